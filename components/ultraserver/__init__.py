@@ -1,0 +1,1 @@
+"""ultraserver: Amazon EKS for NVIDIA GB200 UltraServers, as Pulumi components."""
