@@ -1,0 +1,67 @@
+"""IAM role for worker nodes, with only the AWS managed policies a node needs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+# Worker nodes need to join the cluster, pull images from ECR and let the VPC CNI manage ENIs.
+# Nothing else: workloads get their own permissions through Pod Identity.
+NODE_POLICY_ARNS: tuple[str, ...] = (
+    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
+    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+)
+
+
+def assume_role_policy() -> dict:
+    """Trust policy that lets EC2 instances assume the node role."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "ec2.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+
+
+@dataclass
+class NodeRoleArgs:
+    """Inputs of a node IAM role."""
+
+    instance_profile: bool = False
+    """Also create an instance profile (self-managed nodes need one; managed node groups do not)."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """Tags for the role."""
+
+
+class NodeRole(pulumi.ComponentResource):
+    """An EC2 node role with the minimal EKS worker and ECR policies attached."""
+
+    role: aws.iam.Role
+    instance_profile: aws.iam.InstanceProfile | None
+
+    def __init__(self, name: str, args: NodeRoleArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("ultraserver:index:NodeRole", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.role = aws.iam.Role(
+            name,
+            assume_role_policy=json.dumps(assume_role_policy()),
+            tags=args.tags,
+            opts=child,
+        )
+        for arn in NODE_POLICY_ARNS:
+            short = arn.rsplit("/", 1)[-1]
+            aws.iam.RolePolicyAttachment(
+                f"{name}-{short}", role=self.role.name, policy_arn=arn, opts=child
+            )
+        self.instance_profile = (
+            aws.iam.InstanceProfile(name, role=self.role.name, opts=child) if args.instance_profile else None
+        )
+        self.register_outputs({"roleArn": self.role.arn})
