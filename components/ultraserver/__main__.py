@@ -1,0 +1,5 @@
+"""``python -m ultraserver``: the command-line interface."""
+
+from ultraserver.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,240 @@
+"""Run a Pulumi program in-process under ``pulumi.runtime.set_mocks`` and record every resource it declares.
+
+This is the same program ``pulumi up`` runs; only the engine is replaced. Inputs are recorded as the
+engine receives them (camelCase, serialized), with the URNs each resource waits for.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings as pulumi_settings
+
+from ..errors import ConfigError
+from . import placeholders
+
+# Sentinels of the Pulumi wire format (sdk/python/lib/pulumi/runtime/rpc.py).
+_SIG = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+@dataclass
+class PlanResource:
+    """One resource the program declares."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str
+    inputs: dict[str, Any]
+    dependencies: list[str]
+    custom: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan-JSON form (the stable contract)."""
+        return {"urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs, "dependencies": self.dependencies}
+
+
+@dataclass
+class Plan:
+    """What a stack would create, offline."""
+
+    project: str
+    stack: str
+    resources: list[PlanResource]
+    placeholders: list[str] = field(default_factory=list)
+    policies: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan JSON: ``{project, stack, resources, policies}``."""
+        return {"project": self.project, "stack": self.stack, "resources": [r.to_json() for r in self.resources], "policies": self.policies}
+
+    def of_type(self, resource_type: str) -> list[PlanResource]:
+        """Resources of one type, in declaration order."""
+        return [r for r in self.resources if r.type == resource_type]
+
+    def by_urn(self) -> dict[str, PlanResource]:
+        """Resources keyed by URN."""
+        return {r.urn: r for r in self.resources}
+
+
+def plain(value: Any) -> Any:
+    """Turn a wire-format value into plain JSON: secrets masked, references as URNs, ints as ints."""
+    if isinstance(value, dict):
+        sig = value.get(_SIG)
+        if sig == _SECRET_SIG:
+            return "[secret]"
+        if sig == _RESOURCE_SIG:
+            return value.get("urn", "")
+        if sig is not None:
+            return f"[{sig}]"
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if value == _UNKNOWN:
+        return "[unknown]"
+    return value
+
+
+class OfflineMocks(pulumi.runtime.Mocks):
+    """Answers every resource and data-source call with labelled placeholders."""
+
+    def __init__(self, region: str) -> None:
+        self.region = region
+        self.monitor: RecordingMonitor | None = None
+        self.calls: list[str] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        """Inputs echo back as outputs, plus placeholder computed outputs."""
+        outputs = dict(args.inputs)
+        for key, value in placeholders.resource_outputs(args.typ, args.name, args.inputs, self.region).items():
+            outputs.setdefault(key, value)
+        if args.typ == "eks:index:Cluster" and self.monitor is not None:
+            outputs.update(self.monitor.add_eks_cluster(args.inputs.get("name") or args.name, self.region))
+        return placeholders.resource_id(args.name), outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        """Data-source calls answer with placeholders; unknown ones answer empty and are reported."""
+        result = placeholders.call_result(args.token, dict(args.args))
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(dict(args.args).items()) if isinstance(v, (str, int, float)))
+        note = f"{args.token}({shown})"
+        if result is None:
+            self.calls.append(f"{note} -> no offline value (empty answer)")
+            return {}
+        self.calls.append(f"{note} -> {result.get('value', result)}")
+        return result
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A mock monitor that records each registration as the engine would receive it."""
+
+    def __init__(self, mocks: OfflineMocks) -> None:
+        super().__init__(mocks)
+        mocks.monitor = self
+        self.records: list[PlanResource] = []
+        self._owner_of: dict[str, str] = {}
+        # Registrations run on executor threads; each thread knows which URN it is registering.
+        self._registering = threading.local()
+
+    def add_eks_cluster(self, cluster_name: str, region: str) -> dict[str, Any]:
+        """pulumi-eks builds its aws.eks.Cluster remotely; stand one in so references resolve."""
+        owner: str = self._registering.urn
+        urn = self.make_urn(owner, "aws:eks/cluster:Cluster", f"{cluster_name}-eksCluster")
+        state = placeholders.eks_cluster_state(cluster_name, region)
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, placeholders.resource_id(cluster_name), state)
+        self._owner_of[urn] = owner
+        kubeconfig = placeholders.kubeconfig(cluster_name)
+        return {
+            "eksCluster": {_SIG: _RESOURCE_SIG, "urn": urn, "id": placeholders.resource_id(cluster_name)},
+            "kubeconfig": kubeconfig,
+            "kubeconfigJson": json.dumps(kubeconfig),
+            "clusterSecurityGroupId": "sg-offline-pulumi-eks-cluster",
+            "nodeSecurityGroupId": "sg-offline-pulumi-eks-nodes",
+            "oidcProviderArn": placeholders.arn(region, "iam:oidc-provider", cluster_name),
+            "oidcProviderUrl": "oidc.offline-placeholder",
+            "oidcIssuer": "https://oidc.offline-placeholder",
+        }
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Record the request, then let the mock monitor answer it."""
+        self._registering.urn = self.make_urn(request.parent, request.type, request.name)
+        response = super().RegisterResource(request)
+        inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
+        dependencies = list(dict.fromkeys(self._owner_of.get(d, d) for d in request.dependencies))
+        self.records.append(PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, bool(request.custom)))
+        return response
+
+
+@dataclass(frozen=True)
+class Project:
+    """A Pulumi project directory."""
+
+    directory: Path
+    name: str
+    stack_config_dir: Path
+    main: Path
+
+    def stack_file(self, stack: str) -> Path:
+        """The config file of a stack."""
+        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+
+    def stacks(self) -> list[str]:
+        """Stacks that have a config file."""
+        return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
+
+
+def load_project(directory: Path) -> Project:
+    """Read Pulumi.yaml (name, stackConfigDir, main)."""
+    manifest = directory / "Pulumi.yaml"
+    if not manifest.is_file():
+        raise ConfigError(f"project: no Pulumi.yaml in {directory}; fix: run from the project directory or pass --project-dir")
+    data = yaml.safe_load(manifest.read_text()) or {}
+    main = directory / str(data.get("main", "")).strip("/")
+    return Project(directory, str(data["name"]), directory / str(data.get("stackConfigDir", ".")), main / "__main__.py" if main.is_dir() else main)
+
+
+def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str]]:
+    """A stack file's config as the engine hands it to programs: namespaced keys, objects as JSON."""
+    path = project.stack_file(stack)
+    if not path.is_file():
+        known = ", ".join(project.stacks()) or "none"
+        raise ConfigError(f"--stack: got {stack!r}; allowed: a stack with a file in {project.stack_config_dir} ({known}); fix: pick one of those or add {path.name}")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path.name}: not valid YAML ({err}); fix: correct the file") from None
+    config: dict[str, str] = {}
+    secret_keys: list[str] = []
+    for key, value in (data.get("config") or {}).items():
+        full = key if ":" in key else f"{project.name}:{key}"
+        if isinstance(value, Mapping) and set(value) == {"secure"}:
+            # Secrets are encrypted for the real backend; offline they are placeholders.
+            secret_keys.append(full)
+            value = "offline-placeholder-secret"
+        config[full] = value if isinstance(value, str) else json.dumps(value)
+    return config, secret_keys
+
+
+def run_plan(directory: Path | str, stack: str, overrides: Mapping[str, Any] | None = None) -> Plan:
+    """Run a project's program for one stack offline and return what it declares.
+
+    ``overrides`` replaces config keys (values as YAML would parse them), e.g. for tests.
+    Raises ConfigError for invalid settings before any resource is declared.
+    """
+    project = load_project(Path(directory).resolve())
+    config, secret_keys = stack_config(project, stack)
+    for key, value in (overrides or {}).items():
+        config[key] = value if isinstance(value, str) else json.dumps(value)
+    mocks = OfflineMocks(config.get("aws:region", "us-east-1"))
+    monitor = RecordingMonitor(mocks)
+    # Each plan gets a fresh root stack resource and config; mocks are process-wide.
+    pulumi_settings.ROOT.set(None)
+    pulumi.runtime.set_all_config(config, secret_keys)
+    pulumi.runtime.set_mocks(mocks, project.name, stack, preview=False, monitor=monitor)
+
+    @pulumi.runtime.test
+    def program() -> None:
+        sys.path.insert(0, str(project.directory))
+        try:
+            runpy.run_path(str(project.main), run_name="__main__")
+        finally:
+            sys.path.remove(str(project.directory))
+
+    program()
+    return Plan(project.name, stack, monitor.records, mocks.calls)

@@ -1,0 +1,90 @@
+"""Labelled offline stand-ins for what AWS would return: resource outputs and data-source answers.
+
+Every value says it is a placeholder, so nobody mistakes an offline plan for a deployed stack.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+ACCOUNT = "000000000000"
+AMI = "ami-offline-placeholder"
+CLUSTER_ENDPOINT = "https://offline-placeholder.eks.amazonaws.com"
+CLUSTER_SECURITY_GROUP = "sg-offline-cluster"
+SERVICE_CIDR = "172.20.0.0/16"
+
+
+def resource_id(name: str) -> str:
+    """The physical id a resource gets offline."""
+    return f"{name}-offline-id"
+
+
+def arn(region: str, resource_type: str, name: str) -> str:
+    """A placeholder ARN for a resource."""
+    return f"arn:aws:offline:{region}:{ACCOUNT}:{resource_type.split(':')[-1].lower()}/{name}"
+
+
+def eks_cluster_state(name: str, region: str) -> dict[str, Any]:
+    """What aws.eks.Cluster would report after creation."""
+    return {
+        "name": name,
+        "arn": arn(region, "eks:cluster", name),
+        "endpoint": CLUSTER_ENDPOINT,
+        "certificateAuthority": {"data": base64.b64encode(b"offline-placeholder-ca").decode()},
+        "vpcConfig": {"clusterSecurityGroupId": CLUSTER_SECURITY_GROUP},
+        "kubernetesNetworkConfig": {"serviceIpv4Cidr": SERVICE_CIDR},
+        "identities": [{"oidcs": [{"issuer": "https://oidc.offline-placeholder"}]}],
+    }
+
+
+def kubeconfig(cluster_name: str) -> dict[str, Any]:
+    """A kubeconfig that points at the placeholder endpoint."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster_name, "cluster": {"server": CLUSTER_ENDPOINT}}],
+        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
+        "current-context": cluster_name,
+        "users": [{"name": cluster_name, "user": {}}],
+    }
+
+
+def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], region: str) -> dict[str, Any]:
+    """Outputs a resource would have beyond its inputs."""
+    outputs: dict[str, Any] = {"arn": arn(region, resource_type, name)}
+    if resource_type == "aws:ec2/launchTemplate:LaunchTemplate":
+        outputs.update(latestVersion=1, defaultVersion=1)
+    elif resource_type == "aws:eks/nodeGroup:NodeGroup":
+        outputs.update(
+            nodeGroupName=inputs.get("nodeGroupName", name),
+            status="ACTIVE",
+            resources=[{"autoscalingGroups": [{"name": f"{name}-offline-asg"}]}],
+        )
+    elif resource_type in ("aws:iam/role:Role", "aws:iam/instanceProfile:InstanceProfile", "aws:autoscaling/group:Group"):
+        outputs.setdefault("name", inputs.get("name", f"{name}-offline"))
+    elif resource_type == "aws:kms/key:Key":
+        outputs["keyId"] = resource_id(name)
+    elif resource_type == "kubernetes:helm.sh/v3:Release":
+        outputs["status"] = {"status": "offline-placeholder", "name": inputs.get("name", name)}
+    return outputs
+
+
+def _ssm_parameter(args: dict[str, Any]) -> dict[str, Any]:
+    name = args.get("name", "")
+    value = AMI if name.endswith("image_id") else "offline-placeholder"
+    return {"name": name, "value": value, "insecureValue": value, "type": "String", "version": 1, "arn": f"arn:aws:ssm:offline::parameter{name}"}
+
+
+CALLS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "aws:ssm/getParameter:getParameter": _ssm_parameter,
+    "aws:index/getCallerIdentity:getCallerIdentity": lambda a: {"accountId": ACCOUNT, "arn": f"arn:aws:iam::{ACCOUNT}:user/offline", "userId": "offline"},
+    "aws:index/getPartition:getPartition": lambda a: {"partition": "aws", "dnsSuffix": "amazonaws.com"},
+}
+
+
+def call_result(token: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    """The placeholder answer to a data-source call, or None when there is none."""
+    handler = CALLS.get(token)
+    return handler(args) if handler else None

@@ -1,0 +1,99 @@
+"""The whole platform of one stack: network, cluster, GB200 node groups and the Kubernetes layer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from . import efa
+from .cluster import Cluster, ClusterArgs
+from .network import Network, NetworkArgs, ips_needed
+from .settings import GpuNodeGroupSettings, Settings
+
+
+def gpu_ip_needs(settings: Settings) -> dict[str, int]:
+    """Addresses each GPU zone needs: nodes times (pods + interfaces that carry an IP)."""
+    needs: dict[str, int] = {}
+    for group in settings.gpu_node_groups:
+        summary = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
+        nodes = group.nodes_per_group * group.node_groups
+        needs[group.availability_zone] = needs.get(group.availability_zone, 0) + ips_needed(nodes, settings.network.pods_per_node, summary.ena_interfaces)
+    return needs
+
+
+def node_group_names(group: GpuNodeGroupSettings) -> list[str]:
+    """Names of the node groups an entry creates: one per UltraServer unless grouped."""
+    if group.node_groups == 1:
+        return [group.name]
+    return [f"{group.name}-{index}" for index in range(1, group.node_groups + 1)]
+
+
+@dataclass
+class PlatformArgs:
+    """Inputs of the Platform component."""
+
+    settings: Settings
+    """Validated stack settings."""
+
+
+class Platform(pulumi.ComponentResource):
+    """Everything one stack declares, wired in dependency order."""
+
+    network: Network
+    cluster: Cluster
+    gpu_node_groups: list
+
+    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("ultraserver:index:Platform", name, None, opts)
+        s = args.settings
+        child = pulumi.ResourceOptions(parent=self)
+        tags = {"ultraserver.io/stack": s.stack, **s.cluster.tags}
+        net = s.network
+        self.network = Network(
+            f"{s.cluster.name}-net",
+            NetworkArgs(
+                cluster_name=s.cluster.name,
+                regional_zones=net.availability_zones,
+                gpu_ip_needs=gpu_ip_needs(s),
+                vpc_cidr=net.vpc_cidr,
+                single_nat_gateway=net.single_nat_gateway,
+                system_nodes=s.system_node_group.max_size,
+                pods_per_node=net.pods_per_node,
+                vpc_id=net.vpc_id,
+                private_subnet_ids=net.private_subnet_ids,
+                public_subnet_ids=net.public_subnet_ids,
+                gpu_subnet_ids=net.gpu_subnet_ids,
+                tags=tags,
+            ),
+            opts=child,
+        )
+        sys_ng, addons = s.system_node_group, s.addons
+        self.cluster = Cluster(
+            s.cluster.name,
+            ClusterArgs(
+                name=s.cluster.name,
+                vpc_id=self.network.vpc_id,
+                private_subnet_ids=self.network.private_subnet_ids,
+                public_subnet_ids=self.network.public_subnet_ids,
+                kubernetes_version=s.cluster.kubernetes_version,
+                public_access_cidrs=s.cluster.public_access_cidrs,
+                admin_principal_arns=s.cluster.admin_principal_arns,
+                log_types=s.cluster.log_types,
+                vpc_cni_version=addons.vpc_cni,
+                coredns_version=addons.coredns,
+                kube_proxy_version=addons.kube_proxy,
+                pod_identity_agent_version=addons.pod_identity_agent,
+                system_instance_type=sys_ng.instance_type,
+                system_ami_type=sys_ng.ami_type,
+                system_desired_size=sys_ng.desired_size,
+                system_min_size=sys_ng.min_size,
+                system_max_size=sys_ng.max_size,
+                system_disk_size_gib=sys_ng.disk_size_gib,
+                tags=tags,
+            ),
+            opts=child,
+        )
+        self.network.allow_cluster(self.cluster.security_group_id)
+        self.gpu_node_groups = []
+        self.register_outputs({"clusterName": self.cluster.name})
