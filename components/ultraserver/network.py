@@ -76,7 +76,7 @@ def plan_subnets(
             raise ConfigError(
                 f"ultraserver-eks:network.vpcCidr: got {vpc_cidr!r}; allowed: a block large enough for "
                 f"{len(wanted)} subnets (the GPU subnets alone need {dict(gpu_ip_needs)} addresses); "
-                "fix: use a larger vpcCidr such as 10.0.0.0/16, or lower podsPerNode"
+                "fix: use a /16 vpcCidr, lower podsPerNode or gpuPodsPerNode, or bring existing subnets (vpcId)"
             )
         plans.append(SubnetPlan(name, kind, zone, str(ipaddress.ip_network((cursor, prefix)))))
         cursor += size
@@ -99,18 +99,12 @@ class NetworkArgs:
 
     cluster_name: str
     """EKS cluster name, for subnet tags."""
-    regional_zones: Sequence[str] = ()
-    """Regional zones for the control plane and system nodes (new VPC)."""
-    gpu_ip_needs: Mapping[str, int] = field(default_factory=dict)
-    """GPU zones and the addresses each needs (new VPC)."""
+    subnets: Sequence[SubnetPlan] = ()
+    """Subnets of a new VPC, from plan_subnets."""
     vpc_cidr: str = "10.0.0.0/16"
     """CIDR of a new VPC."""
     single_nat_gateway: bool = True
     """One NAT gateway instead of one per regional zone."""
-    system_nodes: int = 4
-    """Most system nodes, to size private subnets."""
-    pods_per_node: int = 110
-    """Planned pods per node."""
     vpc_id: str = ""
     """Use this existing VPC instead of creating one."""
     private_subnet_ids: Sequence[str] = ()
@@ -174,7 +168,9 @@ class Network(pulumi.ComponentResource):
     def _create(self, args: NetworkArgs) -> None:
         name, tags = self._name, self._tags
         child = pulumi.ResourceOptions(parent=self)
-        plans = plan_subnets(args.vpc_cidr, args.regional_zones, args.gpu_ip_needs, args.system_nodes, args.pods_per_node)
+        plans = list(args.subnets)
+        regional_zones = [p.zone for p in plans if p.kind == "private"]
+        gpu_zones = [p.zone for p in plans if p.kind == "gpu"]
         vpc = aws.ec2.Vpc(name, cidr_block=args.vpc_cidr, enable_dns_hostnames=True, enable_dns_support=True, tags={**tags, "Name": name}, opts=child)
         self.vpc_id = vpc.id
         vpc_child = pulumi.ResourceOptions(parent=vpc)
@@ -193,7 +189,7 @@ class Network(pulumi.ComponentResource):
         public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id, routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
                                        tags={**tags, "Name": f"{name}-public"}, opts=vpc_child)
         nat_by_zone: dict[str, aws.ec2.NatGateway] = {}
-        for zone in args.regional_zones:
+        for zone in regional_zones:
             public = subnets[f"public-{zone}"]
             aws.ec2.RouteTableAssociation(f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=vpc_child)
             if not args.single_nat_gateway or not nat_by_zone:
@@ -202,19 +198,19 @@ class Network(pulumi.ComponentResource):
                                                        tags={**tags, "Name": f"{name}-{zone}"}, opts=pulumi.ResourceOptions(parent=vpc, depends_on=[igw]))
         first_nat = next(iter(nat_by_zone.values()))
         private_rts: dict[str, aws.ec2.RouteTable] = {}
-        for zone in args.regional_zones:
+        for zone in regional_zones:
             nat = nat_by_zone.get(zone, first_nat)
             private_rts[zone] = aws.ec2.RouteTable(f"{name}-private-{zone}", vpc_id=vpc.id,
                                                    routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
                                                    tags={**tags, "Name": f"{name}-private-{zone}"}, opts=vpc_child)
             aws.ec2.RouteTableAssociation(f"{name}-private-{zone}", subnet_id=subnets[f"private-{zone}"].id, route_table_id=private_rts[zone].id, opts=vpc_child)
         # Local Zones have no NAT gateway of their own: GPU subnets route out through the parent region's.
-        gpu_rt = private_rts[args.regional_zones[0]]
-        for zone in args.gpu_ip_needs:
+        gpu_rt = private_rts[regional_zones[0]]
+        for zone in gpu_zones:
             aws.ec2.RouteTableAssociation(f"{name}-gpu-{zone}", subnet_id=subnets[f"gpu-{zone}"].id, route_table_id=gpu_rt.id, opts=vpc_child)
-        self.private_subnet_ids = [subnets[f"private-{z}"].id for z in args.regional_zones]
-        self.public_subnet_ids = [subnets[f"public-{z}"].id for z in args.regional_zones]
-        self.gpu_subnet_ids = {z: [subnets[f"gpu-{z}"].id] for z in args.gpu_ip_needs}
+        self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
+        self.public_subnet_ids = [subnets[f"public-{z}"].id for z in regional_zones]
+        self.gpu_subnet_ids = {z: [subnets[f"gpu-{z}"].id] for z in gpu_zones}
 
     def _use_existing(self, args: NetworkArgs) -> None:
         child = pulumi.ResourceOptions(parent=self)

@@ -8,7 +8,7 @@ import pulumi
 
 from . import efa
 from .cluster import Cluster, ClusterArgs
-from .network import Network, NetworkArgs, ips_needed
+from .network import Network, NetworkArgs, ips_needed, plan_subnets
 from .settings import GpuNodeGroupSettings, Settings
 
 
@@ -18,7 +18,7 @@ def gpu_ip_needs(settings: Settings) -> dict[str, int]:
     for group in settings.gpu_node_groups:
         summary = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
         nodes = group.nodes_per_group * group.node_groups
-        needs[group.availability_zone] = needs.get(group.availability_zone, 0) + ips_needed(nodes, settings.network.pods_per_node, summary.ena_interfaces)
+        needs[group.availability_zone] = needs.get(group.availability_zone, 0) + ips_needed(nodes, settings.network.gpu_pods_per_node, summary.ena_interfaces)
     return needs
 
 
@@ -45,21 +45,20 @@ class Platform(pulumi.ComponentResource):
     gpu_node_groups: list
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("ultraserver:index:Platform", name, None, opts)
         s = args.settings
+        net = s.network
+        # Plan subnets before declaring anything, so a VPC too small is rejected up front.
+        subnets = [] if net.existing else plan_subnets(net.vpc_cidr, net.availability_zones, gpu_ip_needs(s), s.system_node_group.max_size, net.pods_per_node)
+        super().__init__("ultraserver:index:Platform", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = {"ultraserver.io/stack": s.stack, **s.cluster.tags}
-        net = s.network
         self.network = Network(
             f"{s.cluster.name}-net",
             NetworkArgs(
                 cluster_name=s.cluster.name,
-                regional_zones=net.availability_zones,
-                gpu_ip_needs=gpu_ip_needs(s),
+                subnets=subnets,
                 vpc_cidr=net.vpc_cidr,
                 single_nat_gateway=net.single_nat_gateway,
-                system_nodes=s.system_node_group.max_size,
-                pods_per_node=net.pods_per_node,
                 vpc_id=net.vpc_id,
                 private_subnet_ids=net.private_subnet_ids,
                 public_subnet_ids=net.public_subnet_ids,

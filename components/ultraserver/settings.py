@@ -65,7 +65,9 @@ class NetworkSettings:
     single_nat_gateway: bool = True
     """One NAT gateway for the VPC (cheaper) instead of one per regional zone."""
     pods_per_node: int = 110
-    """Planned pods per node, used to size subnets."""
+    """Planned pods per system node, used to size subnets."""
+    gpu_pods_per_node: int = 32
+    """Planned pods per GPU node (training pods are few and large), used to size GPU subnets."""
     vpc_id: str = ""
     """An existing VPC to use instead of creating one."""
     private_subnet_ids: tuple[str, ...] = ()
@@ -323,6 +325,7 @@ def _read_network(r: Reader, region: str) -> NetworkSettings:
         availability_zones=tuple(r.string_list("availabilityZones", [], check=zone_check)),
         single_nat_gateway=r.boolean("singleNatGateway", True),
         pods_per_node=r.integer("podsPerNode", 110, minimum=8, maximum=737),
+        gpu_pods_per_node=r.integer("gpuPodsPerNode", 32, minimum=8, maximum=737),
         vpc_id=vpc_id,
         private_subnet_ids=tuple(r.string_list("privateSubnetIds", [], check=subnet_check)),
         public_subnet_ids=tuple(r.string_list("publicSubnetIds", [], check=subnet_check)),
