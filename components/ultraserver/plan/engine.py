@@ -156,7 +156,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self._registering.urn = self.make_urn(request.parent, request.type, request.name)
         response = super().RegisterResource(request)
         inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
-        dependencies = list(dict.fromkeys(self._owner_of.get(d, d) for d in request.dependencies))
+        dependencies = sorted({self._owner_of.get(d, d) for d in request.dependencies})
         self.records.append(PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, bool(request.custom)))
         return response
 
@@ -237,4 +237,5 @@ def run_plan(directory: Path | str, stack: str, overrides: Mapping[str, Any] | N
             sys.path.remove(str(project.directory))
 
     program()
-    return Plan(project.name, stack, monitor.records, mocks.calls)
+    # Registrations run concurrently; sorting by URN makes the plan repeatable.
+    return Plan(project.name, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))

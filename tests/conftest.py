@@ -1,0 +1,51 @@
+"""Shared fixtures: offline plans of the shipped stacks, run once per test session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from ultraserver.plan import Plan, run_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root (the Pulumi project directory)."""
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def shipped_plan() -> Callable[[str], Plan]:
+    """The offline plan of a shipped stack, computed once per session."""
+    cache: dict[str, Plan] = {}
+
+    def get(stack: str) -> Plan:
+        if stack not in cache:
+            cache[stack] = run_plan(ROOT, stack)
+        return cache[stack]
+
+    return get
+
+
+@pytest.fixture
+def plan_with() -> Callable[..., Plan]:
+    """The offline plan of a shipped stack with some config keys replaced."""
+
+    def run(stack: str, overrides: dict[str, Any]) -> Plan:
+        return run_plan(ROOT, stack, {k if ":" in k else f"ultraserver-eks:{k}": v for k, v in overrides.items()})
+
+    return run
+
+
+def stack_config(stack: str) -> dict[str, Any]:
+    """A shipped stack's config as the program receives it (objects as JSON strings)."""
+    from ultraserver.plan.engine import load_project, stack_config as read
+
+    config, _ = read(load_project(ROOT), stack)
+    return {k: json.loads(v) if v[:1] in "{[" else v for k, v in config.items()}

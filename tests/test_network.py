@@ -1,0 +1,77 @@
+"""Subnet planning and the Network component in both modes."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from ultraserver.errors import ConfigError
+from ultraserver.network import ips_needed, plan_subnets, subnet_tags
+
+
+def test_subnets_fit_the_vpc_without_overlap_and_gpu_subnets_sit_in_the_gpu_zone() -> None:
+    needs = {"us-east-1-dfw-2a": ips_needed(18, 32, 1)}
+    plans = plan_subnets("10.0.0.0/16", ["us-east-1a", "us-east-1b"], needs, system_nodes=4, pods_per_node=110)
+    vpc = ipaddress.ip_network("10.0.0.0/16")
+    nets = [ipaddress.ip_network(p.cidr) for p in plans]
+    assert all(n.subnet_of(vpc) for n in nets)
+    assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
+    gpu = [p for p in plans if p.kind == "gpu"]
+    assert [p.zone for p in gpu] == ["us-east-1-dfw-2a"]
+    assert ipaddress.ip_network(gpu[0].cidr).num_addresses >= needs["us-east-1-dfw-2a"]
+    assert sorted(p.zone for p in plans if p.kind == "private") == ["us-east-1a", "us-east-1b"]
+    assert sorted(p.zone for p in plans if p.kind == "public") == ["us-east-1a", "us-east-1b"]
+
+
+def test_gpu_subnet_grows_with_the_fleet() -> None:
+    small = plan_subnets("10.0.0.0/16", ["a1", "a2"], {"lz": ips_needed(9, 32, 1)}, 4, 110)
+    large = plan_subnets("10.0.0.0/16", ["a1", "a2"], {"lz": ips_needed(144, 32, 1)}, 4, 110)
+    size = lambda plans: next(ipaddress.ip_network(p.cidr).num_addresses for p in plans if p.kind == "gpu")  # noqa: E731
+    assert size(large) > size(small)
+
+
+def test_a_vpc_too_small_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError) as info:
+        plan_subnets("10.0.0.0/24", ["a1", "a2"], {"lz": ips_needed(18, 32, 1)}, 4, 110)
+    assert "network.vpcCidr" in str(info.value) and "10.0.0.0/24" in str(info.value)
+
+
+def test_subnet_tags_mark_load_balancer_roles() -> None:
+    assert subnet_tags("c", "public") == {"kubernetes.io/cluster/c": "shared", "kubernetes.io/role/elb": "1"}
+    assert subnet_tags("c", "private")["kubernetes.io/role/internal-elb"] == "1"
+    assert subnet_tags("c", "gpu") == {"kubernetes.io/cluster/c": "shared"}
+
+
+def test_new_vpc_routes_gpu_subnet_through_a_regional_nat(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan("gb200-x72")
+    by_urn = plan.by_urn()
+    gpu_subnet = next(r for r in plan.of_type("aws:ec2/subnet:Subnet") if r.inputs["availabilityZone"] == "us-east-1-dfw-2a")
+    assoc = next(r for r in plan.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation") if gpu_subnet.urn in r.dependencies)
+    table = next(by_urn[d] for d in assoc.dependencies if by_urn[d].type == "aws:ec2/routeTable:RouteTable")
+    assert table.inputs["routes"][0]["natGatewayId"].endswith("-offline-id")
+    assert gpu_subnet.inputs["tags"]["kubernetes.io/cluster/gb200-x72"] == "shared"
+    assert gpu_subnet.inputs["mapPublicIpOnLaunch"] is False
+
+
+def test_existing_vpc_creates_no_vpc_and_tags_its_subnets(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan("gb200-x36")
+    assert not plan.of_type("aws:ec2/vpc:Vpc") and not plan.of_type("aws:ec2/subnet:Subnet")
+    tags = {(r.inputs["resourceId"], r.inputs["key"]) for r in plan.of_type("aws:ec2/tag:Tag")}
+    assert ("subnet-0ccccccccccccccc1", "kubernetes.io/cluster/gb200-x36") in tags
+    assert ("subnet-0bbbbbbbbbbbbbbb1", "kubernetes.io/role/elb") in tags
+    assert ("subnet-0aaaaaaaaaaaaaaa2", "kubernetes.io/role/internal-elb") in tags
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])
+def test_efa_security_group_admits_itself_and_the_cluster(shipped_plan, stack: str) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan(stack)
+    sg = next(r for r in plan.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-efa"))
+    rules = [r for r in plan.resources if r.type.startswith("aws:vpc/securityGroup") and sg.urn in r.dependencies]
+    sg_id = f"{sg.name}-offline-id"
+    self_in = [r for r in rules if r.type.endswith("IngressRule") and r.inputs["securityGroupId"] == sg_id and r.inputs.get("referencedSecurityGroupId") == sg_id]
+    self_out = [r for r in rules if r.type.endswith("EgressRule") and r.inputs["securityGroupId"] == sg_id and r.inputs.get("referencedSecurityGroupId") == sg_id]
+    assert self_in and self_out and all(r.inputs["ipProtocol"] == "-1" for r in self_in + self_out)
+    from_cluster = [r for r in rules if r.type.endswith("IngressRule") and r.inputs.get("referencedSecurityGroupId") == "sg-offline-cluster"]
+    to_cluster = [r for r in rules if r.type.endswith("IngressRule") and r.inputs["securityGroupId"] == "sg-offline-cluster"]
+    assert from_cluster and to_cluster
