@@ -1,0 +1,203 @@
+"""GitHub workflows: schema-valid, stacks discovered from the stack files, previews and deploys wired to them."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+WORKFLOWS = ROOT / ".github" / "workflows"
+PROJECT_FILE = "name: ultraserver-eks\nruntime: python\nstackConfigDir: stacks\n"
+
+
+def workflow_files() -> list[pathlib.Path]:
+    """Every workflow file, whichever YAML suffix it uses."""
+    return sorted([*WORKFLOWS.glob("*.yml"), *WORKFLOWS.glob("*.yaml")])
+
+
+def load(name: str) -> dict[str, Any]:
+    """One workflow as data (PyYAML reads the `on` key as True; the tests only look at jobs and env)."""
+    data: dict[str, Any] = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+    return data
+
+
+def check_schema(paths: list[pathlib.Path]) -> subprocess.CompletedProcess[str]:
+    """Run check-jsonschema with its vendored GitHub workflow schema (no network)."""
+    command = [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows"]
+    return subprocess.run([*command, *map(str, paths)], capture_output=True, text=True, check=False)
+
+
+def discover(workdir: pathlib.Path, tmp_path: pathlib.Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """Run the stack-discovery step exactly as stacks.yml ships it, in workdir; return the run and its outputs."""
+    steps = load("stacks.yml")["jobs"]["discover"]["steps"]
+    step = next(s for s in steps if s.get("id") == "discover")
+    assert step["shell"] == "python"
+    output = tmp_path / "github_output"
+    output.write_text("", encoding="utf-8")
+    env = {"GITHUB_OUTPUT": str(output), "PATH": ""}
+    run = subprocess.run([sys.executable, "-c", step["run"]], cwd=workdir, env=env, capture_output=True, text=True)
+    pairs = (line.split("=", 1) for line in output.read_text(encoding="utf-8").splitlines())
+    return run, {key: json.loads(value) for key, value in pairs}
+
+
+def write_project(root: pathlib.Path, stacks: dict[str, str]) -> None:
+    """A throwaway Pulumi project with the given stack files (name -> file text)."""
+    (root / "Pulumi.yaml").write_text(PROJECT_FILE, encoding="utf-8")
+    (root / "stacks").mkdir()
+    for name, text in stacks.items():
+        (root / "stacks" / f"Pulumi.{name}.yaml").write_text(text, encoding="utf-8")
+
+
+def test_every_workflow_passes_the_github_workflow_schema() -> None:
+    files = workflow_files()
+    assert {f.name for f in files} >= {"pull-request.yml", "deploy.yml", "stacks.yml", "checks.yml"}
+    result = check_schema(files)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("broken", "fixed"),
+    [
+        ("    runs-on: ubuntu-latest\n", ""),  # a job that neither runs somewhere nor calls a workflow
+        ("  pull_request:\n", "  pull_requests:\n"),  # a trigger that does not exist
+        ("      cancel-in-progress: true\n", "      cancel-in-progress: sometimes\n"),
+    ],
+)
+def test_schema_check_rejects_a_broken_workflow(tmp_path: pathlib.Path, broken: str, fixed: str) -> None:
+    text = (WORKFLOWS / "pull-request.yml").read_text(encoding="utf-8")
+    assert broken in text
+    intact, damaged = tmp_path / "intact.yml", tmp_path / "damaged.yml"
+    intact.write_text(text, encoding="utf-8")
+    damaged.write_text(text.replace(broken, fixed), encoding="utf-8")
+    assert check_schema([intact]).returncode == 0
+    result = check_schema([damaged])
+    assert result.returncode == 1
+    assert "damaged.yml" in result.stdout + result.stderr
+
+
+def test_discovery_previews_every_stack_and_deploys_only_opted_in_ones(tmp_path: pathlib.Path) -> None:
+    work = tmp_path / "repo"
+    work.mkdir()
+    write_project(
+        work,
+        {
+            "gb200-x72": "config:\n  ultraserver-eks:autoDeploy: true\n  aws:region: us-east-1\n",
+            "gb200-x36": "config:\n  ultraserver-eks:autoDeploy: false\n",
+            "gb200-multi": "config:\n  aws:region: us-east-1\n",
+            "empty": "",
+        },
+    )
+    (work / "stacks" / "README.md").write_text("not a stack\n", encoding="utf-8")
+    run, outputs = discover(work, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert outputs == {"preview": ["empty", "gb200-multi", "gb200-x36", "gb200-x72"], "deploy": ["gb200-x72"]}
+
+
+@pytest.mark.parametrize(
+    ("stacks", "message"),
+    [
+        ({"a": "config:\n  ultraserver-eks:autoDeploy: 'true'\n"}, "ultraserver-eks:autoDeploy is 'true'"),
+        ({"a": "config:\n  ultraserver-eks:autoDeploy: 1\n"}, "allowed: true or false"),
+        ({"a$(id)": "config: {}\n"}, "stack name 'a$(id)' may use only"),
+        ({}, "no stack file stacks/Pulumi.<stack>.yaml found"),
+    ],
+)
+def test_discovery_fails_loudly_on_bad_stack_files(
+    tmp_path: pathlib.Path, stacks: dict[str, str], message: str
+) -> None:
+    work = tmp_path / "repo"
+    work.mkdir()
+    write_project(work, stacks)
+    run, outputs = discover(work, tmp_path)
+    assert run.returncode == 1
+    assert message in run.stderr
+    assert "Traceback" not in run.stderr
+    assert outputs == {}
+
+
+def test_every_stack_in_the_repo_is_in_the_preview_matrix(tmp_path: pathlib.Path) -> None:
+    stack_files = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+    assert stack_files, "stacks/ holds no Pulumi.<stack>.yaml; CI would preview nothing"
+    run, outputs = discover(ROOT, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert outputs["preview"] == [f.name[len("Pulumi.") : -len(".yaml")] for f in stack_files]
+    assert set(outputs["deploy"]) <= set(outputs["preview"])
+
+
+@pytest.mark.parametrize(
+    ("name", "job", "stacks", "command"),
+    [("pull-request.yml", "preview", "preview", "preview"), ("deploy.yml", "up", "deploy", "up")],
+)
+def test_pulumi_jobs_run_per_discovered_stack_after_the_checks(name: str, job: str, stacks: str, command: str) -> None:
+    jobs = load(name)["jobs"]
+    assert jobs["stacks"]["uses"] == "./.github/workflows/stacks.yml"
+    assert jobs["checks"]["uses"] == "./.github/workflows/checks.yml"
+    assert jobs["checks"]["with"]["stacks"] == "${{ needs.stacks.outputs.preview }}"
+    pulumi_job = jobs[job]
+    assert set(pulumi_job["needs"]) == {"stacks", "checks"}
+    assert pulumi_job["strategy"]["matrix"]["stack"] == f"${{{{ fromJSON(needs.stacks.outputs.{stacks}) }}}}"
+    assert "${{ matrix.stack }}" in pulumi_job["concurrency"]["group"]
+    pulumi = next(s for s in pulumi_job["steps"] if s.get("uses", "").startswith("pulumi/actions@"))
+    assert pulumi["with"]["command"] == command
+    assert pulumi["with"]["policyPacks"] == "policies"
+    assert "matrix.stack" in pulumi["with"]["stack-name"]
+
+
+def test_previews_comment_on_the_pull_request_and_deploys_wait_for_reviewers() -> None:
+    preview = load("pull-request.yml")["jobs"]["preview"]
+    pulumi = next(s for s in preview["steps"] if s.get("uses", "").startswith("pulumi/actions@"))
+    assert pulumi["with"]["comment-on-pr"] is True
+    up = load("deploy.yml")["jobs"]["up"]
+    assert up["environment"] == "production"
+    assert up["concurrency"]["cancel-in-progress"] is False
+
+
+def test_plan_runs_for_every_stack_without_splicing_the_name_into_shell() -> None:
+    plan = load("checks.yml")["jobs"]["plan"]
+    assert plan["strategy"]["matrix"]["stack"] == "${{ fromJSON(inputs.stacks) }}"
+    step = next(s for s in plan["steps"] if "ultraserver plan" in s.get("run", ""))
+    assert step["env"]["STACK"] == "${{ matrix.stack }}"
+    assert 'ultraserver plan --stack "$STACK"' in step["run"]
+    assert "${{" not in step["run"]
+
+
+def test_permissions_are_granted_per_job_and_only_where_needed() -> None:
+    for path in workflow_files():
+        data = load(path.name)
+        assert data["permissions"] == {}, path.name
+        for job_name, job in data["jobs"].items():
+            granted = job["permissions"]
+            steps = job.get("steps", [])
+            assumes_role = any(s.get("uses", "").startswith("aws-actions/configure-aws-credentials@") for s in steps)
+            comments = any(s.get("with", {}).get("comment-on-pr") is True for s in steps)
+            assert granted.get("contents") == "read", (path.name, job_name)
+            assert (granted.get("id-token") == "write") == assumes_role, (path.name, job_name)
+            assert (granted.get("pull-requests") == "write") == comments, (path.name, job_name)
+            assert set(granted) <= {"contents", "id-token", "pull-requests"}, (path.name, job_name)
+
+
+def test_actions_are_pinned_to_a_release() -> None:
+    for path in workflow_files():
+        jobs = load(path.name)["jobs"].values()
+        steps = [s for j in jobs for s in j.get("steps", [])]
+        refs = [item["uses"] for item in [*jobs, *steps] if "uses" in item]
+        for ref in refs:
+            if not ref.startswith("./"):
+                assert re.fullmatch(r"[\w.-]+/[\w./-]+@(v\d+(\.\d+)*|[0-9a-f]{40})", ref), (path.name, ref)
+
+
+def test_pulumi_cli_matches_the_sdk_pin() -> None:
+    constraints = ROOT / "constraints.txt"
+    if not constraints.exists():
+        pytest.skip("constraints.txt not in this checkout yet")
+    pins = re.findall(r"^pulumi==(\S+)$", constraints.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert len(pins) == 1, "constraints.txt must pin pulumi exactly once"
+    for name in ("pull-request.yml", "deploy.yml"):
+        assert load(name)["env"]["PULUMI_CLI_VERSION"] == pins[0], name
