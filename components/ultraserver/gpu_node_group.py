@@ -49,7 +49,7 @@ from ultraserver.efa import (
     validate_layout,
 )
 from ultraserver.errors import ConfigError
-from ultraserver.launch_template import LaunchTemplateSpec, launch_template_args
+from ultraserver.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
 from ultraserver.node_role import NodeRole, NodeRoleArgs
 from ultraserver.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, user_data
 
@@ -127,6 +127,7 @@ def _problems(args: GpuNodeGroupArgs) -> list[str]:
             f"ultraserverCount: {args.ultraserver_count} needs grouped mode; a reservation ID covers one "
             "UltraServer, so set capacityReservationResourceGroupArn or make one group per UltraServer."
         )
+    problems += reservation_target_problems(args.capacity_reservation_id, args.capacity_reservation_resource_group_arn)
     if args.reservation_window is not None:
         problems += window_problems(args.reservation_window)
     missing = [

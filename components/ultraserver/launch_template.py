@@ -61,22 +61,29 @@ def _base64(value: pulumi.Input[str]) -> pulumi.Input[str]:
     )
 
 
-def _target(spec: LaunchTemplateSpec) -> dict[str, Any]:
-    """The capacity reservation target, checking that exactly one kind is given."""
-    reservation, group = spec.capacity_reservation_id, spec.capacity_reservation_resource_group_arn
-    if (reservation is None) == (group is None):
-        raise ConfigError(
+def reservation_target_problems(
+    reservation_id: pulumi.Input[str] | None, resource_group_arn: pulumi.Input[str] | None
+) -> list[str]:
+    """Why a capacity reservation target is unusable: exactly one kind, and plain strings well formed."""
+    if (reservation_id is None) == (resource_group_arn is None):
+        return [
             "capacityReservationId / capacityReservationResourceGroupArn: set exactly one; the reservation "
             "ID targets one UltraServer, the resource group ARN a grouped fleet."
-        )
-    # Plain strings are checked now; Outputs come from resources whose shape AWS already enforces.
-    problem = (
-        reservation_id_problem(reservation) if isinstance(reservation, str)
-        else resource_group_arn_problem(group) if isinstance(group, str)
-        else None
-    )
-    if problem:
-        raise ConfigError(problem)
+        ]
+    # Outputs come from resources whose shape AWS already enforces; only plain strings are checked.
+    if isinstance(reservation_id, str):
+        return [p for p in [reservation_id_problem(reservation_id)] if p]
+    if isinstance(resource_group_arn, str):
+        return [p for p in [resource_group_arn_problem(resource_group_arn)] if p]
+    return []
+
+
+def _target(spec: LaunchTemplateSpec) -> dict[str, Any]:
+    """The capacity reservation target, or ConfigError."""
+    reservation, group = spec.capacity_reservation_id, spec.capacity_reservation_resource_group_arn
+    problems = reservation_target_problems(reservation, group)
+    if problems:
+        raise ConfigError(problems)
     if reservation is not None:
         return {"capacity_reservation_id": reservation}
     return {"capacity_reservation_resource_group_arn": group}
