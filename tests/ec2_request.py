@@ -9,13 +9,14 @@ ParamValidator then checks required members, types and ranges of the whole reque
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import botocore.session
 from botocore.model import Shape, StructureShape
 from botocore.validate import ParamValidator
 
 OPERATION = botocore.session.get_session().get_service_model("ec2").operation_model("CreateLaunchTemplate")
+INPUT = cast(StructureShape, OPERATION.input_shape)
 # Pulumi names that differ from EC2's beyond snake/camel to Pascal case.
 RENAMES = {"securityGroups": "Groups", "vpcSecurityGroupIds": "SecurityGroupIds", "securityGroupNames": "SecurityGroups"}
 # Pulumi-only settings of the resource, not part of the EC2 request.
@@ -63,7 +64,7 @@ def _convert(value: Any, shape: Shape, path: str, problems: list[str]) -> Any:
         return value == "true"  # Pulumi carries some EC2 booleans as strings
     if kind in ("integer", "long") and isinstance(value, float) and value.is_integer():
         return int(value)  # mocks record numbers as floats
-    allowed = (shape.enum or _documented_values(shape)) if kind == "string" else []
+    allowed = (getattr(shape, "enum", []) or _documented_values(shape)) if kind == "string" else []
     if allowed and value not in allowed:
         problems.append(f"{path}: {value!r} is not one of {allowed}")
     return value
@@ -78,7 +79,7 @@ def _documented_values(shape: Shape) -> list[str]:
 def create_launch_template_request(args: dict[str, Any], name: str = "lt") -> tuple[dict[str, Any], list[str]]:
     """The CreateLaunchTemplate request for LaunchTemplate arguments, and the fields that do not map."""
     problems: list[str] = []
-    data_shape = OPERATION.input_shape.members["LaunchTemplateData"]
+    data_shape = INPUT.members["LaunchTemplateData"]
     fields = {_camel(key): value for key, value in args.items() if value is not None}
     template_name = fields.pop("name", None) or fields.pop("namePrefix", None) or name
     tags = fields.pop("tags", None)
@@ -88,7 +89,7 @@ def create_launch_template_request(args: dict[str, Any], name: str = "lt") -> tu
         "LaunchTemplateData": _convert(data, data_shape, "LaunchTemplateData", problems),
     }
     if tags:
-        spec_shape = OPERATION.input_shape.members["TagSpecifications"]
+        spec_shape = INPUT.members["TagSpecifications"]
         request["TagSpecifications"] = _convert(
             [{"resource_type": "launch-template", "tags": tags}], spec_shape, "TagSpecifications", problems
         )
@@ -98,7 +99,7 @@ def create_launch_template_request(args: dict[str, Any], name: str = "lt") -> tu
 def request_problems(args: dict[str, Any], name: str = "lt") -> list[str]:
     """Everything botocore's ec2 model finds wrong with the request these arguments make."""
     request, problems = create_launch_template_request(args, name)
-    report = ParamValidator().validate(request, OPERATION.input_shape)
+    report = ParamValidator().validate(request, INPUT)
     if report.has_errors():
         problems.append(report.generate_report())
     return problems

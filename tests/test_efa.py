@@ -128,7 +128,7 @@ def test_custom_item_shape_errors_name_the_item() -> None:
             [
                 {"networkCardIndex": 1, "deviceIndex": 0},
                 {"networkCardIndex": "one", "deviceIndex": 0, "interfaceType": "efa-only"},
-                "card 3",
+                "card 3",  # type: ignore[list-item]
             ],
             key="nodeGroups.gpu.efa",
         )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import email
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -12,6 +11,7 @@ import pulumi
 import pytest
 import yaml
 from ec2_request import create_launch_template_request, request_problems
+from test_nodeconfig import parts
 
 from ultraserver import efa
 from ultraserver.capacity_block import UPGRADE_SAFE_TAG, ReservationWindow
@@ -48,13 +48,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs["name"] = f"{args.name}-asg"
         return f"{args.name}-id", outputs
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
         """Record the call; SSM lookups return an AMI per parameter."""
         self.calls.append(args)
-        if args.token == "aws:ssm/getParameter:getParameter":
-            pinned = "recommended" not in args.args["name"]
-            return {"name": args.args["name"], "value": PINNED_AMI if pinned else RECOMMENDED_AMI, "type": "String"}
-        return {}
+        if args.token != "aws:ssm/getParameter:getParameter":
+            return {}, []
+        image = RECOMMENDED_AMI if "/recommended/" in args.args["name"] else PINNED_AMI
+        return {"name": args.args["name"], "value": image, "type": "String"}, []
 
 
 @pytest.fixture(scope="module")
@@ -104,10 +104,9 @@ def only(recorded: dict, typ: str) -> dict:
 
 def node_config_of(template: dict) -> dict:
     """The NodeConfig inside a recorded launch template's user data."""
-    message = email.message_from_string(base64.b64decode(template["userData"]).decode())
-    (part,) = message.get_payload()  # type: ignore[misc]
+    (part,) = parts(base64.b64decode(template["userData"]).decode())
     assert part.get_content_type() == "application/node.eks.aws"
-    document: dict = yaml.safe_load(part.get_payload())
+    document: dict = yaml.safe_load(str(part.get_payload()))
     return document
 
 

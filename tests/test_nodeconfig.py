@@ -19,13 +19,13 @@ def parts(text: str) -> list[email.message.Message]:
     assert message.is_multipart() and message.get_content_type() == "multipart/mixed"
     payload = message.get_payload()
     assert isinstance(payload, list)
-    return payload
+    return [part for part in payload if isinstance(part, email.message.Message)]
 
 
 def test_default_is_raid0_only() -> None:
     (part,) = parts(user_data(NodeConfigSpec()))
     assert part.get_content_type() == "application/node.eks.aws"
-    document = yaml.safe_load(part.get_payload())
+    document = yaml.safe_load(str(part.get_payload()))
     assert document == {
         "apiVersion": "node.eks.aws/v1alpha1",
         "kind": "NodeConfig",
@@ -37,7 +37,7 @@ def test_cluster_section_and_kubelet_flags() -> None:
     flags = kubelet_flags({"team": "ml", "a": "b"}, [("nvidia.com/gpu", "true", "NoSchedule")])
     spec = NodeConfigSpec(local_storage="RAID10", kubelet_flags=flags, cluster=CLUSTER)
     (part,) = parts(user_data(spec))
-    document = yaml.safe_load(part.get_payload())
+    document = yaml.safe_load(str(part.get_payload()))
     assert document["spec"]["cluster"] == {
         "name": "gb200",
         "apiServerEndpoint": "https://ABC.gr7.us-east-1.eks.amazonaws.com",
