@@ -1,0 +1,83 @@
+"""The EKS-optimized AL2023 ARM64 NVIDIA AMI: SSM parameter names and the minimum release for GB200.
+
+GB200 needs release v20251103 or later (NVIDIA driver 580; EKS UltraServer guide). A pinned release
+resolves through its own SSM parameter,
+``/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/amazon-eks-node-al2023-arm64-nvidia-<k8s>-v<YYYYMMDD>/image_id``
+(the dated form Karpenter resolves pinned AL2023 aliases through, e.g. its e2e suite's
+``.../x86_64/standard/amazon-eks-node-al2023-x86_64-standard-<k8s>-v20241213/image_id``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from ultraserver.errors import ConfigError
+
+MIN_RELEASE = "20251103"
+SSM_ROOT = "/aws/service/eks/optimized-ami"
+VARIANT = "amazon-linux-2023/arm64/nvidia"
+
+_K8S = re.compile(r"^1\.\d{2,}$")
+# v20251103 (GitHub tag), 20251103, or 1.33.5-20251103 (the SSM release_version form).
+_RELEASE = re.compile(r"^(?:v|(?P<k8s>1\.\d+\.\d+)-)?(?P<date>\d{8})$")
+
+
+def _checked_version(kubernetes_version: str) -> str:
+    """The Kubernetes minor version, or ConfigError."""
+    if not _K8S.match(kubernetes_version):
+        raise ConfigError(
+            f"kubernetesVersion: '{kubernetes_version}' is not a Kubernetes minor version; use the form 1.33."
+        )
+    return kubernetes_version
+
+
+def ssm_parameter_name(kubernetes_version: str) -> str:
+    """SSM parameter holding the recommended AL2023 ARM64 NVIDIA AMI ID for a Kubernetes version."""
+    return f"{SSM_ROOT}/{_checked_version(kubernetes_version)}/{VARIANT}/recommended/image_id"
+
+
+def _checked_release(value: str) -> re.Match[str]:
+    """The parsed release string, or ConfigError."""
+    problem = release_problem(value)
+    if problem:
+        raise ConfigError(problem)
+    match = _RELEASE.match(value)
+    assert match is not None  # release_problem accepted it
+    return match
+
+
+def release_date(value: str) -> str:
+    """The YYYYMMDD date of a release string in any accepted form, or ConfigError."""
+    return _checked_release(value)["date"]
+
+
+def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
+    """SSM parameter holding the AMI ID of one pinned AL2023 ARM64 NVIDIA release."""
+    version = _checked_version(kubernetes_version)
+    match = _checked_release(release)
+    if match["k8s"] and not match["k8s"].startswith(f"{version}."):
+        raise ConfigError(
+            f"amiRelease: '{release}' is built for Kubernetes {match['k8s']}, the cluster runs {version}; "
+            f"pin a {version} release."
+        )
+    name = f"amazon-eks-node-al2023-arm64-nvidia-{version}-v{match['date']}"
+    return f"{SSM_ROOT}/{version}/{VARIANT}/{name}/image_id"
+
+
+def release_problem(value: str) -> str | None:
+    """Why an AMI release string is unusable on GB200, or None when it is fine."""
+    match = _RELEASE.match(value) if isinstance(value, str) else None
+    allowed = "v20251103, 20251103 or 1.33.5-20251103"
+    if match is None:
+        return f"amiRelease: '{value}' is not a release; use one of the forms {allowed}."
+    try:
+        datetime.strptime(match["date"], "%Y%m%d")
+    except ValueError:
+        return f"amiRelease: '{value}' has no valid date (YYYYMMDD); use one of the forms {allowed}."
+    if match["date"] < MIN_RELEASE:
+        return (
+            f"amiRelease: '{value}' is older than v{MIN_RELEASE}; GB200 needs NVIDIA driver 580, "
+            f"shipped from v{MIN_RELEASE}. Pin v{MIN_RELEASE} or later, or leave it unset for the recommended AMI."
+        )
+    return None

@@ -1,0 +1,161 @@
+"""Capacity Blocks for UltraServers: reservation targets, group sizes and the reservation window.
+
+EC2 starts terminating Capacity Block instances 30 minutes before the block ends, and EKS scales a
+managed node group down 40 minutes before; scaling to 0 earlier (60 minutes by default) lets pods
+drain cleanly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from ultraserver.errors import ConfigError
+
+# Instances per UltraServer type (EKS UltraServer guide).
+ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
+# EKS default quota of managed node groups per cluster.
+MANAGED_NODE_GROUP_QUOTA = 30
+# EC2 begins terminating Capacity Block instances this long before the block ends.
+EC2_TERMINATION_LEAD_MINUTES = 30
+# Tag the component sets when a node group is scaled to 0 for an upgrade; the policy pack reads it.
+UPGRADE_SAFE_TAG = "ultraserver.io/upgrade-safe"
+
+_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
+_RESOURCE_GROUP_ARN = re.compile(
+    r"^arn:aws(?:-cn|-us-gov|-iso|-iso-b|-iso-e|-iso-f|-eusc)?:resource-groups:"
+    r"[a-z]{2}(?:-[a-z]+)+-\d:\d{12}:group/[A-Za-z0-9_.-]{1,300}$"
+)
+
+
+def reservation_id_problem(value: object) -> str | None:
+    """Why a Capacity Reservation ID is malformed, or None (cr- then 17 lowercase hex digits)."""
+    if isinstance(value, str) and _RESERVATION_ID.match(value):
+        return None
+    return (
+        f"capacityReservationId: {value!r} is not a Capacity Reservation ID; expected 'cr-' followed by "
+        "17 lowercase hex digits (e.g. cr-0123456789abcdef0). Copy it from describe-capacity-blocks "
+        "(CapacityReservationIds) or the EC2 console."
+    )
+
+
+def resource_group_arn_problem(value: object) -> str | None:
+    """Why a capacity-reservation resource group ARN is malformed, or None."""
+    if isinstance(value, str) and _RESOURCE_GROUP_ARN.match(value):
+        return None
+    return (
+        f"capacityReservationResourceGroupArn: {value!r} is not a resource group ARN; expected "
+        "arn:aws:resource-groups:<region>:<12-digit account>:group/<name>."
+    )
+
+
+def instances_per_ultraserver(ultraserver_type: str) -> int:
+    """Instances in one UltraServer of a type, or ConfigError."""
+    if ultraserver_type not in ULTRASERVER_INSTANCES:
+        raise ConfigError(
+            f"ultraserverType: '{ultraserver_type}' is unknown; allowed: {', '.join(ULTRASERVER_INSTANCES)}."
+        )
+    return ULTRASERVER_INSTANCES[ultraserver_type]
+
+
+def full_size(ultraserver_type: str, ultraserver_count: int) -> int:
+    """Instances in ``ultraserver_count`` UltraServers of a type, or ConfigError."""
+    if not isinstance(ultraserver_count, int) or isinstance(ultraserver_count, bool) or ultraserver_count < 1:
+        raise ConfigError(f"ultraserverCount: {ultraserver_count!r} must be a whole number of 1 or more.")
+    return instances_per_ultraserver(ultraserver_type) * ultraserver_count
+
+
+def desired_size_problem(ultraserver_type: str, ultraserver_count: int, desired_size: int) -> str | None:
+    """Why a desired size does not fit the reserved UltraServers, or None."""
+    limit = full_size(ultraserver_type, ultraserver_count)
+    if isinstance(desired_size, bool) or not isinstance(desired_size, int) or not 0 <= desired_size <= limit:
+        return (
+            f"desiredSize: {desired_size!r} must be between 0 and {limit}, the instances in "
+            f"{ultraserver_count} x {ultraserver_type}; a Capacity Block launches nothing beyond that."
+        )
+    return None
+
+
+def managed_node_group_problem(node_groups: int, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str | None:
+    """Why a number of managed node groups would exceed the cluster quota, or None."""
+    if node_groups <= quota:
+        return None
+    return (
+        f"ultraservers: {node_groups} managed node groups exceed the EKS quota of {quota} per cluster; "
+        "use grouped mode (one node group over a capacity-reservation resource group) or raise the quota."
+    )
+
+
+@dataclass(frozen=True)
+class ReservationWindow:
+    """When a Capacity Block runs, and how long before its end to scale to 0."""
+
+    start: datetime
+    end: datetime
+    scale_down_lead_minutes: int = 60
+
+
+@dataclass(frozen=True)
+class ScheduledAction:
+    """One Auto Scaling scheduled action: sizes to apply at a moment."""
+
+    name: str
+    start_time: datetime
+    min_size: int
+    max_size: int
+    desired_capacity: int
+
+    @property
+    def start_time_iso(self) -> str:
+        """The start time as Auto Scaling wants it: UTC, ISO 8601, seconds precision."""
+        return self.start_time.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def window_problems(window: ReservationWindow) -> list[str]:
+    """Why a reservation window cannot be scheduled; empty when it can."""
+    problems = [
+        f"reservationWindow.{name}: {moment.isoformat()} needs a time zone (e.g. 2026-01-05T11:30:00Z)."
+        for name, moment in (("start", window.start), ("end", window.end))
+        if moment.tzinfo is None
+    ]
+    if problems:
+        return problems
+    if window.scale_down_lead_minutes < EC2_TERMINATION_LEAD_MINUTES:
+        problems.append(
+            f"reservationWindow.scaleDownLeadMinutes: {window.scale_down_lead_minutes} is below "
+            f"{EC2_TERMINATION_LEAD_MINUTES}; EC2 starts terminating Capacity Block instances "
+            f"{EC2_TERMINATION_LEAD_MINUTES} minutes before the end."
+        )
+    if window.end - timedelta(minutes=window.scale_down_lead_minutes) <= window.start:
+        problems.append(
+            f"reservationWindow: end {window.end.isoformat()} minus {window.scale_down_lead_minutes} minutes "
+            f"is not after start {window.start.isoformat()}; check the dates or shorten the lead."
+        )
+    return problems
+
+
+def scheduled_actions(
+    window: ReservationWindow, desired_size: int, *, now: datetime | None = None
+) -> list[ScheduledAction]:
+    """Scale to full size when the block starts and to 0 the lead time before it ends.
+
+    Actions at or before ``now`` are left out, because Auto Scaling rejects start times in the past.
+    """
+    problems = window_problems(window)
+    if problems:
+        raise ConfigError(problems)
+    down_at = window.end - timedelta(minutes=window.scale_down_lead_minutes)
+    actions = [
+        ScheduledAction("capacity-block-start", window.start, 0, desired_size, desired_size),
+        ScheduledAction("capacity-block-end", down_at, 0, desired_size, 0),
+    ]
+    return [a for a in actions if now is None or a.start_time > now]
+
+
+def size_now(window: ReservationWindow | None, desired_size: int, now: datetime) -> int:
+    """Desired size at ``now``: full inside the usable window (or with no window), 0 outside it."""
+    if window is None:
+        return desired_size
+    down_at = window.end - timedelta(minutes=window.scale_down_lead_minutes)
+    return desired_size if window.start <= now < down_at else 0

@@ -1,0 +1,132 @@
+"""Launch template arguments for capacity-block GPU nodes, as plain data for ``aws.ec2.LaunchTemplate``.
+
+The instance type lives here, not on the node group (EKS rejects both). Security defaults: IMDSv2
+required (hop limit 2 so pods behind the node's network namespace still reach it), an encrypted gp3
+root volume, and the given security groups (EFA self-referencing group plus cluster group) on every
+interface, because EFA traffic needs the EFA group on each EFA device.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any, Sequence, cast
+
+import pulumi
+
+from ultraserver.capacity_block import reservation_id_problem, resource_group_arn_problem
+from ultraserver.efa import EfaInterface
+from ultraserver.errors import ConfigError
+
+ROOT_DEVICE = "/dev/xvda"
+TAGGED_RESOURCES = ("instance", "volume", "network-interface")
+
+
+@dataclass
+class LaunchTemplateSpec:
+    """Everything a capacity-block GPU launch template is built from."""
+
+    instance_type: str
+    """EC2 instance type, e.g. p6e-gb200.36xlarge."""
+    interfaces: Sequence[EfaInterface]
+    """Network interfaces from the EFA layout engine, primary first."""
+    security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """Security groups attached to every interface (EFA group and cluster group)."""
+    user_data: pulumi.Input[str]
+    """MIME multipart user data in plain text; base64-encoded here."""
+    capacity_reservation_id: pulumi.Input[str] | None = None
+    """The UltraServer's Capacity Reservation (cr-...); or set the resource group ARN instead."""
+    capacity_reservation_resource_group_arn: pulumi.Input[str] | None = None
+    """A capacity-reservation resource group (grouped mode); or set the reservation ID instead."""
+    image_id: pulumi.Input[str] | None = None
+    """AMI ID; set for self-managed nodes and pinned or looked-up AMIs."""
+    iam_instance_profile_arn: pulumi.Input[str] | None = None
+    """Instance profile ARN; self-managed nodes only (EKS rejects it in a managed node group template)."""
+    root_volume_size_gib: int = 100
+    """Root volume size; container images and kubelet data go to the RAID0 instance store instead."""
+    kms_key_id: pulumi.Input[str] | None = None
+    """KMS key for the root volume; the account's default EBS key when unset."""
+    metadata_hop_limit: int = 2
+    """IMDSv2 PUT response hop limit."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """Tags for the template and, through tag specifications, its instances, volumes and interfaces."""
+
+
+def _base64(value: pulumi.Input[str]) -> pulumi.Input[str]:
+    """Base64 of a string, or of an Output's value."""
+    if isinstance(value, str):
+        return base64.b64encode(value.encode()).decode()
+    return pulumi.Output.from_input(cast(pulumi.Output[str], value)).apply(
+        lambda text: base64.b64encode(text.encode()).decode()
+    )
+
+
+def reservation_target_problems(
+    reservation_id: pulumi.Input[str] | None, resource_group_arn: pulumi.Input[str] | None
+) -> list[str]:
+    """Why a capacity reservation target is unusable: exactly one kind, and plain strings well formed."""
+    if (reservation_id is None) == (resource_group_arn is None):
+        return [
+            "capacityReservationId / capacityReservationResourceGroupArn: set exactly one; the reservation "
+            "ID targets one UltraServer, the resource group ARN a grouped fleet."
+        ]
+    # Outputs come from resources whose shape AWS already enforces; only plain strings are checked.
+    if isinstance(reservation_id, str):
+        return [p for p in [reservation_id_problem(reservation_id)] if p]
+    if isinstance(resource_group_arn, str):
+        return [p for p in [resource_group_arn_problem(resource_group_arn)] if p]
+    return []
+
+
+def _target(spec: LaunchTemplateSpec) -> dict[str, Any]:
+    """The capacity reservation target, or ConfigError."""
+    reservation, group = spec.capacity_reservation_id, spec.capacity_reservation_resource_group_arn
+    problems = reservation_target_problems(reservation, group)
+    if problems:
+        raise ConfigError(problems)
+    if reservation is not None:
+        return {"capacity_reservation_id": reservation}
+    return {"capacity_reservation_resource_group_arn": group}
+
+
+def launch_template_args(spec: LaunchTemplateSpec) -> dict[str, Any]:
+    """Keyword arguments for ``aws.ec2.LaunchTemplate``; Inputs pass through unchanged."""
+    ebs: dict[str, Any] = {
+        "volume_size": spec.root_volume_size_gib,
+        "volume_type": "gp3",
+        "encrypted": "true",
+        "delete_on_termination": "true",
+    }
+    if spec.kms_key_id is not None:
+        ebs["kms_key_id"] = spec.kms_key_id
+    args: dict[str, Any] = {
+        "instance_type": spec.instance_type,
+        "instance_market_options": {"market_type": "capacity-block"},
+        "capacity_reservation_specification": {"capacity_reservation_target": _target(spec)},
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            "http_put_response_hop_limit": spec.metadata_hop_limit,
+        },
+        "block_device_mappings": [{"device_name": ROOT_DEVICE, "ebs": ebs}],
+        "network_interfaces": [
+            {
+                "network_card_index": item.network_card_index,
+                "device_index": item.device_index,
+                "interface_type": item.interface_type,
+                "security_groups": spec.security_group_ids,
+                "delete_on_termination": "true",
+            }
+            for item in spec.interfaces
+        ],
+        "user_data": _base64(spec.user_data),
+        "update_default_version": True,
+        "tags": dict(spec.tags),
+    }
+    if spec.tags:
+        args["tag_specifications"] = [{"resource_type": kind, "tags": dict(spec.tags)} for kind in TAGGED_RESOURCES]
+    if spec.image_id is not None:
+        args["image_id"] = spec.image_id
+    if spec.iam_instance_profile_arn is not None:
+        args["iam_instance_profile"] = {"arn": spec.iam_instance_profile_arn}
+    return args

@@ -1,0 +1,85 @@
+"""nodeadm NodeConfig for AL2023 GPU nodes, delivered as MIME multipart user data.
+
+The instance store (3 x 7.5 TB on p6e-gb200) is assembled into RAID0 for containerd and kubelet.
+The cluster section is only for nodes EKS does not bootstrap itself: self-managed nodes and any
+launch template with its own AMI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from email.mime.multipart import MIMEMultipart
+from email.mime.nonmultipart import MIMENonMultipart
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from ultraserver.errors import ConfigError
+
+LOCAL_STORAGE_STRATEGIES = ("RAID0", "RAID10", "Mount")
+NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
+# A fixed boundary keeps the user data, and so the launch template, identical between runs.
+MIME_BOUNDARY = "//ultraserver-nodeconfig//"
+
+
+@dataclass(frozen=True)
+class ClusterDetails:
+    """What a node needs to find and trust the cluster API server."""
+
+    name: str
+    api_server_endpoint: str
+    certificate_authority: str
+    """Base64-encoded cluster CA, as EKS returns it."""
+    cidr: str
+    """The cluster's Kubernetes service CIDR."""
+
+
+@dataclass(frozen=True)
+class NodeConfigSpec:
+    """Inputs of one NodeConfig document."""
+
+    local_storage: str = "RAID0"
+    """nodeadm instance.localStorage.strategy: RAID0, RAID10 or Mount."""
+    kubelet_flags: list[str] = field(default_factory=list)
+    """Extra kubelet flags, only for what the node-group API cannot carry."""
+    cluster: ClusterDetails | None = None
+    """Cluster section, for self-managed nodes and custom AMIs."""
+
+
+def kubelet_flags(labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> list[str]:
+    """kubelet flags that register labels and (key, value, effect) taints, e.g. effect NoSchedule."""
+    flags = []
+    if labels:
+        flags.append("--node-labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+    if taints:
+        flags.append("--register-with-taints=" + ",".join(f"{k}={v}:{effect}" for k, v, effect in taints))
+    return flags
+
+
+def node_config(spec: NodeConfigSpec) -> dict[str, Any]:
+    """The NodeConfig document as a dict."""
+    if spec.local_storage not in LOCAL_STORAGE_STRATEGIES:
+        raise ConfigError(
+            f"localStorage: '{spec.local_storage}' is not a nodeadm strategy; allowed: "
+            f"{', '.join(LOCAL_STORAGE_STRATEGIES)}."
+        )
+    body: dict[str, Any] = {"instance": {"localStorage": {"strategy": spec.local_storage}}}
+    if spec.kubelet_flags:
+        body["kubelet"] = {"flags": list(spec.kubelet_flags)}
+    if spec.cluster is not None:
+        body["cluster"] = {
+            "name": spec.cluster.name,
+            "apiServerEndpoint": spec.cluster.api_server_endpoint,
+            "certificateAuthority": spec.cluster.certificate_authority,
+            "cidr": spec.cluster.cidr,
+        }
+    return {"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig", "spec": body}
+
+
+def user_data(spec: NodeConfigSpec) -> str:
+    """MIME multipart user data with the NodeConfig as its application/node.eks.aws part (not base64)."""
+    part = MIMENonMultipart(*NODECONFIG_CONTENT_TYPE.split("/"))
+    part.set_payload(yaml.safe_dump(node_config(spec), sort_keys=False))
+    message = MIMEMultipart("mixed", boundary=MIME_BOUNDARY)
+    message.attach(part)
+    return message.as_string()

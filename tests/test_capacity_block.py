@@ -1,0 +1,107 @@
+"""Capacity Block reservation targets, group sizes and the reservation window's scheduled actions."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ultraserver import capacity_block as cb
+from ultraserver.capacity_block import ReservationWindow
+from ultraserver.errors import ConfigError
+
+START = datetime(2026, 3, 2, 11, 30, tzinfo=timezone.utc)
+END = datetime(2026, 3, 9, 11, 30, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("value", ["cr-0123456789abcdef0", "cr-0a1b2c3d4e5f60718"])
+def test_reservation_ids_accepted(value: str) -> None:
+    assert cb.reservation_id_problem(value) is None
+
+
+@pytest.mark.parametrize(
+    "value", ["cr-0123456789abcdef", "cr-0123456789ABCDEF0", "cb-0123456789abcdef0", "0123456789abcdef0", "", None, 7]
+)
+def test_reservation_ids_refused(value: object) -> None:
+    problem = cb.reservation_id_problem(value)
+    assert problem is not None and problem.startswith("capacityReservationId") and "17" in problem
+
+
+def test_resource_group_arns() -> None:
+    assert cb.resource_group_arn_problem("arn:aws:resource-groups:us-east-1:123456789012:group/cb-group") is None
+    assert cb.resource_group_arn_problem("arn:aws-us-gov:resource-groups:us-gov-west-1:123456789012:group/g") is None
+    for bad in ("arn:aws:ec2:us-east-1:123456789012:group/x", "arn:aws:resource-groups:us-east-1:1234:group/x", "x"):
+        problem = cb.resource_group_arn_problem(bad)
+        assert problem is not None and problem.startswith("capacityReservationResourceGroupArn")
+
+
+def test_sizes() -> None:
+    assert cb.full_size("u-p6e-gb200x36", 1) == 9
+    assert cb.full_size("u-p6e-gb200x72", 3) == 54
+    with pytest.raises(ConfigError, match="ultraserverType: 'u-p6e-gb200x4'"):
+        cb.full_size("u-p6e-gb200x4", 1)
+    with pytest.raises(ConfigError, match="ultraserverCount"):
+        cb.full_size("u-p6e-gb200x72", 0)
+
+
+def test_desired_size_above_the_ultraserver_is_refused() -> None:
+    assert cb.desired_size_problem("u-p6e-gb200x72", 1, 18) is None
+    assert cb.desired_size_problem("u-p6e-gb200x72", 1, 0) is None
+    problem = cb.desired_size_problem("u-p6e-gb200x36", 1, 10)
+    assert problem is not None and problem.startswith("desiredSize: 10") and "between 0 and 9" in problem
+    assert cb.desired_size_problem("u-p6e-gb200x36", 1, -1) is not None
+
+
+def test_quota_rule_and_grouped_mode_arithmetic() -> None:
+    assert cb.managed_node_group_problem(30) is None
+    problem = cb.managed_node_group_problem(100)
+    assert problem is not None and "30" in problem and "grouped mode" in problem
+    # 100 UltraServers in grouped mode: one group per capacity-reservation resource group.
+    assert cb.managed_node_group_problem(1) is None
+
+
+def test_scheduled_actions() -> None:
+    up, down = cb.scheduled_actions(ReservationWindow(START, END), 18)
+    assert (up.start_time, up.min_size, up.max_size, up.desired_capacity) == (START, 0, 18, 18)
+    assert (down.start_time, down.min_size, down.max_size, down.desired_capacity) == (
+        END - timedelta(minutes=60), 0, 18, 0,
+    )
+    assert down.start_time_iso == "2026-03-09T10:30:00Z"
+    assert up.name != down.name
+
+
+def test_scheduled_actions_in_utc_and_custom_lead() -> None:
+    tokyo = timezone(timedelta(hours=9))
+    window = ReservationWindow(START.astimezone(tokyo), END.astimezone(tokyo), scale_down_lead_minutes=45)
+    up, down = cb.scheduled_actions(window, 9)
+    assert up.start_time_iso == "2026-03-02T11:30:00Z"
+    assert down.start_time_iso == "2026-03-09T10:45:00Z"
+
+
+def test_past_actions_are_left_out() -> None:
+    actions = cb.scheduled_actions(ReservationWindow(START, END), 18, now=START + timedelta(hours=1))
+    assert [a.desired_capacity for a in actions] == [0]
+    assert cb.scheduled_actions(ReservationWindow(START, END), 18, now=END) == []
+
+
+@pytest.mark.parametrize(
+    ("window", "message"),
+    [
+        (ReservationWindow(START.replace(tzinfo=None), END), "reservationWindow.start.*time zone"),
+        (ReservationWindow(START, END, scale_down_lead_minutes=20), "scaleDownLeadMinutes: 20.*30"),
+        (ReservationWindow(END, START), "is not after start"),
+        (ReservationWindow(START, START + timedelta(minutes=50)), "is not after start"),
+    ],
+)
+def test_bad_windows(window: ReservationWindow, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        cb.scheduled_actions(window, 18)
+
+
+def test_size_now_follows_the_window() -> None:
+    window = ReservationWindow(START, END)
+    assert cb.size_now(window, 18, START - timedelta(seconds=1)) == 0
+    assert cb.size_now(window, 18, START) == 18
+    assert cb.size_now(window, 18, END - timedelta(minutes=61)) == 18
+    assert cb.size_now(window, 18, END - timedelta(minutes=60)) == 0
+    assert cb.size_now(None, 18, END) == 18
