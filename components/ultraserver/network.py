@@ -152,7 +152,7 @@ class Network(pulumi.ComponentResource):
                                         description="Nodes reach ECR, EKS and S3 through the NAT gateway", opts=rule_opts)
         self.register_outputs({"vpcId": self.vpc_id, "efaSecurityGroupId": sg_id})
 
-    def allow_cluster(self, cluster_security_group_id: pulumi.Input[str]) -> None:
+    def allow_cluster(self, cluster_security_group_id: pulumi.Input[str]) -> list[pulumi.Resource]:
         """Let the control plane and system nodes talk to GPU nodes and back.
 
         A launch template with its own security groups replaces the cluster security group on those
@@ -160,10 +160,12 @@ class Network(pulumi.ComponentResource):
         """
         sg_id = self.efa_security_group.id
         rule_opts = pulumi.ResourceOptions(parent=self.efa_security_group)
-        aws.vpc.SecurityGroupIngressRule(f"{self._name}-efa-from-cluster", security_group_id=sg_id, referenced_security_group_id=cluster_security_group_id,
-                                         ip_protocol="-1", description="Control plane and system nodes to GPU nodes", opts=rule_opts)
-        aws.vpc.SecurityGroupIngressRule(f"{self._name}-cluster-from-efa", security_group_id=cluster_security_group_id, referenced_security_group_id=sg_id,
-                                         ip_protocol="-1", description="GPU nodes to control plane and system nodes", opts=rule_opts)
+        return [
+            aws.vpc.SecurityGroupIngressRule(f"{self._name}-efa-from-cluster", security_group_id=sg_id, referenced_security_group_id=cluster_security_group_id,
+                                             ip_protocol="-1", description="Control plane and system nodes to GPU nodes", opts=rule_opts),
+            aws.vpc.SecurityGroupIngressRule(f"{self._name}-cluster-from-efa", security_group_id=cluster_security_group_id, referenced_security_group_id=sg_id,
+                                             ip_protocol="-1", description="GPU nodes to control plane and system nodes", opts=rule_opts),
+        ]
 
     def _create(self, args: NetworkArgs) -> None:
         name, tags = self._name, self._tags

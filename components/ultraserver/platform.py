@@ -8,8 +8,12 @@ import pulumi
 
 from . import efa
 from .cluster import Cluster, ClusterArgs
+from .gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from .network import Network, NetworkArgs, ips_needed, plan_subnets
 from .settings import GpuNodeGroupSettings, Settings
+
+ULTRASERVER_LABEL = "ultraserver.io/ultraserver"
+LAYOUT_TAG = "ultraserver.io/efa-layout"
 
 
 def gpu_ip_needs(settings: Settings) -> dict[str, int]:
@@ -42,7 +46,7 @@ class Platform(pulumi.ComponentResource):
 
     network: Network
     cluster: Cluster
-    gpu_node_groups: list
+    gpu_node_groups: dict[str, GpuNodeGroup]
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         s = args.settings
@@ -93,6 +97,46 @@ class Platform(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.network.allow_cluster(self.cluster.security_group_id)
-        self.gpu_node_groups = []
+        cluster_rules = self.network.allow_cluster(self.cluster.security_group_id)
+        self.gpu_node_groups = {}
+        for group in s.gpu_node_groups:
+            targets = list(zip(node_group_names(group), group.capacity_reservation_ids)) or [(group.name, None)]
+            for group_name, reservation_id in targets:
+                self.gpu_node_groups[group_name] = self._gpu_node_group(s, group, group_name, reservation_id, tags, cluster_rules)
         self.register_outputs({"clusterName": self.cluster.name})
+
+    def _gpu_node_group(
+        self, s: Settings, group: GpuNodeGroupSettings, name: str, reservation_id: str | None, tags: dict[str, str], after: list[pulumi.Resource]
+    ) -> GpuNodeGroup:
+        """One capacity-block node group: one UltraServer, or a grouped fleet."""
+        return GpuNodeGroup(
+            f"{s.cluster.name}-{name}",
+            GpuNodeGroupArgs(
+                cluster_name=self.cluster.name,
+                subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
+                security_group_ids=[self.network.efa_security_group.id, self.cluster.security_group_id],
+                cluster_endpoint=self.cluster.endpoint,
+                cluster_certificate_authority=self.cluster.certificate_authority,
+                service_cidr=self.cluster.service_cidr,
+                kubernetes_version=s.cluster.kubernetes_version,
+                mode=group.mode,
+                instance_type=group.instance_type,
+                interfaces=list(group.efa_interfaces),
+                capacity_reservation_id=reservation_id,
+                capacity_reservation_resource_group_arn=group.capacity_reservation_resource_group_arn or None,
+                ultraserver_type=group.ultraserver_type,
+                ultraserver_count=group.ultraserver_count if group.grouped else 1,
+                desired_size=group.desired_size,
+                image_id=group.ami_id or None,
+                ami_release=group.ami_release or None,
+                # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
+                labels={**group.labels, ULTRASERVER_LABEL: name},
+                reservation_window=group.reservation_window,
+                scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
+                local_storage=group.local_storage,
+                root_volume_size_gib=group.root_volume_size_gib,
+                tags={**tags, LAYOUT_TAG: group.efa_layout, "ultraserver.io/reservation-zone": group.availability_zone},
+            ),
+            # Nodes must reach the control plane the moment they boot.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+        )

@@ -16,5 +16,5 @@ def run() -> Platform:
     pulumi.export("kubeconfig", platform.cluster.kubeconfig)
     pulumi.export("vpcId", platform.network.vpc_id)
     pulumi.export("efaSecurityGroupId", platform.network.efa_security_group.id)
-    pulumi.export("gpuNodeGroups", [g.name for g in platform.gpu_node_groups])
+    pulumi.export("gpuNodeGroups", {name: {"fullSize": g.full_size, "efaDevicesPerNode": g.layout.efa_devices} for name, g in platform.gpu_node_groups.items()})
     return platform

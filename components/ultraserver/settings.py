@@ -102,18 +102,6 @@ class SystemNodeGroupSettings:
 
 
 @dataclass(frozen=True)
-class ReservationWindowSettings:
-    """When the capacity block is active, so the group scales itself in and out of it."""
-
-    start: datetime
-    """Block start (UTC)."""
-    end: datetime
-    """Block end (UTC)."""
-    scale_down_lead_minutes: int = 60
-    """How long before the end to scale to 0 (EC2 reclaims at end - 30 min)."""
-
-
-@dataclass(frozen=True)
 class GpuNodeGroupSettings:
     """GB200 capacity-block node groups for one or more UltraServers."""
 
@@ -149,7 +137,7 @@ class GpuNodeGroupSettings:
     """nodeadm instance-store strategy: RAID0, RAID10 or Mount."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra Kubernetes node labels."""
-    reservation_window: ReservationWindowSettings | None = None
+    reservation_window: capacity_block.ReservationWindow | None = None
     """Capacity block window for scheduled scaling; none keeps the size fixed."""
     scale_to_zero_for_upgrade: bool = False
     """Hold the group at 0 nodes (required before a version or AMI upgrade)."""
@@ -357,7 +345,7 @@ def _parse_time(r: Reader, name: str) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def _read_window(r: Reader) -> ReservationWindowSettings | None:
+def _read_window(r: Reader) -> capacity_block.ReservationWindow | None:
     if not r.raw:
         return None
     start, end = _parse_time(r, "start"), _parse_time(r, "end")
@@ -368,7 +356,7 @@ def _read_window(r: Reader) -> ReservationWindowSettings | None:
     if end <= start:
         r.problems.append(problem(r.path("end"), end.isoformat(), "a time after start", "copy start and end from describe-capacity-blocks"))
         return None
-    return ReservationWindowSettings(start=start, end=end, scale_down_lead_minutes=lead)
+    return capacity_block.ReservationWindow(start=start, end=end, scale_down_lead_minutes=lead)
 
 
 def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNodeGroupSettings | None:

@@ -109,16 +109,16 @@ class OfflineMocks(pulumi.runtime.Mocks):
             outputs.update(self.monitor.add_eks_cluster(args.inputs.get("name") or args.name, self.region))
         return placeholders.resource_id(args.name), outputs
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
         """Data-source calls answer with placeholders; unknown ones answer empty and are reported."""
         result = placeholders.call_result(args.token, dict(args.args))
         shown = ", ".join(f"{k}={v}" for k, v in sorted(dict(args.args).items()) if isinstance(v, (str, int, float)))
         note = f"{args.token}({shown})"
         if result is None:
             self.calls.append(f"{note} -> no offline value (empty answer)")
-            return {}, None
+            return {}, []
         self.calls.append(f"{note} -> {result.get('value', result)}")
-        return result, None
+        return result, []
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):

@@ -8,13 +8,13 @@ from typing import Any
 
 from .. import efa
 from ..capacity_block import MANAGED_NODE_GROUP_QUOTA
+from ..platform import LAYOUT_TAG
 from ..settings import GPUS_PER_INSTANCE
 from .engine import STACK_TYPE, Plan, PlanResource
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
-LAYOUT_TAG = "ultraserver.io/efa-layout"
 
 # The few inputs per type that tell a reader what a resource is; the JSON has all of them.
 KEY_SETTINGS: dict[str, tuple[str, ...]] = {
@@ -78,6 +78,7 @@ class GpuGroup:
 
     resource: PlanResource
     nodes: int
+    full_size: int
     instance_type: str
     interfaces: tuple[efa.EfaInterface, ...]
     layout: str
@@ -101,12 +102,13 @@ def gpu_groups(plan: Plan) -> list[GpuGroup]:
             continue
         managed = resource.type == NODE_GROUP
         nodes = lookup(resource.inputs, "scalingConfig.desiredSize") if managed else resource.inputs.get("desiredCapacity")
+        full = lookup(resource.inputs, "scalingConfig.maxSize") if managed else resource.inputs.get("maxSize")
         interfaces = tuple(
             efa.EfaInterface(int(n.get("networkCardIndex", 0)), int(n.get("deviceIndex", 0)), str(n.get("interfaceType", "interface")))
             for n in template.inputs.get("networkInterfaces") or []
         )
         layout = (template.inputs.get("tags") or {}).get(LAYOUT_TAG, "custom")
-        groups.append(GpuGroup(resource, int(nodes or 0), instance_type, interfaces, layout, managed))
+        groups.append(GpuGroup(resource, int(nodes or 0), int(full or 0), instance_type, interfaces, layout, managed))
     return groups
 
 
@@ -117,9 +119,12 @@ def summary(plan: Plan, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str:
     lines += [f"  {count:4d}  {kind}" for kind, count in sorted(counts.items())]
     groups = gpu_groups(plan)
     system_nodes = sum(int(lookup(r.inputs, "scalingConfig.desiredSize") or 0) for r in plan.of_type(NODE_GROUP)) - sum(g.nodes for g in groups if g.managed)
-    gpu_nodes = sum(g.nodes for g in groups)
-    gpus = sum(g.nodes * GPUS_PER_INSTANCE[g.instance_type] for g in groups)
-    lines.append(f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node groups; GPUs: {gpus}")
+    gpu_nodes = sum(g.full_size for g in groups)
+    gpus = sum(g.full_size * GPUS_PER_INSTANCE[g.instance_type] for g in groups)
+    lines.append(f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node groups ({sum(g.nodes for g in groups)} running now); GPUs: {gpus}")
+    waiting = [g.resource.name for g in groups if g.nodes < g.full_size]
+    if waiting:
+        lines.append(f"  Below full size now (capacity block not yet active, or held at 0 for an upgrade): {', '.join(waiting)}")
     if groups:
         rows = [efa.LayoutRow(g.resource.name, g.instance_type, g.layout, efa.summarize_layout(g.instance_type, g.interfaces)) for g in groups]
         lines += ["", "EFA per node:", efa.format_layout_table(rows)]
