@@ -100,7 +100,7 @@ class Platform(pulumi.ComponentResource):
         cluster_rules = self.network.allow_cluster(self.cluster.security_group_id)
         self.gpu_node_groups = {}
         for group in s.gpu_node_groups:
-            targets = list(zip(node_group_names(group), group.capacity_reservation_ids)) or [(group.name, None)]
+            targets: list[tuple[str, str | None]] = [(group.name, None)] if group.grouped else list(zip(node_group_names(group), group.capacity_reservation_ids))
             for group_name, reservation_id in targets:
                 self.gpu_node_groups[group_name] = self._gpu_node_group(s, group, group_name, reservation_id, tags, cluster_rules)
         self.register_outputs({"clusterName": self.cluster.name})
