@@ -1,0 +1,82 @@
+"""How the offline plan scales with the number of UltraServers, and how many node groups each layout needs.
+
+Run: ``python benchmarks/plan_scale.py [--sizes 1 4 16 32 100]``. For each size it plans two stacks,
+one node group per UltraServer and grouped mode (one node group per resource group of up to 25
+UltraServers), and prints resources, managed node groups (against the EKS quota of 30), GPUs and the
+wall time of the plan. Timings are measurements for this machine, not assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from ultraserver.capacity_block import MANAGED_NODE_GROUP_QUOTA
+from ultraserver.plan import run_plan
+from ultraserver.plan.report import NODE_GROUP, gpu_groups
+
+ROOT = Path(__file__).resolve().parent.parent
+FLEET_PER_GROUP = 25
+
+
+def stack_config(ultraservers: int, grouped: bool) -> dict:
+    """A stack of ``ultraservers`` u-p6e-gb200x72 UltraServers in the Dallas Local Zone."""
+    if grouped:
+        groups = [
+            {
+                "name": f"fleet-{i}",
+                "availabilityZone": "us-east-1-dfw-2a",
+                "capacityReservationResourceGroupArn": f"arn:aws:resource-groups:us-east-1:111122223333:group/fleet-{i}",
+                "ultraserverCount": min(FLEET_PER_GROUP, ultraservers - i * FLEET_PER_GROUP),
+            }
+            for i in range((ultraservers + FLEET_PER_GROUP - 1) // FLEET_PER_GROUP)
+        ]
+    else:
+        ids = [f"cr-{i:017x}" for i in range(ultraservers)]
+        groups = [{"name": "nvl72", "availabilityZone": "us-east-1-dfw-2a", "capacityReservationIds": ids}]
+    return {
+        "config": {
+            "aws:region": "us-east-1",
+            "ultraserver-eks:cluster": {"name": "bench"},
+            "ultraserver-eks:network": {"availabilityZones": ["us-east-1a", "us-east-1b"], "gpuPodsPerNode": 8},
+            "ultraserver-eks:gpuNodeGroups": groups,
+        }
+    }
+
+
+def measure(project: Path, ultraservers: int, grouped: bool) -> str:
+    """Plan one generated stack and describe it in one line."""
+    stack = f"bench-{ultraservers}-{'grouped' if grouped else 'per-us'}"
+    (project / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(stack_config(ultraservers, grouped)))
+    start = time.perf_counter()
+    plan = run_plan(project, stack)
+    seconds = time.perf_counter() - start
+    managed = len(plan.of_type(NODE_GROUP))
+    gpus = sum(g.full_size * 4 for g in gpu_groups(plan))
+    flag = "" if managed <= MANAGED_NODE_GROUP_QUOTA else f"  over the quota of {MANAGED_NODE_GROUP_QUOTA}"
+    return f"{ultraservers:5d}  {'grouped' if grouped else 'per-UltraServer':15s}  {len(plan.resources):9d}  {managed:13d}  {gpus:6d}  {seconds:7.2f}s{flag}"
+
+
+def main() -> None:
+    """Plan stacks of growing size and print one line per stack."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16, 32, 100])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        shutil.copy(ROOT / "Pulumi.yaml", project)
+        shutil.copy(ROOT / "__main__.py", project)
+        (project / "stacks").mkdir()
+        print("UltraServers  mode             resources  managed NGs  GPUs    plan time")
+        for size in args.sizes:
+            for grouped in (False, True):
+                print(measure(project, size, grouped))
+
+
+if __name__ == "__main__":
+    main()
