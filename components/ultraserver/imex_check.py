@@ -180,7 +180,7 @@ def validate_with(
 def core_api(kubeconfig: str) -> PodReader:
     """A CoreV1Api for a kubeconfig given as a file path or as the document itself (e.g. a stack output)."""
     try:
-        import kubernetes  # type: ignore[import-not-found,unused-ignore]  # optional: only `validate` needs it
+        import kubernetes  # optional dependency: only `validate` needs it
         import yaml
     except ImportError:
         raise CheckError(
