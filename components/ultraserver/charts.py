@@ -1,0 +1,102 @@
+"""Pinned Helm chart catalog and the check of user values against each chart's known key paths."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ultraserver.errors import ConfigError
+
+GPU_OPERATOR = "gpu-operator"
+DRA_DRIVER = "nvidia-dra-driver-gpu"
+EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
+
+
+@dataclass(frozen=True)
+class PinnedChart:
+    """One chart as pinned by the toolkit, with the value key paths of that exact version."""
+
+    name: str
+    """Chart name in its Helm repository."""
+    version: str
+    """Chart version exactly as published in the repository index."""
+    repo: str
+    """Helm repository URL."""
+    source_repository: str
+    """Git repository the key paths were taken from."""
+    source_commit: str
+    """Commit of that repository at the pinned version."""
+    keys: frozenset[str]
+    """Every dotted values key path of the chart (e.g. `driver.enabled`)."""
+    open_maps: frozenset[str]
+    """Key paths whose content is free-form (Kubernetes objects, label maps, unpinned subcharts)."""
+
+
+@cache
+def catalog() -> dict[str, PinnedChart]:
+    """The pinned charts, read from the packaged data/chart_keys.json (written by scripts/regen_upstream_fixtures.py)."""
+    raw = json.loads(resources.files("ultraserver").joinpath("data/chart_keys.json").read_text())
+    return {
+        name: PinnedChart(
+            name=entry["name"],
+            version=entry["version"],
+            repo=entry["repo"],
+            source_repository=entry["source"]["repository"],
+            source_commit=entry["source"]["commit"],
+            keys=frozenset(entry["keys"]),
+            open_maps=frozenset(entry["openMaps"]),
+        )
+        for name, entry in raw["charts"].items()
+    }
+
+
+def pinned(chart: str) -> PinnedChart:
+    """The pinned entry of one chart; a programming error if the chart is not in the catalog."""
+    return catalog()[chart]
+
+
+def _walk(chart: PinnedChart, values: Mapping[str, Any], prefix: str) -> list[str]:
+    """Unknown key paths below `prefix`."""
+    unknown: list[str] = []
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        if path not in chart.keys:
+            unknown.append(path)
+        elif isinstance(value, Mapping) and path not in chart.open_maps:
+            unknown.extend(_walk(chart, value, path + "."))
+    return unknown
+
+
+def unknown_value_paths(chart: str, values: Mapping[str, Any]) -> list[str]:
+    """Dotted key paths in `values` that the pinned chart does not define (empty when all are known)."""
+    return _walk(pinned(chart), values, "")
+
+
+def _hint(chart: PinnedChart, path: str) -> str:
+    """A 'did you mean' or the list of valid siblings for one unknown path."""
+    parent, _, _ = path.rpartition(".")
+    siblings = sorted(
+        k.rpartition(".")[2] for k in chart.keys if k.rpartition(".")[0] == parent and k != parent
+    )
+    close = difflib.get_close_matches(path, chart.keys, n=1)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    where = f"under '{parent}'" if parent else "at the top level"
+    return f"valid keys {where}: {', '.join(siblings)}"
+
+
+def check_values(chart: str, values: Mapping[str, Any], setting: str) -> None:
+    """Raise ConfigError naming `setting` if `values` use keys the pinned chart does not have."""
+    entry = pinned(chart)
+    problems = [
+        f"{setting}: '{path}' is not a value of chart {entry.name} {entry.version}; {_hint(entry, path)} "
+        f"Fix the key or remove it."
+        for path in unknown_value_paths(chart, values)
+    ]
+    if problems:
+        raise ConfigError(problems)

@@ -1,0 +1,91 @@
+"""Helm values the toolkit sets for each pinned chart, and the deep merge of user overrides over them."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from ultraserver.errors import ConfigError
+
+# Taint on every GB200 node group: only pods that tolerate it (GPU workloads and node agents) land there.
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
+# Set by GPU Feature Discovery on nodes with an NVIDIA GPU.
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `override` laid over it: maps merge key by key, anything else (lists, scalars, None) replaces."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def require_node_selector(selector: Mapping[str, str], setting: str) -> dict[str, str]:
+    """The selector as a dict, or ConfigError if it is empty or not string-to-string."""
+    if not selector or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in selector.items()):
+        raise ConfigError(
+            f"{setting}: {dict(selector)!r} is not a usable node selector; give at least one label as "
+            f'{{"<label key>": "<value>"}} that the system node group carries, e.g. {{"ultraserver.io/role": "system"}}.'
+        )
+    return dict(selector)
+
+
+def required_node_affinity(selector: Mapping[str, str]) -> dict[str, Any]:
+    """A required node affinity matching every label of `selector`."""
+    expressions = [{"key": key, "operator": "In", "values": [value]} for key, value in sorted(selector.items())]
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": expressions}]}
+        }
+    }
+
+
+def gpu_operator_values(system_node_selector: Mapping[str, str]) -> dict[str, Any]:
+    """GPU Operator values for the EKS AL2023 NVIDIA AMI: the AMI already ships the driver and container toolkit."""
+    system = require_node_selector(system_node_selector, "system_node_selector")
+    return {
+        "driver": {"enabled": False},
+        "toolkit": {"enabled": False},
+        "devicePlugin": {"enabled": True},
+        "nfd": {"enabled": True},
+        # GFD sets nvidia.com/gpu.clique, which ComputeDomains and the clique pod affinity rely on.
+        "gfd": {"enabled": True},
+        # The AMI's driver enables CDMM on GB200, which rules out MIG.
+        "migManager": {"enabled": False},
+        "daemonsets": {"tolerations": [GPU_TOLERATION]},
+        "operator": {"nodeSelector": system},
+        "node-feature-discovery": {"master": {"nodeSelector": system}, "gc": {"nodeSelector": system}},
+    }
+
+
+def dra_driver_values(system_node_selector: Mapping[str, str], nvidia_driver_root: str = "/") -> dict[str, Any]:
+    """NVIDIA DRA driver values: ComputeDomains only, controller on system nodes, kubelet plugin on GPU nodes."""
+    system = require_node_selector(system_node_selector, "system_node_selector")
+    return {
+        # The driver lives on the host (AMI), not under /run/nvidia/driver as when the GPU Operator installs it.
+        "nvidiaDriverRoot": nvidia_driver_root,
+        # GPUs are allocated by the device plugin; DRA GPU allocation is still experimental in 25.8.
+        "resources": {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}},
+        # The chart pins the controller to control-plane nodes, which EKS does not expose: replace that
+        # affinity (lists are replaced whole by Helm) and drop the control-plane toleration.
+        "controller": {
+            "nodeSelector": system,
+            "affinity": required_node_affinity(system),
+            "tolerations": [],
+        },
+        "kubeletPlugin": {
+            "affinity": required_node_affinity({GPU_PRESENT_LABEL: "true"}),
+            "tolerations": [GPU_TOLERATION],
+        },
+    }
+
+
+def efa_device_plugin_values() -> dict[str, Any]:
+    """EFA device plugin values: its DaemonSet must also run on the tainted GPU nodes."""
+    return {"tolerations": [GPU_TOLERATION]}

@@ -1,0 +1,98 @@
+"""The cluster's Kubernetes software for GB200: GPU Operator, DRA driver, EFA plugin, MPI operator, IMEX check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ultraserver.errors import ConfigError
+from ultraserver.helm_release import (
+    DraDriver,
+    DraDriverArgs,
+    EfaDevicePlugin,
+    EfaDevicePluginArgs,
+    GpuOperator,
+    GpuOperatorArgs,
+    ReleaseSettings,
+)
+from ultraserver.helm_values import require_node_selector
+from ultraserver.imex_check import ImexCheck, ImexCheckArgs
+from ultraserver.mpi_operator import MpiOperator, MpiOperatorArgs
+
+
+@dataclass
+class KubernetesLayerArgs:
+    """Inputs of the Kubernetes layer."""
+
+    provider: k8s.Provider
+    """Provider for the target cluster."""
+    system_node_selector: dict[str, str]
+    """Labels of the system node group (operators, controllers, MPI launchers run there)."""
+    depends_on: list[pulumi.Resource] = field(default_factory=list)
+    """What every install waits for: the cluster and the system node group (not the GPU node groups)."""
+    gpu_operator: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """GPU Operator version, values override and Helm options."""
+    dra_driver: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """NVIDIA DRA driver version, values override and Helm options."""
+    efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """EFA device plugin version, values override and Helm options."""
+    mpi_operator: MpiOperatorArgs | None = field(default_factory=MpiOperatorArgs)
+    """MPI operator install; None skips it (the IMEX check then cannot run)."""
+    imex_check: ImexCheckArgs | None = None
+    """IMEX nvbandwidth check per UltraServer; None deploys no check."""
+
+
+class KubernetesLayer(pulumi.ComponentResource):
+    """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
+
+    gpu_operator: GpuOperator
+    dra_driver: DraDriver
+    efa_device_plugin: EfaDevicePlugin
+    mpi_operator: MpiOperator | None
+    imex_check: ImexCheck | None
+
+    def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
+        system = require_node_selector(args.system_node_selector, "system_node_selector")
+        if args.imex_check is not None and args.mpi_operator is None:
+            raise ConfigError(
+                "imex_check: the IMEX check runs as an MPIJob but mpi_operator is disabled; enable the MPI operator "
+                "or turn the check off."
+            )
+
+        def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
+            """Options of a direct child: this layer's provider, waiting for `after` only."""
+            return pulumi.ResourceOptions(parent=self, providers=[args.provider], depends_on=list(after))
+
+        base = args.depends_on
+        self.gpu_operator = GpuOperator(
+            f"{name}-gpu-operator", GpuOperatorArgs(system, args.gpu_operator), child(*base)
+        )
+        # ComputeDomains rely on the clique label GFD (deployed by the GPU Operator) puts on nodes.
+        self.dra_driver = DraDriver(
+            f"{name}-dra-driver",
+            DraDriverArgs(system, release=args.dra_driver),
+            child(*base, self.gpu_operator),
+        )
+        self.efa_device_plugin = EfaDevicePlugin(
+            f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base)
+        )
+        self.mpi_operator = (
+            MpiOperator(f"{name}-mpi-operator", args.mpi_operator, child(*base)) if args.mpi_operator else None
+        )
+        self.imex_check = None
+        if args.imex_check is not None and self.mpi_operator is not None:
+            check_args = args.imex_check
+            if not check_args.launcher_node_selector:
+                check_args = replace(check_args, launcher_node_selector=system)
+            self.imex_check = ImexCheck(
+                f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver)
+            )
+        self.register_outputs(
+            {
+                "imexCheckNamespace": args.imex_check.namespace if args.imex_check else None,
+                "imexCheckJobs": self.imex_check.job_names if self.imex_check else [],
+            }
+        )

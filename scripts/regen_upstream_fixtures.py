@@ -1,0 +1,159 @@
+"""Regenerate the chart key catalog and CRD schema fixtures from a local copy of the pinned upstream files.
+
+Usage: python scripts/regen_upstream_fixtures.py [UPSTREAM_DIR]
+(UPSTREAM_DIR defaults to ../shared/upstream next to the repository.)
+
+Writes components/ultraserver/data/chart_keys.json and tests/fixtures/crds/*.json. Only key paths and schema
+structure are kept: no upstream prose (comments and `description` fields are dropped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+DATA_FILE = REPO / "components" / "ultraserver" / "data" / "chart_keys.json"
+CRD_DIR = REPO / "tests" / "fixtures" / "crds"
+
+# Pinned charts: (catalog name, upstream folder, version folder, published version, Helm repo).
+# The gpu-operator Chart.yaml in git carries a placeholder version; NGC publishes it as v25.3.4.
+CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
+    ("gpu-operator", "gpu-operator", "v25.3.4", "v25.3.4", "https://helm.ngc.nvidia.com/nvidia"),
+    ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "25.8.0", "25.8.0", "https://helm.ngc.nvidia.com/nvidia"),
+    ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "0.5.14", None, "https://aws.github.io/eks-charts"),
+)
+
+# Keys whose value is a Kubernetes object handed to the templates as a whole (toYaml): anything below them
+# is the user's, so the key check stops there. Maps that default to {} are open too (featureGates, labels).
+PASS_THROUGH_NAMES = frozenset({"affinity", "resources", "securityContext", "annotations", "updateStrategy", "strategy"})
+
+# Keys named like a Kubernetes object that are chart settings instead (the DRA driver's resources.gpus.enabled).
+NOT_PASS_THROUGH: dict[str, tuple[str, ...]] = {
+    "nvidia-dra-driver-gpu": ("resources",),
+}
+
+# Values read by the chart templates but absent from values.yaml, checked in the template at the pinned tag.
+TEMPLATE_ONLY_KEYS: dict[str, tuple[str, ...]] = {
+    # templates/operator.yaml renders `.Values.operator.nodeSelector` into the operator Deployment.
+    "gpu-operator": ("operator.nodeSelector",),
+}
+
+# Subcharts whose own values are not pinned here: their whole subtree is treated as an open map.
+OPEN_SUBTREES: dict[str, tuple[str, ...]] = {
+    "gpu-operator": ("node-feature-discovery",),
+}
+
+# CRD fixtures: (output name, upstream path, served version).
+CRDS: tuple[tuple[str, str, str], ...] = (
+    ("computedomain-v1beta1", "nvidia-dra-driver-gpu/25.8.0/crds/resource.nvidia.com_computedomains.yaml", "v1beta1"),
+    ("mpijob-v2beta1", "mpi-operator/v0.7.0/kubeflow.org_mpijobs.yaml", "v2beta1"),
+)
+
+# Prose-only schema keywords dropped from the fixtures.
+PROSE_KEYS = ("description", "message", "messageExpression")
+
+
+def key_paths(values: dict[str, Any], structured: tuple[str, ...] = (), prefix: str = "") -> tuple[set[str], set[str]]:
+    """All dotted key paths of a values tree, and the subset that are open maps."""
+    keys: set[str] = set()
+    open_maps: set[str] = set()
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        keys.add(path)
+        if isinstance(value, dict) and (not value or (key in PASS_THROUGH_NAMES and path not in structured)):
+            open_maps.add(path)
+        elif isinstance(value, dict):
+            sub_keys, sub_open = key_paths(value, structured, path + ".")
+            keys |= sub_keys
+            open_maps |= sub_open
+    return keys, open_maps
+
+
+def source_of(folder: Path) -> dict[str, str]:
+    """Repository and commit recorded in an upstream SOURCE.md."""
+    text = (folder / "SOURCE.md").read_text()
+    repo = re.search(r"Repository: (https://github\.com/\S+)", text)
+    commit = re.search(r"\b([0-9a-f]{40})\b", text)
+    if not repo or not commit:
+        raise SystemExit(f"{folder}/SOURCE.md: repository URL or 40-hex commit not found")
+    return {"repository": repo.group(1), "commit": commit.group(1)}
+
+
+def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, version: str | None, repo: str) -> dict:
+    """Catalog entry of one pinned chart."""
+    base = upstream / folder / version_dir
+    chart_yaml = yaml.safe_load((base / "Chart.yaml").read_text())
+    values = yaml.safe_load((base / "values.yaml").read_text()) or {}
+    keys, open_maps = key_paths(values, NOT_PASS_THROUGH.get(name, ()))
+    for path in TEMPLATE_ONLY_KEYS.get(name, ()):
+        keys.add(path)
+        open_maps.add(path)
+    for path in OPEN_SUBTREES.get(name, ()):
+        keys = {k for k in keys if not k.startswith(path + ".")}
+        open_maps = {k for k in open_maps if not k.startswith(path + ".")} | {path}
+    if chart_yaml["name"] != name:
+        raise SystemExit(f"{base}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
+    return {
+        "name": name,
+        "version": version or str(chart_yaml["version"]),
+        "repo": repo,
+        "kubeVersion": chart_yaml.get("kubeVersion"),
+        "source": source_of(base),
+        "keys": sorted(keys),
+        "openMaps": sorted(open_maps),
+    }
+
+
+def strip_prose(node: Any) -> Any:
+    """Schema tree without description/message strings (property names called so are kept)."""
+    if isinstance(node, dict):
+        return {k: strip_prose(v) for k, v in node.items() if not (k in PROSE_KEYS and isinstance(v, str))}
+    if isinstance(node, list):
+        return [strip_prose(v) for v in node]
+    return node
+
+
+def crd_fixture(upstream: Path, rel: str, version: str) -> dict:
+    """openAPIV3Schema of one CRD version, with its identity and source."""
+    path = upstream / rel
+    crd = yaml.safe_load(path.read_text())
+    served = [v for v in crd["spec"]["versions"] if v["name"] == version]
+    if not served:
+        raise SystemExit(f"{path}: version {version} not in the CRD")
+    return {
+        "group": crd["spec"]["group"],
+        "version": version,
+        "kind": crd["spec"]["names"]["kind"],
+        "scope": crd["spec"]["scope"],
+        "source": {**source_of(path.parent if path.parent.name != "crds" else path.parent.parent), "path": rel},
+        "openAPIV3Schema": strip_prose(served[0]["schema"]["openAPIV3Schema"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the fixtures; exit code 0 on success."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("upstream", nargs="?", default=str(REPO.parent / "shared" / "upstream"))
+    upstream = Path(parser.parse_args(argv).upstream).resolve()
+    if not upstream.is_dir():
+        print(f"upstream directory {upstream} not found; pass its path as the first argument", file=sys.stderr)
+        return 2
+    charts = {c[0]: chart_entry(upstream, *c) for c in CHARTS}
+    DATA_FILE.parent.mkdir(parents=True, exist_ok=True)
+    DATA_FILE.write_text(json.dumps({"charts": charts}, indent=1, sort_keys=True) + "\n")
+    CRD_DIR.mkdir(parents=True, exist_ok=True)
+    for name, rel, version in CRDS:
+        (CRD_DIR / f"{name}.json").write_text(json.dumps(crd_fixture(upstream, rel, version), sort_keys=True) + "\n")
+    print(f"wrote {DATA_FILE.relative_to(REPO)} and {len(CRDS)} CRD fixtures in {CRD_DIR.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

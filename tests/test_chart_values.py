@@ -1,0 +1,161 @@
+"""Values the toolkit sets exist in the pinned charts; bad user overrides are rejected with a clear message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ultraserver import charts
+from ultraserver.errors import ConfigError
+from ultraserver.helm_release import DRA_DRIVER, EFA_DEVICE_PLUGIN, GPU_OPERATOR, ReleaseSettings, release_values
+from ultraserver.helm_values import (
+    GPU_TOLERATION,
+    deep_merge,
+    dra_driver_values,
+    efa_device_plugin_values,
+    gpu_operator_values,
+)
+
+SYSTEM = {"ultraserver.io/role": "system"}
+
+
+def test_catalog_pins_the_documented_versions_and_repos() -> None:
+    cat = charts.catalog()
+    assert (cat[charts.GPU_OPERATOR].version, cat[charts.GPU_OPERATOR].repo) == (
+        "v25.3.4", "https://helm.ngc.nvidia.com/nvidia")
+    assert (cat[charts.DRA_DRIVER].version, cat[charts.DRA_DRIVER].repo) == (
+        "25.8.0", "https://helm.ngc.nvidia.com/nvidia")
+    # eks-charts publishes this chart version with a leading v.
+    assert (cat[charts.EFA_DEVICE_PLUGIN].version, cat[charts.EFA_DEVICE_PLUGIN].repo) == (
+        "v0.5.14", "https://aws.github.io/eks-charts")
+    for entry in cat.values():
+        assert len(entry.source_commit) == 40
+        assert entry.open_maps <= entry.keys
+
+
+@pytest.mark.parametrize(
+    ("chart", "values"),
+    [
+        (charts.GPU_OPERATOR, gpu_operator_values(SYSTEM)),
+        (charts.DRA_DRIVER, dra_driver_values(SYSTEM)),
+        (charts.EFA_DEVICE_PLUGIN, efa_device_plugin_values()),
+    ],
+)
+def test_every_toolkit_value_is_a_key_of_the_pinned_chart(chart: str, values: dict) -> None:
+    assert values
+    assert charts.unknown_value_paths(chart, values) == []
+
+
+def test_gpu_operator_leaves_driver_and_toolkit_to_the_ami() -> None:
+    values = gpu_operator_values(SYSTEM)
+    assert values["driver"]["enabled"] is False
+    assert values["toolkit"]["enabled"] is False
+    assert values["migManager"]["enabled"] is False
+    assert all(values[k]["enabled"] is True for k in ("devicePlugin", "nfd", "gfd"))
+    assert GPU_TOLERATION in values["daemonsets"]["tolerations"]
+    assert values["operator"]["nodeSelector"] == SYSTEM
+
+
+def test_dra_driver_runs_controller_on_system_nodes_and_plugin_on_gpu_nodes() -> None:
+    values = dra_driver_values(SYSTEM)
+    assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}
+    assert values["nvidiaDriverRoot"] == "/"
+    controller = values["controller"]
+    assert controller["tolerations"] == []
+    assert controller["nodeSelector"] == SYSTEM
+    terms = controller["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchExpressions": [{"key": "ultraserver.io/role", "operator": "In", "values": ["system"]}]}]
+    plugin = values["kubeletPlugin"]
+    assert plugin["tolerations"] == [GPU_TOLERATION]
+    plugin_terms = plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert plugin_terms["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}
+    ]
+
+
+def test_efa_plugin_tolerates_the_gpu_taint() -> None:
+    assert efa_device_plugin_values()["tolerations"] == [GPU_TOLERATION]
+
+
+@pytest.mark.parametrize("selector", [{}, {"": "x"}, {"role": 3}])
+def test_unusable_system_selector_is_a_config_error(selector: dict) -> None:
+    with pytest.raises(ConfigError, match="system_node_selector"):
+        gpu_operator_values(selector)
+
+
+def test_unknown_keys_are_listed_with_their_full_path() -> None:
+    values = {"driver": {"enabld": False}, "devicePlugin": {"enabled": True}, "nope": 1}
+    assert sorted(charts.unknown_value_paths(charts.GPU_OPERATOR, values)) == ["driver.enabld", "nope"]
+
+
+def test_a_scalar_key_given_a_map_is_checked_below_it() -> None:
+    assert charts.unknown_value_paths(charts.DRA_DRIVER, {"logVerbosity": {"level": 4}}) == ["logVerbosity.level"]
+
+
+def test_open_maps_accept_any_content() -> None:
+    values = {
+        "featureGates": {"IMEXDaemonsWithDNSNames": True, "AnyFutureGate": False},
+        "controller": {"nodeSelector": {"a/b": "c"}, "affinity": {"podAntiAffinity": {}}},
+    }
+    assert charts.unknown_value_paths(charts.DRA_DRIVER, values) == []
+    # The DRA chart's `resources` is a chart setting, not a Kubernetes resources object: it stays checked.
+    assert charts.unknown_value_paths(charts.DRA_DRIVER, {"resources": {"limits": {}}}) == ["resources.limits"]
+    # Read by the gpu-operator template although values.yaml does not list it.
+    assert charts.unknown_value_paths(charts.GPU_OPERATOR, {"operator": {"nodeSelector": {"x": "y"}}}) == []
+
+
+def test_bad_override_message_names_setting_chart_version_and_fix() -> None:
+    settings = ReleaseSettings(values={"kubeletPlugin": {"tolerationz": []}}, settings_key="charts.draDriver.values")
+    with pytest.raises(ConfigError) as err:
+        release_values(DRA_DRIVER, dra_driver_values(SYSTEM), settings)
+    message = str(err.value)
+    assert "charts.draDriver.values" in message
+    assert "'kubeletPlugin.tolerationz'" in message
+    assert "nvidia-dra-driver-gpu 25.8.0" in message
+    assert "did you mean 'kubeletPlugin.tolerations'" in message
+
+
+def test_hint_lists_valid_siblings_when_nothing_is_close() -> None:
+    with pytest.raises(ConfigError) as err:
+        charts.check_values(charts.EFA_DEVICE_PLUGIN, {"image": {"zzzzzz": "x"}}, "efa values")
+    assert "valid keys under 'image': repository, tag" in str(err.value)
+
+
+def test_every_bad_key_is_reported_at_once() -> None:
+    with pytest.raises(ConfigError) as err:
+        charts.check_values(charts.GPU_OPERATOR, {"a": 1, "b": 2}, "gpu values")
+    assert len(err.value.problems) == 2
+
+
+def test_null_override_is_rejected_because_pulumi_would_drop_it() -> None:
+    settings = ReleaseSettings(values={"controller": {"affinity": None}})
+    with pytest.raises(ConfigError, match="'controller.affinity' is null"):
+        release_values(DRA_DRIVER, dra_driver_values(SYSTEM), settings)
+
+
+def test_non_positive_timeout_is_rejected() -> None:
+    with pytest.raises(ConfigError, match="timeout_seconds: 0"):
+        release_values(EFA_DEVICE_PLUGIN, {}, ReleaseSettings(timeout_seconds=0))
+
+
+def test_user_override_is_merged_over_toolkit_values() -> None:
+    override = {"daemonsets": {"tolerations": []}, "dcgmExporter": {"enabled": False}, "driver": {"version": "x"}}
+    values = release_values(GPU_OPERATOR, gpu_operator_values(SYSTEM), ReleaseSettings(values=override))
+    assert values["daemonsets"]["tolerations"] == []
+    assert values["dcgmExporter"] == {"enabled": False}
+    assert values["driver"] == {"enabled": False, "version": "x"}
+
+
+def test_other_version_skips_the_key_check() -> None:
+    settings = ReleaseSettings(version="v25.10.0", values={"newKeyIn2510": True})
+    assert release_values(GPU_OPERATOR, {}, settings) == {"newKeyIn2510": True}
+
+
+def test_deep_merge_merges_maps_replaces_lists_and_leaves_inputs_alone() -> None:
+    base: dict[str, Any] = {"a": {"b": 1, "c": [1, 2]}, "d": 1}
+    merged = deep_merge(base, {"a": {"c": [3], "e": {"f": 1}}, "d": {"g": 2}})
+    assert merged == {"a": {"b": 1, "c": [3], "e": {"f": 1}}, "d": {"g": 2}}
+    assert base == {"a": {"b": 1, "c": [1, 2]}, "d": 1}
+    merged["a"]["c"].append(9)
+    assert base["a"]["c"] == [1, 2]

@@ -1,0 +1,86 @@
+"""ComputeDomain manifest, the pod pieces that join it, and its Pulumi component."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+from mock_recorder import run_program
+
+from ultraserver.compute_domain import (
+    CLIQUE_LABEL,
+    ComputeDomain,
+    ComputeDomainArgs,
+    compute_domain_manifest,
+    compute_domain_pod_pieces,
+)
+from ultraserver.errors import ConfigError
+
+
+def test_manifest_defaults_to_an_elastic_single_channel_domain() -> None:
+    manifest = compute_domain_manifest(ComputeDomainArgs(name="train", namespace="ml"))
+    assert manifest["apiVersion"] == "resource.nvidia.com/v1beta1"
+    assert manifest["kind"] == "ComputeDomain"
+    assert manifest["metadata"] == {"name": "train", "namespace": "ml"}
+    assert manifest["spec"] == {
+        "numNodes": 0,
+        "channel": {"resourceClaimTemplate": {"name": "train-channel"}, "allocationMode": "Single"},
+    }
+
+
+def test_manifest_keeps_explicit_settings() -> None:
+    args = ComputeDomainArgs(name="cd", num_nodes=4, allocation_mode="All", claim_template_name="rct")
+    spec = compute_domain_manifest(args)["spec"]
+    assert spec["numNodes"] == 4
+    assert spec["channel"] == {"resourceClaimTemplate": {"name": "rct"}, "allocationMode": "All"}
+
+
+def test_every_bad_field_is_reported() -> None:
+    args = ComputeDomainArgs(name="Bad_Name", namespace="x" * 64, num_nodes=-1, allocation_mode="Many")
+    with pytest.raises(ConfigError) as err:
+        compute_domain_manifest(args)
+    fields = [p.split(":")[0] for p in err.value.problems]
+    assert fields == [
+        "compute_domain.name",
+        "compute_domain.claim_template_name",
+        "compute_domain.namespace",
+        "compute_domain.num_nodes",
+        "compute_domain.allocation_mode",
+    ]
+    assert "use one of Single, All" in str(err.value)
+
+
+def test_pod_pieces_link_claim_container_and_clique() -> None:
+    labels = {"app": "trainer", "role": "worker"}
+    pieces = compute_domain_pod_pieces(ComputeDomainArgs(name="cd"), labels, claim_name="imex")
+    assert pieces.resource_claim == {"name": "imex", "resourceClaimTemplateName": "cd-channel"}
+    assert pieces.container_claim == {"name": pieces.resource_claim["name"]}
+    (term,) = pieces.affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == CLIQUE_LABEL == "nvidia.com/gpu.clique"
+    selected = {e["key"]: e["values"] for e in term["labelSelector"]["matchExpressions"]}
+    assert selected == {"app": ["trainer"], "role": ["worker"]}
+    assert all(e["operator"] == "In" for e in term["labelSelector"]["matchExpressions"])
+
+
+def test_pod_pieces_need_labels() -> None:
+    with pytest.raises(ConfigError, match="pod_labels"):
+        compute_domain_pod_pieces(ComputeDomainArgs(name="cd"), {})
+
+
+def test_component_creates_the_custom_resource_after_its_dependencies() -> None:
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        dra = pulumi.CustomResource("kubernetes:helm.sh/v3:Release", "dra", {})
+        ComputeDomain(
+            "cd",
+            ComputeDomainArgs(name="job-cd", namespace="ml"),
+            pulumi.ResourceOptions(providers=[provider], depends_on=[dra]),
+        )
+
+    recorded = run_program(program)
+    resource = recorded.one("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
+    assert resource.inputs["spec"]["channel"]["resourceClaimTemplate"]["name"] == "job-cd-channel"
+    assert resource.inputs["metadata"] == {"name": "job-cd", "namespace": "ml"}
+    assert resource.dependencies == [recorded.one("kubernetes:helm.sh/v3:Release", "dra").urn]
+    assert "providers:kubernetes::k8s" in resource.provider
+    assert recorded.one("ultraserver:index:ComputeDomain").dependencies == resource.dependencies
