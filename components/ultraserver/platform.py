@@ -7,8 +7,10 @@ from dataclasses import dataclass
 import pulumi
 
 from . import efa
-from .cluster import Cluster, ClusterArgs
+from .cluster import Cluster, ClusterArgs, system_node_labels
 from .gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from .imex_check import ImexCheckArgs, ImexTarget
+from .kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from .network import Network, NetworkArgs, ips_needed, plan_subnets
 from .settings import GpuNodeGroupSettings, Settings
 
@@ -33,6 +35,18 @@ def node_group_names(group: GpuNodeGroupSettings) -> list[str]:
     return [f"{group.name}-{index}" for index in range(1, group.node_groups + 1)]
 
 
+def imex_check_args(settings: Settings) -> ImexCheckArgs | None:
+    """One nvbandwidth job per GPU node group (one NVLink domain each), when the check is on."""
+    if not settings.imex_check.enabled or not settings.gpu_node_groups:
+        return None
+    targets = [
+        ImexTarget(name=name, node_selector={ULTRASERVER_LABEL: name}, instance_count=group.instances_per_ultraserver)
+        for group in settings.gpu_node_groups
+        for name in node_group_names(group)
+    ]
+    return ImexCheckArgs(targets=targets, nodes=settings.imex_check.nodes, threshold_gbps=settings.imex_check.threshold_gbps)
+
+
 @dataclass
 class PlatformArgs:
     """Inputs of the Platform component."""
@@ -47,6 +61,7 @@ class Platform(pulumi.ComponentResource):
     network: Network
     cluster: Cluster
     gpu_node_groups: dict[str, GpuNodeGroup]
+    kubernetes: KubernetesLayer
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         s = args.settings
@@ -103,6 +118,21 @@ class Platform(pulumi.ComponentResource):
             targets: list[tuple[str, str | None]] = [(group.name, None)] if group.grouped else list(zip(node_group_names(group), group.capacity_reservation_ids))
             for group_name, reservation_id in targets:
                 self.gpu_node_groups[group_name] = self._gpu_node_group(s, group, group_name, reservation_id, tags, cluster_rules)
+        # Helm releases need the API server and somewhere to run controllers, not the GPU nodes:
+        # GPU node groups and the releases proceed in parallel.
+        self.kubernetes = KubernetesLayer(
+            f"{s.cluster.name}-k8s",
+            KubernetesLayerArgs(
+                provider=self.cluster.provider,
+                system_node_selector=system_node_labels(),
+                depends_on=[self.cluster.eks, self.cluster.system_node_group],
+                gpu_operator=s.kubernetes.gpu_operator,
+                dra_driver=s.kubernetes.dra_driver,
+                efa_device_plugin=s.kubernetes.efa_device_plugin,
+                imex_check=imex_check_args(s),
+            ),
+            opts=child,
+        )
         self.register_outputs({"clusterName": self.cluster.name})
 
     def _gpu_node_group(

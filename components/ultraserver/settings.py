@@ -17,9 +17,10 @@ from typing import Any
 
 import pulumi
 
-from . import ami, capacity_block, efa
+from . import ami, capacity_block, charts, efa
 from .config_reader import Reader, problem
 from .errors import ConfigError
+from .helm_release import ReleaseSettings
 
 PROJECT = "ultraserver-eks"
 MIN_KUBERNETES = (1, 33)
@@ -184,24 +185,14 @@ class AddonSettings:
 
 
 @dataclass(frozen=True)
-class ChartSettings:
-    """A pinned Helm chart and the user's values overrides."""
-
-    version: str = ""
-    """Chart version; empty uses the version this release of ultraserver pins."""
-    values: Mapping[str, Any] = field(default_factory=dict)
-    """Values merged over ultraserver's defaults."""
-
-
-@dataclass(frozen=True)
 class KubernetesSettings:
     """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin, MPI operator."""
 
-    gpu_operator: ChartSettings = ChartSettings()
+    gpu_operator: ReleaseSettings = field(default_factory=ReleaseSettings)
     """NVIDIA GPU Operator chart."""
-    dra_driver: ChartSettings = ChartSettings()
+    dra_driver: ReleaseSettings = field(default_factory=ReleaseSettings)
     """NVIDIA DRA driver chart (ComputeDomains)."""
-    efa_device_plugin: ChartSettings = ChartSettings()
+    efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
     """AWS EFA Kubernetes device plugin chart."""
 
 
@@ -440,8 +431,18 @@ def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNode
     return group if len(r.problems) == errors_before else None
 
 
-def _read_chart(r: Reader) -> ChartSettings:
-    settings = ChartSettings(version=r.string("version", ""), values=r.any_map("values"))
+def _read_chart(r: Reader, chart: str) -> ReleaseSettings:
+    values = r.any_map("values")
+    for path in charts.unknown_value_paths(chart, values):
+        r.problems.append(problem(r.path(f"values.{path}"), path, f"a value key of the pinned {chart} chart", "fix the key or remove it (see the chart's values.yaml)"))
+    settings = ReleaseSettings(
+        version=r.string("version", None, pattern=r"v?\d+\.\d+\.\d+", allowed="a chart version such as 25.3.4"),
+        values=values,
+        namespace=r.string("namespace", None, pattern=r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", allowed="a namespace name"),
+        timeout_seconds=r.integer("timeoutSeconds", 900, minimum=60, maximum=7200),
+        atomic=r.boolean("atomic", True),
+        settings_key=r.key,
+    )
     r.finish()
     return settings
 
@@ -525,9 +526,9 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
 
     k8s_reader = section("kubernetes")
     kubernetes = KubernetesSettings(
-        gpu_operator=_read_chart(k8s_reader.child("gpuOperator")),
-        dra_driver=_read_chart(k8s_reader.child("draDriver")),
-        efa_device_plugin=_read_chart(k8s_reader.child("efaDevicePlugin")),
+        gpu_operator=_read_chart(k8s_reader.child("gpuOperator"), charts.GPU_OPERATOR),
+        dra_driver=_read_chart(k8s_reader.child("draDriver"), charts.DRA_DRIVER),
+        efa_device_plugin=_read_chart(k8s_reader.child("efaDevicePlugin"), charts.EFA_DEVICE_PLUGIN),
     )
     k8s_reader.finish()
 
