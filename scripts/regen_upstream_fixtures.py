@@ -50,10 +50,10 @@ OPEN_SUBTREES: dict[str, tuple[str, ...]] = {
     "gpu-operator": ("node-feature-discovery",),
 }
 
-# CRD fixtures: (output name, upstream path, served version).
-CRDS: tuple[tuple[str, str, str], ...] = (
-    ("computedomain-v1beta1", "nvidia-dra-driver-gpu/25.8.0/crds/resource.nvidia.com_computedomains.yaml", "v1beta1"),
-    ("mpijob-v2beta1", "mpi-operator/v0.7.0/kubeflow.org_mpijobs.yaml", "v2beta1"),
+# CRD fixtures: (output name, upstream folder, saved file in it, served version).
+CRDS: tuple[tuple[str, str, str, str], ...] = (
+    ("computedomain-v1beta1", "nvidia-dra-driver-gpu/25.8.0", "crds/resource.nvidia.com_computedomains.yaml", "v1beta1"),
+    ("mpijob-v2beta1", "mpi-operator/v0.7.0", "kubeflow.org_mpijobs.yaml", "v2beta1"),
 )
 
 # Prose-only schema keywords dropped from the fixtures.
@@ -76,14 +76,15 @@ def key_paths(values: dict[str, Any], structured: tuple[str, ...] = (), prefix: 
     return keys, open_maps
 
 
-def source_of(folder: Path) -> dict[str, str]:
-    """Repository and commit recorded in an upstream SOURCE.md."""
+def source_of(folder: Path, saved: str) -> dict[str, str]:
+    """Repository, commit, upstream path and git blob of one saved file, as recorded in the folder's SOURCE.md."""
     text = (folder / "SOURCE.md").read_text()
     repo = re.search(r"Repository: (https://github\.com/\S+)", text)
     commit = re.search(r"\b([0-9a-f]{40})\b", text)
-    if not repo or not commit:
-        raise SystemExit(f"{folder}/SOURCE.md: repository URL or 40-hex commit not found")
-    return {"repository": repo.group(1), "commit": commit.group(1)}
+    row = re.search(rf"^\| `{re.escape(saved)}` +\| `([^`]+)` +\| `([0-9a-f]{{40}})` \|", text, re.MULTILINE)
+    if not repo or not commit or not row:
+        raise SystemExit(f"{folder}/SOURCE.md: repository URL, commit or the row of {saved} not found")
+    return {"repository": repo.group(1), "commit": commit.group(1), "path": row.group(1), "blob": row.group(2)}
 
 
 def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, version: str | None, repo: str) -> dict:
@@ -105,7 +106,7 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
         "version": version or str(chart_yaml["version"]),
         "repo": repo,
         "kubeVersion": chart_yaml.get("kubeVersion"),
-        "source": source_of(base),
+        "source": source_of(base, "values.yaml"),
         "keys": sorted(keys),
         "openMaps": sorted(open_maps),
     }
@@ -120,9 +121,9 @@ def strip_prose(node: Any) -> Any:
     return node
 
 
-def crd_fixture(upstream: Path, rel: str, version: str) -> dict:
+def crd_fixture(upstream: Path, folder: str, saved: str, version: str) -> dict:
     """openAPIV3Schema of one CRD version, with its identity and source."""
-    path = upstream / rel
+    path = upstream / folder / saved
     crd = yaml.safe_load(path.read_text())
     served = [v for v in crd["spec"]["versions"] if v["name"] == version]
     if not served:
@@ -132,7 +133,7 @@ def crd_fixture(upstream: Path, rel: str, version: str) -> dict:
         "version": version,
         "kind": crd["spec"]["names"]["kind"],
         "scope": crd["spec"]["scope"],
-        "source": {**source_of(path.parent if path.parent.name != "crds" else path.parent.parent), "path": rel},
+        "source": source_of(upstream / folder, saved),
         "openAPIV3Schema": strip_prose(served[0]["schema"]["openAPIV3Schema"]),
     }
 
@@ -149,8 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     DATA_FILE.parent.mkdir(parents=True, exist_ok=True)
     DATA_FILE.write_text(json.dumps({"charts": charts}, indent=1, sort_keys=True) + "\n")
     CRD_DIR.mkdir(parents=True, exist_ok=True)
-    for name, rel, version in CRDS:
-        (CRD_DIR / f"{name}.json").write_text(json.dumps(crd_fixture(upstream, rel, version), sort_keys=True) + "\n")
+    for name, folder, saved, version in CRDS:
+        fixture = crd_fixture(upstream, folder, saved, version)
+        (CRD_DIR / f"{name}.json").write_text(json.dumps(fixture, sort_keys=True) + "\n")
     print(f"wrote {DATA_FILE.relative_to(REPO)} and {len(CRDS)} CRD fixtures in {CRD_DIR.relative_to(REPO)}")
     return 0
 

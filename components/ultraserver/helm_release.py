@@ -90,8 +90,8 @@ def release_values(target: ChartTarget, base: Mapping[str, Any], settings: Relea
         unknown = charts.unknown_value_paths(target.chart, settings.values)
         if unknown:
             pulumi.log.warn(
-                f"{key}: {', '.join(unknown)} unknown to {target.chart} {pin.version}; not checked because "
-                f"version {settings.version} is used instead of the pinned one."
+                f"{key}: {', '.join(unknown)} not values of {target.chart} {pin.version} (pinned); only a warning "
+                f"because version {settings.version} is used instead."
             )
     return deep_merge(base, settings.values)
 

@@ -11,7 +11,7 @@ from ultraserver.errors import ConfigError
 # Taint on every GB200 node group: only pods that tolerate it (GPU workloads and node agents) land there.
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
-# Set by GPU Feature Discovery on nodes with an NVIDIA GPU.
+# Set by the GPU Operator on nodes where Node Feature Discovery found an NVIDIA GPU.
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 
 

@@ -100,11 +100,15 @@ def namespace_manifest(args: ImexCheckArgs) -> dict[str, Any]:
 class ImexCheck(pulumi.ComponentResource):
     """ComputeDomain + nvbandwidth MPIJob per UltraServer; depend on the MPI operator and the DRA driver."""
 
+    namespace: str
     job_names: list[str]
+    threshold_gbps: float
 
     def __init__(self, name: str, args: ImexCheckArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:ImexCheck", name, None, opts)
         jobs = job_args(args)
+        self.namespace = args.namespace
+        self.threshold_gbps = args.threshold_gbps
         namespace = k8s.core.v1.Namespace(
             name, metadata=namespace_manifest(args)["metadata"], opts=child_options(self, opts)
         )
