@@ -116,7 +116,7 @@ def test_validate_with_garbage_log_is_a_parse_error() -> None:
 
 def test_missing_kubernetes_client_names_the_requirement(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "kubernetes", None)
-    with pytest.raises(CheckError, match="pip install 'kubernetes>=31,<35'"):
+    with pytest.raises(CheckError, match="pip install 'kubernetes>=31,<36'"):
         validate("/nonexistent", "imex-check", "job", 700.0)
 
 

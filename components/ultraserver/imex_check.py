@@ -25,7 +25,7 @@ from ultraserver.nvbandwidth import (
     parse_bandwidth_matrix,
 )
 
-KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<35"
+KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<36"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
