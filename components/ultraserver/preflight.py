@@ -150,7 +150,7 @@ def call(client: Client, operation: str, **kwargs: Any) -> dict:
                 f"AWS rejected the credentials ({code}: {message}); refresh them and retry"
             ) from None
         raise ApiFailure(label, code, message[:200]) from None
-    except bex.BotoCoreError as exc:
+    except bex.ResponseParserError as exc:
         # e.g. an emulator answering an unmodelled call with an HTML error page.
         raise ApiFailure(label, type(exc).__name__, _one_line(str(exc))[:200]) from None
 
