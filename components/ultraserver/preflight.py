@@ -15,6 +15,7 @@ from typing import Any, Literal
 import boto3
 import botocore.exceptions as bex
 from botocore.config import Config
+from botocore.parsers import ResponseParserError
 
 from ultraserver.errors import ConfigError
 
@@ -115,6 +116,13 @@ class ApiFailure(Exception):
         self.code = code
         super().__init__(f"{operation} failed ({code}): {message}")
 
+    @property
+    def fix(self) -> str:
+        """How to get an answer from this call next time."""
+        if "AccessDenied" in self.code or "Unauthorized" in self.code:
+            return f"grant {self.operation} to the caller's IAM policy"
+        return f"{self.operation} gave no usable answer; check that the region/endpoint offers it and retry"
+
 
 def _one_line(text: str) -> str:
     """Collapse whitespace so a message fits on one line."""
@@ -149,10 +157,13 @@ def call(client: Client, operation: str, **kwargs: Any) -> dict:
             raise PreflightAccessError(
                 f"AWS rejected the credentials ({code}: {message}); refresh them and retry"
             ) from None
+        if "<html" in message.lower():
+            # A web server (or an emulator without this API) answered, not an AWS service.
+            message = "the endpoint answered with an HTML page, not an AWS response"
         raise ApiFailure(label, code, message[:200]) from None
-    except bex.ResponseParserError as exc:
+    except ResponseParserError:
         # e.g. an emulator answering an unmodelled call with an HTML error page.
-        raise ApiFailure(label, type(exc).__name__, _one_line(str(exc))[:200]) from None
+        raise ApiFailure(label, "ResponseParserError", "the endpoint's response is not an AWS response") from None
 
 
 def make_clients(
@@ -628,7 +639,7 @@ def _guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
                 name,
                 "fail",
                 str(exc),
-                f"allow the caller to call {exc.operation} in this region, or check that the endpoint supports it",
+                exc.fix,
             )
         ]
 
