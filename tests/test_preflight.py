@@ -625,7 +625,8 @@ def test_run_preflight_reports_unanswered_call_as_fail() -> None:
 def test_expired_credentials_raise_access_error() -> None:
     sts, sts_stub = stubbed("sts")
     sts_stub.add_client_error("get_caller_identity", service_error_code="ExpiredToken", service_message="The security token included in the request is expired")
-    clients = PreflightClients(*(stubbed(s)[0] for s in ("ec2", "ssm", "eks", "service-quotas", "resource-groups")), sts=sts)
+    ec2, ssm, eks, sq, rg = (stubbed(s)[0] for s in ("ec2", "ssm", "eks", "service-quotas", "resource-groups"))
+    clients = PreflightClients(ec2=ec2, ssm=ssm, eks=eks, service_quotas=sq, resource_groups=rg, sts=sts)
     with pytest.raises(PreflightAccessError, match="ExpiredToken"):
         run_preflight(target(), clients, now=NOW)
 

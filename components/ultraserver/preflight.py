@@ -24,8 +24,6 @@ Status = Literal["pass", "warn", "fail"]
 Client = Any
 
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
-# UltraServer type -> instances per UltraServer (EKS NVIDIA UltraServer guide).
-ULTRASERVER_INSTANCES: dict[str, int] = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
 # Driver 580 (needed for IMEX on GB200) first ships in this AL2023 NVIDIA AMI release.
 MIN_AMI_RELEASE = "20251103"
 # Service Quotas code for "Managed node groups per cluster" and its EKS default.
@@ -176,6 +174,13 @@ def make_clients(
         raise PreflightAccessError(
             f"{_one_line(str(exc))}; pick one from `aws configure list-profiles`"
         ) from None
+    return clients_from_session(session, region, endpoint_url)
+
+
+def clients_from_session(
+    session: boto3.Session, region: str, endpoint_url: str | None = None
+) -> PreflightClients:
+    """Build the clients from an existing boto3 session, all pointed at endpoint_url when one is given."""
     # Fail fast on a dead endpoint instead of retrying for minutes.
     config = Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"})
 
@@ -266,7 +271,7 @@ def _aggregate(name: str, items: list[tuple[str, Status, str]], fix: str) -> Che
 def check_reservations(
     group: PreflightGroup, ec2: Client, resource_groups: Client, now: datetime, horizon_hours: int
 ) -> list[Check]:
-    """Reservation checks for one GPU group: existence, state, type, count, UltraServer type, zone, window, interconnect."""
+    """Checks for one GPU group's reservations: existence, state, type, count, zone, window and block."""
     prefix = f"{group.name}:"
     if not group.capacity_reservation_ids and not group.capacity_reservation_resource_group_arn:
         return [
@@ -291,7 +296,8 @@ def check_reservations(
     found, missing = _describe_reservations(ids, ec2)
     checks: list[Check] = []
     if missing or not ids:
-        where = ", ".join(missing) if missing else f"resource group {group.capacity_reservation_resource_group_arn} is empty"
+        arn = group.capacity_reservation_resource_group_arn
+        where = ", ".join(missing) if missing else f"resource group {arn} is empty"
         checks.append(
             Check(
                 f"{prefix} reservations exist",
@@ -310,7 +316,8 @@ def check_reservations(
         state = cr.get("State", "unknown")
         states.append((cr_id, "pass" if state in USABLE_STATES else "fail", state))
     bad_states = sorted({text for _, s, text in states if s == "fail"})
-    state_fix = "; ".join(f"{s}: {STATE_FIXES.get(s, 'use a reservation that is scheduled or active')}" for s in bad_states)
+    other = "use a reservation that is scheduled or active"
+    state_fix = "; ".join(f"{s}: {STATE_FIXES.get(s, other)}" for s in bad_states)
     checks.append(_aggregate(f"{prefix} reservation state", states, state_fix))
 
     types: list[tuple[str, Status, str]] = [
@@ -342,10 +349,10 @@ def check_reservations(
         )
     )
 
-    zones: list[tuple[str, Status, str]] = [
-        (cr_id, "pass" if cr.get("AvailabilityZone") == group.availability_zone else "fail", str(cr.get("AvailabilityZone")))
-        for cr_id, cr in found.items()
-    ]
+    zones: list[tuple[str, Status, str]] = []
+    for cr_id, cr in found.items():
+        zone = str(cr.get("AvailabilityZone"))
+        zones.append((cr_id, "pass" if zone == group.availability_zone else "fail", zone))
     checks.append(
         _aggregate(
             f"{prefix} reservation zone",
@@ -376,7 +383,8 @@ def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_ho
     status = _worst(s for _, s, _ in items)
     fixes = {
         "fail": "purchase a new Capacity Block; an ended reservation launches nothing",
-        "warn": "expect the group to wait for the start, or extend the block (aws ec2 purchase-capacity-block-extension)",
+        "warn": "expect the group to wait for the start, or extend the block "
+        "(aws ec2 purchase-capacity-block-extension)",
     }
     return _aggregate(f"{prefix} reservation window", items, fixes.get(status, ""))
 
@@ -384,47 +392,55 @@ def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_ho
 def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec2: Client) -> list[Check]:
     """UltraServer type and interconnect status of the Capacity Blocks behind the reservations."""
     block_of = {cr_id: cr.get("CapacityBlockId") for cr_id, cr in found.items()}
-    not_blocks = [cr_id for cr_id, block in block_of.items() if not block]
     block_ids = sorted({b for b in block_of.values() if b})
+    type_name, link_name = f"{prefix} UltraServer type", f"{prefix} interconnect"
     blocks: dict[str, dict] = {}
-    statuses: dict[str, dict] = {}
     if block_ids:
-        blocks = {b["CapacityBlockId"]: b for b in call(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids).get("CapacityBlocks", [])}
-        statuses = {
-            s["CapacityBlockId"]: s
-            for s in call(ec2, "describe_capacity_block_status", CapacityBlockIds=block_ids).get("CapacityBlockStatuses", [])
-        }
+        try:
+            answer = call(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
+        except ApiFailure as exc:
+            return [Check(type_name, "fail", str(exc), exc.fix)]
+        blocks = {b["CapacityBlockId"]: b for b in answer.get("CapacityBlocks", [])}
 
-    type_items: list[tuple[str, Status, str]] = [
-        (cr_id, "fail", f"not part of a Capacity Block (ReservationType={found[cr_id].get('ReservationType')})")
-        for cr_id in not_blocks
-    ]
+    type_items: list[tuple[str, Status, str]] = []
     for cr_id, block_id in block_of.items():
         if not block_id:
+            kind = found[cr_id].get("ReservationType")
+            type_items.append((cr_id, "fail", f"not part of a Capacity Block (ReservationType={kind})"))
             continue
         ultraserver_type = blocks.get(block_id, {}).get("UltraserverType")
         ok = ultraserver_type == group.ultraserver_type
         type_items.append((cr_id, "pass" if ok else "fail", f"{block_id} UltraserverType={ultraserver_type}"))
-    type_check = _aggregate(
-        f"{prefix} UltraServer type",
-        type_items,
-        f"the group is configured for {group.ultraserver_type}; purchase an UltraServer Capacity Block of that "
-        "type (--ultraserver-type) or change the group's UltraServer type",
-    )
+    checks = [
+        _aggregate(
+            type_name,
+            type_items,
+            f"the group is configured for {group.ultraserver_type}; purchase an UltraServer Capacity Block of that "
+            "type (--ultraserver-type) or change the group's UltraServer type",
+        )
+    ]
+    if block_ids:
+        checks.append(_interconnect_check(link_name, block_ids, ec2))
+    return checks
 
-    link_items: list[tuple[str, Status, str]] = []
+
+def _interconnect_check(name: str, block_ids: list[str], ec2: Client) -> Check:
+    """Report each block's interconnect: ok passes, impaired fails, anything else (or no answer) warns."""
+    try:
+        answer = call(ec2, "describe_capacity_block_status", CapacityBlockIds=block_ids)
+    except ApiFailure as exc:
+        return Check(name, "warn", f"interconnect status not reported: {exc}", exc.fix)
+    statuses = {s["CapacityBlockId"]: s for s in answer.get("CapacityBlockStatuses", [])}
+    items: list[tuple[str, Status, str]] = []
     for block_id in block_ids:
         interconnect = statuses.get(block_id, {}).get("InterconnectStatus", "unreported")
         status: Status = "pass" if interconnect == "ok" else "fail" if interconnect == "impaired" else "warn"
-        link_items.append((block_id, status, f"interconnect {interconnect}"))
-    link_fix = (
+        items.append((block_id, status, f"interconnect {interconnect}"))
+    fix = (
         "impaired: contact AWS Support before deploying; insufficient-data/unreported: normal before the block "
         "starts, rerun preflight once it is active"
     )
-    checks = [type_check]
-    if link_items:
-        checks.append(_aggregate(f"{prefix} interconnect", link_items, link_fix))
-    return checks
+    return _aggregate(name, items, fix)
 
 
 # ---------------------------------------------------------------- zones, AMI, subnets, EKS
@@ -453,7 +469,12 @@ def check_zone_opt_in(target: PreflightTarget, ec2: Client) -> list[Check]:
         label = f"zone {name} opted in"
         if zone is None:
             checks.append(
-                Check(label, "fail", f"{name} is not a zone of {target.region}", "set the GPU subnets' zone to one the region offers")
+                Check(
+                    label,
+                    "fail",
+                    f"{name} is not a zone of {target.region}",
+                    "set the GPU subnets' zone to one the region offers",
+                )
             )
         elif zone.get("ZoneType", "availability-zone") == "availability-zone":
             checks.append(Check(label, "pass", "regional Availability Zone; no opt-in needed"))
@@ -553,7 +574,8 @@ def check_subnets(target: PreflightTarget, ec2: Client) -> list[Check]:
                     "correct the subnet id in the stack or let the stack create its VPC",
                 )
             )
-    zone_types = {name: z.get("ZoneType", "availability-zone") for name, z in _zones(ec2, (s["AvailabilityZone"] for s in found.values())).items()}
+    zones = _zones(ec2, (s["AvailabilityZone"] for s in found.values()))
+    zone_types = {name: z.get("ZoneType", "availability-zone") for name, z in zones.items()}
     for subnet_id, subnet in found.items():
         zone = subnet["AvailabilityZone"]
         expected = target.existing_subnets.get(subnet_id, "")
@@ -594,10 +616,16 @@ def check_kubernetes_version(target: PreflightTarget, eks: Client) -> list[Check
     label = f"Kubernetes {version} offered"
     how = f"aws eks describe-cluster-versions --region {target.region}"
     if match is None or match.get("versionStatus") == "UNSUPPORTED":
-        return [Check(label, "fail", f"EKS in {target.region} does not offer {version}", f"pick an offered version ({how})")]
+        detail = f"EKS in {target.region} does not offer {version}"
+        return [Check(label, "fail", detail, f"pick an offered version ({how})")]
     if match.get("versionStatus") == "EXTENDED_SUPPORT":
         return [
-            Check(label, "warn", f"{version} is in extended support (extra cost)", f"move to a standard-support version ({how})")
+            Check(
+                label,
+                "warn",
+                f"{version} is in extended support (extra cost)",
+                f"move to a standard-support version ({how})",
+            )
         ]
     return [Check(label, "pass", f"{version} in {match.get('versionStatus', 'standard support').lower()}")]
 
@@ -645,9 +673,11 @@ def _guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
 
 
 def run_preflight(
-    target: PreflightTarget, clients: PreflightClients, now: datetime | None = None
+    target: PreflightTarget, clients: PreflightClients | boto3.Session, now: datetime | None = None
 ) -> list[Check]:
     """Run every check against AWS; raises PreflightAccessError when AWS cannot be asked at all."""
+    if isinstance(clients, boto3.Session):
+        clients = clients_from_session(clients, target.region)
     when = now or datetime.now(timezone.utc)
     try:
         call(clients.sts, "get_caller_identity")
@@ -662,7 +692,8 @@ def run_preflight(
     checks += _guarded("GPU zones opted in", lambda: check_zone_opt_in(target, clients.ec2))
     checks += _guarded("AMI", lambda: check_ami(target, clients.ssm))
     checks += _guarded("subnets", lambda: check_subnets(target, clients.ec2))
-    checks += _guarded(f"Kubernetes {target.kubernetes_version} offered", lambda: check_kubernetes_version(target, clients.eks))
+    version_name = f"Kubernetes {target.kubernetes_version} offered"
+    checks += _guarded(version_name, lambda: check_kubernetes_version(target, clients.eks))
     checks += _guarded("managed node group quota", lambda: check_node_group_quota(target, clients.service_quotas))
     return checks
 
