@@ -60,7 +60,8 @@ def moto() -> Iterator[None]:
 
 def stubbed(service: str) -> tuple[Any, Stubber]:
     """A client whose calls are answered by an activated Stubber (validated against the service model)."""
-    client = boto3.client(service, region_name=REGION)
+    factory: Any = boto3.client  # a run-time service name matches no typed-stub overload
+    client = factory(service, region_name=REGION)
     stub = Stubber(client)
     stub.activate()
     return client, stub
@@ -148,7 +149,11 @@ def queue_reservations(
     )
     stub.add_response(
         "describe_capacity_block_status",
-        {"CapacityBlockStatuses": [{"CapacityBlockId": b, "InterconnectStatus": interconnect, "TotalCapacity": 18} for b in blocks]},
+        {
+            "CapacityBlockStatuses": [
+                {"CapacityBlockId": b, "InterconnectStatus": interconnect, "TotalCapacity": 18} for b in blocks
+            ]
+        },
         {"CapacityBlockIds": blocks},
     )
 
@@ -237,7 +242,10 @@ def test_instance_count_sums_over_ultraservers() -> None:
         ultraserver_count=2,
         capacity_reservation_ids=["cr-0aaaaaaaaaaaaaaa1", "cr-0aaaaaaaaaaaaaaa2"],
     )
-    crs = [reservation("cr-0aaaaaaaaaaaaaaa1", TotalInstanceCount=9), reservation("cr-0aaaaaaaaaaaaaaa2", TotalInstanceCount=9)]
+    crs = [
+        reservation("cr-0aaaaaaaaaaaaaaa1", TotalInstanceCount=9),
+        reservation("cr-0aaaaaaaaaaaaaaa2", TotalInstanceCount=9),
+    ]
     checks = reservation_checks(crs, two, ultraserver_type="u-p6e-gb200x36")
     assert checks["instance count"].status == "pass"
     assert checks["UltraServer type"].status == "pass"
@@ -264,7 +272,8 @@ def test_reservation_zone_mismatch_fails() -> None:
 
 
 def test_future_start_warns() -> None:
-    check = reservation_checks([reservation(State="scheduled", StartDate=NOW + timedelta(days=2))])["reservation window"]
+    later = reservation(State="scheduled", StartDate=NOW + timedelta(days=2))
+    check = reservation_checks([later])["reservation window"]
     assert check.status == "warn"
     assert "starts 2026-03-04" in check.detail
 
@@ -285,7 +294,9 @@ def test_ended_reservation_fails() -> None:
     assert check.status == "fail"
 
 
-@pytest.mark.parametrize(("interconnect", "status"), [("ok", "pass"), ("insufficient-data", "warn"), ("impaired", "fail")])
+@pytest.mark.parametrize(
+    ("interconnect", "status"), [("ok", "pass"), ("insufficient-data", "warn"), ("impaired", "fail")]
+)
 def test_interconnect_status(interconnect: str, status: str) -> None:
     check = reservation_checks([reservation()], interconnect=interconnect)["interconnect"]
     assert check.status == status
@@ -336,6 +347,42 @@ def test_unknown_resource_group_fails() -> None:
     checks = check_reservations(grouped, ec2, rg, NOW, 48)
     assert checks[0].status == "fail"
     assert "NotFoundException" in checks[0].detail
+
+
+def test_unanswered_block_lookup_fails_type_but_keeps_other_checks() -> None:
+    ec2, stub = stubbed("ec2")
+    rg, _ = stubbed("resource-groups")
+    stub.add_response(
+        "describe_capacity_reservations",
+        {"CapacityReservations": [reservation()]},
+        {"CapacityReservationIds": ["cr-0aaaaaaaaaaaaaaa1"]},
+    )
+    stub.add_client_error("describe_capacity_blocks", service_error_code="UnauthorizedOperation", http_status_code=403)
+    checks = {c.name: c for c in check_reservations(group(), ec2, rg, NOW, 48)}
+    assert checks["gpu: UltraServer type"].status == "fail"
+    assert checks["gpu: UltraServer type"].fix == "grant ec2:DescribeCapacityBlocks to the caller's IAM policy"
+    assert checks["gpu: reservation state"].status == "pass"
+    assert "gpu: interconnect" not in checks
+
+
+def test_unanswered_interconnect_status_warns() -> None:
+    ec2, stub = stubbed("ec2")
+    rg, _ = stubbed("resource-groups")
+    stub.add_response(
+        "describe_capacity_reservations",
+        {"CapacityReservations": [reservation()]},
+        {"CapacityReservationIds": ["cr-0aaaaaaaaaaaaaaa1"]},
+    )
+    stub.add_response(
+        "describe_capacity_blocks",
+        {"CapacityBlocks": [{"CapacityBlockId": "cb-0bbbbbbbbbbbbbbb1", "UltraserverType": "u-p6e-gb200x72"}]},
+        {"CapacityBlockIds": ["cb-0bbbbbbbbbbbbbbb1"]},
+    )
+    stub.add_client_error("describe_capacity_block_status", service_error_code="InternalError", http_status_code=500)
+    checks = {c.name: c for c in check_reservations(group(), ec2, rg, NOW, 48)}
+    assert checks["gpu: UltraServer type"].status == "pass"
+    assert checks["gpu: interconnect"].status == "warn"
+    assert "InternalError" in checks["gpu: interconnect"].detail
 
 
 # ---------------------------------------------------------------- zones
@@ -483,7 +530,11 @@ def test_subnet_in_local_zone_where_regional_expected_fails() -> None:
     ec2, stub = stubbed("ec2")
     stub.add_response(
         "describe_subnets",
-        {"Subnets": [{"SubnetId": "subnet-0ccccccccccccccc1", "AvailabilityZone": LOCAL_ZONE, "AvailableIpAddressCount": 250}]},
+        {
+            "Subnets": [
+                {"SubnetId": "subnet-0ccccccccccccccc1", "AvailabilityZone": LOCAL_ZONE, "AvailableIpAddressCount": 250}
+            ]
+        },
         {"SubnetIds": ["subnet-0ccccccccccccccc1"]},
     )
     zone_answer(stub, [LOCAL_ZONE], [local_zone("opted-in")])
@@ -553,13 +604,15 @@ def test_node_groups_over_quota_fail() -> None:
 
 def test_quota_falls_back_to_default_with_warning(moto: None) -> None:
     # moto's Service Quotas does not know EKS, like an account where the call is not answered.
-    [check] = check_node_group_quota(target(managed_node_group_count=30), boto3.client("service-quotas", region_name=REGION))
+    quotas = boto3.client("service-quotas", region_name=REGION)
+    [check] = check_node_group_quota(target(managed_node_group_count=30), quotas)
     assert check.status == "warn"
     assert "quota 30 (EKS default" in check.detail
 
 
 def test_default_quota_exceeded_fails(moto: None) -> None:
-    [check] = check_node_group_quota(target(managed_node_group_count=31), boto3.client("service-quotas", region_name=REGION))
+    quotas = boto3.client("service-quotas", region_name=REGION)
+    [check] = check_node_group_quota(target(managed_node_group_count=31), quotas)
     assert check.status == "fail"
 
 
@@ -568,7 +621,10 @@ def test_default_quota_exceeded_fails(moto: None) -> None:
 
 def identity(sts_stub: Stubber) -> None:
     """Queue a GetCallerIdentity answer."""
-    sts_stub.add_response("get_caller_identity", {"Account": "123456789012", "Arn": "arn:aws:iam::123456789012:user/ci", "UserId": "AIDA"})
+    sts_stub.add_response(
+        "get_caller_identity",
+        {"Account": "123456789012", "Arn": "arn:aws:iam::123456789012:user/ci", "UserId": "AIDA"},
+    )
 
 
 def test_run_preflight_all_pass(moto: None) -> None:
@@ -606,13 +662,17 @@ def test_run_preflight_all_pass(moto: None) -> None:
 
 def test_run_preflight_reports_unanswered_call_as_fail() -> None:
     eks, eks_stub = stubbed("eks")
-    eks_stub.add_client_error("describe_cluster_versions", service_error_code="AccessDeniedException", http_status_code=403)
+    eks_stub.add_client_error(
+        "describe_cluster_versions", service_error_code="AccessDeniedException", http_status_code=403
+    )
     sts, sts_stub = stubbed("sts")
     identity(sts_stub)
     ec2, _ = stubbed("ec2")
     ssm, _ = stubbed("ssm")
     rg, _ = stubbed("resource-groups")
-    clients = PreflightClients(ec2=ec2, ssm=ssm, eks=eks, service_quotas=quota_answer(30.0), resource_groups=rg, sts=sts)
+    clients = PreflightClients(
+        ec2=ec2, ssm=ssm, eks=eks, service_quotas=quota_answer(30.0), resource_groups=rg, sts=sts
+    )
     t = target(groups=[], ami_ssm_parameter=None, ami_release="v20251103", managed_node_group_count=1)
     checks = {c.name: c for c in run_preflight(t, clients, now=NOW)}
     version = checks["Kubernetes 1.33 offered"]
@@ -622,9 +682,23 @@ def test_run_preflight_reports_unanswered_call_as_fail() -> None:
     assert exit_code(list(checks.values())) == 1
 
 
+def test_run_preflight_accepts_a_session(moto: None) -> None:
+    # Everything moto models answers through clients built from the session; no groups, no subnets.
+    boto3.client("ssm", region_name=REGION).put_parameter(Name=IMAGE_PARAM, Value="ami-1", Type="String")
+    t = target(groups=[], ami_ssm_parameter=IMAGE_PARAM, ami_release="v20251103", managed_node_group_count=2)
+    checks = {c.name: c for c in run_preflight(t, boto3.Session(region_name=REGION), now=NOW)}
+    assert checks["AMI parameter"].status == "pass"
+    assert checks["AMI release"].status == "pass"
+    assert checks["managed node group quota"].status == "warn"
+
+
 def test_expired_credentials_raise_access_error() -> None:
     sts, sts_stub = stubbed("sts")
-    sts_stub.add_client_error("get_caller_identity", service_error_code="ExpiredToken", service_message="The security token included in the request is expired")
+    sts_stub.add_client_error(
+        "get_caller_identity",
+        service_error_code="ExpiredToken",
+        service_message="The security token included in the request is expired",
+    )
     ec2, ssm, eks, sq, rg = (stubbed(s)[0] for s in ("ec2", "ssm", "eks", "service-quotas", "resource-groups"))
     clients = PreflightClients(ec2=ec2, ssm=ssm, eks=eks, service_quotas=sq, resource_groups=rg, sts=sts)
     with pytest.raises(PreflightAccessError, match="ExpiredToken"):

@@ -184,8 +184,11 @@ def clients_from_session(
     # Fail fast on a dead endpoint instead of retrying for minutes.
     config = Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"})
 
+    # The service name is a run-time string, which the per-service overloads of typed stubs cannot match.
+    factory: Any = session.client
+
     def client(name: str) -> Client:
-        return session.client(name, region_name=region, endpoint_url=endpoint_url, config=config)
+        return factory(name, region_name=region, endpoint_url=endpoint_url, config=config)
 
     return PreflightClients(
         ec2=client("ec2"),
