@@ -8,8 +8,8 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import MISSING, dataclass, fields
-from functools import partial
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from typing import Any, Literal
 
 import boto3
@@ -20,11 +20,11 @@ from botocore.parsers import ResponseParserError
 from ultraserver.errors import ConfigError
 
 Status = Literal["pass", "warn", "fail"]
-# boto3 clients are generated at run time; no static type describes them without extra stub packages.
+# Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
 Client = Any
 
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
-# Driver 580 (needed for IMEX on GB200) first ships in this AL2023 NVIDIA AMI release.
+# EKS requires this AL2023 NVIDIA AMI release or later (NVIDIA driver 580) for P6e-GB200.
 MIN_AMI_RELEASE = "20251103"
 # Service Quotas code for "Managed node groups per cluster" and its EKS default.
 MNG_QUOTA_CODE = "L-6D54EA21"
@@ -548,7 +548,7 @@ def check_ami(target: PreflightTarget, ssm: Client) -> list[Check]:
                 "AMI release",
                 "fail",
                 f"{release} (from {source}) is older than {MIN_AMI_RELEASE}",
-                f"use AL2023 ARM64 NVIDIA AMI release {MIN_AMI_RELEASE} or later (driver 580, IMEX for GB200)",
+                f"use AL2023 ARM64 NVIDIA AMI release {MIN_AMI_RELEASE} or later (driver 580, required for P6e-GB200)",
             )
         )
     return checks
