@@ -172,3 +172,17 @@ def test_cli_bad_target_file_exits_2(endpoint: str, tmp_path: Path) -> None:
     bad.write_text(json.dumps({"region": REGION}))
     line = one_line_exit_2(run_cli(bad, endpoint, clean_env(**CREDENTIALS)))
     assert "target.groups: missing" in line
+
+
+def test_cli_preflight_of_a_shipped_stack_against_moto(endpoint: str) -> None:
+    """`ultraserver preflight --stack` builds its checks from the stack file; moto has none of its resources."""
+    root = COMPONENTS.parent
+    result = subprocess.run(
+        [sys.executable, "-m", "ultraserver", "preflight", "--stack", "gb200-x36", "--endpoint-url", endpoint],
+        capture_output=True, text=True, env=clean_env(**CREDENTIALS), cwd=root, timeout=120,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "subnet-0ccccccccccccccc1" in result.stdout
+    assert "nvl36: reservations" in result.stdout
+    assert "fix:" in result.stdout

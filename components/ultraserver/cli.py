@@ -46,6 +46,57 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def stack_settings(project_dir: Path, stack: str) -> Any:
+    """A stack's validated settings, read from its file without running the program."""
+    from .plan.engine import load_project, stack_config
+    from .settings import parse_settings
+
+    project = load_project(project_dir.resolve())
+    config, _ = stack_config(project, stack)
+    return parse_settings(config, project.name, stack)
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
+    from .preflight import PreflightAccessError, exit_code, format_checks, make_clients, run_preflight, target_from_settings
+
+    target = target_from_settings(stack_settings(args.project_dir, args.stack))
+    if args.region:
+        target.region = args.region
+    try:
+        checks = run_preflight(target, make_clients(target.region, args.profile, args.endpoint_url))
+    except PreflightAccessError as err:
+        print(f"preflight: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_checks(checks))
+    return exit_code(checks)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Judge each UltraServer's nvbandwidth run from its launcher log, through the cluster's kubeconfig."""
+    from .imex_check import CheckError, validate
+    from .platform import imex_check_args
+
+    settings = stack_settings(args.project_dir, args.stack)
+    check = imex_check_args(settings)
+    if check is None:
+        print("validate: the stack deploys no IMEX check (imexCheck.enabled is false or there are no GPU node groups)", file=sys.stderr)
+        return EXIT_USAGE
+    threshold = args.threshold or check.threshold_gbps
+    failed = False
+    for target in check.targets:
+        job = f"nvbandwidth-{target.name}"
+        try:
+            result = validate(args.kubeconfig, check.namespace, job, threshold)
+        except CheckError as err:
+            print(f"{job}: cannot judge yet: {err}")
+            failed = True
+            continue
+        print(f"{job}: {result.summary()}")
+        failed = failed or not result.passed
+    return EXIT_FAILED if failed else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="ultraserver", description="EKS for NVIDIA GB200 UltraServers, with Pulumi.")
@@ -56,6 +107,20 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", metavar="FILE", help="write the plan as JSON")
     plan.add_argument("--graph", metavar="FILE", help="write the dependency graph (.mmd Mermaid, or .dot Graphviz)")
     plan.set_defaults(func=cmd_plan)
+    pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")
+    pre.add_argument("--stack", required=True, help="stack name")
+    pre.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
+    pre.add_argument("--region", help="AWS region (default: the stack's aws:region)")
+    pre.add_argument("--profile", help="AWS profile")
+    pre.add_argument("--endpoint-url", help="send every AWS call here (e.g. a local emulator)")
+    pre.set_defaults(func=cmd_preflight)
+    val = sub.add_parser("validate", help="check the IMEX nvbandwidth results of a deployed stack")
+    val.add_argument("--stack", required=True, help="stack name")
+    val.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
+    val.add_argument("--kubeconfig", default=str(Path.home() / ".kube" / "config"),
+                     help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`)")
+    val.add_argument("--threshold", type=float, help="GB/s every cross-node GPU pair must reach (default: the stack's)")
+    val.set_defaults(func=cmd_validate)
     return parser
 
 

@@ -17,7 +17,9 @@ import botocore.exceptions as bex
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
+from ultraserver import ami
 from ultraserver.errors import ConfigError
+from ultraserver.settings import Settings
 
 Status = Literal["pass", "warn", "fail"]
 # Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
@@ -25,7 +27,7 @@ Client = Any
 
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 # EKS requires this AL2023 NVIDIA AMI release or later (NVIDIA driver 580) for P6e-GB200.
-MIN_AMI_RELEASE = "20251103"
+MIN_AMI_RELEASE = ami.MIN_RELEASE
 # Service Quotas code for "Managed node groups per cluster" and its EKS default.
 MNG_QUOTA_CODE = "L-6D54EA21"
 MNG_DEFAULT_QUOTA = 30
@@ -744,6 +746,42 @@ def target_from_dict(data: Any) -> PreflightTarget:
         PreflightGroup(**_from_fields(PreflightGroup, g, f"target.groups[{i}]")) for i, g in enumerate(groups)
     ]
     return PreflightTarget(**values)
+
+
+def target_from_settings(settings: Settings) -> PreflightTarget:
+    """What to check for a stack: its reservations, zones, AMI, existing subnets and node-group count."""
+    from .network import ips_needed
+    from .platform import gpu_ip_needs
+
+    release = next((g.ami_release for g in settings.gpu_node_groups if g.ami_release), None)
+    pinned_image = any(g.ami_id for g in settings.gpu_node_groups)
+    version = settings.cluster.kubernetes_version
+    parameter = None if pinned_image else (ami.pinned_ssm_parameter_name(version, release) if release else ami.ssm_parameter_name(version))
+    groups = [
+        PreflightGroup(
+            name=g.name,
+            ultraserver_type=g.ultraserver_type,
+            capacity_reservation_ids=list(g.capacity_reservation_ids),
+            capacity_reservation_resource_group_arn=g.capacity_reservation_resource_group_arn or None,
+            ultraserver_count=g.ultraservers,
+            instances_per_ultraserver=g.instances_per_ultraserver,
+            availability_zone=g.availability_zone,
+            managed=g.mode == "managed",
+        )
+        for g in settings.gpu_node_groups
+    ]
+    net = settings.network
+    subnets: dict[str, str] = {s: "" for s in (*net.private_subnet_ids, *net.public_subnet_ids)}
+    needs: dict[str, int] = {}
+    if net.private_subnet_ids:
+        system = ips_needed(settings.system_node_group.max_size, net.pods_per_node, 1)
+        needs.update({s: -(-system // len(net.private_subnet_ids)) for s in net.private_subnet_ids})
+    zone_needs = gpu_ip_needs(settings) if net.existing else {}
+    for zone, ids in net.gpu_subnet_ids.items():
+        subnets.update({s: zone for s in ids})
+        needs.update({s: -(-zone_needs.get(zone, 0) // len(ids)) for s in ids})
+    managed = 1 + sum(g.node_groups for g in settings.gpu_node_groups if g.mode == "managed")
+    return PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
