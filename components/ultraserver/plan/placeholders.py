@@ -66,6 +66,10 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         outputs.setdefault("name", inputs.get("name", f"{name}-offline"))
     elif resource_type == "aws:kms/key:Key":
         outputs["keyId"] = resource_id(name)
+    elif resource_type == "pulumi:pulumi:StackReference":
+        # Another stack's exports are unknown offline; a kubeconfig placeholder lets consumers wire a provider.
+        outputs["outputs"] = {"kubeconfig": kubeconfig(str(inputs.get("name", name)).rsplit("/", 1)[-1]), "clusterName": "offline-placeholder-cluster"}
+        outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":
         outputs["status"] = {"status": "offline-placeholder", "name": inputs.get("name", name)}
     return outputs
