@@ -181,3 +181,22 @@ def without(resources: Sequence[PlanResource], type_suffix: str, name: str) -> l
 def add(resources: Sequence[PlanResource], *extra: PlanResource) -> list[PlanResource]:
     """A copy of the stack with more resources."""
     return [*resources, *extra]
+
+
+def as_seen_by_preview(resources: Sequence[PlanResource]) -> list[PlanResource]:
+    """The stack as `pulumi preview` shows it to a policy pack: the pulumi-eks component arrives without props,
+    and its aws:eks/cluster:Cluster child carries the settings."""
+    component = find(resources, "Cluster", "gb200")
+    props = component.inputs
+    child = res("aws:eks/cluster:Cluster", "gb200-eksCluster", {
+        "version": props["version"],
+        "accessConfig": {"authenticationMode": props["authenticationMode"],
+                         "bootstrapClusterCreatorAdminPermissions": True},
+        "encryptionConfig": {"provider": {"keyArn": props["encryptionConfigKeyArn"]}, "resources": ["secrets"]},
+        "vpcConfig": {"endpointPublicAccess": props["endpointPublicAccess"],
+                      "endpointPrivateAccess": props["endpointPrivateAccess"],
+                      "publicAccessCidrs": props["publicAccessCidrs"], "subnetIds": ["system-subnet-offline-id"]},
+        "enabledClusterLogTypes": props["enabledClusterLogTypes"],
+    }, parent=component)
+    emptied = replace(component, inputs={})
+    return [emptied if r is component else r for r in resources] + [child]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
-from policy_fixtures import DELETE, add, find, good_stack, patch, res, without
+from policy_fixtures import DELETE, add, as_seen_by_preview, find, good_stack, patch, res, without
 from ultraserver.policy import RULES, PlanResource, evaluate
 
 Stack = Callable[[], list[PlanResource]]
@@ -39,6 +40,11 @@ def gpu_ng(changes: dict) -> Stack:
 def cluster(changes: dict) -> Stack:
     """The cluster changed."""
     return lambda: patch(good_stack(), "Cluster", "gb200", changes)
+
+
+def aws_cluster(changes: dict) -> Stack:
+    """The stack as a real preview shows it, with pulumi-eks's aws:eks Cluster child changed."""
+    return lambda: patch(as_seen_by_preview(good_stack()), "Cluster", "gb200-eksCluster", changes)
 
 
 def release(name: str, changes: dict) -> Stack:
@@ -74,6 +80,31 @@ def efa_sg_referencing_other_group() -> list[PlanResource]:
     return add(stack, other, ingress)
 
 
+def sg_rules_by_property(referenced: str) -> list[PlanResource]:
+    """The ingress rule's inputs look self-referencing, but per-property dependencies say which SG each names."""
+    stack = good_stack()
+    other = res("aws:ec2/securityGroup:SecurityGroup", "other", {"vpcId": "vpc-offline-id"})
+    sg = find(stack, "SecurityGroup", "gpu-efa")
+    ingress = find(stack, "SecurityGroupIngressRule", "gpu-efa-self-in")
+    target = other if referenced == "other" else sg
+    rewired = replace(ingress, dependencies=[sg.urn, other.urn], property_dependencies={
+        "securityGroupId": [sg.urn], "referencedSecurityGroupId": [target.urn]})
+    return add([rewired if r is ingress else r for r in stack], other)
+
+
+def legacy_sg_rules() -> list[PlanResource]:
+    """The EFA SG's self rules as aws.ec2.SecurityGroupRule resources."""
+    stack = without(without(good_stack(), "SecurityGroupEgressRule", "gpu-efa-self-out"),
+                    "SecurityGroupIngressRule", "gpu-efa-self-in")
+    sg = find(stack, "SecurityGroup", "gpu-efa")
+    return add(stack, *[
+        res("aws:ec2/securityGroupRule:SecurityGroupRule", f"gpu-efa-{kind}",
+            {"type": kind, "protocol": "-1", "fromPort": 0, "toPort": 0, "self": True,
+             "securityGroupId": "gpu-efa-offline-id"}, [sg])
+        for kind in ("ingress", "egress")
+    ])
+
+
 def inline_self_sg() -> list[PlanResource]:
     """The EFA SG's self rules written inline on the group instead of as rule resources."""
     stack = without(without(good_stack(), "SecurityGroupEgressRule", "gpu-efa-self-out"),
@@ -97,7 +128,6 @@ def extra_attachment(arn: str) -> Stack:
 def role_policy(actions: list[str]) -> Stack:
     """The GPU node role gets an inline policy."""
     def build() -> list[PlanResource]:
-        import json
         stack = good_stack()
         role = find(stack, "Role", "gpu-nodes")
         document = {"Version": "2012-10-17",
@@ -112,8 +142,7 @@ def wrong_zone_subnet() -> list[PlanResource]:
     stack = good_stack()
     other = find(stack, "Subnet", "system-subnet")
     group = find(stack, "NodeGroup", "gpu")
-    return [r if r is not group else PlanResource(**{**r.__dict__, "dependencies": [*r.dependencies, other.urn]})
-            for r in stack]
+    return [replace(r, dependencies=[*r.dependencies, other.urn]) if r is group else r for r in stack]
 
 
 def auto_mode() -> list[PlanResource]:
@@ -123,8 +152,7 @@ def auto_mode() -> list[PlanResource]:
 
 def auto_mode_without_gb200() -> list[PlanResource]:
     """Auto Mode on a cluster without GB200 groups is not this rule's concern."""
-    stack = without(auto_mode(), "NodeGroup", "gpu")
-    return stack
+    return without(auto_mode(), "NodeGroup", "gpu")
 
 
 def without_efa_plugin() -> list[PlanResource]:
@@ -153,12 +181,17 @@ PASSING: list[tuple[Case, dict | None]] = [
      {"eks-public-endpoint-cidrs": "disabled"}),
     (Case("eks-no-auto-mode-with-gb200", auto_mode_without_gb200), None),
     (Case("eks-kubernetes-version", cluster({"version": "1.34"})), None),
+    *[(Case(rule.name, lambda: as_seen_by_preview(good_stack())), None) for rule in RULES],
+    (Case("eks-public-endpoint-cidrs", aws_cluster({"vpcConfig.endpointPublicAccess": False,
+                                                    "vpcConfig.publicAccessCidrs": DELETE})), None),
     (Case("gb200-ami-release", lt({("tags", "ultraserver.io/ami-release"): "recommended"})), None),
     (Case("gb200-ami-release", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA", "releaseVersion": "1.33.5-20251120"})),
      None),
     (Case("gb200-ami-variant", lambda: patch(lt({"imageId": DELETE})(), "NodeGroup", "gpu",
                                              {"amiType": "AL2023_ARM_64_NVIDIA"})), None),
     (Case("efa-security-group-self-referencing", inline_self_sg), None),
+    (Case("efa-security-group-self-referencing", legacy_sg_rules), None),
+    (Case("efa-security-group-self-referencing", lambda: sg_rules_by_property("self")), None),
     (Case("efa-device-plugin-present", without_efa_anywhere), None),
     (Case("capacity-block-upgrade-at-zero", gpu_ng({"scalingConfig.desiredSize": 0})),
      deployed(version="1.32")),
@@ -180,6 +213,7 @@ PASSING: list[tuple[Case, dict | None]] = [
 ]
 
 NG = ("NodeGroup", "gpu")
+AWS_EKS = ("Cluster", "gb200-eksCluster")
 LT = ("LaunchTemplate", "gpu")
 EKS = ("Cluster", "gb200")
 
@@ -192,6 +226,14 @@ FAILING: list[tuple[Case, dict | None]] = [
     (Case("eks-public-endpoint-cidrs", cluster({"publicAccessCidrs": DELETE}), EKS, "without publicAccessCidrs"),
      None),
     (Case("eks-public-endpoint-cidrs", cluster({"publicAccessCidrs": ["0.0.0.0/0"]}), EKS, "0.0.0.0/0"), None),
+    (Case("eks-kubernetes-version", aws_cluster({"version": "1.31"}), AWS_EKS, ">= 1.33"), None),
+    (Case("eks-authentication-mode", aws_cluster({"accessConfig.authenticationMode": "CONFIG_MAP"}), AWS_EKS,
+          "CONFIG_MAP"), None),
+    (Case("eks-no-auto-mode-with-gb200", aws_cluster({"computeConfig": {"enabled": True}}), AWS_EKS, "Auto Mode"),
+     None),
+    (Case("eks-secrets-encryption", aws_cluster({"encryptionConfig.resources": []}), AWS_EKS, "KMS key"), None),
+    (Case("eks-public-endpoint-cidrs", aws_cluster({"vpcConfig.publicAccessCidrs": ["::/0"]}), AWS_EKS, "::/0"),
+     None),
     (Case("capacity-block-node-group", gpu_ng({"launchTemplate": DELETE}), NG, "custom launch template"), None),
     (Case("capacity-block-node-group", gpu_ng({"capacityType": "ON_DEMAND"}), NG, "CAPACITY_BLOCK"), None),
     (Case("capacity-block-node-group", gpu_ng({"instanceTypes": ["p6e-gb200.36xlarge"]}), NG, "instanceTypes"),
@@ -218,6 +260,7 @@ FAILING: list[tuple[Case, dict | None]] = [
     (Case("gb200-odd-cards-efa-only", lt({"networkInterfaces.3.interfaceType": "efa"}), LT, "[5]"), None),
     (Case("efa-security-group-self-referencing", efa_sg_without_egress, LT, "gpu-efa"), None),
     (Case("efa-security-group-self-referencing", efa_sg_referencing_other_group, LT, "gpu-efa"), None),
+    (Case("efa-security-group-self-referencing", lambda: sg_rules_by_property("other"), LT, "gpu-efa"), None),
     (Case("efa-security-group-self-referencing", lt({"networkInterfaces.1.securityGroups": []}), LT,
           "no security groups"), None),
     (Case("launch-template-imdsv2", lt({"metadataOptions.httpTokens": "optional"}), LT, "IMDSv1"), None),

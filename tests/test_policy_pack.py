@@ -52,8 +52,12 @@ def analyze_stack(service: _PolicyAnalyzerServicer,
                   resources: Sequence[PlanResource]) -> list[analyzer_pb2.AnalyzeDiagnostic]:
     """Run every stack policy on the whole stack."""
     request = analyzer_pb2.AnalyzeStackRequest(resources=[
-        analyzer_pb2.AnalyzerResource(type=r.type, properties=struct(r.inputs), urn=r.urn, name=r.name,
-                                      parent=r.parent or "", dependencies=list(r.dependencies))
+        analyzer_pb2.AnalyzerResource(
+            type=r.type, properties=struct(r.inputs), urn=r.urn, name=r.name, parent=r.parent or "",
+            dependencies=list(r.dependencies),
+            propertyDependencies={k: analyzer_pb2.AnalyzerPropertyDependencies(urns=list(v))
+                                  for k, v in r.property_dependencies.items()},
+        )
         for r in resources
     ])
     return list(service.AnalyzeStack(request, None).diagnostics)

@@ -9,6 +9,7 @@ from typing import Any
 from ultraserver.policy.model import (
     AWS_EKS_CLUSTER,
     CLUSTER_TYPES,
+    EKS_CLUSTER,
     PlanResource,
     Rule,
     StackIndex,
@@ -34,8 +35,14 @@ class ClusterView:
     public_cidrs: list[Any]
 
 
-def cluster_view(resource_type: str, props: Mapping[str, Any]) -> ClusterView:
-    """Normalise the two cluster shapes (their defaults: public endpoint on, Auto Mode off)."""
+def cluster_view(resource_type: str, props: Mapping[str, Any]) -> ClusterView | None:
+    """Normalise the two cluster shapes (their defaults: public endpoint on, Auto Mode off).
+
+    None for a pulumi-eks component without recorded props: under `pulumi preview` components reach policies
+    empty (pulumi/pulumi-policy#140), and its aws:eks/cluster:Cluster child carries the settings instead.
+    """
+    if resource_type == EKS_CLUSTER and not props:
+        return None
     if resource_type == AWS_EKS_CLUSTER:
         resources = as_list(get_path(props, "encryptionConfig", "resources"))
         key = get_path(props, "encryptionConfig", "provider", "keyArn") if "secrets" in resources else None
@@ -59,9 +66,10 @@ def cluster_view(resource_type: str, props: Mapping[str, Any]) -> ClusterView:
 
 def check_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """Kubernetes version at least the minimum (DRA needs 1.33)."""
-    version = cluster_view(resource_type, props).version
-    if is_unknown(version) or version_at_least(version, opts["minVersion"]):
+    view = cluster_view(resource_type, props)
+    if view is None or is_unknown(view.version) or version_at_least(view.version, opts["minVersion"]):
         return []
+    version = view.version
     return [
         f"Kubernetes version is {version!r}; GB200 needs DRA, so it must be >= {opts['minVersion']}. "
         f"Set the cluster version to \"{opts['minVersion']}\" or later."
@@ -70,10 +78,11 @@ def check_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[st
 
 def check_authentication_mode(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """Access entries (API mode) rather than the aws-auth ConfigMap alone."""
-    mode = cluster_view(resource_type, props).authentication_mode
+    view = cluster_view(resource_type, props)
     allowed = list(opts["allowed"])
-    if is_unknown(mode) or mode in allowed:
+    if view is None or is_unknown(view.authentication_mode) or view.authentication_mode in allowed:
         return []
+    mode = view.authentication_mode
     return [
         f"authentication mode is {mode!r}; allowed: {', '.join(allowed)}. "
         "Set authentication_mode=\"API\" and grant node and admin access through access entries."
@@ -82,8 +91,9 @@ def check_authentication_mode(resource_type: str, props: Mapping[str, Any], opts
 
 def check_secrets_encryption(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """Kubernetes secrets encrypted with a KMS key."""
-    key = cluster_view(resource_type, props).secrets_key_arn
-    if is_unknown(key) or (isinstance(key, str) and key):
+    view = cluster_view(resource_type, props)
+    if view is None or is_unknown(view.secrets_key_arn) or (isinstance(view.secrets_key_arn, str)
+                                                            and view.secrets_key_arn):
         return []
     return [
         "secrets encryption is off. Set encryption_config_key_arn to a KMS key ARN "
@@ -94,7 +104,7 @@ def check_secrets_encryption(resource_type: str, props: Mapping[str, Any], opts:
 def check_public_endpoint(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """A public API endpoint only with explicit, non-open CIDRs."""
     view = cluster_view(resource_type, props)
-    if not view.public_endpoint:
+    if view is None or not view.public_endpoint:
         return []
     if not view.public_cidrs:
         return [
@@ -117,7 +127,8 @@ def check_no_auto_mode_with_gb200(resources: Sequence[PlanResource], opts: Mappi
     gb200_clusters = {index.cluster_of(group) for group in index.gpu_groups()}
     out: list[tuple[str, str]] = []
     for cluster in index.of_type(*CLUSTER_TYPES):
-        if index.cluster_key(cluster) in gb200_clusters and cluster_view(cluster.type, cluster.inputs).auto_mode:
+        view = cluster_view(cluster.type, cluster.inputs)
+        if index.cluster_key(cluster) in gb200_clusters and view is not None and view.auto_mode:
             out.append((
                 cluster.urn,
                 "EKS Auto Mode is on, but this cluster has GB200 node groups and Auto Mode does not support DRA. "

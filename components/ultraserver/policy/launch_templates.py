@@ -174,39 +174,47 @@ def check_encrypted_root(resource_type: str, props: Mapping[str, Any], opts: Map
 # ---- the EFA security group --------------------------------------------------------------------
 
 
-def _same_group(rule: PlanResource, sg: PlanResource, own_key: str, peer_key: str) -> bool:
-    """The rule's own group and its peer are both this SG (per-property dependencies when recorded)."""
-    own, peer = rule.property_dependencies.get(own_key), rule.property_dependencies.get(peer_key)
+def _references_itself(rule: PlanResource, sg: PlanResource) -> bool:
+    """A VPC SG rule whose own group and referenced group are both this SG.
+
+    Per-property dependencies decide when recorded; otherwise the rule must depend on the SG and name the same
+    group twice (the SG's ID is not recorded, so the two inputs are compared with each other).
+    """
+    own = rule.property_dependencies.get("securityGroupId")
+    peer = rule.property_dependencies.get("referencedSecurityGroupId")
     if own is not None and peer is not None:
         return sg.urn in own and sg.urn in peer
-    return sg.urn in rule.dependencies and rule.inputs.get(own_key) is not None and \
-        rule.inputs.get(own_key) == rule.inputs.get(peer_key)
+    group = rule.inputs.get("securityGroupId")
+    return sg.urn in rule.dependencies and group is not None and group == rule.inputs.get("referencedSecurityGroupId")
+
+
+def _covers(direction: str, protocol: Any, to_self: bool, cidrs: list[Any]) -> bool:
+    """An all-protocol rule that reaches the group itself (outbound, an open egress rule also does)."""
+    if protocol not in ALL_PROTOCOLS:
+        return False
+    return to_self or (direction == "egress" and any(c in OPEN_EGRESS for c in cidrs))
 
 
 def _self_directions(index: StackIndex, sg: PlanResource) -> set[str]:
-    """Directions ("ingress", "egress") in which the SG allows all traffic to/from itself."""
+    """Directions ("ingress", "egress") in which the SG allows all traffic to/from itself, in any rule form."""
     found = set()
     for direction in ("ingress", "egress"):
         for inline in as_list(sg.inputs.get(direction)):
-            if isinstance(inline, Mapping) and inline.get("protocol") in ALL_PROTOCOLS:
-                if as_bool(inline.get("self")) or (direction == "egress" and set(
-                        as_list(inline.get("cidrBlocks"))) & set(OPEN_EGRESS)):
-                    found.add(direction)
+            if isinstance(inline, Mapping) and _covers(direction, inline.get("protocol"),
+                                                       as_bool(inline.get("self")) is True,
+                                                       as_list(inline.get("cidrBlocks"))):
+                found.add(direction)
     for rule in index.dependents(sg, SG_INGRESS_RULE, SG_EGRESS_RULE):
-        if rule.inputs.get("ipProtocol") not in ALL_PROTOCOLS:
-            continue
         direction = "ingress" if rule.type == SG_INGRESS_RULE else "egress"
-        open_egress = direction == "egress" and rule.inputs.get("cidrIpv4") in OPEN_EGRESS
-        if open_egress or _same_group(rule, sg, "securityGroupId", "referencedSecurityGroupId"):
+        if _covers(direction, rule.inputs.get("ipProtocol"), _references_itself(rule, sg),
+                   [rule.inputs.get("cidrIpv4")]):
             found.add(direction)
     for rule in index.dependents(sg, SG_RULE):
-        if rule.inputs.get("protocol") not in ALL_PROTOCOLS or rule.inputs.get("type") not in ("ingress", "egress"):
-            continue
-        open_egress = rule.inputs.get("type") == "egress" and set(
-            as_list(rule.inputs.get("cidrBlocks"))) & set(OPEN_EGRESS)
-        if as_bool(rule.inputs.get("self")) or open_egress:
-            found.add(str(rule.inputs["type"]))
-    return found
+        direction = str(rule.inputs.get("type"))
+        if _covers(direction, rule.inputs.get("protocol"), as_bool(rule.inputs.get("self")) is True,
+                   as_list(rule.inputs.get("cidrBlocks"))):
+            found.add(direction)
+    return found & {"ingress", "egress"}
 
 
 def check_efa_security_group(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
