@@ -19,6 +19,8 @@ DELETE = object()
 """Patch value that removes the key."""
 
 RESERVATION_ZONE = "us-east-1-dfw-2a"
+NODE_ROLE_ARN = "arn:aws:offline::123456789012:gpu-nodes"
+"""The node role's ARN as the offline mocks answer it."""
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
 
 
@@ -71,7 +73,7 @@ def good_stack() -> list[PlanResource]:
     role = res("aws:iam/role:Role", "gpu-nodes", {"assumeRolePolicy": json.dumps(assume_role_policy())})
     attachments = [
         res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", f"gpu-nodes-{arn.rsplit('/', 1)[-1]}",
-            {"role": "gpu-nodes-offline-id", "policyArn": arn}, [role], parent=None)
+            {"role": "gpu-nodes", "policyArn": arn}, [role], parent=None)
         for arn in NODE_POLICY_ARNS
     ]
     sg = res("aws:ec2/securityGroup:SecurityGroup", "gpu-efa",
@@ -101,19 +103,19 @@ def good_stack() -> list[PlanResource]:
         },
     }, [sg, cluster])
     gpu_ng = res("aws:eks/nodeGroup:NodeGroup", "gpu", {
-        "clusterName": "gb200-offline-id", "nodeRoleArn": "arn:aws:iam::123456789012:role/gpu-nodes",
+        "clusterName": "gb200-offline-id", "nodeRoleArn": NODE_ROLE_ARN,
         "capacityType": "CAPACITY_BLOCK", "launchTemplate": {"id": "gpu-offline-id", "version": "1"},
         "subnetIds": ["gpu-subnet-offline-id"],
         "scalingConfig": {"desiredSize": 18, "minSize": 0, "maxSize": 18},
         "labels": {"ultraserver.io/role": "gpu"}, "taints": [GPU_TAINT],
         "tags": {"ultraserver.io/reservation-zone": RESERVATION_ZONE},
-    }, [cluster, gpu_lt, gpu_subnet, role, *attachments])
+    }, [cluster, gpu_lt, gpu_subnet, role])
     sys_lt = res("aws:ec2/launchTemplate:LaunchTemplate", "system", {
-        "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 2},
+        "metadataOptions": {"httpTokens": "required", "httpEndpoint": "enabled", "httpPutResponseHopLimit": 2},
         "blockDeviceMappings": root_volume(),
     })
     sys_ng = res("aws:eks/nodeGroup:NodeGroup", "system", {
-        "clusterName": "gb200-offline-id", "amiType": "AL2023_ARM_64_STANDARD", "capacityType": "ON_DEMAND",
+        "clusterName": "gb200-offline-id", "nodeRoleArn": NODE_ROLE_ARN, "amiType": "AL2023_ARM_64_STANDARD", "capacityType": "ON_DEMAND",
         "instanceTypes": ["m7g.xlarge"], "launchTemplate": {"id": "system-offline-id", "version": "1"},
         "subnetIds": ["system-subnet-offline-id"],
         "scalingConfig": {"desiredSize": 2, "minSize": 2, "maxSize": 4},
@@ -144,8 +146,8 @@ def good_stack() -> list[PlanResource]:
 
 
 def find(resources: Sequence[PlanResource], type_suffix: str, name: str) -> PlanResource:
-    """The resource with this name whose type ends with the suffix (e.g. "LaunchTemplate")."""
-    matches = [r for r in resources if r.name == name and r.type.endswith(type_suffix)]
+    """The resource with this name whose type token ends with :<suffix> (e.g. "LaunchTemplate")."""
+    matches = [r for r in resources if r.name == name and r.type.endswith(f":{type_suffix}")]
     assert len(matches) == 1, f"{type_suffix} {name}: {len(matches)} matches"
     return matches[0]
 

@@ -9,9 +9,11 @@ from dataclasses import dataclass, replace
 import pytest
 
 from policy_fixtures import DELETE, add, as_seen_by_preview, find, good_stack, patch, res, without
+from sdk_stack import recorded_stack
 from ultraserver.policy import RULES, PlanResource, evaluate
 
-Stack = Callable[[], list[PlanResource]]
+Stack = Callable[[list[PlanResource]], list[PlanResource]]
+"""Builds a test stack from a compliant base stack."""
 
 
 @dataclass(frozen=True)
@@ -29,33 +31,33 @@ class Case:
 
 def lt(changes: dict) -> Stack:
     """The GPU launch template changed."""
-    return lambda: patch(good_stack(), "LaunchTemplate", "gpu", changes)
+    return lambda base: patch(base, "LaunchTemplate", "gpu", changes)
 
 
 def gpu_ng(changes: dict) -> Stack:
     """The GPU node group changed."""
-    return lambda: patch(good_stack(), "NodeGroup", "gpu", changes)
+    return lambda base: patch(base, "NodeGroup", "gpu", changes)
 
 
 def cluster(changes: dict) -> Stack:
     """The cluster changed."""
-    return lambda: patch(good_stack(), "Cluster", "gb200", changes)
+    return lambda base: patch(base, "Cluster", "gb200", changes)
 
 
 def aws_cluster(changes: dict) -> Stack:
     """The stack as a real preview shows it, with pulumi-eks's aws:eks Cluster child changed."""
-    return lambda: patch(as_seen_by_preview(good_stack()), "Cluster", "gb200-eksCluster", changes)
+    return lambda base: patch(as_seen_by_preview(base), "Cluster", "gb200-eksCluster", changes)
 
 
 def release(name: str, changes: dict) -> Stack:
     """A Helm release changed."""
-    return lambda: patch(good_stack(), "Release", name, changes)
+    return lambda base: patch(base, "Release", name, changes)
 
 
 def many_node_groups(count: int) -> Stack:
     """The stack plus extra managed node groups on the same cluster."""
-    def build() -> list[PlanResource]:
-        stack = good_stack()
+    def build(base: list[PlanResource]) -> list[PlanResource]:
+        stack = base
         eks = find(stack, "Cluster", "gb200")
         extra = [res("aws:eks/nodeGroup:NodeGroup", f"extra-{i}", {"capacityType": "ON_DEMAND"}, [eks])
                  for i in range(count)]
@@ -63,14 +65,14 @@ def many_node_groups(count: int) -> Stack:
     return build
 
 
-def efa_sg_without_egress() -> list[PlanResource]:
+def efa_sg_without_egress(base: list[PlanResource]) -> list[PlanResource]:
     """The EFA SG loses its self-referencing egress rule."""
-    return without(good_stack(), "SecurityGroupEgressRule", "gpu-efa-self-out")
+    return without(base, "SecurityGroupEgressRule", "gpu-efa-self-out")
 
 
-def efa_sg_referencing_other_group() -> list[PlanResource]:
+def efa_sg_referencing_other_group(base: list[PlanResource]) -> list[PlanResource]:
     """The ingress rule references a different SG (recorded per-property dependencies tell them apart)."""
-    stack = good_stack()
+    stack = base
     other = res("aws:ec2/securityGroup:SecurityGroup", "other", {"vpcId": "vpc-offline-id"})
     sg = find(stack, "SecurityGroup", "gpu-efa")
     stack = [r for r in stack if r.name != "gpu-efa-self-in"]
@@ -80,9 +82,9 @@ def efa_sg_referencing_other_group() -> list[PlanResource]:
     return add(stack, other, ingress)
 
 
-def sg_rules_by_property(referenced: str) -> list[PlanResource]:
+def sg_rules_by_property(base: list[PlanResource], referenced: str) -> list[PlanResource]:
     """The ingress rule's inputs look self-referencing, but per-property dependencies say which SG each names."""
-    stack = good_stack()
+    stack = base
     other = res("aws:ec2/securityGroup:SecurityGroup", "other", {"vpcId": "vpc-offline-id"})
     sg = find(stack, "SecurityGroup", "gpu-efa")
     ingress = find(stack, "SecurityGroupIngressRule", "gpu-efa-self-in")
@@ -92,9 +94,9 @@ def sg_rules_by_property(referenced: str) -> list[PlanResource]:
     return add([rewired if r is ingress else r for r in stack], other)
 
 
-def legacy_sg_rules() -> list[PlanResource]:
+def legacy_sg_rules(base: list[PlanResource]) -> list[PlanResource]:
     """The EFA SG's self rules as aws.ec2.SecurityGroupRule resources."""
-    stack = without(without(good_stack(), "SecurityGroupEgressRule", "gpu-efa-self-out"),
+    stack = without(without(base, "SecurityGroupEgressRule", "gpu-efa-self-out"),
                     "SecurityGroupIngressRule", "gpu-efa-self-in")
     sg = find(stack, "SecurityGroup", "gpu-efa")
     return add(stack, *[
@@ -105,9 +107,9 @@ def legacy_sg_rules() -> list[PlanResource]:
     ])
 
 
-def inline_self_sg() -> list[PlanResource]:
+def inline_self_sg(base: list[PlanResource]) -> list[PlanResource]:
     """The EFA SG's self rules written inline on the group instead of as rule resources."""
-    stack = without(without(good_stack(), "SecurityGroupEgressRule", "gpu-efa-self-out"),
+    stack = without(without(base, "SecurityGroupEgressRule", "gpu-efa-self-out"),
                     "SecurityGroupIngressRule", "gpu-efa-self-in")
     return patch(stack, "SecurityGroup", "gpu-efa", {
         "ingress": [{"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}],
@@ -117,52 +119,52 @@ def inline_self_sg() -> list[PlanResource]:
 
 def extra_attachment(arn: str) -> Stack:
     """The GPU node role gets one more managed policy."""
-    def build() -> list[PlanResource]:
-        stack = good_stack()
+    def build(base: list[PlanResource]) -> list[PlanResource]:
+        stack = base
         role = find(stack, "Role", "gpu-nodes")
         return add(stack, res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "gpu-nodes-extra",
-                              {"role": "gpu-nodes-offline-id", "policyArn": arn}, [role]))
+                              {"role": "gpu-nodes", "policyArn": arn}, [role]))
     return build
 
 
 def role_policy(actions: list[str]) -> Stack:
     """The GPU node role gets an inline policy."""
-    def build() -> list[PlanResource]:
-        stack = good_stack()
+    def build(base: list[PlanResource]) -> list[PlanResource]:
+        stack = base
         role = find(stack, "Role", "gpu-nodes")
         document = {"Version": "2012-10-17",
                     "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}
         return add(stack, res("aws:iam/rolePolicy:RolePolicy", "gpu-nodes-extra",
-                              {"role": "gpu-nodes-offline-id", "policy": json.dumps(document)}, [role]))
+                              {"role": "gpu-nodes", "policy": json.dumps(document)}, [role]))
     return build
 
 
-def wrong_zone_subnet() -> list[PlanResource]:
+def wrong_zone_subnet(base: list[PlanResource]) -> list[PlanResource]:
     """The GPU node group also gets a subnet in another zone."""
-    stack = good_stack()
+    stack = base
     other = find(stack, "Subnet", "system-subnet")
     group = find(stack, "NodeGroup", "gpu")
     return [replace(r, dependencies=[*r.dependencies, other.urn]) if r is group else r for r in stack]
 
 
-def auto_mode() -> list[PlanResource]:
+def auto_mode(base: list[PlanResource]) -> list[PlanResource]:
     """Auto Mode on the GB200 cluster."""
-    return patch(good_stack(), "Cluster", "gb200", {"autoMode": {"enabled": True}})
+    return patch(base, "Cluster", "gb200", {"autoMode": {"enabled": True}})
 
 
-def auto_mode_without_gb200() -> list[PlanResource]:
+def auto_mode_without_gb200(base: list[PlanResource]) -> list[PlanResource]:
     """Auto Mode on a cluster without GB200 groups is not this rule's concern."""
-    return without(auto_mode(), "NodeGroup", "gpu")
+    return without(auto_mode(base), "NodeGroup", "gpu")
 
 
-def without_efa_plugin() -> list[PlanResource]:
+def without_efa_plugin(base: list[PlanResource]) -> list[PlanResource]:
     """No EFA device plugin release."""
-    return without(good_stack(), "Release", "aws-efa-k8s-device-plugin")
+    return without(base, "Release", "aws-efa-k8s-device-plugin")
 
 
-def without_efa_anywhere() -> list[PlanResource]:
+def without_efa_anywhere(base: list[PlanResource]) -> list[PlanResource]:
     """No EFA interfaces and no EFA device plugin."""
-    stack = without_efa_plugin()
+    stack = without_efa_plugin(base)
     return patch(stack, "LaunchTemplate", "gpu", {"networkInterfaces": [
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface",
          "securityGroups": ["gpu-efa-offline-id"]}]})
@@ -174,31 +176,31 @@ def deployed(**before: str) -> dict:
 
 
 PASSING: list[tuple[Case, dict | None]] = [
-    *[(Case(rule.name, good_stack), None) for rule in RULES],
+    *[(Case(rule.name, lambda base: base), None) for rule in RULES],
     (Case("eks-authentication-mode", cluster({"authenticationMode": "API_AND_CONFIG_MAP"})), None),
     (Case("eks-public-endpoint-cidrs", cluster({"endpointPublicAccess": False, "publicAccessCidrs": DELETE})), None),
     (Case("eks-public-endpoint-cidrs", cluster({"publicAccessCidrs": ["0.0.0.0/0"]})),
      {"eks-public-endpoint-cidrs": "disabled"}),
     (Case("eks-no-auto-mode-with-gb200", auto_mode_without_gb200), None),
     (Case("eks-kubernetes-version", cluster({"version": "1.34"})), None),
-    *[(Case(rule.name, lambda: as_seen_by_preview(good_stack())), None) for rule in RULES],
+    *[(Case(rule.name, as_seen_by_preview), None) for rule in RULES],
     (Case("eks-public-endpoint-cidrs", aws_cluster({"vpcConfig.endpointPublicAccess": False,
                                                     "vpcConfig.publicAccessCidrs": DELETE})), None),
     (Case("gb200-ami-release", lt({("tags", "ultraserver.io/ami-release"): "recommended"})), None),
     (Case("gb200-ami-release", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA", "releaseVersion": "1.33.5-20251120"})),
      None),
-    (Case("gb200-ami-variant", lambda: patch(lt({"imageId": DELETE})(), "NodeGroup", "gpu",
+    (Case("gb200-ami-variant", lambda base: patch(lt({"imageId": DELETE})(base), "NodeGroup", "gpu",
                                              {"amiType": "AL2023_ARM_64_NVIDIA"})), None),
     (Case("efa-security-group-self-referencing", inline_self_sg), None),
     (Case("efa-security-group-self-referencing", legacy_sg_rules), None),
-    (Case("efa-security-group-self-referencing", lambda: sg_rules_by_property("self")), None),
+    (Case("efa-security-group-self-referencing", lambda base: sg_rules_by_property(base, "self")), None),
     (Case("efa-device-plugin-present", without_efa_anywhere), None),
     (Case("capacity-block-upgrade-at-zero", gpu_ng({"scalingConfig.desiredSize": 0})),
      deployed(version="1.32")),
     (Case("capacity-block-upgrade-at-zero", gpu_ng({"version": "1.33"})), deployed(version="1.33")),
     (Case("dra-driver-gpu-allocation-disabled", release("nvidia-dra-driver-gpu", {
         "values.resources.gpus.enabled": True, "values.gpuResourcesEnabledOverride": True})), None),
-    (Case("dra-driver-version", lambda: without(release("nvidia-dra-driver-gpu", {"version": "25.3.2"})(),
+    (Case("dra-driver-version", lambda base: without(release("nvidia-dra-driver-gpu", {"version": "25.3.2"})(base),
                                                 "ComputeDomain", "imex")), None),
     (Case("eks-managed-node-group-quota", many_node_groups(28)), None),
     (Case("node-role-managed-policies", extra_attachment("arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore")),
@@ -260,11 +262,11 @@ FAILING: list[tuple[Case, dict | None]] = [
     (Case("gb200-odd-cards-efa-only", lt({"networkInterfaces.3.interfaceType": "efa"}), LT, "[5]"), None),
     (Case("efa-security-group-self-referencing", efa_sg_without_egress, LT, "gpu-efa"), None),
     (Case("efa-security-group-self-referencing", efa_sg_referencing_other_group, LT, "gpu-efa"), None),
-    (Case("efa-security-group-self-referencing", lambda: sg_rules_by_property("other"), LT, "gpu-efa"), None),
+    (Case("efa-security-group-self-referencing", lambda base: sg_rules_by_property(base, "other"), LT, "gpu-efa"), None),
     (Case("efa-security-group-self-referencing", lt({"networkInterfaces.1.securityGroups": []}), LT,
           "no security groups"), None),
     (Case("launch-template-imdsv2", lt({"metadataOptions.httpTokens": "optional"}), LT, "IMDSv1"), None),
-    (Case("launch-template-imdsv2", lambda: patch(good_stack(), "LaunchTemplate", "system",
+    (Case("launch-template-imdsv2", lambda base: patch(base, "LaunchTemplate", "system",
                                                   {"metadataOptions": DELETE}), ("LaunchTemplate", "system"),
           "None"), None),
     (Case("launch-template-encrypted-root-volume", lt({"blockDeviceMappings": DELETE}), LT, "root device"), None),
@@ -273,7 +275,7 @@ FAILING: list[tuple[Case, dict | None]] = [
     (Case("gb200-ami-variant", lt({("tags", "ultraserver.io/ami-ssm-parameter"):
                                    "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/"
                                    "recommended/image_id"}), LT, "not an AL2023 ARM64 NVIDIA path"), None),
-    (Case("gb200-ami-variant", lambda: patch(lt({"imageId": DELETE})(), "NodeGroup", "gpu",
+    (Case("gb200-ami-variant", lambda base: patch(lt({"imageId": DELETE})(base), "NodeGroup", "gpu",
                                              {"amiType": "AL2023_ARM_64_STANDARD"}), NG, "AL2023_ARM_64_STANDARD"),
      None),
     (Case("gb200-ami-variant", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA"}), NG, "sets imageId"), None),
@@ -312,22 +314,31 @@ FAILING: list[tuple[Case, dict | None]] = [
 ]
 
 
+SOURCES = {"fixture": good_stack, "recorded": lambda: list(recorded_stack())}
+
+
+@pytest.fixture(params=sorted(SOURCES))
+def base(request: pytest.FixtureRequest) -> list[PlanResource]:
+    """The compliant stack, hand-written and as recorded from the SDK program (tests/sdk_stack.py)."""
+    return SOURCES[request.param]()
+
+
 def ids(cases: list[tuple[Case, dict | None]]) -> list[str]:
     """Readable test ids."""
     return [str(case) for case, _ in cases]
 
 
 @pytest.mark.parametrize(("case", "config"), PASSING, ids=ids(PASSING))
-def test_rule_passes(case: Case, config: dict | None) -> None:
+def test_rule_passes(case: Case, config: dict | None, base: list[PlanResource]) -> None:
     """The rule reports nothing on a compliant (or correctly configured) stack."""
-    found = [v for v in evaluate(case.stack(), config) if v.policy == case.rule]
+    found = [v for v in evaluate(case.stack(base), config) if v.policy == case.rule]
     assert found == []
 
 
 @pytest.mark.parametrize(("case", "config"), FAILING, ids=ids(FAILING))
-def test_rule_fails(case: Case, config: dict | None) -> None:
+def test_rule_fails(case: Case, config: dict | None, base: list[PlanResource]) -> None:
     """The rule blames the broken resource with a message that names the problem."""
-    stack = case.stack()
+    stack = case.stack(base)
     found = [v for v in evaluate(stack, config) if v.policy == case.rule]
     blamed = find(stack, *case.blamed)
     assert [v.urn for v in found] == [blamed.urn], found
@@ -342,6 +353,22 @@ def test_every_rule_has_a_passing_and_a_failing_case() -> None:
     assert names <= {case.rule for case, _ in PASSING}
 
 
-def test_compliant_stack_has_no_violations() -> None:
+def test_compliant_stack_has_no_violations(base: list[PlanResource]) -> None:
     """The reference stack passes every rule."""
-    assert evaluate(good_stack()) == []
+    assert evaluate(base) == []
+
+
+def test_recording_matches_the_fixture() -> None:
+    """The hand-written fixture has the recorded inputs and links (the engine may add more, e.g. Helm's compat)."""
+    recorded = list(recorded_stack())
+    by_key = {(r.type, r.name): r for r in recorded}
+    for resource in good_stack():
+        twin = by_key[(resource.type, resource.name)]
+        assert {k: twin.inputs.get(k) for k in resource.inputs} == resource.inputs, resource.name
+        assert dependency_names(good_stack(), resource) <= dependency_names(recorded, twin), resource.name
+
+
+def dependency_names(stack: list[PlanResource], resource: PlanResource) -> set[str]:
+    """Names of the resources this one depends on."""
+    names = {r.urn: r.name for r in stack}
+    return {names[urn] for urn in resource.dependencies if urn in names}
