@@ -36,7 +36,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
         """Invokes return a placeholder value (enough for SSM parameter lookups)."""
-        return {"value": "ami-offline", "id": "offline", "name": args.args.get("name", "")}, None
+        return {"value": "ami-offline", "id": "offline", "name": args.args.get("name", "")}, []
 
 
 class RecordingMonitor(mocks.MockMonitor):
