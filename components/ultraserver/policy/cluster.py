@@ -1,0 +1,179 @@
+"""Rules for the EKS cluster: version, access, Auto Mode, secrets encryption, public endpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ultraserver.policy.model import (
+    AWS_EKS_CLUSTER,
+    CLUSTER_TYPES,
+    EKS_CLUSTER,
+    PlanResource,
+    Rule,
+    StackIndex,
+    as_bool,
+    as_list,
+    get_path,
+    is_unknown,
+    version_at_least,
+)
+
+OPEN_CIDRS = ("0.0.0.0/0", "::/0")
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """The settings the rules check, read from either pulumi-eks's component or the aws:eks Cluster."""
+
+    version: Any
+    authentication_mode: Any
+    auto_mode: bool
+    secrets_key_arn: Any
+    public_endpoint: bool
+    public_cidrs: list[Any]
+
+
+def cluster_view(resource_type: str, props: Mapping[str, Any]) -> ClusterView | None:
+    """Normalise the two cluster shapes (their defaults: public endpoint on, Auto Mode off).
+
+    None for a pulumi-eks component without recorded props: under `pulumi preview` components reach policies
+    empty (pulumi/pulumi-policy#140), and its aws:eks/cluster:Cluster child carries the settings instead.
+    """
+    if resource_type == EKS_CLUSTER and not props:
+        return None
+    if resource_type == AWS_EKS_CLUSTER:
+        resources = as_list(get_path(props, "encryptionConfig", "resources"))
+        key = get_path(props, "encryptionConfig", "provider", "keyArn") if "secrets" in resources else None
+        return ClusterView(
+            version=props.get("version"),
+            authentication_mode=get_path(props, "accessConfig", "authenticationMode"),
+            auto_mode=as_bool(get_path(props, "computeConfig", "enabled")) is True,
+            secrets_key_arn=key,
+            public_endpoint=as_bool(get_path(props, "vpcConfig", "endpointPublicAccess")) is not False,
+            public_cidrs=as_list(get_path(props, "vpcConfig", "publicAccessCidrs")),
+        )
+    return ClusterView(
+        version=props.get("version"),
+        authentication_mode=props.get("authenticationMode"),
+        auto_mode=as_bool(get_path(props, "autoMode", "enabled")) is True,
+        secrets_key_arn=props.get("encryptionConfigKeyArn"),
+        public_endpoint=as_bool(props.get("endpointPublicAccess")) is not False,
+        public_cidrs=as_list(props.get("publicAccessCidrs")),
+    )
+
+
+def check_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """Kubernetes version at least the minimum (DRA needs 1.33)."""
+    view = cluster_view(resource_type, props)
+    if view is None or is_unknown(view.version) or version_at_least(view.version, opts["minVersion"]):
+        return []
+    version = view.version
+    return [
+        f"Kubernetes version is {version!r}; GB200 needs DRA, so it must be >= {opts['minVersion']}. "
+        f"Set the cluster version to \"{opts['minVersion']}\" or later."
+    ]
+
+
+def check_authentication_mode(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """Access entries (API mode) rather than the aws-auth ConfigMap alone."""
+    view = cluster_view(resource_type, props)
+    allowed = list(opts["allowed"])
+    if view is None or is_unknown(view.authentication_mode) or view.authentication_mode in allowed:
+        return []
+    mode = view.authentication_mode
+    return [
+        f"authentication mode is {mode!r}; allowed: {', '.join(allowed)}. "
+        "Set authentication_mode=\"API\" and grant node and admin access through access entries."
+    ]
+
+
+def check_secrets_encryption(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """Kubernetes secrets encrypted with a KMS key."""
+    view = cluster_view(resource_type, props)
+    if view is None or is_unknown(view.secrets_key_arn) or (isinstance(view.secrets_key_arn, str)
+                                                            and view.secrets_key_arn):
+        return []
+    return [
+        "secrets encryption is off. Set encryption_config_key_arn to a KMS key ARN "
+        "(create an aws.kms.Key with rotation enabled)."
+    ]
+
+
+def check_public_endpoint(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """A public API endpoint only with explicit, non-open CIDRs."""
+    view = cluster_view(resource_type, props)
+    if view is None or not view.public_endpoint:
+        return []
+    if not view.public_cidrs:
+        return [
+            "the public API endpoint is on without publicAccessCidrs, so it is open to 0.0.0.0/0. "
+            "Set public_access_cidrs to your admin networks, or endpoint_public_access=False "
+            "with endpoint_private_access=True."
+        ]
+    open_cidrs = [c for c in view.public_cidrs if c in OPEN_CIDRS]
+    if open_cidrs:
+        return [
+            f"publicAccessCidrs contains {', '.join(open_cidrs)}. List only your admin networks, "
+            "or disable this rule in the policy config if an open endpoint is intended."
+        ]
+    return []
+
+
+def check_no_auto_mode_with_gb200(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """No Auto Mode on a cluster that runs GB200 groups (DRA is unsupported there)."""
+    index = StackIndex(resources)
+    gb200_clusters = {index.cluster_of(group) for group in index.gpu_groups()}
+    out: list[tuple[str, str]] = []
+    for cluster in index.of_type(*CLUSTER_TYPES):
+        view = cluster_view(cluster.type, cluster.inputs)
+        if index.cluster_key(cluster) in gb200_clusters and view is not None and view.auto_mode:
+            out.append((
+                cluster.urn,
+                "EKS Auto Mode is on, but this cluster has GB200 node groups and Auto Mode does not support DRA. "
+                "Turn Auto Mode off and run GB200 on managed or self-managed node groups.",
+            ))
+    return out
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        name="eks-kubernetes-version",
+        description="EKS clusters run Kubernetes 1.33 or later (DRA for GB200).",
+        fix="Set the cluster version to 1.33 or later.",
+        resource_types=CLUSTER_TYPES,
+        check_resource=check_version,
+        config_schema={"minVersion": {"type": "string", "description": "Lowest allowed Kubernetes version."}},
+        defaults={"minVersion": "1.33"},
+    ),
+    Rule(
+        name="eks-authentication-mode",
+        description="EKS clusters use access entries: authentication mode API or API_AND_CONFIG_MAP.",
+        fix="Set authentication_mode=\"API\" and use access entries.",
+        resource_types=CLUSTER_TYPES,
+        check_resource=check_authentication_mode,
+        config_schema={"allowed": {"type": "array", "items": {"type": "string"}, "description": "Allowed modes."}},
+        defaults={"allowed": ["API", "API_AND_CONFIG_MAP"]},
+    ),
+    Rule(
+        name="eks-no-auto-mode-with-gb200",
+        description="A cluster with GB200 node groups does not use EKS Auto Mode (no DRA support).",
+        fix="Disable Auto Mode; run GB200 on managed or self-managed node groups.",
+        check_stack=check_no_auto_mode_with_gb200,
+    ),
+    Rule(
+        name="eks-secrets-encryption",
+        description="EKS clusters encrypt Kubernetes secrets with a KMS key.",
+        fix="Set encryption_config_key_arn to a KMS key ARN.",
+        resource_types=CLUSTER_TYPES,
+        check_resource=check_secrets_encryption,
+    ),
+    Rule(
+        name="eks-public-endpoint-cidrs",
+        description="A public EKS API endpoint is reachable only from explicit CIDRs, never 0.0.0.0/0.",
+        fix="Set public_access_cidrs to admin networks, or make the endpoint private.",
+        resource_types=CLUSTER_TYPES,
+        check_resource=check_public_endpoint,
+    ),
+)

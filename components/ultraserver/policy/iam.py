@@ -1,0 +1,130 @@
+"""Rules for IAM: no wildcard actions, node roles carry only allow-listed managed policies."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ultraserver.node_role import NODE_POLICY_ARNS
+from ultraserver.policy.model import (
+    IAM_POLICY,
+    IAM_ROLE,
+    IAM_ROLE_POLICY,
+    IAM_ROLE_POLICY_ATTACHMENT,
+    PlanResource,
+    Rule,
+    StackIndex,
+    as_list,
+    is_unknown,
+)
+
+SERVICE_WILDCARD = re.compile(r"^[A-Za-z0-9-]+:\*$")
+EC2_SERVICE = "ec2.amazonaws.com"
+
+
+def policy_document(value: Any) -> Mapping[str, Any] | None:
+    """A policy document from its JSON string (or an already-parsed dict); None when unreadable."""
+    if isinstance(value, Mapping):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, Mapping) else None
+
+
+def wildcard_actions(document: Mapping[str, Any]) -> list[str]:
+    """Allowed actions that are "*" or "service:*", plus Allow statements that use NotAction."""
+    statements = document.get("Statement")
+    found = []
+    for statement in statements if isinstance(statements, list) else [statements]:
+        if not isinstance(statement, Mapping) or statement.get("Effect") != "Allow":
+            continue
+        if "NotAction" in statement:
+            found.append("NotAction")
+        actions = statement.get("Action")
+        for action in actions if isinstance(actions, list) else [actions]:
+            if isinstance(action, str) and (action == "*" or SERVICE_WILDCARD.match(action)):
+                found.append(action)
+    return found
+
+
+def _documents(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(label, raw document) for each policy document the resource carries."""
+    if resource_type == IAM_ROLE:
+        return [(f"inline policy {p.get('name')!r}", p.get("policy"))
+                for p in as_list(props.get("inlinePolicies")) if isinstance(p, Mapping)]
+    return [("policy", props.get("policy"))]
+
+
+def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """No IAM policy in the stack allows "*" or "service:*" actions."""
+    out = []
+    for label, raw in _documents(resource_type, props):
+        if raw is None or is_unknown(raw):
+            continue
+        document = policy_document(raw)
+        if document is None:
+            out.append(f"{label} is not a readable JSON policy document. Pass json.dumps(<policy dict>).")
+            continue
+        found = wildcard_actions(document)
+        if found:
+            out.append(f"{label} allows wildcard actions {sorted(set(found))}. List the exact actions "
+                       "the role needs (least privilege).")
+    return out
+
+
+def is_node_role(role: PlanResource) -> bool:
+    """A role EC2 instances assume: a node role."""
+    document = policy_document(role.inputs.get("assumeRolePolicy")) or {}
+    statements = document.get("Statement")
+    for statement in statements if isinstance(statements, list) else [statements]:
+        principal = statement.get("Principal") if isinstance(statement, Mapping) else None
+        services = principal.get("Service") if isinstance(principal, Mapping) else None
+        if EC2_SERVICE in (services if isinstance(services, list) else [services]):
+            return True
+    return False
+
+
+def check_node_role_policies(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Node roles get only allow-listed AWS managed policies (or in-stack policies, which are wildcard-checked)."""
+    index = StackIndex(resources)
+    allowed = set(opts["allowedPolicyArns"])
+    out = []
+    for role in index.of_type(IAM_ROLE):
+        if not is_node_role(role):
+            continue
+        for attachment in index.dependents(role, IAM_ROLE_POLICY_ATTACHMENT):
+            arn = attachment.inputs.get("policyArn")
+            if is_unknown(arn) or arn in allowed or index.deps(attachment, IAM_POLICY):
+                continue
+            out.append((attachment.urn, (
+                f"node role {role.name} gets policy {arn!r}, which is not on the allow-list. Nodes need only "
+                "the EKS worker, ECR pull-only and CNI policies; give workloads their own roles through Pod "
+                "Identity, or add the ARN to this rule's allowedPolicyArns."
+            )))
+    return out
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        name="iam-no-wildcard-actions",
+        description="IAM policies (node role policies included) allow no \"*\" or \"service:*\" actions.",
+        fix="List the exact actions needed.",
+        resource_types=(IAM_ROLE, IAM_ROLE_POLICY, IAM_POLICY),
+        check_resource=check_no_wildcards,
+    ),
+    Rule(
+        name="node-role-managed-policies",
+        description="Node roles get only allow-listed AWS managed policies.",
+        fix="Attach only the EKS worker, ECR pull-only and CNI policies; give workloads Pod Identity roles.",
+        check_stack=check_node_role_policies,
+        config_schema={"allowedPolicyArns": {"type": "array", "items": {"type": "string"},
+                                             "description": "Managed policy ARNs node roles may carry."}},
+        defaults={"allowedPolicyArns": list(NODE_POLICY_ARNS)},
+    ),
+)

@@ -1,0 +1,378 @@
+"""Rules for launch templates: the GB200 17-card EFA layout, IMDSv2, encrypted root, the EFA SG, the AMI."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ultraserver.policy.model import (
+    AUTOSCALING_GROUP,
+    LAUNCH_TEMPLATE,
+    MANAGED_NODE_GROUP_TYPES,
+    SECURITY_GROUP,
+    SG_EGRESS_RULE,
+    SG_INGRESS_RULE,
+    SG_RULE,
+    TAG_AMI_RELEASE,
+    TAG_AMI_SSM_PARAMETER,
+    PlanResource,
+    Rule,
+    StackIndex,
+    as_bool,
+    as_int,
+    as_list,
+    get_path,
+    is_gb200,
+    is_unknown,
+    tags_of,
+)
+
+ENA = "interface"
+EFA = "efa"
+EFA_ONLY = "efa-only"
+EFA_TYPES = (EFA, EFA_ONLY)
+ALL_PROTOCOLS = ("-1", "all")
+OPEN_EGRESS = ("0.0.0.0/0",)
+NVIDIA_AMI_TYPE = "AL2023_ARM_64_NVIDIA"
+CUSTOM_AMI_TYPE = "CUSTOM"
+# The SSM path of the AL2023 ARM64 NVIDIA EKS AMI, for any Kubernetes version and release.
+NVIDIA_SSM_PATH = re.compile(r"^/aws/service/eks/optimized-ami/[0-9.]+/amazon-linux-2023/arm64/nvidia/")
+RELEASE_DATE = re.compile(r"(?:^v|-)(\d{8})$")
+FLOATING_RELEASES = ("recommended",)
+
+
+@dataclass(frozen=True)
+class Interface:
+    """One launch-template network interface, with EC2's defaults applied."""
+
+    card: int | None
+    device: int | None
+    kind: str
+
+
+def interfaces(props: Mapping[str, Any]) -> list[Interface]:
+    """The template's network interfaces (card and device default to 0, type to ENA)."""
+    out = []
+    for nic in as_list(props.get("networkInterfaces")):
+        if not isinstance(nic, Mapping):
+            continue
+        card, device = nic.get("networkCardIndex", 0), nic.get("deviceIndex", 0)
+        kind = nic.get("interfaceType") or ENA
+        out.append(Interface(
+            card=None if is_unknown(card) else as_int(card if card is not None else 0),
+            device=None if is_unknown(device) else as_int(device if device is not None else 0),
+            kind=kind if isinstance(kind, str) else ENA,
+        ))
+    return out
+
+
+def is_gb200_template(resource_type: str, props: Mapping[str, Any]) -> bool:
+    """A launch template for P6e-GB200 instances."""
+    return resource_type == LAUNCH_TEMPLATE and is_gb200(props.get("instanceType"))
+
+
+def has_efa(props: Mapping[str, Any]) -> bool:
+    """The template attaches at least one EFA or EFA-only interface."""
+    return any(nic.kind in EFA_TYPES for nic in interfaces(props))
+
+
+def check_ena_primary(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """Card 0 carries the ENA primary interface at device index 0."""
+    if not is_gb200_template(resource_type, props):
+        return []
+    primary = [nic for nic in interfaces(props) if nic.card == 0 and nic.device == 0]
+    if len(primary) == 1 and primary[0].kind == ENA:
+        return []
+    found = f"an {primary[0].kind!r} interface" if primary else "no interface"
+    return [
+        f"network card 0, device index 0 has {found}; P6e-GB200 needs its primary ENA interface there. "
+        "Add {networkCardIndex: 0, deviceIndex: 0, interfaceType: \"interface\"} (or leave interfaceType unset)."
+    ]
+
+
+def check_no_efa_only_primary(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """No EFA-only interface on network card 0, where the primary lives."""
+    if not is_gb200_template(resource_type, props):
+        return []
+    bad = [nic for nic in interfaces(props) if nic.card == 0 and nic.kind == EFA_ONLY]
+    if not bad:
+        return []
+    return [
+        f"network card 0 has an efa-only interface at device index {bad[0].device}; an EFA-only interface can "
+        "never be the primary. Use interfaceType \"interface\" on card 0 and put EFA-only interfaces on odd cards."
+    ]
+
+
+def check_card_range(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """Network card indices stay within the instance's cards, one interface per card and device index."""
+    if not is_gb200_template(resource_type, props):
+        return []
+    limit = int(opts["networkCards"])
+    nics = interfaces(props)
+    out = []
+    outside = sorted({nic.card for nic in nics if nic.card is not None and not 0 <= nic.card < limit})
+    if outside:
+        out.append(
+            f"network card indices {outside} are outside 0..{limit - 1}; p6e-gb200.36xlarge has {limit} cards. "
+            "Build the interfaces from the instance type's NetworkCards."
+        )
+    pairs = [(nic.card, nic.device) for nic in nics if nic.card is not None and nic.device is not None]
+    duplicates = sorted({p for p in pairs if pairs.count(p) > 1})
+    if duplicates:
+        out.append(f"(card, device index) pairs {duplicates} are used twice. Give each interface its own slot.")
+    return out
+
+
+def check_odd_cards_efa_only(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """Odd network cards carry only EFA-only interfaces."""
+    if not is_gb200_template(resource_type, props):
+        return []
+    bad = sorted({nic.card for nic in interfaces(props) if nic.card is not None and nic.card % 2 == 1
+                  and nic.kind != EFA_ONLY})
+    if not bad:
+        return []
+    return [
+        f"odd network cards {bad} have interfaces that are not efa-only; on P6e-GB200 odd cards support only "
+        "EFA-only. Set interfaceType \"efa-only\" on every odd card."
+    ]
+
+
+def check_imdsv2(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """Instance metadata requires session tokens (IMDSv2)."""
+    tokens = get_path(props, "metadataOptions", "httpTokens")
+    if tokens == "required" or is_unknown(tokens):
+        return []
+    return [
+        f"metadataOptions.httpTokens is {tokens!r}, so IMDSv1 is allowed. Set metadata_options "
+        "http_tokens=\"required\" (and http_put_response_hop_limit=2 for pods that need IMDS)."
+    ]
+
+
+def check_encrypted_root(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """The root volume (and every EBS mapping) is encrypted."""
+    roots = tuple(opts["rootDeviceNames"])
+    mappings = [m for m in as_list(props.get("blockDeviceMappings")) if isinstance(m, Mapping)]
+    out = []
+    if not any(m.get("deviceName") in roots for m in mappings):
+        out.append(
+            f"no block device mapping for the root device ({', '.join(roots)}), so the AMI's unencrypted default "
+            "is used. Add a mapping for the root device with ebs.encrypted=\"true\"."
+        )
+    for mapping in mappings:
+        ebs = mapping.get("ebs")
+        encrypted = ebs.get("encrypted") if isinstance(ebs, Mapping) else None
+        if isinstance(ebs, Mapping) and not is_unknown(encrypted) and as_bool(encrypted) is not True:
+            out.append(
+                f"EBS volume {mapping.get('deviceName')!r} is not encrypted. Set ebs.encrypted=\"true\" "
+                "(optionally with a kms_key_id)."
+            )
+    return out
+
+
+# ---- the EFA security group --------------------------------------------------------------------
+
+
+def _references_itself(rule: PlanResource, sg: PlanResource) -> bool:
+    """A VPC SG rule whose own group and referenced group are both this SG.
+
+    Per-property dependencies decide when recorded; otherwise the rule must depend on the SG and name the same
+    group twice (the SG's ID is not recorded, so the two inputs are compared with each other).
+    """
+    own = rule.property_dependencies.get("securityGroupId")
+    peer = rule.property_dependencies.get("referencedSecurityGroupId")
+    if own is not None and peer is not None:
+        return sg.urn in own and sg.urn in peer
+    group = rule.inputs.get("securityGroupId")
+    return sg.urn in rule.dependencies and group is not None and group == rule.inputs.get("referencedSecurityGroupId")
+
+
+def _covers(direction: str, protocol: Any, to_self: bool, cidrs: list[Any]) -> bool:
+    """An all-protocol rule that reaches the group itself (outbound, an open egress rule also does)."""
+    if protocol not in ALL_PROTOCOLS:
+        return False
+    return to_self or (direction == "egress" and any(c in OPEN_EGRESS for c in cidrs))
+
+
+def _self_directions(index: StackIndex, sg: PlanResource) -> set[str]:
+    """Directions ("ingress", "egress") in which the SG allows all traffic to/from itself, in any rule form."""
+    found = set()
+    for direction in ("ingress", "egress"):
+        for inline in as_list(sg.inputs.get(direction)):
+            if isinstance(inline, Mapping) and _covers(direction, inline.get("protocol"),
+                                                       as_bool(inline.get("self")) is True,
+                                                       as_list(inline.get("cidrBlocks"))):
+                found.add(direction)
+    for rule in index.dependents(sg, SG_INGRESS_RULE, SG_EGRESS_RULE):
+        direction = "ingress" if rule.type == SG_INGRESS_RULE else "egress"
+        if _covers(direction, rule.inputs.get("ipProtocol"), _references_itself(rule, sg),
+                   [rule.inputs.get("cidrIpv4")]):
+            found.add(direction)
+    for rule in index.dependents(sg, SG_RULE):
+        direction = str(rule.inputs.get("type"))
+        if _covers(direction, rule.inputs.get("protocol"), as_bool(rule.inputs.get("self")) is True,
+                   as_list(rule.inputs.get("cidrBlocks"))):
+            found.add(direction)
+    return found & {"ingress", "egress"}
+
+
+def check_efa_security_group(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """An EFA launch template's in-stack security groups include one open to itself both ways."""
+    index = StackIndex(resources)
+    out = []
+    for template in index.of_type(LAUNCH_TEMPLATE):
+        if not has_efa(template.inputs):
+            continue
+        efa_nics = [n for n in as_list(template.inputs.get("networkInterfaces"))
+                    if isinstance(n, Mapping) and n.get("interfaceType") in EFA_TYPES]
+        if any(not as_list(n.get("securityGroups")) and not is_unknown(n.get("securityGroups")) for n in efa_nics):
+            out.append((template.urn, "an EFA interface has no security groups. Attach the EFA security group "
+                                      "(all traffic in and out to itself) to every EFA interface."))
+            continue
+        groups = index.deps(template, SECURITY_GROUP)
+        if groups and not any(_self_directions(index, sg) == {"ingress", "egress"} for sg in groups):
+            names = ", ".join(sg.name for sg in groups)
+            out.append((template.urn, (
+                f"none of the security groups on this EFA template ({names}) allows all traffic to and from "
+                "itself. Add a self-referencing ingress and egress rule with ip_protocol=\"-1\" "
+                "(referenced_security_group_id = the group's own id)."
+            )))
+    return out
+
+
+# ---- the AMI -----------------------------------------------------------------------------------
+
+
+def release_ok(release: Any, minimum: str) -> bool:
+    """A floating release, or a pinned one (vYYYYMMDD or <k8s>-YYYYMMDD) no older than the minimum."""
+    if release in FLOATING_RELEASES:
+        return True
+    have, want = RELEASE_DATE.search(str(release)), RELEASE_DATE.search(minimum)
+    return have is not None and want is not None and have.group(1) >= want.group(1)
+
+
+def check_ami_release(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """A pinned AL2023 NVIDIA AMI release is at least the first with driver 580 (v20251103)."""
+    minimum = str(opts["minRelease"])
+    if resource_type == LAUNCH_TEMPLATE:
+        if not is_gb200_template(resource_type, props):
+            return []
+        release, where = tags_of(props).get(TAG_AMI_RELEASE), f"tag {TAG_AMI_RELEASE}"
+    elif props.get("amiType") == NVIDIA_AMI_TYPE:
+        release, where = props.get("releaseVersion"), "releaseVersion"
+    else:
+        return []
+    if release is None or is_unknown(release) or release_ok(release, minimum):
+        return []
+    return [
+        f"AMI release {release!r} ({where}) is older than {minimum} or unreadable; GB200 needs driver 580 "
+        f"from {minimum}. Pin {minimum} or later, or use the \"recommended\" release."
+    ]
+
+
+def check_ami_variant(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """GB200 groups boot the AL2023 ARM64 NVIDIA AMI."""
+    index = StackIndex(resources)
+    out = []
+    for group in index.gpu_groups():
+        template = index.launch_template_of(group)
+        image = template.inputs.get("imageId") if template is not None else None
+        ami_type = group.inputs.get("amiType")
+        if template is not None and image is not None:
+            path = tags_of(template.inputs).get(TAG_AMI_SSM_PARAMETER)
+            if not isinstance(path, str) or not NVIDIA_SSM_PATH.match(path):
+                out.append((template.urn, (
+                    f"the GB200 launch template sets imageId but its {TAG_AMI_SSM_PARAMETER} tag is {path!r}, not "
+                    "an AL2023 ARM64 NVIDIA path. Look the AMI up from "
+                    "/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/... and record that "
+                    "path in the tag."
+                )))
+            if group.type in MANAGED_NODE_GROUP_TYPES and ami_type not in (None, CUSTOM_AMI_TYPE):
+                out.append((group.urn, (
+                    f"amiType is {ami_type!r} while the launch template sets imageId. Leave amiType unset "
+                    "(EKS shows CUSTOM) or drop imageId and use amiType AL2023_ARM_64_NVIDIA."
+                )))
+        elif group.type == AUTOSCALING_GROUP:
+            out.append((group.urn, (
+                "a self-managed GB200 group's launch template has no imageId. Set image_id from the "
+                "AL2023 ARM64 NVIDIA SSM parameter."
+            )))
+        elif ami_type != NVIDIA_AMI_TYPE and not is_unknown(ami_type):
+            out.append((group.urn, (
+                f"amiType is {ami_type!r}; GB200 needs the AL2023 ARM64 NVIDIA AMI. "
+                f"Set ami_type=\"{NVIDIA_AMI_TYPE}\"."
+            )))
+    return out
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        name="gb200-ena-primary",
+        description="GB200 launch templates put the ENA primary interface on network card 0, device index 0.",
+        fix="Add an interface {networkCardIndex 0, deviceIndex 0, interfaceType interface}.",
+        resource_types=(LAUNCH_TEMPLATE,),
+        check_resource=check_ena_primary,
+    ),
+    Rule(
+        name="gb200-no-efa-only-primary",
+        description="GB200 launch templates have no EFA-only interface on network card 0 (the primary's card).",
+        fix="Use interfaceType interface on card 0; EFA-only goes on odd cards.",
+        resource_types=(LAUNCH_TEMPLATE,),
+        check_resource=check_no_efa_only_primary,
+    ),
+    Rule(
+        name="gb200-network-card-range",
+        description="GB200 launch templates use network card indices below 17, each (card, device) slot once.",
+        fix="Build the interfaces from the instance type's NetworkCards (0-16).",
+        resource_types=(LAUNCH_TEMPLATE,),
+        check_resource=check_card_range,
+        config_schema={"networkCards": {"type": "integer", "description": "Network cards on the instance."}},
+        defaults={"networkCards": 17},
+    ),
+    Rule(
+        name="gb200-odd-cards-efa-only",
+        description="GB200 launch templates attach only EFA-only interfaces to odd network cards.",
+        fix="Set interfaceType efa-only on every odd card.",
+        resource_types=(LAUNCH_TEMPLATE,),
+        check_resource=check_odd_cards_efa_only,
+    ),
+    Rule(
+        name="efa-security-group-self-referencing",
+        description="EFA interfaces use a security group that allows all traffic to and from itself.",
+        fix="Add self-referencing all-traffic ingress and egress rules to the EFA security group.",
+        check_stack=check_efa_security_group,
+    ),
+    Rule(
+        name="launch-template-imdsv2",
+        description="Launch templates require IMDSv2 (metadataOptions.httpTokens = required).",
+        fix="Set metadata_options http_tokens=required.",
+        resource_types=(LAUNCH_TEMPLATE,),
+        check_resource=check_imdsv2,
+    ),
+    Rule(
+        name="launch-template-encrypted-root-volume",
+        description="Launch templates map the root volume, and every EBS volume, encrypted.",
+        fix="Add a root block device mapping with ebs.encrypted=true.",
+        resource_types=(LAUNCH_TEMPLATE,),
+        check_resource=check_encrypted_root,
+        config_schema={"rootDeviceNames": {"type": "array", "items": {"type": "string"},
+                                           "description": "Device names that count as the root volume."}},
+        defaults={"rootDeviceNames": ["/dev/xvda"]},
+    ),
+    Rule(
+        name="gb200-ami-variant",
+        description="GB200 groups boot the AL2023 ARM64 NVIDIA EKS AMI.",
+        fix="Use amiType AL2023_ARM_64_NVIDIA, or an imageId from its SSM path recorded in a tag.",
+        check_stack=check_ami_variant,
+    ),
+    Rule(
+        name="gb200-ami-release",
+        description="A pinned AL2023 NVIDIA AMI release is v20251103 or later (driver 580).",
+        fix="Pin v20251103 or later, or use the recommended release.",
+        resource_types=(LAUNCH_TEMPLATE, *MANAGED_NODE_GROUP_TYPES),
+        check_resource=check_ami_release,
+        config_schema={"minRelease": {"type": "string", "description": "Oldest allowed release, vYYYYMMDD."}},
+        defaults={"minRelease": "v20251103"},
+    ),
+)

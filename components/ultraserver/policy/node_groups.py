@@ -1,0 +1,223 @@
+"""Rules for node groups: capacity blocks, upgrades at zero, the managed node group quota, reservation zones."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ultraserver.policy.model import (
+    AUTOSCALING_GROUP,
+    EKS_MANAGED_NODE_GROUP,
+    MANAGED_NODE_GROUP_TYPES,
+    NODE_GROUP,
+    SUBNET,
+    TAG_AMI_RELEASE,
+    TAG_RESERVATION_ZONE,
+    TAG_UPGRADE_SAFE,
+    PlanResource,
+    Rule,
+    StackIndex,
+    as_int,
+    as_list,
+    get_path,
+    is_unknown,
+    tags_of,
+)
+
+CAPACITY_BLOCK = "CAPACITY_BLOCK"
+CAPACITY_BLOCK_MARKET = "capacity-block"
+ZONE_ID = re.compile(r"^[a-z]{2,4}[0-9]+-az[0-9]+$")
+
+
+def _market_type(template: PlanResource | None) -> Any:
+    """The launch template's instance market type."""
+    return get_path(template.inputs, "instanceMarketOptions", "marketType") if template is not None else None
+
+
+def capacity_block_groups(index: StackIndex) -> list[tuple[PlanResource, PlanResource | None]]:
+    """(group, launch template) for every group that runs in a capacity block, by its own or its template's say."""
+    out = []
+    for group in index.of_type(*MANAGED_NODE_GROUP_TYPES, AUTOSCALING_GROUP):
+        template = index.launch_template_of(group)
+        if group.inputs.get("capacityType") == CAPACITY_BLOCK or _market_type(template) == CAPACITY_BLOCK_MARKET:
+            out.append((group, template))
+    return out
+
+
+def check_capacity_block_group(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A capacity-block managed group: custom launch template, CAPACITY_BLOCK, no instance types."""
+    out = []
+    for group, _ in capacity_block_groups(StackIndex(resources)):
+        if group.type == AUTOSCALING_GROUP:
+            continue
+        props = group.inputs
+        if not isinstance(props.get("launchTemplate"), Mapping):
+            out.append((group.urn, "a capacity-block managed node group needs a custom launch template. "
+                                   "Pass launch_template={id, version} built for the reservation."))
+        if props.get("capacityType") != CAPACITY_BLOCK:
+            out.append((group.urn, f"capacityType is {props.get('capacityType')!r} but the launch template "
+                                   "targets a capacity block. Set capacity_type=\"CAPACITY_BLOCK\"."))
+        if as_list(props.get("instanceTypes")):
+            out.append((group.urn, "instanceTypes is set on a capacity-block node group. Leave it unset and "
+                                   "put the instance type in the launch template."))
+    return out
+
+
+def check_capacity_block_template(resources: Sequence[PlanResource],
+                                  opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A capacity-block group's template: market type capacity-block, a reservation target, an instance type."""
+    out = []
+    seen: set[str] = set()
+    for group, template in capacity_block_groups(StackIndex(resources)):
+        if template is None or template.urn in seen:
+            continue
+        seen.add(template.urn)
+        props = template.inputs
+        if _market_type(template) != CAPACITY_BLOCK_MARKET:
+            out.append((template.urn, f"instanceMarketOptions.marketType is {_market_type(template)!r} on a "
+                                      "capacity-block group's template. Set market_type=\"capacity-block\"."))
+        target = get_path(props, "capacityReservationSpecification", "capacityReservationTarget")
+        if not isinstance(target, Mapping) or not (target.get("capacityReservationId")
+                                                   or target.get("capacityReservationResourceGroupArn")):
+            out.append((template.urn, "the template has no capacity reservation target. Set "
+                                      "capacity_reservation_specification.capacity_reservation_target to the "
+                                      "block's capacity_reservation_id (or its resource group ARN)."))
+        if not props.get("instanceType"):
+            out.append((template.urn, "the template has no instanceType. Capacity blocks need the instance type "
+                                      "in the launch template (e.g. p6e-gb200.36xlarge)."))
+    return out
+
+
+def _desired(group: PlanResource) -> Any:
+    """Desired size of a managed node group or an autoscaling group."""
+    if group.type == AUTOSCALING_GROUP:
+        return group.inputs.get("desiredCapacity")
+    return get_path(group.inputs, "scalingConfig", "desiredSize")
+
+
+def _upgrade_fields(group: PlanResource, template: PlanResource | None) -> dict[str, Any]:
+    """The settings whose change replaces the group's nodes: Kubernetes version and AMI."""
+    fields = {"version": group.inputs.get("version"), "releaseVersion": group.inputs.get("releaseVersion")}
+    if template is not None:
+        fields["imageId"] = template.inputs.get("imageId")
+        fields["amiRelease"] = tags_of(template.inputs).get(TAG_AMI_RELEASE)
+    return fields
+
+
+def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A capacity-block group changes version or AMI only while scaled to zero."""
+    deployed: Mapping[str, Any] = opts["deployed"]
+    out = []
+    for group, template in capacity_block_groups(StackIndex(resources)):
+        desired = as_int(_desired(group))
+        if is_unknown(_desired(group)) or desired == 0:
+            continue
+        if tags_of(group.inputs).get(TAG_UPGRADE_SAFE) == "true":
+            out.append((group.urn, f"the group is tagged {TAG_UPGRADE_SAFE}=true but its desired size is "
+                                   f"{desired}. Scale it to 0 (desired and min) for the upgrade."))
+        before = deployed.get(group.name) or deployed.get(group.urn)
+        if not isinstance(before, Mapping):
+            continue
+        now = _upgrade_fields(group, template)
+        changed = sorted(k for k, v in before.items() if k in now and not is_unknown(now[k]) and now[k] != v)
+        if changed:
+            out.append((group.urn, (
+                f"{', '.join(changed)} changes on a capacity-block group with desired size {desired}. EKS needs "
+                "the group at 0 before an upgrade: scale it to 0 first, upgrade, then scale back up."
+            )))
+    return out
+
+
+def check_node_group_quota(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Managed node groups per cluster within the EKS quota."""
+    index = StackIndex(resources)
+    counts: Counter[str] = Counter()
+    for group in index.of_type(*MANAGED_NODE_GROUP_TYPES):
+        parent = index.by_urn.get(group.parent or "")
+        if group.type == NODE_GROUP and parent is not None and parent.type == EKS_MANAGED_NODE_GROUP:
+            continue  # pulumi-eks's own child of a ManagedNodeGroup: already counted.
+        counts[index.cluster_of(group) or ""] += 1
+    quota = int(opts["quota"])
+    return [
+        (cluster, f"{count} managed node groups on one cluster exceed the EKS quota of {quota}. Merge groups, "
+                  "use self-managed groups, or raise the quota (Service Quotas) and this rule's quota option.")
+        for cluster, count in counts.items() if count > quota
+    ]
+
+
+def reservation_zone(index: StackIndex, group: PlanResource) -> str | None:
+    """The zone of the group's reservation, from its tag or its launch template's."""
+    template = index.launch_template_of(group)
+    zone = tags_of(group.inputs).get(TAG_RESERVATION_ZONE)
+    if zone is None and template is not None:
+        zone = tags_of(template.inputs).get(TAG_RESERVATION_ZONE)
+    return zone
+
+
+def check_subnets_in_zone(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every GPU group's in-stack subnets lie in its reservation's zone (unresolvable ones are skipped)."""
+    index = StackIndex(resources)
+    out = []
+    groups = {g.urn: g for g in index.gpu_groups()}
+    for group in index.of_type(*MANAGED_NODE_GROUP_TYPES, AUTOSCALING_GROUP):
+        zone = reservation_zone(index, group)
+        if zone is not None:
+            groups.setdefault(group.urn, group)
+    for group in groups.values():
+        zone = reservation_zone(index, group)
+        if zone is None:
+            continue
+        key = "availabilityZoneId" if ZONE_ID.match(zone) else "availabilityZone"
+        wrong = [s.name for s in index.deps(group, SUBNET)
+                 if isinstance(s.inputs.get(key), str) and s.inputs.get(key) != zone]
+        if wrong:
+            out.append((group.urn, (
+                f"subnets {', '.join(wrong)} are outside the reservation's zone {zone}. Capacity-block nodes "
+                "launch only there: give the group only subnets in that zone."
+            )))
+    return out
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        name="capacity-block-node-group",
+        description="Capacity-block managed node groups use a custom launch template, capacity type "
+                    "CAPACITY_BLOCK and no instance types on the group.",
+        fix="Set launch_template and capacity_type=CAPACITY_BLOCK; move the instance type to the template.",
+        check_stack=check_capacity_block_group,
+    ),
+    Rule(
+        name="capacity-block-launch-template",
+        description="A capacity-block group's launch template has market type capacity-block, a reservation "
+                    "target and the instance type.",
+        fix="Set instance_market_options.market_type=capacity-block and the capacity reservation target.",
+        check_stack=check_capacity_block_template,
+    ),
+    Rule(
+        name="capacity-block-upgrade-at-zero",
+        description="A capacity-block group's Kubernetes version or AMI changes only with desired size 0.",
+        fix="Scale the group to 0, upgrade, then scale back up.",
+        check_stack=check_upgrade_at_zero,
+        config_schema={"deployed": {
+            "type": "object",
+            "description": "Deployed settings per group name or URN: {version, releaseVersion, imageId, amiRelease}.",
+        }},
+        defaults={"deployed": {}},
+    ),
+    Rule(
+        name="eks-managed-node-group-quota",
+        description="Managed node groups per cluster stay within the EKS quota (30 by default).",
+        fix="Merge groups or raise the quota and this rule's quota option.",
+        check_stack=check_node_group_quota,
+        config_schema={"quota": {"type": "integer", "description": "Managed node groups allowed per cluster."}},
+        defaults={"quota": 30},
+    ),
+    Rule(
+        name="gpu-subnets-in-reservation-zone",
+        description="Every GPU node group's subnets are in its capacity reservation's availability zone.",
+        fix="Give the group only subnets in the reservation's zone.",
+        check_stack=check_subnets_in_zone,
+    ),
+)

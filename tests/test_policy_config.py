@@ -1,0 +1,60 @@
+"""Policy config: enforcement overrides, options, and clear errors for bad entries."""
+
+from __future__ import annotations
+
+import pytest
+
+from policy_fixtures import DELETE, good_stack, patch
+from ultraserver.errors import ConfigError
+from ultraserver.policy import RULES, evaluate, resolve_config
+
+BROKEN = patch(good_stack(), "LaunchTemplate", "gpu", {"metadataOptions": DELETE})
+
+
+def test_defaults_when_unconfigured() -> None:
+    """Every rule gets its own default level and options."""
+    settings = resolve_config(None)
+    assert {name: s.level for name, s in settings.items()} == {r.name: r.level for r in RULES}
+    assert settings["eks-managed-node-group-quota"].options == {"quota": 30}
+
+
+def test_level_as_string_or_object() -> None:
+    """Both Pulumi config shapes set the level: "advisory" and {"enforcementLevel": "advisory"}."""
+    for entry in ("advisory", {"enforcementLevel": "advisory"}):
+        [violation] = evaluate(BROKEN, {"launch-template-imdsv2": entry})
+        assert violation.level == "advisory"
+
+
+def test_disabled_rule_reports_nothing() -> None:
+    """A disabled rule is skipped."""
+    assert evaluate(BROKEN, {"launch-template-imdsv2": "disabled"}) == []
+
+
+def test_all_sets_every_level_and_rules_override_it() -> None:
+    """"all" sets the pack-wide level; a rule's own entry wins."""
+    settings = resolve_config({"all": "advisory", "eks-kubernetes-version": "mandatory"})
+    assert settings["launch-template-imdsv2"].level == "advisory"
+    assert settings["eks-kubernetes-version"].level == "mandatory"
+
+
+def test_options_keep_defaults_they_do_not_name() -> None:
+    """An option overrides its default; the level key is not an option."""
+    settings = resolve_config({"gb200-network-card-range": {"enforcementLevel": "advisory", "networkCards": 9}})
+    assert settings["gb200-network-card-range"].options == {"networkCards": 9}
+
+
+def test_every_bad_entry_is_named_at_once() -> None:
+    """Unknown rules, bad levels, unknown options and wrong types all come back in one ConfigError."""
+    with pytest.raises(ConfigError) as caught:
+        resolve_config({
+            "no-such-rule": "advisory",
+            "eks-kubernetes-version": {"enforcementLevel": "warn", "minVersion": 1.33},
+            "eks-managed-node-group-quota": {"quota": True, "limit": 3},
+        })
+    problems = caught.value.problems
+    assert len(problems) == 5
+    assert any("'no-such-rule': no such rule" in p for p in problems)
+    assert any("'warn' is not one of mandatory, advisory, disabled" in p for p in problems)
+    assert any("'minVersion' is 1.33; it must be a JSON string" in p for p in problems)
+    assert any("'quota' is True; it must be a JSON integer" in p for p in problems)
+    assert any("unknown option 'limit'; options: quota" in p for p in problems)

@@ -1,0 +1,44 @@
+"""The offline plan's policy report and JSON entries."""
+
+from __future__ import annotations
+
+from ultraserver.policy import Violation, evaluate
+from ultraserver.policy.report import blocks, format_violations
+
+from policy_fixtures import DELETE, good_stack, patch
+
+MANDATORY = Violation("launch-template-imdsv2", "mandatory", "urn:a", "IMDSv1 is allowed. Set http_tokens.")
+ADVISORY = Violation("eks-public-endpoint-cidrs", "advisory", "", "open endpoint.\nList your networks.")
+
+
+def test_grouped_mandatory_first_with_stack_marker() -> None:
+    """Mandatory before advisory, stack-level violations marked, multi-line messages indented."""
+    text = format_violations([ADVISORY, MANDATORY], rule_count=29)
+    assert text.splitlines() == [
+        "Mandatory policy violations (1):",
+        "  [launch-template-imdsv2] urn:a",
+        "      IMDSv1 is allowed. Set http_tokens.",
+        "Advisory policy violations (1):",
+        "  [eks-public-endpoint-cidrs] (stack)",
+        "      open endpoint.",
+        "      List your networks.",
+    ]
+
+
+def test_no_violations_is_one_line() -> None:
+    """A clean stack reports the rule count."""
+    assert format_violations([], rule_count=29) == "Policies: 29 rules checked, no violations."
+
+
+def test_only_mandatory_blocks() -> None:
+    """Advisory findings alone do not fail the plan; a mandatory one does, even when downgraded elsewhere."""
+    stack = patch(good_stack(), "LaunchTemplate", "gpu", {"metadataOptions": DELETE})
+    assert blocks(evaluate(stack))
+    assert not blocks(evaluate(stack, {"launch-template-imdsv2": "advisory"}))
+    assert not blocks([ADVISORY])
+
+
+def test_json_entry_shape() -> None:
+    """The plan JSON's policies entries carry exactly policy, level, urn and message."""
+    assert MANDATORY.to_json() == {"policy": "launch-template-imdsv2", "level": "mandatory", "urn": "urn:a",
+                                   "message": "IMDSv1 is allowed. Set http_tokens."}
