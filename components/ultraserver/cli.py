@@ -26,8 +26,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from .plan import run_plan
     from .plan.graph import dot, mermaid
     from .plan.report import summary, tree
+    from .policy.engine import RULES, evaluate
+    from .policy.report import blocks, format_violations
 
     plan = run_plan(args.project_dir, args.stack)
+    policy_config = json.loads(Path(args.policy_config).read_text()) if args.policy_config else None
+    violations = evaluate(plan.resources, policy_config)
+    plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     print(f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)\n")
     print(tree(plan))
     print()
@@ -36,6 +41,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print("\nOffline placeholders (what AWS would answer at deploy time):")
         for line in dict.fromkeys(plan.placeholders):
             print(f"  {line}")
+    print()
+    print(format_violations(violations, len(RULES)))
     if args.json:
         Path(args.json).write_text(json.dumps(plan.to_json(), indent=2, sort_keys=False) + "\n")
         print(f"\nPlan JSON written to {args.json}")
@@ -43,7 +50,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         text = dot(plan) if args.graph.endswith(".dot") else mermaid(plan)
         Path(args.graph).write_text(text)
         print(f"Dependency graph written to {args.graph}")
-    return EXIT_OK
+    return EXIT_FAILED if blocks(violations) else EXIT_OK
 
 
 def stack_settings(project_dir: Path, stack: str) -> Any:
@@ -106,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)")
     plan.add_argument("--json", metavar="FILE", help="write the plan as JSON")
     plan.add_argument("--graph", metavar="FILE", help="write the dependency graph (.mmd Mermaid, or .dot Graphviz)")
+    plan.add_argument("--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)")
     plan.set_defaults(func=cmd_plan)
     pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")
     pre.add_argument("--stack", required=True, help="stack name")

@@ -39,10 +39,11 @@ class PlanResource:
     urn: str
     type: str
     name: str
-    parent: str
-    inputs: dict[str, Any]
-    dependencies: list[str]
+    parent: str = ""
+    inputs: dict[str, Any] = field(default_factory=dict)
+    dependencies: list[str] = field(default_factory=list)
     custom: bool = True
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The plan-JSON form (the stable contract)."""
@@ -157,7 +158,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         response = super().RegisterResource(request)
         inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
         dependencies = sorted({self._owner_of.get(d, d) for d in request.dependencies})
-        self.records.append(PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, bool(request.custom)))
+        by_input = {key: sorted({self._owner_of.get(d, d) for d in deps.urns}) for key, deps in request.propertyDependencies.items()}
+        self.records.append(PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, bool(request.custom), by_input))
         return response
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from ultraserver.plan.engine import PlanResource
 from typing import Any
 
 MANDATORY = "mandatory"
@@ -64,26 +66,6 @@ UNKNOWN = Unknown()
 def is_unknown(value: Any) -> bool:
     """True when the value is not known yet."""
     return value is UNKNOWN
-
-
-@dataclass(frozen=True)
-class PlanResource:
-    """One resource as the engine receives it: type token, URN, camelCase inputs and dependency URNs."""
-
-    urn: str
-    """The resource's URN."""
-    type: str
-    """Type token, e.g. aws:eks/nodeGroup:NodeGroup."""
-    name: str
-    """Logical name."""
-    parent: str | None = None
-    """Parent URN, if any."""
-    inputs: Mapping[str, Any] = field(default_factory=dict)
-    """Inputs in camelCase, exactly as recorded."""
-    dependencies: Sequence[str] = ()
-    """URNs this resource depends on."""
-    property_dependencies: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    """Per-input dependency URNs, when the recorder has them (the policy engine does)."""
 
 
 @dataclass(frozen=True)
