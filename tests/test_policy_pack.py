@@ -13,7 +13,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from policy_fixtures import DELETE, find, good_stack, patch
-from test_policies import FAILING, base  # noqa: F401 (base is a fixture)
+from policy_cases import FAILING, base  # noqa: F401 (base is a fixture)
 from ultraserver.policy import RULES, PlanResource, evaluate
 from ultraserver.policy.pack import PACK_NAME, to_pulumi_policies
 
