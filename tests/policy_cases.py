@@ -8,7 +8,9 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from policy_fixtures import DELETE, RESERVATION_ZONE, add, as_seen_by_preview, find, good_stack, patch, res, without
+from policy_fixtures import (
+    DELETE, RESERVATION_ZONE, add, as_seen_by_preview, find, good_stack, patch, res, without,
+)
 from sdk_stack import recorded_stack
 from ultraserver.policy import RULES, PlanResource
 
@@ -302,7 +304,8 @@ FAILING: list[tuple[Case, dict | None]] = [
     (Case("gb200-odd-cards-efa-only", lt({"networkInterfaces.3.interfaceType": "efa"}), LT, "[5]"), None),
     (Case("efa-security-group-self-referencing", efa_sg_without_egress, LT, "gpu-efa"), None),
     (Case("efa-security-group-self-referencing", efa_sg_referencing_other_group, LT, "gpu-efa"), None),
-    (Case("efa-security-group-self-referencing", lambda base: sg_rules_by_property(base, "other"), LT, "gpu-efa"), None),
+    (Case("efa-security-group-self-referencing", lambda base: sg_rules_by_property(base, "other"), LT,
+          "gpu-efa"), None),
     (Case("efa-security-group-self-referencing", lt({"networkInterfaces.1.securityGroups": []}), LT,
           "no security groups"), None),
     (Case("launch-template-imdsv2", lt({"metadataOptions.httpTokens": "optional"}), LT, "IMDSv1"), None),
