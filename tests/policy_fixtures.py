@@ -115,7 +115,8 @@ def good_stack() -> list[PlanResource]:
         "blockDeviceMappings": root_volume(),
     })
     sys_ng = res("aws:eks/nodeGroup:NodeGroup", "system", {
-        "clusterName": "gb200-offline-id", "nodeRoleArn": NODE_ROLE_ARN, "amiType": "AL2023_ARM_64_STANDARD", "capacityType": "ON_DEMAND",
+        "clusterName": "gb200-offline-id", "nodeRoleArn": NODE_ROLE_ARN, "amiType": "AL2023_ARM_64_STANDARD",
+        "capacityType": "ON_DEMAND",
         "instanceTypes": ["m7g.xlarge"], "launchTemplate": {"id": "system-offline-id", "version": "1"},
         "subnetIds": ["system-subnet-offline-id"],
         "scalingConfig": {"desiredSize": 2, "minSize": 2, "maxSize": 4},

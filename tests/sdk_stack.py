@@ -20,6 +20,7 @@ from ultraserver.policy import PlanResource
 
 NVIDIA_SSM = "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/recommended/image_id"
 NGC = "https://helm.ngc.nvidia.com/nvidia"
+RESERVATION_TARGET = aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs
 
 
 def root_volume() -> list[aws.ec2.LaunchTemplateBlockDeviceMappingArgs]:
@@ -66,8 +67,7 @@ def program() -> None:
         instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block"),
         capacity_reservation_specification=aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
             capacity_reservation_preference="capacity-reservations-only",
-            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                capacity_reservation_id="cr-0123456789abcdef0")),
+            capacity_reservation_target=RESERVATION_TARGET(capacity_reservation_id="cr-0123456789abcdef0")),
         network_interfaces=nics, metadata_options=imdsv2(), block_device_mappings=root_volume(),
         user_data=base64.b64encode(b"MIME-Version: 1.0").decode(),
         tags={"ultraserver.io/ami-release": "v20251103", "ultraserver.io/ami-ssm-parameter": NVIDIA_SSM},
@@ -102,7 +102,8 @@ def program() -> None:
     dra = k8s.helm.v3.Release(
         "nvidia-dra-driver-gpu", chart="nvidia-dra-driver-gpu", version="25.8.0", namespace="nvidia-dra-driver-gpu",
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=NGC),
-        values={"nvidiaDriverRoot": "/", "resources": {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}},
+        values={"nvidiaDriverRoot": "/",
+                "resources": {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}},
         opts=pulumi.ResourceOptions(depends_on=[cluster, gpu_operator]),
     )
     k8s.helm.v3.Release(

@@ -13,7 +13,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from policy_fixtures import DELETE, find, good_stack, patch
-from test_policies import FAILING, base  # noqa: F401 (base is a fixture)
+from policy_cases import FAILING, base  # noqa: F401 (base is a fixture)
 from ultraserver.policy import RULES, PlanResource, evaluate
 from ultraserver.policy.pack import PACK_NAME, to_pulumi_policies
 
@@ -141,3 +141,14 @@ def test_values_unknown_during_preview_are_not_violations() -> None:
     stack = patch(stack, "LaunchTemplate", "gpu", {"metadataOptions.httpTokens": UNKNOWN_STRING_VALUE,
                                                    "userData": DELETE})
     assert run_pack(stack) == set()
+
+
+def test_analyzer_info_lists_every_policy_with_its_schema() -> None:
+    """What the CLI reads from the pack (GetAnalyzerInfo) names each rule, its level and option defaults."""
+    info = servicer().GetAnalyzerInfo(None, None)
+    assert info.name == PACK_NAME
+    by_name = {p.name: p for p in info.policies}
+    assert set(by_name) == {r.name for r in RULES}
+    assert all(by_name[r.name].enforcementLevel == analyzer_pb2.MANDATORY for r in RULES if r.level == "mandatory")
+    taints = by_name["efa-device-plugin-tolerates-gpu"].configSchema.properties["taintKeys"]
+    assert list(taints["default"]) == ["nvidia.com/gpu"]

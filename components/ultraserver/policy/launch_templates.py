@@ -52,19 +52,21 @@ class Interface:
     kind: str
 
 
+def _slot(value: Any) -> int | None:
+    """A card or device index; EC2 defaults a missing one to 0, an unknown one stays None."""
+    if is_unknown(value):
+        return None
+    return 0 if value is None else as_int(value)
+
+
 def interfaces(props: Mapping[str, Any]) -> list[Interface]:
     """The template's network interfaces (card and device default to 0, type to ENA)."""
     out = []
     for nic in as_list(props.get("networkInterfaces")):
-        if not isinstance(nic, Mapping):
-            continue
-        card, device = nic.get("networkCardIndex", 0), nic.get("deviceIndex", 0)
-        kind = nic.get("interfaceType") or ENA
-        out.append(Interface(
-            card=None if is_unknown(card) else as_int(card if card is not None else 0),
-            device=None if is_unknown(device) else as_int(device if device is not None else 0),
-            kind=kind if isinstance(kind, str) else ENA,
-        ))
+        if isinstance(nic, Mapping):
+            kind = nic.get("interfaceType")
+            out.append(Interface(card=_slot(nic.get("networkCardIndex")), device=_slot(nic.get("deviceIndex")),
+                                 kind=kind if isinstance(kind, str) and kind else ENA))
     return out
 
 
