@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -57,13 +57,33 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return {"name": args.args["name"], "value": image, "type": "String"}, []
 
 
+class RecordingMonitor(pulumi.runtime.mocks.MockMonitor):
+    """Mock monitor that also records each resource's dependencies (URNs) by resource name and type."""
+
+    def __init__(self, mocks: RecordingMocks) -> None:
+        super().__init__(mocks)
+        self.dependencies: dict[tuple[str, str], list[str]] = {}
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Record the dependencies, then register as usual."""
+        self.dependencies[(request.type, request.name)] = list(request.dependencies)
+        return super().RegisterResource(request)
+
+
 @pytest.fixture(scope="module")
-def mocks() -> Iterator[RecordingMocks]:
+def monitor() -> RecordingMonitor:
     """Process-wide Pulumi mocks for this module (set_mocks is global, so reset the root first)."""
-    recording = RecordingMocks()
+    recording = RecordingMonitor(RecordingMocks())
     pulumi.runtime.settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(recording, project="ultraserver", stack="test", preview=False)
-    yield recording
+    pulumi.runtime.set_mocks(recording.mocks, project="ultraserver", stack="test", preview=False, monitor=recording)
+    return recording
+
+
+@pytest.fixture
+def mocks(monitor: RecordingMonitor) -> RecordingMocks:
+    """The recording mocks behind the module's monitor."""
+    recording: RecordingMocks = monitor.mocks
+    return recording
 
 
 def args(**changes: Any) -> GpuNodeGroupArgs:
@@ -274,7 +294,10 @@ def test_scale_to_zero_for_upgrade(mocks: RecordingMocks, mode: str) -> None:
     )
     assert holder[0].upgrade_safe and holder[0].desired_size == 0
     assert SCHEDULE not in recorded
-    assert only(recorded, LT)["tags"][UPGRADE_SAFE_TAG] == "true"
+    # The template must not change (a new version is itself an upgrade), so only the group is tagged.
+    template = only(recorded, LT)
+    assert UPGRADE_SAFE_TAG not in template["tags"]
+    assert all(UPGRADE_SAFE_TAG not in spec["tags"] for spec in template["tagSpecifications"])
     if mode == "managed":
         group = only(recorded, NG)
         assert group["scalingConfig"] == {"minSize": 0, "maxSize": 18, "desiredSize": 0}
@@ -302,6 +325,8 @@ def test_desired_size_below_full(mocks: RecordingMocks) -> None:
         ({"ultraserver_type": "u-p6e-gb200x8"}, "ultraserverType: 'u-p6e-gb200x8'"),
         ({"instance_type": "p4d.24xlarge"}, "'p4d.24xlarge' is not in the EFA network-card catalog"),
         ({"kubernetes_version": "1.33.2"}, "kubernetesVersion: '1.33.2'"),
+        ({"local_storage": "raid0"}, "localStorage: 'raid0'"),
+        ({"capacity_reservation_id": None}, "set exactly one"),
         (
             {"interfaces": [efa.EfaInterface(0, 0, "interface"), efa.EfaInterface(3, 0, "interface")]},
             "efa: card 3 device 0",
@@ -321,3 +346,12 @@ def test_bad_settings_name_the_key(mocks: RecordingMocks, changes: dict, message
         deploy(mocks, lambda: GpuNodeGroup("gpu", args(**changes)))
     text = str(error.value)
     assert message in text and text.startswith("nodeGroups.gpu: ")
+
+
+@pytest.mark.parametrize(("mode", "typ"), [("managed", NG), ("self-managed", "aws:eks/accessEntry:AccessEntry")])
+def test_nodes_wait_for_the_role_policies(monitor: RecordingMonitor, mode: str, typ: str) -> None:
+    monitor.dependencies.clear()
+    deploy(monitor.mocks, lambda: GpuNodeGroup("gpu", args(mode=mode)))
+    dependencies = monitor.dependencies[(typ, "gpu")]
+    attachments = [n for (t, n) in monitor.dependencies if t == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"]
+    assert attachments and all(any(urn.endswith(f"::{n}") for urn in dependencies) for n in attachments)

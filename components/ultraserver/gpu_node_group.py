@@ -51,7 +51,13 @@ from ultraserver.efa import (
 from ultraserver.errors import ConfigError
 from ultraserver.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
 from ultraserver.node_role import NodeRole, NodeRoleArgs
-from ultraserver.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, user_data
+from ultraserver.nodeconfig import (
+    LOCAL_STORAGE_STRATEGIES,
+    ClusterDetails,
+    NodeConfigSpec,
+    kubelet_flags,
+    user_data,
+)
 
 MODES = ("managed", "self-managed")
 GPU_TAINT = ("nvidia.com/gpu", "true")
@@ -144,6 +150,11 @@ def _problems(args: GpuNodeGroupArgs) -> list[str]:
             f"{', '.join(missing)}: required; nodes with their own AMI get no EKS bootstrap, so NodeConfig "
             "must name the cluster endpoint, CA and service CIDR."
         )
+    if args.local_storage not in LOCAL_STORAGE_STRATEGIES:
+        problems.append(
+            f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
+            f"{', '.join(LOCAL_STORAGE_STRATEGIES)}."
+        )
     if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
         problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
     sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
@@ -191,6 +202,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     access_entry: aws.eks.AccessEntry | None
     schedules: list[aws.autoscaling.Schedule]
     node_role_arn: pulumi.Input[str]
+    image_id: pulumi.Input[str]
     full_size: int
     desired_size: int
     upgrade_safe: bool
@@ -200,7 +212,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         problems = _problems(args)
         if problems:
             raise ConfigError([f"nodeGroups.{name}: {p}" for p in problems])
-        interfaces = args.interfaces or layout_for(args.instance_type, None, None)
+        interfaces = args.interfaces if args.interfaces is not None else layout_for(args.instance_type, None, None)
         super().__init__("ultraserver:index:GpuNodeGroup", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         managed = args.mode == "managed"
@@ -210,9 +222,12 @@ class GpuNodeGroup(pulumi.ComponentResource):
         now = args.now or datetime.now(timezone.utc)
         self.upgrade_safe = args.scale_to_zero_for_upgrade
         self.desired_size = 0 if self.upgrade_safe else size_now(args.reservation_window, wanted, now)
-        tags = {**args.tags, **({UPGRADE_SAFE_TAG: "true"} if self.upgrade_safe else {})}
+        # Only the group carries the upgrade tag: on the template it would make a new version, itself an upgrade.
+        group_tags = {**args.tags, **({UPGRADE_SAFE_TAG: "true"} if self.upgrade_safe else {})}
+        self.image_id = _image_id(args)
 
-        self.node_role_arn, instance_profile_arn = self._node_role(name, args, managed, child)
+        self.node_role_arn, instance_profile_arn, role_ready = self._node_role(name, args, managed, child)
+        after_role = pulumi.ResourceOptions(parent=self, depends_on=role_ready)
         self.launch_template = aws.ec2.LaunchTemplate(
             name,
             **launch_template_args(
@@ -223,11 +238,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     user_data=self._user_data(args),
                     capacity_reservation_id=args.capacity_reservation_id,
                     capacity_reservation_resource_group_arn=args.capacity_reservation_resource_group_arn,
-                    image_id=_image_id(args),
+                    image_id=self.image_id,
                     iam_instance_profile_arn=instance_profile_arn,
                     root_volume_size_gib=args.root_volume_size_gib,
                     kms_key_id=args.kms_key_id,
-                    tags=tags,
+                    tags=args.tags,
                 )
             ),
             opts=child,
@@ -249,8 +264,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 ),
                 labels=args.labels,
                 taints=[aws.eks.NodeGroupTaintArgs(key=GPU_TAINT[0], value=GPU_TAINT[1], effect="NO_SCHEDULE")],
-                tags=tags,
-                opts=child,
+                tags=group_tags,
+                opts=after_role,
             )
             group_name: pulumi.Input[str] = self.node_group.resources.apply(_managed_asg_name)
         else:
@@ -260,7 +275,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 principal_arn=self.node_role_arn,
                 type="EC2_LINUX",
                 tags=args.tags,
-                opts=child,
+                opts=after_role,
             )
             cluster_tag = pulumi.Output.from_input(args.cluster_name).apply(lambda n: f"kubernetes.io/cluster/{n}")
             self.auto_scaling_group = aws.autoscaling.Group(
@@ -275,7 +290,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 # Capacity-block instances launch only inside the window; never block the deployment on them.
                 wait_for_capacity_timeout="0",
                 tags=[aws.autoscaling.GroupTagArgs(key=cluster_tag, value="owned", propagate_at_launch=True)]
-                + [aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False) for k, v in sorted(tags.items())],
+                + [aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False) for k, v in sorted(group_tags.items())],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.access_entry]),
             )
             group_name = self.auto_scaling_group.name
@@ -293,13 +308,14 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     def _node_role(
         self, name: str, args: GpuNodeGroupArgs, managed: bool, child: pulumi.ResourceOptions
-    ) -> tuple[pulumi.Input[str], pulumi.Input[str] | None]:
-        """The node role ARN and, for self-managed nodes, its instance profile ARN (created when not given)."""
+    ) -> tuple[pulumi.Input[str], pulumi.Input[str] | None, list[pulumi.Resource]]:
+        """Node role ARN, instance profile ARN (self-managed only) and what to wait for; a role is made when not given."""
         if args.node_role_arn is not None:
-            return args.node_role_arn, None if managed else args.instance_profile_arn
+            return args.node_role_arn, None if managed else args.instance_profile_arn, []
         role = NodeRole(f"{name}-node", NodeRoleArgs(instance_profile=not managed, tags=args.tags), opts=child)
         profile = role.instance_profile.arn if role.instance_profile is not None else None
-        return role.role.arn, profile
+        # Waiting on the component waits for its policy attachments, which nodes need to join.
+        return role.role.arn, profile, [role]
 
     @staticmethod
     def _user_data(args: GpuNodeGroupArgs) -> pulumi.Output[str]:
