@@ -14,7 +14,8 @@ from ec2_request import create_launch_template_request, request_problems
 from test_nodeconfig import parts
 
 from ultraserver import efa
-from ultraserver.capacity_block import UPGRADE_SAFE_TAG, ReservationWindow
+from ultraserver.capacity_block import ReservationWindow
+from ultraserver.tags import UPGRADE_SAFE
 from ultraserver.errors import ConfigError
 from ultraserver.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 
@@ -159,7 +160,7 @@ def test_managed_mode(mocks: RecordingMocks) -> None:
     assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
     for absent in ("instanceTypes", "diskSize", "remoteAccess", "amiType", "releaseVersion", "version"):
         assert absent not in group, absent
-    assert UPGRADE_SAFE_TAG not in group["tags"]
+    assert UPGRADE_SAFE not in group["tags"]
     role = only(recorded, "aws:iam/role:Role")
     assert group["nodeRoleArn"].endswith(":role/gpu-node")
     assert "ec2.amazonaws.com" in role["assumeRolePolicy"]
@@ -296,16 +297,16 @@ def test_scale_to_zero_for_upgrade(mocks: RecordingMocks, mode: str) -> None:
     assert SCHEDULE not in recorded
     # The template must not change (a new version is itself an upgrade), so only the group is tagged.
     template = only(recorded, LT)
-    assert UPGRADE_SAFE_TAG not in template["tags"]
-    assert all(UPGRADE_SAFE_TAG not in spec["tags"] for spec in template["tagSpecifications"])
+    assert UPGRADE_SAFE not in template["tags"]
+    assert all(UPGRADE_SAFE not in spec["tags"] for spec in template["tagSpecifications"])
     if mode == "managed":
         group = only(recorded, NG)
         assert group["scalingConfig"] == {"minSize": 0, "maxSize": 18, "desiredSize": 0}
-        assert group["tags"][UPGRADE_SAFE_TAG] == "true"
+        assert group["tags"][UPGRADE_SAFE] == "true"
     else:
         group = only(recorded, ASG)
         assert (group["minSize"], group["desiredCapacity"]) == (0, 0)
-        assert {"key": UPGRADE_SAFE_TAG, "value": "true", "propagateAtLaunch": False} in group["tags"]
+        assert {"key": UPGRADE_SAFE, "value": "true", "propagateAtLaunch": False} in group["tags"]
 
 
 def test_desired_size_below_full(mocks: RecordingMocks) -> None:

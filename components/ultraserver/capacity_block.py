@@ -19,8 +19,6 @@ ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
 MANAGED_NODE_GROUP_QUOTA = 30
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
-# Tag the component sets when a node group is scaled to 0 for an upgrade; the policy pack reads it.
-UPGRADE_SAFE_TAG = "ultraserver.io/upgrade-safe"
 
 _RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 _RESOURCE_GROUP_ARN = re.compile(

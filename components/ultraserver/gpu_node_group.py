@@ -31,8 +31,8 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver import ami
+from ultraserver.tags import AMI_RELEASE, AMI_SSM_PARAMETER, UPGRADE_SAFE
 from ultraserver.capacity_block import (
-    UPGRADE_SAFE_TAG,
     ReservationWindow,
     desired_size_problem,
     full_size,
@@ -186,6 +186,14 @@ def _ami_parameter_name(args: GpuNodeGroupArgs) -> str:
     return ami.ssm_parameter_name(args.kubernetes_version)
 
 
+def ami_tags(args: GpuNodeGroupArgs) -> dict[str, str]:
+    """Where the AMI came from, for the policy pack (image ids alone do not say)."""
+    found = {AMI_RELEASE: args.ami_release or "recommended"}
+    if args.image_id is None:
+        found[AMI_SSM_PARAMETER] = _ami_parameter_name(args)
+    return found
+
+
 def _image_id(args: GpuNodeGroupArgs) -> pulumi.Input[str]:
     """The AMI: given, or looked up in SSM."""
     if args.image_id is not None:
@@ -223,7 +231,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.upgrade_safe = args.scale_to_zero_for_upgrade
         self.desired_size = 0 if self.upgrade_safe else size_now(args.reservation_window, wanted, now)
         # Only the group carries the upgrade tag: on the template it would make a new version, itself an upgrade.
-        group_tags = {**args.tags, **({UPGRADE_SAFE_TAG: "true"} if self.upgrade_safe else {})}
+        group_tags = {**args.tags, **({UPGRADE_SAFE: "true"} if self.upgrade_safe else {})}
         self.image_id = _image_id(args)
 
         self.node_role_arn, instance_profile_arn, role_ready = self._node_role(name, args, managed, child)
@@ -242,7 +250,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     iam_instance_profile_arn=instance_profile_arn,
                     root_volume_size_gib=args.root_volume_size_gib,
                     kms_key_id=args.kms_key_id,
-                    tags=args.tags,
+                    tags={**args.tags, **ami_tags(args)},
                 )
             ),
             opts=child,

@@ -13,9 +13,9 @@ from .imex_check import ImexCheckArgs, ImexTarget
 from .kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from .network import Network, NetworkArgs, ips_needed, plan_subnets
 from .settings import GpuNodeGroupSettings, Settings
+from .tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
 
 ULTRASERVER_LABEL = "ultraserver.io/ultraserver"
-LAYOUT_TAG = "ultraserver.io/efa-layout"
 
 
 def gpu_ip_needs(settings: Settings) -> dict[str, int]:
@@ -70,7 +70,7 @@ class Platform(pulumi.ComponentResource):
         subnets = [] if net.existing else plan_subnets(net.vpc_cidr, net.availability_zones, gpu_ip_needs(s), s.system_node_group.max_size, net.pods_per_node)
         super().__init__("ultraserver:index:Platform", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        tags = {"ultraserver.io/stack": s.stack, **s.cluster.tags}
+        tags = {STACK: s.stack, **s.cluster.tags}
         self.network = Network(
             f"{s.cluster.name}-net",
             NetworkArgs(
@@ -165,7 +165,7 @@ class Platform(pulumi.ComponentResource):
                 scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
                 local_storage=group.local_storage,
                 root_volume_size_gib=group.root_volume_size_gib,
-                tags={**tags, LAYOUT_TAG: group.efa_layout, "ultraserver.io/reservation-zone": group.availability_zone},
+                tags={**tags, EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},
             ),
             # Nodes must reach the control plane the moment they boot.
             opts=pulumi.ResourceOptions(parent=self, depends_on=after),

@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import efa
 from ..capacity_block import MANAGED_NODE_GROUP_QUOTA
-from ..platform import LAYOUT_TAG
+from ..tags import EFA_LAYOUT
 from ..settings import GPUS_PER_INSTANCE
 from .engine import STACK_TYPE, Plan, PlanResource
 
@@ -107,7 +107,7 @@ def gpu_groups(plan: Plan) -> list[GpuGroup]:
             efa.EfaInterface(int(n.get("networkCardIndex", 0)), int(n.get("deviceIndex", 0)), str(n.get("interfaceType", "interface")))
             for n in template.inputs.get("networkInterfaces") or []
         )
-        layout = (template.inputs.get("tags") or {}).get(LAYOUT_TAG, "custom")
+        layout = (template.inputs.get("tags") or {}).get(EFA_LAYOUT, "custom")
         groups.append(GpuGroup(resource, int(nodes or 0), int(full or 0), instance_type, interfaces, layout, managed))
     return groups
 

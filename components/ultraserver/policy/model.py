@@ -6,6 +6,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ultraserver.plan.engine import PlanResource
+from ultraserver.tags import AMI_RELEASE as TAG_AMI_RELEASE
+from ultraserver.tags import AMI_SSM_PARAMETER as TAG_AMI_SSM_PARAMETER
+from ultraserver.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
+from ultraserver.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
 from typing import Any
 
 MANDATORY = "mandatory"
@@ -36,10 +40,6 @@ CLUSTER_TYPES: tuple[str, ...] = (EKS_CLUSTER, AWS_EKS_CLUSTER)
 MANAGED_NODE_GROUP_TYPES: tuple[str, ...] = (NODE_GROUP, EKS_MANAGED_NODE_GROUP)
 
 # Tags the project's components record so the rules can check what the inputs alone cannot show.
-TAG_AMI_RELEASE = "ultraserver.io/ami-release"
-TAG_AMI_SSM_PARAMETER = "ultraserver.io/ami-ssm-parameter"
-TAG_RESERVATION_ZONE = "ultraserver.io/reservation-zone"
-TAG_UPGRADE_SAFE = "ultraserver.io/upgrade-safe"
 
 GB200_INSTANCE_PREFIX = "p6e-gb200."
 
