@@ -63,6 +63,7 @@ class RecordingMonitor(pulumi.runtime.mocks.MockMonitor):
 
     def __init__(self, mocks: RecordingMocks) -> None:
         super().__init__(mocks)
+        self.recording = mocks
         self.dependencies: dict[tuple[str, str], list[str]] = {}
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
@@ -76,15 +77,14 @@ def monitor() -> RecordingMonitor:
     """Process-wide Pulumi mocks for this module (set_mocks is global, so reset the root first)."""
     recording = RecordingMonitor(RecordingMocks())
     pulumi.runtime.settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(recording.mocks, project="ultraserver", stack="test", preview=False, monitor=recording)
+    pulumi.runtime.set_mocks(recording.recording, project="ultraserver", stack="test", preview=False, monitor=recording)
     return recording
 
 
 @pytest.fixture
 def mocks(monitor: RecordingMonitor) -> RecordingMocks:
     """The recording mocks behind the module's monitor."""
-    recording: RecordingMocks = monitor.mocks
-    return recording
+    return monitor.recording
 
 
 def args(**changes: Any) -> GpuNodeGroupArgs:
@@ -352,7 +352,7 @@ def test_bad_settings_name_the_key(mocks: RecordingMocks, changes: dict, message
 @pytest.mark.parametrize(("mode", "typ"), [("managed", NG), ("self-managed", "aws:eks/accessEntry:AccessEntry")])
 def test_nodes_wait_for_the_role_policies(monitor: RecordingMonitor, mode: str, typ: str) -> None:
     monitor.dependencies.clear()
-    deploy(monitor.mocks, lambda: GpuNodeGroup("gpu", args(mode=mode)))
+    deploy(monitor.recording, lambda: GpuNodeGroup("gpu", args(mode=mode)))
     dependencies = monitor.dependencies[(typ, "gpu")]
     attachments = [n for (t, n) in monitor.dependencies if t == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"]
     assert attachments and all(any(urn.endswith(f"::{n}") for urn in dependencies) for n in attachments)

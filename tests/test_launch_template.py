@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from dataclasses import replace
 
+import pulumi
 import pytest
 from ec2_request import create_launch_template_request, request_problems
 
@@ -102,8 +103,6 @@ def test_tags_on_template_and_launched_resources() -> None:
 
 
 def test_outputs_pass_through_unchanged() -> None:
-    import pulumi
-
     groups = pulumi.Output.from_input(["sg-1"])
     args = launch_template_args(replace(SPEC, security_group_ids=groups))
     assert all(n["security_groups"] is groups for n in args["network_interfaces"])

@@ -191,7 +191,9 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface]) -> l
         card_no, device = item.network_card_index, item.device_index
         label = f"card {card_no} device {device}"
         if item.interface_type not in INTERFACE_TYPES:
-            problems.append(f"{label}: interface type '{item.interface_type}' unknown; use {', '.join(INTERFACE_TYPES)}.")
+            problems.append(
+                f"{label}: interface type '{item.interface_type}' unknown; use {', '.join(INTERFACE_TYPES)}."
+            )
         if card_no not in cards:
             problems.append(f"{label}: {instance_type} has network cards 0-{last} only (rule: card index exists).")
             continue

@@ -160,7 +160,8 @@ def _problems(args: GpuNodeGroupArgs) -> list[str]:
     sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
     problems += sizes
     if not sizes and args.desired_size is not None:
-        problems += filter(None, [desired_size_problem(args.ultraserver_type, args.ultraserver_count, args.desired_size)])
+        too_big = desired_size_problem(args.ultraserver_type, args.ultraserver_count, args.desired_size)
+        problems += [too_big] if too_big else []
     kind = _raised(lambda: instance_facts(args.instance_type))
     problems += kind
     if not kind and args.interfaces is not None:
@@ -298,7 +299,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 # Capacity-block instances launch only inside the window; never block the deployment on them.
                 wait_for_capacity_timeout="0",
                 tags=[aws.autoscaling.GroupTagArgs(key=cluster_tag, value="owned", propagate_at_launch=True)]
-                + [aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False) for k, v in sorted(group_tags.items())],
+                + [
+                    aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False)
+                    for k, v in sorted(group_tags.items())
+                ],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.access_entry]),
             )
             group_name = self.auto_scaling_group.name
@@ -317,7 +321,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     def _node_role(
         self, name: str, args: GpuNodeGroupArgs, managed: bool, child: pulumi.ResourceOptions
     ) -> tuple[pulumi.Input[str], pulumi.Input[str] | None, list[pulumi.Resource]]:
-        """Node role ARN, instance profile ARN (self-managed only) and what to wait for; a role is made when not given."""
+        """Node role ARN, instance profile ARN (self-managed only) and what to wait for; makes a role if none given."""
         if args.node_role_arn is not None:
             return args.node_role_arn, None if managed else args.instance_profile_arn, []
         role = NodeRole(f"{name}-node", NodeRoleArgs(instance_profile=not managed, tags=args.tags), opts=child)
