@@ -48,7 +48,7 @@ def to_plan_resource(resource: PolicyResource) -> PlanResource:
         urn=resource.urn,
         type=resource.resource_type,
         name=resource.name,
-        parent=parent,
+        parent=parent or "",
         inputs=plain(resource.props),
         dependencies=[d.urn for d in resource.dependencies],
         property_dependencies={k: [d.urn for d in v] for k, v in resource.property_dependencies.items()},
