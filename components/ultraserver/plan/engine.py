@@ -10,7 +10,7 @@ import json
 import runpy
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -223,21 +223,39 @@ def run_plan(directory: Path | str, stack: str, overrides: Mapping[str, Any] | N
     config, secret_keys = stack_config(project, stack)
     for key, value in (overrides or {}).items():
         config[key] = value if isinstance(value, str) else json.dumps(value)
+    return record(lambda: runpy.run_path(str(project.main), run_name="__main__"), project.name, stack, config, secret_keys, project.directory)
+
+
+def record(
+    program: Callable[[], Any],
+    project: str = "ultraserver",
+    stack: str = "offline",
+    config: Mapping[str, str] | None = None,
+    secret_keys: Sequence[str] = (),
+    import_dir: Path | None = None,
+) -> Plan:
+    """Run any Pulumi program function under the offline engine and return what it declares.
+
+    ``config`` maps namespaced keys to the strings the engine would pass (objects as JSON).
+    """
+    config = dict(config or {})
     mocks = OfflineMocks(config.get("aws:region", "us-east-1"))
     monitor = RecordingMonitor(mocks)
-    # Each plan gets a fresh root stack resource and config; mocks are process-wide.
+    # Each run gets a fresh root stack resource and config; mocks are process-wide.
     pulumi_settings.ROOT.set(None)
-    pulumi.runtime.set_all_config(config, secret_keys)
-    pulumi.runtime.set_mocks(mocks, project.name, stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(config, list(secret_keys))
+    pulumi.runtime.set_mocks(mocks, project, stack, preview=False, monitor=monitor)
 
     @pulumi.runtime.test
-    def program() -> None:
-        sys.path.insert(0, str(project.directory))
+    def run() -> None:
+        if import_dir is not None:
+            sys.path.insert(0, str(import_dir))
         try:
-            runpy.run_path(str(project.main), run_name="__main__")
+            program()
         finally:
-            sys.path.remove(str(project.directory))
+            if import_dir is not None:
+                sys.path.remove(str(import_dir))
 
-    program()
+    run()
     # Registrations run concurrently; sorting by URN makes the plan repeatable.
-    return Plan(project.name, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))
+    return Plan(project, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))
