@@ -148,3 +148,45 @@ def test_readme_architecture_graph_is_the_generated_one(shipped_plan) -> None:  
     readme = (ROOT / "README.md").read_text()
     block = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
     assert block == mermaid(shipped_plan("gb200-x72")), "regenerate: ultraserver plan --stack gb200-x72 --graph plan.mmd"
+
+
+def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_grouped_fleet(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    from ultraserver.plan.report import gpu_groups, summary
+
+    plan = shipped_plan("gb200-multi")
+    groups = {g.resource.name: g for g in gpu_groups(plan)}
+    assert sorted(groups) == ["gb200-multi-fleet", "gb200-multi-nvl72-1", "gb200-multi-nvl72-2", "gb200-multi-nvl72-3", "gb200-multi-nvl72-4"]
+    assert groups["gb200-multi-fleet"].full_size == 8 * 18
+    assert all(groups[f"gb200-multi-nvl72-{i}"].full_size == 18 for i in range(1, 5))
+    templates = {r.name: r.inputs for r in plan.of_type("aws:ec2/launchTemplate:LaunchTemplate")}
+    targets = {n: t["capacityReservationSpecification"]["capacityReservationTarget"] for n, t in templates.items() if "capacityReservationSpecification" in t}
+    assert targets["gb200-multi-nvl72-2"] == {"capacityReservationId": "cr-0b00000000000000b"}
+    assert set(targets["gb200-multi-fleet"]) == {"capacityReservationResourceGroupArn"}
+    text = summary(plan)
+    assert "216 GPU in 5 GPU node groups" in text and "GPUs: 864" in text and "WARNING" not in text
+
+
+def test_summary_warns_past_the_managed_node_group_quota(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    from ultraserver.plan.report import summary
+
+    text = summary(shipped_plan("gb200-multi"), quota=4)
+    assert "WARNING: 6 managed node groups exceed the EKS quota of 4" in text
+
+
+def test_helm_releases_never_wait_for_gpu_node_groups(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan("gb200-multi")
+    by_urn = plan.by_urn()
+    gpu_side = {r.urn for r in plan.resources if "GpuNodeGroup" in r.urn}
+
+    def waits_for(urn: str, seen: set[str]) -> set[str]:
+        for dep in by_urn[urn].dependencies:
+            if dep not in seen:
+                seen.add(dep)
+                waits_for(dep, seen)
+        return seen
+
+    for release in plan.of_type("kubernetes:helm.sh/v3:Release"):
+        assert not waits_for(release.urn, set()) & gpu_side, release.name
+    dra = next(r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "nvidia-dra-driver-gpu")
+    operator = next(r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "gpu-operator")
+    assert operator.urn in dra.dependencies
