@@ -1,0 +1,170 @@
+"""The training workload as plain manifests: an Indexed Job running torchrun on every node of one UltraServer.
+
+Each Job index is one node (one pod with all 4 GPUs); the pods find rank 0 through a headless Service,
+join the job's ComputeDomain for IMEX channels, and stay inside one NVLink domain by the clique affinity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ultraserver.compute_domain import ComputeDomainArgs, compute_domain_pod_pieces
+from ultraserver.errors import ConfigError
+from ultraserver.helm_values import GPU_TOLERATION
+from ultraserver.platform import ULTRASERVER_LABEL
+
+PROJECT = "ultraserver-example-training"
+DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.06-py3"
+GPUS_PER_NODE = 4
+# A u-p6e-gb200x72 UltraServer has 18 instances; one NVLink domain cannot hold more nodes.
+MAX_WORKERS = 18
+# The largest EFA layout of p6e-gb200.36xlarge (ultraserver.efa 'maximum').
+MAX_EFA_DEVICES = 16
+RENDEZVOUS_PORT = 29500
+SCRIPT_DIR = "/opt/train"
+# Pulumi otherwise waits for the Job to complete, i.e. for the whole training run.
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """One multi-node training run."""
+
+    ultraserver: str
+    """GPU node group (UltraServer) to run on: the value of the ultraserver.io/ultraserver node label."""
+    workers: int
+    """Nodes to use, one pod each with all of its GPUs."""
+    name: str = "train"
+    """Name of the Job; the Service, ConfigMap and ComputeDomain are named after it."""
+    namespace: str = "training"
+    """Namespace created for the run."""
+    image: str = DEFAULT_IMAGE
+    """Container image with PyTorch (arm64) and, for traffic between UltraServers, libfabric EFA and aws-ofi-nccl."""
+    efa_devices: int = 4
+    """EFA devices per node the pod takes; 4 with the platform's default one-per-nci-group layout."""
+
+
+def check_training_job(job: TrainingJob) -> None:
+    """Raise ConfigError naming every setting outside what one UltraServer allows."""
+    problems = []
+    if isinstance(job.workers, bool) or not 1 <= job.workers <= MAX_WORKERS:
+        problems.append(
+            f"{PROJECT}:workers: got {job.workers!r}; allowed: 1 to {MAX_WORKERS} (the job stays in one UltraServer: "
+            "9 nodes for u-p6e-gb200x36, 18 for u-p6e-gb200x72); fix: lower it to the UltraServer's size"
+        )
+    if isinstance(job.efa_devices, bool) or not 0 <= job.efa_devices <= MAX_EFA_DEVICES:
+        problems.append(
+            f"{PROJECT}:efaDevices: got {job.efa_devices!r}; allowed: 0 to {MAX_EFA_DEVICES}; fix: use the EFA "
+            "devices per node of the node group's layout (stack output gpuNodeGroups.<name>.efaDevicesPerNode)"
+        )
+    if not job.ultraserver:
+        problems.append(f"{PROJECT}:ultraserver: empty; allowed: a GPU node group name of the cluster stack; fix: set it")
+    if problems:
+        raise ConfigError(problems)
+
+
+def compute_domain_args(job: TrainingJob) -> ComputeDomainArgs:
+    """The job's own ComputeDomain: elastic, so it grows with the pods that join it."""
+    return ComputeDomainArgs(name=f"{job.name}-compute-domain", namespace=job.namespace)
+
+
+def pod_labels(job: TrainingJob) -> dict[str, str]:
+    """Labels of the job's pods (the Service and the clique affinity select by them)."""
+    return {"app.kubernetes.io/name": job.name, "app.kubernetes.io/component": "trainer"}
+
+
+def namespace_manifest(job: TrainingJob) -> dict[str, Any]:
+    """The run's namespace."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": job.namespace}}
+
+
+def script_config_map(job: TrainingJob, script: str) -> dict[str, Any]:
+    """The training script, mounted into every pod."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"{job.name}-script", "namespace": job.namespace},
+        "data": {"train.py": script},
+    }
+
+
+def service_manifest(job: TrainingJob) -> dict[str, Any]:
+    """Headless Service giving each pod the DNS name <job>-<index>.<job>; rank 0 is the rendezvous."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": job.name, "namespace": job.namespace},
+        "spec": {
+            "clusterIP": "None",
+            "selector": pod_labels(job),
+            # Ranks look up rank 0 while pods are still starting, before any is ready.
+            "publishNotReadyAddresses": True,
+            "ports": [{"name": "rendezvous", "port": RENDEZVOUS_PORT}],
+        },
+    }
+
+
+def torchrun_args(job: TrainingJob) -> list[str]:
+    """torchrun arguments: one rank per GPU, node rank from the Job completion index, rank 0's pod as master."""
+    return [
+        f"--nnodes={job.workers}",
+        f"--nproc_per_node={GPUS_PER_NODE}",
+        "--node_rank=$(NODE_RANK)",
+        f"--master_addr={job.name}-0.{job.name}",
+        f"--master_port={RENDEZVOUS_PORT}",
+        f"{SCRIPT_DIR}/train.py",
+    ]
+
+
+def job_manifest(job: TrainingJob) -> dict[str, Any]:
+    """The Indexed Job: `workers` pods at once; each takes all 4 GPUs of a node, so one pod per node."""
+    check_training_job(job)
+    labels = pod_labels(job)
+    pieces = compute_domain_pod_pieces(compute_domain_args(job), labels)
+    limits: dict[str, int] = {"nvidia.com/gpu": GPUS_PER_NODE}
+    if job.efa_devices:
+        limits["vpc.amazonaws.com/efa"] = job.efa_devices
+    container = {
+        "name": "trainer",
+        "image": job.image,
+        "command": ["torchrun"],
+        "args": torchrun_args(job),
+        "env": [
+            {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+            {"name": "FI_PROVIDER", "value": "efa"},
+        ],
+        "ports": [{"name": "rendezvous", "containerPort": RENDEZVOUS_PORT}],
+        # GPUs and EFA come from device plugins, the IMEX channel from the ComputeDomain's DRA claim.
+        "resources": {"limits": limits, "claims": [pieces.container_claim]},
+        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}, {"name": "dshm", "mountPath": "/dev/shm"}],
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": job.name, "namespace": job.namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": job.workers,
+            "parallelism": job.workers,
+            # One lost rank breaks the collective: fail the run rather than restart a single pod.
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "subdomain": job.name,
+                    "restartPolicy": "Never",
+                    "nodeSelector": {ULTRASERVER_LABEL: job.ultraserver},
+                    "tolerations": [GPU_TOLERATION],
+                    "affinity": pieces.affinity,
+                    "resourceClaims": [pieces.resource_claim],
+                    "containers": [container],
+                    "volumes": [
+                        {"name": "script", "configMap": {"name": f"{job.name}-script"}},
+                        # NCCL and data loaders need more shared memory than the container default of 64 MiB.
+                        {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+                    ],
+                },
+            },
+        },
+    }

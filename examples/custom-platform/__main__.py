@@ -1,0 +1,82 @@
+"""A GB200 cluster from chosen components: its own VPC, EKS, one self-managed u-p6e-gb200x36 UltraServer, GPU software.
+
+Unlike the full platform (ultraserver.platform), it installs no MPI operator and runs no IMEX bandwidth check.
+"""
+
+import pulumi
+
+from ultraserver.cluster import Cluster, ClusterArgs, system_node_labels
+from ultraserver.efa import layout_for, summarize_layout
+from ultraserver.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.network import Network, NetworkArgs, ips_needed, plan_subnets
+from ultraserver.platform import ULTRASERVER_LABEL
+
+INSTANCE_TYPE = "p6e-gb200.36xlarge"
+ULTRASERVER_TYPE = "u-p6e-gb200x36"
+GPU_NODES = 9  # instances in one u-p6e-gb200x36
+GPU_PODS_PER_NODE = 32
+SYSTEM_NODES_MAX = 4
+PODS_PER_NODE = 110
+ULTRASERVER = "nvl36"
+
+config = pulumi.Config()
+name = config.require("clusterName")
+vpc_cidr = config.get("vpcCidr") or "10.0.0.0/16"
+gpu_zone = config.require("gpuZone")
+efa_layout = layout_for(INSTANCE_TYPE, config.get("efaLayout"), None, key="efaLayout")
+
+# Size the GPU subnet for every node's interfaces and pods before anything is declared.
+gpu_ips = ips_needed(GPU_NODES, GPU_PODS_PER_NODE, summarize_layout(INSTANCE_TYPE, efa_layout).ena_interfaces)
+subnets = plan_subnets(vpc_cidr, config.require_object("availabilityZones"), {gpu_zone: gpu_ips}, SYSTEM_NODES_MAX, PODS_PER_NODE)
+network = Network(f"{name}-net", NetworkArgs(cluster_name=name, subnets=subnets, vpc_cidr=vpc_cidr))
+
+cluster = Cluster(
+    name,
+    ClusterArgs(
+        name=name,
+        vpc_id=network.vpc_id,
+        private_subnet_ids=network.private_subnet_ids,
+        public_subnet_ids=network.public_subnet_ids,
+        admin_principal_arns=config.get_object("adminPrincipalArns") or [],
+        system_max_size=SYSTEM_NODES_MAX,
+    ),
+)
+# GPU nodes carry the EFA security group: open it to the control plane before they boot.
+cluster_rules = network.allow_cluster(cluster.security_group_id)
+
+gpu_nodes = GpuNodeGroup(
+    f"{name}-{ULTRASERVER}",
+    GpuNodeGroupArgs(
+        cluster_name=cluster.name,
+        subnet_ids=network.gpu_subnet_ids[gpu_zone],
+        security_group_ids=[network.efa_security_group.id, cluster.security_group_id],
+        # Self-managed nodes get no EKS bootstrap: their NodeConfig names the cluster.
+        cluster_endpoint=cluster.endpoint,
+        cluster_certificate_authority=cluster.certificate_authority,
+        service_cidr=cluster.service_cidr,
+        mode="self-managed",
+        instance_type=INSTANCE_TYPE,
+        ultraserver_type=ULTRASERVER_TYPE,
+        interfaces=efa_layout,
+        capacity_reservation_id=config.require("capacityReservationId"),
+        # Workloads pick this UltraServer (one NVLink domain) by this label.
+        labels={ULTRASERVER_LABEL: ULTRASERVER},
+    ),
+    opts=pulumi.ResourceOptions(depends_on=cluster_rules),
+)
+
+KubernetesLayer(
+    f"{name}-k8s",
+    KubernetesLayerArgs(
+        provider=cluster.provider,
+        system_node_selector=system_node_labels(),
+        depends_on=[cluster.eks, cluster.system_node_group],
+        mpi_operator=None,
+        imex_check=None,
+    ),
+)
+
+pulumi.export("clusterName", cluster.name)
+pulumi.export("kubeconfig", cluster.kubeconfig)
+pulumi.export("gpuNodeGroups", {ULTRASERVER: {"fullSize": gpu_nodes.full_size, "efaDevicesPerNode": gpu_nodes.layout.efa_devices}})

@@ -1,0 +1,130 @@
+"""Regenerate the tables of docs/components.md from the components' dataclasses (run from the repo root).
+
+The document's prose is written by hand; each table sits between markers naming what it is generated from:
+``<!-- args:ultraserver.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
+``<!-- attrs:ultraserver.network.Network -->`` (annotated attributes) and
+``<!-- fn:ultraserver.network.plan_subnets -->`` (signature and docstring), each closed by ``<!-- end -->``.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import inspect
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "components.md"
+END = "<!-- end -->"
+_BLOCK = re.compile(r"(<!-- (args|attrs|fn):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S)
+
+
+def _target(path: str) -> Any:
+    """The object a dotted path names: module, then attribute (Class.method allowed)."""
+    module_name, _, rest = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module_name), rest)
+    except (ModuleNotFoundError, ValueError):
+        owner_module, _, owner = module_name.rpartition(".")
+        return getattr(getattr(importlib.import_module(owner_module), owner), rest)
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """Docstrings written under each annotated field of a class body."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for node, following in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant) and isinstance(following.value.value, str):
+                docs[node.target.id] = " ".join(following.value.value.split())
+    return docs
+
+
+def default_text(field: dataclasses.Field[Any]) -> str:
+    """A field's default as Python, or 'required'."""
+    if field.default is not dataclasses.MISSING:
+        return f"`{field.default!r}`"
+    factory = field.default_factory
+    if factory is dataclasses.MISSING:
+        return "required"
+    if dataclasses.is_dataclass(factory):
+        return f"`{factory.__name__}()`"
+    return f"`{factory()!r}`"
+
+
+def args_table(cls: type) -> str:
+    """Markdown table of a dataclass: field, type, default, description."""
+    docs = field_docs(cls)
+    lines = ["| Field | Type | Default | Description |", "|---|---|---|---|"]
+    for field in dataclasses.fields(cls):
+        lines.append(f"| `{field.name}` | `{_cell(str(field.type))}` | {_cell(default_text(field))} | {_cell(docs.get(field.name, ''))} |")
+    return "\n".join(lines)
+
+
+def attrs_table(cls: type) -> str:
+    """Markdown table of a component's annotated attributes: name and type."""
+    lines = ["| Attribute | Type |", "|---|---|"]
+    for name, annotation in inspect.get_annotations(cls).items():
+        lines.append(f"| `{name}` | `{_cell(str(annotation))}` |")
+    return "\n".join(lines)
+
+
+def signature_text(function: Any) -> str:
+    """`name(params) -> return` with annotations as written in the source (they are strings here)."""
+    signature = inspect.signature(function)
+    params = []
+    for param in signature.parameters.values():
+        text = param.name if param.kind is not param.VAR_KEYWORD else f"**{param.name}"
+        if param.annotation is not param.empty:
+            text += f": {param.annotation}"
+        if param.default is not param.empty:
+            text += f" = {param.default!r}"
+        params.append(text)
+    if any(p.kind is p.KEYWORD_ONLY for p in signature.parameters.values()):
+        first = next(i for i, p in enumerate(signature.parameters.values()) if p.kind is p.KEYWORD_ONLY)
+        params.insert(first, "*")
+    returns = f" -> {signature.return_annotation}" if signature.return_annotation is not signature.empty else ""
+    return f"{function.__name__}({', '.join(params)}){returns}"
+
+
+def function_block(function: Any) -> str:
+    """A function's signature as code and the first line of its docstring."""
+    summary = (inspect.getdoc(function) or "").splitlines()[0]
+    return f"```python\n{signature_text(function)}\n```\n\n{summary}"
+
+
+RENDERERS = {"args": args_table, "attrs": attrs_table, "fn": function_block}
+
+
+def render(document: str) -> str:
+    """The document with every marked block regenerated; ValueError when it has no markers."""
+    if not _BLOCK.search(document):
+        raise ValueError(f"docs: no '<!-- args|attrs|fn:<dotted path> -->' ... '{END}' markers found")
+    return _BLOCK.sub(lambda m: f"{m.group(1)}{RENDERERS[m.group(2)](_target(m.group(3)))}\n{m.group(5)}", document)
+
+
+def main() -> int:
+    """Rewrite the tables; with --check, exit 1 when the committed document is stale instead."""
+    current = DOC.read_text()
+    fresh = render(current)
+    if "--check" in sys.argv[1:]:
+        if fresh != current:
+            print(f"{DOC} is stale: run PYTHONPATH=components python scripts/gen_component_docs.py")
+            return 1
+        return 0
+    DOC.write_text(fresh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

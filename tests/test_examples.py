@@ -1,0 +1,197 @@
+"""The example programs, run as they are under the offline plan, declare what their READMEs promise."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from test_manifests_validate import K8S_VERSION, as_pod, validate_custom
+
+from ultraserver.compute_domain import CLIQUE_LABEL
+from ultraserver.errors import ConfigError
+from ultraserver.helm_values import GPU_TOLERATION
+from ultraserver.plan import Plan, PlanResource, run_plan
+from ultraserver.platform import ULTRASERVER_LABEL
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TRAINING = EXAMPLES / "compute-domain-job"
+CUSTOM = EXAMPLES / "custom-platform"
+COMPUTE_DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
+JOB = "kubernetes:batch/v1:Job"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def stack_file(example: Path) -> dict[str, Any]:
+    """The config of an example's dev stack, keys without the project prefix."""
+    config = yaml.safe_load((example / "Pulumi.dev.yaml").read_text())["config"]
+    return {key.split(":", 1)[1]: value for key, value in config.items()}
+
+
+def only(plan: Plan, resource_type: str) -> PlanResource:
+    """The single resource of a type."""
+    (resource,) = plan.of_type(resource_type)
+    return resource
+
+
+def as_object(resource: PlanResource) -> dict[str, Any]:
+    """A recorded Kubernetes resource as the object the API server receives."""
+    return {k: v for k, v in resource.inputs.items() if k in ("apiVersion", "kind", "metadata", "spec", "data")}
+
+
+def training_module() -> ModuleType:
+    """The example's manifest module, loaded from its file as the example's program imports it."""
+    spec = importlib.util.spec_from_file_location("training_job", TRAINING / "training_job.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def training() -> Plan:
+    """Offline plan of the training example's dev stack."""
+    return run_plan(TRAINING, "dev")
+
+
+@pytest.fixture(scope="module")
+def custom() -> Plan:
+    """Offline plan of the custom-platform example's dev stack."""
+    return run_plan(CUSTOM, "dev")
+
+
+def test_training_reaches_the_cluster_through_the_stack_reference(training: Plan) -> None:
+    provider = only(training, "pulumi:providers:kubernetes")
+    wanted = stack_file(TRAINING)["clusterStack"]
+    (reference,) = provider.dependencies
+    assert reference.endswith(f"$pulumi:pulumi:StackReference::{wanted}")
+    assert provider.inputs["kubeconfig"]["current-context"] == wanted.rsplit("/", 1)[-1]
+
+
+def test_training_job_waits_for_its_compute_domain(training: Plan) -> None:
+    domain, job = only(training, COMPUTE_DOMAIN), only(training, JOB)
+    assert domain.urn in job.dependencies
+    namespace = only(training, "kubernetes:core/v1:Namespace")
+    assert namespace.urn in domain.dependencies
+    assert {domain.inputs["metadata"]["namespace"], job.inputs["metadata"]["namespace"]} == {namespace.inputs["metadata"]["name"]}
+
+
+def test_training_pods_join_the_domain_and_one_nvlink_clique(training: Plan) -> None:
+    domain, job = only(training, COMPUTE_DOMAIN), only(training, JOB)
+    template = job.inputs["spec"]["template"]
+    pod = template["spec"]
+    (claim,) = pod["resourceClaims"]
+    assert claim["resourceClaimTemplateName"] == domain.inputs["spec"]["channel"]["resourceClaimTemplate"]["name"]
+    (container,) = pod["containers"]
+    assert container["resources"]["claims"] == [{"name": claim["name"]}]
+    (term,) = pod["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == CLIQUE_LABEL
+    selected = {e["key"]: e["values"][0] for e in term["labelSelector"]["matchExpressions"]}
+    assert selected == template["metadata"]["labels"]
+
+
+def test_training_job_fills_whole_nodes_of_the_chosen_ultraserver(training: Plan) -> None:
+    config = stack_file(TRAINING)
+    spec = only(training, JOB).inputs["spec"]
+    assert spec["completionMode"] == "Indexed"
+    assert spec["completions"] == spec["parallelism"] == config["workers"]
+    pod = spec["template"]["spec"]
+    assert pod["nodeSelector"] == {ULTRASERVER_LABEL: config["ultraserver"]}
+    assert GPU_TOLERATION in pod["tolerations"]
+    (container,) = pod["containers"]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": 4, "vpc.amazonaws.com/efa": 4}
+    assert f"--nnodes={config['workers']}" in container["args"]
+    # Rank 0's pod name resolves through the headless Service the pods' subdomain names.
+    service = only(training, "kubernetes:core/v1:Service")
+    assert service.inputs["spec"]["clusterIP"] == "None"
+    assert pod["subdomain"] == service.inputs["metadata"]["name"]
+    assert service.inputs["spec"]["selector"] == spec["template"]["metadata"]["labels"]
+    master = next(a for a in container["args"] if a.startswith("--master_addr="))
+    assert master == f"--master_addr={only(training, JOB).inputs['metadata']['name']}-0.{pod['subdomain']}"
+
+
+def test_training_script_is_the_examples_file(training: Plan) -> None:
+    config_map = only(training, "kubernetes:core/v1:ConfigMap")
+    assert config_map.inputs["data"]["train.py"] == (TRAINING / "train.py").read_text()
+    volumes = {v["name"]: v for v in only(training, JOB).inputs["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["script"]["configMap"]["name"] == config_map.inputs["metadata"]["name"]
+    assert config_map.urn in only(training, JOB).dependencies
+
+
+def test_training_objects_are_valid_kubernetes_1_33(training: Plan) -> None:
+    for resource_type in (JOB, "kubernetes:core/v1:Service", "kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Namespace"):
+        kubernetes_validate.validate(as_object(only(training, resource_type)), K8S_VERSION, strict=True)
+    validate_custom(as_object(only(training, COMPUTE_DOMAIN)))
+
+
+def test_training_job_builder_output_is_valid_kubernetes() -> None:
+    module = training_module()
+    job = module.TrainingJob(ultraserver="nvl36", workers=9, efa_devices=0)
+    manifest = module.job_manifest(job)
+    kubernetes_validate.validate(manifest, K8S_VERSION, strict=True)
+    pod = as_pod(manifest["spec"]["template"], f"{job.name}-0", job.namespace)
+    kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
+    # No EFA devices asked for: the pod does not request the resource at all.
+    assert "vpc.amazonaws.com/efa" not in manifest["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+
+
+def test_training_rejects_a_job_larger_than_an_ultraserver() -> None:
+    with pytest.raises(ConfigError) as error:
+        run_plan(TRAINING, "dev", {"ultraserver-example-training:workers": 19, "ultraserver-example-training:efaDevices": 17})
+    assert [p.split(":")[1] for p in error.value.problems] == ["workers", "efaDevices"]
+    assert "got 19" in str(error.value) and "got 17" in str(error.value)
+
+
+def test_custom_platform_runs_one_self_managed_ultraserver(custom: Plan) -> None:
+    config = stack_file(CUSTOM)
+    (group,) = custom.of_type("aws:autoscaling/group:Group")
+    assert group.inputs["maxSize"] == 9
+    (entry,) = custom.of_type("aws:eks/accessEntry:AccessEntry")
+    assert entry.inputs["type"] == "EC2_LINUX"
+    assert entry.urn in group.dependencies
+    # The only managed node group is the system one; GPU nodes are self-managed.
+    (managed,) = custom.of_type("aws:eks/nodeGroup:NodeGroup")
+    assert managed.inputs["capacityType"] == "ON_DEMAND"
+    template = next(t for t in custom.of_type("aws:ec2/launchTemplate:LaunchTemplate") if t.urn in group.dependencies)
+    target = template.inputs["capacityReservationSpecification"]["capacityReservationTarget"]
+    assert target["capacityReservationId"] == config["capacityReservationId"]
+    efa_cards = [i["networkCardIndex"] for i in template.inputs["networkInterfaces"] if i["interfaceType"] == "efa-only"]
+    assert efa_cards == list(range(1, 16, 2))  # the all-odd-cards layout of the stack file
+
+
+def test_custom_platform_gpu_nodes_wait_for_the_cluster_rules(custom: Plan) -> None:
+    rules = {r.urn for r in custom.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "cluster" in r.name}
+    assert len(rules) == 2
+    assert rules <= set(only(custom, "ultraserver:index:GpuNodeGroup").dependencies)
+
+
+def test_custom_platform_builds_its_own_vpc_with_a_gpu_subnet(custom: Plan) -> None:
+    config = stack_file(CUSTOM)
+    assert only(custom, "aws:ec2/vpc:Vpc").inputs["cidrBlock"] == config["vpcCidr"]
+    zones = {s.inputs["availabilityZone"] for s in custom.of_type("aws:ec2/subnet:Subnet")}
+    assert zones == {*config["availabilityZones"], config["gpuZone"]}
+
+
+def test_custom_platform_installs_gpu_software_without_mpi_or_check(custom: Plan) -> None:
+    charts = sorted(r.inputs["chart"] for r in custom.of_type(RELEASE))
+    assert charts == ["aws-efa-k8s-device-plugin", "gpu-operator", "nvidia-dra-driver-gpu"]
+    types = {r.type for r in custom.resources}
+    assert not {t for t in types if "MPIJob" in t or "ComputeDomain" in t or t.startswith("kubernetes:yaml")}
+    assert "ultraserver:index:MpiOperator" not in types and "ultraserver:index:ImexCheck" not in types
+
+
+def test_custom_platform_rejects_an_unknown_efa_layout() -> None:
+    with pytest.raises(ConfigError, match="efaLayout.preset: 'widest'"):
+        run_plan(CUSTOM, "dev", {"ultraserver-example-custom-platform:efaLayout": "widest"})
+
+
+@pytest.mark.parametrize("example", [TRAINING, CUSTOM], ids=lambda p: p.name)
+def test_example_is_a_pulumi_project_of_its_own(example: Path) -> None:
+    project = yaml.safe_load((example / "Pulumi.yaml").read_text())
+    assert project["runtime"] == "python"
+    config = yaml.safe_load((example / "Pulumi.dev.yaml").read_text())["config"]
+    assert all(key.split(":")[0] in (project["name"], "aws") for key in config)
