@@ -190,3 +190,12 @@ def test_helm_releases_never_wait_for_gpu_node_groups(shipped_plan) -> None:  # 
     dra = next(r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "nvidia-dra-driver-gpu")
     operator = next(r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "gpu-operator")
     assert operator.urn in dra.dependencies
+
+
+def test_gpu_nodes_wait_for_the_control_plane_security_group_rules(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan("gb200-x72")
+    rules = {r.urn for r in plan.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if r.name.endswith(("-efa-from-cluster", "-cluster-from-efa"))}
+    assert len(rules) == 2
+    for kind in ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"):
+        gpu = next(r for r in plan.of_type(kind) if r.name == "gb200-x72-nvl72")
+        assert rules <= set(gpu.dependencies), kind

@@ -31,6 +31,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver import ami
+from ultraserver.child_options import child_options
 from ultraserver.tags import AMI_RELEASE, AMI_SSM_PARAMETER, UPGRADE_SAFE
 from ultraserver.capacity_block import (
     ReservationWindow,
@@ -223,7 +224,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
             raise ConfigError([f"nodeGroups.{name}: {p}" for p in problems])
         interfaces = args.interfaces if args.interfaces is not None else layout_for(args.instance_type, None, None)
         super().__init__("ultraserver:index:GpuNodeGroup", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # Children repeat the group's own depends_on (e.g. the control-plane security group rules).
+        child = child_options(self, opts)
         managed = args.mode == "managed"
         self.layout = summarize_layout(args.instance_type, interfaces)
         self.full_size = full_size(args.ultraserver_type, args.ultraserver_count)
@@ -236,7 +238,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.image_id = _image_id(args)
 
         self.node_role_arn, instance_profile_arn, role_ready = self._node_role(name, args, managed, child)
-        after_role = pulumi.ResourceOptions(parent=self, depends_on=role_ready)
+        after_role = child_options(self, opts, pulumi.ResourceOptions(depends_on=role_ready))
         self.launch_template = aws.ec2.LaunchTemplate(
             name,
             **launch_template_args(
@@ -303,7 +305,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False)
                     for k, v in sorted(group_tags.items())
                 ],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.access_entry]),
+                opts=child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.access_entry])),
             )
             group_name = self.auto_scaling_group.name
         self.schedules = self._schedules(name, args, wanted, now, group_name, child)
