@@ -20,8 +20,8 @@ DOC = ROOT / "docs" / "components.md"
 
 
 def generator() -> ModuleType:
-    """scripts/gen_component_docs.py as a module."""
-    spec = importlib.util.spec_from_file_location("gen_component_docs", ROOT / "scripts" / "gen_component_docs.py")
+    """scripts/regen_docs.py as a module."""
+    spec = importlib.util.spec_from_file_location("regen_docs", ROOT / "scripts" / "regen_docs.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -43,7 +43,7 @@ def components() -> set[str]:
 
 
 def test_committed_doc_matches_the_code() -> None:
-    """Regenerate with: PYTHONPATH=components python scripts/gen_component_docs.py"""
+    """Regenerate with: PYTHONPATH=components python scripts/regen_docs.py"""
     text = DOC.read_text()
     assert generator().render(text) == text
 

@@ -13,7 +13,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "policies.md"
 
 
 def test_rules_table_is_current() -> None:
-    """The generated table matches the rules (regenerate with scripts/policy_docs.py)."""
+    """The generated table matches the rules (regenerate with scripts/regen_docs.py)."""
     text = DOC.read_text()
     assert render(text) == text
     for rule in RULES:

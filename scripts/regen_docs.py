@@ -1,4 +1,6 @@
-"""Regenerate the tables of docs/components.md from the components' dataclasses (run from the repo root).
+"""Regenerate the generated parts of docs/components.md and docs/policies.md (run from the repo root).
+
+docs/policies.md: the rules table, from ultraserver.policy. docs/components.md: tables from the components' dataclasses.
 
 The document's prose is written by hand; each table sits between markers naming what it is generated from:
 ``<!-- args:ultraserver.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
@@ -18,7 +20,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from ultraserver.policy.docs import render as render_rules
+
 DOC = Path(__file__).resolve().parent.parent / "docs" / "components.md"
+POLICY_DOC = DOC.with_name("policies.md")
 END = "<!-- end -->"
 _BLOCK = re.compile(r"(<!-- (args|attrs|fn):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S)
 
@@ -114,16 +119,17 @@ def render(document: str) -> str:
 
 
 def main() -> int:
-    """Rewrite the tables; with --check, exit 1 when the committed document is stale instead."""
-    current = DOC.read_text()
-    fresh = render(current)
-    if "--check" in sys.argv[1:]:
-        if fresh != current:
-            print(f"{DOC} is stale: run PYTHONPATH=components python scripts/gen_component_docs.py")
-            return 1
-        return 0
-    DOC.write_text(fresh)
-    return 0
+    """Rewrite the generated parts of both docs; with --check, exit 1 when either is stale instead."""
+    stale = False
+    for doc, fresh_of in ((DOC, render), (POLICY_DOC, render_rules)):
+        current = doc.read_text()
+        fresh = fresh_of(current)
+        if "--check" not in sys.argv[1:]:
+            doc.write_text(fresh)
+        elif fresh != current:
+            print(f"{doc} is stale: run PYTHONPATH=components python scripts/regen_docs.py")
+            stale = True
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":
