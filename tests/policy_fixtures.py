@@ -35,7 +35,7 @@ def res(type_: str, name: str, inputs: Mapping[str, Any], deps: Sequence[PlanRes
     """A recorded resource depending on the given resources."""
     return PlanResource(
         urn=urn(type_, name, parent.type if parent else None), type=type_, name=name,
-        parent=parent.urn if parent else None, inputs=copy.deepcopy(dict(inputs)),
+        parent=parent.urn if parent else "", inputs=copy.deepcopy(dict(inputs)),
         dependencies=[d.urn for d in deps],
     )
 
@@ -147,8 +147,8 @@ def good_stack() -> list[PlanResource]:
 
 
 def find(resources: Sequence[PlanResource], type_suffix: str, name: str) -> PlanResource:
-    """The resource with this name whose type token ends with :<suffix> (e.g. "LaunchTemplate")."""
-    matches = [r for r in resources if r.name == name and r.type.endswith(f":{type_suffix}")]
+    """The resource with this name whose type token is, or ends with :<suffix> (e.g. "LaunchTemplate")."""
+    matches = [r for r in resources if r.name == name and (r.type == type_suffix or r.type.endswith(f":{type_suffix}"))]
     assert len(matches) == 1, f"{type_suffix} {name}: {len(matches)} matches"
     return matches[0]
 
@@ -186,19 +186,22 @@ def add(resources: Sequence[PlanResource], *extra: PlanResource) -> list[PlanRes
     return [*resources, *extra]
 
 
-def as_seen_by_preview(resources: Sequence[PlanResource]) -> list[PlanResource]:
+def as_seen_by_preview(resources: Sequence[PlanResource], cluster: str = "gb200") -> list[PlanResource]:
     """The stack as `pulumi preview` shows it to a policy pack: the pulumi-eks component arrives without props,
     and its aws:eks/cluster:Cluster child carries the settings."""
-    component = find(resources, "Cluster", "gb200")
+    component = find(resources, "eks:index:Cluster", cluster)
     props = component.inputs
-    child = res("aws:eks/cluster:Cluster", "gb200-eksCluster", {
+    vpc_config = {"endpointPublicAccess": props["endpointPublicAccess"],
+                  "endpointPrivateAccess": props["endpointPrivateAccess"],
+                  "subnetIds": props.get("privateSubnetIds", ["system-subnet-offline-id"])}
+    if "publicAccessCidrs" in props:
+        vpc_config["publicAccessCidrs"] = props["publicAccessCidrs"]
+    child = res("aws:eks/cluster:Cluster", f"{cluster}-eksCluster", {
         "version": props["version"],
         "accessConfig": {"authenticationMode": props["authenticationMode"],
                          "bootstrapClusterCreatorAdminPermissions": True},
         "encryptionConfig": {"provider": {"keyArn": props["encryptionConfigKeyArn"]}, "resources": ["secrets"]},
-        "vpcConfig": {"endpointPublicAccess": props["endpointPublicAccess"],
-                      "endpointPrivateAccess": props["endpointPrivateAccess"],
-                      "publicAccessCidrs": props["publicAccessCidrs"], "subnetIds": ["system-subnet-offline-id"]},
+        "vpcConfig": vpc_config,
         "enabledClusterLogTypes": props["enabledClusterLogTypes"],
     }, parent=component)
     emptied = replace(component, inputs={})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from mock_recorder import run_program
+from plan_lookup import one
 
 from ultraserver.compute_domain import (
     CLIQUE_LABEL,
@@ -15,6 +15,7 @@ from ultraserver.compute_domain import (
     compute_domain_pod_pieces,
 )
 from ultraserver.errors import ConfigError
+from ultraserver.plan import record
 
 
 def test_manifest_defaults_to_an_elastic_single_channel_domain() -> None:
@@ -68,19 +69,23 @@ def test_pod_pieces_need_labels() -> None:
 
 
 def test_component_creates_the_custom_resource_after_its_dependencies() -> None:
+    provider: list[k8s.Provider] = []
+    domain: list[ComputeDomain] = []
+
     def program() -> None:
-        provider = k8s.Provider("k8s", kubeconfig="{}")
+        provider.append(k8s.Provider("k8s", kubeconfig="{}"))
         dra = pulumi.CustomResource("kubernetes:helm.sh/v3:Release", "dra", {})
-        ComputeDomain(
+        domain.append(ComputeDomain(
             "cd",
             ComputeDomainArgs(name="job-cd", namespace="ml"),
-            pulumi.ResourceOptions(providers=[provider], depends_on=[dra]),
-        )
+            pulumi.ResourceOptions(providers=[provider[0]], depends_on=[dra]),
+        ))
 
-    recorded = run_program(program)
-    resource = recorded.one("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
+    recorded = record(program)
+    resource = one(recorded, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
     assert resource.inputs["spec"]["channel"]["resourceClaimTemplate"]["name"] == "job-cd-channel"
     assert resource.inputs["metadata"] == {"name": "job-cd", "namespace": "ml"}
-    assert resource.dependencies == [recorded.one("kubernetes:helm.sh/v3:Release", "dra").urn]
-    assert "providers:kubernetes::k8s" in resource.provider
-    assert recorded.one("ultraserver:index:ComputeDomain").dependencies == resource.dependencies
+    assert resource.dependencies == [one(recorded, "kubernetes:helm.sh/v3:Release", "dra").urn]
+    assert domain[0].resource.get_provider(resource.type) is provider[0]
+    assert one(recorded, "ultraserver:index:ComputeDomain").dependencies == resource.dependencies
+

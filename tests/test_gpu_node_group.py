@@ -1,13 +1,11 @@
-"""GpuNodeGroup under Pulumi mocks: both modes, the launch template as an EC2 request, schedules, upgrade safety."""
+"""GpuNodeGroup under the offline engine: both modes, the launch template as an EC2 request, schedules, upgrade safety."""
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import pulumi
 import pytest
 import yaml
 from ec2_request import create_launch_template_request, request_problems
@@ -18,73 +16,20 @@ from ultraserver.capacity_block import ReservationWindow
 from ultraserver.tags import UPGRADE_SAFE
 from ultraserver.errors import ConfigError
 from ultraserver.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.plan import Plan, placeholders, record
 
-RECOMMENDED_AMI = "ami-0aaaaaaaaaaaaaaaa"
-PINNED_AMI = "ami-0bbbbbbbbbbbbbbbb"
-MANAGED_ASG = "eks-gpu-18c9-asg"
 START = datetime(2026, 3, 2, 11, 30, tzinfo=timezone.utc)
 END = datetime(2026, 3, 9, 11, 30, tzinfo=timezone.utc)
 BEFORE = START - timedelta(days=1)
+REGION = "us-east-1"
+"""The region record() runs in when the config names none."""
+SSM_CALL = "aws:ssm/getParameter:getParameter"
+NVIDIA_SSM = "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
 
 
-class RecordingMocks(pulumi.runtime.Mocks):
-    """Mocks that record every resource and call, and return the outputs the component reads."""
-
-    def __init__(self) -> None:
-        self.resources: list[pulumi.runtime.MockResourceArgs] = []
-        self.calls: list[pulumi.runtime.MockCallArgs] = []
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
-        """Record the resource; echo its inputs plus the outputs AWS would add."""
-        self.resources.append(args)
-        outputs = dict(args.inputs)
-        if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
-            outputs["latestVersion"] = 3
-        elif args.typ == "aws:eks/nodeGroup:NodeGroup":
-            outputs["resources"] = [{"autoscalingGroups": [{"name": MANAGED_ASG}]}]
-        elif args.typ in ("aws:iam/role:Role", "aws:iam/instanceProfile:InstanceProfile"):
-            kind = "role" if args.typ.endswith("Role") else "instance-profile"
-            outputs["arn"] = f"arn:aws:iam::123456789012:{kind}/{args.name}"
-        elif args.typ == "aws:autoscaling/group:Group":
-            outputs["name"] = f"{args.name}-asg"
-        return f"{args.name}-id", outputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
-        """Record the call; SSM lookups return an AMI per parameter."""
-        self.calls.append(args)
-        if args.token != "aws:ssm/getParameter:getParameter":
-            return {}, []
-        image = RECOMMENDED_AMI if "/recommended/" in args.args["name"] else PINNED_AMI
-        return {"name": args.args["name"], "value": image, "type": "String"}, []
-
-
-class RecordingMonitor(pulumi.runtime.mocks.MockMonitor):
-    """Mock monitor that also records each resource's dependencies (URNs) by resource name and type."""
-
-    def __init__(self, mocks: RecordingMocks) -> None:
-        super().__init__(mocks)
-        self.recording = mocks
-        self.dependencies: dict[tuple[str, str], list[str]] = {}
-
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
-        """Record the dependencies, then register as usual."""
-        self.dependencies[(request.type, request.name)] = list(request.dependencies)
-        return super().RegisterResource(request)
-
-
-@pytest.fixture(scope="module")
-def monitor() -> RecordingMonitor:
-    """Process-wide Pulumi mocks for this module (set_mocks is global, so reset the root first)."""
-    recording = RecordingMonitor(RecordingMocks())
-    pulumi.runtime.settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(recording.recording, project="ultraserver", stack="test", preview=False, monitor=recording)
-    return recording
-
-
-@pytest.fixture
-def mocks(monitor: RecordingMonitor) -> RecordingMocks:
-    """The recording mocks behind the module's monitor."""
-    return monitor.recording
+def offline(typ: str, name: str, key: str) -> Any:
+    """An output the offline engine gives a resource beyond its inputs."""
+    return placeholders.resource_outputs(typ, name, {}, REGION)[key]
 
 
 def args(**changes: Any) -> GpuNodeGroupArgs:
@@ -105,22 +50,15 @@ def args(**changes: Any) -> GpuNodeGroupArgs:
     return GpuNodeGroupArgs(**base)
 
 
-def deploy(mocks: RecordingMocks, build: Callable[[], Any]) -> dict[str, list[pulumi.runtime.MockResourceArgs]]:
-    """Run a program under the mocks and return the recorded resources by type."""
-    mocks.resources.clear()
-    mocks.calls.clear()
-    pulumi.runtime.test(build)()
-    by_type: dict[str, list[pulumi.runtime.MockResourceArgs]] = {}
-    for resource in mocks.resources:
-        by_type.setdefault(resource.typ, []).append(resource)
-    return by_type
-
-
-def only(recorded: dict, typ: str) -> dict:
+def only(plan: Plan, typ: str) -> dict:
     """Inputs of the single resource of a type."""
-    (resource,) = recorded[typ]
-    inputs: dict = resource.inputs
-    return inputs
+    (resource,) = plan.of_type(typ)
+    return resource.inputs
+
+
+def lookups(plan: Plan) -> list[str]:
+    """The SSM parameters the program read."""
+    return [c.split("(name=", 1)[1].split(")", 1)[0] for c in plan.placeholders if c.startswith(SSM_CALL)]
 
 
 def node_config_of(template: dict) -> dict:
@@ -137,23 +75,22 @@ ASG = "aws:autoscaling/group:Group"
 SCHEDULE = "aws:autoscaling/schedule:Schedule"
 
 
-def test_managed_mode(mocks: RecordingMocks) -> None:
-    recorded = deploy(mocks, lambda: GpuNodeGroup("gpu", args()))
-    assert "ultraserver:index:GpuNodeGroup" in recorded
+def test_managed_mode() -> None:
+    recorded = record(lambda: GpuNodeGroup("gpu", args()))
+    assert recorded.of_type("ultraserver:index:GpuNodeGroup")
     template, group = only(recorded, LT), only(recorded, NG)
     assert request_problems(template, "gpu") == []
     data = create_launch_template_request(template, "gpu")[0]["LaunchTemplateData"]
     assert data["InstanceType"] == "p6e-gb200.36xlarge"
-    assert data["ImageId"] == RECOMMENDED_AMI
+    assert data["ImageId"] == placeholders.AMI
     assert data["InstanceMarketOptions"]["MarketType"] == "capacity-block"
     assert data["MetadataOptions"]["HttpTokens"] == "required"
     assert [n["NetworkCardIndex"] for n in data["NetworkInterfaces"]] == [0, 1, 5, 9, 13]
     assert "IamInstanceProfile" not in data  # EKS rejects one in a managed node group template
-    (lookup,) = [c for c in mocks.calls if c.token == "aws:ssm/getParameter:getParameter"]
-    assert lookup.args["name"].endswith("/1.33/amazon-linux-2023/arm64/nvidia/recommended/image_id")
+    assert lookups(recorded) == [NVIDIA_SSM + "recommended/image_id"]
 
     assert group["capacityType"] == "CAPACITY_BLOCK"
-    assert group["launchTemplate"] == {"id": "gpu-id", "version": "3"}
+    assert group["launchTemplate"] == {"id": placeholders.resource_id("gpu"), "version": str(offline(LT, "gpu", "latestVersion"))}
     assert group["scalingConfig"] == {"minSize": 0, "maxSize": 18, "desiredSize": 18}
     assert group["subnetIds"] == ["subnet-0aaaaaaaaaaaaaaaa"]
     assert group["labels"] == {"ultraserver.io/name": "us-a"}
@@ -164,8 +101,8 @@ def test_managed_mode(mocks: RecordingMocks) -> None:
     role = only(recorded, "aws:iam/role:Role")
     assert group["nodeRoleArn"].endswith(":role/gpu-node")
     assert "ec2.amazonaws.com" in role["assumeRolePolicy"]
-    assert "aws:iam/instanceProfile:InstanceProfile" not in recorded
-    assert SCHEDULE not in recorded and ASG not in recorded
+    assert recorded.of_type("aws:iam/instanceProfile:InstanceProfile") == []
+    assert recorded.of_type(SCHEDULE) == recorded.of_type(ASG) == []
 
     spec = node_config_of(template)["spec"]
     assert spec["instance"]["localStorage"]["strategy"] == "RAID0"
@@ -173,9 +110,8 @@ def test_managed_mode(mocks: RecordingMocks) -> None:
     assert "--register-with-taints=nvidia.com/gpu=true:NoSchedule" in spec["kubelet"]["flags"]
 
 
-def test_self_managed_mode(mocks: RecordingMocks) -> None:
-    recorded = deploy(
-        mocks,
+def test_self_managed_mode() -> None:
+    recorded = record(
         lambda: GpuNodeGroup(
             "gpu",
             args(
@@ -185,15 +121,15 @@ def test_self_managed_mode(mocks: RecordingMocks) -> None:
             ),
         ),
     )
-    assert NG not in recorded
+    assert recorded.of_type(NG) == []
     template, group, entry = only(recorded, LT), only(recorded, ASG), only(recorded, "aws:eks/accessEntry:AccessEntry")
     assert request_problems(template, "gpu") == []
     data = create_launch_template_request(template, "gpu")[0]["LaunchTemplateData"]
-    assert data["IamInstanceProfile"] == {"Arn": "arn:aws:iam::123456789012:instance-profile/gpu-node"}
+    assert data["IamInstanceProfile"] == {"Arn": offline("aws:iam/instanceProfile:InstanceProfile", "gpu-node", "arn")}
     assert len(data["NetworkInterfaces"]) == 9
     assert all(n["Groups"] == ["sg-0eeeeeeeeeeeeeeee", "sg-0ccccccccccccccc1"] for n in data["NetworkInterfaces"])
     assert entry["type"] == "EC2_LINUX" and entry["principalArn"].endswith(":role/gpu-node")
-    assert group["launchTemplate"] == {"id": "gpu-id", "version": "3"}
+    assert group["launchTemplate"] == {"id": placeholders.resource_id("gpu"), "version": str(offline(LT, "gpu", "latestVersion"))}
     assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 9, 9)
     assert group["waitForCapacityTimeout"] == "0"
     assert group["vpcZoneIdentifiers"] == ["subnet-0aaaaaaaaaaaaaaaa"]
@@ -211,9 +147,8 @@ def test_self_managed_mode(mocks: RecordingMocks) -> None:
     ]
 
 
-def test_given_role_and_pinned_release(mocks: RecordingMocks) -> None:
-    recorded = deploy(
-        mocks,
+def test_given_role_and_pinned_release() -> None:
+    recorded = record(
         lambda: GpuNodeGroup(
             "gpu",
             args(
@@ -224,28 +159,24 @@ def test_given_role_and_pinned_release(mocks: RecordingMocks) -> None:
             ),
         ),
     )
-    assert "aws:iam/role:Role" not in recorded
+    assert recorded.of_type("aws:iam/role:Role") == []
     template = only(recorded, LT)
-    assert template["imageId"] == PINNED_AMI
+    assert template["imageId"] == placeholders.AMI
     assert template["iamInstanceProfile"] == {"arn": "arn:aws:iam::123456789012:instance-profile/shared"}
-    (lookup,) = mocks.calls
-    assert lookup.args["name"] == (
-        "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
-        "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251204/image_id"
-    )
+    assert lookups(recorded) == [NVIDIA_SSM + "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251204/image_id"]
+    assert len(recorded.placeholders) == 1
 
 
-def test_custom_image_skips_the_lookup(mocks: RecordingMocks) -> None:
-    recorded = deploy(mocks, lambda: GpuNodeGroup("gpu", args(image_id="ami-0ccccccccccccccc0")))
+def test_custom_image_skips_the_lookup() -> None:
+    recorded = record(lambda: GpuNodeGroup("gpu", args(image_id="ami-0ccccccccccccccc0")))
     assert only(recorded, LT)["imageId"] == "ami-0ccccccccccccccc0"
-    assert mocks.calls == []
+    assert recorded.placeholders == []
     assert "amiType" not in only(recorded, NG)
 
 
-def test_grouped_mode(mocks: RecordingMocks) -> None:
+def test_grouped_mode() -> None:
     arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-fleet"
-    recorded = deploy(
-        mocks,
+    recorded = record(
         lambda: GpuNodeGroup(
             "fleet", args(capacity_reservation_id=None, capacity_reservation_resource_group_arn=arn, ultraserver_count=4)
         ),
@@ -258,11 +189,13 @@ def test_grouped_mode(mocks: RecordingMocks) -> None:
 
 
 @pytest.mark.parametrize("mode", ["managed", "self-managed"])
-def test_reservation_window_schedules_on_the_group(mocks: RecordingMocks, mode: str) -> None:
+def test_reservation_window_schedules_on_the_group(mode: str) -> None:
     window = ReservationWindow(START, END, scale_down_lead_minutes=90)
-    recorded = deploy(mocks, lambda: GpuNodeGroup("gpu", args(mode=mode, reservation_window=window)))
-    expected_group = MANAGED_ASG if mode == "managed" else "gpu-asg"
-    schedules = {s.inputs["scheduledActionName"]: s.inputs for s in recorded[SCHEDULE]}
+    recorded = record(lambda: GpuNodeGroup("gpu", args(mode=mode, reservation_window=window)))
+    # The schedules name the group AWS created: EKS's own autoscaling group, or ours.
+    managed_asg = offline(NG, "gpu", "resources")[0]["autoscalingGroups"][0]["name"]
+    expected_group = managed_asg if mode == "managed" else offline(ASG, "gpu", "name")
+    schedules = {s.inputs["scheduledActionName"]: s.inputs for s in recorded.of_type(SCHEDULE)}
     assert set(schedules) == {"capacity-block-start", "capacity-block-end"}
     up, down = schedules["capacity-block-start"], schedules["capacity-block-end"]
     assert up["autoscalingGroupName"] == down["autoscalingGroupName"] == expected_group
@@ -273,19 +206,18 @@ def test_reservation_window_schedules_on_the_group(mocks: RecordingMocks, mode: 
     assert sizes.get("desiredSize", sizes.get("desiredCapacity")) == 0
 
 
-def test_inside_the_window_only_the_scale_down_remains(mocks: RecordingMocks) -> None:
+def test_inside_the_window_only_the_scale_down_remains() -> None:
     window = ReservationWindow(START, END)
-    recorded = deploy(mocks, lambda: GpuNodeGroup("gpu", args(reservation_window=window, now=START + timedelta(hours=2))))
-    assert [s.inputs["scheduledActionName"] for s in recorded[SCHEDULE]] == ["capacity-block-end"]
+    recorded = record(lambda: GpuNodeGroup("gpu", args(reservation_window=window, now=START + timedelta(hours=2))))
+    assert [s.inputs["scheduledActionName"] for s in recorded.of_type(SCHEDULE)] == ["capacity-block-end"]
     assert only(recorded, NG)["scalingConfig"]["desiredSize"] == 18
 
 
 @pytest.mark.parametrize("mode", ["managed", "self-managed"])
-def test_scale_to_zero_for_upgrade(mocks: RecordingMocks, mode: str) -> None:
+def test_scale_to_zero_for_upgrade(mode: str) -> None:
     window = ReservationWindow(START, END)
     holder: list[GpuNodeGroup] = []
-    recorded = deploy(
-        mocks,
+    recorded = record(
         lambda: holder.append(
             GpuNodeGroup(
                 "gpu",
@@ -294,7 +226,7 @@ def test_scale_to_zero_for_upgrade(mocks: RecordingMocks, mode: str) -> None:
         ),
     )
     assert holder[0].upgrade_safe and holder[0].desired_size == 0
-    assert SCHEDULE not in recorded
+    assert recorded.of_type(SCHEDULE) == []
     # The template must not change (a new version is itself an upgrade), so only the group is tagged.
     template = only(recorded, LT)
     assert UPGRADE_SAFE not in template["tags"]
@@ -309,8 +241,8 @@ def test_scale_to_zero_for_upgrade(mocks: RecordingMocks, mode: str) -> None:
         assert {"key": UPGRADE_SAFE, "value": "true", "propagateAtLaunch": False} in group["tags"]
 
 
-def test_desired_size_below_full(mocks: RecordingMocks) -> None:
-    recorded = deploy(mocks, lambda: GpuNodeGroup("gpu", args(ultraserver_type="u-p6e-gb200x36", desired_size=8)))
+def test_desired_size_below_full() -> None:
+    recorded = record(lambda: GpuNodeGroup("gpu", args(ultraserver_type="u-p6e-gb200x36", desired_size=8)))
     assert only(recorded, NG)["scalingConfig"] == {"minSize": 0, "maxSize": 9, "desiredSize": 8}
 
 
@@ -342,17 +274,29 @@ def test_desired_size_below_full(mocks: RecordingMocks) -> None:
         ),
     ],
 )
-def test_bad_settings_name_the_key(mocks: RecordingMocks, changes: dict, message: str) -> None:
+def test_bad_settings_name_the_key(changes: dict, message: str) -> None:
     with pytest.raises(ConfigError) as error:
-        deploy(mocks, lambda: GpuNodeGroup("gpu", args(**changes)))
+        record(lambda: GpuNodeGroup("gpu", args(**changes)))
     text = str(error.value)
     assert message in text and text.startswith("nodeGroups.gpu: ")
 
 
 @pytest.mark.parametrize(("mode", "typ"), [("managed", NG), ("self-managed", "aws:eks/accessEntry:AccessEntry")])
-def test_nodes_wait_for_the_role_policies(monitor: RecordingMonitor, mode: str, typ: str) -> None:
-    monitor.dependencies.clear()
-    deploy(monitor.recording, lambda: GpuNodeGroup("gpu", args(mode=mode)))
-    dependencies = monitor.dependencies[(typ, "gpu")]
-    attachments = [n for (t, n) in monitor.dependencies if t == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"]
-    assert attachments and all(any(urn.endswith(f"::{n}") for urn in dependencies) for n in attachments)
+def test_nodes_wait_for_the_role_policies(mode: str, typ: str) -> None:
+    recorded = record(lambda: GpuNodeGroup("gpu", args(mode=mode)))
+    (nodes,) = [r for r in recorded.of_type(typ) if r.name == "gpu"]
+    attachments = [r.urn for r in recorded.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")]
+    assert attachments and set(attachments) <= set(nodes.dependencies)
+
+
+def test_group_follows_the_templates_latest_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group launches the template's latest version, whatever number EC2 gives it (not a fixed "1")."""
+    offline_outputs = placeholders.resource_outputs
+
+    def version_7(typ: str, name: str, inputs: dict[str, Any], region: str) -> dict[str, Any]:
+        return {**offline_outputs(typ, name, inputs, region), **({"latestVersion": 7} if typ == LT else {})}
+
+    monkeypatch.setattr(placeholders, "resource_outputs", version_7)
+    for mode, group_type in (("managed", NG), ("self-managed", ASG)):
+        recorded = record(lambda: GpuNodeGroup("gpu", args(mode=mode)))
+        assert only(recorded, group_type)["launchTemplate"]["version"] == "7"

@@ -1,40 +1,42 @@
-"""KubernetesLayer under Pulumi mocks: the releases it asks for and what each one waits for."""
+"""KubernetesLayer under the offline engine: the releases it asks for and what each one waits for."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from mock_recorder import Recorder, run_program
+from plan_lookup import one
 
 from ultraserver.errors import ConfigError
 from ultraserver.helm_release import ReleaseSettings
 from ultraserver.imex_check import ImexCheckArgs, ImexTarget
 from ultraserver.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.plan import Plan, record
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SYSTEM = {"eks.amazonaws.com/nodegroup": "system"}
 
 
-def deploy(**overrides: object) -> Recorder:
+def deploy(**overrides: object) -> Plan:
     """Run a program with a cluster, a system node group, a GPU node group and the layer."""
-
-    def program() -> None:
-        provider = k8s.Provider("k8s", kubeconfig="{}")
-        cluster = pulumi.CustomResource("aws:eks/cluster:Cluster", "cluster", {})
-        system = pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "system", {})
-        pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "gpu", {})
-        args = KubernetesLayerArgs(provider=provider, system_node_selector=SYSTEM, depends_on=[cluster, system])
-        for key, value in overrides.items():
-            setattr(args, key, value)
-        KubernetesLayer("gb200", args)
-
-    return run_program(program)
+    return record(lambda: build(**overrides))
 
 
-def base_urns(recorded: Recorder) -> set[str]:
+def build(**overrides: object) -> tuple[KubernetesLayer, k8s.Provider]:
+    """A cluster, a system node group, a GPU node group and the layer; returns the layer and its provider."""
+    provider = k8s.Provider("k8s", kubeconfig="{}")
+    cluster = pulumi.CustomResource("aws:eks/cluster:Cluster", "cluster", {})
+    system = pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "system", {})
+    pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "gpu", {})
+    args = KubernetesLayerArgs(provider=provider, system_node_selector=SYSTEM, depends_on=[cluster, system])
+    for key, value in overrides.items():
+        setattr(args, key, value)
+    return KubernetesLayer("gb200", args), provider
+
+
+def base_urns(recorded: Plan) -> set[str]:
     """URNs of the cluster and the system node group."""
-    return {recorded.one("aws:eks/cluster:Cluster").urn, recorded.one("aws:eks/nodeGroup:NodeGroup", "system").urn}
+    return {one(recorded, "aws:eks/cluster:Cluster").urn, one(recorded, "aws:eks/nodeGroup:NodeGroup", "system").urn}
 
 
 def test_releases_use_the_pinned_charts() -> None:
@@ -51,50 +53,57 @@ def test_releases_use_the_pinned_charts() -> None:
     for release in recorded.of_type(RELEASE):
         assert release.inputs["atomic"] is True
         assert release.inputs["timeout"] == 900
-        assert "providers:kubernetes::k8s" in release.provider
+
+
+def test_releases_use_the_layers_provider() -> None:
+    built: list[tuple[KubernetesLayer, k8s.Provider]] = []
+    record(lambda: built.append(build()))
+    ((layer, provider),) = built
+    for chart in (layer.gpu_operator, layer.dra_driver, layer.efa_device_plugin):
+        assert chart.release.get_provider(RELEASE) is provider
 
 
 def test_release_values_are_the_toolkit_values() -> None:
     recorded = deploy()
-    gpu = recorded.one(RELEASE, "gpu-operator").inputs["values"]
+    gpu = one(recorded, RELEASE, "gpu-operator").inputs["values"]
     assert gpu["driver"] == {"enabled": False} and gpu["toolkit"] == {"enabled": False}
     assert gpu["operator"]["nodeSelector"] == SYSTEM
-    dra = recorded.one(RELEASE, "dra-driver").inputs["values"]
+    dra = one(recorded, RELEASE, "dra-driver").inputs["values"]
     assert dra["resources"]["computeDomains"] == {"enabled": True}
     assert dra["controller"]["tolerations"] == []
-    efa = recorded.one(RELEASE, "efa-device-plugin").inputs["values"]
+    efa = one(recorded, RELEASE, "efa-device-plugin").inputs["values"]
     assert efa["tolerations"][0]["key"] == "nvidia.com/gpu"
 
 
 def test_component_type_tokens() -> None:
     recorded = deploy(imex_check=ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"})]))
     for token in ("KubernetesLayer", "GpuOperator", "DraDriver", "EfaDevicePlugin", "MpiOperator", "ImexCheck"):
-        recorded.one(f"ultraserver:index:{token}")
+        one(recorded, f"ultraserver:index:{token}")
 
 
 def test_dependency_edges() -> None:
     recorded = deploy(imex_check=ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"})]))
     base = base_urns(recorded)
-    gpu_operator = recorded.one(RELEASE, "gpu-operator")
-    dra = recorded.one(RELEASE, "dra-driver")
-    efa = recorded.one(RELEASE, "efa-device-plugin")
-    mpi = recorded.one("kubernetes:yaml/v2:ConfigFile")
+    gpu_operator = one(recorded, RELEASE, "gpu-operator")
+    dra = one(recorded, RELEASE, "dra-driver")
+    efa = one(recorded, RELEASE, "efa-device-plugin")
+    mpi = one(recorded, "kubernetes:yaml/v2:ConfigFile")
     assert set(gpu_operator.dependencies) == base
     assert set(efa.dependencies) == base
     assert set(mpi.dependencies) == base
     assert set(dra.dependencies) == base | {gpu_operator.urn}
-    gpu_group = recorded.one("aws:eks/nodeGroup:NodeGroup", "gpu").urn
+    gpu_group = one(recorded, "aws:eks/nodeGroup:NodeGroup", "gpu").urn
     everything = [d for r in recorded.resources for d in r.dependencies]
     assert gpu_group not in everything
-    job = recorded.one("kubernetes:kubeflow.org/v2beta1:MPIJob")
-    domain = recorded.one("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
+    job = one(recorded, "kubernetes:kubeflow.org/v2beta1:MPIJob")
+    domain = one(recorded, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
     assert {mpi.urn, dra.urn} <= set(domain.dependencies)
     assert set(job.dependencies) == {mpi.urn, dra.urn, domain.urn}
 
 
 def test_mpi_operator_is_the_pinned_release_manifest() -> None:
     recorded = deploy()
-    assert recorded.one("kubernetes:yaml/v2:ConfigFile").inputs["file"] == (
+    assert one(recorded, "kubernetes:yaml/v2:ConfigFile").inputs["file"] == (
         "https://github.com/kubeflow/mpi-operator/releases/download/v0.7.0/mpi-operator.yaml"
     )
 
@@ -118,14 +127,14 @@ def test_imex_check_per_ultraserver_with_launchers_on_system_nodes() -> None:
     domains = recorded.of_type("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
     assert sorted(d.inputs["metadata"]["name"] for d in domains) == [
         "nvbandwidth-us0-compute-domain", "nvbandwidth-us1-compute-domain"]
-    assert recorded.one("kubernetes:core/v1:Namespace").inputs["metadata"]["name"] == "imex-check"
+    assert one(recorded, "kubernetes:core/v1:Namespace").inputs["metadata"]["name"] == "imex-check"
 
 
 def test_user_overrides_reach_the_release() -> None:
     recorded = deploy(
         dra_driver=ReleaseSettings(values={"featureGates": {"IMEXDaemonsWithDNSNames": True}}, timeout_seconds=1200)
     )
-    dra = recorded.one(RELEASE, "dra-driver")
+    dra = one(recorded, RELEASE, "dra-driver")
     assert dra.inputs["values"]["featureGates"] == {"IMEXDaemonsWithDNSNames": True}
     assert dra.inputs["values"]["resources"]["computeDomains"] == {"enabled": True}
     assert dra.inputs["timeout"] == 1200

@@ -13,7 +13,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from policy_fixtures import DELETE, find, good_stack, patch
-from policy_cases import FAILING, base  # noqa: F401 (base is a fixture)
+from policy_cases import FAILING, Stack, base, config_for  # noqa: F401 (base is a fixture)
 from ultraserver.policy import RULES, PlanResource, evaluate
 from ultraserver.policy.pack import PACK_NAME, to_pulumi_policies
 
@@ -91,18 +91,19 @@ def test_config_schema_carries_defaults() -> None:
         "type": "integer", "description": "Managed node groups allowed per cluster.", "default": 30}
 
 
-def test_compliant_stack_passes_the_pack(base: list[PlanResource]) -> None:
+def test_compliant_stack_passes_the_pack(base: Stack) -> None:
     """The reference stack raises no diagnostics through the pulumi-policy runtime."""
-    assert run_pack(base) == set()
+    assert run_pack(base.resources) == set()
 
 
 @pytest.mark.parametrize(("case", "config"), FAILING, ids=[str(c) for c, _ in FAILING])
-def test_pack_reports_what_evaluate_reports(case: Any, config: dict | None, base: list[PlanResource]) -> None:
+def test_pack_reports_what_evaluate_reports(case: Any, config: Any, base: Stack) -> None:
     """The pack and the offline plan's evaluate() agree on every broken stack."""
     stack = case.stack(base)
-    expected = {(v.policy, v.level, v.urn) for v in evaluate(stack, config)}
+    settings = config_for(config, stack)
+    expected = {(v.policy, v.level, v.urn) for v in evaluate(stack.resources, settings)}
     assert expected
-    assert run_pack(stack, config) == expected
+    assert run_pack(stack.resources, settings) == expected
 
 
 def test_resource_violation_message_says_how_to_fix() -> None:

@@ -1,0 +1,12 @@
+"""Finding one resource in a recorded plan."""
+
+from __future__ import annotations
+
+from ultraserver.plan import Plan, PlanResource
+
+
+def one(plan: Plan, type_: str, name_part: str = "") -> PlanResource:
+    """The single resource of `type_` whose name contains `name_part`."""
+    found = [r for r in plan.of_type(type_) if name_part in r.name]
+    assert len(found) == 1, f"{len(found)} {type_} resources match {name_part!r}: {[r.name for r in found]}"
+    return found[0]
