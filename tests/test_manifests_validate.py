@@ -12,6 +12,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
+from conftest import STACKS
 from ultraserver.compute_domain import ComputeDomainArgs, compute_domain_manifest, compute_domain_pod_pieces
 from ultraserver.imex_check import ImexCheckArgs, ImexTarget, job_args, namespace_manifest
 from ultraserver.nvbandwidth import NvbandwidthJobArgs, mpijob_manifest, nvbandwidth_manifests
@@ -135,3 +136,17 @@ def test_imex_check_namespace_and_jobs_validate() -> None:
     for job in job_args(args):
         for manifest in nvbandwidth_manifests(job):
             validate_custom(manifest)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan: Any, stack: str) -> None:
+    """Objects as recorded in the stack's plan: custom resources against the pinned CRDs, the rest against 1.33."""
+    declared = [r for r in shipped_plan(stack).resources if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs]
+    kinds = {r.inputs["kind"] for r in declared}
+    assert {"ComputeDomain", "MPIJob", "Namespace"} <= kinds
+    for resource in declared:
+        manifest = {k: v for k, v in resource.inputs.items() if k in ("apiVersion", "kind", "metadata", "spec")}
+        if resource.inputs["kind"] in ("ComputeDomain", "MPIJob"):
+            validate_custom(manifest)
+        else:
+            kubernetes_validate.validate(manifest, K8S_VERSION, strict=True)
