@@ -1,7 +1,7 @@
 """Regenerate the chart key catalog and CRD schema fixtures from a local copy of the pinned upstream files.
 
-Usage: python scripts/regen_upstream_fixtures.py [UPSTREAM_DIR]
-(UPSTREAM_DIR defaults to ../shared/upstream next to the repository.)
+Usage: python scripts/regen_upstream_fixtures.py UPSTREAM_DIR
+(UPSTREAM_DIR holds <chart>/<version>/ with each pinned chart's values.yaml, Chart.yaml and CRDs.)
 
 Writes components/ultraserver/data/chart_keys.json and tests/fixtures/crds/*.json. Only key paths and schema
 structure are kept: no upstream prose (comments and `description` fields are dropped).
@@ -141,7 +141,7 @@ def crd_fixture(upstream: Path, folder: str, saved: str, version: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """Write the fixtures; exit code 0 on success."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("upstream", nargs="?", default=str(REPO.parent / "shared" / "upstream"))
+    parser.add_argument("upstream", help="directory of the pinned upstream charts and CRDs")
     upstream = Path(parser.parse_args(argv).upstream).resolve()
     if not upstream.is_dir():
         print(f"upstream directory {upstream} not found; pass its path as the first argument", file=sys.stderr)
