@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from .launch_template import secure_node_args
 from .node_role import NodeRole, NodeRoleArgs
 
 CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
@@ -44,10 +45,7 @@ def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> 
     No image id, so EKS still merges its own bootstrap into the user data.
     """
     return {
-        "metadata_options": {"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 2},
-        "block_device_mappings": [
-            {"device_name": "/dev/xvda", "ebs": {"volume_size": disk_size_gib, "volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true"}}
-        ],
+        **secure_node_args(disk_size_gib),
         "tag_specifications": [{"resource_type": kind, "tags": dict(tags)} for kind in ("instance", "volume")],
         "tags": dict(tags),
     }

@@ -9,9 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 
 class _Missing:

@@ -89,26 +89,35 @@ def _target(spec: LaunchTemplateSpec) -> dict[str, Any]:
     return {"capacity_reservation_resource_group_arn": group}
 
 
-def launch_template_args(spec: LaunchTemplateSpec) -> dict[str, Any]:
-    """Keyword arguments for ``aws.ec2.LaunchTemplate``; Inputs pass through unchanged."""
+def secure_node_args(
+    root_volume_size_gib: int, kms_key_id: pulumi.Input[str] | None = None, metadata_hop_limit: int = 2
+) -> dict[str, Any]:
+    """What every node launch template sets: IMDSv2 only and an encrypted gp3 root volume."""
     ebs: dict[str, Any] = {
-        "volume_size": spec.root_volume_size_gib,
+        "volume_size": root_volume_size_gib,
         "volume_type": "gp3",
         "encrypted": "true",
         "delete_on_termination": "true",
     }
-    if spec.kms_key_id is not None:
-        ebs["kms_key_id"] = spec.kms_key_id
+    if kms_key_id is not None:
+        ebs["kms_key_id"] = kms_key_id
+    return {
+        "metadata_options": {
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            "http_put_response_hop_limit": metadata_hop_limit,
+        },
+        "block_device_mappings": [{"device_name": ROOT_DEVICE, "ebs": ebs}],
+    }
+
+
+def launch_template_args(spec: LaunchTemplateSpec) -> dict[str, Any]:
+    """Keyword arguments for ``aws.ec2.LaunchTemplate``; Inputs pass through unchanged."""
     args: dict[str, Any] = {
         "instance_type": spec.instance_type,
         "instance_market_options": {"market_type": "capacity-block"},
         "capacity_reservation_specification": {"capacity_reservation_target": _target(spec)},
-        "metadata_options": {
-            "http_endpoint": "enabled",
-            "http_tokens": "required",
-            "http_put_response_hop_limit": spec.metadata_hop_limit,
-        },
-        "block_device_mappings": [{"device_name": ROOT_DEVICE, "ebs": ebs}],
+        **secure_node_args(spec.root_volume_size_gib, spec.kms_key_id, spec.metadata_hop_limit),
         "network_interfaces": [
             {
                 "network_card_index": item.network_card_index,

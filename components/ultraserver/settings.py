@@ -26,7 +26,6 @@ PROJECT = "ultraserver-eks"
 MIN_KUBERNETES = (1, 33)
 MIN_VPC_CNI = (1, 18, 5)
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
-GPUS_PER_INSTANCE = {GB200_INSTANCE_TYPE: 4, "p5.48xlarge": 8, "p5en.48xlarge": 8, "p6-b200.48xlarge": 8}
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 SECTIONS = ("cluster", "network", "systemNodeGroup", "gpuNodeGroups", "addons", "kubernetes", "imexCheck", "autoDeploy")
 
@@ -234,16 +233,6 @@ class Settings:
     """The IMEX bandwidth check."""
     auto_deploy: bool = False
     """Deploy this stack automatically on pushes to main (CI)."""
-
-    @property
-    def gpu_zones(self) -> tuple[str, ...]:
-        """Distinct zones that GPU node groups use, in order of first use."""
-        return tuple(dict.fromkeys(g.availability_zone for g in self.gpu_node_groups))
-
-    @property
-    def gpu_nodes(self) -> int:
-        """GPU nodes the stack plans when every group is at its desired size."""
-        return sum(g.nodes_per_group * g.node_groups for g in self.gpu_node_groups)
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:

@@ -9,7 +9,6 @@ from typing import Any
 from .. import efa
 from ..capacity_block import MANAGED_NODE_GROUP_QUOTA
 from ..tags import EFA_LAYOUT
-from ..settings import GPUS_PER_INSTANCE
 from .engine import STACK_TYPE, Plan, PlanResource
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -98,7 +97,7 @@ def gpu_groups(plan: Plan) -> list[GpuGroup]:
             continue
         template = _template_of(resource, by_urn)
         instance_type = str(template.inputs.get("instanceType", "")) if template else ""
-        if template is None or instance_type not in GPUS_PER_INSTANCE:
+        if template is None or instance_type not in efa.supported_instance_types():
             continue
         managed = resource.type == NODE_GROUP
         nodes = lookup(resource.inputs, "scalingConfig.desiredSize") if managed else resource.inputs.get("desiredCapacity")
@@ -120,7 +119,7 @@ def summary(plan: Plan, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str:
     groups = gpu_groups(plan)
     system_nodes = sum(int(lookup(r.inputs, "scalingConfig.desiredSize") or 0) for r in plan.of_type(NODE_GROUP)) - sum(g.nodes for g in groups if g.managed)
     gpu_nodes = sum(g.full_size for g in groups)
-    gpus = sum(g.full_size * GPUS_PER_INSTANCE[g.instance_type] for g in groups)
+    gpus = sum(g.full_size * int(efa.instance_facts(g.instance_type)["gpus"]) for g in groups)
     lines.append(f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node groups ({sum(g.nodes for g in groups)} running now); GPUs: {gpus}")
     waiting = [g.resource.name for g in groups if g.nodes < g.full_size]
     if waiting:
