@@ -16,9 +16,9 @@ from pathlib import Path
 
 import yaml
 
-from ultraserver.capacity_block import MANAGED_NODE_GROUP_QUOTA
-from ultraserver.plan import run_plan
-from ultraserver.plan.report import NODE_GROUP, gpu_groups
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA
+from ultraserver.offline import run_plan
+from ultraserver.offline.report import NODE_GROUP, gpu_groups
 
 ROOT = Path(__file__).resolve().parent.parent
 FLEET_PER_GROUP = 25

@@ -1,4 +1,4 @@
-"""Regenerate components/ultraserver/data/network_cards.json, the network-card catalog the EFA engine reads.
+"""Regenerate components/ultraserver/facts/data/network_cards.json, the network-card catalog the EFA engine reads.
 
 Run: /work/venv/bin/python scripts/regen_network_cards.py
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import moto
 
-OUT = Path(__file__).resolve().parent.parent / "components" / "ultraserver" / "data" / "network_cards.json"
+OUT = Path(__file__).resolve().parent.parent / "components" / "ultraserver" / "facts" / "data" / "network_cards.json"
 FROM_MOTO = ("p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge")
 
 EC2_EFA = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html#efa-for-p6e"

@@ -3,7 +3,7 @@
 Usage: python scripts/regen_upstream_fixtures.py UPSTREAM_DIR
 (UPSTREAM_DIR holds <chart>/<version>/ with each pinned chart's values.yaml, Chart.yaml and CRDs.)
 
-Writes components/ultraserver/data/chart_keys.json and tests/fixtures/crds/*.json. Only key paths and schema
+Writes components/ultraserver/facts/data/chart_keys.json and tests/fixtures/crds/*.json. Only key paths and schema
 structure are kept: no upstream prose (comments and `description` fields are dropped).
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
-DATA_FILE = REPO / "components" / "ultraserver" / "data" / "chart_keys.json"
+DATA_FILE = REPO / "components" / "ultraserver" / "facts" / "data" / "chart_keys.json"
 CRD_DIR = REPO / "tests" / "fixtures" / "crds"
 
 # Pinned charts: (catalog name, upstream folder, version folder, published version, Helm repo).

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ultraserver.plan import Plan, run_plan
+from ultraserver.offline import Plan, run_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
@@ -45,7 +45,7 @@ def plan_with() -> Callable[..., Plan]:
 
 def stack_config(stack: str) -> dict[str, Any]:
     """A shipped stack's config as the program receives it (objects as JSON strings)."""
-    from ultraserver.plan.engine import load_project, stack_config as read
+    from ultraserver.offline.engine import load_project, stack_config as read
 
     config, _ = read(load_project(ROOT), stack)
     return {k: json.loads(v) if v[:1] in "{[" else v for k, v in config.items()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ultraserver.nvbandwidth import TESTCASE
+from ultraserver.builders.nvbandwidth_job import TESTCASE
 
 GPUS = 8  # 2 nodes x 4 GPUs
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ultraserver.plan import Plan, PlanResource
+from ultraserver.offline import Plan, PlanResource
 
 
 def one(plan: Plan, type_: str, name_part: str = "") -> PlanResource:

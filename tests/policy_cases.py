@@ -18,10 +18,10 @@ import pytest
 
 from conftest import ROOT, stack_config
 from policy_fixtures import DELETE, RESERVATION_ZONE, add, as_seen_by_preview, find, good_stack, patch, res, without
-from ultraserver.plan import run_plan
+from ultraserver.offline import run_plan
 from ultraserver.policy import RULES, PlanResource
-from ultraserver.tags import RESERVATION_ZONE as ZONE_TAG
-from ultraserver.tags import UPGRADE_SAFE
+from ultraserver.facts.tags import RESERVATION_ZONE as ZONE_TAG
+from ultraserver.facts.tags import UPGRADE_SAFE
 
 ROLE_TYPES = {
     "cluster": "eks:index:Cluster",

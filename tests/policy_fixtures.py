@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ultraserver.node_role import NODE_POLICY_ARNS, assume_role_policy
+from ultraserver.components.node_role import NODE_POLICY_ARNS, assume_role_policy
 from ultraserver.policy import PlanResource
 
 STACK = "urn:pulumi:dev::ultraserver::"

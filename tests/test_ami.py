@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ultraserver import ami
-from ultraserver.errors import ConfigError
+from ultraserver.facts import ami
+from ultraserver.problems import ConfigError
 
 
 def test_recommended_parameter() -> None:

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ultraserver import capacity_block as cb
-from ultraserver.capacity_block import ReservationWindow
-from ultraserver.errors import ConfigError
+from ultraserver.facts import capacity_blocks as cb
+from ultraserver.facts.capacity_blocks import ReservationWindow
+from ultraserver.problems import ConfigError
 
 START = datetime(2026, 3, 2, 11, 30, tzinfo=timezone.utc)
 END = datetime(2026, 3, 9, 11, 30, tzinfo=timezone.utc)

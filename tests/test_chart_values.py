@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from ultraserver import charts
-from ultraserver.errors import ConfigError
-from ultraserver.helm_release import DRA_DRIVER, EFA_DEVICE_PLUGIN, GPU_OPERATOR, ReleaseSettings, release_values
-from ultraserver.helm_values import (
+from ultraserver.facts import charts
+from ultraserver.problems import ConfigError
+from ultraserver.components.helm_release import DRA_DRIVER, EFA_DEVICE_PLUGIN, GPU_OPERATOR, ReleaseSettings, release_values
+from ultraserver.builders.helm_values import (
     GPU_TOLERATION,
     deep_merge,
     dra_driver_values,

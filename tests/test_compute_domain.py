@@ -7,15 +7,15 @@ import pulumi_kubernetes as k8s
 import pytest
 from plan_lookup import one
 
-from ultraserver.compute_domain import (
+from ultraserver.components.compute_domain import (
     CLIQUE_LABEL,
     ComputeDomain,
     ComputeDomainArgs,
     compute_domain_manifest,
     compute_domain_pod_pieces,
 )
-from ultraserver.errors import ConfigError
-from ultraserver.plan import record
+from ultraserver.problems import ConfigError
+from ultraserver.offline import record
 
 
 def test_manifest_defaults_to_an_elastic_single_channel_domain() -> None:

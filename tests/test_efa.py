@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from ultraserver import efa
-from ultraserver.efa import EfaInterface, LayoutRow
-from ultraserver.errors import ConfigError
+from ultraserver.facts import efa
+from ultraserver.facts.efa import EfaInterface, LayoutRow
+from ultraserver.problems import ConfigError
 
 GB200 = "p6e-gb200.36xlarge"
 CATALOG = json.loads(
-    (Path(__file__).resolve().parent.parent / "components/ultraserver/data/network_cards.json").read_text()
+    (Path(__file__).resolve().parent.parent / "components/ultraserver/facts/data/network_cards.json").read_text()
 )["instance_types"]
 
 

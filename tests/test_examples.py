@@ -12,11 +12,11 @@ import pytest
 import yaml
 from test_manifests_validate import K8S_VERSION, as_pod, validate_custom
 
-from ultraserver.compute_domain import CLIQUE_LABEL
-from ultraserver.errors import ConfigError
-from ultraserver.helm_values import GPU_TOLERATION
-from ultraserver.plan import Plan, PlanResource, run_plan
-from ultraserver.platform import ULTRASERVER_LABEL
+from ultraserver.components.compute_domain import CLIQUE_LABEL
+from ultraserver.problems import ConfigError
+from ultraserver.builders.helm_values import GPU_TOLERATION
+from ultraserver.offline import Plan, PlanResource, run_plan
+from ultraserver.components.platform import ULTRASERVER_LABEL
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TRAINING = EXAMPLES / "compute-domain-job"

@@ -11,12 +11,12 @@ import yaml
 from ec2_request import create_launch_template_request, request_problems
 from test_nodeconfig import parts
 
-from ultraserver import efa
-from ultraserver.capacity_block import ReservationWindow
-from ultraserver.tags import UPGRADE_SAFE
-from ultraserver.errors import ConfigError
-from ultraserver.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from ultraserver.plan import Plan, placeholders, record
+from ultraserver.facts import efa
+from ultraserver.facts.capacity_blocks import ReservationWindow
+from ultraserver.facts.tags import UPGRADE_SAFE
+from ultraserver.problems import ConfigError
+from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.offline import Plan, placeholders, record
 
 START = datetime(2026, 3, 2, 11, 30, tzinfo=timezone.utc)
 END = datetime(2026, 3, 9, 11, 30, tzinfo=timezone.utc)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from nvbandwidth_samples import matrix_values, nvbandwidth_log
 
-from ultraserver.errors import ConfigError
-from ultraserver.imex_check import (
+from ultraserver.problems import ConfigError
+from ultraserver.components.imex_check import (
     CheckError,
     ImexCheckArgs,
     ImexTarget,
@@ -23,7 +23,7 @@ from ultraserver.imex_check import (
     validate,
     validate_with,
 )
-from ultraserver.nvbandwidth import BandwidthOutputError
+from ultraserver.builders.nvbandwidth_job import BandwidthOutputError
 
 
 def pod(name: str, phase: str, minute: int) -> SimpleNamespace:

@@ -7,11 +7,11 @@ import pulumi_kubernetes as k8s
 import pytest
 from plan_lookup import one
 
-from ultraserver.errors import ConfigError
-from ultraserver.helm_release import ReleaseSettings
-from ultraserver.imex_check import ImexCheckArgs, ImexTarget
-from ultraserver.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
-from ultraserver.plan import Plan, record
+from ultraserver.problems import ConfigError
+from ultraserver.components.helm_release import ReleaseSettings
+from ultraserver.components.imex_check import ImexCheckArgs, ImexTarget
+from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.offline import Plan, record
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SYSTEM = {"eks.amazonaws.com/nodegroup": "system"}

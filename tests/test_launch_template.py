@@ -9,10 +9,10 @@ import pulumi
 import pytest
 from ec2_request import create_launch_template_request, request_problems
 
-from ultraserver import efa
-from ultraserver.errors import ConfigError
-from ultraserver.launch_template import LaunchTemplateSpec, launch_template_args
-from ultraserver.nodeconfig import NodeConfigSpec, user_data
+from ultraserver.facts import efa
+from ultraserver.problems import ConfigError
+from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args
+from ultraserver.builders.nodeconfig import NodeConfigSpec, user_data
 
 GB200 = "p6e-gb200.36xlarge"
 SPEC = LaunchTemplateSpec(

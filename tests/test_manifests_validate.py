@@ -13,9 +13,9 @@ import kubernetes_validate
 import pytest
 
 from conftest import STACKS
-from ultraserver.compute_domain import ComputeDomainArgs, compute_domain_manifest, compute_domain_pod_pieces
-from ultraserver.imex_check import ImexCheckArgs, ImexTarget, job_args, namespace_manifest
-from ultraserver.nvbandwidth import NvbandwidthJobArgs, mpijob_manifest, nvbandwidth_manifests
+from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_manifest, compute_domain_pod_pieces
+from ultraserver.components.imex_check import ImexCheckArgs, ImexTarget, job_args, namespace_manifest
+from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest, nvbandwidth_manifests
 
 CRDS = Path(__file__).parent / "fixtures" / "crds"
 K8S_VERSION = "1.33"

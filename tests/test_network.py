@@ -6,8 +6,8 @@ import ipaddress
 
 import pytest
 
-from ultraserver.errors import ConfigError
-from ultraserver.network import ips_needed, plan_subnets, subnet_tags
+from ultraserver.problems import ConfigError
+from ultraserver.components.network import ips_needed, plan_subnets, subnet_tags
 
 
 def test_subnets_fit_the_vpc_without_overlap_and_gpu_subnets_sit_in_the_gpu_zone() -> None:

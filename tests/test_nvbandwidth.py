@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
 
-from ultraserver.errors import ConfigError
-from ultraserver.helm_values import GPU_TOLERATION
-from ultraserver.nvbandwidth import (
+from ultraserver.problems import ConfigError
+from ultraserver.builders.helm_values import GPU_TOLERATION
+from ultraserver.builders.nvbandwidth_job import (
     NVBANDWIDTH_IMAGE,
     TESTCASE,
     BandwidthOutputError,

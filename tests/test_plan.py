@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT, STACKS
-from ultraserver.plan.graph import edges, mermaid
+from ultraserver.offline.graph import edges, mermaid
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -101,7 +101,7 @@ def test_graph_shows_cluster_before_node_groups(shipped_plan) -> None:  # type: 
 
 
 def test_plans_are_repeatable(repo_root) -> None:  # type: ignore[no-untyped-def]
-    from ultraserver.plan import run_plan
+    from ultraserver.offline import run_plan
 
     first = run_plan(repo_root, "gb200-x72").to_json()
     second = run_plan(repo_root, "gb200-x72").to_json()
@@ -151,7 +151,7 @@ def test_readme_architecture_graph_is_the_generated_one(shipped_plan) -> None:  
 
 
 def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_grouped_fleet(shipped_plan) -> None:  # type: ignore[no-untyped-def]
-    from ultraserver.plan.report import gpu_groups, summary
+    from ultraserver.offline.report import gpu_groups, summary
 
     plan = shipped_plan("gb200-multi")
     groups = {g.resource.name: g for g in gpu_groups(plan)}
@@ -167,7 +167,7 @@ def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_groupe
 
 
 def test_summary_warns_past_the_managed_node_group_quota(shipped_plan) -> None:  # type: ignore[no-untyped-def]
-    from ultraserver.plan.report import summary
+    from ultraserver.offline.report import summary
 
     text = summary(shipped_plan("gb200-multi"), quota=4)
     assert "WARNING: 6 managed node groups exceed the EKS quota of 4" in text

@@ -15,8 +15,8 @@ from policy_cases import (  # noqa: F401 (base is a fixture)
     FAILING, FIXTURE_NAMES, PASSING, REAL_STACK, ROLE_TYPES, Case, Config, Stack, base, config_for, fixture_stack,
     real_stack,
 )
-from ultraserver.errors import ConfigError
-from ultraserver.plan import Plan
+from ultraserver.problems import ConfigError
+from ultraserver.offline import Plan
 from ultraserver.policy import MANDATORY, RULES, PlanResource, evaluate
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from policy_fixtures import DELETE, good_stack, patch
-from ultraserver.errors import ConfigError
+from ultraserver.problems import ConfigError
 from ultraserver.policy import RULES, evaluate, resolve_config
 
 BROKEN = patch(good_stack(), "LaunchTemplate", "gpu", {"metadataOptions": DELETE})

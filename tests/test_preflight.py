@@ -13,8 +13,8 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from ultraserver.errors import ConfigError
-from ultraserver.preflight import (
+from ultraserver.problems import ConfigError
+from ultraserver.preflight.checks import (
     MIN_AMI_RELEASE,
     Check,
     PreflightAccessError,

@@ -16,7 +16,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from ultraserver.preflight import PreflightGroup, PreflightTarget
+from ultraserver.preflight.checks import PreflightGroup, PreflightTarget
 
 REGION = "us-east-1"
 COMPONENTS = Path(__file__).resolve().parents[1] / "components"

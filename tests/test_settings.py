@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from conftest import STACKS, stack_config
-from ultraserver.errors import ConfigError
-from ultraserver.settings import parse_settings
+from ultraserver.problems import ConfigError
+from ultraserver.config.settings import parse_settings
 
 
 def problems_for(stack: str, section: str, change: Any) -> list[str]:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from ultraserver.problems import ConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -23,11 +23,11 @@ def _quiet_loop_teardown(unraisable: Any) -> None:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON and graph."""
-    from .plan import run_plan
-    from .plan.graph import dot, mermaid
-    from .plan.report import summary, tree
-    from .policy.engine import RULES, evaluate
-    from .policy.report import blocks, format_violations
+    from ultraserver.offline import run_plan
+    from ultraserver.offline.graph import dot, mermaid
+    from ultraserver.offline.report import summary, tree
+    from ultraserver.policy.engine import RULES, evaluate
+    from ultraserver.policy.report import blocks, format_violations
 
     plan = run_plan(args.project_dir, args.stack)
     policy_config = json.loads(Path(args.policy_config).read_text()) if args.policy_config else None
@@ -55,8 +55,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def stack_settings(project_dir: Path, stack: str) -> Any:
     """A stack's validated settings, read from its file without running the program."""
-    from .plan.engine import load_project, stack_config
-    from .settings import parse_settings
+    from ultraserver.offline.engine import load_project, stack_config
+    from ultraserver.config.settings import parse_settings
 
     project = load_project(project_dir.resolve())
     config, _ = stack_config(project, stack)
@@ -65,7 +65,7 @@ def stack_settings(project_dir: Path, stack: str) -> Any:
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
-    from .preflight import PreflightAccessError, exit_code, format_checks, make_clients, run_preflight, target_from_settings
+    from ultraserver.preflight.checks import PreflightAccessError, exit_code, format_checks, make_clients, run_preflight, target_from_settings
 
     target = target_from_settings(stack_settings(args.project_dir, args.stack))
     if args.region:
@@ -81,8 +81,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Judge each UltraServer's nvbandwidth run from its launcher log, through the cluster's kubeconfig."""
-    from .imex_check import CheckError, validate
-    from .platform import imex_check_args
+    from ultraserver.components.imex_check import CheckError, validate
+    from ultraserver.components.platform import imex_check_args
 
     settings = stack_settings(args.project_dir, args.stack)
     check = imex_check_args(settings)

@@ -13,7 +13,7 @@ from training_job import (
     service_manifest,
 )
 
-from ultraserver.compute_domain import ComputeDomain
+from ultraserver.components.compute_domain import ComputeDomain
 
 config = pulumi.Config()
 # Unset keys keep the dataclass defaults (class attributes of TrainingJob).

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.compute_domain import ComputeDomainArgs, compute_domain_pod_pieces
-from ultraserver.errors import ConfigError
-from ultraserver.helm_values import GPU_TOLERATION
-from ultraserver.platform import ULTRASERVER_LABEL
+from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_pod_pieces
+from ultraserver.problems import ConfigError
+from ultraserver.builders.helm_values import GPU_TOLERATION
+from ultraserver.components.platform import ULTRASERVER_LABEL
 
 PROJECT = "ultraserver-example-training"
 DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.06-py3"

@@ -5,12 +5,12 @@ Unlike the full platform (ultraserver.platform), it installs no MPI operator and
 
 import pulumi
 
-from ultraserver.cluster import Cluster, ClusterArgs, system_node_labels
-from ultraserver.efa import layout_for, summarize_layout
-from ultraserver.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from ultraserver.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
-from ultraserver.network import Network, NetworkArgs, ips_needed, plan_subnets
-from ultraserver.platform import ULTRASERVER_LABEL
+from ultraserver.components.cluster import Cluster, ClusterArgs, system_node_labels
+from ultraserver.facts.efa import layout_for, summarize_layout
+from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.components.network import Network, NetworkArgs, ips_needed, plan_subnets
+from ultraserver.components.platform import ULTRASERVER_LABEL
 
 INSTANCE_TYPE = "p6e-gb200.36xlarge"
 ULTRASERVER_TYPE = "u-p6e-gb200x36"

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.errors import ConfigError
+from ultraserver.problems import ConfigError
 from ultraserver.policy import charts, cluster, iam, launch_templates, node_groups
 from ultraserver.policy.model import DISABLED, LEVELS, PlanResource, Rule, Violation
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.node_role import NODE_POLICY_ARNS
+from ultraserver.components.node_role import NODE_POLICY_ARNS
 from ultraserver.policy.model import (
     IAM_POLICY,
     IAM_ROLE,

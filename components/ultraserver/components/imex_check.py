@@ -11,10 +11,10 @@ from typing import Any, Protocol
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.child_options import child_options
-from ultraserver.compute_domain import ComputeDomain
-from ultraserver.errors import ConfigError
-from ultraserver.nvbandwidth import (
+from ultraserver.components.child_options import child_options
+from ultraserver.components.compute_domain import ComputeDomain
+from ultraserver.problems import ConfigError
+from ultraserver.builders.nvbandwidth_job import (
     DEFAULT_THRESHOLD_GBPS,
     GPUS_PER_NODE,
     CheckResult,

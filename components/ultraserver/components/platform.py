@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 import pulumi
 
-from . import efa
-from .cluster import Cluster, ClusterArgs, system_node_labels
-from .gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from .imex_check import ImexCheckArgs, ImexTarget
-from .kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
-from .network import Network, NetworkArgs, ips_needed, plan_subnets
-from .settings import GpuNodeGroupSettings, Settings
-from .tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
+from ultraserver.facts import efa
+from ultraserver.components.cluster import Cluster, ClusterArgs, system_node_labels
+from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.components.imex_check import ImexCheckArgs, ImexTarget
+from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.components.network import Network, NetworkArgs, ips_needed, plan_subnets
+from ultraserver.config.settings import GpuNodeGroupSettings, Settings
+from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
 
 ULTRASERVER_LABEL = "ultraserver.io/ultraserver"
 

@@ -30,10 +30,10 @@ from typing import Any, Callable, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver import ami
-from ultraserver.child_options import child_options
-from ultraserver.tags import AMI_RELEASE, AMI_SSM_PARAMETER, UPGRADE_SAFE
-from ultraserver.capacity_block import (
+from ultraserver.facts import ami
+from ultraserver.components.child_options import child_options
+from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER, UPGRADE_SAFE
+from ultraserver.facts.capacity_blocks import (
     ReservationWindow,
     desired_size_problem,
     full_size,
@@ -41,7 +41,7 @@ from ultraserver.capacity_block import (
     size_now,
     window_problems,
 )
-from ultraserver.efa import (
+from ultraserver.facts.efa import (
     EfaInterface,
     LayoutSummary,
     instance_facts,
@@ -49,10 +49,10 @@ from ultraserver.efa import (
     summarize_layout,
     validate_layout,
 )
-from ultraserver.errors import ConfigError
-from ultraserver.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
-from ultraserver.node_role import NodeRole, NodeRoleArgs
-from ultraserver.nodeconfig import (
+from ultraserver.problems import ConfigError
+from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
+from ultraserver.components.node_role import NodeRole, NodeRoleArgs
+from ultraserver.builders.nodeconfig import (
     LOCAL_STORAGE_STRATEGIES,
     ClusterDetails,
     NodeConfigSpec,

@@ -10,8 +10,8 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from .launch_template import secure_node_args
-from .node_role import NodeRole, NodeRoleArgs
+from ultraserver.components.launch_template import secure_node_args
+from ultraserver.components.node_role import NodeRole, NodeRoleArgs
 
 CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 SYSTEM_ROLE_LABEL = "ultraserver.io/role"

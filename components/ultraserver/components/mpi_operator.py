@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.child_options import child_options
-from ultraserver.errors import ConfigError
+from ultraserver.components.child_options import child_options
+from ultraserver.problems import ConfigError
 
 MPI_OPERATOR_VERSION = "v0.7.0"
 _VERSION = re.compile(r"^v\d+\.\d+\.\d+$")

@@ -6,10 +6,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .. import efa
-from ..capacity_block import MANAGED_NODE_GROUP_QUOTA
-from ..tags import EFA_LAYOUT
-from .engine import STACK_TYPE, Plan, PlanResource
+from ultraserver.facts import efa
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA
+from ultraserver.facts.tags import EFA_LAYOUT
+from ultraserver.offline.engine import Plan
+from ultraserver.offline.resource import STACK_TYPE, PlanResource
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

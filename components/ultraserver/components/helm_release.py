@@ -9,10 +9,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver import charts
-from ultraserver.child_options import child_options
-from ultraserver.errors import ConfigError
-from ultraserver.helm_values import (
+from ultraserver.facts import charts
+from ultraserver.components.child_options import child_options
+from ultraserver.problems import ConfigError
+from ultraserver.builders.helm_values import (
     deep_merge,
     dra_driver_values,
     efa_device_plugin_values,

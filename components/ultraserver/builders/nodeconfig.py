@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from ultraserver.errors import ConfigError
+from ultraserver.problems import ConfigError
 
 LOCAL_STORAGE_STRATEGIES = ("RAID0", "RAID10", "Mount")
 NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ultraserver.errors import ConfigError
+from ultraserver.problems import ConfigError
 
 MIN_RELEASE = "20251103"
 SSM_ROOT = "/aws/service/eks/optimized-ami"

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.errors import ConfigError
+from ultraserver.problems import ConfigError
 
 # Instances per UltraServer type (EKS UltraServer guide).
 ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}

@@ -21,33 +21,16 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
-from ..errors import ConfigError
-from . import placeholders
+from ultraserver.offline import placeholders
+from ultraserver.offline.resource import STACK_TYPE, PlanResource
+from ultraserver.problems import ConfigError
 
 # Sentinels of the Pulumi wire format (sdk/python/lib/pulumi/runtime/rpc.py).
 _SIG = "4dabf18193072939515e22adb298388d"
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 _RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 _UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-STACK_TYPE = "pulumi:pulumi:Stack"
 
-
-@dataclass
-class PlanResource:
-    """One resource the program declares."""
-
-    urn: str
-    type: str
-    name: str
-    parent: str = ""
-    inputs: dict[str, Any] = field(default_factory=dict)
-    dependencies: list[str] = field(default_factory=list)
-    custom: bool = True
-    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """The plan-JSON form (the stable contract)."""
-        return {"urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs, "dependencies": self.dependencies}
 
 
 @dataclass

@@ -28,7 +28,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Sequence
 
-from ultraserver.errors import ConfigError
+from ultraserver.problems import ConfigError
 
 PRESETS = ("one-per-nci-group", "all-odd-cards", "maximum")
 INTERFACE_TYPES = ("interface", "efa", "efa-only")
@@ -76,7 +76,7 @@ class LayoutRow:
 @cache
 def _catalog() -> dict[str, Any]:
     """The packaged network-card catalog, keyed by instance type."""
-    text = resources.files("ultraserver").joinpath("data/network_cards.json").read_text()
+    text = resources.files("ultraserver.facts").joinpath("data/network_cards.json").read_text()
     catalog: dict[str, Any] = json.loads(text)["instance_types"]
     return catalog
 
@@ -93,7 +93,7 @@ def instance_facts(instance_type: str, key: str = "instanceType") -> dict[str, A
         raise ConfigError(
             f"{key}: '{instance_type}' is not in the EFA network-card catalog; supported: "
             f"{', '.join(supported_instance_types())}. Use one of these or add the type to "
-            "components/ultraserver/data/network_cards.json."
+            "components/ultraserver/facts/data/network_cards.json."
         )
     return facts
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, replace
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.errors import ConfigError
-from ultraserver.helm_release import (
+from ultraserver.problems import ConfigError
+from ultraserver.components.helm_release import (
     DraDriver,
     DraDriverArgs,
     EfaDevicePlugin,
@@ -17,9 +17,9 @@ from ultraserver.helm_release import (
     GpuOperatorArgs,
     ReleaseSettings,
 )
-from ultraserver.helm_values import require_node_selector
-from ultraserver.imex_check import ImexCheck, ImexCheckArgs
-from ultraserver.mpi_operator import MpiOperator, MpiOperatorArgs
+from ultraserver.builders.helm_values import require_node_selector
+from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
+from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
 
 
 @dataclass

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from .errors import ConfigError
+from ultraserver.problems import ConfigError
 
 # AWS keeps five addresses of every subnet.
 AWS_RESERVED_IPS = 5

@@ -6,7 +6,8 @@ shows what a person reasons about: network, cluster, node groups, Helm releases,
 
 from __future__ import annotations
 
-from .engine import STACK_TYPE, Plan, PlanResource
+from ultraserver.offline.engine import Plan
+from ultraserver.offline.resource import STACK_TYPE, PlanResource
 
 # Resources worth their own box even inside a component.
 NOTABLE = {

@@ -17,9 +17,9 @@ import botocore.exceptions as bex
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
-from ultraserver import ami
-from ultraserver.errors import ConfigError
-from ultraserver.settings import Settings
+from ultraserver.facts import ami
+from ultraserver.problems import ConfigError
+from ultraserver.config.settings import Settings
 
 Status = Literal["pass", "warn", "fail"]
 # Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
@@ -750,8 +750,8 @@ def target_from_dict(data: Any) -> PreflightTarget:
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
     """What to check for a stack: its reservations, zones, AMI, existing subnets and node-group count."""
-    from .network import ips_needed
-    from .platform import gpu_ip_needs
+    from ultraserver.components.network import ips_needed
+    from ultraserver.components.platform import gpu_ip_needs
 
     release = next((g.ami_release for g in settings.gpu_node_groups if g.ami_release), None)
     pinned_image = any(g.ami_id for g in settings.gpu_node_groups)

@@ -10,8 +10,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.child_options import child_options
-from ultraserver.errors import ConfigError
+from ultraserver.components.child_options import child_options
+from ultraserver.problems import ConfigError
 
 API_VERSION = "resource.nvidia.com/v1beta1"
 KIND = "ComputeDomain"

@@ -10,7 +10,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ultraserver.errors import ConfigError
+from ultraserver.problems import ConfigError
 
 GPU_OPERATOR = "gpu-operator"
 DRA_DRIVER = "nvidia-dra-driver-gpu"
@@ -40,7 +40,7 @@ class PinnedChart:
 @cache
 def catalog() -> dict[str, PinnedChart]:
     """The pinned charts, read from the packaged data/chart_keys.json (written by scripts/regen_upstream_fixtures.py)."""
-    raw = json.loads(resources.files("ultraserver").joinpath("data/chart_keys.json").read_text())
+    raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
     return {
         name: PinnedChart(
             name=entry["name"],

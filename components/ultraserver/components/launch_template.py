@@ -14,9 +14,9 @@ from typing import Any, Sequence, cast
 
 import pulumi
 
-from ultraserver.capacity_block import reservation_id_problem, resource_group_arn_problem
-from ultraserver.efa import EfaInterface
-from ultraserver.errors import ConfigError
+from ultraserver.facts.capacity_blocks import reservation_id_problem, resource_group_arn_problem
+from ultraserver.facts.efa import EfaInterface
+from ultraserver.problems import ConfigError
 
 ROOT_DEVICE = "/dev/xvda"
 TAGGED_RESOURCES = ("instance", "volume", "network-interface")

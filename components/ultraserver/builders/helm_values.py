@@ -6,7 +6,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ultraserver.errors import ConfigError
+from ultraserver.problems import ConfigError
 
 # Taint on every GB200 node group: only pods that tolerate it (GPU workloads and node agents) land there.
 GPU_TAINT_KEY = "nvidia.com/gpu"

@@ -17,10 +17,11 @@ from typing import Any
 
 import pulumi
 
-from . import ami, capacity_block, charts, efa
-from .config_reader import Reader, problem
-from .errors import ConfigError
-from .helm_release import ReleaseSettings
+from ultraserver.facts import ami, charts, efa
+from ultraserver.facts import capacity_blocks as capacity_block
+from ultraserver.config.reader import Reader, problem
+from ultraserver.problems import ConfigError
+from ultraserver.components.helm_release import ReleaseSettings
 
 PROJECT = "ultraserver-eks"
 MIN_KUBERNETES = (1, 33)

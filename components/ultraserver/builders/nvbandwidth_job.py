@@ -8,13 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ultraserver.compute_domain import (
+from ultraserver.components.compute_domain import (
     ComputeDomainArgs,
     compute_domain_manifest,
     compute_domain_pod_pieces,
 )
-from ultraserver.errors import ConfigError
-from ultraserver.helm_values import GPU_TOLERATION
+from ultraserver.problems import ConfigError
+from ultraserver.builders.helm_values import GPU_TOLERATION
 
 NVBANDWIDTH_IMAGE = "ghcr.io/nvidia/k8s-samples:nvbandwidth-v0.7-8d103163"
 TESTCASE = "multinode_device_to_device_memcpy_read_ce"

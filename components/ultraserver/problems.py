@@ -1,0 +1,73 @@
+"""The one result type every check reports with, and the error that carries invalid input to the user.
+
+Settings validation, component argument checks, preflight, policy violations and verify all describe a
+finding as a ``Problem``: which key (the stack key as written, or the Python argument name), the bad value,
+what is allowed, the fix, and a level. One type gives one report format and one place for severity.
+This module is the base layer: it imports nothing of ours and no Pulumi.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+LEVELS = (ERROR, WARNING, INFO)
+
+_FORMATTED = re.compile(r"^(?P<key>[^:\s][^:]*?): got (?P<value>.*?); allowed: (?P<allowed>.*?); fix: (?P<fix>.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding: key, bad value, what is allowed, how to fix it, and how serious it is."""
+
+    key: str
+    """Where: a stack key (``gpuNodeGroups[0].availabilityZone``), an argument, a resource or a check name."""
+    value: Any
+    """The value found (None when missing)."""
+    allowed: str
+    """What would be accepted."""
+    fix: str
+    """What to do about it."""
+    level: str = ERROR
+    """error (blocks), warning (reported, does not block) or info."""
+
+    def __str__(self) -> str:
+        if not self.allowed and not self.fix:
+            return f"{self.key}: {self.value}" if self.key else str(self.value)
+        return f"{self.key}: got {self.value!r}; allowed: {self.allowed}; fix: {self.fix}"
+
+    @classmethod
+    def of(cls, item: Problem | str, level: str = ERROR) -> Problem:
+        """A Problem from a Problem or from one formatted line (``key: got v; allowed: a; fix: f``)."""
+        if isinstance(item, Problem):
+            return item
+        match = _FORMATTED.match(item)
+        if match is None:
+            key, sep, rest = item.partition(": ")
+            return cls(key, rest, "", "", level) if sep and " " not in key else cls("", item, "", "", level)
+        return cls(match["key"], match["value"], match["allowed"], match["fix"], level)
+
+
+def problem(key: str, value: Any, allowed: str, fix: str) -> str:
+    """One problem as the line users read: key, bad value, what is allowed, how to fix it."""
+    return str(Problem(key, value, allowed, fix))
+
+
+def blocking(problems: Iterable[Problem]) -> list[Problem]:
+    """The problems that stop a plan, deploy or check (level error)."""
+    return [p for p in problems if p.level == ERROR]
+
+
+class ConfigError(Exception):
+    """Invalid input, found before anything is declared; each line names the key, value, what is allowed, the fix."""
+
+    def __init__(self, problems: Iterable[Problem | str] | Problem | str) -> None:
+        items = [problems] if isinstance(problems, (str, Problem)) else list(problems)
+        self.items = [Problem.of(p) for p in items]
+        self.problems = [str(p) for p in items]
+        super().__init__("\n".join(self.problems))
