@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import yaml
-
 from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA
 from ultraserver.offline import run_plan
 from ultraserver.offline.report import NODE_GROUP, gpu_groups
@@ -31,7 +30,9 @@ def stack_config(ultraservers: int, grouped: bool) -> dict:
             {
                 "name": f"fleet-{i}",
                 "availabilityZone": "us-east-1-dfw-2a",
-                "capacityReservationResourceGroupArn": f"arn:aws:resource-groups:us-east-1:111122223333:group/fleet-{i}",
+                "capacityReservationResourceGroupArn": (
+                    f"arn:aws:resource-groups:us-east-1:111122223333:group/fleet-{i}"
+                ),
                 "ultraserverCount": min(FLEET_PER_GROUP, ultraservers - i * FLEET_PER_GROUP),
             }
             for i in range((ultraservers + FLEET_PER_GROUP - 1) // FLEET_PER_GROUP)
@@ -59,7 +60,8 @@ def measure(project: Path, ultraservers: int, grouped: bool) -> str:
     managed = len(plan.of_type(NODE_GROUP))
     gpus = sum(g.full_size * 4 for g in gpu_groups(plan))
     flag = "" if managed <= MANAGED_NODE_GROUP_QUOTA else f"  over the quota of {MANAGED_NODE_GROUP_QUOTA}"
-    return f"{ultraservers:5d}  {'grouped' if grouped else 'per-UltraServer':15s}  {len(plan.resources):9d}  {managed:13d}  {gpus:6d}  {seconds:7.2f}s{flag}"
+    mode = "grouped" if grouped else "per-UltraServer"
+    return f"{ultraservers:5d}  {mode:15s}  {len(plan.resources):9d}  {managed:13d}  {gpus:6d}  {seconds:7.2f}s{flag}"
 
 
 def main() -> None:

@@ -3,9 +3,9 @@
 docs/policies.md: the rules table, from ultraserver.policy. docs/components.md: tables from the components' dataclasses.
 
 The document's prose is written by hand; each table sits between markers naming what it is generated from:
-``<!-- args:ultraserver.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
-``<!-- attrs:ultraserver.network.Network -->`` (annotated attributes) and
-``<!-- fn:ultraserver.network.plan_subnets -->`` (signature and docstring), each closed by ``<!-- end -->``.
+``<!-- args:ultraserver.components.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
+``<!-- attrs:ultraserver.components.network.Network -->`` (annotated attributes) and
+``<!-- fn:ultraserver.config.subnets.plan_subnets -->`` (signature and docstring), each closed by ``<!-- end -->``.
 """
 
 from __future__ import annotations
@@ -48,9 +48,13 @@ def field_docs(cls: type) -> dict[str, str]:
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
     docs: dict[str, str] = {}
-    for node, following in zip(body, body[1:]):
+    for node, following in zip(body, body[1:], strict=False):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant) and isinstance(following.value.value, str):
+            if (
+                isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
                 docs[node.target.id] = " ".join(following.value.value.split())
     return docs
 
@@ -72,7 +76,10 @@ def args_table(cls: type) -> str:
     docs = field_docs(cls)
     lines = ["| Field | Type | Default | Description |", "|---|---|---|---|"]
     for field in dataclasses.fields(cls):
-        lines.append(f"| `{field.name}` | `{_cell(str(field.type))}` | {_cell(default_text(field))} | {_cell(docs.get(field.name, ''))} |")
+        lines.append(
+            f"| `{field.name}` | `{_cell(str(field.type))}` | {_cell(default_text(field))} | "
+            f"{_cell(docs.get(field.name, ''))} |"
+        )
     return "\n".join(lines)
 
 

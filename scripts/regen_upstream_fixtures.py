@@ -32,7 +32,9 @@ CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
 
 # Keys whose value is a Kubernetes object handed to the templates as a whole (toYaml): anything below them
 # is the user's, so the key check stops there. Maps that default to {} are open too (featureGates, labels).
-PASS_THROUGH_NAMES = frozenset({"affinity", "resources", "securityContext", "annotations", "updateStrategy", "strategy"})
+PASS_THROUGH_NAMES = frozenset(
+    {"affinity", "resources", "securityContext", "annotations", "updateStrategy", "strategy"}
+)
 
 # Keys named like a Kubernetes object that are chart settings instead (the DRA driver's resources.gpus.enabled).
 NOT_PASS_THROUGH: dict[str, tuple[str, ...]] = {
@@ -52,7 +54,12 @@ OPEN_SUBTREES: dict[str, tuple[str, ...]] = {
 
 # CRD fixtures: (output name, upstream folder, saved file in it, served version).
 CRDS: tuple[tuple[str, str, str, str], ...] = (
-    ("computedomain-v1beta1", "nvidia-dra-driver-gpu/25.8.0", "crds/resource.nvidia.com_computedomains.yaml", "v1beta1"),
+    (
+        "computedomain-v1beta1",
+        "nvidia-dra-driver-gpu/25.8.0",
+        "crds/resource.nvidia.com_computedomains.yaml",
+        "v1beta1",
+    ),
     ("mpijob-v2beta1", "mpi-operator/v0.7.0", "kubeflow.org_mpijobs.yaml", "v2beta1"),
 )
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from ultraserver.offline import Plan, run_plan
 
 ROOT = Path(__file__).resolve().parent.parent
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +45,8 @@ def plan_with() -> Callable[..., Plan]:
 
 def stack_config(stack: str) -> dict[str, Any]:
     """A shipped stack's config as the program receives it (objects as JSON strings)."""
-    from ultraserver.offline.engine import load_project, stack_config as read
+    from ultraserver.offline.engine import load_project
+    from ultraserver.offline.engine import stack_config as read
 
     config, _ = read(load_project(ROOT), stack)
     return {k: json.loads(v) if v[:1] in "{[" else v for k, v in config.items()}

@@ -18,7 +18,11 @@ from botocore.validate import ParamValidator
 OPERATION = botocore.session.get_session().get_service_model("ec2").operation_model("CreateLaunchTemplate")
 INPUT = cast(StructureShape, OPERATION.input_shape)
 # Pulumi names that differ from EC2's beyond snake/camel to Pascal case.
-RENAMES = {"securityGroups": "Groups", "vpcSecurityGroupIds": "SecurityGroupIds", "securityGroupNames": "SecurityGroups"}
+RENAMES = {
+    "securityGroups": "Groups",
+    "vpcSecurityGroupIds": "SecurityGroupIds",
+    "securityGroupNames": "SecurityGroups",
+}
 # Pulumi-only settings of the resource, not part of the EC2 request.
 RESOURCE_ONLY = {"updateDefaultVersion", "defaultVersion", "region", "description"}
 

@@ -15,13 +15,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
-
 from conftest import ROOT, stack_config
 from policy_fixtures import DELETE, RESERVATION_ZONE, add, as_seen_by_preview, find, good_stack, patch, res, without
-from ultraserver.offline import run_plan
-from ultraserver.policy import RULES, PlanResource
 from ultraserver.facts.tags import RESERVATION_ZONE as ZONE_TAG
 from ultraserver.facts.tags import UPGRADE_SAFE
+from ultraserver.offline import run_plan
+from ultraserver.policy import RULES, PlanResource
 
 ROLE_TYPES = {
     "cluster": "eks:index:Cluster",
@@ -118,23 +117,43 @@ def fixture_self_managed(stack: Stack) -> Stack:
     """The stack plus a self-managed GB200 capacity-block group: an autoscaling group on its own template."""
     template, subnet, sg = stack.get("gpu_lt"), stack.get("gpu_subnet"), stack.get("efa_sg")
     own = res(template.type, "gpu-self", template.inputs, [sg])
-    group = res("aws:autoscaling/group:Group", "gpu-self", {
-        "launchTemplate": {"id": "gpu-self-offline-id", "version": "1"}, "desiredCapacity": 9, "minSize": 0,
-        "maxSize": 9, "vpcZoneIdentifiers": ["gpu-subnet-offline-id"],
-        "tags": [{"key": ZONE_TAG, "value": RESERVATION_ZONE, "propagateAtLaunch": True}],
-    }, [own, subnet])
-    return replace(stack.using(add(stack.resources, own, group)),
-                   names={**stack.names, "sm_group": "gpu-self", "sm_lt": "gpu-self"})
+    group = res(
+        "aws:autoscaling/group:Group",
+        "gpu-self",
+        {
+            "launchTemplate": {"id": "gpu-self-offline-id", "version": "1"},
+            "desiredCapacity": 9,
+            "minSize": 0,
+            "maxSize": 9,
+            "vpcZoneIdentifiers": ["gpu-subnet-offline-id"],
+            "tags": [{"key": ZONE_TAG, "value": RESERVATION_ZONE, "propagateAtLaunch": True}],
+        },
+        [own, subnet],
+    )
+    return replace(
+        stack.using(add(stack.resources, own, group)),
+        names={**stack.names, "sm_group": "gpu-self", "sm_lt": "gpu-self"},
+    )
 
 
 ADDED = {"extra_policy": EXTRA, "extra_attachment": EXTRA}
 """Roles of resources the cases add."""
 FIXTURE_NAMES = {
     **ADDED,
-    "cluster": "gb200", "aws_cluster": "gb200-eksCluster", "gpu_lt": "gpu", "gpu_ng": "gpu",
-    "gpu_subnet": "gpu-subnet", "gpu_role": "gpu-nodes", "system_lt": "system", "system_subnet": "system-subnet",
-    "efa_sg": "gpu-efa", "efa_self_in": "gpu-efa-self-in", "efa_self_out": "gpu-efa-self-out",
-    "gpu_operator": "gpu-operator", "dra": "nvidia-dra-driver-gpu", "efa_plugin": "aws-efa-k8s-device-plugin",
+    "cluster": "gb200",
+    "aws_cluster": "gb200-eksCluster",
+    "gpu_lt": "gpu",
+    "gpu_ng": "gpu",
+    "gpu_subnet": "gpu-subnet",
+    "gpu_role": "gpu-nodes",
+    "system_lt": "system",
+    "system_subnet": "system-subnet",
+    "efa_sg": "gpu-efa",
+    "efa_self_in": "gpu-efa-self-in",
+    "efa_self_out": "gpu-efa-self-out",
+    "gpu_operator": "gpu-operator",
+    "dra": "nvidia-dra-driver-gpu",
+    "efa_plugin": "aws-efa-k8s-device-plugin",
     "domain": "imex",
 }
 
@@ -148,14 +167,23 @@ REAL_STACK = "gb200-x72"
 REAL_GROUP = f"{REAL_STACK}-nvl72"
 REAL_NAMES = {
     **ADDED,
-    "cluster": REAL_STACK, "aws_cluster": f"{REAL_STACK}-eksCluster", "gpu_lt": REAL_GROUP, "gpu_ng": REAL_GROUP,
-    "gpu_subnet": f"{REAL_STACK}-net-gpu-us-east-1-dfw-2a", "gpu_role": f"{REAL_GROUP}-node",
-    "system_lt": f"{REAL_STACK}-system", "system_subnet": f"{REAL_STACK}-net-private-us-east-1a",
-    "efa_sg": f"{REAL_STACK}-net-efa", "efa_self_in": f"{REAL_STACK}-net-efa-self-in",
-    "efa_self_out": f"{REAL_STACK}-net-efa-self-out", "gpu_operator": f"{REAL_STACK}-k8s-gpu-operator",
-    "dra": f"{REAL_STACK}-k8s-dra-driver", "efa_plugin": f"{REAL_STACK}-k8s-efa-device-plugin",
+    "cluster": REAL_STACK,
+    "aws_cluster": f"{REAL_STACK}-eksCluster",
+    "gpu_lt": REAL_GROUP,
+    "gpu_ng": REAL_GROUP,
+    "gpu_subnet": f"{REAL_STACK}-net-gpu-us-east-1-dfw-2a",
+    "gpu_role": f"{REAL_GROUP}-node",
+    "system_lt": f"{REAL_STACK}-system",
+    "system_subnet": f"{REAL_STACK}-net-private-us-east-1a",
+    "efa_sg": f"{REAL_STACK}-net-efa",
+    "efa_self_in": f"{REAL_STACK}-net-efa-self-in",
+    "efa_self_out": f"{REAL_STACK}-net-efa-self-out",
+    "gpu_operator": f"{REAL_STACK}-k8s-gpu-operator",
+    "dra": f"{REAL_STACK}-k8s-dra-driver",
+    "efa_plugin": f"{REAL_STACK}-k8s-efa-device-plugin",
     "domain": f"{REAL_STACK}-k8s-imex-check-nvbandwidth-nvl72",
-    "sm_group": REAL_GROUP, "sm_lt": REAL_GROUP,
+    "sm_group": REAL_GROUP,
+    "sm_lt": REAL_GROUP,
 }
 
 
@@ -235,19 +263,24 @@ def release(role: str, changes: Mapping[str | tuple[str, ...], Any]) -> StackCha
 
 def card(number: int, key: str, value: Any) -> StackChange:
     """One field of the GPU template's interface on a network card changed."""
+
     def build(stack: Stack) -> Stack:
         cards = [n["networkCardIndex"] for n in stack.get("gpu_lt").inputs["networkInterfaces"]]
         return stack.patch("gpu_lt", {f"networkInterfaces.{cards.index(number)}.{key}": value})
+
     return build
 
 
 def many_node_groups(count: int) -> StackChange:
     """The stack plus extra managed node groups on the same cluster."""
+
     def build(stack: Stack) -> Stack:
         eks = stack.get("cluster")
-        extra = [res("aws:eks/nodeGroup:NodeGroup", f"extra-{i}", {"capacityType": "ON_DEMAND"}, [eks])
-                 for i in range(count)]
+        extra = [
+            res("aws:eks/nodeGroup:NodeGroup", f"extra-{i}", {"capacityType": "ON_DEMAND"}, [eks]) for i in range(count)
+        ]
         return stack.using(add(stack.resources, *extra))
+
     return build
 
 
@@ -265,15 +298,20 @@ def other_sg(stack: Stack) -> PlanResource:
 def efa_sg_without_egress(stack: Stack) -> Stack:
     """The EFA SG loses its egress rules (an all-destinations rule would also reach the group itself)."""
     sg = stack.get("efa_sg")
-    return stack.using([r for r in stack.resources
-                        if not (r.type.endswith(":SecurityGroupEgressRule") and sg.urn in r.dependencies)])
+    return stack.using(
+        [r for r in stack.resources if not (r.type.endswith(":SecurityGroupEgressRule") and sg.urn in r.dependencies)]
+    )
 
 
 def efa_sg_referencing_other_group(stack: Stack) -> Stack:
     """The ingress rule references a different SG, told apart by its inputs (no per-property dependencies)."""
     other, ingress = other_sg(stack), stack.get("efa_self_in")
-    rewired = replace(ingress, inputs={**ingress.inputs, "referencedSecurityGroupId": "other-offline-id"},
-                      dependencies=[stack.get("efa_sg").urn, other.urn], property_dependencies={})
+    rewired = replace(
+        ingress,
+        inputs={**ingress.inputs, "referencedSecurityGroupId": "other-offline-id"},
+        dependencies=[stack.get("efa_sg").urn, other.urn],
+        property_dependencies={},
+    )
     swapped = stack.swap(ingress, rewired)
     return swapped.using(add(swapped.resources, other))
 
@@ -282,8 +320,11 @@ def sg_rules_by_property(stack: Stack, referenced: str) -> Stack:
     """The ingress rule's inputs look self-referencing, but per-property dependencies say which SG each names."""
     other, sg, ingress = other_sg(stack), stack.get("efa_sg"), stack.get("efa_self_in")
     target = other if referenced == "other" else sg
-    rewired = replace(ingress, dependencies=[sg.urn, other.urn], property_dependencies={
-                          "securityGroupId": [sg.urn], "referencedSecurityGroupId": [target.urn]})
+    rewired = replace(
+        ingress,
+        dependencies=[sg.urn, other.urn],
+        property_dependencies={"securityGroupId": [sg.urn], "referencedSecurityGroupId": [target.urn]},
+    )
     swapped = stack.swap(ingress, rewired)
     return swapped.using(add(swapped.resources, other))
 
@@ -297,46 +338,86 @@ def legacy_sg_rules(stack: Stack) -> Stack:
     """The EFA SG's self rules as aws.ec2.SecurityGroupRule resources."""
     sg, sg_id = stack.get("efa_sg"), efa_sg_id(stack)
     bare = without_self_rules(stack)
-    return bare.using(add(bare.resources, *[
-        res("aws:ec2/securityGroupRule:SecurityGroupRule", f"efa-{kind}",
-            {"type": kind, "protocol": "-1", "fromPort": 0, "toPort": 0, "self": True, "securityGroupId": sg_id},
-            [sg])
-        for kind in ("ingress", "egress")
-    ]))
+    return bare.using(
+        add(
+            bare.resources,
+            *[
+                res(
+                    "aws:ec2/securityGroupRule:SecurityGroupRule",
+                    f"efa-{kind}",
+                    {
+                        "type": kind,
+                        "protocol": "-1",
+                        "fromPort": 0,
+                        "toPort": 0,
+                        "self": True,
+                        "securityGroupId": sg_id,
+                    },
+                    [sg],
+                )
+                for kind in ("ingress", "egress")
+            ],
+        )
+    )
 
 
 def inline_self_sg(stack: Stack) -> Stack:
     """The EFA SG's self rules written inline on the group instead of as rule resources."""
-    return without_self_rules(stack).patch("efa_sg", {
-        "ingress": [{"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}],
-        "egress": [{"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/0"]}],
-    })
+    return without_self_rules(stack).patch(
+        "efa_sg",
+        {
+            "ingress": [{"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}],
+            "egress": [{"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/0"]}],
+        },
+    )
 
 
 def role_ref(stack: Stack) -> str:
     """How the GPU node role's policy attachments name it."""
     role = stack.get("gpu_role")
-    attachments = [r for r in stack.resources if r.type.endswith(":RolePolicyAttachment") and role.urn in r.dependencies]
+    attachments = [
+        r for r in stack.resources if r.type.endswith(":RolePolicyAttachment") and role.urn in r.dependencies
+    ]
     name: str = attachments[0].inputs["role"]
     return name
 
 
 def extra_attachment(arn: str) -> StackChange:
     """The GPU node role gets one more managed policy."""
+
     def build(stack: Stack) -> Stack:
-        return stack.using(add(stack.resources, res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", EXTRA,
-                                                     {"role": role_ref(stack), "policyArn": arn},
-                                                     [stack.get("gpu_role")])))
+        return stack.using(
+            add(
+                stack.resources,
+                res(
+                    "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+                    EXTRA,
+                    {"role": role_ref(stack), "policyArn": arn},
+                    [stack.get("gpu_role")],
+                ),
+            )
+        )
+
     return build
 
 
 def role_policy(actions: list[str]) -> StackChange:
     """The GPU node role gets an inline policy."""
+
     def build(stack: Stack) -> Stack:
         document = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}
-        return stack.using(add(stack.resources, res("aws:iam/rolePolicy:RolePolicy", EXTRA,
-                                                    {"role": role_ref(stack), "policy": json.dumps(document)},
-                                                    [stack.get("gpu_role")])))
+        return stack.using(
+            add(
+                stack.resources,
+                res(
+                    "aws:iam/rolePolicy:RolePolicy",
+                    EXTRA,
+                    {"role": role_ref(stack), "policy": json.dumps(document)},
+                    [stack.get("gpu_role")],
+                ),
+            )
+        )
+
     return build
 
 
@@ -363,8 +444,19 @@ def without_efa_plugin(stack: Stack) -> Stack:
 
 def without_efa_anywhere(stack: Stack) -> Stack:
     """No EFA interfaces and no EFA device plugin."""
-    return without_efa_plugin(stack).patch("gpu_lt", {"networkInterfaces": [
-        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface", "securityGroups": [efa_sg_id(stack)]}]})
+    return without_efa_plugin(stack).patch(
+        "gpu_lt",
+        {
+            "networkInterfaces": [
+                {
+                    "networkCardIndex": 0,
+                    "deviceIndex": 0,
+                    "interfaceType": "interface",
+                    "securityGroups": [efa_sg_id(stack)],
+                }
+            ]
+        },
+    )
 
 
 def self_managed(stack: Stack) -> Stack:
@@ -379,12 +471,14 @@ def self_managed_with(role: str, changes: Mapping[str | tuple[str, ...], Any]) -
 
 def self_managed_tag(key: str, value: str, **changes: Any) -> StackChange:
     """The self-managed group with one tag set (and other inputs changed)."""
+
     def build(stack: Stack) -> Stack:
         variant = self_managed(stack)
         tags = [t for t in variant.get("sm_group").inputs["tags"] if t["key"] != key]
         update: dict[str | tuple[str, ...], Any] = dict(changes.items())
         update["tags"] = [*tags, {"key": key, "value": value, "propagateAtLaunch": True}]
         return variant.patch("sm_group", update)
+
     return build
 
 
@@ -411,32 +505,58 @@ PASSING: list[tuple[Case, dict | Config | None]] = [
     *[(Case(rule.name, preview), None) for rule in RULES],
     *[(Case(rule.name, self_managed), None) for rule in RULES],
     (Case("eks-managed-node-group-quota", with_pulumi_eks_group), {"eks-managed-node-group-quota": {"quota": 3}}),
-    (Case("eks-public-endpoint-cidrs", aws_cluster({"vpcConfig.endpointPublicAccess": False,
-                                                    "vpcConfig.publicAccessCidrs": DELETE})), None),
+    (
+        Case(
+            "eks-public-endpoint-cidrs",
+            aws_cluster({"vpcConfig.endpointPublicAccess": False, "vpcConfig.publicAccessCidrs": DELETE}),
+        ),
+        None,
+    ),
     (Case("gb200-ami-release", lt({("tags", "ultraserver.io/ami-release"): "recommended"})), None),
-    (Case("gb200-ami-release", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA", "releaseVersion": "1.33.5-20251120"})),
-     None),
-    (Case("gb200-ami-variant", lambda stack: lt({"imageId": DELETE})(stack).patch(
-        "gpu_ng", {"amiType": "AL2023_ARM_64_NVIDIA"})), None),
+    (Case("gb200-ami-release", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA", "releaseVersion": "1.33.5-20251120"})), None),
+    (
+        Case(
+            "gb200-ami-variant",
+            lambda stack: lt({"imageId": DELETE})(stack).patch("gpu_ng", {"amiType": "AL2023_ARM_64_NVIDIA"}),
+        ),
+        None,
+    ),
     (Case("efa-security-group-self-referencing", inline_self_sg), None),
     (Case("efa-security-group-self-referencing", legacy_sg_rules), None),
     (Case("efa-security-group-self-referencing", lambda stack: sg_rules_by_property(stack, "self")), None),
     (Case("efa-device-plugin-present", without_efa_anywhere), None),
     (Case("capacity-block-upgrade-at-zero", gpu_ng({"scalingConfig.desiredSize": 0})), deployed(version="1.32")),
     (Case("capacity-block-upgrade-at-zero", running({"version": "1.33"})), deployed(version="1.33")),
-    (Case("dra-driver-gpu-allocation-disabled", release("dra", {
-        "values.resources.gpus.enabled": True, "values.gpuResourcesEnabledOverride": True})), None),
+    (
+        Case(
+            "dra-driver-gpu-allocation-disabled",
+            release("dra", {"values.resources.gpus.enabled": True, "values.gpuResourcesEnabledOverride": True}),
+        ),
+        None,
+    ),
     (Case("dra-driver-version", lambda stack: release("dra", {"version": "25.3.2"})(stack).without("domain")), None),
     (Case("eks-managed-node-group-quota", many_node_groups(28)), None),
-    (Case("node-role-managed-policies", extra_attachment("arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore")),
-     {"node-role-managed-policies": {"allowedPolicyArns": [
-         "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-         "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
-         "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
-         "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"]}}),
+    (
+        Case("node-role-managed-policies", extra_attachment("arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore")),
+        {
+            "node-role-managed-policies": {
+                "allowedPolicyArns": [
+                    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+                    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
+                    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+                    "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+                ]
+            }
+        },
+    ),
     (Case("iam-no-wildcard-actions", role_policy(["ec2:DescribeInstances", "ec2:Describe*"])), None),
-    (Case("launch-template-encrypted-root-volume", lt({"blockDeviceMappings": [
-        {"deviceName": "/dev/xvda", "ebs": {"encrypted": True, "volumeSize": 200}}]})), None),
+    (
+        Case(
+            "launch-template-encrypted-root-volume",
+            lt({"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"encrypted": True, "volumeSize": 200}}]}),
+        ),
+        None,
+    ),
 ]
 
 FAILING: list[tuple[Case, dict | Config | None]] = [
@@ -448,41 +568,91 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     (Case("eks-public-endpoint-cidrs", public_cluster(DELETE), "cluster", "without publicAccessCidrs"), None),
     (Case("eks-public-endpoint-cidrs", public_cluster(["0.0.0.0/0"]), "cluster", "0.0.0.0/0"), None),
     (Case("eks-kubernetes-version", aws_cluster({"version": "1.31"}), "aws_cluster", ">= 1.33"), None),
-    (Case("eks-authentication-mode", aws_cluster({"accessConfig.authenticationMode": "CONFIG_MAP"}), "aws_cluster",
-          "CONFIG_MAP"), None),
-    (Case("eks-no-auto-mode-with-gb200", aws_cluster({"computeConfig": {"enabled": True}}), "aws_cluster",
-          "Auto Mode"), None),
+    (
+        Case(
+            "eks-authentication-mode",
+            aws_cluster({"accessConfig.authenticationMode": "CONFIG_MAP"}),
+            "aws_cluster",
+            "CONFIG_MAP",
+        ),
+        None,
+    ),
+    (
+        Case(
+            "eks-no-auto-mode-with-gb200", aws_cluster({"computeConfig": {"enabled": True}}), "aws_cluster", "Auto Mode"
+        ),
+        None,
+    ),
     (Case("eks-secrets-encryption", aws_cluster({"encryptionConfig.resources": []}), "aws_cluster", "KMS key"), None),
-    (Case("eks-public-endpoint-cidrs", aws_cluster({"vpcConfig.endpointPublicAccess": True,
-                                                    "vpcConfig.publicAccessCidrs": ["::/0"]}), "aws_cluster", "::/0"),
-     None),
+    (
+        Case(
+            "eks-public-endpoint-cidrs",
+            aws_cluster({"vpcConfig.endpointPublicAccess": True, "vpcConfig.publicAccessCidrs": ["::/0"]}),
+            "aws_cluster",
+            "::/0",
+        ),
+        None,
+    ),
     (Case("capacity-block-node-group", gpu_ng({"launchTemplate": DELETE}), "gpu_ng", "custom launch template"), None),
     (Case("capacity-block-node-group", gpu_ng({"capacityType": "ON_DEMAND"}), "gpu_ng", "CAPACITY_BLOCK"), None),
-    (Case("capacity-block-node-group", gpu_ng({"instanceTypes": ["p6e-gb200.36xlarge"]}), "gpu_ng", "instanceTypes"),
-     None),
+    (
+        Case("capacity-block-node-group", gpu_ng({"instanceTypes": ["p6e-gb200.36xlarge"]}), "gpu_ng", "instanceTypes"),
+        None,
+    ),
     (Case("capacity-block-launch-template", lt({"instanceMarketOptions": DELETE}), "gpu_lt", "marketType"), None),
-    (Case("capacity-block-launch-template", lt({"capacityReservationSpecification": DELETE}), "gpu_lt",
-          "reservation target"), None),
-    (Case("capacity-block-upgrade-at-zero", running({"version": "1.33"}), "gpu_ng", "version changes"),
-     deployed(version="1.32")),
-    (Case("capacity-block-upgrade-at-zero", lambda stack: running({})(lt({
-        ("tags", "ultraserver.io/ami-release"): "v20251201"})(stack)), "gpu_ng", "amiRelease changes"),
-     deployed(amiRelease="v20251103")),
-    (Case("capacity-block-upgrade-at-zero", running({("tags", UPGRADE_SAFE): "true"}), "gpu_ng", "upgrade-safe"),
-     None),
+    (
+        Case(
+            "capacity-block-launch-template",
+            lt({"capacityReservationSpecification": DELETE}),
+            "gpu_lt",
+            "reservation target",
+        ),
+        None,
+    ),
+    (
+        Case("capacity-block-upgrade-at-zero", running({"version": "1.33"}), "gpu_ng", "version changes"),
+        deployed(version="1.32"),
+    ),
+    (
+        Case(
+            "capacity-block-upgrade-at-zero",
+            lambda stack: running({})(lt({("tags", "ultraserver.io/ami-release"): "v20251201"})(stack)),
+            "gpu_ng",
+            "amiRelease changes",
+        ),
+        deployed(amiRelease="v20251103"),
+    ),
+    (Case("capacity-block-upgrade-at-zero", running({("tags", UPGRADE_SAFE): "true"}), "gpu_ng", "upgrade-safe"), None),
     (Case("eks-managed-node-group-quota", many_node_groups(29), "cluster", "quota of 30"), None),
-    (Case("eks-managed-node-group-quota", many_node_groups(1), "cluster", "quota of 2"),
-     {"eks-managed-node-group-quota": {"quota": 2}}),
+    (
+        Case("eks-managed-node-group-quota", many_node_groups(1), "cluster", "quota of 2"),
+        {"eks-managed-node-group-quota": {"quota": 2}},
+    ),
     (Case("gpu-subnets-in-reservation-zone", wrong_zone_subnet, "gpu_ng", "{system_subnet}"), None),
-    (Case("gpu-subnets-in-reservation-zone", self_managed_tag(ZONE_TAG, "us-east-1b"), "sm_group", "us-east-1b"),
-     None),
-    (Case("eks-managed-node-group-quota", with_pulumi_eks_group, "cluster", "quota of 2"),
-     {"eks-managed-node-group-quota": {"quota": 2}}),
+    (Case("gpu-subnets-in-reservation-zone", self_managed_tag(ZONE_TAG, "us-east-1b"), "sm_group", "us-east-1b"), None),
+    (
+        Case("eks-managed-node-group-quota", with_pulumi_eks_group, "cluster", "quota of 2"),
+        {"eks-managed-node-group-quota": {"quota": 2}},
+    ),
     (Case("gb200-ami-variant", self_managed_with("sm_lt", {"imageId": DELETE}), "sm_group", "no imageId"), None),
-    (Case("capacity-block-launch-template", self_managed_with("sm_lt", {"capacityReservationSpecification": DELETE}),
-          "sm_lt", "reservation target"), None),
-    (Case("capacity-block-upgrade-at-zero", self_managed_tag(UPGRADE_SAFE, "true", desiredCapacity=9), "sm_group",
-          "desired size is 9"), None),
+    (
+        Case(
+            "capacity-block-launch-template",
+            self_managed_with("sm_lt", {"capacityReservationSpecification": DELETE}),
+            "sm_lt",
+            "reservation target",
+        ),
+        None,
+    ),
+    (
+        Case(
+            "capacity-block-upgrade-at-zero",
+            self_managed_tag(UPGRADE_SAFE, "true", desiredCapacity=9),
+            "sm_group",
+            "desired size is 9",
+        ),
+        None,
+    ),
     (Case("gb200-ena-primary", card(0, "interfaceType", "efa"), "gpu_lt", "'efa' interface"), None),
     (Case("gb200-ena-primary", card(0, "networkCardIndex", 2), "gpu_lt", "no interface"), None),
     (Case("gb200-no-efa-only-primary", card(0, "interfaceType", "efa-only"), "gpu_lt", "efa-only"), None),
@@ -491,48 +661,144 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     (Case("gb200-odd-cards-efa-only", card(5, "interfaceType", "efa"), "gpu_lt", "[5]"), None),
     (Case("efa-security-group-self-referencing", efa_sg_without_egress, "gpu_lt", "{efa_sg}"), None),
     (Case("efa-security-group-self-referencing", efa_sg_referencing_other_group, "gpu_lt", "{efa_sg}"), None),
-    (Case("efa-security-group-self-referencing", lambda stack: sg_rules_by_property(stack, "other"), "gpu_lt",
-          "{efa_sg}"), None),
-    (Case("efa-security-group-self-referencing", card(1, "securityGroups", []), "gpu_lt", "no security groups"),
-     None),
+    (
+        Case(
+            "efa-security-group-self-referencing",
+            lambda stack: sg_rules_by_property(stack, "other"),
+            "gpu_lt",
+            "{efa_sg}",
+        ),
+        None,
+    ),
+    (Case("efa-security-group-self-referencing", card(1, "securityGroups", []), "gpu_lt", "no security groups"), None),
     (Case("launch-template-imdsv2", lt({"metadataOptions.httpTokens": "optional"}), "gpu_lt", "IMDSv1"), None),
     (Case("launch-template-imdsv2", changed("system_lt", {"metadataOptions": DELETE}), "system_lt", "None"), None),
-    (Case("launch-template-encrypted-root-volume", lt({"blockDeviceMappings": DELETE}), "gpu_lt", "root device"),
-     None),
-    (Case("launch-template-encrypted-root-volume", lt({"blockDeviceMappings.0": {
-        "deviceName": "/dev/xvda", "ebs": {"encrypted": "false"}}}), "gpu_lt", "not encrypted"), None),
-    (Case("gb200-ami-variant", lt({("tags", "ultraserver.io/ami-ssm-parameter"):
-                                   "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/"
-                                   "recommended/image_id"}), "gpu_lt", "not an AL2023 ARM64 NVIDIA path"), None),
-    (Case("gb200-ami-variant", lambda stack: lt({"imageId": DELETE})(stack).patch(
-        "gpu_ng", {"amiType": "AL2023_ARM_64_STANDARD"}), "gpu_ng", "AL2023_ARM_64_STANDARD"), None),
+    (Case("launch-template-encrypted-root-volume", lt({"blockDeviceMappings": DELETE}), "gpu_lt", "root device"), None),
+    (
+        Case(
+            "launch-template-encrypted-root-volume",
+            lt({"blockDeviceMappings.0": {"deviceName": "/dev/xvda", "ebs": {"encrypted": "false"}}}),
+            "gpu_lt",
+            "not encrypted",
+        ),
+        None,
+    ),
+    (
+        Case(
+            "gb200-ami-variant",
+            lt(
+                {
+                    (
+                        "tags",
+                        "ultraserver.io/ami-ssm-parameter",
+                    ): "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id"
+                }
+            ),
+            "gpu_lt",
+            "not an AL2023 ARM64 NVIDIA path",
+        ),
+        None,
+    ),
+    (
+        Case(
+            "gb200-ami-variant",
+            lambda stack: lt({"imageId": DELETE})(stack).patch("gpu_ng", {"amiType": "AL2023_ARM_64_STANDARD"}),
+            "gpu_ng",
+            "AL2023_ARM_64_STANDARD",
+        ),
+        None,
+    ),
     (Case("gb200-ami-variant", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA"}), "gpu_ng", "sets imageId"), None),
-    (Case("gb200-ami-release", lt({("tags", "ultraserver.io/ami-release"): "v20250519"}), "gpu_lt", "v20250519"),
-     None),
-    (Case("gb200-ami-release", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA", "releaseVersion": "1.33.0-20250519"}),
-          "gpu_ng", "releaseVersion"), None),
+    (Case("gb200-ami-release", lt({("tags", "ultraserver.io/ami-release"): "v20250519"}), "gpu_lt", "v20250519"), None),
+    (
+        Case(
+            "gb200-ami-release",
+            gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA", "releaseVersion": "1.33.0-20250519"}),
+            "gpu_ng",
+            "releaseVersion",
+        ),
+        None,
+    ),
     (Case("gpu-operator-version", release("gpu_operator", {"version": "v25.3.1"}), "gpu_operator", "v25.3.1"), None),
     (Case("gpu-operator-version", release("gpu_operator", {"version": DELETE}), "gpu_operator", "None"), None),
-    (Case("gpu-operator-host-driver", release("gpu_operator", {"values.driver": DELETE}), "gpu_operator",
-          "driver.enabled=false"), None),
-    (Case("gpu-operator-host-driver", release("gpu_operator", {"values.toolkit.enabled": True}), "gpu_operator",
-          "toolkit.enabled=false"), None),
-    (Case("gpu-operator-mig-manager-disabled", release("gpu_operator", {"values.migManager": DELETE}),
-          "gpu_operator", "migManager.enabled=false"), None),
+    (
+        Case(
+            "gpu-operator-host-driver",
+            release("gpu_operator", {"values.driver": DELETE}),
+            "gpu_operator",
+            "driver.enabled=false",
+        ),
+        None,
+    ),
+    (
+        Case(
+            "gpu-operator-host-driver",
+            release("gpu_operator", {"values.toolkit.enabled": True}),
+            "gpu_operator",
+            "toolkit.enabled=false",
+        ),
+        None,
+    ),
+    (
+        Case(
+            "gpu-operator-mig-manager-disabled",
+            release("gpu_operator", {"values.migManager": DELETE}),
+            "gpu_operator",
+            "migManager.enabled=false",
+        ),
+        None,
+    ),
     (Case("dra-driver-version", release("dra", {"version": "25.3.2"}), "dra", "numNodes 0"), None),
     (Case("dra-driver-version", release("dra", {"version": DELETE}), "dra", "Pin an exact version"), None),
-    (Case("dra-driver-compute-domains-enabled", release("dra", {"values.resources.computeDomains.enabled": False}),
-          "dra", "computeDomains.enabled=true"), None),
-    (Case("dra-driver-gpu-allocation-disabled", release("dra", {"values.resources.gpus": DELETE}), "dra",
-          "gpus.enabled=false"), None),
+    (
+        Case(
+            "dra-driver-compute-domains-enabled",
+            release("dra", {"values.resources.computeDomains.enabled": False}),
+            "dra",
+            "computeDomains.enabled=true",
+        ),
+        None,
+    ),
+    (
+        Case(
+            "dra-driver-gpu-allocation-disabled",
+            release("dra", {"values.resources.gpus": DELETE}),
+            "dra",
+            "gpus.enabled=false",
+        ),
+        None,
+    ),
     (Case("efa-device-plugin-present", without_efa_plugin, "gpu_lt", "aws-efa-k8s-device-plugin"), None),
-    (Case("efa-device-plugin-tolerates-gpu", release("efa_plugin", {"values.tolerations": []}), "efa_plugin",
-          "nvidia.com/gpu"), None),
-    (Case("efa-device-plugin-tolerates-gpu", release("efa_plugin", {"values.tolerations": [
-        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}]}), "efa_plugin", "nvidia.com/gpu"),
-     None),
+    (
+        Case(
+            "efa-device-plugin-tolerates-gpu",
+            release("efa_plugin", {"values.tolerations": []}),
+            "efa_plugin",
+            "nvidia.com/gpu",
+        ),
+        None,
+    ),
+    (
+        Case(
+            "efa-device-plugin-tolerates-gpu",
+            release(
+                "efa_plugin",
+                {"values.tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}]},
+            ),
+            "efa_plugin",
+            "nvidia.com/gpu",
+        ),
+        None,
+    ),
     (Case("iam-no-wildcard-actions", role_policy(["s3:*"]), "extra_policy", "s3:*"), None),
     (Case("iam-no-wildcard-actions", role_policy(["*"]), "extra_policy", "['*']"), None),
-    (Case("node-role-managed-policies", extra_attachment("arn:aws:iam::aws:policy/AdministratorAccess"),
-          "extra_attachment", "AdministratorAccess"), None),
+    (
+        Case(
+            "node-role-managed-policies",
+            extra_attachment("arn:aws:iam::aws:policy/AdministratorAccess"),
+            "extra_attachment",
+            "AdministratorAccess",
+        ),
+        None,
+    ),
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ultraserver.facts import ami
 from ultraserver.problems import ConfigError
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from ultraserver.facts import capacity_blocks as cb
 from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.problems import ConfigError
@@ -64,7 +63,10 @@ def test_scheduled_actions() -> None:
     up, down = cb.scheduled_actions(ReservationWindow(START, END), 18)
     assert (up.start_time, up.min_size, up.max_size, up.desired_capacity) == (START, 0, 18, 18)
     assert (down.start_time, down.min_size, down.max_size, down.desired_capacity) == (
-        END - timedelta(minutes=60), 0, 18, 0,
+        END - timedelta(minutes=60),
+        0,
+        18,
+        0,
     )
     assert down.start_time_iso == "2026-03-09T10:30:00Z"
     assert up.name != down.name

@@ -5,10 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from ultraserver.facts import charts
-from ultraserver.problems import ConfigError
-from ultraserver.components.helm_release import DRA_DRIVER, EFA_DEVICE_PLUGIN, GPU_OPERATOR, ReleaseSettings, release_values
 from ultraserver.builders.helm_values import (
     GPU_TOLERATION,
     deep_merge,
@@ -16,6 +12,15 @@ from ultraserver.builders.helm_values import (
     efa_device_plugin_values,
     gpu_operator_values,
 )
+from ultraserver.components.helm_release import (
+    DRA_DRIVER,
+    EFA_DEVICE_PLUGIN,
+    GPU_OPERATOR,
+    ReleaseSettings,
+    release_values,
+)
+from ultraserver.facts import charts
+from ultraserver.problems import ConfigError
 
 SYSTEM = {"ultraserver.io/role": "system"}
 
@@ -23,12 +28,18 @@ SYSTEM = {"ultraserver.io/role": "system"}
 def test_catalog_pins_the_documented_versions_and_repos() -> None:
     cat = charts.catalog()
     assert (cat[charts.GPU_OPERATOR].version, cat[charts.GPU_OPERATOR].repo) == (
-        "v25.3.4", "https://helm.ngc.nvidia.com/nvidia")
+        "v25.3.4",
+        "https://helm.ngc.nvidia.com/nvidia",
+    )
     assert (cat[charts.DRA_DRIVER].version, cat[charts.DRA_DRIVER].repo) == (
-        "25.8.0", "https://helm.ngc.nvidia.com/nvidia")
+        "25.8.0",
+        "https://helm.ngc.nvidia.com/nvidia",
+    )
     # eks-charts publishes this chart version with a leading v.
     assert (cat[charts.EFA_DEVICE_PLUGIN].version, cat[charts.EFA_DEVICE_PLUGIN].repo) == (
-        "v0.5.14", "https://aws.github.io/eks-charts")
+        "v0.5.14",
+        "https://aws.github.io/eks-charts",
+    )
     for entry in cat.values():
         assert len(entry.source_commit) == 40
         assert entry.open_maps <= entry.keys
@@ -64,7 +75,9 @@ def test_dra_driver_runs_controller_on_system_nodes_and_plugin_on_gpu_nodes() ->
     controller = values["controller"]
     assert controller["tolerations"] == []
     assert controller["nodeSelector"] == SYSTEM
-    terms = controller["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    terms = controller["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
     assert terms == [{"matchExpressions": [{"key": "ultraserver.io/role", "operator": "In", "values": ["system"]}]}]
     plugin = values["kubeletPlugin"]
     assert plugin["tolerations"] == [GPU_TOLERATION]

@@ -12,7 +12,6 @@ from types import ModuleType
 
 import pulumi
 import pytest
-
 import ultraserver
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +30,7 @@ def generator() -> ModuleType:
 def components() -> set[str]:
     """Names of the concrete components the package defines (each registers an ultraserver:index type)."""
     found = set()
-    for info in pkgutil.iter_modules(ultraserver.__path__, "ultraserver."):
+    for info in pkgutil.walk_packages(ultraserver.__path__, "ultraserver."):
         if info.name.endswith(".__main__"):
             continue  # importing it runs the CLI
         module = importlib.import_module(info.name)
@@ -57,7 +56,7 @@ def test_every_component_has_a_section() -> None:
 
 def test_stale_tables_are_rewritten_from_the_dataclass() -> None:
     gen = generator()
-    stale = "a\n<!-- args:ultraserver.node_role.NodeRoleArgs -->\n| old |\n<!-- end -->\nb\n"
+    stale = "a\n<!-- args:ultraserver.components.node_role.NodeRoleArgs -->\n| old |\n<!-- end -->\nb\n"
     fresh = gen.render(stale)
     assert "| old |" not in fresh and fresh.startswith("a\n") and fresh.endswith("<!-- end -->\nb\n")
     assert "| `instance_profile` | `bool` | `False` | Also create an instance profile" in fresh

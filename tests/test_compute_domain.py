@@ -6,16 +6,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from plan_lookup import one
-
-from ultraserver.components.compute_domain import (
-    CLIQUE_LABEL,
-    ComputeDomain,
-    ComputeDomainArgs,
-    compute_domain_manifest,
-    compute_domain_pod_pieces,
-)
-from ultraserver.problems import ConfigError
+from ultraserver.builders.compute_domain import CLIQUE_LABEL, compute_domain_pod_pieces
+from ultraserver.components.compute_domain import ComputeDomain, ComputeDomainArgs, compute_domain_manifest
 from ultraserver.offline import record
+from ultraserver.problems import ConfigError
 
 
 def test_manifest_defaults_to_an_elastic_single_channel_domain() -> None:
@@ -75,11 +69,13 @@ def test_component_creates_the_custom_resource_after_its_dependencies() -> None:
     def program() -> None:
         provider.append(k8s.Provider("k8s", kubeconfig="{}"))
         dra = pulumi.CustomResource("kubernetes:helm.sh/v3:Release", "dra", {})
-        domain.append(ComputeDomain(
-            "cd",
-            ComputeDomainArgs(name="job-cd", namespace="ml"),
-            pulumi.ResourceOptions(providers=[provider[0]], depends_on=[dra]),
-        ))
+        domain.append(
+            ComputeDomain(
+                "cd",
+                ComputeDomainArgs(name="job-cd", namespace="ml"),
+                pulumi.ResourceOptions(providers=[provider[0]], depends_on=[dra]),
+            )
+        )
 
     recorded = record(program)
     resource = one(recorded, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
@@ -88,4 +84,3 @@ def test_component_creates_the_custom_resource_after_its_dependencies() -> None:
     assert resource.dependencies == [one(recorded, "kubernetes:helm.sh/v3:Release", "dra").urn]
     assert domain[0].resource.get_provider(resource.type) is provider[0]
     assert one(recorded, "ultraserver:index:ComputeDomain").dependencies == resource.dependencies
-

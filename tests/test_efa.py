@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ultraserver.facts import efa
 from ultraserver.facts.efa import EfaInterface, LayoutRow
 from ultraserver.problems import ConfigError
@@ -218,4 +217,4 @@ def test_layout_table() -> None:
     assert lines[1].split() == ["gpu-a", GB200, "one-per-nci-group", "4", "1", "1600"]
     assert lines[2].split() == ["gpu-a", GB200, "maximum", "16", "1", "1600"]
     # Columns line up: every row starts its LAYOUT cell at the same offset.
-    assert len({line.index(cell) for line, cell in zip(lines, ["LAYOUT", "one-per", "maximum"])}) == 1
+    assert len({line.index(cell) for line, cell in zip(lines, ["LAYOUT", "one-per", "maximum"], strict=False)}) == 1

@@ -11,12 +11,11 @@ import kubernetes_validate
 import pytest
 import yaml
 from test_manifests_validate import K8S_VERSION, as_pod, validate_custom
-
-from ultraserver.components.compute_domain import CLIQUE_LABEL
-from ultraserver.problems import ConfigError
+from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
-from ultraserver.offline import Plan, PlanResource, run_plan
 from ultraserver.components.platform import ULTRASERVER_LABEL
+from ultraserver.offline import Plan, PlanResource, run_plan
+from ultraserver.problems import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TRAINING = EXAMPLES / "compute-domain-job"
@@ -77,7 +76,9 @@ def test_training_job_waits_for_its_compute_domain(training: Plan) -> None:
     assert domain.urn in job.dependencies
     namespace = only(training, "kubernetes:core/v1:Namespace")
     assert namespace.urn in domain.dependencies
-    assert {domain.inputs["metadata"]["namespace"], job.inputs["metadata"]["namespace"]} == {namespace.inputs["metadata"]["name"]}
+    assert {domain.inputs["metadata"]["namespace"], job.inputs["metadata"]["namespace"]} == {
+        namespace.inputs["metadata"]["name"]
+    }
 
 
 def test_training_pods_join_the_domain_and_one_nvlink_clique(training: Plan) -> None:
@@ -123,7 +124,12 @@ def test_training_script_is_the_examples_file(training: Plan) -> None:
 
 
 def test_training_objects_are_valid_kubernetes_1_33(training: Plan) -> None:
-    for resource_type in (JOB, "kubernetes:core/v1:Service", "kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Namespace"):
+    for resource_type in (
+        JOB,
+        "kubernetes:core/v1:Service",
+        "kubernetes:core/v1:ConfigMap",
+        "kubernetes:core/v1:Namespace",
+    ):
         kubernetes_validate.validate(as_object(only(training, resource_type)), K8S_VERSION, strict=True)
     validate_custom(as_object(only(training, COMPUTE_DOMAIN)))
 
@@ -141,7 +147,9 @@ def test_training_job_builder_output_is_valid_kubernetes() -> None:
 
 def test_training_rejects_a_job_larger_than_an_ultraserver() -> None:
     with pytest.raises(ConfigError) as error:
-        run_plan(TRAINING, "dev", {"ultraserver-example-training:workers": 19, "ultraserver-example-training:efaDevices": 17})
+        run_plan(
+            TRAINING, "dev", {"ultraserver-example-training:workers": 19, "ultraserver-example-training:efaDevices": 17}
+        )
     assert [p.split(":")[1] for p in error.value.problems] == ["workers", "efaDevices"]
     assert "got 19" in str(error.value) and "got 17" in str(error.value)
 
@@ -159,12 +167,18 @@ def test_custom_platform_runs_one_self_managed_ultraserver(custom: Plan) -> None
     template = next(t for t in custom.of_type("aws:ec2/launchTemplate:LaunchTemplate") if t.urn in group.dependencies)
     target = template.inputs["capacityReservationSpecification"]["capacityReservationTarget"]
     assert target["capacityReservationId"] == config["capacityReservationId"]
-    efa_cards = [i["networkCardIndex"] for i in template.inputs["networkInterfaces"] if i["interfaceType"] == "efa-only"]
+    efa_cards = [
+        i["networkCardIndex"] for i in template.inputs["networkInterfaces"] if i["interfaceType"] == "efa-only"
+    ]
     assert efa_cards == list(range(1, 16, 2))  # the all-odd-cards layout of the stack file
 
 
 def test_custom_platform_gpu_nodes_wait_for_the_cluster_rules(custom: Plan) -> None:
-    rules = {r.urn for r in custom.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if "cluster" in r.name}
+    rules = {
+        r.urn
+        for r in custom.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+        if "cluster" in r.name
+    }
     assert len(rules) == 2
     assert rules <= set(only(custom, "ultraserver:index:GpuNodeGroup").dependencies)
 

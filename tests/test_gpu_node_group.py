@@ -1,4 +1,6 @@
-"""GpuNodeGroup under the offline engine: both modes, the launch template as an EC2 request, schedules, upgrade safety."""
+"""GpuNodeGroup under the offline engine: both modes, the launch template as an EC2 request, schedules, upgrade
+safety.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +12,12 @@ import pytest
 import yaml
 from ec2_request import create_launch_template_request, request_problems
 from test_nodeconfig import parts
-
+from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.facts.tags import UPGRADE_SAFE
-from ultraserver.problems import ConfigError
-from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.offline import Plan, placeholders, record
+from ultraserver.problems import ConfigError
 
 START = datetime(2026, 3, 2, 11, 30, tzinfo=timezone.utc)
 END = datetime(2026, 3, 9, 11, 30, tzinfo=timezone.utc)
@@ -90,7 +91,10 @@ def test_managed_mode() -> None:
     assert lookups(recorded) == [NVIDIA_SSM + "recommended/image_id"]
 
     assert group["capacityType"] == "CAPACITY_BLOCK"
-    assert group["launchTemplate"] == {"id": placeholders.resource_id("gpu"), "version": str(offline(LT, "gpu", "latestVersion"))}
+    assert group["launchTemplate"] == {
+        "id": placeholders.resource_id("gpu"),
+        "version": str(offline(LT, "gpu", "latestVersion")),
+    }
     assert group["scalingConfig"] == {"minSize": 0, "maxSize": 18, "desiredSize": 18}
     assert group["subnetIds"] == ["subnet-0aaaaaaaaaaaaaaaa"]
     assert group["labels"] == {"ultraserver.io/name": "us-a"}
@@ -129,7 +133,10 @@ def test_self_managed_mode() -> None:
     assert len(data["NetworkInterfaces"]) == 9
     assert all(n["Groups"] == ["sg-0eeeeeeeeeeeeeeee", "sg-0ccccccccccccccc1"] for n in data["NetworkInterfaces"])
     assert entry["type"] == "EC2_LINUX" and entry["principalArn"].endswith(":role/gpu-node")
-    assert group["launchTemplate"] == {"id": placeholders.resource_id("gpu"), "version": str(offline(LT, "gpu", "latestVersion"))}
+    assert group["launchTemplate"] == {
+        "id": placeholders.resource_id("gpu"),
+        "version": str(offline(LT, "gpu", "latestVersion")),
+    }
     assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 9, 9)
     assert group["waitForCapacityTimeout"] == "0"
     assert group["vpcZoneIdentifiers"] == ["subnet-0aaaaaaaaaaaaaaaa"]
@@ -178,7 +185,8 @@ def test_grouped_mode() -> None:
     arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-fleet"
     recorded = record(
         lambda: GpuNodeGroup(
-            "fleet", args(capacity_reservation_id=None, capacity_reservation_resource_group_arn=arn, ultraserver_count=4)
+            "fleet",
+            args(capacity_reservation_id=None, capacity_reservation_resource_group_arn=arn, ultraserver_count=4),
         ),
     )
     template, group = only(recorded, LT), only(recorded, NG)
@@ -221,7 +229,9 @@ def test_scale_to_zero_for_upgrade(mode: str) -> None:
         lambda: holder.append(
             GpuNodeGroup(
                 "gpu",
-                args(mode=mode, reservation_window=window, scale_to_zero_for_upgrade=True, now=START + timedelta(hours=1)),
+                args(
+                    mode=mode, reservation_window=window, scale_to_zero_for_upgrade=True, now=START + timedelta(hours=1)
+                ),
             )
         ),
     )
@@ -298,5 +308,5 @@ def test_group_follows_the_templates_latest_version(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(placeholders, "resource_outputs", version_7)
     for mode, group_type in (("managed", NG), ("self-managed", ASG)):
-        recorded = record(lambda: GpuNodeGroup("gpu", args(mode=mode)))
+        recorded = record(lambda mode=mode: GpuNodeGroup("gpu", args(mode=mode)))
         assert only(recorded, group_type)["launchTemplate"]["version"] == "7"

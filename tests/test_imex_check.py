@@ -11,19 +11,11 @@ from typing import Any
 
 import pytest
 from nvbandwidth_samples import matrix_values, nvbandwidth_log
-
+from ultraserver.components.imex_check import ImexCheckArgs, job_args
+from ultraserver.config.views import ImexTarget
 from ultraserver.problems import ConfigError
-from ultraserver.components.imex_check import (
-    CheckError,
-    ImexCheckArgs,
-    ImexTarget,
-    core_api,
-    job_args,
-    launcher_log,
-    validate,
-    validate_with,
-)
-from ultraserver.builders.nvbandwidth_job import BandwidthOutputError
+from ultraserver.verify.imex import CheckError, core_api, launcher_log, validate, validate_with
+from ultraserver.verify.nvbandwidth import BandwidthOutputError
 
 
 def pod(name: str, phase: str, minute: int) -> SimpleNamespace:
@@ -90,7 +82,9 @@ def test_launcher_log_reads_the_newest_finished_launcher() -> None:
 
 
 def test_launcher_log_missing_pod_is_a_clear_error() -> None:
-    with pytest.raises(CheckError, match="no launcher pod for MPIJob 'nvbandwidth-us0'.*kubectl -n imex-check get mpijob"):
+    with pytest.raises(
+        CheckError, match="no launcher pod for MPIJob 'nvbandwidth-us0'.*kubectl -n imex-check get mpijob"
+    ):
         launcher_log(FakeCoreApi([], {}), "imex-check", "nvbandwidth-us0")
 
 

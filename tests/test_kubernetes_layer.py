@@ -6,12 +6,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from plan_lookup import one
-
-from ultraserver.problems import ConfigError
 from ultraserver.components.helm_release import ReleaseSettings
-from ultraserver.components.imex_check import ImexCheckArgs, ImexTarget
+from ultraserver.components.imex_check import ImexCheckArgs
 from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.config.views import ImexTarget
 from ultraserver.offline import Plan, record
+from ultraserver.problems import ConfigError
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SYSTEM = {"eks.amazonaws.com/nodegroup": "system"}
@@ -117,7 +117,10 @@ def test_no_imex_check_unless_asked() -> None:
 def test_imex_check_per_ultraserver_with_launchers_on_system_nodes() -> None:
     targets = [ImexTarget("us0", {"us": "0"}, 18), ImexTarget("us1", {"us": "1"}, 9)]
     recorded = deploy(imex_check=ImexCheckArgs(targets=targets, nodes=3))
-    jobs = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in recorded.of_type("kubernetes:kubeflow.org/v2beta1:MPIJob")}
+    jobs = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]
+        for r in recorded.of_type("kubernetes:kubeflow.org/v2beta1:MPIJob")
+    }
     assert set(jobs) == {"nvbandwidth-us0", "nvbandwidth-us1"}
     for name, spec in jobs.items():
         worker = spec["mpiReplicaSpecs"]["Worker"]
@@ -126,7 +129,9 @@ def test_imex_check_per_ultraserver_with_launchers_on_system_nodes() -> None:
         assert spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["nodeSelector"] == SYSTEM
     domains = recorded.of_type("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
     assert sorted(d.inputs["metadata"]["name"] for d in domains) == [
-        "nvbandwidth-us0-compute-domain", "nvbandwidth-us1-compute-domain"]
+        "nvbandwidth-us0-compute-domain",
+        "nvbandwidth-us1-compute-domain",
+    ]
     assert one(recorded, "kubernetes:core/v1:Namespace").inputs["metadata"]["name"] == "imex-check"
 
 

@@ -8,11 +8,10 @@ from dataclasses import replace
 import pulumi
 import pytest
 from ec2_request import create_launch_template_request, request_problems
-
+from ultraserver.builders.nodeconfig import NodeConfigSpec, user_data
+from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args
 from ultraserver.facts import efa
 from ultraserver.problems import ConfigError
-from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args
-from ultraserver.builders.nodeconfig import NodeConfigSpec, user_data
 
 GB200 = "p6e-gb200.36xlarge"
 SPEC = LaunchTemplateSpec(
@@ -44,7 +43,9 @@ def test_every_gb200_preset_makes_a_valid_request(preset: str) -> None:
 
 @pytest.mark.parametrize("instance_type", ["p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"])
 def test_other_types_make_valid_requests(instance_type: str) -> None:
-    data = data_of(replace(SPEC, instance_type=instance_type, interfaces=efa.layout_for(instance_type, "maximum", None)))
+    data = data_of(
+        replace(SPEC, instance_type=instance_type, interfaces=efa.layout_for(instance_type, "maximum", None))
+    )
     assert data["InstanceType"] == instance_type
 
 
@@ -67,7 +68,11 @@ def test_grouped_mode_targets_the_resource_group() -> None:
 
 def test_security_defaults() -> None:
     data = data_of(SPEC)
-    assert data["MetadataOptions"] == {"HttpEndpoint": "enabled", "HttpTokens": "required", "HttpPutResponseHopLimit": 2}
+    assert data["MetadataOptions"] == {
+        "HttpEndpoint": "enabled",
+        "HttpTokens": "required",
+        "HttpPutResponseHopLimit": 2,
+    }
     (root,) = data["BlockDeviceMappings"]
     assert root["DeviceName"] == "/dev/xvda"
     assert root["Ebs"]["Encrypted"] is True and root["Ebs"]["VolumeType"] == "gp3"
@@ -96,7 +101,9 @@ def test_self_managed_extras_and_kms() -> None:
 
 def test_tags_on_template_and_launched_resources() -> None:
     request, _ = create_launch_template_request(launch_template_args(SPEC))
-    assert request["TagSpecifications"] == [{"ResourceType": "launch-template", "Tags": [{"Key": "team", "Value": "ml"}]}]
+    assert request["TagSpecifications"] == [
+        {"ResourceType": "launch-template", "Tags": [{"Key": "team", "Value": "ml"}]}
+    ]
     kinds = {spec["ResourceType"] for spec in request["LaunchTemplateData"]["TagSpecifications"]}
     assert kinds == {"instance", "volume", "network-interface"}
     assert "TagSpecifications" not in data_of(replace(SPEC, tags={}))
@@ -112,7 +119,10 @@ def test_outputs_pass_through_unchanged() -> None:
     ("changes", "message"),
     [
         ({"capacity_reservation_id": None}, "set exactly one"),
-        ({"capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g"}, "exactly one"),
+        (
+            {"capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g"},
+            "exactly one",
+        ),
         ({"capacity_reservation_id": "cb-0123456789abcdef0"}, "capacityReservationId: 'cb-0123456789abcdef0'"),
         (
             {"capacity_reservation_id": None, "capacity_reservation_resource_group_arn": "my-group"},

@@ -11,11 +11,12 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import pytest
-
 from conftest import STACKS
-from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_manifest, compute_domain_pod_pieces
-from ultraserver.components.imex_check import ImexCheckArgs, ImexTarget, job_args, namespace_manifest
+from ultraserver.builders.compute_domain import compute_domain_pod_pieces
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest, nvbandwidth_manifests
+from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_manifest
+from ultraserver.components.imex_check import ImexCheckArgs, job_args, namespace_manifest
+from ultraserver.config.views import ImexTarget
 
 CRDS = Path(__file__).parent / "fixtures" / "crds"
 K8S_VERSION = "1.33"
@@ -62,7 +63,10 @@ def as_pod(template: dict[str, Any], name: str, namespace: str) -> dict[str, Any
 JOBS = [
     NvbandwidthJobArgs(name="nvbandwidth-us0", namespace="imex-check"),
     NvbandwidthJobArgs(
-        name="nvbandwidth-us1", namespace="imex-check", nodes=18, max_nodes=18,
+        name="nvbandwidth-us1",
+        namespace="imex-check",
+        nodes=18,
+        max_nodes=18,
         worker_node_selector={"eks.amazonaws.com/nodegroup": "us1"},
         launcher_node_selector={"eks.amazonaws.com/nodegroup": "system"},
     ),
@@ -101,7 +105,9 @@ def test_schema_check_is_live() -> None:
 @pytest.mark.parametrize("role", ["Launcher", "Worker"])
 def test_mpijob_pods_are_valid_kubernetes_pods(args: NvbandwidthJobArgs, role: str) -> None:
     template = mpijob_manifest(args)["spec"]["mpiReplicaSpecs"][role]["template"]
-    kubernetes_validate.validate(as_pod(template, f"{args.name}-{role.lower()}-0", args.namespace), K8S_VERSION, strict=True)
+    kubernetes_validate.validate(
+        as_pod(template, f"{args.name}-{role.lower()}-0", args.namespace), K8S_VERSION, strict=True
+    )
 
 
 def test_pod_with_compute_domain_pieces_is_valid() -> None:
@@ -114,9 +120,7 @@ def test_pod_with_compute_domain_pieces_is_valid() -> None:
         "spec": {
             "affinity": pieces.affinity,
             "resourceClaims": [pieces.resource_claim],
-            "containers": [
-                {"name": "main", "image": "busybox", "resources": {"claims": [pieces.container_claim]}}
-            ],
+            "containers": [{"name": "main", "image": "busybox", "resources": {"claims": [pieces.container_claim]}}],
         },
     }
     kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
@@ -141,7 +145,11 @@ def test_imex_check_namespace_and_jobs_validate() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan: Any, stack: str) -> None:
     """Objects as recorded in the stack's plan: custom resources against the pinned CRDs, the rest against 1.33."""
-    declared = [r for r in shipped_plan(stack).resources if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs]
+    declared = [
+        r
+        for r in shipped_plan(stack).resources
+        if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs
+    ]
     kinds = {r.inputs["kind"] for r in declared}
     assert {"ComputeDomain", "MPIJob", "Namespace"} <= kinds
     for resource in declared:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-
+from ultraserver.components.network import subnet_tags
+from ultraserver.config.subnets import ips_needed, plan_subnets
 from ultraserver.problems import ConfigError
-from ultraserver.components.network import ips_needed, plan_subnets, subnet_tags
 
 
 def test_subnets_fit_the_vpc_without_overlap_and_gpu_subnets_sit_in_the_gpu_zone() -> None:
@@ -16,7 +16,7 @@ def test_subnets_fit_the_vpc_without_overlap_and_gpu_subnets_sit_in_the_gpu_zone
     vpc = ipaddress.ip_network("10.0.0.0/16")
     nets = [ipaddress.ip_network(p.cidr) for p in plans]
     assert all(n.subnet_of(vpc) for n in nets)
-    assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
+    assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1 :])
     gpu = [p for p in plans if p.kind == "gpu"]
     assert [p.zone for p in gpu] == ["us-east-1-dfw-2a"]
     assert ipaddress.ip_network(gpu[0].cidr).num_addresses >= needs["us-east-1-dfw-2a"]
@@ -46,8 +46,14 @@ def test_subnet_tags_mark_load_balancer_roles() -> None:
 def test_new_vpc_routes_gpu_subnet_through_a_regional_nat(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     plan = shipped_plan("gb200-x72")
     by_urn = plan.by_urn()
-    gpu_subnet = next(r for r in plan.of_type("aws:ec2/subnet:Subnet") if r.inputs["availabilityZone"] == "us-east-1-dfw-2a")
-    assoc = next(r for r in plan.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation") if gpu_subnet.urn in r.dependencies)
+    gpu_subnet = next(
+        r for r in plan.of_type("aws:ec2/subnet:Subnet") if r.inputs["availabilityZone"] == "us-east-1-dfw-2a"
+    )
+    assoc = next(
+        r
+        for r in plan.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation")
+        if gpu_subnet.urn in r.dependencies
+    )
     table = next(by_urn[d] for d in assoc.dependencies if by_urn[d].type == "aws:ec2/routeTable:RouteTable")
     assert table.inputs["routes"][0]["natGatewayId"].endswith("-offline-id")
     assert gpu_subnet.inputs["tags"]["kubernetes.io/cluster/gb200-x72"] == "shared"
@@ -69,9 +75,27 @@ def test_efa_security_group_admits_itself_and_the_cluster(shipped_plan, stack: s
     sg = next(r for r in plan.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-efa"))
     rules = [r for r in plan.resources if r.type.startswith("aws:vpc/securityGroup") and sg.urn in r.dependencies]
     sg_id = f"{sg.name}-offline-id"
-    self_in = [r for r in rules if r.type.endswith("IngressRule") and r.inputs["securityGroupId"] == sg_id and r.inputs.get("referencedSecurityGroupId") == sg_id]
-    self_out = [r for r in rules if r.type.endswith("EgressRule") and r.inputs["securityGroupId"] == sg_id and r.inputs.get("referencedSecurityGroupId") == sg_id]
+    self_in = [
+        r
+        for r in rules
+        if r.type.endswith("IngressRule")
+        and r.inputs["securityGroupId"] == sg_id
+        and r.inputs.get("referencedSecurityGroupId") == sg_id
+    ]
+    self_out = [
+        r
+        for r in rules
+        if r.type.endswith("EgressRule")
+        and r.inputs["securityGroupId"] == sg_id
+        and r.inputs.get("referencedSecurityGroupId") == sg_id
+    ]
     assert self_in and self_out and all(r.inputs["ipProtocol"] == "-1" for r in self_in + self_out)
-    from_cluster = [r for r in rules if r.type.endswith("IngressRule") and r.inputs.get("referencedSecurityGroupId") == "sg-offline-cluster"]
-    to_cluster = [r for r in rules if r.type.endswith("IngressRule") and r.inputs["securityGroupId"] == "sg-offline-cluster"]
+    from_cluster = [
+        r
+        for r in rules
+        if r.type.endswith("IngressRule") and r.inputs.get("referencedSecurityGroupId") == "sg-offline-cluster"
+    ]
+    to_cluster = [
+        r for r in rules if r.type.endswith("IngressRule") and r.inputs["securityGroupId"] == "sg-offline-cluster"
+    ]
     assert from_cluster and to_cluster

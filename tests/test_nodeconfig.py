@@ -6,9 +6,8 @@ import email
 
 import pytest
 import yaml
-
-from ultraserver.problems import ConfigError
 from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, node_config, user_data
+from ultraserver.problems import ConfigError
 
 CLUSTER = ClusterDetails("gb200", "https://ABC.gr7.us-east-1.eks.amazonaws.com", "Y2VydA==", "10.100.0.0/16")
 

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import pytest
 from nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
-
-from ultraserver.problems import ConfigError
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.builders.nvbandwidth_job import (
     NVBANDWIDTH_IMAGE,
     TESTCASE,
-    BandwidthOutputError,
     NvbandwidthJobArgs,
-    check_bandwidth,
     mpijob_manifest,
     nvbandwidth_manifests,
-    parse_bandwidth_matrix,
 )
+from ultraserver.problems import ConfigError
+from ultraserver.verify.nvbandwidth import BandwidthOutputError, check_bandwidth, parse_bandwidth_matrix
 
 
 def test_parser_reads_matrix_testcase_and_sum() -> None:
@@ -112,8 +109,12 @@ def test_malformed_output_is_a_clear_error(log: str, message: str) -> None:
 
 def test_mpijob_spans_n_nodes_with_four_gpus_each() -> None:
     args = NvbandwidthJobArgs(
-        name="nvb-us0", namespace="imex", nodes=9, max_nodes=9,
-        worker_node_selector={"us": "0"}, launcher_node_selector={"role": "system"},
+        name="nvb-us0",
+        namespace="imex",
+        nodes=9,
+        max_nodes=9,
+        worker_node_selector={"us": "0"},
+        launcher_node_selector={"role": "system"},
     )
     job = mpijob_manifest(args)
     spec = job["spec"]

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, STACKS
 from ultraserver.offline.graph import edges, mermaid
 
@@ -110,7 +109,9 @@ def test_plans_are_repeatable(repo_root) -> None:  # type: ignore[no-untyped-def
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the installed CLI module as a user would."""
-    return subprocess.run([sys.executable, "-m", "ultraserver", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "ultraserver", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_plan_writes_json_and_graph(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -130,7 +131,11 @@ def test_cli_rejects_bad_settings_with_exit_2_and_no_traceback(tmp_path) -> None
     (project / "stacks").mkdir(parents=True)
     (project / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
     (project / "__main__.py").write_text((ROOT / "__main__.py").read_text())
-    stack = (ROOT / "stacks" / "Pulumi.gb200-x72.yaml").read_text().replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.29"')
+    stack = (
+        (ROOT / "stacks" / "Pulumi.gb200-x72.yaml")
+        .read_text()
+        .replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.29"')
+    )
     (project / "stacks" / "Pulumi.bad.yaml").write_text(stack)
     result = run_cli("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.returncode == 2
@@ -147,7 +152,9 @@ def test_cli_unknown_stack_lists_the_known_ones() -> None:
 def test_readme_architecture_graph_is_the_generated_one(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     readme = (ROOT / "README.md").read_text()
     block = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
-    assert block == mermaid(shipped_plan("gb200-x72")), "regenerate: ultraserver plan --stack gb200-x72 --graph plan.mmd"
+    assert block == mermaid(shipped_plan("gb200-x72")), (
+        "regenerate: ultraserver plan --stack gb200-x72 --graph plan.mmd"
+    )
 
 
 def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_grouped_fleet(shipped_plan) -> None:  # type: ignore[no-untyped-def]
@@ -155,11 +162,21 @@ def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_groupe
 
     plan = shipped_plan("gb200-multi")
     groups = {g.resource.name: g for g in gpu_groups(plan)}
-    assert sorted(groups) == ["gb200-multi-fleet", "gb200-multi-nvl72-1", "gb200-multi-nvl72-2", "gb200-multi-nvl72-3", "gb200-multi-nvl72-4"]
+    assert sorted(groups) == [
+        "gb200-multi-fleet",
+        "gb200-multi-nvl72-1",
+        "gb200-multi-nvl72-2",
+        "gb200-multi-nvl72-3",
+        "gb200-multi-nvl72-4",
+    ]
     assert groups["gb200-multi-fleet"].full_size == 8 * 18
     assert all(groups[f"gb200-multi-nvl72-{i}"].full_size == 18 for i in range(1, 5))
     templates = {r.name: r.inputs for r in plan.of_type("aws:ec2/launchTemplate:LaunchTemplate")}
-    targets = {n: t["capacityReservationSpecification"]["capacityReservationTarget"] for n, t in templates.items() if "capacityReservationSpecification" in t}
+    targets = {
+        n: t["capacityReservationSpecification"]["capacityReservationTarget"]
+        for n, t in templates.items()
+        if "capacityReservationSpecification" in t
+    }
     assert targets["gb200-multi-nvl72-2"] == {"capacityReservationId": "cr-0b00000000000000b"}
     assert set(targets["gb200-multi-fleet"]) == {"capacityReservationResourceGroupArn"}
     text = summary(plan)
@@ -194,7 +211,11 @@ def test_helm_releases_never_wait_for_gpu_node_groups(shipped_plan) -> None:  # 
 
 def test_gpu_nodes_wait_for_the_control_plane_security_group_rules(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     plan = shipped_plan("gb200-x72")
-    rules = {r.urn for r in plan.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if r.name.endswith(("-efa-from-cluster", "-cluster-from-efa"))}
+    rules = {
+        r.urn
+        for r in plan.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+        if r.name.endswith(("-efa-from-cluster", "-cluster-from-efa"))
+    }
     assert len(rules) == 2
     for kind in ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"):
         gpu = next(r for r in plan.of_type(kind) if r.name == "gb200-x72-nvl72")

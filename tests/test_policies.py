@@ -9,15 +9,24 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from conftest import STACKS, stack_config
 from policy_cases import (  # noqa: F401 (base is a fixture)
-    FAILING, FIXTURE_NAMES, PASSING, REAL_STACK, ROLE_TYPES, Case, Config, Stack, base, config_for, fixture_stack,
+    FAILING,
+    FIXTURE_NAMES,
+    PASSING,
+    REAL_STACK,
+    ROLE_TYPES,
+    Case,
+    Config,
+    Stack,
+    base,
+    config_for,
+    fixture_stack,
     real_stack,
 )
-from ultraserver.problems import ConfigError
 from ultraserver.offline import Plan
 from ultraserver.policy import MANDATORY, RULES, PlanResource, evaluate
+from ultraserver.problems import ConfigError
 
 
 def ids(cases: list[tuple[Case, dict | Config | None]]) -> list[str]:
@@ -64,8 +73,11 @@ def test_shipped_stacks_pass_every_mandatory_rule(shipped_plan: Callable[[str], 
 def test_fixture_has_the_shapes_of_the_real_stack(shipped_plan: Callable[[str], Plan]) -> None:
     """Each hand-written resource has its real twin's type, input shapes (types, nesting) and links to other roles."""
     fixture, real = fixture_stack(), real_stack(shipped_plan(REAL_STACK).resources)
-    roles = [role for role in FIXTURE_NAMES if role in ROLE_TYPES and role not in ("aws_cluster", "extra_policy",
-                                                                                    "extra_attachment")]
+    roles = [
+        role
+        for role in FIXTURE_NAMES
+        if role in ROLE_TYPES and role not in ("aws_cluster", "extra_policy", "extra_attachment")
+    ]
     for role in roles:
         mine, twin = fixture.get(role), real.get(role)
         assert mine.type == twin.type, role
@@ -93,14 +105,19 @@ def linked_roles(stack: Stack, resource: PlanResource, roles: list[str]) -> set[
 CHART_OVERRIDES = [
     ("gpu-operator-host-driver", "gpuOperator", {"driver": {"enabled": True}}, "driver.enabled=false"),
     ("gpu-operator-mig-manager-disabled", "gpuOperator", {"migManager": {"enabled": True}}, "migManager.enabled=false"),
-    ("dra-driver-compute-domains-enabled", "draDriver", {"resources": {"computeDomains": {"enabled": False}}},
-     "computeDomains.enabled=true"),
+    (
+        "dra-driver-compute-domains-enabled",
+        "draDriver",
+        {"resources": {"computeDomains": {"enabled": False}}},
+        "computeDomains.enabled=true",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("rule", "chart", "values", "says"), CHART_OVERRIDES, ids=[c[0] for c in CHART_OVERRIDES])
-def test_chart_values_set_in_the_stack_file_are_caught(plan_with: Callable[..., Plan], rule: str, chart: str,
-                                                       values: dict, says: str) -> None:
+def test_chart_values_set_in_the_stack_file_are_caught(
+    plan_with: Callable[..., Plan], rule: str, chart: str, values: dict, says: str
+) -> None:
     """Chart values are the user's to override, so the real stack planned with a bad override fails the rule."""
     plan = plan_with(REAL_STACK, {"kubernetes": {chart: {"values": values}}})
     found = [v for v in evaluate(plan.resources) if v.level == MANDATORY]
@@ -111,15 +128,22 @@ def test_chart_values_set_in_the_stack_file_are_caught(plan_with: Callable[..., 
 
 REJECTED_SETTINGS = [
     ("eks-kubernetes-version", "cluster", {"kubernetesVersion": "1.32"}, "cluster.kubernetesVersion: got '1.32'"),
-    ("eks-public-endpoint-cidrs", "cluster", {"endpointPublicAccessCidrs": ["0.0.0.0/0"]},
-     "cluster.endpointPublicAccessCidrs: got '0.0.0.0/0'"),
+    (
+        "eks-public-endpoint-cidrs",
+        "cluster",
+        {"endpointPublicAccessCidrs": ["0.0.0.0/0"]},
+        "cluster.endpointPublicAccessCidrs: got '0.0.0.0/0'",
+    ),
     ("gb200-ami-release", "gpuNodeGroups", {"amiRelease": "v20250519"}, "gpuNodeGroups[0].amiRelease: got 'v20250519'"),
 ]
 
 
-@pytest.mark.parametrize(("rule", "section", "change", "says"), REJECTED_SETTINGS, ids=[c[0] for c in REJECTED_SETTINGS])
-def test_settings_reject_what_the_rules_forbid(plan_with: Callable[..., Plan], rule: str, section: str,
-                                               change: dict, says: str) -> None:
+@pytest.mark.parametrize(
+    ("rule", "section", "change", "says"), REJECTED_SETTINGS, ids=[c[0] for c in REJECTED_SETTINGS]
+)
+def test_settings_reject_what_the_rules_forbid(
+    plan_with: Callable[..., Plan], rule: str, section: str, change: dict, says: str
+) -> None:
     """Many violations cannot be written in a stack file at all: the settings stop them before any resource."""
     config = stack_config(REAL_STACK)[f"ultraserver-eks:{section}"]
     value = [{**config[0], **change}] if isinstance(config, list) else {**config, **change}

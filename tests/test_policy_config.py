@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from policy_fixtures import DELETE, good_stack, patch
-from ultraserver.problems import ConfigError
 from ultraserver.policy import RULES, evaluate, resolve_config
+from ultraserver.problems import ConfigError
 
 BROKEN = patch(good_stack(), "LaunchTemplate", "gpu", {"metadataOptions": DELETE})
 
@@ -31,7 +30,7 @@ def test_disabled_rule_reports_nothing() -> None:
 
 
 def test_all_sets_every_level_and_rules_override_it() -> None:
-    """"all" sets the pack-wide level; a rule's own entry wins."""
+    """ "all" sets the pack-wide level; a rule's own entry wins."""
     settings = resolve_config({"all": "advisory", "eks-kubernetes-version": "mandatory"})
     assert settings["launch-template-imdsv2"].level == "advisory"
     assert settings["eks-kubernetes-version"].level == "mandatory"
@@ -46,11 +45,13 @@ def test_options_keep_defaults_they_do_not_name() -> None:
 def test_every_bad_entry_is_named_at_once() -> None:
     """Unknown rules, bad levels, unknown options and wrong types all come back in one ConfigError."""
     with pytest.raises(ConfigError) as caught:
-        resolve_config({
-            "no-such-rule": "advisory",
-            "eks-kubernetes-version": {"enforcementLevel": "warn", "minVersion": 1.33},
-            "eks-managed-node-group-quota": {"quota": True, "limit": 3},
-        })
+        resolve_config(
+            {
+                "no-such-rule": "advisory",
+                "eks-kubernetes-version": {"enforcementLevel": "warn", "minVersion": 1.33},
+                "eks-managed-node-group-quota": {"quota": True, "limit": 3},
+            }
+        )
     problems = caught.value.problems
     assert len(problems) == 5
     assert any("'no-such-rule': no such rule" in p for p in problems)

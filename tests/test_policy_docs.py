@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from ultraserver.policy import RULES
 from ultraserver.policy.docs import END, START, render
 

@@ -7,13 +7,12 @@ from typing import Any
 
 import pytest
 from google.protobuf import struct_pb2
+from policy_cases import FAILING, Stack, base, config_for  # noqa: F401 (base is a fixture)
+from policy_fixtures import DELETE, find, good_stack, patch
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
-
-from policy_fixtures import DELETE, find, good_stack, patch
-from policy_cases import FAILING, Stack, base, config_for  # noqa: F401 (base is a fixture)
 from ultraserver.policy import RULES, PlanResource, evaluate
 from ultraserver.policy.pack import PACK_NAME, to_pulumi_policies
 
@@ -28,8 +27,9 @@ def servicer(config: Mapping[str, Any] | None = None) -> _PolicyAnalyzerServicer
         level = entry.get("enforcementLevel", "mandatory") if isinstance(entry, dict) else entry
         props = struct_pb2.Struct()
         props.update({k: v for k, v in entry.items() if k != "enforcementLevel"} if isinstance(entry, dict) else {})
-        request.policyConfig[name].CopyFrom(analyzer_pb2.PolicyConfig(
-            enforcementLevel=getattr(analyzer_pb2, level.upper()), properties=props))
+        request.policyConfig[name].CopyFrom(
+            analyzer_pb2.PolicyConfig(enforcementLevel=getattr(analyzer_pb2, level.upper()), properties=props)
+        )
     service.Configure(request, None)
     return service
 
@@ -43,23 +43,33 @@ def struct(inputs: Mapping[str, Any]) -> struct_pb2.Struct:
 
 def analyze(service: _PolicyAnalyzerServicer, resource: PlanResource) -> list[analyzer_pb2.AnalyzeDiagnostic]:
     """Run every resource policy on one resource."""
-    request = analyzer_pb2.AnalyzeRequest(type=resource.type, properties=struct(resource.inputs),
-                                          urn=resource.urn, name=resource.name)
+    request = analyzer_pb2.AnalyzeRequest(
+        type=resource.type, properties=struct(resource.inputs), urn=resource.urn, name=resource.name
+    )
     return list(service.Analyze(request, None).diagnostics)
 
 
-def analyze_stack(service: _PolicyAnalyzerServicer,
-                  resources: Sequence[PlanResource]) -> list[analyzer_pb2.AnalyzeDiagnostic]:
+def analyze_stack(
+    service: _PolicyAnalyzerServicer, resources: Sequence[PlanResource]
+) -> list[analyzer_pb2.AnalyzeDiagnostic]:
     """Run every stack policy on the whole stack."""
-    request = analyzer_pb2.AnalyzeStackRequest(resources=[
-        analyzer_pb2.AnalyzerResource(
-            type=r.type, properties=struct(r.inputs), urn=r.urn, name=r.name, parent=r.parent or "",
-            dependencies=list(r.dependencies),
-            propertyDependencies={k: analyzer_pb2.AnalyzerPropertyDependencies(urns=list(v))
-                                  for k, v in r.property_dependencies.items()},
-        )
-        for r in resources
-    ])
+    request = analyzer_pb2.AnalyzeStackRequest(
+        resources=[
+            analyzer_pb2.AnalyzerResource(
+                type=r.type,
+                properties=struct(r.inputs),
+                urn=r.urn,
+                name=r.name,
+                parent=r.parent or "",
+                dependencies=list(r.dependencies),
+                propertyDependencies={
+                    k: analyzer_pb2.AnalyzerPropertyDependencies(urns=list(v))
+                    for k, v in r.property_dependencies.items()
+                },
+            )
+            for r in resources
+        ]
+    )
     return list(service.AnalyzeStack(request, None).diagnostics)
 
 
@@ -76,7 +86,7 @@ def test_one_policy_per_rule_with_kind_and_level() -> None:
     """Resource rules become ResourceValidationPolicy, stack rules StackValidationPolicy, levels kept."""
     policies = to_pulumi_policies()
     assert [p.name for p in policies] == [r.name for r in RULES]
-    for policy, rule in zip(policies, RULES):
+    for policy, rule in zip(policies, RULES, strict=False):
         kind = ResourceValidationPolicy if rule.check_resource else StackValidationPolicy
         assert isinstance(policy, kind)
         assert policy.enforcement_level == EnforcementLevel(rule.level)
@@ -88,7 +98,10 @@ def test_config_schema_carries_defaults() -> None:
     policy = next(p for p in to_pulumi_policies() if p.name == "eks-managed-node-group-quota")
     assert policy.config_schema is not None
     assert policy.config_schema.properties["quota"] == {
-        "type": "integer", "description": "Managed node groups allowed per cluster.", "default": 30}
+        "type": "integer",
+        "description": "Managed node groups allowed per cluster.",
+        "default": 30,
+    }
 
 
 def test_compliant_stack_passes_the_pack(base: Stack) -> None:
@@ -130,8 +143,9 @@ def test_pack_config_options_reach_the_rule() -> None:
     """A rule option in the pack's config changes the verdict."""
     eks = find(good_stack(), "Cluster", "gb200")
     assert analyze(servicer(), eks) == []
-    [diagnostic] = analyze(servicer({"eks-kubernetes-version": {"enforcementLevel": "mandatory",
-                                                                "minVersion": "1.34"}}), eks)
+    [diagnostic] = analyze(
+        servicer({"eks-kubernetes-version": {"enforcementLevel": "mandatory", "minVersion": "1.34"}}), eks
+    )
     assert diagnostic.policyName == "eks-kubernetes-version"
     assert ">= 1.34" in diagnostic.message
 
@@ -139,8 +153,9 @@ def test_pack_config_options_reach_the_rule() -> None:
 def test_values_unknown_during_preview_are_not_violations() -> None:
     """Computed values (unknown in a real preview) are skipped, not flagged or turned into errors."""
     stack = patch(good_stack(), "Cluster", "gb200", {"encryptionConfigKeyArn": UNKNOWN_STRING_VALUE})
-    stack = patch(stack, "LaunchTemplate", "gpu", {"metadataOptions.httpTokens": UNKNOWN_STRING_VALUE,
-                                                   "userData": DELETE})
+    stack = patch(
+        stack, "LaunchTemplate", "gpu", {"metadataOptions.httpTokens": UNKNOWN_STRING_VALUE, "userData": DELETE}
+    )
     assert run_pack(stack) == set()
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from policy_fixtures import DELETE, good_stack, patch
 from ultraserver.policy import Violation, evaluate
 from ultraserver.policy.report import blocks, format_violations
-
-from policy_fixtures import DELETE, good_stack, patch
 
 MANDATORY = Violation("launch-template-imdsv2", "mandatory", "urn:a", "IMDSv1 is allowed. Set http_tokens.")
 ADVISORY = Violation("eks-public-endpoint-cidrs", "advisory", "", "open endpoint.\nList your networks.")
@@ -40,5 +39,9 @@ def test_only_mandatory_blocks() -> None:
 
 def test_json_entry_shape() -> None:
     """The plan JSON's policies entries carry exactly policy, level, urn and message."""
-    assert MANDATORY.to_json() == {"policy": "launch-template-imdsv2", "level": "mandatory", "urn": "urn:a",
-                                   "message": "IMDSv1 is allowed. Set http_tokens."}
+    assert MANDATORY.to_json() == {
+        "policy": "launch-template-imdsv2",
+        "level": "mandatory",
+        "urn": "urn:a",
+        "message": "IMDSv1 is allowed. Set http_tokens.",
+    }

@@ -12,8 +12,6 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
-
-from ultraserver.problems import ConfigError
 from ultraserver.preflight.checks import (
     MIN_AMI_RELEASE,
     Check,
@@ -34,6 +32,7 @@ from ultraserver.preflight.checks import (
     run_preflight,
     target_from_dict,
 )
+from ultraserver.problems import ConfigError
 
 REGION = "us-east-1"
 LOCAL_ZONE = "us-east-1-dfw-2a"

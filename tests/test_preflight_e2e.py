@@ -15,7 +15,6 @@ from typing import Any
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
-
 from ultraserver.preflight.checks import PreflightGroup, PreflightTarget
 
 REGION = "us-east-1"
@@ -47,8 +46,17 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing
 def run_cli(target_file: Path, endpoint_url: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """Run the preflight entry point in a child process."""
     return subprocess.run(
-        [sys.executable, "-m", "ultraserver.preflight", "--target", str(target_file), "--region", REGION,
-         "--endpoint-url", endpoint_url],
+        [
+            sys.executable,
+            "-m",
+            "ultraserver.preflight",
+            "--target",
+            str(target_file),
+            "--region",
+            REGION,
+            "--endpoint-url",
+            endpoint_url,
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -179,7 +187,11 @@ def test_cli_preflight_of_a_shipped_stack_against_moto(endpoint: str) -> None:
     root = COMPONENTS.parent
     result = subprocess.run(
         [sys.executable, "-m", "ultraserver", "preflight", "--stack", "gb200-x36", "--endpoint-url", endpoint],
-        capture_output=True, text=True, env=clean_env(**CREDENTIALS), cwd=root, timeout=120,
+        capture_output=True,
+        text=True,
+        env=clean_env(**CREDENTIALS),
+        cwd=root,
+        timeout=120,
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr

@@ -6,10 +6,9 @@ import copy
 from typing import Any
 
 import pytest
-
 from conftest import STACKS, stack_config
-from ultraserver.problems import ConfigError
 from ultraserver.config.settings import parse_settings
+from ultraserver.problems import ConfigError
 
 
 def problems_for(stack: str, section: str, change: Any) -> list[str]:
@@ -57,33 +56,89 @@ def test_defaults_fill_a_minimal_stack() -> None:
 
 def test_json_strings_are_read_like_yaml() -> None:
     # The Pulumi engine hands object config to programs as JSON strings.
-    config = {k: __import__("json").dumps(v) if not isinstance(v, str) else v for k, v in stack_config("gb200-x72").items()}
+    config = {
+        k: __import__("json").dumps(v) if not isinstance(v, str) else v for k, v in stack_config("gb200-x72").items()
+    }
     assert parse_settings(config).cluster.name == "gb200-x72"
 
 
 @pytest.mark.parametrize(
     ("section", "change", "expected"),
     [
-        ("cluster", lambda c: c.update(kubernetesVersion="1.31"), ["cluster.kubernetesVersion", "'1.31'", "1.33 or newer"]),
-        ("cluster", lambda c: c.update(endpointPublicAccessCidrs=["0.0.0.0/0"]), ["endpointPublicAccessCidrs", "0.0.0.0/0", "allowPublicEndpointFromAnywhere"]),
-        ("cluster", lambda c: c.update(endpointPublicAccessCidrs=["10.0.0.300/8"]), ["endpointPublicAccessCidrs[0]", "10.0.0.300/8", "CIDR"]),
-        ("cluster", lambda c: c.update(adminPrincipalArns=["admin"]), ["adminPrincipalArns[0]", "'admin'", "role or user ARN"]),
+        (
+            "cluster",
+            lambda c: c.update(kubernetesVersion="1.31"),
+            ["cluster.kubernetesVersion", "'1.31'", "1.33 or newer"],
+        ),
+        (
+            "cluster",
+            lambda c: c.update(endpointPublicAccessCidrs=["0.0.0.0/0"]),
+            ["endpointPublicAccessCidrs", "0.0.0.0/0", "allowPublicEndpointFromAnywhere"],
+        ),
+        (
+            "cluster",
+            lambda c: c.update(endpointPublicAccessCidrs=["10.0.0.300/8"]),
+            ["endpointPublicAccessCidrs[0]", "10.0.0.300/8", "CIDR"],
+        ),
+        (
+            "cluster",
+            lambda c: c.update(adminPrincipalArns=["admin"]),
+            ["adminPrincipalArns[0]", "'admin'", "role or user ARN"],
+        ),
         ("cluster", lambda c: c.update(nmae="x"), ["cluster.nmae", "did you mean 'name'"]),
         ("cluster", lambda c: c.pop("name"), ["cluster.name", "required"]),
         ("aws:region", "mars-1", ["aws:region", "'mars-1'", "us-east-1"]),
-        ("network", lambda n: n.update(availabilityZones=["us-east-1a"]), ["network.availabilityZones", "at least two"]),
-        ("network", lambda n: n.update(availabilityZones=["eu-west-1a", "us-east-1b"]), ["availabilityZones[0]", "eu-west-1a", "zone of us-east-1"]),
-        ("gpuNodeGroups", lambda g: g[0].update(capacityReservationIds=["cr-123"]), ["capacityReservationIds[0]", "cr-123"]),
+        (
+            "network",
+            lambda n: n.update(availabilityZones=["us-east-1a"]),
+            ["network.availabilityZones", "at least two"],
+        ),
+        (
+            "network",
+            lambda n: n.update(availabilityZones=["eu-west-1a", "us-east-1b"]),
+            ["availabilityZones[0]", "eu-west-1a", "zone of us-east-1"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(capacityReservationIds=["cr-123"]),
+            ["capacityReservationIds[0]", "cr-123"],
+        ),
         ("gpuNodeGroups", lambda g: g[0].update(desiredSize=19), ["gpuNodeGroups[0].desiredSize", "19", "0 to 18"]),
-        ("gpuNodeGroups", lambda g: g[0].update(ultraserverType="u-p6e-gb200x144"), ["ultraserverType", "u-p6e-gb200x72"]),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(ultraserverType="u-p6e-gb200x144"),
+            ["ultraserverType", "u-p6e-gb200x72"],
+        ),
         ("gpuNodeGroups", lambda g: g[0].update(efaLayout="fastest"), ["efaLayout", "'fastest'", "one-per-nci-group"]),
         ("gpuNodeGroups", lambda g: g[0].update(amiRelease="v20250519"), ["amiRelease", "v20250519"]),
         ("gpuNodeGroups", lambda g: g[0].update(amiId="ami-0123456789abcdef0"), ["amiId", "amiRelease"]),
-        ("gpuNodeGroups", lambda g: g[0].update(mode="karpenter"), ["gpuNodeGroups[0].mode", "'karpenter'", "self-managed"]),
-        ("gpuNodeGroups", lambda g: g.append(dict(g[0])), ["unique group names", "each capacity reservation in one group only"]),
-        ("gpuNodeGroups", lambda g: g[0].update(capacityReservationResourceGroupArn="arn:aws:resource-groups:us-east-1:111122223333:group/x"), ["either capacityReservationIds"]),
-        ("gpuNodeGroups", lambda g: g[0].update(reservationWindow={"start": "2026-12-02T00:00:00Z", "end": "2026-12-01T00:00:00Z"}), ["reservationWindow.end", "after start"]),
-        ("gpuNodeGroups", lambda g: g[0].update(availabilityZone="us-west-2a"), ["availabilityZone", "us-west-2a", "region us-east-1"]),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(mode="karpenter"),
+            ["gpuNodeGroups[0].mode", "'karpenter'", "self-managed"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g.append(dict(g[0])),
+            ["unique group names", "each capacity reservation in one group only"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(
+                capacityReservationResourceGroupArn="arn:aws:resource-groups:us-east-1:111122223333:group/x"
+            ),
+            ["either capacityReservationIds"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(reservationWindow={"start": "2026-12-02T00:00:00Z", "end": "2026-12-01T00:00:00Z"}),
+            ["reservationWindow.end", "after start"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(availabilityZone="us-west-2a"),
+            ["availabilityZone", "us-west-2a", "region us-east-1"],
+        ),
         ("addons", {"vpcCni": "v1.18.1-eksbuild.1"}, ["addons.vpcCni", "v1.18.5 or newer"]),
         ("imexCheck", {"nodes": 19}, ["imexCheck.nodes", "19"]),
         ("autoDeploy", "yes", ["autoDeploy", "true or false"]),
@@ -109,7 +164,9 @@ def test_every_problem_is_reported_at_once() -> None:
 
 
 def test_existing_vpc_needs_gpu_subnets_in_the_reservation_zone() -> None:
-    problems = problems_for("gb200-x36", "network", lambda n: n.update(gpuSubnetIds={"us-east-1a": ["subnet-0ccccccccccccccc1"]}))
+    problems = problems_for(
+        "gb200-x36", "network", lambda n: n.update(gpuSubnetIds={"us-east-1a": ["subnet-0ccccccccccccccc1"]})
+    )
     assert any("availabilityZone" in p and "gpuSubnetIds" in p for p in problems)
 
 
@@ -120,5 +177,7 @@ def test_subnet_ids_need_a_vpc_id() -> None:
 
 def test_public_endpoint_from_anywhere_only_when_asked() -> None:
     config = copy.deepcopy(stack_config("gb200-x72"))
-    config["ultraserver-eks:cluster"].update(endpointPublicAccessCidrs=["0.0.0.0/0"], allowPublicEndpointFromAnywhere=True)
+    config["ultraserver-eks:cluster"].update(
+        endpointPublicAccessCidrs=["0.0.0.0/0"], allowPublicEndpointFromAnywhere=True
+    )
     assert parse_settings(config).cluster.public_access_cidrs == ("0.0.0.0/0",)

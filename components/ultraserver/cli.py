@@ -55,8 +55,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def stack_settings(project_dir: Path, stack: str) -> Any:
     """A stack's validated settings, read from its file without running the program."""
-    from ultraserver.offline.engine import load_project, stack_config
     from ultraserver.config.settings import parse_settings
+    from ultraserver.offline.engine import load_project, stack_config
 
     project = load_project(project_dir.resolve())
     config, _ = stack_config(project, stack)
@@ -65,7 +65,14 @@ def stack_settings(project_dir: Path, stack: str) -> Any:
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
-    from ultraserver.preflight.checks import PreflightAccessError, exit_code, format_checks, make_clients, run_preflight, target_from_settings
+    from ultraserver.preflight.checks import (
+        PreflightAccessError,
+        exit_code,
+        format_checks,
+        make_clients,
+        run_preflight,
+        target_from_settings,
+    )
 
     target = target_from_settings(stack_settings(args.project_dir, args.stack))
     if args.region:
@@ -81,13 +88,16 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Judge each UltraServer's nvbandwidth run from its launcher log, through the cluster's kubeconfig."""
-    from ultraserver.components.imex_check import CheckError, validate
-    from ultraserver.components.platform import imex_check_args
+    from ultraserver.builders.imex_check import imex_check_args
+    from ultraserver.verify.imex import CheckError, validate
 
     settings = stack_settings(args.project_dir, args.stack)
     check = imex_check_args(settings)
     if check is None:
-        print("validate: the stack deploys no IMEX check (imexCheck.enabled is false or there are no GPU node groups)", file=sys.stderr)
+        print(
+            "validate: the stack deploys no IMEX check (imexCheck.enabled is false or there are no GPU node groups)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     threshold = args.threshold or check.threshold_gbps
     failed = False
@@ -110,10 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     plan = sub.add_parser("plan", help="run a stack's Pulumi program offline and show every resource it would create")
     plan.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
-    plan.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)")
+    plan.add_argument(
+        "--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)"
+    )
     plan.add_argument("--json", metavar="FILE", help="write the plan as JSON")
     plan.add_argument("--graph", metavar="FILE", help="write the dependency graph (.mmd Mermaid, or .dot Graphviz)")
-    plan.add_argument("--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)")
+    plan.add_argument(
+        "--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)"
+    )
     plan.set_defaults(func=cmd_plan)
     pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")
     pre.add_argument("--stack", required=True, help="stack name")
@@ -125,8 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check the IMEX nvbandwidth results of a deployed stack")
     val.add_argument("--stack", required=True, help="stack name")
     val.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    val.add_argument("--kubeconfig", default=str(Path.home() / ".kube" / "config"),
-                     help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`)")
+    val.add_argument(
+        "--kubeconfig",
+        default=str(Path.home() / ".kube" / "config"),
+        help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`)",
+    )
     val.add_argument("--threshold", type=float, help="GB/s every cross-node GPU pair must reach (default: the stack's)")
     val.set_defaults(func=cmd_validate)
     return parser

@@ -18,7 +18,9 @@ WARNING = "warning"
 INFO = "info"
 LEVELS = (ERROR, WARNING, INFO)
 
-_FORMATTED = re.compile(r"^(?P<key>[^:\s][^:]*?): got (?P<value>.*?); allowed: (?P<allowed>.*?); fix: (?P<fix>.*)$", re.S)
+_FORMATTED = re.compile(
+    r"^(?P<key>[^:\s][^:]*?): got (?P<value>.*?); allowed: (?P<allowed>.*?); fix: (?P<fix>.*)$", re.S
+)
 
 
 @dataclass(frozen=True)

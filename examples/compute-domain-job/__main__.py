@@ -12,8 +12,7 @@ from training_job import (
     script_config_map,
     service_manifest,
 )
-
-from ultraserver.components.compute_domain import ComputeDomain
+from ultraserver import ComputeDomain
 
 config = pulumi.Config()
 # Unset keys keep the dataclass defaults (class attributes of TrainingJob).
@@ -33,7 +32,9 @@ on_cluster = pulumi.ResourceOptions(provider=provider)
 
 namespace = k8s.core.v1.Namespace("namespace", metadata=namespace_manifest(job)["metadata"], opts=on_cluster)
 in_namespace = pulumi.ResourceOptions(provider=provider, depends_on=[namespace])
-domain = ComputeDomain("compute-domain", compute_domain_args(job), pulumi.ResourceOptions(providers=[provider], depends_on=[namespace]))
+domain = ComputeDomain(
+    "compute-domain", compute_domain_args(job), pulumi.ResourceOptions(providers=[provider], depends_on=[namespace])
+)
 script = script_config_map(job, (Path(__file__).parent / "train.py").read_text())
 config_map = k8s.core.v1.ConfigMap("script", metadata=script["metadata"], data=script["data"], opts=in_namespace)
 service = service_manifest(job)
@@ -44,7 +45,9 @@ k8s.batch.v1.Job(
     metadata=manifest["metadata"],
     spec=manifest["spec"],
     # A Job's pod template is immutable and its name fixed: a changed run replaces the old Job first.
-    opts=pulumi.ResourceOptions(provider=provider, depends_on=[domain, config_map, headless], delete_before_replace=True),
+    opts=pulumi.ResourceOptions(
+        provider=provider, depends_on=[domain, config_map, headless], delete_before_replace=True
+    ),
 )
 
 pulumi.export("namespace", job.namespace)

@@ -9,10 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_pod_pieces
-from ultraserver.problems import ConfigError
-from ultraserver.builders.helm_values import GPU_TOLERATION
-from ultraserver.components.platform import ULTRASERVER_LABEL
+from ultraserver import GPU_TOLERATION, ULTRASERVER_LABEL, ComputeDomainArgs, ConfigError, compute_domain_pod_pieces
 
 PROJECT = "ultraserver-example-training"
 DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.06-py3"
@@ -59,7 +56,9 @@ def check_training_job(job: TrainingJob) -> None:
             "devices per node of the node group's layout (stack output gpuNodeGroups.<name>.efaDevicesPerNode)"
         )
     if not job.ultraserver:
-        problems.append(f"{PROJECT}:ultraserver: empty; allowed: a GPU node group name of the cluster stack; fix: set it")
+        problems.append(
+            f"{PROJECT}:ultraserver: empty; allowed: a GPU node group name of the cluster stack; fix: set it"
+        )
     if problems:
         raise ConfigError(problems)
 
@@ -131,13 +130,21 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
         "command": ["torchrun"],
         "args": torchrun_args(job),
         "env": [
-            {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+            {
+                "name": "NODE_RANK",
+                "valueFrom": {
+                    "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
+                },
+            },
             {"name": "FI_PROVIDER", "value": "efa"},
         ],
         "ports": [{"name": "rendezvous", "containerPort": RENDEZVOUS_PORT}],
         # GPUs and EFA come from device plugins, the IMEX channel from the ComputeDomain's DRA claim.
         "resources": {"limits": limits, "claims": [pieces.container_claim]},
-        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}, {"name": "dshm", "mountPath": "/dev/shm"}],
+        "volumeMounts": [
+            {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
+            {"name": "dshm", "mountPath": "/dev/shm"},
+        ],
     }
     return {
         "apiVersion": "batch/v1",

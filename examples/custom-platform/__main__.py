@@ -4,13 +4,22 @@ Unlike the full platform (ultraserver.platform), it installs no MPI operator and
 """
 
 import pulumi
-
-from ultraserver.components.cluster import Cluster, ClusterArgs, system_node_labels
-from ultraserver.facts.efa import layout_for, summarize_layout
-from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
-from ultraserver.components.network import Network, NetworkArgs, ips_needed, plan_subnets
-from ultraserver.components.platform import ULTRASERVER_LABEL
+from ultraserver import (
+    ULTRASERVER_LABEL,
+    Cluster,
+    ClusterArgs,
+    GpuNodeGroup,
+    GpuNodeGroupArgs,
+    KubernetesLayer,
+    KubernetesLayerArgs,
+    Network,
+    NetworkArgs,
+    ips_needed,
+    layout_for,
+    plan_subnets,
+    summarize_layout,
+    system_node_labels,
+)
 
 INSTANCE_TYPE = "p6e-gb200.36xlarge"
 ULTRASERVER_TYPE = "u-p6e-gb200x36"
@@ -28,7 +37,9 @@ efa_layout = layout_for(INSTANCE_TYPE, config.get("efaLayout"), None, key="efaLa
 
 # Size the GPU subnet for every node's interfaces and pods before anything is declared.
 gpu_ips = ips_needed(GPU_NODES, GPU_PODS_PER_NODE, summarize_layout(INSTANCE_TYPE, efa_layout).ena_interfaces)
-subnets = plan_subnets(vpc_cidr, config.require_object("availabilityZones"), {gpu_zone: gpu_ips}, SYSTEM_NODES_MAX, PODS_PER_NODE)
+subnets = plan_subnets(
+    vpc_cidr, config.require_object("availabilityZones"), {gpu_zone: gpu_ips}, SYSTEM_NODES_MAX, PODS_PER_NODE
+)
 network = Network(f"{name}-net", NetworkArgs(cluster_name=name, subnets=subnets, vpc_cidr=vpc_cidr))
 
 cluster = Cluster(
@@ -79,4 +90,6 @@ KubernetesLayer(
 
 pulumi.export("clusterName", cluster.name)
 pulumi.export("kubeconfig", cluster.kubeconfig)
-pulumi.export("gpuNodeGroups", {ULTRASERVER: {"fullSize": gpu_nodes.full_size, "efaDevicesPerNode": gpu_nodes.layout.efa_devices}})
+pulumi.export(
+    "gpuNodeGroups", {ULTRASERVER: {"fullSize": gpu_nodes.full_size, "efaDevicesPerNode": gpu_nodes.layout.efa_devices}}
+)

@@ -6,13 +6,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from ultraserver.facts.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
 from ultraserver.problems import ConfigError
-
-# Taint on every GB200 node group: only pods that tolerate it (GPU workloads and node agents) land there.
-GPU_TAINT_KEY = "nvidia.com/gpu"
-GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
-# Set by the GPU Operator on nodes where Node Feature Discovery found an NVIDIA GPU.
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -31,7 +26,8 @@ def require_node_selector(selector: Mapping[str, str], setting: str) -> dict[str
     if not selector or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in selector.items()):
         raise ConfigError(
             f"{setting}: {dict(selector)!r} is not a usable node selector; give at least one label as "
-            f'{{"<label key>": "<value>"}} that the system node group carries, e.g. {{"ultraserver.io/role": "system"}}.'
+            f'{{"<label key>": "<value>"}} that the system node group carries, e.g. '
+            f'{{"ultraserver.io/role": "system"}}.'
         )
     return dict(selector)
 

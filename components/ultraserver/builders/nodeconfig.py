@@ -7,10 +7,11 @@ launch template with its own AMI.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from email.mime.multipart import MIMEMultipart
 from email.mime.nonmultipart import MIMENonMultipart
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 

@@ -12,10 +12,9 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.components.launch_template import secure_node_args
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs
+from ultraserver.facts.scheduling import system_node_labels
 
 CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-SYSTEM_ROLE_LABEL = "ultraserver.io/role"
-SYSTEM_ROLE_VALUE = "system"
 
 
 def access_entries(admin_principal_arns: Sequence[str]) -> dict[str, eks.AccessEntryArgs]:
@@ -32,11 +31,6 @@ def access_entries(admin_principal_arns: Sequence[str]) -> dict[str, eks.AccessE
             },
         )
     return entries
-
-
-def system_node_labels() -> dict[str, str]:
-    """Labels of the system nodes; controllers select them with a node selector."""
-    return {SYSTEM_ROLE_LABEL: SYSTEM_ROLE_VALUE}
 
 
 def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> dict:
@@ -112,8 +106,14 @@ class Cluster(pulumi.ComponentResource):
         super().__init__("ultraserver:index:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(args.tags)
-        key = aws.kms.Key(f"{name}-secrets", description=f"EKS secrets encryption for {args.name}", enable_key_rotation=True,
-                          deletion_window_in_days=30, tags=tags, opts=child)
+        key = aws.kms.Key(
+            f"{name}-secrets",
+            description=f"EKS secrets encryption for {args.name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            tags=tags,
+            opts=child,
+        )
         public = bool(args.public_access_cidrs)
         self.eks = eks.Cluster(
             name,
@@ -136,7 +136,9 @@ class Cluster(pulumi.ComponentResource):
             create_oidc_provider=True,
             vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=args.vpc_cni_version or None),
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=True, version=args.coredns_version or None),
-            kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=True, version=args.kube_proxy_version or None),
+            kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(
+                enabled=True, version=args.kube_proxy_version or None
+            ),
             tags=tags,
             opts=child,
         )
@@ -148,13 +150,22 @@ class Cluster(pulumi.ComponentResource):
         # The security group EKS attaches to the control plane and to nodes without custom groups.
         self.security_group_id = aws_cluster.vpc_config.apply(lambda c: c.cluster_security_group_id)
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
-        aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=self.name, addon_name="eks-pod-identity-agent",
-                      addon_version=args.pod_identity_agent_version or None, resolve_conflicts_on_create="OVERWRITE", tags=tags, opts=child)
+        aws.eks.Addon(
+            f"{name}-pod-identity-agent",
+            cluster_name=self.name,
+            addon_name="eks-pod-identity-agent",
+            addon_version=args.pod_identity_agent_version or None,
+            resolve_conflicts_on_create="OVERWRITE",
+            tags=tags,
+            opts=child,
+        )
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
 
         role = NodeRole(f"{name}-system", NodeRoleArgs(tags=tags), opts=child)
         lt_args = system_launch_template_args(args.system_disk_size_gib, tags)
-        template = aws.ec2.LaunchTemplate(f"{name}-system", description="System nodes: IMDSv2, encrypted root", **lt_args, opts=child)
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-system", description="System nodes: IMDSv2, encrypted root", **lt_args, opts=child
+        )
         self.system_node_group = aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.name,
@@ -164,12 +175,15 @@ class Cluster(pulumi.ComponentResource):
             ami_type=args.system_ami_type,
             capacity_type="ON_DEMAND",
             instance_types=[args.system_instance_type],
-            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=template.id, version=template.latest_version.apply(str)),
-            scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=args.system_desired_size, min_size=args.system_min_size, max_size=args.system_max_size),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)
+            ),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                desired_size=args.system_desired_size, min_size=args.system_min_size, max_size=args.system_max_size
+            ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             labels=system_node_labels(),
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[role]),
         )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
-

@@ -23,16 +23,25 @@ The policy pack can flag a version or AMI change on a capacity-block group witho
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.facts import ami
+from ultraserver.builders.nodeconfig import (
+    LOCAL_STORAGE_STRATEGIES,
+    ClusterDetails,
+    NodeConfigSpec,
+    kubelet_flags,
+    user_data,
+)
 from ultraserver.components.child_options import child_options
-from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER, UPGRADE_SAFE
+from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
+from ultraserver.components.node_role import NodeRole, NodeRoleArgs
+from ultraserver.facts import ami
 from ultraserver.facts.capacity_blocks import (
     ReservationWindow,
     desired_size_problem,
@@ -49,19 +58,11 @@ from ultraserver.facts.efa import (
     summarize_layout,
     validate_layout,
 )
+from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
+from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER, UPGRADE_SAFE
 from ultraserver.problems import ConfigError
-from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
-from ultraserver.components.node_role import NodeRole, NodeRoleArgs
-from ultraserver.builders.nodeconfig import (
-    LOCAL_STORAGE_STRATEGIES,
-    ClusterDetails,
-    NodeConfigSpec,
-    kubelet_flags,
-    user_data,
-)
 
 MODES = ("managed", "self-managed")
-GPU_TAINT = ("nvidia.com/gpu", "true")
 
 
 @dataclass
@@ -274,7 +275,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                     min_size=0, max_size=self.full_size, desired_size=self.desired_size
                 ),
                 labels=args.labels,
-                taints=[aws.eks.NodeGroupTaintArgs(key=GPU_TAINT[0], value=GPU_TAINT[1], effect="NO_SCHEDULE")],
+                taints=[aws.eks.NodeGroupTaintArgs(key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect="NO_SCHEDULE")],
                 tags=group_tags,
                 opts=after_role,
             )
@@ -334,7 +335,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     @staticmethod
     def _user_data(args: GpuNodeGroupArgs) -> pulumi.Output[str]:
         """NodeConfig user data with the cluster section and label/taint kubelet flags."""
-        flags = kubelet_flags(args.labels, [(GPU_TAINT[0], GPU_TAINT[1], "NoSchedule")])
+        flags = kubelet_flags(args.labels, [(GPU_TAINT_KEY, GPU_TAINT_VALUE, GPU_TAINT_EFFECT)])
         return pulumi.Output.all(
             args.cluster_name, args.cluster_endpoint, args.cluster_certificate_authority, args.service_cidr
         ).apply(

@@ -9,33 +9,16 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.facts import charts
-from ultraserver.components.child_options import child_options
-from ultraserver.problems import ConfigError
 from ultraserver.builders.helm_values import (
     deep_merge,
     dra_driver_values,
     efa_device_plugin_values,
     gpu_operator_values,
 )
-
-
-@dataclass
-class ReleaseSettings:
-    """User-tunable settings shared by every chart release."""
-
-    version: str | None = None
-    """Chart version; None keeps the toolkit's pinned version (recommended)."""
-    values: dict[str, Any] = field(default_factory=dict)
-    """Values deep-merged over the toolkit's values (maps merge, lists replace)."""
-    namespace: str | None = None
-    """Namespace of the release; None uses the chart's usual namespace."""
-    timeout_seconds: int = 900
-    """How long Helm waits for the release's resources to become ready."""
-    atomic: bool = True
-    """Roll back a failed install or upgrade instead of leaving it half done."""
-    settings_key: str | None = None
-    """Settings key named in error messages about `values` (defaults to '<chart> values')."""
+from ultraserver.components.child_options import child_options
+from ultraserver.config.settings import ReleaseSettings
+from ultraserver.facts import charts
+from ultraserver.problems import ConfigError
 
 
 @dataclass(frozen=True)
@@ -154,8 +137,12 @@ class GpuOperator(ChartRelease):
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(
-            "ultraserver:index:GpuOperator", name, GPU_OPERATOR,
-            gpu_operator_values(args.system_node_selector), args.release, opts,
+            "ultraserver:index:GpuOperator",
+            name,
+            GPU_OPERATOR,
+            gpu_operator_values(args.system_node_selector),
+            args.release,
+            opts,
         )
 
 
@@ -176,8 +163,12 @@ class DraDriver(ChartRelease):
 
     def __init__(self, name: str, args: DraDriverArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(
-            "ultraserver:index:DraDriver", name, DRA_DRIVER,
-            dra_driver_values(args.system_node_selector, args.nvidia_driver_root), args.release, opts,
+            "ultraserver:index:DraDriver",
+            name,
+            DRA_DRIVER,
+            dra_driver_values(args.system_node_selector, args.nvidia_driver_root),
+            args.release,
+            opts,
         )
 
 
@@ -194,6 +185,10 @@ class EfaDevicePlugin(ChartRelease):
 
     def __init__(self, name: str, args: EfaDevicePluginArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(
-            "ultraserver:index:EfaDevicePlugin", name, EFA_DEVICE_PLUGIN,
-            efa_device_plugin_values(), args.release, opts,
+            "ultraserver:index:EfaDevicePlugin",
+            name,
+            EFA_DEVICE_PLUGIN,
+            efa_device_plugin_values(),
+            args.release,
+            opts,
         )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.problems import ConfigError
+from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.components.helm_release import (
     DraDriver,
     DraDriverArgs,
@@ -17,9 +17,9 @@ from ultraserver.components.helm_release import (
     GpuOperatorArgs,
     ReleaseSettings,
 )
-from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
 from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
+from ultraserver.problems import ConfigError
 
 
 @dataclass
@@ -87,9 +87,7 @@ class KubernetesLayer(pulumi.ComponentResource):
             check_args = args.imex_check
             if not check_args.launcher_node_selector:
                 check_args = replace(check_args, launcher_node_selector=system)
-            self.imex_check = ImexCheck(
-                f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver)
-            )
+            self.imex_check = ImexCheck(f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver))
         self.register_outputs(
             {
                 "imexCheckNamespace": args.imex_check.namespace if args.imex_check else None,

@@ -9,8 +9,9 @@ interface, because EFA traffic needs the EFA group on each EFA device.
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence, cast
+from typing import Any, cast
 
 import pulumi
 

@@ -6,81 +6,13 @@ zone and route out through the regional NAT gateway; the control plane needs two
 
 from __future__ import annotations
 
-import ipaddress
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.problems import ConfigError
-
-# AWS keeps five addresses of every subnet.
-AWS_RESERVED_IPS = 5
-# Room for a rolling replacement of every node in the zone.
-HEADROOM = 2
-
-
-@dataclass(frozen=True)
-class SubnetPlan:
-    """One subnet to create."""
-
-    name: str
-    """Resource name suffix, e.g. private-us-east-1a."""
-    kind: str
-    """public, private (regional) or gpu (the reservation's zone)."""
-    zone: str
-    """Availability zone or Local Zone."""
-    cidr: str
-    """IPv4 CIDR block."""
-
-
-def ips_needed(nodes: int, pods_per_node: int, ips_per_node: int) -> int:
-    """Addresses a zone's subnet needs: every node's interfaces and pods, with headroom."""
-    return nodes * (pods_per_node + ips_per_node) * HEADROOM + AWS_RESERVED_IPS
-
-
-def prefix_for(ip_count: int, largest: int = 16, smallest: int = 28) -> int:
-    """The longest prefix (smallest subnet) that holds ip_count addresses."""
-    return max(largest, min(smallest, 32 - math.ceil(math.log2(max(ip_count, 2)))))
-
-
-def plan_subnets(
-    vpc_cidr: str,
-    regional_zones: Sequence[str],
-    gpu_ip_needs: Mapping[str, int],
-    system_nodes: int,
-    pods_per_node: int,
-) -> list[SubnetPlan]:
-    """Carve the VPC into public, private and GPU subnets, largest first so blocks stay aligned.
-
-    ``gpu_ip_needs`` maps each GPU zone to the addresses its nodes and pods need.
-    """
-    vpc = ipaddress.ip_network(vpc_cidr)
-    private_prefix = min(prefix_for(ips_needed(system_nodes, pods_per_node, 1)), vpc.prefixlen + 3)
-    wanted: list[tuple[str, str, str, int]] = []
-    for zone, ips in gpu_ip_needs.items():
-        wanted.append((f"gpu-{zone}", "gpu", zone, min(prefix_for(ips), 24)))
-    for zone in regional_zones:
-        wanted.append((f"private-{zone}", "private", zone, private_prefix))
-        wanted.append((f"public-{zone}", "public", zone, max(vpc.prefixlen + 4, 24) if vpc.prefixlen <= 20 else 27))
-    wanted.sort(key=lambda w: w[3])
-    plans: list[SubnetPlan] = []
-    cursor = int(vpc.network_address)
-    end = int(vpc.broadcast_address) + 1
-    for name, kind, zone, prefix in wanted:
-        size = 2 ** (32 - prefix)
-        cursor = (cursor + size - 1) // size * size
-        if cursor + size > end:
-            raise ConfigError(
-                f"ultraserver-eks:network.vpcCidr: got {vpc_cidr!r}; allowed: a block large enough for "
-                f"{len(wanted)} subnets (the GPU subnets alone need {dict(gpu_ip_needs)} addresses); "
-                "fix: use a /16 vpcCidr, lower podsPerNode or gpuPodsPerNode, or bring existing subnets (vpcId)"
-            )
-        plans.append(SubnetPlan(name, kind, zone, str(ipaddress.ip_network((cursor, prefix)))))
-        cursor += size
-    return plans
+from ultraserver.config.subnets import SubnetPlan
 
 
 def subnet_tags(cluster_name: str, kind: str) -> dict[str, str]:
@@ -144,12 +76,30 @@ class Network(pulumi.ComponentResource):
         sg_id = self.efa_security_group.id
         rule_opts = pulumi.ResourceOptions(parent=self.efa_security_group)
         # EFA's OS-bypass traffic is dropped unless the group admits all traffic from and to itself.
-        aws.vpc.SecurityGroupIngressRule(f"{name}-efa-self-in", security_group_id=sg_id, referenced_security_group_id=sg_id, ip_protocol="-1",
-                                         description="EFA: all traffic from itself", opts=rule_opts)
-        aws.vpc.SecurityGroupEgressRule(f"{name}-efa-self-out", security_group_id=sg_id, referenced_security_group_id=sg_id, ip_protocol="-1",
-                                        description="EFA: all traffic to itself", opts=rule_opts)
-        aws.vpc.SecurityGroupEgressRule(f"{name}-efa-egress", security_group_id=sg_id, cidr_ipv4="0.0.0.0/0", ip_protocol="-1",
-                                        description="Nodes reach ECR, EKS and S3 through the NAT gateway", opts=rule_opts)
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-efa-self-in",
+            security_group_id=sg_id,
+            referenced_security_group_id=sg_id,
+            ip_protocol="-1",
+            description="EFA: all traffic from itself",
+            opts=rule_opts,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-efa-self-out",
+            security_group_id=sg_id,
+            referenced_security_group_id=sg_id,
+            ip_protocol="-1",
+            description="EFA: all traffic to itself",
+            opts=rule_opts,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-efa-egress",
+            security_group_id=sg_id,
+            cidr_ipv4="0.0.0.0/0",
+            ip_protocol="-1",
+            description="Nodes reach ECR, EKS and S3 through the NAT gateway",
+            opts=rule_opts,
+        )
         self.register_outputs({"vpcId": self.vpc_id, "efaSecurityGroupId": sg_id})
 
     def allow_cluster(self, cluster_security_group_id: pulumi.Input[str]) -> list[pulumi.Resource]:
@@ -161,10 +111,22 @@ class Network(pulumi.ComponentResource):
         sg_id = self.efa_security_group.id
         rule_opts = pulumi.ResourceOptions(parent=self.efa_security_group)
         return [
-            aws.vpc.SecurityGroupIngressRule(f"{self._name}-efa-from-cluster", security_group_id=sg_id, referenced_security_group_id=cluster_security_group_id,
-                                             ip_protocol="-1", description="Control plane and system nodes to GPU nodes", opts=rule_opts),
-            aws.vpc.SecurityGroupIngressRule(f"{self._name}-cluster-from-efa", security_group_id=cluster_security_group_id, referenced_security_group_id=sg_id,
-                                             ip_protocol="-1", description="GPU nodes to control plane and system nodes", opts=rule_opts),
+            aws.vpc.SecurityGroupIngressRule(
+                f"{self._name}-efa-from-cluster",
+                security_group_id=sg_id,
+                referenced_security_group_id=cluster_security_group_id,
+                ip_protocol="-1",
+                description="Control plane and system nodes to GPU nodes",
+                opts=rule_opts,
+            ),
+            aws.vpc.SecurityGroupIngressRule(
+                f"{self._name}-cluster-from-efa",
+                security_group_id=cluster_security_group_id,
+                referenced_security_group_id=sg_id,
+                ip_protocol="-1",
+                description="GPU nodes to control plane and system nodes",
+                opts=rule_opts,
+            ),
         ]
 
     def _create(self, args: NetworkArgs) -> None:
@@ -173,7 +135,14 @@ class Network(pulumi.ComponentResource):
         plans = list(args.subnets)
         regional_zones = [p.zone for p in plans if p.kind == "private"]
         gpu_zones = [p.zone for p in plans if p.kind == "gpu"]
-        vpc = aws.ec2.Vpc(name, cidr_block=args.vpc_cidr, enable_dns_hostnames=True, enable_dns_support=True, tags={**tags, "Name": name}, opts=child)
+        vpc = aws.ec2.Vpc(
+            name,
+            cidr_block=args.vpc_cidr,
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags={**tags, "Name": name},
+            opts=child,
+        )
         self.vpc_id = vpc.id
         vpc_child = pulumi.ResourceOptions(parent=vpc)
         igw = aws.ec2.InternetGateway(name, vpc_id=vpc.id, tags={**tags, "Name": name}, opts=vpc_child)
@@ -188,28 +157,53 @@ class Network(pulumi.ComponentResource):
                 tags={**tags, **subnet_tags(args.cluster_name, plan.kind), "Name": f"{name}-{plan.name}"},
                 opts=vpc_child,
             )
-        public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id, routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-                                       tags={**tags, "Name": f"{name}-public"}, opts=vpc_child)
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+            tags={**tags, "Name": f"{name}-public"},
+            opts=vpc_child,
+        )
         nat_by_zone: dict[str, aws.ec2.NatGateway] = {}
         for zone in regional_zones:
             public = subnets[f"public-{zone}"]
-            aws.ec2.RouteTableAssociation(f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=vpc_child)
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=vpc_child
+            )
             if not args.single_nat_gateway or not nat_by_zone:
-                eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags={**tags, "Name": f"{name}-nat-{zone}"}, opts=vpc_child)
-                nat_by_zone[zone] = aws.ec2.NatGateway(f"{name}-{zone}", allocation_id=eip.id, subnet_id=public.id,
-                                                       tags={**tags, "Name": f"{name}-{zone}"}, opts=pulumi.ResourceOptions(parent=vpc, depends_on=[igw]))
+                eip = aws.ec2.Eip(
+                    f"{name}-nat-{zone}", domain="vpc", tags={**tags, "Name": f"{name}-nat-{zone}"}, opts=vpc_child
+                )
+                nat_by_zone[zone] = aws.ec2.NatGateway(
+                    f"{name}-{zone}",
+                    allocation_id=eip.id,
+                    subnet_id=public.id,
+                    tags={**tags, "Name": f"{name}-{zone}"},
+                    opts=pulumi.ResourceOptions(parent=vpc, depends_on=[igw]),
+                )
         first_nat = next(iter(nat_by_zone.values()))
         private_rts: dict[str, aws.ec2.RouteTable] = {}
         for zone in regional_zones:
             nat = nat_by_zone.get(zone, first_nat)
-            private_rts[zone] = aws.ec2.RouteTable(f"{name}-private-{zone}", vpc_id=vpc.id,
-                                                   routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
-                                                   tags={**tags, "Name": f"{name}-private-{zone}"}, opts=vpc_child)
-            aws.ec2.RouteTableAssociation(f"{name}-private-{zone}", subnet_id=subnets[f"private-{zone}"].id, route_table_id=private_rts[zone].id, opts=vpc_child)
+            private_rts[zone] = aws.ec2.RouteTable(
+                f"{name}-private-{zone}",
+                vpc_id=vpc.id,
+                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+                tags={**tags, "Name": f"{name}-private-{zone}"},
+                opts=vpc_child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{zone}",
+                subnet_id=subnets[f"private-{zone}"].id,
+                route_table_id=private_rts[zone].id,
+                opts=vpc_child,
+            )
         # Local Zones have no NAT gateway of their own: GPU subnets route out through the parent region's.
         gpu_rt = private_rts[regional_zones[0]]
         for zone in gpu_zones:
-            aws.ec2.RouteTableAssociation(f"{name}-gpu-{zone}", subnet_id=subnets[f"gpu-{zone}"].id, route_table_id=gpu_rt.id, opts=vpc_child)
+            aws.ec2.RouteTableAssociation(
+                f"{name}-gpu-{zone}", subnet_id=subnets[f"gpu-{zone}"].id, route_table_id=gpu_rt.id, opts=vpc_child
+            )
         self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
         self.public_subnet_ids = [subnets[f"public-{z}"].id for z in regional_zones]
         self.gpu_subnet_ids = {z: [subnets[f"gpu-{z}"].id] for z in gpu_zones}
@@ -222,7 +216,13 @@ class Network(pulumi.ComponentResource):
         # Existing subnets are shared with other owners: add the tags EKS needs, never replace theirs.
         for kind, subnet_id in kinds:
             for key, value in subnet_tags(args.cluster_name, kind).items():
-                aws.ec2.Tag(f"{self._name}-{subnet_id}-{key.rsplit('/', 1)[-1]}", resource_id=subnet_id, key=key, value=value, opts=child)
+                aws.ec2.Tag(
+                    f"{self._name}-{subnet_id}-{key.rsplit('/', 1)[-1]}",
+                    resource_id=subnet_id,
+                    key=key,
+                    value=value,
+                    opts=child,
+                )
         self.private_subnet_ids = [pulumi.Output.from_input(s) for s in args.private_subnet_ids]
         self.public_subnet_ids = [pulumi.Output.from_input(s) for s in args.public_subnet_ids]
         self.gpu_subnet_ids = {z: [pulumi.Output.from_input(s) for s in ids] for z, ids in args.gpu_subnet_ids.items()}

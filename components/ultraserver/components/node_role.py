@@ -8,13 +8,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-# Worker nodes need to join the cluster, pull images from ECR and let the VPC CNI manage ENIs.
-# Nothing else: workloads get their own permissions through Pod Identity.
-NODE_POLICY_ARNS: tuple[str, ...] = (
-    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
-    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
-)
+from ultraserver.facts.iam import NODE_POLICY_ARNS
 
 
 def assume_role_policy() -> dict:
@@ -58,9 +52,7 @@ class NodeRole(pulumi.ComponentResource):
         )
         for arn in NODE_POLICY_ARNS:
             short = arn.rsplit("/", 1)[-1]
-            aws.iam.RolePolicyAttachment(
-                f"{name}-{short}", role=self.role.name, policy_arn=arn, opts=child
-            )
+            aws.iam.RolePolicyAttachment(f"{name}-{short}", role=self.role.name, policy_arn=arn, opts=child)
         self.instance_profile = (
             aws.iam.InstanceProfile(name, role=self.role.name, opts=child) if args.instance_profile else None
         )

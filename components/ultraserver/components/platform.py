@@ -6,45 +6,16 @@ from dataclasses import dataclass
 
 import pulumi
 
-from ultraserver.facts import efa
-from ultraserver.components.cluster import Cluster, ClusterArgs, system_node_labels
+from ultraserver.builders.imex_check import imex_check_args
+from ultraserver.components.cluster import Cluster, ClusterArgs
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from ultraserver.components.imex_check import ImexCheckArgs, ImexTarget
 from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
-from ultraserver.components.network import Network, NetworkArgs, ips_needed, plan_subnets
+from ultraserver.components.network import Network, NetworkArgs
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
+from ultraserver.config.subnets import plan_subnets
+from ultraserver.config.views import gpu_ip_needs, node_group_names
+from ultraserver.facts.scheduling import ULTRASERVER_LABEL, system_node_labels
 from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
-
-ULTRASERVER_LABEL = "ultraserver.io/ultraserver"
-
-
-def gpu_ip_needs(settings: Settings) -> dict[str, int]:
-    """Addresses each GPU zone needs: nodes times (pods + interfaces that carry an IP)."""
-    needs: dict[str, int] = {}
-    for group in settings.gpu_node_groups:
-        summary = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
-        nodes = group.nodes_per_group * group.node_groups
-        needs[group.availability_zone] = needs.get(group.availability_zone, 0) + ips_needed(nodes, settings.network.gpu_pods_per_node, summary.ena_interfaces)
-    return needs
-
-
-def node_group_names(group: GpuNodeGroupSettings) -> list[str]:
-    """Names of the node groups an entry creates: one per UltraServer unless grouped."""
-    if group.node_groups == 1:
-        return [group.name]
-    return [f"{group.name}-{index}" for index in range(1, group.node_groups + 1)]
-
-
-def imex_check_args(settings: Settings) -> ImexCheckArgs | None:
-    """One nvbandwidth job per GPU node group (one NVLink domain each), when the check is on."""
-    if not settings.imex_check.enabled or not settings.gpu_node_groups:
-        return None
-    targets = [
-        ImexTarget(name=name, node_selector={ULTRASERVER_LABEL: name}, instance_count=group.instances_per_ultraserver)
-        for group in settings.gpu_node_groups
-        for name in node_group_names(group)
-    ]
-    return ImexCheckArgs(targets=targets, nodes=settings.imex_check.nodes, threshold_gbps=settings.imex_check.threshold_gbps)
 
 
 @dataclass
@@ -67,7 +38,13 @@ class Platform(pulumi.ComponentResource):
         s = args.settings
         net = s.network
         # Plan subnets before declaring anything, so a VPC too small is rejected up front.
-        subnets = [] if net.existing else plan_subnets(net.vpc_cidr, net.availability_zones, gpu_ip_needs(s), s.system_node_group.max_size, net.pods_per_node)
+        subnets = (
+            []
+            if net.existing
+            else plan_subnets(
+                net.vpc_cidr, net.availability_zones, gpu_ip_needs(s), s.system_node_group.max_size, net.pods_per_node
+            )
+        )
         super().__init__("ultraserver:index:Platform", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = {STACK: s.stack, **s.cluster.tags}
@@ -115,9 +92,15 @@ class Platform(pulumi.ComponentResource):
         cluster_rules = self.network.allow_cluster(self.cluster.security_group_id)
         self.gpu_node_groups = {}
         for group in s.gpu_node_groups:
-            targets: list[tuple[str, str | None]] = [(group.name, None)] if group.grouped else list(zip(node_group_names(group), group.capacity_reservation_ids))
+            targets: list[tuple[str, str | None]] = (
+                [(group.name, None)]
+                if group.grouped
+                else list(zip(node_group_names(group), group.capacity_reservation_ids, strict=False))
+            )
             for group_name, reservation_id in targets:
-                self.gpu_node_groups[group_name] = self._gpu_node_group(s, group, group_name, reservation_id, tags, cluster_rules)
+                self.gpu_node_groups[group_name] = self._gpu_node_group(
+                    s, group, group_name, reservation_id, tags, cluster_rules
+                )
         # Helm releases need the API server and somewhere to run controllers, not the GPU nodes:
         # GPU node groups and the releases proceed in parallel.
         self.kubernetes = KubernetesLayer(
@@ -136,7 +119,13 @@ class Platform(pulumi.ComponentResource):
         self.register_outputs({"clusterName": self.cluster.name})
 
     def _gpu_node_group(
-        self, s: Settings, group: GpuNodeGroupSettings, name: str, reservation_id: str | None, tags: dict[str, str], after: list[pulumi.Resource]
+        self,
+        s: Settings,
+        group: GpuNodeGroupSettings,
+        name: str,
+        reservation_id: str | None,
+        tags: dict[str, str],
+        after: list[pulumi.Resource],
     ) -> GpuNodeGroup:
         """One capacity-block node group: one UltraServer, or a grouped fleet."""
         return GpuNodeGroup(

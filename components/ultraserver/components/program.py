@@ -5,8 +5,16 @@ from __future__ import annotations
 import pulumi
 
 from ultraserver.components.platform import Platform, PlatformArgs
-from ultraserver.config.settings import load_settings
+from ultraserver.config.settings import PROJECT, Settings, parse_settings
 from ultraserver.problems import ConfigError
+
+
+def load_settings() -> Settings:
+    """Read and validate the running Pulumi program's stack config."""
+    # The SDK has no public "all keys" call; the config map is what the engine handed the program.
+    from pulumi.runtime.config import CONFIG
+
+    return parse_settings(dict(CONFIG.get()), pulumi.get_project() or PROJECT, pulumi.get_stack())
 
 
 class StackConfigError(ConfigError, pulumi.RunError):

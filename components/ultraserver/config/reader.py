@@ -52,7 +52,9 @@ class Reader:
         if name in self.raw and self.raw[name] is not None:
             return self.raw[name], True
         if default is REQUIRED:
-            self.problems.append(problem(self.path(name), None, "a value (this key is required)", f"add {name} to {self.key}"))
+            self.problems.append(
+                problem(self.path(name), None, "a value (this key is required)", f"add {name} to {self.key}")
+            )
         return default, False
 
     def string(
@@ -84,12 +86,18 @@ class Reader:
             return default if default is not REQUIRED else None
         return value
 
-    def integer(self, name: str, default: Any = REQUIRED, *, minimum: int | None = None, maximum: int | None = None) -> Any:
+    def integer(
+        self, name: str, default: Any = REQUIRED, *, minimum: int | None = None, maximum: int | None = None
+    ) -> Any:
         """An integer field within optional bounds."""
         value, present = self._get(name, default)
         if not present:
             return value
-        allowed = "an integer" + (f" >= {minimum}" if minimum is not None else "") + (f" <= {maximum}" if maximum is not None else "")
+        allowed = (
+            "an integer"
+            + (f" >= {minimum}" if minimum is not None else "")
+            + (f" <= {maximum}" if maximum is not None else "")
+        )
         if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
             self.problems.append(problem(self.path(name), value, allowed, f"set {name} to a whole number"))
             return default if default is not REQUIRED else None
@@ -113,11 +121,15 @@ class Reader:
         """A true/false field."""
         value, present = self._get(name, default)
         if present and not isinstance(value, bool):
-            self.problems.append(problem(self.path(name), value, "true or false", f"write {name}: true or {name}: false"))
+            self.problems.append(
+                problem(self.path(name), value, "true or false", f"write {name}: true or {name}: false")
+            )
             return default if default is not REQUIRED else None
         return value
 
-    def string_list(self, name: str, default: Any = REQUIRED, *, check: Callable[[str], str | None] | None = None) -> Any:
+    def string_list(
+        self, name: str, default: Any = REQUIRED, *, check: Callable[[str], str | None] | None = None
+    ) -> Any:
         """A list of strings, each optionally checked (check returns a problem text or None)."""
         value, present = self._get(name, default)
         if not present:
@@ -136,8 +148,12 @@ class Reader:
         value, present = self._get(name, default)
         if not present:
             return dict(value) if isinstance(value, dict) else value
-        if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in value.items()):
-            self.problems.append(problem(self.path(name), value, "a mapping of names to strings", f"write {name} as key: value pairs"))
+        if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in value.items()
+        ):
+            self.problems.append(
+                problem(self.path(name), value, "a mapping of names to strings", f"write {name} as key: value pairs")
+            )
             return {}
         return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
 
@@ -175,4 +191,6 @@ class Reader:
             if name not in self._seen:
                 close = difflib.get_close_matches(str(name), sorted(self._seen), n=1)
                 fix = f"did you mean {close[0]!r}?" if close else "remove it"
-                self.problems.append(problem(self.path(str(name)), self.raw[name], "known keys: " + ", ".join(sorted(self._seen)), fix))
+                self.problems.append(
+                    problem(self.path(str(name)), self.raw[name], "known keys: " + ", ".join(sorted(self._seen)), fix)
+                )

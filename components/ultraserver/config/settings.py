@@ -15,13 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-import pulumi
-
+from ultraserver.config.reader import Reader, problem
 from ultraserver.facts import ami, charts, efa
 from ultraserver.facts import capacity_blocks as capacity_block
-from ultraserver.config.reader import Reader, problem
 from ultraserver.problems import ConfigError
-from ultraserver.components.helm_release import ReleaseSettings
 
 PROJECT = "ultraserver-eks"
 MIN_KUBERNETES = (1, 33)
@@ -35,6 +32,24 @@ _ZONE = r"[a-z]{2}(-[a-z]+)+-\d[a-z]?(-[a-z]+-\d+[a-z])?"
 _ARN_PRINCIPAL = r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+"
 _SUBNET_ID = r"subnet-[0-9a-f]{8}([0-9a-f]{9})?"
 _VPC_ID = r"vpc-[0-9a-f]{8}([0-9a-f]{9})?"
+
+
+@dataclass
+class ReleaseSettings:
+    """User-tunable settings shared by every chart release."""
+
+    version: str | None = None
+    """Chart version; None keeps the toolkit's pinned version (recommended)."""
+    values: dict[str, Any] = field(default_factory=dict)
+    """Values deep-merged over the toolkit's values (maps merge, lists replace)."""
+    namespace: str | None = None
+    """Namespace of the release; None uses the chart's usual namespace."""
+    timeout_seconds: int = 900
+    """How long Helm waits for the release's resources to become ready."""
+    atomic: bool = True
+    """Roll back a failed install or upgrade instead of leaving it half done."""
+    settings_key: str | None = None
+    """Settings key named in error messages about `values` (defaults to '<chart> values')."""
 
 
 @dataclass(frozen=True)
@@ -257,16 +272,32 @@ def _principal_problem(value: str) -> str | None:
 def _read_cluster(r: Reader, allow_anywhere: bool) -> ClusterSettings:
     version = r.string("kubernetesVersion", "1.33", pattern=r"\d+\.\d+", allowed="a version like 1.33")
     if version and _version_tuple(version) < MIN_KUBERNETES:
-        r.problems.append(problem(r.path("kubernetesVersion"), version, "1.33 or newer (GB200 needs DRA)", 'set kubernetesVersion: "1.33"'))
+        r.problems.append(
+            problem(
+                r.path("kubernetesVersion"), version, "1.33 or newer (GB200 needs DRA)", 'set kubernetesVersion: "1.33"'
+            )
+        )
     cidrs = r.string_list("endpointPublicAccessCidrs", [], check=_cidr_problem)
     if "0.0.0.0/0" in cidrs and not allow_anywhere:
         r.problems.append(
-            problem(r.path("endpointPublicAccessCidrs"), "0.0.0.0/0", "specific CIDRs (the API endpoint must not be open to the internet)",
-                    "list your office/VPN CIDRs, or set allowPublicEndpointFromAnywhere: true if you really mean it")
+            problem(
+                r.path("endpointPublicAccessCidrs"),
+                "0.0.0.0/0",
+                "specific CIDRs (the API endpoint must not be open to the internet)",
+                "list your office/VPN CIDRs, or set allowPublicEndpointFromAnywhere: true if you really mean it",
+            )
         )
-    logs = r.string_list("logTypes", list(LOG_TYPES[:3]), check=lambda v: None if v in LOG_TYPES else f"allowed: {', '.join(LOG_TYPES)}; fix: remove it")
+    logs = r.string_list(
+        "logTypes",
+        list(LOG_TYPES[:3]),
+        check=lambda v: None if v in LOG_TYPES else f"allowed: {', '.join(LOG_TYPES)}; fix: remove it",
+    )
     return ClusterSettings(
-        name=r.string("name", pattern=r"[A-Za-z][A-Za-z0-9_-]{0,99}", allowed="letters, digits, - and _, starting with a letter, up to 100 characters"),
+        name=r.string(
+            "name",
+            pattern=r"[A-Za-z][A-Za-z0-9_-]{0,99}",
+            allowed="letters, digits, - and _, starting with a letter, up to 100 characters",
+        ),
         kubernetes_version=version,
         public_access_cidrs=tuple(cidrs),
         admin_principal_arns=tuple(r.string_list("adminPrincipalArns", [], check=_principal_problem)),
@@ -277,20 +308,47 @@ def _read_cluster(r: Reader, allow_anywhere: bool) -> ClusterSettings:
 
 def _read_network(r: Reader, region: str) -> NetworkSettings:
     vpc_id = r.string("vpcId", "", pattern=_VPC_ID, allowed="a VPC id like vpc-0123456789abcdef0")
-    subnet_check = lambda v: None if re.fullmatch(_SUBNET_ID, v) else "allowed: a subnet id like subnet-0123456789abcdef0; fix: copy it from the VPC console"  # noqa: E731
-    zone_check = lambda v: None if re.fullmatch(_ZONE, v) and v.startswith(region) else f"allowed: a zone of {region} such as {region}a; fix: correct the zone"  # noqa: E731
+    subnet_check = lambda v: (  # noqa: E731
+        None
+        if re.fullmatch(_SUBNET_ID, v)
+        else "allowed: a subnet id like subnet-0123456789abcdef0; fix: copy it from the VPC console"
+    )  # noqa: E731
+    zone_check = lambda v: (  # noqa: E731
+        None
+        if re.fullmatch(_ZONE, v) and v.startswith(region)
+        else f"allowed: a zone of {region} such as {region}a; fix: correct the zone"
+    )  # noqa: E731
     gpu_raw = r.raw_value("gpuSubnetIds") or {}
     gpu_subnets: dict[str, tuple[str, ...]] = {}
     if not isinstance(gpu_raw, Mapping):
-        r.problems.append(problem(r.path("gpuSubnetIds"), gpu_raw, "a mapping of zone to subnet ids", "write gpuSubnetIds: {us-east-1-dfw-2a: [subnet-...]}"))
+        r.problems.append(
+            problem(
+                r.path("gpuSubnetIds"),
+                gpu_raw,
+                "a mapping of zone to subnet ids",
+                "write gpuSubnetIds: {us-east-1-dfw-2a: [subnet-...]}",
+            )
+        )
     else:
         for zone, ids in gpu_raw.items():
             if not isinstance(ids, list) or not all(isinstance(i, str) and re.fullmatch(_SUBNET_ID, i) for i in ids):
-                r.problems.append(problem(f"{r.path('gpuSubnetIds')}.{zone}", ids, "a list of subnet ids", "list the subnet ids in that zone"))
+                r.problems.append(
+                    problem(
+                        f"{r.path('gpuSubnetIds')}.{zone}",
+                        ids,
+                        "a list of subnet ids",
+                        "list the subnet ids in that zone",
+                    )
+                )
                 continue
             gpu_subnets[str(zone)] = tuple(ids)
     settings = NetworkSettings(
-        vpc_cidr=r.string("vpcCidr", "10.0.0.0/16", pattern=r"\d+\.\d+\.\d+\.\d+/(1[6-9]|2[0-4])", allowed="an IPv4 CIDR from /16 to /24"),
+        vpc_cidr=r.string(
+            "vpcCidr",
+            "10.0.0.0/16",
+            pattern=r"\d+\.\d+\.\d+\.\d+/(1[6-9]|2[0-4])",
+            allowed="an IPv4 CIDR from /16 to /24",
+        ),
         availability_zones=tuple(r.string_list("availabilityZones", [], check=zone_check)),
         single_nat_gateway=r.boolean("singleNatGateway", True),
         pods_per_node=r.integer("podsPerNode", 110, minimum=8, maximum=737),
@@ -302,15 +360,43 @@ def _read_network(r: Reader, region: str) -> NetworkSettings:
     )
     if settings.existing:
         if len(settings.private_subnet_ids) < 2:
-            r.problems.append(problem(r.path("privateSubnetIds"), list(settings.private_subnet_ids), "at least two subnets in different zones (EKS requires two)", "list two or more private subnets"))
+            r.problems.append(
+                problem(
+                    r.path("privateSubnetIds"),
+                    list(settings.private_subnet_ids),
+                    "at least two subnets in different zones (EKS requires two)",
+                    "list two or more private subnets",
+                )
+            )
     else:
         if len(settings.availability_zones) < 2:
-            r.problems.append(problem(r.path("availabilityZones"), list(settings.availability_zones), f"at least two regional zones of {region}", f"set availabilityZones: [{region}a, {region}b]"))
+            r.problems.append(
+                problem(
+                    r.path("availabilityZones"),
+                    list(settings.availability_zones),
+                    f"at least two regional zones of {region}",
+                    f"set availabilityZones: [{region}a, {region}b]",
+                )
+            )
         for key in ("privateSubnetIds", "publicSubnetIds"):
             if r.has(key):
-                r.problems.append(problem(r.path(key), r.raw[key], "subnet ids only together with vpcId", "set vpcId too, or remove the subnet ids"))
+                r.problems.append(
+                    problem(
+                        r.path(key),
+                        r.raw[key],
+                        "subnet ids only together with vpcId",
+                        "set vpcId too, or remove the subnet ids",
+                    )
+                )
         if gpu_subnets:
-            r.problems.append(problem(r.path("gpuSubnetIds"), gpu_raw, "subnet ids only together with vpcId", "set vpcId too, or remove gpuSubnetIds"))
+            r.problems.append(
+                problem(
+                    r.path("gpuSubnetIds"),
+                    gpu_raw,
+                    "subnet ids only together with vpcId",
+                    "set vpcId too, or remove gpuSubnetIds",
+                )
+            )
     return settings
 
 
@@ -321,7 +407,14 @@ def _parse_time(r: Reader, name: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except ValueError:
-        r.problems.append(problem(r.path(name), text, "an ISO 8601 time such as 2026-12-01T11:30:00Z", "copy the time from describe-capacity-blocks"))
+        r.problems.append(
+            problem(
+                r.path(name),
+                text,
+                "an ISO 8601 time such as 2026-12-01T11:30:00Z",
+                "copy the time from describe-capacity-blocks",
+            )
+        )
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
@@ -335,17 +428,28 @@ def _read_window(r: Reader) -> capacity_block.ReservationWindow | None:
     if start is None or end is None:
         return None
     if end <= start:
-        r.problems.append(problem(r.path("end"), end.isoformat(), "a time after start", "copy start and end from describe-capacity-blocks"))
+        r.problems.append(
+            problem(
+                r.path("end"), end.isoformat(), "a time after start", "copy start and end from describe-capacity-blocks"
+            )
+        )
         return None
     return capacity_block.ReservationWindow(start=start, end=end, scale_down_lead_minutes=lead)
 
 
-def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNodeGroupSettings | None:
+def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNodeGroupSettings | None:  # noqa: C901 -- replaced by the declarative settings model
     errors_before = len(r.problems)
     name = r.string("name", pattern=_NAME, allowed="lowercase letters, digits and -, 2-39 characters")
     zone = r.string("availabilityZone", pattern=_ZONE, allowed=f"a zone of {region}, e.g. {region}-dfw-2a")
     if zone and not zone.startswith(region):
-        r.problems.append(problem(r.path("availabilityZone"), zone, f"a zone of the stack's region {region}", "use the zone of the capacity reservation"))
+        r.problems.append(
+            problem(
+                r.path("availabilityZone"),
+                zone,
+                f"a zone of the stack's region {region}",
+                "use the zone of the capacity reservation",
+            )
+        )
     us_type = r.string("ultraserverType", "u-p6e-gb200x72", choices=tuple(capacity_block.ULTRASERVER_INSTANCES))
     ids = r.string_list("capacityReservationIds", [], check=capacity_block.reservation_id_problem)
     group_arn = r.string("capacityReservationResourceGroupArn", "")
@@ -355,12 +459,28 @@ def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNode
             r.problems.append(f"{r.path('capacityReservationResourceGroupArn')}: got {group_arn!r}; {why}")
     count = r.integer("ultraserverCount", 1, minimum=1, maximum=1000)
     if bool(ids) == bool(group_arn):
-        r.problems.append(problem(r.path("capacityReservationIds"), ids, "either capacityReservationIds (one per UltraServer) or capacityReservationResourceGroupArn, not both and not neither",
-                                  "list the cr-... id of each UltraServer's capacity reservation"))
+        r.problems.append(
+            problem(
+                r.path("capacityReservationIds"),
+                ids,
+                "either capacityReservationIds (one per UltraServer) or "
+                "capacityReservationResourceGroupArn, not both and not neither",
+                "list the cr-... id of each UltraServer's capacity reservation",
+            )
+        )
     if ids and r.has("ultraserverCount"):
-        r.problems.append(problem(r.path("ultraserverCount"), count, "ultraserverCount only with capacityReservationResourceGroupArn", "remove it: each reservation id is one UltraServer"))
+        r.problems.append(
+            problem(
+                r.path("ultraserverCount"),
+                count,
+                "ultraserverCount only with capacityReservationResourceGroupArn",
+                "remove it: each reservation id is one UltraServer",
+            )
+        )
     if len(set(ids)) != len(ids):
-        r.problems.append(problem(r.path("capacityReservationIds"), ids, "each reservation once", "remove the duplicate id"))
+        r.problems.append(
+            problem(r.path("capacityReservationIds"), ids, "each reservation once", "remove the duplicate id")
+        )
     mode = r.string("mode", "managed", choices=("managed", "self-managed"))
     instance_type = r.string("instanceType", GB200_INSTANCE_TYPE, choices=tuple(efa.supported_instance_types()))
     layout = r.raw_value("efaLayout")
@@ -370,25 +490,52 @@ def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNode
         preset = layout if isinstance(layout, str) else None
         custom = layout if isinstance(layout, list) else None
         if preset is not None and preset not in efa.PRESETS:
-            r.problems.append(problem(r.path("efaLayout"), preset, "one of " + ", ".join(efa.PRESETS) + ", or a list of {networkCardIndex, deviceIndex, interfaceType}", "pick a preset"))
+            r.problems.append(
+                problem(
+                    r.path("efaLayout"),
+                    preset,
+                    "one of "
+                    + ", ".join(efa.PRESETS)
+                    + ", or a list of {networkCardIndex, deviceIndex, interfaceType}",
+                    "pick a preset",
+                )
+            )
         elif instance_type:
             try:
                 interfaces = tuple(efa.layout_for(instance_type, preset, custom))
             except ConfigError as err:
                 r.problems.extend(f"{r.path('efaLayout')}: {p}" for p in err.problems)
             else:
-                r.problems.extend(f"{r.path('efaLayout')}: {p}" for p in efa.validate_layout(instance_type, list(interfaces)))
+                r.problems.extend(
+                    f"{r.path('efaLayout')}: {p}" for p in efa.validate_layout(instance_type, list(interfaces))
+                )
     else:
-        r.problems.append(problem(r.path("efaLayout"), layout, "a preset name or a list of interfaces", "write efaLayout: one-per-nci-group"))
+        r.problems.append(
+            problem(
+                r.path("efaLayout"),
+                layout,
+                "a preset name or a list of interfaces",
+                "write efaLayout: one-per-nci-group",
+            )
+        )
     desired = r.integer("desiredSize", None, minimum=0)
     release = r.string("amiRelease", "")
     if release:
         why = ami.release_problem(release)
         if why:
             r.problems.append(f"{r.path('amiRelease')}: got {release!r}; {why}")
-    ami_id = r.string("amiId", "", pattern=r"ami-[0-9a-f]{8}([0-9a-f]{9})?", allowed="an AMI id like ami-0123456789abcdef0")
+    ami_id = r.string(
+        "amiId", "", pattern=r"ami-[0-9a-f]{8}([0-9a-f]{9})?", allowed="an AMI id like ami-0123456789abcdef0"
+    )
     if ami_id and not release:
-        r.problems.append(problem(r.path("amiId"), ami_id, "a pinned AMI together with amiRelease", "set amiRelease to the AMI's release (v20251103 or later) so the NVIDIA driver can be checked"))
+        r.problems.append(
+            problem(
+                r.path("amiId"),
+                ami_id,
+                "a pinned AMI together with amiRelease",
+                "set amiRelease to the AMI's release (v20251103 or later) so the NVIDIA driver can be checked",
+            )
+        )
     window = _read_window(r.child("reservationWindow"))
     group = GpuNodeGroupSettings(
         name=name,
@@ -414,21 +561,43 @@ def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNode
     if us_type and desired is not None:
         full = group.instances_per_ultraserver * (count if group_arn else 1)
         if desired > full:
-            r.problems.append(problem(r.path("desiredSize"), desired, f"0 to {full} (the instances in the group's UltraServer capacity)", f"set desiredSize: {full} or remove it"))
+            r.problems.append(
+                problem(
+                    r.path("desiredSize"),
+                    desired,
+                    f"0 to {full} (the instances in the group's UltraServer capacity)",
+                    f"set desiredSize: {full} or remove it",
+                )
+            )
     if zone and network.existing and zone not in network.gpu_subnet_ids:
-        r.problems.append(problem(r.path("availabilityZone"), zone, "a zone listed in network.gpuSubnetIds (GPU subnets must sit in the reservation's zone)",
-                                  f"add gpuSubnetIds: {{{zone}: [subnet-...]}} to the network settings"))
+        r.problems.append(
+            problem(
+                r.path("availabilityZone"),
+                zone,
+                "a zone listed in network.gpuSubnetIds (GPU subnets must sit in the reservation's zone)",
+                f"add gpuSubnetIds: {{{zone}: [subnet-...]}} to the network settings",
+            )
+        )
     return group if len(r.problems) == errors_before else None
 
 
 def _read_chart(r: Reader, chart: str) -> ReleaseSettings:
     values = r.any_map("values")
     for path in charts.unknown_value_paths(chart, values):
-        r.problems.append(problem(r.path(f"values.{path}"), path, f"a value key of the pinned {chart} chart", "fix the key or remove it (see the chart's values.yaml)"))
+        r.problems.append(
+            problem(
+                r.path(f"values.{path}"),
+                path,
+                f"a value key of the pinned {chart} chart",
+                "fix the key or remove it (see the chart's values.yaml)",
+            )
+        )
     settings = ReleaseSettings(
         version=r.string("version", None, pattern=r"v?\d+\.\d+\.\d+", allowed="a chart version such as 25.3.4"),
         values=values,
-        namespace=r.string("namespace", None, pattern=r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", allowed="a namespace name"),
+        namespace=r.string(
+            "namespace", None, pattern=r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", allowed="a namespace name"
+        ),
         timeout_seconds=r.integer("timeoutSeconds", 900, minimum=60, maximum=7200),
         atomic=r.boolean("atomic", True),
         settings_key=r.key,
@@ -437,7 +606,7 @@ def _read_chart(r: Reader, chart: str) -> ReleaseSettings:
     return settings
 
 
-def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str = "dev") -> Settings:
+def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str = "dev") -> Settings:  # noqa: C901 -- replaced by the declarative settings model
     """Validate raw stack config (keys like ``ultraserver-eks:cluster`` and ``aws:region``) into Settings.
 
     Values may be parsed YAML or the JSON strings Pulumi passes to programs. Raises ConfigError
@@ -459,7 +628,9 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
 
     region = values.get("aws:region")
     if not isinstance(region, str) or not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", region):
-        problems.append(problem("aws:region", region, "an AWS region such as us-east-1", "pulumi config set aws:region us-east-1"))
+        problems.append(
+            problem("aws:region", region, "an AWS region such as us-east-1", "pulumi config set aws:region us-east-1")
+        )
         region = "us-east-1"
 
     def section(name: str) -> Reader:
@@ -475,8 +646,12 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
 
     sys_reader = section("systemNodeGroup")
     system = SystemNodeGroupSettings(
-        instance_type=sys_reader.string("instanceType", "m7g.xlarge", pattern=r"[a-z0-9-]+\.[a-z0-9]+", allowed="an EC2 instance type"),
-        ami_type=sys_reader.string("amiType", "AL2023_ARM_64_STANDARD", choices=("AL2023_ARM_64_STANDARD", "AL2023_x86_64_STANDARD")),
+        instance_type=sys_reader.string(
+            "instanceType", "m7g.xlarge", pattern=r"[a-z0-9-]+\.[a-z0-9]+", allowed="an EC2 instance type"
+        ),
+        ami_type=sys_reader.string(
+            "amiType", "AL2023_ARM_64_STANDARD", choices=("AL2023_ARM_64_STANDARD", "AL2023_x86_64_STANDARD")
+        ),
         desired_size=sys_reader.integer("desiredSize", 2, minimum=1, maximum=100),
         min_size=sys_reader.integer("minSize", 2, minimum=1, maximum=100),
         max_size=sys_reader.integer("maxSize", 4, minimum=1, maximum=100),
@@ -484,22 +659,40 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
     )
     sys_reader.finish()
     if not (system.min_size <= system.desired_size <= system.max_size):
-        problems.append(problem(f"{project}:systemNodeGroup", f"min {system.min_size}, desired {system.desired_size}, max {system.max_size}", "minSize <= desiredSize <= maxSize", "adjust the sizes"))
+        problems.append(
+            problem(
+                f"{project}:systemNodeGroup",
+                f"min {system.min_size}, desired {system.desired_size}, max {system.max_size}",
+                "minSize <= desiredSize <= maxSize",
+                "adjust the sizes",
+            )
+        )
 
     gpu_list = values.get(f"{project}:gpuNodeGroups")
     groups: list[GpuNodeGroupSettings] = []
     if gpu_list is not None and not isinstance(gpu_list, list):
-        problems.append(problem(f"{project}:gpuNodeGroups", gpu_list, "a list of node groups", "write gpuNodeGroups as a YAML list"))
+        problems.append(
+            problem(f"{project}:gpuNodeGroups", gpu_list, "a list of node groups", "write gpuNodeGroups as a YAML list")
+        )
     for index, raw in enumerate(gpu_list or []):
         group = _read_gpu_group(Reader(f"{project}:gpuNodeGroups[{index}]", raw, problems), network, region)
         if group:
             groups.append(group)
     names = [g.name for g in groups]
     for name in {n for n in names if names.count(n) > 1}:
-        problems.append(problem(f"{project}:gpuNodeGroups", name, "unique group names", f"rename one of the groups called {name}"))
+        problems.append(
+            problem(f"{project}:gpuNodeGroups", name, "unique group names", f"rename one of the groups called {name}")
+        )
     reservation_ids = [i for g in groups for i in g.capacity_reservation_ids]
     for rid in {i for i in reservation_ids if reservation_ids.count(i) > 1}:
-        problems.append(problem(f"{project}:gpuNodeGroups", rid, "each capacity reservation in one group only", f"remove {rid} from all but one group"))
+        problems.append(
+            problem(
+                f"{project}:gpuNodeGroups",
+                rid,
+                "each capacity reservation in one group only",
+                f"remove {rid} from all but one group",
+            )
+        )
 
     addon_reader = section("addons")
     version_pattern = r"v\d+\.\d+\.\d+-eksbuild\.\d+"
@@ -512,7 +705,14 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
     )
     addon_reader.finish()
     if addons.vpc_cni and _version_tuple(addons.vpc_cni)[:3] < MIN_VPC_CNI:
-        problems.append(problem(f"{project}:addons.vpcCni", addons.vpc_cni, "v1.18.5 or newer (EFA-only interfaces need it)", "remove vpcCni to take the EKS default, or pin a newer version"))
+        problems.append(
+            problem(
+                f"{project}:addons.vpcCni",
+                addons.vpc_cni,
+                "v1.18.5 or newer (EFA-only interfaces need it)",
+                "remove vpcCni to take the EKS default, or pin a newer version",
+            )
+        )
 
     k8s_reader = section("kubernetes")
     kubernetes = KubernetesSettings(
@@ -531,12 +731,21 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
     imex_reader.finish()
     for group in groups:
         if imex.enabled and imex.nodes > group.nodes_per_group > 0:
-            problems.append(problem(f"{project}:imexCheck.nodes", imex.nodes, f"at most the {group.nodes_per_group} nodes of group {group.name}", "lower nodes or disable the check"))
+            problems.append(
+                problem(
+                    f"{project}:imexCheck.nodes",
+                    imex.nodes,
+                    f"at most the {group.nodes_per_group} nodes of group {group.name}",
+                    "lower nodes or disable the check",
+                )
+            )
             break
 
     auto_deploy = values.get(f"{project}:autoDeploy", False)
     if not isinstance(auto_deploy, bool):
-        problems.append(problem(f"{project}:autoDeploy", auto_deploy, "true or false", "write autoDeploy: true or false"))
+        problems.append(
+            problem(f"{project}:autoDeploy", auto_deploy, "true or false", "write autoDeploy: true or false")
+        )
         auto_deploy = False
 
     if problems:
@@ -554,11 +763,3 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         imex_check=imex,
         auto_deploy=auto_deploy,
     )
-
-
-def load_settings() -> Settings:
-    """Read and validate the running Pulumi program's stack config."""
-    # The SDK has no public "all keys" call; the config map is what the engine handed the program.
-    from pulumi.runtime.config import CONFIG
-
-    return parse_settings(dict(CONFIG.get()), pulumi.get_project(), pulumi.get_stack())

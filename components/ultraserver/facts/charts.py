@@ -39,7 +39,9 @@ class PinnedChart:
 
 @cache
 def catalog() -> dict[str, PinnedChart]:
-    """The pinned charts, read from the packaged data/chart_keys.json (written by scripts/regen_upstream_fixtures.py)."""
+    """The pinned charts, read from the packaged data/chart_keys.json (written by
+    scripts/regen_upstream_fixtures.py).
+    """
     raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
     return {
         name: PinnedChart(
@@ -80,9 +82,7 @@ def unknown_value_paths(chart: str, values: Mapping[str, Any]) -> list[str]:
 def _hint(chart: PinnedChart, path: str) -> str:
     """A 'did you mean' or the list of valid siblings for one unknown path."""
     parent, _, _ = path.rpartition(".")
-    siblings = sorted(
-        k.rpartition(".")[2] for k in chart.keys if k.rpartition(".")[0] == parent and k != parent
-    )
+    siblings = sorted(k.rpartition(".")[2] for k in chart.keys if k.rpartition(".")[0] == parent and k != parent)
     close = difflib.get_close_matches(path, chart.keys, n=1)
     if close:
         return f"did you mean '{close[0]}'?"

@@ -23,10 +23,11 @@ device index 0 on the other cards, as AWS recommends.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, Sequence
+from typing import Any
 
 from ultraserver.problems import ConfigError
 
@@ -262,4 +263,6 @@ def format_layout_table(rows: Sequence[LayoutRow]) -> str:
         for row in rows
     ]
     widths = [max(len(line[col]) for line in [header, *body]) for col in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [header, *body])
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)).rstrip() for line in [header, *body]
+    )

@@ -32,7 +32,6 @@ _RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 _UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
-
 @dataclass
 class Plan:
     """What a stack would create, offline."""
@@ -45,7 +44,12 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         """The plan JSON: ``{project, stack, resources, policies}``."""
-        return {"project": self.project, "stack": self.stack, "resources": [r.to_json() for r in self.resources], "policies": self.policies}
+        return {
+            "project": self.project,
+            "stack": self.stack,
+            "resources": [r.to_json() for r in self.resources],
+            "policies": self.policies,
+        }
 
     def of_type(self, resource_type: str) -> list[PlanResource]:
         """Resources of one type, in declaration order."""
@@ -121,7 +125,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         owner: str = self._registering.urn
         urn = self.make_urn(owner, "aws:eks/cluster:Cluster", f"{cluster_name}-eksCluster")
         state = placeholders.eks_cluster_state(cluster_name, region)
-        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, placeholders.resource_id(cluster_name), state)
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(
+            urn, placeholders.resource_id(cluster_name), state
+        )
         self._owner_of[urn] = owner
         kubeconfig = placeholders.kubeconfig(cluster_name)
         return {
@@ -141,8 +147,22 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         response = super().RegisterResource(request)
         inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
         dependencies = sorted({self._owner_of.get(d, d) for d in request.dependencies})
-        by_input = {key: sorted({self._owner_of.get(d, d) for d in deps.urns}) for key, deps in request.propertyDependencies.items()}
-        self.records.append(PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, bool(request.custom), by_input))
+        by_input = {
+            key: sorted({self._owner_of.get(d, d) for d in deps.urns})
+            for key, deps in request.propertyDependencies.items()
+        }
+        self.records.append(
+            PlanResource(
+                response.urn,
+                request.type,
+                request.name,
+                request.parent,
+                inputs,
+                dependencies,
+                bool(request.custom),
+                by_input,
+            )
+        )
         return response
 
 
@@ -161,17 +181,24 @@ class Project:
 
     def stacks(self) -> list[str]:
         """Stacks that have a config file."""
-        return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
+        return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
 
 
 def load_project(directory: Path) -> Project:
     """Read Pulumi.yaml (name, stackConfigDir, main)."""
     manifest = directory / "Pulumi.yaml"
     if not manifest.is_file():
-        raise ConfigError(f"project: no Pulumi.yaml in {directory}; fix: run from the project directory or pass --project-dir")
+        raise ConfigError(
+            f"project: no Pulumi.yaml in {directory}; fix: run from the project directory or pass --project-dir"
+        )
     data = yaml.safe_load(manifest.read_text()) or {}
     main = directory / str(data.get("main", "")).strip("/")
-    return Project(directory, str(data["name"]), directory / str(data.get("stackConfigDir", ".")), main / "__main__.py" if main.is_dir() else main)
+    return Project(
+        directory,
+        str(data["name"]),
+        directory / str(data.get("stackConfigDir", ".")),
+        main / "__main__.py" if main.is_dir() else main,
+    )
 
 
 def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str]]:
@@ -179,7 +206,10 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
     path = project.stack_file(stack)
     if not path.is_file():
         known = ", ".join(project.stacks()) or "none"
-        raise ConfigError(f"--stack: got {stack!r}; allowed: a stack with a file in {project.stack_config_dir} ({known}); fix: pick one of those or add {path.name}")
+        raise ConfigError(
+            f"--stack: got {stack!r}; allowed: a stack with a file in {project.stack_config_dir} "
+            f"({known}); fix: pick one of those or add {path.name}"
+        )
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as err:
@@ -206,7 +236,14 @@ def run_plan(directory: Path | str, stack: str, overrides: Mapping[str, Any] | N
     config, secret_keys = stack_config(project, stack)
     for key, value in (overrides or {}).items():
         config[key] = value if isinstance(value, str) else json.dumps(value)
-    return record(lambda: runpy.run_path(str(project.main), run_name="__main__"), project.name, stack, config, secret_keys, project.directory)
+    return record(
+        lambda: runpy.run_path(str(project.main), run_name="__main__"),
+        project.name,
+        stack,
+        config,
+        secret_keys,
+        project.directory,
+    )
 
 
 def record(

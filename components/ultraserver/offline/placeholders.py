@@ -62,13 +62,20 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
             status="ACTIVE",
             resources=[{"autoscalingGroups": [{"name": f"{name}-offline-asg"}]}],
         )
-    elif resource_type in ("aws:iam/role:Role", "aws:iam/instanceProfile:InstanceProfile", "aws:autoscaling/group:Group"):
+    elif resource_type in (
+        "aws:iam/role:Role",
+        "aws:iam/instanceProfile:InstanceProfile",
+        "aws:autoscaling/group:Group",
+    ):
         outputs.setdefault("name", inputs.get("name", f"{name}-offline"))
     elif resource_type == "aws:kms/key:Key":
         outputs["keyId"] = resource_id(name)
     elif resource_type == "pulumi:pulumi:StackReference":
         # Another stack's exports are unknown offline; a kubeconfig placeholder lets consumers wire a provider.
-        outputs["outputs"] = {"kubeconfig": kubeconfig(str(inputs.get("name", name)).rsplit("/", 1)[-1]), "clusterName": "offline-placeholder-cluster"}
+        outputs["outputs"] = {
+            "kubeconfig": kubeconfig(str(inputs.get("name", name)).rsplit("/", 1)[-1]),
+            "clusterName": "offline-placeholder-cluster",
+        }
         outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":
         outputs["status"] = {"status": "offline-placeholder", "name": inputs.get("name", name)}
@@ -78,12 +85,23 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
 def _ssm_parameter(args: dict[str, Any]) -> dict[str, Any]:
     name = args.get("name", "")
     value = AMI if name.endswith("image_id") else "offline-placeholder"
-    return {"name": name, "value": value, "insecureValue": value, "type": "String", "version": 1, "arn": f"arn:aws:ssm:offline::parameter{name}"}
+    return {
+        "name": name,
+        "value": value,
+        "insecureValue": value,
+        "type": "String",
+        "version": 1,
+        "arn": f"arn:aws:ssm:offline::parameter{name}",
+    }
 
 
 CALLS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "aws:ssm/getParameter:getParameter": _ssm_parameter,
-    "aws:index/getCallerIdentity:getCallerIdentity": lambda a: {"accountId": ACCOUNT, "arn": f"arn:aws:iam::{ACCOUNT}:user/offline", "userId": "offline"},
+    "aws:index/getCallerIdentity:getCallerIdentity": lambda a: {
+        "accountId": ACCOUNT,
+        "arn": f"arn:aws:iam::{ACCOUNT}:user/offline",
+        "userId": "offline",
+    },
     "aws:index/getPartition:getPartition": lambda a: {"partition": "aws", "dnsSuffix": "amazonaws.com"},
 }
 

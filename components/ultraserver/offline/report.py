@@ -101,10 +101,16 @@ def gpu_groups(plan: Plan) -> list[GpuGroup]:
         if template is None or instance_type not in efa.supported_instance_types():
             continue
         managed = resource.type == NODE_GROUP
-        nodes = lookup(resource.inputs, "scalingConfig.desiredSize") if managed else resource.inputs.get("desiredCapacity")
+        nodes = (
+            lookup(resource.inputs, "scalingConfig.desiredSize") if managed else resource.inputs.get("desiredCapacity")
+        )
         full = lookup(resource.inputs, "scalingConfig.maxSize") if managed else resource.inputs.get("maxSize")
         interfaces = tuple(
-            efa.EfaInterface(int(n.get("networkCardIndex", 0)), int(n.get("deviceIndex", 0)), str(n.get("interfaceType", "interface")))
+            efa.EfaInterface(
+                int(n.get("networkCardIndex", 0)),
+                int(n.get("deviceIndex", 0)),
+                str(n.get("interfaceType", "interface")),
+            )
             for n in template.inputs.get("networkInterfaces") or []
         )
         layout = (template.inputs.get("tags") or {}).get(EFA_LAYOUT, "custom")
@@ -118,18 +124,33 @@ def summary(plan: Plan, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str:
     lines = [f"Resources: {sum(counts.values())}"]
     lines += [f"  {count:4d}  {kind}" for kind, count in sorted(counts.items())]
     groups = gpu_groups(plan)
-    system_nodes = sum(int(lookup(r.inputs, "scalingConfig.desiredSize") or 0) for r in plan.of_type(NODE_GROUP)) - sum(g.nodes for g in groups if g.managed)
+    system_nodes = sum(int(lookup(r.inputs, "scalingConfig.desiredSize") or 0) for r in plan.of_type(NODE_GROUP)) - sum(
+        g.nodes for g in groups if g.managed
+    )
     gpu_nodes = sum(g.full_size for g in groups)
     gpus = sum(g.full_size * int(efa.instance_facts(g.instance_type)["gpus"]) for g in groups)
-    lines.append(f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node groups ({sum(g.nodes for g in groups)} running now); GPUs: {gpus}")
+    lines.append(
+        f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node groups "
+        f"({sum(g.nodes for g in groups)} running now); GPUs: {gpus}"
+    )
     waiting = [g.resource.name for g in groups if g.nodes < g.full_size]
     if waiting:
-        lines.append(f"  Below full size now (capacity block not yet active, or held at 0 for an upgrade): {', '.join(waiting)}")
+        lines.append(
+            f"  Below full size now (capacity block not yet active, or held at 0 for an upgrade): {', '.join(waiting)}"
+        )
     if groups:
-        rows = [efa.LayoutRow(g.resource.name, g.instance_type, g.layout, efa.summarize_layout(g.instance_type, g.interfaces)) for g in groups]
+        rows = [
+            efa.LayoutRow(
+                g.resource.name, g.instance_type, g.layout, efa.summarize_layout(g.instance_type, g.interfaces)
+            )
+            for g in groups
+        ]
         lines += ["", "EFA per node:", efa.format_layout_table(rows)]
     managed_groups = len(plan.of_type(NODE_GROUP)) + len(plan.of_type("eks:index:ManagedNodeGroup"))
     if managed_groups > quota:
-        lines += ["", f"WARNING: {managed_groups} managed node groups exceed the EKS quota of {quota} per cluster; "
-                      "use grouped mode (capacityReservationResourceGroupArn) or request a quota increase"]
+        lines += [
+            "",
+            f"WARNING: {managed_groups} managed node groups exceed the EKS quota of {quota} per cluster; "
+            "use grouped mode (capacityReservationResourceGroupArn) or request a quota increase",
+        ]
     return "\n".join(lines)

@@ -27,4 +27,11 @@ class PlanResource:
 
     def to_json(self) -> dict[str, Any]:
         """The plan-JSON form (the stable contract)."""
-        return {"urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs, "dependencies": self.dependencies}
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "inputs": self.inputs,
+            "dependencies": self.dependencies,
+        }

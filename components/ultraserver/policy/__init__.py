@@ -4,6 +4,14 @@ from ultraserver.policy.engine import RULES, evaluate, resolve_config
 from ultraserver.policy.model import ADVISORY, DISABLED, MANDATORY, UNKNOWN, PlanResource, Rule, Violation
 
 __all__ = [
-    "ADVISORY", "DISABLED", "MANDATORY", "RULES", "UNKNOWN", "PlanResource", "Rule", "Violation",
-    "evaluate", "resolve_config",
+    "ADVISORY",
+    "DISABLED",
+    "MANDATORY",
+    "RULES",
+    "UNKNOWN",
+    "PlanResource",
+    "Rule",
+    "Violation",
+    "evaluate",
+    "resolve_config",
 ]

@@ -55,14 +55,16 @@ def check_gpu_operator_version(resource_type: str, props: Mapping[str, Any], opt
     return _version_messages(props, str(opts["minVersion"]), "GPU Operator")
 
 
-def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any],
-                                   opts: Mapping[str, Any]) -> list[str]:
+def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """With the AL2023 NVIDIA AMI the driver and toolkit come with the AMI, so the operator must not install them."""
     if chart_name(props) != GPU_OPERATOR:
         return []
     values = values_of(props)
-    on = [key for key in ("driver", "toolkit") if as_bool(get_path(values, key, "enabled")) is not False
-          and not is_unknown(get_path(values, key, "enabled"))]
+    on = [
+        key
+        for key in ("driver", "toolkit")
+        if as_bool(get_path(values, key, "enabled")) is not False and not is_unknown(get_path(values, key, "enabled"))
+    ]
     if not on:
         return []
     return [
@@ -71,16 +73,17 @@ def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any],
     ]
 
 
-def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any],
-                                   opts: Mapping[str, Any]) -> list[str]:
+def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """MIG manager off: driver 580 turns on CDMM, which does not support MIG."""
     if chart_name(props) != GPU_OPERATOR:
         return []
     enabled = get_path(values_of(props), "migManager", "enabled")
     if as_bool(enabled) is False or is_unknown(enabled):
         return []
-    return ["migManager is enabled (the chart's default), but MIG is unsupported with CDMM on driver 580. "
-            "Set migManager.enabled=false in the GPU Operator values."]
+    return [
+        "migManager is enabled (the chart's default), but MIG is unsupported with CDMM on driver 580. "
+        "Set migManager.enabled=false in the GPU Operator values."
+    ]
 
 
 def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -96,12 +99,22 @@ def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]
             continue
         minimum = str(opts["minVersion"])
         if version_tuple(version) is None:
-            out.append((release.urn, f"DRA driver chart version is {version!r}. Pin an exact version "
-                                     f"({minimum} or later) on the release."))
+            out.append(
+                (
+                    release.urn,
+                    f"DRA driver chart version is {version!r}. Pin an exact version "
+                    f"({minimum} or later) on the release.",
+                )
+            )
         elif zero and not version_at_least(version, minimum):
-            out.append((release.urn, f"DRA driver chart version is {version!r} but ComputeDomains "
-                                     f"{', '.join(zero)} use numNodes 0, which needs {minimum} or later. "
-                                     f"Pin {minimum} or later, or set numNodes to the node count."))
+            out.append(
+                (
+                    release.urn,
+                    f"DRA driver chart version is {version!r} but ComputeDomains "
+                    f"{', '.join(zero)} use numNodes 0, which needs {minimum} or later. "
+                    f"Pin {minimum} or later, or set numNodes to the node count.",
+                )
+            )
     return out
 
 
@@ -112,8 +125,10 @@ def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts
     enabled = get_path(values_of(props), "resources", "computeDomains", "enabled")
     if as_bool(enabled) is not False:
         return []
-    return ["resources.computeDomains.enabled is false, so no IMEX channels for multi-node NVLink. "
-            "Set resources.computeDomains.enabled=true in the DRA driver values."]
+    return [
+        "resources.computeDomains.enabled is false, so no IMEX channels for multi-node NVLink. "
+        "Set resources.computeDomains.enabled=true in the DRA driver values."
+    ]
 
 
 def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
@@ -124,9 +139,11 @@ def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts:
     enabled = get_path(values, "resources", "gpus", "enabled")
     if as_bool(enabled) is False or is_unknown(enabled) or as_bool(values.get("gpuResourcesEnabledOverride")):
         return []
-    return ["resources.gpus.enabled is not false, so the DRA driver would allocate GPUs beside the GPU "
-            "Operator's device plugin. Set resources.gpus.enabled=false (or gpuResourcesEnabledOverride=true "
-            "if DRA GPU allocation is intended)."]
+    return [
+        "resources.gpus.enabled is not false, so the DRA driver would allocate GPUs beside the GPU "
+        "Operator's device plugin. Set resources.gpus.enabled=false (or gpuResourcesEnabledOverride=true "
+        "if DRA GPU allocation is intended)."
+    ]
 
 
 def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -136,8 +153,14 @@ def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[st
         return []
     users = [t for t in index.of_type(LAUNCH_TEMPLATE) if has_efa(t.inputs)]
     users += [g for g in index.of_type(EKS_MANAGED_NODE_GROUP) if as_bool(g.inputs.get("enableEfaSupport"))]
-    return [(u.urn, "nodes get EFA interfaces but no aws-efa-k8s-device-plugin release is installed, so pods "
-                    "cannot request vpc.amazonaws.com/efa. Install the chart (0.5.14 or later).") for u in users]
+    return [
+        (
+            u.urn,
+            "nodes get EFA interfaces but no aws-efa-k8s-device-plugin release is installed, so pods "
+            "cannot request vpc.amazonaws.com/efa. Install the chart (0.5.14 or later).",
+        )
+        for u in users
+    ]
 
 
 def _tolerates(toleration: Any, key: str) -> bool:
@@ -159,8 +182,10 @@ def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], o
     missing = [k for k in opts["taintKeys"] if not any(_tolerates(t, k) for t in as_list(tolerations))]
     if not missing:
         return []
-    return [f"the EFA device plugin does not tolerate taints {', '.join(missing)}, so it skips tainted GPU nodes. "
-            f"Add tolerations [{{key: {missing[0]}, operator: Exists, effect: NoSchedule}}] to its values."]
+    return [
+        f"the EFA device plugin does not tolerate taints {', '.join(missing)}, so it skips tainted GPU nodes. "
+        f"Add tolerations [{{key: {missing[0]}, operator: Exists, effect: NoSchedule}}] to its values."
+    ]
 
 
 RULES: tuple[Rule, ...] = (
@@ -192,8 +217,9 @@ RULES: tuple[Rule, ...] = (
         description="The NVIDIA DRA driver chart is pinned, at 25.8.0 or later when a ComputeDomain uses numNodes 0.",
         fix="Set the release version to 25.8.0 or later.",
         check_stack=check_dra_version,
-        config_schema={"minVersion": {"type": "string",
-                                      "description": "Oldest version when a ComputeDomain uses numNodes 0."}},
+        config_schema={
+            "minVersion": {"type": "string", "description": "Oldest version when a ComputeDomain uses numNodes 0."}
+        },
         defaults={"minVersion": "25.8.0"},
     ),
     Rule(
@@ -222,8 +248,13 @@ RULES: tuple[Rule, ...] = (
         fix="Add a NoSchedule toleration for nvidia.com/gpu to the chart values.",
         resource_types=(HELM_RELEASE,),
         check_resource=check_efa_plugin_tolerations,
-        config_schema={"taintKeys": {"type": "array", "items": {"type": "string"},
-                                     "description": "Taint keys on GPU nodes the plugin must tolerate."}},
+        config_schema={
+            "taintKeys": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Taint keys on GPU nodes the plugin must tolerate.",
+            }
+        },
         defaults={"taintKeys": ["nvidia.com/gpu"]},
     ),
 )

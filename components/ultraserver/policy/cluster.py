@@ -72,7 +72,7 @@ def check_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[st
     version = view.version
     return [
         f"Kubernetes version is {version!r}; GB200 needs DRA, so it must be >= {opts['minVersion']}. "
-        f"Set the cluster version to \"{opts['minVersion']}\" or later."
+        f'Set the cluster version to "{opts["minVersion"]}" or later.'
     ]
 
 
@@ -85,15 +85,18 @@ def check_authentication_mode(resource_type: str, props: Mapping[str, Any], opts
     mode = view.authentication_mode
     return [
         f"authentication mode is {mode!r}; allowed: {', '.join(allowed)}. "
-        "Set authentication_mode=\"API\" and grant node and admin access through access entries."
+        'Set authentication_mode="API" and grant node and admin access through access entries.'
     ]
 
 
 def check_secrets_encryption(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """Kubernetes secrets encrypted with a KMS key."""
     view = cluster_view(resource_type, props)
-    if view is None or is_unknown(view.secrets_key_arn) or (isinstance(view.secrets_key_arn, str)
-                                                            and view.secrets_key_arn):
+    if (
+        view is None
+        or is_unknown(view.secrets_key_arn)
+        or (isinstance(view.secrets_key_arn, str) and view.secrets_key_arn)
+    ):
         return []
     return [
         "secrets encryption is off. Set encryption_config_key_arn to a KMS key ARN "
@@ -129,11 +132,13 @@ def check_no_auto_mode_with_gb200(resources: Sequence[PlanResource], opts: Mappi
     for cluster in index.of_type(*CLUSTER_TYPES):
         view = cluster_view(cluster.type, cluster.inputs)
         if index.cluster_key(cluster) in gb200_clusters and view is not None and view.auto_mode:
-            out.append((
-                cluster.urn,
-                "EKS Auto Mode is on, but this cluster has GB200 node groups and Auto Mode does not support DRA. "
-                "Turn Auto Mode off and run GB200 on managed or self-managed node groups.",
-            ))
+            out.append(
+                (
+                    cluster.urn,
+                    "EKS Auto Mode is on, but this cluster has GB200 node groups and Auto Mode does not support DRA. "
+                    "Turn Auto Mode off and run GB200 on managed or self-managed node groups.",
+                )
+            )
     return out
 
 
@@ -150,7 +155,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         name="eks-authentication-mode",
         description="EKS clusters use access entries: authentication mode API or API_AND_CONFIG_MAP.",
-        fix="Set authentication_mode=\"API\" and use access entries.",
+        fix='Set authentication_mode="API" and use access entries.',
         resource_types=CLUSTER_TYPES,
         check_resource=check_authentication_mode,
         config_schema={"allowed": {"type": "array", "items": {"type": "string"}, "description": "Allowed modes."}},

@@ -22,8 +22,7 @@ def rules_table(rules: Sequence[Rule] = RULES) -> str:
     lines = ["| Rule | Level | Kind | Checks | Fix | Options (default) |", "|---|---|---|---|---|---|"]
     for rule in rules:
         kind = "resource" if rule.check_resource else "stack"
-        lines.append(f"| `{rule.name}` | {rule.level} | {kind} | {rule.description} | {rule.fix} | "
-                     f"{_options(rule)} |")
+        lines.append(f"| `{rule.name}` | {rule.level} | {kind} | {rule.description} | {rule.fix} | {_options(rule)} |")
     return "\n".join(lines)
 
 

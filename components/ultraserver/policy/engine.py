@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.problems import ConfigError
 from ultraserver.policy import charts, cluster, iam, launch_templates, node_groups
 from ultraserver.policy.model import DISABLED, LEVELS, PlanResource, Rule, Violation
+from ultraserver.problems import ConfigError
 
 RULES: tuple[Rule, ...] = (
     *cluster.RULES,
@@ -21,7 +21,12 @@ ALL = "all"
 """Config key that sets the level of every rule at once (as in Pulumi's policy config)."""
 ENFORCEMENT_LEVEL = "enforcementLevel"
 JSON_TYPES: Mapping[str, type | tuple[type, ...]] = {
-    "string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list, "object": dict,
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
 }
 
 
@@ -49,10 +54,11 @@ def _problems(rule: Rule, entry: Any) -> list[str]:
     if level is not None and level not in LEVELS:
         problems.append(f"{key}: enforcementLevel {level!r} is not one of {', '.join(LEVELS)}; use one of those.")
     if not isinstance(entry, (Mapping, str)):
-        problems.append(f"{key}: {entry!r} must be a level string or an object; use e.g. "
-                        f'{{"enforcementLevel": "advisory"}}.')
+        problems.append(
+            f'{key}: {entry!r} must be a level string or an object; use e.g. {{"enforcementLevel": "advisory"}}.'
+        )
         return problems
-    for option, value in (entry.items() if isinstance(entry, Mapping) else []):
+    for option, value in entry.items() if isinstance(entry, Mapping) else []:
         if option == ENFORCEMENT_LEVEL:
             continue
         schema = rule.config_schema.get(option)
@@ -70,8 +76,11 @@ def resolve_config(config: Mapping[str, Any] | None, rules: Sequence[Rule] = RUL
     """Each rule's level and options from a policy config dict; ConfigError names every bad entry."""
     config = dict(config or {})
     by_name = {rule.name: rule for rule in rules}
-    problems = [f"policy config {name!r}: no such rule; rules: {', '.join(sorted(by_name))}."
-                for name in config if name not in by_name and name != ALL]
+    problems = [
+        f"policy config {name!r}: no such rule; rules: {', '.join(sorted(by_name))}."
+        for name in config
+        if name not in by_name and name != ALL
+    ]
     default_level = config.get(ALL)
     if default_level is not None and default_level not in LEVELS:
         problems.append(f"policy config 'all': {default_level!r} is not one of {', '.join(LEVELS)}.")
@@ -80,15 +89,17 @@ def resolve_config(config: Mapping[str, Any] | None, rules: Sequence[Rule] = RUL
         entry = config.get(rule.name)
         problems += _problems(rule, entry) if entry is not None else []
         level = entry.get(ENFORCEMENT_LEVEL) if isinstance(entry, Mapping) else entry
-        settings[rule.name] = RuleSettings(level=str(level or default_level or rule.level),
-                                           options=options_for(rule, entry))
+        settings[rule.name] = RuleSettings(
+            level=str(level or default_level or rule.level), options=options_for(rule, entry)
+        )
     if problems:
         raise ConfigError(problems)
     return settings
 
 
-def evaluate(resources: Sequence[PlanResource], config: Mapping[str, Any] | None = None,
-             rules: Sequence[Rule] = RULES) -> list[Violation]:
+def evaluate(
+    resources: Sequence[PlanResource], config: Mapping[str, Any] | None = None, rules: Sequence[Rule] = RULES
+) -> list[Violation]:
     """Every violation of every enabled rule, in rule order then resource order."""
     settings = resolve_config(config, rules)
     out = []
@@ -99,8 +110,10 @@ def evaluate(resources: Sequence[PlanResource], config: Mapping[str, Any] | None
         if rule.check_resource is not None:
             for resource in resources:
                 if resource.type in rule.resource_types:
-                    out += [Violation(rule.name, level, resource.urn, message)
-                            for message in rule.check_resource(resource.type, resource.inputs, options)]
+                    out += [
+                        Violation(rule.name, level, resource.urn, message)
+                        for message in rule.check_resource(resource.type, resource.inputs, options)
+                    ]
         elif rule.check_stack is not None:
             out += [Violation(rule.name, level, urn, message) for urn, message in rule.check_stack(resources, options)]
     return out

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.components.node_role import NODE_POLICY_ARNS
+from ultraserver.facts.iam import NODE_POLICY_ARNS
 from ultraserver.policy.model import (
     IAM_POLICY,
     IAM_ROLE,
@@ -56,8 +56,11 @@ def wildcard_actions(document: Mapping[str, Any]) -> list[str]:
 def _documents(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """(label, raw document) for each policy document the resource carries."""
     if resource_type == IAM_ROLE:
-        return [(f"inline policy {p.get('name')!r}", p.get("policy"))
-                for p in as_list(props.get("inlinePolicies")) if isinstance(p, Mapping)]
+        return [
+            (f"inline policy {p.get('name')!r}", p.get("policy"))
+            for p in as_list(props.get("inlinePolicies"))
+            if isinstance(p, Mapping)
+        ]
     return [("policy", props.get("policy"))]
 
 
@@ -73,8 +76,10 @@ def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mappi
             continue
         found = wildcard_actions(document)
         if found:
-            out.append(f"{label} allows wildcard actions {sorted(set(found))}. List the exact actions "
-                       "the role needs (least privilege).")
+            out.append(
+                f"{label} allows wildcard actions {sorted(set(found))}. List the exact actions "
+                "the role needs (least privilege)."
+            )
     return out
 
 
@@ -102,18 +107,23 @@ def check_node_role_policies(resources: Sequence[PlanResource], opts: Mapping[st
             arn = attachment.inputs.get("policyArn")
             if is_unknown(arn) or arn in allowed or index.deps(attachment, IAM_POLICY):
                 continue
-            out.append((attachment.urn, (
-                f"node role {role.name} gets policy {arn!r}, which is not on the allow-list. Nodes need only "
-                "the EKS worker, ECR pull-only and CNI policies; give workloads their own roles through Pod "
-                "Identity, or add the ARN to this rule's allowedPolicyArns."
-            )))
+            out.append(
+                (
+                    attachment.urn,
+                    (
+                        f"node role {role.name} gets policy {arn!r}, which is not on the allow-list. Nodes need only "
+                        "the EKS worker, ECR pull-only and CNI policies; give workloads their own roles through Pod "
+                        "Identity, or add the ARN to this rule's allowedPolicyArns."
+                    ),
+                )
+            )
     return out
 
 
 RULES: tuple[Rule, ...] = (
     Rule(
         name="iam-no-wildcard-actions",
-        description="IAM policies (node role policies included) allow no \"*\" or \"service:*\" actions.",
+        description='IAM policies (node role policies included) allow no "*" or "service:*" actions.',
         fix="List the exact actions needed.",
         resource_types=(IAM_ROLE, IAM_ROLE_POLICY, IAM_POLICY),
         check_resource=check_no_wildcards,
@@ -123,8 +133,13 @@ RULES: tuple[Rule, ...] = (
         description="Node roles get only allow-listed AWS managed policies.",
         fix="Attach only the EKS worker, ECR pull-only and CNI policies; give workloads Pod Identity roles.",
         check_stack=check_node_role_policies,
-        config_schema={"allowedPolicyArns": {"type": "array", "items": {"type": "string"},
-                                             "description": "Managed policy ARNs node roles may carry."}},
+        config_schema={
+            "allowedPolicyArns": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Managed policy ARNs node roles may carry.",
+            }
+        },
         defaults={"allowedPolicyArns": list(NODE_POLICY_ARNS)},
     ),
 )

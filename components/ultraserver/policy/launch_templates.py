@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
+from ultraserver.facts.tags import AMI_SSM_PARAMETER as TAG_AMI_SSM_PARAMETER
 from ultraserver.policy.model import (
     AUTOSCALING_GROUP,
     LAUNCH_TEMPLATE,
@@ -15,8 +17,6 @@ from ultraserver.policy.model import (
     SG_EGRESS_RULE,
     SG_INGRESS_RULE,
     SG_RULE,
-    TAG_AMI_RELEASE,
-    TAG_AMI_SSM_PARAMETER,
     PlanResource,
     Rule,
     StackIndex,
@@ -65,8 +65,13 @@ def interfaces(props: Mapping[str, Any]) -> list[Interface]:
     for nic in as_list(props.get("networkInterfaces")):
         if isinstance(nic, Mapping):
             kind = nic.get("interfaceType")
-            out.append(Interface(card=_slot(nic.get("networkCardIndex")), device=_slot(nic.get("deviceIndex")),
-                                 kind=kind if isinstance(kind, str) and kind else ENA))
+            out.append(
+                Interface(
+                    card=_slot(nic.get("networkCardIndex")),
+                    device=_slot(nic.get("deviceIndex")),
+                    kind=kind if isinstance(kind, str) and kind else ENA,
+                )
+            )
     return out
 
 
@@ -90,7 +95,7 @@ def check_ena_primary(resource_type: str, props: Mapping[str, Any], opts: Mappin
     found = f"an {primary[0].kind!r} interface" if primary else "no interface"
     return [
         f"network card 0, device index 0 has {found}; P6e-GB200 needs its primary ENA interface there. "
-        "Add {networkCardIndex: 0, deviceIndex: 0, interfaceType: \"interface\"} (or leave interfaceType unset)."
+        'Add {networkCardIndex: 0, deviceIndex: 0, interfaceType: "interface"} (or leave interfaceType unset).'
     ]
 
 
@@ -103,7 +108,7 @@ def check_no_efa_only_primary(resource_type: str, props: Mapping[str, Any], opts
         return []
     return [
         f"network card 0 has an efa-only interface at device index {bad[0].device}; an EFA-only interface can "
-        "never be the primary. Use interfaceType \"interface\" on card 0 and put EFA-only interfaces on odd cards."
+        'never be the primary. Use interfaceType "interface" on card 0 and put EFA-only interfaces on odd cards.'
     ]
 
 
@@ -131,13 +136,14 @@ def check_odd_cards_efa_only(resource_type: str, props: Mapping[str, Any], opts:
     """Odd network cards carry only EFA-only interfaces."""
     if not is_gb200_template(resource_type, props):
         return []
-    bad = sorted({nic.card for nic in interfaces(props) if nic.card is not None and nic.card % 2 == 1
-                  and nic.kind != EFA_ONLY})
+    bad = sorted(
+        {nic.card for nic in interfaces(props) if nic.card is not None and nic.card % 2 == 1 and nic.kind != EFA_ONLY}
+    )
     if not bad:
         return []
     return [
         f"odd network cards {bad} have interfaces that are not efa-only; on P6e-GB200 odd cards support only "
-        "EFA-only. Set interfaceType \"efa-only\" on every odd card."
+        'EFA-only. Set interfaceType "efa-only" on every odd card.'
     ]
 
 
@@ -148,7 +154,7 @@ def check_imdsv2(resource_type: str, props: Mapping[str, Any], opts: Mapping[str
         return []
     return [
         f"metadataOptions.httpTokens is {tokens!r}, so IMDSv1 is allowed. Set metadata_options "
-        "http_tokens=\"required\" (and http_put_response_hop_limit=2 for pods that need IMDS)."
+        'http_tokens="required" (and http_put_response_hop_limit=2 for pods that need IMDS).'
     ]
 
 
@@ -160,14 +166,14 @@ def check_encrypted_root(resource_type: str, props: Mapping[str, Any], opts: Map
     if not any(m.get("deviceName") in roots for m in mappings):
         out.append(
             f"no block device mapping for the root device ({', '.join(roots)}), so the AMI's unencrypted default "
-            "is used. Add a mapping for the root device with ebs.encrypted=\"true\"."
+            'is used. Add a mapping for the root device with ebs.encrypted="true".'
         )
     for mapping in mappings:
         ebs = mapping.get("ebs")
         encrypted = ebs.get("encrypted") if isinstance(ebs, Mapping) else None
         if isinstance(ebs, Mapping) and not is_unknown(encrypted) and as_bool(encrypted) is not True:
             out.append(
-                f"EBS volume {mapping.get('deviceName')!r} is not encrypted. Set ebs.encrypted=\"true\" "
+                f'EBS volume {mapping.get("deviceName")!r} is not encrypted. Set ebs.encrypted="true" '
                 "(optionally with a kms_key_id)."
             )
     return out
@@ -202,19 +208,27 @@ def _self_directions(index: StackIndex, sg: PlanResource) -> set[str]:
     found = set()
     for direction in ("ingress", "egress"):
         for inline in as_list(sg.inputs.get(direction)):
-            if isinstance(inline, Mapping) and _covers(direction, inline.get("protocol"),
-                                                       as_bool(inline.get("self")) is True,
-                                                       as_list(inline.get("cidrBlocks"))):
+            if isinstance(inline, Mapping) and _covers(
+                direction,
+                inline.get("protocol"),
+                as_bool(inline.get("self")) is True,
+                as_list(inline.get("cidrBlocks")),
+            ):
                 found.add(direction)
     for rule in index.dependents(sg, SG_INGRESS_RULE, SG_EGRESS_RULE):
         direction = "ingress" if rule.type == SG_INGRESS_RULE else "egress"
-        if _covers(direction, rule.inputs.get("ipProtocol"), _references_itself(rule, sg),
-                   [rule.inputs.get("cidrIpv4")]):
+        if _covers(
+            direction, rule.inputs.get("ipProtocol"), _references_itself(rule, sg), [rule.inputs.get("cidrIpv4")]
+        ):
             found.add(direction)
     for rule in index.dependents(sg, SG_RULE):
         direction = str(rule.inputs.get("type"))
-        if _covers(direction, rule.inputs.get("protocol"), as_bool(rule.inputs.get("self")) is True,
-                   as_list(rule.inputs.get("cidrBlocks"))):
+        if _covers(
+            direction,
+            rule.inputs.get("protocol"),
+            as_bool(rule.inputs.get("self")) is True,
+            as_list(rule.inputs.get("cidrBlocks")),
+        ):
             found.add(direction)
     return found & {"ingress", "egress"}
 
@@ -226,20 +240,33 @@ def check_efa_security_group(resources: Sequence[PlanResource], opts: Mapping[st
     for template in index.of_type(LAUNCH_TEMPLATE):
         if not has_efa(template.inputs):
             continue
-        efa_nics = [n for n in as_list(template.inputs.get("networkInterfaces"))
-                    if isinstance(n, Mapping) and n.get("interfaceType") in EFA_TYPES]
+        efa_nics = [
+            n
+            for n in as_list(template.inputs.get("networkInterfaces"))
+            if isinstance(n, Mapping) and n.get("interfaceType") in EFA_TYPES
+        ]
         if any(not as_list(n.get("securityGroups")) and not is_unknown(n.get("securityGroups")) for n in efa_nics):
-            out.append((template.urn, "an EFA interface has no security groups. Attach the EFA security group "
-                                      "(all traffic in and out to itself) to every EFA interface."))
+            out.append(
+                (
+                    template.urn,
+                    "an EFA interface has no security groups. Attach the EFA security group "
+                    "(all traffic in and out to itself) to every EFA interface.",
+                )
+            )
             continue
         groups = index.deps(template, SECURITY_GROUP)
         if groups and not any(_self_directions(index, sg) == {"ingress", "egress"} for sg in groups):
             names = ", ".join(sg.name for sg in groups)
-            out.append((template.urn, (
-                f"none of the security groups on this EFA template ({names}) allows all traffic to and from "
-                "itself. Add a self-referencing ingress and egress rule with ip_protocol=\"-1\" "
-                "(referenced_security_group_id = the group's own id)."
-            )))
+            out.append(
+                (
+                    template.urn,
+                    (
+                        f"none of the security groups on this EFA template ({names}) allows all traffic to and from "
+                        'itself. Add a self-referencing ingress and egress rule with ip_protocol="-1" '
+                        "(referenced_security_group_id = the group's own id)."
+                    ),
+                )
+            )
     return out
 
 
@@ -269,7 +296,7 @@ def check_ami_release(resource_type: str, props: Mapping[str, Any], opts: Mappin
         return []
     return [
         f"AMI release {release!r} ({where}) is older than {minimum} or unreadable; GB200 needs driver 580 "
-        f"from {minimum}. Pin {minimum} or later, or use the \"recommended\" release."
+        f'from {minimum}. Pin {minimum} or later, or use the "recommended" release.'
     ]
 
 
@@ -284,27 +311,48 @@ def check_ami_variant(resources: Sequence[PlanResource], opts: Mapping[str, Any]
         if template is not None and image is not None:
             path = tags_of(template.inputs).get(TAG_AMI_SSM_PARAMETER)
             if not isinstance(path, str) or not NVIDIA_SSM_PATH.match(path):
-                out.append((template.urn, (
-                    f"the GB200 launch template sets imageId but its {TAG_AMI_SSM_PARAMETER} tag is {path!r}, not "
-                    "an AL2023 ARM64 NVIDIA path. Look the AMI up from "
-                    "/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/... and record that "
-                    "path in the tag."
-                )))
+                out.append(
+                    (
+                        template.urn,
+                        (
+                            f"the GB200 launch template sets imageId but its {TAG_AMI_SSM_PARAMETER} "
+                            f"tag is {path!r}, not "
+                            "an AL2023 ARM64 NVIDIA path. Look the AMI up from "
+                            "/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/... and record that "
+                            "path in the tag."
+                        ),
+                    )
+                )
             if group.type in MANAGED_NODE_GROUP_TYPES and ami_type not in (None, CUSTOM_AMI_TYPE):
-                out.append((group.urn, (
-                    f"amiType is {ami_type!r} while the launch template sets imageId. Leave amiType unset "
-                    "(EKS shows CUSTOM) or drop imageId and use amiType AL2023_ARM_64_NVIDIA."
-                )))
+                out.append(
+                    (
+                        group.urn,
+                        (
+                            f"amiType is {ami_type!r} while the launch template sets imageId. Leave amiType unset "
+                            "(EKS shows CUSTOM) or drop imageId and use amiType AL2023_ARM_64_NVIDIA."
+                        ),
+                    )
+                )
         elif group.type == AUTOSCALING_GROUP:
-            out.append((group.urn, (
-                "a self-managed GB200 group's launch template has no imageId. Set image_id from the "
-                "AL2023 ARM64 NVIDIA SSM parameter."
-            )))
+            out.append(
+                (
+                    group.urn,
+                    (
+                        "a self-managed GB200 group's launch template has no imageId. Set image_id from the "
+                        "AL2023 ARM64 NVIDIA SSM parameter."
+                    ),
+                )
+            )
         elif ami_type != NVIDIA_AMI_TYPE and not is_unknown(ami_type):
-            out.append((group.urn, (
-                f"amiType is {ami_type!r}; GB200 needs the AL2023 ARM64 NVIDIA AMI. "
-                f"Set ami_type=\"{NVIDIA_AMI_TYPE}\"."
-            )))
+            out.append(
+                (
+                    group.urn,
+                    (
+                        f"amiType is {ami_type!r}; GB200 needs the AL2023 ARM64 NVIDIA AMI. "
+                        f'Set ami_type="{NVIDIA_AMI_TYPE}".'
+                    ),
+                )
+            )
     return out
 
 
@@ -358,8 +406,13 @@ RULES: tuple[Rule, ...] = (
         fix="Add a root block device mapping with ebs.encrypted=true.",
         resource_types=(LAUNCH_TEMPLATE,),
         check_resource=check_encrypted_root,
-        config_schema={"rootDeviceNames": {"type": "array", "items": {"type": "string"},
-                                           "description": "Device names that count as the root volume."}},
+        config_schema={
+            "rootDeviceNames": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Device names that count as the root volume.",
+            }
+        },
         defaults={"rootDeviceNames": ["/dev/xvda"]},
     ),
     Rule(

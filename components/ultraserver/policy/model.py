@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ultraserver.offline.resource import PlanResource
-from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
-from ultraserver.facts.tags import AMI_SSM_PARAMETER as TAG_AMI_SSM_PARAMETER
-from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
-from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
-from typing import Any
 
 MANDATORY = "mandatory"
 ADVISORY = "advisory"

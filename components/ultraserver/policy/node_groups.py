@@ -7,15 +7,15 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
+from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
+from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
 from ultraserver.policy.model import (
     AUTOSCALING_GROUP,
     EKS_MANAGED_NODE_GROUP,
     MANAGED_NODE_GROUP_TYPES,
     NODE_GROUP,
     SUBNET,
-    TAG_AMI_RELEASE,
-    TAG_RESERVATION_ZONE,
-    TAG_UPGRADE_SAFE,
     PlanResource,
     Rule,
     StackIndex,
@@ -54,39 +54,69 @@ def check_capacity_block_group(resources: Sequence[PlanResource], opts: Mapping[
             continue
         props = group.inputs
         if not isinstance(props.get("launchTemplate"), Mapping):
-            out.append((group.urn, "a capacity-block managed node group needs a custom launch template. "
-                                   "Pass launch_template={id, version} built for the reservation."))
+            out.append(
+                (
+                    group.urn,
+                    "a capacity-block managed node group needs a custom launch template. "
+                    "Pass launch_template={id, version} built for the reservation.",
+                )
+            )
         if props.get("capacityType") != CAPACITY_BLOCK:
-            out.append((group.urn, f"capacityType is {props.get('capacityType')!r} but the launch template "
-                                   "targets a capacity block. Set capacity_type=\"CAPACITY_BLOCK\"."))
+            out.append(
+                (
+                    group.urn,
+                    f"capacityType is {props.get('capacityType')!r} but the launch template "
+                    'targets a capacity block. Set capacity_type="CAPACITY_BLOCK".',
+                )
+            )
         if as_list(props.get("instanceTypes")):
-            out.append((group.urn, "instanceTypes is set on a capacity-block node group. Leave it unset and "
-                                   "put the instance type in the launch template."))
+            out.append(
+                (
+                    group.urn,
+                    "instanceTypes is set on a capacity-block node group. Leave it unset and "
+                    "put the instance type in the launch template.",
+                )
+            )
     return out
 
 
-def check_capacity_block_template(resources: Sequence[PlanResource],
-                                  opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_capacity_block_template(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
     """A capacity-block group's template: market type capacity-block, a reservation target, an instance type."""
     out = []
     seen: set[str] = set()
-    for group, template in capacity_block_groups(StackIndex(resources)):
+    for _group, template in capacity_block_groups(StackIndex(resources)):
         if template is None or template.urn in seen:
             continue
         seen.add(template.urn)
         props = template.inputs
         if _market_type(template) != CAPACITY_BLOCK_MARKET:
-            out.append((template.urn, f"instanceMarketOptions.marketType is {_market_type(template)!r} on a "
-                                      "capacity-block group's template. Set market_type=\"capacity-block\"."))
+            out.append(
+                (
+                    template.urn,
+                    f"instanceMarketOptions.marketType is {_market_type(template)!r} on a "
+                    'capacity-block group\'s template. Set market_type="capacity-block".',
+                )
+            )
         target = get_path(props, "capacityReservationSpecification", "capacityReservationTarget")
-        if not isinstance(target, Mapping) or not (target.get("capacityReservationId")
-                                                   or target.get("capacityReservationResourceGroupArn")):
-            out.append((template.urn, "the template has no capacity reservation target. Set "
-                                      "capacity_reservation_specification.capacity_reservation_target to the "
-                                      "block's capacity_reservation_id (or its resource group ARN)."))
+        if not isinstance(target, Mapping) or not (
+            target.get("capacityReservationId") or target.get("capacityReservationResourceGroupArn")
+        ):
+            out.append(
+                (
+                    template.urn,
+                    "the template has no capacity reservation target. Set "
+                    "capacity_reservation_specification.capacity_reservation_target to the "
+                    "block's capacity_reservation_id (or its resource group ARN).",
+                )
+            )
         if not props.get("instanceType"):
-            out.append((template.urn, "the template has no instanceType. Capacity blocks need the instance type "
-                                      "in the launch template (e.g. p6e-gb200.36xlarge)."))
+            out.append(
+                (
+                    template.urn,
+                    "the template has no instanceType. Capacity blocks need the instance type "
+                    "in the launch template (e.g. p6e-gb200.36xlarge).",
+                )
+            )
     return out
 
 
@@ -115,18 +145,29 @@ def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, 
         if is_unknown(_desired(group)) or desired == 0:
             continue
         if tags_of(group.inputs).get(TAG_UPGRADE_SAFE) == "true":
-            out.append((group.urn, f"the group is tagged {TAG_UPGRADE_SAFE}=true but its desired size is "
-                                   f"{desired}. Scale it to 0 (desired and min) for the upgrade."))
+            out.append(
+                (
+                    group.urn,
+                    f"the group is tagged {TAG_UPGRADE_SAFE}=true but its desired size is "
+                    f"{desired}. Scale it to 0 (desired and min) for the upgrade.",
+                )
+            )
         before = deployed.get(group.name) or deployed.get(group.urn)
         if not isinstance(before, Mapping):
             continue
         now = _upgrade_fields(group, template)
         changed = sorted(k for k, v in before.items() if k in now and not is_unknown(now[k]) and now[k] != v)
         if changed:
-            out.append((group.urn, (
-                f"{', '.join(changed)} changes on a capacity-block group with desired size {desired}. EKS needs "
-                "the group at 0 before an upgrade: scale it to 0 first, upgrade, then scale back up."
-            )))
+            out.append(
+                (
+                    group.urn,
+                    (
+                        f"{', '.join(changed)} changes on a capacity-block group with desired size "
+                        f"{desired}. EKS needs "
+                        "the group at 0 before an upgrade: scale it to 0 first, upgrade, then scale back up."
+                    ),
+                )
+            )
     return out
 
 
@@ -141,9 +182,13 @@ def check_node_group_quota(resources: Sequence[PlanResource], opts: Mapping[str,
         counts[index.cluster_of(group) or ""] += 1
     quota = int(opts["quota"])
     return [
-        (cluster, f"{count} managed node groups on one cluster exceed the EKS quota of {quota}. Merge groups, "
-                  "use self-managed groups, or raise the quota (Service Quotas) and this rule's quota option.")
-        for cluster, count in counts.items() if count > quota
+        (
+            cluster,
+            f"{count} managed node groups on one cluster exceed the EKS quota of {quota}. Merge groups, "
+            "use self-managed groups, or raise the quota (Service Quotas) and this rule's quota option.",
+        )
+        for cluster, count in counts.items()
+        if count > quota
     ]
 
 
@@ -170,13 +215,21 @@ def check_subnets_in_zone(resources: Sequence[PlanResource], opts: Mapping[str, 
         if zone is None:
             continue
         key = "availabilityZoneId" if ZONE_ID.match(zone) else "availabilityZone"
-        wrong = [s.name for s in index.deps(group, SUBNET)
-                 if isinstance(s.inputs.get(key), str) and s.inputs.get(key) != zone]
+        wrong = [
+            s.name
+            for s in index.deps(group, SUBNET)
+            if isinstance(s.inputs.get(key), str) and s.inputs.get(key) != zone
+        ]
         if wrong:
-            out.append((group.urn, (
-                f"subnets {', '.join(wrong)} are outside the reservation's zone {zone}. Capacity-block nodes "
-                "launch only there: give the group only subnets in that zone."
-            )))
+            out.append(
+                (
+                    group.urn,
+                    (
+                        f"subnets {', '.join(wrong)} are outside the reservation's zone {zone}. Capacity-block nodes "
+                        "launch only there: give the group only subnets in that zone."
+                    ),
+                )
+            )
     return out
 
 
@@ -184,14 +237,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         name="capacity-block-node-group",
         description="Capacity-block managed node groups use a custom launch template, capacity type "
-                    "CAPACITY_BLOCK and no instance types on the group.",
+        "CAPACITY_BLOCK and no instance types on the group.",
         fix="Set launch_template and capacity_type=CAPACITY_BLOCK; move the instance type to the template.",
         check_stack=check_capacity_block_group,
     ),
     Rule(
         name="capacity-block-launch-template",
         description="A capacity-block group's launch template has market type capacity-block, a reservation "
-                    "target and the instance type.",
+        "target and the instance type.",
         fix="Set instance_market_options.market_type=capacity-block and the capacity reservation target.",
         check_stack=check_capacity_block_template,
     ),
@@ -200,10 +253,13 @@ RULES: tuple[Rule, ...] = (
         description="A capacity-block group's Kubernetes version or AMI changes only with desired size 0.",
         fix="Scale the group to 0, upgrade, then scale back up.",
         check_stack=check_upgrade_at_zero,
-        config_schema={"deployed": {
-            "type": "object",
-            "description": "Deployed settings per group name or URN: {version, releaseVersion, imageId, amiRelease}.",
-        }},
+        config_schema={
+            "deployed": {
+                "type": "object",
+                "description": "Deployed settings per group name or URN: "
+                "{version, releaseVersion, imageId, amiRelease}.",
+            }
+        },
         defaults={"deployed": {}},
     ),
     Rule(

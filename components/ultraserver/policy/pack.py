@@ -59,29 +59,35 @@ def _schema(rule: Rule) -> PolicyConfigSchema | None:
     """The rule's options as a pulumi-policy config schema, defaults included."""
     if not rule.config_schema:
         return None
-    properties = {name: {**spec, **({"default": rule.defaults[name]} if name in rule.defaults else {})}
-                  for name, spec in rule.config_schema.items()}
+    properties = {
+        name: {**spec, **({"default": rule.defaults[name]} if name in rule.defaults else {})}
+        for name, spec in rule.config_schema.items()
+    }
     return PolicyConfigSchema(properties=properties)
 
 
 def _validate_resource(rule: Rule) -> Any:
     """A ResourceValidation that reports each message of the rule's resource check."""
+
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         if rule.check_resource is None or args.resource_type not in rule.resource_types:
             return
         for message in rule.check_resource(args.resource_type, plain(args.props), options_for(rule, args.get_config())):
             report(message, args.urn)
+
     return validate
 
 
 def _validate_stack(rule: Rule) -> Any:
     """A StackValidation that reports each (urn, message) of the rule's stack check."""
+
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         if rule.check_stack is None:
             return
         resources = [to_plan_resource(r) for r in args.resources]
         for urn, message in rule.check_stack(resources, options_for(rule, args.get_config())):
             report(message, urn or None)
+
     return validate
 
 

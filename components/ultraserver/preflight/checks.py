@@ -17,9 +17,11 @@ import botocore.exceptions as bex
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
+from ultraserver.config.settings import Settings
+from ultraserver.config.subnets import ips_needed
+from ultraserver.config.views import gpu_ip_needs
 from ultraserver.facts import ami
 from ultraserver.problems import ConfigError
-from ultraserver.config.settings import Settings
 
 Status = Literal["pass", "warn", "fail"]
 # Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
@@ -138,17 +140,14 @@ def call(client: Client, operation: str, **kwargs: Any) -> dict:
         return result
     except (bex.NoCredentialsError, bex.PartialCredentialsError, bex.CredentialRetrievalError) as exc:
         raise PreflightAccessError(
-            f"no usable AWS credentials ({_one_line(str(exc))}); "
-            "set AWS_PROFILE / --profile or run `aws sso login`"
+            f"no usable AWS credentials ({_one_line(str(exc))}); set AWS_PROFILE / --profile or run `aws sso login`"
         ) from None
     except (bex.TokenRetrievalError, bex.SSOTokenLoadError, bex.UnauthorizedSSOTokenError) as exc:
         raise PreflightAccessError(
             f"AWS SSO session expired or missing ({_one_line(str(exc))}); run `aws sso login`"
         ) from None
     except (bex.ConnectionError, bex.HTTPClientError) as exc:
-        raise PreflightAccessError(
-            f"cannot reach the AWS endpoint for {service}: {_one_line(str(exc))}"
-        ) from None
+        raise PreflightAccessError(f"cannot reach the AWS endpoint for {service}: {_one_line(str(exc))}") from None
     except bex.ClientError as exc:
         error = exc.response.get("Error", {})
         code = str(error.get("Code", "Unknown"))
@@ -166,22 +165,16 @@ def call(client: Client, operation: str, **kwargs: Any) -> dict:
         raise ApiFailure(label, "ResponseParserError", "the endpoint's response is not an AWS response") from None
 
 
-def make_clients(
-    region: str, profile: str | None = None, endpoint_url: str | None = None
-) -> PreflightClients:
+def make_clients(region: str, profile: str | None = None, endpoint_url: str | None = None) -> PreflightClients:
     """Build the clients from a profile/region, all pointed at endpoint_url when one is given."""
     try:
         session = boto3.Session(profile_name=profile, region_name=region)
     except bex.ProfileNotFound as exc:
-        raise PreflightAccessError(
-            f"{_one_line(str(exc))}; pick one from `aws configure list-profiles`"
-        ) from None
+        raise PreflightAccessError(f"{_one_line(str(exc))}; pick one from `aws configure list-profiles`") from None
     return clients_from_session(session, region, endpoint_url)
 
 
-def clients_from_session(
-    session: boto3.Session, region: str, endpoint_url: str | None = None
-) -> PreflightClients:
+def clients_from_session(session: boto3.Session, region: str, endpoint_url: str | None = None) -> PreflightClients:
     """Build the clients from an existing boto3 session, all pointed at endpoint_url when one is given."""
     # Fail fast on a dead endpoint instead of retrying for minutes.
     config = Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"})
@@ -750,13 +743,15 @@ def target_from_dict(data: Any) -> PreflightTarget:
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
     """What to check for a stack: its reservations, zones, AMI, existing subnets and node-group count."""
-    from ultraserver.components.network import ips_needed
-    from ultraserver.components.platform import gpu_ip_needs
 
     release = next((g.ami_release for g in settings.gpu_node_groups if g.ami_release), None)
     pinned_image = any(g.ami_id for g in settings.gpu_node_groups)
     version = settings.cluster.kubernetes_version
-    parameter = None if pinned_image else (ami.pinned_ssm_parameter_name(version, release) if release else ami.ssm_parameter_name(version))
+    parameter = (
+        None
+        if pinned_image
+        else (ami.pinned_ssm_parameter_name(version, release) if release else ami.ssm_parameter_name(version))
+    )
     groups = [
         PreflightGroup(
             name=g.name,

@@ -1,0 +1,81 @@
+"""The IMEX check's plan: one nvbandwidth MPIJob per UltraServer, from the check targets the settings name."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
+from ultraserver.config.settings import Settings
+from ultraserver.config.views import ImexTarget, imex_targets
+from ultraserver.problems import ConfigError
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+@dataclass
+class ImexCheckArgs:
+    """Inputs of the IMEX check."""
+
+    targets: list[ImexTarget]
+    """UltraServers to check, one MPIJob each."""
+    nodes: int = 2
+    """Nodes per UltraServer the job spans (2 up to the UltraServer's instance count)."""
+    namespace: str = "imex-check"
+    """Namespace created for the ComputeDomains and MPIJobs."""
+    threshold_gbps: float = DEFAULT_THRESHOLD_GBPS
+    """Minimum GB/s every cross-node GPU pair must reach (used by `validate`)."""
+    launcher_node_selector: dict[str, str] = field(default_factory=dict)
+    """Labels of the system nodes for the launchers (KubernetesLayer passes its system selector)."""
+
+
+def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
+    """One nvbandwidth job per target; ConfigError on bad names or duplicates."""
+    problems: list[str] = []
+    if not _DNS_LABEL.match(args.namespace):
+        problems.append(
+            f"imex_check.namespace: {args.namespace!r} is not a valid namespace; use up to 63 lowercase letters, "
+            "digits and '-'."
+        )
+    names = [t.name for t in args.targets]
+    for name in names:
+        if not _DNS_LABEL.match(f"nvbandwidth-{name}") or len(name) > 30:
+            problems.append(
+                f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to 30 lowercase letters, "
+                "digits and '-'."
+            )
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        problems.append(f"imex_check.targets: names {', '.join(duplicates)} appear more than once; make them unique.")
+    if args.threshold_gbps <= 0:
+        problems.append(f"imex_check.threshold_gbps: {args.threshold_gbps!r} is not allowed; give a positive GB/s.")
+    if problems:
+        raise ConfigError(problems)
+    return [
+        NvbandwidthJobArgs(
+            name=f"nvbandwidth-{t.name}",
+            namespace=args.namespace,
+            nodes=args.nodes,
+            max_nodes=t.instance_count,
+            worker_node_selector=dict(t.node_selector),
+            launcher_node_selector=dict(args.launcher_node_selector),
+        )
+        for t in args.targets
+    ]
+
+
+def namespace_manifest(args: ImexCheckArgs) -> dict[str, Any]:
+    """The check's namespace."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": args.namespace}}
+
+
+def imex_check_args(settings: Settings) -> ImexCheckArgs | None:
+    """One nvbandwidth job per GPU node group (one NVLink domain each), when the check is on."""
+    if not settings.imex_check.enabled or not settings.gpu_node_groups:
+        return None
+    return ImexCheckArgs(
+        targets=imex_targets(settings),
+        nodes=settings.imex_check.nodes,
+        threshold_gbps=settings.imex_check.threshold_gbps,
+    )

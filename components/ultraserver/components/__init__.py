@@ -1,0 +1,1 @@
+"""Pulumi components: wiring only; every decision comes from the builders, facts and config."""

@@ -1,0 +1,1 @@
+"""The stack settings model and its derived views; imports only facts."""

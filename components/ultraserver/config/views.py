@@ -1,0 +1,54 @@
+"""Views derived from the stack settings: node-group names per UltraServer and the addresses each GPU zone needs.
+
+Computed once here; the platform, preflight, plan report and policy read them from this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ultraserver.config.settings import GpuNodeGroupSettings, Settings
+from ultraserver.config.subnets import ips_needed
+from ultraserver.facts import efa
+from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+
+
+def gpu_ip_needs(settings: Settings) -> dict[str, int]:
+    """Addresses each GPU zone needs: nodes times (pods + interfaces that carry an IP)."""
+    needs: dict[str, int] = {}
+    for group in settings.gpu_node_groups:
+        summary = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
+        nodes = group.nodes_per_group * group.node_groups
+        needs[group.availability_zone] = needs.get(group.availability_zone, 0) + ips_needed(
+            nodes, settings.network.gpu_pods_per_node, summary.ena_interfaces
+        )
+    return needs
+
+
+def node_group_names(group: GpuNodeGroupSettings) -> list[str]:
+    """Names of the node groups an entry creates: one per UltraServer unless grouped."""
+    if group.node_groups == 1:
+        return [group.name]
+    return [f"{group.name}-{index}" for index in range(1, group.node_groups + 1)]
+
+
+@dataclass(frozen=True)
+class ImexTarget:
+    """One UltraServer to check."""
+
+    name: str
+    """Short name of the UltraServer (a DNS label); the job is 'nvbandwidth-<name>'."""
+    node_selector: Mapping[str, str]
+    """Labels carried only by this UltraServer's nodes (e.g. its node group label)."""
+    instance_count: int = 18
+    """Instances in the UltraServer: 9 (u-p6e-gb200x36) or 18 (u-p6e-gb200x72)."""
+
+
+def imex_targets(settings: Settings) -> list[ImexTarget]:
+    """One IMEX check target per UltraServer node group, selected by its UltraServer label."""
+    return [
+        ImexTarget(name=name, node_selector={ULTRASERVER_LABEL: name}, instance_count=group.instances_per_ultraserver)
+        for group in settings.gpu_node_groups
+        for name in node_group_names(group)
+    ]

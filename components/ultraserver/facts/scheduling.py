@@ -1,0 +1,23 @@
+"""Node labels and taints GB200 nodes carry, and the tolerations and selectors that follow from them."""
+
+from __future__ import annotations
+
+GPU_TAINT_KEY = "nvidia.com/gpu"
+"""Taint on every GPU node, so only pods that ask for GPUs land there."""
+GPU_TAINT_VALUE = "true"
+GPU_TAINT_EFFECT = "NoSchedule"
+"""Kubernetes spelling; the EKS node group API spells it NO_SCHEDULE."""
+GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": GPU_TAINT_EFFECT}
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+"""Set by GPU Feature Discovery on nodes with NVIDIA GPUs."""
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+"""Set by GPU Feature Discovery (<ClusterUUID>.<CliqueID>): nodes sharing a value share one NVLink domain."""
+SYSTEM_ROLE_LABEL = "ultraserver.io/role"
+SYSTEM_ROLE_VALUE = "system"
+ULTRASERVER_LABEL = "ultraserver.io/ultraserver"
+"""Names the UltraServer (node group) a GPU node belongs to; checks and workloads select one NVLink domain by it."""
+
+
+def system_node_labels() -> dict[str, str]:
+    """Labels of the system nodes; controllers select them with a node selector."""
+    return {SYSTEM_ROLE_LABEL: SYSTEM_ROLE_VALUE}

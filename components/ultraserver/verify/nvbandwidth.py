@@ -1,0 +1,177 @@
+"""Reading nvbandwidth output: the bandwidth matrix parser and the pass/fail rule of the IMEX check."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, GPUS_PER_NODE
+from ultraserver.problems import ConfigError
+
+
+class BandwidthOutputError(ValueError):
+    """nvbandwidth output that does not hold a well-formed bandwidth matrix."""
+
+
+@dataclass(frozen=True)
+class BandwidthMatrix:
+    """One nvbandwidth result matrix: values[row][column] in GB/s, None where not measured (N/A)."""
+
+    testcase: str | None
+    """Testcase named by the 'Running ...' line before the matrix, if any."""
+    values: tuple[tuple[float | None, ...], ...]
+    """Square matrix, indexed by global GPU (MPI rank)."""
+    sum_gbps: float | None = None
+    """The 'SUM <testcase> <value>' total, if printed."""
+
+    @property
+    def size(self) -> int:
+        """Number of GPUs (rows)."""
+        return len(self.values)
+
+
+_HEADER = re.compile(r"^memcpy (CE|SM) \w+\(row\) (->|<-|<->) \w+\(column\) bandwidth \(GB/s\)$")
+_RUNNING = re.compile(r"^Running (\S+)\.$")
+_SUM = re.compile(r"^SUM (\S+) (\S+)$")
+
+
+def _value(token: str, where: str) -> float | None:
+    """One matrix cell: a finite, non-negative number or N/A."""
+    if token == "N/A":
+        return None
+    try:
+        value = float(token)
+    except ValueError:
+        raise BandwidthOutputError(f"{where}: {token!r} is neither a bandwidth in GB/s nor N/A") from None
+    if not math.isfinite(value) or value < 0:
+        raise BandwidthOutputError(f"{where}: {token!r} is not a valid bandwidth")
+    return value
+
+
+def parse_bandwidth_matrix(log_text: str) -> BandwidthMatrix:
+    """The first bandwidth matrix in nvbandwidth output; BandwidthOutputError if there is none or it is malformed."""
+    lines = [line.strip() for line in log_text.splitlines()]
+    start = next((i for i, line in enumerate(lines) if _HEADER.match(line)), None)
+    if start is None:
+        tail = " | ".join(line for line in lines[-5:] if line) or "(empty)"
+        raise BandwidthOutputError(
+            "no bandwidth matrix in the nvbandwidth output (expected a line like "
+            f"'memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)'); the log ends with: {tail}"
+        )
+    running = [m.group(1) for m in (_RUNNING.match(line) for line in lines[:start]) if m]
+    testcase = running[-1] if running else None
+    body = [(i, line) for i, line in enumerate(lines[start + 1 :], start + 2) if line]
+    if not body:
+        raise BandwidthOutputError(f"line {start + 1}: matrix header is not followed by column indices")
+    col_line, col_text = body[0]
+    columns = col_text.split()
+    if columns != [str(i) for i in range(len(columns))]:
+        raise BandwidthOutputError(f"line {col_line}: expected column indices 0 1 2 ..., found {col_text!r}")
+    size = len(columns)
+    rows_raw = body[1 : size + 1]
+    if len(rows_raw) < size:
+        raise BandwidthOutputError(f"matrix has {size} columns but only {len(rows_raw)} rows (output cut short?)")
+    rows: list[tuple[float | None, ...]] = []
+    for expected, (line_no, text) in enumerate(rows_raw):
+        tokens = text.split()
+        if tokens[0] != str(expected) or len(tokens) != size + 1:
+            raise BandwidthOutputError(f"line {line_no}: expected row {expected} with {size} values, found {text!r}")
+        rows.append(tuple(_value(tok, f"line {line_no}, column {col}") for col, tok in enumerate(tokens[1:])))
+    total = None
+    for _, text in body[size + 1 :]:
+        if _RUNNING.match(text) or _HEADER.match(text):
+            break
+        match = _SUM.match(text)
+        if match:
+            total = _value(match.group(2), "SUM line")
+            break
+    return BandwidthMatrix(testcase=testcase, values=tuple(rows), sum_gbps=total)
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    """Bandwidth of one GPU pair across nodes that missed the threshold."""
+
+    source: int
+    """Row GPU (global rank)."""
+    target: int
+    """Column GPU (global rank)."""
+    gbps: float | None
+    """Measured GB/s, None when nvbandwidth reported N/A (no path)."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of the IMEX bandwidth check."""
+
+    passed: bool
+    """True when every cross-node GPU pair reached the threshold."""
+    threshold_gbps: float
+    """Minimum GB/s asked of every cross-node pair."""
+    nodes: int
+    """Nodes covered by the matrix."""
+    cross_node_pairs: int
+    """GPU pairs on different nodes that were checked."""
+    min_cross_node_gbps: float | None
+    """Lowest measured cross-node bandwidth (None if nothing was measured)."""
+    failures: tuple[LinkResult, ...] = ()
+    """Pairs below the threshold or not measured."""
+    problems: tuple[str, ...] = ()
+    """Reasons the matrix could not be judged (wrong size, single node)."""
+
+    def summary(self) -> str:
+        """One human-readable line (plus one line per problem)."""
+        if self.problems:
+            return "IMEX check FAILED: " + "; ".join(self.problems)
+        state = "passed" if self.passed else "FAILED"
+        lowest = "n/a" if self.min_cross_node_gbps is None else f"{self.min_cross_node_gbps:.2f} GB/s"
+        text = (
+            f"IMEX check {state}: {self.cross_node_pairs} cross-node GPU pairs on {self.nodes} nodes, "
+            f"lowest {lowest}, threshold {self.threshold_gbps:.2f} GB/s"
+        )
+        if self.failures:
+            shown = ", ".join(
+                f"GPU{f.source}->GPU{f.target} " + ("N/A" if f.gbps is None else f"{f.gbps:.2f}")
+                for f in self.failures[:8]
+            )
+            more = f" and {len(self.failures) - 8} more" if len(self.failures) > 8 else ""
+            text += f"; below threshold: {shown}{more}"
+        return text
+
+
+def check_bandwidth(
+    matrix: BandwidthMatrix, threshold_gbps: float = DEFAULT_THRESHOLD_GBPS, gpus_per_node: int = GPUS_PER_NODE
+) -> CheckResult:
+    """Pass when every GPU pair on different nodes (ranks are packed `gpus_per_node` per node) reaches the threshold."""
+    if threshold_gbps <= 0 or gpus_per_node < 1:
+        raise ConfigError(
+            f"imex_check: threshold_gbps {threshold_gbps!r} and gpus_per_node {gpus_per_node!r} must be positive."
+        )
+    problems: list[str] = []
+    if matrix.size % gpus_per_node:
+        problems.append(f"{matrix.size} GPUs is not a whole number of {gpus_per_node}-GPU nodes")
+    nodes = matrix.size // gpus_per_node
+    if nodes < 2:
+        problems.append(f"the run covered {matrix.size} GPUs, fewer than two nodes: no cross-node pair to check")
+    if problems:
+        return CheckResult(False, threshold_gbps, nodes, 0, None, problems=tuple(problems))
+    measured: list[float] = []
+    failures: list[LinkResult] = []
+    for row, values in enumerate(matrix.values):
+        for col, value in enumerate(values):
+            if row // gpus_per_node == col // gpus_per_node:
+                continue
+            if value is not None:
+                measured.append(value)
+            if value is None or value < threshold_gbps:
+                failures.append(LinkResult(row, col, value))
+    pairs = nodes * (nodes - 1) * gpus_per_node * gpus_per_node
+    return CheckResult(
+        passed=not failures,
+        threshold_gbps=threshold_gbps,
+        nodes=nodes,
+        cross_node_pairs=pairs,
+        min_cross_node_gbps=min(measured) if measured else None,
+        failures=tuple(failures),
+    )

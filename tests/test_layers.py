@@ -1,0 +1,103 @@
+"""The package's layers import one way: a module may import only the layers below it.
+
+problems → facts → config → builders → components → offline / policy / preflight / verify → cli
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "components" / "ultraserver"
+
+# What each layer may import of ours (its own layer included).
+ALLOWED: dict[str, set[str]] = {
+    "problems": set(),
+    "facts": {"problems", "facts"},
+    "config": {"problems", "facts", "config"},
+    "builders": {"problems", "facts", "config", "builders"},
+    "components": {"problems", "facts", "config", "builders", "components"},
+    "offline": {"problems", "facts", "config", "builders", "components", "offline"},
+    "policy": {"problems", "facts", "config", "offline", "policy"},
+    "preflight": {"problems", "facts", "config", "preflight"},
+    "verify": {"problems", "facts", "config", "builders", "verify"},
+    "cli": {"problems", "facts", "config", "builders", "offline", "policy", "preflight", "verify"},
+    "__init__": {"problems", "facts", "config", "builders", "components", "offline"},
+    "__main__": {"cli"},
+}
+# Layers that must not load Pulumi (the policy rules run inside the policy pack; only pack.py may).
+PULUMI_FREE = {"problems", "facts", "config", "builders", "preflight", "verify"}
+PULUMI_FREE_MODULES = {"offline/resource.py"} | {
+    str(p.relative_to(PACKAGE)) for p in (PACKAGE / "policy").glob("*.py") if p.name != "pack.py"
+}
+
+
+def layer_of(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def imports_of(path: Path) -> list[str]:
+    """Every module name the file imports, at any depth (function-level imports included)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: use absolute imports"
+            found.append(node.module or "")
+    return found
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def backwards(layer: str, modules: list[str]) -> list[str]:
+    """The imports of ours a module of `layer` may not make."""
+    bad = []
+    for module in modules:
+        if module != "ultraserver" and not module.startswith("ultraserver."):
+            continue
+        target = module.split(".")[1] if "." in module else "__init__"
+        if target != layer and target not in ALLOWED[layer]:
+            bad.append(module)
+    return bad
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_run_one_way(path: Path) -> None:
+    layer = layer_of(path)
+    assert layer in ALLOWED, f"{path}: module outside the known layers; add its layer to this test"
+    assert backwards(layer, imports_of(path)) == []
+
+
+PULUMI_FREE_PATHS = [
+    p for p in MODULES if layer_of(p) in PULUMI_FREE or str(p.relative_to(PACKAGE)) in PULUMI_FREE_MODULES
+]
+
+
+@pytest.mark.parametrize("path", PULUMI_FREE_PATHS, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_lower_layers_do_not_load_pulumi(path: Path) -> None:
+    rel = str(path.relative_to(PACKAGE))
+    pulumi = [m for m in imports_of(path) if m.split(".")[0].startswith("pulumi") or m.startswith("google.protobuf")]
+    assert not pulumi, f"{rel} imports {pulumi}"
+
+
+def test_the_check_catches_a_backwards_import(tmp_path: Path) -> None:
+    module = tmp_path / "sample.py"
+    module.write_text(
+        "def f():\n    from ultraserver.components.cluster import Cluster\n    from ultraserver.facts import ami\n"
+    )
+    assert backwards("facts", imports_of(module)) == ["ultraserver.components.cluster"]
+    assert backwards("config", ["ultraserver.builders.nodeconfig"]) == ["ultraserver.builders.nodeconfig"]
+
+
+def test_nothing_imports_the_cli() -> None:
+    importers = [
+        str(p.relative_to(PACKAGE))
+        for p in MODULES
+        if p.name != "__main__.py" and any(m == "ultraserver.cli" for m in imports_of(p))
+    ]
+    assert importers == []
