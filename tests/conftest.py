@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.stacks import ROOT
 from ultraserver.offline import Plan, run_plan
-
-ROOT = Path(__file__).resolve().parent.parent
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 
 @pytest.fixture(scope="session")
@@ -41,12 +38,3 @@ def plan_with() -> Callable[..., Plan]:
         return run_plan(ROOT, stack, {k if ":" in k else f"ultraserver-eks:{k}": v for k, v in overrides.items()})
 
     return run
-
-
-def stack_config(stack: str) -> dict[str, Any]:
-    """A shipped stack's config as the program receives it (objects as JSON strings)."""
-    from ultraserver.offline.engine import load_project
-    from ultraserver.offline.engine import stack_config as read
-
-    config, _ = read(load_project(ROOT), stack)
-    return {k: json.loads(v) if v[:1] in "{[" else v for k, v in config.items()}

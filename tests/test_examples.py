@@ -10,7 +10,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from test_manifests_validate import K8S_VERSION, as_pod, validate_custom
+from helpers.manifests import K8S_VERSION, as_pod, validate_custom
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.components.platform import ULTRASERVER_LABEL

@@ -15,8 +15,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
-from conftest import ROOT, stack_config
-from policy_fixtures import DELETE, RESERVATION_ZONE, add, as_seen_by_preview, find, good_stack, patch, res, without
+from helpers.policy_fixtures import (
+    DELETE,
+    RESERVATION_ZONE,
+    add,
+    as_seen_by_preview,
+    find,
+    good_stack,
+    patch,
+    res,
+    without,
+)
+from helpers.stacks import ROOT, stack_config
 from ultraserver.facts.tags import RESERVATION_ZONE as ZONE_TAG
 from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.offline import run_plan

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from plan_lookup import one
+from helpers.plan_lookup import one
 from ultraserver.components.helm_release import ReleaseSettings
 from ultraserver.components.imex_check import ImexCheckArgs
 from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs

@@ -18,7 +18,7 @@ from moto.server import ThreadedMotoServer
 from ultraserver.preflight.checks import PreflightGroup, PreflightTarget
 
 REGION = "us-east-1"
-COMPONENTS = Path(__file__).resolve().parents[1] / "components"
+COMPONENTS = Path(__file__).resolve().parents[2] / "components"
 IMAGE_PARAM = "/ultraserver-e2e/eks/1.33/nvidia/recommended/image_id"
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
-from ec2_request import create_launch_template_request, request_problems
-from test_nodeconfig import parts
+from helpers.ec2_request import create_launch_template_request, request_problems
+from helpers.mime import parts
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ReservationWindow

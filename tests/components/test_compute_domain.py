@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from plan_lookup import one
+from helpers.plan_lookup import one
 from ultraserver.builders.compute_domain import CLIQUE_LABEL, compute_domain_pod_pieces
 from ultraserver.components.compute_domain import ComputeDomain, ComputeDomainArgs, compute_domain_manifest
 from ultraserver.offline import record

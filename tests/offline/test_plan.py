@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, STACKS
+from helpers.stacks import ROOT, STACKS
 from ultraserver.offline.graph import edges, mermaid
 
 

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from conftest import STACKS, stack_config
+from helpers.stacks import STACKS, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.problems import ConfigError
 

@@ -12,7 +12,7 @@ from ultraserver.problems import ConfigError
 
 GB200 = "p6e-gb200.36xlarge"
 CATALOG = json.loads(
-    (Path(__file__).resolve().parent.parent / "components/ultraserver/facts/data/network_cards.json").read_text()
+    (Path(__file__).resolve().parents[2] / "components/ultraserver/facts/data/network_cards.json").read_text()
 )["instance_types"]
 
 

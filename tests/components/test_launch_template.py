@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pulumi
 import pytest
-from ec2_request import create_launch_template_request, request_problems
+from helpers.ec2_request import create_launch_template_request, request_problems
 from ultraserver.builders.nodeconfig import NodeConfigSpec, user_data
 from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args
 from ultraserver.facts import efa

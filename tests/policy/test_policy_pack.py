@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from google.protobuf import struct_pb2
-from policy_cases import FAILING, Stack, base, config_for  # noqa: F401 (base is a fixture)
-from policy_fixtures import DELETE, find, good_stack, patch
+from helpers.policy_cases import FAILING, Stack, base, config_for  # noqa: F401 (base is a fixture)
+from helpers.policy_fixtures import DELETE, find, good_stack, patch
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
 from pulumi_policy.policy import _PolicyAnalyzerServicer

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import STACKS, stack_config
-from policy_cases import (  # noqa: F401 (base is a fixture)
+from helpers.policy_cases import (  # noqa: F401 (base is a fixture)
     FAILING,
     FIXTURE_NAMES,
     PASSING,
@@ -24,6 +23,7 @@ from policy_cases import (  # noqa: F401 (base is a fixture)
     fixture_stack,
     real_stack,
 )
+from helpers.stacks import STACKS, stack_config
 from ultraserver.offline import Plan
 from ultraserver.policy import MANDATORY, RULES, PlanResource, evaluate
 from ultraserver.problems import ConfigError

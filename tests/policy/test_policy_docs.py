@@ -8,7 +8,7 @@ import pytest
 from ultraserver.policy import RULES
 from ultraserver.policy.docs import END, START, render
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "policies.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "policies.md"
 
 
 def test_rules_table_is_current() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from policy_fixtures import DELETE, good_stack, patch
+from helpers.policy_fixtures import DELETE, good_stack, patch
 from ultraserver.policy import RULES, evaluate, resolve_config
 from ultraserver.problems import ConfigError
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policy_fixtures import DELETE, good_stack, patch
+from helpers.policy_fixtures import DELETE, good_stack, patch
 from ultraserver.policy import Violation, evaluate
 from ultraserver.policy.report import blocks, format_violations
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from nvbandwidth_samples import matrix_values, nvbandwidth_log
+from helpers.nvbandwidth_samples import matrix_values, nvbandwidth_log
 from ultraserver.components.imex_check import ImexCheckArgs, job_args
 from ultraserver.config.views import ImexTarget
 from ultraserver.problems import ConfigError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
+from helpers.nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.builders.nvbandwidth_job import (
     NVBANDWIDTH_IMAGE,

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import email
-
 import pytest
 import yaml
+from helpers.mime import parts
 from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, node_config, user_data
 from ultraserver.problems import ConfigError
 
 CLUSTER = ClusterDetails("gb200", "https://ABC.gr7.us-east-1.eks.amazonaws.com", "Y2VydA==", "10.100.0.0/16")
-
-
-def parts(text: str) -> list[email.message.Message]:
-    """The parts of a MIME multipart document."""
-    message = email.message_from_string(text)
-    assert message.is_multipart() and message.get_content_type() == "multipart/mixed"
-    payload = message.get_payload()
-    assert isinstance(payload, list)
-    return [part for part in payload if isinstance(part, email.message.Message)]
 
 
 def test_default_is_raid0_only() -> None:

@@ -1,0 +1,19 @@
+"""The shipped stacks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ultraserver.offline.engine import load_project
+from ultraserver.offline.engine import stack_config as read
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+
+def stack_config(stack: str) -> dict[str, Any]:
+    """A shipped stack's config as the program receives it (objects as JSON strings)."""
+    config, _ = read(load_project(ROOT), stack)
+    return {k: json.loads(v) if v[:1] in "{[" else v for k, v in config.items()}
