@@ -34,35 +34,35 @@ from ultraserver.preflight.checks import (
     run_preflight,
 )
 from ultraserver.preflight.clients import PreflightClients
-from ultraserver.preflight.report import exit_code
+from ultraserver.preflight.report import FAIL, PASS, WARN, exit_code
 
 
 def test_opted_in_local_zone_passes() -> None:
     ec2, stub = stubbed("ec2")
     zone_answer(stub, [LOCAL_ZONE], [local_zone("opted-in")])
     [check] = check_zone_opt_in(target(), ec2)
-    assert check.status == "pass"
+    assert check.level == PASS
 
 
 def test_local_zone_not_opted_in_fails_with_command() -> None:
     ec2, stub = stubbed("ec2")
     zone_answer(stub, [LOCAL_ZONE], [local_zone("not-opted-in")])
     [check] = check_zone_opt_in(target(), ec2)
-    assert check.status == "fail"
+    assert check.level == FAIL
     assert "--group-name us-east-1-dfw-2 --opt-in-status opted-in" in check.fix
 
 
 def test_unknown_zone_fails(moto: None) -> None:
     [check] = check_zone_opt_in(target(), boto3.client("ec2", region_name=REGION))
-    assert check.status == "fail"
-    assert "not a zone of us-east-1" in check.detail
+    assert check.level == FAIL
+    assert "not a zone of us-east-1" in check.value
 
 
 def test_regional_zone_needs_no_opt_in(moto: None) -> None:
     t = target(groups=[group(availability_zone="us-east-1a")])
     [check] = check_zone_opt_in(t, boto3.client("ec2", region_name=REGION))
-    assert check.status == "pass"
-    assert "no opt-in needed" in check.detail
+    assert check.level == PASS
+    assert "no opt-in needed" in check.value
 
 
 # ---------------------------------------------------------------- AMI
@@ -95,31 +95,31 @@ def put_ami(release: str | None) -> Any:
 @pytest.mark.parametrize("release", ["1.33.5-20251103", "1.33.7-20260110"])
 def test_current_ami_release_passes(moto: None, release: str) -> None:
     checks = check_ami(target(), put_ami(release))
-    assert [(c.name, c.status) for c in checks] == [("AMI parameter", "pass"), ("AMI release", "pass")]
-    assert "ami-0123456789abcdef0" in checks[0].detail
+    assert [(c.key, c.level) for c in checks] == [("AMI parameter", PASS), ("AMI release", PASS)]
+    assert "ami-0123456789abcdef0" in checks[0].value
 
 
 def test_old_ami_release_fails(moto: None) -> None:
     checks = check_ami(target(), put_ami("1.33.0-20250519"))
-    assert checks[1].status == "fail"
+    assert checks[1].level == FAIL
     assert MIN_AMI_RELEASE in checks[1].fix
 
 
 def test_missing_ami_parameter_fails(moto: None) -> None:
     checks = check_ami(target(), boto3.client("ssm", region_name=REGION))
-    assert [(c.name, c.status) for c in checks] == [("AMI parameter", "fail")]
-    assert "ParameterNotFound" in checks[0].detail
+    assert [(c.key, c.level) for c in checks] == [("AMI parameter", FAIL)]
+    assert "ParameterNotFound" in checks[0].value
 
 
 def test_unknown_release_warns(moto: None) -> None:
     checks = check_ami(target(), put_ami(None))
-    assert checks[1].status == "warn"
+    assert checks[1].level == WARN
 
 
-@pytest.mark.parametrize(("pinned", "status"), [("v20251103", "pass"), ("v20250901", "fail")])
+@pytest.mark.parametrize(("pinned", "status"), [("v20251103", PASS), ("v20250901", FAIL)])
 def test_pinned_release_without_parameter(moto: None, pinned: str, status: str) -> None:
     checks = check_ami(target(ami_ssm_parameter=None, ami_release=pinned), boto3.client("ssm", region_name=REGION))
-    assert [(c.name, c.status) for c in checks] == [("AMI release", status)]
+    assert [(c.key, c.level) for c in checks] == [("AMI release", status)]
 
 
 # ---------------------------------------------------------------- subnets
@@ -137,21 +137,21 @@ def test_subnet_in_zone_with_room_passes(moto: None) -> None:
     subnet = make_subnet("us-east-1a")
     t = target(existing_subnets={subnet: "us-east-1a"}, required_free_ips={subnet: 200})
     checks = check_subnets(t, boto3.client("ec2", region_name=REGION))
-    assert [(c.name, c.status) for c in checks] == [(f"subnet {subnet}", "pass"), (f"subnet {subnet} free IPs", "pass")]
+    assert [(c.key, c.level) for c in checks] == [(f"subnet {subnet}", PASS), (f"subnet {subnet} free IPs", PASS)]
 
 
 def test_subnet_any_regional_zone_passes(moto: None) -> None:
     subnet = make_subnet("us-east-1c")
     [check] = check_subnets(target(existing_subnets={subnet: ""}), boto3.client("ec2", region_name=REGION))
-    assert check.status == "pass"
-    assert "a regional zone" in check.detail
+    assert check.level == PASS
+    assert "a regional zone" in check.value
 
 
 def test_subnet_wrong_zone_fails(moto: None) -> None:
     subnet = make_subnet("us-east-1b")
     [check] = check_subnets(target(existing_subnets={subnet: "us-east-1a"}), boto3.client("ec2", region_name=REGION))
-    assert check.status == "fail"
-    assert "us-east-1b" in check.detail and "us-east-1a" in check.fix
+    assert check.level == FAIL
+    assert "us-east-1b" in check.value and "us-east-1a" in check.fix
 
 
 def test_subnet_in_local_zone_where_regional_expected_fails() -> None:
@@ -167,14 +167,14 @@ def test_subnet_in_local_zone_where_regional_expected_fails() -> None:
     )
     zone_answer(stub, [LOCAL_ZONE], [local_zone("opted-in")])
     [check] = check_subnets(target(existing_subnets={"subnet-0ccccccccccccccc1": ""}), ec2)
-    assert check.status == "fail"
+    assert check.level == FAIL
 
 
 def test_missing_subnet_fails(moto: None) -> None:
     t = target(existing_subnets={"subnet-0123456789abcdef0": "us-east-1a"})
     [check] = check_subnets(t, boto3.client("ec2", region_name=REGION))
-    assert check.status == "fail"
-    assert "not found" in check.detail
+    assert check.level == FAIL
+    assert "not found" in check.value
 
 
 def test_subnet_without_enough_free_ips_fails(moto: None) -> None:
@@ -182,8 +182,8 @@ def test_subnet_without_enough_free_ips_fails(moto: None) -> None:
     t = target(existing_subnets={subnet: "us-east-1a"}, required_free_ips={subnet: 300})
     checks = check_subnets(t, boto3.client("ec2", region_name=REGION))
     free = checks[1]
-    assert free.status == "fail"
-    assert "251 free" in free.detail and "300 needed" in free.detail
+    assert free.level == FAIL
+    assert "251 free" in free.value and "300 needed" in free.value
 
 
 # ---------------------------------------------------------------- Kubernetes version and quota
@@ -199,23 +199,23 @@ def versions_answer(status: str | None) -> tuple[Any, Stubber]:
 
 @pytest.mark.parametrize(
     ("status", "expected"),
-    [("STANDARD_SUPPORT", "pass"), ("EXTENDED_SUPPORT", "warn"), ("UNSUPPORTED", "fail"), (None, "fail")],
+    [("STANDARD_SUPPORT", PASS), ("EXTENDED_SUPPORT", WARN), ("UNSUPPORTED", FAIL), (None, FAIL)],
 )
 def test_kubernetes_version(status: str | None, expected: str) -> None:
     eks, _ = versions_answer(status)
     [check] = check_kubernetes_version(target(), eks)
-    assert check.status == expected
+    assert check.level == expected
 
 
 def test_node_groups_within_quota_pass() -> None:
     [check] = check_node_group_quota(target(managed_node_group_count=3), quota_answer(3.0))
-    assert check.status == "pass"
-    assert "quota 3 (Service Quotas L-6D54EA21)" in check.detail
+    assert check.level == PASS
+    assert "quota 3 (Service Quotas L-6D54EA21)" in check.value
 
 
 def test_node_groups_over_quota_fail() -> None:
     [check] = check_node_group_quota(target(managed_node_group_count=3), quota_answer(2.0))
-    assert check.status == "fail"
+    assert check.level == FAIL
     assert "--quota-code L-6D54EA21 --desired-value 3" in check.fix
 
 
@@ -223,14 +223,14 @@ def test_quota_falls_back_to_default_with_warning(moto: None) -> None:
     # moto's Service Quotas does not know EKS, like an account where the call is not answered.
     quotas = boto3.client("service-quotas", region_name=REGION)
     [check] = check_node_group_quota(target(managed_node_group_count=30), quotas)
-    assert check.status == "warn"
-    assert "quota 30 (EKS default" in check.detail
+    assert check.level == WARN
+    assert "quota 30 (EKS default" in check.value
 
 
 def test_default_quota_exceeded_fails(moto: None) -> None:
     quotas = boto3.client("service-quotas", region_name=REGION)
     [check] = check_node_group_quota(target(managed_node_group_count=31), quotas)
-    assert check.status == "fail"
+    assert check.level == FAIL
 
 
 def test_run_preflight_all_pass(moto: None) -> None:
@@ -260,7 +260,7 @@ def test_run_preflight_all_pass(moto: None) -> None:
     t = target(existing_subnets={gpu_subnet: LOCAL_ZONE}, required_free_ips={gpu_subnet: 100})
     checks = run_preflight(t, clients, now=NOW)
     ec2_stub.assert_no_pending_responses()
-    assert [c.name for c in checks if c.status != "pass"] == []
+    assert [c.key for c in checks if c.level != PASS] == []
     # 8 reservation checks, zone, AMI parameter + release, subnet zone + free IPs, version, quota.
     assert len(checks) == 8 + 1 + 2 + 2 + 1 + 1
     assert exit_code(checks) == 0
@@ -280,10 +280,10 @@ def test_run_preflight_reports_unanswered_call_as_fail() -> None:
         ec2=ec2, ssm=ssm, eks=eks, service_quotas=quota_answer(30.0), resource_groups=rg, sts=sts
     )
     t = target(groups=[], ami_ssm_parameter=None, ami_release="v20251103", managed_node_group_count=1)
-    checks = {c.name: c for c in run_preflight(t, clients, now=NOW)}
+    checks = {c.key: c for c in run_preflight(t, clients, now=NOW)}
     version = checks["Kubernetes 1.33 offered"]
-    assert version.status == "fail"
-    assert "AccessDeniedException" in version.detail
+    assert version.level == FAIL
+    assert "AccessDeniedException" in version.value
     assert version.fix == "grant eks:DescribeClusterVersions to the caller's IAM policy"
     assert exit_code(list(checks.values())) == 1
 
@@ -292,7 +292,7 @@ def test_run_preflight_accepts_a_session(moto: None) -> None:
     # Everything moto models answers through clients built from the session; no groups, no subnets.
     boto3.client("ssm", region_name=REGION).put_parameter(Name=IMAGE_PARAM, Value="ami-1", Type="String")
     t = target(groups=[], ami_ssm_parameter=IMAGE_PARAM, ami_release="v20251103", managed_node_group_count=2)
-    checks = {c.name: c for c in run_preflight(t, boto3.Session(region_name=REGION), now=NOW)}
-    assert checks["AMI parameter"].status == "pass"
-    assert checks["AMI release"].status == "pass"
-    assert checks["managed node group quota"].status == "warn"
+    checks = {c.key: c for c in run_preflight(t, boto3.Session(region_name=REGION), now=NOW)}
+    assert checks["AMI parameter"].level == PASS
+    assert checks["AMI release"].level == PASS
+    assert checks["managed node group quota"].level == WARN

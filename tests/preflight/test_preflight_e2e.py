@@ -98,7 +98,7 @@ def seeded_project(endpoint_url: str, directory: Path) -> Path:
 def rows(stdout: str) -> dict[str, str]:
     """Status by check name from the printed table (status, two spaces, name, two spaces, detail)."""
     result = {}
-    for line in stdout.splitlines()[1:]:
+    for line in stdout.splitlines():
         parts = line.split("  ")
         if parts[0] in ("PASS", "WARN", "FAIL"):
             name = next(p for p in parts[1:] if p).strip()

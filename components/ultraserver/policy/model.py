@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.offline.resource import PlanResource
+from ultraserver.problems import ERROR, WARNING, Problem
 
 MANDATORY = "mandatory"
 ADVISORY = "advisory"
@@ -80,6 +81,11 @@ class Violation:
     def to_json(self) -> dict[str, str]:
         """The plan JSON's policies entry."""
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message}
+
+    def to_problem(self) -> Problem:
+        """This violation as the shared result type: a mandatory rule blocks (error), an advisory one warns."""
+        where = f"[{self.policy}] {self.urn or '(stack)'}"
+        return Problem(where, self.message, "", "", ERROR if self.level == MANDATORY else WARNING)
 
 
 ResourceCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], list[str]]

@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ultraserver.preflight.clients import ApiFailure, Client, call
-from ultraserver.preflight.report import Check, Status, worst
+from ultraserver.preflight.report import FAIL, PASS, WARN, check, worst
 from ultraserver.preflight.target import PreflightGroup
+from ultraserver.problems import Problem
 
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 # Reservation states in which a Capacity Block launches (now or at its start).
@@ -71,23 +72,23 @@ def _describe_reservations(ids: Sequence[str], ec2: Client) -> tuple[dict[str, d
     return found, missing
 
 
-def _aggregate(name: str, items: list[tuple[str, Status, str]], fix: str) -> Check:
+def _aggregate(name: str, items: list[tuple[str, str, str]], fix: str) -> Problem:
     """One check from per-reservation (id, status, text) results; fix is kept only when not all pass."""
     status = worst(s for _, s, _ in items)
     detail = "; ".join(f"{cr_id}: {text}" for cr_id, _, text in items)
-    return Check(name, status, detail, fix if status != "pass" else "")
+    return check(name, status, detail, fix if status != PASS else "")
 
 
 def check_reservations(
     group: PreflightGroup, ec2: Client, resource_groups: Client, now: datetime, horizon_hours: int
-) -> list[Check]:
+) -> list[Problem]:
     """Checks for one GPU group's reservations: existence, state, type, count, zone, window and block."""
     prefix = f"{group.name}:"
     if not group.capacity_reservation_ids and not group.capacity_reservation_resource_group_arn:
         return [
-            Check(
+            check(
                 f"{prefix} reservations exist",
-                "fail",
+                FAIL,
                 "the group names no capacity reservation or reservation resource group",
                 "set the group's capacity reservation ids (one per UltraServer) or its resource group ARN",
             )
@@ -96,42 +97,42 @@ def check_reservations(
         ids = _group_reservation_ids(group, resource_groups)
     except ApiFailure as exc:
         return [
-            Check(
+            check(
                 f"{prefix} reservations exist",
-                "fail",
+                FAIL,
                 f"cannot list resource group {group.capacity_reservation_resource_group_arn}: {exc}",
                 "check the resource group ARN and that the caller may call resource-groups:ListGroupResources",
             )
         ]
     found, missing = _describe_reservations(ids, ec2)
-    checks: list[Check] = []
+    checks: list[Problem] = []
     if missing or not ids:
         arn = group.capacity_reservation_resource_group_arn
         where = ", ".join(missing) if missing else f"resource group {arn} is empty"
         checks.append(
-            Check(
+            check(
                 f"{prefix} reservations exist",
-                "fail",
+                FAIL,
                 f"not found in this account/region: {where}",
                 "purchase the Capacity Block (aws ec2 purchase-capacity-block) or correct the reservation id / region",
             )
         )
     else:
-        checks.append(Check(f"{prefix} reservations exist", "pass", f"{len(found)} found: {', '.join(found)}"))
+        checks.append(check(f"{prefix} reservations exist", PASS, f"{len(found)} found: {', '.join(found)}"))
     if not found:
         return checks
 
-    states: list[tuple[str, Status, str]] = []
+    states: list[tuple[str, str, str]] = []
     for cr_id, cr in found.items():
         state = cr.get("State", "unknown")
-        states.append((cr_id, "pass" if state in USABLE_STATES else "fail", state))
-    bad_states = sorted({text for _, s, text in states if s == "fail"})
+        states.append((cr_id, PASS if state in USABLE_STATES else FAIL, state))
+    bad_states = sorted({text for _, s, text in states if s == FAIL})
     other = "use a reservation that is scheduled or active"
     state_fix = "; ".join(f"{s}: {STATE_FIXES.get(s, other)}" for s in bad_states)
     checks.append(_aggregate(f"{prefix} reservation state", states, state_fix))
 
-    types: list[tuple[str, Status, str]] = [
-        (cr_id, "pass" if cr.get("InstanceType") == GB200_INSTANCE_TYPE else "fail", str(cr.get("InstanceType")))
+    types: list[tuple[str, str, str]] = [
+        (cr_id, PASS if cr.get("InstanceType") == GB200_INSTANCE_TYPE else FAIL, str(cr.get("InstanceType")))
         for cr_id, cr in found.items()
     ]
     checks.append(
@@ -147,9 +148,9 @@ def check_reservations(
     counts = ", ".join(f"{cr_id}={cr.get('TotalInstanceCount')}" for cr_id, cr in found.items())
     count_ok = total == expected
     checks.append(
-        Check(
+        check(
             f"{prefix} instance count",
-            "pass" if count_ok else "fail",
+            PASS if count_ok else FAIL,
             f"reserved {total} ({counts}); group needs {group.ultraserver_count} x "
             f"{group.instances_per_ultraserver} = {expected}",
             ""
@@ -159,10 +160,10 @@ def check_reservations(
         )
     )
 
-    zones: list[tuple[str, Status, str]] = []
+    zones: list[tuple[str, str, str]] = []
     for cr_id, cr in found.items():
         zone = str(cr.get("AvailabilityZone"))
-        zones.append((cr_id, "pass" if zone == group.availability_zone else "fail", zone))
+        zones.append((cr_id, PASS if zone == group.availability_zone else FAIL, zone))
     checks.append(
         _aggregate(
             f"{prefix} reservation zone",
@@ -177,29 +178,28 @@ def check_reservations(
     return checks
 
 
-def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_hours: int) -> Check:
+def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_hours: int) -> Problem:
     """Warn when a reservation starts later or ends within the horizon; fail when it has ended."""
-    items: list[tuple[str, Status, str]] = []
+    items: list[tuple[str, str, str]] = []
     for cr_id, cr in found.items():
         start, end = cr.get("StartDate"), cr.get("EndDate")
         if end is not None and end <= now:
-            items.append((cr_id, "fail", f"ended {_fmt_time(end)}"))
+            items.append((cr_id, FAIL, f"ended {_fmt_time(end)}"))
         elif start is not None and start > now:
-            items.append((cr_id, "warn", f"starts {_fmt_time(start)}; nodes wait until then"))
+            items.append((cr_id, WARN, f"starts {_fmt_time(start)}; nodes wait until then"))
         elif end is not None and end - now <= timedelta(hours=horizon_hours):
-            items.append((cr_id, "warn", f"ends {_fmt_time(end)}, within {horizon_hours}h"))
+            items.append((cr_id, WARN, f"ends {_fmt_time(end)}, within {horizon_hours}h"))
         else:
-            items.append((cr_id, "pass", f"running until {_fmt_time(end) if end else 'no end date'}"))
+            items.append((cr_id, PASS, f"running until {_fmt_time(end) if end else 'no end date'}"))
     status = worst(s for _, s, _ in items)
     fixes = {
-        "fail": "purchase a new Capacity Block; an ended reservation launches nothing",
-        "warn": "expect the group to wait for the start, or extend the block "
-        "(aws ec2 purchase-capacity-block-extension)",
+        FAIL: "purchase a new Capacity Block; an ended reservation launches nothing",
+        WARN: "expect the group to wait for the start, or extend the block (aws ec2 purchase-capacity-block-extension)",
     }
     return _aggregate(f"{prefix} reservation window", items, fixes.get(status, ""))
 
 
-def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec2: Client) -> list[Check]:
+def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec2: Client) -> list[Problem]:
     """UltraServer type and interconnect status of the Capacity Blocks behind the reservations."""
     block_of = {cr_id: cr.get("CapacityBlockId") for cr_id, cr in found.items()}
     block_ids = sorted({b for b in block_of.values() if b})
@@ -209,18 +209,18 @@ def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec
         try:
             answer = call(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
         except ApiFailure as exc:
-            return [Check(type_name, "fail", str(exc), exc.fix)]
+            return [check(type_name, FAIL, str(exc), exc.fix)]
         blocks = {b["CapacityBlockId"]: b for b in answer.get("CapacityBlocks", [])}
 
-    type_items: list[tuple[str, Status, str]] = []
+    type_items: list[tuple[str, str, str]] = []
     for cr_id, block_id in block_of.items():
         if not block_id:
             kind = found[cr_id].get("ReservationType")
-            type_items.append((cr_id, "fail", f"not part of a Capacity Block (ReservationType={kind})"))
+            type_items.append((cr_id, FAIL, f"not part of a Capacity Block (ReservationType={kind})"))
             continue
         ultraserver_type = blocks.get(block_id, {}).get("UltraserverType")
         ok = ultraserver_type == group.ultraserver_type
-        type_items.append((cr_id, "pass" if ok else "fail", f"{block_id} UltraserverType={ultraserver_type}"))
+        type_items.append((cr_id, PASS if ok else FAIL, f"{block_id} UltraserverType={ultraserver_type}"))
     checks = [
         _aggregate(
             type_name,
@@ -234,17 +234,17 @@ def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec
     return checks
 
 
-def _interconnect_check(name: str, block_ids: list[str], ec2: Client) -> Check:
+def _interconnect_check(name: str, block_ids: list[str], ec2: Client) -> Problem:
     """Report each block's interconnect: ok passes, impaired fails, anything else (or no answer) warns."""
     try:
         answer = call(ec2, "describe_capacity_block_status", CapacityBlockIds=block_ids)
     except ApiFailure as exc:
-        return Check(name, "warn", f"interconnect status not reported: {exc}", exc.fix)
+        return check(name, WARN, f"interconnect status not reported: {exc}", exc.fix)
     statuses = {s["CapacityBlockId"]: s for s in answer.get("CapacityBlockStatuses", [])}
-    items: list[tuple[str, Status, str]] = []
+    items: list[tuple[str, str, str]] = []
     for block_id in block_ids:
         interconnect = statuses.get(block_id, {}).get("InterconnectStatus", "unreported")
-        status: Status = "pass" if interconnect == "ok" else "fail" if interconnect == "impaired" else "warn"
+        status: str = PASS if interconnect == "ok" else FAIL if interconnect == "impaired" else WARN
         items.append((block_id, status, f"interconnect {interconnect}"))
     fix = (
         "impaired: contact AWS Support before deploying; insufficient-data/unreported: normal before the block "

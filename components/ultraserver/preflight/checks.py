@@ -19,8 +19,9 @@ from ultraserver.preflight.clients import (
     call,
     clients_from_session,
 )
-from ultraserver.preflight.report import Check
+from ultraserver.preflight.report import FAIL, PASS, WARN, check
 from ultraserver.preflight.target import PreflightTarget
+from ultraserver.problems import Problem
 
 # EKS requires this AL2023 NVIDIA AMI release or later (NVIDIA driver 580) for P6e-GB200.
 MIN_AMI_RELEASE = ami.MIN_RELEASE
@@ -52,7 +53,7 @@ def _zones(ec2: Client, names: Iterable[str]) -> dict[str, dict]:
     return {z["ZoneName"]: z for z in page.get("AvailabilityZones", [])}
 
 
-def check_zone_opt_in(target: PreflightTarget, ec2: Client) -> list[Check]:
+def check_zone_opt_in(target: PreflightTarget, ec2: Client) -> list[Problem]:
     """The zone of every GPU group exists and, when it is a Local Zone, is opted in."""
     zones = _zones(ec2, (g.availability_zone for g in target.groups))
     checks = []
@@ -61,23 +62,23 @@ def check_zone_opt_in(target: PreflightTarget, ec2: Client) -> list[Check]:
         label = f"zone {name} opted in"
         if zone is None:
             checks.append(
-                Check(
+                check(
                     label,
-                    "fail",
+                    FAIL,
                     f"{name} is not a zone of {target.region}",
                     "set the GPU subnets' zone to one the region offers",
                 )
             )
         elif zone.get("ZoneType", "availability-zone") == "availability-zone":
-            checks.append(Check(label, "pass", "regional Availability Zone; no opt-in needed"))
+            checks.append(check(label, PASS, "regional Availability Zone; no opt-in needed"))
         elif zone.get("OptInStatus") == "opted-in":
-            checks.append(Check(label, "pass", f"{zone.get('ZoneType')} in group {zone.get('GroupName')}, opted in"))
+            checks.append(check(label, PASS, f"{zone.get('ZoneType')} in group {zone.get('GroupName')}, opted in"))
         else:
             group_name = zone.get("GroupName", name)
             checks.append(
-                Check(
+                check(
                     label,
-                    "fail",
+                    FAIL,
                     f"{zone.get('ZoneType')} {name} is {zone.get('OptInStatus', 'not opted in')}",
                     f"aws ec2 modify-availability-zone-group --region {target.region} --group-name {group_name} "
                     "--opt-in-status opted-in",
@@ -93,9 +94,9 @@ def _release_parameter(image_parameter: str) -> str | None:
     return None
 
 
-def check_ami(target: PreflightTarget, ssm: Client) -> list[Check]:
+def check_ami(target: PreflightTarget, ssm: Client) -> list[Problem]:
     """The AMI SSM parameter resolves and the AMI release is at least MIN_AMI_RELEASE."""
-    checks: list[Check] = []
+    checks: list[Problem] = []
     release = target.ami_release
     source = "pinned release"
     if target.ami_ssm_parameter:
@@ -103,15 +104,15 @@ def check_ami(target: PreflightTarget, ssm: Client) -> list[Check]:
             image = call(ssm, "get_parameter", Name=target.ami_ssm_parameter)["Parameter"]["Value"]
         except ApiFailure as exc:
             return [
-                Check(
+                check(
                     "AMI parameter",
-                    "fail",
+                    FAIL,
                     f"{target.ami_ssm_parameter} does not resolve in {target.region}: {exc}",
                     f"check Kubernetes version {target.kubernetes_version} and the region; EKS publishes "
                     "/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/recommended/image_id",
                 )
             ]
-        checks.append(Check("AMI parameter", "pass", f"{target.ami_ssm_parameter} -> {image}"))
+        checks.append(check("AMI parameter", PASS, f"{target.ami_ssm_parameter} -> {image}"))
         sibling = _release_parameter(target.ami_ssm_parameter)
         if release is None and sibling:
             source = sibling
@@ -122,20 +123,20 @@ def check_ami(target: PreflightTarget, ssm: Client) -> list[Check]:
     date = ami_release_date(release) if release else None
     if date is None:
         checks.append(
-            Check(
+            check(
                 "AMI release",
-                "warn",
+                WARN,
                 f"cannot tell the AMI release (from {source}: {release!r})",
                 f"pin an AMI release >= {MIN_AMI_RELEASE} so preflight can verify the NVIDIA 580 driver",
             )
         )
     elif date >= MIN_AMI_RELEASE:
-        checks.append(Check("AMI release", "pass", f"{release} (from {source}) >= {MIN_AMI_RELEASE}"))
+        checks.append(check("AMI release", PASS, f"{release} (from {source}) >= {MIN_AMI_RELEASE}"))
     else:
         checks.append(
-            Check(
+            check(
                 "AMI release",
-                "fail",
+                FAIL,
                 f"{release} (from {source}) is older than {MIN_AMI_RELEASE}",
                 f"use AL2023 ARM64 NVIDIA AMI release {MIN_AMI_RELEASE} or later (driver 580, required for P6e-GB200)",
             )
@@ -143,11 +144,11 @@ def check_ami(target: PreflightTarget, ssm: Client) -> list[Check]:
     return checks
 
 
-def check_subnets(target: PreflightTarget, ec2: Client) -> list[Check]:
+def check_subnets(target: PreflightTarget, ec2: Client) -> list[Problem]:
     """Each existing subnet exists, sits in its expected zone and has enough free IPv4 addresses."""
     subnet_ids = sorted(set(target.existing_subnets) | set(target.required_free_ips))
     found: dict[str, dict] = {}
-    checks: list[Check] = []
+    checks: list[Problem] = []
     for subnet_id in subnet_ids:
         try:
             subnets = call(ec2, "describe_subnets", SubnetIds=[subnet_id]).get("Subnets", [])
@@ -159,9 +160,9 @@ def check_subnets(target: PreflightTarget, ec2: Client) -> list[Check]:
             found[subnet_id] = subnets[0]
         else:
             checks.append(
-                Check(
+                check(
                     f"subnet {subnet_id}",
-                    "fail",
+                    FAIL,
                     f"not found in {target.region}",
                     "correct the subnet id in the stack or let the stack create its VPC",
                 )
@@ -176,9 +177,9 @@ def check_subnets(target: PreflightTarget, ec2: Client) -> list[Check]:
         else:
             ok, want = zone_types.get(zone, "availability-zone") == "availability-zone", "a regional zone"
         checks.append(
-            Check(
+            check(
                 f"subnet {subnet_id}",
-                "pass" if ok else "fail",
+                PASS if ok else FAIL,
                 f"in {zone} (expected {want})",
                 "" if ok else f"use a subnet in {want} for this role",
             )
@@ -188,9 +189,9 @@ def check_subnets(target: PreflightTarget, ec2: Client) -> list[Check]:
             free = int(subnet.get("AvailableIpAddressCount", 0))
             enough = free >= need
             checks.append(
-                Check(
+                check(
                     f"subnet {subnet_id} free IPs",
-                    "pass" if enough else "fail",
+                    PASS if enough else FAIL,
                     f"{free} free IPv4 addresses, {need} needed for planned nodes and pods",
                     ""
                     if enough
@@ -200,7 +201,7 @@ def check_subnets(target: PreflightTarget, ec2: Client) -> list[Check]:
     return checks
 
 
-def check_kubernetes_version(target: PreflightTarget, eks: Client) -> list[Check]:
+def check_kubernetes_version(target: PreflightTarget, eks: Client) -> list[Problem]:
     """The Kubernetes version is offered by EKS in the region, preferably in standard support."""
     version = target.kubernetes_version
     offered = call(eks, "describe_cluster_versions", clusterVersions=[version]).get("clusterVersions", [])
@@ -209,20 +210,20 @@ def check_kubernetes_version(target: PreflightTarget, eks: Client) -> list[Check
     how = f"aws eks describe-cluster-versions --region {target.region}"
     if match is None or match.get("versionStatus") == "UNSUPPORTED":
         detail = f"EKS in {target.region} does not offer {version}"
-        return [Check(label, "fail", detail, f"pick an offered version ({how})")]
+        return [check(label, FAIL, detail, f"pick an offered version ({how})")]
     if match.get("versionStatus") == "EXTENDED_SUPPORT":
         return [
-            Check(
+            check(
                 label,
-                "warn",
+                WARN,
                 f"{version} is in extended support (extra cost)",
                 f"move to a standard-support version ({how})",
             )
         ]
-    return [Check(label, "pass", f"{version} in {match.get('versionStatus', 'standard support').lower()}")]
+    return [check(label, PASS, f"{version} in {match.get('versionStatus', 'standard support').lower()}")]
 
 
-def check_node_group_quota(target: PreflightTarget, service_quotas: Client) -> list[Check]:
+def check_node_group_quota(target: PreflightTarget, service_quotas: Client) -> list[Problem]:
     """The managed node groups the stack declares fit the per-cluster quota."""
     count = target.managed_node_group_count
     label = "managed node group quota"
@@ -240,24 +241,24 @@ def check_node_group_quota(target: PreflightTarget, service_quotas: Client) -> l
         f"--desired-value {count}, or declare fewer managed node groups"
     )
     if count > quota:
-        return [Check(label, "fail", detail, increase)]
+        return [check(label, FAIL, detail, increase)]
     if not known:
-        return [Check(label, "warn", detail, "allow servicequotas:GetServiceQuota to verify the account's value")]
-    return [Check(label, "pass", detail)]
+        return [check(label, WARN, detail, "allow servicequotas:GetServiceQuota to verify the account's value")]
+    return [check(label, PASS, detail)]
 
 
 # ---------------------------------------------------------------- running every check
 
 
-def _guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
+def _guarded(name: str, run: Callable[[], list[Problem]]) -> list[Problem]:
     """Run one check; an AWS call it could not make becomes a fail line instead of a traceback."""
     try:
-        return check()
+        return run()
     except ApiFailure as exc:
         return [
-            Check(
+            check(
                 name,
-                "fail",
+                FAIL,
                 str(exc),
                 exc.fix,
             )
@@ -266,7 +267,7 @@ def _guarded(name: str, check: Callable[[], list[Check]]) -> list[Check]:
 
 def run_preflight(
     target: PreflightTarget, clients: PreflightClients | boto3.Session, now: datetime | None = None
-) -> list[Check]:
+) -> list[Problem]:
     """Run every check against AWS; raises PreflightAccessError when AWS cannot be asked at all."""
     if isinstance(clients, boto3.Session):
         clients = clients_from_session(clients, target.region)
@@ -275,7 +276,7 @@ def run_preflight(
         call(clients.sts, "get_caller_identity")
     except ApiFailure as exc:
         raise PreflightAccessError(f"cannot confirm AWS identity: {exc}") from None
-    checks: list[Check] = []
+    checks: list[Problem] = []
     for group in target.groups:
         checks += _guarded(
             f"{group.name}: reservations",

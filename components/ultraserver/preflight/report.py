@@ -1,45 +1,36 @@
-"""Preflight results: one Check per line, the worst of several statuses, the printed table and the exit code."""
+"""Preflight results are Problems: a passed check is info, a warning a warning, a failed check an error.
+
+This module names those levels as preflight says them, builds one result, and prints the table and exit code.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-Status = Literal["pass", "warn", "fail"]
+from ultraserver.problems import ERROR, INFO, WARNING, Problem, blocking, format_problems
 
-
-@dataclass
-class Check:
-    """One preflight result line: what was checked, the outcome, and how to fix it."""
-
-    name: str
-    status: Status
-    detail: str
-    fix: str = ""
+PASS, WARN, FAIL = INFO, WARNING, ERROR
+LABELS = {PASS: "PASS", WARN: "WARN", FAIL: "FAIL"}
 
 
-def worst(statuses: Iterable[Status]) -> Status:
-    """The most severe status among statuses (pass when empty)."""
+def check(name: str, status: str, detail: str, fix: str = "") -> Problem:
+    """One preflight result line: what was checked, the outcome (PASS, WARN or FAIL), and how to fix it."""
+    return Problem(name, detail, "", fix, status)
+
+
+def worst(statuses: Iterable[str]) -> str:
+    """The most severe status among statuses (PASS when empty)."""
     ranked = set(statuses)
-    if "fail" in ranked:
-        return "fail"
-    return "warn" if "warn" in ranked else "pass"
+    return FAIL if FAIL in ranked else WARN if WARN in ranked else PASS
 
 
-def format_checks(checks: Sequence[Check]) -> str:
-    """A plain-text table of checks, each non-pass line followed by its fix, then a summary line."""
-    name_width = max([len("CHECK"), *(len(c.name) for c in checks)])
-    lines = [f"{'STATUS':<6}  {'CHECK':<{name_width}}  DETAIL"]
-    for c in checks:
-        lines.append(f"{c.status.upper():<6}  {c.name:<{name_width}}  {c.detail}")
-        if c.fix and c.status != "pass":
-            lines.append(f"{'':<6}  {'':<{name_width}}  fix: {c.fix}")
-    counts = {s: sum(1 for c in checks if c.status == s) for s in ("pass", "warn", "fail")}
-    lines.append(f"{counts['pass']} passed, {counts['warn']} warnings, {counts['fail']} failed")
-    return "\n".join(lines)
+def format_checks(checks: Sequence[Problem]) -> str:
+    """Every check as the shared problem report (fixes shown for warnings and failures), then a summary line."""
+    counts = {level: sum(1 for c in checks if c.level == level) for level in (PASS, WARN, FAIL)}
+    summary = f"{counts[PASS]} passed, {counts[WARN]} warnings, {counts[FAIL]} failed"
+    return "\n".join(line for line in (format_problems(checks, LABELS), summary) if line)
 
 
-def exit_code(checks: Sequence[Check]) -> int:
+def exit_code(checks: Sequence[Problem]) -> int:
     """1 when any check failed, else 0."""
-    return 1 if any(c.status == "fail" for c in checks) else 0
+    return 1 if blocking(checks) else 0
