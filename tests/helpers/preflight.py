@@ -38,6 +38,7 @@ def group(**changes: Any) -> PreflightGroup:
         instances_per_ultraserver=18,
         availability_zone=LOCAL_ZONE,
         managed=True,
+        instance_type="p6e-gb200.36xlarge",
     )
     return dataclasses.replace(base, **changes)
 

@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from botocore.stub import Stubber
 from helpers.preflight import (
     LOCAL_ZONE,
     NOW,
@@ -85,6 +86,15 @@ def test_wrong_instance_type_fails() -> None:
     check = reservation_checks([reservation(InstanceType="p5.48xlarge")])["instance type"]
     assert check.level == FAIL
     assert "p5.48xlarge" in check.value
+
+
+def test_instance_type_is_the_groups_own() -> None:
+    the_group = group(instance_type="p5.48xlarge")
+    matching = reservation_checks([reservation(InstanceType="p5.48xlarge")], the_group)["instance type"]
+    assert matching.level == PASS
+    other = reservation_checks([reservation()], the_group)["instance type"]
+    assert other.level == FAIL
+    assert other.fix == "use a Capacity Block for p5.48xlarge; this group only launches that type"
 
 
 def test_instance_count_mismatch_fails() -> None:
@@ -206,7 +216,8 @@ def test_unknown_resource_group_fails() -> None:
     assert "NotFoundException" in checks[0].value
 
 
-def test_unanswered_block_lookup_fails_type_but_keeps_other_checks() -> None:
+def one_reservation_answered() -> tuple[Any, Stubber, Any]:
+    """EC2 and Resource Groups clients with only the default reservation's description queued."""
     ec2, stub = stubbed("ec2")
     rg, _ = stubbed("resource-groups")
     stub.add_response(
@@ -214,6 +225,11 @@ def test_unanswered_block_lookup_fails_type_but_keeps_other_checks() -> None:
         {"CapacityReservations": [reservation()]},
         {"CapacityReservationIds": ["cr-0aaaaaaaaaaaaaaa1"]},
     )
+    return ec2, stub, rg
+
+
+def test_unanswered_block_lookup_fails_type_but_keeps_other_checks() -> None:
+    ec2, stub, rg = one_reservation_answered()
     stub.add_client_error("describe_capacity_blocks", service_error_code="UnauthorizedOperation", http_status_code=403)
     checks = {c.key: c for c in check_reservations(group(), ec2, rg, NOW, 48)}
     assert checks["gpu: UltraServer type"].level == FAIL
@@ -223,13 +239,7 @@ def test_unanswered_block_lookup_fails_type_but_keeps_other_checks() -> None:
 
 
 def test_unanswered_interconnect_status_warns() -> None:
-    ec2, stub = stubbed("ec2")
-    rg, _ = stubbed("resource-groups")
-    stub.add_response(
-        "describe_capacity_reservations",
-        {"CapacityReservations": [reservation()]},
-        {"CapacityReservationIds": ["cr-0aaaaaaaaaaaaaaa1"]},
-    )
+    ec2, stub, rg = one_reservation_answered()
     stub.add_response(
         "describe_capacity_blocks",
         {"CapacityBlocks": [{"CapacityBlockId": "cb-0bbbbbbbbbbbbbbb1", "UltraserverType": "u-p6e-gb200x72"}]},

@@ -177,26 +177,6 @@ def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def version_tuple(value: Any) -> tuple[int, ...] | None:
-    """'v25.3.4', '25.8.0' or '1.33' as a comparable tuple; None when not a dotted number."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip().lstrip("vV")
-    parts = text.split(".")
-    if not text or not all(p.isdigit() for p in parts):
-        return None
-    return tuple(int(p) for p in parts)
-
-
-def version_at_least(value: Any, minimum: str) -> bool:
-    """True when value parses and is >= minimum (missing trailing parts count as zero)."""
-    have, want = version_tuple(value), version_tuple(minimum)
-    if have is None or want is None:
-        return False
-    width = max(len(have), len(want))
-    return have + (0,) * (width - len(have)) >= want + (0,) * (width - len(want))
-
-
 def is_gb200(instance_type: Any) -> bool:
     """True for a P6e-GB200 instance type."""
     return isinstance(instance_type, str) and instance_type.startswith(GB200_INSTANCE_PREFIX)

@@ -11,7 +11,6 @@ from ultraserver.preflight.report import FAIL, PASS, WARN, check, worst
 from ultraserver.preflight.target import PreflightGroup
 from ultraserver.problems import Problem
 
-GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 # Reservation states in which a Capacity Block launches (now or at its start).
 USABLE_STATES = ("active", "scheduled")
 STATE_FIXES: dict[str, str] = {
@@ -132,14 +131,14 @@ def check_reservations(
     checks.append(_aggregate(f"{prefix} reservation state", states, state_fix))
 
     types: list[tuple[str, str, str]] = [
-        (cr_id, PASS if cr.get("InstanceType") == GB200_INSTANCE_TYPE else FAIL, str(cr.get("InstanceType")))
+        (cr_id, PASS if cr.get("InstanceType") == group.instance_type else FAIL, str(cr.get("InstanceType")))
         for cr_id, cr in found.items()
     ]
     checks.append(
         _aggregate(
             f"{prefix} instance type",
             types,
-            f"use a Capacity Block for {GB200_INSTANCE_TYPE}; this group only launches that type",
+            f"use a Capacity Block for {group.instance_type}; this group only launches that type",
         )
     )
 

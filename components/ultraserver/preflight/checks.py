@@ -10,6 +10,7 @@ from functools import partial
 import boto3
 
 from ultraserver.facts import ami
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, MANAGED_NODE_GROUP_QUOTA_CODE
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.clients import (
     ApiFailure,
@@ -25,9 +26,6 @@ from ultraserver.problems import Problem
 
 # EKS requires this AL2023 NVIDIA AMI release or later (NVIDIA driver 580) for P6e-GB200.
 MIN_AMI_RELEASE = ami.MIN_RELEASE
-# Service Quotas code for "Managed node groups per cluster" and its EKS default.
-MNG_QUOTA_CODE = "L-6D54EA21"
-MNG_DEFAULT_QUOTA = 30
 
 
 def ami_release_date(text: str) -> str | None:
@@ -225,19 +223,20 @@ def check_kubernetes_version(target: PreflightTarget, eks: Client) -> list[Probl
 
 def check_node_group_quota(target: PreflightTarget, service_quotas: Client) -> list[Problem]:
     """The managed node groups the stack declares fit the per-cluster quota."""
-    count = target.managed_node_group_count
+    count, code = target.managed_node_group_count, MANAGED_NODE_GROUP_QUOTA_CODE
     label = "managed node group quota"
     try:
-        quota = int(
-            call(service_quotas, "get_service_quota", ServiceCode="eks", QuotaCode=MNG_QUOTA_CODE)["Quota"]["Value"]
-        )
-        source = f"Service Quotas {MNG_QUOTA_CODE}"
-        known = True
+        answer = call(service_quotas, "get_service_quota", ServiceCode="eks", QuotaCode=code)
+        quota, source, known = int(answer["Quota"]["Value"]), f"Service Quotas {code}", True
     except ApiFailure as exc:
-        quota, source, known = MNG_DEFAULT_QUOTA, f"EKS default; Service Quotas did not answer: {exc.code}", False
+        quota, source, known = (
+            MANAGED_NODE_GROUP_QUOTA,
+            f"EKS default; Service Quotas did not answer: {exc.code}",
+            False,
+        )
     detail = f"{count} managed node groups, quota {quota} ({source})"
     increase = (
-        f"aws service-quotas request-service-quota-increase --service-code eks --quota-code {MNG_QUOTA_CODE} "
+        f"aws service-quotas request-service-quota-increase --service-code eks --quota-code {code} "
         f"--desired-value {count}, or declare fewer managed node groups"
     )
     if count > quota:

@@ -22,6 +22,7 @@ class PreflightGroup:
     instances_per_ultraserver: int  # 9 or 18
     availability_zone: str  # zone of the GPU subnets, e.g. us-east-1-dfw-2a
     managed: bool  # managed node group (counts against the MNG quota)
+    instance_type: str  # the EC2 instance type the group launches, e.g. p6e-gb200.36xlarge
 
 
 @dataclass
@@ -60,6 +61,7 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
             instances_per_ultraserver=g.instances_per_ultraserver,
             availability_zone=g.availability_zone,
             managed=g.mode == "managed",
+            instance_type=g.instance_type,
         )
         for g in settings.gpu_node_groups
     ]
