@@ -33,6 +33,10 @@ def test_report_puts_a_long_key_on_its_own_line_and_indents_multi_line_values() 
     ]
 
 
+def test_a_level_without_a_label_shows_in_capitals() -> None:
+    assert format_problems([Problem("k", "v", "", "", INFO)], {ERROR: "FAIL"}) == "INFO  k  v"
+
+
 def test_report_of_nothing_is_empty() -> None:
     assert format_problems([]) == ""
 

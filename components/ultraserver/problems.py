@@ -74,19 +74,20 @@ def format_problems(problems: Iterable[Problem], labels: Mapping[str, str] = LAB
     labels names each level for the reader (preflight says PASS/WARN/FAIL, the policy report MANDATORY/ADVISORY).
     """
     items = list(problems)
-    label_width = max((len(labels[p.level]) for p in items), default=0)
+    names = [labels.get(p.level, p.level.upper()) for p in items]
+    label_width = max((len(n) for n in names), default=0)
     key_width = max((len(p.key) for p in items if len(p.key) <= KEY_COLUMN_MAX), default=0)
     indent = " " * (label_width + 2 + key_width + 2)
     lines: list[str] = []
-    for p in items:
+    for p, name in zip(items, names, strict=True):
         value = (p.value if isinstance(p.value, str) else repr(p.value)).splitlines() or [""]
-        head = f"{labels[p.level]:<{label_width}}  {p.key:<{key_width}}"
+        head = f"{name:<{label_width}}  {p.key:<{key_width}}"
         if len(p.key) > key_width:
             lines += [head, *(indent + v for v in value)]
         else:
             lines += [f"{head}  {value[0]}".rstrip(), *(indent + v for v in value[1:])]
         if p.level != INFO:
-            lines += [f"{indent}{name}: {text}" for name, text in (("allowed", p.allowed), ("fix", p.fix)) if text]
+            lines += [f"{indent}{field}: {text}" for field, text in (("allowed", p.allowed), ("fix", p.fix)) if text]
     return "\n".join(lines)
 
 
