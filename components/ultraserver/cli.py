@@ -65,14 +65,10 @@ def stack_settings(project_dir: Path, stack: str) -> Any:
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
-    from ultraserver.preflight.checks import (
-        PreflightAccessError,
-        exit_code,
-        format_checks,
-        make_clients,
-        run_preflight,
-        target_from_settings,
-    )
+    from ultraserver.preflight.checks import run_preflight
+    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.preflight.report import exit_code, format_checks
+    from ultraserver.preflight.target import target_from_settings
 
     target = target_from_settings(stack_settings(args.project_dir, args.stack))
     if args.region:

@@ -9,7 +9,7 @@ This module is the base layer: it imports nothing of ours and no Pulumi.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,9 @@ ERROR = "error"
 WARNING = "warning"
 INFO = "info"
 LEVELS = (ERROR, WARNING, INFO)
+LABELS = {ERROR: "ERROR", WARNING: "WARNING", INFO: "INFO"}
+# Keys up to this long form an aligned column; a longer key (a resource URN) puts its value on the next line.
+KEY_COLUMN_MAX = 48
 
 _FORMATTED = re.compile(
     r"^(?P<key>[^:\s][^:]*?): got (?P<value>.*?); allowed: (?P<allowed>.*?); fix: (?P<fix>.*)$", re.S
@@ -63,6 +66,29 @@ def problem(key: str, value: Any, allowed: str, fix: str) -> str:
 def blocking(problems: Iterable[Problem]) -> list[Problem]:
     """The problems that stop a plan, deploy or check (level error)."""
     return [p for p in problems if p.level == ERROR]
+
+
+def format_problems(problems: Iterable[Problem], labels: Mapping[str, str] = LABELS) -> str:
+    """The one report format: ``LABEL  key  value`` per problem, then its allowed and fix lines unless it is info.
+
+    labels names each level for the reader (preflight says PASS/WARN/FAIL, the policy report MANDATORY/ADVISORY).
+    """
+    items = list(problems)
+    names = [labels.get(p.level, p.level.upper()) for p in items]
+    label_width = max((len(n) for n in names), default=0)
+    key_width = max((len(p.key) for p in items if len(p.key) <= KEY_COLUMN_MAX), default=0)
+    indent = " " * (label_width + 2 + key_width + 2)
+    lines: list[str] = []
+    for p, name in zip(items, names, strict=True):
+        value = (p.value if isinstance(p.value, str) else repr(p.value)).splitlines() or [""]
+        head = f"{name:<{label_width}}  {p.key:<{key_width}}"
+        if len(p.key) > key_width:
+            lines += [head, *(indent + v for v in value)]
+        else:
+            lines += [f"{head}  {value[0]}".rstrip(), *(indent + v for v in value[1:])]
+        if p.level != INFO:
+            lines += [f"{indent}{field}: {text}" for field, text in (("allowed", p.allowed), ("fix", p.fix)) if text]
+    return "\n".join(lines)
 
 
 class ConfigError(Exception):

@@ -5,23 +5,30 @@ from __future__ import annotations
 from helpers.policy_fixtures import DELETE, good_stack, patch
 from ultraserver.policy import Violation, evaluate
 from ultraserver.policy.report import blocks, format_violations
+from ultraserver.problems import ERROR, WARNING, Problem
 
 MANDATORY = Violation("launch-template-imdsv2", "mandatory", "urn:a", "IMDSv1 is allowed. Set http_tokens.")
 ADVISORY = Violation("eks-public-endpoint-cidrs", "advisory", "", "open endpoint.\nList your networks.")
 
 
-def test_grouped_mandatory_first_with_stack_marker() -> None:
-    """Mandatory before advisory, stack-level violations marked, multi-line messages indented."""
+def test_mandatory_first_with_stack_marker() -> None:
+    """A count line, then mandatory before advisory, stack-level violations marked, multi-line messages indented."""
     text = format_violations([ADVISORY, MANDATORY], rule_count=29)
     assert text.splitlines() == [
-        "Mandatory policy violations (1):",
-        "  [launch-template-imdsv2] urn:a",
-        "      IMDSv1 is allowed. Set http_tokens.",
-        "Advisory policy violations (1):",
-        "  [eks-public-endpoint-cidrs] (stack)",
-        "      open endpoint.",
-        "      List your networks.",
+        "Policy violations: 1 mandatory, 1 advisory (29 rules checked):",
+        "MANDATORY  [launch-template-imdsv2] urn:a       IMDSv1 is allowed. Set http_tokens.",
+        "ADVISORY   [eks-public-endpoint-cidrs] (stack)  open endpoint.",
+        "                                                List your networks.",
     ]
+
+
+def test_violations_are_problems() -> None:
+    """A mandatory violation is an error, an advisory one a warning; the key names the rule and the resource."""
+    assert MANDATORY.to_problem() == Problem(
+        "[launch-template-imdsv2] urn:a", "IMDSv1 is allowed. Set http_tokens.", "", "", ERROR
+    )
+    assert ADVISORY.to_problem().level == WARNING
+    assert ADVISORY.to_problem().key == "[eks-public-endpoint-cidrs] (stack)"
 
 
 def test_no_violations_is_one_line() -> None:

@@ -1,11 +1,8 @@
-"""End to end: `python -m ultraserver.preflight` against moto's server on loopback, as a separate process."""
+"""End to end: `python -m ultraserver preflight --stack` against moto's server on loopback, as a separate process."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,12 +11,14 @@ from typing import Any
 
 import boto3
 import pytest
+import yaml
+from helpers.preflight import REGION, closed_port
+from helpers.stacks import ROOT
 from moto.server import ThreadedMotoServer
-from ultraserver.preflight.checks import PreflightGroup, PreflightTarget
 
-REGION = "us-east-1"
-COMPONENTS = Path(__file__).resolve().parents[2] / "components"
-IMAGE_PARAM = "/ultraserver-e2e/eks/1.33/nvidia/recommended/image_id"
+COMPONENTS = ROOT / "components"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+STACK = "e2e"
 
 
 @pytest.fixture(scope="module")
@@ -40,77 +39,66 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-
-
-def run_cli(target_file: Path, endpoint_url: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """Run the preflight entry point in a child process."""
+def run_cli(project: Path, endpoint_url: str, env: dict[str, str], stack: str = STACK) -> subprocess.CompletedProcess:
+    """Run `ultraserver preflight` in a child process from the project directory."""
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ultraserver.preflight",
-            "--target",
-            str(target_file),
-            "--region",
-            REGION,
-            "--endpoint-url",
-            endpoint_url,
-        ],
+        [sys.executable, "-m", "ultraserver", "preflight", "--stack", stack, "--endpoint-url", endpoint_url],
         capture_output=True,
         text=True,
         env=env,
+        cwd=project,
         timeout=120,
     )
 
 
-def seeded_target(endpoint_url: str, tmp_path: Path) -> Path:
-    """Create a subnet and AMI parameters in the emulator; write a target naming them plus unknown reservations."""
+def write_project(directory: Path, config: dict[str, Any]) -> Path:
+    """A Pulumi project directory holding one stack file with this config."""
+    (directory / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (directory / "stacks").mkdir()
+    (directory / "stacks" / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump({"config": config}))
+    return directory
+
+
+def seeded_project(endpoint_url: str, directory: Path) -> Path:
+    """Create a VPC and subnets in the emulator; write a stack naming them plus a reservation moto cannot model."""
     factory: Any = boto3.client  # a run-time service name matches no typed-stub overload
-
-    def client(name: str) -> Any:
-        keys = {k.lower(): v for k, v in CREDENTIALS.items()}
-        return factory(name, region_name=REGION, endpoint_url=endpoint_url, **keys)
-
-    ec2 = client("ec2")
+    keys = {k.lower(): v for k, v in CREDENTIALS.items()}
+    ec2 = factory("ec2", region_name=REGION, endpoint_url=endpoint_url, **keys)
     vpc = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
-    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.20.1.0/24", AvailabilityZone="us-east-1a")["Subnet"]["SubnetId"]
-    ssm = client("ssm")
-    ssm.put_parameter(Name=IMAGE_PARAM, Value="ami-0123456789abcdef0", Type="String", Overwrite=True)
-    ssm.put_parameter(
-        Name=IMAGE_PARAM.replace("image_id", "release_version"), Value="1.33.5-20251103", Type="String", Overwrite=True
-    )
-    target = PreflightTarget(
-        region=REGION,
-        kubernetes_version="1.33",
-        ami_ssm_parameter=IMAGE_PARAM,
-        ami_release=None,
-        groups=[
-            PreflightGroup(
-                name="gpu",
-                ultraserver_type="u-p6e-gb200x72",
-                capacity_reservation_ids=["cr-0aaaaaaaaaaaaaaa1"],
-                capacity_reservation_resource_group_arn=None,
-                ultraserver_count=1,
-                instances_per_ultraserver=18,
+
+    def subnet(cidr: str, zone: str) -> str:
+        return str(ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone)["Subnet"]["SubnetId"])
+
+    private = [subnet("10.20.0.0/23", "us-east-1a"), subnet("10.20.2.0/23", "us-east-1b")]
+    gpu = subnet("10.20.4.0/22", "us-east-1a")
+    config = {
+        "aws:region": REGION,
+        "ultraserver-eks:cluster": {
+            "name": STACK,
+            "kubernetesVersion": "1.33",
+            "endpointPublicAccessCidrs": ["203.0.113.0/24"],
+        },
+        "ultraserver-eks:network": {"vpcId": vpc, "privateSubnetIds": private, "gpuSubnetIds": {"us-east-1a": [gpu]}},
+        "ultraserver-eks:gpuNodeGroups": [
+            {
+                "name": "gpu",
+                "ultraserverType": "u-p6e-gb200x36",
                 # moto has no Local Zones, so the GPU subnets sit in a regional zone here.
-                availability_zone="us-east-1a",
-                managed=True,
-            )
+                "availabilityZone": "us-east-1a",
+                "capacityReservationIds": ["cr-0aaaaaaaaaaaaaaa1"],
+                # A pinned image: the EKS AMI parameters live under /aws/service/, which moto cannot seed.
+                "amiId": "ami-0123456789abcdef0",
+                "amiRelease": "v20251103",
+            }
         ],
-        existing_subnets={subnet: "us-east-1a"},
-        required_free_ips={subnet: 100},
-        managed_node_group_count=2,
-    )
-    path = tmp_path / "target.json"
-    path.write_text(json.dumps(dataclasses.asdict(target)))
-    return path
+    }
+    return write_project(directory, config)
 
 
 def rows(stdout: str) -> dict[str, str]:
     """Status by check name from the printed table (status, two spaces, name, two spaces, detail)."""
     result = {}
-    for line in stdout.splitlines()[1:]:
+    for line in stdout.splitlines():
         parts = line.split("  ")
         if parts[0] in ("PASS", "WARN", "FAIL"):
             name = next(p for p in parts[1:] if p).strip()
@@ -119,17 +107,16 @@ def rows(stdout: str) -> dict[str, str]:
 
 
 def test_cli_against_moto_server(endpoint: str, tmp_path: Path) -> None:
-    result = run_cli(seeded_target(endpoint, tmp_path), endpoint, clean_env(**CREDENTIALS))
-    assert result.returncode == 1, result.stderr
+    result = run_cli(seeded_project(endpoint, tmp_path), endpoint, clean_env(**CREDENTIALS))
+    assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     status = rows(result.stdout)
-    subnet = next(n.split()[1] for n in status if n.startswith("subnet "))
+    subnets = [n for n in status if n.startswith("subnet ") and not n.endswith("free IPs")]
+    assert len(subnets) == 3
     # What the emulator models really passes...
     assert status["zone us-east-1a opted in"] == "PASS"
-    assert status["AMI parameter"] == "PASS"
     assert status["AMI release"] == "PASS"
-    assert status[f"subnet {subnet}"] == "PASS"
-    assert status[f"subnet {subnet} free IPs"] == "PASS"
+    assert all(status[s] == "PASS" and status[f"{s} free IPs"] == "PASS" for s in subnets)
     assert status["managed node group quota"] == "WARN"  # moto's Service Quotas knows no EKS quota
     # ...and the reservation AWS cannot confirm is a fail line with a fix.
     assert status["gpu: reservations"] == "FAIL"
@@ -140,17 +127,9 @@ def test_cli_against_moto_server(endpoint: str, tmp_path: Path) -> None:
     assert lines[-1].endswith("failed") and " 0 failed" not in lines[-1]
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
-
-
-def one_line_exit_2(result: subprocess.CompletedProcess[str]) -> str:
+def one_line_exit_2(result: subprocess.CompletedProcess) -> str:
     """Assert exit 2 with exactly one stderr line and no traceback; return that line."""
-    assert result.returncode == 2
+    assert result.returncode == 2, result.stdout + result.stderr
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -159,40 +138,40 @@ def one_line_exit_2(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_cli_unreachable_endpoint_exits_2(endpoint: str, tmp_path: Path) -> None:
-    target = seeded_target(endpoint, tmp_path)
-    line = one_line_exit_2(run_cli(target, f"http://127.0.0.1:{closed_port()}", clean_env(**CREDENTIALS)))
+    project = seeded_project(endpoint, tmp_path)
+    line = one_line_exit_2(run_cli(project, f"http://127.0.0.1:{closed_port()}", clean_env(**CREDENTIALS)))
     assert line.startswith("preflight: cannot reach the AWS endpoint")
 
 
 def test_cli_without_credentials_exits_2(endpoint: str, tmp_path: Path) -> None:
-    target = seeded_target(endpoint, tmp_path)
+    project = seeded_project(endpoint, tmp_path)
     env = clean_env(
         AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
         AWS_CONFIG_FILE=str(tmp_path / "none"),
         AWS_EC2_METADATA_DISABLED="true",
     )
-    line = one_line_exit_2(run_cli(target, endpoint, env))
+    line = one_line_exit_2(run_cli(project, endpoint, env))
     assert line.startswith("preflight: no usable AWS credentials")
 
 
-def test_cli_bad_target_file_exits_2(endpoint: str, tmp_path: Path) -> None:
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"region": REGION}))
-    line = one_line_exit_2(run_cli(bad, endpoint, clean_env(**CREDENTIALS)))
-    assert "target.groups: missing" in line
+def test_cli_invalid_stack_exits_2_before_asking_aws(tmp_path: Path) -> None:
+    config = {
+        "aws:region": REGION,
+        "ultraserver-eks:gpuNodeGroups": [{"name": "gpu", "ultraserverType": "x99", "availabilityZone": "us-east-1a"}],
+    }
+    project = write_project(tmp_path, config)
+    # The endpoint is closed: the stack must be rejected before any AWS call is attempted.
+    result = run_cli(project, f"http://127.0.0.1:{closed_port()}", clean_env(**CREDENTIALS))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert "ultraserver-eks:gpuNodeGroups[0].ultraserverType" in result.stderr
+    assert "x99" in result.stderr
 
 
 def test_cli_preflight_of_a_shipped_stack_against_moto(endpoint: str) -> None:
     """`ultraserver preflight --stack` builds its checks from the stack file; moto has none of its resources."""
-    root = COMPONENTS.parent
-    result = subprocess.run(
-        [sys.executable, "-m", "ultraserver", "preflight", "--stack", "gb200-x36", "--endpoint-url", endpoint],
-        capture_output=True,
-        text=True,
-        env=clean_env(**CREDENTIALS),
-        cwd=root,
-        timeout=120,
-    )
+    result = run_cli(ROOT, endpoint, clean_env(**CREDENTIALS), stack="gb200-x36")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert "subnet-0ccccccccccccccc1" in result.stdout

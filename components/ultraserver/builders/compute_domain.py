@@ -4,11 +4,11 @@ join it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.facts.kubernetes_names import DNS_LABEL, DNS_SUBDOMAIN
 from ultraserver.facts.scheduling import CLIQUE_LABEL
 from ultraserver.problems import ConfigError
 
@@ -16,8 +16,6 @@ API_VERSION = "resource.nvidia.com/v1beta1"
 KIND = "ComputeDomain"
 ALLOCATION_MODES = ("Single", "All")
 DEFAULT_CLAIM_NAME = "compute-domain-channel"
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -45,12 +43,12 @@ def check_compute_domain(args: ComputeDomainArgs) -> None:
     """Raise ConfigError listing every invalid field of `args`."""
     problems = []
     for key, value in (("name", args.name), ("claim_template_name", args.template_name)):
-        if not _DNS_SUBDOMAIN.match(value):
+        if not DNS_SUBDOMAIN.match(value):
             problems.append(
                 f"compute_domain.{key}: {value!r} is not a valid Kubernetes name; use lowercase letters, digits, "
                 "'-' and '.', starting and ending with a letter or digit."
             )
-    if not _DNS_LABEL.match(args.namespace):
+    if not DNS_LABEL.match(args.namespace):
         problems.append(
             f"compute_domain.namespace: {args.namespace!r} is not a valid namespace; use up to 63 lowercase "
             "letters, digits and '-'."

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import ImexTarget, imex_targets
+from ultraserver.facts.kubernetes_names import DNS_LABEL
 from ultraserver.problems import ConfigError
-
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 @dataclass
@@ -33,14 +31,14 @@ class ImexCheckArgs:
 def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
     """One nvbandwidth job per target; ConfigError on bad names or duplicates."""
     problems: list[str] = []
-    if not _DNS_LABEL.match(args.namespace):
+    if not DNS_LABEL.match(args.namespace):
         problems.append(
             f"imex_check.namespace: {args.namespace!r} is not a valid namespace; use up to 63 lowercase letters, "
             "digits and '-'."
         )
     names = [t.name for t in args.targets]
     for name in names:
-        if not _DNS_LABEL.match(f"nvbandwidth-{name}") or len(name) > 30:
+        if not DNS_LABEL.match(f"nvbandwidth-{name}") or len(name) > 30:
             problems.append(
                 f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to 30 lowercase letters, "
                 "digits and '-'."

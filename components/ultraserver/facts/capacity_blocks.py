@@ -15,8 +15,11 @@ from ultraserver.problems import ConfigError
 
 # Instances per UltraServer type (EKS UltraServer guide).
 ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
-# EKS default quota of managed node groups per cluster.
+# EKS default quota of managed node groups per cluster, and its Service Quotas code (adjustable). Verified only
+# against third-party dumps of the Service Quotas API (see /work/notes/issue10-facts.md, Q7); preflight reads the
+# account's live value: aws service-quotas get-service-quota --service-code eks --quota-code L-6D54EA21.
 MANAGED_NODE_GROUP_QUOTA = 30
+MANAGED_NODE_GROUP_QUOTA_CODE = "L-6D54EA21"
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.policy.launch_templates import has_efa
+from ultraserver.facts.versions import version_at_least, version_tuple
 from ultraserver.policy.model import (
     COMPUTE_DOMAIN,
     EKS_MANAGED_NODE_GROUP,
@@ -19,9 +19,8 @@ from ultraserver.policy.model import (
     as_list,
     get_path,
     is_unknown,
-    version_at_least,
-    version_tuple,
 )
+from ultraserver.policy.network_interfaces import has_efa
 
 GPU_OPERATOR = "gpu-operator"
 DRA_DRIVER = "nvidia-dra-driver-gpu"

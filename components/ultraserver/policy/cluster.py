@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.facts.versions import version_at_least
 from ultraserver.policy.model import (
     AWS_EKS_CLUSTER,
     CLUSTER_TYPES,
@@ -17,7 +18,6 @@ from ultraserver.policy.model import (
     as_list,
     get_path,
     is_unknown,
-    version_at_least,
 )
 
 OPEN_CIDRS = ("0.0.0.0/0", "::/0")

@@ -1,14 +1,14 @@
-"""Rules for launch templates: the GB200 17-card EFA layout, IMDSv2, encrypted root, the EFA SG, the AMI."""
+"""Launch template rules: IMDSv2, encrypted root, the EFA security group, the AMI (interfaces: network_interfaces)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
 from ultraserver.facts.tags import AMI_SSM_PARAMETER as TAG_AMI_SSM_PARAMETER
+from ultraserver.policy import network_interfaces
 from ultraserver.policy.model import (
     AUTOSCALING_GROUP,
     LAUNCH_TEMPLATE,
@@ -21,18 +21,13 @@ from ultraserver.policy.model import (
     Rule,
     StackIndex,
     as_bool,
-    as_int,
     as_list,
     get_path,
-    is_gb200,
     is_unknown,
     tags_of,
 )
+from ultraserver.policy.network_interfaces import EFA_TYPES, has_efa, is_gb200_template
 
-ENA = "interface"
-EFA = "efa"
-EFA_ONLY = "efa-only"
-EFA_TYPES = (EFA, EFA_ONLY)
 ALL_PROTOCOLS = ("-1", "all")
 OPEN_EGRESS = ("0.0.0.0/0",)
 NVIDIA_AMI_TYPE = "AL2023_ARM_64_NVIDIA"
@@ -41,110 +36,6 @@ CUSTOM_AMI_TYPE = "CUSTOM"
 NVIDIA_SSM_PATH = re.compile(r"^/aws/service/eks/optimized-ami/[0-9.]+/amazon-linux-2023/arm64/nvidia/")
 RELEASE_DATE = re.compile(r"(?:^v|-)(\d{8})$")
 FLOATING_RELEASES = ("recommended",)
-
-
-@dataclass(frozen=True)
-class Interface:
-    """One launch-template network interface, with EC2's defaults applied."""
-
-    card: int | None
-    device: int | None
-    kind: str
-
-
-def _slot(value: Any) -> int | None:
-    """A card or device index; EC2 defaults a missing one to 0, an unknown one stays None."""
-    if is_unknown(value):
-        return None
-    return 0 if value is None else as_int(value)
-
-
-def interfaces(props: Mapping[str, Any]) -> list[Interface]:
-    """The template's network interfaces (card and device default to 0, type to ENA)."""
-    out = []
-    for nic in as_list(props.get("networkInterfaces")):
-        if isinstance(nic, Mapping):
-            kind = nic.get("interfaceType")
-            out.append(
-                Interface(
-                    card=_slot(nic.get("networkCardIndex")),
-                    device=_slot(nic.get("deviceIndex")),
-                    kind=kind if isinstance(kind, str) and kind else ENA,
-                )
-            )
-    return out
-
-
-def is_gb200_template(resource_type: str, props: Mapping[str, Any]) -> bool:
-    """A launch template for P6e-GB200 instances."""
-    return resource_type == LAUNCH_TEMPLATE and is_gb200(props.get("instanceType"))
-
-
-def has_efa(props: Mapping[str, Any]) -> bool:
-    """The template attaches at least one EFA or EFA-only interface."""
-    return any(nic.kind in EFA_TYPES for nic in interfaces(props))
-
-
-def check_ena_primary(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
-    """Card 0 carries the ENA primary interface at device index 0."""
-    if not is_gb200_template(resource_type, props):
-        return []
-    primary = [nic for nic in interfaces(props) if nic.card == 0 and nic.device == 0]
-    if len(primary) == 1 and primary[0].kind == ENA:
-        return []
-    found = f"an {primary[0].kind!r} interface" if primary else "no interface"
-    return [
-        f"network card 0, device index 0 has {found}; P6e-GB200 needs its primary ENA interface there. "
-        'Add {networkCardIndex: 0, deviceIndex: 0, interfaceType: "interface"} (or leave interfaceType unset).'
-    ]
-
-
-def check_no_efa_only_primary(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
-    """No EFA-only interface on network card 0, where the primary lives."""
-    if not is_gb200_template(resource_type, props):
-        return []
-    bad = [nic for nic in interfaces(props) if nic.card == 0 and nic.kind == EFA_ONLY]
-    if not bad:
-        return []
-    return [
-        f"network card 0 has an efa-only interface at device index {bad[0].device}; an EFA-only interface can "
-        'never be the primary. Use interfaceType "interface" on card 0 and put EFA-only interfaces on odd cards.'
-    ]
-
-
-def check_card_range(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
-    """Network card indices stay within the instance's cards, one interface per card and device index."""
-    if not is_gb200_template(resource_type, props):
-        return []
-    limit = int(opts["networkCards"])
-    nics = interfaces(props)
-    out = []
-    outside = sorted({nic.card for nic in nics if nic.card is not None and not 0 <= nic.card < limit})
-    if outside:
-        out.append(
-            f"network card indices {outside} are outside 0..{limit - 1}; p6e-gb200.36xlarge has {limit} cards. "
-            "Build the interfaces from the instance type's NetworkCards."
-        )
-    pairs = [(nic.card, nic.device) for nic in nics if nic.card is not None and nic.device is not None]
-    duplicates = sorted({p for p in pairs if pairs.count(p) > 1})
-    if duplicates:
-        out.append(f"(card, device index) pairs {duplicates} are used twice. Give each interface its own slot.")
-    return out
-
-
-def check_odd_cards_efa_only(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
-    """Odd network cards carry only EFA-only interfaces."""
-    if not is_gb200_template(resource_type, props):
-        return []
-    bad = sorted(
-        {nic.card for nic in interfaces(props) if nic.card is not None and nic.card % 2 == 1 and nic.kind != EFA_ONLY}
-    )
-    if not bad:
-        return []
-    return [
-        f"odd network cards {bad} have interfaces that are not efa-only; on P6e-GB200 odd cards support only "
-        'EFA-only. Set interfaceType "efa-only" on every odd card.'
-    ]
 
 
 def check_imdsv2(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
@@ -357,36 +248,7 @@ def check_ami_variant(resources: Sequence[PlanResource], opts: Mapping[str, Any]
 
 
 RULES: tuple[Rule, ...] = (
-    Rule(
-        name="gb200-ena-primary",
-        description="GB200 launch templates put the ENA primary interface on network card 0, device index 0.",
-        fix="Add an interface {networkCardIndex 0, deviceIndex 0, interfaceType interface}.",
-        resource_types=(LAUNCH_TEMPLATE,),
-        check_resource=check_ena_primary,
-    ),
-    Rule(
-        name="gb200-no-efa-only-primary",
-        description="GB200 launch templates have no EFA-only interface on network card 0 (the primary's card).",
-        fix="Use interfaceType interface on card 0; EFA-only goes on odd cards.",
-        resource_types=(LAUNCH_TEMPLATE,),
-        check_resource=check_no_efa_only_primary,
-    ),
-    Rule(
-        name="gb200-network-card-range",
-        description="GB200 launch templates use network card indices below 17, each (card, device) slot once.",
-        fix="Build the interfaces from the instance type's NetworkCards (0-16).",
-        resource_types=(LAUNCH_TEMPLATE,),
-        check_resource=check_card_range,
-        config_schema={"networkCards": {"type": "integer", "description": "Network cards on the instance."}},
-        defaults={"networkCards": 17},
-    ),
-    Rule(
-        name="gb200-odd-cards-efa-only",
-        description="GB200 launch templates attach only EFA-only interfaces to odd network cards.",
-        fix="Set interfaceType efa-only on every odd card.",
-        resource_types=(LAUNCH_TEMPLATE,),
-        check_resource=check_odd_cards_efa_only,
-    ),
+    *network_interfaces.RULES,
     Rule(
         name="efa-security-group-self-referencing",
         description="EFA interfaces use a security group that allows all traffic to and from itself.",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.offline.resource import PlanResource
+from ultraserver.problems import ERROR, WARNING, Problem
 
 MANDATORY = "mandatory"
 ADVISORY = "advisory"
@@ -80,6 +81,11 @@ class Violation:
     def to_json(self) -> dict[str, str]:
         """The plan JSON's policies entry."""
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message}
+
+    def to_problem(self) -> Problem:
+        """This violation as the shared result type: a mandatory rule blocks (error), an advisory one warns."""
+        where = f"[{self.policy}] {self.urn or '(stack)'}"
+        return Problem(where, self.message, "", "", ERROR if self.level == MANDATORY else WARNING)
 
 
 ResourceCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], list[str]]
@@ -169,26 +175,6 @@ def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(item, Mapping) and isinstance(item.get("key"), str) and isinstance(item.get("value"), str):
             out[item["key"]] = item["value"]
     return out
-
-
-def version_tuple(value: Any) -> tuple[int, ...] | None:
-    """'v25.3.4', '25.8.0' or '1.33' as a comparable tuple; None when not a dotted number."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip().lstrip("vV")
-    parts = text.split(".")
-    if not text or not all(p.isdigit() for p in parts):
-        return None
-    return tuple(int(p) for p in parts)
-
-
-def version_at_least(value: Any, minimum: str) -> bool:
-    """True when value parses and is >= minimum (missing trailing parts count as zero)."""
-    have, want = version_tuple(value), version_tuple(minimum)
-    if have is None or want is None:
-        return False
-    width = max(len(have), len(want))
-    return have + (0,) * (width - len(have)) >= want + (0,) * (width - len(want))
 
 
 def is_gb200(instance_type: Any) -> bool:

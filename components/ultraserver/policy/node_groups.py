@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA
 from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
 from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
@@ -264,11 +265,12 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="eks-managed-node-group-quota",
-        description="Managed node groups per cluster stay within the EKS quota (30 by default).",
+        description="Managed node groups per cluster stay within the EKS quota "
+        f"({MANAGED_NODE_GROUP_QUOTA} by default).",
         fix="Merge groups or raise the quota and this rule's quota option.",
         check_stack=check_node_group_quota,
         config_schema={"quota": {"type": "integer", "description": "Managed node groups allowed per cluster."}},
-        defaults={"quota": 30},
+        defaults={"quota": MANAGED_NODE_GROUP_QUOTA},
     ),
     Rule(
         name="gpu-subnets-in-reservation-zone",

@@ -1,0 +1,252 @@
+"""Capacity checks of one GPU group: its reservations' existence, state, type, count, zone, window and block."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ultraserver.preflight.clients import ApiFailure, Client, call
+from ultraserver.preflight.report import FAIL, PASS, WARN, check, worst
+from ultraserver.preflight.target import PreflightGroup
+from ultraserver.problems import Problem
+
+# Reservation states in which a Capacity Block launches (now or at its start).
+USABLE_STATES = ("active", "scheduled")
+STATE_FIXES: dict[str, str] = {
+    "payment-pending": "wait until the Capacity Block payment completes, then rerun preflight",
+    "payment-failed": "fix the account's payment method and purchase a new Capacity Block",
+    "expired": "purchase a new Capacity Block and put its reservation id in the stack",
+    "cancelled": "purchase a new Capacity Block and put its reservation id in the stack",
+}
+
+
+def _fmt_time(value: datetime) -> str:
+    """A timestamp as a short UTC string."""
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# ---------------------------------------------------------------- capacity reservations
+
+
+def _group_reservation_ids(group: PreflightGroup, resource_groups: Client) -> list[str]:
+    """The reservation ids a group targets: listed directly, or the members of its resource group."""
+    if group.capacity_reservation_ids:
+        return list(group.capacity_reservation_ids)
+    if not group.capacity_reservation_resource_group_arn:
+        return []
+    ids: list[str] = []
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"Group": group.capacity_reservation_resource_group_arn}
+        if token:
+            kwargs["NextToken"] = token
+        page = call(resource_groups, "list_group_resources", **kwargs)
+        for ident in page.get("ResourceIdentifiers", []):
+            if ident.get("ResourceType") == "AWS::EC2::CapacityReservation":
+                ids.append(ident["ResourceArn"].rsplit("/", 1)[-1])
+        token = page.get("NextToken")
+        if not token:
+            return ids
+
+
+def _describe_reservations(ids: Sequence[str], ec2: Client) -> tuple[dict[str, dict], list[str]]:
+    """Describe each reservation id; return the found ones by id and the ids AWS does not know."""
+    found: dict[str, dict] = {}
+    missing: list[str] = []
+    for cr_id in ids:
+        # One call per id: a batch call fails as a whole when any one id is unknown.
+        try:
+            page = call(ec2, "describe_capacity_reservations", CapacityReservationIds=[cr_id])
+        except ApiFailure as exc:
+            if exc.code.startswith("InvalidCapacityReservationId"):
+                missing.append(cr_id)
+                continue
+            raise
+        reservations = page.get("CapacityReservations", [])
+        if reservations:
+            found[cr_id] = reservations[0]
+        else:
+            missing.append(cr_id)
+    return found, missing
+
+
+def _aggregate(name: str, items: list[tuple[str, str, str]], fix: str) -> Problem:
+    """One check from per-reservation (id, status, text) results; fix is kept only when not all pass."""
+    status = worst(s for _, s, _ in items)
+    detail = "; ".join(f"{cr_id}: {text}" for cr_id, _, text in items)
+    return check(name, status, detail, fix if status != PASS else "")
+
+
+def check_reservations(
+    group: PreflightGroup, ec2: Client, resource_groups: Client, now: datetime, horizon_hours: int
+) -> list[Problem]:
+    """Checks for one GPU group's reservations: existence, state, type, count, zone, window and block."""
+    prefix = f"{group.name}:"
+    if not group.capacity_reservation_ids and not group.capacity_reservation_resource_group_arn:
+        return [
+            check(
+                f"{prefix} reservations exist",
+                FAIL,
+                "the group names no capacity reservation or reservation resource group",
+                "set the group's capacity reservation ids (one per UltraServer) or its resource group ARN",
+            )
+        ]
+    try:
+        ids = _group_reservation_ids(group, resource_groups)
+    except ApiFailure as exc:
+        return [
+            check(
+                f"{prefix} reservations exist",
+                FAIL,
+                f"cannot list resource group {group.capacity_reservation_resource_group_arn}: {exc}",
+                "check the resource group ARN and that the caller may call resource-groups:ListGroupResources",
+            )
+        ]
+    found, missing = _describe_reservations(ids, ec2)
+    checks: list[Problem] = []
+    if missing or not ids:
+        arn = group.capacity_reservation_resource_group_arn
+        where = ", ".join(missing) if missing else f"resource group {arn} is empty"
+        checks.append(
+            check(
+                f"{prefix} reservations exist",
+                FAIL,
+                f"not found in this account/region: {where}",
+                "purchase the Capacity Block (aws ec2 purchase-capacity-block) or correct the reservation id / region",
+            )
+        )
+    else:
+        checks.append(check(f"{prefix} reservations exist", PASS, f"{len(found)} found: {', '.join(found)}"))
+    if not found:
+        return checks
+
+    states: list[tuple[str, str, str]] = []
+    for cr_id, cr in found.items():
+        state = cr.get("State", "unknown")
+        states.append((cr_id, PASS if state in USABLE_STATES else FAIL, state))
+    bad_states = sorted({text for _, s, text in states if s == FAIL})
+    other = "use a reservation that is scheduled or active"
+    state_fix = "; ".join(f"{s}: {STATE_FIXES.get(s, other)}" for s in bad_states)
+    checks.append(_aggregate(f"{prefix} reservation state", states, state_fix))
+
+    types: list[tuple[str, str, str]] = [
+        (cr_id, PASS if cr.get("InstanceType") == group.instance_type else FAIL, str(cr.get("InstanceType")))
+        for cr_id, cr in found.items()
+    ]
+    checks.append(
+        _aggregate(
+            f"{prefix} instance type",
+            types,
+            f"use a Capacity Block for {group.instance_type}; this group only launches that type",
+        )
+    )
+
+    expected = group.ultraserver_count * group.instances_per_ultraserver
+    total = sum(int(cr.get("TotalInstanceCount", 0)) for cr in found.values())
+    counts = ", ".join(f"{cr_id}={cr.get('TotalInstanceCount')}" for cr_id, cr in found.items())
+    count_ok = total == expected
+    checks.append(
+        check(
+            f"{prefix} instance count",
+            PASS if count_ok else FAIL,
+            f"reserved {total} ({counts}); group needs {group.ultraserver_count} x "
+            f"{group.instances_per_ultraserver} = {expected}",
+            ""
+            if count_ok
+            else f"set the group's UltraServer count/type to match the reservations ({total} instances), "
+            "or purchase a block of the planned size",
+        )
+    )
+
+    zones: list[tuple[str, str, str]] = []
+    for cr_id, cr in found.items():
+        zone = str(cr.get("AvailabilityZone"))
+        zones.append((cr_id, PASS if zone == group.availability_zone else FAIL, zone))
+    checks.append(
+        _aggregate(
+            f"{prefix} reservation zone",
+            zones,
+            f"GPU subnets are in {group.availability_zone}; put the group's subnets in the reservation's zone "
+            "or use a reservation there",
+        )
+    )
+
+    checks.append(_window_check(prefix, found, now, horizon_hours))
+    checks.extend(_block_checks(prefix, group, found, ec2))
+    return checks
+
+
+def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_hours: int) -> Problem:
+    """Warn when a reservation starts later or ends within the horizon; fail when it has ended."""
+    items: list[tuple[str, str, str]] = []
+    for cr_id, cr in found.items():
+        start, end = cr.get("StartDate"), cr.get("EndDate")
+        if end is not None and end <= now:
+            items.append((cr_id, FAIL, f"ended {_fmt_time(end)}"))
+        elif start is not None and start > now:
+            items.append((cr_id, WARN, f"starts {_fmt_time(start)}; nodes wait until then"))
+        elif end is not None and end - now <= timedelta(hours=horizon_hours):
+            items.append((cr_id, WARN, f"ends {_fmt_time(end)}, within {horizon_hours}h"))
+        else:
+            items.append((cr_id, PASS, f"running until {_fmt_time(end) if end else 'no end date'}"))
+    status = worst(s for _, s, _ in items)
+    fixes = {
+        FAIL: "purchase a new Capacity Block; an ended reservation launches nothing",
+        WARN: "expect the group to wait for the start, or extend the block (aws ec2 purchase-capacity-block-extension)",
+    }
+    return _aggregate(f"{prefix} reservation window", items, fixes.get(status, ""))
+
+
+def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec2: Client) -> list[Problem]:
+    """UltraServer type and interconnect status of the Capacity Blocks behind the reservations."""
+    block_of = {cr_id: cr.get("CapacityBlockId") for cr_id, cr in found.items()}
+    block_ids = sorted({b for b in block_of.values() if b})
+    type_name, link_name = f"{prefix} UltraServer type", f"{prefix} interconnect"
+    blocks: dict[str, dict] = {}
+    if block_ids:
+        try:
+            answer = call(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
+        except ApiFailure as exc:
+            return [check(type_name, FAIL, str(exc), exc.fix)]
+        blocks = {b["CapacityBlockId"]: b for b in answer.get("CapacityBlocks", [])}
+
+    type_items: list[tuple[str, str, str]] = []
+    for cr_id, block_id in block_of.items():
+        if not block_id:
+            kind = found[cr_id].get("ReservationType")
+            type_items.append((cr_id, FAIL, f"not part of a Capacity Block (ReservationType={kind})"))
+            continue
+        ultraserver_type = blocks.get(block_id, {}).get("UltraserverType")
+        ok = ultraserver_type == group.ultraserver_type
+        type_items.append((cr_id, PASS if ok else FAIL, f"{block_id} UltraserverType={ultraserver_type}"))
+    checks = [
+        _aggregate(
+            type_name,
+            type_items,
+            f"the group is configured for {group.ultraserver_type}; purchase an UltraServer Capacity Block of that "
+            "type (--ultraserver-type) or change the group's UltraServer type",
+        )
+    ]
+    if block_ids:
+        checks.append(_interconnect_check(link_name, block_ids, ec2))
+    return checks
+
+
+def _interconnect_check(name: str, block_ids: list[str], ec2: Client) -> Problem:
+    """Report each block's interconnect: ok passes, impaired fails, anything else (or no answer) warns."""
+    try:
+        answer = call(ec2, "describe_capacity_block_status", CapacityBlockIds=block_ids)
+    except ApiFailure as exc:
+        return check(name, WARN, f"interconnect status not reported: {exc}", exc.fix)
+    statuses = {s["CapacityBlockId"]: s for s in answer.get("CapacityBlockStatuses", [])}
+    items: list[tuple[str, str, str]] = []
+    for block_id in block_ids:
+        interconnect = statuses.get(block_id, {}).get("InterconnectStatus", "unreported")
+        status: str = PASS if interconnect == "ok" else FAIL if interconnect == "impaired" else WARN
+        items.append((block_id, status, f"interconnect {interconnect}"))
+    fix = (
+        "impaired: contact AWS Support before deploying; insufficient-data/unreported: normal before the block "
+        "starts, rerun preflight once it is active"
+    )
+    return _aggregate(name, items, fix)

@@ -1,0 +1,133 @@
+"""The AWS side of preflight: the boto3 clients, one `call` wrapper, and the errors it turns AWS failures into.
+
+An access problem (no or expired credentials, unknown profile, unreachable endpoint) stops preflight as a whole
+(PreflightAccessError); any other failed call becomes an ApiFailure that the check which made it reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import botocore.exceptions as bex
+from botocore.config import Config
+from botocore.parsers import ResponseParserError
+
+# Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
+Client = Any
+
+# Error codes that mean the credentials themselves are bad, not that one call is denied.
+CREDENTIAL_ERROR_CODES = frozenset(
+    {
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "RequestExpired",
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+        "AuthFailure",
+        "SignatureDoesNotMatch",
+        "InvalidAccessKeyId",
+    }
+)
+
+
+@dataclass
+class PreflightClients:
+    """The boto3 clients preflight uses; tests may pass stubbed or moto-backed ones."""
+
+    ec2: Client
+    ssm: Client
+    eks: Client
+    service_quotas: Client
+    resource_groups: Client
+    sts: Client
+
+
+class PreflightAccessError(Exception):
+    """AWS cannot be asked at all (no/expired credentials, unknown profile, unreachable endpoint)."""
+
+
+class ApiFailure(Exception):
+    """One AWS call failed for a reason other than access; the check that made it reports a fail."""
+
+    def __init__(self, operation: str, code: str, message: str) -> None:
+        self.operation = operation
+        self.code = code
+        super().__init__(f"{operation} failed ({code}): {message}")
+
+    @property
+    def fix(self) -> str:
+        """How to get an answer from this call next time."""
+        if "AccessDenied" in self.code or "Unauthorized" in self.code:
+            return f"grant {self.operation} to the caller's IAM policy"
+        return f"{self.operation} gave no usable answer; check that the region/endpoint offers it and retry"
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace so a message fits on one line."""
+    return " ".join(str(text).split())
+
+
+def call(client: Client, operation: str, **kwargs: Any) -> dict:
+    """Call one AWS API; raise PreflightAccessError for access problems and ApiFailure for the rest."""
+    service = client.meta.service_model.service_name
+    label = f"{service}:{client.meta.method_to_api_mapping.get(operation, operation)}"
+    try:
+        result: dict = getattr(client, operation)(**kwargs)
+        return result
+    except (bex.NoCredentialsError, bex.PartialCredentialsError, bex.CredentialRetrievalError) as exc:
+        raise PreflightAccessError(
+            f"no usable AWS credentials ({one_line(str(exc))}); set AWS_PROFILE / --profile or run `aws sso login`"
+        ) from None
+    except (bex.TokenRetrievalError, bex.SSOTokenLoadError, bex.UnauthorizedSSOTokenError) as exc:
+        raise PreflightAccessError(
+            f"AWS SSO session expired or missing ({one_line(str(exc))}); run `aws sso login`"
+        ) from None
+    except (bex.ConnectionError, bex.HTTPClientError) as exc:
+        raise PreflightAccessError(f"cannot reach the AWS endpoint for {service}: {one_line(str(exc))}") from None
+    except bex.ClientError as exc:
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", "Unknown"))
+        message = one_line(error.get("Message", ""))
+        if code in CREDENTIAL_ERROR_CODES:
+            raise PreflightAccessError(
+                f"AWS rejected the credentials ({code}: {message}); refresh them and retry"
+            ) from None
+        if "<html" in message.lower():
+            # A web server (or an emulator without this API) answered, not an AWS service.
+            message = "the endpoint answered with an HTML page, not an AWS response"
+        raise ApiFailure(label, code, message[:200]) from None
+    except ResponseParserError:
+        # e.g. an emulator answering an unmodelled call with an HTML error page.
+        raise ApiFailure(label, "ResponseParserError", "the endpoint's response is not an AWS response") from None
+
+
+def make_clients(region: str, profile: str | None = None, endpoint_url: str | None = None) -> PreflightClients:
+    """Build the clients from a profile/region, all pointed at endpoint_url when one is given."""
+    try:
+        session = boto3.Session(profile_name=profile, region_name=region)
+    except bex.ProfileNotFound as exc:
+        raise PreflightAccessError(f"{one_line(str(exc))}; pick one from `aws configure list-profiles`") from None
+    return clients_from_session(session, region, endpoint_url)
+
+
+def clients_from_session(session: boto3.Session, region: str, endpoint_url: str | None = None) -> PreflightClients:
+    """Build the clients from an existing boto3 session, all pointed at endpoint_url when one is given."""
+    # Fail fast on a dead endpoint instead of retrying for minutes.
+    config = Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"})
+
+    # The service name is a run-time string, which the per-service overloads of typed stubs cannot match.
+    factory: Any = session.client
+
+    def client(name: str) -> Client:
+        return factory(name, region_name=region, endpoint_url=endpoint_url, config=config)
+
+    return PreflightClients(
+        ec2=client("ec2"),
+        ssm=client("ssm"),
+        eks=client("eks"),
+        service_quotas=client("service-quotas"),
+        resource_groups=client("resource-groups"),
+        sts=client("sts"),
+    )

@@ -1,0 +1,79 @@
+"""What preflight checks for a stack: its GPU groups' reservations and zones, the AMI, existing subnets, quotas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ultraserver.config.settings import Settings
+from ultraserver.config.subnets import ips_needed
+from ultraserver.config.views import gpu_ip_needs
+from ultraserver.facts import ami
+
+
+@dataclass
+class PreflightGroup:
+    """One GPU node group as preflight sees it."""
+
+    name: str  # node group name, for messages
+    ultraserver_type: str  # "u-p6e-gb200x36" | "u-p6e-gb200x72"
+    capacity_reservation_ids: list[str]  # one per UltraServer; empty in grouped mode
+    capacity_reservation_resource_group_arn: str | None
+    ultraserver_count: int
+    instances_per_ultraserver: int  # 9 or 18
+    availability_zone: str  # zone of the GPU subnets, e.g. us-east-1-dfw-2a
+    managed: bool  # managed node group (counts against the MNG quota)
+    instance_type: str  # the EC2 instance type the group launches, e.g. p6e-gb200.36xlarge
+
+
+@dataclass
+class PreflightTarget:
+    """Everything preflight checks, built from a stack's settings."""
+
+    region: str
+    kubernetes_version: str  # e.g. "1.33"
+    ami_ssm_parameter: str | None  # SSM name to resolve; None when an image id is pinned
+    ami_release: str | None  # pinned release, if any
+    groups: list[PreflightGroup]
+    existing_subnets: dict[str, str]  # subnet id -> expected zone ("" = any regional zone)
+    required_free_ips: dict[str, int]  # subnet id -> IPs needed for planned nodes + pods
+    managed_node_group_count: int  # MNGs the stack declares (system + GPU)
+    end_horizon_hours: int = 48
+
+
+def target_from_settings(settings: Settings) -> PreflightTarget:
+    """What to check for a stack: its reservations, zones, AMI, existing subnets and node-group count."""
+
+    release = next((g.ami_release for g in settings.gpu_node_groups if g.ami_release), None)
+    pinned_image = any(g.ami_id for g in settings.gpu_node_groups)
+    version = settings.cluster.kubernetes_version
+    parameter = (
+        None
+        if pinned_image
+        else (ami.pinned_ssm_parameter_name(version, release) if release else ami.ssm_parameter_name(version))
+    )
+    groups = [
+        PreflightGroup(
+            name=g.name,
+            ultraserver_type=g.ultraserver_type,
+            capacity_reservation_ids=list(g.capacity_reservation_ids),
+            capacity_reservation_resource_group_arn=g.capacity_reservation_resource_group_arn or None,
+            ultraserver_count=g.ultraservers,
+            instances_per_ultraserver=g.instances_per_ultraserver,
+            availability_zone=g.availability_zone,
+            managed=g.mode == "managed",
+            instance_type=g.instance_type,
+        )
+        for g in settings.gpu_node_groups
+    ]
+    net = settings.network
+    subnets: dict[str, str] = {s: "" for s in (*net.private_subnet_ids, *net.public_subnet_ids)}
+    needs: dict[str, int] = {}
+    if net.private_subnet_ids:
+        system = ips_needed(settings.system_node_group.max_size, net.pods_per_node, 1)
+        needs.update({s: -(-system // len(net.private_subnet_ids)) for s in net.private_subnet_ids})
+    zone_needs = gpu_ip_needs(settings) if net.existing else {}
+    for zone, ids in net.gpu_subnet_ids.items():
+        subnets.update({s: zone for s in ids})
+        needs.update({s: -(-zone_needs.get(zone, 0) // len(ids)) for s in ids})
+    managed = 1 + sum(g.node_groups for g in settings.gpu_node_groups if g.mode == "managed")
+    return PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)

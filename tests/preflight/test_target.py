@@ -1,0 +1,28 @@
+"""What preflight checks for a stack, derived from the stack file's settings."""
+
+from __future__ import annotations
+
+from helpers.stacks import ROOT
+from ultraserver.cli import stack_settings
+from ultraserver.facts import ami
+from ultraserver.preflight.target import target_from_settings
+
+
+def test_target_of_a_self_managed_stack_in_an_existing_vpc() -> None:
+    target = target_from_settings(stack_settings(ROOT, "gb200-x36"))
+    assert (target.region, target.kubernetes_version) == ("us-east-1", "1.33")
+    assert target.ami_release == "v20251103"
+    assert target.ami_ssm_parameter == ami.pinned_ssm_parameter_name("1.33", "v20251103")
+    [group] = target.groups
+    assert (group.name, group.instance_type, group.ultraserver_type) == (
+        "nvl36",
+        "p6e-gb200.36xlarge",
+        "u-p6e-gb200x36",
+    )
+    assert (group.ultraserver_count, group.instances_per_ultraserver, group.managed) == (1, 9, False)
+    assert group.capacity_reservation_ids == ["cr-0fedcba9876543210"]
+    # GPU subnets must sit in the reservation's zone; private and public ones in any regional zone.
+    assert target.existing_subnets["subnet-0ccccccccccccccc1"] == "us-east-1-dfw-2a"
+    assert target.existing_subnets["subnet-0aaaaaaaaaaaaaaa1"] == ""
+    assert target.required_free_ips["subnet-0ccccccccccccccc1"] > 0
+    assert target.managed_node_group_count == 1  # the system group; the GPU group is self-managed
