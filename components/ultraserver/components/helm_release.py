@@ -97,13 +97,14 @@ class ChartRelease(pulumi.ComponentResource):
         pin = charts.pinned(target.chart)
         values = release_values(target, base_values, settings)
         namespace = settings.namespace or target.namespace
+        chart, repo = charts.chart_reference(pin)
         self.release = k8s.helm.v3.Release(
             name,
             k8s.helm.v3.ReleaseArgs(
                 name=target.release_name,
-                chart=pin.name,
+                chart=chart,
                 version=settings.version or pin.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo),
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
                 namespace=namespace,
                 create_namespace=target.create_namespace,
                 values=values,

@@ -165,6 +165,16 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         )
         return response
 
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Record a read of an existing resource (e.g. a StackReference), then let the mock monitor answer it."""
+        response = super().ReadResource(request)
+        inputs = plain(json_format.MessageToDict(request.properties))
+        dependencies = sorted({self._owner_of.get(d, d) for d in request.dependencies})
+        self.records.append(
+            PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, True, {})
+        )
+        return response
+
 
 @dataclass(frozen=True)
 class Project:
@@ -264,7 +274,9 @@ def record(
     # Each run gets a fresh root stack resource and config; mocks are process-wide.
     pulumi_settings.ROOT.set(None)
     pulumi.runtime.set_all_config(config, list(secret_keys))
-    pulumi.runtime.set_mocks(mocks, project, stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(
+        mocks, project, stack, preview=False, monitor=monitor, organization=placeholders.ORGANIZATION
+    )
 
     @pulumi.runtime.test
     def run() -> None:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 ACCOUNT = "000000000000"
+# The organization the DIY backends (S3, local) report; StackReference names start with it.
+ORGANIZATION = "organization"
 AMI = "ami-offline-placeholder"
 CLUSTER_ENDPOINT = "https://offline-placeholder.eks.amazonaws.com"
 CLUSTER_SECURITY_GROUP = "sg-offline-cluster"
