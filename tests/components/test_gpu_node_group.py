@@ -137,7 +137,8 @@ def test_self_managed_mode() -> None:
         "id": placeholders.resource_id("gpu"),
         "version": str(offline(LT, "gpu", "latestVersion")),
     }
-    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 9, 9)
+    # No reservation window and no explicit desiredSize: created at 0 (EKS capacity-blocks guide, self-managed).
+    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 9, 0)
     assert group["waitForCapacityTimeout"] == "0"
     assert group["vpcZoneIdentifiers"] == ["subnet-0aaaaaaaaaaaaaaaa"]
     assert {"key": "kubernetes.io/cluster/gb200", "value": "owned", "propagateAtLaunch": True} in group["tags"]

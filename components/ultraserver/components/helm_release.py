@@ -15,6 +15,7 @@ from ultraserver.builders.helm_values import (
     efa_device_plugin_values,
     gpu_operator_values,
 )
+from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.components.child_options import child_options
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts
@@ -92,10 +93,17 @@ class ChartRelease(pulumi.ComponentResource):
         base_values: Mapping[str, Any],
         settings: ReleaseSettings,
         opts: pulumi.ResourceOptions | None = None,
+        late_values: Mapping[str, pulumi.Input[Any]] | None = None,
     ) -> None:
         super().__init__(type_token, name, None, opts)
         pin = charts.pinned(target.chart)
         values = release_values(target, base_values, settings)
+        # Top-level values only known at deploy time (e.g. a queue URL): their keys are checked now.
+        late = dict(late_values or {})
+        charts.check_values(target.chart, dict.fromkeys(late, ""), f"{target.chart} values")
+        values_input: pulumi.Input[Mapping[str, Any]] = (
+            pulumi.Output.all(**late).apply(lambda known: {**values, **known}) if late else values
+        )
         namespace = settings.namespace or target.namespace
         chart, repo = charts.chart_reference(pin)
         self.release = k8s.helm.v3.Release(
@@ -107,7 +115,7 @@ class ChartRelease(pulumi.ComponentResource):
                 repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
                 namespace=namespace,
                 create_namespace=target.create_namespace,
-                values=values,
+                values=values_input,
                 timeout=settings.timeout_seconds,
                 atomic=settings.atomic,
                 cleanup_on_fail=True,
@@ -192,4 +200,38 @@ class EfaDevicePlugin(ChartRelease):
             efa_device_plugin_values(),
             args.release,
             opts,
+        )
+
+
+NODE_TERMINATION_HANDLER = ChartTarget(
+    charts.NODE_TERMINATION_HANDLER, "aws-node-termination-handler", "kube-system", False
+)
+
+
+@dataclass
+class NodeTerminationHandlerArgs:
+    """Inputs of the Node Termination Handler release (queue mode, for self-managed groups)."""
+
+    queue_url: pulumi.Input[str]
+    """URL of the SQS queue the EventBridge rules feed (NodeTerminationQueue)."""
+    region: str
+    """AWS region of the queue and the Auto Scaling groups."""
+    system_node_selector: dict[str, str] = field(default_factory=dict)
+    """Labels of the system node group, where the queue processor runs."""
+    release: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """Version, values override and Helm options."""
+
+
+class NodeTerminationHandler(ChartRelease):
+    """AWS Node Termination Handler: cordons and drains a self-managed node before its instance goes away."""
+
+    def __init__(self, name: str, args: NodeTerminationHandlerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(
+            "ultraserver:index:NodeTerminationHandler",
+            name,
+            NODE_TERMINATION_HANDLER,
+            handler_values(args.region, args.system_node_selector),
+            args.release,
+            opts,
+            late_values={QUEUE_URL_KEY: args.queue_url},
         )

@@ -10,8 +10,10 @@ import pulumi_kubernetes as k8s
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.components.cluster import Cluster, ClusterArgs
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.components.helm_release import NodeTerminationHandlerArgs
 from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.components.network import Network, NetworkArgs
+from ultraserver.components.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, node_group_names
@@ -19,11 +21,28 @@ from ultraserver.facts.scheduling import ULTRASERVER_LABEL, system_node_labels
 from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
 
 
+def needs_termination_handler(s: Settings) -> bool:
+    """Self-managed groups need the Node Termination Handler; managed node groups drain on their own."""
+    return any(group.mode == "self-managed" for group in s.gpu_node_groups)
+
+
 def kubernetes_layer_args(
-    s: Settings, provider: k8s.Provider, depends_on: list[pulumi.Resource]
+    s: Settings,
+    provider: k8s.Provider,
+    depends_on: list[pulumi.Resource],
+    termination_queue_url: pulumi.Input[str] | None = None,
 ) -> KubernetesLayerArgs:
     """The Kubernetes layer a stack's settings ask for, in this program or in the kubernetes-layer/ project."""
+    handler = None
+    if termination_queue_url is not None:
+        handler = NodeTerminationHandlerArgs(
+            queue_url=termination_queue_url,
+            region=s.region,
+            system_node_selector=system_node_labels(),
+            release=s.kubernetes.node_termination_handler,
+        )
     return KubernetesLayerArgs(
+        node_termination_handler=handler,
         provider=provider,
         system_node_selector=system_node_labels(),
         depends_on=depends_on,
@@ -49,6 +68,7 @@ class Platform(pulumi.ComponentResource):
     cluster: Cluster
     gpu_node_groups: dict[str, GpuNodeGroup]
     kubernetes: KubernetesLayer | None
+    termination_queue: NodeTerminationQueue | None
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         s = args.settings
@@ -107,6 +127,14 @@ class Platform(pulumi.ComponentResource):
             opts=child,
         )
         cluster_rules = self.network.allow_cluster(self.cluster.security_group_id)
+        # Self-managed groups drain through the Node Termination Handler (queue mode) before scale-in or block end.
+        self.termination_queue = None
+        if needs_termination_handler(s):
+            self.termination_queue = NodeTerminationQueue(
+                f"{s.cluster.name}-termination",
+                NodeTerminationQueueArgs(cluster_name=self.cluster.name, tags=tags),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster.eks]),
+            )
         self.gpu_node_groups = {}
         for group in s.gpu_node_groups:
             targets: list[tuple[str, str | None]] = (
@@ -125,7 +153,12 @@ class Platform(pulumi.ComponentResource):
         if self.cluster.provider is not None:
             self.kubernetes = KubernetesLayer(
                 f"{s.cluster.name}-k8s",
-                kubernetes_layer_args(s, self.cluster.provider, [self.cluster.eks, self.cluster.system_node_group]),
+                kubernetes_layer_args(
+                    s,
+                    self.cluster.provider,
+                    [self.cluster.eks, self.cluster.system_node_group],
+                    self.termination_queue.queue.url if self.termination_queue else None,
+                ),
                 opts=child,
             )
         self.register_outputs({"clusterName": self.cluster.name})

@@ -9,7 +9,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.components.kubernetes_layer import KubernetesLayer
-from ultraserver.components.platform import Platform, PlatformArgs, kubernetes_layer_args
+from ultraserver.components.platform import (
+    Platform,
+    PlatformArgs,
+    kubernetes_layer_args,
+    needs_termination_handler,
+)
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.problems import ConfigError
@@ -55,6 +60,8 @@ def run() -> Platform:
     # What the kubernetes-layer/ project reads through its StackReference (kubeconfig and clusterName above).
     pulumi.export("kubernetesLayer", settings.kubernetes.layer)
     pulumi.export("systemNodeSelector", system_node_labels())
+    if platform.termination_queue is not None:
+        pulumi.export("nodeTerminationQueueUrl", platform.termination_queue.queue.url)
     pulumi.export(
         "gpuNodeGroups",
         {
@@ -92,9 +99,10 @@ def run_kubernetes() -> KubernetesLayer:
     platform = pulumi.StackReference(platform_stack_name())
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(platform.require_output("kubeconfig")).apply(_kubeconfig_text)
     provider = k8s.Provider("cluster", kubeconfig=kubeconfig)
+    queue_url = platform.require_output("nodeTerminationQueueUrl") if needs_termination_handler(settings) else None
     try:
         layer = KubernetesLayer(
-            f"{settings.cluster.name}-k8s", kubernetes_layer_args(settings, provider, depends_on=[])
+            f"{settings.cluster.name}-k8s", kubernetes_layer_args(settings, provider, [], queue_url)
         )
     except ConfigError as err:
         raise StackConfigError(err.items) from None

@@ -70,6 +70,8 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         "aws:autoscaling/group:Group",
     ):
         outputs.setdefault("name", inputs.get("name", f"{name}-offline"))
+    elif resource_type == "aws:sqs/queue:Queue":
+        outputs["url"] = f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{name}-offline-placeholder"
     elif resource_type == "aws:kms/key:Key":
         outputs["keyId"] = resource_id(name)
     elif resource_type == "pulumi:pulumi:StackReference":
@@ -77,6 +79,7 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         outputs["outputs"] = {
             "kubeconfig": kubeconfig(str(inputs.get("name", name)).rsplit("/", 1)[-1]),
             "clusterName": "offline-placeholder-cluster",
+            "nodeTerminationQueueUrl": "https://sqs.offline-placeholder.amazonaws.com/000000000000/queue",
         }
         outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":
