@@ -21,6 +21,7 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
+from ultraserver.components import pinned_manifest
 from ultraserver.offline import placeholders
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
 from ultraserver.problems import ConfigError
@@ -288,6 +289,11 @@ def record(
             if import_dir is not None:
                 sys.path.remove(str(import_dir))
 
-    run()
+    # The offline plan downloads nothing: pinned manifests become empty placeholders (no digest is checked).
+    previous = pinned_manifest.set_fetcher(placeholders.fetch_manifest)
+    try:
+        run()
+    finally:
+        pinned_manifest.set_fetcher(previous)
     # Registrations run concurrently; sorting by URN makes the plan repeatable.
     return Plan(project, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))

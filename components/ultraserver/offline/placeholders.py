@@ -115,3 +115,8 @@ def call_result(token: str, args: dict[str, Any]) -> dict[str, Any] | None:
     """The placeholder answer to a data-source call, or None when there is none."""
     handler = CALLS.get(token)
     return handler(args) if handler else None
+
+
+def fetch_manifest(url: str) -> None:
+    """Pinned upstream manifests are not downloaded offline: the plan shows their group with no objects."""
+    return None
