@@ -120,3 +120,19 @@ def test_separate_stack_layer_reads_the_queue_url_from_the_platform_stack() -> N
     assert platform.of_type(RELEASE) == [] and len(platform.of_type("aws:sqs/queue:Queue")) == 1
     layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi", overrides)
     assert handler_release(layer).inputs["values"]["queueURL"].startswith("https://sqs.")
+
+
+def test_physical_names_fit_aws_limits_for_the_longest_cluster_name() -> None:
+    from ultraserver.components.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
+    from ultraserver.offline import record
+
+    long_name = "c" * 100
+    plan = record(lambda: NodeTerminationQueue(f"{long_name}-termination", NodeTerminationQueueArgs(long_name)))
+    # AWS appends a 26-character unique suffix to name_prefix; role and rule names stop at 64, queue names at 80.
+    for kind, limit in (
+        ("aws:iam/role:Role", 64),
+        ("aws:cloudwatch/eventRule:EventRule", 64),
+        ("aws:sqs/queue:Queue", 80),
+    ):
+        for resource in plan.of_type(kind):
+            assert len(resource.inputs["namePrefix"]) + 26 <= limit, (kind, resource.inputs["namePrefix"])

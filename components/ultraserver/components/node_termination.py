@@ -40,8 +40,12 @@ class NodeTerminationQueue(pulumi.ComponentResource):
         super().__init__("ultraserver:index:NodeTerminationQueue", name, None, opts)
         child = child_options(self, opts)
         tags = dict(args.tags)
+        # Physical names from short prefixes: AWS adds 26 characters to a name_prefix, and IAM role and EventBridge
+        # rule names stop at 64 (a 38-character prefix), whatever the cluster name's length (up to 100).
+        stem = name[:16].rstrip("-")
         self.queue = aws.sqs.Queue(
             name,
+            name_prefix=f"{stem}-nth-",
             message_retention_seconds=nth.MESSAGE_RETENTION_SECONDS,
             # SSE-SQS: EventBridge cannot publish to a queue encrypted with the AWS managed KMS key.
             sqs_managed_sse_enabled=True,
@@ -57,7 +61,11 @@ class NodeTerminationQueue(pulumi.ComponentResource):
         self.rules = []
         for suffix, pattern in nth.EVENT_PATTERNS.items():
             rule = aws.cloudwatch.EventRule(
-                f"{name}-{suffix}", event_pattern=json.dumps(pattern), tags=tags, opts=child
+                f"{name}-{suffix}",
+                name_prefix=f"{stem}-{suffix}-",
+                event_pattern=json.dumps(pattern),
+                tags=tags,
+                opts=child,
             )
             aws.cloudwatch.EventTarget(
                 f"{name}-{suffix}",
@@ -68,6 +76,7 @@ class NodeTerminationQueue(pulumi.ComponentResource):
             self.rules.append(rule)
         self.role = aws.iam.Role(
             f"{name}-handler",
+            name_prefix=f"{stem}-nth-",
             assume_role_policy=json.dumps(pod_identity_trust_policy()),
             tags=tags,
             opts=child,
