@@ -90,7 +90,9 @@ def test_offline_plan_never_downloads_and_shows_a_placeholder() -> None:
 
 def test_mpi_operator_pin_is_a_fixed_commit_of_the_release_manifest() -> None:
     mpi = manifests.MPI_OPERATOR
-    assert mpi.url.startswith("https://raw.githubusercontent.com/kubeflow/mpi-operator/07a32d9a")
+    # The same commit (tag v0.7.0) as the MPIJob CRD the job manifests are validated against.
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "crds" / "mpijob-v2beta1.json").read_text())
+    assert mpi.url.startswith(f"https://raw.githubusercontent.com/kubeflow/mpi-operator/{fixture['source']['commit']}/")
     assert mpi.url.endswith("/deploy/v2beta1/mpi-operator.yaml")
     # sha256 not computed yet (see the comment in facts/manifests.py): the git blob id is the check.
     assert mpi.sha256 is None and len(mpi.git_blob) == 40
