@@ -40,3 +40,15 @@ def test_kubernetes_project_plans_the_layer_through_a_stack_reference() -> None:
 def test_kubernetes_project_refuses_a_same_stack_stack() -> None:
     with pytest.raises(ConfigError, match="kubernetes.layer: got 'same-stack'.*separate-stack"):
         run_plan(KUBERNETES_PROJECT, "gb200-x72")
+
+
+def test_split_platform_and_its_kubernetes_project_both_pass_the_policies(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    from ultraserver.policy import evaluate
+
+    assert evaluate(shipped_plan(SPLIT_STACK).resources) == []
+    assert evaluate(run_plan(KUBERNETES_PROJECT, SPLIT_STACK).resources) == []
+    # A stack that does install Kubernetes software but drops the EFA plugin is still caught.
+    same_stack = [
+        r for r in shipped_plan("gb200-x72").resources if r.inputs.get("chart") != "aws-efa-k8s-device-plugin"
+    ]
+    assert {v.policy for v in evaluate(same_stack)} == {"efa-device-plugin-present"}
