@@ -28,6 +28,14 @@ CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("gpu-operator", "gpu-operator", "v25.3.4", "v25.3.4", "https://helm.ngc.nvidia.com/nvidia"),
     ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "25.8.0", "25.8.0", "https://helm.ngc.nvidia.com/nvidia"),
     ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "0.5.14", None, "https://aws.github.io/eks-charts"),
+    # Published as an OCI chart (config/helm/aws-node-termination-handler/README.md at tag v1.25.6).
+    (
+        "aws-node-termination-handler",
+        "aws-node-termination-handler",
+        "0.27.6",
+        None,
+        "oci://public.ecr.aws/aws-ec2/helm",
+    ),
 )
 
 # Keys whose value is a Kubernetes object handed to the templates as a whole (toYaml): anything below them
@@ -89,9 +97,14 @@ def source_of(folder: Path, saved: str) -> dict[str, str]:
     repo = re.search(r"Repository: (https://github\.com/\S+)", text)
     commit = re.search(r"\b([0-9a-f]{40})\b", text)
     row = re.search(rf"^\| `{re.escape(saved)}` +\| `([^`]+)` +\| `([0-9a-f]{{40}})` \|", text, re.MULTILINE)
-    if not repo or not commit or not row:
+    if repo and commit and row:
+        return {"repository": repo.group(1), "commit": commit.group(1), "path": row.group(1), "blob": row.group(2)}
+    # Some SOURCE.md files list several saved files per row with their upstream folder and no blob id.
+    folder_row = re.search(rf"^\|[^|\n]*\b{re.escape(saved)}\b[^|\n]*\| +([^|\s]+/) +\|", text, re.MULTILINE)
+    if not repo or not commit or not folder_row:
         raise SystemExit(f"{folder}/SOURCE.md: repository URL, commit or the row of {saved} not found")
-    return {"repository": repo.group(1), "commit": commit.group(1), "path": row.group(1), "blob": row.group(2)}
+    path = folder_row.group(1) + saved
+    return {"repository": repo.group(1), "commit": commit.group(1), "path": path, "blob": ""}
 
 
 def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, version: str | None, repo: str) -> dict:

@@ -194,7 +194,11 @@ def test_custom_platform_installs_gpu_software_without_mpi_or_check(custom: Plan
     charts = sorted(r.inputs["chart"] for r in custom.of_type(RELEASE))
     assert charts == ["aws-efa-k8s-device-plugin", "gpu-operator", "nvidia-dra-driver-gpu"]
     types = {r.type for r in custom.resources}
-    assert not {t for t in types if "MPIJob" in t or "ComputeDomain" in t or t.startswith("kubernetes:yaml")}
+    assert not {t for t in types if "MPIJob" in t or "ComputeDomain" in t or "MpiOperator" in t}
+    # The only manifest applied is the DRA driver's pinned ComputeDomain CRD.
+    assert [r.name for r in custom.of_type("ultraserver:index:PinnedManifest")] == [
+        r.name for r in custom.of_type("ultraserver:index:PinnedManifest") if r.name.endswith("dra-driver-crd")
+    ]
     assert "ultraserver:index:MpiOperator" not in types and "ultraserver:index:ImexCheck" not in types
 
 

@@ -10,12 +10,13 @@ import jsonschema
 import kubernetes_validate
 import pytest
 from helpers.manifests import K8S_VERSION, as_pod, validate_custom
-from helpers.stacks import STACKS
+from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.builders.compute_domain import compute_domain_pod_pieces
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest, nvbandwidth_manifests
 from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_manifest
 from ultraserver.components.imex_check import ImexCheckArgs, job_args, namespace_manifest
 from ultraserver.config.views import ImexTarget
+from ultraserver.offline import run_plan
 
 JOBS = [
     NvbandwidthJobArgs(name="nvbandwidth-us0", namespace="imex-check"),
@@ -102,11 +103,9 @@ def test_imex_check_namespace_and_jobs_validate() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan: Any, stack: str) -> None:
     """Objects as recorded in the stack's plan: custom resources against the pinned CRDs, the rest against 1.33."""
-    declared = [
-        r
-        for r in shipped_plan(stack).resources
-        if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs
-    ]
+    separate = (stack_config(stack).get("ultraserver-eks:kubernetes") or {}).get("layer") == "separate-stack"
+    plan = run_plan(ROOT / "kubernetes-layer", stack) if separate else shipped_plan(stack)
+    declared = [r for r in plan.resources if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs]
     kinds = {r.inputs["kind"] for r in declared}
     assert {"ComputeDomain", "MPIJob", "Namespace"} <= kinds
     for resource in declared:

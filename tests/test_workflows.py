@@ -97,7 +97,64 @@ def test_discovery_previews_every_stack_and_deploys_only_opted_in_ones(tmp_path:
     (work / "stacks" / "README.md").write_text("not a stack\n", encoding="utf-8")
     run, outputs = discover(work, tmp_path)
     assert run.returncode == 0, run.stderr
-    assert outputs == {"preview": ["empty", "gb200-multi", "gb200-x36", "gb200-x72"], "deploy": ["gb200-x72"]}
+    assert outputs == {
+        "preview": ["empty", "gb200-multi", "gb200-x36", "gb200-x72"],
+        "deploy": ["gb200-x72"],
+        "platform": [{"stack": "gb200-x72", "runs-on": ["ubuntu-latest"]}],
+        "kubernetes": [],
+    }
+
+
+def test_discovery_runs_each_deploy_where_the_stack_reaches_its_api_server(tmp_path: pathlib.Path) -> None:
+    work = tmp_path / "repo"
+    work.mkdir()
+    in_vpc = "  ultraserver-eks:cluster:\n    deployerAccess: in-vpc\n    deployerRunnerLabels: [self-hosted, vpc]\n"
+    split = (
+        "  ultraserver-eks:cluster:\n    deployerRunnerLabels: [self-hosted, vpc]\n"
+        "  ultraserver-eks:kubernetes:\n    layer: separate-stack\n"
+    )
+    on = "config:\n  ultraserver-eks:autoDeploy: true\n"
+    write_project(work, {"in-vpc": on + in_vpc, "split": on + split, "off": "config:\n" + split})
+    run, outputs = discover(work, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert outputs["platform"] == [
+        {"stack": "in-vpc", "runs-on": ["self-hosted", "vpc"]},
+        # The split platform program calls only AWS APIs, so a GitHub-hosted runner deploys it.
+        {"stack": "split", "runs-on": ["ubuntu-latest"]},
+    ]
+    assert outputs["kubernetes"] == [{"stack": "split", "runs-on": ["self-hosted", "vpc"]}]
+
+
+def test_shipped_deploy_targets_follow_each_stacks_reachability(tmp_path: pathlib.Path) -> None:
+    work = tmp_path / "repo"
+    work.mkdir()
+    stacks = {}
+    for path in (ROOT / "stacks").glob("Pulumi.*.yaml"):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["config"]["ultraserver-eks:autoDeploy"] = True
+        stacks[path.name[len("Pulumi.") : -len(".yaml")]] = yaml.safe_dump(data)
+    write_project(work, stacks)
+    run, outputs = discover(work, tmp_path)
+    assert run.returncode == 0, run.stderr
+    platform = {t["stack"]: t["runs-on"] for t in outputs["platform"]}
+    assert platform["gb200-x72"] == ["self-hosted", "gb200-vpc"]  # in-vpc
+    assert platform["gb200-multi"] == ["ubuntu-latest"]  # separate-stack: the platform needs AWS APIs only
+    assert outputs["kubernetes"] == [{"stack": "gb200-multi", "runs-on": ["self-hosted", "gb200-vpc"]}]
+
+
+def test_deploy_jobs_run_on_the_discovered_runners_and_the_split_layer_after_the_platform() -> None:
+    jobs = load("deploy.yml")["jobs"]
+    assert jobs["up"]["runs-on"] == "${{ matrix.runs-on }}"
+    assert jobs["up"]["strategy"]["matrix"]["include"] == "${{ fromJSON(needs.stacks.outputs.platform) }}"
+    layer = jobs["up-kubernetes"]
+    assert layer["runs-on"] == "${{ matrix.runs-on }}"
+    assert set(layer["needs"]) == {"stacks", "up"}
+    assert layer["strategy"]["matrix"]["include"] == "${{ fromJSON(needs.stacks.outputs.kubernetes) }}"
+    pulumi = next(s for s in layer["steps"] if s.get("uses", "").startswith("pulumi/actions@"))
+    assert pulumi["with"]["work-dir"] == "kubernetes-layer"
+    assert pulumi["with"]["policyPacks"] == "../policies"
+    assert (ROOT / pulumi["with"]["work-dir"] / "Pulumi.yaml").is_file()
+    assert layer["environment"] == "production"
 
 
 @pytest.mark.parametrize(
@@ -107,6 +164,10 @@ def test_discovery_previews_every_stack_and_deploys_only_opted_in_ones(tmp_path:
         ({"a": "config:\n  ultraserver-eks:autoDeploy: 1\n"}, "allowed: true or false"),
         ({"a$(id)": "config: {}\n"}, "stack name 'a$(id)' may use only"),
         ({}, "no stack file stacks/Pulumi.<stack>.yaml found"),
+        (
+            {"a": "config:\n  ultraserver-eks:autoDeploy: true\n  ultraserver-eks:cluster: {deployerRunnerLabels: 7}"},
+            "cluster.deployerRunnerLabels is 7",
+        ),
     ],
 )
 def test_discovery_fails_loudly_on_bad_stack_files(
@@ -133,7 +194,7 @@ def test_every_stack_in_the_repo_is_in_the_preview_matrix(tmp_path: pathlib.Path
 
 @pytest.mark.parametrize(
     ("name", "job", "stacks", "command"),
-    [("pull-request.yml", "preview", "preview", "preview"), ("deploy.yml", "up", "deploy", "up")],
+    [("pull-request.yml", "preview", "preview", "preview"), ("deploy.yml", "up", "platform", "up")],
 )
 def test_pulumi_jobs_run_per_discovered_stack_after_the_checks(name: str, job: str, stacks: str, command: str) -> None:
     jobs = load(name)["jobs"]
@@ -142,7 +203,8 @@ def test_pulumi_jobs_run_per_discovered_stack_after_the_checks(name: str, job: s
     assert jobs["checks"]["with"]["stacks"] == "${{ needs.stacks.outputs.preview }}"
     pulumi_job = jobs[job]
     assert set(pulumi_job["needs"]) == {"stacks", "checks"}
-    assert pulumi_job["strategy"]["matrix"]["stack"] == f"${{{{ fromJSON(needs.stacks.outputs.{stacks}) }}}}"
+    matrix = pulumi_job["strategy"]["matrix"]
+    assert matrix.get("stack", matrix.get("include")) == f"${{{{ fromJSON(needs.stacks.outputs.{stacks}) }}}}"
     assert "${{ matrix.stack }}" in pulumi_job["concurrency"]["group"]
     pulumi = next(s for s in pulumi_job["steps"] if s.get("uses", "").startswith("pulumi/actions@"))
     assert pulumi["with"]["command"] == command

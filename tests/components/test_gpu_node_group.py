@@ -12,6 +12,7 @@ import pytest
 import yaml
 from helpers.ec2_request import create_launch_template_request, request_problems
 from helpers.mime import parts
+from helpers.stacks import STACKS
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ReservationWindow
@@ -64,13 +65,14 @@ def lookups(plan: Plan) -> list[str]:
 
 def node_config_of(template: dict) -> dict:
     """The NodeConfig inside a recorded launch template's user data."""
-    (part,) = parts(base64.b64decode(template["userData"]).decode())
+    (part,) = [p for p in parts(base64.b64decode(template["userData"]).decode()) if p.get_content_type() != SCRIPT]
     assert part.get_content_type() == "application/node.eks.aws"
     document: dict = yaml.safe_load(str(part.get_payload()))
     return document
 
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
+SCRIPT = "text/x-shellscript"
 NG = "aws:eks/nodeGroup:NodeGroup"
 ASG = "aws:autoscaling/group:Group"
 SCHEDULE = "aws:autoscaling/schedule:Schedule"
@@ -137,7 +139,8 @@ def test_self_managed_mode() -> None:
         "id": placeholders.resource_id("gpu"),
         "version": str(offline(LT, "gpu", "latestVersion")),
     }
-    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 9, 9)
+    # No reservation window and no explicit desiredSize: created at 0 (EKS capacity-blocks guide, self-managed).
+    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 9, 0)
     assert group["waitForCapacityTimeout"] == "0"
     assert group["vpcZoneIdentifiers"] == ["subnet-0aaaaaaaaaaaaaaaa"]
     assert {"key": "kubernetes.io/cluster/gb200", "value": "owned", "propagateAtLaunch": True} in group["tags"]
@@ -310,3 +313,14 @@ def test_group_follows_the_templates_latest_version(monkeypatch: pytest.MonkeyPa
     for mode, group_type in (("managed", NG), ("self-managed", ASG)):
         recorded = record(lambda mode=mode: GpuNodeGroup("gpu", args(mode=mode)))
         assert only(recorded, group_type)["launchTemplate"]["version"] == "7"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_shipped_gpu_template_masks_the_host_imex_service(shipped_plan, stack: str) -> None:  # type: ignore[no-untyped-def]
+    gpu_templates = [t for t in shipped_plan(stack).of_type(LT) if "GpuNodeGroup" in t.urn]
+    assert gpu_templates
+    for template in gpu_templates:
+        scripts = [
+            p for p in parts(base64.b64decode(template.inputs["userData"]).decode()) if p.get_content_type() == SCRIPT
+        ]
+        assert len(scripts) == 1 and "systemctl mask nvidia-imex.service" in str(scripts[0].get_payload())

@@ -14,6 +14,7 @@ from ultraserver.offline import Plan, record
 from ultraserver.problems import ConfigError
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
+GROUP = "kubernetes:yaml/v2:ConfigGroup"
 SYSTEM = {"eks.amazonaws.com/nodegroup": "system"}
 
 
@@ -87,25 +88,62 @@ def test_dependency_edges() -> None:
     gpu_operator = one(recorded, RELEASE, "gpu-operator")
     dra = one(recorded, RELEASE, "dra-driver")
     efa = one(recorded, RELEASE, "efa-device-plugin")
-    mpi = one(recorded, "kubernetes:yaml/v2:ConfigFile")
+    mpi = one(recorded, GROUP, "mpi-operator")
+    crd = one(recorded, GROUP, "dra-driver-crd")
     assert set(gpu_operator.dependencies) == base
     assert set(efa.dependencies) == base
     assert set(mpi.dependencies) == base
-    assert set(dra.dependencies) == base | {gpu_operator.urn}
+    assert set(dra.dependencies) == base | {gpu_operator.urn, crd.urn}
     gpu_group = one(recorded, "aws:eks/nodeGroup:NodeGroup", "gpu").urn
     everything = [d for r in recorded.resources for d in r.dependencies]
     assert gpu_group not in everything
     job = one(recorded, "kubernetes:kubeflow.org/v2beta1:MPIJob")
     domain = one(recorded, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
     assert {mpi.urn, dra.urn} <= set(domain.dependencies)
-    assert set(job.dependencies) == {mpi.urn, dra.urn, domain.urn}
+    assert set(job.dependencies) == {mpi.urn, dra.urn, domain.urn, crd.urn}
 
 
 def test_mpi_operator_is_the_pinned_release_manifest() -> None:
     recorded = deploy()
-    assert one(recorded, "kubernetes:yaml/v2:ConfigFile").inputs["file"] == (
-        "https://github.com/kubeflow/mpi-operator/releases/download/v0.7.0/mpi-operator.yaml"
-    )
+    operator = one(recorded, "ultraserver:index:MpiOperator")
+    assert one(recorded, "ultraserver:index:PinnedManifest", "mpi-operator").parent == operator.urn
+    # Offline the manifest is not downloaded: the group is a placeholder with no objects.
+    assert one(recorded, GROUP, "mpi-operator").inputs["objs"] == []
+    assert recorded.of_type("kubernetes:yaml/v2:ConfigFile") == []
+
+
+def test_gpu_operator_and_efa_plugin_do_not_wait_for_every_gpu_node() -> None:
+    releases = {r.inputs["chart"]: r.inputs for r in deploy().of_type(RELEASE)}
+    assert releases["gpu-operator"]["skipAwait"] is True
+    assert releases["aws-efa-k8s-device-plugin"]["skipAwait"] is True
+    # The DRA driver's controller runs on system nodes: it still waits (and rolls back) as before.
+    assert "skipAwait" not in releases["nvidia-dra-driver-gpu"]
+    assert all(inputs["atomic"] is True for inputs in releases.values())
+
+
+def test_gpu_operator_upgrade_crd_hook_gets_openapi_validation_off() -> None:
+    releases = {r.inputs["chart"]: r.inputs for r in deploy().of_type(RELEASE)}
+    gpu = releases["gpu-operator"]
+    assert gpu["disableOpenapiValidation"] is True
+    # The chart's upgradeCRD hook stays on (its default): hooks are not disabled.
+    assert "disableCrdHooks" not in gpu and "upgradeCRD" not in gpu["values"].get("operator", {})
+    assert all("disableOpenapiValidation" not in i for c, i in releases.items() if c != "gpu-operator")
+
+
+def test_dra_driver_crd_is_applied_by_the_toolkit_before_the_release() -> None:
+    recorded = deploy()
+    dra = one(recorded, RELEASE, "dra-driver")
+    crd = one(recorded, "ultraserver:index:PinnedManifest", "dra-driver-crd")
+    assert dra.inputs["skipCrds"] is True
+    assert one(recorded, GROUP, "dra-driver-crd").urn in dra.dependencies
+    assert crd.parent == one(recorded, "ultraserver:index:DraDriver").urn
+
+
+def test_dra_driver_at_another_version_leaves_its_crd_to_helm() -> None:
+    recorded = deploy(dra_driver=ReleaseSettings(version="25.12.0"))
+    dra = one(recorded, RELEASE, "dra-driver")
+    assert "skipCrds" not in dra.inputs
+    assert [r for r in recorded.of_type("ultraserver:index:PinnedManifest") if "dra" in r.name] == []
 
 
 def test_no_imex_check_unless_asked() -> None:
@@ -156,4 +194,4 @@ def test_imex_check_needs_the_mpi_operator() -> None:
 
 
 def test_mpi_operator_can_be_skipped() -> None:
-    assert deploy(mpi_operator=None).of_type("kubernetes:yaml/v2:ConfigFile") == []
+    assert deploy(mpi_operator=None).of_type("ultraserver:index:MpiOperator") == []

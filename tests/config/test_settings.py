@@ -43,12 +43,14 @@ def test_defaults_fill_a_minimal_stack() -> None:
     settings = parse_settings(
         {
             "aws:region": "us-west-2",
-            "ultraserver-eks:cluster": {"name": "c1"},
+            "ultraserver-eks:cluster": {"name": "c1", "endpointPublicAccessCidrs": ["203.0.113.0/24"]},
             "ultraserver-eks:network": {"availabilityZones": ["us-west-2a", "us-west-2b"]},
         }
     )
     assert settings.cluster.kubernetes_version == "1.33"
-    assert settings.cluster.public_access_cidrs == ()
+    assert settings.cluster.deployer_access == "public-endpoint"
+    assert settings.cluster.deployer_runner_labels == ("ubuntu-latest",)
+    assert settings.kubernetes.layer == "same-stack"
     assert settings.system_node_group.instance_type == "m7g.xlarge"
     assert settings.imex_check.threshold_gbps == 700.0
     assert settings.gpu_node_groups == ()

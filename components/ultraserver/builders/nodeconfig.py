@@ -15,10 +15,13 @@ from typing import Any
 
 import yaml
 
+from ultraserver.facts.node_image import HOST_IMEX_SERVICE
 from ultraserver.problems import ConfigError
 
 LOCAL_STORAGE_STRATEGIES = ("RAID0", "RAID10", "Mount")
 NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
+# cloud-init runs text/x-shellscript parts once at first boot; EKS keeps them when it merges its own user data.
+SHELL_SCRIPT_CONTENT_TYPE = "text/x-shellscript"
 # A fixed boundary keeps the user data, and so the launch template, identical between runs.
 MIME_BOUNDARY = "//ultraserver-nodeconfig//"
 
@@ -45,6 +48,8 @@ class NodeConfigSpec:
     """Extra kubelet flags, only for what the node-group API cannot carry."""
     cluster: ClusterDetails | None = None
     """Cluster section, for self-managed nodes and custom AMIs."""
+    disable_host_imex: bool = True
+    """Add a script that stops and masks the host nvidia-imex service (DRA ComputeDomains run their own)."""
 
 
 def kubelet_flags(labels: Mapping[str, str], taints: Sequence[tuple[str, str, str]]) -> list[str]:
@@ -77,10 +82,28 @@ def node_config(spec: NodeConfigSpec) -> dict[str, Any]:
     return {"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig", "spec": body}
 
 
+def host_imex_script() -> str:
+    """Shell script that stops, disables and masks the host IMEX daemon; a no-op error-free run if it is absent.
+
+    Host IMEX and DRA-managed ComputeDomains are mutually exclusive (dra-driver-nvidia-gpu #524; docs/node-image.md).
+    Masking also stops a later package update or preset from starting it again.
+    """
+    return (
+        "#!/bin/bash\n"
+        "# Host IMEX conflicts with the IMEX daemons of DRA ComputeDomains (docs/node-image.md).\n"
+        f"systemctl disable --now {HOST_IMEX_SERVICE} 2>/dev/null || true\n"
+        f"systemctl mask {HOST_IMEX_SERVICE}\n"
+    )
+
+
 def user_data(spec: NodeConfigSpec) -> str:
-    """MIME multipart user data with the NodeConfig as its application/node.eks.aws part (not base64)."""
+    """MIME multipart user data: the NodeConfig (application/node.eks.aws, not base64), then the IMEX script."""
     part = MIMENonMultipart(*NODECONFIG_CONTENT_TYPE.split("/"))
     part.set_payload(yaml.safe_dump(node_config(spec), sort_keys=False))
     message = MIMEMultipart("mixed", boundary=MIME_BOUNDARY)
     message.attach(part)
+    if spec.disable_host_imex:
+        script = MIMENonMultipart(*SHELL_SCRIPT_CONTENT_TYPE.split("/"))
+        script.set_payload(host_imex_script())
+        message.attach(script)
     return message.as_string()

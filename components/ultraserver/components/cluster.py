@@ -87,6 +87,8 @@ class ClusterArgs:
     """System node root volume size."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every AWS resource."""
+    kubernetes_provider: bool = True
+    """Declare a Kubernetes provider for the cluster; False when another stack installs the Kubernetes layer."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -99,7 +101,7 @@ class Cluster(pulumi.ComponentResource):
     service_cidr: pulumi.Output[str]
     security_group_id: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
-    provider: k8s.Provider
+    provider: k8s.Provider | None
     system_node_group: aws.eks.NodeGroup
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -159,7 +161,10 @@ class Cluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+        # A provider is only declared where the deployer reaches the API server (README "Reachability").
+        self.provider = (
+            k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child) if args.kubernetes_provider else None
+        )
 
         role = NodeRole(f"{name}-system", NodeRoleArgs(tags=tags), opts=child)
         lt_args = system_launch_template_args(args.system_disk_size_gib, tags)

@@ -42,6 +42,7 @@ from ultraserver.components.child_options import child_options
 from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs
 from ultraserver.facts import ami
+from ultraserver.facts import node_termination as nth
 from ultraserver.facts.capacity_blocks import (
     ReservationWindow,
     desired_size_problem,
@@ -211,6 +212,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     node_group: aws.eks.NodeGroup | None
     auto_scaling_group: aws.autoscaling.Group | None
     access_entry: aws.eks.AccessEntry | None
+    lifecycle_hook: aws.autoscaling.LifecycleHook | None
     schedules: list[aws.autoscaling.Schedule]
     node_role_arn: pulumi.Input[str]
     image_id: pulumi.Input[str]
@@ -234,6 +236,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
         now = args.now or datetime.now(timezone.utc)
         self.upgrade_safe = args.scale_to_zero_for_upgrade
         self.desired_size = 0 if self.upgrade_safe else size_now(args.reservation_window, wanted, now)
+        if not managed and args.reservation_window is None and args.desired_size is None:
+            # EKS capacity-blocks guide (self-managed): create the group at desired 0 before the block is active and
+            # scale it when the block starts; without a window the toolkit cannot know when, so it starts at 0.
+            # Give reservationWindow (scheduled actions) or an explicit desiredSize once the block is active.
+            self.desired_size = 0
         # Only the group carries the upgrade tag: on the template it would make a new version, itself an upgrade.
         group_tags = {**args.tags, **({UPGRADE_SAFE: "true"} if self.upgrade_safe else {})}
         self.image_id = _image_id(args)
@@ -261,6 +268,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         )
         template_version = self.launch_template.latest_version.apply(str)
         self.node_group = self.auto_scaling_group = self.access_entry = None
+        self.lifecycle_hook = None
         if managed:
             self.node_group = aws.eks.NodeGroup(
                 name,
@@ -301,7 +309,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 desired_capacity=self.desired_size,
                 # Capacity-block instances launch only inside the window; never block the deployment on them.
                 wait_for_capacity_timeout="0",
-                tags=[aws.autoscaling.GroupTagArgs(key=cluster_tag, value="owned", propagate_at_launch=True)]
+                tags=[
+                    aws.autoscaling.GroupTagArgs(key=cluster_tag, value="owned", propagate_at_launch=True),
+                    # The Node Termination Handler only drains instances carrying this tag (checkTagBeforeDraining).
+                    aws.autoscaling.GroupTagArgs(key=nth.MANAGED_TAG, value="true", propagate_at_launch=True),
+                ]
                 + [
                     aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False)
                     for k, v in sorted(group_tags.items())
@@ -309,6 +321,15 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 opts=child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.access_entry])),
             )
             group_name = self.auto_scaling_group.name
+            # Terminations wait for the Node Termination Handler to drain the node (EventBridge -> SQS -> NTH).
+            self.lifecycle_hook = aws.autoscaling.LifecycleHook(
+                f"{name}-terminating",
+                autoscaling_group_name=self.auto_scaling_group.name,
+                lifecycle_transition=nth.LIFECYCLE_TRANSITION,
+                default_result=nth.LIFECYCLE_DEFAULT_RESULT,
+                heartbeat_timeout=nth.LIFECYCLE_HEARTBEAT_SECONDS,
+                opts=child,
+            )
         self.schedules = self._schedules(name, args, wanted, now, group_name, child)
         self.register_outputs(
             {

@@ -15,9 +15,11 @@ from ultraserver.builders.helm_values import (
     efa_device_plugin_values,
     gpu_operator_values,
 )
+from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.components.child_options import child_options
+from ultraserver.components.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 from ultraserver.config.settings import ReleaseSettings
-from ultraserver.facts import charts
+from ultraserver.facts import charts, manifests
 from ultraserver.problems import ConfigError
 
 
@@ -33,6 +35,10 @@ class ChartTarget:
     """Usual namespace of the chart."""
     create_namespace: bool
     """Whether Helm creates the namespace (False for kube-system)."""
+    skip_await: bool = False
+    """Do not wait for the release's workloads to be ready (no rollback because one node is unhealthy)."""
+    disable_openapi_validation: bool = False
+    """Skip Helm's OpenAPI validation of rendered objects (pulumi-kubernetes applies it on install only)."""
 
 
 def null_paths(values: Mapping[str, Any], prefix: str = "") -> list[str]:
@@ -92,34 +98,74 @@ class ChartRelease(pulumi.ComponentResource):
         base_values: Mapping[str, Any],
         settings: ReleaseSettings,
         opts: pulumi.ResourceOptions | None = None,
+        late_values: Mapping[str, pulumi.Input[Any]] | None = None,
     ) -> None:
         super().__init__(type_token, name, None, opts)
         pin = charts.pinned(target.chart)
         values = release_values(target, base_values, settings)
+        # Top-level values only known at deploy time (e.g. a queue URL): their keys are checked now.
+        late = dict(late_values or {})
+        charts.check_values(target.chart, dict.fromkeys(late, ""), f"{target.chart} values")
+        values_input: pulumi.Input[Mapping[str, Any]] = (
+            pulumi.Output.all(**late).apply(lambda known: {**values, **known}) if late else values
+        )
         namespace = settings.namespace or target.namespace
+        chart, repo = charts.chart_reference(pin)
+        before = self._before_release(name, settings, opts)
+        release_opts = child_options(self, opts, pulumi.ResourceOptions(depends_on=before) if before else None)
         self.release = k8s.helm.v3.Release(
             name,
             k8s.helm.v3.ReleaseArgs(
                 name=target.release_name,
-                chart=pin.name,
+                chart=chart,
                 version=settings.version or pin.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo),
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
                 namespace=namespace,
                 create_namespace=target.create_namespace,
-                values=values,
+                values=values_input,
                 timeout=settings.timeout_seconds,
                 atomic=settings.atomic,
                 cleanup_on_fail=True,
+                skip_await=target.skip_await or None,
+                disable_openapi_validation=target.disable_openapi_validation or None,
+                skip_crds=self._skip_crds(settings) or None,
             ),
-            opts=child_options(self, opts),
+            opts=release_opts,
         )
         self.register_outputs({"status": self.release.status, "namespace": namespace})
 
+    def _before_release(
+        self, name: str, settings: ReleaseSettings, opts: pulumi.ResourceOptions | None
+    ) -> list[pulumi.Resource]:
+        """Children the release waits for (e.g. CRDs the toolkit manages itself); none by default."""
+        return []
 
-GPU_OPERATOR = ChartTarget(charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True)
+    def _skip_crds(self, settings: ReleaseSettings) -> bool:
+        """Whether Helm leaves the chart's crds/ alone because the toolkit applies them."""
+        return False
+
+
+# Helm waits for every DaemonSet pod when it waits at all (pulumi-kubernetes provider/pkg/provider/helm_release.go:
+# `client.Wait = !newRelease.SkipAwait`), so with atomic one unhealthy GPU node would roll the GPU Operator
+# (nfd-worker, device plugin, GFD, DCGM) or the EFA plugin back on every node. Those two releases skip the await;
+# template, hook and API errors still fail (and roll back) the release, and the fabric checks (the IMEX nvbandwidth
+# check per UltraServer, `ultraserver validate`) are the health signal for the nodes.
+#
+# GPU Operator upgrades: the chart's `operator.upgradeCRD` pre-upgrade hook Job (kept at its default, true) applies
+# the new ClusterPolicy/NVIDIADriver CRDs, and needs Helm's OpenAPI validation off so the new ClusterPolicy is not
+# checked against the old CRD (values.yaml at v25.3.4: "requires --disable-openapi-validation flag"). Limitation:
+# pulumi-kubernetes sets DisableOpenAPIValidation in helmCreate only, not in helmUpdate (helm_release.go, read at
+# commit cdd7cc16), and `disable_crd_hooks` would disable every hook, the CRD Job included. So an upgrade whose
+# ClusterPolicy uses fields the old CRD lacks fails before the hook, and atomic rolls it back (nothing half done);
+# then apply the new CRDs first as NVIDIA's upgrade guide describes (README "Upgrading the GPU Operator").
+GPU_OPERATOR = ChartTarget(
+    charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, skip_await=True, disable_openapi_validation=True
+)
 DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", True)
 # The chart's docs install it into kube-system, next to the other node networking agents.
-EFA_DEVICE_PLUGIN = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False)
+EFA_DEVICE_PLUGIN = ChartTarget(
+    charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False, skip_await=True
+)
 
 
 @dataclass
@@ -159,7 +205,36 @@ class DraDriverArgs:
 
 
 class DraDriver(ChartRelease):
-    """NVIDIA DRA driver serving ComputeDomains (IMEX channels) on GB200 nodes."""
+    """NVIDIA DRA driver serving ComputeDomains (IMEX channels) on GB200 nodes.
+
+    Helm installs a chart's crds/ on first install only and never upgrades them, so at the pinned version the
+    ComputeDomain CRD is applied by the toolkit (downloaded, digest-checked, server-side, taking over from Helm)
+    and the release skips crds/: a chart version bump comes with its CRD.
+    """
+
+    crd: PinnedManifestGroup | None = None
+
+    def _pinned(self, settings: ReleaseSettings) -> bool:
+        return settings.version in (None, charts.pinned(charts.DRA_DRIVER).version)
+
+    def _before_release(
+        self, name: str, settings: ReleaseSettings, opts: pulumi.ResourceOptions | None
+    ) -> list[pulumi.Resource]:
+        if not self._pinned(settings):
+            pulumi.log.warn(
+                f"{name}: DRA driver version {settings.version} is not the pinned one, so its CRD is left to Helm, "
+                "which installs it once and never upgrades it. Pin its CRD in ultraserver.facts.manifests."
+            )
+            return []
+        self.crd = PinnedManifestGroup(
+            f"{name}-crd",
+            PinnedManifestArgs(manifests.DRA_COMPUTE_DOMAIN_CRD, force_kinds=("CustomResourceDefinition",)),
+            opts=child_options(self, opts),
+        )
+        return [self.crd]
+
+    def _skip_crds(self, settings: ReleaseSettings) -> bool:
+        return self._pinned(settings)
 
     def __init__(self, name: str, args: DraDriverArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(
@@ -191,4 +266,38 @@ class EfaDevicePlugin(ChartRelease):
             efa_device_plugin_values(),
             args.release,
             opts,
+        )
+
+
+NODE_TERMINATION_HANDLER = ChartTarget(
+    charts.NODE_TERMINATION_HANDLER, "aws-node-termination-handler", "kube-system", False
+)
+
+
+@dataclass
+class NodeTerminationHandlerArgs:
+    """Inputs of the Node Termination Handler release (queue mode, for self-managed groups)."""
+
+    queue_url: pulumi.Input[str]
+    """URL of the SQS queue the EventBridge rules feed (NodeTerminationQueue)."""
+    region: str
+    """AWS region of the queue and the Auto Scaling groups."""
+    system_node_selector: dict[str, str] = field(default_factory=dict)
+    """Labels of the system node group, where the queue processor runs."""
+    release: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """Version, values override and Helm options."""
+
+
+class NodeTerminationHandler(ChartRelease):
+    """AWS Node Termination Handler: cordons and drains a self-managed node before its instance goes away."""
+
+    def __init__(self, name: str, args: NodeTerminationHandlerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(
+            "ultraserver:index:NodeTerminationHandler",
+            name,
+            NODE_TERMINATION_HANDLER,
+            handler_values(args.region, args.system_node_selector),
+            args.release,
+            opts,
+            late_values={QUEUE_URL_KEY: args.queue_url},
         )

@@ -15,6 +15,8 @@ from ultraserver.components.helm_release import (
     EfaDevicePluginArgs,
     GpuOperator,
     GpuOperatorArgs,
+    NodeTerminationHandler,
+    NodeTerminationHandlerArgs,
     ReleaseSettings,
 )
 from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
@@ -42,6 +44,8 @@ class KubernetesLayerArgs:
     """MPI operator install; None skips it (the IMEX check then cannot run)."""
     imex_check: ImexCheckArgs | None = None
     """IMEX nvbandwidth check per UltraServer; None deploys no check."""
+    node_termination_handler: NodeTerminationHandlerArgs | None = None
+    """Node Termination Handler in queue mode (self-managed groups); None installs none."""
 
 
 class KubernetesLayer(pulumi.ComponentResource):
@@ -52,6 +56,7 @@ class KubernetesLayer(pulumi.ComponentResource):
     efa_device_plugin: EfaDevicePlugin
     mpi_operator: MpiOperator | None
     imex_check: ImexCheck | None
+    node_termination_handler: NodeTerminationHandler | None
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
@@ -82,6 +87,14 @@ class KubernetesLayer(pulumi.ComponentResource):
         self.mpi_operator = (
             MpiOperator(f"{name}-mpi-operator", args.mpi_operator, child(*base)) if args.mpi_operator else None
         )
+        self.node_termination_handler = None
+        if args.node_termination_handler is not None:
+            handler_args = args.node_termination_handler
+            if not handler_args.system_node_selector:
+                handler_args = replace(handler_args, system_node_selector=system)
+            self.node_termination_handler = NodeTerminationHandler(
+                f"{name}-node-termination-handler", handler_args, child(*base)
+            )
         self.imex_check = None
         if args.imex_check is not None and self.mpi_operator is not None:
             check_args = args.imex_check

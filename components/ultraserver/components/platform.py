@@ -5,17 +5,52 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.components.cluster import Cluster, ClusterArgs
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.components.helm_release import NodeTerminationHandlerArgs
 from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.components.network import Network, NetworkArgs
+from ultraserver.components.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, node_group_names
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL, system_node_labels
 from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
+
+
+def needs_termination_handler(s: Settings) -> bool:
+    """Self-managed groups need the Node Termination Handler; managed node groups drain on their own."""
+    return any(group.mode == "self-managed" for group in s.gpu_node_groups)
+
+
+def kubernetes_layer_args(
+    s: Settings,
+    provider: k8s.Provider,
+    depends_on: list[pulumi.Resource],
+    termination_queue_url: pulumi.Input[str] | None = None,
+) -> KubernetesLayerArgs:
+    """The Kubernetes layer a stack's settings ask for, in this program or in the kubernetes-layer/ project."""
+    handler = None
+    if termination_queue_url is not None:
+        handler = NodeTerminationHandlerArgs(
+            queue_url=termination_queue_url,
+            region=s.region,
+            system_node_selector=system_node_labels(),
+            release=s.kubernetes.node_termination_handler,
+        )
+    return KubernetesLayerArgs(
+        node_termination_handler=handler,
+        provider=provider,
+        system_node_selector=system_node_labels(),
+        depends_on=depends_on,
+        gpu_operator=s.kubernetes.gpu_operator,
+        dra_driver=s.kubernetes.dra_driver,
+        efa_device_plugin=s.kubernetes.efa_device_plugin,
+        imex_check=imex_check_args(s),
+    )
 
 
 @dataclass
@@ -32,7 +67,8 @@ class Platform(pulumi.ComponentResource):
     network: Network
     cluster: Cluster
     gpu_node_groups: dict[str, GpuNodeGroup]
-    kubernetes: KubernetesLayer
+    kubernetes: KubernetesLayer | None
+    termination_queue: NodeTerminationQueue | None
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         s = args.settings
@@ -86,10 +122,19 @@ class Platform(pulumi.ComponentResource):
                 system_max_size=sys_ng.max_size,
                 system_disk_size_gib=sys_ng.disk_size_gib,
                 tags=tags,
+                kubernetes_provider=s.kubernetes.layer == "same-stack",
             ),
             opts=child,
         )
         cluster_rules = self.network.allow_cluster(self.cluster.security_group_id)
+        # Self-managed groups drain through the Node Termination Handler (queue mode) before scale-in or block end.
+        self.termination_queue = None
+        if needs_termination_handler(s):
+            self.termination_queue = NodeTerminationQueue(
+                f"{s.cluster.name}-termination",
+                NodeTerminationQueueArgs(cluster_name=self.cluster.name, tags=tags),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster.eks]),
+            )
         self.gpu_node_groups = {}
         for group in s.gpu_node_groups:
             targets: list[tuple[str, str | None]] = (
@@ -102,20 +147,20 @@ class Platform(pulumi.ComponentResource):
                     s, group, group_name, reservation_id, tags, cluster_rules
                 )
         # Helm releases need the API server and somewhere to run controllers, not the GPU nodes:
-        # GPU node groups and the releases proceed in parallel.
-        self.kubernetes = KubernetesLayer(
-            f"{s.cluster.name}-k8s",
-            KubernetesLayerArgs(
-                provider=self.cluster.provider,
-                system_node_selector=system_node_labels(),
-                depends_on=[self.cluster.eks, self.cluster.system_node_group],
-                gpu_operator=s.kubernetes.gpu_operator,
-                dra_driver=s.kubernetes.dra_driver,
-                efa_device_plugin=s.kubernetes.efa_device_plugin,
-                imex_check=imex_check_args(s),
-            ),
-            opts=child,
-        )
+        # GPU node groups and the releases proceed in parallel. With kubernetes.layer separate-stack this program
+        # declares nothing in Kubernetes; the kubernetes-layer/ project installs the layer from inside the VPC.
+        self.kubernetes = None
+        if self.cluster.provider is not None:
+            self.kubernetes = KubernetesLayer(
+                f"{s.cluster.name}-k8s",
+                kubernetes_layer_args(
+                    s,
+                    self.cluster.provider,
+                    [self.cluster.eks, self.cluster.system_node_group],
+                    self.termination_queue.queue.url if self.termination_queue else None,
+                ),
+                opts=child,
+            )
         self.register_outputs({"clusterName": self.cluster.name})
 
     def _gpu_node_group(

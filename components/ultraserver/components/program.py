@@ -1,30 +1,54 @@
-"""The stack program shared by ``pulumi up`` and ``ultraserver plan``."""
+"""The programs of ``pulumi up`` and ``ultraserver plan``: the platform, and the Kubernetes layer on its own."""
 
 from __future__ import annotations
 
-import pulumi
+import json
+from typing import Any
 
-from ultraserver.components.platform import Platform, PlatformArgs
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ultraserver.components.kubernetes_layer import KubernetesLayer
+from ultraserver.components.platform import (
+    Platform,
+    PlatformArgs,
+    kubernetes_layer_args,
+    needs_termination_handler,
+)
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
+from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.problems import ConfigError
 
+# The project of kubernetes-layer/Pulumi.yaml: it shares the platform's stack files and stack names.
+KUBERNETES_PROJECT = f"{PROJECT}-kubernetes"
 
-def load_settings() -> Settings:
-    """Read and validate the running Pulumi program's stack config."""
+
+def load_settings(project: str | None = None) -> Settings:
+    """Read and validate the running Pulumi program's stack config (keys of `project`, default: this project)."""
     # The SDK has no public "all keys" call; the config map is what the engine handed the program.
     from pulumi.runtime.config import CONFIG
 
-    return parse_settings(dict(CONFIG.get()), pulumi.get_project() or PROJECT, pulumi.get_stack())
+    return parse_settings(dict(CONFIG.get()), project or pulumi.get_project() or PROJECT, pulumi.get_stack())
 
 
 class StackConfigError(ConfigError, pulumi.RunError):
     """Invalid stack settings: Pulumi prints a RunError as its message alone, without a traceback."""
 
 
+def _settings(project: str | None = None) -> Settings:
+    try:
+        return load_settings(project)
+    except StackConfigError:
+        raise
+    except ConfigError as err:
+        raise StackConfigError(err.items) from None
+
+
 def run() -> Platform:
     """Validate the stack settings, declare the platform and export its outputs."""
+    settings = _settings()
     try:
-        platform = Platform("ultraserver", PlatformArgs(settings=load_settings()))
+        platform = Platform("ultraserver", PlatformArgs(settings=settings))
     except StackConfigError:
         raise
     except ConfigError as err:
@@ -33,6 +57,11 @@ def run() -> Platform:
     pulumi.export("kubeconfig", platform.cluster.kubeconfig)
     pulumi.export("vpcId", platform.network.vpc_id)
     pulumi.export("efaSecurityGroupId", platform.network.efa_security_group.id)
+    # What the kubernetes-layer/ project reads through its StackReference (kubeconfig and clusterName above).
+    pulumi.export("kubernetesLayer", settings.kubernetes.layer)
+    pulumi.export("systemNodeSelector", system_node_labels())
+    if platform.termination_queue is not None:
+        pulumi.export("nodeTerminationQueueUrl", platform.termination_queue.queue.url)
     pulumi.export(
         "gpuNodeGroups",
         {
@@ -41,3 +70,41 @@ def run() -> Platform:
         },
     )
     return platform
+
+
+def platform_stack_name() -> str:
+    """The platform stack of the same name, as a StackReference names it (organization/project/stack)."""
+    return f"{pulumi.get_organization()}/{PROJECT}/{pulumi.get_stack()}"
+
+
+def _kubeconfig_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def run_kubernetes() -> KubernetesLayer:
+    """The kubernetes-layer/ project: the Kubernetes layer of a `kubernetes.layer: separate-stack` stack.
+
+    It reads the same stack file as the platform (stackConfigDir ../stacks), takes the cluster's kubeconfig from
+    the platform stack through a StackReference, and is deployed from inside the VPC (README "Reachability").
+    """
+    settings = _settings(PROJECT)
+    if settings.kubernetes.layer != "separate-stack":
+        raise StackConfigError(
+            [
+                f"{PROJECT}:kubernetes.layer: got {settings.kubernetes.layer!r}; allowed: separate-stack for the "
+                "kubernetes-layer/ project; fix: this stack's platform program installs the Kubernetes layer "
+                "itself, so deploy only the root project, or set kubernetes.layer: separate-stack"
+            ]
+        )
+    platform = pulumi.StackReference(platform_stack_name())
+    kubeconfig: pulumi.Output[str] = pulumi.Output.secret(platform.require_output("kubeconfig")).apply(_kubeconfig_text)
+    provider = k8s.Provider("cluster", kubeconfig=kubeconfig)
+    queue_url = platform.require_output("nodeTerminationQueueUrl") if needs_termination_handler(settings) else None
+    try:
+        layer = KubernetesLayer(
+            f"{settings.cluster.name}-k8s", kubernetes_layer_args(settings, provider, [], queue_url)
+        )
+    except ConfigError as err:
+        raise StackConfigError(err.items) from None
+    pulumi.export("clusterName", platform.require_output("clusterName"))
+    return layer

@@ -29,6 +29,12 @@ SECTIONS = ("cluster", "network", "systemNodeGroup", "gpuNodeGroups", "addons", 
 
 _NAME = r"[a-z][a-z0-9-]{0,37}[a-z0-9]"
 _ZONE = r"[a-z]{2}(-[a-z]+)+-\d[a-z]?(-[a-z]+-\d+[a-z])?"
+# How the deployer reaches the API server, and where the Kubernetes layer is declared (README "Reachability").
+DEPLOYER_ACCESS = ("public-endpoint", "in-vpc")
+KUBERNETES_LAYERS = ("same-stack", "separate-stack")
+# GitHub-hosted runners run outside every customer VPC; only a self-hosted runner can sit inside one.
+SELF_HOSTED_LABEL = "self-hosted"
+_RUNNER_LABEL_PROBLEM = "allowed: a GitHub runner label (letters, digits, . _ : -); fix: correct the label"
 _ARN_PRINCIPAL = r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+"
 _SUBNET_ID = r"subnet-[0-9a-f]{8}([0-9a-f]{9})?"
 _VPC_ID = r"vpc-[0-9a-f]{8}([0-9a-f]{9})?"
@@ -68,6 +74,10 @@ class ClusterSettings:
     """Control-plane log types sent to CloudWatch."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags applied to every AWS resource of the stack."""
+    deployer_access: str = ""
+    """How `pulumi up` reaches the API server: public-endpoint (within public_access_cidrs) or in-vpc; "" unset."""
+    deployer_runner_labels: tuple[str, ...] = ("ubuntu-latest",)
+    """GitHub runner labels of the deployer that reaches the API server (e.g. self-hosted, gb200-vpc for in-vpc)."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +219,10 @@ class KubernetesSettings:
     """NVIDIA DRA driver chart (ComputeDomains)."""
     efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
     """AWS EFA Kubernetes device plugin chart."""
+    layer: str = "same-stack"
+    """same-stack (this program installs the releases) or separate-stack (the kubernetes-layer/ project does)."""
+    node_termination_handler: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """AWS Node Termination Handler chart (queue mode), installed when any GPU group is self-managed."""
 
 
 @dataclass(frozen=True)
@@ -287,6 +301,25 @@ def _read_cluster(r: Reader, allow_anywhere: bool) -> ClusterSettings:
                 "list your office/VPN CIDRs, or set allowPublicEndpointFromAnywhere: true if you really mean it",
             )
         )
+    access = r.string("deployerAccess", "public-endpoint" if cidrs else "", choices=DEPLOYER_ACCESS)
+    if access == "public-endpoint" and not cidrs:
+        r.problems.append(
+            problem(
+                r.path("deployerAccess"),
+                access,
+                "public-endpoint only with endpointPublicAccessCidrs (the endpoint is private-only without them)",
+                "list the deployer's CIDRs in endpointPublicAccessCidrs, or set deployerAccess: in-vpc",
+            )
+        )
+    labels = r.string_list(
+        "deployerRunnerLabels",
+        ["ubuntu-latest"],
+        check=lambda v: None if re.fullmatch(r"[A-Za-z0-9_.:-]+", v) else _RUNNER_LABEL_PROBLEM,
+    )
+    if not labels:
+        r.problems.append(
+            problem(r.path("deployerRunnerLabels"), labels, "at least one runner label", "remove the key or name one")
+        )
     logs = r.string_list(
         "logTypes",
         list(LOG_TYPES[:3]),
@@ -303,6 +336,8 @@ def _read_cluster(r: Reader, allow_anywhere: bool) -> ClusterSettings:
         admin_principal_arns=tuple(r.string_list("adminPrincipalArns", [], check=_principal_problem)),
         log_types=tuple(logs),
         tags=r.string_map("tags", {}),
+        deployer_access=access or "",
+        deployer_runner_labels=tuple(labels) or ("ubuntu-latest",),
     )
 
 
@@ -606,6 +641,38 @@ def _read_chart(r: Reader, chart: str) -> ReleaseSettings:
     return settings
 
 
+def reachability_problems(
+    project: str, cluster: ClusterSettings, kubernetes: KubernetesSettings, auto_deploy: bool
+) -> list[str]:
+    """Stacks whose deployer could not reach the API server: refused here instead of a Helm timeout at deploy."""
+    if cluster.public_access_cidrs:
+        return []
+    problems = []
+    if kubernetes.layer == "same-stack" and cluster.deployer_access != "in-vpc":
+        problems.append(
+            problem(
+                f"{project}:kubernetes.layer",
+                kubernetes.layer,
+                "with a private-only endpoint (no cluster.endpointPublicAccessCidrs), a deployer that reaches it",
+                "either list the deployer's CIDRs in cluster.endpointPublicAccessCidrs, or run pulumi up inside the "
+                "VPC and say so with cluster.deployerAccess: in-vpc (and cluster.deployerRunnerLabels naming the "
+                "self-hosted runner), or set kubernetes.layer: separate-stack and deploy the kubernetes-layer/ project "
+                "from inside the VPC",
+            )
+        )
+    if auto_deploy and SELF_HOSTED_LABEL not in cluster.deployer_runner_labels:
+        problems.append(
+            problem(
+                f"{project}:cluster.deployerRunnerLabels",
+                list(cluster.deployer_runner_labels),
+                f"with a private-only endpoint and autoDeploy, a '{SELF_HOSTED_LABEL}' runner inside the VPC "
+                "(GitHub-hosted runners cannot reach a private endpoint)",
+                "name your in-VPC runner, e.g. deployerRunnerLabels: [self-hosted, gb200-vpc]",
+            )
+        )
+    return problems
+
+
 def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str = "dev") -> Settings:  # noqa: C901 -- replaced by the declarative settings model
     """Validate raw stack config (keys like ``ultraserver-eks:cluster`` and ``aws:region``) into Settings.
 
@@ -719,6 +786,10 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         gpu_operator=_read_chart(k8s_reader.child("gpuOperator"), charts.GPU_OPERATOR),
         dra_driver=_read_chart(k8s_reader.child("draDriver"), charts.DRA_DRIVER),
         efa_device_plugin=_read_chart(k8s_reader.child("efaDevicePlugin"), charts.EFA_DEVICE_PLUGIN),
+        layer=k8s_reader.string("layer", "same-stack", choices=KUBERNETES_LAYERS) or "same-stack",
+        node_termination_handler=_read_chart(
+            k8s_reader.child("nodeTerminationHandler"), charts.NODE_TERMINATION_HANDLER
+        ),
     )
     k8s_reader.finish()
 
@@ -748,6 +819,7 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         )
         auto_deploy = False
 
+    problems.extend(reachability_problems(project, cluster, kubernetes, auto_deploy))
     if problems:
         raise ConfigError(problems)
     return Settings(

@@ -15,6 +15,10 @@ from ultraserver.problems import ConfigError
 GPU_OPERATOR = "gpu-operator"
 DRA_DRIVER = "nvidia-dra-driver-gpu"
 EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
+# AWS Node Termination Handler chart 0.27.6 = app v1.25.6 (aws/aws-node-termination-handler tag v1.25.6, commit
+# 77ca841d), published as an OCI chart under oci://public.ecr.aws/aws-ec2/helm (its config/helm README).
+NODE_TERMINATION_HANDLER = "aws-node-termination-handler"
+NODE_TERMINATION_HANDLER_IMAGE = "public.ecr.aws/aws-ec2/aws-node-termination-handler"
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,13 @@ def catalog() -> dict[str, PinnedChart]:
         )
         for name, entry in raw["charts"].items()
     }
+
+
+def chart_reference(entry: PinnedChart) -> tuple[str, str | None]:
+    """How Helm names the chart: (chart, repository URL); OCI charts carry their registry in the chart name."""
+    if entry.repo.startswith("oci://"):
+        return f"{entry.repo.rstrip('/')}/{entry.name}", None
+    return entry.name, entry.repo
 
 
 def pinned(chart: str) -> PinnedChart:

@@ -21,6 +21,7 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
+from ultraserver.components import pinned_manifest
 from ultraserver.offline import placeholders
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
 from ultraserver.problems import ConfigError
@@ -165,6 +166,16 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         )
         return response
 
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Record a read of an existing resource (e.g. a StackReference), then let the mock monitor answer it."""
+        response = super().ReadResource(request)
+        inputs = plain(json_format.MessageToDict(request.properties))
+        dependencies = sorted({self._owner_of.get(d, d) for d in request.dependencies})
+        self.records.append(
+            PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, True, {})
+        )
+        return response
+
 
 @dataclass(frozen=True)
 class Project:
@@ -264,7 +275,9 @@ def record(
     # Each run gets a fresh root stack resource and config; mocks are process-wide.
     pulumi_settings.ROOT.set(None)
     pulumi.runtime.set_all_config(config, list(secret_keys))
-    pulumi.runtime.set_mocks(mocks, project, stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(
+        mocks, project, stack, preview=False, monitor=monitor, organization=placeholders.ORGANIZATION
+    )
 
     @pulumi.runtime.test
     def run() -> None:
@@ -276,6 +289,11 @@ def record(
             if import_dir is not None:
                 sys.path.remove(str(import_dir))
 
-    run()
+    # The offline plan downloads nothing: pinned manifests become empty placeholders (no digest is checked).
+    previous = pinned_manifest.set_fetcher(placeholders.fetch_manifest)
+    try:
+        run()
+    finally:
+        pinned_manifest.set_fetcher(previous)
     # Registrations run concurrently; sorting by URN makes the plan repeatable.
     return Plan(project, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 ACCOUNT = "000000000000"
+# The organization the DIY backends (S3, local) report; StackReference names start with it.
+ORGANIZATION = "organization"
 AMI = "ami-offline-placeholder"
 CLUSTER_ENDPOINT = "https://offline-placeholder.eks.amazonaws.com"
 CLUSTER_SECURITY_GROUP = "sg-offline-cluster"
@@ -68,6 +70,8 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         "aws:autoscaling/group:Group",
     ):
         outputs.setdefault("name", inputs.get("name", f"{name}-offline"))
+    elif resource_type == "aws:sqs/queue:Queue":
+        outputs["url"] = f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{name}-offline-placeholder"
     elif resource_type == "aws:kms/key:Key":
         outputs["keyId"] = resource_id(name)
     elif resource_type == "pulumi:pulumi:StackReference":
@@ -75,6 +79,7 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         outputs["outputs"] = {
             "kubeconfig": kubeconfig(str(inputs.get("name", name)).rsplit("/", 1)[-1]),
             "clusterName": "offline-placeholder-cluster",
+            "nodeTerminationQueueUrl": "https://sqs.offline-placeholder.amazonaws.com/000000000000/queue",
         }
         outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":
@@ -110,3 +115,8 @@ def call_result(token: str, args: dict[str, Any]) -> dict[str, Any] | None:
     """The placeholder answer to a data-source call, or None when there is none."""
     handler = CALLS.get(token)
     return handler(args) if handler else None
+
+
+def fetch_manifest(url: str) -> None:
+    """Pinned upstream manifests are not downloaded offline: the plan shows their group with no objects."""
+    return None

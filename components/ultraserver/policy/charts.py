@@ -150,6 +150,10 @@ def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[st
     index = StackIndex(resources)
     if any(chart_name(r.inputs) == EFA_PLUGIN for r in index.of_type(HELM_RELEASE)):
         return []
+    # A stack that declares nothing in Kubernetes has its Kubernetes layer in another stack (kubernetes.layer
+    # separate-stack, the kubernetes-layer/ project), whose own plan is checked by this rule's sibling rules.
+    if not any(r.type.startswith("kubernetes:") for r in resources):
+        return []
     users = [t for t in index.of_type(LAUNCH_TEMPLATE) if has_efa(t.inputs)]
     users += [g for g in index.of_type(EKS_MANAGED_NODE_GROUP) if as_bool(g.inputs.get("enableEfaSupport"))]
     return [

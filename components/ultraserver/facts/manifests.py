@@ -1,0 +1,50 @@
+"""Upstream manifests the toolkit applies itself, pinned by URL and digest (never copied into the repository).
+
+They are downloaded when the program runs (preview and up) and refused unless the content matches the pin.
+URLs point at a commit, not a branch or a release asset, so the bytes cannot change under the pin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PinnedManifest:
+    """One upstream YAML file at one commit."""
+
+    name: str
+    """Short name used in messages."""
+    url: str
+    """Where it is downloaded from (raw file at a fixed commit)."""
+    sha256: str | None
+    """SHA-256 of the file's bytes; None when nobody has computed it yet (see git_blob)."""
+    git_blob: str
+    """Git blob id (SHA-1 of "blob <size>\\0" + bytes) of the file at that commit, as read from the repository."""
+
+
+# NVIDIA DRA driver 25.8.0 (tag v25.8.0 = commit 2ef1f2ad), the chart's only CRD. sha256 computed from a copy whose
+# git blob id equals the one at the tag (5a28ae17...), i.e. the same bytes.
+DRA_COMPUTE_DOMAIN_CRD = PinnedManifest(
+    name="ComputeDomain CRD (nvidia-dra-driver-gpu 25.8.0)",
+    url=(
+        "https://raw.githubusercontent.com/NVIDIA/k8s-dra-driver-gpu/2ef1f2ad8ad2e65756d19f454f55e5b021d0bf3b/"
+        "deployments/helm/nvidia-dra-driver-gpu/crds/resource.nvidia.com_computedomains.yaml"
+    ),
+    sha256="9345244a663bd1b05551dee3e3749e0fc8a4aca4ff46e48308f7b5053c90d265",
+    git_blob="5a28ae17ca7443e91b1505860fd31ee3173d740d",
+)
+
+# Kubeflow MPI Operator v0.7.0 (tag v0.7.0 = commit 07a32d9a): the all-in-one manifest (namespace, MPIJob CRD,
+# RBAC, controller). Its git blob id at the tag is known (89e467b6...); its sha256 could NOT be computed here
+# (no copy of the file and no network where this pin was written), so sha256 is None: the download is checked
+# against the git blob id, and the program logs the sha256 it saw so it can be pinned here after review.
+MPI_OPERATOR = PinnedManifest(
+    name="MPI Operator v0.7.0 manifest",
+    url=(
+        "https://raw.githubusercontent.com/kubeflow/mpi-operator/07a32d9a8cb5e667d754a107cfb0629712811619/"
+        "deploy/v2beta1/mpi-operator.yaml"
+    ),
+    sha256=None,
+    git_blob="89e467b6e60e9d2641b13e045b86b0da52d7db3e",
+)

@@ -1,0 +1,11 @@
+"""Facts about the EKS AL2023 ARM64 NVIDIA AMI that the node user data acts on (findings in docs/node-image.md)."""
+
+from __future__ import annotations
+
+# The host IMEX daemon's systemd unit. The AMI build installs the nvidia-imex package but enables only
+# nvidia-fabricmanager and nvidia-persistenced (awslabs/amazon-eks-ami
+# templates/al2023/provisioners/install-nvidia-driver.sh; templates/al2023/runtime/gpu/setup-nvidia.sh).
+# Whether the package's own preset enables the unit is UNVERIFIED. A running host daemon breaks DRA-managed
+# ComputeDomains (kubernetes-sigs/dra-driver-nvidia-gpu issue #524: "you need to disable that so that the DRA
+# driver can orchestrate the IMEX daemons"), so the nodes disable and mask it either way.
+HOST_IMEX_SERVICE = "nvidia-imex.service"

@@ -1,0 +1,106 @@
+"""Pinned upstream manifests (MPI operator, DRA ComputeDomain CRD): digest-checked, placeholders offline (item 8)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+
+import pytest
+from helpers.plan_lookup import one
+from helpers.stacks import ROOT
+from ultraserver.builders.manifests import PATCH_FORCE, git_blob_id
+from ultraserver.components import pinned_manifest
+from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
+from ultraserver.components.pinned_manifest import ManifestIntegrityError, PinnedManifestArgs, PinnedManifestGroup
+from ultraserver.facts import manifests
+from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.offline import Plan, record
+
+GROUP = "kubernetes:yaml/v2:ConfigGroup"
+CONTENT = (
+    b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n---\n"
+    b"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\n"
+)
+URL = "https://raw.githubusercontent.com/example/repo/0123456789abcdef0123456789abcdef01234567/demo.yaml"
+
+
+def pin(sha256: str | None = hashlib.sha256(CONTENT).hexdigest(), blob: str = git_blob_id(CONTENT)) -> PinnedManifest:
+    return PinnedManifest(name="demo manifest", url=URL, sha256=sha256, git_blob=blob)
+
+
+def apply(manifest: PinnedManifest, fetch: Callable[[str], bytes | None], **kwargs: object) -> Plan:
+    """Declare one pinned manifest with `fetch` standing in for the download (the real program path)."""
+
+    def program() -> None:
+        pinned_manifest.set_fetcher(fetch)  # record() restores its own afterwards
+        PinnedManifestGroup("demo", PinnedManifestArgs(manifest, **kwargs))  # type: ignore[arg-type]
+
+    return record(program)
+
+
+def test_matching_download_is_applied_with_crds_taken_over() -> None:
+    seen: list[str] = []
+    plan = apply(pin(), lambda url: seen.append(url) or CONTENT, force_kinds=("CustomResourceDefinition",))
+    assert seen == [URL]
+    objs = one(plan, GROUP).inputs["objs"]
+    assert [o["kind"] for o in objs] == ["Namespace", "CustomResourceDefinition"]
+    assert objs[1]["metadata"]["annotations"] == {PATCH_FORCE: "true"}
+    assert "annotations" not in objs[0]["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "digest"),
+    [(pin(sha256="0" * 64), "sha256"), (pin(sha256=None, blob="f" * 40), "git blob id")],
+)
+def test_mismatch_fails_with_a_clear_message_and_applies_nothing(manifest: PinnedManifest, digest: str) -> None:
+    with pytest.raises(ManifestIntegrityError) as info:
+        apply(manifest, lambda url: CONTENT + b"# tampered\n")
+    text = str(info.value)
+    assert URL in text and f"has {digest}" in text and "nothing was applied" in text
+    assert "ultraserver.facts.manifests" in text
+
+
+def test_blob_only_pin_passes_on_the_right_bytes() -> None:
+    plan = apply(pin(sha256=None), lambda url: CONTENT)
+    assert len(one(plan, GROUP).inputs["objs"]) == 2
+
+
+def test_download_failure_names_the_url_and_what_the_deployer_must_reach() -> None:
+    def offline(url: str) -> bytes:
+        raise OSError("Name or service not known")
+
+    with pytest.raises(ManifestIntegrityError, match="could not download .*raw.githubusercontent.com"):
+        apply(pin(), offline)
+
+
+def test_offline_plan_never_downloads_and_shows_a_placeholder() -> None:
+    def forbidden(url: str) -> bytes:
+        raise AssertionError(f"the offline plan downloaded {url}")
+
+    previous = pinned_manifest.set_fetcher(forbidden)
+    try:
+        plan = record(lambda: MpiOperator("mpi", MpiOperatorArgs()))
+        assert pinned_manifest.set_fetcher(forbidden) is forbidden  # record() restored the caller's fetcher
+    finally:
+        pinned_manifest.set_fetcher(previous)
+    assert one(plan, GROUP).inputs["objs"] == []
+    assert one(plan, "ultraserver:index:PinnedManifest").name == "mpi"
+
+
+def test_mpi_operator_pin_is_a_fixed_commit_of_the_release_manifest() -> None:
+    mpi = manifests.MPI_OPERATOR
+    # The same commit (tag v0.7.0) as the MPIJob CRD the job manifests are validated against.
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "crds" / "mpijob-v2beta1.json").read_text())
+    assert mpi.url.startswith(f"https://raw.githubusercontent.com/kubeflow/mpi-operator/{fixture['source']['commit']}/")
+    assert mpi.url.endswith("/deploy/v2beta1/mpi-operator.yaml")
+    # sha256 not computed yet (see the comment in facts/manifests.py): the git blob id is the check.
+    assert mpi.sha256 is None and len(mpi.git_blob) == 40
+
+
+def test_dra_crd_pin_matches_the_crd_fixture_source() -> None:
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "crds" / "computedomain-v1beta1.json").read_text())
+    crd = manifests.DRA_COMPUTE_DOMAIN_CRD
+    assert crd.git_blob == fixture["source"]["blob"]
+    assert fixture["source"]["commit"] in crd.url and crd.url.endswith(fixture["source"]["path"])
+    assert crd.sha256 is not None and len(crd.sha256) == 64

@@ -1,0 +1,90 @@
+"""Where `pulumi up` runs must reach the API server: unreachable combinations are settings errors (issue 10 item 2)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from helpers.stacks import STACKS, stack_config
+from ultraserver.config.settings import parse_settings
+from ultraserver.problems import ConfigError
+
+PRIVATE = {"name": "c1"}
+BASE: dict[str, Any] = {
+    "aws:region": "us-west-2",
+    "ultraserver-eks:network": {"availabilityZones": ["us-west-2a", "us-west-2b"]},
+}
+
+
+def problems(config: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        parse_settings(config)
+    return info.value.problems
+
+
+def with_(cluster: dict[str, Any], kubernetes: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    config = {**copy.deepcopy(BASE), "ultraserver-eks:cluster": cluster, **extra}
+    if kubernetes is not None:
+        config["ultraserver-eks:kubernetes"] = kubernetes
+    return config
+
+
+def test_private_endpoint_same_stack_without_an_in_vpc_deployer_is_refused_with_the_fixes() -> None:
+    found = problems(with_(PRIVATE))
+    assert len(found) == 1
+    text = found[0]
+    assert text.startswith("ultraserver-eks:kubernetes.layer: got 'same-stack'")
+    for fix in ("endpointPublicAccessCidrs", "deployerAccess: in-vpc", "separate-stack", "kubernetes-layer/"):
+        assert fix in text
+
+
+@pytest.mark.parametrize(
+    ("cluster", "kubernetes", "access", "layer"),
+    [
+        ({**PRIVATE, "endpointPublicAccessCidrs": ["203.0.113.0/24"]}, None, "public-endpoint", "same-stack"),
+        ({**PRIVATE, "deployerAccess": "in-vpc"}, None, "in-vpc", "same-stack"),
+        (PRIVATE, {"layer": "separate-stack"}, "", "separate-stack"),
+    ],
+)
+def test_each_reachable_form_is_accepted(
+    cluster: dict[str, Any], kubernetes: dict[str, Any] | None, access: str, layer: str
+) -> None:
+    settings = parse_settings(with_(cluster, kubernetes))
+    assert settings.cluster.deployer_access == access
+    assert settings.kubernetes.layer == layer
+
+
+def test_public_endpoint_access_needs_cidrs() -> None:
+    found = problems(with_({**PRIVATE, "deployerAccess": "public-endpoint"}))
+    assert any(p.startswith("ultraserver-eks:cluster.deployerAccess: got 'public-endpoint'") for p in found)
+
+
+def test_unknown_access_and_layer_are_named() -> None:
+    found = "\n".join(problems(with_({**PRIVATE, "deployerAccess": "vpn"}, {"layer": "other-stack"})))
+    assert "ultraserver-eks:cluster.deployerAccess: got 'vpn'; allowed: one of public-endpoint, in-vpc" in found
+    assert "ultraserver-eks:kubernetes.layer: got 'other-stack'" in found
+
+
+def test_auto_deploy_to_a_private_endpoint_needs_a_self_hosted_runner() -> None:
+    found = problems(with_({**PRIVATE, "deployerAccess": "in-vpc"}, **{"ultraserver-eks:autoDeploy": True}))
+    assert any("cluster.deployerRunnerLabels: got ['ubuntu-latest']" in p and "self-hosted" in p for p in found)
+    labels = {**PRIVATE, "deployerAccess": "in-vpc", "deployerRunnerLabels": ["self-hosted", "gb200-vpc"]}
+    settings = parse_settings(with_(labels, **{"ultraserver-eks:autoDeploy": True}))
+    assert settings.cluster.deployer_runner_labels == ("self-hosted", "gb200-vpc")
+
+
+def test_runner_labels_are_checked() -> None:
+    found = problems(with_({**PRIVATE, "deployerAccess": "in-vpc", "deployerRunnerLabels": ["bad label"]}))
+    assert any(p.startswith("ultraserver-eks:cluster.deployerRunnerLabels[0]: got 'bad label'") for p in found)
+
+
+def test_shipped_stacks_use_each_reachability_form() -> None:
+    forms = set()
+    for stack in STACKS:
+        settings = parse_settings(stack_config(stack), stack=stack)
+        if settings.kubernetes.layer == "separate-stack":
+            forms.add("separate-stack")
+        else:
+            forms.add(settings.cluster.deployer_access)
+    assert forms == {"public-endpoint", "in-vpc", "separate-stack"}
