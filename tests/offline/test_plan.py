@@ -86,8 +86,8 @@ def test_addon_versions_reach_the_cluster(plan_with) -> None:  # type: ignore[no
     plan = plan_with("gb200-x72", {"addons": {"vpcCni": "v1.20.4-eksbuild.1", "podIdentityAgent": "v1.3.8-eksbuild.2"}})
     cluster = plan.of_type("eks:index:Cluster")[0].inputs
     assert cluster["vpcCniOptions"]["addonVersion"] == "v1.20.4-eksbuild.1"
-    addon = plan.of_type("aws:eks/addon:Addon")[0].inputs
-    assert addon["addonName"] == "eks-pod-identity-agent" and addon["addonVersion"] == "v1.3.8-eksbuild.2"
+    addons = {a.inputs["addonName"]: a.inputs for a in plan.of_type("aws:eks/addon:Addon")}
+    assert addons["eks-pod-identity-agent"]["addonVersion"] == "v1.3.8-eksbuild.2"
 
 
 def test_graph_shows_cluster_before_node_groups(shipped_plan) -> None:  # type: ignore[no-untyped-def]

@@ -101,6 +101,7 @@ class Cluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     system_node_group: aws.eks.NodeGroup
+    coredns: aws.eks.Addon
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:Cluster", name, None, opts)
@@ -128,6 +129,10 @@ class Cluster(pulumi.ComponentResource):
             authentication_mode=eks.AuthenticationMode.API,
             access_entries=access_entries(args.admin_principal_arns),
             skip_default_node_group=True,
+            # Otherwise pulumi-eks adds its own cluster security group (plus an internet egress rule) and a node
+            # security group nothing uses; the control plane and every node keep the EKS-created cluster
+            # security group (self.security_group_id). pulumi-eks nodejs/eks/cluster/cluster.ts.
+            skip_default_security_groups=True,
             create_instance_role=False,
             # DRA, which ComputeDomains need, does not work on Auto Mode nodes.
             auto_mode=eks.AutoModeOptionsArgs(enabled=False),
@@ -135,7 +140,9 @@ class Cluster(pulumi.ComponentResource):
             encryption_config_key_arn=key.arn,
             create_oidc_provider=True,
             vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=args.vpc_cni_version or None),
-            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=True, version=args.coredns_version or None),
+            # CoreDNS is a Deployment: its add-on reaches ACTIVE only once pods run, and everything that waits for
+            # this component waits for all its children. Declared below, after the system node group, instead.
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(
                 enabled=True, version=args.kube_proxy_version or None
             ),
@@ -185,5 +192,16 @@ class Cluster(pulumi.ComponentResource):
             labels=system_node_labels(),
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[role]),
+        )
+        # The managed add-on adopts the CoreDNS EKS bootstrapped (OVERWRITE) once there are nodes to run it on
+        # (pulumi/pulumi-eks #1819, #1525: the add-on waits for ACTIVE, which needs scheduled pods).
+        self.coredns = aws.eks.Addon(
+            f"{name}-coredns",
+            cluster_name=self.name,
+            addon_name="coredns",
+            addon_version=args.coredns_version or None,
+            resolve_conflicts_on_create="OVERWRITE",
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})

@@ -108,7 +108,7 @@ class Platform(pulumi.ComponentResource):
             KubernetesLayerArgs(
                 provider=self.cluster.provider,
                 system_node_selector=system_node_labels(),
-                depends_on=[self.cluster.eks, self.cluster.system_node_group],
+                depends_on=[self.cluster.eks, self.cluster.system_node_group, self.cluster.coredns],
                 gpu_operator=s.kubernetes.gpu_operator,
                 dra_driver=s.kubernetes.dra_driver,
                 efa_device_plugin=s.kubernetes.efa_device_plugin,
