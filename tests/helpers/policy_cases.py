@@ -230,6 +230,13 @@ def changed(role: str, changes: Mapping[str | tuple[str, ...], Any]) -> StackCha
     return lambda stack: stack.patch(role, changes)
 
 
+NVIDIA_IMAGE_PARAMETER = (
+    "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
+    "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id"
+)
+"""The dated SSM parameter of a pinned AL2023 ARM64 NVIDIA release."""
+
+
 def lt(changes: Mapping[str | tuple[str, ...], Any]) -> StackChange:
     """The GPU launch template changed."""
     return changed("gpu_lt", changes)
@@ -633,15 +640,15 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         deployed(amiRelease="v20251103"),
     ),
     (Case("capacity-block-upgrade-at-zero", running({("tags", UPGRADE_SAFE): "true"}), "gpu_ng", "upgrade-safe"), None),
-    (Case("eks-managed-node-group-quota", many_node_groups(29), "cluster", "quota of 30"), None),
+    (Case("eks-managed-node-group-quota", many_node_groups(29), "cluster", "(L-6D54EA21) of 30"), None),
     (
-        Case("eks-managed-node-group-quota", many_node_groups(1), "cluster", "quota of 2"),
+        Case("eks-managed-node-group-quota", many_node_groups(1), "cluster", "(L-6D54EA21) of 2"),
         {"eks-managed-node-group-quota": {"quota": 2}},
     ),
     (Case("gpu-subnets-in-reservation-zone", wrong_zone_subnet, "gpu_ng", "{system_subnet}"), None),
     (Case("gpu-subnets-in-reservation-zone", self_managed_tag(ZONE_TAG, "us-east-1b"), "sm_group", "us-east-1b"), None),
     (
-        Case("eks-managed-node-group-quota", with_pulumi_eks_group, "cluster", "quota of 2"),
+        Case("eks-managed-node-group-quota", with_pulumi_eks_group, "cluster", "(L-6D54EA21) of 2"),
         {"eks-managed-node-group-quota": {"quota": 2}},
     ),
     (Case("gb200-ami-variant", self_managed_with("sm_lt", {"imageId": DELETE}), "sm_group", "no imageId"), None),
@@ -696,14 +703,15 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     (
         Case(
             "gb200-ami-variant",
-            lt(
+            lambda stack: lt(
                 {
+                    "imageId": "ami-0123456789abcdef0",
                     (
                         "tags",
                         "ultraserver.io/ami-ssm-parameter",
-                    ): "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id"
+                    ): "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id",
                 }
-            ),
+            )(stack).patch("gpu_ng", {"amiType": DELETE, "releaseVersion": DELETE}),
             "gpu_lt",
             "not an AL2023 ARM64 NVIDIA path",
         ),
@@ -718,7 +726,20 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         ),
         None,
     ),
-    (Case("gb200-ami-variant", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA"}), "gpu_ng", "sets imageId"), None),
+    (
+        Case(
+            "gb200-ami-variant",
+            lambda stack: lt(
+                {
+                    "imageId": "ami-0123456789abcdef0",
+                    ("tags", "ultraserver.io/ami-ssm-parameter"): NVIDIA_IMAGE_PARAMETER,
+                }
+            )(stack).patch("gpu_ng", {"amiType": "AL2023_ARM_64_NVIDIA"}),
+            "gpu_ng",
+            "sets imageId",
+        ),
+        None,
+    ),
     (Case("gb200-ami-release", lt({("tags", "ultraserver.io/ami-release"): "v20250519"}), "gpu_lt", "v20250519"), None),
     (
         Case(

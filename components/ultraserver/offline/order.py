@@ -26,6 +26,9 @@ NODE_GROUP_TYPES: tuple[str, ...] = ("aws:eks/nodeGroup:NodeGroup", "aws:autosca
 EKS_ADDON = "aws:eks/addon:Addon"
 PULUMI_EKS_CLUSTER = "eks:index:Cluster"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+# pulumi-kubernetes's yaml/v2 components build their children in the provider, out of the offline plan's sight;
+# what they hold (e.g. an operator Deployment) may wait for pods.
+YAML_COMPONENTS = frozenset({"kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup"})
 # EKS add-ons that run a Deployment: they reach ACTIVE only once their pods run (DaemonSet add-ons such as
 # vpc-cni, kube-proxy and eks-pod-identity-agent are ACTIVE with zero nodes).
 NODE_BOUND_ADDONS = frozenset({"coredns"})
@@ -65,6 +68,8 @@ def needs_nodes(resource: PlanResource) -> str | None:
         return f"the {resource.inputs.get('addonName')} add-on reaches ACTIVE only once its pods run"
     if kind == PULUMI_EKS_CLUSTER and _pulumi_eks_runs_coredns(resource.inputs):
         return "pulumi-eks's Cluster creates the CoreDNS add-on, which reaches ACTIVE only once its pods run"
+    if kind in YAML_COMPONENTS:
+        return "Kubernetes manifests whose workloads pulumi-kubernetes waits on until their pods are ready"
     if kind == HELM_RELEASE:
         return None if resource.inputs.get("skipAwait") is True else "a Helm release that waits for its pods"
     if not kind.startswith("kubernetes:") or not resource.custom or _skip_await(resource.inputs):

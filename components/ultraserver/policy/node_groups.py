@@ -7,10 +7,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, managed_node_group_problem
 from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
 from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
 from ultraserver.policy.model import (
+    ADVISORY,
     AUTOSCALING_GROUP,
     EKS_MANAGED_NODE_GROUP,
     MANAGED_NODE_GROUP_TYPES,
@@ -182,13 +184,9 @@ def check_node_group_quota(resources: Sequence[PlanResource], opts: Mapping[str,
         counts[index.cluster_of(group) or ""] += 1
     quota = int(opts["quota"])
     return [
-        (
-            cluster,
-            f"{count} managed node groups on one cluster exceed the EKS quota of {quota}. Merge groups, "
-            "use self-managed groups, or raise the quota (Service Quotas) and this rule's quota option.",
-        )
+        (cluster, f"{why} Then set this rule's quota option to the raised value.")
         for cluster, count in counts.items()
-        if count > quota
+        if (why := managed_node_group_problem(count, quota))
     ]
 
 
@@ -264,11 +262,12 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="eks-managed-node-group-quota",
-        description="Managed node groups per cluster stay within the EKS quota (30 by default).",
-        fix="Merge groups or raise the quota and this rule's quota option.",
+        description="Managed node groups per cluster stay within the EKS quota (30 by default, adjustable: a warning).",
+        fix="Raise the quota (Service Quotas, L-6D54EA21) and this rule's quota option, or use self-managed groups.",
+        level=ADVISORY,
         check_stack=check_node_group_quota,
         config_schema={"quota": {"type": "integer", "description": "Managed node groups allowed per cluster."}},
-        defaults={"quota": 30},
+        defaults={"quota": MANAGED_NODE_GROUP_QUOTA},
     ),
     Rule(
         name="gpu-subnets-in-reservation-zone",

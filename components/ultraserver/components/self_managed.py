@@ -1,0 +1,49 @@
+"""The self-managed mode of a GPU node group: an Auto Scaling group plus an EC2_LINUX access entry.
+
+No managed-node-group quota applies, and the launch template may target a capacity-reservation resource
+group (EC2 documents Capacity Blocks in resource groups for plain launches), so one group can span several
+UltraServers. Nodes get no EKS bootstrap: the template carries the AMI and the NodeConfig names the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+
+def self_managed_group(
+    name: str,
+    *,
+    cluster_name: pulumi.Input[str],
+    node_role_arn: pulumi.Input[str],
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]],
+    template: aws.ec2.LaunchTemplate,
+    full_size: int,
+    desired_size: int,
+    tags: dict[str, str],
+    entry_tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> tuple[aws.eks.AccessEntry, aws.autoscaling.Group]:
+    """The node role's access entry and the Auto Scaling group, which waits for the entry so nodes can join."""
+    entry = aws.eks.AccessEntry(
+        name, cluster_name=cluster_name, principal_arn=node_role_arn, type="EC2_LINUX", tags=entry_tags, opts=opts
+    )
+    cluster_tag = pulumi.Output.from_input(cluster_name).apply(lambda n: f"kubernetes.io/cluster/{n}")
+    group = aws.autoscaling.Group(
+        name,
+        launch_template=aws.autoscaling.GroupLaunchTemplateArgs(
+            id=template.id, version=template.latest_version.apply(str)
+        ),
+        vpc_zone_identifiers=subnet_ids,
+        min_size=0,
+        max_size=full_size,
+        desired_capacity=desired_size,
+        # Capacity-block instances launch only inside the window; never block the deployment on them.
+        wait_for_capacity_timeout="0",
+        tags=[aws.autoscaling.GroupTagArgs(key=cluster_tag, value="owned", propagate_at_launch=True)]
+        + [aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False) for k, v in sorted(tags.items())],
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[entry])),
+    )
+    return entry, group
