@@ -772,3 +772,17 @@ def test_group_unknown_field_is_a_config_error() -> None:
     data["groups"][0]["colour"] = "green"
     with pytest.raises(ConfigError, match=r"target\.groups\[0\]\.colour: unknown field; allowed: availability_zone"):
         target_from_dict(data)
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])
+def test_preflight_resolves_the_pinned_release_not_recommended(stack: str) -> None:
+    from helpers.stacks import stack_config
+    from ultraserver.config.settings import parse_settings
+    from ultraserver.preflight.checks import target_from_settings
+
+    t = target_from_settings(parse_settings(stack_config(stack), stack=stack))
+    assert t.ami_release == "1.33.5-20251103"
+    assert t.ami_ssm_parameter == (
+        "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
+        "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id"
+    )
