@@ -258,6 +258,16 @@ def cluster(changes: Mapping[str | tuple[str, ...], Any]) -> StackChange:
     return changed("cluster", changes)
 
 
+def gpu_waits_for(role: str) -> StackChange:
+    """The GPU node group made to wait for another resource (e.g. a Helm release)."""
+
+    def change(stack: Stack) -> Stack:
+        group = stack.get("gpu_ng")
+        return stack.swap(group, replace(group, dependencies=[*group.dependencies, stack.get(role).urn]))
+
+    return change
+
+
 def public_cluster(cidrs: Any) -> StackChange:
     """A public endpoint with these allowed CIDRs (DELETE: none listed)."""
     return cluster({"endpointPublicAccess": True, "publicAccessCidrs": cidrs})
@@ -515,6 +525,8 @@ def deployed(**before: str) -> Config:
 PASSING: list[tuple[Case, dict | Config | None]] = [
     *[(Case(rule.name, lambda stack: stack), None) for rule in RULES],
     (Case("eks-authentication-mode", cluster({"authenticationMode": "API_AND_CONFIG_MAP"})), None),
+    # pulumi-eks's CoreDNS off (the shipped wiring); explicitly enabled, it would gate every node group.
+    (Case("node-groups-before-node-workloads", cluster({"corednsAddonOptions": {"enabled": False}})), None),
     (Case("eks-public-endpoint-cidrs", cluster({"endpointPublicAccess": False, "publicAccessCidrs": DELETE})), None),
     (Case("eks-public-endpoint-cidrs", public_cluster(["0.0.0.0/0"])), {"eks-public-endpoint-cidrs": "disabled"}),
     (Case("eks-no-auto-mode-with-gb200", auto_mode_without_gb200), None),
@@ -641,6 +653,10 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     ),
     (Case("capacity-block-upgrade-at-zero", running({("tags", UPGRADE_SAFE): "true"}), "gpu_ng", "upgrade-safe"), None),
     (Case("eks-managed-node-group-quota", many_node_groups(29), "cluster", "(L-6D54EA21) of 30"), None),
+    (
+        Case("node-groups-before-node-workloads", gpu_waits_for("dra"), "gpu_ng", "waits for {dra} (a Helm release"),
+        None,
+    ),
     (
         Case("eks-managed-node-group-quota", many_node_groups(1), "cluster", "(L-6D54EA21) of 2"),
         {"eks-managed-node-group-quota": {"quota": 2}},

@@ -127,3 +127,13 @@ def test_nodes_use_the_eks_created_cluster_security_group(shipped_plan: Callable
     gpu = next(t for t in templates if t.name.endswith("-nvl72")).inputs
     for interface in gpu["networkInterfaces"]:
         assert "sg-offline-cluster" in interface["securityGroups"]
+
+
+def test_pulumi_eks_coredns_child_seen_in_a_real_preview_is_found() -> None:
+    """A real preview shows pulumi-eks's Cluster without props but with its CoreDNS add-on child."""
+    resources = [
+        res("eks", "eks:index:Cluster", custom=False),
+        res("coredns", "aws:eks/addon:Addon", parent="eks", addonName="coredns"),
+        res("system", NODE_GROUP, "eks"),
+    ]
+    assert [d.blocker for d in deadlocks(resources)] == [PREFIX + "coredns"]

@@ -54,6 +54,9 @@ def _pulumi_eks_runs_coredns(inputs: Mapping[str, Any]) -> bool:
     It does when CoreDNS is explicitly enabled (``enabled: true`` or ``configurationValues``), or by default
     when it also creates a default node group; the offline plan does not see the child, so this input stands in.
     """
+    if not inputs:
+        # A real preview shows the component without its props; its CoreDNS add-on child is then in the graph.
+        return False
     options = inputs.get("corednsAddonOptions")
     options = options if isinstance(options, Mapping) else {}
     if options.get("enabled") is True or options.get("configurationValues"):
