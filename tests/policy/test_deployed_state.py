@@ -42,6 +42,13 @@ def real_values(value: Any) -> Any:
     return value
 
 
+def with_provider_defaults(resource_type: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Inputs as a bridged provider's Check records them: defaults it filled in, listed in `__defaults`."""
+    if resource_type != "aws:ec2/launchTemplate:LaunchTemplate":
+        return {**inputs, "__defaults": []}
+    return {**inputs, "disableApiStop": False, "__defaults": ["disableApiStop"]}
+
+
 def stack_export(plan: Plan) -> dict[str, Any]:
     """The plan's resources in the shape of `pulumi stack export` (version 3)."""
     resources = [
@@ -51,7 +58,7 @@ def stack_export(plan: Plan) -> dict[str, Any]:
             "type": r.type,
             "id": f"id-{r.name}",
             "parent": r.parent or None,
-            "inputs": real_values(r.inputs),
+            "inputs": with_provider_defaults(r.type, real_values(r.inputs)),
             "outputs": real_values(r.inputs),
             "dependencies": r.dependencies,
         }

@@ -31,6 +31,7 @@ TEMPLATE_METADATA = frozenset(
 )
 NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
 SECRET = "[secret]"
+DEFAULTS_KEY = "__defaults"
 _SECRET_SIG = ("4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270")
 
 
@@ -124,11 +125,17 @@ def changed_fields(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[st
 
 
 def _plain(value: Any) -> Any:
-    """Stack-export values as the plan records them: secrets masked."""
+    """Stack-export values as the program declared them: secrets masked, provider-filled defaults dropped.
+
+    Bridged providers record the fields their Check filled with defaults in ``__defaults`` next to them; the
+    program never set those, so the plan does not show them either.
+    """
     if isinstance(value, Mapping):
         if value.get(_SECRET_SIG[0]) == _SECRET_SIG[1]:
             return SECRET
-        return {k: _plain(v) for k, v in value.items()}
+        filled = value.get(DEFAULTS_KEY)
+        dropped = {DEFAULTS_KEY, *(filled if isinstance(filled, list) else [])}
+        return {k: _plain(v) for k, v in value.items() if k not in dropped}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
