@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.components.launch_template import secure_node_args
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs, pod_identity_trust_policy
+from ultraserver.facts import addons
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
 
@@ -187,7 +188,7 @@ class Cluster(pulumi.ComponentResource):
         agent = aws.eks.Addon(
             f"{name}-pod-identity-agent",
             cluster_name=self.name,
-            addon_name="eks-pod-identity-agent",
+            addon_name=addons.POD_IDENTITY_AGENT,
             addon_version=args.pod_identity_agent_version or None,
             resolve_conflicts_on_create="OVERWRITE",
             tags=tags,
@@ -226,7 +227,7 @@ class Cluster(pulumi.ComponentResource):
         self.coredns = aws.eks.Addon(
             f"{name}-coredns",
             cluster_name=self.name,
-            addon_name="coredns",
+            addon_name=addons.COREDNS,
             addon_version=args.coredns_version or None,
             resolve_conflicts_on_create="OVERWRITE",
             tags=tags,

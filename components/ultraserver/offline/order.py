@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.facts.addons import NODE_BOUND_ADDONS
 from ultraserver.offline.resource import PlanResource
 
 NODE_GROUP_TYPES: tuple[str, ...] = ("aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/group:Group")
@@ -29,9 +30,6 @@ HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # pulumi-kubernetes's yaml/v2 components build their children in the provider, out of the offline plan's sight;
 # what they hold (e.g. an operator Deployment) may wait for pods.
 YAML_COMPONENTS = frozenset({"kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup"})
-# EKS add-ons that run a Deployment: they reach ACTIVE only once their pods run (DaemonSet add-ons such as
-# vpc-cni, kube-proxy and eks-pod-identity-agent are ACTIVE with zero nodes).
-NODE_BOUND_ADDONS = frozenset({"coredns"})
 # Kubernetes kinds pulumi-kubernetes waits on until their pods are ready (pulumi-kubernetes await logic).
 WAITING_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod"})
 # Kinds that never wait for pods: API objects only.

@@ -21,6 +21,7 @@ from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
 from ultraserver.facts import ami
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA_CODE
 from ultraserver.problems import ConfigError
 
 Status = Literal["pass", "warn", "fail"]
@@ -31,7 +32,7 @@ GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 # EKS requires this AL2023 NVIDIA AMI release or later (NVIDIA driver 580) for P6e-GB200.
 MIN_AMI_RELEASE = ami.MIN_RELEASE
 # Service Quotas code for "Managed node groups per cluster" and its EKS default.
-MNG_QUOTA_CODE = "L-6D54EA21"
+MNG_QUOTA_CODE = MANAGED_NODE_GROUP_QUOTA_CODE
 MNG_DEFAULT_QUOTA = 30
 USABLE_STATES = ("active", "scheduled")
 # Error codes that mean the credentials themselves are bad, not that one call is denied.
