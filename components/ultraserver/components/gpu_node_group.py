@@ -182,7 +182,7 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: str) -> list[str]:  #
     problems += kind
     if not kind and args.interfaces is not None:
         problems += [f"efa: {p}" for p in validate_layout(args.instance_type, args.interfaces)]
-    version_problems = _raised(lambda: ami.ssm_parameter_name(version))
+    version_problems = _raised(lambda: ami.checked_version(version))
     return problems + (version_problems or _ami_problems(args, version, today))
 
 

@@ -46,7 +46,7 @@ _K8S = re.compile(r"^1\.\d{2,}$")
 _RELEASE = re.compile(r"^(?:v|(?P<k8s>1\.\d+\.\d+)-)?(?P<date>\d{8})$")
 
 
-def _checked_version(kubernetes_version: str) -> str:
+def checked_version(kubernetes_version: str) -> str:
     """The Kubernetes minor version, or ConfigError."""
     if not _K8S.match(kubernetes_version):
         raise ConfigError(
@@ -56,8 +56,12 @@ def _checked_version(kubernetes_version: str) -> str:
 
 
 def ssm_parameter_name(kubernetes_version: str) -> str:
-    """SSM parameter holding the recommended AL2023 ARM64 NVIDIA AMI ID for a Kubernetes version."""
-    return f"{SSM_ROOT}/{_checked_version(kubernetes_version)}/{VARIANT}/recommended/image_id"
+    """SSM parameter holding the recommended AL2023 ARM64 NVIDIA AMI ID for a Kubernetes version.
+
+    Nothing reads it at deploy time any more (it moves whenever AWS publishes an AMI); its sibling
+    ``release_version`` says which release to pin next.
+    """
+    return f"{SSM_ROOT}/{checked_version(kubernetes_version)}/{VARIANT}/recommended/image_id"
 
 
 def _checked_release(value: str) -> re.Match[str]:
@@ -77,7 +81,7 @@ def release_date(value: str) -> str:
 
 def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
     """SSM parameter holding the AMI ID of one pinned AL2023 ARM64 NVIDIA release."""
-    version = _checked_version(kubernetes_version)
+    version = checked_version(kubernetes_version)
     match = _checked_release(release)
     if match["k8s"] and not match["k8s"].startswith(f"{version}."):
         raise ConfigError(
@@ -101,14 +105,14 @@ def release_problem(value: str) -> str | None:
     if match["date"] < MIN_RELEASE:
         return (
             f"amiRelease: '{value}' is older than v{MIN_RELEASE}; GB200 needs NVIDIA driver 580, "
-            f"shipped from v{MIN_RELEASE}. Pin v{MIN_RELEASE} or later, or leave it unset for the recommended AMI."
+            f"shipped from v{MIN_RELEASE}. Use an AMI of v{MIN_RELEASE} or later."
         )
     return None
 
 
 def default_release_version(kubernetes_version: str) -> str:
     """The pinned default EKS AMI release version for a Kubernetes minor, or ConfigError naming the fix."""
-    version = _checked_version(kubernetes_version)
+    version = checked_version(kubernetes_version)
     if version not in DEFAULT_RELEASE_VERSIONS:
         raise ConfigError(
             f"releaseVersion: no default for Kubernetes {version} (defaults exist for "
