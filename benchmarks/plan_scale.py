@@ -1,9 +1,10 @@
 """How the offline plan scales with the number of UltraServers, and how many node groups each layout needs.
 
 Run: ``python benchmarks/plan_scale.py [--sizes 1 4 16 32 100]``. For each size it plans two stacks,
-one node group per UltraServer and grouped mode (one node group per resource group of up to 25
-UltraServers), and prints resources, managed node groups (against the EKS quota of 30), GPUs and the
-wall time of the plan. Timings are measurements for this machine, not assertions.
+one managed node group per UltraServer and grouped mode (one self-managed Auto Scaling group per resource
+group of up to 25 UltraServers: managed groups target one reservation each, and 25 x 18 = 450 nodes is the
+most one group may hold), and prints resources, managed node groups (against the EKS quota of 30), GPUs and
+the wall time of the plan. Timings are measurements for this machine, not assertions.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import time
 from pathlib import Path
 
 import yaml
-from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, NODES_PER_GROUP_MAX
 from ultraserver.offline import run_plan
 from ultraserver.offline.report import NODE_GROUP, gpu_groups
 
 ROOT = Path(__file__).resolve().parent.parent
-FLEET_PER_GROUP = 25
+FLEET_PER_GROUP = NODES_PER_GROUP_MAX // 18
 
 
 def stack_config(ultraservers: int, grouped: bool) -> dict:
@@ -29,6 +30,7 @@ def stack_config(ultraservers: int, grouped: bool) -> dict:
         groups = [
             {
                 "name": f"fleet-{i}",
+                "mode": "self-managed",
                 "availabilityZone": "us-east-1-dfw-2a",
                 "capacityReservationResourceGroupArn": (
                     f"arn:aws:resource-groups:us-east-1:111122223333:group/fleet-{i}"

@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 # Layers that must not load Pulumi (the policy rules run inside the policy pack; only pack.py may).
 PULUMI_FREE = {"problems", "facts", "config", "builders", "preflight", "verify"}
-PULUMI_FREE_MODULES = {"offline/resource.py"} | {
+PULUMI_FREE_MODULES = {"offline/resource.py", "offline/order.py"} | {
     str(p.relative_to(PACKAGE)) for p in (PACKAGE / "policy").glob("*.py") if p.name != "pack.py"
 }
 

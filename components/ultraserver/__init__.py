@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "NetworkArgs": "components.network",
     "Cluster": "components.cluster",
     "ClusterArgs": "components.cluster",
+    "ClusterCoreData": "components.cluster",
     "NodeRole": "components.node_role",
     "NodeRoleArgs": "components.node_role",
     "GpuNodeGroup": "components.gpu_node_group",

@@ -29,8 +29,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ultraserver.policy.engine import RULES, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
-    plan = run_plan(args.project_dir, args.stack)
     policy_config = json.loads(Path(args.policy_config).read_text()) if args.policy_config else None
+    deployed_note = ""
+    if args.deployed:
+        policy_config, deployed_note = with_deployed_state(policy_config, Path(args.deployed))
+    plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     print(f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)\n")
@@ -42,6 +45,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         for line in dict.fromkeys(plan.placeholders):
             print(f"  {line}")
     print()
+    if deployed_note:
+        print(deployed_note)
     print(format_violations(violations, len(RULES)))
     if args.json:
         Path(args.json).write_text(json.dumps(plan.to_json(), indent=2, sort_keys=False) + "\n")
@@ -51,6 +56,29 @@ def cmd_plan(args: argparse.Namespace) -> int:
         Path(args.graph).write_text(text)
         print(f"Dependency graph written to {args.graph}")
     return EXIT_FAILED if blocks(violations) else EXIT_OK
+
+
+def with_deployed_state(policy_config: dict[str, Any] | None, path: Path) -> tuple[dict[str, Any], str]:
+    """The policy config with the upgrade rule fed the deployed state of ``path``, and a line saying what was read.
+
+    ``path`` is a previous ``ultraserver plan --json`` output or a ``pulumi stack export`` file.
+    """
+    from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
+    from ultraserver.policy.rolling import deployed_resources
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ConfigError(
+            f"--deployed: cannot read {path} as JSON ({err}); fix: pass the file `pulumi stack export --file FILE` "
+            "or `ultraserver plan --json FILE` wrote."
+        ) from None
+    state = deployed_state(deployed_resources(data))
+    config = dict(policy_config or {})
+    entry = config.get(UPGRADE_RULE)
+    base = dict(entry) if isinstance(entry, dict) else ({"enforcementLevel": entry} if entry else {})
+    config[UPGRADE_RULE] = {**base, "deployed": state}
+    return config, f"Deployed state: {len(state)} capacity-block group(s) read from {path}."
 
 
 def stack_settings(project_dir: Path, stack: str) -> Any:
@@ -123,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--graph", metavar="FILE", help="write the dependency graph (.mmd Mermaid, or .dot Graphviz)")
     plan.add_argument(
         "--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)"
+    )
+    plan.add_argument(
+        "--deployed",
+        metavar="FILE",
+        help="deployed state (`pulumi stack export` or a previous `ultraserver plan --json`): refuse changes that "
+        "would roll a capacity-block group not at desired size 0",
     )
     plan.set_defaults(func=cmd_plan)
     pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")

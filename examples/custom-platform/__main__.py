@@ -59,13 +59,11 @@ cluster_rules = network.allow_cluster(cluster.security_group_id)
 gpu_nodes = GpuNodeGroup(
     f"{name}-{ULTRASERVER}",
     GpuNodeGroupArgs(
-        cluster_name=cluster.name,
+        # The group reads what it needs from the cluster: name, endpoint, CA and service CIDR for the NodeConfig
+        # (self-managed nodes get no EKS bootstrap), the cluster security group, the Kubernetes version.
+        cluster=cluster,
         subnet_ids=network.gpu_subnet_ids[gpu_zone],
-        security_group_ids=[network.efa_security_group.id, cluster.security_group_id],
-        # Self-managed nodes get no EKS bootstrap: their NodeConfig names the cluster.
-        cluster_endpoint=cluster.endpoint,
-        cluster_certificate_authority=cluster.certificate_authority,
-        service_cidr=cluster.service_cidr,
+        security_group_ids=[network.efa_security_group.id],
         mode="self-managed",
         instance_type=INSTANCE_TYPE,
         ultraserver_type=ULTRASERVER_TYPE,
@@ -82,7 +80,7 @@ KubernetesLayer(
     KubernetesLayerArgs(
         provider=cluster.provider,
         system_node_selector=system_node_labels(),
-        depends_on=[cluster.eks, cluster.system_node_group],
+        depends_on=[cluster.eks, cluster.system_node_group, cluster.coredns],
         mpi_operator=None,
         imex_check=None,
     ),

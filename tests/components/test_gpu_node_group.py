@@ -13,6 +13,7 @@ import yaml
 from helpers.ec2_request import create_launch_template_request, request_problems
 from helpers.mime import parts
 from helpers.stacks import STACKS
+from ultraserver.components.cluster import ClusterCoreData
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ReservationWindow
@@ -34,15 +35,25 @@ def offline(typ: str, name: str, key: str) -> Any:
     return placeholders.resource_outputs(typ, name, {}, REGION)[key]
 
 
+def core(**changes: Any) -> ClusterCoreData:
+    """A cluster declared elsewhere, as plain values."""
+    base: dict[str, Any] = {
+        "name": "gb200",
+        "endpoint": "https://ABC.gr7.us-east-1.eks.amazonaws.com",
+        "certificate_authority": "Y2VydA==",
+        "service_cidr": "10.100.0.0/16",
+        "security_group_id": "sg-0ccccccccccccccc1",
+    }
+    base.update(changes)
+    return ClusterCoreData(**base)
+
+
 def args(**changes: Any) -> GpuNodeGroupArgs:
     """Arguments the platform would pass, with changes."""
     base: dict[str, Any] = {
-        "cluster_name": "gb200",
+        "cluster": core(),
         "subnet_ids": ["subnet-0aaaaaaaaaaaaaaaa"],
-        "security_group_ids": ["sg-0eeeeeeeeeeeeeeee", "sg-0ccccccccccccccc1"],
-        "cluster_endpoint": "https://ABC.gr7.us-east-1.eks.amazonaws.com",
-        "cluster_certificate_authority": "Y2VydA==",
-        "service_cidr": "10.100.0.0/16",
+        "security_group_ids": ["sg-0eeeeeeeeeeeeeeee"],
         "capacity_reservation_id": "cr-0123456789abcdef0",
         "labels": {"ultraserver.io/name": "us-a"},
         "tags": {"team": "ml"},
@@ -79,20 +90,25 @@ SCHEDULE = "aws:autoscaling/schedule:Schedule"
 
 
 def test_managed_mode() -> None:
+    """EKS picks the pinned AMI (amiType + releaseVersion) and merges its bootstrap: no ImageId, no cluster section."""
     recorded = record(lambda: GpuNodeGroup("gpu", args()))
     assert recorded.of_type("ultraserver:index:GpuNodeGroup")
     template, group = only(recorded, LT), only(recorded, NG)
     assert request_problems(template, "gpu") == []
     data = create_launch_template_request(template, "gpu")[0]["LaunchTemplateData"]
     assert data["InstanceType"] == "p6e-gb200.36xlarge"
-    assert data["ImageId"] == placeholders.AMI
+    assert "ImageId" not in data
     assert data["InstanceMarketOptions"]["MarketType"] == "capacity-block"
     assert data["MetadataOptions"]["HttpTokens"] == "required"
+    assert data["MetadataOptions"]["HttpPutResponseHopLimit"] == 1
     assert [n["NetworkCardIndex"] for n in data["NetworkInterfaces"]] == [0, 1, 5, 9, 13]
+    # The cluster security group comes from the cluster object: EKS adds none to a template with its own groups.
+    assert all(n["Groups"] == ["sg-0eeeeeeeeeeeeeeee", "sg-0ccccccccccccccc1"] for n in data["NetworkInterfaces"])
     assert "IamInstanceProfile" not in data  # EKS rejects one in a managed node group template
-    assert lookups(recorded) == [NVIDIA_SSM + "recommended/image_id"]
+    assert lookups(recorded) == [] and recorded.placeholders == []  # no SSM lookup: nothing moves between runs
 
     assert group["capacityType"] == "CAPACITY_BLOCK"
+    assert (group["amiType"], group["releaseVersion"]) == ("AL2023_ARM_64_NVIDIA", "1.33.5-20251103")
     assert group["launchTemplate"] == {
         "id": placeholders.resource_id("gpu"),
         "version": str(offline(LT, "gpu", "latestVersion")),
@@ -101,7 +117,7 @@ def test_managed_mode() -> None:
     assert group["subnetIds"] == ["subnet-0aaaaaaaaaaaaaaaa"]
     assert group["labels"] == {"ultraserver.io/name": "us-a"}
     assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
-    for absent in ("instanceTypes", "diskSize", "remoteAccess", "amiType", "releaseVersion", "version"):
+    for absent in ("instanceTypes", "diskSize", "remoteAccess", "version"):
         assert absent not in group, absent
     assert UPGRADE_SAFE not in group["tags"]
     role = only(recorded, "aws:iam/role:Role")
@@ -111,9 +127,44 @@ def test_managed_mode() -> None:
     assert recorded.of_type(SCHEDULE) == recorded.of_type(ASG) == []
 
     spec = node_config_of(template)["spec"]
+    assert set(spec) == {"instance", "kubelet"}
     assert spec["instance"]["localStorage"]["strategy"] == "RAID0"
-    assert spec["cluster"]["name"] == "gb200" and spec["cluster"]["cidr"] == "10.100.0.0/16"
     assert "--register-with-taints=nvidia.com/gpu=true:NoSchedule" in spec["kubelet"]["flags"]
+
+
+@pytest.mark.parametrize(
+    ("version", "release"), [("1.33", "1.33.5-20251103"), ("1.34", "1.34.2-20260120"), ("1.35", "1.35.0-20260129")]
+)
+def test_default_release_follows_the_cluster_minor(version: str, release: str) -> None:
+    recorded = record(lambda: GpuNodeGroup("gpu", args(cluster=core(kubernetes_version=version))))
+    assert only(recorded, NG)["releaseVersion"] == release
+
+
+def test_pinned_release_version_is_passed_unchanged() -> None:
+    recorded = record(lambda: GpuNodeGroup("gpu", args(release_version="1.33.5-20251204")))
+    assert only(recorded, NG)["releaseVersion"] == "1.33.5-20251204"
+    assert "imageId" not in only(recorded, LT)
+
+
+def test_hop_limit_two_on_request() -> None:
+    recorded = record(lambda: GpuNodeGroup("gpu", args(imds_hop_limit=2)))
+    assert only(recorded, LT)["metadataOptions"]["httpPutResponseHopLimit"] == 2
+
+
+def test_nodes_wait_for_what_the_cluster_says_they_need() -> None:
+    holder: list[object] = []
+
+    def program() -> None:
+        import pulumi_aws as aws
+
+        prerequisite = aws.eks.PodIdentityAssociation(
+            "cni", cluster_name="gb200", namespace="kube-system", service_account="aws-node", role_arn="arn:r"
+        )
+        holder.append(GpuNodeGroup("gpu", args(cluster=core(node_prerequisites=[prerequisite]))))
+
+    recorded = record(program)
+    (association,) = recorded.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    assert association.urn in next(r for r in recorded.of_type(NG)).dependencies
 
 
 def test_self_managed_mode() -> None:
@@ -158,6 +209,7 @@ def test_self_managed_mode() -> None:
 
 
 def test_given_role_and_pinned_release() -> None:
+    """Self-managed nodes boot the pinned release's AMI id, read from its dated SSM parameter (same id every run)."""
     recorded = record(
         lambda: GpuNodeGroup(
             "gpu",
@@ -165,7 +217,7 @@ def test_given_role_and_pinned_release() -> None:
                 mode="self-managed",
                 node_role_arn="arn:aws:iam::123456789012:role/shared",
                 instance_profile_arn="arn:aws:iam::123456789012:instance-profile/shared",
-                ami_release="v20251204",
+                release_version="1.33.5-20251204",
             ),
         ),
     )
@@ -175,28 +227,42 @@ def test_given_role_and_pinned_release() -> None:
     assert template["iamInstanceProfile"] == {"arn": "arn:aws:iam::123456789012:instance-profile/shared"}
     assert lookups(recorded) == [NVIDIA_SSM + "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251204/image_id"]
     assert len(recorded.placeholders) == 1
+    assert "recommended" not in recorded.placeholders[0]
 
 
-def test_custom_image_skips_the_lookup() -> None:
-    recorded = record(lambda: GpuNodeGroup("gpu", args(image_id="ami-0ccccccccccccccc0")))
-    assert only(recorded, LT)["imageId"] == "ami-0ccccccccccccccc0"
+@pytest.mark.parametrize("mode", ["managed", "self-managed"])
+def test_custom_image_skips_the_lookup(mode: str) -> None:
+    recorded = record(
+        lambda: GpuNodeGroup("gpu", args(mode=mode, image_id="ami-0ccccccccccccccc0", ami_release="v20251204"))
+    )
+    template = only(recorded, LT)
+    assert template["imageId"] == "ami-0ccccccccccccccc0"
     assert recorded.placeholders == []
-    assert "amiType" not in only(recorded, NG)
+    # EKS merges no bootstrap into a template with its own AMI: the NodeConfig names the cluster.
+    assert node_config_of(template)["spec"]["cluster"]["name"] == "gb200"
+    if mode == "managed":
+        assert "amiType" not in only(recorded, NG) and "releaseVersion" not in only(recorded, NG)
 
 
-def test_grouped_mode() -> None:
+def test_self_managed_group_on_a_resource_group() -> None:
     arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-fleet"
     recorded = record(
         lambda: GpuNodeGroup(
             "fleet",
-            args(capacity_reservation_id=None, capacity_reservation_resource_group_arn=arn, ultraserver_count=4),
+            args(
+                mode="self-managed",
+                capacity_reservation_id=None,
+                capacity_reservation_resource_group_arn=arn,
+                ultraserver_count=4,
+            ),
         ),
     )
-    template, group = only(recorded, LT), only(recorded, NG)
+    template, group = only(recorded, LT), only(recorded, ASG)
     assert request_problems(template, "fleet") == []
     target = template["capacityReservationSpecification"]["capacityReservationTarget"]
     assert target == {"capacityReservationResourceGroupArn": arn}
-    assert group["scalingConfig"] == {"minSize": 0, "maxSize": 72, "desiredSize": 72}
+    # No reservation window and no explicit desiredSize: a self-managed group is created at 0 (EKS guide).
+    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 72, 0)
 
 
 @pytest.mark.parametrize("mode", ["managed", "self-managed"])
@@ -263,14 +329,40 @@ def test_desired_size_below_full() -> None:
     ("changes", "message"),
     [
         ({"ultraserver_type": "u-p6e-gb200x36", "desired_size": 10}, "desiredSize: 10 must be between 0 and 9"),
-        ({"ami_release": "v20250704"}, "amiRelease: 'v20250704' is older than v20251103"),
+        (
+            {"image_id": "ami-0ccccccccccccccc0", "ami_release": "v20250704"},
+            "amiRelease: 'v20250704' is older than v20251103",
+        ),
+        ({"ami_release": "v20251204"}, "imageId / amiRelease: a custom AMI needs both"),
+        ({"image_id": "ami-0ccccccccccccccc0"}, "imageId / amiRelease: a custom AMI needs both"),
+        ({"release_version": "1.34.2-20260120"}, "built for Kubernetes 1.34, the cluster runs 1.33"),
+        ({"release_version": "1.33.5-20250704"}, "older than 20251103"),
+        ({"release_version": "1.33.5-20991231"}, "dated after today"),
+        ({"cluster": core(kubernetes_version="1.36")}, "releaseVersion: no default for Kubernetes 1.36"),
+        ({"imds_hop_limit": 3}, "imdsHopLimit: 3"),
+        (
+            {
+                "capacity_reservation_id": None,
+                "capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g",
+                "ultraserver_count": 2,
+            },
+            "managed node groups target one capacity reservation each",
+        ),
+        (
+            {
+                "mode": "self-managed",
+                "capacity_reservation_id": None,
+                "capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g",
+                "ultraserver_count": 26,
+            },
+            "above the 450 nodes one node group may hold",
+        ),
         ({"mode": "spot"}, "mode: 'spot'"),
-        ({"ultraserver_count": 2}, "ultraserverCount: 2 needs grouped mode"),
+        ({"ultraserver_count": 2}, "ultraserverCount: 2 needs a resource group"),
         ({"capacity_reservation_id": "cr-123"}, "capacityReservationId: 'cr-123'"),
-        ({"service_cidr": None}, "serviceCidr: required"),
         ({"ultraserver_type": "u-p6e-gb200x8"}, "ultraserverType: 'u-p6e-gb200x8'"),
         ({"instance_type": "p4d.24xlarge"}, "'p4d.24xlarge' is not in the EFA network-card catalog"),
-        ({"kubernetes_version": "1.33.2"}, "kubernetesVersion: '1.33.2'"),
+        ({"cluster": core(kubernetes_version="1.33.2")}, "kubernetesVersion: '1.33.2'"),
         ({"local_storage": "raid0"}, "localStorage: 'raid0'"),
         ({"capacity_reservation_id": None}, "set exactly one"),
         (

@@ -71,7 +71,7 @@ def test_security_defaults() -> None:
     assert data["MetadataOptions"] == {
         "HttpEndpoint": "enabled",
         "HttpTokens": "required",
-        "HttpPutResponseHopLimit": 2,
+        "HttpPutResponseHopLimit": 1,
     }
     (root,) = data["BlockDeviceMappings"]
     assert root["DeviceName"] == "/dev/xvda"

@@ -116,6 +116,47 @@ def test_json_strings_are_read_like_yaml() -> None:
         ("gpuNodeGroups", lambda g: g[0].update(amiId="ami-0123456789abcdef0"), ["amiId", "amiRelease"]),
         (
             "gpuNodeGroups",
+            lambda g: g[0].update(amiRelease="v20251204"),
+            ["gpuNodeGroups[0].amiRelease", "only with amiId", "releaseVersion (e.g. 1.33.5-20251103)"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(releaseVersion="1.34.2-20260120"),
+            ["gpuNodeGroups[0].releaseVersion", "built for Kubernetes 1.34, the cluster runs 1.33"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(releaseVersion="1.33.5-20250704"),
+            ["gpuNodeGroups[0].releaseVersion", "older than 20251103"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(releaseVersion="1.33.5-29991231"),
+            ["gpuNodeGroups[0].releaseVersion", "dated after today"],
+        ),
+        ("gpuNodeGroups", lambda g: g[0].update(releaseVersion="v20251103"), ["releaseVersion", "1.33.5-20251103"]),
+        ("gpuNodeGroups", lambda g: g[0].update(imdsHopLimit=3), ["gpuNodeGroups[0].imdsHopLimit", "<= 2"]),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(
+                capacityReservationIds=[],
+                capacityReservationResourceGroupArn="arn:aws:resource-groups:us-east-1:111122223333:group/g",
+                ultraserverCount=2,
+            ),
+            ["gpuNodeGroups[0].capacityReservationResourceGroupArn", "only with mode: self-managed", "one managed"],
+        ),
+        (
+            "gpuNodeGroups",
+            lambda g: g[0].update(
+                mode="self-managed",
+                capacityReservationIds=[],
+                capacityReservationResourceGroupArn="arn:aws:resource-groups:us-east-1:111122223333:group/g",
+                ultraserverCount=26,
+            ),
+            ["gpuNodeGroups[0].ultraserverCount", "at most 450 nodes per node group (25 x u-p6e-gb200x72)"],
+        ),
+        (
+            "gpuNodeGroups",
             lambda g: g[0].update(mode="karpenter"),
             ["gpuNodeGroups[0].mode", "'karpenter'", "self-managed"],
         ),
@@ -183,3 +224,29 @@ def test_public_endpoint_from_anywhere_only_when_asked() -> None:
         endpointPublicAccessCidrs=["0.0.0.0/0"], allowPublicEndpointFromAnywhere=True
     )
     assert parse_settings(config).cluster.public_access_cidrs == ("0.0.0.0/0",)
+
+
+@pytest.mark.parametrize(
+    ("version", "release"), [("1.33", "1.33.5-20251103"), ("1.34", "1.34.2-20260120"), ("1.35", "1.35.0-20260129")]
+)
+def test_release_version_defaults_to_the_pinned_release_of_the_cluster_minor(version: str, release: str) -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:cluster"]["kubernetesVersion"] = version
+    (group,) = parse_settings(config).gpu_node_groups
+    assert group.release_version == release and group.imds_hop_limit == 1
+
+
+def test_no_default_release_for_an_unknown_minor_names_the_ssm_parameter() -> None:
+    problems = problems_for("gb200-x72", "cluster", lambda c: c.update(kubernetesVersion="1.36"))
+    assert any(
+        "gpuNodeGroups[0].releaseVersion" in p
+        and "/1.36/amazon-linux-2023/arm64/nvidia/recommended/release_version" in p
+        for p in problems
+    )
+
+
+def test_custom_ami_needs_no_release_version() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:gpuNodeGroups"][0].update(amiId="ami-0123456789abcdef0", amiRelease="v20251204")
+    (group,) = parse_settings(config).gpu_node_groups
+    assert (group.ami_id, group.ami_release, group.release_version) == ("ami-0123456789abcdef0", "v20251204", "")

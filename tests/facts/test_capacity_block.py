@@ -51,12 +51,13 @@ def test_desired_size_above_the_ultraserver_is_refused() -> None:
     assert cb.desired_size_problem("u-p6e-gb200x36", 1, -1) is not None
 
 
-def test_quota_rule_and_grouped_mode_arithmetic() -> None:
+def test_quota_warning_names_the_quota_and_how_to_raise_it() -> None:
     assert cb.managed_node_group_problem(30) is None
     problem = cb.managed_node_group_problem(100)
-    assert problem is not None and "30" in problem and "grouped mode" in problem
-    # 100 UltraServers in grouped mode: one group per capacity-reservation resource group.
-    assert cb.managed_node_group_problem(1) is None
+    assert problem is not None
+    assert "'Managed node groups per cluster' (L-6D54EA21) of 30" in problem
+    assert "request-service-quota-increase --service-code eks --quota-code L-6D54EA21 --desired-value 100" in problem
+    assert "self-managed" in problem
 
 
 def test_scheduled_actions() -> None:

@@ -230,6 +230,13 @@ def changed(role: str, changes: Mapping[str | tuple[str, ...], Any]) -> StackCha
     return lambda stack: stack.patch(role, changes)
 
 
+NVIDIA_IMAGE_PARAMETER = (
+    "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
+    "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id"
+)
+"""The dated SSM parameter of a pinned AL2023 ARM64 NVIDIA release."""
+
+
 def lt(changes: Mapping[str | tuple[str, ...], Any]) -> StackChange:
     """The GPU launch template changed."""
     return changed("gpu_lt", changes)
@@ -249,6 +256,16 @@ def running(changes: Mapping[str | tuple[str, ...], Any]) -> StackChange:
 def cluster(changes: Mapping[str | tuple[str, ...], Any]) -> StackChange:
     """The cluster changed."""
     return changed("cluster", changes)
+
+
+def gpu_waits_for(role: str) -> StackChange:
+    """The GPU node group made to wait for another resource (e.g. a Helm release)."""
+
+    def change(stack: Stack) -> Stack:
+        group = stack.get("gpu_ng")
+        return stack.swap(group, replace(group, dependencies=[*group.dependencies, stack.get(role).urn]))
+
+    return change
 
 
 def public_cluster(cidrs: Any) -> StackChange:
@@ -508,6 +525,8 @@ def deployed(**before: str) -> Config:
 PASSING: list[tuple[Case, dict | Config | None]] = [
     *[(Case(rule.name, lambda stack: stack), None) for rule in RULES],
     (Case("eks-authentication-mode", cluster({"authenticationMode": "API_AND_CONFIG_MAP"})), None),
+    # pulumi-eks's CoreDNS off (the shipped wiring); explicitly enabled, it would gate every node group.
+    (Case("node-groups-before-node-workloads", cluster({"corednsAddonOptions": {"enabled": False}})), None),
     (Case("eks-public-endpoint-cidrs", cluster({"endpointPublicAccess": False, "publicAccessCidrs": DELETE})), None),
     (Case("eks-public-endpoint-cidrs", public_cluster(["0.0.0.0/0"])), {"eks-public-endpoint-cidrs": "disabled"}),
     (Case("eks-no-auto-mode-with-gb200", auto_mode_without_gb200), None),
@@ -633,15 +652,19 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         deployed(amiRelease="v20251103"),
     ),
     (Case("capacity-block-upgrade-at-zero", running({("tags", UPGRADE_SAFE): "true"}), "gpu_ng", "upgrade-safe"), None),
-    (Case("eks-managed-node-group-quota", many_node_groups(29), "cluster", "quota of 30"), None),
+    (Case("eks-managed-node-group-quota", many_node_groups(29), "cluster", "(L-6D54EA21) of 30"), None),
     (
-        Case("eks-managed-node-group-quota", many_node_groups(1), "cluster", "quota of 2"),
+        Case("node-groups-before-node-workloads", gpu_waits_for("dra"), "gpu_ng", "waits for {dra} (a Helm release"),
+        None,
+    ),
+    (
+        Case("eks-managed-node-group-quota", many_node_groups(1), "cluster", "(L-6D54EA21) of 2"),
         {"eks-managed-node-group-quota": {"quota": 2}},
     ),
     (Case("gpu-subnets-in-reservation-zone", wrong_zone_subnet, "gpu_ng", "{system_subnet}"), None),
     (Case("gpu-subnets-in-reservation-zone", self_managed_tag(ZONE_TAG, "us-east-1b"), "sm_group", "us-east-1b"), None),
     (
-        Case("eks-managed-node-group-quota", with_pulumi_eks_group, "cluster", "quota of 2"),
+        Case("eks-managed-node-group-quota", with_pulumi_eks_group, "cluster", "(L-6D54EA21) of 2"),
         {"eks-managed-node-group-quota": {"quota": 2}},
     ),
     (Case("gb200-ami-variant", self_managed_with("sm_lt", {"imageId": DELETE}), "sm_group", "no imageId"), None),
@@ -696,14 +719,15 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     (
         Case(
             "gb200-ami-variant",
-            lt(
+            lambda stack: lt(
                 {
+                    "imageId": "ami-0123456789abcdef0",
                     (
                         "tags",
                         "ultraserver.io/ami-ssm-parameter",
-                    ): "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id"
+                    ): "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id",
                 }
-            ),
+            )(stack).patch("gpu_ng", {"amiType": DELETE, "releaseVersion": DELETE}),
             "gpu_lt",
             "not an AL2023 ARM64 NVIDIA path",
         ),
@@ -718,7 +742,20 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         ),
         None,
     ),
-    (Case("gb200-ami-variant", gpu_ng({"amiType": "AL2023_ARM_64_NVIDIA"}), "gpu_ng", "sets imageId"), None),
+    (
+        Case(
+            "gb200-ami-variant",
+            lambda stack: lt(
+                {
+                    "imageId": "ami-0123456789abcdef0",
+                    ("tags", "ultraserver.io/ami-ssm-parameter"): NVIDIA_IMAGE_PARAMETER,
+                }
+            )(stack).patch("gpu_ng", {"amiType": "AL2023_ARM_64_NVIDIA"}),
+            "gpu_ng",
+            "sets imageId",
+        ),
+        None,
+    ),
     (Case("gb200-ami-release", lt({("tags", "ultraserver.io/ami-release"): "v20250519"}), "gpu_lt", "v20250519"), None),
     (
         Case(

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers.stacks import ROOT, STACKS
+from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.offline.graph import edges, mermaid
 
 
@@ -71,23 +71,63 @@ def test_system_nodes_wait_for_cluster_and_role_policies(shipped_plan) -> None: 
     assert template.inputs["blockDeviceMappings"][0]["ebs"]["encrypted"] == "true"
 
 
-def test_node_role_has_only_managed_worker_policies(shipped_plan) -> None:  # type: ignore[no-untyped-def]
-    plan = shipped_plan("gb200-x72")
-    arns = {r.inputs["policyArn"] for r in plan.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
-    assert arns <= {
-        "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-        "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
-        "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
-    }
-    assert not plan.of_type("aws:iam/rolePolicy:RolePolicy")
+@pytest.mark.parametrize("stack", STACKS)
+def test_node_roles_leave_the_cni_policy_to_pod_identity(shipped_plan, stack: str) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan(stack)
+    by_urn = plan.by_urn()
+    cni = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
+    roles = {r.urn: r for r in plan.of_type("aws:iam/role:Role")}
+    attached: dict[str, set[str]] = {}
+    for attachment in plan.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment"):
+        (role,) = [d for d in attachment.dependencies if d in roles]
+        attached.setdefault(role, set()).add(attachment.inputs["policyArn"])
+    node_roles = [u for u, r in roles.items() if "ec2.amazonaws.com" in r.inputs["assumeRolePolicy"]]
+    assert node_roles
+    for urn in node_roles:
+        assert attached[urn] == {
+            "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+            "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
+        }
+    # No inline policy on a node role (the termination handler's own pod-identity role has one).
+    assert not [p for p in plan.of_type("aws:iam/rolePolicy:RolePolicy") if set(p.dependencies) & set(node_roles)]
+    # The VPC CNI gets its permissions through EKS Pod Identity: kube-system/aws-node, a pods.eks.amazonaws.com role.
+    (association,) = [
+        a
+        for a in plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+        if a.inputs["serviceAccount"] == "aws-node"
+    ]
+    assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == ("kube-system", "aws-node")
+    (cni_role,) = [u for u, policies in attached.items() if cni in policies]
+    assert "pods.eks.amazonaws.com" in roles[cni_role].inputs["assumeRolePolicy"]
+    assert "sts:TagSession" in roles[cni_role].inputs["assumeRolePolicy"]
+    # Every node group waits for it (and for the Pod Identity agent): aws-node needs it before a node turns Ready.
+    agent = next(a for a in plan.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "eks-pod-identity-agent")
+    for group in plan.of_type("aws:eks/nodeGroup:NodeGroup") + plan.of_type("aws:autoscaling/group:Group"):
+        assert {association.urn, agent.urn} <= set(group.dependencies), group.name
+        assert by_urn[association.urn].type.endswith("PodIdentityAssociation")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gpu_nodes_imds_hop_limit_is_one(shipped_plan, stack: str) -> None:  # type: ignore[no-untyped-def]
+    for template in shipped_plan(stack).of_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        assert template.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 1, template.name
+
+
+def test_imds_hop_limit_two_on_request(plan_with) -> None:  # type: ignore[no-untyped-def]
+    plan = plan_with(
+        "gb200-x72",
+        {"gpuNodeGroups": [{**stack_config("gb200-x72")["ultraserver-eks:gpuNodeGroups"][0], "imdsHopLimit": 2}]},
+    )
+    gpu = next(t for t in plan.of_type("aws:ec2/launchTemplate:LaunchTemplate") if t.name.endswith("-nvl72"))
+    assert gpu.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 2
 
 
 def test_addon_versions_reach_the_cluster(plan_with) -> None:  # type: ignore[no-untyped-def]
     plan = plan_with("gb200-x72", {"addons": {"vpcCni": "v1.20.4-eksbuild.1", "podIdentityAgent": "v1.3.8-eksbuild.2"}})
     cluster = plan.of_type("eks:index:Cluster")[0].inputs
     assert cluster["vpcCniOptions"]["addonVersion"] == "v1.20.4-eksbuild.1"
-    addon = plan.of_type("aws:eks/addon:Addon")[0].inputs
-    assert addon["addonName"] == "eks-pod-identity-agent" and addon["addonVersion"] == "v1.3.8-eksbuild.2"
+    addons = {a.inputs["addonName"]: a.inputs for a in plan.of_type("aws:eks/addon:Addon")}
+    assert addons["eks-pod-identity-agent"]["addonVersion"] == "v1.3.8-eksbuild.2"
 
 
 def test_graph_shows_cluster_before_node_groups(shipped_plan) -> None:  # type: ignore[no-untyped-def]
@@ -187,7 +227,9 @@ def test_summary_warns_past_the_managed_node_group_quota(shipped_plan) -> None: 
     from ultraserver.offline.report import summary
 
     text = summary(shipped_plan("gb200-multi"), quota=4)
-    assert "WARNING: 6 managed node groups exceed the EKS quota of 4" in text
+    # Four managed GPU groups (one per UltraServer) plus the system group; the self-managed fleet counts for none.
+    assert "WARNING: 5 managed node groups exceed the default EKS quota 'Managed node groups per cluster'" in text
+    assert "--quota-code L-6D54EA21" in text
 
 
 @pytest.mark.parametrize("stack", [s for s in STACKS if s != "gb200-multi"])  # gb200-multi: separate-stack layer
@@ -221,3 +263,24 @@ def test_gpu_nodes_wait_for_the_control_plane_security_group_rules(shipped_plan)
     for kind in ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"):
         gpu = next(r for r in plan.of_type(kind) if r.name == "gb200-x72-nvl72")
         assert rules <= set(gpu.dependencies), kind
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.34", "1.35"])
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])
+def test_each_supported_version_plans_cleanly_on_a_pinned_ami(plan_with, stack: str, version: str) -> None:  # type: ignore[no-untyped-def]
+    from ultraserver.facts.ami import DEFAULT_RELEASE_VERSIONS
+    from ultraserver.policy import MANDATORY, evaluate
+
+    config = stack_config(stack)
+    groups = [{k: v for k, v in g.items() if k != "releaseVersion"} for g in config["ultraserver-eks:gpuNodeGroups"]]
+    cluster = {**config["ultraserver-eks:cluster"], "kubernetesVersion": version}
+    plan = plan_with(stack, {"cluster": cluster, "gpuNodeGroups": groups})
+    assert [v for v in evaluate(plan.resources) if v.level == MANDATORY] == []
+    release = DEFAULT_RELEASE_VERSIONS[version]
+    managed = [g for g in plan.of_type("aws:eks/nodeGroup:NodeGroup") if not g.name.endswith("-system")]
+    for group in managed:
+        assert (group.inputs["amiType"], group.inputs["releaseVersion"]) == ("AL2023_ARM_64_NVIDIA", release)
+    # Nothing follows "recommended": the only SSM reads are the pinned release's own parameter.
+    assert all("recommended" not in call for call in plan.placeholders)
+    if not managed:
+        assert any(f"nvidia-{version}-v{release[-8:]}/image_id" in call for call in plan.placeholders)

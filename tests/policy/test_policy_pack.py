@@ -24,7 +24,9 @@ def servicer(config: Mapping[str, Any] | None = None) -> _PolicyAnalyzerServicer
     service = _PolicyAnalyzerServicer(PACK_NAME, "0.0.1", to_pulumi_policies(), EnforcementLevel.MANDATORY)
     request = analyzer_pb2.ConfigureAnalyzerRequest()
     for name, entry in (config or {}).items():
-        level = entry.get("enforcementLevel", "mandatory") if isinstance(entry, dict) else entry
+        # The engine fills a missing level with the policy's own default (GetAnalyzerInfo), not "mandatory".
+        default = next((r.level for r in RULES if r.name == name), "mandatory")
+        level = entry.get("enforcementLevel", default) if isinstance(entry, dict) else entry
         props = struct_pb2.Struct()
         props.update({k: v for k, v in entry.items() if k != "enforcementLevel"} if isinstance(entry, dict) else {})
         request.policyConfig[name].CopyFrom(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from helpers.stacks import ROOT
+import pytest
+from helpers.stacks import ROOT, stack_config
 from ultraserver.cli import stack_settings
+from ultraserver.config.settings import parse_settings
 from ultraserver.facts import ami
 from ultraserver.preflight.target import target_from_settings
 
@@ -11,8 +13,8 @@ from ultraserver.preflight.target import target_from_settings
 def test_target_of_a_self_managed_stack_in_an_existing_vpc() -> None:
     target = target_from_settings(stack_settings(ROOT, "gb200-x36"))
     assert (target.region, target.kubernetes_version) == ("us-east-1", "1.33")
-    assert target.ami_release == "v20251103"
-    assert target.ami_ssm_parameter == ami.pinned_ssm_parameter_name("1.33", "v20251103")
+    assert target.ami_release == "1.33.5-20251103"
+    assert target.ami_ssm_parameter == ami.pinned_ssm_parameter_name("1.33", "1.33.5-20251103")
     [group] = target.groups
     assert (group.name, group.instance_type, group.ultraserver_type) == (
         "nvl36",
@@ -26,3 +28,13 @@ def test_target_of_a_self_managed_stack_in_an_existing_vpc() -> None:
     assert target.existing_subnets["subnet-0aaaaaaaaaaaaaaa1"] == ""
     assert target.required_free_ips["subnet-0ccccccccccccccc1"] > 0
     assert target.managed_node_group_count == 1  # the system group; the GPU group is self-managed
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])
+def test_preflight_resolves_the_pinned_release_not_recommended(stack: str) -> None:
+    t = target_from_settings(parse_settings(stack_config(stack), stack=stack))
+    assert t.ami_release == "1.33.5-20251103"
+    assert t.ami_ssm_parameter == (
+        "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
+        "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id"
+    )

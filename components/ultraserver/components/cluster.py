@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -11,7 +12,9 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from ultraserver.components.launch_template import secure_node_args
-from ultraserver.components.node_role import NodeRole, NodeRoleArgs
+from ultraserver.components.node_role import NodeRole, NodeRoleArgs, pod_identity_trust_policy
+from ultraserver.facts import addons
+from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
 
 CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
@@ -43,6 +46,29 @@ def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> 
         "tag_specifications": [{"resource_type": kind, "tags": dict(tags)} for kind in ("instance", "volume")],
         "tags": dict(tags),
     }
+
+
+@dataclass
+class ClusterCoreData:
+    """What node groups need from a cluster, as pulumi-eks's ``CoreData``: pass a ``Cluster`` or build one by hand.
+
+    Built by hand it lets node groups join a cluster declared elsewhere (another stack's outputs).
+    """
+
+    name: pulumi.Input[str]
+    """EKS cluster name."""
+    endpoint: pulumi.Input[str]
+    """API server endpoint, for the NodeConfig of nodes EKS does not bootstrap."""
+    certificate_authority: pulumi.Input[str]
+    """Base64 cluster CA data, as EKS returns it."""
+    service_cidr: pulumi.Input[str]
+    """Kubernetes service CIDR."""
+    security_group_id: pulumi.Input[str]
+    """The EKS-created cluster security group; nodes with custom security groups must carry it themselves."""
+    kubernetes_version: str = "1.33"
+    """Kubernetes minor version of the control plane; selects the node AMI."""
+    node_prerequisites: Sequence[pulumi.Resource] = ()
+    """What nodes need before they boot (e.g. the VPC CNI's Pod Identity association)."""
 
 
 @dataclass
@@ -103,6 +129,9 @@ class Cluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider | None
     system_node_group: aws.eks.NodeGroup
+    coredns: aws.eks.Addon
+    core: ClusterCoreData
+    """What node groups need from this cluster."""
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:Cluster", name, None, opts)
@@ -130,6 +159,10 @@ class Cluster(pulumi.ComponentResource):
             authentication_mode=eks.AuthenticationMode.API,
             access_entries=access_entries(args.admin_principal_arns),
             skip_default_node_group=True,
+            # Otherwise pulumi-eks adds its own cluster security group (plus an internet egress rule) and a node
+            # security group nothing uses; the control plane and every node keep the EKS-created cluster
+            # security group (self.security_group_id). pulumi-eks nodejs/eks/cluster/cluster.ts.
+            skip_default_security_groups=True,
             create_instance_role=False,
             # DRA, which ComputeDomains need, does not work on Auto Mode nodes.
             auto_mode=eks.AutoModeOptionsArgs(enabled=False),
@@ -137,7 +170,9 @@ class Cluster(pulumi.ComponentResource):
             encryption_config_key_arn=key.arn,
             create_oidc_provider=True,
             vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=args.vpc_cni_version or None),
-            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=True, version=args.coredns_version or None),
+            # CoreDNS is a Deployment: its add-on reaches ACTIVE only once pods run, and everything that waits for
+            # this component waits for all its children. Declared below, after the system node group, instead.
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(
                 enabled=True, version=args.kube_proxy_version or None
             ),
@@ -152,10 +187,10 @@ class Cluster(pulumi.ComponentResource):
         # The security group EKS attaches to the control plane and to nodes without custom groups.
         self.security_group_id = aws_cluster.vpc_config.apply(lambda c: c.cluster_security_group_id)
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
-        aws.eks.Addon(
+        agent = aws.eks.Addon(
             f"{name}-pod-identity-agent",
             cluster_name=self.name,
-            addon_name="eks-pod-identity-agent",
+            addon_name=addons.POD_IDENTITY_AGENT,
             addon_version=args.pod_identity_agent_version or None,
             resolve_conflicts_on_create="OVERWRITE",
             tags=tags,
@@ -165,6 +200,7 @@ class Cluster(pulumi.ComponentResource):
         self.provider = (
             k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child) if args.kubernetes_provider else None
         )
+        node_prerequisites = [agent, self._vpc_cni_identity(name, tags)]
 
         role = NodeRole(f"{name}-system", NodeRoleArgs(tags=tags), opts=child)
         lt_args = system_launch_template_args(args.system_disk_size_gib, tags)
@@ -189,6 +225,50 @@ class Cluster(pulumi.ComponentResource):
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             labels=system_node_labels(),
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[role]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[role, *node_prerequisites]),
+        )
+        # The managed add-on adopts the CoreDNS EKS bootstrapped (OVERWRITE) once there are nodes to run it on
+        # (pulumi/pulumi-eks #1819, #1525: the add-on waits for ACTIVE, which needs scheduled pods).
+        self.coredns = aws.eks.Addon(
+            f"{name}-coredns",
+            cluster_name=self.name,
+            addon_name=addons.COREDNS,
+            addon_version=args.coredns_version or None,
+            resolve_conflicts_on_create="OVERWRITE",
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
+        )
+        self.core = ClusterCoreData(
+            name=self.name,
+            endpoint=self.endpoint,
+            certificate_authority=self.certificate_authority,
+            service_cidr=self.service_cidr,
+            security_group_id=self.security_group_id,
+            kubernetes_version=args.kubernetes_version,
+            node_prerequisites=node_prerequisites,
         )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
+
+    def _vpc_cni_identity(self, name: str, tags: Mapping[str, str]) -> aws.eks.PodIdentityAssociation:
+        """The VPC CNI's permissions through EKS Pod Identity instead of on every node role.
+
+        pulumi-eks's VpcCniOptions takes only an IRSA role (serviceAccountRoleArn), so the association is its own
+        resource. Nodes wait for it: aws-node cannot assign pod IPs, and the node stays NotReady, without it. The
+        agent runs on the host network, so it works before the CNI does (EKS user guide pod-identities).
+        """
+        child = pulumi.ResourceOptions(parent=self)
+        role = aws.iam.Role(
+            f"{name}-vpc-cni", assume_role_policy=json.dumps(pod_identity_trust_policy()), tags=dict(tags), opts=child
+        )
+        policy = aws.iam.RolePolicyAttachment(
+            f"{name}-vpc-cni-{CNI_POLICY_ARN.rsplit('/', 1)[-1]}", role=role.name, policy_arn=CNI_POLICY_ARN, opts=child
+        )
+        return aws.eks.PodIdentityAssociation(
+            f"{name}-vpc-cni",
+            cluster_name=self.name,
+            namespace=VPC_CNI_NAMESPACE,
+            service_account=VPC_CNI_SERVICE_ACCOUNT,
+            role_arn=role.arn,
+            tags=dict(tags),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )

@@ -1,24 +1,23 @@
 """GpuNodeGroup: capacity-block GB200 nodes as an EKS managed node group or a self-managed Auto Scaling group.
 
-Both modes share one launch template (instance type, capacity-block market, reservation target,
-EFA interfaces, IMDSv2, encrypted gp3 root, NodeConfig user data). The AMI comes from SSM (the
-recommended AL2023 ARM64 NVIDIA image, or a pinned release) unless an image ID is given; since the
-template then carries its own image, EKS does not bootstrap the nodes, so the NodeConfig holds the
-cluster section and the kubelet flags for labels and taints in both modes.
+Both modes share one launch template (``gpu_template``: instance type, capacity-block market, reservation
+target, EFA interfaces, IMDSv2, encrypted gp3 root, NodeConfig user data); ``managed`` and ``self_managed``
+declare the group itself. The node group takes the cluster as an object (a ``Cluster`` or its
+``ClusterCoreData``), as pulumi-eks's node groups take ``Cluster | CoreData``.
 
-Sizes: one group per UltraServer by default (reservation ID, 9 or 18 instances); grouped mode
-targets a capacity-reservation resource group with ``ultraserver_count`` x instances, so a large
-fleet stays within the EKS quota of 30 managed node groups. With a reservation window, scheduled
-actions bring the group to full size when the block starts and to 0 ``scale_down_lead_minutes``
-before it ends; the group's own desired size follows the same window when Pulumi runs.
+AMI: pinned, never "latest". Managed groups default to ``amiType`` AL2023_ARM_64_NVIDIA with a pinned
+``release_version`` (the facts/ami.py default for the cluster's minor) and a template without ImageId;
+self-managed groups boot that release's AMI id from its dated SSM parameter; ``image_id`` + ``ami_release``
+boot a custom AMI. So a ``pulumi up`` with unchanged settings never makes a new template version, which would
+roll every node of a group whose capacity block has no spare capacity.
 
-Upgrade procedure (EKS: capacity-block groups must be at desired size 0 before an upgrade):
-1. Set ``scale_to_zero_for_upgrade: true`` and run ``pulumi up``: min and desired size go to 0,
-   scheduled actions are removed, and the group is tagged ``ultraserver.io/upgrade-safe=true``.
-2. Wait for the nodes to terminate, then change the Kubernetes version, AMI release or image ID
-   and run ``pulumi up`` again.
-3. Set ``scale_to_zero_for_upgrade: false`` and run ``pulumi up`` to scale back to full size.
-The policy pack can flag a version or AMI change on a capacity-block group without the tag.
+Sizes: one group per UltraServer (reservation ID, 9 or 18 instances). Only self-managed groups may target a
+capacity-reservation resource group with ``ultraserver_count`` x instances; no group holds more than 450
+nodes. With a reservation window, scheduled actions bring the group to full size when the block starts and
+to 0 ``scale_down_lead_minutes`` before it ends; the group's own desired size follows the same window.
+
+Upgrades (EKS: capacity-block groups must be at desired size 0 first): see README, "Upgrading GPU nodes".
+``scale_to_zero_for_upgrade`` holds the group at 0 and tags it ``ultraserver.io/upgrade-safe=true``.
 """
 
 from __future__ import annotations
@@ -26,24 +25,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.builders.nodeconfig import (
-    LOCAL_STORAGE_STRATEGIES,
-    ClusterDetails,
-    NodeConfigSpec,
-    kubelet_flags,
-    user_data,
-)
+from ultraserver.builders.nodeconfig import LOCAL_STORAGE_STRATEGIES
 from ultraserver.components.child_options import child_options
-from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
+from ultraserver.components.cluster import Cluster, ClusterCoreData
+from ultraserver.components.gpu_template import GpuTemplateSpec, NodeImage, gpu_launch_template
+from ultraserver.components.launch_template import reservation_target_problems
+from ultraserver.components.managed import managed_node_group
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs
+from ultraserver.components.self_managed import self_managed_group
 from ultraserver.facts import ami
-from ultraserver.facts import node_termination as nth
 from ultraserver.facts.capacity_blocks import (
+    NODES_PER_GROUP_MAX,
     ReservationWindow,
     desired_size_problem,
     full_size,
@@ -59,8 +55,8 @@ from ultraserver.facts.efa import (
     summarize_layout,
     validate_layout,
 )
-from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
-from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER, UPGRADE_SAFE
+from ultraserver.facts.iam import IMDS_HOP_LIMITS
+from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.problems import ConfigError
 
 MODES = ("managed", "self-managed")
@@ -70,20 +66,12 @@ MODES = ("managed", "self-managed")
 class GpuNodeGroupArgs:
     """Inputs of a capacity-block GPU node group."""
 
-    cluster_name: pulumi.Input[str]
-    """EKS cluster name."""
+    cluster: Cluster | ClusterCoreData
+    """The cluster the nodes join: a Cluster component, or its ClusterCoreData (e.g. from another stack)."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     """Subnets in the reservation's Availability Zone only (EKS rejects others for capacity blocks)."""
-    security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    """EFA security group and cluster security group, put on every interface."""
-    cluster_endpoint: pulumi.Input[str] | None = None
-    """Cluster API server endpoint, for the NodeConfig cluster section."""
-    cluster_certificate_authority: pulumi.Input[str] | None = None
-    """Base64 cluster CA data, for the NodeConfig cluster section."""
-    service_cidr: pulumi.Input[str] | None = None
-    """Kubernetes service CIDR, for the NodeConfig cluster section."""
-    kubernetes_version: str = "1.33"
-    """Cluster Kubernetes minor version; selects the AMI."""
+    security_group_ids: Sequence[pulumi.Input[str]] = ()
+    """Extra security groups (the EFA group) for every interface; the cluster security group is always added."""
     mode: str = "managed"
     """managed (EKS managed node group) or self-managed (Auto Scaling group)."""
     instance_type: str = "p6e-gb200.36xlarge"
@@ -93,75 +81,100 @@ class GpuNodeGroupArgs:
     capacity_reservation_id: pulumi.Input[str] | None = None
     """The UltraServer's Capacity Reservation ID (one group per UltraServer)."""
     capacity_reservation_resource_group_arn: pulumi.Input[str] | None = None
-    """Capacity-reservation resource group ARN (grouped mode)."""
+    """Capacity-reservation resource group ARN; self-managed groups only."""
     ultraserver_type: str = "u-p6e-gb200x72"
     """u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18 instances)."""
     ultraserver_count: int = 1
-    """UltraServers this group covers; above 1 only in grouped mode."""
+    """UltraServers this group covers; above 1 only with a resource group."""
     desired_size: int | None = None
     """Nodes to run; all instances of the UltraServers when unset."""
     node_role_arn: pulumi.Input[str] | None = None
     """Existing node role; a NodeRole is created when unset."""
     instance_profile_arn: pulumi.Input[str] | None = None
     """Instance profile of node_role_arn; required with it in self-managed mode."""
+    release_version: str | None = None
+    """Pinned EKS AMI release version (1.33.5-20251103); the facts/ami.py default for the cluster's minor when unset."""
     image_id: pulumi.Input[str] | None = None
-    """Custom AMI ID; skips the SSM lookup."""
+    """Custom AMI ID (with ami_release); replaces the EKS AMI."""
     ami_release: str | None = None
-    """Pinned AMI release (v20251103 or later); the recommended AMI when unset."""
+    """Release of the custom AMI (v20251103 or later), so its NVIDIA driver can be checked."""
     labels: dict[str, str] = field(default_factory=dict)
     """Kubernetes node labels."""
     reservation_window: ReservationWindow | None = None
     """Capacity Block start and end, for scheduled scaling."""
     scale_to_zero_for_upgrade: bool = False
-    """Hold the group at 0 nodes so its Kubernetes version or AMI can change (see module docs)."""
+    """Hold the group at 0 nodes so its AMI, template, labels or taints can change (README, upgrades)."""
     local_storage: str = "RAID0"
     """nodeadm local storage strategy for the instance store."""
     root_volume_size_gib: int = 100
     """Root volume size in GiB."""
     kms_key_id: pulumi.Input[str] | None = None
     """KMS key for the root volume; the account default when unset."""
+    imds_hop_limit: int = 1
+    """IMDSv2 hop limit: 1 keeps pods off the instance metadata; 2 only if a pod must reach it."""
     tags: dict[str, str] = field(default_factory=dict)
     """AWS tags for every resource."""
     now: datetime | None = None
-    """Clock for the reservation window; the current UTC time when unset."""
+    """Clock for the reservation window and the release date check; the current UTC time when unset."""
 
 
-def _problems(args: GpuNodeGroupArgs) -> list[str]:
+def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
+    """The cluster's core data, from the component or as given."""
+    return cluster.core if isinstance(cluster, Cluster) else cluster
+
+
+def _ami_problems(args: GpuNodeGroupArgs, version: str, today: str) -> list[str]:
+    """Why the AMI choice is unusable."""
+    if args.image_id is not None or args.ami_release is not None:
+        if args.image_id is None or args.ami_release is None:
+            return [
+                "imageId / amiRelease: a custom AMI needs both (the release shows its NVIDIA driver); to pin the "
+                "EKS AMI set releaseVersion instead."
+            ]
+        why = ami.release_problem(args.ami_release)
+        return [why] if why else []
+    if args.release_version is None:
+        return _raised(lambda: ami.default_release_version(version))
+    why = ami.release_version_problem(args.release_version, version, today)
+    return [f"releaseVersion: {why}."] if why else []
+
+
+def _problems(args: GpuNodeGroupArgs, version: str, today: str) -> list[str]:  # noqa: C901 -- a flat list of checks
     """Setting problems found before any resource is declared."""
     problems = []
     if args.mode not in MODES:
         problems.append(f"mode: '{args.mode}' is not a node-group mode; allowed: {', '.join(MODES)}.")
     if args.capacity_reservation_id is not None and args.ultraserver_count != 1:
         problems.append(
-            f"ultraserverCount: {args.ultraserver_count} needs grouped mode; a reservation ID covers one "
-            "UltraServer, so set capacityReservationResourceGroupArn or make one group per UltraServer."
+            f"ultraserverCount: {args.ultraserver_count} needs a resource group; a reservation ID covers one "
+            "UltraServer, so make one group per UltraServer (or a self-managed group on a resource group)."
+        )
+    if args.capacity_reservation_resource_group_arn is not None and args.mode == "managed":
+        problems.append(
+            "capacityReservationResourceGroupArn: managed node groups target one capacity reservation each (the "
+            "only target EKS documents for capacity blocks); use one managed group per UltraServer with its "
+            "capacityReservationId, or mode: self-managed for a resource group."
         )
     problems += reservation_target_problems(args.capacity_reservation_id, args.capacity_reservation_resource_group_arn)
     if args.reservation_window is not None:
         problems += window_problems(args.reservation_window)
-    missing = [
-        key
-        for key, value in (
-            ("clusterEndpoint", args.cluster_endpoint),
-            ("clusterCertificateAuthority", args.cluster_certificate_authority),
-            ("serviceCidr", args.service_cidr),
-        )
-        if value is None
-    ]
-    if missing:
-        problems.append(
-            f"{', '.join(missing)}: required; nodes with their own AMI get no EKS bootstrap, so NodeConfig "
-            "must name the cluster endpoint, CA and service CIDR."
-        )
     if args.local_storage not in LOCAL_STORAGE_STRATEGIES:
         problems.append(
             f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
             f"{', '.join(LOCAL_STORAGE_STRATEGIES)}."
         )
+    if args.imds_hop_limit not in IMDS_HOP_LIMITS:
+        problems.append(f"imdsHopLimit: {args.imds_hop_limit!r} is not allowed; use 1 (default) or 2.")
     if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
         problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
     sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
     problems += sizes
+    if not sizes and full_size(args.ultraserver_type, args.ultraserver_count) > NODES_PER_GROUP_MAX:
+        problems.append(
+            f"ultraserverCount: {args.ultraserver_count} x {args.ultraserver_type} is "
+            f"{full_size(args.ultraserver_type, args.ultraserver_count)} nodes, above the {NODES_PER_GROUP_MAX} "
+            "nodes one node group may hold; split it into several groups."
+        )
     if not sizes and args.desired_size is not None:
         too_big = desired_size_problem(args.ultraserver_type, args.ultraserver_count, args.desired_size)
         problems += [too_big] if too_big else []
@@ -169,9 +182,8 @@ def _problems(args: GpuNodeGroupArgs) -> list[str]:
     problems += kind
     if not kind and args.interfaces is not None:
         problems += [f"efa: {p}" for p in validate_layout(args.instance_type, args.interfaces)]
-    if args.image_id is None:
-        problems += _raised(lambda: _ami_parameter_name(args))
-    return problems
+    version_problems = _raised(lambda: ami.checked_version(version))
+    return problems + (version_problems or _ami_problems(args, version, today))
 
 
 def _raised(check: Callable[[], object]) -> list[str]:
@@ -181,28 +193,6 @@ def _raised(check: Callable[[], object]) -> list[str]:
     except ConfigError as error:
         return error.problems
     return []
-
-
-def _ami_parameter_name(args: GpuNodeGroupArgs) -> str:
-    """SSM parameter of the pinned release, or of the recommended AMI."""
-    if args.ami_release is not None:
-        return ami.pinned_ssm_parameter_name(args.kubernetes_version, args.ami_release)
-    return ami.ssm_parameter_name(args.kubernetes_version)
-
-
-def ami_tags(args: GpuNodeGroupArgs) -> dict[str, str]:
-    """Where the AMI came from, for the policy pack (image ids alone do not say)."""
-    found = {AMI_RELEASE: args.ami_release or "recommended"}
-    if args.image_id is None:
-        found[AMI_SSM_PARAMETER] = _ami_parameter_name(args)
-    return found
-
-
-def _image_id(args: GpuNodeGroupArgs) -> pulumi.Input[str]:
-    """The AMI: given, or looked up in SSM."""
-    if args.image_id is not None:
-        return args.image_id
-    return aws.ssm.get_parameter_output(name=_ami_parameter_name(args)).value
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -215,14 +205,16 @@ class GpuNodeGroup(pulumi.ComponentResource):
     lifecycle_hook: aws.autoscaling.LifecycleHook | None
     schedules: list[aws.autoscaling.Schedule]
     node_role_arn: pulumi.Input[str]
-    image_id: pulumi.Input[str]
+    image: NodeImage
     full_size: int
     desired_size: int
     upgrade_safe: bool
     layout: LayoutSummary
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        problems = _problems(args)
+        core = core_of(args.cluster)
+        now = args.now or datetime.now(timezone.utc)
+        problems = _problems(args, core.kubernetes_version, now.strftime("%Y%m%d"))
         if problems:
             raise ConfigError([f"nodeGroups.{name}: {p}" for p in problems])
         interfaces = args.interfaces if args.interfaces is not None else layout_for(args.instance_type, None, None)
@@ -233,7 +225,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.layout = summarize_layout(args.instance_type, interfaces)
         self.full_size = full_size(args.ultraserver_type, args.ultraserver_count)
         wanted = args.desired_size if args.desired_size is not None else self.full_size
-        now = args.now or datetime.now(timezone.utc)
         self.upgrade_safe = args.scale_to_zero_for_upgrade
         self.desired_size = 0 if self.upgrade_safe else size_now(args.reservation_window, wanted, now)
         if not managed and args.reservation_window is None and args.desired_size is None:
@@ -243,93 +234,71 @@ class GpuNodeGroup(pulumi.ComponentResource):
             self.desired_size = 0
         # Only the group carries the upgrade tag: on the template it would make a new version, itself an upgrade.
         group_tags = {**args.tags, **({UPGRADE_SAFE: "true"} if self.upgrade_safe else {})}
-        self.image_id = _image_id(args)
-
-        self.node_role_arn, instance_profile_arn, role_ready = self._node_role(name, args, managed, child)
-        after_role = child_options(self, opts, pulumi.ResourceOptions(depends_on=role_ready))
-        self.launch_template = aws.ec2.LaunchTemplate(
-            name,
-            **launch_template_args(
-                LaunchTemplateSpec(
-                    instance_type=args.instance_type,
-                    interfaces=interfaces,
-                    security_group_ids=args.security_group_ids,
-                    user_data=self._user_data(args),
-                    capacity_reservation_id=args.capacity_reservation_id,
-                    capacity_reservation_resource_group_arn=args.capacity_reservation_resource_group_arn,
-                    image_id=self.image_id,
-                    iam_instance_profile_arn=instance_profile_arn,
-                    root_volume_size_gib=args.root_volume_size_gib,
-                    kms_key_id=args.kms_key_id,
-                    tags={**args.tags, **ami_tags(args)},
-                )
-            ),
-            opts=child,
+        self.image = NodeImage(
+            kubernetes_version=core.kubernetes_version,
+            release_version=args.release_version or ami.DEFAULT_RELEASE_VERSIONS.get(core.kubernetes_version, ""),
+            managed=managed,
+            image_id=args.image_id,
+            ami_release=args.ami_release,
         )
-        template_version = self.launch_template.latest_version.apply(str)
+        self.node_role_arn, instance_profile_arn, role_ready = self._node_role(name, args, managed, child)
+        self.launch_template = gpu_launch_template(
+            name,
+            GpuTemplateSpec(
+                instance_type=args.instance_type,
+                interfaces=interfaces,
+                # With custom security groups in the template EKS adds no cluster security group: name it here.
+                security_group_ids=[*args.security_group_ids, core.security_group_id],
+                image=self.image,
+                cluster_name=core.name,
+                cluster_endpoint=core.endpoint,
+                cluster_certificate_authority=core.certificate_authority,
+                service_cidr=core.service_cidr,
+                labels=args.labels,
+                local_storage=args.local_storage,
+                capacity_reservation_id=args.capacity_reservation_id,
+                capacity_reservation_resource_group_arn=args.capacity_reservation_resource_group_arn,
+                iam_instance_profile_arn=instance_profile_arn,
+                root_volume_size_gib=args.root_volume_size_gib,
+                kms_key_id=args.kms_key_id,
+                imds_hop_limit=args.imds_hop_limit,
+                tags=args.tags,
+            ),
+            child,
+        )
+        # Nodes wait for their role's policies and for what the cluster says they need (the CNI's permissions).
+        after = child_options(self, opts, pulumi.ResourceOptions(depends_on=[*role_ready, *core.node_prerequisites]))
         self.node_group = self.auto_scaling_group = self.access_entry = None
         self.lifecycle_hook = None
+        group_name: pulumi.Input[str]
         if managed:
-            self.node_group = aws.eks.NodeGroup(
+            self.node_group, group_name = managed_node_group(
                 name,
-                cluster_name=args.cluster_name,
+                cluster_name=core.name,
                 node_role_arn=self.node_role_arn,
                 subnet_ids=args.subnet_ids,
-                capacity_type="CAPACITY_BLOCK",
-                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-                    id=self.launch_template.id, version=template_version
-                ),
-                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=0, max_size=self.full_size, desired_size=self.desired_size
-                ),
+                template=self.launch_template,
+                image=self.image,
+                full_size=self.full_size,
+                desired_size=self.desired_size,
                 labels=args.labels,
-                taints=[aws.eks.NodeGroupTaintArgs(key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect="NO_SCHEDULE")],
                 tags=group_tags,
-                opts=after_role,
+                opts=after,
             )
-            group_name: pulumi.Input[str] = self.node_group.resources.apply(_managed_asg_name)
         else:
-            self.access_entry = aws.eks.AccessEntry(
+            self.access_entry, self.auto_scaling_group, self.lifecycle_hook = self_managed_group(
                 name,
-                cluster_name=args.cluster_name,
-                principal_arn=self.node_role_arn,
-                type="EC2_LINUX",
-                tags=args.tags,
-                opts=after_role,
-            )
-            cluster_tag = pulumi.Output.from_input(args.cluster_name).apply(lambda n: f"kubernetes.io/cluster/{n}")
-            self.auto_scaling_group = aws.autoscaling.Group(
-                name,
-                launch_template=aws.autoscaling.GroupLaunchTemplateArgs(
-                    id=self.launch_template.id, version=template_version
-                ),
-                vpc_zone_identifiers=args.subnet_ids,
-                min_size=0,
-                max_size=self.full_size,
-                desired_capacity=self.desired_size,
-                # Capacity-block instances launch only inside the window; never block the deployment on them.
-                wait_for_capacity_timeout="0",
-                tags=[
-                    aws.autoscaling.GroupTagArgs(key=cluster_tag, value="owned", propagate_at_launch=True),
-                    # The Node Termination Handler only drains instances carrying this tag (checkTagBeforeDraining).
-                    aws.autoscaling.GroupTagArgs(key=nth.MANAGED_TAG, value="true", propagate_at_launch=True),
-                ]
-                + [
-                    aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False)
-                    for k, v in sorted(group_tags.items())
-                ],
-                opts=child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.access_entry])),
+                cluster_name=core.name,
+                node_role_arn=self.node_role_arn,
+                subnet_ids=args.subnet_ids,
+                template=self.launch_template,
+                full_size=self.full_size,
+                desired_size=self.desired_size,
+                tags=group_tags,
+                entry_tags=args.tags,
+                opts=after,
             )
             group_name = self.auto_scaling_group.name
-            # Terminations wait for the Node Termination Handler to drain the node (EventBridge -> SQS -> NTH).
-            self.lifecycle_hook = aws.autoscaling.LifecycleHook(
-                f"{name}-terminating",
-                autoscaling_group_name=self.auto_scaling_group.name,
-                lifecycle_transition=nth.LIFECYCLE_TRANSITION,
-                default_result=nth.LIFECYCLE_DEFAULT_RESULT,
-                heartbeat_timeout=nth.LIFECYCLE_HEARTBEAT_SECONDS,
-                opts=child,
-            )
         self.schedules = self._schedules(name, args, wanted, now, group_name, child)
         self.register_outputs(
             {
@@ -352,18 +321,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
         profile = role.instance_profile.arn if role.instance_profile is not None else None
         # Waiting on the component waits for its policy attachments, which nodes need to join.
         return role.role.arn, profile, [role]
-
-    @staticmethod
-    def _user_data(args: GpuNodeGroupArgs) -> pulumi.Output[str]:
-        """NodeConfig user data with the cluster section and label/taint kubelet flags."""
-        flags = kubelet_flags(args.labels, [(GPU_TAINT_KEY, GPU_TAINT_VALUE, GPU_TAINT_EFFECT)])
-        return pulumi.Output.all(
-            args.cluster_name, args.cluster_endpoint, args.cluster_certificate_authority, args.service_cidr
-        ).apply(
-            lambda v: user_data(
-                NodeConfigSpec(local_storage=args.local_storage, kubelet_flags=flags, cluster=ClusterDetails(*v))
-            )
-        )
 
     def _schedules(
         self,
@@ -390,10 +347,3 @@ class GpuNodeGroup(pulumi.ComponentResource):
             )
             for action in scheduled_actions(args.reservation_window, wanted, now=now)
         ]
-
-
-def _managed_asg_name(resources: Sequence[aws.eks.outputs.NodeGroupResource] | None) -> Any:
-    """Name of the Auto Scaling group EKS made for a managed node group; None until the group exists."""
-    if not resources or not resources[0].autoscaling_groups:
-        return None
-    return resources[0].autoscaling_groups[0].name

@@ -1,8 +1,10 @@
 """Launch template arguments for capacity-block GPU nodes, as plain data for ``aws.ec2.LaunchTemplate``.
 
 The instance type lives here, not on the node group (EKS rejects both). Security defaults: IMDSv2
-required (hop limit 2 so pods behind the node's network namespace still reach it), an encrypted gp3
-root volume, and the given security groups (EFA self-referencing group plus cluster group) on every
+required with hop limit 1, so only host-network pods (aws-node, kube-proxy, the Pod Identity agent) reach
+the instance metadata and pods cannot borrow the node role (EKS best practices, security: "Metadata response
+hop limit - 1"; with a custom launch template EKS does not set it), an encrypted gp3 root volume,
+and the given security groups (EFA self-referencing group plus cluster group) on every
 interface, because EFA traffic needs the EFA group on each EFA device.
 """
 
@@ -40,15 +42,15 @@ class LaunchTemplateSpec:
     capacity_reservation_resource_group_arn: pulumi.Input[str] | None = None
     """A capacity-reservation resource group (grouped mode); or set the reservation ID instead."""
     image_id: pulumi.Input[str] | None = None
-    """AMI ID; set for self-managed nodes and pinned or looked-up AMIs."""
+    """AMI ID for self-managed nodes and custom AMIs; unset, a managed group's amiType and releaseVersion pick it."""
     iam_instance_profile_arn: pulumi.Input[str] | None = None
     """Instance profile ARN; self-managed nodes only (EKS rejects it in a managed node group template)."""
     root_volume_size_gib: int = 100
     """Root volume size; container images and kubelet data go to the RAID0 instance store instead."""
     kms_key_id: pulumi.Input[str] | None = None
     """KMS key for the root volume; the account's default EBS key when unset."""
-    metadata_hop_limit: int = 2
-    """IMDSv2 PUT response hop limit."""
+    metadata_hop_limit: int = 1
+    """IMDSv2 PUT response hop limit: 1, or 2 for pods that must reach IMDS from their own network namespace."""
     tags: dict[str, str] = field(default_factory=dict)
     """Tags for the template and, through tag specifications, its instances, volumes and interfaces."""
 
@@ -91,7 +93,7 @@ def _target(spec: LaunchTemplateSpec) -> dict[str, Any]:
 
 
 def secure_node_args(
-    root_volume_size_gib: int, kms_key_id: pulumi.Input[str] | None = None, metadata_hop_limit: int = 2
+    root_volume_size_gib: int, kms_key_id: pulumi.Input[str] | None = None, metadata_hop_limit: int = 1
 ) -> dict[str, Any]:
     """What every node launch template sets: IMDSv2 only and an encrypted gp3 root volume."""
     ebs: dict[str, Any] = {

@@ -156,7 +156,7 @@ class Platform(pulumi.ComponentResource):
                 kubernetes_layer_args(
                     s,
                     self.cluster.provider,
-                    [self.cluster.eks, self.cluster.system_node_group],
+                    [self.cluster.eks, self.cluster.system_node_group, self.cluster.coredns],
                     self.termination_queue.queue.url if self.termination_queue else None,
                 ),
                 opts=child,
@@ -176,13 +176,9 @@ class Platform(pulumi.ComponentResource):
         return GpuNodeGroup(
             f"{s.cluster.name}-{name}",
             GpuNodeGroupArgs(
-                cluster_name=self.cluster.name,
+                cluster=self.cluster,
                 subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
-                security_group_ids=[self.network.efa_security_group.id, self.cluster.security_group_id],
-                cluster_endpoint=self.cluster.endpoint,
-                cluster_certificate_authority=self.cluster.certificate_authority,
-                service_cidr=self.cluster.service_cidr,
-                kubernetes_version=s.cluster.kubernetes_version,
+                security_group_ids=[self.network.efa_security_group.id],
                 mode=group.mode,
                 instance_type=group.instance_type,
                 interfaces=list(group.efa_interfaces),
@@ -191,8 +187,10 @@ class Platform(pulumi.ComponentResource):
                 ultraserver_type=group.ultraserver_type,
                 ultraserver_count=group.ultraserver_count if group.grouped else 1,
                 desired_size=group.desired_size,
+                release_version=group.release_version or None,
                 image_id=group.ami_id or None,
                 ami_release=group.ami_release or None,
+                imds_hop_limit=group.imds_hop_limit,
                 # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
                 labels={**group.labels, ULTRASERVER_LABEL: name},
                 reservation_window=group.reservation_window,

@@ -140,7 +140,7 @@ class GpuNodeGroupSettings:
     capacity_reservation_ids: tuple[str, ...] = ()
     """One capacity reservation (cr-...) per UltraServer; one node group each."""
     capacity_reservation_resource_group_arn: str = ""
-    """Grouped mode: one node group over a capacity-reservation resource group."""
+    """Grouped mode (self-managed groups only): one node group over a capacity-reservation resource group."""
     ultraserver_count: int = 1
     """UltraServers in the resource group (grouped mode)."""
     mode: str = "managed"
@@ -153,10 +153,14 @@ class GpuNodeGroupSettings:
     """The resolved network interface layout (card 0 ENA primary included)."""
     desired_size: int | None = None
     """Nodes per group; defaults to every instance of the UltraServer(s)."""
+    release_version: str = ""
+    """EKS AMI release version (AL2023_ARM_64_NVIDIA) like 1.33.5-20251103; the facts/ami.py default when unset."""
     ami_release: str = ""
-    """Pinned AMI release (e.g. v20251103); empty follows the recommended AMI."""
+    """Release of the custom AMI in ami_id (e.g. v20251103), so its driver version can be checked."""
     ami_id: str = ""
-    """Pinned custom AMI id (needs ami_release so the driver version can be checked)."""
+    """Custom AMI id (needs ami_release so the driver version can be checked)."""
+    imds_hop_limit: int = 1
+    """IMDSv2 hop limit of the nodes: 1, or 2 when a pod must reach the instance metadata."""
     root_volume_size_gib: int = 200
     """Encrypted gp3 root volume size."""
     local_storage: str = "RAID0"
@@ -472,7 +476,62 @@ def _read_window(r: Reader) -> capacity_block.ReservationWindow | None:
     return capacity_block.ReservationWindow(start=start, end=end, scale_down_lead_minutes=lead)
 
 
-def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNodeGroupSettings | None:  # noqa: C901 -- replaced by the declarative settings model
+def _read_ami(r: Reader, kubernetes_version: str) -> tuple[str, str, str]:
+    """(amiRelease, amiId, releaseVersion): a custom AMI with its release, or the pinned EKS AMI release version."""
+    release = r.string("amiRelease", "")
+    if release:
+        why = ami.release_problem(release)
+        if why:
+            r.problems.append(f"{r.path('amiRelease')}: got {release!r}; {why}")
+    ami_id = r.string(
+        "amiId", "", pattern=r"ami-[0-9a-f]{8}([0-9a-f]{9})?", allowed="an AMI id like ami-0123456789abcdef0"
+    )
+    if ami_id and not release:
+        r.problems.append(
+            problem(
+                r.path("amiId"),
+                ami_id,
+                "a custom AMI together with amiRelease",
+                "set amiRelease to the AMI's release (v20251103 or later) so the NVIDIA driver can be checked",
+            )
+        )
+    if release and not ami_id:
+        r.problems.append(
+            problem(
+                r.path("amiRelease"),
+                release,
+                "amiRelease only with amiId (a custom AMI)",
+                f"pin the EKS AMI with releaseVersion (e.g. {ami.DEFAULT_RELEASE_VERSIONS.get(kubernetes_version, '')})"
+                " and remove amiRelease",
+            )
+        )
+    version = r.string("releaseVersion", "")
+    today = datetime.now(timezone.utc).strftime("%Y%m%d")
+    if version:
+        why = ami.release_version_problem(version, kubernetes_version, today)
+        if why:
+            r.problems.append(
+                problem(r.path("releaseVersion"), version, f"an EKS AMI release version; {why}", "fix releaseVersion")
+            )
+    elif not ami_id:
+        if kubernetes_version in ami.DEFAULT_RELEASE_VERSIONS:
+            version = ami.DEFAULT_RELEASE_VERSIONS[kubernetes_version]
+        else:
+            r.problems.append(
+                problem(
+                    r.path("releaseVersion"),
+                    None,
+                    f"a release version for Kubernetes {kubernetes_version} (no default for it)",
+                    "set releaseVersion to the value of SSM "
+                    f"{ami.SSM_ROOT}/{kubernetes_version}/{ami.VARIANT}/recommended/release_version",
+                )
+            )
+    return release, ami_id, version
+
+
+def _read_gpu_group(  # noqa: C901 -- replaced by the declarative settings model
+    r: Reader, network: NetworkSettings, region: str, kubernetes_version: str
+) -> GpuNodeGroupSettings | None:
     errors_before = len(r.problems)
     name = r.string("name", pattern=_NAME, allowed="lowercase letters, digits and -, 2-39 characters")
     zone = r.string("availabilityZone", pattern=_ZONE, allowed=f"a zone of {region}, e.g. {region}-dfw-2a")
@@ -554,21 +613,16 @@ def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNode
             )
         )
     desired = r.integer("desiredSize", None, minimum=0)
-    release = r.string("amiRelease", "")
-    if release:
-        why = ami.release_problem(release)
-        if why:
-            r.problems.append(f"{r.path('amiRelease')}: got {release!r}; {why}")
-    ami_id = r.string(
-        "amiId", "", pattern=r"ami-[0-9a-f]{8}([0-9a-f]{9})?", allowed="an AMI id like ami-0123456789abcdef0"
-    )
-    if ami_id and not release:
+    release, ami_id, release_version = _read_ami(r, kubernetes_version)
+    if group_arn and mode != "self-managed":
         r.problems.append(
             problem(
-                r.path("amiId"),
-                ami_id,
-                "a pinned AMI together with amiRelease",
-                "set amiRelease to the AMI's release (v20251103 or later) so the NVIDIA driver can be checked",
+                r.path("capacityReservationResourceGroupArn"),
+                group_arn,
+                "a resource group only with mode: self-managed (EKS documents managed capacity-block groups "
+                "with one CapacityReservationId each)",
+                "set mode: self-managed, or list each UltraServer's cr-... id in capacityReservationIds "
+                "(one managed group each)",
             )
         )
     window = _read_window(r.child("reservationWindow"))
@@ -584,8 +638,10 @@ def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNode
         efa_layout=layout if isinstance(layout, str) else "custom",
         efa_interfaces=interfaces,
         desired_size=desired,
+        release_version=release_version,
         ami_release=release,
         ami_id=ami_id,
+        imds_hop_limit=r.integer("imdsHopLimit", 1, minimum=1, maximum=2),
         root_volume_size_gib=r.integer("rootVolumeSizeGiB", 200, minimum=50, maximum=16384),
         local_storage=r.string("localStorage", "RAID0", choices=("RAID0", "RAID10", "Mount")),
         labels=r.string_map("labels", {}),
@@ -593,8 +649,18 @@ def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNode
         scale_to_zero_for_upgrade=r.boolean("scaleToZeroForUpgrade", False),
     )
     r.finish()
+    full = group.instances_per_ultraserver * (count if group_arn else 1)
+    if full > capacity_block.NODES_PER_GROUP_MAX:
+        r.problems.append(
+            problem(
+                r.path("ultraserverCount"),
+                count,
+                f"at most {capacity_block.NODES_PER_GROUP_MAX} nodes per node group "
+                f"({capacity_block.NODES_PER_GROUP_MAX // group.instances_per_ultraserver} x {group.ultraserver_type})",
+                "split the UltraServers over several groups",
+            )
+        )
     if us_type and desired is not None:
-        full = group.instances_per_ultraserver * (count if group_arn else 1)
         if desired > full:
             r.problems.append(
                 problem(
@@ -742,7 +808,9 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
             problem(f"{project}:gpuNodeGroups", gpu_list, "a list of node groups", "write gpuNodeGroups as a YAML list")
         )
     for index, raw in enumerate(gpu_list or []):
-        group = _read_gpu_group(Reader(f"{project}:gpuNodeGroups[{index}]", raw, problems), network, region)
+        group = _read_gpu_group(
+            Reader(f"{project}:gpuNodeGroups[{index}]", raw, problems), network, region, cluster.kubernetes_version
+        )
         if group:
             groups.append(group)
     names = [g.name for g in groups]

@@ -17,13 +17,36 @@ from ultraserver.problems import ConfigError
 MIN_RELEASE = "20251103"
 SSM_ROOT = "/aws/service/eks/optimized-ami"
 VARIANT = "amazon-linux-2023/arm64/nvidia"
+# The EKS AMI type of managed node groups that boot the AL2023 ARM64 NVIDIA AMI without an image id in the
+# launch template (EKS API AMITypes; EKS user guide launch-templates: with no ImageId EKS picks the AMI
+# from amiType + releaseVersion and merges its bootstrap into the user data).
+AMI_TYPE = "AL2023_ARM_64_NVIDIA"
+
+# Pinned default release version per Kubernetes minor, in the EKS form <k8s major.minor.patch>-<YYYYMMDD>
+# (EKS user guide eks-linux-ami-versions: "k8s_major_version.k8s_minor_version.k8s_patch_version-release_date").
+# Pinning keeps every `pulumi up` on the same AMI: following SSM's "recommended" would roll capacity-block
+# groups whenever AWS publishes a new AMI. To move on, read the SSM parameter
+#   /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/recommended/release_version
+# and follow the upgrade procedure in README.
+# Sources (the date of each is an AMI release tag of awslabs/amazon-eks-ami; the kubelet patch is taken from peer
+# configurations that pinned these values, not from the release notes: unverified):
+# - 1.33.5-20251103: terraform configuration `ami_release_version="1.33.5-20251103"` (public GitHub code);
+#   v20251103 is the first release with NVIDIA driver 580 (MIN_RELEASE).
+# - 1.34.2-20260120 and 1.35.0-20260129: a public changelog "Updated system_gpu node AMI release version from
+#   `1.34.2-20260120` to `1.35.0-20260129`".
+DEFAULT_RELEASE_VERSIONS: dict[str, str] = {
+    "1.33": "1.33.5-20251103",
+    "1.34": "1.34.2-20260120",
+    "1.35": "1.35.0-20260129",
+}
+_RELEASE_VERSION = re.compile(r"^(?P<minor>1\.\d+)\.\d+-(?P<date>\d{8})$")
 
 _K8S = re.compile(r"^1\.\d{2,}$")
 # v20251103 (GitHub tag), 20251103, or 1.33.5-20251103 (the SSM release_version form).
 _RELEASE = re.compile(r"^(?:v|(?P<k8s>1\.\d+\.\d+)-)?(?P<date>\d{8})$")
 
 
-def _checked_version(kubernetes_version: str) -> str:
+def checked_version(kubernetes_version: str) -> str:
     """The Kubernetes minor version, or ConfigError."""
     if not _K8S.match(kubernetes_version):
         raise ConfigError(
@@ -33,8 +56,12 @@ def _checked_version(kubernetes_version: str) -> str:
 
 
 def ssm_parameter_name(kubernetes_version: str) -> str:
-    """SSM parameter holding the recommended AL2023 ARM64 NVIDIA AMI ID for a Kubernetes version."""
-    return f"{SSM_ROOT}/{_checked_version(kubernetes_version)}/{VARIANT}/recommended/image_id"
+    """SSM parameter holding the recommended AL2023 ARM64 NVIDIA AMI ID for a Kubernetes version.
+
+    Nothing reads it at deploy time any more (it moves whenever AWS publishes an AMI); its sibling
+    ``release_version`` says which release to pin next.
+    """
+    return f"{SSM_ROOT}/{checked_version(kubernetes_version)}/{VARIANT}/recommended/image_id"
 
 
 def _checked_release(value: str) -> re.Match[str]:
@@ -54,7 +81,7 @@ def release_date(value: str) -> str:
 
 def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
     """SSM parameter holding the AMI ID of one pinned AL2023 ARM64 NVIDIA release."""
-    version = _checked_version(kubernetes_version)
+    version = checked_version(kubernetes_version)
     match = _checked_release(release)
     if match["k8s"] and not match["k8s"].startswith(f"{version}."):
         raise ConfigError(
@@ -78,6 +105,42 @@ def release_problem(value: str) -> str | None:
     if match["date"] < MIN_RELEASE:
         return (
             f"amiRelease: '{value}' is older than v{MIN_RELEASE}; GB200 needs NVIDIA driver 580, "
-            f"shipped from v{MIN_RELEASE}. Pin v{MIN_RELEASE} or later, or leave it unset for the recommended AMI."
+            f"shipped from v{MIN_RELEASE}. Use an AMI of v{MIN_RELEASE} or later."
         )
+    return None
+
+
+def default_release_version(kubernetes_version: str) -> str:
+    """The pinned default EKS AMI release version for a Kubernetes minor, or ConfigError naming the fix."""
+    version = checked_version(kubernetes_version)
+    if version not in DEFAULT_RELEASE_VERSIONS:
+        raise ConfigError(
+            f"releaseVersion: no default for Kubernetes {version} (defaults exist for "
+            f"{', '.join(DEFAULT_RELEASE_VERSIONS)}); set releaseVersion to the value of SSM "
+            f"{SSM_ROOT}/{version}/{VARIANT}/recommended/release_version."
+        )
+    return DEFAULT_RELEASE_VERSIONS[version]
+
+
+def release_version_problem(value: object, kubernetes_version: str, today: str) -> str | None:
+    """Why an EKS AMI release version (``1.33.5-20251103``) is unusable for the cluster, or None.
+
+    ``today`` is YYYYMMDD: a release dated later does not exist yet.
+    """
+    match = _RELEASE_VERSION.match(value) if isinstance(value, str) else None
+    if match is None:
+        return f"'{value}' is not an EKS AMI release version; use the form 1.33.5-20251103"
+    try:
+        datetime.strptime(match["date"], "%Y%m%d")
+    except ValueError:
+        return f"'{value}' has no valid date (YYYYMMDD); use the form 1.33.5-20251103"
+    if match["minor"] != kubernetes_version:
+        return (
+            f"'{value}' is built for Kubernetes {match['minor']}, the cluster runs {kubernetes_version}; "
+            f"pin a {kubernetes_version} release"
+        )
+    if match["date"] < MIN_RELEASE:
+        return f"'{value}' is older than {MIN_RELEASE}; GB200 needs NVIDIA driver 580, shipped from {MIN_RELEASE}"
+    if match["date"] > today:
+        return f"'{value}' is dated after today ({today}); pin a published release"
     return None

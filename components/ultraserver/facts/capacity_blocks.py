@@ -15,11 +15,15 @@ from ultraserver.problems import ConfigError
 
 # Instances per UltraServer type (EKS UltraServer guide).
 ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
-# EKS default quota of managed node groups per cluster, and its Service Quotas code (adjustable). Verified only
-# against third-party dumps of the Service Quotas API (see /work/notes/issue10-facts.md, Q7); preflight reads the
-# account's live value: aws service-quotas get-service-quota --service-code eks --quota-code L-6D54EA21.
+# EKS default quota of managed node groups per cluster: Service Quotas "Managed node groups per cluster",
+# code L-6D54EA21, adjustable. Unverified: the codes come from third-party dumps of the Service Quotas API, not an
+# AWS page; preflight reads the live value (aws service-quotas get-service-quota --service-code eks ...).
 MANAGED_NODE_GROUP_QUOTA = 30
+MANAGED_NODE_GROUP_QUOTA_NAME = "Managed node groups per cluster"
 MANAGED_NODE_GROUP_QUOTA_CODE = "L-6D54EA21"
+# Most nodes in one node group: the EKS "Nodes per managed node group" quota (L-BD136A63, 450). Self-managed
+# groups are held to it too, so one group never outgrows what a managed group could hold.
+NODES_PER_GROUP_MAX = 450
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
 
@@ -79,12 +83,14 @@ def desired_size_problem(ultraserver_type: str, ultraserver_count: int, desired_
 
 
 def managed_node_group_problem(node_groups: int, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str | None:
-    """Why a number of managed node groups would exceed the cluster quota, or None."""
+    """Why a number of managed node groups would exceed the cluster quota (a warning: it is adjustable), or None."""
     if node_groups <= quota:
         return None
     return (
-        f"ultraservers: {node_groups} managed node groups exceed the EKS quota of {quota} per cluster; "
-        "use grouped mode (one node group over a capacity-reservation resource group) or raise the quota."
+        f"{node_groups} managed node groups exceed the default EKS quota '{MANAGED_NODE_GROUP_QUOTA_NAME}' "
+        f"({MANAGED_NODE_GROUP_QUOTA_CODE}) of {quota}; raise it before deploying: aws service-quotas "
+        f"request-service-quota-increase --service-code eks --quota-code {MANAGED_NODE_GROUP_QUOTA_CODE} "
+        f"--desired-value {node_groups}, or use mode: self-managed groups, which have no such quota."
     )
 
 

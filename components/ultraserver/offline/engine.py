@@ -96,6 +96,10 @@ class OfflineMocks(pulumi.runtime.Mocks):
             outputs.setdefault(key, value)
         if args.typ == "eks:index:Cluster" and self.monitor is not None:
             outputs.update(self.monitor.add_eks_cluster(args.inputs.get("name") or args.name, self.region))
+            if args.inputs.get("skipDefaultSecurityGroups"):
+                # pulumi-eks then reports the EKS-created cluster security group and makes no node group.
+                outputs["clusterSecurityGroupId"] = placeholders.CLUSTER_SECURITY_GROUP
+                outputs.pop("nodeSecurityGroupId", None)
         return placeholders.resource_id(args.name), outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.facts import efa
-from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, managed_node_group_problem
 from ultraserver.facts.tags import EFA_LAYOUT
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -147,10 +147,7 @@ def summary(plan: Plan, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str:
         ]
         lines += ["", "EFA per node:", efa.format_layout_table(rows)]
     managed_groups = len(plan.of_type(NODE_GROUP)) + len(plan.of_type("eks:index:ManagedNodeGroup"))
-    if managed_groups > quota:
-        lines += [
-            "",
-            f"WARNING: {managed_groups} managed node groups exceed the EKS quota of {quota} per cluster; "
-            "use grouped mode (capacityReservationResourceGroupArn) or request a quota increase",
-        ]
+    past_quota = managed_node_group_problem(managed_groups, quota)
+    if past_quota:
+        lines += ["", f"WARNING: {past_quota}"]
     return "\n".join(lines)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.facts.versions import version_at_least
+from ultraserver.offline.order import deadlocks
 from ultraserver.policy.model import (
     AWS_EKS_CLUSTER,
     CLUSTER_TYPES,
@@ -142,6 +143,27 @@ def check_no_auto_mode_with_gb200(resources: Sequence[PlanResource], opts: Mappi
     return out
 
 
+def check_node_group_order(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """No node group waits, directly or through a component, for something that needs running nodes."""
+    by_urn = {r.urn: r for r in resources}
+    first: dict[str, Any] = {}
+    for found in deadlocks(resources):
+        first.setdefault(found.node_group, found)
+    out = []
+    for urn, found in first.items():
+        path = " -> ".join(by_urn[u].name if u in by_urn else u for u in found.path)
+        out.append(
+            (
+                urn,
+                f"this node group waits for {by_urn[found.blocker].name} ({found.reason}), through {path}: neither "
+                "ever becomes ready (a deadlock that times out after 20 minutes or more). Make the add-on or "
+                "release wait for the node group instead; for CoreDNS set corednsAddonOptions.enabled=false on "
+                "pulumi-eks and declare the coredns add-on after the system node group.",
+            )
+        )
+    return out
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         name="eks-kubernetes-version",
@@ -180,5 +202,14 @@ RULES: tuple[Rule, ...] = (
         fix="Set public_access_cidrs to admin networks, or make the endpoint private.",
         resource_types=CLUSTER_TYPES,
         check_resource=check_public_endpoint,
+    ),
+    Rule(
+        name="node-groups-before-node-workloads",
+        description="No node group waits (directly, transitively or through a component) for what needs running "
+        "nodes: the CoreDNS add-on (pulumi-eks's included), Helm releases that wait, Kubernetes workloads and "
+        "custom resources.",
+        fix="Make the add-on or release depend on the node group; turn off pulumi-eks's CoreDNS and declare the "
+        "coredns add-on after the system node group.",
+        check_stack=check_node_group_order,
     ),
 )

@@ -112,8 +112,8 @@ def check_node_role_policies(resources: Sequence[PlanResource], opts: Mapping[st
                     attachment.urn,
                     (
                         f"node role {role.name} gets policy {arn!r}, which is not on the allow-list. Nodes need only "
-                        "the EKS worker, ECR pull-only and CNI policies; give workloads their own roles through Pod "
-                        "Identity, or add the ARN to this rule's allowedPolicyArns."
+                        "the EKS worker and ECR pull-only policies; give the VPC CNI and workloads their own roles "
+                        "through Pod Identity, or add the ARN to this rule's allowedPolicyArns."
                     ),
                 )
             )
@@ -131,7 +131,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         name="node-role-managed-policies",
         description="Node roles get only allow-listed AWS managed policies.",
-        fix="Attach only the EKS worker, ECR pull-only and CNI policies; give workloads Pod Identity roles.",
+        fix="Attach only the EKS worker and ECR pull-only policies; give the VPC CNI and workloads Pod Identity roles.",
         check_stack=check_node_role_policies,
         config_schema={
             "allowedPolicyArns": {

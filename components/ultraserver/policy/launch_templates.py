@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts import ami
 from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
 from ultraserver.facts.tags import AMI_SSM_PARAMETER as TAG_AMI_SSM_PARAMETER
 from ultraserver.policy import network_interfaces
@@ -30,7 +31,7 @@ from ultraserver.policy.network_interfaces import EFA_TYPES, has_efa, is_gb200_t
 
 ALL_PROTOCOLS = ("-1", "all")
 OPEN_EGRESS = ("0.0.0.0/0",)
-NVIDIA_AMI_TYPE = "AL2023_ARM_64_NVIDIA"
+NVIDIA_AMI_TYPE = ami.AMI_TYPE
 CUSTOM_AMI_TYPE = "CUSTOM"
 # The SSM path of the AL2023 ARM64 NVIDIA EKS AMI, for any Kubernetes version and release.
 NVIDIA_SSM_PATH = re.compile(r"^/aws/service/eks/optimized-ami/[0-9.]+/amazon-linux-2023/arm64/nvidia/")

@@ -7,11 +7,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA
-from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
+from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, managed_node_group_problem
 from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
 from ultraserver.policy.model import (
+    ADVISORY,
     AUTOSCALING_GROUP,
     EKS_MANAGED_NODE_GROUP,
     MANAGED_NODE_GROUP_TYPES,
@@ -26,8 +26,10 @@ from ultraserver.policy.model import (
     is_unknown,
     tags_of,
 )
+from ultraserver.policy.rolling import changed_fields, rolling_fields
 
 CAPACITY_BLOCK = "CAPACITY_BLOCK"
+UPGRADE_RULE = "capacity-block-upgrade-at-zero"
 CAPACITY_BLOCK_MARKET = "capacity-block"
 ZONE_ID = re.compile(r"^[a-z]{2,4}[0-9]+-az[0-9]+$")
 
@@ -128,17 +130,15 @@ def _desired(group: PlanResource) -> Any:
     return get_path(group.inputs, "scalingConfig", "desiredSize")
 
 
-def _upgrade_fields(group: PlanResource, template: PlanResource | None) -> dict[str, Any]:
-    """The settings whose change replaces the group's nodes: Kubernetes version and AMI."""
-    fields = {"version": group.inputs.get("version"), "releaseVersion": group.inputs.get("releaseVersion")}
-    if template is not None:
-        fields["imageId"] = template.inputs.get("imageId")
-        fields["amiRelease"] = tags_of(template.inputs).get(TAG_AMI_RELEASE)
-    return fields
+def deployed_state(resources: Sequence[PlanResource]) -> dict[str, dict[str, Any]]:
+    """What rolls each capacity-block group, from the deployed state's resources; the rule's ``deployed`` option."""
+    return {
+        group.name: rolling_fields(group, template) for group, template in capacity_block_groups(StackIndex(resources))
+    }
 
 
 def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """A capacity-block group changes version or AMI only while scaled to zero."""
+    """A change that rolls a capacity-block group's nodes happens only while the group is at desired size 0."""
     deployed: Mapping[str, Any] = opts["deployed"]
     out = []
     for group, template in capacity_block_groups(StackIndex(resources)):
@@ -156,16 +156,17 @@ def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, 
         before = deployed.get(group.name) or deployed.get(group.urn)
         if not isinstance(before, Mapping):
             continue
-        now = _upgrade_fields(group, template)
-        changed = sorted(k for k, v in before.items() if k in now and not is_unknown(now[k]) and now[k] != v)
+        changed = changed_fields(before, rolling_fields(group, template))
         if changed:
+            shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
             out.append(
                 (
                     group.urn,
                     (
-                        f"{', '.join(changed)} changes on a capacity-block group with desired size "
-                        f"{desired}. EKS needs "
-                        "the group at 0 before an upgrade: scale it to 0 first, upgrade, then scale back up."
+                        f"{shown} changes on a capacity-block group with desired size {desired}: that rolls "
+                        "every node, and a capacity block has no spare capacity. EKS needs the group at 0 before "
+                        "an upgrade: set scaleToZeroForUpgrade: true and deploy, then make the change, then set it "
+                        "back (README, upgrading GPU nodes)."
                     ),
                 )
             )
@@ -183,13 +184,9 @@ def check_node_group_quota(resources: Sequence[PlanResource], opts: Mapping[str,
         counts[index.cluster_of(group) or ""] += 1
     quota = int(opts["quota"])
     return [
-        (
-            cluster,
-            f"{count} managed node groups on one cluster exceed the EKS quota of {quota}. Merge groups, "
-            "use self-managed groups, or raise the quota (Service Quotas) and this rule's quota option.",
-        )
+        (cluster, f"{why} Then set this rule's quota option to the raised value.")
         for cluster, count in counts.items()
-        if count > quota
+        if (why := managed_node_group_problem(count, quota))
     ]
 
 
@@ -250,24 +247,26 @@ RULES: tuple[Rule, ...] = (
         check_stack=check_capacity_block_template,
     ),
     Rule(
-        name="capacity-block-upgrade-at-zero",
-        description="A capacity-block group's Kubernetes version or AMI changes only with desired size 0.",
-        fix="Scale the group to 0, upgrade, then scale back up.",
+        name=UPGRADE_RULE,
+        description="A change that rolls a capacity-block group's nodes (Kubernetes version, AMI release, launch "
+        "template content, labels, taints) happens only with desired size 0.",
+        fix="Set scaleToZeroForUpgrade, deploy, make the change, deploy, then scale back up.",
         check_stack=check_upgrade_at_zero,
         config_schema={
             "deployed": {
                 "type": "object",
-                "description": "Deployed settings per group name or URN: "
-                "{version, releaseVersion, imageId, amiRelease}.",
+                "description": "Deployed state per group name or URN, as `ultraserver plan --deployed FILE` builds "
+                "it: {version, releaseVersion, amiType, labels, taints, imageId, amiRelease, launchTemplate}; "
+                "only the fields given are compared.",
             }
         },
         defaults={"deployed": {}},
     ),
     Rule(
         name="eks-managed-node-group-quota",
-        description="Managed node groups per cluster stay within the EKS quota "
-        f"({MANAGED_NODE_GROUP_QUOTA} by default).",
-        fix="Merge groups or raise the quota and this rule's quota option.",
+        description="Managed node groups per cluster stay within the EKS quota (30 by default, adjustable: a warning).",
+        fix="Raise the quota (Service Quotas, L-6D54EA21) and this rule's quota option, or use self-managed groups.",
+        level=ADVISORY,
         check_stack=check_node_group_quota,
         config_schema={"quota": {"type": "integer", "description": "Managed node groups allowed per cluster."}},
         defaults={"quota": MANAGED_NODE_GROUP_QUOTA},

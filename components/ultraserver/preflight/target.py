@@ -43,14 +43,12 @@ class PreflightTarget:
 def target_from_settings(settings: Settings) -> PreflightTarget:
     """What to check for a stack: its reservations, zones, AMI, existing subnets and node-group count."""
 
-    release = next((g.ami_release for g in settings.gpu_node_groups if g.ami_release), None)
-    pinned_image = any(g.ami_id for g in settings.gpu_node_groups)
     version = settings.cluster.kubernetes_version
-    parameter = (
-        None
-        if pinned_image
-        else (ami.pinned_ssm_parameter_name(version, release) if release else ami.ssm_parameter_name(version))
-    )
+    # The pinned EKS AMI release of the first group that uses one (its dated SSM parameter must exist in the
+    # region), else the first custom AMI's release; a custom AMI has no SSM parameter to resolve.
+    pinned = next((g.release_version for g in settings.gpu_node_groups if g.release_version), None)
+    release = pinned or next((g.ami_release for g in settings.gpu_node_groups if g.ami_release), None)
+    parameter = ami.pinned_ssm_parameter_name(version, pinned) if pinned else None
     groups = [
         PreflightGroup(
             name=g.name,
