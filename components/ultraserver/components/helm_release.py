@@ -18,6 +18,7 @@ from ultraserver.builders.helm_values import (
 from ultraserver.components.child_options import child_options
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts
+from ultraserver.facts.dra import DRA_DRIVER_NAMESPACE
 from ultraserver.problems import ConfigError
 
 
@@ -117,7 +118,7 @@ class ChartRelease(pulumi.ComponentResource):
 
 
 GPU_OPERATOR = ChartTarget(charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True)
-DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", True)
+DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", DRA_DRIVER_NAMESPACE, True)
 # The chart's docs install it into kube-system, next to the other node networking agents.
 EFA_DEVICE_PLUGIN = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False)
 

@@ -217,8 +217,8 @@ class ImexCheckSettings:
 
     enabled: bool = True
     """Deploy the check."""
-    nodes: int = 2
-    """Nodes of each UltraServer the check spans (2 up to all of them)."""
+    nodes: int | None = 2
+    """Nodes of each UltraServer the check spans (2 up to all of them); None (stack value "all") spans every node."""
     threshold_gbps: float = 700.0
     """Minimum GB/s for every cross-node GPU pair."""
 
@@ -723,14 +723,21 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
     k8s_reader.finish()
 
     imex_reader = section("imexCheck")
+    raw_nodes = imex_reader.raw_value("nodes")
+    if isinstance(raw_nodes, str) and raw_nodes != "all":
+        problems.append(
+            problem(
+                f"{project}:imexCheck.nodes", raw_nodes, 'an integer 2 to 18, or "all"', "write nodes: all or nodes: 4"
+            )
+        )
     imex = ImexCheckSettings(
         enabled=imex_reader.boolean("enabled", True),
-        nodes=imex_reader.integer("nodes", 2, minimum=2, maximum=18),
+        nodes=None if isinstance(raw_nodes, str) else imex_reader.integer("nodes", 2, minimum=2, maximum=18),
         threshold_gbps=imex_reader.number("thresholdGbps", 700.0, minimum=1.0),
     )
     imex_reader.finish()
     for group in groups:
-        if imex.enabled and imex.nodes > group.nodes_per_group > 0:
+        if imex.enabled and imex.nodes is not None and imex.nodes > group.nodes_per_group > 0:
             problems.append(
                 problem(
                     f"{project}:imexCheck.nodes",
