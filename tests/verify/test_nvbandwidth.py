@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers.fake_cluster import sample
 from helpers.nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.builders.nvbandwidth_job import (
@@ -167,3 +168,13 @@ def test_node_count_must_fit_the_ultraserver(nodes: int, max_nodes: int) -> None
 def test_bad_threshold_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="threshold_gbps"):
         check_bandwidth(parse_bandwidth_matrix(nvbandwidth_log(matrix_values())), threshold_gbps=0)
+
+
+def test_parser_reads_nvidias_published_gb200_run() -> None:
+    """NVIDIA's published 2-node x 4 GB200 output (row labels re-indented by the docs) parses and passes."""
+    matrix = parse_bandwidth_matrix(sample("nvbandwidth-gb200-2nodes-nvidia-docs.txt"))
+    assert matrix.size == 8 and matrix.testcase == TESTCASE
+    assert matrix.sum_gbps == 44685.29
+    assert matrix.values[2][7] == 797.65 and matrix.values[7][7] is None
+    result = check_bandwidth(matrix)
+    assert result.passed and result.min_cross_node_gbps == 797.65

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<36"
@@ -75,6 +76,8 @@ class KubernetesReader:
     # DeviceClasses are served as resource.k8s.io/v1beta1 on Kubernetes 1.33 (v1 from 1.34); reading them
     # through the generic API keeps this independent of which typed API the installed client ships.
     DEVICE_CLASS_VERSIONS = ("v1", "v1beta2", "v1beta1")
+    # Seconds per request (connect, read): an unreachable endpoint fails quickly instead of hanging.
+    TIMEOUT = (10, 60)
 
     def __init__(self, core: Any, custom: Any, describe: str) -> None:
         self._core = core
@@ -86,12 +89,13 @@ class KubernetesReader:
             return call()
         except Exception as err:  # noqa: BLE001 -- any client, network or TLS error becomes one clear line
             status = getattr(err, "status", None)
-            reason = getattr(err, "reason", None) or str(err).splitlines()[0] if str(err) else type(err).__name__
+            text = str(err).strip()
+            reason = getattr(err, "reason", None) or (text.splitlines()[-1] if text else type(err).__name__)
             detail = f"HTTP {status} {reason}" if status else f"{type(err).__name__}: {reason}"
             raise ClusterError(f"{what} through {self._describe} failed: {detail}") from None
 
     def nodes(self) -> list[Node]:
-        items = self._call("listing nodes", lambda: self._core.list_node().items)
+        items = self._call("listing nodes", lambda: self._core.list_node(_request_timeout=self.TIMEOUT).items)
         return [
             Node(
                 name=n.metadata.name,
@@ -108,19 +112,26 @@ class KubernetesReader:
             try:
                 found = self._call(
                     f"listing resource.k8s.io/{version} deviceclasses",
-                    lambda v=version: self._custom.list_cluster_custom_object("resource.k8s.io", v, "deviceclasses"),
+                    partial(
+                        self._custom.list_cluster_custom_object,
+                        "resource.k8s.io",
+                        version,
+                        "deviceclasses",
+                        _request_timeout=self.TIMEOUT,
+                    ),
                 )
             except ClusterError as err:
                 last = err
                 continue
             return [item["metadata"]["name"] for item in found.get("items", [])]
-        assert last is not None
-        raise last
+        raise last or ClusterError("no resource.k8s.io version to read deviceclasses from")
 
     def pods(self, namespace: str, selector: str) -> list[Pod]:
         items = self._call(
             f"listing pods {selector!r} in {namespace}",
-            lambda: self._core.list_namespaced_pod(namespace, label_selector=selector).items,
+            lambda: (
+                self._core.list_namespaced_pod(namespace, label_selector=selector, _request_timeout=self.TIMEOUT).items
+            ),
         )
         return [
             Pod(
@@ -136,7 +147,9 @@ class KubernetesReader:
         ]
 
     def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
-        kwargs = {"tail_lines": tail_lines} if tail_lines else {}
+        kwargs: dict[str, Any] = {"_request_timeout": self.TIMEOUT}
+        if tail_lines:
+            kwargs["tail_lines"] = tail_lines
         return self._call(
             f"reading the log of pod {namespace}/{name}",
             lambda: self._core.read_namespaced_pod_log(name, namespace, **kwargs),
@@ -160,7 +173,7 @@ def connect(kubeconfig: str) -> KubernetesReader:
             client = kubernetes.config.new_client_from_config(config_file=kubeconfig)
             describe = f"kubeconfig {kubeconfig}"
         else:
-            document = yaml.safe_load(kubeconfig) if "\n" in kubeconfig else None
+            document = yaml.safe_load(kubeconfig)
             if not isinstance(document, dict) or "clusters" not in document:
                 raise KubeconfigError(
                     f"kubeconfig: {kubeconfig!r} is neither an existing file nor a kubeconfig document; write it "

@@ -1,0 +1,416 @@
+"""The checks of ``ultraserver verify``: one verdict per UltraServer and per check, with evidence and a fix.
+
+A failed check carries ``Problem``s (which node or job, what was found, what is expected, the fix). A check that
+could not read what it needs fails too, with the API error as evidence: nothing is ever skipped as "passed".
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ultraserver.builders.nvbandwidth_job import TESTCASE
+from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.problems import Problem, blocking
+from ultraserver.verify.clients import ClusterError, ClusterReader, Node, Pod
+from ultraserver.verify.expect import NodeGroupExpectation, StackExpectation
+from ultraserver.verify.nvbandwidth import (
+    BandwidthOutputError,
+    check_bandwidth,
+    diagnose,
+    log_tail,
+    parse_bandwidth_matrix,
+)
+
+CLUSTER = "cluster"
+NODE_FACTS, DEVICE_CLASSES, NVLINK, FLEET = "node-facts", "dra-device-classes", "nvlink", "ultraservers"
+GPU_RESOURCE, EFA_RESOURCE = "nvidia.com/gpu", "vpc.amazonaws.com/efa"
+_NO_MNNVL_UUID = "00000000-0000-0000-0000-000000000000"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one check on one UltraServer (or on the cluster)."""
+
+    ultraserver: str
+    """Node group name, '<group>/<clique>' or '<group>#<n>' inside a grouped fleet, or 'cluster'."""
+    check: str
+    """node-facts, ultraservers, dra-device-classes, nvlink or efa."""
+    evidence: str
+    """What was measured or read."""
+    problems: tuple[Problem, ...] = ()
+    """What is wrong; errors fail the check."""
+    log_tail: tuple[str, ...] = ()
+    """Last lines of the job log the verdict was read from (for failures)."""
+
+    @property
+    def passed(self) -> bool:
+        """No error-level problem."""
+        return not blocking(self.problems)
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as plain JSON data."""
+        return {
+            "ultraserver": self.ultraserver,
+            "check": self.check,
+            "verdict": "PASSED" if self.passed else "FAILED",
+            "evidence": self.evidence,
+            "problems": [
+                {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}
+                for p in self.problems
+            ],
+            "logTail": list(self.log_tail),
+        }
+
+
+def _api_problem(what: str, err: ClusterError) -> Problem:
+    return Problem(
+        what,
+        str(err),
+        "a reachable Kubernetes API that answers the read",
+        "check --kubeconfig, network access to the endpoint (a private endpoint needs a path into the VPC) and "
+        "credentials: kubectl --kubeconfig <file> get nodes",
+    )
+
+
+def split_clique(value: str) -> tuple[str, str]:
+    """(ClusterUUID, CliqueID) of an nvidia.com/gpu.clique value (GFD writes '<ClusterUUID>.<CliqueID>')."""
+    uuid, _, clique = value.rpartition(".")
+    return uuid, clique
+
+
+def _quantity(node: Node, resource: str) -> str:
+    return node.allocatable.get(resource, "0")
+
+
+def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str] | None) -> list[Problem]:
+    """Everything wrong with one GPU node; `plugin_nodes` None when the plugin pods could not be read."""
+    found: list[Problem] = []
+    where = f"node {node.name}"
+    if not node.ready:
+        found.append(Problem(where, "NotReady", "Ready", f"kubectl describe node {node.name}"))
+    gpus = _quantity(node, GPU_RESOURCE)
+    if gpus != str(group.gpus_per_node):
+        found.append(
+            Problem(
+                f"{where} allocatable {GPU_RESOURCE}",
+                gpus,
+                str(group.gpus_per_node),
+                "check the GPU Operator device plugin pod on the node: kubectl get pods -A -o wide "
+                f"--field-selector spec.nodeName={node.name}",
+            )
+        )
+    efa_devices = _quantity(node, EFA_RESOURCE)
+    if efa_devices != str(group.efa_devices):
+        found.append(
+            Problem(
+                f"{where} allocatable {EFA_RESOURCE}",
+                efa_devices,
+                f"{group.efa_devices} (the EFA devices of the group's layout)",
+                "check the EFA device plugin pod on the node (kubectl -n kube-system get pods -o wide "
+                f"--field-selector spec.nodeName={node.name}) and the instance's EFA interfaces "
+                "(aws ec2 describe-instances); replace the node if devices are missing",
+            )
+        )
+    clique = node.labels.get(CLIQUE_LABEL, "")
+    if not clique:
+        found.append(
+            Problem(
+                f"{where} label {CLIQUE_LABEL}",
+                None,
+                "<ClusterUUID>.<CliqueID>, set by GPU Feature Discovery when the node's GPUs report one NVLink clique",
+                "check the GPU Operator's gpu-feature-discovery pod on the node and the fabric state "
+                "(nvidia-smi -q | grep -A3 Fabric)",
+            )
+        )
+    elif split_clique(clique)[0] == _NO_MNNVL_UUID:
+        found.append(
+            Problem(
+                f"{where} label {CLIQUE_LABEL}",
+                clique,
+                "a non-zero ClusterUUID (all zeros means no valid multi-node NVLink domain; UNVERIFIED rule)",
+                "check the NVLink fabric state of the node (nvidia-smi -q | grep -A3 Fabric)",
+            )
+        )
+    if plugin_nodes is not None and node.name not in plugin_nodes:
+        found.append(
+            Problem(
+                f"{where} DRA kubelet plugin",
+                "no running and ready pod",
+                "one ready nvidia-dra-driver-gpu kubelet-plugin pod per GPU node",
+                f"kubectl get pods -A -l {KUBELET_PLUGIN_SELECTOR} -o wide; check its affinity and tolerations",
+            )
+        )
+    return found
+
+
+def _describe_nodes(nodes: list[Node], group: NodeGroupExpectation, cliques: Iterable[str]) -> str:
+    shown = ", ".join(sorted(set(cliques))) or "none"
+    return (
+        f"{len(nodes)} nodes (expected {group.nodes if not group.fleet else group.instances}), clique {shown}; "
+        f"expected {group.gpus_per_node} GPUs and {group.efa_devices} EFA devices per node"
+    )
+
+
+def _single_ultraserver(
+    group: NodeGroupExpectation, nodes: list[Node], plugin_nodes: set[str] | None, extra: list[Problem]
+) -> Verdict:
+    found = list(extra)
+    cliques = [n.labels[CLIQUE_LABEL] for n in nodes if n.labels.get(CLIQUE_LABEL)]
+    if len(set(cliques)) > 1:
+        found.append(
+            Problem(
+                f"{group.name} cliques",
+                sorted(set(cliques)),
+                "one clique: the nodes of one UltraServer share one NVLink domain",
+                "check the capacity reservation is a single UltraServer and the nodes' fabric state",
+            )
+        )
+    if len(nodes) != group.nodes:
+        found.append(
+            Problem(
+                f"{group.name} nodes",
+                len(nodes),
+                f"{group.nodes} (the group's desired size; {group.instances} instances per UltraServer)",
+                f"kubectl get nodes -l {ULTRASERVER_LABEL}={group.name}; check the node group and the capacity block",
+            )
+        )
+    for node in nodes:
+        found.extend(node_problems(node, group, plugin_nodes))
+    return Verdict(group.name, NODE_FACTS, _describe_nodes(nodes, group, cliques), tuple(found))
+
+
+def _fleet(
+    group: NodeGroupExpectation, nodes: list[Node], plugin_nodes: set[str] | None, extra: list[Problem]
+) -> list[Verdict]:
+    by_clique: dict[str, list[Node]] = defaultdict(list)
+    for node in nodes:
+        by_clique[node.labels.get(CLIQUE_LABEL, "")].append(node)
+    verdicts = []
+    for clique, members in sorted(by_clique.items()):
+        found = list(extra)
+        if clique and len(members) != group.instances and (group.full or len(members) > group.instances):
+            found.append(
+                Problem(
+                    f"{group.name}/{clique} nodes",
+                    len(members),
+                    f"{group.instances} (the instances of one UltraServer)",
+                    f"kubectl get nodes -l {CLIQUE_LABEL}={clique}; check the fleet's capacity blocks",
+                )
+            )
+        for node in members:
+            found.extend(node_problems(node, group, plugin_nodes))
+        name = f"{group.name}/{clique or 'no-clique'}"
+        verdicts.append(
+            Verdict(name, NODE_FACTS, _describe_nodes(members, group, [clique] if clique else []), tuple(found))
+        )
+    cliques = sorted(c for c in by_clique if c)
+    fleet_found = []
+    if len(cliques) != group.ultraservers and (group.full or len(cliques) > group.ultraservers):
+        fleet_found.append(
+            Problem(
+                f"{group.name} cliques",
+                len(cliques),
+                f"{group.ultraservers} (one per UltraServer of the fleet)",
+                f"kubectl get nodes -l {ULTRASERVER_LABEL}={group.name} -L {CLIQUE_LABEL}",
+            )
+        )
+    if len(nodes) != group.nodes:
+        fleet_found.append(
+            Problem(
+                f"{group.name} nodes",
+                len(nodes),
+                f"{group.nodes} (the group's desired size)",
+                f"kubectl get nodes -l {ULTRASERVER_LABEL}={group.name}; check the node group and the capacity blocks",
+            )
+        )
+    evidence = f"{len(nodes)} nodes in {len(cliques)} cliques (expected {group.nodes} in {group.ultraservers})"
+    verdicts.append(Verdict(group.name, FLEET, evidence, tuple(fleet_found)))
+    return verdicts
+
+
+def node_fact_verdicts(
+    group: NodeGroupExpectation, all_nodes: list[Node], plugin_pods: list[Pod] | ClusterError
+) -> list[Verdict]:
+    """Node facts of one node group: per UltraServer (per clique in a grouped fleet)."""
+    nodes = sorted((n for n in all_nodes if n.labels.get(ULTRASERVER_LABEL) == group.name), key=lambda n: n.name)
+    extra: list[Problem] = []
+    plugin_nodes: set[str] | None = None
+    if isinstance(plugin_pods, ClusterError):
+        extra.append(_api_problem("DRA kubelet plugin pods", plugin_pods))
+    else:
+        plugin_nodes = {p.node_name for p in plugin_pods if p.phase == "Running" and p.ready}
+    if group.fleet:
+        return _fleet(group, nodes, plugin_nodes, extra)
+    return [_single_ultraserver(group, nodes, plugin_nodes, extra)]
+
+
+def device_class_verdict(expected: Iterable[str], present: list[str] | ClusterError) -> Verdict:
+    """The DRA DeviceClasses the ComputeDomains need exist."""
+    wanted = tuple(expected)
+    if isinstance(present, ClusterError):
+        return Verdict(CLUSTER, DEVICE_CLASSES, "DeviceClasses not readable", (_api_problem("deviceclasses", present),))
+    missing = [name for name in wanted if name not in present]
+    found = tuple(
+        Problem(
+            f"DeviceClass {name}",
+            None,
+            "created by the nvidia-dra-driver-gpu chart with resources.computeDomains.enabled",
+            "check the DRA driver release: helm -n nvidia-dra-driver-gpu status nvidia-dra-driver-gpu",
+        )
+        for name in missing
+    )
+    return Verdict(CLUSTER, DEVICE_CLASSES, f"present: {', '.join(sorted(present)) or 'none'}", found)
+
+
+@dataclass(frozen=True)
+class LauncherResult:
+    """The finished launcher of an MPIJob, or why there is none."""
+
+    log: str = ""
+    phase: str = ""
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+
+def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherResult:
+    """Log of the MPIJob's newest launcher pod once it has finished."""
+    # mpi-operator v2 runs the launcher as the batch Job '<mpijob>-launcher'; the Job controller labels its pods.
+    selector = f"job-name={job}-launcher"
+    try:
+        pods = reader.pods(namespace, selector)
+    except ClusterError as err:
+        return LauncherResult(problems=(_api_problem(f"launcher pods of {job}", err),))
+    if not pods:
+        return LauncherResult(
+            problems=(
+                Problem(
+                    f"MPIJob {namespace}/{job}",
+                    "no launcher pod",
+                    f"a launcher pod labelled {selector}",
+                    f"kubectl -n {namespace} get mpijob {job}; pulumi up (re)creates the check",
+                ),
+            )
+        )
+    newest = max(pods, key=lambda p: p.created)
+    if newest.phase not in ("Succeeded", "Failed"):
+        return LauncherResult(
+            phase=newest.phase,
+            problems=(
+                Problem(
+                    f"launcher {namespace}/{newest.name}",
+                    newest.phase,
+                    "Succeeded or Failed (a finished run)",
+                    f"wait for the run to finish (kubectl -n {namespace} get pods -l {selector} -w), then verify again",
+                ),
+            ),
+        )
+    try:
+        log = reader.pod_log(namespace, newest.name)
+    except ClusterError as err:
+        return LauncherResult(phase=newest.phase, problems=(_api_problem(f"log of {newest.name}", err),))
+    return LauncherResult(log=log, phase=newest.phase)
+
+
+def nvlink_verdict(
+    reader: ClusterReader, namespace: str, job: str, ultraserver: str, threshold_gbps: float, gpus_per_node: int
+) -> Verdict:
+    """One UltraServer's nvbandwidth run, judged from its launcher log."""
+    launcher = read_launcher(reader, namespace, job)
+    if launcher.problems:
+        return Verdict(ultraserver, NVLINK, f"MPIJob {job}: no finished run to judge", launcher.problems)
+    tail = log_tail(launcher.log)
+    try:
+        matrix = parse_bandwidth_matrix(launcher.log)
+    except BandwidthOutputError as err:
+        why = diagnose(launcher.log, namespace)
+        return Verdict(
+            ultraserver,
+            NVLINK,
+            f"MPIJob {job} (launcher {launcher.phase}): {why.reason}",
+            (Problem(f"MPIJob {job}", str(err).split("; the log ends with")[0], "a bandwidth matrix", why.fix),),
+            tail,
+        )
+    found: list[Problem] = []
+    if matrix.testcase not in (None, TESTCASE):
+        found.append(Problem(f"MPIJob {job} testcase", matrix.testcase, TESTCASE, "run the multi-node read testcase"))
+    result = check_bandwidth(matrix, threshold_gbps, gpus_per_node)
+    found.extend(
+        Problem(f"MPIJob {job}", p, "a matrix over at least two whole nodes", "rerun with nodes >= 2")
+        for p in result.problems
+    )
+    for link in result.failures[:8]:
+        found.append(
+            Problem(
+                f"MPIJob {job} GPU{link.source}->GPU{link.target}",
+                "N/A" if link.gbps is None else f"{link.gbps:.2f} GB/s",
+                f">= {threshold_gbps:.2f} GB/s",
+                "check the NVLink health of both nodes (nvidia-smi nvlink -s; XID 74 in dmesg) and replace a bad node",
+            )
+        )
+    if len(result.failures) > 8:
+        found.append(Problem(f"MPIJob {job}", f"{len(result.failures) - 8} more slow pairs", "none", "see above"))
+    return Verdict(
+        ultraserver,
+        NVLINK,
+        f"MPIJob {job} (launcher {launcher.phase}): {result.summary()}",
+        tuple(found),
+        () if not found else tail,
+    )
+
+
+def nvlink_verdicts(reader: ClusterReader, expected: StackExpectation) -> list[Verdict]:
+    """One nvbandwidth verdict per UltraServer that has a job; a failure never stops the others."""
+    verdicts = []
+    for group in expected.groups:
+        for index, job in enumerate(group.nvlink_jobs, start=1):
+            name = group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}"
+            verdicts.append(
+                nvlink_verdict(
+                    reader, expected.imex_namespace, job, name, expected.nvlink_threshold_gbps, group.gpus_per_node
+                )
+            )
+    return verdicts
+
+
+def _read(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except ClusterError as err:
+        return err
+
+
+def planned_checks(expected: StackExpectation) -> list[tuple[str, str]]:
+    """(UltraServer, check) pairs a run judges, as known before reading the cluster."""
+    pairs = [(CLUSTER, DEVICE_CLASSES)]
+    for group in expected.groups:
+        pairs.append((group.name, FLEET if group.fleet else NODE_FACTS))
+        for index, _ in enumerate(group.nvlink_jobs, start=1):
+            pairs.append((group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}", NVLINK))
+    return pairs
+
+
+def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_only: bool = False) -> list[Verdict]:
+    """Every check of the stack. When the API cannot even list nodes, each planned check fails with that error."""
+    try:
+        nodes = reader.nodes()
+    except ClusterError as err:
+        problem = _api_problem("nodes", err)
+        return [
+            Verdict(u, c, "not judged: the Kubernetes API did not answer", (problem,))
+            for u, c in planned_checks(expected)
+        ]
+    plugin_pods = _read(lambda: reader.pods(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR))
+    verdicts = [device_class_verdict(expected.device_classes, _read(reader.device_classes))]
+    for group in expected.groups:
+        verdicts.extend(node_fact_verdicts(group, nodes, plugin_pods))
+    if not node_facts_only:
+        verdicts.extend(nvlink_verdicts(reader, expected))
+    return verdicts
+
+
+def exit_code(verdicts: Iterable[Verdict]) -> int:
+    """0 when every check passed, 1 otherwise."""
+    return 0 if all(v.passed for v in verdicts) else 1

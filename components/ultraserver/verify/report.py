@@ -1,0 +1,39 @@
+"""How verify reports: a table of verdicts with evidence, problems, fixes and log tails, and the JSON document."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ultraserver.verify.checks import Verdict
+
+
+def format_verdicts(verdicts: Sequence[Verdict]) -> str:
+    """One line per UltraServer and check, then the failures' problems, fixes and log tails."""
+    width_u = max([len("ULTRASERVER")] + [len(v.ultraserver) for v in verdicts])
+    width_c = max([len("CHECK")] + [len(v.check) for v in verdicts])
+    lines = [f"{'ULTRASERVER':<{width_u}}  {'CHECK':<{width_c}}  VERDICT  EVIDENCE"]
+    for v in verdicts:
+        state = "PASSED" if v.passed else "FAILED"
+        lines.append(f"{v.ultraserver:<{width_u}}  {v.check:<{width_c}}  {state:<7}  {v.evidence}")
+    failed = [v for v in verdicts if not v.passed]
+    for v in failed:
+        lines += ["", f"{v.ultraserver} {v.check} FAILED:"]
+        for p in v.problems:
+            lines.append(f"  - {p.key}: got {p.value}; expected {p.allowed}")
+            lines.append(f"    fix: {p.fix}")
+        if v.log_tail:
+            lines.append("  log tail:")
+            lines += [f"    | {line}" for line in v.log_tail]
+    passed = sum(v.passed for v in verdicts)
+    lines += ["", f"{passed} of {len(verdicts)} checks passed" + ("" if not failed else f", {len(failed)} FAILED")]
+    return "\n".join(lines)
+
+
+def verdicts_json(stack: str, verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    """The machine-readable report (--json)."""
+    return {
+        "stack": stack,
+        "passed": all(v.passed for v in verdicts),
+        "checks": [v.to_json() for v in verdicts],
+    }
