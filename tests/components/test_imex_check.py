@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from ultraserver.builders.nvbandwidth_job import mpijob_manifest
 from ultraserver.components.imex_check import ImexCheckArgs, job_args
 from ultraserver.config.views import ImexTarget
 from ultraserver.problems import ConfigError
@@ -36,3 +37,45 @@ def test_job_args_reports_every_problem() -> None:
     assert "UltraServer name 'US_0'" in text
     assert "names a appear more than once" in text
     assert "imex_check.threshold_gbps: -1" in text
+
+
+def test_a_grouped_fleet_gets_one_job_per_ultraserver_on_distinct_cliques() -> None:
+    args = ImexCheckArgs(targets=[ImexTarget("fleet", {"us": "fleet"}, 18, ultraservers=3)], nodes=2)
+    jobs = job_args(args)
+    assert [j.name for j in jobs] == ["nvbandwidth-fleet-1", "nvbandwidth-fleet-2", "nvbandwidth-fleet-3"]
+    spec = mpijob_manifest(jobs[1])["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+    assert spec["metadata"]["labels"]["ultraserver.io/imex-fleet"] == "fleet"
+    (avoid,) = spec["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert avoid["topologyKey"] == "nvidia.com/gpu.clique"
+    assert avoid["labelSelector"]["matchExpressions"] == [
+        {"key": "ultraserver.io/imex-fleet", "operator": "In", "values": ["fleet"]},
+        {"key": "ultraserver.io/imex-check", "operator": "NotIn", "values": ["nvbandwidth-fleet-2"]},
+    ]
+    # The clique affinity to its own workers stays: one job, one NVLink domain.
+    (own,) = spec["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert own["topologyKey"] == "nvidia.com/gpu.clique"
+
+
+def test_a_single_ultraserver_job_has_no_anti_affinity() -> None:
+    (job,) = job_args(ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"}, 18)]))
+    affinity = mpijob_manifest(job)["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["affinity"]
+    assert "podAntiAffinity" not in affinity
+
+
+@pytest.mark.parametrize(("target", "workers"), [(ImexTarget("a", {}, 18), 18), (ImexTarget("b", {}, 9), 9)])
+def test_nodes_all_spans_every_instance(target: ImexTarget, workers: int) -> None:
+    (job,) = job_args(ImexCheckArgs(targets=[target], nodes=None))
+    manifest = mpijob_manifest(job)
+    assert manifest["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == workers
+    command = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["args"]
+    assert command[command.index("-np") + 1] == str(4 * workers)
+
+
+def test_nodes_all_follows_a_group_below_full_size() -> None:
+    (job,) = job_args(ImexCheckArgs(targets=[ImexTarget("a", {}, 18, nodes_per_ultraserver=6)], nodes=None))
+    assert job.nodes == 6
+
+
+def test_launcher_retries_are_bounded_and_explicit() -> None:
+    (job,) = job_args(ImexCheckArgs(targets=[ImexTarget("a", {}, 18)]))
+    assert mpijob_manifest(job)["spec"]["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 2}

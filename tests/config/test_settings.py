@@ -181,3 +181,14 @@ def test_public_endpoint_from_anywhere_only_when_asked() -> None:
         endpointPublicAccessCidrs=["0.0.0.0/0"], allowPublicEndpointFromAnywhere=True
     )
     assert parse_settings(config).cluster.public_access_cidrs == ("0.0.0.0/0",)
+
+
+def test_imex_check_nodes_all_means_every_node() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:imexCheck"] = {"nodes": "all"}
+    assert parse_settings(config, stack="gb200-x72").imex_check.nodes is None
+
+
+def test_imex_check_nodes_other_words_are_rejected() -> None:
+    (problem,) = problems_for("gb200-x72", "imexCheck", {"nodes": "every"})
+    assert problem.startswith("ultraserver-eks:imexCheck.nodes: got 'every'; allowed: an integer 2 to 18, or \"all\"")

@@ -179,6 +179,9 @@ def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_groupe
     }
     assert targets["gb200-multi-nvl72-2"] == {"capacityReservationId": "cr-0b00000000000000b"}
     assert set(targets["gb200-multi-fleet"]) == {"capacityReservationResourceGroupArn"}
+    jobs = sorted(r.inputs["metadata"]["name"] for r in plan.resources if r.inputs.get("kind") == "MPIJob")
+    nvlink = [f"nvbandwidth-fleet-{i}" for i in range(1, 9)] + [f"nvbandwidth-nvl72-{i}" for i in range(1, 5)]
+    assert [j for j in jobs if j.startswith("nvbandwidth-")] == sorted(nvlink)
     text = summary(plan)
     assert "216 GPU in 5 GPU node groups" in text and "GPUs: 864" in text and "WARNING" not in text
 
