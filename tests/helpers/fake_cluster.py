@@ -37,6 +37,25 @@ def nvbandwidth_output(nodes: int, gpus_per_node: int = 4, cross: float = 798.02
     return "\n".join(lines)
 
 
+def nccl_output(busbw: float = 180.0, network: str = "Libfabric") -> str:
+    """all_reduce_perf under mpirun --tag-output with NCCL_DEBUG=INFO, 1 GiB..16 GiB, in nccl-tests' format."""
+    lines = [
+        "[1,0]<stdout>:# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 17179869184 step: 2(factor) warmup iters: 5",
+        "[1,0]<stdout>:w-0:26:26 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.21.1",
+        f"[1,0]<stdout>:w-0:26:26 [0] NCCL INFO Using network {network}",
+        "[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time"
+        "   algbw   busbw #wrong",
+    ]
+    for power in range(30, 35):
+        size = 1 << power
+        lines.append(
+            f"[1,0]<stdout>:{size:>12}  {size // 4:>12}     float     sum      -1   9000.0  100.00  {busbw:>6.2f}"
+            f"      0   9000.0  100.00  {busbw:>6.2f}      0"
+        )
+    lines += ["[1,0]<stdout>:# Out of bounds values : 0 OK", "[1,0]<stdout>:# Avg bus bandwidth    : 170.1", ""]
+    return "\n".join(lines)
+
+
 @dataclass
 class FakeCluster:
     """ClusterReader serving fixed objects; `down` makes every call fail like an unreachable endpoint."""
@@ -95,4 +114,8 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
             cluster.pod_map[(expected.imex_namespace, f"job-name={job}-launcher")] = [launcher]
             cluster.logs[(expected.imex_namespace, launcher.name)] = nvbandwidth_output(nvlink_nodes)
     cluster.pod_map[(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR)] = plugins
+    if expected.efa_job:
+        launcher = Pod(f"{expected.efa_job}-launcher-x", expected.efa_namespace, "sys-0", "Succeeded", False, "1")
+        cluster.pod_map[(expected.efa_namespace, f"job-name={expected.efa_job}-launcher")] = [launcher]
+        cluster.logs[(expected.efa_namespace, launcher.name)] = nccl_output()
     return cluster

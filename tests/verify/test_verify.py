@@ -145,7 +145,7 @@ def test_api_unreachable_fails_every_check_without_a_traceback(
     checks = json.loads(out.read_text())["checks"]
     assert checks and all(c["verdict"] == "FAILED" for c in checks)
     assert all("connection refused" in c["problems"][0]["value"] for c in checks)
-    assert len(checks) == 1 + 5 + 12  # device classes, node facts per group, nvlink per UltraServer
+    assert len(checks) == 1 + 5 + 12 + 1  # device classes, node facts per group, nvlink per UltraServer, EFA
     assert expected.groups[-1].name == "fleet"
 
 
@@ -210,3 +210,23 @@ def test_unreachable_endpoint_through_the_real_client_is_one_line(
     assert code == 1
     assert "Traceback" not in captured.out + captured.err
     assert "listing nodes through kubeconfig" in captured.out
+
+
+def test_efa_socket_fallback_fails_the_cross_ultraserver_check_only() -> None:
+    expected = expected_of("gb200-multi")
+    assert expected.efa_job == "nccl-efa" and expected.efa_ultraservers == 2
+    cluster = healthy_cluster(expected, nvlink_nodes=4)
+    cluster.logs[(expected.efa_namespace, "nccl-efa-launcher-x")] = sample("nccl-debug-socket-fallback-eks.txt")
+    failed = [v for v in run_checks(cluster, expected) if not v.passed]
+    assert [(v.ultraserver, v.check) for v in failed] == [("across-ultraservers", "efa")]
+    assert failed[0].problems[0].value == "TCP sockets (NET/Socket)"
+    assert any("via NET/Socket/0" in line for line in failed[0].log_tail)
+
+
+def test_node_facts_only_reads_no_job_logs() -> None:
+    expected = expected_of("gb200-multi")
+    cluster = healthy_cluster(expected, nvlink_nodes=4)
+    cluster.logs.clear()
+    verdicts = run_checks(cluster, expected, node_facts_only=True)
+    assert verdicts and all(v.passed for v in verdicts)
+    assert {v.check for v in verdicts} == {"dra-device-classes", "node-facts", "ultraservers"}

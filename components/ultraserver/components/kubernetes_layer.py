@@ -7,7 +7,9 @@ from dataclasses import dataclass, field, replace
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
+from ultraserver.components.efa_check import EfaCheck
 from ultraserver.components.helm_release import (
     DraDriver,
     DraDriverArgs,
@@ -42,6 +44,8 @@ class KubernetesLayerArgs:
     """MPI operator install; None skips it (the IMEX check then cannot run)."""
     imex_check: ImexCheckArgs | None = None
     """IMEX nvbandwidth check per UltraServer; None deploys no check."""
+    efa_check: EfaCheckArgs | None = None
+    """nccl-tests all_reduce across UltraServers over EFA; None deploys no check."""
 
 
 class KubernetesLayer(pulumi.ComponentResource):
@@ -52,15 +56,17 @@ class KubernetesLayer(pulumi.ComponentResource):
     efa_device_plugin: EfaDevicePlugin
     mpi_operator: MpiOperator | None
     imex_check: ImexCheck | None
+    efa_check: EfaCheck | None
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
         system = require_node_selector(args.system_node_selector, "system_node_selector")
-        if args.imex_check is not None and args.mpi_operator is None:
-            raise ConfigError(
-                "imex_check: the IMEX check runs as an MPIJob but mpi_operator is disabled; enable the MPI operator "
-                "or turn the check off."
-            )
+        for check, given in (("imex_check", args.imex_check), ("efa_check", args.efa_check)):
+            if given is not None and args.mpi_operator is None:
+                raise ConfigError(
+                    f"{check}: the check runs as an MPIJob but mpi_operator is disabled; enable the MPI operator "
+                    "or turn the check off."
+                )
 
         def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
             """Options of a direct child: this layer's provider, waiting for `after` only."""
@@ -88,8 +94,15 @@ class KubernetesLayer(pulumi.ComponentResource):
             if not check_args.launcher_node_selector:
                 check_args = replace(check_args, launcher_node_selector=system)
             self.imex_check = ImexCheck(f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver))
+        self.efa_check = None
+        if args.efa_check is not None and self.mpi_operator is not None:
+            efa_args = args.efa_check
+            if not efa_args.launcher_node_selector:
+                efa_args = replace(efa_args, launcher_node_selector=system)
+            self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin))
         self.register_outputs(
             {
+                "efaCheckJob": self.efa_check.job_name if self.efa_check else None,
                 "imexCheckNamespace": args.imex_check.namespace if args.imex_check else None,
                 "imexCheckJobs": self.imex_check.job_names if self.imex_check else [],
             }

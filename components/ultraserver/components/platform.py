@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.components.cluster import Cluster, ClusterArgs
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -113,6 +114,7 @@ class Platform(pulumi.ComponentResource):
                 dra_driver=s.kubernetes.dra_driver,
                 efa_device_plugin=s.kubernetes.efa_device_plugin,
                 imex_check=imex_check_args(s),
+                efa_check=efa_check_args(s),
             ),
             opts=child,
         )

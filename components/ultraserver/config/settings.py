@@ -25,7 +25,17 @@ MIN_KUBERNETES = (1, 33)
 MIN_VPC_CNI = (1, 18, 5)
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
-SECTIONS = ("cluster", "network", "systemNodeGroup", "gpuNodeGroups", "addons", "kubernetes", "imexCheck", "autoDeploy")
+SECTIONS = (
+    "cluster",
+    "network",
+    "systemNodeGroup",
+    "gpuNodeGroups",
+    "addons",
+    "kubernetes",
+    "imexCheck",
+    "efaCheck",
+    "autoDeploy",
+)
 
 _NAME = r"[a-z][a-z0-9-]{0,37}[a-z0-9]"
 _ZONE = r"[a-z]{2}(-[a-z]+)+-\d[a-z]?(-[a-z]+-\d+[a-z])?"
@@ -224,6 +234,20 @@ class ImexCheckSettings:
 
 
 @dataclass(frozen=True)
+class EfaCheckSettings:
+    """The nccl-tests all_reduce MPIJob that proves EFA carries traffic between UltraServers."""
+
+    enabled: bool | None = None
+    """Deploy the check; None turns it on when two or more UltraServers share one EFA layout."""
+    ultraservers: int = 2
+    """UltraServers the job spreads over (at least 2: EFA is only used between them)."""
+    nodes_per_ultraserver: int = 1
+    """Workers (whole nodes) per UltraServer."""
+    min_bus_bandwidth_gbps: float | None = None
+    """Large-message bus bandwidth to reach in Gbit/s; None derives it from the EFA layout."""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a stack declares."""
 
@@ -249,6 +273,8 @@ class Settings:
     """The IMEX bandwidth check."""
     auto_deploy: bool = False
     """Deploy this stack automatically on pushes to main (CI)."""
+    efa_check: EfaCheckSettings = field(default_factory=EfaCheckSettings)
+    """The cross-UltraServer EFA check."""
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -748,6 +774,15 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
             )
             break
 
+    efa_reader = section("efaCheck")
+    efa_check = EfaCheckSettings(
+        enabled=efa_reader.boolean("enabled", None),
+        ultraservers=efa_reader.integer("ultraservers", 2, minimum=2, maximum=1000),
+        nodes_per_ultraserver=efa_reader.integer("nodesPerUltraserver", 1, minimum=1, maximum=18),
+        min_bus_bandwidth_gbps=efa_reader.number("minBusBandwidthGbps", None, minimum=1.0),
+    )
+    efa_reader.finish()
+
     auto_deploy = values.get(f"{project}:autoDeploy", False)
     if not isinstance(auto_deploy, bool):
         problems.append(
@@ -769,4 +804,5 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         kubernetes=kubernetes,
         imex_check=imex,
         auto_deploy=auto_deploy,
+        efa_check=efa_check,
     )

@@ -11,12 +11,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
 from ultraserver.builders.nvbandwidth_job import TESTCASE
 from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.problems import Problem, blocking
 from ultraserver.verify.clients import ClusterError, ClusterReader, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation, StackExpectation
+from ultraserver.verify.nccl import judge_efa, parse_nccl_output
 from ultraserver.verify.nvbandwidth import (
     BandwidthOutputError,
     check_bandwidth,
@@ -25,8 +27,8 @@ from ultraserver.verify.nvbandwidth import (
     parse_bandwidth_matrix,
 )
 
-CLUSTER = "cluster"
-NODE_FACTS, DEVICE_CLASSES, NVLINK, FLEET = "node-facts", "dra-device-classes", "nvlink", "ultraservers"
+CLUSTER, ACROSS = "cluster", "across-ultraservers"
+NODE_FACTS, DEVICE_CLASSES, NVLINK, FLEET, EFA = "node-facts", "dra-device-classes", "nvlink", "ultraservers", "efa"
 GPU_RESOURCE, EFA_RESOURCE = "nvidia.com/gpu", "vpc.amazonaws.com/efa"
 _NO_MNNVL_UUID = "00000000-0000-0000-0000-000000000000"
 
@@ -375,6 +377,20 @@ def nvlink_verdicts(reader: ClusterReader, expected: StackExpectation) -> list[V
     return verdicts
 
 
+def efa_verdict(reader: ClusterReader, expected: StackExpectation) -> Verdict:
+    """The cross-UltraServer nccl-tests run: EFA used, no wrong values, large-message bus bandwidth at threshold."""
+    job, namespace = expected.efa_job, expected.efa_namespace
+    launcher = read_launcher(reader, namespace, job)
+    if launcher.problems:
+        return Verdict(ACROSS, EFA, f"MPIJob {job}: no finished run to judge", launcher.problems)
+    judgement = judge_efa(parse_nccl_output(launcher.log), expected.efa_min_bus_bandwidth_gbps, LARGE_MESSAGE_BYTES)
+    found = tuple(
+        Problem(f"MPIJob {job} {key}", value, allowed, fix) for key, value, allowed, fix in judgement.findings
+    )
+    evidence = f"MPIJob {job} over {expected.efa_ultraservers} UltraServers (launcher {launcher.phase}): "
+    return Verdict(ACROSS, EFA, evidence + judgement.evidence, found, log_tail(launcher.log) if found else ())
+
+
 def _read(call: Callable[[], Any]) -> Any:
     try:
         return call()
@@ -389,6 +405,8 @@ def planned_checks(expected: StackExpectation) -> list[tuple[str, str]]:
         pairs.append((group.name, FLEET if group.fleet else NODE_FACTS))
         for index, _ in enumerate(group.nvlink_jobs, start=1):
             pairs.append((group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}", NVLINK))
+    if expected.efa_job:
+        pairs.append((ACROSS, EFA))
     return pairs
 
 
@@ -408,6 +426,8 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
         verdicts.extend(node_fact_verdicts(group, nodes, plugin_pods))
     if not node_facts_only:
         verdicts.extend(nvlink_verdicts(reader, expected))
+        if expected.efa_job:
+            verdicts.append(efa_verdict(reader, expected))
     return verdicts
 
 

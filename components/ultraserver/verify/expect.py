@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.imex_check import imex_check_args, target_job_names
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names, ultraservers_per_node_group
@@ -53,6 +54,11 @@ class StackExpectation:
     imex_namespace: str = ""
     """Namespace of the nvbandwidth jobs; empty when the stack deploys no IMEX check."""
     nvlink_threshold_gbps: float = 0.0
+    efa_namespace: str = ""
+    """Namespace of the EFA check's MPIJob; empty when the stack deploys no EFA check."""
+    efa_job: str = ""
+    efa_min_bus_bandwidth_gbps: float = 0.0
+    efa_ultraservers: int = 0
 
 
 def expectation(settings: Settings) -> StackExpectation:
@@ -76,8 +82,13 @@ def expectation(settings: Settings) -> StackExpectation:
                     nvlink_jobs=jobs_by_target.get(name, ()),
                 )
             )
+    efa_check = efa_check_args(settings)
     return StackExpectation(
         groups=tuple(groups),
+        efa_namespace=efa_check.namespace if efa_check else "",
+        efa_job=efa_check.name if efa_check else "",
+        efa_min_bus_bandwidth_gbps=efa_check.min_bus_bandwidth_gbps if efa_check else 0.0,
+        efa_ultraservers=efa_check.ultraservers if efa_check else 0,
         dra_namespace=settings.kubernetes.dra_driver.namespace or DRA_DRIVER_NAMESPACE,
         imex_namespace=check.namespace if check else "",
         nvlink_threshold_gbps=check.threshold_gbps if check else 0.0,
