@@ -310,3 +310,18 @@ def test_group_follows_the_templates_latest_version(monkeypatch: pytest.MonkeyPa
     for mode, group_type in (("managed", NG), ("self-managed", ASG)):
         recorded = record(lambda mode=mode: GpuNodeGroup("gpu", args(mode=mode)))
         assert only(recorded, group_type)["launchTemplate"]["version"] == "7"
+
+
+def test_auto_repair_is_off_by_default_and_cautious_when_on() -> None:
+    assert "nodeRepairConfig" not in only(record(lambda: GpuNodeGroup("gpu", args())), NG)
+    group = only(record(lambda: GpuNodeGroup("gpu", args(auto_repair=True))), NG)
+    assert group["nodeRepairConfig"] == {
+        "enabled": True,
+        "maxParallelNodesRepairedCount": 1,
+        "maxUnhealthyNodeThresholdCount": 2,
+    }
+
+
+def test_auto_repair_needs_a_managed_group() -> None:
+    with pytest.raises(ConfigError, match="autoRepair: true needs mode: managed"):
+        record(lambda: GpuNodeGroup("gpu", args(auto_repair=True, mode="self-managed")))

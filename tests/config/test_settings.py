@@ -192,3 +192,12 @@ def test_imex_check_nodes_all_means_every_node() -> None:
 def test_imex_check_nodes_other_words_are_rejected() -> None:
     (problem,) = problems_for("gb200-x72", "imexCheck", {"nodes": "every"})
     assert problem.startswith("ultraserver-eks:imexCheck.nodes: got 'every'; allowed: an integer 2 to 18, or \"all\"")
+
+
+def test_auto_repair_is_read_and_refused_on_self_managed_groups() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:gpuNodeGroups"][0]["autoRepair"] = True
+    assert parse_settings(config, stack="gb200-x72").gpu_node_groups[0].auto_repair is True
+    config["ultraserver-eks:gpuNodeGroups"][0]["mode"] = "self-managed"
+    with pytest.raises(ConfigError, match=r"gpuNodeGroups\[0\].autoRepair: got True; allowed: autoRepair only"):
+        parse_settings(config, stack="gb200-x72")

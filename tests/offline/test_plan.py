@@ -86,7 +86,9 @@ def test_addon_versions_reach_the_cluster(plan_with) -> None:  # type: ignore[no
     plan = plan_with("gb200-x72", {"addons": {"vpcCni": "v1.20.4-eksbuild.1", "podIdentityAgent": "v1.3.8-eksbuild.2"}})
     cluster = plan.of_type("eks:index:Cluster")[0].inputs
     assert cluster["vpcCniOptions"]["addonVersion"] == "v1.20.4-eksbuild.1"
-    addon = plan.of_type("aws:eks/addon:Addon")[0].inputs
+    (addon,) = [
+        r.inputs for r in plan.of_type("aws:eks/addon:Addon") if r.inputs["addonName"] != "eks-node-monitoring-agent"
+    ]
     assert addon["addonName"] == "eks-pod-identity-agent" and addon["addonVersion"] == "v1.3.8-eksbuild.2"
 
 
@@ -223,3 +225,12 @@ def test_gpu_nodes_wait_for_the_control_plane_security_group_rules(shipped_plan)
     for kind in ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"):
         gpu = next(r for r in plan.of_type(kind) if r.name == "gb200-x72-nvl72")
         assert rules <= set(gpu.dependencies), kind
+
+
+def test_node_monitoring_agent_addon_waits_for_the_system_nodes(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan("gb200-x72")
+    (agent,) = [r for r in plan.of_type("aws:eks/addon:Addon") if r.inputs["addonName"] == "eks-node-monitoring-agent"]
+    (system,) = [r for r in plan.of_type("aws:eks/nodeGroup:NodeGroup") if r.name.endswith("-system")]
+    assert system.urn in agent.dependencies
+    off = plan_with("gb200-x72", {"health": {"nodeMonitoringAgent": False}})
+    assert [r.inputs["addonName"] for r in off.of_type("aws:eks/addon:Addon")] == ["eks-pod-identity-agent"]

@@ -87,6 +87,8 @@ class ClusterArgs:
     """System node root volume size."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every AWS resource."""
+    node_monitoring_agent: bool = True
+    """Install the eks-node-monitoring-agent add-on (node health conditions; see docs/health.md)."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -186,4 +188,14 @@ class Cluster(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[role]),
         )
+        if args.node_monitoring_agent:
+            # A DaemonSet: like the other node-needing add-ons it waits for the system nodes.
+            aws.eks.Addon(
+                f"{name}-node-monitoring-agent",
+                cluster_name=self.name,
+                addon_name="eks-node-monitoring-agent",
+                resolve_conflicts_on_create="OVERWRITE",
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
+            )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})

@@ -123,6 +123,8 @@ class GpuNodeGroupArgs:
     """AWS tags for every resource."""
     now: datetime | None = None
     """Clock for the reservation window; the current UTC time when unset."""
+    auto_repair: bool = False
+    """EKS node auto repair (managed mode only; see docs/health.md for why it is off by default)."""
 
 
 def _problems(args: GpuNodeGroupArgs) -> list[str]:
@@ -156,6 +158,11 @@ def _problems(args: GpuNodeGroupArgs) -> list[str]:
         problems.append(
             f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
             f"{', '.join(LOCAL_STORAGE_STRATEGIES)}."
+        )
+    if args.auto_repair and args.mode != "managed":
+        problems.append(
+            "autoRepair: true needs mode: managed; EKS node auto repair works only with managed node groups "
+            "(and Karpenter). Remove autoRepair or use a managed group."
         )
     if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
         problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
@@ -202,6 +209,22 @@ def _image_id(args: GpuNodeGroupArgs) -> pulumi.Input[str]:
     if args.image_id is not None:
         return args.image_id
     return aws.ssm.get_parameter_output(name=_ami_parameter_name(args)).value
+
+
+REPAIR_MAX_PARALLEL_NODES = 1
+"""Nodes EKS repairs at once: a replaced node of a Capacity Block needs a free slot in the block, so one at a time."""
+REPAIR_MAX_UNHEALTHY_NODES = 2
+"""Above this many unhealthy nodes EKS stops repairing: a fleet-wide signal (e.g. the node monitoring agent failing
+to reach DCGM, aws/containers-roadmap#2763) is more likely a false positive than many broken GPUs."""
+
+
+def node_repair_config() -> aws.eks.NodeGroupNodeRepairConfigArgs:
+    """Auto repair, cautious: one node at a time, paused when more than a couple of nodes look unhealthy."""
+    return aws.eks.NodeGroupNodeRepairConfigArgs(
+        enabled=True,
+        max_parallel_nodes_repaired_count=REPAIR_MAX_PARALLEL_NODES,
+        max_unhealthy_node_threshold_count=REPAIR_MAX_UNHEALTHY_NODES,
+    )
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -276,6 +299,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 ),
                 labels=args.labels,
                 taints=[aws.eks.NodeGroupTaintArgs(key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect="NO_SCHEDULE")],
+                node_repair_config=node_repair_config() if args.auto_repair else None,
                 tags=group_tags,
                 opts=after_role,
             )

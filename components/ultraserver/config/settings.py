@@ -34,6 +34,7 @@ SECTIONS = (
     "kubernetes",
     "imexCheck",
     "efaCheck",
+    "health",
     "autoDeploy",
 )
 
@@ -167,6 +168,8 @@ class GpuNodeGroupSettings:
     """Capacity block window for scheduled scaling; none keeps the size fixed."""
     scale_to_zero_for_upgrade: bool = False
     """Hold the group at 0 nodes (required before a version or AMI upgrade)."""
+    auto_repair: bool = False
+    """EKS node auto repair (managed groups only; off by default, see docs/health.md)."""
 
     @property
     def grouped(self) -> bool:
@@ -248,6 +251,18 @@ class EfaCheckSettings:
 
 
 @dataclass(frozen=True)
+class HealthSettings:
+    """Continuous node health: the EKS node monitoring agent and the drift CronJob."""
+
+    node_monitoring_agent: bool = True
+    """Install the eks-node-monitoring-agent add-on."""
+    drift_check_enabled: bool = True
+    """Run the cheap node-facts check on a schedule and report drift (e.g. a node that lost EFA devices)."""
+    drift_check_schedule: str = "*/30 * * * *"
+    """Cron schedule of the drift check."""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a stack declares."""
 
@@ -275,6 +290,8 @@ class Settings:
     """Deploy this stack automatically on pushes to main (CI)."""
     efa_check: EfaCheckSettings = field(default_factory=EfaCheckSettings)
     """The cross-UltraServer EFA check."""
+    health: HealthSettings = field(default_factory=HealthSettings)
+    """Node monitoring agent and drift check."""
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -582,8 +599,18 @@ def _read_gpu_group(r: Reader, network: NetworkSettings, region: str) -> GpuNode
         labels=r.string_map("labels", {}),
         reservation_window=window,
         scale_to_zero_for_upgrade=r.boolean("scaleToZeroForUpgrade", False),
+        auto_repair=r.boolean("autoRepair", False),
     )
     r.finish()
+    if group.auto_repair and mode == "self-managed":
+        r.problems.append(
+            problem(
+                r.path("autoRepair"),
+                True,
+                "autoRepair only with mode: managed (EKS auto repair works with managed node groups and Karpenter)",
+                "remove autoRepair, or use mode: managed",
+            )
+        )
     if us_type and desired is not None:
         full = group.instances_per_ultraserver * (count if group_arn else 1)
         if desired > full:
@@ -783,6 +810,21 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
     )
     efa_reader.finish()
 
+    health_reader = section("health")
+    drift_reader = health_reader.child("driftCheck")
+    health = HealthSettings(
+        node_monitoring_agent=health_reader.boolean("nodeMonitoringAgent", True),
+        drift_check_enabled=drift_reader.boolean("enabled", True),
+        drift_check_schedule=drift_reader.string(
+            "schedule",
+            "*/30 * * * *",
+            pattern=r"(\S+\s+){4}\S+",
+            allowed="a five-field cron schedule such as '*/30 * * * *'",
+        ),
+    )
+    drift_reader.finish()
+    health_reader.finish()
+
     auto_deploy = values.get(f"{project}:autoDeploy", False)
     if not isinstance(auto_deploy, bool):
         problems.append(
@@ -805,4 +847,5 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         imex_check=imex,
         auto_deploy=auto_deploy,
         efa_check=efa_check,
+        health=health,
     )
