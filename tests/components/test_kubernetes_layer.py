@@ -157,3 +157,23 @@ def test_imex_check_needs_the_mpi_operator() -> None:
 
 def test_mpi_operator_can_be_skipped() -> None:
     assert deploy(mpi_operator=None).of_type("kubernetes:yaml/v2:ConfigFile") == []
+
+
+def test_prometheus_stack_is_optional_and_installed_before_the_gpu_operator_service_monitor() -> None:
+    without = deploy()
+    assert "kube-prometheus-stack" not in {r.inputs["chart"] for r in without.of_type(RELEASE)}
+    values = one(without, RELEASE, "gpu-operator").inputs["values"]
+    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
+
+    recorded = deploy(prometheus_stack=ReleaseSettings())
+    stack = one(recorded, RELEASE, "prometheus-stack")
+    assert (stack.inputs["chart"], stack.inputs["version"], stack.inputs["namespace"]) == (
+        "kube-prometheus-stack",
+        "81.4.5",
+        "monitoring",
+    )
+    assert stack.inputs["repositoryOpts"]["repo"] == "https://prometheus-community.github.io/helm-charts"
+    gpu_operator = one(recorded, RELEASE, "gpu-operator")
+    assert gpu_operator.inputs["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
+    assert set(gpu_operator.dependencies) == base_urns(recorded) | {stack.urn}
+    assert set(stack.dependencies) == base_urns(recorded)

@@ -201,3 +201,22 @@ def test_auto_repair_is_read_and_refused_on_self_managed_groups() -> None:
     config["ultraserver-eks:gpuNodeGroups"][0]["mode"] = "self-managed"
     with pytest.raises(ConfigError, match=r"gpuNodeGroups\[0\].autoRepair: got True; allowed: autoRepair only"):
         parse_settings(config, stack="gb200-x72")
+
+
+def test_prometheus_stack_is_off_by_default_and_read_with_its_release_settings() -> None:
+    assert parse_settings(stack_config("gb200-x72"), stack="gb200-x72").kubernetes.prometheus_stack_enabled is False
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config.setdefault("ultraserver-eks:kubernetes", {})["prometheusStack"] = {"enabled": True, "timeoutSeconds": 1200}
+    kubernetes = parse_settings(config, stack="gb200-x72").kubernetes
+    assert kubernetes.prometheus_stack_enabled is True and kubernetes.prometheus_stack.timeout_seconds == 1200
+
+
+def test_health_settings_defaults_and_bad_schedule() -> None:
+    health = parse_settings(stack_config("gb200-x72"), stack="gb200-x72").health
+    assert (health.node_monitoring_agent, health.drift_check_enabled, health.drift_check_schedule) == (
+        True,
+        True,
+        "*/30 * * * *",
+    )
+    (problem,) = problems_for("gb200-x72", "health", {"driftCheck": {"schedule": "hourly"}})
+    assert problem.startswith("ultraserver-eks:health.driftCheck.schedule: got 'hourly'")

@@ -14,6 +14,7 @@ from ultraserver.builders.helm_values import (
     dra_driver_values,
     efa_device_plugin_values,
     gpu_operator_values,
+    kube_prometheus_stack_values,
 )
 from ultraserver.components.child_options import child_options
 from ultraserver.config.settings import ReleaseSettings
@@ -121,6 +122,7 @@ GPU_OPERATOR = ChartTarget(charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", 
 DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", DRA_DRIVER_NAMESPACE, True)
 # The chart's docs install it into kube-system, next to the other node networking agents.
 EFA_DEVICE_PLUGIN = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False)
+KUBE_PROMETHEUS_STACK = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
 
 
 @dataclass
@@ -131,6 +133,8 @@ class GpuOperatorArgs:
     """Labels of the system node group, where the operator and NFD master run."""
     release: ReleaseSettings = field(default_factory=ReleaseSettings)
     """Version, values override and Helm options."""
+    service_monitor: bool = False
+    """Create the dcgm-exporter ServiceMonitor; only when the Prometheus Operator CRDs are installed first."""
 
 
 class GpuOperator(ChartRelease):
@@ -141,7 +145,7 @@ class GpuOperator(ChartRelease):
             "ultraserver:index:GpuOperator",
             name,
             GPU_OPERATOR,
-            gpu_operator_values(args.system_node_selector),
+            gpu_operator_values(args.system_node_selector, args.service_monitor),
             args.release,
             opts,
         )
@@ -190,6 +194,30 @@ class EfaDevicePlugin(ChartRelease):
             name,
             EFA_DEVICE_PLUGIN,
             efa_device_plugin_values(),
+            args.release,
+            opts,
+        )
+
+
+@dataclass
+class PrometheusStackArgs:
+    """Inputs of the optional kube-prometheus-stack release."""
+
+    system_node_selector: dict[str, str]
+    """Labels of the system node group, where Prometheus, Alertmanager, Grafana and the operator run."""
+    release: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """Version, values override and Helm options."""
+
+
+class PrometheusStack(ChartRelease):
+    """kube-prometheus-stack: Prometheus Operator and its CRDs, Prometheus selecting every ServiceMonitor."""
+
+    def __init__(self, name: str, args: PrometheusStackArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(
+            "ultraserver:index:PrometheusStack",
+            name,
+            KUBE_PROMETHEUS_STACK,
+            kube_prometheus_stack_values(args.system_node_selector),
             args.release,
             opts,
         )

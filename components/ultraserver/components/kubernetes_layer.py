@@ -17,6 +17,8 @@ from ultraserver.components.helm_release import (
     EfaDevicePluginArgs,
     GpuOperator,
     GpuOperatorArgs,
+    PrometheusStack,
+    PrometheusStackArgs,
     ReleaseSettings,
 )
 from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
@@ -40,6 +42,8 @@ class KubernetesLayerArgs:
     """NVIDIA DRA driver version, values override and Helm options."""
     efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
     """EFA device plugin version, values override and Helm options."""
+    prometheus_stack: ReleaseSettings | None = None
+    """kube-prometheus-stack; None installs none (and the GPU Operator then creates no ServiceMonitor)."""
     mpi_operator: MpiOperatorArgs | None = field(default_factory=MpiOperatorArgs)
     """MPI operator install; None skips it (the IMEX check then cannot run)."""
     imex_check: ImexCheckArgs | None = None
@@ -52,6 +56,7 @@ class KubernetesLayer(pulumi.ComponentResource):
     """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
 
     gpu_operator: GpuOperator
+    prometheus_stack: PrometheusStack | None
     dra_driver: DraDriver
     efa_device_plugin: EfaDevicePlugin
     mpi_operator: MpiOperator | None
@@ -73,8 +78,20 @@ class KubernetesLayer(pulumi.ComponentResource):
             return pulumi.ResourceOptions(parent=self, providers=[args.provider], depends_on=list(after))
 
         base = args.depends_on
+        self.prometheus_stack = (
+            PrometheusStack(
+                f"{name}-prometheus-stack", PrometheusStackArgs(system, args.prometheus_stack), child(*base)
+            )
+            if args.prometheus_stack is not None
+            else None
+        )
+        # The dcgm-exporter ServiceMonitor needs the Prometheus Operator CRDs first (the operator reports NotReady
+        # without them), so it is on only with the stack, and the GPU Operator then waits for the stack.
+        monitored = [self.prometheus_stack] if self.prometheus_stack else []
         self.gpu_operator = GpuOperator(
-            f"{name}-gpu-operator", GpuOperatorArgs(system, args.gpu_operator), child(*base)
+            f"{name}-gpu-operator",
+            GpuOperatorArgs(system, args.gpu_operator, service_monitor=bool(monitored)),
+            child(*base, *monitored),
         )
         # ComputeDomains rely on the clique label GFD (deployed by the GPU Operator) puts on nodes.
         self.dra_driver = DraDriver(

@@ -222,6 +222,10 @@ class KubernetesSettings:
     """NVIDIA DRA driver chart (ComputeDomains)."""
     efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
     """AWS EFA Kubernetes device plugin chart."""
+    prometheus_stack: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """kube-prometheus-stack chart (installed only when prometheus_stack_enabled)."""
+    prometheus_stack_enabled: bool = False
+    """Install kube-prometheus-stack and the GPU Operator's dcgm-exporter ServiceMonitor."""
 
 
 @dataclass(frozen=True)
@@ -768,10 +772,13 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         )
 
     k8s_reader = section("kubernetes")
+    prometheus_reader = k8s_reader.child("prometheusStack")
     kubernetes = KubernetesSettings(
         gpu_operator=_read_chart(k8s_reader.child("gpuOperator"), charts.GPU_OPERATOR),
         dra_driver=_read_chart(k8s_reader.child("draDriver"), charts.DRA_DRIVER),
         efa_device_plugin=_read_chart(k8s_reader.child("efaDevicePlugin"), charts.EFA_DEVICE_PLUGIN),
+        prometheus_stack_enabled=prometheus_reader.boolean("enabled", False),
+        prometheus_stack=_read_chart(prometheus_reader, charts.KUBE_PROMETHEUS_STACK),
     )
     k8s_reader.finish()
 
