@@ -110,9 +110,10 @@ def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan
         if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs
     ]
     kinds = {r.inputs["kind"] for r in declared}
-    assert {"ComputeDomain", "MPIJob", "Namespace"} <= kinds
+    assert {"ComputeDomain", "MPIJob", "Namespace", "CronJob", "ClusterRoleBinding"} <= kinds
     for resource in declared:
-        manifest = {k: v for k, v in resource.inputs.items() if k in ("apiVersion", "kind", "metadata", "spec")}
+        fields = ("apiVersion", "kind", "metadata", "spec", "data", "rules", "roleRef", "subjects")
+        manifest = {k: v for k, v in resource.inputs.items() if k in fields}
         if resource.inputs["kind"] in ("ComputeDomain", "MPIJob"):
             validate_custom(manifest)
         else:

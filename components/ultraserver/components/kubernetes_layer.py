@@ -7,8 +7,10 @@ from dataclasses import dataclass, field, replace
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
+from ultraserver.components.drift_check import DriftCheck
 from ultraserver.components.efa_check import EfaCheck
 from ultraserver.components.helm_release import (
     DraDriver,
@@ -50,6 +52,8 @@ class KubernetesLayerArgs:
     """IMEX nvbandwidth check per UltraServer; None deploys no check."""
     efa_check: EfaCheckArgs | None = None
     """nccl-tests all_reduce across UltraServers over EFA; None deploys no check."""
+    drift_check: DriftCheckArgs | None = None
+    """CronJob re-running the node-facts check; None deploys none."""
 
 
 class KubernetesLayer(pulumi.ComponentResource):
@@ -62,6 +66,7 @@ class KubernetesLayer(pulumi.ComponentResource):
     mpi_operator: MpiOperator | None
     imex_check: ImexCheck | None
     efa_check: EfaCheck | None
+    drift_check: DriftCheck | None
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
@@ -117,6 +122,12 @@ class KubernetesLayer(pulumi.ComponentResource):
             if not efa_args.launcher_node_selector:
                 efa_args = replace(efa_args, launcher_node_selector=system)
             self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin))
+        self.drift_check = None
+        if args.drift_check is not None:
+            drift_args = args.drift_check
+            if not drift_args.node_selector:
+                drift_args = replace(drift_args, node_selector=system)
+            self.drift_check = DriftCheck(f"{name}-drift-check", drift_args, child(*base))
         self.register_outputs(
             {
                 "efaCheckJob": self.efa_check.job_name if self.efa_check else None,
