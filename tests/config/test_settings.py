@@ -220,3 +220,14 @@ def test_health_settings_defaults_and_bad_schedule() -> None:
     )
     (problem,) = problems_for("gb200-x72", "health", {"driftCheck": {"schedule": "hourly"}})
     assert problem.startswith("ultraserver-eks:health.driftCheck.schedule: got 'hourly'")
+
+
+def test_imex_check_nodes_are_compared_with_one_ultraserver_of_a_fleet() -> None:
+    def shrink_fleet(groups: list[dict[str, Any]]) -> None:
+        groups[1]["desiredSize"] = 16  # 8 UltraServers, 2 nodes each on average
+
+    problems = problems_for("gb200-multi", "gpuNodeGroups", shrink_fleet)
+    assert problems == [
+        "ultraserver-eks:imexCheck.nodes: got 4; allowed: at most the 2 nodes of one UltraServer of group fleet; "
+        "fix: lower nodes or disable the check"
+    ]

@@ -797,12 +797,14 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
     )
     imex_reader.finish()
     for group in groups:
-        if imex.enabled and imex.nodes is not None and imex.nodes > group.nodes_per_group > 0:
+        # A grouped fleet runs one job per UltraServer: compare with the nodes of one of its UltraServers.
+        per_ultraserver = group.nodes_per_group // max(1, group.ultraservers // group.node_groups)
+        if imex.enabled and imex.nodes is not None and imex.nodes > per_ultraserver > 0:
             problems.append(
                 problem(
                     f"{project}:imexCheck.nodes",
                     imex.nodes,
-                    f"at most the {group.nodes_per_group} nodes of group {group.name}",
+                    f"at most the {per_ultraserver} nodes of one UltraServer of group {group.name}",
                     "lower nodes or disable the check",
                 )
             )
