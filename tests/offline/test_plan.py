@@ -184,6 +184,7 @@ def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_groupe
     jobs = sorted(r.inputs["metadata"]["name"] for r in plan.resources if r.inputs.get("kind") == "MPIJob")
     nvlink = [f"nvbandwidth-fleet-{i}" for i in range(1, 9)] + [f"nvbandwidth-nvl72-{i}" for i in range(1, 5)]
     assert [j for j in jobs if j.startswith("nvbandwidth-")] == sorted(nvlink)
+    assert [j for j in jobs if not j.startswith("nvbandwidth-")] == ["nccl-efa"]  # EFA across UltraServers
     text = summary(plan)
     assert "216 GPU in 5 GPU node groups" in text and "GPUs: 864" in text and "WARNING" not in text
 
@@ -243,3 +244,14 @@ def test_drift_cron_job_is_planned_and_can_be_turned_off(shipped_plan, plan_with
     assert hourly.of_type("kubernetes:batch/v1:CronJob")[0].inputs["spec"]["schedule"] == "0 * * * *"
     off = plan_with("gb200-x72", {"health": {"driftCheck": {"enabled": False}}})
     assert off.of_type("kubernetes:batch/v1:CronJob") == []
+
+
+def test_prometheus_stack_is_planned_only_when_enabled(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
+    def charts(plan):  # type: ignore[no-untyped-def]
+        return {r.inputs["chart"] for r in plan.of_type("kubernetes:helm.sh/v3:Release")}
+
+    assert "kube-prometheus-stack" not in charts(shipped_plan("gb200-x72"))
+    on = plan_with("gb200-x72", {"kubernetes": {"prometheusStack": {"enabled": True}}})
+    assert "kube-prometheus-stack" in charts(on)
+    (operator,) = [r for r in on.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "gpu-operator"]
+    assert operator.inputs["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
