@@ -91,7 +91,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ultraserver.verify.checks import exit_code, run_checks
     from ultraserver.verify.clients import KubeconfigError, connect
     from ultraserver.verify.expect import expectation
-    from ultraserver.verify.report import format_verdicts, verdicts_json
+    from ultraserver.verify.report import format_verdicts, not_checked, verdicts_json
 
     expected = expectation(stack_settings(args.project_dir, args.stack))
     if not expected.groups:
@@ -103,9 +103,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"verify: {err}", file=sys.stderr)
         return EXIT_USAGE
     verdicts = run_checks(reader, expected, node_facts_only=args.node_facts_only)
-    print(format_verdicts(verdicts))
+    notes = [] if args.node_facts_only else not_checked(expected)
+    print(format_verdicts(verdicts, notes))
     if args.json:
-        Path(args.json).write_text(json.dumps(verdicts_json(args.stack, verdicts), indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(verdicts_json(args.stack, verdicts, notes), indent=2) + "\n")
         print(f"\nVerdicts JSON written to {args.json}")
     return exit_code(verdicts)
 

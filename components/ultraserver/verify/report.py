@@ -6,10 +6,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from ultraserver.verify.checks import Verdict
+from ultraserver.verify.expect import StackExpectation
 
 
-def format_verdicts(verdicts: Sequence[Verdict]) -> str:
-    """One line per UltraServer and check, then the failures' problems, fixes and log tails."""
+def not_checked(expected: StackExpectation) -> list[str]:
+    """Checks the stack does not deploy, named so their absence is never read as a pass."""
+    notes = []
+    if not expected.imex_namespace:
+        notes.append("nvlink: not checked, the stack deploys no IMEX check (imexCheck.enabled: false)")
+    if not expected.efa_job:
+        notes.append(
+            "efa: not checked, the stack deploys no EFA check (efaCheck.enabled: false, or fewer than two "
+            "UltraServers share one EFA layout)"
+        )
+    return notes
+
+
+def format_verdicts(verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> str:
+    """One line per UltraServer and check, then the failures' problems, fixes and log tails, then `notes`."""
     width_u = max([len("ULTRASERVER")] + [len(v.ultraserver) for v in verdicts])
     width_c = max([len("CHECK")] + [len(v.check) for v in verdicts])
     lines = [f"{'ULTRASERVER':<{width_u}}  {'CHECK':<{width_c}}  VERDICT  EVIDENCE"]
@@ -27,13 +41,15 @@ def format_verdicts(verdicts: Sequence[Verdict]) -> str:
             lines += [f"    | {line}" for line in v.log_tail]
     passed = sum(v.passed for v in verdicts)
     lines += ["", f"{passed} of {len(verdicts)} checks passed" + ("" if not failed else f", {len(failed)} FAILED")]
+    lines += [f"note: {note}" for note in notes]
     return "\n".join(lines)
 
 
-def verdicts_json(stack: str, verdicts: Sequence[Verdict]) -> dict[str, Any]:
+def verdicts_json(stack: str, verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> dict[str, Any]:
     """The machine-readable report (--json)."""
     return {
         "stack": stack,
         "passed": all(v.passed for v in verdicts),
         "checks": [v.to_json() for v in verdicts],
+        "notChecked": list(notes),
     }
