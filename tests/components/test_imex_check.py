@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ultraserver.builders.nvbandwidth_job import mpijob_manifest
+from ultraserver.builders.nvbandwidth_job import launcher_command, mpijob_manifest
 from ultraserver.components.imex_check import ImexCheckArgs, job_args
 from ultraserver.config.views import ImexTarget
 from ultraserver.problems import ConfigError
@@ -67,8 +67,10 @@ def test_nodes_all_spans_every_instance(target: ImexTarget, workers: int) -> Non
     (job,) = job_args(ImexCheckArgs(targets=[target], nodes=None))
     manifest = mpijob_manifest(job)
     assert manifest["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == workers
-    command = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["args"]
+    command = launcher_command(job)
     assert command[command.index("-np") + 1] == str(4 * workers)
+    (script,) = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["args"]
+    assert f"-np {workers} /bin/sh" in script
 
 
 def test_nodes_all_follows_a_group_below_full_size() -> None:

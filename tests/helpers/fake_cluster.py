@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ultraserver.builders.nvbandwidth_job import TESTCASE
+from ultraserver.builders.nvbandwidth_job import NODE_REPORT_PREFIX, TESTCASE
 from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.verify.clients import ClusterError, Node, Pod
@@ -107,12 +107,17 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
                     )
                 )
                 plugins.append(Pod(f"plugin-{name}", expected.dra_namespace, name, "Running", True))
-        for job in group.nvlink_jobs:
+        members = [n for n in cluster.node_list if n.labels[ULTRASERVER_LABEL] == group.name]
+        for index, job in enumerate(group.nvlink_jobs):
             launcher = Pod(
                 f"{job}-launcher-abcde", expected.imex_namespace, "sys-0", "Succeeded", False, "2026-11-23T00:00:00"
             )
             cluster.pod_map[(expected.imex_namespace, f"job-name={job}-launcher")] = [launcher]
-            cluster.logs[(expected.imex_namespace, launcher.name)] = nvbandwidth_output(nvlink_nodes)
+            # Job i of a fleet ran on UltraServer i; the launcher names its workers' nodes before the run.
+            per = group.nodes // group.ultraservers
+            ran_on = members[index * per : index * per + nvlink_nodes]
+            report = "".join(f"{NODE_REPORT_PREFIX}{n.name}\n" for n in ran_on)
+            cluster.logs[(expected.imex_namespace, launcher.name)] = report + nvbandwidth_output(nvlink_nodes)
     cluster.pod_map[(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR)] = plugins
     if expected.efa_job:
         launcher = Pod(f"{expected.efa_job}-launcher-x", expected.efa_namespace, "sys-0", "Succeeded", False, "1")

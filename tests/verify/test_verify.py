@@ -59,9 +59,13 @@ def test_every_ultraserver_of_the_multi_stack_is_judged() -> None:
     verdicts = run_checks(healthy_cluster(expected, nvlink_nodes=4), expected)
     assert all(v.passed for v in verdicts), format_verdicts(verdicts)
     nvlink = sorted(v.ultraserver for v in verdicts if v.check == "nvlink")
-    assert nvlink == sorted([f"nvl72-{i}" for i in range(1, 5)] + [f"fleet#{i}" for i in range(1, 9)])
-    fleet_facts = [v for v in verdicts if v.check == "node-facts" and v.ultraserver.startswith("fleet/")]
+    fleet_facts = sorted(
+        v.ultraserver for v in verdicts if v.check == "node-facts" and v.ultraserver.startswith("fleet/")
+    )
     assert len(fleet_facts) == 8
+    # Each fleet job's verdict carries the UltraServer (clique) it ran on, named like the node-facts verdicts.
+    assert nvlink == sorted([f"nvl72-{i}" for i in range(1, 5)] + fleet_facts)
+    assert by_key(verdicts)[("fleet", "nvlink-coverage")].evidence == "8 of 8 UltraServers tested by 8 jobs"
     assert by_key(verdicts)[("fleet", "ultraservers")].evidence == "144 nodes in 8 cliques (expected 144 in 8)"
 
 
@@ -120,8 +124,10 @@ def test_a_kubernetes_api_error_on_one_log_fails_only_that_check() -> None:
     cluster = healthy_cluster(expected, nvlink_nodes=4)
     cluster.broken_logs = {"nvbandwidth-fleet-5-launcher-abcde"}
     failed = [v for v in run_checks(cluster, expected) if not v.passed]
-    assert [(v.ultraserver, v.check) for v in failed] == [("fleet#5", "nvlink")]
+    assert [(v.ultraserver, v.check) for v in failed] == [("fleet#5", "nvlink"), ("fleet", "nvlink-coverage")]
     assert "HTTP 500" in failed[0].problems[0].value
+    (untested,) = failed[1].problems
+    assert untested.value == "no nvbandwidth job ran here"
 
 
 def test_unfinished_or_missing_launcher_fails_instead_of_passing() -> None:
@@ -148,7 +154,8 @@ def test_api_unreachable_fails_every_check_without_a_traceback(
     checks = json.loads(out.read_text())["checks"]
     assert checks and all(c["verdict"] == "FAILED" for c in checks)
     assert all("connection refused" in c["problems"][0]["value"] for c in checks)
-    assert len(checks) == 1 + 5 + 12 + 1  # device classes, node facts per group, nvlink per UltraServer, EFA
+    # device classes, node facts per group, nvlink per UltraServer, fleet coverage, EFA
+    assert len(checks) == 1 + 5 + 12 + 1 + 1
     assert expected.groups[-1].name == "fleet"
 
 
@@ -233,3 +240,24 @@ def test_node_facts_only_reads_no_job_logs() -> None:
     verdicts = run_checks(cluster, expected, node_facts_only=True)
     assert verdicts and all(v.passed for v in verdicts)
     assert {v.check for v in verdicts} == {"dra-device-classes", "node-facts", "ultraservers"}
+
+
+def test_two_fleet_jobs_on_one_ultraserver_leave_another_untested() -> None:
+    expected = expected_of("gb200-multi")
+    cluster = healthy_cluster(expected, nvlink_nodes=4)
+    ns = expected.imex_namespace
+    # Job 3 started after job 2 had finished and landed on job 2's UltraServer (anti-affinity no longer applied).
+    cluster.logs[(ns, "nvbandwidth-fleet-3-launcher-abcde")] = cluster.logs[(ns, "nvbandwidth-fleet-2-launcher-abcde")]
+    verdicts = run_checks(cluster, expected)
+    failed = [v for v in verdicts if not v.passed]
+    assert [(v.ultraserver, v.check) for v in failed] == [("fleet", "nvlink-coverage")]
+    (problem,) = failed[0].problems
+    third = sorted(
+        {
+            n.labels["nvidia.com/gpu.clique"]
+            for n in cluster.node_list
+            if n.labels["ultraserver.io/ultraserver"] == "fleet"
+        }
+    )[2]
+    assert problem.key == f"fleet/{third}"
+    assert failed[0].evidence == "7 of 8 UltraServers tested by 8 jobs"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,9 @@ a second for luck; a broken fabric fails every try, so more retries only delay t
 launcher Job's default of 6 applies."""
 JOB_LABEL = "ultraserver.io/imex-check"
 """Label of every pod of one nvbandwidth job (value: the job name)."""
+NODE_REPORT_PREFIX = "ultraserver-node: "
+"""Launcher log lines naming the nodes the workers ran on, so verify can tell which UltraServer a job tested."""
+_NODE_FILE = "/tmp/ultraserver-node-name"
 FLEET_LABEL = "ultraserver.io/imex-fleet"
 """Label of the workers of the jobs that share one node group of several UltraServers (value: the group)."""
 
@@ -120,16 +124,28 @@ def launcher_command(args: NvbandwidthJobArgs) -> list[str]:
     ]
 
 
+def launcher_script(args: NvbandwidthJobArgs) -> str:
+    """Shell script of the launcher: each worker names its node, then the nvbandwidth run.
+
+    A finished job's workers are deleted, and nvbandwidth only prints pod host names, so the node report is how
+    verify learns which clique (UltraServer) a job ran on. Its failure must not stop the bandwidth run.
+    """
+    report = shlex.join(
+        ["mpirun", "--map-by", "ppr:1:node", "-np", str(args.nodes), "/bin/sh", "-c"]
+        + [f'echo "{NODE_REPORT_PREFIX}$(cat {_NODE_FILE})"']
+    )
+    return f"{report} || true\nexec {shlex.join(launcher_command(args))}\n"
+
+
 def launcher_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
     """Pod template of the launcher: on system nodes, no GPU."""
-    command = launcher_command(args)
     spec: dict[str, Any] = {
         "containers": [
             {
                 "name": "mpi-launcher",
                 "image": args.image,
-                "command": command[:1],
-                "args": command[1:],
+                "command": ["/bin/sh", "-c"],
+                "args": [launcher_script(args)],
                 "securityContext": _security_context(),
             }
         ]
@@ -153,8 +169,10 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
             {
                 "name": "mpi-worker",
                 "image": args.image,
-                "command": ["/usr/sbin/sshd"],
-                "args": ["-De", "-f", _SSHD_CONFIG],
+                # Record the node name (downward API) for the launcher's node report, then run sshd.
+                "command": ["/bin/sh", "-c"],
+                "args": [f'printf "%s\\n" "$NODE_NAME" > {_NODE_FILE} && exec /usr/sbin/sshd -De -f {_SSHD_CONFIG}'],
+                "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
                 "securityContext": _security_context(),
                 # GPUs come from the device plugin, the IMEX channel from the ComputeDomain's DRA claim.
                 "resources": {"limits": {"nvidia.com/gpu": args.gpus_per_node}, "claims": [pieces.container_claim]},

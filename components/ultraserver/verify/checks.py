@@ -6,13 +6,15 @@ could not read what it needs fails too, with the API error as evidence: nothing 
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
-from ultraserver.builders.nvbandwidth_job import TESTCASE
+from ultraserver.builders.nvbandwidth_job import NODE_REPORT_PREFIX, TESTCASE
 from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.problems import Problem, blocking
@@ -29,6 +31,8 @@ from ultraserver.verify.nvbandwidth import (
 
 CLUSTER, ACROSS = "cluster", "across-ultraservers"
 NODE_FACTS, DEVICE_CLASSES, NVLINK, FLEET, EFA = "node-facts", "dra-device-classes", "nvlink", "ultraservers", "efa"
+COVERAGE = "nvlink-coverage"
+_NODE_REPORT = re.compile(rf"^{re.escape(NODE_REPORT_PREFIX)}(\S+)\s*$", re.M)
 GPU_RESOURCE, EFA_RESOURCE = "nvidia.com/gpu", "vpc.amazonaws.com/efa"
 _NO_MNNVL_UUID = "00000000-0000-0000-0000-000000000000"
 
@@ -47,6 +51,8 @@ class Verdict:
     """What is wrong; errors fail the check."""
     log_tail: tuple[str, ...] = ()
     """Last lines of the job log the verdict was read from (for failures)."""
+    cliques: tuple[str, ...] = ()
+    """NVLink cliques a job's workers ran on, as its launcher reported them (nvlink checks)."""
 
     @property
     def passed(self) -> bool:
@@ -65,6 +71,7 @@ class Verdict:
                 for p in self.problems
             ],
             "logTail": list(self.log_tail),
+            "cliques": list(self.cliques),
         }
 
 
@@ -316,13 +323,46 @@ def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherRe
     return LauncherResult(log=log, phase=newest.phase)
 
 
+def reported_nodes(log_text: str) -> list[str]:
+    """Nodes the launcher's node report names (one line per worker, before the nvbandwidth run)."""
+    return sorted(set(_NODE_REPORT.findall(log_text)))
+
+
 def nvlink_verdict(
-    reader: ClusterReader, namespace: str, job: str, ultraserver: str, threshold_gbps: float, gpus_per_node: int
+    reader: ClusterReader,
+    namespace: str,
+    job: str,
+    ultraserver: str,
+    threshold_gbps: float,
+    gpus_per_node: int,
+    node_cliques: Mapping[str, str] | None = None,
 ) -> Verdict:
-    """One UltraServer's nvbandwidth run, judged from its launcher log."""
+    """One UltraServer's nvbandwidth run, judged from its launcher log (`node_cliques`: node name -> clique)."""
     launcher = read_launcher(reader, namespace, job)
     if launcher.problems:
         return Verdict(ultraserver, NVLINK, f"MPIJob {job}: no finished run to judge", launcher.problems)
+    verdict = _judge_nvbandwidth(launcher, namespace, job, ultraserver, threshold_gbps, gpus_per_node)
+    nodes = reported_nodes(launcher.log)
+    cliques = tuple(sorted({(node_cliques or {}).get(n, "") for n in nodes} - {""}))
+    extra: list[Problem] = []
+    if len(cliques) > 1:
+        extra.append(
+            Problem(
+                f"MPIJob {job} cliques",
+                list(cliques),
+                "one clique: the job's workers must share one NVLink domain",
+                "check the clique pod affinity of the job's workers and the nodes' clique labels",
+            )
+        )
+    where = f"; ran on {len(nodes)} nodes of clique {', '.join(cliques) or 'unknown'}" if nodes else ""
+    return dataclasses.replace(
+        verdict, evidence=verdict.evidence + where, problems=verdict.problems + tuple(extra), cliques=cliques
+    )
+
+
+def _judge_nvbandwidth(
+    launcher: LauncherResult, namespace: str, job: str, ultraserver: str, threshold_gbps: float, gpus_per_node: int
+) -> Verdict:
     tail = log_tail(launcher.log)
     try:
         matrix = parse_bandwidth_matrix(launcher.log)
@@ -363,17 +403,64 @@ def nvlink_verdict(
     )
 
 
-def nvlink_verdicts(reader: ClusterReader, expected: StackExpectation) -> list[Verdict]:
-    """One nvbandwidth verdict per UltraServer that has a job; a failure never stops the others."""
+def coverage_verdict(group: NodeGroupExpectation, jobs: list[Verdict], fleet_cliques: set[str]) -> Verdict:
+    """Every UltraServer of a grouped fleet was tested by one of its jobs.
+
+    The jobs avoid each other's cliques only while their workers run; a job scheduled after another finished may
+    land on an UltraServer already tested, leaving another untested. This check makes that visible.
+    """
+    covered = {c for v in jobs for c in v.cliques}
+    found = [
+        Problem(
+            f"{group.name}/{clique}",
+            "no nvbandwidth job ran here",
+            "one job per UltraServer of the fleet",
+            "rerun the fleet's jobs together (delete its MPIJobs, then pulumi up recreates them)",
+        )
+        for clique in sorted(fleet_cliques - covered)
+    ]
+    found += [
+        Problem(
+            v.ultraserver,
+            "no node report in the launcher log",
+            f"lines starting '{NODE_REPORT_PREFIX.strip()}'",
+            "the job predates the node report or its workers could not write it: rerun the check",
+        )
+        for v in jobs
+        if not v.cliques and v.problems == ()
+    ]
+    evidence = f"{len(covered & fleet_cliques)} of {len(fleet_cliques)} UltraServers tested by {len(jobs)} jobs"
+    return Verdict(group.name, COVERAGE, evidence, tuple(found))
+
+
+def nvlink_verdicts(reader: ClusterReader, expected: StackExpectation, nodes: list[Node]) -> list[Verdict]:
+    """One nvbandwidth verdict per UltraServer that has a job; a failure never stops the others.
+
+    Inside a grouped fleet a job's verdict is named after the clique it ran on, and a coverage verdict says
+    whether every UltraServer of the fleet was tested.
+    """
+    node_cliques = {n.name: n.labels.get(CLIQUE_LABEL, "") for n in nodes}
     verdicts = []
     for group in expected.groups:
+        jobs = []
         for index, job in enumerate(group.nvlink_jobs, start=1):
             name = group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}"
-            verdicts.append(
-                nvlink_verdict(
-                    reader, expected.imex_namespace, job, name, expected.nvlink_threshold_gbps, group.gpus_per_node
-                )
+            verdict = nvlink_verdict(
+                reader,
+                expected.imex_namespace,
+                job,
+                name,
+                expected.nvlink_threshold_gbps,
+                group.gpus_per_node,
+                node_cliques,
             )
+            if group.fleet and len(verdict.cliques) == 1:
+                verdict = dataclasses.replace(verdict, ultraserver=f"{group.name}/{verdict.cliques[0]}")
+            jobs.append(verdict)
+        verdicts += jobs
+        if group.fleet and jobs:
+            members = {node_cliques[n.name] for n in nodes if n.labels.get(ULTRASERVER_LABEL) == group.name} - {""}
+            verdicts.append(coverage_verdict(group, jobs, members))
     return verdicts
 
 
@@ -405,6 +492,8 @@ def planned_checks(expected: StackExpectation) -> list[tuple[str, str]]:
         pairs.append((group.name, FLEET if group.fleet else NODE_FACTS))
         for index, _ in enumerate(group.nvlink_jobs, start=1):
             pairs.append((group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}", NVLINK))
+        if group.fleet and group.nvlink_jobs:
+            pairs.append((group.name, COVERAGE))
     if expected.efa_job:
         pairs.append((ACROSS, EFA))
     return pairs
@@ -425,7 +514,7 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
     for group in expected.groups:
         verdicts.extend(node_fact_verdicts(group, nodes, plugin_pods))
     if not node_facts_only:
-        verdicts.extend(nvlink_verdicts(reader, expected))
+        verdicts.extend(nvlink_verdicts(reader, expected, nodes))
         if expected.efa_job:
             verdicts.append(efa_verdict(reader, expected))
     return verdicts
