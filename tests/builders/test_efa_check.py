@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shlex
 
 import pytest
 from helpers.stacks import stack_config
@@ -11,6 +12,7 @@ from ultraserver.builders.efa_check import (
     EfaCheckArgs,
     efa_check_args,
     efa_mpijob_manifest,
+    launcher_command,
 )
 from ultraserver.config.settings import parse_settings
 from ultraserver.problems import ConfigError
@@ -71,7 +73,10 @@ def test_manifest_requests_whole_nodes_spreads_over_cliques_and_logs_the_network
     assert (spread["topologyKey"], spread["minDomains"], spread["maxSkew"]) == ("nvidia.com/gpu.clique", 2, 1)
     assert "resourceClaims" not in worker["template"]["spec"]  # no IMEX channel: no MNNVL between nodes
     launcher = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
-    args = launcher["args"]
+    (script,) = launcher["args"]
+    assert script.startswith("/opt/amazon/openmpi/bin/mpirun --allow-run-as-root --map-by ppr:1:node -np 2 /bin/sh")
+    args = launcher_command(EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0))
+    assert f"exec {shlex.join(args)}" in script
     assert args[args.index("-np") + 1] == "8"
     for env in ("NCCL_DEBUG=INFO", "FI_PROVIDER=efa", "NCCL_MNNVL_ENABLE=0"):
         assert env in args

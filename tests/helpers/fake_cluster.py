@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ultraserver.builders.nvbandwidth_job import NODE_REPORT_PREFIX, TESTCASE
+from ultraserver.builders.node_report import NODE_REPORT_PREFIX
+from ultraserver.builders.nvbandwidth_job import TESTCASE
 from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.verify.clients import ClusterError, Node, Pod
@@ -122,5 +123,11 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
     if expected.efa_job:
         launcher = Pod(f"{expected.efa_job}-launcher-x", expected.efa_namespace, "sys-0", "Succeeded", False, "1")
         cluster.pod_map[(expected.efa_namespace, f"job-name={expected.efa_job}-launcher")] = [launcher]
-        cluster.logs[(expected.efa_namespace, launcher.name)] = nccl_output()
+        # The EFA run's workers: the first node of the first `efa_ultraservers` cliques.
+        first: dict[str, str] = {}
+        for n in cluster.node_list:
+            first.setdefault(n.labels[CLIQUE_LABEL], n.name)
+        ran_on = list(first.values())[: expected.efa_ultraservers]
+        report = "".join(f"{NODE_REPORT_PREFIX}{name}\n" for name in ran_on)
+        cluster.logs[(expected.efa_namespace, launcher.name)] = report + nccl_output()
     return cluster

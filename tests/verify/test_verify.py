@@ -261,3 +261,16 @@ def test_two_fleet_jobs_on_one_ultraserver_leave_another_untested() -> None:
     )[2]
     assert problem.key == f"fleet/{third}"
     assert failed[0].evidence == "7 of 8 UltraServers tested by 8 jobs"
+
+
+def test_an_efa_run_inside_one_ultraserver_fails() -> None:
+    expected = expected_of("gb200-multi")
+    cluster = healthy_cluster(expected, nvlink_nodes=4)
+    same = [n.name for n in cluster.node_list if n.labels["ultraserver.io/ultraserver"] == "nvl72-1"][:2]
+    key = (expected.efa_namespace, "nccl-efa-launcher-x")
+    body = "\n".join(line for line in cluster.logs[key].splitlines() if not line.startswith("ultraserver-node: "))
+    cluster.logs[key] = "".join(f"ultraserver-node: {n}\n" for n in same) + body
+    (verdict,) = [v for v in run_checks(cluster, expected) if v.check == "efa"]
+    assert not verdict.passed
+    (problem,) = verdict.problems
+    assert problem.value == "1 cliques from 2 reported nodes"

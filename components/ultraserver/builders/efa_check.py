@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names, ultraservers_per_node_group
 from ultraserver.facts import efa
@@ -170,8 +171,9 @@ def worker_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
                     "image": args.image,
                     # UNVERIFIED: the image's sshd path; mpi-operator v2 workers must run sshd (the launcher
                     # reaches them with the keys it mounts at /root/.ssh, the default sshAuthMountPath).
-                    "command": ["/usr/sbin/sshd"],
-                    "args": ["-De"],
+                    "command": ["/bin/sh", "-c"],
+                    "args": worker_entrypoint(["/usr/sbin/sshd", "-De"]),
+                    "env": [NODE_NAME_ENV],
                     "resources": {
                         "limits": {"nvidia.com/gpu": args.gpus_per_node, "vpc.amazonaws.com/efa": args.efa_devices},
                         "requests": {"nvidia.com/gpu": args.gpus_per_node, "vpc.amazonaws.com/efa": args.efa_devices},
@@ -187,9 +189,10 @@ def worker_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
 
 def launcher_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
     """The launcher: mpirun on a system node, no GPU."""
-    command = launcher_command(args)
+    # Each worker names its node first, so verify can check the run really spanned several UltraServers.
+    script = launcher_script([MPIRUN, "--allow-run-as-root"], args.workers, launcher_command(args))
     spec: dict[str, Any] = {
-        "containers": [{"name": "mpi-launcher", "image": args.image, "command": command[:1], "args": command[1:]}]
+        "containers": [{"name": "mpi-launcher", "image": args.image, "command": ["/bin/sh", "-c"], "args": [script]}]
     }
     if args.launcher_node_selector:
         spec["nodeSelector"] = dict(args.launcher_node_selector)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +11,7 @@ from ultraserver.builders.compute_domain import (
     compute_domain_manifest,
     compute_domain_pod_pieces,
 )
+from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_TOLERATION
 from ultraserver.problems import ConfigError
 
@@ -29,9 +29,6 @@ a second for luck; a broken fabric fails every try, so more retries only delay t
 launcher Job's default of 6 applies."""
 JOB_LABEL = "ultraserver.io/imex-check"
 """Label of every pod of one nvbandwidth job (value: the job name)."""
-NODE_REPORT_PREFIX = "ultraserver-node: "
-"""Launcher log lines naming the nodes the workers ran on, so verify can tell which UltraServer a job tested."""
-_NODE_FILE = "/tmp/ultraserver-node-name"
 FLEET_LABEL = "ultraserver.io/imex-fleet"
 """Label of the workers of the jobs that share one node group of several UltraServers (value: the group)."""
 
@@ -124,19 +121,6 @@ def launcher_command(args: NvbandwidthJobArgs) -> list[str]:
     ]
 
 
-def launcher_script(args: NvbandwidthJobArgs) -> str:
-    """Shell script of the launcher: each worker names its node, then the nvbandwidth run.
-
-    A finished job's workers are deleted, and nvbandwidth only prints pod host names, so the node report is how
-    verify learns which clique (UltraServer) a job ran on. Its failure must not stop the bandwidth run.
-    """
-    report = shlex.join(
-        ["mpirun", "--map-by", "ppr:1:node", "-np", str(args.nodes), "/bin/sh", "-c"]
-        + [f'echo "{NODE_REPORT_PREFIX}$(cat {_NODE_FILE})"']
-    )
-    return f"{report} || true\nexec {shlex.join(launcher_command(args))}\n"
-
-
 def launcher_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
     """Pod template of the launcher: on system nodes, no GPU."""
     spec: dict[str, Any] = {
@@ -145,7 +129,8 @@ def launcher_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
                 "name": "mpi-launcher",
                 "image": args.image,
                 "command": ["/bin/sh", "-c"],
-                "args": [launcher_script(args)],
+                # Each worker names its node first (verify maps it to the UltraServer), then nvbandwidth runs.
+                "args": [launcher_script(["mpirun"], args.nodes, launcher_command(args))],
                 "securityContext": _security_context(),
             }
         ]
@@ -171,8 +156,8 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
                 "image": args.image,
                 # Record the node name (downward API) for the launcher's node report, then run sshd.
                 "command": ["/bin/sh", "-c"],
-                "args": [f'printf "%s\\n" "$NODE_NAME" > {_NODE_FILE} && exec /usr/sbin/sshd -De -f {_SSHD_CONFIG}'],
-                "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+                "args": worker_entrypoint(["/usr/sbin/sshd", "-De", "-f", _SSHD_CONFIG]),
+                "env": [NODE_NAME_ENV],
                 "securityContext": _security_context(),
                 # GPUs come from the device plugin, the IMEX channel from the ComputeDomain's DRA claim.
                 "resources": {"limits": {"nvidia.com/gpu": args.gpus_per_node}, "claims": [pieces.container_claim]},

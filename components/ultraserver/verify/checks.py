@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
-from ultraserver.builders.nvbandwidth_job import NODE_REPORT_PREFIX, TESTCASE
+from ultraserver.builders.node_report import NODE_REPORT_PREFIX
+from ultraserver.builders.nvbandwidth_job import TESTCASE
 from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.problems import Problem, blocking
@@ -464,18 +465,29 @@ def nvlink_verdicts(reader: ClusterReader, expected: StackExpectation, nodes: li
     return verdicts
 
 
-def efa_verdict(reader: ClusterReader, expected: StackExpectation) -> Verdict:
-    """The cross-UltraServer nccl-tests run: EFA used, no wrong values, large-message bus bandwidth at threshold."""
+def efa_verdict(reader: ClusterReader, expected: StackExpectation, node_cliques: Mapping[str, str]) -> Verdict:
+    """The cross-UltraServer nccl-tests run: over enough cliques, EFA used, no wrong values, bandwidth at threshold."""
     job, namespace = expected.efa_job, expected.efa_namespace
     launcher = read_launcher(reader, namespace, job)
     if launcher.problems:
         return Verdict(ACROSS, EFA, f"MPIJob {job}: no finished run to judge", launcher.problems)
     judgement = judge_efa(parse_nccl_output(launcher.log), expected.efa_min_bus_bandwidth_gbps, LARGE_MESSAGE_BYTES)
-    found = tuple(
-        Problem(f"MPIJob {job} {key}", value, allowed, fix) for key, value, allowed, fix in judgement.findings
+    found = [Problem(f"MPIJob {job} {key}", value, allowed, fix) for key, value, allowed, fix in judgement.findings]
+    nodes = reported_nodes(launcher.log)
+    cliques = tuple(sorted({node_cliques.get(n, "") for n in nodes} - {""}))
+    if len(cliques) < expected.efa_ultraservers:
+        found.append(
+            Problem(
+                f"MPIJob {job} UltraServers",
+                f"{len(cliques)} cliques from {len(nodes)} reported nodes",
+                f"at least {expected.efa_ultraservers} cliques (EFA carries traffic only between UltraServers)",
+                "check the workers' topology spread on nvidia.com/gpu.clique and rerun the check",
+            )
+        )
+    evidence = f"MPIJob {job} over {len(cliques)} UltraServers (launcher {launcher.phase}): "
+    return Verdict(
+        ACROSS, EFA, evidence + judgement.evidence, tuple(found), log_tail(launcher.log) if found else (), cliques
     )
-    evidence = f"MPIJob {job} over {expected.efa_ultraservers} UltraServers (launcher {launcher.phase}): "
-    return Verdict(ACROSS, EFA, evidence + judgement.evidence, found, log_tail(launcher.log) if found else ())
 
 
 def _read(call: Callable[[], Any]) -> Any:
@@ -516,7 +528,7 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
     if not node_facts_only:
         verdicts.extend(nvlink_verdicts(reader, expected, nodes))
         if expected.efa_job:
-            verdicts.append(efa_verdict(reader, expected))
+            verdicts.append(efa_verdict(reader, expected, {n.name: n.labels.get(CLIQUE_LABEL, "") for n in nodes}))
     return verdicts
 
 
