@@ -151,6 +151,9 @@ def test_api_unreachable_fails_every_check_without_a_traceback(
     assert run_cli(monkeypatch, cluster, "gb200-multi", "--json", str(out)) == 1
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
+    # The connection error is printed once, then referred to.
+    assert captured.out.count("connection refused") == 1
+    assert captured.out.count("the same problem as above") == 19
     checks = json.loads(out.read_text())["checks"]
     assert checks and all(c["verdict"] == "FAILED" for c in checks)
     assert all("connection refused" in c["problems"][0]["value"] for c in checks)

@@ -31,8 +31,13 @@ def format_verdicts(verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> s
         state = "PASSED" if v.passed else "FAILED"
         lines.append(f"{v.ultraserver:<{width_u}}  {v.check:<{width_c}}  {state:<7}  {v.evidence}")
     failed = [v for v in verdicts if not v.passed]
+    previous: tuple[object, ...] = ()
     for v in failed:
         lines += ["", f"{v.ultraserver} {v.check} FAILED:"]
+        if v.problems == previous and not v.log_tail:
+            lines.append("  - the same problem as above")
+            continue
+        previous = v.problems
         for p in v.problems:
             lines.append(f"  - {p.key}: got {p.value}; expected {p.allowed}")
             lines.append(f"    fix: {p.fix}")
