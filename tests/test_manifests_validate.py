@@ -12,6 +12,8 @@ import pytest
 from helpers.manifests import K8S_VERSION, as_pod, validate_custom
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.builders.compute_domain import compute_domain_pod_pieces
+from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
+from ultraserver.builders.efa_check import namespace_manifest as efa_namespace_manifest
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest, nvbandwidth_manifests
 from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_manifest
 from ultraserver.components.imex_check import ImexCheckArgs, job_args, namespace_manifest
@@ -107,10 +109,31 @@ def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan
     plan = run_plan(ROOT / "kubernetes-layer", stack) if separate else shipped_plan(stack)
     declared = [r for r in plan.resources if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs]
     kinds = {r.inputs["kind"] for r in declared}
-    assert {"ComputeDomain", "MPIJob", "Namespace"} <= kinds
+    assert {"ComputeDomain", "MPIJob", "Namespace", "CronJob", "ClusterRoleBinding"} <= kinds
     for resource in declared:
-        manifest = {k: v for k, v in resource.inputs.items() if k in ("apiVersion", "kind", "metadata", "spec")}
+        fields = ("apiVersion", "kind", "metadata", "spec", "data", "rules", "roleRef", "subjects")
+        manifest = {k: v for k, v in resource.inputs.items() if k in fields}
         if resource.inputs["kind"] in ("ComputeDomain", "MPIJob"):
             validate_custom(manifest)
         else:
             kubernetes_validate.validate(manifest, K8S_VERSION, strict=True)
+
+
+EFA_JOBS = [
+    EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0, launcher_node_selector={"r": "s"}),
+    EfaCheckArgs(
+        node_groups=["a", "b"], efa_devices=8, min_bus_bandwidth_gbps=900.0, ultraservers=3, nodes_per_ultraserver=2
+    ),
+]
+
+
+@pytest.mark.parametrize("args", EFA_JOBS, ids=lambda a: f"{a.ultraservers}x{a.nodes_per_ultraserver}")
+def test_efa_check_mpijob_matches_the_crd_and_its_pods_are_valid(args: EfaCheckArgs) -> None:
+    job = efa_mpijob_manifest(args)
+    validate_custom(job)
+    kubernetes_validate.validate(efa_namespace_manifest(args), K8S_VERSION, strict=True)
+    for role in ("Launcher", "Worker"):
+        template = job["spec"]["mpiReplicaSpecs"][role]["template"]
+        kubernetes_validate.validate(
+            as_pod(template, f"{args.name}-{role.lower()}", args.namespace), K8S_VERSION, strict=True
+        )

@@ -110,32 +110,29 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     return exit_code(checks)
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
-    """Judge each UltraServer's nvbandwidth run from its launcher log, through the cluster's kubeconfig."""
-    from ultraserver.builders.imex_check import imex_check_args
-    from ultraserver.verify.imex import CheckError, validate
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Judge the deployed stack: node facts, DRA, NVLink per UltraServer; one verdict per UltraServer and check."""
+    from ultraserver.verify.checks import exit_code, run_checks
+    from ultraserver.verify.clients import KubeconfigError, connect
+    from ultraserver.verify.expect import expectation
+    from ultraserver.verify.report import format_verdicts, not_checked, verdicts_json
 
-    settings = stack_settings(args.project_dir, args.stack)
-    check = imex_check_args(settings)
-    if check is None:
-        print(
-            "validate: the stack deploys no IMEX check (imexCheck.enabled is false or there are no GPU node groups)",
-            file=sys.stderr,
-        )
+    expected = expectation(stack_settings(args.project_dir, args.stack))
+    if not expected.groups:
+        print("verify: the stack has no GPU node groups; there is nothing to verify", file=sys.stderr)
         return EXIT_USAGE
-    threshold = args.threshold or check.threshold_gbps
-    failed = False
-    for target in check.targets:
-        job = f"nvbandwidth-{target.name}"
-        try:
-            result = validate(args.kubeconfig, check.namespace, job, threshold)
-        except CheckError as err:
-            print(f"{job}: cannot judge yet: {err}")
-            failed = True
-            continue
-        print(f"{job}: {result.summary()}")
-        failed = failed or not result.passed
-    return EXIT_FAILED if failed else EXIT_OK
+    try:
+        reader = connect(args.kubeconfig)
+    except KubeconfigError as err:
+        print(f"verify: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    verdicts = run_checks(reader, expected, node_facts_only=args.node_facts_only)
+    notes = [] if args.node_facts_only else not_checked(expected)
+    print(format_verdicts(verdicts, notes))
+    if args.json:
+        Path(args.json).write_text(json.dumps(verdicts_json(args.stack, verdicts, notes), indent=2) + "\n")
+        print(f"\nVerdicts JSON written to {args.json}")
+    return exit_code(verdicts)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -166,16 +163,19 @@ def build_parser() -> argparse.ArgumentParser:
     pre.add_argument("--profile", help="AWS profile")
     pre.add_argument("--endpoint-url", help="send every AWS call here (e.g. a local emulator)")
     pre.set_defaults(func=cmd_preflight)
-    val = sub.add_parser("validate", help="check the IMEX nvbandwidth results of a deployed stack")
-    val.add_argument("--stack", required=True, help="stack name")
-    val.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    val.add_argument(
+    ver = sub.add_parser("verify", help="judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
+    ver.add_argument("--stack", required=True, help="stack name")
+    ver.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
+    ver.add_argument(
         "--kubeconfig",
         default=str(Path.home() / ".kube" / "config"),
         help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`)",
     )
-    val.add_argument("--threshold", type=float, help="GB/s every cross-node GPU pair must reach (default: the stack's)")
-    val.set_defaults(func=cmd_validate)
+    ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
+    ver.add_argument(
+        "--node-facts-only", action="store_true", help="only the cheap node and DRA checks (no job logs are read)"
+    )
+    ver.set_defaults(func=cmd_verify)
     return parser
 
 

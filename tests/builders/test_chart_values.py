@@ -11,6 +11,7 @@ from ultraserver.builders.helm_values import (
     dra_driver_values,
     efa_device_plugin_values,
     gpu_operator_values,
+    kube_prometheus_stack_values,
 )
 from ultraserver.components.helm_release import (
     DRA_DRIVER,
@@ -156,7 +157,7 @@ def test_user_override_is_merged_over_toolkit_values() -> None:
     override = {"daemonsets": {"tolerations": []}, "dcgmExporter": {"enabled": False}, "driver": {"version": "x"}}
     values = release_values(GPU_OPERATOR, gpu_operator_values(SYSTEM), ReleaseSettings(values=override))
     assert values["daemonsets"]["tolerations"] == []
-    assert values["dcgmExporter"] == {"enabled": False}
+    assert values["dcgmExporter"] == {"enabled": False, "serviceMonitor": {"enabled": False}}
     assert values["driver"] == {"enabled": False, "version": "x"}
 
 
@@ -172,3 +173,20 @@ def test_deep_merge_merges_maps_replaces_lists_and_leaves_inputs_alone() -> None
     assert base == {"a": {"b": 1, "c": [1, 2]}, "d": 1}
     merged["a"]["c"].append(9)
     assert base["a"]["c"] == [1, 2]
+
+
+def test_dcgm_exporter_is_on_and_its_service_monitor_only_on_request() -> None:
+    assert gpu_operator_values(SYSTEM)["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
+    with_stack = gpu_operator_values(SYSTEM, service_monitor=True)
+    assert with_stack["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
+    assert charts.unknown_value_paths(charts.GPU_OPERATOR, with_stack) == []
+
+
+def test_prometheus_stack_is_pinned_with_its_repo_and_selects_every_service_monitor() -> None:
+    pin = charts.pinned(charts.KUBE_PROMETHEUS_STACK)
+    assert (pin.version, pin.repo) == ("81.4.5", "https://prometheus-community.github.io/helm-charts")
+    assert pin.values_checked is False
+    assert charts.unknown_value_paths(charts.KUBE_PROMETHEUS_STACK, {"anything": {"goes": 1}}) == []
+    values = kube_prometheus_stack_values(SYSTEM)
+    assert values["prometheus"]["prometheusSpec"]["serviceMonitorSelectorNilUsesHelmValues"] is False
+    assert values["prometheusOperator"]["nodeSelector"] == SYSTEM

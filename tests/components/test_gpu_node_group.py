@@ -416,3 +416,18 @@ def test_every_shipped_gpu_template_masks_the_host_imex_service(shipped_plan, st
             p for p in parts(base64.b64decode(template.inputs["userData"]).decode()) if p.get_content_type() == SCRIPT
         ]
         assert len(scripts) == 1 and "systemctl mask nvidia-imex.service" in str(scripts[0].get_payload())
+
+
+def test_auto_repair_is_off_by_default_and_cautious_when_on() -> None:
+    assert "nodeRepairConfig" not in only(record(lambda: GpuNodeGroup("gpu", args())), NG)
+    group = only(record(lambda: GpuNodeGroup("gpu", args(auto_repair=True))), NG)
+    assert group["nodeRepairConfig"] == {
+        "enabled": True,
+        "maxParallelNodesRepairedCount": 1,
+        "maxUnhealthyNodeThresholdCount": 2,
+    }
+
+
+def test_auto_repair_needs_a_managed_group() -> None:
+    with pytest.raises(ConfigError, match="autoRepair: true needs mode: managed"):
+        record(lambda: GpuNodeGroup("gpu", args(auto_repair=True, mode="self-managed")))

@@ -6,6 +6,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from helpers.plan_lookup import one
+from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.components.helm_release import ReleaseSettings
 from ultraserver.components.imex_check import ImexCheckArgs
 from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
@@ -195,3 +196,41 @@ def test_imex_check_needs_the_mpi_operator() -> None:
 
 def test_mpi_operator_can_be_skipped() -> None:
     assert deploy(mpi_operator=None).of_type("ultraserver:index:MpiOperator") == []
+
+
+def test_prometheus_stack_is_optional_and_installed_before_the_gpu_operator_service_monitor() -> None:
+    without = deploy()
+    assert "kube-prometheus-stack" not in {r.inputs["chart"] for r in without.of_type(RELEASE)}
+    values = one(without, RELEASE, "gpu-operator").inputs["values"]
+    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
+
+    recorded = deploy(prometheus_stack=ReleaseSettings())
+    stack = one(recorded, RELEASE, "prometheus-stack")
+    assert (stack.inputs["chart"], stack.inputs["version"], stack.inputs["namespace"]) == (
+        "kube-prometheus-stack",
+        "81.4.5",
+        "monitoring",
+    )
+    assert stack.inputs["repositoryOpts"]["repo"] == "https://prometheus-community.github.io/helm-charts"
+    gpu_operator = one(recorded, RELEASE, "gpu-operator")
+    assert gpu_operator.inputs["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
+    assert set(gpu_operator.dependencies) == base_urns(recorded) | {stack.urn}
+    assert set(stack.dependencies) == base_urns(recorded)
+
+
+def test_efa_check_waits_for_the_mpi_operator_and_the_efa_plugin_and_runs_its_launcher_on_system_nodes() -> None:
+    recorded = deploy(efa_check=EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0))
+    job = one(recorded, "kubernetes:kubeflow.org/v2beta1:MPIJob")
+    mpi = one(recorded, GROUP, "mpi-operator")
+    efa = one(recorded, RELEASE, "efa-device-plugin")
+    assert {mpi.urn, efa.urn} <= set(job.dependencies)
+    launcher = job.inputs["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+    assert launcher["nodeSelector"] == SYSTEM
+
+
+def test_mpijob_checks_need_the_mpi_operator() -> None:
+    with pytest.raises(ConfigError, match="efa_check: the check runs as an MPIJob but mpi_operator is disabled"):
+        deploy(
+            mpi_operator=None,
+            efa_check=EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0),
+        )

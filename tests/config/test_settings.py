@@ -250,3 +250,53 @@ def test_custom_ami_needs_no_release_version() -> None:
     config["ultraserver-eks:gpuNodeGroups"][0].update(amiId="ami-0123456789abcdef0", amiRelease="v20251204")
     (group,) = parse_settings(config).gpu_node_groups
     assert (group.ami_id, group.ami_release, group.release_version) == ("ami-0123456789abcdef0", "v20251204", "")
+
+
+def test_imex_check_nodes_all_means_every_node() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:imexCheck"] = {"nodes": "all"}
+    assert parse_settings(config, stack="gb200-x72").imex_check.nodes is None
+
+
+def test_imex_check_nodes_other_words_are_rejected() -> None:
+    (problem,) = problems_for("gb200-x72", "imexCheck", {"nodes": "every"})
+    assert problem.startswith("ultraserver-eks:imexCheck.nodes: got 'every'; allowed: an integer 2 to 18, or \"all\"")
+
+
+def test_auto_repair_is_read_and_refused_on_self_managed_groups() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:gpuNodeGroups"][0]["autoRepair"] = True
+    assert parse_settings(config, stack="gb200-x72").gpu_node_groups[0].auto_repair is True
+    config["ultraserver-eks:gpuNodeGroups"][0]["mode"] = "self-managed"
+    with pytest.raises(ConfigError, match=r"gpuNodeGroups\[0\].autoRepair: got True; allowed: autoRepair only"):
+        parse_settings(config, stack="gb200-x72")
+
+
+def test_prometheus_stack_is_off_by_default_and_read_with_its_release_settings() -> None:
+    assert parse_settings(stack_config("gb200-x72"), stack="gb200-x72").kubernetes.prometheus_stack_enabled is False
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config.setdefault("ultraserver-eks:kubernetes", {})["prometheusStack"] = {"enabled": True, "timeoutSeconds": 1200}
+    kubernetes = parse_settings(config, stack="gb200-x72").kubernetes
+    assert kubernetes.prometheus_stack_enabled is True and kubernetes.prometheus_stack.timeout_seconds == 1200
+
+
+def test_health_settings_defaults_and_bad_schedule() -> None:
+    health = parse_settings(stack_config("gb200-x72"), stack="gb200-x72").health
+    assert (health.node_monitoring_agent, health.drift_check_enabled, health.drift_check_schedule) == (
+        True,
+        True,
+        "*/30 * * * *",
+    )
+    (problem,) = problems_for("gb200-x72", "health", {"driftCheck": {"schedule": "hourly"}})
+    assert problem.startswith("ultraserver-eks:health.driftCheck.schedule: got 'hourly'")
+
+
+def test_imex_check_nodes_are_compared_with_one_ultraserver_of_a_fleet() -> None:
+    def shrink_fleet(groups: list[dict[str, Any]]) -> None:
+        groups[1]["desiredSize"] = 16  # 8 UltraServers, 2 nodes each on average
+
+    problems = problems_for("gb200-multi", "gpuNodeGroups", shrink_fleet)
+    assert problems == [
+        "ultraserver-eks:imexCheck.nodes: got 4; allowed: at most the 2 nodes of one UltraServer of group fleet; "
+        "fix: lower nodes or disable the check"
+    ]

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
+from ultraserver.offline import run_plan
 from ultraserver.offline.graph import edges, mermaid
 
 
@@ -219,6 +220,12 @@ def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_groupe
     }
     assert targets["gb200-multi-nvl72-2"] == {"capacityReservationId": "cr-0b00000000000000b"}
     assert set(targets["gb200-multi-fleet"]) == {"capacityReservationResourceGroupArn"}
+    # gb200-multi installs its Kubernetes layer from the kubernetes-layer/ project (kubernetes.layer: separate-stack).
+    layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi")
+    jobs = sorted(r.inputs["metadata"]["name"] for r in layer.resources if r.inputs.get("kind") == "MPIJob")
+    nvlink = [f"nvbandwidth-fleet-{i}" for i in range(1, 9)] + [f"nvbandwidth-nvl72-{i}" for i in range(1, 5)]
+    assert [j for j in jobs if j.startswith("nvbandwidth-")] == sorted(nvlink)
+    assert [j for j in jobs if not j.startswith("nvbandwidth-")] == ["nccl-efa"]  # EFA across UltraServers
     text = summary(plan)
     assert "216 GPU in 5 GPU node groups" in text and "GPUs: 864" in text and "WARNING" not in text
 
@@ -284,3 +291,35 @@ def test_each_supported_version_plans_cleanly_on_a_pinned_ami(plan_with, stack: 
     assert all("recommended" not in call for call in plan.placeholders)
     if not managed:
         assert any(f"nvidia-{version}-v{release[-8:]}/image_id" in call for call in plan.placeholders)
+
+
+def test_node_monitoring_agent_addon_waits_for_the_system_nodes(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan("gb200-x72")
+    (agent,) = [r for r in plan.of_type("aws:eks/addon:Addon") if r.inputs["addonName"] == "eks-node-monitoring-agent"]
+    (system,) = [r for r in plan.of_type("aws:eks/nodeGroup:NodeGroup") if r.name.endswith("-system")]
+    assert system.urn in agent.dependencies
+    off = plan_with("gb200-x72", {"health": {"nodeMonitoringAgent": False}})
+    assert sorted(r.inputs["addonName"] for r in off.of_type("aws:eks/addon:Addon")) == [
+        "coredns",
+        "eks-pod-identity-agent",
+    ]
+
+
+def test_drift_cron_job_is_planned_and_can_be_turned_off(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
+    (cron,) = shipped_plan("gb200-x72").of_type("kubernetes:batch/v1:CronJob")
+    assert cron.inputs["spec"]["schedule"] == "*/30 * * * *"
+    hourly = plan_with("gb200-x72", {"health": {"driftCheck": {"schedule": "0 * * * *"}}})
+    assert hourly.of_type("kubernetes:batch/v1:CronJob")[0].inputs["spec"]["schedule"] == "0 * * * *"
+    off = plan_with("gb200-x72", {"health": {"driftCheck": {"enabled": False}}})
+    assert off.of_type("kubernetes:batch/v1:CronJob") == []
+
+
+def test_prometheus_stack_is_planned_only_when_enabled(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
+    def charts(plan):  # type: ignore[no-untyped-def]
+        return {r.inputs["chart"] for r in plan.of_type("kubernetes:helm.sh/v3:Release")}
+
+    assert "kube-prometheus-stack" not in charts(shipped_plan("gb200-x72"))
+    on = plan_with("gb200-x72", {"kubernetes": {"prometheusStack": {"enabled": True}}})
+    assert "kube-prometheus-stack" in charts(on)
+    (operator,) = [r for r in on.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "gpu-operator"]
+    assert operator.inputs["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": True}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
+from helpers.fake_cluster import sample
 from helpers.nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.builders.nvbandwidth_job import (
@@ -13,6 +16,7 @@ from ultraserver.builders.nvbandwidth_job import (
     nvbandwidth_manifests,
 )
 from ultraserver.problems import ConfigError
+from ultraserver.verify.fabric import reported_nodes
 from ultraserver.verify.nvbandwidth import BandwidthOutputError, check_bandwidth, parse_bandwidth_matrix
 
 
@@ -124,11 +128,19 @@ def test_mpijob_spans_n_nodes_with_four_gpus_each() -> None:
     launcher = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
     (lc,) = launcher["containers"]
     assert lc["image"] == NVBANDWIDTH_IMAGE
-    command = lc["command"] + lc["args"]
-    assert command[0] == "mpirun"
+    assert lc["command"] == ["/bin/sh", "-c"]
+    (script,) = lc["args"]
+    report, run = script.splitlines()
+    # First every worker names its node (one rank per node), then the bandwidth run replaces the shell.
+    assert report.startswith("mpirun --map-by ppr:1:node -np 9 /bin/sh -c ") and report.endswith(" || true")
+    command = shlex.split(run)
+    assert command[:2] == ["exec", "mpirun"]
     assert command[command.index("-np") + 1] == "36"
     assert command[command.index("--map-by") + 1] == "ppr:4:node"
     assert command[-3:] == ["nvbandwidth", "-t", "multinode_device_to_device_memcpy_read_ce"]
+    (worker_container,) = spec["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+    assert worker_container["env"] == [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
+    assert worker_container["args"][0].endswith("&& exec /usr/sbin/sshd -De -f /home/mpiuser/.sshd_config")
     assert launcher["nodeSelector"] == {"role": "system"}
     assert "tolerations" not in launcher
     worker = spec["mpiReplicaSpecs"]["Worker"]
@@ -167,3 +179,19 @@ def test_node_count_must_fit_the_ultraserver(nodes: int, max_nodes: int) -> None
 def test_bad_threshold_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="threshold_gbps"):
         check_bandwidth(parse_bandwidth_matrix(nvbandwidth_log(matrix_values())), threshold_gbps=0)
+
+
+def test_parser_reads_nvidias_published_gb200_run() -> None:
+    """NVIDIA's published 2-node x 4 GB200 output (row labels re-indented by the docs) parses and passes."""
+    matrix = parse_bandwidth_matrix(sample("nvbandwidth-gb200-2nodes-nvidia-docs.txt"))
+    assert matrix.size == 8 and matrix.testcase == TESTCASE
+    assert matrix.sum_gbps == 44685.29
+    assert matrix.values[2][7] == 797.65 and matrix.values[7][7] is None
+    result = check_bandwidth(matrix)
+    assert result.passed and result.min_cross_node_gbps == 797.65
+
+
+def test_reported_nodes_are_read_from_the_launcher_log() -> None:
+    log = "ultraserver-node: ip-b\nultraserver-node: ip-a\n" + nvbandwidth_log(matrix_values())
+    assert reported_nodes(log) == ["ip-a", "ip-b"]
+    assert parse_bandwidth_matrix(log).size == GPUS

@@ -42,10 +42,17 @@ def required_node_affinity(selector: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def gpu_operator_values(system_node_selector: Mapping[str, str]) -> dict[str, Any]:
-    """GPU Operator values for the EKS AL2023 NVIDIA AMI: the AMI already ships the driver and container toolkit."""
+def gpu_operator_values(system_node_selector: Mapping[str, str], service_monitor: bool = False) -> dict[str, Any]:
+    """GPU Operator values for the EKS AL2023 NVIDIA AMI: the AMI already ships the driver and container toolkit.
+
+    `service_monitor` only together with the Prometheus stack: the operator creates the dcgm-exporter ServiceMonitor
+    itself and, when the servicemonitors.monitoring.coreos.com CRD is missing, reports the dcgm-exporter state
+    NotReady (NVIDIA/gpu-operator controllers/object_controls.go, `couldn't find ServiceMonitor CRD`).
+    """
     system = require_node_selector(system_node_selector, "system_node_selector")
     return {
+        # GPU metrics (DCGM exporter) for Prometheus and for finding failing GPUs between verify runs.
+        "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": service_monitor}},
         "driver": {"enabled": False},
         "toolkit": {"enabled": False},
         "devicePlugin": {"enabled": True},
@@ -85,3 +92,25 @@ def dra_driver_values(system_node_selector: Mapping[str, str], nvidia_driver_roo
 def efa_device_plugin_values() -> dict[str, Any]:
     """EFA device plugin values: its DaemonSet must also run on the tainted GPU nodes."""
     return {"tolerations": [GPU_TOLERATION]}
+
+
+def kube_prometheus_stack_values(system_node_selector: Mapping[str, str]) -> dict[str, Any]:
+    """kube-prometheus-stack values: controllers on system nodes, and every ServiceMonitor in the cluster selected.
+
+    With `serviceMonitorSelectorNilUsesHelmValues: false` and no selector, Prometheus picks up ServiceMonitors of
+    other releases too (the GPU Operator's dcgm-exporter one); the default would select only this release's.
+    """
+    system = require_node_selector(system_node_selector, "system_node_selector")
+    return {
+        "prometheus": {
+            "prometheusSpec": {
+                "serviceMonitorSelectorNilUsesHelmValues": False,
+                "podMonitorSelectorNilUsesHelmValues": False,
+                "nodeSelector": system,
+            }
+        },
+        "alertmanager": {"alertmanagerSpec": {"nodeSelector": system}},
+        "prometheusOperator": {"nodeSelector": system},
+        "grafana": {"nodeSelector": system},
+        "kube-state-metrics": {"nodeSelector": system},
+    }

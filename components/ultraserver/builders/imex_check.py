@@ -18,8 +18,8 @@ class ImexCheckArgs:
 
     targets: list[ImexTarget]
     """UltraServers to check, one MPIJob each."""
-    nodes: int = 2
-    """Nodes per UltraServer the job spans (2 up to the UltraServer's instance count)."""
+    nodes: int | None = 2
+    """Nodes per UltraServer the job spans (2 up to the UltraServer's instance count); None spans all of them."""
     namespace: str = "imex-check"
     """Namespace created for the ComputeDomains and MPIJobs."""
     threshold_gbps: float = DEFAULT_THRESHOLD_GBPS
@@ -38,9 +38,9 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
         )
     names = [t.name for t in args.targets]
     for name in names:
-        if not DNS_LABEL.match(f"nvbandwidth-{name}") or len(name) > 30:
+        if not DNS_LABEL.match(f"nvbandwidth-{name}") or len(name) > 26:
             problems.append(
-                f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to 30 lowercase letters, "
+                f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to 26 lowercase letters, "
                 "digits and '-'."
             )
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -52,15 +52,24 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
         raise ConfigError(problems)
     return [
         NvbandwidthJobArgs(
-            name=f"nvbandwidth-{t.name}",
+            name=name,
             namespace=args.namespace,
-            nodes=args.nodes,
+            nodes=t.available_nodes if args.nodes is None else args.nodes,
             max_nodes=t.instance_count,
             worker_node_selector=dict(t.node_selector),
             launcher_node_selector=dict(args.launcher_node_selector),
+            fleet=t.name if t.ultraservers > 1 else "",
         )
         for t in args.targets
+        for name in target_job_names(t)
     ]
+
+
+def target_job_names(target: ImexTarget) -> list[str]:
+    """Job names of one target: 'nvbandwidth-<name>', or '-1'..'-N' for the N UltraServers of a grouped fleet."""
+    if target.ultraservers == 1:
+        return [f"nvbandwidth-{target.name}"]
+    return [f"nvbandwidth-{target.name}-{index}" for index in range(1, target.ultraservers + 1)]
 
 
 def namespace_manifest(args: ImexCheckArgs) -> dict[str, Any]:

@@ -11,7 +11,8 @@ from ultraserver.builders.compute_domain import (
     compute_domain_manifest,
     compute_domain_pod_pieces,
 )
-from ultraserver.facts.scheduling import GPU_TOLERATION
+from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
+from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_TOLERATION
 from ultraserver.problems import ConfigError
 
 NVBANDWIDTH_IMAGE = "ghcr.io/nvidia/k8s-samples:nvbandwidth-v0.7-8d103163"
@@ -22,6 +23,14 @@ DEFAULT_THRESHOLD_GBPS = 700.0
 _MPI_USER = 1000
 _SSH_DIR = "/home/mpiuser/.ssh"
 _SSHD_CONFIG = "/home/mpiuser/.sshd_config"
+LAUNCHER_BACKOFF_LIMIT = 2
+"""Launcher retries (runPolicy.backoffLimit): one retry for a transient ssh/DNS race between launcher and workers,
+a second for luck; a broken fabric fails every try, so more retries only delay the verdict. Without it the
+launcher Job's default of 6 applies."""
+JOB_LABEL = "ultraserver.io/imex-check"
+"""Label of every pod of one nvbandwidth job (value: the job name)."""
+FLEET_LABEL = "ultraserver.io/imex-fleet"
+"""Label of the workers of the jobs that share one node group of several UltraServers (value: the group)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,9 @@ class NvbandwidthJobArgs:
     """GPUs per node (4 on p6e-gb200.36xlarge)."""
     image: str = NVBANDWIDTH_IMAGE
     """Image with nvbandwidth built for multi-node, OpenMPI and sshd."""
+    fleet: str = ""
+    """Node group shared with other jobs (one per UltraServer of a grouped fleet): the workers then avoid every
+    clique where another job of the fleet runs, so the fleet's N jobs test N different UltraServers."""
 
 
 def check_job_args(args: NvbandwidthJobArgs) -> None:
@@ -64,7 +76,26 @@ def compute_domain_args(args: NvbandwidthJobArgs) -> ComputeDomainArgs:
 
 def worker_labels(args: NvbandwidthJobArgs) -> dict[str, str]:
     """Labels of the job's worker pods (also the clique affinity's selector)."""
-    return {"ultraserver.io/imex-check": args.name, "ultraserver.io/mpi-role": "worker"}
+    labels = {JOB_LABEL: args.name, "ultraserver.io/mpi-role": "worker"}
+    if args.fleet:
+        labels[FLEET_LABEL] = args.fleet
+    return labels
+
+
+def worker_affinity(args: NvbandwidthJobArgs, clique_affinity: dict[str, Any]) -> dict[str, Any]:
+    """The clique affinity of the ComputeDomain, plus (in a fleet) anti-affinity to the fleet's other jobs."""
+    if not args.fleet:
+        return clique_affinity
+    others = {
+        "labelSelector": {
+            "matchExpressions": [
+                {"key": FLEET_LABEL, "operator": "In", "values": [args.fleet]},
+                {"key": JOB_LABEL, "operator": "NotIn", "values": [args.name]},
+            ]
+        },
+        "topologyKey": CLIQUE_LABEL,
+    }
+    return {**clique_affinity, "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [others]}}
 
 
 def _security_context() -> dict[str, Any]:
@@ -92,14 +123,14 @@ def launcher_command(args: NvbandwidthJobArgs) -> list[str]:
 
 def launcher_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
     """Pod template of the launcher: on system nodes, no GPU."""
-    command = launcher_command(args)
     spec: dict[str, Any] = {
         "containers": [
             {
                 "name": "mpi-launcher",
                 "image": args.image,
-                "command": command[:1],
-                "args": command[1:],
+                "command": ["/bin/sh", "-c"],
+                # Each worker names its node first (verify maps it to the UltraServer), then nvbandwidth runs.
+                "args": [launcher_script(["mpirun"], args.nodes, launcher_command(args))],
                 "securityContext": _security_context(),
             }
         ]
@@ -107,7 +138,7 @@ def launcher_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
     if args.launcher_node_selector:
         spec["nodeSelector"] = dict(args.launcher_node_selector)
     return {
-        "metadata": {"labels": {"ultraserver.io/imex-check": args.name, "ultraserver.io/mpi-role": "launcher"}},
+        "metadata": {"labels": {JOB_LABEL: args.name, "ultraserver.io/mpi-role": "launcher"}},
         "spec": spec,
     }
 
@@ -117,14 +148,16 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
     labels = worker_labels(args)
     pieces = compute_domain_pod_pieces(compute_domain_args(args), labels)
     spec: dict[str, Any] = {
-        "affinity": pieces.affinity,
+        "affinity": worker_affinity(args, pieces.affinity),
         "tolerations": [GPU_TOLERATION],
         "containers": [
             {
                 "name": "mpi-worker",
                 "image": args.image,
-                "command": ["/usr/sbin/sshd"],
-                "args": ["-De", "-f", _SSHD_CONFIG],
+                # Record the node name (downward API) for the launcher's node report, then run sshd.
+                "command": ["/bin/sh", "-c"],
+                "args": worker_entrypoint(["/usr/sbin/sshd", "-De", "-f", _SSHD_CONFIG]),
+                "env": [NODE_NAME_ENV],
                 "securityContext": _security_context(),
                 # GPUs come from the device plugin, the IMEX channel from the ComputeDomain's DRA claim.
                 "resources": {"limits": {"nvidia.com/gpu": args.gpus_per_node}, "claims": [pieces.container_claim]},
@@ -149,7 +182,7 @@ def mpijob_manifest(args: NvbandwidthJobArgs) -> dict[str, Any]:
             # mpirun must not start before every worker's sshd is up.
             "launcherCreationPolicy": "WaitForWorkersReady",
             # Keep the finished launcher pod so its log (the result) can be read.
-            "runPolicy": {"cleanPodPolicy": "Running"},
+            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": LAUNCHER_BACKOFF_LIMIT},
             "sshAuthMountPath": _SSH_DIR,
             "mpiReplicaSpecs": {
                 "Launcher": {"replicas": 1, "template": launcher_pod_template(args)},

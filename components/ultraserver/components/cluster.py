@@ -115,6 +115,8 @@ class ClusterArgs:
     """Tags for every AWS resource."""
     kubernetes_provider: bool = True
     """Declare a Kubernetes provider for the cluster; False when another stack installs the Kubernetes layer."""
+    node_monitoring_agent: bool = True
+    """Install the eks-node-monitoring-agent add-on (node health conditions; see docs/health.md)."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -247,6 +249,16 @@ class Cluster(pulumi.ComponentResource):
             kubernetes_version=args.kubernetes_version,
             node_prerequisites=node_prerequisites,
         )
+        if args.node_monitoring_agent:
+            # A DaemonSet: like the other node-needing add-ons it waits for the system nodes.
+            aws.eks.Addon(
+                f"{name}-node-monitoring-agent",
+                cluster_name=self.name,
+                addon_name="eks-node-monitoring-agent",
+                resolve_conflicts_on_create="OVERWRITE",
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
+            )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
 
     def _vpc_cni_identity(self, name: str, tags: Mapping[str, str]) -> aws.eks.PodIdentityAssociation:

@@ -116,6 +116,8 @@ class GpuNodeGroupArgs:
     """AWS tags for every resource."""
     now: datetime | None = None
     """Clock for the reservation window and the release date check; the current UTC time when unset."""
+    auto_repair: bool = False
+    """EKS node auto repair (managed mode only; see docs/health.md for why it is off by default)."""
 
 
 def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
@@ -165,6 +167,11 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: str) -> list[str]:  #
         )
     if args.imds_hop_limit not in IMDS_HOP_LIMITS:
         problems.append(f"imdsHopLimit: {args.imds_hop_limit!r} is not allowed; use 1 (default) or 2.")
+    if args.auto_repair and args.mode != "managed":
+        problems.append(
+            "autoRepair: true needs mode: managed; EKS node auto repair works only with managed node groups "
+            "(and Karpenter). Remove autoRepair or use a managed group."
+        )
     if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
         problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
     sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
@@ -282,6 +289,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 full_size=self.full_size,
                 desired_size=self.desired_size,
                 labels=args.labels,
+                auto_repair=args.auto_repair,
                 tags=group_tags,
                 opts=after,
             )

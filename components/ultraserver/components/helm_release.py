@@ -14,12 +14,14 @@ from ultraserver.builders.helm_values import (
     dra_driver_values,
     efa_device_plugin_values,
     gpu_operator_values,
+    kube_prometheus_stack_values,
 )
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.components.child_options import child_options
 from ultraserver.components.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts, manifests
+from ultraserver.facts.dra import DRA_DRIVER_NAMESPACE
 from ultraserver.problems import ConfigError
 
 
@@ -149,7 +151,7 @@ class ChartRelease(pulumi.ComponentResource):
 # `client.Wait = !newRelease.SkipAwait`), so with atomic one unhealthy GPU node would roll the GPU Operator
 # (nfd-worker, device plugin, GFD, DCGM) or the EFA plugin back on every node. Those two releases skip the await;
 # template, hook and API errors still fail (and roll back) the release, and the fabric checks (the IMEX nvbandwidth
-# check per UltraServer, `ultraserver validate`) are the health signal for the nodes.
+# check per UltraServer, `ultraserver verify`) are the health signal for the nodes.
 #
 # GPU Operator upgrades: the chart's `operator.upgradeCRD` pre-upgrade hook Job (kept at its default, true) applies
 # the new ClusterPolicy/NVIDIADriver CRDs, and needs Helm's OpenAPI validation off so the new ClusterPolicy is not
@@ -161,11 +163,12 @@ class ChartRelease(pulumi.ComponentResource):
 GPU_OPERATOR = ChartTarget(
     charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, skip_await=True, disable_openapi_validation=True
 )
-DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", True)
+DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", DRA_DRIVER_NAMESPACE, True)
 # The chart's docs install it into kube-system, next to the other node networking agents.
 EFA_DEVICE_PLUGIN = ChartTarget(
     charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False, skip_await=True
 )
+KUBE_PROMETHEUS_STACK = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
 
 
 @dataclass
@@ -176,6 +179,8 @@ class GpuOperatorArgs:
     """Labels of the system node group, where the operator and NFD master run."""
     release: ReleaseSettings = field(default_factory=ReleaseSettings)
     """Version, values override and Helm options."""
+    service_monitor: bool = False
+    """Create the dcgm-exporter ServiceMonitor; only when the Prometheus Operator CRDs are installed first."""
 
 
 class GpuOperator(ChartRelease):
@@ -186,7 +191,7 @@ class GpuOperator(ChartRelease):
             "ultraserver:index:GpuOperator",
             name,
             GPU_OPERATOR,
-            gpu_operator_values(args.system_node_selector),
+            gpu_operator_values(args.system_node_selector, args.service_monitor),
             args.release,
             opts,
         )
@@ -300,4 +305,28 @@ class NodeTerminationHandler(ChartRelease):
             args.release,
             opts,
             late_values={QUEUE_URL_KEY: args.queue_url},
+        )
+
+
+@dataclass
+class PrometheusStackArgs:
+    """Inputs of the optional kube-prometheus-stack release."""
+
+    system_node_selector: dict[str, str]
+    """Labels of the system node group, where Prometheus, Alertmanager, Grafana and the operator run."""
+    release: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """Version, values override and Helm options."""
+
+
+class PrometheusStack(ChartRelease):
+    """kube-prometheus-stack: Prometheus Operator and its CRDs, Prometheus selecting every ServiceMonitor."""
+
+    def __init__(self, name: str, args: PrometheusStackArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(
+            "ultraserver:index:PrometheusStack",
+            name,
+            KUBE_PROMETHEUS_STACK,
+            kube_prometheus_stack_values(args.system_node_selector),
+            args.release,
+            opts,
         )

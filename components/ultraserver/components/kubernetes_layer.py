@@ -7,7 +7,11 @@ from dataclasses import dataclass, field, replace
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.drift_check import DriftCheckArgs
+from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
+from ultraserver.components.drift_check import DriftCheck
+from ultraserver.components.efa_check import EfaCheck
 from ultraserver.components.helm_release import (
     DraDriver,
     DraDriverArgs,
@@ -17,6 +21,8 @@ from ultraserver.components.helm_release import (
     GpuOperatorArgs,
     NodeTerminationHandler,
     NodeTerminationHandlerArgs,
+    PrometheusStack,
+    PrometheusStackArgs,
     ReleaseSettings,
 )
 from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
@@ -40,40 +46,62 @@ class KubernetesLayerArgs:
     """NVIDIA DRA driver version, values override and Helm options."""
     efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
     """EFA device plugin version, values override and Helm options."""
+    prometheus_stack: ReleaseSettings | None = None
+    """kube-prometheus-stack; None installs none (and the GPU Operator then creates no ServiceMonitor)."""
     mpi_operator: MpiOperatorArgs | None = field(default_factory=MpiOperatorArgs)
     """MPI operator install; None skips it (the IMEX check then cannot run)."""
     imex_check: ImexCheckArgs | None = None
     """IMEX nvbandwidth check per UltraServer; None deploys no check."""
     node_termination_handler: NodeTerminationHandlerArgs | None = None
     """Node Termination Handler in queue mode (self-managed groups); None installs none."""
+    efa_check: EfaCheckArgs | None = None
+    """nccl-tests all_reduce across UltraServers over EFA; None deploys no check."""
+    drift_check: DriftCheckArgs | None = None
+    """CronJob re-running the node-facts check; None deploys none."""
 
 
 class KubernetesLayer(pulumi.ComponentResource):
     """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
 
     gpu_operator: GpuOperator
+    prometheus_stack: PrometheusStack | None
     dra_driver: DraDriver
     efa_device_plugin: EfaDevicePlugin
     mpi_operator: MpiOperator | None
     imex_check: ImexCheck | None
     node_termination_handler: NodeTerminationHandler | None
+    efa_check: EfaCheck | None
+    drift_check: DriftCheck | None
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
         system = require_node_selector(args.system_node_selector, "system_node_selector")
-        if args.imex_check is not None and args.mpi_operator is None:
-            raise ConfigError(
-                "imex_check: the IMEX check runs as an MPIJob but mpi_operator is disabled; enable the MPI operator "
-                "or turn the check off."
-            )
+        for check, given in (("imex_check", args.imex_check), ("efa_check", args.efa_check)):
+            if given is not None and args.mpi_operator is None:
+                raise ConfigError(
+                    f"{check}: the check runs as an MPIJob but mpi_operator is disabled; enable the MPI operator "
+                    "or turn the check off."
+                )
 
         def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
             """Options of a direct child: this layer's provider, waiting for `after` only."""
             return pulumi.ResourceOptions(parent=self, providers=[args.provider], depends_on=list(after))
 
         base = args.depends_on
+        self.prometheus_stack = (
+            PrometheusStack(
+                f"{name}-prometheus-stack", PrometheusStackArgs(system, args.prometheus_stack), child(*base)
+            )
+            if args.prometheus_stack is not None
+            else None
+        )
+        # The dcgm-exporter ServiceMonitor needs the Prometheus Operator CRDs first (the operator reports NotReady
+        # without them), so it is on only with the stack, and the GPU Operator then waits for the stack.
+        monitored = [self.prometheus_stack] if self.prometheus_stack else []
         self.gpu_operator = GpuOperator(
-            f"{name}-gpu-operator", GpuOperatorArgs(system, args.gpu_operator), child(*base)
+            f"{name}-gpu-operator",
+            GpuOperatorArgs(system, args.gpu_operator, service_monitor=bool(monitored)),
+            child(*base, *monitored),
         )
         # ComputeDomains rely on the clique label GFD (deployed by the GPU Operator) puts on nodes.
         self.dra_driver = DraDriver(
@@ -101,8 +129,21 @@ class KubernetesLayer(pulumi.ComponentResource):
             if not check_args.launcher_node_selector:
                 check_args = replace(check_args, launcher_node_selector=system)
             self.imex_check = ImexCheck(f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver))
+        self.efa_check = None
+        if args.efa_check is not None and self.mpi_operator is not None:
+            efa_args = args.efa_check
+            if not efa_args.launcher_node_selector:
+                efa_args = replace(efa_args, launcher_node_selector=system)
+            self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin))
+        self.drift_check = None
+        if args.drift_check is not None:
+            drift_args = args.drift_check
+            if not drift_args.node_selector:
+                drift_args = replace(drift_args, node_selector=system)
+            self.drift_check = DriftCheck(f"{name}-drift-check", drift_args, child(*base))
         self.register_outputs(
             {
+                "efaCheckJob": self.efa_check.job_name if self.efa_check else None,
                 "imexCheckNamespace": args.imex_check.namespace if args.imex_check else None,
                 "imexCheckJobs": self.imex_check.job_names if self.imex_check else [],
             }

@@ -17,6 +17,21 @@ from ultraserver.components.gpu_template import NodeImage
 from ultraserver.facts import ami
 from ultraserver.facts.scheduling import GPU_TAINT_KEY, GPU_TAINT_VALUE
 
+REPAIR_MAX_PARALLEL_NODES = 1
+"""Nodes EKS repairs at once: a replaced node of a Capacity Block needs a free slot in the block, so one at a time."""
+REPAIR_MAX_UNHEALTHY_NODES = 2
+"""Above this many unhealthy nodes EKS stops repairing: a fleet-wide signal (e.g. the node monitoring agent failing
+to reach DCGM, aws/containers-roadmap#2763) is more likely a false positive than many broken GPUs."""
+
+
+def node_repair_config() -> aws.eks.NodeGroupNodeRepairConfigArgs:
+    """Auto repair, cautious: one node at a time, paused when more than a couple of nodes look unhealthy."""
+    return aws.eks.NodeGroupNodeRepairConfigArgs(
+        enabled=True,
+        max_parallel_nodes_repaired_count=REPAIR_MAX_PARALLEL_NODES,
+        max_unhealthy_node_threshold_count=REPAIR_MAX_UNHEALTHY_NODES,
+    )
+
 
 def managed_node_group(
     name: str,
@@ -31,6 +46,7 @@ def managed_node_group(
     labels: dict[str, str],
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
+    auto_repair: bool = False,
 ) -> tuple[aws.eks.NodeGroup, pulumi.Input[str]]:
     """The managed node group and the name of the Auto Scaling group EKS makes for it (for scheduled actions)."""
     # With no ImageId in the template EKS picks the AMI from amiType + releaseVersion; with one, EKS rejects both.
@@ -48,6 +64,7 @@ def managed_node_group(
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=0, max_size=full_size, desired_size=desired_size),
         labels=labels,
         taints=[aws.eks.NodeGroupTaintArgs(key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect="NO_SCHEDULE")],
+        node_repair_config=node_repair_config() if auto_repair else None,
         tags=tags,
         opts=opts,
     )

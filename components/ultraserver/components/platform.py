@@ -7,6 +7,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.drift_check import DriftCheckArgs
+from ultraserver.builders.efa_check import efa_check_args
+from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.components.cluster import Cluster, ClusterArgs
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -49,7 +52,12 @@ def kubernetes_layer_args(
         gpu_operator=s.kubernetes.gpu_operator,
         dra_driver=s.kubernetes.dra_driver,
         efa_device_plugin=s.kubernetes.efa_device_plugin,
+        prometheus_stack=s.kubernetes.prometheus_stack if s.kubernetes.prometheus_stack_enabled else None,
         imex_check=imex_check_args(s),
+        efa_check=efa_check_args(s),
+        drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
+        if s.health.drift_check_enabled and s.gpu_node_groups
+        else None,
     )
 
 
@@ -121,6 +129,7 @@ class Platform(pulumi.ComponentResource):
                 system_min_size=sys_ng.min_size,
                 system_max_size=sys_ng.max_size,
                 system_disk_size_gib=sys_ng.disk_size_gib,
+                node_monitoring_agent=s.health.node_monitoring_agent,
                 tags=tags,
                 kubernetes_provider=s.kubernetes.layer == "same-stack",
             ),
@@ -195,6 +204,7 @@ class Platform(pulumi.ComponentResource):
                 labels={**group.labels, ULTRASERVER_LABEL: name},
                 reservation_window=group.reservation_window,
                 scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
+                auto_repair=group.auto_repair,
                 local_storage=group.local_storage,
                 root_volume_size_gib=group.root_volume_size_gib,
                 tags={**tags, EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},

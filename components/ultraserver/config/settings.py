@@ -25,7 +25,18 @@ MIN_KUBERNETES = (1, 33)
 MIN_VPC_CNI = (1, 18, 5)
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
-SECTIONS = ("cluster", "network", "systemNodeGroup", "gpuNodeGroups", "addons", "kubernetes", "imexCheck", "autoDeploy")
+SECTIONS = (
+    "cluster",
+    "network",
+    "systemNodeGroup",
+    "gpuNodeGroups",
+    "addons",
+    "kubernetes",
+    "imexCheck",
+    "efaCheck",
+    "health",
+    "autoDeploy",
+)
 
 _NAME = r"[a-z][a-z0-9-]{0,37}[a-z0-9]"
 _ZONE = r"[a-z]{2}(-[a-z]+)+-\d[a-z]?(-[a-z]+-\d+[a-z])?"
@@ -171,6 +182,8 @@ class GpuNodeGroupSettings:
     """Capacity block window for scheduled scaling; none keeps the size fixed."""
     scale_to_zero_for_upgrade: bool = False
     """Hold the group at 0 nodes (required before a version or AMI upgrade)."""
+    auto_repair: bool = False
+    """EKS node auto repair (managed groups only; off by default, see docs/health.md)."""
 
     @property
     def grouped(self) -> bool:
@@ -227,6 +240,10 @@ class KubernetesSettings:
     """same-stack (this program installs the releases) or separate-stack (the kubernetes-layer/ project does)."""
     node_termination_handler: ReleaseSettings = field(default_factory=ReleaseSettings)
     """AWS Node Termination Handler chart (queue mode), installed when any GPU group is self-managed."""
+    prometheus_stack: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """kube-prometheus-stack chart (installed only when prometheus_stack_enabled)."""
+    prometheus_stack_enabled: bool = False
+    """Install kube-prometheus-stack and the GPU Operator's dcgm-exporter ServiceMonitor."""
 
 
 @dataclass(frozen=True)
@@ -235,10 +252,36 @@ class ImexCheckSettings:
 
     enabled: bool = True
     """Deploy the check."""
-    nodes: int = 2
-    """Nodes of each UltraServer the check spans (2 up to all of them)."""
+    nodes: int | None = 2
+    """Nodes of each UltraServer the check spans (2 up to all of them); None (stack value "all") spans every node."""
     threshold_gbps: float = 700.0
     """Minimum GB/s for every cross-node GPU pair."""
+
+
+@dataclass(frozen=True)
+class EfaCheckSettings:
+    """The nccl-tests all_reduce MPIJob that proves EFA carries traffic between UltraServers."""
+
+    enabled: bool | None = None
+    """Deploy the check; None turns it on when two or more UltraServers share one EFA layout."""
+    ultraservers: int = 2
+    """UltraServers the job spreads over (at least 2: EFA is only used between them)."""
+    nodes_per_ultraserver: int = 1
+    """Workers (whole nodes) per UltraServer."""
+    min_bus_bandwidth_gbps: float | None = None
+    """Large-message bus bandwidth to reach in Gbit/s; None derives it from the EFA layout."""
+
+
+@dataclass(frozen=True)
+class HealthSettings:
+    """Continuous node health: the EKS node monitoring agent and the drift CronJob."""
+
+    node_monitoring_agent: bool = True
+    """Install the eks-node-monitoring-agent add-on."""
+    drift_check_enabled: bool = True
+    """Run the cheap node-facts check on a schedule and report drift (e.g. a node that lost EFA devices)."""
+    drift_check_schedule: str = "*/30 * * * *"
+    """Cron schedule of the drift check."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +310,10 @@ class Settings:
     """The IMEX bandwidth check."""
     auto_deploy: bool = False
     """Deploy this stack automatically on pushes to main (CI)."""
+    efa_check: EfaCheckSettings = field(default_factory=EfaCheckSettings)
+    """The cross-UltraServer EFA check."""
+    health: HealthSettings = field(default_factory=HealthSettings)
+    """Node monitoring agent and drift check."""
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -647,6 +694,7 @@ def _read_gpu_group(  # noqa: C901 -- replaced by the declarative settings model
         labels=r.string_map("labels", {}),
         reservation_window=window,
         scale_to_zero_for_upgrade=r.boolean("scaleToZeroForUpgrade", False),
+        auto_repair=r.boolean("autoRepair", False),
     )
     r.finish()
     full = group.instances_per_ultraserver * (count if group_arn else 1)
@@ -658,6 +706,15 @@ def _read_gpu_group(  # noqa: C901 -- replaced by the declarative settings model
                 f"at most {capacity_block.NODES_PER_GROUP_MAX} nodes per node group "
                 f"({capacity_block.NODES_PER_GROUP_MAX // group.instances_per_ultraserver} x {group.ultraserver_type})",
                 "split the UltraServers over several groups",
+            )
+        )
+    if group.auto_repair and mode == "self-managed":
+        r.problems.append(
+            problem(
+                r.path("autoRepair"),
+                True,
+                "autoRepair only with mode: managed (EKS auto repair works with managed node groups and Karpenter)",
+                "remove autoRepair, or use mode: managed",
             )
         )
     if us_type and desired is not None:
@@ -850,6 +907,7 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         )
 
     k8s_reader = section("kubernetes")
+    prometheus_reader = k8s_reader.child("prometheusStack")
     kubernetes = KubernetesSettings(
         gpu_operator=_read_chart(k8s_reader.child("gpuOperator"), charts.GPU_OPERATOR),
         dra_driver=_read_chart(k8s_reader.child("draDriver"), charts.DRA_DRIVER),
@@ -858,27 +916,62 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         node_termination_handler=_read_chart(
             k8s_reader.child("nodeTerminationHandler"), charts.NODE_TERMINATION_HANDLER
         ),
+        prometheus_stack_enabled=prometheus_reader.boolean("enabled", False),
+        prometheus_stack=_read_chart(prometheus_reader, charts.KUBE_PROMETHEUS_STACK),
     )
     k8s_reader.finish()
 
     imex_reader = section("imexCheck")
+    raw_nodes = imex_reader.raw_value("nodes")
+    if isinstance(raw_nodes, str) and raw_nodes != "all":
+        problems.append(
+            problem(
+                f"{project}:imexCheck.nodes", raw_nodes, 'an integer 2 to 18, or "all"', "write nodes: all or nodes: 4"
+            )
+        )
     imex = ImexCheckSettings(
         enabled=imex_reader.boolean("enabled", True),
-        nodes=imex_reader.integer("nodes", 2, minimum=2, maximum=18),
+        nodes=None if isinstance(raw_nodes, str) else imex_reader.integer("nodes", 2, minimum=2, maximum=18),
         threshold_gbps=imex_reader.number("thresholdGbps", 700.0, minimum=1.0),
     )
     imex_reader.finish()
     for group in groups:
-        if imex.enabled and imex.nodes > group.nodes_per_group > 0:
+        # A grouped fleet runs one job per UltraServer: compare with the nodes of one of its UltraServers.
+        per_ultraserver = group.nodes_per_group // max(1, group.ultraservers // group.node_groups)
+        if imex.enabled and imex.nodes is not None and imex.nodes > per_ultraserver > 0:
             problems.append(
                 problem(
                     f"{project}:imexCheck.nodes",
                     imex.nodes,
-                    f"at most the {group.nodes_per_group} nodes of group {group.name}",
+                    f"at most the {per_ultraserver} nodes of one UltraServer of group {group.name}",
                     "lower nodes or disable the check",
                 )
             )
             break
+
+    efa_reader = section("efaCheck")
+    efa_check = EfaCheckSettings(
+        enabled=efa_reader.boolean("enabled", None),
+        ultraservers=efa_reader.integer("ultraservers", 2, minimum=2, maximum=1000),
+        nodes_per_ultraserver=efa_reader.integer("nodesPerUltraserver", 1, minimum=1, maximum=18),
+        min_bus_bandwidth_gbps=efa_reader.number("minBusBandwidthGbps", None, minimum=1.0),
+    )
+    efa_reader.finish()
+
+    health_reader = section("health")
+    drift_reader = health_reader.child("driftCheck")
+    health = HealthSettings(
+        node_monitoring_agent=health_reader.boolean("nodeMonitoringAgent", True),
+        drift_check_enabled=drift_reader.boolean("enabled", True),
+        drift_check_schedule=drift_reader.string(
+            "schedule",
+            "*/30 * * * *",
+            pattern=r"(\S+\s+){4}\S+",
+            allowed="a five-field cron schedule such as '*/30 * * * *'",
+        ),
+    )
+    drift_reader.finish()
+    health_reader.finish()
 
     auto_deploy = values.get(f"{project}:autoDeploy", False)
     if not isinstance(auto_deploy, bool):
@@ -902,4 +995,6 @@ def parse_settings(config: Mapping[str, Any], project: str = PROJECT, stack: str
         kubernetes=kubernetes,
         imex_check=imex,
         auto_deploy=auto_deploy,
+        efa_check=efa_check,
+        health=health,
     )

@@ -43,12 +43,35 @@ class ImexTarget:
     """Labels carried only by this UltraServer's nodes (e.g. its node group label)."""
     instance_count: int = 18
     """Instances in the UltraServer: 9 (u-p6e-gb200x36) or 18 (u-p6e-gb200x72)."""
+    ultraservers: int = 1
+    """UltraServers behind the selector: 1 for a node group per UltraServer, N for a grouped fleet (one job each)."""
+    nodes_per_ultraserver: int | None = None
+    """Nodes each UltraServer runs when the group is not at full size; None means `instance_count`."""
+
+    @property
+    def available_nodes(self) -> int:
+        """Nodes one job of this target can span at most."""
+        return min(self.instance_count, self.nodes_per_ultraserver or self.instance_count)
+
+
+def ultraservers_per_node_group(group: GpuNodeGroupSettings) -> int:
+    """UltraServers one node group of the entry covers (several only for a grouped fleet)."""
+    return max(1, group.ultraservers // group.node_groups)
 
 
 def imex_targets(settings: Settings) -> list[ImexTarget]:
     """One IMEX check target per UltraServer node group, selected by its UltraServer label."""
-    return [
-        ImexTarget(name=name, node_selector={ULTRASERVER_LABEL: name}, instance_count=group.instances_per_ultraserver)
-        for group in settings.gpu_node_groups
-        for name in node_group_names(group)
-    ]
+    targets = []
+    for group in settings.gpu_node_groups:
+        per_group = ultraservers_per_node_group(group)
+        for name in node_group_names(group):
+            targets.append(
+                ImexTarget(
+                    name=name,
+                    node_selector={ULTRASERVER_LABEL: name},
+                    instance_count=group.instances_per_ultraserver,
+                    ultraservers=per_group,
+                    nodes_per_ultraserver=group.nodes_per_group // per_group,
+                )
+            )
+    return targets

@@ -19,6 +19,7 @@ EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
 # 77ca841d), published as an OCI chart under oci://public.ecr.aws/aws-ec2/helm (its config/helm README).
 NODE_TERMINATION_HANDLER = "aws-node-termination-handler"
 NODE_TERMINATION_HANDLER_IMAGE = "public.ecr.aws/aws-ec2/aws-node-termination-handler"
+KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,27 @@ class PinnedChart:
     """Every dotted values key path of the chart (e.g. `driver.enabled`)."""
     open_maps: frozenset[str]
     """Key paths whose content is free-form (Kubernetes objects, label maps, unpinned subcharts)."""
+    values_checked: bool = True
+    """False when the chart's values.yaml was not pinned here: user values are then passed on unchecked."""
+
+
+# The optional Prometheus stack. Version 81.4.5 is the `version` of charts/kube-prometheus-stack/Chart.yaml at
+# prometheus-community/helm-charts @4879317737d492d49903e5ee87f928e9a1042649 (appVersion v0.88.0, kubeVersion
+# >=1.25.0-0); the chart is published at https://prometheus-community.github.io/helm-charts (Chart.yaml dependency
+# repositories). UNVERIFIED: that the repository index lists 81.4.5 (helm search was not run) and which version is
+# newest. Its values.yaml at that commit was not stored, so no key paths are pinned and user values go unchecked.
+_UNCHECKED_CHARTS = {
+    KUBE_PROMETHEUS_STACK: PinnedChart(
+        name=KUBE_PROMETHEUS_STACK,
+        version="81.4.5",
+        repo="https://prometheus-community.github.io/helm-charts",
+        source_repository="https://github.com/prometheus-community/helm-charts",
+        source_commit="4879317737d492d49903e5ee87f928e9a1042649",
+        keys=frozenset(),
+        open_maps=frozenset(),
+        values_checked=False,
+    )
+}
 
 
 @cache
@@ -47,7 +69,7 @@ def catalog() -> dict[str, PinnedChart]:
     scripts/regen_upstream_fixtures.py).
     """
     raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
-    return {
+    return _UNCHECKED_CHARTS | {
         name: PinnedChart(
             name=entry["name"],
             version=entry["version"],
@@ -75,6 +97,8 @@ def pinned(chart: str) -> PinnedChart:
 
 def _walk(chart: PinnedChart, values: Mapping[str, Any], prefix: str) -> list[str]:
     """Unknown key paths below `prefix`."""
+    if not chart.values_checked:
+        return []
     unknown: list[str] = []
     for key, value in values.items():
         path = f"{prefix}{key}"

@@ -175,3 +175,71 @@ def check_bandwidth(
         min_cross_node_gbps=min(measured) if measured else None,
         failures=tuple(failures),
     )
+
+
+_NOT_FOUND = re.compile(r"ERROR: Testcase (?:index )?(\S+?) (?:not found|out of bound)!")
+_CUDA_ERROR = re.compile(r"\[(CUDA_ERROR_\w+|NVML_ERROR\w*)\][^\n]*?in expression (\w+)")
+_WAIVED = re.compile(r"^(Waived|Waiving )", re.M)
+_STATUS_ERROR = re.compile(r"^Error: (.*)$", re.M)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Why a launcher log holds no usable matrix, read from nvbandwidth's own failure lines."""
+
+    reason: str
+    """What the log shows."""
+    fix: str
+    """What to do about it."""
+
+
+def diagnose(log_text: str, namespace: str = "<namespace>") -> Diagnosis:
+    """The likely cause of a run without a matrix (nvbandwidth exits 0 on an unknown testcase, 1 on CUDA errors).
+
+    Line formats: NVIDIA/nvbandwidth nvbandwidth.cpp (`Testcase <id> not found!`, `Waived`, `Error: <msg>`) and
+    error_handling.h (`[CUDA_ERROR_...] ... in expression <call>`); the two CUDA failures are the published
+    nvbandwidth issues #39 (no IMEX channel: cuMemCreate not permitted) and #44 (not one NVLink domain).
+    """
+    found = _NOT_FOUND.search(log_text)
+    if found:
+        return Diagnosis(
+            f"nvbandwidth does not know testcase {found.group(1)!r} ({found.group(0)!r}); it printed no matrix",
+            "use an nvbandwidth image built with -DMULTINODE=1 whose `nvbandwidth -l` lists the testcase, then "
+            "rerun the check (pulumi up recreates the MPIJob)",
+        )
+    cuda = _CUDA_ERROR.search(log_text)
+    if cuda and cuda.group(2) == "cuMemCreate":
+        return Diagnosis(
+            f"{cuda.group(1)} in cuMemCreate: the workers got no IMEX channel (fabric memory not permitted)",
+            f"check the ComputeDomain is Ready and its IMEX daemons run: kubectl -n {namespace} get computedomains "
+            "-o yaml; kubectl get pods -A -l resource.nvidia.com/computeDomain",
+        )
+    if cuda and cuda.group(2) == "cuMemSetAccess":
+        return Diagnosis(
+            f"{cuda.group(1)} in cuMemSetAccess: the workers are not in one NVLink domain",
+            "check that the job's nodes share one nvidia.com/gpu.clique label and that the UltraServer's "
+            "NVLink fabric is healthy (nvidia-smi -q | grep -A3 Fabric on a node)",
+        )
+    if cuda:
+        return Diagnosis(
+            f"{cuda.group(1)} in {cuda.group(2)}: nvbandwidth aborted",
+            "read the launcher log and the node's GPU health (nvidia-smi, dmesg XID lines)",
+        )
+    if _WAIVED.search(log_text):
+        return Diagnosis(
+            "nvbandwidth waived the testcase (it saw a single MPI rank or GPU)",
+            "check that mpirun started one rank per GPU on at least two nodes (slotsPerWorker, -np)",
+        )
+    status = _STATUS_ERROR.search(log_text)
+    if status:
+        return Diagnosis(f"nvbandwidth reported an error: {status.group(1)}", "read the launcher log")
+    return Diagnosis(
+        "the launcher log holds no bandwidth matrix (nvbandwidth did not run to the end)",
+        "read the launcher log tail below; common causes are ssh between launcher and workers and missing IMEX",
+    )
+
+
+def log_tail(log_text: str, lines: int = 12) -> tuple[str, ...]:
+    """The last non-empty lines of a log, as evidence."""
+    kept = [line.rstrip() for line in log_text.splitlines() if line.strip()]
+    return tuple(kept[-lines:])

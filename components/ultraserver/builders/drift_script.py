@@ -1,0 +1,91 @@
+"""The drift check the health CronJob runs in the cluster: verify's cheap node facts, with the standard library only.
+
+No image ships the ultraserver package, so this file is mounted from a ConfigMap into a stock Python image and
+run as a script. It reads the nodes through the pod's service account and compares them with the expected node
+groups (JSON in the EXPECTED environment variable, written by ``builders.drift_check``). It prints one line per
+drift (a node that lost EFA devices or GPUs, lost its clique label, went NotReady, or an UltraServer whose node
+count or clique count changed) and exits 1, so the Job fails and the drift shows in `kubectl get jobs` and events.
+It must import nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import sys
+import urllib.request
+from collections import defaultdict
+from typing import Any
+
+GROUP_LABEL = "ultraserver.io/ultraserver"
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def _ready(node: dict[str, Any]) -> bool:
+    conditions = node.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def _node_drift(node: dict[str, Any], group: dict[str, Any]) -> list[str]:
+    name = node["metadata"]["name"]
+    allocatable = node.get("status", {}).get("allocatable") or {}
+    found = []
+    if not _ready(node):
+        found.append(f"node {name}: NotReady")
+    for resource, key in (("nvidia.com/gpu", "gpus"), ("vpc.amazonaws.com/efa", "efa")):
+        value = str(allocatable.get(resource, "0"))
+        if value != str(group[key]):
+            found.append(f"node {name}: allocatable {resource} {value}, expected {group[key]}")
+    if not (node["metadata"].get("labels") or {}).get(CLIQUE_LABEL):
+        found.append(f"node {name}: no {CLIQUE_LABEL} label")
+    return found
+
+
+def drift(nodes: list[dict[str, Any]], expected: list[dict[str, Any]]) -> list[str]:
+    """Every difference between the nodes and the expected node groups (empty when none)."""
+    found: list[str] = []
+    by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for node in nodes:
+        by_group[(node["metadata"].get("labels") or {}).get(GROUP_LABEL, "")].append(node)
+    for group in expected:
+        members = by_group.get(group["name"], [])
+        if len(members) != group["nodes"]:
+            found.append(f"group {group['name']}: {len(members)} nodes, expected {group['nodes']}")
+        cliques = {(n["metadata"].get("labels") or {}).get(CLIQUE_LABEL) for n in members} - {None, ""}
+        if members and len(cliques) > group["ultraservers"]:
+            found.append(f"group {group['name']}: {len(cliques)} cliques, expected {group['ultraservers']}")
+        for node in sorted(members, key=lambda n: n["metadata"]["name"]):
+            found.extend(_node_drift(node, group))
+    return found
+
+
+def _list_nodes() -> list[dict[str, Any]]:
+    host = os.environ["KUBERNETES_SERVICE_HOST"]
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+    with open(f"{SERVICE_ACCOUNT}/token") as handle:
+        token = handle.read().strip()
+    request = urllib.request.Request(
+        f"https://{host}:{port}/api/v1/nodes", headers={"Authorization": f"Bearer {token}"}
+    )
+    context = ssl.create_default_context(cafile=f"{SERVICE_ACCOUNT}/ca.crt")
+    with urllib.request.urlopen(request, context=context, timeout=60) as response:
+        items: list[dict[str, Any]] = json.load(response)["items"]
+    return items
+
+
+def main() -> int:
+    """Print the drift and return 1, or print a summary and return 0."""
+    expected = json.loads(os.environ["EXPECTED"])
+    nodes = _list_nodes()
+    found = drift(nodes, expected)
+    for line in found:
+        print(f"DRIFT {line}")
+    if not found:
+        print(f"no drift: {sum(g['nodes'] for g in expected)} GPU nodes in {len(expected)} node groups as expected")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""What the GPU nodes of a deployed stack should show, per node group: the yardstick of verify and the drift check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ultraserver.builders.imex_check import imex_check_args, target_job_names
+from ultraserver.config.settings import Settings
+from ultraserver.config.views import node_group_names, ultraservers_per_node_group
+from ultraserver.facts import efa
+
+
+@dataclass(frozen=True)
+class NodeGroupExpectation:
+    """One GPU node group: a single UltraServer, or a grouped fleet of several."""
+
+    name: str
+    """Node group name, the value of the node label ultraserver.io/ultraserver."""
+    ultraservers: int
+    """UltraServers (NVLink cliques) the group spans."""
+    instances: int
+    """Instances in one UltraServer (9 or 18)."""
+    nodes: int
+    """Nodes the group runs in total (desired size)."""
+    gpus_per_node: int
+    """Allocatable nvidia.com/gpu every node must show."""
+    efa_devices: int
+    """Allocatable vpc.amazonaws.com/efa every node must show (the layout's EFA device count)."""
+    efa_bandwidth_gbps: int
+    """EFA bandwidth of one node in Gbit/s (from the layout)."""
+    nvlink_jobs: tuple[str, ...] = ()
+    """nvbandwidth MPIJobs of the group, one per UltraServer (empty when the IMEX check is off)."""
+
+    @property
+    def fleet(self) -> bool:
+        """Several UltraServers behind one node group: they are told apart by their clique."""
+        return self.ultraservers > 1
+
+    @property
+    def full(self) -> bool:
+        """Whether the group runs every instance of its UltraServers."""
+        return self.nodes == self.ultraservers * self.instances
+
+    def to_json(self) -> dict[str, object]:
+        """The node facts as plain data (the drift check's input)."""
+        return {
+            "name": self.name,
+            "ultraservers": self.ultraservers,
+            "instances": self.instances,
+            "nodes": self.nodes,
+            "gpus": self.gpus_per_node,
+            "efa": self.efa_devices,
+        }
+
+
+def node_group_expectations(settings: Settings) -> list[NodeGroupExpectation]:
+    """One expectation per GPU node group the stack creates."""
+    check = imex_check_args(settings)
+    jobs_by_target = {t.name: tuple(target_job_names(t)) for t in check.targets} if check else {}
+    groups = []
+    for group in settings.gpu_node_groups:
+        summary = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
+        gpus = int(efa.instance_facts(group.instance_type)["gpus"])
+        for name in node_group_names(group):
+            groups.append(
+                NodeGroupExpectation(
+                    name=name,
+                    ultraservers=ultraservers_per_node_group(group),
+                    instances=group.instances_per_ultraserver,
+                    nodes=group.nodes_per_group,
+                    gpus_per_node=gpus,
+                    efa_devices=summary.efa_devices,
+                    efa_bandwidth_gbps=summary.efa_bandwidth_gbps,
+                    nvlink_jobs=jobs_by_target.get(name, ()),
+                )
+            )
+    return groups

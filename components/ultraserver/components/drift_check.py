@@ -1,0 +1,45 @@
+"""DriftCheck: a CronJob re-running the cheap node-facts check and failing when a GPU node drifted."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests
+from ultraserver.components.child_options import child_options
+
+
+class DriftCheck(pulumi.ComponentResource):
+    """Namespace, list-nodes RBAC, the script's ConfigMap and the CronJob."""
+
+    namespace: str
+    cron_job_name: str
+
+    def __init__(self, name: str, args: DriftCheckArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("ultraserver:index:DriftCheck", name, None, opts)
+        namespace_doc, account, role, binding, config_map, cron_job = drift_manifests(args)
+        self.namespace = args.namespace
+        self.cron_job_name = cron_job["metadata"]["name"]
+        namespace = k8s.core.v1.Namespace(name, metadata=namespace_doc["metadata"], opts=child_options(self, opts))
+        inside = child_options(self, opts, pulumi.ResourceOptions(depends_on=[namespace]))
+        sa = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=account["metadata"], opts=inside)
+        cluster_role = k8s.rbac.v1.ClusterRole(
+            f"{name}-role", metadata=role["metadata"], rules=role["rules"], opts=child_options(self, opts)
+        )
+        bound = k8s.rbac.v1.ClusterRoleBinding(
+            f"{name}-binding",
+            metadata=binding["metadata"],
+            role_ref=binding["roleRef"],
+            subjects=binding["subjects"],
+            opts=child_options(self, opts, pulumi.ResourceOptions(depends_on=[cluster_role, sa])),
+        )
+        script = k8s.core.v1.ConfigMap(
+            f"{name}-script", metadata=config_map["metadata"], data=config_map["data"], opts=inside
+        )
+        k8s.batch.v1.CronJob(
+            f"{name}-cron",
+            metadata=cron_job["metadata"],
+            spec=cron_job["spec"],
+            opts=child_options(self, opts, pulumi.ResourceOptions(depends_on=[bound, script])),
+        )
+        self.register_outputs({"namespace": args.namespace, "cronJob": self.cron_job_name})

@@ -1,0 +1,43 @@
+"""EfaCheck: an nccl-tests all_reduce MPIJob across UltraServers (the verdict is read by ``ultraserver.verify``)."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest, namespace_manifest
+from ultraserver.components.child_options import child_options
+
+
+class EfaCheck(pulumi.ComponentResource):
+    """Namespace + nccl-tests MPIJob; depend on the MPI operator and the EFA device plugin."""
+
+    namespace: str
+    job_name: str
+    min_bus_bandwidth_gbps: float
+
+    def __init__(self, name: str, args: EfaCheckArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("ultraserver:index:EfaCheck", name, None, opts)
+        manifest = efa_mpijob_manifest(args)
+        self.namespace = args.namespace
+        self.job_name = args.name
+        self.min_bus_bandwidth_gbps = args.min_bus_bandwidth_gbps
+        namespace = k8s.core.v1.Namespace(
+            name, metadata=namespace_manifest(args)["metadata"], opts=child_options(self, opts)
+        )
+        k8s.apiextensions.CustomResource(
+            f"{name}-{args.name}",
+            api_version=manifest["apiVersion"],
+            kind=manifest["kind"],
+            metadata=manifest["metadata"],
+            spec=manifest["spec"],
+            # A finished MPIJob is not rerun in place: any change recreates it, which reruns the check.
+            opts=child_options(
+                self,
+                opts,
+                pulumi.ResourceOptions(depends_on=[namespace], replace_on_changes=["spec"], delete_before_replace=True),
+            ),
+        )
+        self.register_outputs(
+            {"namespace": args.namespace, "jobName": args.name, "minBusBandwidthGbps": args.min_bus_bandwidth_gbps}
+        )

@@ -1,0 +1,76 @@
+"""The checks of ``ultraserver verify``: one verdict per UltraServer and per check, with evidence and a fix.
+
+A failed check carries ``Problem``s (which node or job, what was found, what is expected, the fix). A check that
+could not read what it needs fails too, with the API error as evidence: nothing is ever skipped as "passed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.scheduling import CLIQUE_LABEL
+from ultraserver.verify.clients import ClusterError, ClusterReader
+from ultraserver.verify.expect import StackExpectation
+from ultraserver.verify.fabric import efa_verdict, nvlink_verdicts
+from ultraserver.verify.node_facts import device_class_verdict, node_fact_verdicts
+from ultraserver.verify.verdict import (
+    ACROSS,
+    CLUSTER,
+    COVERAGE,
+    DEVICE_CLASSES,
+    EFA,
+    FLEET,
+    NODE_FACTS,
+    NVLINK,
+    Verdict,
+    _api_problem,
+)
+
+
+def _read(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except ClusterError as err:
+        return err
+
+
+def planned_checks(expected: StackExpectation) -> list[tuple[str, str]]:
+    """(UltraServer, check) pairs a run judges, as known before reading the cluster."""
+    pairs = [(CLUSTER, DEVICE_CLASSES)]
+    for group in expected.groups:
+        pairs.append((group.name, FLEET if group.fleet else NODE_FACTS))
+        for index, _ in enumerate(group.nvlink_jobs, start=1):
+            pairs.append((group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}", NVLINK))
+        if group.fleet and group.nvlink_jobs:
+            pairs.append((group.name, COVERAGE))
+    if expected.efa_job:
+        pairs.append((ACROSS, EFA))
+    return pairs
+
+
+def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_only: bool = False) -> list[Verdict]:
+    """Every check of the stack. When the API cannot even list nodes, each planned check fails with that error."""
+    try:
+        nodes = reader.nodes()
+    except ClusterError as err:
+        problem = _api_problem("nodes", err)
+        return [
+            Verdict(u, c, "not judged: the Kubernetes API did not answer", (problem,))
+            for u, c in planned_checks(expected)
+        ]
+    plugin_pods = _read(lambda: reader.pods(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR))
+    verdicts = [device_class_verdict(expected.device_classes, _read(reader.device_classes))]
+    for group in expected.groups:
+        verdicts.extend(node_fact_verdicts(group, nodes, plugin_pods))
+    if not node_facts_only:
+        verdicts.extend(nvlink_verdicts(reader, expected, nodes))
+        if expected.efa_job:
+            verdicts.append(efa_verdict(reader, expected, {n.name: n.labels.get(CLIQUE_LABEL, "") for n in nodes}))
+    return verdicts
+
+
+def exit_code(verdicts: Iterable[Verdict]) -> int:
+    """0 when every check passed, 1 otherwise."""
+    return 0 if all(v.passed for v in verdicts) else 1

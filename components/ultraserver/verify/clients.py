@@ -1,0 +1,189 @@
+"""Kubernetes API access for ``verify``: a small read-only Protocol, plain data, and the real client behind it.
+
+Checks only see ``ClusterReader`` and the plain ``Node``/``Pod`` records, so tests drive them with a fake.
+Every failure to reach or read the API becomes ``ClusterError`` (one line, no traceback), which the checks
+turn into a FAILED verdict for the check that needed the data.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Protocol, TypeVar
+
+KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<36"
+T = TypeVar("T")
+
+
+class ClusterError(RuntimeError):
+    """The Kubernetes API could not be reached or refused a read (message says which call and why)."""
+
+
+class KubeconfigError(ClusterError):
+    """The kubeconfig is missing or unusable: bad input, nothing in the cluster was read."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """What the checks need of one node."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, str] = field(default_factory=dict)
+    """Allocatable resources as the API reports them (quantities as strings)."""
+    ready: bool = True
+
+
+@dataclass(frozen=True)
+class Pod:
+    """What the checks need of one pod."""
+
+    name: str
+    namespace: str
+    node_name: str = ""
+    phase: str = "Pending"
+    ready: bool = False
+    created: str = ""
+    """Creation timestamp in RFC 3339 (sorts in time order)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+class ClusterReader(Protocol):
+    """The reads ``verify`` makes; each raises ClusterError when the API cannot answer."""
+
+    def nodes(self) -> list[Node]:
+        """Every node."""
+
+    def device_classes(self) -> list[str]:
+        """Names of the DRA DeviceClasses (resource.k8s.io)."""
+
+    def pods(self, namespace: str, selector: str) -> list[Pod]:
+        """Pods of a namespace matching a label selector."""
+
+    def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
+        """A pod's log (the last `tail_lines` lines when given)."""
+
+
+def _ready(conditions: Any) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in conditions or [])
+
+
+class KubernetesReader:
+    """ClusterReader over the official Python client (CoreV1Api and the generic custom-objects API)."""
+
+    # DeviceClasses are served as resource.k8s.io/v1beta1 on Kubernetes 1.33 (v1 from 1.34); reading them
+    # through the generic API keeps this independent of which typed API the installed client ships.
+    DEVICE_CLASS_VERSIONS = ("v1", "v1beta2", "v1beta1")
+    # Seconds per request (connect, read): an unreachable endpoint fails quickly instead of hanging.
+    TIMEOUT = (10, 60)
+
+    def __init__(self, core: Any, custom: Any, describe: str) -> None:
+        self._core = core
+        self._custom = custom
+        self._describe = describe
+
+    def _call(self, what: str, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except Exception as err:  # noqa: BLE001 -- any client, network or TLS error becomes one clear line
+            status = getattr(err, "status", None)
+            text = str(err).strip()
+            reason = getattr(err, "reason", None) or (text.splitlines()[-1] if text else type(err).__name__)
+            detail = f"HTTP {status} {reason}" if status else f"{type(err).__name__}: {reason}"
+            raise ClusterError(f"{what} through {self._describe} failed: {detail}") from None
+
+    def nodes(self) -> list[Node]:
+        items = self._call("listing nodes", lambda: self._core.list_node(_request_timeout=self.TIMEOUT).items)
+        return [
+            Node(
+                name=n.metadata.name,
+                labels=dict(n.metadata.labels or {}),
+                allocatable={k: str(v) for k, v in (n.status.allocatable or {}).items()},
+                ready=_ready(n.status.conditions),
+            )
+            for n in items
+        ]
+
+    def device_classes(self) -> list[str]:
+        last: ClusterError | None = None
+        for version in self.DEVICE_CLASS_VERSIONS:
+            try:
+                found = self._call(
+                    f"listing resource.k8s.io/{version} deviceclasses",
+                    partial(
+                        self._custom.list_cluster_custom_object,
+                        "resource.k8s.io",
+                        version,
+                        "deviceclasses",
+                        _request_timeout=self.TIMEOUT,
+                    ),
+                )
+            except ClusterError as err:
+                last = err
+                continue
+            return [item["metadata"]["name"] for item in found.get("items", [])]
+        raise last or ClusterError("no resource.k8s.io version to read deviceclasses from")
+
+    def pods(self, namespace: str, selector: str) -> list[Pod]:
+        items = self._call(
+            f"listing pods {selector!r} in {namespace}",
+            lambda: (
+                self._core.list_namespaced_pod(namespace, label_selector=selector, _request_timeout=self.TIMEOUT).items
+            ),
+        )
+        return [
+            Pod(
+                name=p.metadata.name,
+                namespace=p.metadata.namespace,
+                node_name=p.spec.node_name or "",
+                phase=p.status.phase or "Pending",
+                ready=_ready(p.status.conditions),
+                created=p.metadata.creation_timestamp.isoformat() if p.metadata.creation_timestamp else "",
+                labels=dict(p.metadata.labels or {}),
+            )
+            for p in items
+        ]
+
+    def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
+        kwargs: dict[str, Any] = {"_request_timeout": self.TIMEOUT}
+        if tail_lines:
+            kwargs["tail_lines"] = tail_lines
+        return self._call(
+            f"reading the log of pod {namespace}/{name}",
+            lambda: self._core.read_namespaced_pod_log(name, namespace, **kwargs),
+        )
+
+
+def connect(kubeconfig: str) -> KubernetesReader:
+    """A reader for a kubeconfig given as a file path or as the document itself (e.g. a stack output).
+
+    Raises KubeconfigError when the file is missing or malformed; connection problems surface on the first read.
+    """
+    try:
+        import kubernetes
+        import yaml
+    except ImportError:
+        raise KubeconfigError(
+            f"verify needs the Kubernetes Python client: pip install '{KUBERNETES_CLIENT_REQUIREMENT}'"
+        ) from None
+    try:
+        if os.path.isfile(kubeconfig):
+            client = kubernetes.config.new_client_from_config(config_file=kubeconfig)
+            describe = f"kubeconfig {kubeconfig}"
+        else:
+            document = yaml.safe_load(kubeconfig)
+            if not isinstance(document, dict) or "clusters" not in document:
+                raise KubeconfigError(
+                    f"kubeconfig: {kubeconfig!r} is neither an existing file nor a kubeconfig document; write it "
+                    "with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
+                )
+            client = kubernetes.config.new_client_from_config_dict(document)
+            describe = "the given kubeconfig"
+    except KubeconfigError:
+        raise
+    except Exception as err:  # noqa: BLE001 -- malformed kubeconfig: one line, no traceback
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise KubeconfigError(f"kubeconfig {kubeconfig!r} is not usable: {first}") from None
+    return KubernetesReader(kubernetes.client.CoreV1Api(client), kubernetes.client.CustomObjectsApi(client), describe)

@@ -1,0 +1,45 @@
+"""What a deployed stack should look like, derived from its settings: the yardstick every check measures against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ultraserver.builders.efa_check import efa_check_args
+from ultraserver.builders.expected_nodes import NodeGroupExpectation, node_group_expectations
+from ultraserver.builders.imex_check import imex_check_args
+from ultraserver.config.settings import Settings
+from ultraserver.facts.dra import COMPUTE_DOMAIN_DEVICE_CLASSES, DRA_DRIVER_NAMESPACE
+
+
+@dataclass(frozen=True)
+class StackExpectation:
+    """Everything verify checks for one stack."""
+
+    groups: tuple[NodeGroupExpectation, ...]
+    dra_namespace: str = DRA_DRIVER_NAMESPACE
+    device_classes: tuple[str, ...] = COMPUTE_DOMAIN_DEVICE_CLASSES
+    imex_namespace: str = ""
+    """Namespace of the nvbandwidth jobs; empty when the stack deploys no IMEX check."""
+    nvlink_threshold_gbps: float = 0.0
+    efa_namespace: str = ""
+    """Namespace of the EFA check's MPIJob; empty when the stack deploys no EFA check."""
+    efa_job: str = ""
+    efa_min_bus_bandwidth_gbps: float = 0.0
+    efa_ultraservers: int = 0
+
+
+def expectation(settings: Settings) -> StackExpectation:
+    """The expected cluster of a stack."""
+    check = imex_check_args(settings)
+    groups = node_group_expectations(settings)
+    efa_check = efa_check_args(settings)
+    return StackExpectation(
+        groups=tuple(groups),
+        efa_namespace=efa_check.namespace if efa_check else "",
+        efa_job=efa_check.name if efa_check else "",
+        efa_min_bus_bandwidth_gbps=efa_check.min_bus_bandwidth_gbps if efa_check else 0.0,
+        efa_ultraservers=efa_check.ultraservers if efa_check else 0,
+        dra_namespace=settings.kubernetes.dra_driver.namespace or DRA_DRIVER_NAMESPACE,
+        imex_namespace=check.namespace if check else "",
+        nvlink_threshold_gbps=check.threshold_gbps if check else 0.0,
+    )

@@ -1,0 +1,238 @@
+"""Fabric checks: nvbandwidth over NVLink per UltraServer, coverage of a fleet, nccl-tests over EFA across them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
+from ultraserver.builders.node_report import NODE_REPORT_PREFIX
+from ultraserver.builders.nvbandwidth_job import TESTCASE
+from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.problems import Problem
+from ultraserver.verify.clients import ClusterError, ClusterReader, Node
+from ultraserver.verify.expect import NodeGroupExpectation, StackExpectation
+from ultraserver.verify.nccl import judge_efa, parse_nccl_output
+from ultraserver.verify.nvbandwidth import (
+    BandwidthOutputError,
+    check_bandwidth,
+    diagnose,
+    log_tail,
+    parse_bandwidth_matrix,
+)
+from ultraserver.verify.verdict import _NODE_REPORT, ACROSS, COVERAGE, EFA, NVLINK, Verdict, _api_problem
+
+
+@dataclass(frozen=True)
+class LauncherResult:
+    """The finished launcher of an MPIJob, or why there is none."""
+
+    log: str = ""
+    phase: str = ""
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+
+def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherResult:
+    """Log of the MPIJob's newest launcher pod once it has finished."""
+    # mpi-operator v2 runs the launcher as the batch Job '<mpijob>-launcher'; the Job controller labels its pods.
+    selector = f"job-name={job}-launcher"
+    try:
+        pods = reader.pods(namespace, selector)
+    except ClusterError as err:
+        return LauncherResult(problems=(_api_problem(f"launcher pods of {job}", err),))
+    if not pods:
+        return LauncherResult(
+            problems=(
+                Problem(
+                    f"MPIJob {namespace}/{job}",
+                    "no launcher pod",
+                    f"a launcher pod labelled {selector}",
+                    f"kubectl -n {namespace} get mpijob {job}; pulumi up (re)creates the check",
+                ),
+            )
+        )
+    newest = max(pods, key=lambda p: p.created)
+    if newest.phase not in ("Succeeded", "Failed"):
+        return LauncherResult(
+            phase=newest.phase,
+            problems=(
+                Problem(
+                    f"launcher {namespace}/{newest.name}",
+                    newest.phase,
+                    "Succeeded or Failed (a finished run)",
+                    f"wait for the run to finish (kubectl -n {namespace} get pods -l {selector} -w), then verify again",
+                ),
+            ),
+        )
+    try:
+        log = reader.pod_log(namespace, newest.name)
+    except ClusterError as err:
+        return LauncherResult(phase=newest.phase, problems=(_api_problem(f"log of {newest.name}", err),))
+    return LauncherResult(log=log, phase=newest.phase)
+
+
+def reported_nodes(log_text: str) -> list[str]:
+    """Nodes the launcher's node report names (one line per worker, before the nvbandwidth run)."""
+    return sorted(set(_NODE_REPORT.findall(log_text)))
+
+
+def nvlink_verdict(
+    reader: ClusterReader,
+    namespace: str,
+    job: str,
+    ultraserver: str,
+    threshold_gbps: float,
+    gpus_per_node: int,
+    node_cliques: Mapping[str, str] | None = None,
+) -> Verdict:
+    """One UltraServer's nvbandwidth run, judged from its launcher log (`node_cliques`: node name -> clique)."""
+    launcher = read_launcher(reader, namespace, job)
+    if launcher.problems:
+        return Verdict(ultraserver, NVLINK, f"MPIJob {job}: no finished run to judge", launcher.problems)
+    verdict = _judge_nvbandwidth(launcher, namespace, job, ultraserver, threshold_gbps, gpus_per_node)
+    nodes = reported_nodes(launcher.log)
+    cliques = tuple(sorted({(node_cliques or {}).get(n, "") for n in nodes} - {""}))
+    extra: list[Problem] = []
+    if len(cliques) > 1:
+        extra.append(
+            Problem(
+                f"MPIJob {job} cliques",
+                list(cliques),
+                "one clique: the job's workers must share one NVLink domain",
+                "check the clique pod affinity of the job's workers and the nodes' clique labels",
+            )
+        )
+    where = f"; ran on {len(nodes)} nodes of clique {', '.join(cliques) or 'unknown'}" if nodes else ""
+    return dataclasses.replace(
+        verdict, evidence=verdict.evidence + where, problems=verdict.problems + tuple(extra), cliques=cliques
+    )
+
+
+def _judge_nvbandwidth(
+    launcher: LauncherResult, namespace: str, job: str, ultraserver: str, threshold_gbps: float, gpus_per_node: int
+) -> Verdict:
+    tail = log_tail(launcher.log)
+    try:
+        matrix = parse_bandwidth_matrix(launcher.log)
+    except BandwidthOutputError as err:
+        why = diagnose(launcher.log, namespace)
+        return Verdict(
+            ultraserver,
+            NVLINK,
+            f"MPIJob {job} (launcher {launcher.phase}): {why.reason}",
+            (Problem(f"MPIJob {job}", str(err).split("; the log ends with")[0], "a bandwidth matrix", why.fix),),
+            tail,
+        )
+    found: list[Problem] = []
+    if matrix.testcase not in (None, TESTCASE):
+        found.append(Problem(f"MPIJob {job} testcase", matrix.testcase, TESTCASE, "run the multi-node read testcase"))
+    result = check_bandwidth(matrix, threshold_gbps, gpus_per_node)
+    found.extend(
+        Problem(f"MPIJob {job}", p, "a matrix over at least two whole nodes", "rerun with nodes >= 2")
+        for p in result.problems
+    )
+    for link in result.failures[:8]:
+        found.append(
+            Problem(
+                f"MPIJob {job} GPU{link.source}->GPU{link.target}",
+                "N/A" if link.gbps is None else f"{link.gbps:.2f} GB/s",
+                f">= {threshold_gbps:.2f} GB/s",
+                "check the NVLink health of both nodes (nvidia-smi nvlink -s; XID 74 in dmesg) and replace a bad node",
+            )
+        )
+    if len(result.failures) > 8:
+        found.append(Problem(f"MPIJob {job}", f"{len(result.failures) - 8} more slow pairs", "none", "see above"))
+    return Verdict(
+        ultraserver,
+        NVLINK,
+        f"MPIJob {job} (launcher {launcher.phase}): {result.summary()}",
+        tuple(found),
+        () if not found else tail,
+    )
+
+
+def coverage_verdict(group: NodeGroupExpectation, jobs: list[Verdict], fleet_cliques: set[str]) -> Verdict:
+    """Every UltraServer of a grouped fleet was tested by one of its jobs.
+
+    The jobs avoid each other's cliques only while their workers run; a job scheduled after another finished may
+    land on an UltraServer already tested, leaving another untested. This check makes that visible.
+    """
+    covered = {c for v in jobs for c in v.cliques}
+    found = [
+        Problem(
+            f"{group.name}/{clique}",
+            "no nvbandwidth job ran here",
+            "one job per UltraServer of the fleet",
+            "rerun the fleet's jobs together (delete its MPIJobs, then pulumi up recreates them)",
+        )
+        for clique in sorted(fleet_cliques - covered)
+    ]
+    found += [
+        Problem(
+            v.ultraserver,
+            "no node report in the launcher log",
+            f"lines starting '{NODE_REPORT_PREFIX.strip()}'",
+            "the job predates the node report or its workers could not write it: rerun the check",
+        )
+        for v in jobs
+        if not v.cliques and v.problems == ()
+    ]
+    evidence = f"{len(covered & fleet_cliques)} of {len(fleet_cliques)} UltraServers tested by {len(jobs)} jobs"
+    return Verdict(group.name, COVERAGE, evidence, tuple(found))
+
+
+def nvlink_verdicts(reader: ClusterReader, expected: StackExpectation, nodes: list[Node]) -> list[Verdict]:
+    """One nvbandwidth verdict per UltraServer that has a job; a failure never stops the others.
+
+    Inside a grouped fleet a job's verdict is named after the clique it ran on, and a coverage verdict says
+    whether every UltraServer of the fleet was tested.
+    """
+    node_cliques = {n.name: n.labels.get(CLIQUE_LABEL, "") for n in nodes}
+    verdicts = []
+    for group in expected.groups:
+        jobs = []
+        for index, job in enumerate(group.nvlink_jobs, start=1):
+            name = group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}"
+            verdict = nvlink_verdict(
+                reader,
+                expected.imex_namespace,
+                job,
+                name,
+                expected.nvlink_threshold_gbps,
+                group.gpus_per_node,
+                node_cliques,
+            )
+            if group.fleet and len(verdict.cliques) == 1:
+                verdict = dataclasses.replace(verdict, ultraserver=f"{group.name}/{verdict.cliques[0]}")
+            jobs.append(verdict)
+        verdicts += jobs
+        if group.fleet and jobs:
+            members = {node_cliques[n.name] for n in nodes if n.labels.get(ULTRASERVER_LABEL) == group.name} - {""}
+            verdicts.append(coverage_verdict(group, jobs, members))
+    return verdicts
+
+
+def efa_verdict(reader: ClusterReader, expected: StackExpectation, node_cliques: Mapping[str, str]) -> Verdict:
+    """The cross-UltraServer nccl-tests run: over enough cliques, EFA used, no wrong values, bandwidth at threshold."""
+    job, namespace = expected.efa_job, expected.efa_namespace
+    launcher = read_launcher(reader, namespace, job)
+    if launcher.problems:
+        return Verdict(ACROSS, EFA, f"MPIJob {job}: no finished run to judge", launcher.problems)
+    judgement = judge_efa(parse_nccl_output(launcher.log), expected.efa_min_bus_bandwidth_gbps, LARGE_MESSAGE_BYTES)
+    found = [Problem(f"MPIJob {job} {key}", value, allowed, fix) for key, value, allowed, fix in judgement.findings]
+    nodes = reported_nodes(launcher.log)
+    cliques = tuple(sorted({node_cliques.get(n, "") for n in nodes} - {""}))
+    if len(cliques) < expected.efa_ultraservers:
+        found.append(
+            Problem(
+                f"MPIJob {job} UltraServers",
+                f"{len(cliques)} cliques from {len(nodes)} reported nodes",
+                f"at least {expected.efa_ultraservers} cliques (EFA carries traffic only between UltraServers)",
+                "check the workers' topology spread on nvidia.com/gpu.clique and rerun the check",
+            )
+        )
+    evidence = f"MPIJob {job} over {len(cliques)} UltraServers (launcher {launcher.phase}): "
+    return Verdict(
+        ACROSS, EFA, evidence + judgement.evidence, tuple(found), log_tail(launcher.log) if found else (), cliques
+    )

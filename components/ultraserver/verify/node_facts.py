@@ -1,0 +1,213 @@
+"""Node-facts checks: GPUs, EFA devices and cliques per node and UltraServer, DRA DeviceClasses and plugin."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.problems import Problem
+from ultraserver.verify.clients import ClusterError, Node, Pod
+from ultraserver.verify.expect import NodeGroupExpectation
+from ultraserver.verify.verdict import (
+    _NO_MNNVL_UUID,
+    CLUSTER,
+    DEVICE_CLASSES,
+    EFA_RESOURCE,
+    FLEET,
+    GPU_RESOURCE,
+    NODE_FACTS,
+    Verdict,
+    _api_problem,
+)
+
+
+def split_clique(value: str) -> tuple[str, str]:
+    """(ClusterUUID, CliqueID) of an nvidia.com/gpu.clique value (GFD writes '<ClusterUUID>.<CliqueID>')."""
+    uuid, _, clique = value.rpartition(".")
+    return uuid, clique
+
+
+def _quantity(node: Node, resource: str) -> str:
+    return node.allocatable.get(resource, "0")
+
+
+def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str] | None) -> list[Problem]:
+    """Everything wrong with one GPU node; `plugin_nodes` None when the plugin pods could not be read."""
+    found: list[Problem] = []
+    where = f"node {node.name}"
+    if not node.ready:
+        found.append(Problem(where, "NotReady", "Ready", f"kubectl describe node {node.name}"))
+    gpus = _quantity(node, GPU_RESOURCE)
+    if gpus != str(group.gpus_per_node):
+        found.append(
+            Problem(
+                f"{where} allocatable {GPU_RESOURCE}",
+                gpus,
+                str(group.gpus_per_node),
+                "check the GPU Operator device plugin pod on the node: kubectl get pods -A -o wide "
+                f"--field-selector spec.nodeName={node.name}",
+            )
+        )
+    efa_devices = _quantity(node, EFA_RESOURCE)
+    if efa_devices != str(group.efa_devices):
+        found.append(
+            Problem(
+                f"{where} allocatable {EFA_RESOURCE}",
+                efa_devices,
+                f"{group.efa_devices} (the EFA devices of the group's layout)",
+                "check the EFA device plugin pod on the node (kubectl -n kube-system get pods -o wide "
+                f"--field-selector spec.nodeName={node.name}) and the instance's EFA interfaces "
+                "(aws ec2 describe-instances); replace the node if devices are missing",
+            )
+        )
+    clique = node.labels.get(CLIQUE_LABEL, "")
+    if not clique:
+        found.append(
+            Problem(
+                f"{where} label {CLIQUE_LABEL}",
+                None,
+                "<ClusterUUID>.<CliqueID>, set by GPU Feature Discovery when the node's GPUs report one NVLink clique",
+                "check the GPU Operator's gpu-feature-discovery pod on the node and the fabric state "
+                "(nvidia-smi -q | grep -A3 Fabric)",
+            )
+        )
+    elif split_clique(clique)[0] == _NO_MNNVL_UUID:
+        found.append(
+            Problem(
+                f"{where} label {CLIQUE_LABEL}",
+                clique,
+                "a non-zero ClusterUUID (all zeros means no valid multi-node NVLink domain; UNVERIFIED rule)",
+                "check the NVLink fabric state of the node (nvidia-smi -q | grep -A3 Fabric)",
+            )
+        )
+    if plugin_nodes is not None and node.name not in plugin_nodes:
+        found.append(
+            Problem(
+                f"{where} DRA kubelet plugin",
+                "no running and ready pod",
+                "one ready nvidia-dra-driver-gpu kubelet-plugin pod per GPU node",
+                f"kubectl get pods -A -l {KUBELET_PLUGIN_SELECTOR} -o wide; check its affinity and tolerations",
+            )
+        )
+    return found
+
+
+def _describe_nodes(nodes: list[Node], group: NodeGroupExpectation, cliques: Iterable[str]) -> str:
+    shown = ", ".join(sorted(set(cliques))) or "none"
+    return (
+        f"{len(nodes)} nodes (expected {group.nodes if not group.fleet else group.instances}), clique {shown}; "
+        f"expected {group.gpus_per_node} GPUs and {group.efa_devices} EFA devices per node"
+    )
+
+
+def _single_ultraserver(
+    group: NodeGroupExpectation, nodes: list[Node], plugin_nodes: set[str] | None, extra: list[Problem]
+) -> Verdict:
+    found = list(extra)
+    cliques = [n.labels[CLIQUE_LABEL] for n in nodes if n.labels.get(CLIQUE_LABEL)]
+    if len(set(cliques)) > 1:
+        found.append(
+            Problem(
+                f"{group.name} cliques",
+                sorted(set(cliques)),
+                "one clique: the nodes of one UltraServer share one NVLink domain",
+                "check the capacity reservation is a single UltraServer and the nodes' fabric state",
+            )
+        )
+    if len(nodes) != group.nodes:
+        found.append(
+            Problem(
+                f"{group.name} nodes",
+                len(nodes),
+                f"{group.nodes} (the group's desired size; {group.instances} instances per UltraServer)",
+                f"kubectl get nodes -l {ULTRASERVER_LABEL}={group.name}; check the node group and the capacity block",
+            )
+        )
+    for node in nodes:
+        found.extend(node_problems(node, group, plugin_nodes))
+    return Verdict(group.name, NODE_FACTS, _describe_nodes(nodes, group, cliques), tuple(found))
+
+
+def _fleet(
+    group: NodeGroupExpectation, nodes: list[Node], plugin_nodes: set[str] | None, extra: list[Problem]
+) -> list[Verdict]:
+    by_clique: dict[str, list[Node]] = defaultdict(list)
+    for node in nodes:
+        by_clique[node.labels.get(CLIQUE_LABEL, "")].append(node)
+    verdicts = []
+    for clique, members in sorted(by_clique.items()):
+        found = list(extra)
+        if clique and len(members) != group.instances and (group.full or len(members) > group.instances):
+            found.append(
+                Problem(
+                    f"{group.name}/{clique} nodes",
+                    len(members),
+                    f"{group.instances} (the instances of one UltraServer)",
+                    f"kubectl get nodes -l {CLIQUE_LABEL}={clique}; check the fleet's capacity blocks",
+                )
+            )
+        for node in members:
+            found.extend(node_problems(node, group, plugin_nodes))
+        name = f"{group.name}/{clique or 'no-clique'}"
+        verdicts.append(
+            Verdict(name, NODE_FACTS, _describe_nodes(members, group, [clique] if clique else []), tuple(found))
+        )
+    cliques = sorted(c for c in by_clique if c)
+    fleet_found = []
+    if len(cliques) != group.ultraservers and (group.full or len(cliques) > group.ultraservers):
+        fleet_found.append(
+            Problem(
+                f"{group.name} cliques",
+                len(cliques),
+                f"{group.ultraservers} (one per UltraServer of the fleet)",
+                f"kubectl get nodes -l {ULTRASERVER_LABEL}={group.name} -L {CLIQUE_LABEL}",
+            )
+        )
+    if len(nodes) != group.nodes:
+        fleet_found.append(
+            Problem(
+                f"{group.name} nodes",
+                len(nodes),
+                f"{group.nodes} (the group's desired size)",
+                f"kubectl get nodes -l {ULTRASERVER_LABEL}={group.name}; check the node group and the capacity blocks",
+            )
+        )
+    evidence = f"{len(nodes)} nodes in {len(cliques)} cliques (expected {group.nodes} in {group.ultraservers})"
+    verdicts.append(Verdict(group.name, FLEET, evidence, tuple(fleet_found)))
+    return verdicts
+
+
+def node_fact_verdicts(
+    group: NodeGroupExpectation, all_nodes: list[Node], plugin_pods: list[Pod] | ClusterError
+) -> list[Verdict]:
+    """Node facts of one node group: per UltraServer (per clique in a grouped fleet)."""
+    nodes = sorted((n for n in all_nodes if n.labels.get(ULTRASERVER_LABEL) == group.name), key=lambda n: n.name)
+    extra: list[Problem] = []
+    plugin_nodes: set[str] | None = None
+    if isinstance(plugin_pods, ClusterError):
+        extra.append(_api_problem("DRA kubelet plugin pods", plugin_pods))
+    else:
+        plugin_nodes = {p.node_name for p in plugin_pods if p.phase == "Running" and p.ready}
+    if group.fleet:
+        return _fleet(group, nodes, plugin_nodes, extra)
+    return [_single_ultraserver(group, nodes, plugin_nodes, extra)]
+
+
+def device_class_verdict(expected: Iterable[str], present: list[str] | ClusterError) -> Verdict:
+    """The DRA DeviceClasses the ComputeDomains need exist."""
+    wanted = tuple(expected)
+    if isinstance(present, ClusterError):
+        return Verdict(CLUSTER, DEVICE_CLASSES, "DeviceClasses not readable", (_api_problem("deviceclasses", present),))
+    missing = [name for name in wanted if name not in present]
+    found = tuple(
+        Problem(
+            f"DeviceClass {name}",
+            None,
+            "created by the nvidia-dra-driver-gpu chart with resources.computeDomains.enabled",
+            "check the DRA driver release: helm -n nvidia-dra-driver-gpu status nvidia-dra-driver-gpu",
+        )
+        for name in missing
+    )
+    return Verdict(CLUSTER, DEVICE_CLASSES, f"present: {', '.join(sorted(present)) or 'none'}", found)

@@ -1,0 +1,60 @@
+"""How verify reports: a table of verdicts with evidence, problems, fixes and log tails, and the JSON document."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ultraserver.verify.checks import Verdict
+from ultraserver.verify.expect import StackExpectation
+
+
+def not_checked(expected: StackExpectation) -> list[str]:
+    """Checks the stack does not deploy, named so their absence is never read as a pass."""
+    notes = []
+    if not expected.imex_namespace:
+        notes.append("nvlink: not checked, the stack deploys no IMEX check (imexCheck.enabled: false)")
+    if not expected.efa_job:
+        notes.append(
+            "efa: not checked, the stack deploys no EFA check (efaCheck.enabled: false, or fewer than two "
+            "UltraServers share one EFA layout)"
+        )
+    return notes
+
+
+def format_verdicts(verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> str:
+    """One line per UltraServer and check, then the failures' problems, fixes and log tails, then `notes`."""
+    width_u = max([len("ULTRASERVER")] + [len(v.ultraserver) for v in verdicts])
+    width_c = max([len("CHECK")] + [len(v.check) for v in verdicts])
+    lines = [f"{'ULTRASERVER':<{width_u}}  {'CHECK':<{width_c}}  VERDICT  EVIDENCE"]
+    for v in verdicts:
+        state = "PASSED" if v.passed else "FAILED"
+        lines.append(f"{v.ultraserver:<{width_u}}  {v.check:<{width_c}}  {state:<7}  {v.evidence}")
+    failed = [v for v in verdicts if not v.passed]
+    previous: tuple[object, ...] = ()
+    for v in failed:
+        lines += ["", f"{v.ultraserver} {v.check} FAILED:"]
+        if v.problems == previous and not v.log_tail:
+            lines.append("  - the same problem as above")
+            continue
+        previous = v.problems
+        for p in v.problems:
+            lines.append(f"  - {p.key}: got {p.value}; expected {p.allowed}")
+            lines.append(f"    fix: {p.fix}")
+        if v.log_tail:
+            lines.append("  log tail:")
+            lines += [f"    | {line}" for line in v.log_tail]
+    passed = sum(v.passed for v in verdicts)
+    lines += ["", f"{passed} of {len(verdicts)} checks passed" + ("" if not failed else f", {len(failed)} FAILED")]
+    lines += [f"note: {note}" for note in notes]
+    return "\n".join(lines)
+
+
+def verdicts_json(stack: str, verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> dict[str, Any]:
+    """The machine-readable report (--json)."""
+    return {
+        "stack": stack,
+        "passed": all(v.passed for v in verdicts),
+        "checks": [v.to_json() for v in verdicts],
+        "notChecked": list(notes),
+    }

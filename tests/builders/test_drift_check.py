@@ -1,0 +1,87 @@
+"""The drift CronJob: its standard-library script judges nodes like verify's node facts; manifests are valid 1.33."""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+import kubernetes_validate
+import pytest
+from helpers.manifests import K8S_VERSION
+from helpers.stacks import stack_config
+from ultraserver.builders import drift_script
+from ultraserver.builders.drift_check import PYTHON_IMAGE, DriftCheckArgs, drift_manifests, script_source
+from ultraserver.builders.expected_nodes import node_group_expectations
+from ultraserver.config.settings import parse_settings
+
+GROUP = {"name": "nvl72", "ultraservers": 1, "instances": 18, "nodes": 2, "gpus": 4, "efa": 4}
+
+
+def node(name: str, efa: str = "4", clique: str | None = "u.1", ready: str = "True") -> dict[str, Any]:
+    labels = {"ultraserver.io/ultraserver": "nvl72", **({"nvidia.com/gpu.clique": clique} if clique else {})}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "status": {
+            "allocatable": {"nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": efa},
+            "conditions": [{"type": "Ready", "status": ready}],
+        },
+    }
+
+
+def test_healthy_nodes_show_no_drift() -> None:
+    assert drift_script.drift([node("a"), node("b")], [GROUP]) == []
+
+
+def test_a_node_that_lost_efa_devices_is_reported() -> None:
+    assert drift_script.drift([node("a"), node("b", efa="2")], [GROUP]) == [
+        "node b: allocatable vpc.amazonaws.com/efa 2, expected 4"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "line"),
+    [
+        ([node("a")], "group nvl72: 1 nodes, expected 2"),
+        ([node("a"), node("b", clique=None)], "node b: no nvidia.com/gpu.clique label"),
+        ([node("a"), node("b", clique="v.2")], "group nvl72: 2 cliques, expected 1"),
+        ([node("a"), node("b", ready="False")], "node b: NotReady"),
+    ],
+)
+def test_other_drift_is_reported(nodes: list[dict[str, Any]], line: str) -> None:
+    assert line in drift_script.drift(nodes, [GROUP])
+
+
+def test_the_script_uses_only_the_standard_library() -> None:
+    tree = ast.parse(script_source())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported <= {"__future__", "json", "os", "ssl", "sys", "urllib", "collections", "typing"}
+
+
+def test_manifests_validate_and_carry_the_stacks_expectation() -> None:
+    settings = parse_settings(stack_config("gb200-multi"), stack="gb200-multi")
+    args = DriftCheckArgs(node_group_expectations(settings), node_selector={"ultraserver.io/role": "system"})
+    manifests = drift_manifests(args)
+    assert [m["kind"] for m in manifests] == [
+        "Namespace",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "CronJob",
+    ]
+    for manifest in manifests:
+        kubernetes_validate.validate(manifest, K8S_VERSION, strict=True)
+    role = manifests[2]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]}]
+    cron = manifests[-1]["spec"]
+    assert cron["schedule"] == "*/30 * * * *" and cron["jobTemplate"]["spec"]["backoffLimit"] == 0
+    (container,) = cron["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == PYTHON_IMAGE
+    expected = json.loads(next(e["value"] for e in container["env"] if e["name"] == "EXPECTED"))
+    assert {g["name"]: (g["nodes"], g["efa"]) for g in expected} == {
+        **{f"nvl72-{i}": (18, 8) for i in range(1, 5)},
+        "fleet": (144, 4),
+    }
+    assert manifests[4]["data"]["drift_check.py"] == script_source()

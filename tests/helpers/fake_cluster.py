@@ -1,0 +1,133 @@
+"""A fake Kubernetes API for verify: a healthy cluster built from a stack's expectation, then broken on purpose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ultraserver.builders.node_report import NODE_REPORT_PREFIX
+from ultraserver.builders.nvbandwidth_job import TESTCASE
+from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.verify.clients import ClusterError, Node, Pod
+from ultraserver.verify.expect import StackExpectation
+
+SAMPLES = Path(__file__).resolve().parent.parent / "fixtures" / "samples"
+
+
+def sample(name: str) -> str:
+    """A published output from tests/fixtures/samples, without its '# source:' line."""
+    lines = (SAMPLES / name).read_text().splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith("# source:"))
+
+
+def nvbandwidth_output(nodes: int, gpus_per_node: int = 4, cross: float = 798.02) -> str:
+    """nvbandwidth's multinode output shape (see the NVIDIA docs sample) for `nodes` x `gpus_per_node` GPUs."""
+    size = nodes * gpus_per_node
+    lines = [
+        "nvbandwidth Version: v0.7",
+        "",
+        f"Running {TESTCASE}.",
+        "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)",
+    ]
+    lines.append("  " + "".join(f"{c:>10}" for c in range(size)))
+    for row in range(size):
+        cells = ["N/A" if row == col else f"{cross if row // 4 != col // 4 else 821.3:.2f}" for col in range(size)]
+        lines.append(f"{row:>2}" + "".join(f"{cell:>10}" for cell in cells))
+    lines += ["", f"SUM {TESTCASE} 1.00", ""]
+    return "\n".join(lines)
+
+
+def nccl_output(busbw: float = 180.0, network: str = "Libfabric") -> str:
+    """all_reduce_perf under mpirun --tag-output with NCCL_DEBUG=INFO, 1 GiB..16 GiB, in nccl-tests' format."""
+    lines = [
+        "[1,0]<stdout>:# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 17179869184 step: 2(factor) warmup iters: 5",
+        "[1,0]<stdout>:w-0:26:26 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.21.1",
+        f"[1,0]<stdout>:w-0:26:26 [0] NCCL INFO Using network {network}",
+        "[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time"
+        "   algbw   busbw #wrong",
+    ]
+    for power in range(30, 35):
+        size = 1 << power
+        lines.append(
+            f"[1,0]<stdout>:{size:>12}  {size // 4:>12}     float     sum      -1   9000.0  100.00  {busbw:>6.2f}"
+            f"      0   9000.0  100.00  {busbw:>6.2f}      0"
+        )
+    lines += ["[1,0]<stdout>:# Out of bounds values : 0 OK", "[1,0]<stdout>:# Avg bus bandwidth    : 170.1", ""]
+    return "\n".join(lines)
+
+
+@dataclass
+class FakeCluster:
+    """ClusterReader serving fixed objects; `down` makes every call fail like an unreachable endpoint."""
+
+    node_list: list[Node] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    pod_map: dict[tuple[str, str], list[Pod]] = field(default_factory=dict)
+    logs: dict[tuple[str, str], str] = field(default_factory=dict)
+    down: bool = False
+    broken_logs: set[str] = field(default_factory=set)
+
+    def _check(self) -> None:
+        if self.down:
+            raise ClusterError("listing nodes through kubeconfig k failed: MaxRetryError: connection refused")
+
+    def nodes(self) -> list[Node]:
+        self._check()
+        return list(self.node_list)
+
+    def device_classes(self) -> list[str]:
+        self._check()
+        return list(self.classes)
+
+    def pods(self, namespace: str, selector: str) -> list[Pod]:
+        self._check()
+        return list(self.pod_map.get((namespace, selector), []))
+
+    def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
+        self._check()
+        if name in self.broken_logs:
+            raise ClusterError(f"reading the log of pod {namespace}/{name} failed: HTTP 500 Internal Server Error")
+        return self.logs[(namespace, name)]
+
+
+def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluster:
+    """Every node, DeviceClass, plugin pod and finished nvbandwidth launcher a healthy deployment shows."""
+    cluster = FakeCluster(classes=list(expected.device_classes))
+    plugins = []
+    for g_index, group in enumerate(expected.groups):
+        for us in range(group.ultraservers):
+            clique = f"{g_index:08d}-0000-4000-8000-{us:012d}.{us + 1}"
+            for n in range(group.nodes // group.ultraservers):
+                name = f"ip-10-{g_index}-{us}-{n}.ec2.internal"
+                cluster.node_list.append(
+                    Node(
+                        name,
+                        {ULTRASERVER_LABEL: group.name, CLIQUE_LABEL: clique},
+                        {"nvidia.com/gpu": str(group.gpus_per_node), "vpc.amazonaws.com/efa": str(group.efa_devices)},
+                    )
+                )
+                plugins.append(Pod(f"plugin-{name}", expected.dra_namespace, name, "Running", True))
+        members = [n for n in cluster.node_list if n.labels[ULTRASERVER_LABEL] == group.name]
+        for index, job in enumerate(group.nvlink_jobs):
+            launcher = Pod(
+                f"{job}-launcher-abcde", expected.imex_namespace, "sys-0", "Succeeded", False, "2026-11-23T00:00:00"
+            )
+            cluster.pod_map[(expected.imex_namespace, f"job-name={job}-launcher")] = [launcher]
+            # Job i of a fleet ran on UltraServer i; the launcher names its workers' nodes before the run.
+            per = group.nodes // group.ultraservers
+            ran_on = members[index * per : index * per + nvlink_nodes]
+            report = "".join(f"{NODE_REPORT_PREFIX}{n.name}\n" for n in ran_on)
+            cluster.logs[(expected.imex_namespace, launcher.name)] = report + nvbandwidth_output(nvlink_nodes)
+    cluster.pod_map[(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR)] = plugins
+    if expected.efa_job:
+        launcher = Pod(f"{expected.efa_job}-launcher-x", expected.efa_namespace, "sys-0", "Succeeded", False, "1")
+        cluster.pod_map[(expected.efa_namespace, f"job-name={expected.efa_job}-launcher")] = [launcher]
+        # The EFA run's workers: the first node of the first `efa_ultraservers` cliques.
+        first: dict[str, str] = {}
+        for n in cluster.node_list:
+            first.setdefault(n.labels[CLIQUE_LABEL], n.name)
+        ran_on = list(first.values())[: expected.efa_ultraservers]
+        report = "".join(f"{NODE_REPORT_PREFIX}{name}\n" for name in ran_on)
+        cluster.logs[(expected.efa_namespace, launcher.name)] = report + nccl_output()
+    return cluster

@@ -1,0 +1,99 @@
+"""The real ClusterReader over the Kubernetes client: plain records, one-line errors, kubeconfig handling."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from ultraserver.verify.clients import ClusterError, KubeconfigError, KubernetesReader, connect
+
+
+class ApiException(Exception):
+    """Shaped like kubernetes.client.ApiException: status and reason."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(f"({status})\nReason: {reason}\n")
+        self.status, self.reason = status, reason
+
+
+def conditions(ready: str) -> list[SimpleNamespace]:
+    return [SimpleNamespace(type="Ready", status=ready)]
+
+
+class FakeCore:
+    def list_node(self, **kwargs: Any) -> Any:
+        node = SimpleNamespace(
+            metadata=SimpleNamespace(name="n1", labels={"a": "b"}),
+            status=SimpleNamespace(allocatable={"nvidia.com/gpu": "4"}, conditions=conditions("True")),
+        )
+        return SimpleNamespace(items=[node])
+
+    def list_namespaced_pod(self, namespace: str, label_selector: str = "", **kwargs: Any) -> Any:
+        pod = SimpleNamespace(
+            metadata=SimpleNamespace(
+                name="p", namespace=namespace, labels=None, creation_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc)
+            ),
+            spec=SimpleNamespace(node_name="n1"),
+            status=SimpleNamespace(phase="Succeeded", conditions=None),
+        )
+        return SimpleNamespace(items=[pod])
+
+    def read_namespaced_pod_log(self, name: str, namespace: str, **kwargs: Any) -> str:
+        raise ApiException(403, "Forbidden")
+
+
+class FakeCustom:
+    def __init__(self) -> None:
+        self.versions: list[str] = []
+
+    def list_cluster_custom_object(self, group: str, version: str, plural: str, **kwargs: Any) -> Any:
+        self.versions.append(version)
+        if version != "v1beta1":
+            raise ApiException(404, "Not Found")
+        return {"items": [{"metadata": {"name": "compute-domain-daemon.nvidia.com"}}]}
+
+
+def test_reader_returns_plain_records_and_falls_back_to_the_served_deviceclass_version() -> None:
+    custom = FakeCustom()
+    reader = KubernetesReader(FakeCore(), custom, "kubeconfig k")
+    (node,) = reader.nodes()
+    assert (node.name, dict(node.allocatable), node.ready) == ("n1", {"nvidia.com/gpu": "4"}, True)
+    (pod,) = reader.pods("ns", "x=y")
+    assert (pod.node_name, pod.phase, pod.ready, pod.created) == ("n1", "Succeeded", False, "2026-01-01T00:00:00+00:00")
+    assert reader.device_classes() == ["compute-domain-daemon.nvidia.com"]
+    assert custom.versions == ["v1", "v1beta2", "v1beta1"]
+
+
+def test_api_errors_become_one_line_cluster_errors() -> None:
+    reader = KubernetesReader(FakeCore(), FakeCustom(), "kubeconfig k")
+    with pytest.raises(
+        ClusterError, match=r"^reading the log of pod ns/p through kubeconfig k failed: HTTP 403 Forbidden$"
+    ):
+        reader.pod_log("ns", "p")
+
+
+def test_connect_needs_the_kubernetes_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "kubernetes", None)
+    with pytest.raises(KubeconfigError, match="pip install 'kubernetes>=31,<36'"):
+        connect("/nonexistent")
+
+
+def test_connect_rejects_a_malformed_kubeconfig_file(tmp_path: Path) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text("clusters: [\n")
+    with pytest.raises(KubeconfigError, match=f"kubeconfig '{path}' is not usable"):
+        connect(str(path))
+
+
+def test_connect_accepts_a_kubeconfig_document() -> None:
+    document = (
+        '{"apiVersion": "v1", "kind": "Config", "current-context": "c", '
+        '"clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}], '
+        '"users": [{"name": "u", "user": {"token": "t"}}], '
+        '"contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}'
+    )
+    assert isinstance(connect(document), KubernetesReader)
