@@ -43,7 +43,7 @@ def test_defaults_fill_a_minimal_stack() -> None:
     settings = parse_settings(
         {
             "aws:region": "us-west-2",
-            "ultraserver-eks:cluster": {"name": "c1"},
+            "ultraserver-eks:cluster": {"name": "c1", "deployerAccess": "in-vpc"},
             "ultraserver-eks:network": {"availabilityZones": ["us-west-2a", "us-west-2b"]},
         }
     )

@@ -187,7 +187,7 @@ def test_summary_warns_past_the_managed_node_group_quota(shipped_plan) -> None: 
     from ultraserver.offline.report import summary
 
     text = summary(shipped_plan("gb200-multi"), quota=4)
-    assert "WARNING: 6 managed node groups exceed the EKS quota of 4" in text
+    assert "WARNING: 5 managed node groups exceed the EKS quota of 4" in text
 
 
 def test_helm_releases_never_wait_for_gpu_node_groups(shipped_plan) -> None:  # type: ignore[no-untyped-def]

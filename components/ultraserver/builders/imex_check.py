@@ -9,6 +9,7 @@ from typing import Any
 from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import ImexTarget, imex_targets
+from ultraserver.facts import limits
 from ultraserver.problems import ConfigError
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -20,8 +21,8 @@ class ImexCheckArgs:
 
     targets: list[ImexTarget]
     """UltraServers to check, one MPIJob each."""
-    nodes: int = 2
-    """Nodes per UltraServer the job spans (2 up to the UltraServer's instance count)."""
+    nodes: int | None = 2
+    """Nodes per UltraServer the job spans (2 up to the UltraServer's instance count); None spans all of them."""
     namespace: str = "imex-check"
     """Namespace created for the ComputeDomains and MPIJobs."""
     threshold_gbps: float = DEFAULT_THRESHOLD_GBPS
@@ -40,10 +41,10 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
         )
     names = [t.name for t in args.targets]
     for name in names:
-        if not _DNS_LABEL.match(f"nvbandwidth-{name}") or len(name) > 30:
+        if not _DNS_LABEL.match(f"nvbandwidth-{name}") or limits.over(limits.IMEX_TARGET_NAME, len(name)):
             problems.append(
-                f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to 30 lowercase letters, "
-                "digits and '-'."
+                f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to "
+                f"{limits.IMEX_TARGET_NAME.maximum} lowercase letters, digits and '-'."
             )
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -56,7 +57,7 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
         NvbandwidthJobArgs(
             name=f"nvbandwidth-{t.name}",
             namespace=args.namespace,
-            nodes=args.nodes,
+            nodes=t.instance_count if args.nodes is None else args.nodes,
             max_nodes=t.instance_count,
             worker_node_selector=dict(t.node_selector),
             launcher_node_selector=dict(args.launcher_node_selector),

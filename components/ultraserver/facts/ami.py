@@ -10,11 +10,26 @@ resolves through its own SSM parameter,
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 
 from ultraserver.problems import ConfigError
 
 MIN_RELEASE = "20251103"
+AMI_TYPE = "AL2023_ARM_64_NVIDIA"
+"""EKS AMI type of the GB200 nodes (managed node groups pick the AMI by type and release version)."""
+
+# Pinned EKS AMI release versions (k8s_major.k8s_minor.k8s_patch-release_date, the format of the EKS guide's
+# eks-linux-ami-versions page) of AL2023_ARM_64_NVIDIA per Kubernetes minor: the default releaseVersion.
+# UNVERIFIED: the patch number of each minor's release. 1.33.5-20251103 appears in third-party Terraform;
+# 1.34.2-20260120 and 1.35.0-20260129 in a third-party changelog. Confirm with
+# `aws ssm get-parameter --name` `/aws/service/eks/optimized-ami/<minor>/amazon-linux-2023/arm64/nvidia/`
+# `recommended/release_version`
+# (preflight checks the pinned release exists).
+RELEASE_VERSIONS: dict[str, str] = {
+    "1.33": "1.33.5-20251103",
+    "1.34": "1.34.2-20260120",
+    "1.35": "1.35.0-20260129",
+}
 SSM_ROOT = "/aws/service/eks/optimized-ami"
 VARIANT = "amazon-linux-2023/arm64/nvidia"
 
@@ -65,7 +80,39 @@ def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
     return f"{SSM_ROOT}/{version}/{VARIANT}/{name}/image_id"
 
 
-def release_problem(value: str) -> str | None:
+def default_release_version(kubernetes_version: str) -> str:
+    """The pinned AL2023_ARM_64_NVIDIA release version for a Kubernetes minor ('' when none is pinned)."""
+    return RELEASE_VERSIONS.get(kubernetes_version, "")
+
+
+_RELEASE_VERSION = re.compile(r"^(?P<minor>1\.\d+)\.\d+-(?P<date>\d{8})$")
+
+
+def release_version_problem(value: str, kubernetes_version: str, today: date) -> str | None:
+    """Why an EKS AMI release version (1.33.5-20251103) does not fit the cluster, or None when it does."""
+    match = _RELEASE_VERSION.match(value)
+    if match is None:
+        return f"an EKS AMI release version such as {RELEASE_VERSIONS['1.33']} (<k8s version>-<YYYYMMDD>)"
+    if match["minor"] != kubernetes_version:
+        example = default_release_version(kubernetes_version) or f"{kubernetes_version}.<patch>-<date>"
+        return f"a release of the cluster's Kubernetes {kubernetes_version}, e.g. {example}"
+    return _date_problem(match["date"], today)
+
+
+def _date_problem(text: str, today: date | None) -> str | None:
+    """Why a YYYYMMDD release date is unusable: invalid, before driver 580, or in the future."""
+    try:
+        day = datetime.strptime(text, "%Y%m%d").date()
+    except ValueError:
+        return "a release with a valid date (YYYYMMDD)"
+    if text < MIN_RELEASE:
+        return f"release {MIN_RELEASE} or later (GB200 needs NVIDIA driver 580, shipped from v{MIN_RELEASE})"
+    if today is not None and day > today:
+        return f"a release already published (dated {today:%Y%m%d} or earlier)"
+    return None
+
+
+def release_problem(value: str, today: date | None = None) -> str | None:
     """Why an AMI release string is unusable on GB200, or None when it is fine."""
     match = _RELEASE.match(value) if isinstance(value, str) else None
     allowed = "v20251103, 20251103 or 1.33.5-20251103"
@@ -75,6 +122,10 @@ def release_problem(value: str) -> str | None:
         datetime.strptime(match["date"], "%Y%m%d")
     except ValueError:
         return f"amiRelease: '{value}' has no valid date (YYYYMMDD); use one of the forms {allowed}."
+    if today is not None and datetime.strptime(match["date"], "%Y%m%d").date() > today:
+        return (
+            f"amiRelease: '{value}' is dated in the future; pin a published release (dated {today:%Y%m%d} or earlier)."
+        )
     if match["date"] < MIN_RELEASE:
         return (
             f"amiRelease: '{value}' is older than v{MIN_RELEASE}; GB200 needs NVIDIA driver 580, "

@@ -81,7 +81,8 @@ def managed_node_group_problem(node_groups: int, quota: int = MANAGED_NODE_GROUP
         return None
     return (
         f"ultraservers: {node_groups} managed node groups exceed the EKS quota of {quota} per cluster; "
-        "use grouped mode (one node group over a capacity-reservation resource group) or raise the quota."
+        "use self-managed groups (mode: self-managed, optionally grouped mode over a capacity-reservation "
+        "resource group) or raise the quota."
     )
 
 

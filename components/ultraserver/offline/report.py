@@ -151,6 +151,6 @@ def summary(plan: Plan, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str:
         lines += [
             "",
             f"WARNING: {managed_groups} managed node groups exceed the EKS quota of {quota} per cluster; "
-            "use grouped mode (capacityReservationResourceGroupArn) or request a quota increase",
+            "use self-managed groups (mode: self-managed, no such quota) or request a quota increase",
         ]
     return "\n".join(lines)
