@@ -41,7 +41,7 @@ from ultraserver.builders.nodeconfig import (
 from ultraserver.components.child_options import child_options
 from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args, reservation_target_problems
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs
-from ultraserver.facts import ami
+from ultraserver.facts import ami, instances, kubernetes
 from ultraserver.facts.capacity_blocks import (
     ReservationWindow,
     desired_size_problem,
@@ -81,11 +81,11 @@ class GpuNodeGroupArgs:
     """Base64 cluster CA data, for the NodeConfig cluster section."""
     service_cidr: pulumi.Input[str] | None = None
     """Kubernetes service CIDR, for the NodeConfig cluster section."""
-    kubernetes_version: str = "1.33"
+    kubernetes_version: str = kubernetes.FLOOR_TEXT
     """Cluster Kubernetes minor version; selects the AMI."""
     mode: str = "managed"
     """managed (EKS managed node group) or self-managed (Auto Scaling group)."""
-    instance_type: str = "p6e-gb200.36xlarge"
+    instance_type: str = instances.GB200_INSTANCE_TYPE
     """EC2 instance type, set in the launch template."""
     interfaces: list[EfaInterface] | None = None
     """EFA layout from efa.layout_for; the type's default preset when unset."""
@@ -115,7 +115,7 @@ class GpuNodeGroupArgs:
     """Hold the group at 0 nodes so its Kubernetes version or AMI can change (see module docs)."""
     local_storage: str = "RAID0"
     """nodeadm local storage strategy for the instance store."""
-    root_volume_size_gib: int = 100
+    root_volume_size_gib: int = instances.GPU_ROOT_VOLUME_GIB
     """Root volume size in GiB."""
     kms_key_id: pulumi.Input[str] | None = None
     """KMS key for the root volume; the account default when unset."""

@@ -131,6 +131,8 @@ def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[s
     if kind == "string_type" and isinstance(value, (date, datetime)):
         return "a string", f'quote it: {name}: "{value.isoformat()}" (YAML reads unquoted times as timestamps)'
     text = _TYPE_TEXT.get(kind, str(error.get("msg", "a valid value")))
+    if value is None:
+        return f"{text} (not empty)", f"give {name} a value, or remove the key to take the default"
     if kind in ("int_type", "int_from_float", "float_type"):
         text += _bounds(where.field)
     return text, f"write {name} as {text}"

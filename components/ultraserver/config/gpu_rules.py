@@ -125,7 +125,13 @@ def efa_layout(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> li
         g.efa_interfaces  # noqa: B018 - resolving the layout validates it
     except ConfigError as err:
         return [
-            Problem(f"{at}.efaLayout", g.efa_layout_setting, p, "fix the layout or pick a preset") for p in err.problems
+            Problem(
+                f"{at}.efaLayout",
+                g.efa_layout_setting,
+                p.removeprefix("efaLayout: ").replace("efaLayout.custom", "efaLayout"),
+                "fix the layout or pick a preset (one-per-nci-group)",
+            )
+            for p in err.problems
         ]
     return []
 

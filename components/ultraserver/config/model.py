@@ -288,9 +288,12 @@ class SystemNodeGroupSettings(Model):
 
     instance_type: Annotated[
         str, pattern(r"[a-z][a-z0-9-]*\d[a-z0-9-]*\.[a-z0-9]+", "an EC2 instance type such as m7g.xlarge")
-    ] = Field("m7g.xlarge", description="Instance type (Graviton, like GB200, so images are arm64 everywhere).")
+    ] = Field(
+        instances.SYSTEM_INSTANCE_TYPE,
+        description="Instance type (Graviton, like GB200, so images are arm64 everywhere).",
+    )
     ami_type: Literal[tuple(instances.SYSTEM_AMI_TYPES)] = Field(  # type: ignore[valid-type]
-        "AL2023_ARM_64_STANDARD", description="EKS AMI type matching the instance architecture."
+        instances.SYSTEM_AMI_TYPE, description="EKS AMI type matching the instance architecture."
     )
     desired_size: StrictInt = Field(
         2, ge=1, le=limits.NODES_PER_MANAGED_NODE_GROUP.maximum, description="Nodes to run."
@@ -392,7 +395,7 @@ class GpuNodeGroupSettings(Model):
     def efa_interfaces(self) -> tuple[efa.EfaInterface, ...]:
         """The resolved network interface layout (card 0 ENA primary included)."""
         custom = self.efa_layout_setting if isinstance(self.efa_layout_setting, list) else None
-        return tuple(efa.layout_for(self.instance_type, None if custom else self.efa_layout, custom))
+        return tuple(efa.layout_for(self.instance_type, None if custom else self.efa_layout, custom, key="efaLayout"))
 
     @property
     def reservation_window(self) -> capacity_blocks.ReservationWindow | None:

@@ -53,9 +53,12 @@ def derived_names(s: Settings) -> list[tuple[str, str, limits.Limit, int]]:
 
 def name_problems(s: Settings) -> list[Problem]:
     """One problem per derived name over its limit."""
-    found = []
-    for key, name, limit, length in derived_names(s):
-        if limits.over(limit, length):
+    found: list[Problem] = []
+    worst: dict[str, int] = {}
+    for key, name, limit, length in sorted(derived_names(s), key=lambda n: n[2].maximum - n[3]):
+        # One problem per stack key: the name that overflows most (shortening it fixes the others).
+        if limits.over(limit, length) and key not in worst:
+            worst[key] = length
             found.append(
                 Problem(
                     key,

@@ -80,6 +80,12 @@ def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
     return f"{SSM_ROOT}/{version}/{VARIANT}/{name}/image_id"
 
 
+def release_date_in(text: str) -> str | None:
+    """The YYYYMMDD release date in any release text: 1.33.5-20251103, v20251103, or an AMI name."""
+    dates = re.findall(r"(?<!\d)(20\d{6})(?!\d)", text)
+    return dates[-1] if dates else None
+
+
 def default_release_version(kubernetes_version: str) -> str:
     """The pinned AL2023_ARM_64_NVIDIA release version for a Kubernetes minor ('' when none is pinned)."""
     return RELEASE_VERSIONS.get(kubernetes_version, "")

@@ -11,12 +11,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from ultraserver.facts import limits
 from ultraserver.problems import ConfigError
 
 # Instances per UltraServer type (EKS UltraServer guide).
 ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
-# EKS default quota of managed node groups per cluster.
-MANAGED_NODE_GROUP_QUOTA = 30
+# EKS default quota of managed node groups per cluster (facts/limits.py names its source).
+MANAGED_NODE_GROUP_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
 

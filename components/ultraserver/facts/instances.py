@@ -24,6 +24,9 @@ LOCAL_STORAGE = ("RAID0", "RAID10", "Mount")
 GPU_ROOT_VOLUME_GIB = 200
 """Default root volume of GPU nodes: CUDA/NGC images are tens of GB each and land on the root volume
 when the instance store is not used for containerd."""
+SYSTEM_INSTANCE_TYPE = "m7g.xlarge"
+"""Default system node type: Graviton like GB200, so every image the cluster pulls is arm64."""
+SYSTEM_AMI_TYPE = "AL2023_ARM_64_STANDARD"
 SYSTEM_ROOT_VOLUME_GIB = 50
 """Default root volume of system nodes."""
 

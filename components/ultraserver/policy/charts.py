@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts.scheduling import GPU_TAINT_KEY
 from ultraserver.policy.launch_templates import has_efa
 from ultraserver.policy.model import (
     COMPUTE_DOMAIN,
@@ -255,6 +256,6 @@ RULES: tuple[Rule, ...] = (
                 "description": "Taint keys on GPU nodes the plugin must tolerate.",
             }
         },
-        defaults={"taintKeys": ["nvidia.com/gpu"]},
+        defaults={"taintKeys": [GPU_TAINT_KEY]},
     ),
 )

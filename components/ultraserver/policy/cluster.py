@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.facts import kubernetes
 from ultraserver.policy.model import (
     AWS_EKS_CLUSTER,
     CLUSTER_TYPES,
@@ -150,7 +151,7 @@ RULES: tuple[Rule, ...] = (
         resource_types=CLUSTER_TYPES,
         check_resource=check_version,
         config_schema={"minVersion": {"type": "string", "description": "Lowest allowed Kubernetes version."}},
-        defaults={"minVersion": "1.33"},
+        defaults={"minVersion": kubernetes.FLOOR_TEXT},
     ),
     Rule(
         name="eks-authentication-mode",

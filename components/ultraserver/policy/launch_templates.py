@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.facts import ami
 from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
 from ultraserver.facts.tags import AMI_SSM_PARAMETER as TAG_AMI_SSM_PARAMETER
 from ultraserver.policy.model import (
@@ -428,6 +429,6 @@ RULES: tuple[Rule, ...] = (
         resource_types=(LAUNCH_TEMPLATE, *MANAGED_NODE_GROUP_TYPES),
         check_resource=check_ami_release,
         config_schema={"minRelease": {"type": "string", "description": "Oldest allowed release, vYYYYMMDD."}},
-        defaults={"minRelease": "v20251103"},
+        defaults={"minRelease": f"v{ami.MIN_RELEASE}"},
     ),
 )

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts import limits
 from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
 from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
@@ -268,7 +269,7 @@ RULES: tuple[Rule, ...] = (
         fix="Merge groups or raise the quota and this rule's quota option.",
         check_stack=check_node_group_quota,
         config_schema={"quota": {"type": "integer", "description": "Managed node groups allowed per cluster."}},
-        defaults={"quota": 30},
+        defaults={"quota": limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum},
     ),
     Rule(
         name="gpu-subnets-in-reservation-zone",

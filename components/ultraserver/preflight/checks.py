@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import MISSING, dataclass, fields
@@ -20,19 +19,19 @@ from botocore.parsers import ResponseParserError
 from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
-from ultraserver.facts import ami
+from ultraserver.facts import ami, instances, limits
 from ultraserver.problems import ConfigError
 
 Status = Literal["pass", "warn", "fail"]
 # Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
 Client = Any
 
-GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
+GB200_INSTANCE_TYPE = instances.GB200_INSTANCE_TYPE
 # EKS requires this AL2023 NVIDIA AMI release or later (NVIDIA driver 580) for P6e-GB200.
 MIN_AMI_RELEASE = ami.MIN_RELEASE
 # Service Quotas code for "Managed node groups per cluster" and its EKS default.
-MNG_QUOTA_CODE = "L-6D54EA21"
-MNG_DEFAULT_QUOTA = 30
+MNG_QUOTA_CODE = limits.MANAGED_NODE_GROUP_QUOTA_CODE
+MNG_DEFAULT_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
 USABLE_STATES = ("active", "scheduled")
 # Error codes that mean the credentials themselves are bad, not that one call is denied.
 CREDENTIAL_ERROR_CODES = frozenset(
@@ -197,8 +196,7 @@ def clients_from_session(session: boto3.Session, region: str, endpoint_url: str 
 
 def ami_release_date(text: str) -> str | None:
     """The YYYYMMDD release date in an AMI release string ("1.33.5-20251103", "v20251103", an AMI name)."""
-    dates = re.findall(r"(?<!\d)(20\d{6})(?!\d)", text)
-    return dates[-1] if dates else None
+    return ami.release_date_in(text)
 
 
 def _worst(statuses: Iterable[Status]) -> Status:
