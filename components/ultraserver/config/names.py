@@ -63,8 +63,8 @@ def name_problems(s: Settings) -> list[Problem]:
                 Problem(
                     key,
                     name,
-                    f"a name whose derived {limit.what} fits {limit.maximum} characters (here {length}, "
-                    f"suffix included; {limit.source})",
+                    f"a name whose derived {limit.what} fits {limit.maximum} characters (here {length} with the "
+                    f"suffix AWS or Pulumi adds; {limit.source})",
                     f"shorten the name by {length - limit.maximum} characters",
                 )
             )
