@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from ultraserver.config.model import PATTERNS, Settings, known_keys
+from ultraserver.config.fields import PATTERNS
+from ultraserver.config.model import Settings, known_keys
 from ultraserver.problems import Problem
 
 _TYPE_TEXT = {

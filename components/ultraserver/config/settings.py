@@ -7,6 +7,7 @@ Settings live in the stack file under the project's namespace (``ultraserver-eks
 
 from __future__ import annotations
 
+from ultraserver.config.gpu_model import GpuNodeGroupSettings, ReservationWindowSettings
 from ultraserver.config.load import parse_settings, settings_warnings
 from ultraserver.config.model import (
     LOG_TYPES,
@@ -15,14 +16,12 @@ from ultraserver.config.model import (
     AddonSettings,
     ClusterSettings,
     EfaCheckSettings,
-    GpuNodeGroupSettings,
     HealthSettings,
     ImexCheckSettings,
     KubernetesSettings,
     NetworkSettings,
     PrometheusStackSettings,
     ReleaseSettings,
-    ReservationWindowSettings,
     Settings,
     SystemNodeGroupSettings,
 )
