@@ -118,6 +118,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         mocks.monitor = self
         self.records: list[PlanResource] = []
         self.duplicates: list[str] = []
+        self._urns: set[str] = set()
+        self._urns_lock = threading.Lock()
         self._owner_of: dict[str, str] = {}
         # Registrations run on executor threads; each thread knows which URN it is registering.
         self._registering = threading.local()
@@ -146,9 +148,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record the request, then let the mock monitor answer it."""
         urn = self.make_urn(request.parent, request.type, request.name)
-        if any(r.urn == urn for r in self.records):
-            # The real engine refuses a second registration of a URN ("Duplicate resource URN").
-            self.duplicates.append(urn)
+        with self._urns_lock:  # registrations run on several threads
+            if urn in self._urns:
+                # The real engine refuses a second registration of a URN ("Duplicate resource URN").
+                self.duplicates.append(urn)
+            self._urns.add(urn)
         self._registering.urn = urn
         response = super().RegisterResource(request)
         inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
