@@ -9,11 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import traceback
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from ultraserver.problems import ConfigError
 
@@ -28,6 +32,37 @@ GRAPH_FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".d
 
 class UsageError(Exception):
     """Bad command-line input (a file argument that cannot be read or written)."""
+
+
+def _region(value: str) -> str:
+    """--region: an AWS region name (argparse reports anything else as a usage error, exit 2)."""
+    if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", value):
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: an AWS region such as us-east-1")
+    return value
+
+
+def _endpoint_url(value: str) -> str:
+    """--endpoint-url: an http(s) URL with a host."""
+    parts = urllib.parse.urlparse(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: a URL such as http://localhost:5000")
+    return value
+
+
+def _kubeconfig(value: str) -> str:
+    """--kubeconfig: a kubeconfig file (or document) with clusters; anything else is a usage error."""
+    path = Path(value).expanduser()
+    try:
+        text = path.read_text() if path.is_file() else value
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise argparse.ArgumentTypeError(f"{value}: cannot read a kubeconfig ({err})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("clusters"), list):
+        where = "no such file" if not path.exists() and "\n" not in value else "no 'clusters' list"
+        raise argparse.ArgumentTypeError(
+            f"{value[:80]}: not a kubeconfig ({where}); fix: `pulumi stack output kubeconfig --show-secrets > kc.json`"
+        )
+    return value
 
 
 def _quiet_loop_teardown(unraisable: Any) -> None:
@@ -208,15 +243,16 @@ def build_parser() -> argparse.ArgumentParser:
     pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")
     pre.add_argument("--stack", required=True, help="stack name")
     pre.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    pre.add_argument("--region", help="AWS region (default: the stack's aws:region)")
+    pre.add_argument("--region", type=_region, help="AWS region (default: the stack's aws:region)")
     pre.add_argument("--profile", help="AWS profile")
-    pre.add_argument("--endpoint-url", help="send every AWS call here (e.g. a local emulator)")
+    pre.add_argument("--endpoint-url", type=_endpoint_url, help="send every AWS call here (e.g. a local emulator)")
     pre.set_defaults(func=cmd_preflight)
     val = sub.add_parser("validate", help="check the IMEX nvbandwidth results of a deployed stack")
     val.add_argument("--stack", required=True, help="stack name")
     val.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
     val.add_argument(
         "--kubeconfig",
+        type=_kubeconfig,
         default=str(Path.home() / ".kube" / "config"),
         help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`)",
     )

@@ -111,3 +111,23 @@ def test_unquoted_float_version_says_quote_it(tmp_path: Path) -> None:
     result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.code == 2
     assert "cluster.kubernetesVersion: got 1.3" in result.stderr and "quote it" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["preflight", "--stack", "gb200-x72", "--endpoint-url", "notaurl"], "--endpoint-url"),
+        (["preflight", "--stack", "gb200-x72", "--region", "mars"], "--region"),
+        (["validate", "--stack", "gb200-x72", "--kubeconfig", "/nonexistent/kubeconfig"], "no such file"),
+    ],
+)
+def test_bad_endpoint_region_and_kubeconfig_exit_2(args: list[str], says: str) -> None:
+    result = run_main(*args)
+    assert result.code == 2 and says in result.stderr and "Traceback" not in result.stderr
+
+
+def test_malformed_kubeconfig_exits_2(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("just text")
+    result = run_main("validate", "--stack", "gb200-x72", "--kubeconfig", str(kubeconfig))
+    assert result.code == 2 and "not a kubeconfig" in result.stderr
