@@ -317,11 +317,6 @@ class Settings(Model):
         return self
 
 
-def is_section(name: str) -> bool:
-    """Whether a stack key (after the project namespace) is a settings section."""
-    return name in SECTIONS
-
-
 def known_keys(model: type[BaseModel]) -> list[str]:
     """The stack keys a model accepts."""
     return sorted(

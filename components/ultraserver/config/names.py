@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ultraserver.facts import limits
+from ultraserver.facts import charts, limits
 
 if TYPE_CHECKING:
     from ultraserver.config.model import Settings
 from ultraserver.problems import Problem
 
-HELM_RELEASES = ("gpu-operator", "nvidia-dra-driver-gpu", "aws-efa-k8s-device-plugin")
-"""Fixed Helm release names (components/helm_release.py)."""
+HELM_RELEASES = (charts.GPU_OPERATOR, charts.DRA_DRIVER, charts.EFA_DEVICE_PLUGIN)
+"""Helm release names: components/helm_release.py names each release after its chart."""
 
 
 def derived_names(s: Settings) -> list[tuple[str, str, limits.Limit, int]]:

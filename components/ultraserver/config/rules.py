@@ -12,8 +12,10 @@ import re
 from collections.abc import Callable
 from datetime import date
 
+from pydantic.alias_generators import to_camel
+
 from ultraserver.config.gpu_rules import GPU_RULES
-from ultraserver.config.model import Settings
+from ultraserver.config.model import RELEASE_KEYS, Settings
 from ultraserver.config.names import name_problems
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts import instances, kubernetes, limits, tags
@@ -249,14 +251,17 @@ def addons(s: Settings, today: date) -> list[Problem]:
 def chart_values(s: Settings, today: date) -> list[Problem]:
     """Value overrides name keys the pinned charts have."""
     found = []
-    for field, chart in (("gpuOperator", chart_facts.GPU_OPERATOR), ("draDriver", chart_facts.DRA_DRIVER)) + (
-        ("efaDevicePlugin", chart_facts.EFA_DEVICE_PLUGIN),
-    ):
-        release = getattr(s.kubernetes, re.sub(r"([A-Z])", r"_\1", field).lower())
+    pinned = set(chart_facts.catalog())
+    for field, chart in RELEASE_KEYS.items():
+        if chart not in pinned:
+            continue  # charts another module pins check their own values
+        release = getattr(s.kubernetes, field)
+        if release.version not in (None, chart_facts.pinned(chart).version):
+            continue  # another chart version has other keys; the release builder checks the pinned one only
         for path in chart_facts.unknown_value_paths(chart, release.values):
             found.append(
                 Problem(
-                    key(s, f"kubernetes.{field}.values.{path}"),
+                    key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
                     path,
                     f"a value key of the pinned {chart} chart",
                     "fix the key or remove it (see the chart's values.yaml)",
