@@ -128,7 +128,9 @@ def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[s
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         return f"a number{_bounds(where.field)}", f"set {name} within the bounds"
     if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return "a string", f'quote it: {name}: "{value}" (YAML reads unquoted 1.30 as the number 1.3)'
+        # YAML already dropped trailing zeros: 1.30 arrives as 1.3, so offer both spellings.
+        meant = f'"{value}" or "{value}0"' if isinstance(value, float) else f'"{value}"'
+        return "a string", f"quote it: {name}: {meant} (YAML reads an unquoted 1.30 as the number 1.3)"
     if kind == "string_type" and isinstance(value, (date, datetime)):
         return "a string", f'quote it: {name}: "{value.isoformat()}" (YAML reads unquoted times as timestamps)'
     text = _TYPE_TEXT.get(kind, str(error.get("msg", "a valid value")))
