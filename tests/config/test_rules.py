@@ -153,3 +153,19 @@ def test_extended_support_is_a_warning_not_an_error() -> None:
     warnings = [str(w) for w in settings_warnings(settings, TODAY)]
     assert any("kubernetesVersion" in w and "standard support" in w for w in warnings)
     assert not settings_warnings(settings, date(2026, 1, 1))
+
+
+def test_null_and_unknown_chart_values_are_refused_before_anything_is_declared() -> None:
+    text = problems(
+        lambda c: c.update(
+            {"ultraserver-eks:kubernetes": {"gpuOperator": {"values": {"driver": None, "drivr": {"enabled": False}}}}}
+        )
+    )
+    assert "kubernetes.gpuOperator.values.driver: got None" in text and "Pulumi drops nulls" in text
+    assert "kubernetes.gpuOperator.values.drivr" in text
+
+
+def test_other_chart_version_skips_the_key_check() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:kubernetes"] = {"gpuOperator": {"version": "v99.1.0", "values": {"newKey": True}}}
+    assert parse_settings(config, today=TODAY).kubernetes.gpu_operator.values == {"newKey": True}

@@ -253,10 +253,17 @@ def chart_values(s: Settings, today: date) -> list[Problem]:
     found = []
     pinned = set(chart_facts.catalog())
     for field, chart in RELEASE_KEYS.items():
-        if chart not in pinned:
-            continue  # charts another module pins check their own values
         release = getattr(s.kubernetes, field)
-        if release.version not in (None, chart_facts.pinned(chart).version):
+        for path in chart_facts.null_paths(release.values):
+            found.append(
+                Problem(
+                    key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
+                    None,
+                    "a value (Pulumi drops nulls, so the chart default would stay)",
+                    "set the value you want (a list replaces the chart's list, a map is merged into the chart's map)",
+                )
+            )
+        if chart not in pinned or release.version not in (None, chart_facts.pinned(chart).version):
             continue  # another chart version has other keys; the release builder checks the pinned one only
         for path in chart_facts.unknown_value_paths(chart, release.values):
             found.append(
