@@ -97,3 +97,8 @@ def test_every_mutation_plans_or_is_refused_cleanly(project: Path, data: st.Data
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
     if result.code == 2:
         assert "Resources:" not in result.stdout, "nothing may be declared when the input is refused"
+        # Every problem names a stack key as written (or the stack file), never an internal name.
+        lines = [line[4:] for line in result.stderr.splitlines() if line.startswith("  - ")]
+        assert lines and all(line.startswith(("ultraserver-eks:", "aws:", "Pulumi.mutated.yaml")) for line in lines), (
+            result.stderr
+        )
