@@ -103,7 +103,7 @@ def settings_rows(project: str = PROJECT) -> list[tuple[str, str, str, str]]:
             if not inner and node.get("type") == "array":
                 inner = _resolve(node.get("items", {}), defs)
                 key += "[]" if inner else ""
-            description = node.get("description", "")
+            description = node.get("description") or inner.get("description", "")
             if inner and "properties" in inner:
                 rows.append((key, "mapping", _default_text(node, name in required), description))
                 walk(inner, f"{key}.")
