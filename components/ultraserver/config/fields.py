@@ -93,12 +93,16 @@ def kubernetes_version_check(version: str, info: ValidationInfo) -> str:
     usable = kubernetes.supported(tuple(ami.RELEASE_VERSIONS), today)
     if version in usable:
         return version
-    why = "" if kubernetes.offered(version, today) else "; EKS does not offer it"
+    why = "; the toolkit pins no GB200 AMI release for it yet" if kubernetes.offered(version, today) else ""
+    why = why or "; EKS does not offer it"
     if kubernetes.version_tuple(version) < kubernetes.FLOOR:
-        why = f"; {kubernetes.FLOOR_TEXT} or newer: GB200 needs DRA"
+        why = "; below the floor: GB200 needs DRA"
+    # Suggest the oldest version still in standard support (extended support costs more).
+    standard = [v for v in usable if not kubernetes.past_standard_support(v, today)]
+    suggestion = (standard or usable or [kubernetes.FLOOR_TEXT])[0]
     raise problem_error(
         f"{kubernetes.FLOOR_TEXT} or newer, one of {', '.join(usable) or 'none today (update the toolkit)'}{why}",
-        f'set kubernetesVersion: "{usable[0] if usable else kubernetes.FLOOR_TEXT}"',
+        f'set kubernetesVersion: "{suggestion}"',
     )
 
 
