@@ -84,6 +84,7 @@ def test_example_values_warn_without_failing() -> None:
         ("- just\n- a list\n", "allowed: a mapping with a config: mapping"),
         ("config: [1, 2]\n", "allowed: a mapping with a config: mapping"),
         ("config:\n  aws:region: [unclosed\n", "not valid YAML"),
+        ("config:\n  ultraserver-eks:cluster: &a\n    name: x\n    self: *a\n", "contains itself"),
     ],
 )
 def test_stack_file_shape_errors_exit_2(tmp_path: Path, text: str, says: str) -> None:

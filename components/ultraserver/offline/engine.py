@@ -248,7 +248,10 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             # Secrets are encrypted for the real backend; offline they are placeholders.
             secret_keys.append(full)
             value = "offline-placeholder-secret"
-        config[full] = value if isinstance(value, str) else json.dumps(value, default=str)
+        try:
+            config[full] = value if isinstance(value, str) else json.dumps(value, default=str)
+        except ValueError:  # a YAML alias that contains itself
+            problems.append(f"{full}: got a value that contains itself; allowed: plain YAML; fix: remove the alias")
     if problems:
         raise ConfigError(problems)
     return config, secret_keys
@@ -281,14 +284,17 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(f"{path.name}: not valid YAML ({err}); fix: correct the file") from None
 
 
-def timestamps(value: Any, where: str = "") -> list[tuple[str, date]]:
-    """(path, value) of every unquoted YAML timestamp inside a config value."""
+def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:
+    """(path, value) of every unquoted YAML timestamp inside a config value (a self-containing alias ends the walk)."""
     if isinstance(value, date):
         return [(where, value)]
+    if id(value) in inside:
+        return []
+    inside = inside | {id(value)}
     if isinstance(value, Mapping):
-        return [t for k, v in value.items() for t in timestamps(v, f"{where}.{k}")]
+        return [t for k, v in value.items() for t in timestamps(v, f"{where}.{k}", inside)]
     if isinstance(value, list):
-        return [t for i, v in enumerate(value) for t in timestamps(v, f"{where}[{i}]")]
+        return [t for i, v in enumerate(value) for t in timestamps(v, f"{where}[{i}]", inside)]
     return []
 
 
