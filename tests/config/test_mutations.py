@@ -87,7 +87,15 @@ def test_every_mutation_plans_or_is_refused_cleanly(project: Path, data: st.Data
     document = stack_data(stack)
     path = data.draw(st.sampled_from(paths(document["config"])), label="path")
     how = data.draw(st.sampled_from(["replace", "remove", "unknown", "misspell"]), label="how")
-    odd = data.draw(st.sampled_from(ODD_VALUES), label="value")
+    odd = data.draw(
+        st.one_of(
+            st.sampled_from(ODD_VALUES),
+            st.integers(min_value=-(2**70), max_value=2**70),
+            st.floats(),
+            st.text(max_size=40),
+        ),
+        label="value",
+    )
     word = data.draw(st.sampled_from(["nmae", "foo", "aws:x", "1", "availabilityZones"]), label="word")
     broken = copy.deepcopy(document)
     mutate(broken["config"], path, how, odd, word)
