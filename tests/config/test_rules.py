@@ -81,6 +81,10 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
         ),
         (group(autoRepair=True, mode="self-managed"), ["autoRepair", "managed groups"]),
         (group(imdsHopLimit=3), ["imdsHopLimit", "<= 2"]),
+        (
+            lambda c: c["ultraserver-eks:imexCheck"].update(thresholdGbps=float("inf")),
+            ["imexCheck.thresholdGbps", "a finite number"],
+        ),
         (group(capacityReservationIds=["cr-0123456789abcdef0"] * 2), ["each reservation once"]),
         (lambda c: c["ultraserver-eks:imexCheck"].update(nodes=1), ["imexCheck.nodes", ">= 2"]),
         (lambda c: c.update({"ultraserver-eks:imexChek": {}}), ["ultraserver-eks:imexChek", "did you mean"]),

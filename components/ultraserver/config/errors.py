@@ -27,6 +27,7 @@ _TYPE_TEXT = {
     "dict_type": "a mapping (key: value pairs)",
     "model_type": "a mapping (key: value pairs)",
     "model_attributes_type": "a mapping (key: value pairs)",
+    "finite_number": "a finite number",
 }
 
 

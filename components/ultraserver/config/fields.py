@@ -173,4 +173,5 @@ class Model(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         arbitrary_types_allowed=True,
+        allow_inf_nan=False,
     )
