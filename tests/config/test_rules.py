@@ -109,6 +109,14 @@ def test_rule_names_key_value_and_fix(change: Any, expected: list[str]) -> None:
         assert fragment in text, f"{fragment!r} missing from:\n{text}"
 
 
+def test_gpu_subnet_zones_must_be_in_the_region() -> None:
+    text = problems(
+        lambda c: c["ultraserver-eks:network"]["gpuSubnetIds"].update({"us-west-2a": ["subnet-0ccccccccccccccc2"]}),
+        "gb200-x36",
+    )
+    assert "network.gpuSubnetIds.us-west-2a" in text and "us-east-1" in text
+
+
 def test_resource_group_targets_only_for_self_managed_groups() -> None:
     text = problems(lambda c: c["ultraserver-eks:gpuNodeGroups"][1].update(mode="managed"), "gb200-multi")
     assert "gpuNodeGroups[1].capacityReservationResourceGroupArn" in text and "self-managed" in text

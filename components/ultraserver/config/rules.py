@@ -165,6 +165,10 @@ def network_vpc(s: Settings, today: date) -> list[Problem]:
     """A new VPC's CIDR AWS accepts; existing-VPC keys only with vpcId."""
     n, found = s.network, []
     if n.existing:
+        for zone in n.gpu_subnet_ids:
+            why = _zone_problem(zone, s.region)
+            if why:
+                found.append(Problem(key(s, f"network.gpuSubnetIds.{zone}"), zone, why, "use the reservation's zone"))
         if len(n.private_subnet_ids) < 2:
             found.append(
                 Problem(
