@@ -1,6 +1,8 @@
-"""Regenerate the generated parts of docs/components.md and docs/policies.md (run from the repo root).
+"""Regenerate the generated parts of the docs and the stack-file schema (run from the repo root).
 
 docs/policies.md: the rules table, from ultraserver.policy. docs/components.md: tables from the components' dataclasses.
+README.md: the settings reference (``<!-- settings:... -->``), from the settings model, which also gives
+stacks/stack.schema.json.
 
 The document's prose is written by hand; each table sits between markers naming what it is generated from:
 ``<!-- args:ultraserver.components.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
@@ -20,12 +22,16 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from ultraserver.config.schema import model_rows, schema_text, settings_table
 from ultraserver.policy.docs import render as render_rules
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "components.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "components.md"
 POLICY_DOC = DOC.with_name("policies.md")
+README = ROOT / "README.md"
+SCHEMA = ROOT / "stacks" / "stack.schema.json"
 END = "<!-- end -->"
-_BLOCK = re.compile(r"(<!-- (args|attrs|fn):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S)
+_BLOCK = re.compile(r"(<!-- (args|attrs|fn|settings):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S)
 
 
 def _target(path: str) -> Any:
@@ -66,13 +72,15 @@ def default_text(field: dataclasses.Field[Any]) -> str:
     factory = field.default_factory
     if factory is dataclasses.MISSING:
         return "required"
-    if dataclasses.is_dataclass(factory):
+    if dataclasses.is_dataclass(factory) or hasattr(factory, "model_fields"):
         return f"`{factory.__name__}()`"
     return f"`{factory()!r}`"
 
 
 def args_table(cls: type) -> str:
-    """Markdown table of a dataclass: field, type, default, description."""
+    """Markdown table of a dataclass (or a settings model): field, type, default, description."""
+    if hasattr(cls, "model_fields"):
+        return model_table(cls)
     docs = field_docs(cls)
     lines = ["| Field | Type | Default | Description |", "|---|---|---|---|"]
     for field in dataclasses.fields(cls):
@@ -81,6 +89,19 @@ def args_table(cls: type) -> str:
             f"{_cell(docs.get(field.name, ''))} |"
         )
     return "\n".join(lines)
+
+
+def model_table(cls: Any) -> str:
+    """Markdown table of a pydantic settings model: stack key, type, default, description."""
+    lines = ["| Key | Type | Default | Description |", "|---|---|---|---|"]
+    for key, kind, default, description in model_rows(cls):
+        lines.append(f"| `{key}` | {kind} | {default} | {_cell(description)} |")
+    return "\n".join(lines)
+
+
+def settings_reference(_: Any) -> str:
+    """The README settings table, generated from the settings model."""
+    return settings_table()
 
 
 def attrs_table(cls: type) -> str:
@@ -115,7 +136,7 @@ def function_block(function: Any) -> str:
     return f"```python\n{signature_text(function)}\n```\n\n{summary}"
 
 
-RENDERERS = {"args": args_table, "attrs": attrs_table, "fn": function_block}
+RENDERERS = {"args": args_table, "attrs": attrs_table, "fn": function_block, "settings": settings_reference}
 
 
 def render(document: str) -> str:
@@ -125,11 +146,16 @@ def render(document: str) -> str:
     return _BLOCK.sub(lambda m: f"{m.group(1)}{RENDERERS[m.group(2)](_target(m.group(3)))}\n{m.group(5)}", document)
 
 
+def schema_of(_: str) -> str:
+    """The JSON Schema of stack files (stacks/stack.schema.json)."""
+    return schema_text()
+
+
 def main() -> int:
     """Rewrite the generated parts of both docs; with --check, exit 1 when either is stale instead."""
     stale = False
-    for doc, fresh_of in ((DOC, render), (POLICY_DOC, render_rules)):
-        current = doc.read_text()
+    for doc, fresh_of in ((DOC, render), (POLICY_DOC, render_rules), (README, render), (SCHEMA, schema_of)):
+        current = doc.read_text() if doc.exists() else ""
         fresh = fresh_of(current)
         if "--check" not in sys.argv[1:]:
             doc.write_text(fresh)

@@ -25,6 +25,8 @@ EKS_US = "https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-nvidia-ultrase
 PCLUSTER_6930 = "https://github.com/aws/aws-parallelcluster/pull/6930"
 PCLUSTER_7262 = "https://github.com/aws/aws-parallelcluster/pull/7262"
 EC2_MULTI_CARD = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html"
+EC2_AC_SPECS = "https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html"
+EKS_AMI_LOCAL_DISKS = "awslabs/amazon-eks-ami templates/al2023/runtime/bin/setup-local-disks (raid10 needs 4 disks)"
 
 
 def gb200() -> dict[str, Any]:
@@ -45,6 +47,7 @@ def gb200() -> dict[str, Any]:
     return {
         "architecture": "arm64",
         "gpus": 4,
+        "instance_store_disks": 3,
         "maximum_efa_interfaces": 16,
         "presets": ["one-per-nci-group", "all-odd-cards", "maximum"],
         "default_preset": "one-per-nci-group",
@@ -69,6 +72,8 @@ def gb200() -> dict[str, Any]:
             f"{EKS_US} shows vpc.amazonaws.com/efa: 4); maximum follows {PCLUSTER_7262}",
             "architecture": EKS_US,
             "gpus": EKS_US,
+            "instance_store_disks": f"3 x 7500 GB NVMe SSD: {EC2_AC_SPECS}; {EKS_US}; "
+            f"RAID10 needs 4: {EKS_AMI_LOCAL_DISKS}",
         },
     }
 
@@ -90,6 +95,7 @@ def from_moto(instance_type: str, info: dict[str, Any], moto_version: str) -> di
     return {
         "architecture": info["ProcessorInfo"]["SupportedArchitectures"][0],
         "gpus": info["GpuInfo"]["Gpus"][0]["Count"],
+        "instance_store_disks": sum(d["Count"] for d in info.get("InstanceStorageInfo", {}).get("Disks", [])),
         "maximum_efa_interfaces": network["EfaInfo"]["MaximumEfaInterfaces"],
         "presets": ["maximum"],
         "default_preset": "maximum",
@@ -103,6 +109,7 @@ def from_moto(instance_type: str, info: dict[str, Any], moto_version: str) -> di
             "presets": f"maximum = EFA-only on every card, card 0 at device index 1: {EC2_MULTI_CARD}",
             "architecture": f"ProcessorInfo.SupportedArchitectures: {snapshot}",
             "gpus": f"GpuInfo: {snapshot}",
+            "instance_store_disks": f"InstanceStorageInfo.Disks[].Count: {snapshot}",
         },
     }
 

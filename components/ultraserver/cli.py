@@ -1,17 +1,50 @@
-"""The ``ultraserver`` command: ``plan`` (offline), and the subcommands that talk to AWS or the cluster."""
+"""The ``ultraserver`` command: ``plan`` (offline), and the subcommands that talk to AWS or the cluster.
+
+Exit codes: 0 ok; 1 checks failed (policy, preflight, verify); 2 bad input or usage (invalid settings, missing
+or unwritable files); 3 internal error (one line with the cause; the traceback only with ``--debug``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
+import traceback
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ultraserver.problems import ConfigError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_CODES = """exit codes:
+  0  ok
+  1  checks failed (policy violations, preflight or verify failures)
+  2  bad input or usage (invalid settings, missing or unwritable files)
+  3  internal error (one line with the cause; rerun with --debug for the traceback)"""
+GRAPH_FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".dot": "dot", ".gv": "dot"}
+
+
+class UsageError(Exception):
+    """Bad command-line input (a file argument that cannot be read or written)."""
+
+
+def _region(value: str) -> str:
+    """--region: an AWS region name (argparse reports anything else as a usage error, exit 2)."""
+    if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", value):
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: an AWS region such as us-east-1")
+    return value
+
+
+def _endpoint_url(value: str) -> str:
+    """--endpoint-url: an http(s) URL with a host."""
+    parts = urllib.parse.urlparse(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: a URL such as http://localhost:5000")
+    return value
 
 
 def _quiet_loop_teardown(unraisable: Any) -> None:
@@ -29,10 +62,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ultraserver.policy.engine import RULES, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
-    policy_config = json.loads(Path(args.policy_config).read_text()) if args.policy_config else None
+    policy_config = _policy_config(args.policy_config)
     deployed_note = ""
     if args.deployed:
         policy_config, deployed_note = with_deployed_state(policy_config, Path(args.deployed))
+    for target in (args.json, args.graph):
+        _check_writable(target)
+    if args.graph and Path(args.graph).suffix not in GRAPH_FORMATS:
+        raise UsageError(
+            f"--graph: got {args.graph!r}; allowed: a file ending in {', '.join(GRAPH_FORMATS)}; fix: rename it"
+        )
+    _print_warnings(stack_settings(args.project_dir, args.stack))
     plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
@@ -49,11 +89,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(deployed_note)
     print(format_violations(violations, len(RULES)))
     if args.json:
-        Path(args.json).write_text(json.dumps(plan.to_json(), indent=2, sort_keys=False) + "\n")
+        _write(args.json, json.dumps(plan.to_json(), indent=2, sort_keys=False) + "\n")
         print(f"\nPlan JSON written to {args.json}")
     if args.graph:
-        text = dot(plan) if args.graph.endswith(".dot") else mermaid(plan)
-        Path(args.graph).write_text(text)
+        _write(args.graph, dot(plan) if GRAPH_FORMATS[Path(args.graph).suffix] == "dot" else mermaid(plan))
         print(f"Dependency graph written to {args.graph}")
     return EXIT_FAILED if blocks(violations) else EXIT_OK
 
@@ -81,14 +120,62 @@ def with_deployed_state(policy_config: dict[str, Any] | None, path: Path) -> tup
     return config, f"Deployed state: {len(state)} capacity-block group(s) read from {path}."
 
 
+def _policy_config(path: str | None) -> dict[str, Any] | None:
+    """The --policy-config file as a mapping, or UsageError."""
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise UsageError(
+            f"--policy-config: cannot read {path!r} ({err.strerror}); fix: pass an existing file"
+        ) from None
+    except ValueError as err:
+        raise UsageError(f"--policy-config: {path!r} is not valid JSON ({err}); fix: correct the file") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--policy-config: got {type(data).__name__}; allowed: a JSON object; fix: correct the file")
+    return data
+
+
+def _check_writable(path: str | None) -> None:
+    """UsageError unless an output file can be created (before the plan runs, so nothing is wasted)."""
+    if not path:
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise UsageError(f"{path}: is a directory; fix: give a file name")
+    if not folder.is_dir():
+        raise UsageError(f"{path}: the folder {str(folder)!r} does not exist; fix: create it or pick another path")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise UsageError(f"{path}: not writable; fix: pick a writable path")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text)
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write ({err.strerror}); fix: pick a writable path") from None
+
+
+def _print_warnings(settings: Any) -> None:
+    """Warnings that do not stop a plan: example values left in the stack, paid extended support, quotas."""
+    from ultraserver.config.examples import example_value_warnings
+    from ultraserver.config.settings import settings_warnings
+
+    for item in [*example_value_warnings(settings), *settings_warnings(settings)]:
+        print(f"warning: {item}", file=sys.stderr)
+
+
 def stack_settings(project_dir: Path, stack: str) -> Any:
     """A stack's validated settings, read from its file without running the program."""
-    from ultraserver.config.settings import parse_settings
+    from ultraserver.config.settings import PROJECT, parse_settings
     from ultraserver.offline.engine import load_project, stack_config
 
     project = load_project(project_dir.resolve())
     config, _ = stack_config(project, stack)
-    return parse_settings(config, project.name, stack)
+    # Both projects (the platform and kubernetes-layer/) read the platform's keys (ultraserver-eks:...).
+    return parse_settings(config, PROJECT, stack)
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
@@ -137,7 +224,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(prog="ultraserver", description="EKS for NVIDIA GB200 UltraServers, with Pulumi.")
+    parser = argparse.ArgumentParser(
+        prog="ultraserver",
+        description="EKS for NVIDIA GB200 UltraServers, with Pulumi. Add --debug anywhere for the full traceback "
+        "of an internal error.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--debug", action="store_true", help="print the full traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
     plan = sub.add_parser("plan", help="run a stack's Pulumi program offline and show every resource it would create")
     plan.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
@@ -159,9 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")
     pre.add_argument("--stack", required=True, help="stack name")
     pre.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    pre.add_argument("--region", help="AWS region (default: the stack's aws:region)")
+    pre.add_argument("--region", type=_region, help="AWS region (default: the stack's aws:region)")
     pre.add_argument("--profile", help="AWS profile")
-    pre.add_argument("--endpoint-url", help="send every AWS call here (e.g. a local emulator)")
+    pre.add_argument("--endpoint-url", type=_endpoint_url, help="send every AWS call here (e.g. a local emulator)")
     pre.set_defaults(func=cmd_preflight)
     ver = sub.add_parser("verify", help="judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
     ver.add_argument("--stack", required=True, help="stack name")
@@ -180,9 +274,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input)."""
+    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input or usage, 3 internal error)."""
     sys.unraisablehook = _quiet_loop_teardown
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # --debug is accepted before or after the subcommand.
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help (0) or a usage error (2, message already printed)
+        return int(done.code or 0)
     try:
         return int(args.func(args))
     except ConfigError as err:
@@ -190,3 +291,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in err.problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_USAGE
+    except UsageError as err:
+        print(f"ultraserver {args.command}: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("ultraserver: interrupted", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as err:  # noqa: BLE001 - the contract: one line, the traceback only with --debug
+        if debug:
+            traceback.print_exc()
+        cause = str(err).splitlines()[0] if str(err) else ""
+        print(
+            f"ultraserver {args.command}: internal error: {type(err).__name__}: {cause} (rerun with --debug for the "
+            "traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL

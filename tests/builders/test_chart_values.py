@@ -150,7 +150,7 @@ def test_null_override_is_rejected_because_pulumi_would_drop_it() -> None:
 
 def test_non_positive_timeout_is_rejected() -> None:
     with pytest.raises(ConfigError, match="timeout_seconds: 0"):
-        release_values(EFA_DEVICE_PLUGIN, {}, ReleaseSettings(timeout_seconds=0))
+        release_values(EFA_DEVICE_PLUGIN, {}, ReleaseSettings.model_construct(timeout_seconds=0))
 
 
 def test_user_override_is_merged_over_toolkit_values() -> None:

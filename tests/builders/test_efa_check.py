@@ -39,7 +39,9 @@ def test_single_ultraserver_stack_has_no_efa_check_by_default() -> None:
 
 
 def test_enabling_it_on_one_ultraserver_is_an_error_naming_the_key() -> None:
-    with pytest.raises(ConfigError, match=r"ultraserver-eks:efaCheck.ultraservers: got 2; allowed: at most 1"):
+    with pytest.raises(
+        ConfigError, match=r"ultraserver-eks:efaCheck.ultraservers: got 2; allowed: at most the stack's 1 UltraServers"
+    ):
         efa_check_args(settings_with("gb200-x72", {"enabled": True}))
 
 

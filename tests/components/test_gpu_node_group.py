@@ -335,9 +335,9 @@ def test_desired_size_below_full() -> None:
         ),
         ({"ami_release": "v20251204"}, "imageId / amiRelease: a custom AMI needs both"),
         ({"image_id": "ami-0ccccccccccccccc0"}, "imageId / amiRelease: a custom AMI needs both"),
-        ({"release_version": "1.34.2-20260120"}, "built for Kubernetes 1.34, the cluster runs 1.33"),
-        ({"release_version": "1.33.5-20250704"}, "older than 20251103"),
-        ({"release_version": "1.33.5-20991231"}, "dated after today"),
+        ({"release_version": "1.34.2-20260120"}, "a release of the cluster's Kubernetes 1.33"),
+        ({"release_version": "1.33.5-20250704"}, "release 20251103 or later"),
+        ({"release_version": "1.33.5-20991231"}, "a release already published"),
         ({"cluster": core(kubernetes_version="1.36")}, "releaseVersion: no default for Kubernetes 1.36"),
         ({"imds_hop_limit": 3}, "imdsHopLimit: 3"),
         (

@@ -122,17 +122,17 @@ def test_json_strings_are_read_like_yaml() -> None:
         (
             "gpuNodeGroups",
             lambda g: g[0].update(releaseVersion="1.34.2-20260120"),
-            ["gpuNodeGroups[0].releaseVersion", "built for Kubernetes 1.34, the cluster runs 1.33"],
+            ["gpuNodeGroups[0].releaseVersion", "a release of the cluster's Kubernetes 1.33"],
         ),
         (
             "gpuNodeGroups",
             lambda g: g[0].update(releaseVersion="1.33.5-20250704"),
-            ["gpuNodeGroups[0].releaseVersion", "older than 20251103"],
+            ["gpuNodeGroups[0].releaseVersion", "release 20251103 or later"],
         ),
         (
             "gpuNodeGroups",
             lambda g: g[0].update(releaseVersion="1.33.5-29991231"),
-            ["gpuNodeGroups[0].releaseVersion", "dated after today"],
+            ["gpuNodeGroups[0].releaseVersion", "a release already published"],
         ),
         ("gpuNodeGroups", lambda g: g[0].update(releaseVersion="v20251103"), ["releaseVersion", "1.33.5-20251103"]),
         ("gpuNodeGroups", lambda g: g[0].update(imdsHopLimit=3), ["gpuNodeGroups[0].imdsHopLimit", "<= 2"]),
@@ -237,10 +237,10 @@ def test_release_version_defaults_to_the_pinned_release_of_the_cluster_minor(ver
 
 
 def test_no_default_release_for_an_unknown_minor_names_the_ssm_parameter() -> None:
+    # Without a pinned GB200 AMI release for a minor, the version itself is refused, naming the pinned ones.
     problems = problems_for("gb200-x72", "cluster", lambda c: c.update(kubernetesVersion="1.36"))
     assert any(
-        "gpuNodeGroups[0].releaseVersion" in p
-        and "/1.36/amazon-linux-2023/arm64/nvidia/recommended/release_version" in p
+        "cluster.kubernetesVersion: got '1.36'" in p and "pins no GB200 AMI release" in p and "1.35" in p
         for p in problems
     )
 
@@ -298,5 +298,5 @@ def test_imex_check_nodes_are_compared_with_one_ultraserver_of_a_fleet() -> None
     problems = problems_for("gb200-multi", "gpuNodeGroups", shrink_fleet)
     assert problems == [
         "ultraserver-eks:imexCheck.nodes: got 4; allowed: at most the 2 nodes of one UltraServer of group fleet; "
-        "fix: lower nodes or disable the check"
+        'fix: lower nodes, use nodes: "all", or disable the check'
     ]

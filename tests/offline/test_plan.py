@@ -275,7 +275,7 @@ def test_gpu_nodes_wait_for_the_control_plane_security_group_rules(shipped_plan)
 @pytest.mark.parametrize("version", ["1.33", "1.34", "1.35"])
 @pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])
 def test_each_supported_version_plans_cleanly_on_a_pinned_ami(plan_with, stack: str, version: str) -> None:  # type: ignore[no-untyped-def]
-    from ultraserver.facts.ami import DEFAULT_RELEASE_VERSIONS
+    from ultraserver.facts.ami import RELEASE_VERSIONS
     from ultraserver.policy import MANDATORY, evaluate
 
     config = stack_config(stack)
@@ -283,7 +283,7 @@ def test_each_supported_version_plans_cleanly_on_a_pinned_ami(plan_with, stack: 
     cluster = {**config["ultraserver-eks:cluster"], "kubernetesVersion": version}
     plan = plan_with(stack, {"cluster": cluster, "gpuNodeGroups": groups})
     assert [v for v in evaluate(plan.resources) if v.level == MANDATORY] == []
-    release = DEFAULT_RELEASE_VERSIONS[version]
+    release = RELEASE_VERSIONS[version]
     managed = [g for g in plan.of_type("aws:eks/nodeGroup:NodeGroup") if not g.name.endswith("-system")]
     for group in managed:
         assert (group.inputs["amiType"], group.inputs["releaseVersion"]) == ("AL2023_ARM_64_NVIDIA", release)

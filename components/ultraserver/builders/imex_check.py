@@ -8,6 +8,7 @@ from typing import Any
 from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import ImexTarget, imex_targets
+from ultraserver.facts import limits
 from ultraserver.facts.kubernetes_names import DNS_LABEL
 from ultraserver.problems import ConfigError
 
@@ -38,10 +39,10 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
         )
     names = [t.name for t in args.targets]
     for name in names:
-        if not DNS_LABEL.match(f"nvbandwidth-{name}") or len(name) > 26:
+        if not DNS_LABEL.match(f"nvbandwidth-{name}") or limits.over(limits.IMEX_TARGET_NAME, len(name)):
             problems.append(
-                f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to 26 lowercase letters, "
-                "digits and '-'."
+                f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to "
+                f"{limits.IMEX_TARGET_NAME.maximum} lowercase letters, digits and '-'."
             )
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

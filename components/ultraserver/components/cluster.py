@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.components.launch_template import secure_node_args
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs, pod_identity_trust_policy
-from ultraserver.facts import addons
+from ultraserver.facts import addons, instances, kubernetes
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
 
@@ -83,7 +83,7 @@ class ClusterArgs:
     """Regional private subnets for the control plane and system nodes."""
     public_subnet_ids: Sequence[pulumi.Input[str]] = ()
     """Regional public subnets (for internet-facing load balancers)."""
-    kubernetes_version: str = "1.33"
+    kubernetes_version: str = kubernetes.FLOOR_TEXT
     """Kubernetes version (>= 1.33 for DRA)."""
     public_access_cidrs: Sequence[str] = ()
     """CIDRs for a public API endpoint; empty keeps the endpoint private."""
@@ -99,9 +99,9 @@ class ClusterArgs:
     """kube-proxy add-on version; empty takes the EKS default."""
     pod_identity_agent_version: str = ""
     """eks-pod-identity-agent add-on version; empty takes the EKS default."""
-    system_instance_type: str = "m7g.xlarge"
+    system_instance_type: str = instances.SYSTEM_INSTANCE_TYPE
     """System node instance type."""
-    system_ami_type: str = "AL2023_ARM_64_STANDARD"
+    system_ami_type: str = instances.SYSTEM_AMI_TYPE
     """System node AMI type."""
     system_desired_size: int = 2
     """System nodes to run."""
@@ -109,7 +109,7 @@ class ClusterArgs:
     """Fewest system nodes."""
     system_max_size: int = 4
     """Most system nodes."""
-    system_disk_size_gib: int = 50
+    system_disk_size_gib: int = instances.SYSTEM_ROOT_VOLUME_GIB
     """System node root volume size."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every AWS resource."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 import pulumi
 import pulumi_aws as aws
@@ -37,7 +37,7 @@ from ultraserver.components.launch_template import reservation_target_problems
 from ultraserver.components.managed import managed_node_group
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs
 from ultraserver.components.self_managed import self_managed_group
-from ultraserver.facts import ami
+from ultraserver.facts import ami, instances
 from ultraserver.facts.capacity_blocks import (
     NODES_PER_GROUP_MAX,
     ReservationWindow,
@@ -74,7 +74,7 @@ class GpuNodeGroupArgs:
     """Extra security groups (the EFA group) for every interface; the cluster security group is always added."""
     mode: str = "managed"
     """managed (EKS managed node group) or self-managed (Auto Scaling group)."""
-    instance_type: str = "p6e-gb200.36xlarge"
+    instance_type: str = instances.GB200_INSTANCE_TYPE
     """EC2 instance type, set in the launch template."""
     interfaces: list[EfaInterface] | None = None
     """EFA layout from efa.layout_for; the type's default preset when unset."""
@@ -106,7 +106,7 @@ class GpuNodeGroupArgs:
     """Hold the group at 0 nodes so its AMI, template, labels or taints can change (README, upgrades)."""
     local_storage: str = "RAID0"
     """nodeadm local storage strategy for the instance store."""
-    root_volume_size_gib: int = 100
+    root_volume_size_gib: int = instances.GPU_ROOT_VOLUME_GIB
     """Root volume size in GiB."""
     kms_key_id: pulumi.Input[str] | None = None
     """KMS key for the root volume; the account default when unset."""
@@ -125,7 +125,7 @@ def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
     return cluster.core if isinstance(cluster, Cluster) else cluster
 
 
-def _ami_problems(args: GpuNodeGroupArgs, version: str, today: str) -> list[str]:
+def _ami_problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:
     """Why the AMI choice is unusable."""
     if args.image_id is not None or args.ami_release is not None:
         if args.image_id is None or args.ami_release is None:
@@ -136,12 +136,18 @@ def _ami_problems(args: GpuNodeGroupArgs, version: str, today: str) -> list[str]
         why = ami.release_problem(args.ami_release)
         return [why] if why else []
     if args.release_version is None:
-        return _raised(lambda: ami.default_release_version(version))
+        if ami.default_release_version(version):
+            return []
+        return [
+            f"releaseVersion: no default for Kubernetes {version} (defaults exist for "
+            f"{', '.join(ami.RELEASE_VERSIONS)}); set release_version to the value of SSM "
+            f"{ami.SSM_ROOT}/{version}/{ami.VARIANT}/recommended/release_version."
+        ]
     why = ami.release_version_problem(args.release_version, version, today)
     return [f"releaseVersion: {why}."] if why else []
 
 
-def _problems(args: GpuNodeGroupArgs, version: str, today: str) -> list[str]:  # noqa: C901 -- a flat list of checks
+def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  # noqa: C901 -- a flat list of checks
     """Setting problems found before any resource is declared."""
     problems = []
     if args.mode not in MODES:
@@ -221,7 +227,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         core = core_of(args.cluster)
         now = args.now or datetime.now(timezone.utc)
-        problems = _problems(args, core.kubernetes_version, now.strftime("%Y%m%d"))
+        problems = _problems(args, core.kubernetes_version, now.date())
         if problems:
             raise ConfigError([f"nodeGroups.{name}: {p}" for p in problems])
         interfaces = args.interfaces if args.interfaces is not None else layout_for(args.instance_type, None, None)
@@ -243,7 +249,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         group_tags = {**args.tags, **({UPGRADE_SAFE: "true"} if self.upgrade_safe else {})}
         self.image = NodeImage(
             kubernetes_version=core.kubernetes_version,
-            release_version=args.release_version or ami.DEFAULT_RELEASE_VERSIONS.get(core.kubernetes_version, ""),
+            release_version=args.release_version or ami.default_release_version(core.kubernetes_version),
             managed=managed,
             image_id=args.image_id,
             ami_release=args.ami_release,

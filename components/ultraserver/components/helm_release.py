@@ -43,24 +43,13 @@ class ChartTarget:
     """Skip Helm's OpenAPI validation of rendered objects (pulumi-kubernetes applies it on install only)."""
 
 
-def null_paths(values: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """Dotted paths of the null (None) entries of a values tree."""
-    found: list[str] = []
-    for key, value in values.items():
-        if value is None:
-            found.append(f"{prefix}{key}")
-        elif isinstance(value, Mapping):
-            found.extend(null_paths(value, f"{prefix}{key}."))
-    return found
-
-
 def release_values(target: ChartTarget, base: Mapping[str, Any], settings: ReleaseSettings) -> dict[str, Any]:
     """Final values of a release; ConfigError for overrides with unknown keys or nulls."""
     pin = charts.pinned(target.chart)
     key = settings.settings_key or f"{target.chart} values"
     # Pulumi drops null map entries before Helm sees them, so `null` cannot delete a chart default as it
     # would with `helm --values`; refuse it rather than silently keep the default.
-    nulls = null_paths(settings.values)
+    nulls = charts.null_paths(settings.values)
     if nulls:
         raise ConfigError(
             [

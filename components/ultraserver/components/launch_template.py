@@ -19,6 +19,7 @@ import pulumi
 
 from ultraserver.facts.capacity_blocks import reservation_id_problem, resource_group_arn_problem
 from ultraserver.facts.efa import EfaInterface
+from ultraserver.facts.instances import GPU_ROOT_VOLUME_GIB
 from ultraserver.problems import ConfigError
 
 ROOT_DEVICE = "/dev/xvda"
@@ -45,7 +46,7 @@ class LaunchTemplateSpec:
     """AMI ID for self-managed nodes and custom AMIs; unset, a managed group's amiType and releaseVersion pick it."""
     iam_instance_profile_arn: pulumi.Input[str] | None = None
     """Instance profile ARN; self-managed nodes only (EKS rejects it in a managed node group template)."""
-    root_volume_size_gib: int = 100
+    root_volume_size_gib: int = GPU_ROOT_VOLUME_GIB
     """Root volume size; container images and kubelet data go to the RAID0 instance store instead."""
     kms_key_id: pulumi.Input[str] | None = None
     """KMS key for the root volume; the account's default EBS key when unset."""

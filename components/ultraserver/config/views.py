@@ -28,9 +28,7 @@ def gpu_ip_needs(settings: Settings) -> dict[str, int]:
 
 def node_group_names(group: GpuNodeGroupSettings) -> list[str]:
     """Names of the node groups an entry creates: one per UltraServer unless grouped."""
-    if group.node_groups == 1:
-        return [group.name]
-    return [f"{group.name}-{index}" for index in range(1, group.node_groups + 1)]
+    return group.node_group_names
 
 
 @dataclass(frozen=True)

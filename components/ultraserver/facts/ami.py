@@ -10,17 +10,17 @@ resolves through its own SSM parameter,
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 
 from ultraserver.problems import ConfigError
 
 MIN_RELEASE = "20251103"
+AMI_TYPE = "AL2023_ARM_64_NVIDIA"
+"""EKS AMI type of the GB200 nodes: with no ImageId in the launch template EKS picks the AMI from amiType +
+releaseVersion and merges its bootstrap into the user data (EKS user guide, launch-templates)."""
+
 SSM_ROOT = "/aws/service/eks/optimized-ami"
 VARIANT = "amazon-linux-2023/arm64/nvidia"
-# The EKS AMI type of managed node groups that boot the AL2023 ARM64 NVIDIA AMI without an image id in the
-# launch template (EKS API AMITypes; EKS user guide launch-templates: with no ImageId EKS picks the AMI
-# from amiType + releaseVersion and merges its bootstrap into the user data).
-AMI_TYPE = "AL2023_ARM_64_NVIDIA"
 
 # Pinned default release version per Kubernetes minor, in the EKS form <k8s major.minor.patch>-<YYYYMMDD>
 # (EKS user guide eks-linux-ami-versions: "k8s_major_version.k8s_minor_version.k8s_patch_version-release_date").
@@ -34,13 +34,11 @@ AMI_TYPE = "AL2023_ARM_64_NVIDIA"
 #   v20251103 is the first release with NVIDIA driver 580 (MIN_RELEASE).
 # - 1.34.2-20260120 and 1.35.0-20260129: a public changelog "Updated system_gpu node AMI release version from
 #   `1.34.2-20260120` to `1.35.0-20260129`".
-DEFAULT_RELEASE_VERSIONS: dict[str, str] = {
+RELEASE_VERSIONS: dict[str, str] = {
     "1.33": "1.33.5-20251103",
     "1.34": "1.34.2-20260120",
     "1.35": "1.35.0-20260129",
 }
-_RELEASE_VERSION = re.compile(r"^(?P<minor>1\.\d+)\.\d+-(?P<date>\d{8})$")
-
 _K8S = re.compile(r"^1\.\d{2,}$")
 # v20251103 (GitHub tag), 20251103, or 1.33.5-20251103 (the SSM release_version form).
 _RELEASE = re.compile(r"^(?:v|(?P<k8s>1\.\d+\.\d+)-)?(?P<date>\d{8})$")
@@ -92,7 +90,45 @@ def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
     return f"{SSM_ROOT}/{version}/{VARIANT}/{name}/image_id"
 
 
-def release_problem(value: str) -> str | None:
+def release_date_in(text: str) -> str | None:
+    """The YYYYMMDD release date in any release text: 1.33.5-20251103, v20251103, or an AMI name."""
+    dates = re.findall(r"(?<!\d)(20\d{6})(?!\d)", text)
+    return dates[-1] if dates else None
+
+
+def default_release_version(kubernetes_version: str) -> str:
+    """The pinned AL2023_ARM_64_NVIDIA release version for a Kubernetes minor ('' when none is pinned)."""
+    return RELEASE_VERSIONS.get(kubernetes_version, "")
+
+
+_RELEASE_VERSION = re.compile(r"^(?P<minor>1\.\d+)\.\d+-(?P<date>\d{8})$")
+
+
+def release_version_problem(value: str, kubernetes_version: str, today: date) -> str | None:
+    """Why an EKS AMI release version (1.33.5-20251103) does not fit the cluster, or None when it does."""
+    match = _RELEASE_VERSION.match(value)
+    if match is None:
+        return f"an EKS AMI release version such as {RELEASE_VERSIONS['1.33']} (<k8s version>-<YYYYMMDD>)"
+    if match["minor"] != kubernetes_version:
+        example = default_release_version(kubernetes_version) or f"{kubernetes_version}.<patch>-<date>"
+        return f"a release of the cluster's Kubernetes {kubernetes_version}, e.g. {example}"
+    return _date_problem(match["date"], today)
+
+
+def _date_problem(text: str, today: date | None) -> str | None:
+    """Why a YYYYMMDD release date is unusable: invalid, before driver 580, or in the future."""
+    try:
+        day = datetime.strptime(text, "%Y%m%d").date()
+    except ValueError:
+        return "a release with a valid date (YYYYMMDD)"
+    if text < MIN_RELEASE:
+        return f"release {MIN_RELEASE} or later (GB200 needs NVIDIA driver 580, shipped from v{MIN_RELEASE})"
+    if today is not None and day > today:
+        return f"a release already published (dated {today:%Y%m%d} or earlier)"
+    return None
+
+
+def release_problem(value: str, today: date | None = None) -> str | None:
     """Why an AMI release string is unusable on GB200, or None when it is fine."""
     match = _RELEASE.match(value) if isinstance(value, str) else None
     allowed = "v20251103, 20251103 or 1.33.5-20251103"
@@ -102,45 +138,13 @@ def release_problem(value: str) -> str | None:
         datetime.strptime(match["date"], "%Y%m%d")
     except ValueError:
         return f"amiRelease: '{value}' has no valid date (YYYYMMDD); use one of the forms {allowed}."
+    if today is not None and datetime.strptime(match["date"], "%Y%m%d").date() > today:
+        return (
+            f"amiRelease: '{value}' is dated in the future; pin a published release (dated {today:%Y%m%d} or earlier)."
+        )
     if match["date"] < MIN_RELEASE:
         return (
             f"amiRelease: '{value}' is older than v{MIN_RELEASE}; GB200 needs NVIDIA driver 580, "
             f"shipped from v{MIN_RELEASE}. Use an AMI of v{MIN_RELEASE} or later."
         )
-    return None
-
-
-def default_release_version(kubernetes_version: str) -> str:
-    """The pinned default EKS AMI release version for a Kubernetes minor, or ConfigError naming the fix."""
-    version = checked_version(kubernetes_version)
-    if version not in DEFAULT_RELEASE_VERSIONS:
-        raise ConfigError(
-            f"releaseVersion: no default for Kubernetes {version} (defaults exist for "
-            f"{', '.join(DEFAULT_RELEASE_VERSIONS)}); set releaseVersion to the value of SSM "
-            f"{SSM_ROOT}/{version}/{VARIANT}/recommended/release_version."
-        )
-    return DEFAULT_RELEASE_VERSIONS[version]
-
-
-def release_version_problem(value: object, kubernetes_version: str, today: str) -> str | None:
-    """Why an EKS AMI release version (``1.33.5-20251103``) is unusable for the cluster, or None.
-
-    ``today`` is YYYYMMDD: a release dated later does not exist yet.
-    """
-    match = _RELEASE_VERSION.match(value) if isinstance(value, str) else None
-    if match is None:
-        return f"'{value}' is not an EKS AMI release version; use the form 1.33.5-20251103"
-    try:
-        datetime.strptime(match["date"], "%Y%m%d")
-    except ValueError:
-        return f"'{value}' has no valid date (YYYYMMDD); use the form 1.33.5-20251103"
-    if match["minor"] != kubernetes_version:
-        return (
-            f"'{value}' is built for Kubernetes {match['minor']}, the cluster runs {kubernetes_version}; "
-            f"pin a {kubernetes_version} release"
-        )
-    if match["date"] < MIN_RELEASE:
-        return f"'{value}' is older than {MIN_RELEASE}; GB200 needs NVIDIA driver 580, shipped from {MIN_RELEASE}"
-    if match["date"] > today:
-        return f"'{value}' is dated after today ({today}); pin a published release"
     return None

@@ -11,19 +11,18 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from ultraserver.facts import limits
 from ultraserver.problems import ConfigError
 
 # Instances per UltraServer type (EKS UltraServer guide).
 ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
-# EKS default quota of managed node groups per cluster: Service Quotas "Managed node groups per cluster",
-# code L-6D54EA21, adjustable. Unverified: the codes come from third-party dumps of the Service Quotas API, not an
-# AWS page; preflight reads the live value (aws service-quotas get-service-quota --service-code eks ...).
-MANAGED_NODE_GROUP_QUOTA = 30
+# EKS default quota of managed node groups per cluster and nodes per group (facts/limits.py names the sources).
+MANAGED_NODE_GROUP_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
 MANAGED_NODE_GROUP_QUOTA_NAME = "Managed node groups per cluster"
-MANAGED_NODE_GROUP_QUOTA_CODE = "L-6D54EA21"
-# Most nodes in one node group: the EKS "Nodes per managed node group" quota (L-BD136A63, 450). Self-managed
-# groups are held to it too, so one group never outgrows what a managed group could hold.
-NODES_PER_GROUP_MAX = 450
+MANAGED_NODE_GROUP_QUOTA_CODE = limits.MANAGED_NODE_GROUP_QUOTA_CODE
+# Self-managed groups are held to the managed-group node limit too, so one group never outgrows what a managed
+# group could hold.
+NODES_PER_GROUP_MAX = limits.NODES_PER_MANAGED_NODE_GROUP.maximum
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
 

@@ -135,3 +135,16 @@ def check_values(chart: str, values: Mapping[str, Any], setting: str) -> None:
     ]
     if problems:
         raise ConfigError(problems)
+
+
+# Pulumi drops null map entries before Helm sees them, so a null in a values override cannot delete a
+# chart default as `helm --values` would; settings and releases refuse it.
+def null_paths(values: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Dotted paths of the null (None) entries of a values tree."""
+    found: list[str] = []
+    for key, value in values.items():
+        if value is None:
+            found.append(f"{prefix}{key}")
+        elif isinstance(value, Mapping):
+            found.extend(null_paths(value, f"{prefix}{key}."))
+    return found

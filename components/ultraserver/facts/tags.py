@@ -16,3 +16,17 @@ UPGRADE_SAFE = "ultraserver.io/upgrade-safe"
 """Set to "true" while a capacity-block group is held at 0 nodes for an upgrade."""
 STACK = "ultraserver.io/stack"
 """Pulumi stack that owns the resource."""
+
+TOOLKIT_TAG_KEYS: tuple[str, ...] = (
+    STACK,
+    AMI_RELEASE,
+    AMI_SSM_PARAMETER,
+    EFA_LAYOUT,
+    RESERVATION_ZONE,
+    UPGRADE_SAFE,
+    "Name",
+    "kubernetes.io/cluster/<cluster>",
+    "kubernetes.io/role/internal-elb",
+)
+"""The most tags the toolkit adds to one resource (GPU launch templates and groups; subnets add Name and the
+Kubernetes subnet tags); user tags share the 50-tag budget with them."""

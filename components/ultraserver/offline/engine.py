@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         mocks.monitor = self
         self.records: list[PlanResource] = []
+        self.duplicates: list[str] = []
+        self._urns: set[str] = set()
+        self._urns_lock = threading.Lock()
         self._owner_of: dict[str, str] = {}
         # Registrations run on executor threads; each thread knows which URN it is registering.
         self._registering = threading.local()
@@ -148,7 +152,13 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record the request, then let the mock monitor answer it."""
-        self._registering.urn = self.make_urn(request.parent, request.type, request.name)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        with self._urns_lock:  # registrations run on several threads
+            if urn in self._urns:
+                # The real engine refuses a second registration of a URN ("Duplicate resource URN").
+                self.duplicates.append(urn)
+            self._urns.add(urn)
+        self._registering.urn = urn
         response = super().RegisterResource(request)
         inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
         dependencies = sorted({self._owner_of.get(d, d) for d in request.dependencies})
@@ -206,7 +216,11 @@ def load_project(directory: Path) -> Project:
         raise ConfigError(
             f"project: no Pulumi.yaml in {directory}; fix: run from the project directory or pass --project-dir"
         )
-    data = yaml.safe_load(manifest.read_text()) or {}
+    data = load_yaml(manifest)
+    if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+        raise ConfigError(
+            f"Pulumi.yaml: got {str(data)[:60]!r}; allowed: a mapping with name:; fix: add name: <project>"
+        )
     main = directory / str(data.get("main", "")).strip("/")
     return Project(
         directory,
@@ -225,20 +239,78 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             f"--stack: got {stack!r}; allowed: a stack with a file in {project.stack_config_dir} "
             f"({known}); fix: pick one of those or add {path.name}"
         )
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path.name}: not valid YAML ({err}); fix: correct the file") from None
+    data = load_yaml(path)
+    found = data.get("config") if isinstance(data, Mapping) else data
+    if not isinstance(data, Mapping) or not isinstance(found or {}, Mapping):
+        raise ConfigError(
+            f"{path.name}: got {str(found)[:60]!r}; allowed: a mapping with a config: mapping of stack keys; "
+            "fix: write config: followed by indented key: value pairs"
+        )
     config: dict[str, str] = {}
     secret_keys: list[str] = []
+    problems: list[str] = []
     for key, value in (data.get("config") or {}).items():
+        if not isinstance(key, str):
+            problems.append(f"{path.name}: got the config key {key!r}; allowed: a text key; fix: quote it")
+            continue
         full = key if ":" in key else f"{project.name}:{key}"
+        problems += [
+            f'{full}{where}: got {moment!r}; allowed: a string; fix: quote it: "{moment.isoformat()}" '
+            "(YAML reads unquoted times and dates as timestamps)"
+            for where, moment in timestamps(value)
+        ]
         if isinstance(value, Mapping) and set(value) == {"secure"}:
             # Secrets are encrypted for the real backend; offline they are placeholders.
             secret_keys.append(full)
             value = "offline-placeholder-secret"
-        config[full] = value if isinstance(value, str) else json.dumps(value)
+        try:
+            config[full] = value if isinstance(value, str) else json.dumps(value, default=str)
+        except ValueError:  # a YAML alias that contains itself
+            problems.append(f"{full}: got a value that contains itself; allowed: plain YAML; fix: remove the alias")
+    if problems:
+        raise ConfigError(problems)
     return config, secret_keys
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses duplicate mapping keys, as the Pulumi engine does."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise ConfigError(
+                    f"line {key_node.start_mark.line + 1}: got the key {key!r} twice; allowed: each key once "
+                    "(Pulumi refuses duplicate keys); fix: keep one of them"
+                )
+            if isinstance(key, (str, int, float, bool)):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(path: Path) -> Any:
+    """A YAML file, or ConfigError naming the file, the line and the fix (invalid YAML, duplicate keys)."""
+    try:
+        return yaml.load(path.read_text(), Loader=_UniqueKeyLoader) or {}  # noqa: S506 - a SafeLoader subclass
+    except ConfigError as err:
+        raise ConfigError([f"{path.name}: {p}" for p in err.problems]) from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path.name}: not valid YAML ({err}); fix: correct the file") from None
+
+
+def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:
+    """(path, value) of every unquoted YAML timestamp inside a config value (a self-containing alias ends the walk)."""
+    if isinstance(value, date):
+        return [(where, value)]
+    if id(value) in inside:
+        return []
+    inside = inside | {id(value)}
+    if isinstance(value, Mapping):
+        return [t for k, v in value.items() for t in timestamps(v, f"{where}.{k}", inside)]
+    if isinstance(value, list):
+        return [t for i, v in enumerate(value) for t in timestamps(v, f"{where}[{i}]", inside)]
+    return []
 
 
 def run_plan(directory: Path | str, stack: str, overrides: Mapping[str, Any] | None = None) -> Plan:
@@ -299,5 +371,13 @@ def record(
         run()
     finally:
         pinned_manifest.set_fetcher(previous)
+    if monitor.duplicates:
+        raise ConfigError(
+            [
+                f"urn: got {urn!r} twice; allowed: one resource per URN (the Pulumi engine refuses duplicates); "
+                "fix: give the resources different names (e.g. rename one of the node groups)"
+                for urn in sorted(set(monitor.duplicates))
+            ]
+        )
     # Registrations run concurrently; sorting by URN makes the plan repeatable.
     return Plan(project, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))

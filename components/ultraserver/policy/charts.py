@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts.scheduling import GPU_TAINT_KEY
 from ultraserver.facts.versions import version_at_least, version_tuple
 from ultraserver.policy.model import (
     COMPUTE_DOMAIN,
@@ -258,6 +259,6 @@ RULES: tuple[Rule, ...] = (
                 "description": "Taint keys on GPU nodes the plugin must tolerate.",
             }
         },
-        defaults={"taintKeys": ["nvidia.com/gpu"]},
+        defaults={"taintKeys": [GPU_TAINT_KEY]},
     ),
 )

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.facts import kubernetes
 from ultraserver.facts.versions import version_at_least
 from ultraserver.offline.order import deadlocks
 from ultraserver.policy.model import (
@@ -172,7 +173,7 @@ RULES: tuple[Rule, ...] = (
         resource_types=CLUSTER_TYPES,
         check_resource=check_version,
         config_schema={"minVersion": {"type": "string", "description": "Lowest allowed Kubernetes version."}},
-        defaults={"minVersion": "1.33"},
+        defaults={"minVersion": kubernetes.FLOOR_TEXT},
     ),
     Rule(
         name="eks-authentication-mode",

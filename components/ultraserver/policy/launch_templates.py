@@ -35,7 +35,6 @@ NVIDIA_AMI_TYPE = ami.AMI_TYPE
 CUSTOM_AMI_TYPE = "CUSTOM"
 # The SSM path of the AL2023 ARM64 NVIDIA EKS AMI, for any Kubernetes version and release.
 NVIDIA_SSM_PATH = re.compile(r"^/aws/service/eks/optimized-ami/[0-9.]+/amazon-linux-2023/arm64/nvidia/")
-RELEASE_DATE = re.compile(r"(?:^v|-)(\d{8})$")
 FLOATING_RELEASES = ("recommended",)
 
 
@@ -169,8 +168,8 @@ def release_ok(release: Any, minimum: str) -> bool:
     """A floating release, or a pinned one (vYYYYMMDD or <k8s>-YYYYMMDD) no older than the minimum."""
     if release in FLOATING_RELEASES:
         return True
-    have, want = RELEASE_DATE.search(str(release)), RELEASE_DATE.search(minimum)
-    return have is not None and want is not None and have.group(1) >= want.group(1)
+    have, want = ami.release_date_in(str(release)), ami.release_date_in(minimum)
+    return have is not None and want is not None and have >= want
 
 
 def check_ami_release(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
@@ -291,6 +290,6 @@ RULES: tuple[Rule, ...] = (
         resource_types=(LAUNCH_TEMPLATE, *MANAGED_NODE_GROUP_TYPES),
         check_resource=check_ami_release,
         config_schema={"minRelease": {"type": "string", "description": "Oldest allowed release, vYYYYMMDD."}},
-        defaults={"minRelease": "v20251103"},
+        defaults={"minRelease": f"v{ami.MIN_RELEASE}"},
     ),
 )

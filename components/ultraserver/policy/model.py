@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultraserver.facts.instances import GB200_INSTANCE_TYPE
 from ultraserver.offline.resource import PlanResource
 from ultraserver.problems import ERROR, WARNING, Problem
 
@@ -38,7 +39,7 @@ MANAGED_NODE_GROUP_TYPES: tuple[str, ...] = (NODE_GROUP, EKS_MANAGED_NODE_GROUP)
 
 # Tags the project's components record so the rules can check what the inputs alone cannot show.
 
-GB200_INSTANCE_PREFIX = "p6e-gb200."
+GB200_INSTANCE_PREFIX = GB200_INSTANCE_TYPE.split(".")[0] + "."
 
 
 class Unknown:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from functools import partial
@@ -30,8 +29,7 @@ MIN_AMI_RELEASE = ami.MIN_RELEASE
 
 def ami_release_date(text: str) -> str | None:
     """The YYYYMMDD release date in an AMI release string ("1.33.5-20251103", "v20251103", an AMI name)."""
-    dates = re.findall(r"(?<!\d)(20\d{6})(?!\d)", text)
-    return dates[-1] if dates else None
+    return ami.release_date_in(text)
 
 
 # ---------------------------------------------------------------- zones, AMI, subnets, EKS

@@ -1,0 +1,172 @@
+"""Pydantic validation errors as Problems: the stack key as written, the bad value, what is allowed, the fix."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import typing
+from datetime import date, datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+
+from ultraserver.config.fields import PATTERNS
+from ultraserver.config.model import Settings, known_keys
+from ultraserver.problems import Problem
+
+_TYPE_TEXT = {
+    "string_type": "a string",
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "int_parsing": "a whole number",
+    "bool_type": "true or false",
+    "float_type": "a number",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "a mapping (key: value pairs)",
+    "model_type": "a mapping (key: value pairs)",
+    "model_attributes_type": "a mapping (key: value pairs)",
+    "finite_number": "a finite number",
+}
+
+
+def value_text(value: Any) -> str:
+    """The bad value as users read it, shortened when huge."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds, directly or inside a tuple, list, dict value or Optional."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is dict and len(args) == 2:
+        return _inner_model(args[1])
+    for arg in args:
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _field(model: type[BaseModel] | None, alias: str) -> tuple[str, FieldInfo] | None:
+    for name, info in (model.model_fields if model else {}).items():
+        if (info.alias or name) == alias:
+            return name, info
+    return None
+
+
+class _Where:
+    """Where an error points: the stack key, the field and the model holding the last key."""
+
+    def __init__(self, project: str, loc: tuple[Any, ...]) -> None:
+        self.key = ""
+        self.field: FieldInfo | None = None
+        self.parent: type[BaseModel] | None = Settings
+        self.parent_key = ""
+        self.name = ""
+        model: type[BaseModel] | None = Settings
+        for part in loc:
+            if part == "[key]":
+                self.key += " (key)"
+                continue
+            if isinstance(part, int):
+                self.key += f"[{part}]"
+                continue
+            part = str(part)
+            self.parent, self.parent_key, self.name = model, self.key, part
+            found = _field(model, part)
+            if not self.key:
+                self.key = part if ":" in part else f"{project}:{part}"
+            else:
+                self.key += f".{part}"
+            self.field = found[1] if found else None
+            model = _inner_model(found[1].annotation) if found else None
+
+
+def _bounds(field: FieldInfo | None) -> str:
+    if field is None:
+        return ""
+    texts = []
+    for item in field.metadata:
+        for attr, word in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            if getattr(item, attr, None) is not None:
+                texts.append(f"{word} {getattr(item, attr)}")
+    return " " + " and ".join(texts) if texts else ""
+
+
+def _choices(ctx: dict[str, Any]) -> list[str]:
+    return re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+
+
+def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[str, str]:
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    name = where.name
+    if kind == "ultraserver":
+        return ctx["allowed"], ctx["fix"]
+    if kind == "missing":
+        fix = f"add {name} to {where.parent_key or 'the stack config'}"
+        if name in typo:
+            fix = f"did you mean {name!r}? rename {typo[name]!r} to {name!r}"
+        return "a value (this key is required)", fix
+    if kind == "extra_forbidden":
+        known = known_keys(where.parent) if where.parent else []
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        return "known keys: " + ", ".join(known), f"did you mean {close[0]!r}?" if close else "remove it"
+    if kind == "literal_error":
+        choices = _choices(ctx)
+        close = difflib.get_close_matches(str(value), choices, n=1)
+        return "one of " + ", ".join(choices), f"use {close[0]!r}" if close else f"use one of {', '.join(choices)}"
+    if kind == "string_pattern_mismatch":
+        return PATTERNS.get(str(ctx.get("pattern")), f"text matching {ctx.get('pattern')}"), f"correct {name}"
+    if kind in ("string_too_long", "too_long"):
+        return f"at most {ctx.get('max_length')} {'characters' if 'string' in kind else 'items'}", f"shorten {name}"
+    if kind in ("string_too_short", "too_short"):
+        return f"at least {ctx.get('min_length')} {'characters' if 'string' in kind else 'items'}", f"add to {name}"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        return f"a number{_bounds(where.field)}", f"set {name} within the bounds"
+    if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        # YAML already dropped trailing zeros: 1.30 arrives as 1.3, so offer both spellings.
+        meant = f'"{value}" or "{value}0"' if isinstance(value, float) else f'"{value}"'
+        return "a string", f"quote it: {name}: {meant} (YAML reads an unquoted 1.30 as the number 1.3)"
+    if kind == "string_type" and isinstance(value, (date, datetime)):
+        return "a string", f'quote it: {name}: "{value.isoformat()}" (YAML reads unquoted times as timestamps)'
+    text = _TYPE_TEXT.get(kind, str(error.get("msg", "a valid value")))
+    if value is None:
+        return f"{text} (not empty)", f"give {name} a value, or remove the key to take the default"
+    if kind in ("int_type", "int_from_float", "float_type"):
+        text += _bounds(where.field)
+    return text, f"write {name} as {text}"
+
+
+def problems_from(error: ValidationError, project: str) -> list[Problem]:
+    """One Problem per validation error, keyed by the stack key as written."""
+    located = [(e, _Where(project, tuple(e["loc"]))) for e in error.errors(include_url=False)]
+    # An unknown key next to a missing required key is almost always its misspelling.
+    typo: dict[str, str] = {}
+    extras = {w.key: w for e, w in located if e["type"] == "extra_forbidden"}
+    for e, w in located:
+        if e["type"] == "missing":
+            siblings = [x.name for x in extras.values() if x.parent_key == w.parent_key]
+            close = difflib.get_close_matches(w.name, siblings, n=1, cutoff=0.6)
+            if close:
+                typo[w.name] = close[0]
+    problems = []
+    for e, w in located:
+        allowed, fix = _allowed_and_fix(e, w, typo)
+        value = None if e["type"] == "missing" else e.get("input")
+        problems.append(Problem(w.key, _Shown(value), allowed, fix))
+    return problems
+
+
+class _Shown:
+    """A value whose repr is shortened for messages."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return value_text(self.value)

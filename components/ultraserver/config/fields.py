@@ -1,0 +1,182 @@
+"""Field types of the settings model: patterns described in words, CIDRs, zones, times, and the base model.
+
+Each type carries the text error messages show as "allowed" (``PATTERNS`` for regexes, ``check`` for
+validators), so a bad value is reported as the stack key, the value, what is allowed and the fix.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    StrictStr,
+    StringConstraints,
+    ValidationInfo,
+    WithJsonSchema,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from ultraserver.facts import ami, efa, kubernetes
+
+PATTERNS: dict[str, str] = {}
+"""Regex -> what it allows, in words; error messages show the words, the JSON Schema the regex."""
+
+
+def pattern(regex: str, allowed: str, *, empty: bool = False) -> StringConstraints:
+    """Strict string constraints matching ``regex`` (or empty when ``empty``), described as ``allowed`` in errors.
+
+    Use as ``Annotated[str, pattern(...)]``.
+    """
+    full = f"^(?:{regex})?$" if empty else f"^(?:{regex})$"
+    PATTERNS[full] = allowed + (" (or empty)" if empty else "")
+    return StringConstraints(strict=True, pattern=full)
+
+
+def problem_error(allowed: str, fix: str) -> PydanticCustomError:
+    """A validation error that carries its own 'allowed' and 'fix' text."""
+    return PydanticCustomError("ultraserver", "{allowed}", {"allowed": allowed, "fix": fix})
+
+
+def check(test: Callable[[Any], str | None], fix: str = "") -> AfterValidator:
+    """An after-validator: ``test`` returns what is allowed when the value is bad, else None."""
+
+    def run(value: Any) -> Any:
+        allowed = test(value)
+        if allowed:
+            raise problem_error(allowed, fix or "correct the value")
+        return value
+
+    return AfterValidator(run)
+
+
+def _cidr_problem(value: str) -> str | None:
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError as err:
+        if "host bits set" in str(err):
+            return f"a network address without host bits (here {ipaddress.ip_network(value, strict=False)})"
+        return "a CIDR such as 203.0.113.0/24"
+    return None
+
+
+def _to_text(value: Any) -> Any:
+    """Tag and label values YAML read as numbers or booleans, as the text the user wrote."""
+    if isinstance(value, dict):
+        return {
+            k: (str(v).lower() if isinstance(v, bool) else str(v)) if isinstance(v, (int, float)) else v
+            for k, v in value.items()
+        }
+    return value
+
+
+def _parse_time(value: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise problem_error(
+            "an ISO 8601 time such as 2026-12-01T11:30:00Z", "copy the time from describe-capacity-blocks"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def kubernetes_version_check(version: str, info: ValidationInfo) -> str:
+    """A minor at the GB200 floor that EKS offers today and the toolkit pins an AMI release for."""
+    today = (info.context or {}).get("today") or datetime.now(timezone.utc).date()
+    usable = kubernetes.supported(tuple(ami.RELEASE_VERSIONS), today)
+    if version in usable:
+        return version
+    why = "; the toolkit pins no GB200 AMI release for it yet" if kubernetes.offered(version, today) else ""
+    why = why or "; EKS does not offer it"
+    if kubernetes.version_tuple(version) < kubernetes.FLOOR:
+        why = "; below the floor: GB200 needs DRA"
+    # Suggest the oldest version still in standard support (extended support costs more).
+    standard = [v for v in usable if not kubernetes.past_standard_support(v, today)]
+    suggestion = (standard or usable or [kubernetes.FLOOR_TEXT])[0]
+    raise problem_error(
+        f"{kubernetes.FLOOR_TEXT} or newer, one of {', '.join(usable) or 'none today (update the toolkit)'}{why}",
+        f'set kubernetesVersion: "{suggestion}"',
+    )
+
+
+def all_nodes(value: Any) -> Any:
+    """imexCheck.nodes: "all" means every node of the UltraServer (None); other words are refused by name."""
+    if isinstance(value, str) and value != "all":
+        raise problem_error(
+            'an integer 2 to 18, or "all"', 'write nodes: 2 (up to the UltraServer size) or nodes: "all"'
+        )
+    return None if value == "all" else value
+
+
+Cidr = Annotated[StrictStr, check(_cidr_problem, "write the network address, e.g. 10.0.0.0/16")]
+Zone = Annotated[
+    str,
+    pattern(r"[a-z]{2}(-[a-z]+)+-\d[a-z]?(-[a-z]+-\d+[a-z])?", "a zone name such as us-east-1a or us-east-1-dfw-2a"),
+]
+SubnetId = Annotated[str, pattern(r"subnet-[0-9a-f]{8}([0-9a-f]{9})?", "a subnet id like subnet-0123456789abcdef0")]
+PrincipalArn = Annotated[
+    str,
+    pattern(
+        r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+",
+        "an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
+    ),
+]
+AddonVersion = Annotated[
+    str, pattern(r"v\d+\.\d+\.\d+-eksbuild\.\d+", "an EKS add-on version such as v1.20.4-eksbuild.1", empty=True)
+]
+Tags = Annotated[dict[StrictStr, StrictStr], BeforeValidator(_to_text)]
+Time = Annotated[StrictStr, AfterValidator(_parse_time), WithJsonSchema({"type": "string", "format": "date-time"})]
+InstanceType = Annotated[
+    StrictStr,
+    check(
+        lambda v: None if v in efa.supported_instance_types() else "one of " + ", ".join(efa.supported_instance_types())
+    ),
+    WithJsonSchema({"type": "string", "enum": efa.supported_instance_types()}),
+]
+EFA_LAYOUT_SCHEMA = {
+    "oneOf": [
+        {"type": "string", "enum": list(efa.PRESETS)},
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "networkCardIndex": {"type": "integer", "minimum": 0},
+                    "deviceIndex": {"type": "integer", "minimum": 0},
+                    "interfaceType": {"type": "string", "enum": list(efa.INTERFACE_TYPES)},
+                },
+                "required": list(efa.CUSTOM_KEYS),
+                "additionalProperties": False,
+            },
+        },
+    ]
+}
+
+
+def efa_layout_shape(value: Any) -> str | None:
+    if isinstance(value, str):
+        return None if value in efa.PRESETS else "one of " + ", ".join(efa.PRESETS) + ", or a list of interfaces"
+    if isinstance(value, list):
+        return None
+    return "a preset name or a list of {networkCardIndex, deviceIndex, interfaceType}"
+
+
+class Model(BaseModel):
+    """Frozen, no unknown keys, camelCase stack keys."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        arbitrary_types_allowed=True,
+        allow_inf_nan=False,
+    )

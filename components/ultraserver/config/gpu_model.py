@@ -1,0 +1,163 @@
+"""The GPU node group settings: one entry per UltraServer reservation set (or self-managed resource group)."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    WithJsonSchema,
+)
+
+from ultraserver.config.fields import (
+    EFA_LAYOUT_SCHEMA,
+    InstanceType,
+    Model,
+    Tags,
+    Time,
+    Zone,
+    check,
+    efa_layout_shape,
+    pattern,
+)
+from ultraserver.facts import capacity_blocks, efa, instances
+
+
+class ReservationWindowSettings(Model):
+    """When a Capacity Block runs (from describe-capacity-blocks)."""
+
+    start: Time = Field(description="Block start, ISO 8601 (quote it in YAML).")
+    end: Time = Field(description="Block end, ISO 8601 (quote it in YAML).")
+    scale_down_lead_minutes: StrictInt = Field(
+        60,
+        ge=capacity_blocks.EC2_TERMINATION_LEAD_MINUTES,
+        le=1440,
+        description="Scale to 0 this long before the end (EC2 terminates 30 minutes before).",
+    )
+
+
+class GpuNodeGroupSettings(Model):
+    """GB200 capacity-block node groups for one or more UltraServers."""
+
+    name: Annotated[
+        str, pattern(r"[a-z][a-z0-9-]{0,37}[a-z0-9]", "lowercase letters, digits and -, 2-39 characters")
+    ] = Field(description="Group name; with several reservations each UltraServer's group is <name>-<n>.")
+    availability_zone: Zone = Field(
+        description="Zone of the capacity reservation (for P6e-GB200 a Local Zone such as us-east-1-dfw-2a)."
+    )
+    ultraserver_type: Literal[tuple(capacity_blocks.ULTRASERVER_INSTANCES)] = Field(  # type: ignore[valid-type]
+        "u-p6e-gb200x72", description="u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18)."
+    )
+    capacity_reservation_ids: tuple[
+        Annotated[str, pattern(r"cr-[0-9a-f]{17}", "'cr-' and 17 lowercase hex digits (e.g. cr-0123456789abcdef0)")],
+        ...,
+    ] = Field((), description="One capacity reservation (cr-...) per UltraServer; one node group each.")
+    capacity_reservation_resource_group_arn: Annotated[
+        str,
+        pattern(
+            r"arn:aws(-cn|-us-gov|-iso|-iso-b|-iso-e|-iso-f|-eusc)?:resource-groups:[a-z]{2}(-[a-z]+)+-\d:\d{12}:group/"
+            r"[A-Za-z0-9_.-]{1,300}",
+            "a resource group ARN arn:aws:resource-groups:<region>:<account>:group/<name>",
+            empty=True,
+        ),
+    ] = Field("", description="Self-managed only: one group over a capacity-reservation resource group.")
+    ultraserver_count: StrictInt = Field(1, ge=1, le=1000, description="UltraServers in the resource group.")
+    mode: Literal["managed", "self-managed"] = Field(
+        "managed", description="managed (EKS managed node group) or self-managed (Auto Scaling group)."
+    )
+    instance_type: InstanceType = Field(instances.GB200_INSTANCE_TYPE, description="Instance type.")
+    efa_layout_setting: Annotated[Any, WithJsonSchema(EFA_LAYOUT_SCHEMA), check(efa_layout_shape)] = Field(
+        "one-per-nci-group",
+        alias="efaLayout",
+        description="EFA preset (one-per-nci-group, all-odd-cards, maximum) or a list of interfaces.",
+    )
+    desired_size: StrictInt | None = Field(
+        None, ge=0, description="Nodes per group; defaults to every instance of the UltraServer(s)."
+    )
+    release_version: Annotated[
+        str, pattern(r"1\.\d+\.\d+-\d{8}", "an EKS AMI release version such as 1.33.5-20251103", empty=True)
+    ] = Field(
+        "",
+        description="EKS AMI release (AL2023_ARM_64_NVIDIA); default: the toolkit's pin for the cluster version.",
+    )
+    ami_release: StrictStr = Field("", description="Custom AMI: pinned release (v20251103 or later) read from SSM.")
+    ami_id: Annotated[
+        str, pattern(r"ami-[0-9a-f]{8}([0-9a-f]{9})?", "an AMI id like ami-0123456789abcdef0", empty=True)
+    ] = Field("", description="Custom AMI id (needs amiRelease so the driver can be checked).")
+    root_volume_size_gib: StrictInt = Field(
+        instances.GPU_ROOT_VOLUME_GIB,
+        alias="rootVolumeSizeGiB",
+        ge=50,
+        le=16384,
+        description="Encrypted gp3 root volume size (GiB).",
+    )
+    local_storage: Literal[instances.LOCAL_STORAGE] = Field(  # type: ignore[valid-type]
+        "RAID0", description="nodeadm instance-store strategy: RAID0, RAID10 (4+ disks) or Mount."
+    )
+    labels: Tags = Field(default_factory=dict, description="Extra Kubernetes node labels.")
+    window: ReservationWindowSettings | None = Field(
+        None, alias="reservationWindow", description="Capacity block window for scheduled scaling."
+    )
+    scale_to_zero_for_upgrade: StrictBool = Field(
+        False, description="Hold the group at 0 nodes (required before a version or AMI upgrade)."
+    )
+    imds_hop_limit: StrictInt = Field(1, ge=1, le=2, description="IMDSv2 hop limit: 1 (pods cannot reach IMDS) or 2.")
+    auto_repair: StrictBool = Field(False, description="EKS node auto repair (managed groups only).")
+
+    @property
+    def efa_layout(self) -> str:
+        """The EFA preset name, or 'custom'."""
+        return self.efa_layout_setting if isinstance(self.efa_layout_setting, str) else "custom"
+
+    @cached_property
+    def efa_interfaces(self) -> tuple[efa.EfaInterface, ...]:
+        """The resolved network interface layout (card 0 ENA primary included)."""
+        custom = self.efa_layout_setting if isinstance(self.efa_layout_setting, list) else None
+        return tuple(efa.layout_for(self.instance_type, None if custom else self.efa_layout, custom, key="efaLayout"))
+
+    @property
+    def reservation_window(self) -> capacity_blocks.ReservationWindow | None:
+        """Capacity block window for scheduled scaling; None keeps the size fixed."""
+        w = self.window
+        return None if w is None else capacity_blocks.ReservationWindow(w.start, w.end, w.scale_down_lead_minutes)  # type: ignore[arg-type]
+
+    @property
+    def grouped(self) -> bool:
+        """Whether the group targets a capacity-reservation resource group."""
+        return bool(self.capacity_reservation_resource_group_arn)
+
+    @property
+    def instances_per_ultraserver(self) -> int:
+        """Instances in one UltraServer of this type."""
+        return capacity_blocks.ULTRASERVER_INSTANCES[self.ultraserver_type]
+
+    @property
+    def ultraservers(self) -> int:
+        """UltraServers this entry covers."""
+        return self.ultraserver_count if self.grouped else len(self.capacity_reservation_ids)
+
+    @property
+    def node_groups(self) -> int:
+        """Node groups this entry creates: one per UltraServer, or one in grouped mode."""
+        return 1 if self.grouped else len(self.capacity_reservation_ids)
+
+    @property
+    def node_group_names(self) -> list[str]:
+        """Names of the node groups this entry creates: <name>, or <name>-<n> for several UltraServers."""
+        if self.node_groups == 1:
+            return [self.name]
+        return [f"{self.name}-{index}" for index in range(1, self.node_groups + 1)]
+
+    @property
+    def full_size(self) -> int:
+        """Instances in each node group this entry creates."""
+        return self.instances_per_ultraserver * (self.ultraserver_count if self.grouped else 1)
+
+    @property
+    def nodes_per_group(self) -> int:
+        """Desired nodes in each node group this entry creates."""
+        return self.full_size if self.desired_size is None else self.desired_size

@@ -1,0 +1,295 @@
+"""Rules of the GPU node groups: reservations, instance types, AMIs, storage, labels, sizes, zones."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date
+
+from ultraserver.config.model import GpuNodeGroupSettings, Settings
+from ultraserver.facts import ami, capacity_blocks, instances, limits
+from ultraserver.problems import WARNING, ConfigError, Problem
+
+GroupRule = Callable[[Settings, GpuNodeGroupSettings, str, date], list[Problem]]
+
+# Kubernetes label syntax (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/).
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# The kubelet may set labels on its own node under kubernetes.io / k8s.io only in these
+# (NodeRestriction admission; https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
+KUBELET_ALLOWED_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+KUBELET_ALLOWED_LABELS = (
+    "kubernetes.io/hostname",
+    "kubernetes.io/arch",
+    "kubernetes.io/os",
+    "beta.kubernetes.io/instance-type",
+    "node.kubernetes.io/instance-type",
+    "failure-domain.beta.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+)
+
+
+def label_problem(name: str, value: str) -> str | None:
+    """Why a node label would be refused (syntax, kubelet-forbidden prefix, comma in value), or None."""
+    prefix, _, short = name.rpartition("/")
+    if not _LABEL_NAME.match(short) or limits.over(limits.KUBERNETES_LABEL_NAME, len(short)):
+        return "a label name: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"
+    if prefix and (not _LABEL_PREFIX.match(prefix) or limits.over(limits.KUBERNETES_LABEL_PREFIX, len(prefix))):
+        return "a label prefix that is a DNS subdomain (lowercase, e.g. example.com/)"
+    restricted = prefix.endswith(("kubernetes.io", "k8s.io"))
+    if restricted and name not in KUBELET_ALLOWED_LABELS and not prefix.endswith(KUBELET_ALLOWED_PREFIXES):
+        return "no kubernetes.io or k8s.io prefix other than kubelet.kubernetes.io/ and node.kubernetes.io/ (kubelet)"
+    if "," in value:
+        return "a value without commas (the kubelet's --node-labels is comma-separated)"
+    if value and (not _LABEL_NAME.match(value) or limits.over(limits.KUBERNETES_LABEL_NAME, len(value))):
+        return "a label value: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"
+    return None
+
+
+def reservations(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """Reservation ids or (self-managed) a resource group; each id once."""
+    ids, found = list(g.capacity_reservation_ids), []
+    if bool(ids) == g.grouped:
+        found.append(
+            Problem(
+                f"{at}.capacityReservationIds",
+                ids,
+                "either capacityReservationIds (one per UltraServer) or "
+                "capacityReservationResourceGroupArn, not both and not neither",
+                "list the cr-... id of each UltraServer's capacity reservation",
+            )
+        )
+    if ids and "ultraserver_count" in g.model_fields_set:
+        found.append(
+            Problem(
+                f"{at}.ultraserverCount",
+                g.ultraserver_count,
+                "ultraserverCount only with capacityReservationResourceGroupArn",
+                "remove it: each reservation id is one UltraServer",
+            )
+        )
+    if g.grouped and g.mode != "self-managed":
+        found.append(
+            Problem(
+                f"{at}.capacityReservationResourceGroupArn",
+                g.capacity_reservation_resource_group_arn,
+                "resource-group targets only with mode: self-managed (EKS documents one reservation id per "
+                "capacity-block managed node group)",
+                "set mode: self-managed, or list capacityReservationIds (one managed group per UltraServer)",
+            )
+        )
+    if len(set(ids)) != len(ids):
+        found.append(Problem(f"{at}.capacityReservationIds", ids, "each reservation once", "remove the duplicate id"))
+    return found
+
+
+def placement(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """The zone in the region (and in gpuSubnetIds for an existing VPC); the UltraServer's instance type."""
+    found = []
+    if not g.availability_zone.startswith(s.region) or g.availability_zone == s.region:
+        found.append(
+            Problem(
+                f"{at}.availabilityZone",
+                g.availability_zone,
+                f"a zone of the stack's region {s.region}",
+                "use the zone of the capacity reservation",
+            )
+        )
+    elif s.network.existing and g.availability_zone not in s.network.gpu_subnet_ids:
+        found.append(
+            Problem(
+                f"{at}.availabilityZone",
+                g.availability_zone,
+                "a zone listed in network.gpuSubnetIds (GPU subnets must sit in the reservation's zone)",
+                f"add gpuSubnetIds: {{{g.availability_zone}: [subnet-...]}} to the network settings",
+            )
+        )
+    wanted = instances.ULTRASERVER_INSTANCE_TYPES[g.ultraserver_type]
+    if g.instance_type != wanted:
+        found.append(
+            Problem(
+                f"{at}.instanceType",
+                g.instance_type,
+                f"{wanted}, the instance type of {g.ultraserver_type}",
+                f"remove instanceType or set it to {wanted}",
+            )
+        )
+    return found
+
+
+def efa_layout(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """The EFA layout fits the instance type's network cards."""
+    try:
+        g.efa_interfaces  # noqa: B018 - resolving the layout validates it
+    except ConfigError as err:
+        return [
+            Problem(
+                f"{at}.efaLayout",
+                g.efa_layout_setting,
+                p.removeprefix("efaLayout: ").replace("efaLayout.custom", "efaLayout"),
+                "fix the layout or pick a preset (one-per-nci-group)",
+            )
+            for p in err.problems
+        ]
+    return []
+
+
+def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """Desired size within the reserved instances and the managed-node-group limit."""
+    found = []
+    if g.desired_size is not None and g.desired_size > g.full_size:
+        found.append(
+            Problem(
+                f"{at}.desiredSize",
+                g.desired_size,
+                f"0 to {g.full_size} (the instances in the group's UltraServer capacity)",
+                f"set desiredSize: {g.full_size} or remove it",
+            )
+        )
+    # Self-managed groups are held to the managed-group limit too, so a group never outgrows what EKS could manage.
+    limit = limits.NODES_PER_MANAGED_NODE_GROUP
+    if limits.over(limit, g.full_size):
+        per_group = limit.maximum // g.instances_per_ultraserver
+        found.append(
+            Problem(
+                f"{at}.ultraserverCount" if g.grouped else at,
+                g.ultraserver_count if g.grouped else g.full_size,
+                f"at most {limit.maximum} nodes per node group ({per_group} x {g.ultraserver_type})",
+                f"split the UltraServers over several groups (limit: {limit.source})",
+            )
+        )
+    if g.auto_repair and g.mode != "managed":
+        found.append(Problem(f"{at}.autoRepair", True, "autoRepair only on managed groups", "remove autoRepair"))
+    return found
+
+
+def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """A reservation window that ends after it starts, with room for the scale-down lead."""
+    w = g.reservation_window
+    if w is None:
+        return []
+    if w.end <= w.start:
+        return [
+            Problem(
+                f"{at}.reservationWindow.end",
+                w.end.isoformat(),
+                "a time after start",
+                "copy start and end from describe-capacity-blocks",
+            )
+        ]
+    return [
+        Problem(f"{at}.reservationWindow", w.end.isoformat(), p, "check the dates or shorten scaleDownLeadMinutes")
+        for p in capacity_blocks.window_problems(w)
+    ]
+
+
+def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """An EKS AMI release of the cluster's version, or a custom AMI with its release; none in the future."""
+    found = []
+    if g.ami_release:
+        why = ami.release_problem(g.ami_release, today)
+        if why:
+            found.append(
+                Problem(f"{at}.amiRelease", g.ami_release, why, "pin a published release (v20251103 or later)")
+            )
+    if g.ami_release and not g.ami_id:
+        pin = ami.default_release_version(s.cluster.kubernetes_version)
+        found.append(
+            Problem(
+                f"{at}.amiRelease",
+                g.ami_release,
+                "amiRelease only with amiId (a custom AMI)",
+                f"pin the EKS AMI with releaseVersion (e.g. {pin or '1.33.5-20251103'}) and remove amiRelease",
+            )
+        )
+    if g.ami_id and not g.ami_release:
+        found.append(
+            Problem(
+                f"{at}.amiId",
+                g.ami_id,
+                "a pinned AMI together with amiRelease",
+                "set amiRelease to the AMI's release (v20251103 or later) so the NVIDIA driver can be checked",
+            )
+        )
+    custom = g.ami_id or g.ami_release
+    if custom and "release_version" in g.model_fields_set:
+        found.append(
+            Problem(
+                f"{at}.releaseVersion",
+                g.release_version,
+                "releaseVersion only with the EKS AMI (not with amiId/amiRelease)",
+                "remove releaseVersion, or remove amiId and amiRelease",
+            )
+        )
+    elif g.release_version:
+        why = ami.release_version_problem(g.release_version, s.cluster.kubernetes_version, today)
+        if why:
+            found.append(Problem(f"{at}.releaseVersion", g.release_version, why, "remove it to take the toolkit's pin"))
+    return found
+
+
+def storage_and_labels(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """RAID10 needs 4 instance-store disks; node labels the kubelet may set."""
+    found = []
+    disks = instances.instance_store_disks(g.instance_type)
+    if g.local_storage == "RAID10" and disks is not None and disks < instances.RAID10_MIN_DISKS:
+        found.append(
+            Problem(
+                f"{at}.localStorage",
+                g.local_storage,
+                f"RAID0 or Mount: {g.instance_type} has {disks} instance-store disks and nodeadm needs "
+                f"{instances.RAID10_MIN_DISKS} for RAID10",
+                "set localStorage: RAID0 (AWS's recommendation for p6e-gb200)",
+            )
+        )
+    for name, value in g.labels.items():
+        why = label_problem(name, value)
+        if why:
+            found.append(Problem(f"{at}.labels.{name}", value, why, "rename the label or change its value"))
+    return found
+
+
+GROUP_RULES: tuple[GroupRule, ...] = (reservations, placement, efa_layout, sizes, window, amis, storage_and_labels)
+
+
+def each_group(s: Settings, today: date) -> list[Problem]:
+    """Every group rule on every group."""
+    return [
+        p
+        for index, g in enumerate(s.gpu_node_groups)
+        for rule in GROUP_RULES
+        for p in rule(s, g, f"{s.project}:gpuNodeGroups[{index}]", today)
+    ]
+
+
+def across_groups(s: Settings, today: date) -> list[Problem]:
+    """Unique group names (derived ones too) and reservations; the managed node group quota."""
+    at, found = f"{s.project}:gpuNodeGroups", []
+    names = [n for g in s.gpu_node_groups for n in g.node_group_names]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        found.append(Problem(at, name, "unique group names", f"rename one of the groups called {name}"))
+    ids = [i for g in s.gpu_node_groups for i in g.capacity_reservation_ids]
+    for rid in sorted({i for i in ids if ids.count(i) > 1}):
+        found.append(
+            Problem(at, rid, "each capacity reservation in one group only", f"remove {rid} from all but one group")
+        )
+    managed = 1 + sum(g.node_groups for g in s.gpu_node_groups if g.mode == "managed")
+    quota = limits.MANAGED_NODE_GROUPS_PER_CLUSTER
+    if limits.over(quota, managed):
+        found.append(
+            Problem(
+                at,
+                f"{managed} managed node groups (system group included)",
+                f"at most {quota.maximum} by default ({quota.source})",
+                "use mode: self-managed for some UltraServers, or raise the quota: aws service-quotas "
+                "request-service-quota-increase --service-code eks "
+                f"--quota-code {limits.MANAGED_NODE_GROUP_QUOTA_CODE}",
+                WARNING,
+            )
+        )
+    return found
+
+
+GPU_RULES = (each_group, across_groups)

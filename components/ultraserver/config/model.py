@@ -1,0 +1,326 @@
+"""The stack settings model: every setting once, with its type, default, bounds or pattern and a one-line doc.
+
+Attribute names are what the program reads (``settings.gpu_node_groups[0].availability_zone``); aliases are
+the stack keys as written (``ultraserver-eks:gpuNodeGroups[0].availabilityZone``). Rules that span several
+fields live in ``config.rules``; turning raw Pulumi config into ``Settings`` lives in ``config.load``.
+The JSON Schema of stack files (stacks/stack.schema.json) and the README settings table come from here.
+Field types live in ``config.fields``, the GPU node group model in ``config.gpu_model``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
+
+from ultraserver.config.fields import (
+    AddonVersion,
+    Cidr,
+    Model,
+    PrincipalArn,
+    SubnetId,
+    Tags,
+    Zone,
+    all_nodes,
+    kubernetes_version_check,
+    pattern,
+)
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
+from ultraserver.facts import ami, instances, kubernetes, limits
+from ultraserver.facts import charts as chart_facts
+
+PROJECT = "ultraserver-eks"
+# A GitHub Actions runner label (letters, digits, . _ : -).
+RUNNER_LABEL = r"^[A-Za-z0-9_.:-]+$"
+LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+
+
+class ReleaseSettings(Model):
+    """User-tunable settings shared by every chart release."""
+
+    version: Annotated[str, pattern(r"v?\d+\.\d+\.\d+", "a chart version such as 25.3.4")] | None = Field(
+        None, description="Chart version; empty keeps the toolkit's pinned version (recommended)."
+    )
+    values: dict[StrictStr, Any] = Field(
+        default_factory=dict, description="Values deep-merged over the toolkit's values (maps merge, lists replace)."
+    )
+    namespace: Annotated[str, pattern(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a namespace name")] | None = Field(
+        None, description="Namespace of the release; empty uses the chart's usual namespace."
+    )
+    timeout_seconds: StrictInt = Field(
+        900, ge=60, le=7200, description="How long Helm waits for the release's resources to become ready."
+    )
+    atomic: StrictBool = Field(
+        True, description="Roll back a failed install or upgrade instead of leaving it half done."
+    )
+    settings_key: SkipJsonSchema[str | None] = Field(None, alias="__settingsKey", exclude=True)
+    """Settings key named in error messages about `values` (set by the loader; defaults to '<chart> values')."""
+
+
+class PrometheusStackSettings(ReleaseSettings):
+    """kube-prometheus-stack, off unless enabled."""
+
+    enabled: StrictBool = Field(False, description="Install kube-prometheus-stack.")
+
+
+class ClusterSettings(Model):
+    """The EKS control plane."""
+
+    name: Annotated[
+        str,
+        StringConstraints(strict=True, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=limits.EKS_CLUSTER_NAME.maximum),
+    ] = Field(description="EKS cluster name (letters, digits, - and _; starts with a letter).")
+    kubernetes_version: Annotated[
+        Annotated[str, pattern(r"\d+\.\d+", 'a Kubernetes minor version such as "1.33"')],
+        AfterValidator(kubernetes_version_check),
+    ] = Field(kubernetes.FLOOR_TEXT, description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA).")
+    public_access_cidrs: tuple[Cidr, ...] = Field(
+        (),
+        alias="endpointPublicAccessCidrs",
+        description="CIDRs allowed to reach a public API endpoint; empty keeps the endpoint private.",
+    )
+    allow_public_endpoint_from_anywhere: StrictBool = Field(
+        False, description="Allow 0.0.0.0/0 (or ::/0) in endpointPublicAccessCidrs."
+    )
+    admin_principal_arns: tuple[PrincipalArn, ...] = Field(
+        (), description="IAM roles or users granted cluster admin through access entries."
+    )
+    log_types: tuple[Literal[LOG_TYPES], ...] = Field(  # type: ignore[valid-type]
+        ("api", "audit", "authenticator"), description="Control-plane log types sent to CloudWatch."
+    )
+    tags: Tags = Field(default_factory=dict, description="Tags applied to every AWS resource of the stack.")
+    deployer_access: Literal["public-endpoint", "in-vpc", ""] = Field(
+        "",
+        description="How `pulumi up` reaches the API: public-endpoint (default with CIDRs) or in-vpc.",
+    )
+    deployer_runner_labels: tuple[Annotated[StrictStr, StringConstraints(pattern=RUNNER_LABEL)], ...] = Field(
+        ("ubuntu-latest",),
+        min_length=1,
+        description="CI runner labels of the deploy job (in-vpc: a self-hosted runner).",
+    )
+
+    @model_validator(mode="after")
+    def _default_deployer_access(self) -> ClusterSettings:
+        if not self.deployer_access and self.public_access_cidrs:
+            object.__setattr__(self, "deployer_access", "public-endpoint")
+        return self
+
+
+class NetworkSettings(Model):
+    """A new VPC (``vpcId`` empty) or an existing one."""
+
+    vpc_cidr: Cidr = Field("10.0.0.0/16", description="CIDR of a new VPC (/16 to /28, private ranges).")
+    availability_zones: tuple[Zone, ...] = Field(
+        (), description="Regional zones for the control plane and system nodes (at least two)."
+    )
+    single_nat_gateway: StrictBool = Field(True, description="One NAT gateway (cheaper) instead of one per zone.")
+    pods_per_node: StrictInt = Field(110, ge=8, le=737, description="Planned pods per system node (subnet sizing).")
+    gpu_pods_per_node: StrictInt = Field(32, ge=8, le=737, description="Planned pods per GPU node (subnet sizing).")
+    vpc_id: Annotated[
+        str, pattern(r"vpc-[0-9a-f]{8}([0-9a-f]{9})?", "a VPC id like vpc-0123456789abcdef0", empty=True)
+    ] = Field("", description="An existing VPC to use instead of creating one.")
+    private_subnet_ids: tuple[SubnetId, ...] = Field(
+        (), description="Existing private subnets (regional) for the control plane and system nodes."
+    )
+    public_subnet_ids: tuple[SubnetId, ...] = Field((), description="Existing public subnets for load balancers.")
+    gpu_subnet_ids: dict[Zone, tuple[SubnetId, ...]] = Field(
+        default_factory=dict, description="Existing GPU subnets by zone, e.g. {us-east-1-dfw-2a: [subnet-...]}."
+    )
+
+    @property
+    def existing(self) -> bool:
+        """Whether the stack uses an existing VPC."""
+        return bool(self.vpc_id)
+
+
+class SystemNodeGroupSettings(Model):
+    """The CPU node group where controllers run (GPU nodes are tainted)."""
+
+    instance_type: Annotated[
+        str, pattern(r"[a-z][a-z0-9-]*\d[a-z0-9-]*\.[a-z0-9]+", "an EC2 instance type such as m7g.xlarge")
+    ] = Field(
+        instances.SYSTEM_INSTANCE_TYPE,
+        description="Instance type (Graviton, like GB200, so images are arm64 everywhere).",
+    )
+    ami_type: Literal[tuple(instances.SYSTEM_AMI_TYPES)] = Field(  # type: ignore[valid-type]
+        instances.SYSTEM_AMI_TYPE, description="EKS AMI type matching the instance architecture."
+    )
+    desired_size: StrictInt = Field(
+        2, ge=1, le=limits.NODES_PER_MANAGED_NODE_GROUP.maximum, description="Nodes to run."
+    )
+    min_size: StrictInt = Field(2, ge=1, le=limits.NODES_PER_MANAGED_NODE_GROUP.maximum, description="Fewest nodes.")
+    max_size: StrictInt = Field(4, ge=1, le=limits.NODES_PER_MANAGED_NODE_GROUP.maximum, description="Most nodes.")
+    disk_size_gib: StrictInt = Field(
+        instances.SYSTEM_ROOT_VOLUME_GIB, alias="diskSizeGiB", ge=20, le=16384, description="Root volume size (GiB)."
+    )
+
+
+class AddonSettings(Model):
+    """Versions of the EKS managed add-ons; empty means the EKS default for the cluster version."""
+
+    vpc_cni: AddonVersion = Field("", description="vpc-cni add-on version (v1.18.5 or newer for EFA-only).")
+    coredns: AddonVersion = Field("", description="coredns add-on version.")
+    kube_proxy: AddonVersion = Field("", description="kube-proxy add-on version.")
+    pod_identity_agent: AddonVersion = Field("", description="eks-pod-identity-agent add-on version.")
+
+
+RELEASE_KEYS = {
+    "gpu_operator": chart_facts.GPU_OPERATOR,
+    "dra_driver": chart_facts.DRA_DRIVER,
+    "efa_device_plugin": chart_facts.EFA_DEVICE_PLUGIN,
+    "node_termination_handler": "aws-node-termination-handler",
+    "prometheus_stack": "kube-prometheus-stack",
+}
+"""Release field -> chart name."""
+
+
+class KubernetesSettings(Model):
+    """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin, NTH, Prometheus, MPI operator."""
+
+    gpu_operator: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA GPU Operator chart.")
+    dra_driver: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA DRA driver chart.")
+    efa_device_plugin: ReleaseSettings = Field(
+        default_factory=ReleaseSettings, description="AWS EFA Kubernetes device plugin chart."
+    )
+    node_termination_handler: ReleaseSettings = Field(
+        default_factory=ReleaseSettings,
+        description="AWS Node Termination Handler (on when any GPU group is self-managed).",
+    )
+    prometheus_stack: PrometheusStackSettings = Field(
+        default_factory=PrometheusStackSettings, description="kube-prometheus-stack (enabled: true to install)."
+    )
+    layer: Literal["same-stack", "separate-stack"] = Field(
+        "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
+    )
+
+    @property
+    def prometheus_stack_enabled(self) -> bool:
+        """Whether kube-prometheus-stack is installed."""
+        return self.prometheus_stack.enabled
+
+    @model_validator(mode="after")
+    def _name_release_keys(self, info: ValidationInfo) -> KubernetesSettings:
+        project = (info.context or {}).get("project", PROJECT)
+        for field in RELEASE_KEYS:
+            release = getattr(self, field)
+            if release.settings_key is None:
+                object.__setattr__(release, "settings_key", f"{project}:kubernetes.{to_camel(field)}")
+        return self
+
+
+class ImexCheckSettings(Model):
+    """The nvbandwidth MPIJob that proves multi-node NVLink inside each UltraServer."""
+
+    enabled: StrictBool = Field(True, description="Deploy the check.")
+    nodes: Annotated[
+        StrictInt | None,
+        BeforeValidator(all_nodes),
+        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": 18}, {"const": "all"}]}),
+    ] = Field(2, ge=2, le=18, description='Nodes of each UltraServer the check spans (2 to 18, or "all").')
+    threshold_gbps: StrictFloat = Field(700.0, ge=1.0, description="Minimum GB/s for every cross-node GPU pair.")
+
+
+class DriftCheckSettings(Model):
+    """The scheduled check that the deployed fabric still matches the stack."""
+
+    enabled: StrictBool = Field(True, description="Run the drift check on a schedule.")
+    schedule: Annotated[str, pattern(r"(\S+\s+){4}\S+", "a cron schedule with five fields such as */30 * * * *")] = (
+        Field("*/30 * * * *", description="Cron schedule of the drift check.")
+    )
+
+
+class HealthSettings(Model):
+    """Node health: the EKS node monitoring agent and the drift check."""
+
+    node_monitoring_agent: StrictBool = Field(True, description="Install the EKS node monitoring agent add-on.")
+    drift_check: DriftCheckSettings = Field(default_factory=DriftCheckSettings, description="Scheduled drift check.")
+
+    @property
+    def drift_check_enabled(self) -> bool:
+        """Whether the drift check runs."""
+        return self.drift_check.enabled
+
+    @property
+    def drift_check_schedule(self) -> str:
+        """Cron schedule of the drift check."""
+        return str(self.drift_check.schedule)
+
+
+class EfaCheckSettings(Model):
+    """The EFA bandwidth check across UltraServers."""
+
+    enabled: StrictBool | None = Field(None, description="Deploy the check; default: on with 2 or more UltraServers.")
+    ultraservers: StrictInt = Field(2, ge=2, description="UltraServers the check spans.")
+    nodes_per_ultraserver: StrictInt = Field(1, ge=1, description="Nodes of each UltraServer in the check.")
+    min_bus_bandwidth_gbps: StrictFloat | None = Field(
+        None, gt=0, description="Minimum bus bandwidth (Gbps); default: derived from the EFA layout."
+    )
+
+
+SECTIONS = (
+    "cluster",
+    "network",
+    "systemNodeGroup",
+    "gpuNodeGroups",
+    "addons",
+    "kubernetes",
+    "imexCheck",
+    "health",
+    "efaCheck",
+    "autoDeploy",
+)
+
+
+class Settings(Model):
+    """Everything a stack declares."""
+
+    project: SkipJsonSchema[str] = Field(PROJECT, alias="__project", description="Pulumi project name.")
+    stack: SkipJsonSchema[str] = Field("dev", alias="__stack", description="Pulumi stack name.")
+    region: Annotated[str, pattern(r"[a-z]{2}(-[a-z]+)+-\d", "an AWS region such as us-east-1")] = Field(
+        alias="aws:region", description="AWS region."
+    )
+    cluster: ClusterSettings = Field(description="The EKS control plane.")
+    network: NetworkSettings = Field(default_factory=NetworkSettings, description="The VPC and subnets.")
+    system_node_group: SystemNodeGroupSettings = Field(
+        default_factory=SystemNodeGroupSettings, description="The CPU node group for controllers."
+    )
+    gpu_node_groups: tuple[GpuNodeGroupSettings, ...] = Field((), description="GB200 node groups.")
+    addons: AddonSettings = Field(default_factory=AddonSettings, description="EKS managed add-on versions.")
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings, description="Helm releases.")
+    imex_check: ImexCheckSettings = Field(default_factory=ImexCheckSettings, description="The IMEX bandwidth check.")
+    health: HealthSettings = Field(default_factory=HealthSettings, description="Node health.")
+    efa_check: EfaCheckSettings = Field(default_factory=EfaCheckSettings, description="The EFA bandwidth check.")
+    auto_deploy: StrictBool = Field(False, description="Deploy this stack automatically on pushes to main (CI).")
+
+    @model_validator(mode="after")
+    def _default_release_versions(self) -> Settings:
+        """Managed EKS AMIs follow the toolkit's pinned release of the cluster's Kubernetes minor."""
+        pin = ami.default_release_version(self.cluster.kubernetes_version)
+        groups = tuple(
+            g.model_copy(update={"release_version": pin}) if not (g.release_version or g.ami_id or g.ami_release) else g
+            for g in self.gpu_node_groups
+        )
+        object.__setattr__(self, "gpu_node_groups", groups)
+        return self
+
+
+def known_keys(model: type[BaseModel]) -> list[str]:
+    """The stack keys a model accepts."""
+    return sorted(
+        str(f.alias or name) for name, f in model.model_fields.items() if not str(f.alias or "").startswith("__")
+    )

@@ -1,0 +1,377 @@
+"""Cross-field rules of the stack settings: plain functions of valid-shaped Settings that return Problems.
+
+Each rule names the stack key as written, the bad value, what is allowed and the fix. ``RULES`` lists them
+all; ``config.load`` runs them after the model accepted every field's type and bounds. Rules for GPU node
+groups live in ``config.gpu_rules``, rules for derived AWS names in ``config.names``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from datetime import date
+
+from pydantic.alias_generators import to_camel
+
+from ultraserver.config.gpu_rules import GPU_RULES
+from ultraserver.config.model import RELEASE_KEYS, Settings
+from ultraserver.config.names import name_problems
+from ultraserver.facts import charts as chart_facts
+from ultraserver.facts import instances, kubernetes, limits, tags
+from ultraserver.problems import WARNING, Problem
+
+SELF_HOSTED_LABEL = "self-hosted"
+
+Rule = Callable[[Settings, date], list[Problem]]
+
+MIN_VPC_CNI = (1, 18, 5)
+"""EFA-only interfaces need VPC CNI v1.18.5 or later (EKS UltraServer guide)."""
+_LOCAL_ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d-[a-z]+-\d+[a-z]$")
+_INTERNET = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+
+
+def key(s: Settings, path: str) -> str:
+    """The stack key of a path inside the project namespace."""
+    return f"{s.project}:{path}"
+
+
+def _covers_internet(cidrs: tuple[str, ...]) -> bool:
+    networks = [ipaddress.ip_network(c) for c in cidrs]
+    for everything in _INTERNET:
+        same = [n for n in networks if n.version == everything.version]
+        if any(everything == c for c in ipaddress.collapse_addresses(same)):  # type: ignore[type-var]
+            return True
+    return False
+
+
+def public_endpoint(s: Settings, today: date) -> list[Problem]:
+    """Public CIDRs: at most 40, and the whole internet only when asked for."""
+    c, at = s.cluster, key(s, "cluster.endpointPublicAccessCidrs")
+    found = []
+    if limits.over(limits.PUBLIC_ACCESS_CIDRS, len(c.public_access_cidrs)):
+        found.append(
+            Problem(
+                at,
+                f"{len(c.public_access_cidrs)} CIDRs",
+                f"at most {limits.PUBLIC_ACCESS_CIDRS.maximum} ({limits.PUBLIC_ACCESS_CIDRS.source})",
+                "merge ranges into larger CIDRs",
+            )
+        )
+    if c.public_access_cidrs and _covers_internet(c.public_access_cidrs) and not c.allow_public_endpoint_from_anywhere:
+        whole = [x for x in c.public_access_cidrs if ipaddress.ip_network(x).prefixlen == 0]
+        found.append(
+            Problem(
+                at,
+                whole[0] if whole else list(c.public_access_cidrs),
+                "specific CIDRs (these cover the whole internet, like 0.0.0.0/0; the API must not be open to it)",
+                "list your office/VPN CIDRs, or set allowPublicEndpointFromAnywhere: true if you really mean it",
+            )
+        )
+    return found
+
+
+def deployer_reach(s: Settings, today: date) -> list[Problem]:
+    """Where `pulumi up` runs must reach the API server for the Kubernetes layer."""
+    c = s.cluster
+    if c.deployer_access == "public-endpoint" and not c.public_access_cidrs:
+        return [
+            Problem(
+                key(s, "cluster.deployerAccess"),
+                c.deployer_access,
+                "public-endpoint only with endpointPublicAccessCidrs",
+                "list the deployer's CIDRs in endpointPublicAccessCidrs, or set deployerAccess: in-vpc",
+            )
+        ]
+    if c.public_access_cidrs:
+        return []
+    found = []
+    if s.kubernetes.layer == "same-stack" and c.deployer_access != "in-vpc":
+        found.append(
+            Problem(
+                key(s, "kubernetes.layer"),
+                s.kubernetes.layer,
+                "with a private-only endpoint (no cluster.endpointPublicAccessCidrs), a deployer that reaches it",
+                "either list the deployer's CIDRs in cluster.endpointPublicAccessCidrs, or run pulumi up inside the "
+                "VPC and say so with cluster.deployerAccess: in-vpc (and cluster.deployerRunnerLabels naming the "
+                "self-hosted runner), or set kubernetes.layer: separate-stack and deploy the kubernetes-layer/ "
+                "project from inside the VPC",
+            )
+        )
+    # GitHub-hosted runners run outside every customer VPC; only a self-hosted runner can sit inside one.
+    if s.auto_deploy and SELF_HOSTED_LABEL not in c.deployer_runner_labels:
+        found.append(
+            Problem(
+                key(s, "cluster.deployerRunnerLabels"),
+                list(c.deployer_runner_labels),
+                f"with a private-only endpoint and autoDeploy, a '{SELF_HOSTED_LABEL}' runner inside the VPC "
+                "(GitHub-hosted runners cannot reach a private endpoint)",
+                "name your in-VPC runner, e.g. deployerRunnerLabels: [self-hosted, gb200-vpc]",
+            )
+        )
+    return found
+
+
+def admin_principals(s: Settings, today: date) -> list[Problem]:
+    """Each admin principal once (one access entry each)."""
+    arns = list(s.cluster.admin_principal_arns)
+    return [
+        Problem(key(s, "cluster.adminPrincipalArns"), arn, "each principal once", "remove the duplicate")
+        for arn in sorted({a for a in arns if arns.count(a) > 1})
+    ]
+
+
+def stack_tags(s: Settings, today: date) -> list[Problem]:
+    """Tags AWS accepts: no aws: prefix, key and value lengths, and the count with the toolkit's own tags."""
+    at, found = key(s, "cluster.tags"), []
+    for name, value in s.cluster.tags.items():
+        if name.lower().startswith(limits.RESERVED_TAG_PREFIX):
+            found.append(Problem(f"{at}.{name}", name, "keys without the reserved aws: prefix", "rename the tag"))
+        if limits.over(limits.TAG_KEY, len(name)):
+            found.append(Problem(f"{at}.{name}", name, f"keys up to {limits.TAG_KEY.maximum} characters", "shorten"))
+        if limits.over(limits.TAG_VALUE, len(value)):
+            found.append(
+                Problem(f"{at}.{name}", value, f"values up to {limits.TAG_VALUE.maximum} characters", "shorten")
+            )
+    room = limits.TAGS_PER_RESOURCE.maximum - len(tags.TOOLKIT_TAG_KEYS)
+    if len(s.cluster.tags) > room:
+        found.append(
+            Problem(
+                at,
+                f"{len(s.cluster.tags)} tags",
+                f"at most {room}: AWS allows {limits.TAGS_PER_RESOURCE.maximum} per resource and the toolkit adds "
+                f"up to {len(tags.TOOLKIT_TAG_KEYS)}",
+                "drop some tags",
+            )
+        )
+    return found
+
+
+def _zone_problem(zone: str, region: str) -> str | None:
+    if zone == region:
+        return f"a zone of {region} such as {region}a, not the region itself"
+    if not zone.startswith(f"{region}"):
+        return f"a zone of {region} (the stack's region)"
+    return None
+
+
+def network_zones(s: Settings, today: date) -> list[Problem]:
+    """Control-plane zones: at least two, once each, regional zones of the stack's region."""
+    n, at, found = s.network, key(s, "network.availabilityZones"), []
+    zones = list(n.availability_zones)
+    for index, zone in enumerate(zones):
+        why = _zone_problem(zone, s.region)
+        if why is None and _LOCAL_ZONE.match(zone):
+            why = "a regional zone (Local Zones cannot host the EKS control plane)"
+        if why is None and zones.index(zone) != index:
+            why = "each zone once"
+        if why:
+            found.append(Problem(f"{at}[{index}]", zone, why, "correct the zone"))
+    if not n.existing and len(set(zones)) < 2:
+        found.append(
+            Problem(
+                at,
+                zones,
+                f"at least two regional zones of {s.region}",
+                f"set availabilityZones: [{s.region}a, {s.region}b]",
+            )
+        )
+    return found
+
+
+def network_vpc(s: Settings, today: date) -> list[Problem]:
+    """A new VPC's CIDR AWS accepts; existing-VPC keys only with vpcId."""
+    n, found = s.network, []
+    if n.existing:
+        for zone in n.gpu_subnet_ids:
+            why = _zone_problem(zone, s.region)
+            if why:
+                found.append(Problem(key(s, f"network.gpuSubnetIds.{zone}"), zone, why, "use the reservation's zone"))
+        if len(n.private_subnet_ids) < 2:
+            found.append(
+                Problem(
+                    key(s, "network.privateSubnetIds"),
+                    list(n.private_subnet_ids),
+                    "at least two subnets in different zones (EKS requires two)",
+                    "list two or more private subnets",
+                )
+            )
+        return found
+    for name, value in (("privateSubnetIds", n.private_subnet_ids), ("publicSubnetIds", n.public_subnet_ids)):
+        if value:
+            found.append(
+                Problem(key(s, f"network.{name}"), list(value), "subnet ids only together with vpcId", "set vpcId too")
+            )
+    if n.gpu_subnet_ids:
+        found.append(
+            Problem(key(s, "network.gpuSubnetIds"), dict(n.gpu_subnet_ids), "only together with vpcId", "set vpcId too")
+        )
+    vpc = ipaddress.ip_network(n.vpc_cidr)
+    bad = vpc.version != 4 or vpc.is_multicast or vpc.is_reserved or vpc.is_loopback or vpc.is_link_local
+    if bad or vpc.overlaps(ipaddress.ip_network("0.0.0.0/8")):
+        found.append(
+            Problem(
+                key(s, "network.vpcCidr"),
+                n.vpc_cidr,
+                "an IPv4 unicast range (RFC 1918 recommended)",
+                "use e.g. 10.0.0.0/16",
+            )
+        )
+    elif not limits.VPC_PREFIX_LARGEST <= vpc.prefixlen <= limits.VPC_PREFIX_SMALLEST:
+        found.append(
+            Problem(
+                key(s, "network.vpcCidr"),
+                n.vpc_cidr,
+                f"a /{limits.VPC_PREFIX_LARGEST} to /{limits.VPC_PREFIX_SMALLEST} block (AWS VPC size limits)",
+                "use a /16",
+            )
+        )
+    return found
+
+
+def system_nodes(s: Settings, today: date) -> list[Problem]:
+    """Sizes in order, and an instance architecture matching the AMI type."""
+    g, found = s.system_node_group, []
+    if not g.min_size <= g.desired_size <= g.max_size:
+        found.append(
+            Problem(
+                key(s, "systemNodeGroup"),
+                f"min {g.min_size}, desired {g.desired_size}, max {g.max_size}",
+                "minSize <= desiredSize <= maxSize",
+                "adjust the sizes",
+            )
+        )
+    arch, wanted = instances.architecture(g.instance_type), instances.SYSTEM_AMI_TYPES[g.ami_type]
+    if arch and arch != wanted:
+        other = next(t for t, a in instances.SYSTEM_AMI_TYPES.items() if a == arch)
+        found.append(
+            Problem(
+                key(s, "systemNodeGroup.instanceType"),
+                g.instance_type,
+                f"an {wanted} instance type for amiType {g.ami_type}",
+                f"set amiType: {other}, or pick an {wanted} type (e.g. m7g.xlarge)",
+            )
+        )
+    return found
+
+
+def addons(s: Settings, today: date) -> list[Problem]:
+    """VPC CNI new enough for EFA-only interfaces."""
+    version = s.addons.vpc_cni
+    if version and tuple(int(p) for p in re.findall(r"\d+", version)[:3]) < MIN_VPC_CNI:
+        return [
+            Problem(
+                key(s, "addons.vpcCni"),
+                version,
+                "v1.18.5 or newer (EFA-only interfaces need it)",
+                "remove vpcCni to take the EKS default, or pin a newer version",
+            )
+        ]
+    return []
+
+
+def chart_values(s: Settings, today: date) -> list[Problem]:
+    """Value overrides name keys the pinned charts have."""
+    found = []
+    pinned = set(chart_facts.catalog())
+    for field, chart in RELEASE_KEYS.items():
+        release = getattr(s.kubernetes, field)
+        for path in chart_facts.null_paths(release.values):
+            found.append(
+                Problem(
+                    key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
+                    None,
+                    "a value (Pulumi drops nulls, so the chart default would stay)",
+                    "set the value you want (a list replaces the chart's list, a map is merged into the chart's map)",
+                )
+            )
+        if chart not in pinned or release.version not in (None, chart_facts.pinned(chart).version):
+            continue  # another chart version has other keys; the release builder checks the pinned one only
+        for path in chart_facts.unknown_value_paths(chart, release.values):
+            found.append(
+                Problem(
+                    key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
+                    path,
+                    f"a value key of the pinned {chart} chart",
+                    "fix the key or remove it (see the chart's values.yaml)",
+                )
+            )
+    return found
+
+
+def checks(s: Settings, today: date) -> list[Problem]:
+    """The IMEX and EFA checks fit the UltraServers the stack has."""
+    found = []
+    smallest = min((g.nodes_per_group for g in s.gpu_node_groups), default=0)
+    nodes = s.imex_check.nodes
+    for group in s.gpu_node_groups:
+        # A grouped fleet runs one job per UltraServer: compare with the nodes of one of its UltraServers.
+        per_ultraserver = group.nodes_per_group // max(1, group.ultraservers // max(1, group.node_groups))
+        if s.imex_check.enabled and nodes is not None and nodes > per_ultraserver > 0:
+            found.append(
+                Problem(
+                    key(s, "imexCheck.nodes"),
+                    nodes,
+                    f"at most the {per_ultraserver} nodes of one UltraServer of group {group.name}",
+                    'lower nodes, use nodes: "all", or disable the check',
+                )
+            )
+            break
+    total = sum(g.ultraservers for g in s.gpu_node_groups)
+    e = s.efa_check
+    if e.enabled and e.ultraservers > total:
+        found.append(
+            Problem(
+                key(s, "efaCheck.ultraservers"), e.ultraservers, f"at most the stack's {total} UltraServers", "lower it"
+            )
+        )
+    if (e.enabled or (e.enabled is None and total >= 2)) and smallest and e.nodes_per_ultraserver > smallest:
+        found.append(
+            Problem(key(s, "efaCheck.nodesPerUltraserver"), e.nodes_per_ultraserver, f"at most {smallest}", "lower it")
+        )
+    return found
+
+
+def support_window(s: Settings, today: date) -> list[Problem]:
+    """A warning when the version is in paid extended support."""
+    version = s.cluster.kubernetes_version
+    if not kubernetes.past_standard_support(version, today):
+        return []
+    row = kubernetes.eks_version(version)
+    assert row is not None
+    return [
+        Problem(
+            key(s, "cluster.kubernetesVersion"),
+            version,
+            f"a version in EKS standard support (ended {row.end_of_standard_support}; extended support costs more)",
+            "upgrade the cluster (scale capacity-block groups to 0 first)",
+            WARNING,
+        )
+    ]
+
+
+def derived_names(s: Settings, today: date) -> list[Problem]:
+    """Every physical name the program derives fits its AWS limit."""
+    return name_problems(s)
+
+
+RULES: tuple[Rule, ...] = (
+    public_endpoint,
+    deployer_reach,
+    admin_principals,
+    stack_tags,
+    network_zones,
+    network_vpc,
+    system_nodes,
+    *GPU_RULES,
+    addons,
+    chart_values,
+    checks,
+    support_window,
+    derived_names,
+)
+
+
+def run_rules(s: Settings, today: date) -> list[Problem]:
+    """Every rule's problems, errors and warnings."""
+    return [p for rule in RULES for p in rule(s, today)]

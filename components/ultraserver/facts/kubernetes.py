@@ -1,0 +1,80 @@
+"""Kubernetes versions: the GB200 floor and the EKS release calendar.
+
+GB200 UltraServers need Dynamic Resource Allocation (ComputeDomains), so the floor is 1.33.
+
+The calendar comes from the EKS user guide, awsdocs/amazon-eks-user-guide
+``latest/ug/versioning/kubernetes-versions.adoc`` ("A minor version is under standard support in Amazon EKS
+for the first 14 months after it's released. Once a version is past the end of standard support date, it
+enters extended support for the next 12 months."). ``aws eks describe-cluster-versions`` returns the same
+dates for an account. Rows marked ``verified=False`` were not read in the primary source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+FLOOR = (1, 33)
+"""Oldest Kubernetes minor the toolkit deploys (DRA for ComputeDomains)."""
+FLOOR_TEXT = "1.33"
+
+
+@dataclass(frozen=True)
+class EksVersion:
+    """One Kubernetes minor in EKS."""
+
+    version: str
+    released: date
+    """Available in EKS."""
+    end_of_standard_support: date
+    end_of_extended_support: date
+    verified: bool = True
+    """Whether the row was read in the EKS user guide (False: third-party copies of the AWS table)."""
+
+
+EKS_VERSIONS: tuple[EksVersion, ...] = (
+    EksVersion("1.31", date(2024, 9, 26), date(2025, 11, 26), date(2026, 11, 26)),
+    EksVersion("1.32", date(2025, 1, 23), date(2026, 3, 23), date(2027, 3, 23)),
+    EksVersion("1.33", date(2025, 5, 29), date(2026, 7, 29), date(2027, 7, 29)),
+    EksVersion("1.34", date(2025, 10, 2), date(2026, 12, 2), date(2027, 12, 2)),
+    # UNVERIFIED in the EKS guide: a third-party copy of the AWS table row and endoflife.date agree.
+    EksVersion("1.35", date(2026, 1, 27), date(2027, 3, 27), date(2028, 3, 27), verified=False),
+    # UNVERIFIED dates: availability is in the EKS guide; dates from a third-party blog, ends derived (14 + 12 months).
+    EksVersion("1.36", date(2026, 6, 2), date(2027, 8, 2), date(2028, 8, 2), verified=False),
+)
+_BY_VERSION = {v.version: v for v in EKS_VERSIONS}
+_MINOR = re.compile(r"^1\.(\d+)$")
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """'1.33' as (1, 33); () when it is not a dotted number."""
+    parts = version.split(".")
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else ()
+
+
+def is_minor(version: str) -> bool:
+    """Whether the text is a Kubernetes minor version such as 1.33."""
+    return bool(_MINOR.match(version))
+
+
+def eks_version(version: str) -> EksVersion | None:
+    """The EKS calendar row of a minor version, or None when EKS never offered it (or the table does not know it)."""
+    return _BY_VERSION.get(version)
+
+
+def offered(version: str, on: date) -> bool:
+    """Whether EKS offers the version for new clusters on a date (released, not past extended support)."""
+    row = eks_version(version)
+    return row is not None and row.released <= on < row.end_of_extended_support
+
+
+def past_standard_support(version: str, on: date) -> bool:
+    """Whether the version is in (paid) extended support, or past it, on a date; False for unknown versions."""
+    row = eks_version(version)
+    return row is not None and on >= row.end_of_standard_support
+
+
+def supported(versions: tuple[str, ...], on: date) -> list[str]:
+    """The versions of a list at or above the floor that EKS offers on a date."""
+    return [v for v in versions if version_tuple(v) >= FLOOR and offered(v, on)]

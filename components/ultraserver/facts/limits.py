@@ -1,0 +1,181 @@
+"""AWS, EKS and Kubernetes limits the settings validation checks derived names and lists against.
+
+Each limit names its source. Pulumi's auto-naming (``<logical name>-<7 hex>``) and the Terraform AWS
+provider's ``name_prefix`` (prefix + a 26-character unique suffix) make the physical name longer than
+the logical one, so the checks add those suffixes before comparing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One length or count limit of an AWS or Kubernetes resource."""
+
+    what: str
+    """What is limited, as a person would say it."""
+    maximum: int
+    """The largest allowed length or count."""
+    source: str
+    """Where the limit is documented."""
+
+
+# Pulumi auto-naming appends "-" and 7 random hex characters to the logical name
+# (https://www.pulumi.com/docs/iac/concepts/resources/names/#autonaming).
+AUTONAME_SUFFIX = 8
+# terraform-plugin-sdk helper/id.UniqueIdPrefix: prefix + 26 characters (timestamp + counter); pulumi-aws
+# name_prefix arguments go through it (hashicorp/terraform-plugin-sdk helper/id/id.go).
+NAME_PREFIX_SUFFIX = 26
+
+EKS_CLUSTER_NAME = Limit(
+    "EKS cluster name",
+    100,
+    "EKS API CreateCluster name: 1-100 characters (https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateCluster.html)",
+)
+NODE_GROUP_NAME = Limit(
+    "EKS node group name",
+    63,
+    "EKS API CreateNodegroup nodegroupName: up to 63 characters "
+    "(https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html)",
+)
+NODE_GROUP_NAME_PREFIX = Limit(
+    "EKS node group name_prefix",
+    NODE_GROUP_NAME.maximum - NAME_PREFIX_SUFFIX,
+    "node group name limit 63 minus the 26-character unique suffix of name_prefix",
+)
+IAM_ROLE_NAME = Limit(
+    "IAM role name",
+    64,
+    "IAM quotas: role name up to 64 characters "
+    "(https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html)",
+)
+IAM_ROLE_NAME_PREFIX = Limit(
+    "IAM role name_prefix",
+    IAM_ROLE_NAME.maximum - NAME_PREFIX_SUFFIX,
+    "IAM role name limit 64 minus the 26-character unique suffix (Terraform AWS provider: name_prefix up to 38)",
+)
+INSTANCE_PROFILE_NAME = Limit(
+    "IAM instance profile name",
+    128,
+    "IAM quotas: instance profile name up to 128 characters "
+    "(https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html)",
+)
+LAUNCH_TEMPLATE_NAME = Limit(
+    "EC2 launch template name",
+    128,
+    "EC2 API CreateLaunchTemplate LaunchTemplateName: 3-128 characters "
+    "(https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateLaunchTemplate.html)",
+)
+SECURITY_GROUP_NAME = Limit(
+    "EC2 security group name",
+    255,
+    "EC2 API CreateSecurityGroup GroupName: up to 255 characters "
+    "(https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateSecurityGroup.html)",
+)
+ASG_NAME = Limit(
+    "Auto Scaling group name",
+    255,
+    "Auto Scaling API CreateAutoScalingGroup AutoScalingGroupName: 1-255 characters "
+    "(https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_CreateAutoScalingGroup.html)",
+)
+HELM_RELEASE_NAME = Limit(
+    "Helm release name",
+    53,
+    "Helm: release names are limited to 53 characters (helm/helm pkg/chartutil validate_name.go, "
+    "https://helm.sh/docs/chart_best_practices/conventions/)",
+)
+KUBERNETES_LABEL_NAME = Limit(
+    "Kubernetes label name or DNS label",
+    63,
+    "Kubernetes: label names and values up to 63 characters; DNS-1123 labels up to 63 "
+    "(https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set)",
+)
+KUBERNETES_LABEL_PREFIX = Limit(
+    "Kubernetes label prefix",
+    253,
+    "Kubernetes: the optional label prefix is a DNS subdomain of up to 253 characters "
+    "(https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set)",
+)
+PUBLIC_ACCESS_CIDRS = Limit(
+    "EKS public access CIDR blocks",
+    40,
+    "EKS: up to 40 public access CIDR blocks "
+    "(https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html; EKS service quotas)",
+)
+TAGS_PER_RESOURCE = Limit(
+    "tags per AWS resource",
+    50,
+    "AWS tagging: up to 50 user tags per resource "
+    "(https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html#tag-conventions)",
+)
+TAG_KEY = Limit(
+    "AWS tag key length",
+    128,
+    "AWS tagging: tag keys up to 128 Unicode characters "
+    "(https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html#tag-conventions)",
+)
+TAG_VALUE = Limit(
+    "AWS tag value length",
+    256,
+    "AWS tagging: tag values up to 256 Unicode characters "
+    "(https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html#tag-conventions)",
+)
+# Same page: "The aws: prefix is reserved for AWS use. You can't edit or delete a tag's key or value when the tag
+# has a tag key with the aws: prefix."
+RESERVED_TAG_PREFIX = "aws:"
+MANAGED_NODE_GROUPS_PER_CLUSTER = Limit(
+    "EKS managed node groups per cluster",
+    30,
+    "EKS service quota 'Managed node groups per cluster' (quota code L-6D54EA21), default 30, adjustable "
+    "(https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html)",
+)
+MANAGED_NODE_GROUP_QUOTA_CODE = "L-6D54EA21"
+NODES_PER_MANAGED_NODE_GROUP = Limit(
+    "nodes per EKS managed node group",
+    450,
+    "EKS service quota 'Nodes per managed node group', 450 (https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html)",
+)
+IMEX_TARGET_NAME = Limit(
+    "IMEX check UltraServer (node group) name",
+    26,
+    "toolkit choice (builders/imex_check.py): nvbandwidth-<name>-<n> (a fleet's job suffix) with the MPI "
+    "operator's -launcher and -worker-<n> suffixes and the ComputeDomain's derived names stay inside a "
+    "63-character DNS label",
+)
+VPC_PREFIX_LARGEST = 16
+VPC_PREFIX_SMALLEST = 28
+"""VPC IPv4 CIDR blocks are /16 to /28 (https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html)."""
+
+LIMITS: tuple[Limit, ...] = (
+    EKS_CLUSTER_NAME,
+    NODE_GROUP_NAME,
+    NODE_GROUP_NAME_PREFIX,
+    IAM_ROLE_NAME,
+    IAM_ROLE_NAME_PREFIX,
+    INSTANCE_PROFILE_NAME,
+    LAUNCH_TEMPLATE_NAME,
+    SECURITY_GROUP_NAME,
+    ASG_NAME,
+    HELM_RELEASE_NAME,
+    KUBERNETES_LABEL_NAME,
+    KUBERNETES_LABEL_PREFIX,
+    PUBLIC_ACCESS_CIDRS,
+    TAGS_PER_RESOURCE,
+    TAG_KEY,
+    TAG_VALUE,
+    MANAGED_NODE_GROUPS_PER_CLUSTER,
+    NODES_PER_MANAGED_NODE_GROUP,
+    IMEX_TARGET_NAME,
+)
+
+
+def autonamed(logical: str) -> int:
+    """Length of the physical name Pulumi derives from a logical name."""
+    return len(logical) + AUTONAME_SUFFIX
+
+
+def over(limit: Limit, length: int) -> bool:
+    """Whether a length or count breaks a limit."""
+    return length > limit.maximum

@@ -1,0 +1,183 @@
+"""Cross-field rules: each plan-time rejection of issue 11 names the stack key, the bad value and the fix."""
+
+from __future__ import annotations
+
+import copy
+from datetime import date
+from typing import Any
+
+import pytest
+from helpers.stacks import stack_config
+from ultraserver.config.settings import parse_settings, settings_warnings
+from ultraserver.problems import ConfigError
+
+TODAY = date(2026, 11, 23)
+
+
+def cluster(**values: Any) -> Any:
+    return lambda c: c["ultraserver-eks:cluster"].update(values)
+
+
+def network(**values: Any) -> Any:
+    return lambda c: c["ultraserver-eks:network"].update(values)
+
+
+def group(**values: Any) -> Any:
+    return lambda c: c["ultraserver-eks:gpuNodeGroups"][0].update(values)
+
+
+def problems(change: Any, stack: str = "gb200-x72") -> str:
+    config = copy.deepcopy(stack_config(stack))
+    change(config)
+    with pytest.raises(ConfigError) as info:
+        parse_settings(config, today=TODAY)
+    text = "\n".join(info.value.problems)
+    assert all(p.startswith(("ultraserver-eks:", "aws:")) for p in info.value.problems), text
+    return text
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (cluster(endpointPublicAccessCidrs=["::/0"]), ["endpointPublicAccessCidrs", "'::/0'", "whole internet"]),
+        (
+            cluster(endpointPublicAccessCidrs=["0.0.0.0/1", "128.0.0.0/1"]),
+            ["endpointPublicAccessCidrs", "whole internet", "allowPublicEndpointFromAnywhere"],
+        ),
+        (
+            cluster(endpointPublicAccessCidrs=["10.0.0.1/24"]),
+            ["endpointPublicAccessCidrs[0]", "host bits", "10.0.0.0/24"],
+        ),
+        (
+            cluster(adminPrincipalArns=["arn:aws:iam::123456789012:role/A"] * 2),
+            ["adminPrincipalArns", "each principal once"],
+        ),
+        (cluster(deployerAccess=""), ["cluster.deployerAccess", "in-vpc", "separate-stack"]),
+        (cluster(deployerAccess="public-endpoint"), ["cluster.deployerAccess", "endpointPublicAccessCidrs"]),
+        (network(availabilityZones=["us-east-1a", "us-east-1a"]), ["availabilityZones[1]", "each zone once"]),
+        (network(availabilityZones=["us-east-1", "us-east-1b"]), ["availabilityZones[0]", "not the region itself"]),
+        (
+            network(availabilityZones=["us-east-1a", "us-east-1-dfw-2a"]),
+            ["availabilityZones[1]", "Local Zones cannot host the EKS control plane"],
+        ),
+        (network(vpcCidr="224.0.0.0/16"), ["network.vpcCidr", "unicast"]),
+        (network(vpcCidr="10.0.0.0/12"), ["network.vpcCidr", "/16 to /28"]),
+        (network(vpcCidr="10.0.0.0/33"), ["network.vpcCidr", "CIDR"]),
+        (
+            lambda c: c["ultraserver-eks:systemNodeGroup"].update(instanceType="m7i.xlarge"),
+            ["systemNodeGroup.instanceType", "arm64", "AL2023_x86_64_STANDARD"],
+        ),
+        (group(instanceType="p5.48xlarge"), ["gpuNodeGroups[0].instanceType", "p6e-gb200.36xlarge"]),
+        (group(localStorage="RAID10"), ["gpuNodeGroups[0].localStorage", "3 instance-store disks", "RAID0"]),
+        (group(labels={"kubernetes.io/role": "gpu"}), ["labels.kubernetes.io/role", "kubelet"]),
+        (group(labels={"team": "a,b"}), ["labels.team", "commas"]),
+        (group(labels={"bad label": "x"}), ["labels.bad label", "label name"]),
+        (group(releaseVersion="1.33.9-20991231"), ["releaseVersion", "already published"]),
+        (group(releaseVersion="1.34.2-20260120"), ["releaseVersion", "Kubernetes 1.33"]),
+        (group(amiRelease="v20991231", amiId="ami-0123456789abcdef0"), ["amiRelease", "future"]),
+        (
+            group(amiRelease="v20251103", releaseVersion="1.33.5-20251103"),
+            ["releaseVersion", "not with amiId/amiRelease"],
+        ),
+        (group(autoRepair=True, mode="self-managed"), ["autoRepair", "managed groups"]),
+        (group(imdsHopLimit=3), ["imdsHopLimit", "<= 2"]),
+        (
+            lambda c: c["ultraserver-eks:imexCheck"].update(thresholdGbps=float("inf")),
+            ["imexCheck.thresholdGbps", "a finite number"],
+        ),
+        (group(capacityReservationIds=["cr-0123456789abcdef0"] * 2), ["each reservation once"]),
+        (lambda c: c["ultraserver-eks:imexCheck"].update(nodes=1), ["imexCheck.nodes", ">= 2"]),
+        (lambda c: c.update({"ultraserver-eks:imexChek": {}}), ["ultraserver-eks:imexChek", "did you mean"]),
+        (lambda c: c.update({"ultraserver-eks:efaCheck": {"enabled": True}}), ["efaCheck.ultraservers", "at most"]),
+        (
+            lambda c: (
+                c["ultraserver-eks:health"].update({"driftCheck": {"schedule": "hourly"}})
+                if "ultraserver-eks:health" in c
+                else c.update({"ultraserver-eks:health": {"driftCheck": {"schedule": "hourly"}}})
+            ),
+            ["health.driftCheck.schedule", "cron"],
+        ),
+        (
+            lambda c: c.update({"ultraserver-eks:kubernetes": {"layer": "elsewhere"}}),
+            ["kubernetes.layer", "separate-stack"],
+        ),
+    ],
+)
+def test_rule_names_key_value_and_fix(change: Any, expected: list[str]) -> None:
+    text = problems(change)
+    for fragment in expected:
+        assert fragment in text, f"{fragment!r} missing from:\n{text}"
+
+
+def test_gpu_subnet_zones_must_be_in_the_region() -> None:
+    text = problems(
+        lambda c: c["ultraserver-eks:network"]["gpuSubnetIds"].update({"us-west-2a": ["subnet-0ccccccccccccccc2"]}),
+        "gb200-x36",
+    )
+    assert "network.gpuSubnetIds.us-west-2a" in text and "us-east-1" in text
+
+
+def test_resource_group_targets_only_for_self_managed_groups() -> None:
+    text = problems(lambda c: c["ultraserver-eks:gpuNodeGroups"][1].update(mode="managed"), "gb200-multi")
+    assert "gpuNodeGroups[1].capacityReservationResourceGroupArn" in text and "self-managed" in text
+
+
+def test_misspelled_required_key_gets_did_you_mean_on_both_lines() -> None:
+    text = problems(
+        lambda c: c["ultraserver-eks:gpuNodeGroups"][0].update(
+            availabilityZon=c["ultraserver-eks:gpuNodeGroups"][0].pop("availabilityZone")
+        )
+    )
+    assert "gpuNodeGroups[0].availabilityZone: got None" in text and "rename 'availabilityZon'" in text
+    assert "gpuNodeGroups[0].availabilityZon: got" in text and "did you mean 'availabilityZone'" in text
+
+
+def test_new_settings_defaults() -> None:
+    settings = parse_settings(stack_config("gb200-x36"), today=TODAY)
+    assert settings.cluster.deployer_access == "public-endpoint"
+    assert settings.cluster.deployer_runner_labels == ("ubuntu-latest",)
+    assert settings.kubernetes.layer == "same-stack"
+    assert settings.kubernetes.prometheus_stack_enabled is False
+    assert settings.health.node_monitoring_agent and settings.health.drift_check_enabled
+    assert settings.health.drift_check_schedule == "*/30 * * * *"
+    assert settings.efa_check.enabled is None and settings.efa_check.ultraservers == 2
+    group = settings.gpu_node_groups[0]
+    assert (group.imds_hop_limit, group.auto_repair) == (1, False)
+    # gb200-x36 pins its EKS AMI release explicitly.
+    assert group.release_version == "1.33.5-20251103"
+    managed = parse_settings(stack_config("gb200-x72"), today=TODAY).gpu_node_groups[0]
+    assert managed.release_version == "1.33.5-20251103"
+
+
+def test_imex_nodes_all_means_every_node() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:imexCheck"]["nodes"] = "all"
+    assert parse_settings(config, today=TODAY).imex_check.nodes is None
+
+
+def test_release_settings_know_their_stack_key() -> None:
+    settings = parse_settings(stack_config("gb200-x72"), today=TODAY)
+    assert settings.kubernetes.dra_driver.settings_key == "ultraserver-eks:kubernetes.draDriver"
+
+
+def test_extended_support_is_a_warning_not_an_error() -> None:
+    settings = parse_settings(stack_config("gb200-x72"), today=TODAY)
+    warnings = [str(w) for w in settings_warnings(settings, TODAY)]
+    assert any("kubernetesVersion" in w and "standard support" in w for w in warnings)
+    assert not settings_warnings(settings, date(2026, 1, 1))
+
+
+def test_null_and_unknown_chart_values_are_refused_before_anything_is_declared() -> None:
+    text = problems(
+        lambda c: c.update(
+            {"ultraserver-eks:kubernetes": {"gpuOperator": {"values": {"driver": None, "drivr": {"enabled": False}}}}}
+        )
+    )
+    assert "kubernetes.gpuOperator.values.driver: got None" in text and "Pulumi drops nulls" in text
+    assert "kubernetes.gpuOperator.values.drivr" in text
+
+
+def test_other_chart_version_skips_the_key_check() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:kubernetes"] = {"gpuOperator": {"version": "v99.1.0", "values": {"newKey": True}}}
+    assert parse_settings(config, today=TODAY).kubernetes.gpu_operator.values == {"newKey": True}

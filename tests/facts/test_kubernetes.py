@@ -1,0 +1,99 @@
+"""The EKS version calendar, the GB200 floor, the pinned AMI releases and the instance facts settings rely on."""
+
+from __future__ import annotations
+
+import copy
+from datetime import date
+
+import pytest
+from helpers.stacks import STACKS, stack_config
+from ultraserver.config.examples import EXAMPLE_RESERVATION_IDS
+from ultraserver.config.settings import parse_settings
+from ultraserver.facts import ami, instances, kubernetes
+from ultraserver.problems import ConfigError
+
+
+def test_calendar_follows_the_14_plus_12_month_rule() -> None:
+    for row in kubernetes.EKS_VERSIONS:
+        months = (row.end_of_standard_support.year - row.released.year) * 12 + (
+            row.end_of_standard_support.month - row.released.month
+        )
+        assert months == 14, row
+        assert (
+            row.end_of_extended_support.replace(year=row.end_of_extended_support.year - 1)
+            == row.end_of_standard_support
+        )
+
+
+@pytest.mark.parametrize(
+    ("version", "on", "past"),
+    [
+        ("1.33", date(2026, 7, 28), False),
+        ("1.33", date(2026, 7, 29), True),
+        ("1.34", date(2026, 11, 23), False),
+        ("1.99", date(2026, 11, 23), False),
+    ],
+)
+def test_past_standard_support(version: str, on: date, past: bool) -> None:
+    assert kubernetes.past_standard_support(version, on) is past
+
+
+def test_offered_has_both_bounds() -> None:
+    assert not kubernetes.offered("1.35", date(2026, 1, 26))
+    assert kubernetes.offered("1.35", date(2026, 1, 27))
+    assert not kubernetes.offered("1.31", date(2026, 11, 26))
+    assert kubernetes.supported(("1.31", "1.33", "1.34"), date(2026, 11, 23)) == ["1.33", "1.34"]
+
+
+@pytest.mark.parametrize(("version", "ok"), [("1.32", False), ("1.33", True), ("1.35", True), ("1.36", False)])
+def test_settings_take_only_versions_eks_offers_and_the_toolkit_pins(version: str, ok: bool) -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:cluster"]["kubernetesVersion"] = version
+    if ok:
+        settings = parse_settings(config, today=date(2026, 11, 23))
+        assert settings.gpu_node_groups[0].release_version == ami.RELEASE_VERSIONS[version]
+    else:
+        with pytest.raises(ConfigError, match="kubernetesVersion"):
+            parse_settings(config, today=date(2026, 11, 23))
+
+
+def test_pinned_releases_match_their_minor_and_the_driver_minimum() -> None:
+    assert set(ami.RELEASE_VERSIONS) == {"1.33", "1.34", "1.35"}
+    for minor, release in ami.RELEASE_VERSIONS.items():
+        assert ami.release_version_problem(release, minor, date(2026, 11, 23)) is None
+
+
+@pytest.mark.parametrize(
+    ("release", "says"),
+    [
+        ("1.34.2-20260120", "Kubernetes 1.33"),
+        ("1.33.1-20250519", "20251103 or later"),
+        ("1.33.9-20991231", "already published"),
+        ("20251103", "release version such as"),
+    ],
+)
+def test_release_version_problems(release: str, says: str) -> None:
+    assert says in (ami.release_version_problem(release, "1.33", date(2026, 11, 23)) or "")
+
+
+def test_future_ami_release_is_refused() -> None:
+    assert "future" in (ami.release_problem("v20991231", date(2026, 11, 23)) or "")
+
+
+def test_instance_store_disks_and_architecture() -> None:
+    assert instances.instance_store_disks(instances.GB200_INSTANCE_TYPE) == 3 < instances.RAID10_MIN_DISKS
+    assert instances.instance_store_disks("p5.48xlarge") == 8
+    assert instances.architecture("m7g.xlarge") == "arm64"
+    assert instances.architecture("c7gn.large") == "arm64"
+    assert instances.architecture("m7i.xlarge") == "x86_64"
+    assert instances.architecture(instances.GB200_INSTANCE_TYPE) == "arm64"
+
+
+def test_example_reservation_ids_cover_the_shipped_stacks() -> None:
+    shipped = {
+        rid
+        for s in STACKS
+        for g in parse_settings(stack_config(s)).gpu_node_groups
+        for rid in g.capacity_reservation_ids
+    }
+    assert shipped <= EXAMPLE_RESERVATION_IDS
