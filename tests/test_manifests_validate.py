@@ -13,10 +13,10 @@ from helpers.manifests import K8S_VERSION, as_pod, validate_custom
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.builders.compute_domain import compute_domain_pod_pieces
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
-from ultraserver.builders.efa_check import namespace_manifest as efa_namespace_manifest
+from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest, nvbandwidth_manifests
 from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_manifest
-from ultraserver.components.imex_check import ImexCheckArgs, job_args, namespace_manifest
+from ultraserver.components.imex_check import ImexCheckArgs, job_args
 from ultraserver.config.views import ImexTarget
 from ultraserver.offline import run_plan
 
@@ -96,7 +96,7 @@ def test_core_validation_is_live() -> None:
 
 def test_imex_check_namespace_and_jobs_validate() -> None:
     args = ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"}, 9)], nodes=9, launcher_node_selector={"r": "s"})
-    kubernetes_validate.validate(namespace_manifest(args), K8S_VERSION, strict=True)
+    kubernetes_validate.validate(namespace_manifest(args.namespace), K8S_VERSION, strict=True)
     for job in job_args(args):
         for manifest in nvbandwidth_manifests(job):
             validate_custom(manifest)
@@ -131,7 +131,7 @@ EFA_JOBS = [
 def test_efa_check_mpijob_matches_the_crd_and_its_pods_are_valid(args: EfaCheckArgs) -> None:
     job = efa_mpijob_manifest(args)
     validate_custom(job)
-    kubernetes_validate.validate(efa_namespace_manifest(args), K8S_VERSION, strict=True)
+    kubernetes_validate.validate(namespace_manifest(args.namespace), K8S_VERSION, strict=True)
     for role in ("Launcher", "Worker"):
         template = job["spec"]["mpiReplicaSpecs"][role]["template"]
         kubernetes_validate.validate(

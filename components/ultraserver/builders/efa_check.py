@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultraserver.builders.mpijob import mpijob_manifest
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names, ultraservers_per_node_group
@@ -41,8 +42,6 @@ Conservative, to be calibrated on the first real run and then raised: the publis
 257 GB/s of 400 GB/s), and 2-node runs can exceed line rate because of tree algorithms (nccl-tests#22), so no
 published figure calibrates GB200. Half the line rate still separates EFA (1600 Gbps per p6e-gb200 node, so
 800 Gbps = 100 GB/s) from a TCP fallback, which cannot get near it."""
-LAUNCHER_BACKOFF_LIMIT = 2
-"""Launcher retries (runPolicy.backoffLimit): enough for a transient ssh race, bounded so a failure is reported."""
 WORKER_LABEL = "ultraserver.io/efa-check"
 
 
@@ -202,26 +201,14 @@ def launcher_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
 def efa_mpijob_manifest(args: EfaCheckArgs) -> dict[str, Any]:
     """The MPIJob (kubeflow.org/v2beta1) of the EFA check."""
     check_args(args)
-    return {
-        "apiVersion": "kubeflow.org/v2beta1",
-        "kind": "MPIJob",
-        "metadata": {"name": args.name, "namespace": args.namespace},
-        "spec": {
-            "slotsPerWorker": args.gpus_per_node,
-            "launcherCreationPolicy": "WaitForWorkersReady",
-            # Keep the finished launcher pod: its log is the result.
-            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": LAUNCHER_BACKOFF_LIMIT},
-            "mpiReplicaSpecs": {
-                "Launcher": {"replicas": 1, "template": launcher_pod_template(args)},
-                "Worker": {"replicas": args.workers, "template": worker_pod_template(args)},
-            },
-        },
-    }
-
-
-def namespace_manifest(args: EfaCheckArgs) -> dict[str, Any]:
-    """The check's namespace."""
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": args.namespace}}
+    return mpijob_manifest(
+        args.name,
+        args.namespace,
+        args.gpus_per_node,
+        launcher_pod_template(args),
+        worker_pod_template(args),
+        args.workers,
+    )
 
 
 def derived_min_bus_bandwidth_gbps(efa_bandwidth_gbps: float) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
 from ultraserver.config.settings import Settings
@@ -71,11 +70,6 @@ def target_job_names(target: ImexTarget) -> list[str]:
     if target.ultraservers == 1:
         return [f"nvbandwidth-{target.name}"]
     return [f"nvbandwidth-{target.name}-{index}" for index in range(1, target.ultraservers + 1)]
-
-
-def namespace_manifest(args: ImexCheckArgs) -> dict[str, Any]:
-    """The check's namespace."""
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": args.namespace}}
 
 
 def imex_check_args(settings: Settings) -> ImexCheckArgs | None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultraserver.builders import mpijob
 from ultraserver.builders.compute_domain import (
     ComputeDomainArgs,
     compute_domain_manifest,
@@ -23,10 +24,6 @@ DEFAULT_THRESHOLD_GBPS = 700.0
 _MPI_USER = 1000
 _SSH_DIR = "/home/mpiuser/.ssh"
 _SSHD_CONFIG = "/home/mpiuser/.sshd_config"
-LAUNCHER_BACKOFF_LIMIT = 2
-"""Launcher retries (runPolicy.backoffLimit): one retry for a transient ssh/DNS race between launcher and workers,
-a second for luck; a broken fabric fails every try, so more retries only delay the verdict. Without it the
-launcher Job's default of 6 applies."""
 JOB_LABEL = "ultraserver.io/imex-check"
 """Label of every pod of one nvbandwidth job (value: the job name)."""
 FLEET_LABEL = "ultraserver.io/imex-fleet"
@@ -173,23 +170,15 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
 def mpijob_manifest(args: NvbandwidthJobArgs) -> dict[str, Any]:
     """The MPIJob (kubeflow.org/v2beta1) running nvbandwidth's multi-node copy-engine read test."""
     check_job_args(args)
-    return {
-        "apiVersion": "kubeflow.org/v2beta1",
-        "kind": "MPIJob",
-        "metadata": {"name": args.name, "namespace": args.namespace},
-        "spec": {
-            "slotsPerWorker": args.gpus_per_node,
-            # mpirun must not start before every worker's sshd is up.
-            "launcherCreationPolicy": "WaitForWorkersReady",
-            # Keep the finished launcher pod so its log (the result) can be read.
-            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": LAUNCHER_BACKOFF_LIMIT},
-            "sshAuthMountPath": _SSH_DIR,
-            "mpiReplicaSpecs": {
-                "Launcher": {"replicas": 1, "template": launcher_pod_template(args)},
-                "Worker": {"replicas": args.nodes, "template": worker_pod_template(args)},
-            },
-        },
-    }
+    return mpijob.mpijob_manifest(
+        args.name,
+        args.namespace,
+        args.gpus_per_node,
+        launcher_pod_template(args),
+        worker_pod_template(args),
+        args.nodes,
+        sshAuthMountPath=_SSH_DIR,
+    )
 
 
 def nvbandwidth_manifests(args: NvbandwidthJobArgs) -> list[dict[str, Any]]:

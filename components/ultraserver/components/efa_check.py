@@ -5,8 +5,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest, namespace_manifest
+from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
+from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.components.child_options import child_options
+from ultraserver.components.mpijob import mpijob_resource
 
 
 class EfaCheck(pulumi.ComponentResource):
@@ -23,21 +25,9 @@ class EfaCheck(pulumi.ComponentResource):
         self.job_name = args.name
         self.min_bus_bandwidth_gbps = args.min_bus_bandwidth_gbps
         namespace = k8s.core.v1.Namespace(
-            name, metadata=namespace_manifest(args)["metadata"], opts=child_options(self, opts)
+            name, metadata=namespace_manifest(args.namespace)["metadata"], opts=child_options(self, opts)
         )
-        k8s.apiextensions.CustomResource(
-            f"{name}-{args.name}",
-            api_version=manifest["apiVersion"],
-            kind=manifest["kind"],
-            metadata=manifest["metadata"],
-            spec=manifest["spec"],
-            # A finished MPIJob is not rerun in place: any change recreates it, which reruns the check.
-            opts=child_options(
-                self,
-                opts,
-                pulumi.ResourceOptions(depends_on=[namespace], replace_on_changes=["spec"], delete_before_replace=True),
-            ),
-        )
+        mpijob_resource(f"{name}-{args.name}", manifest, self, opts, [namespace])
         self.register_outputs(
             {"namespace": args.namespace, "jobName": args.name, "minBusBandwidthGbps": args.min_bus_bandwidth_gbps}
         )

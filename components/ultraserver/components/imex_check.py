@@ -7,10 +7,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.builders.imex_check import ImexCheckArgs, job_args, namespace_manifest
+from ultraserver.builders.imex_check import ImexCheckArgs, job_args
+from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
 from ultraserver.components.child_options import child_options
 from ultraserver.components.compute_domain import ComputeDomain
+from ultraserver.components.mpijob import mpijob_resource
 
 
 class ImexCheck(pulumi.ComponentResource):
@@ -26,28 +28,14 @@ class ImexCheck(pulumi.ComponentResource):
         self.namespace = args.namespace
         self.threshold_gbps = args.threshold_gbps
         namespace = k8s.core.v1.Namespace(
-            name, metadata=namespace_manifest(args)["metadata"], opts=child_options(self, opts)
+            name, metadata=namespace_manifest(args.namespace)["metadata"], opts=child_options(self, opts)
         )
         in_namespace = child_options(self, opts, pulumi.ResourceOptions(depends_on=[namespace]))
         self.job_names = []
         for job in jobs:
             domain = ComputeDomain(f"{name}-{job.name}", compute_domain_args(job), opts=in_namespace)
             manifest = mpijob_manifest(job)
-            k8s.apiextensions.CustomResource(
-                f"{name}-{job.name}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                # A finished MPIJob is not rerun in place: any change recreates it, which reruns the check.
-                opts=child_options(
-                    self,
-                    opts,
-                    pulumi.ResourceOptions(
-                        depends_on=[domain], replace_on_changes=["spec"], delete_before_replace=True
-                    ),
-                ),
-            )
+            mpijob_resource(f"{name}-{job.name}", manifest, self, opts, [domain])
             self.job_names.append(job.name)
         self.register_outputs(
             {"namespace": args.namespace, "jobNames": self.job_names, "thresholdGbps": args.threshold_gbps}

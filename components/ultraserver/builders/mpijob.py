@@ -1,0 +1,43 @@
+"""The MPIJob (kubeflow.org/v2beta1, mpi-operator v0.7.0) shape every fabric check shares, and its namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+LAUNCHER_BACKOFF_LIMIT = 2
+"""Launcher retries (runPolicy.backoffLimit): one retry for a transient ssh/DNS race between launcher and workers,
+bounded so a real failure is reported instead of retried for ever (unset, the batch Job default would be 6)."""
+
+
+def mpijob_manifest(
+    name: str,
+    namespace: str,
+    slots_per_worker: int,
+    launcher: dict[str, Any],
+    worker: dict[str, Any],
+    workers: int,
+    **spec: Any,
+) -> dict[str, Any]:
+    """An MPIJob whose launcher waits for every worker and whose finished launcher pod (the result) is kept."""
+    return {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "slotsPerWorker": slots_per_worker,
+            # mpirun must not start before every worker's sshd is up.
+            "launcherCreationPolicy": "WaitForWorkersReady",
+            # Keep the finished launcher pod so its log (the result) can be read.
+            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": LAUNCHER_BACKOFF_LIMIT},
+            **spec,
+            "mpiReplicaSpecs": {
+                "Launcher": {"replicas": 1, "template": launcher},
+                "Worker": {"replicas": workers, "template": worker},
+            },
+        },
+    }
+
+
+def namespace_manifest(name: str) -> dict[str, Any]:
+    """The namespace a check's jobs run in."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
