@@ -23,7 +23,7 @@ class ImexCheckArgs:
     namespace: str = "imex-check"
     """Namespace created for the ComputeDomains and MPIJobs."""
     threshold_gbps: float = DEFAULT_THRESHOLD_GBPS
-    """Minimum GB/s every cross-node GPU pair must reach (used by `validate`)."""
+    """Minimum GB/s every cross-node GPU pair must reach (judged by `ultraserver verify`)."""
     launcher_node_selector: dict[str, str] = field(default_factory=dict)
     """Labels of the system nodes for the launchers (KubernetesLayer passes its system selector)."""
 
