@@ -9,12 +9,12 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import pytest
-from helpers.manifests import K8S_VERSION, as_pod, validate_custom
+from helpers.manifests import K8S_VERSION, as_pod, pair_manifests, validate_custom
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.builders.compute_domain import compute_domain_pod_pieces
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest, nvbandwidth_manifests
+from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest
 from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_manifest
 from ultraserver.components.imex_check import ImexCheckArgs, job_args
 from ultraserver.config.views import ImexTarget
@@ -35,7 +35,7 @@ JOBS = [
 
 @pytest.mark.parametrize("args", JOBS, ids=lambda a: a.name)
 def test_nvbandwidth_manifests_match_the_crds(args: NvbandwidthJobArgs) -> None:
-    for manifest in nvbandwidth_manifests(args):
+    for manifest in pair_manifests(args):
         validate_custom(manifest)
 
 
@@ -98,7 +98,7 @@ def test_imex_check_namespace_and_jobs_validate() -> None:
     args = ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"}, 9)], nodes=9, launcher_node_selector={"r": "s"})
     kubernetes_validate.validate(namespace_manifest(args.namespace), K8S_VERSION, strict=True)
     for job in job_args(args):
-        for manifest in nvbandwidth_manifests(job):
+        for manifest in pair_manifests(job):
             validate_custom(manifest)
 
 

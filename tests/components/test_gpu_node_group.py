@@ -328,18 +328,18 @@ def test_desired_size_below_full() -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"ultraserver_type": "u-p6e-gb200x36", "desired_size": 10}, "desiredSize: 10 must be between 0 and 9"),
+        ({"ultraserver_type": "u-p6e-gb200x36", "desired_size": 10}, "desired_size: 10 must be between 0 and 9"),
         (
             {"image_id": "ami-0ccccccccccccccc0", "ami_release": "v20250704"},
-            "amiRelease: 'v20250704' is older than v20251103",
+            "ami_release: 'v20250704' is older than v20251103",
         ),
-        ({"ami_release": "v20251204"}, "imageId / amiRelease: a custom AMI needs both"),
-        ({"image_id": "ami-0ccccccccccccccc0"}, "imageId / amiRelease: a custom AMI needs both"),
+        ({"ami_release": "v20251204"}, "image_id / ami_release: a custom AMI needs both"),
+        ({"image_id": "ami-0ccccccccccccccc0"}, "image_id / ami_release: a custom AMI needs both"),
         ({"release_version": "1.34.2-20260120"}, "a release of the cluster's Kubernetes 1.33"),
         ({"release_version": "1.33.5-20250704"}, "release 20251103 or later"),
         ({"release_version": "1.33.5-20991231"}, "a release already published"),
-        ({"cluster": core(kubernetes_version="1.36")}, "releaseVersion: no default for Kubernetes 1.36"),
-        ({"imds_hop_limit": 3}, "imdsHopLimit: 3"),
+        ({"cluster": core(kubernetes_version="1.36")}, "release_version: no default for Kubernetes 1.36"),
+        ({"imds_hop_limit": 3}, "imds_hop_limit: 3"),
         (
             {
                 "capacity_reservation_id": None,
@@ -358,12 +358,12 @@ def test_desired_size_below_full() -> None:
             "above the 450 nodes one node group may hold",
         ),
         ({"mode": "spot"}, "mode: 'spot'"),
-        ({"ultraserver_count": 2}, "ultraserverCount: 2 needs a resource group"),
-        ({"capacity_reservation_id": "cr-123"}, "capacityReservationId: 'cr-123'"),
-        ({"ultraserver_type": "u-p6e-gb200x8"}, "ultraserverType: 'u-p6e-gb200x8'"),
+        ({"ultraserver_count": 2}, "ultraserver_count: 2 needs a resource group"),
+        ({"capacity_reservation_id": "cr-123"}, "capacity_reservation_id: 'cr-123'"),
+        ({"ultraserver_type": "u-p6e-gb200x8"}, "ultraserver_type: 'u-p6e-gb200x8'"),
         ({"instance_type": "p4d.24xlarge"}, "'p4d.24xlarge' is not in the EFA network-card catalog"),
         ({"cluster": core(kubernetes_version="1.33.2")}, "kubernetesVersion: '1.33.2'"),
-        ({"local_storage": "raid0"}, "localStorage: 'raid0'"),
+        ({"local_storage": "raid0"}, "local_storage: 'raid0'"),
         ({"capacity_reservation_id": None}, "set exactly one"),
         (
             {"interfaces": [efa.EfaInterface(0, 0, "interface"), efa.EfaInterface(3, 0, "interface")]},
@@ -371,19 +371,19 @@ def test_desired_size_below_full() -> None:
         ),
         (
             {"mode": "self-managed", "node_role_arn": "arn:aws:iam::123456789012:role/shared"},
-            "instanceProfileArn: required",
+            "instance_profile_arn: required",
         ),
         (
             {"reservation_window": ReservationWindow(START, END, scale_down_lead_minutes=10)},
-            "scaleDownLeadMinutes: 10",
+            "scale_down_lead_minutes: 10",
         ),
     ],
 )
-def test_bad_settings_name_the_key(changes: dict, message: str) -> None:
+def test_bad_arguments_name_the_python_argument(changes: dict, message: str) -> None:
     with pytest.raises(ConfigError) as error:
         record(lambda: GpuNodeGroup("gpu", args(**changes)))
     text = str(error.value)
-    assert message in text and text.startswith("nodeGroups.gpu: ")
+    assert message in text and text.startswith("GpuNodeGroup 'gpu': ")
 
 
 @pytest.mark.parametrize(("mode", "typ"), [("managed", NG), ("self-managed", "aws:eks/accessEntry:AccessEntry")])
@@ -429,5 +429,5 @@ def test_auto_repair_is_off_by_default_and_cautious_when_on() -> None:
 
 
 def test_auto_repair_needs_a_managed_group() -> None:
-    with pytest.raises(ConfigError, match="autoRepair: true needs mode: managed"):
+    with pytest.raises(ConfigError, match="auto_repair: true needs mode: managed"):
         record(lambda: GpuNodeGroup("gpu", args(auto_repair=True, mode="self-managed")))

@@ -7,13 +7,6 @@ from ultraserver.facts import ami
 from ultraserver.problems import ConfigError
 
 
-def test_recommended_parameter() -> None:
-    assert (
-        ami.ssm_parameter_name("1.33")
-        == "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/recommended/image_id"
-    )
-
-
 @pytest.mark.parametrize("release", ["v20251103", "20251103", "1.33.5-20251103"])
 def test_pinned_parameter_accepts_every_release_form(release: str) -> None:
     assert ami.pinned_ssm_parameter_name("1.33", release) == (
@@ -30,7 +23,7 @@ def test_pinned_release_for_another_kubernetes_version_is_refused() -> None:
 @pytest.mark.parametrize("version", ["1.33.5", "v1.33", "133", ""])
 def test_malformed_kubernetes_version(version: str) -> None:
     with pytest.raises(ConfigError, match="kubernetesVersion"):
-        ami.ssm_parameter_name(version)
+        ami.checked_version(version)
 
 
 @pytest.mark.parametrize("release", ["v20251103", "20251103", "1.33.5-20251103", "v20260115", "1.34.1-20251231"])
@@ -49,9 +42,3 @@ def test_releases_before_driver_580_are_refused(release: str) -> None:
 def test_malformed_releases_are_refused(release: str) -> None:
     problem = ami.release_problem(release)
     assert problem is not None and problem.startswith("amiRelease") and "v20251103" in problem
-
-
-def test_release_date() -> None:
-    assert ami.release_date("1.33.5-20251204") == "20251204"
-    with pytest.raises(ConfigError):
-        ami.release_date("v20240101")

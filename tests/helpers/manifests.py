@@ -48,3 +48,11 @@ def as_pod(template: dict[str, Any], name: str, namespace: str) -> dict[str, Any
         "metadata": {"name": name, "namespace": namespace, **template.get("metadata", {})},
         "spec": template["spec"],
     }
+
+
+def pair_manifests(args: Any) -> list[dict[str, Any]]:
+    """The ComputeDomain and the MPIJob of one nvbandwidth run, as the ImexCheck component declares them."""
+    from ultraserver.builders.compute_domain import compute_domain_manifest
+    from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
+
+    return [compute_domain_manifest(compute_domain_args(args)), mpijob_manifest(args)]

@@ -6,6 +6,7 @@ import shlex
 
 import pytest
 from helpers.fake_cluster import sample
+from helpers.manifests import pair_manifests
 from helpers.nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.builders.nvbandwidth_job import (
@@ -13,7 +14,6 @@ from ultraserver.builders.nvbandwidth_job import (
     TESTCASE,
     NvbandwidthJobArgs,
     mpijob_manifest,
-    nvbandwidth_manifests,
 )
 from ultraserver.problems import ConfigError
 from ultraserver.verify.fabric import reported_nodes
@@ -161,7 +161,7 @@ def test_mpijob_spans_n_nodes_with_four_gpus_each() -> None:
 
 
 def test_manifests_pair_the_domain_with_the_job() -> None:
-    domain, job = nvbandwidth_manifests(NvbandwidthJobArgs(name="nvb", namespace="imex"))
+    domain, job = pair_manifests(NvbandwidthJobArgs(name="nvb", namespace="imex"))
     assert domain["kind"] == "ComputeDomain"
     assert domain["metadata"]["namespace"] == job["metadata"]["namespace"] == "imex"
     template = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]

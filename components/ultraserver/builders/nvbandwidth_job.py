@@ -9,7 +9,6 @@ from typing import Any
 from ultraserver.builders import mpijob
 from ultraserver.builders.compute_domain import (
     ComputeDomainArgs,
-    compute_domain_manifest,
     compute_domain_pod_pieces,
 )
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
@@ -179,8 +178,3 @@ def mpijob_manifest(args: NvbandwidthJobArgs) -> dict[str, Any]:
         args.nodes,
         sshAuthMountPath=_SSH_DIR,
     )
-
-
-def nvbandwidth_manifests(args: NvbandwidthJobArgs) -> list[dict[str, Any]]:
-    """ComputeDomain then MPIJob of one run."""
-    return [compute_domain_manifest(compute_domain_args(args)), mpijob_manifest(args)]

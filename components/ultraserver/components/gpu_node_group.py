@@ -22,6 +22,8 @@ Upgrades (EKS: capacity-block groups must be at desired size 0 first): see READM
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -199,6 +201,23 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  
     return problems + (version_problems or _ami_problems(args, version, today))
 
 
+def python_names(message: str) -> str:
+    """A check's message with the camelCase keys it names as the Python arguments of GpuNodeGroupArgs.
+
+    The checks are shared with the stack settings, which speak in stack keys; a component's caller passed
+    ``ultraserver_count``, not ``ultraserverCount``.
+    """
+    known = {f.name for f in dataclasses.fields(GpuNodeGroupArgs)} | {
+        f.name for f in dataclasses.fields(ReservationWindow)
+    }
+
+    def snake(match: re.Match[str]) -> str:
+        name = re.sub(r"(?<!^)(?=[A-Z])", "_", match.group(0)).lower()
+        return name if name in known else match.group(0)
+
+    return re.sub(r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b", snake, message)
+
+
 def _raised(check: Callable[[], object]) -> list[str]:
     """The problems a check raises as ConfigError; empty when it passes."""
     try:
@@ -229,7 +248,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         now = args.now or datetime.now(timezone.utc)
         problems = _problems(args, core.kubernetes_version, now.date())
         if problems:
-            raise ConfigError([f"nodeGroups.{name}: {p}" for p in problems])
+            raise ConfigError([f"GpuNodeGroup {name!r}: {python_names(p)}" for p in problems])
         interfaces = args.interfaces if args.interfaces is not None else layout_for(args.instance_type, None, None)
         super().__init__("ultraserver:index:GpuNodeGroup", name, None, opts)
         # Children repeat the group's own depends_on (e.g. the control-plane security group rules).

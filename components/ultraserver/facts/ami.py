@@ -53,15 +53,6 @@ def checked_version(kubernetes_version: str) -> str:
     return kubernetes_version
 
 
-def ssm_parameter_name(kubernetes_version: str) -> str:
-    """SSM parameter holding the recommended AL2023 ARM64 NVIDIA AMI ID for a Kubernetes version.
-
-    Nothing reads it at deploy time any more (it moves whenever AWS publishes an AMI); its sibling
-    ``release_version`` says which release to pin next.
-    """
-    return f"{SSM_ROOT}/{checked_version(kubernetes_version)}/{VARIANT}/recommended/image_id"
-
-
 def _checked_release(value: str) -> re.Match[str]:
     """The parsed release string, or ConfigError."""
     problem = release_problem(value)
@@ -70,11 +61,6 @@ def _checked_release(value: str) -> re.Match[str]:
     match = _RELEASE.match(value)
     assert match is not None  # release_problem accepted it
     return match
-
-
-def release_date(value: str) -> str:
-    """The YYYYMMDD date of a release string in any accepted form, or ConfigError."""
-    return _checked_release(value)["date"]
 
 
 def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
