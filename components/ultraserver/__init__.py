@@ -46,6 +46,8 @@ _EXPORTS: dict[str, str] = {
     # Settings and the pure helpers a custom program needs.
     "Settings": "config.settings",
     "ReleaseSettings": "config.settings",
+    "SystemNodeGroupSettings": "config.settings",
+    "AddonSettings": "config.settings",
     "parse_settings": "config.settings",
     "plan_subnets": "config.subnets",
     "ips_needed": "config.subnets",

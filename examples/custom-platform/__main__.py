@@ -14,6 +14,7 @@ from ultraserver import (
     KubernetesLayerArgs,
     Network,
     NetworkArgs,
+    SystemNodeGroupSettings,
     ips_needed,
     layout_for,
     plan_subnets,
@@ -50,7 +51,7 @@ cluster = Cluster(
         private_subnet_ids=network.private_subnet_ids,
         public_subnet_ids=network.public_subnet_ids,
         admin_principal_arns=config.get_object("adminPrincipalArns") or [],
-        system_max_size=SYSTEM_NODES_MAX,
+        system_node_group=SystemNodeGroupSettings(max_size=SYSTEM_NODES_MAX),
     ),
 )
 # GPU nodes carry the EFA security group: open it to the control plane before they boot.

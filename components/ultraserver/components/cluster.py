@@ -13,7 +13,8 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.components.launch_template import secure_node_args
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs, pod_identity_trust_policy
-from ultraserver.facts import addons, instances, kubernetes
+from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
+from ultraserver.facts import addons, kubernetes
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
 
@@ -91,26 +92,10 @@ class ClusterArgs:
     """IAM principals granted cluster admin."""
     log_types: Sequence[str] = ("api", "audit", "authenticator")
     """Control-plane log types."""
-    vpc_cni_version: str = ""
-    """vpc-cni add-on version; empty takes the EKS default."""
-    coredns_version: str = ""
-    """coredns add-on version; empty takes the EKS default."""
-    kube_proxy_version: str = ""
-    """kube-proxy add-on version; empty takes the EKS default."""
-    pod_identity_agent_version: str = ""
-    """eks-pod-identity-agent add-on version; empty takes the EKS default."""
-    system_instance_type: str = instances.SYSTEM_INSTANCE_TYPE
-    """System node instance type."""
-    system_ami_type: str = instances.SYSTEM_AMI_TYPE
-    """System node AMI type."""
-    system_desired_size: int = 2
-    """System nodes to run."""
-    system_min_size: int = 2
-    """Fewest system nodes."""
-    system_max_size: int = 4
-    """Most system nodes."""
-    system_disk_size_gib: int = instances.SYSTEM_ROOT_VOLUME_GIB
-    """System node root volume size."""
+    addons: AddonSettings = field(default_factory=AddonSettings)
+    """EKS add-on versions (vpc-cni, coredns, kube-proxy, pod identity agent); empty takes the EKS default."""
+    system_node_group: SystemNodeGroupSettings = field(default_factory=SystemNodeGroupSettings)
+    """The system node group: instance type, AMI type, sizes, root volume (the stack's systemNodeGroup)."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every AWS resource."""
     kubernetes_provider: bool = True
@@ -171,12 +156,12 @@ class Cluster(pulumi.ComponentResource):
             enabled_cluster_log_types=list(args.log_types),
             encryption_config_key_arn=key.arn,
             create_oidc_provider=True,
-            vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=args.vpc_cni_version or None),
+            vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=args.addons.vpc_cni or None),
             # CoreDNS is a Deployment: its add-on reaches ACTIVE only once pods run, and everything that waits for
             # this component waits for all its children. Declared below, after the system node group, instead.
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(
-                enabled=True, version=args.kube_proxy_version or None
+                enabled=True, version=args.addons.kube_proxy or None
             ),
             tags=tags,
             opts=child,
@@ -193,7 +178,7 @@ class Cluster(pulumi.ComponentResource):
             f"{name}-pod-identity-agent",
             cluster_name=self.name,
             addon_name=addons.POD_IDENTITY_AGENT,
-            addon_version=args.pod_identity_agent_version or None,
+            addon_version=args.addons.pod_identity_agent or None,
             resolve_conflicts_on_create="OVERWRITE",
             tags=tags,
             opts=child,
@@ -205,7 +190,7 @@ class Cluster(pulumi.ComponentResource):
         node_prerequisites = [agent, self._vpc_cni_identity(name, tags)]
 
         role = NodeRole(f"{name}-system", NodeRoleArgs(tags=tags), opts=child)
-        lt_args = system_launch_template_args(args.system_disk_size_gib, tags)
+        lt_args = system_launch_template_args(args.system_node_group.disk_size_gib, tags)
         template = aws.ec2.LaunchTemplate(
             f"{name}-system", description="System nodes: IMDSv2, encrypted root", **lt_args, opts=child
         )
@@ -215,14 +200,16 @@ class Cluster(pulumi.ComponentResource):
             node_group_name_prefix=f"{args.name}-system-",
             node_role_arn=role.role.arn,
             subnet_ids=list(args.private_subnet_ids),
-            ami_type=args.system_ami_type,
+            ami_type=args.system_node_group.ami_type,
             capacity_type="ON_DEMAND",
-            instance_types=[args.system_instance_type],
+            instance_types=[args.system_node_group.instance_type],
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                desired_size=args.system_desired_size, min_size=args.system_min_size, max_size=args.system_max_size
+                desired_size=args.system_node_group.desired_size,
+                min_size=args.system_node_group.min_size,
+                max_size=args.system_node_group.max_size,
             ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             labels=system_node_labels(),
@@ -235,7 +222,7 @@ class Cluster(pulumi.ComponentResource):
             f"{name}-coredns",
             cluster_name=self.name,
             addon_name=addons.COREDNS,
-            addon_version=args.coredns_version or None,
+            addon_version=args.addons.coredns or None,
             resolve_conflicts_on_create="OVERWRITE",
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),

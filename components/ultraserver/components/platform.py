@@ -107,7 +107,6 @@ class Platform(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        sys_ng, addons = s.system_node_group, s.addons
         self.cluster = Cluster(
             s.cluster.name,
             ClusterArgs(
@@ -119,16 +118,8 @@ class Platform(pulumi.ComponentResource):
                 public_access_cidrs=s.cluster.public_access_cidrs,
                 admin_principal_arns=s.cluster.admin_principal_arns,
                 log_types=s.cluster.log_types,
-                vpc_cni_version=addons.vpc_cni,
-                coredns_version=addons.coredns,
-                kube_proxy_version=addons.kube_proxy,
-                pod_identity_agent_version=addons.pod_identity_agent,
-                system_instance_type=sys_ng.instance_type,
-                system_ami_type=sys_ng.ami_type,
-                system_desired_size=sys_ng.desired_size,
-                system_min_size=sys_ng.min_size,
-                system_max_size=sys_ng.max_size,
-                system_disk_size_gib=sys_ng.disk_size_gib,
+                addons=s.addons,
+                system_node_group=s.system_node_group,
                 node_monitoring_agent=s.health.node_monitoring_agent,
                 tags=tags,
                 kubernetes_provider=s.kubernetes.layer == "same-stack",
