@@ -6,7 +6,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_manifest
-from ultraserver.components.child_options import child_options
+from ultraserver.components.replaced_resource import replaced_custom_resource
 
 
 class ComputeDomain(pulumi.ComponentResource):
@@ -19,15 +19,5 @@ class ComputeDomain(pulumi.ComponentResource):
         super().__init__("ultraserver:index:ComputeDomain", name, None, opts)
         manifest = compute_domain_manifest(args)
         self.claim_template_name = args.template_name
-        self.resource = k8s.apiextensions.CustomResource(
-            name,
-            api_version=manifest["apiVersion"],
-            kind=manifest["kind"],
-            metadata=manifest["metadata"],
-            spec=manifest["spec"],
-            # The CRD makes spec immutable: a changed spec needs a new object under the same name.
-            opts=child_options(
-                self, opts, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
-            ),
-        )
+        self.resource = replaced_custom_resource(name, manifest, self, opts)
         self.register_outputs({"claimTemplateName": self.claim_template_name})

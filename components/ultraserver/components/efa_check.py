@@ -8,7 +8,7 @@ import pulumi_kubernetes as k8s
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.components.child_options import child_options
-from ultraserver.components.mpijob import mpijob_resource
+from ultraserver.components.replaced_resource import replaced_custom_resource
 
 
 class EfaCheck(pulumi.ComponentResource):
@@ -27,7 +27,7 @@ class EfaCheck(pulumi.ComponentResource):
         namespace = k8s.core.v1.Namespace(
             name, metadata=namespace_manifest(args.namespace)["metadata"], opts=child_options(self, opts)
         )
-        mpijob_resource(f"{name}-{args.name}", manifest, self, opts, [namespace])
+        replaced_custom_resource(f"{name}-{args.name}", manifest, self, opts, [namespace])
         self.register_outputs(
             {"namespace": args.namespace, "jobName": args.name, "minBusBandwidthGbps": args.min_bus_bandwidth_gbps}
         )

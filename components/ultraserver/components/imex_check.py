@@ -12,7 +12,7 @@ from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
 from ultraserver.components.child_options import child_options
 from ultraserver.components.compute_domain import ComputeDomain
-from ultraserver.components.mpijob import mpijob_resource
+from ultraserver.components.replaced_resource import replaced_custom_resource
 
 
 class ImexCheck(pulumi.ComponentResource):
@@ -35,7 +35,7 @@ class ImexCheck(pulumi.ComponentResource):
         for job in jobs:
             domain = ComputeDomain(f"{name}-{job.name}", compute_domain_args(job), opts=in_namespace)
             manifest = mpijob_manifest(job)
-            mpijob_resource(f"{name}-{job.name}", manifest, self, opts, [domain])
+            replaced_custom_resource(f"{name}-{job.name}", manifest, self, opts, [domain])
             self.job_names.append(job.name)
         self.register_outputs(
             {"namespace": args.namespace, "jobNames": self.job_names, "thresholdGbps": args.threshold_gbps}

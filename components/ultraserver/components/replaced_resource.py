@@ -1,4 +1,8 @@
-"""One MPIJob custom resource of a fabric check, declared so that any change reruns the check."""
+"""A custom resource that is replaced, never updated, when its spec changes.
+
+Two kinds need it: a ComputeDomain (its CRD makes spec immutable, so a new spec needs a new object under the same
+name) and a fabric check's MPIJob (a finished MPIJob is not rerun in place; recreating it reruns the check).
+"""
 
 from __future__ import annotations
 
@@ -10,21 +14,20 @@ import pulumi_kubernetes as k8s
 from ultraserver.components.child_options import child_options
 
 
-def mpijob_resource(
+def replaced_custom_resource(
     name: str,
     manifest: dict[str, Any],
     parent: pulumi.Resource,
     opts: pulumi.ResourceOptions | None,
-    after: list[pulumi.Resource],
+    after: list[pulumi.Resource] | None = None,
 ) -> k8s.apiextensions.CustomResource:
-    """The MPIJob of `manifest`, a child of `parent` waiting for `after`."""
+    """The object of `manifest`, a child of `parent` waiting for `after`, deleted and recreated on a spec change."""
     return k8s.apiextensions.CustomResource(
         name,
         api_version=manifest["apiVersion"],
         kind=manifest["kind"],
         metadata=manifest["metadata"],
         spec=manifest["spec"],
-        # A finished MPIJob is not rerun in place: any change recreates it, which reruns the check.
         opts=child_options(
             parent,
             opts,
