@@ -22,10 +22,11 @@ CONTENT = (
     b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo\n---\n"
     b"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\n"
 )
+TAMPERED = CONTENT + b"# tampered\n"
 URL = "https://raw.githubusercontent.com/example/repo/0123456789abcdef0123456789abcdef01234567/demo.yaml"
 
 
-def pin(sha256: str | None = hashlib.sha256(CONTENT).hexdigest(), blob: str = git_blob_id(CONTENT)) -> PinnedManifest:
+def pin(sha256: str = hashlib.sha256(CONTENT).hexdigest(), blob: str = git_blob_id(CONTENT)) -> PinnedManifest:
     return PinnedManifest(name="demo manifest", url=URL, sha256=sha256, git_blob=blob)
 
 
@@ -51,19 +52,18 @@ def test_matching_download_is_applied_with_crds_taken_over() -> None:
 
 @pytest.mark.parametrize(
     ("manifest", "digest"),
-    [(pin(sha256="0" * 64), "sha256"), (pin(sha256=None, blob="f" * 40), "git blob id")],
+    [
+        (pin(sha256="0" * 64), "sha256"),
+        # Both digests are checked: a pin whose git blob id disagrees is refused even when the sha256 agrees.
+        (pin(sha256=hashlib.sha256(TAMPERED).hexdigest(), blob="f" * 40), "git blob id"),
+    ],
 )
 def test_mismatch_fails_with_a_clear_message_and_applies_nothing(manifest: PinnedManifest, digest: str) -> None:
     with pytest.raises(ManifestIntegrityError) as info:
-        apply(manifest, lambda url: CONTENT + b"# tampered\n")
+        apply(manifest, lambda url: TAMPERED)
     text = str(info.value)
     assert URL in text and f"has {digest}" in text and "nothing was applied" in text
     assert "ultraserver.facts.manifests" in text
-
-
-def test_blob_only_pin_passes_on_the_right_bytes() -> None:
-    plan = apply(pin(sha256=None), lambda url: CONTENT)
-    assert len(one(plan, GROUP).inputs["objs"]) == 2
 
 
 def test_download_failure_names_the_url_and_what_the_deployer_must_reach() -> None:
@@ -94,8 +94,7 @@ def test_mpi_operator_pin_is_a_fixed_commit_of_the_release_manifest() -> None:
     fixture = json.loads((ROOT / "tests" / "fixtures" / "crds" / "mpijob-v2beta1.json").read_text())
     assert mpi.url.startswith(f"https://raw.githubusercontent.com/kubeflow/mpi-operator/{fixture['source']['commit']}/")
     assert mpi.url.endswith("/deploy/v2beta1/mpi-operator.yaml")
-    # sha256 not computed yet (see the comment in facts/manifests.py): the git blob id is the check.
-    assert mpi.sha256 is None and len(mpi.git_blob) == 40
+    assert len(mpi.sha256) == 64 and len(mpi.git_blob) == 40
 
 
 def test_dra_crd_pin_matches_the_crd_fixture_source() -> None:

@@ -22,7 +22,7 @@ def git_blob_id(data: bytes) -> str:
 def digest_problem(pin: PinnedManifest, data: bytes) -> str | None:
     """Why the downloaded bytes do not match the pin, or None when they do."""
     seen = hashlib.sha256(data).hexdigest()
-    if pin.sha256 is not None and seen != pin.sha256:
+    if seen != pin.sha256:
         return (
             f"{pin.name}: {pin.url} has sha256 {seen}, but {pin.sha256} is pinned (ultraserver.facts.manifests). "
             "The file changed upstream or the download was tampered with; nothing was applied. Check the file, "

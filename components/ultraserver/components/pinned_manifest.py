@@ -81,11 +81,6 @@ class PinnedManifestGroup(pulumi.ComponentResource):
             if problem:
                 raise ManifestIntegrityError(problem)
             self.sha256 = hashlib.sha256(data).hexdigest()
-            if pin.sha256 is None:
-                pulumi.log.warn(
-                    f"{pin.name}: matched its pinned git blob id; its sha256 is {self.sha256}. Pin that in "
-                    "ultraserver.facts.manifests after reviewing the file."
-                )
             objects = documents(data, args.force_kinds)
         self.group = k8s.yaml.v2.ConfigGroup(name, objs=objects, opts=child_options(self, opts))
         self.register_outputs({"url": pin.url, "sha256": self.sha256})

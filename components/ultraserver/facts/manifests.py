@@ -17,10 +17,11 @@ class PinnedManifest:
     """Short name used in messages."""
     url: str
     """Where it is downloaded from (raw file at a fixed commit)."""
-    sha256: str | None
-    """SHA-256 of the file's bytes; None when nobody has computed it yet (see git_blob)."""
+    sha256: str
+    """SHA-256 of the file's bytes."""
     git_blob: str
-    """Git blob id (SHA-1 of "blob <size>\\0" + bytes) of the file at that commit, as read from the repository."""
+    """Git blob id (SHA-1 of "blob <size>\\0" + bytes) of the file at that commit, as GitHub's tree lists it: a
+    reviewer can check the pin against the repository without downloading the file."""
 
 
 # NVIDIA DRA driver 25.8.0 (tag v25.8.0 = commit 2ef1f2ad), the chart's only CRD. sha256 computed from a copy whose
@@ -36,15 +37,14 @@ DRA_COMPUTE_DOMAIN_CRD = PinnedManifest(
 )
 
 # Kubeflow MPI Operator v0.7.0 (tag v0.7.0 = commit 07a32d9a): the all-in-one manifest (namespace, MPIJob CRD,
-# RBAC, controller). Its git blob id at the tag is known (89e467b6...); its sha256 could NOT be computed here
-# (no copy of the file and no network where this pin was written), so sha256 is None: the download is checked
-# against the git blob id, and the program logs the sha256 it saw so it can be pinned here after review.
+# RBAC, controller). sha256 computed from a copy (670391 bytes) whose git blob id equals the one at the tag
+# (89e467b6...), i.e. the same bytes.
 MPI_OPERATOR = PinnedManifest(
     name="MPI Operator v0.7.0 manifest",
     url=(
         "https://raw.githubusercontent.com/kubeflow/mpi-operator/07a32d9a8cb5e667d754a107cfb0629712811619/"
         "deploy/v2beta1/mpi-operator.yaml"
     ),
-    sha256=None,
+    sha256="507d5dc8e12bcef43be5b9c89bc93c450581fedb316c62282d7831720ef7b5c4",
     git_blob="89e467b6e60e9d2641b13e045b86b0da52d7db3e",
 )
