@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 
 import yaml
-from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, NODES_PER_GROUP_MAX
+from ultraserver.facts import limits
 from ultraserver.offline import run_plan
 from ultraserver.offline.report import NODE_GROUP, gpu_groups
 
+MANAGED_NODE_GROUP_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
 ROOT = Path(__file__).resolve().parent.parent
-FLEET_PER_GROUP = NODES_PER_GROUP_MAX // 18
+FLEET_PER_GROUP = limits.NODES_PER_MANAGED_NODE_GROUP.maximum // 18
 
 
 def stack_config(ultraservers: int, grouped: bool) -> dict:

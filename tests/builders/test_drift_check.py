@@ -85,3 +85,9 @@ def test_manifests_validate_and_carry_the_stacks_expectation() -> None:
         "fleet": (144, 4),
     }
     assert manifests[4]["data"]["drift_check.py"] == script_source()
+
+
+def test_the_scripts_label_copies_match_the_facts() -> None:
+    from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+
+    assert (drift_script.GROUP_LABEL, drift_script.CLIQUE_LABEL) == (ULTRASERVER_LABEL, CLIQUE_LABEL)

@@ -9,20 +9,6 @@ from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.facts import node_termination as nth
 
 
-def pod_identity_trust_policy() -> dict[str, Any]:
-    """Trust policy letting EKS Pod Identity hand the role to the handler's pods."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": nth.POD_IDENTITY_PRINCIPAL},
-                "Action": ["sts:AssumeRole", "sts:TagSession"],
-            }
-        ],
-    }
-
-
 def handler_policy() -> dict[str, Any]:
     """The queue processor's permissions, exactly the README's list."""
     return {

@@ -15,11 +15,10 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts.node_image import HOST_IMEX_SERVICE
+from ultraserver.facts.instances import LOCAL_STORAGE
+from ultraserver.facts.node_image import HOST_IMEX_SERVICE, NODECONFIG_CONTENT_TYPE
 from ultraserver.problems import ConfigError
 
-LOCAL_STORAGE_STRATEGIES = ("RAID0", "RAID10", "Mount")
-NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
 # cloud-init runs text/x-shellscript parts once at first boot; EKS keeps them when it merges its own user data.
 SHELL_SCRIPT_CONTENT_TYPE = "text/x-shellscript"
 # A fixed boundary keeps the user data, and so the launch template, identical between runs.
@@ -64,10 +63,9 @@ def kubelet_flags(labels: Mapping[str, str], taints: Sequence[tuple[str, str, st
 
 def node_config(spec: NodeConfigSpec) -> dict[str, Any]:
     """The NodeConfig document as a dict."""
-    if spec.local_storage not in LOCAL_STORAGE_STRATEGIES:
+    if spec.local_storage not in LOCAL_STORAGE:
         raise ConfigError(
-            f"localStorage: '{spec.local_storage}' is not a nodeadm strategy; allowed: "
-            f"{', '.join(LOCAL_STORAGE_STRATEGIES)}."
+            f"localStorage: '{spec.local_storage}' is not a nodeadm strategy; allowed: {', '.join(LOCAL_STORAGE)}."
         )
     body: dict[str, Any] = {"instance": {"localStorage": {"strategy": spec.local_storage}}}
     if spec.kubelet_flags:

@@ -11,8 +11,9 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.components.launch_template import secure_node_args
-from ultraserver.components.node_role import NodeRole, NodeRoleArgs, pod_identity_trust_policy
+from ultraserver.components.node_role import NodeRole, NodeRoleArgs
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
 from ultraserver.facts import addons, kubernetes
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT

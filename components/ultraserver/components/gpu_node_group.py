@@ -31,7 +31,6 @@ from datetime import date, datetime, timezone
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.builders.nodeconfig import LOCAL_STORAGE_STRATEGIES
 from ultraserver.components.child_options import child_options
 from ultraserver.components.cluster import Cluster, ClusterCoreData
 from ultraserver.components.gpu_template import GpuTemplateSpec, NodeImage, gpu_launch_template
@@ -39,9 +38,8 @@ from ultraserver.components.launch_template import reservation_target_problems
 from ultraserver.components.managed import managed_node_group
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs
 from ultraserver.components.self_managed import self_managed_group
-from ultraserver.facts import ami, instances
+from ultraserver.facts import ami, instances, limits
 from ultraserver.facts.capacity_blocks import (
-    NODES_PER_GROUP_MAX,
     ReservationWindow,
     desired_size_problem,
     full_size,
@@ -168,10 +166,10 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  
     problems += reservation_target_problems(args.capacity_reservation_id, args.capacity_reservation_resource_group_arn)
     if args.reservation_window is not None:
         problems += window_problems(args.reservation_window)
-    if args.local_storage not in LOCAL_STORAGE_STRATEGIES:
+    if args.local_storage not in instances.LOCAL_STORAGE:
         problems.append(
             f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
-            f"{', '.join(LOCAL_STORAGE_STRATEGIES)}."
+            f"{', '.join(instances.LOCAL_STORAGE)}."
         )
     if args.imds_hop_limit not in IMDS_HOP_LIMITS:
         problems.append(f"imdsHopLimit: {args.imds_hop_limit!r} is not allowed; use 1 (default) or 2.")
@@ -184,10 +182,11 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  
         problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
     sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
     problems += sizes
-    if not sizes and full_size(args.ultraserver_type, args.ultraserver_count) > NODES_PER_GROUP_MAX:
+    most = limits.NODES_PER_MANAGED_NODE_GROUP.maximum
+    if not sizes and full_size(args.ultraserver_type, args.ultraserver_count) > most:
         problems.append(
             f"ultraserverCount: {args.ultraserver_count} x {args.ultraserver_type} is "
-            f"{full_size(args.ultraserver_type, args.ultraserver_count)} nodes, above the {NODES_PER_GROUP_MAX} "
+            f"{full_size(args.ultraserver_type, args.ultraserver_count)} nodes, above the {most} "
             "nodes one node group may hold; split it into several groups."
         )
     if not sizes and args.desired_size is not None:

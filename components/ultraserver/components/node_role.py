@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.facts.iam import NODE_POLICY_ARNS, POD_IDENTITY_PRINCIPAL, POD_IDENTITY_TRUST_ACTIONS
+from ultraserver.facts.iam import NODE_POLICY_ARNS
 
 
 def assume_role_policy() -> dict:
@@ -20,20 +20,6 @@ def assume_role_policy() -> dict:
                 "Effect": "Allow",
                 "Principal": {"Service": "ec2.amazonaws.com"},
                 "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-
-
-def pod_identity_trust_policy() -> dict:
-    """Trust policy that lets EKS Pod Identity hand a role to a service account."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
-                "Action": list(POD_IDENTITY_TRUST_ACTIONS),
             }
         ],
     }

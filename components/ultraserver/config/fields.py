@@ -95,7 +95,7 @@ def kubernetes_version_check(version: str, info: ValidationInfo) -> str:
         return version
     why = "; the toolkit pins no GB200 AMI release for it yet" if kubernetes.offered(version, today) else ""
     why = why or "; EKS does not offer it"
-    if kubernetes.version_tuple(version) < kubernetes.FLOOR:
+    if not kubernetes.at_floor(version):
         why = "; below the floor: GB200 needs DRA"
     # Suggest the oldest version still in standard support (extended support costs more).
     standard = [v for v in usable if not kubernetes.past_standard_support(v, today)]

@@ -16,13 +16,6 @@ from ultraserver.problems import ConfigError
 
 # Instances per UltraServer type (EKS UltraServer guide).
 ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
-# EKS default quota of managed node groups per cluster and nodes per group (facts/limits.py names the sources).
-MANAGED_NODE_GROUP_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
-MANAGED_NODE_GROUP_QUOTA_NAME = "Managed node groups per cluster"
-MANAGED_NODE_GROUP_QUOTA_CODE = limits.MANAGED_NODE_GROUP_QUOTA_CODE
-# Self-managed groups are held to the managed-group node limit too, so one group never outgrows what a managed
-# group could hold.
-NODES_PER_GROUP_MAX = limits.NODES_PER_MANAGED_NODE_GROUP.maximum
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
 
@@ -81,14 +74,16 @@ def desired_size_problem(ultraserver_type: str, ultraserver_count: int, desired_
     return None
 
 
-def managed_node_group_problem(node_groups: int, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str | None:
+def managed_node_group_problem(
+    node_groups: int, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
+) -> str | None:
     """Why a number of managed node groups would exceed the cluster quota (a warning: it is adjustable), or None."""
     if node_groups <= quota:
         return None
     return (
-        f"{node_groups} managed node groups exceed the default EKS quota '{MANAGED_NODE_GROUP_QUOTA_NAME}' "
-        f"({MANAGED_NODE_GROUP_QUOTA_CODE}) of {quota}; raise it before deploying: aws service-quotas "
-        f"request-service-quota-increase --service-code eks --quota-code {MANAGED_NODE_GROUP_QUOTA_CODE} "
+        f"{node_groups} managed node groups exceed the default EKS quota '{limits.MANAGED_NODE_GROUP_QUOTA_NAME}' "
+        f"({limits.MANAGED_NODE_GROUP_QUOTA_CODE}) of {quota}; raise it before deploying: aws service-quotas "
+        f"request-service-quota-increase --service-code eks --quota-code {limits.MANAGED_NODE_GROUP_QUOTA_CODE} "
         f"--desired-value {node_groups}, or use mode: self-managed groups, which have no such quota."
     )
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from ultraserver.facts.versions import version_tuple
+
 FLOOR = (1, 33)
 """Oldest Kubernetes minor the toolkit deploys (DRA for ComputeDomains)."""
 FLOOR_TEXT = "1.33"
@@ -47,12 +49,6 @@ _BY_VERSION = {v.version: v for v in EKS_VERSIONS}
 _MINOR = re.compile(r"^1\.(\d+)$")
 
 
-def version_tuple(version: str) -> tuple[int, ...]:
-    """'1.33' as (1, 33); () when it is not a dotted number."""
-    parts = version.split(".")
-    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else ()
-
-
 def is_minor(version: str) -> bool:
     """Whether the text is a Kubernetes minor version such as 1.33."""
     return bool(_MINOR.match(version))
@@ -75,6 +71,11 @@ def past_standard_support(version: str, on: date) -> bool:
     return row is not None and on >= row.end_of_standard_support
 
 
+def at_floor(version: str) -> bool:
+    """Whether a dotted version is at or above the GB200 floor (DRA)."""
+    return (version_tuple(version) or ()) >= FLOOR
+
+
 def supported(versions: tuple[str, ...], on: date) -> list[str]:
     """The versions of a list at or above the floor that EKS offers on a date."""
-    return [v for v in versions if version_tuple(v) >= FLOOR and offered(v, on)]
+    return [v for v in versions if at_floor(v) and offered(v, on)]

@@ -132,6 +132,8 @@ MANAGED_NODE_GROUPS_PER_CLUSTER = Limit(
     "(https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html)",
 )
 MANAGED_NODE_GROUP_QUOTA_CODE = "L-6D54EA21"
+MANAGED_NODE_GROUP_QUOTA_NAME = "Managed node groups per cluster"
+"""The quota's name as Service Quotas shows it (with MANAGED_NODE_GROUP_QUOTA_CODE)."""
 NODES_PER_MANAGED_NODE_GROUP = Limit(
     "nodes per EKS managed node group",
     450,

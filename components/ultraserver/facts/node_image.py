@@ -9,3 +9,6 @@ from __future__ import annotations
 # ComputeDomains (kubernetes-sigs/dra-driver-nvidia-gpu issue #524: "you need to disable that so that the DRA
 # driver can orchestrate the IMEX daemons"), so the nodes disable and mask it either way.
 HOST_IMEX_SERVICE = "nvidia-imex.service"
+
+NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
+"""MIME type of a nodeadm NodeConfig part in EC2 user data (amazon-eks-ami, nodeadm docs)."""

@@ -54,5 +54,3 @@ POD_ACTIONS = (
 # Deployment without host networking (values.yaml), so it gets credentials from Pod Identity, not the node.
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "aws-node-termination-handler"
-# EKS Pod Identity trust (EKS user guide pod-id-role.html): the pods.eks.amazonaws.com service principal.
-POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"

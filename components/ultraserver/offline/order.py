@@ -21,12 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.facts.addons import NODE_BOUND_ADDONS
-from ultraserver.offline.resource import PlanResource
+from ultraserver.offline.resource import AUTOSCALING_GROUP, EKS_CLUSTER, HELM_RELEASE, NODE_GROUP, PlanResource
 
-NODE_GROUP_TYPES: tuple[str, ...] = ("aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/group:Group")
+NODE_GROUP_TYPES: tuple[str, ...] = (NODE_GROUP, AUTOSCALING_GROUP)
 EKS_ADDON = "aws:eks/addon:Addon"
-PULUMI_EKS_CLUSTER = "eks:index:Cluster"
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 # pulumi-kubernetes's yaml/v2 components build their children in the provider, out of the offline plan's sight;
 # what they hold (e.g. an operator Deployment) may wait for pods.
 YAML_COMPONENTS = frozenset({"kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup"})
@@ -67,7 +65,7 @@ def needs_nodes(resource: PlanResource) -> str | None:
     kind = resource.type
     if kind == EKS_ADDON and resource.inputs.get("addonName") in NODE_BOUND_ADDONS:
         return f"the {resource.inputs.get('addonName')} add-on reaches ACTIVE only once its pods run"
-    if kind == PULUMI_EKS_CLUSTER and _pulumi_eks_runs_coredns(resource.inputs):
+    if kind == EKS_CLUSTER and _pulumi_eks_runs_coredns(resource.inputs):
         return "pulumi-eks's Cluster creates the CoreDNS add-on, which reaches ACTIVE only once its pods run"
     if kind in YAML_COMPONENTS:
         return "Kubernetes manifests whose workloads pulumi-kubernetes waits on until their pods are ready"

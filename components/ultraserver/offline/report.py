@@ -6,15 +6,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts import efa
-from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, managed_node_group_problem
+from ultraserver.facts import efa, limits
+from ultraserver.facts.capacity_blocks import managed_node_group_problem
 from ultraserver.facts.tags import EFA_LAYOUT
 from ultraserver.offline.engine import Plan
-from ultraserver.offline.resource import STACK_TYPE, PlanResource
-
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
+from ultraserver.offline.resource import AUTOSCALING_GROUP, LAUNCH_TEMPLATE, NODE_GROUP, STACK_TYPE, PlanResource
 
 # The few inputs per type that tell a reader what a resource is; the JSON has all of them.
 KEY_SETTINGS: dict[str, tuple[str, ...]] = {
@@ -118,7 +114,7 @@ def gpu_groups(plan: Plan) -> list[GpuGroup]:
     return groups
 
 
-def summary(plan: Plan, quota: int = MANAGED_NODE_GROUP_QUOTA) -> str:
+def summary(plan: Plan, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum) -> str:
     """Resources by type, nodes, GPUs, EFA devices per node, and quota warnings."""
     counts = Counter(r.type for r in plan.resources if r.type != STACK_TYPE)
     lines = [f"Resources: {sum(counts.values())}"]

@@ -10,6 +10,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STACK_TYPE = "pulumi:pulumi:Stack"
+# Resource type tokens the plan report, the dependency check and the policy rules read (as the engine records them).
+EKS_CLUSTER = "eks:index:Cluster"
+AWS_EKS_CLUSTER = "aws:eks/cluster:Cluster"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+EKS_MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+SG_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+SG_EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+SUBNET = "aws:ec2/subnet:Subnet"
+IAM_ROLE = "aws:iam/role:Role"
+IAM_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+IAM_POLICY = "aws:iam/policy:Policy"
+IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+COMPUTE_DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
 
 
 @dataclass

@@ -7,32 +7,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.facts.instances import GB200_INSTANCE_TYPE
-from ultraserver.offline.resource import PlanResource
+from ultraserver.offline.resource import (  # noqa: F401 -- re-exported for the rule modules
+    AUTOSCALING_GROUP,
+    AWS_EKS_CLUSTER,
+    COMPUTE_DOMAIN,
+    EKS_CLUSTER,
+    EKS_MANAGED_NODE_GROUP,
+    HELM_RELEASE,
+    IAM_POLICY,
+    IAM_ROLE,
+    IAM_ROLE_POLICY,
+    IAM_ROLE_POLICY_ATTACHMENT,
+    LAUNCH_TEMPLATE,
+    NODE_GROUP,
+    SECURITY_GROUP,
+    SG_EGRESS_RULE,
+    SG_INGRESS_RULE,
+    SG_RULE,
+    SUBNET,
+    PlanResource,
+)
 from ultraserver.problems import ERROR, WARNING, Problem
 
 MANDATORY = "mandatory"
 ADVISORY = "advisory"
 DISABLED = "disabled"
 LEVELS: tuple[str, ...] = (MANDATORY, ADVISORY, DISABLED)
-
-# Resource type tokens the rules read (as recorded by the engine / the offline plan).
-EKS_CLUSTER = "eks:index:Cluster"
-AWS_EKS_CLUSTER = "aws:eks/cluster:Cluster"
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-EKS_MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
-SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
-SG_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
-SG_EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
-SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
-SUBNET = "aws:ec2/subnet:Subnet"
-IAM_ROLE = "aws:iam/role:Role"
-IAM_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
-IAM_POLICY = "aws:iam/policy:Policy"
-IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-COMPUTE_DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
 
 CLUSTER_TYPES: tuple[str, ...] = (EKS_CLUSTER, AWS_EKS_CLUSTER)
 MANAGED_NODE_GROUP_TYPES: tuple[str, ...] = (NODE_GROUP, EKS_MANAGED_NODE_GROUP)

@@ -6,12 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.facts.efa import EFA_TYPES, INTERFACE_TYPES
 from ultraserver.policy.model import LAUNCH_TEMPLATE, Rule, as_int, as_list, is_gb200, is_unknown
 
-ENA = "interface"
-EFA = "efa"
-EFA_ONLY = "efa-only"
-EFA_TYPES = (EFA, EFA_ONLY)
+ENA, EFA, EFA_ONLY = INTERFACE_TYPES
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, managed_node_group_problem
+from ultraserver.facts import limits
+from ultraserver.facts.capacity_blocks import managed_node_group_problem
 from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
 from ultraserver.policy.model import (
@@ -269,7 +270,7 @@ RULES: tuple[Rule, ...] = (
         level=ADVISORY,
         check_stack=check_node_group_quota,
         config_schema={"quota": {"type": "integer", "description": "Managed node groups allowed per cluster."}},
-        defaults={"quota": MANAGED_NODE_GROUP_QUOTA},
+        defaults={"quota": limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum},
     ),
     Rule(
         name="gpu-subnets-in-reservation-zone",

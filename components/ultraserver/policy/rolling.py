@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from ultraserver.facts.node_image import NODECONFIG_CONTENT_TYPE
 from ultraserver.facts.tags import AMI_RELEASE
 from ultraserver.policy.model import AUTOSCALING_GROUP, PlanResource, is_unknown, tags_of
 from ultraserver.problems import ConfigError
@@ -29,7 +30,6 @@ ROLLING_GROUP_INPUTS = ("version", "releaseVersion", "amiType", "labels", "taint
 TEMPLATE_METADATA = frozenset(
     {"tags", "tagsAll", "name", "namePrefix", "description", "updateDefaultVersion", "defaultVersion", "latestVersion"}
 )
-NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
 SECRET = "[secret]"
 DEFAULTS_KEY = "__defaults"
 _SECRET_SIG = ("4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270")

@@ -8,8 +8,7 @@ from functools import partial
 
 import boto3
 
-from ultraserver.facts import ami
-from ultraserver.facts.capacity_blocks import MANAGED_NODE_GROUP_QUOTA, MANAGED_NODE_GROUP_QUOTA_CODE
+from ultraserver.facts import ami, limits
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.clients import (
     ApiFailure,
@@ -221,14 +220,14 @@ def check_kubernetes_version(target: PreflightTarget, eks: Client) -> list[Probl
 
 def check_node_group_quota(target: PreflightTarget, service_quotas: Client) -> list[Problem]:
     """The managed node groups the stack declares fit the per-cluster quota."""
-    count, code = target.managed_node_group_count, MANAGED_NODE_GROUP_QUOTA_CODE
+    count, code = target.managed_node_group_count, limits.MANAGED_NODE_GROUP_QUOTA_CODE
     label = "managed node group quota"
     try:
         answer = call(service_quotas, "get_service_quota", ServiceCode="eks", QuotaCode=code)
         quota, source, known = int(answer["Quota"]["Value"]), f"Service Quotas {code}", True
     except ApiFailure as exc:
         quota, source, known = (
-            MANAGED_NODE_GROUP_QUOTA,
+            limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum,
             f"EKS default; Service Quotas did not answer: {exc.code}",
             False,
         )
