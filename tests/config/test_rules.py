@@ -181,3 +181,92 @@ def test_other_chart_version_skips_the_key_check() -> None:
     config = copy.deepcopy(stack_config("gb200-x72"))
     config["ultraserver-eks:kubernetes"] = {"gpuOperator": {"version": "v99.1.0", "values": {"newKey": True}}}
     assert parse_settings(config, today=TODAY).kubernetes.gpu_operator.values == {"newKey": True}
+
+
+def _blocks(*ids_and_starts: tuple[list[str], str], days: int = 14) -> list[dict[str, Any]]:
+    from datetime import datetime, timedelta
+
+    return [
+        {
+            "capacityReservationIds": ids,
+            "start": start,
+            "end": (datetime.fromisoformat(start) + timedelta(days=days)).isoformat().replace("+00:00", "Z"),
+        }
+        for ids, start in ids_and_starts
+    ]
+
+
+def _renewal(**extra: Any) -> Any:
+    def change(c: dict[str, Any]) -> None:
+        g = c["ultraserver-eks:gpuNodeGroups"][0]
+        g.pop("capacityReservationIds")
+        g.pop("reservationWindow")
+        g.update(extra)
+
+    return change
+
+
+def test_successive_blocks_parse_in_order_with_one_id_list_per_block() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    blocks = _blocks(
+        (["cr-0aaaaaaaaaaaaaaaa"], "2026-12-01T11:30:00+00:00"), (["cr-0bbbbbbbbbbbbbbbb"], "2026-12-15T11:30:00+00:00")
+    )
+    _renewal(capacityBlocks=blocks)(config)
+    g = parse_settings(config, today=TODAY).gpu_node_groups[0]
+    assert [b.reservation_ids for b in g.blocks] == [("cr-0aaaaaaaaaaaaaaaa",), ("cr-0bbbbbbbbbbbbbbbb",)]
+    assert g.all_reservation_ids == ("cr-0aaaaaaaaaaaaaaaa", "cr-0bbbbbbbbbbbbbbbb")
+    assert g.node_group_names == ["nvl72"]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            group(capacityBlocks=_blocks((["cr-0aaaaaaaaaaaaaaaa"], "2026-12-01T11:30:00+00:00"))),
+            ["gpuNodeGroups[0].capacityReservationIds", "not both", "move capacityReservationIds into"],
+        ),
+        (
+            _renewal(
+                capacityBlocks=_blocks(
+                    (["cr-0aaaaaaaaaaaaaaaa"], "2026-12-01T11:30:00+00:00"),
+                    (["cr-0bbbbbbbbbbbbbbbb", "cr-0cccccccccccccccc"], "2026-12-15T11:30:00+00:00"),
+                )
+            ),
+            ["capacityBlocks[1].capacityReservationIds", "1 reservation(s), like capacityBlocks[0]"],
+        ),
+        (
+            _renewal(
+                capacityBlocks=_blocks(
+                    (["cr-0aaaaaaaaaaaaaaaa"], "2026-12-01T11:30:00+00:00"),
+                    (["cr-0bbbbbbbbbbbbbbbb"], "2026-12-10T11:30:00+00:00"),
+                )
+            ),
+            ["gpuNodeGroups[0].capacityBlocks", "is before block 0 scales to 0"],
+        ),
+        (
+            _renewal(
+                capacityBlocks=_blocks(
+                    (["cr-0aaaaaaaaaaaaaaaa"], "2026-12-01T11:30:00+00:00"),
+                    (["cr-0aaaaaaaaaaaaaaaa"], "2026-12-15T11:30:00+00:00"),
+                )
+            ),
+            ["gpuNodeGroups[0].capacityBlocks", "each reservation once"],
+        ),
+    ],
+)
+def test_capacity_block_sequences_refused(change: Any, expected: list[str]) -> None:
+    text = problems(change)
+    for part in expected:
+        assert part in text, text
+
+
+def test_a_block_that_ended_is_a_warning_naming_its_reservation() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    blocks = _blocks(
+        (["cr-0aaaaaaaaaaaaaaaa"], "2026-10-01T11:30:00+00:00"), (["cr-0bbbbbbbbbbbbbbbb"], "2026-11-20T11:30:00+00:00")
+    )
+    _renewal(capacityBlocks=blocks)(config)
+    warnings = [str(w) for w in settings_warnings(parse_settings(config, today=TODAY), today=TODAY)]
+    ended = [w for w in warnings if "capacityBlocks[0].end" in w]
+    assert len(ended) == 1 and "cr-0aaaaaaaaaaaaaaaa" in ended[0], warnings
+    assert not any("capacityBlocks[1].end" in w for w in warnings)

@@ -108,3 +108,26 @@ def test_size_now_follows_the_window() -> None:
     assert cb.size_now(window, 18, END - timedelta(minutes=61)) == 18
     assert cb.size_now(window, 18, END - timedelta(minutes=60)) == 0
     assert cb.size_now(None, 18, END) == 18
+
+
+def _block(rid: str, start: datetime, days: int = 14, lead: int = 60) -> cb.CapacityBlock:
+    return cb.CapacityBlock((rid,), ReservationWindow(start, start + timedelta(days=days), lead))
+
+
+def test_current_block_moves_on_at_the_scale_down_time_not_the_end() -> None:
+    first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
+    blocks = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
+    scale_down = first + timedelta(days=14, minutes=-60)
+    assert cb.current_block(blocks, first - timedelta(days=3)) == 0
+    assert cb.current_block(blocks, scale_down - timedelta(seconds=1)) == 0
+    assert cb.current_block(blocks, scale_down) == 1
+    assert cb.current_block(blocks, first + timedelta(days=60)) == 1  # all over: the last one
+
+
+def test_back_to_back_blocks_are_a_valid_sequence_and_overlap_is_not() -> None:
+    first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
+    back_to_back = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
+    assert cb.sequence_problems(back_to_back) == []
+    overlapping = [back_to_back[1], back_to_back[0]]
+    (problem,) = cb.sequence_problems(overlapping)
+    assert problem.startswith("capacityBlocks[1].start: 2026-12-01T11:30:00+00:00 is before block 0 scales to 0")

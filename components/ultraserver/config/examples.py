@@ -40,9 +40,15 @@ def example_value_warnings(s: Settings) -> list[Problem]:
                     "your resource group's ARN",
                 )
             )
-        for n, rid in enumerate(group.capacity_reservation_ids):
-            if rid in EXAMPLE_RESERVATION_IDS:
-                found.append(_warning(f"{at}.capacityReservationIds[{n}]", rid, "your capacity block's cr-... id"))
+        for b, block in enumerate(group.blocks):
+            key = (
+                f"{at}.capacityBlocks[{b}].capacityReservationIds"
+                if group.capacity_blocks_setting
+                else (f"{at}.capacityReservationIds")
+            )
+            for n, rid in enumerate(block.reservation_ids):
+                if rid in EXAMPLE_RESERVATION_IDS:
+                    found.append(_warning(f"{key}[{n}]", rid, "your capacity block's cr-... id"))
     return found
 
 

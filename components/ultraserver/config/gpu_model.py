@@ -40,6 +40,20 @@ class ReservationWindowSettings(Model):
     )
 
 
+ReservationIds = tuple[
+    Annotated[str, pattern(r"cr-[0-9a-f]{17}", "'cr-' and 17 lowercase hex digits (e.g. cr-0123456789abcdef0)")],
+    ...,
+]
+
+
+class CapacityBlockSettings(ReservationWindowSettings):
+    """One of a group's successive Capacity Blocks: its reservations and its window."""
+
+    capacity_reservation_ids: ReservationIds = Field(
+        (), description="One reservation (cr-...) per UltraServer, in the same order in every block."
+    )
+
+
 class GpuNodeGroupSettings(Model):
     """GB200 capacity-block node groups for one or more UltraServers."""
 
@@ -52,10 +66,9 @@ class GpuNodeGroupSettings(Model):
     ultraserver_type: Literal[tuple(capacity_blocks.ULTRASERVER_INSTANCES)] = Field(  # type: ignore[valid-type]
         "u-p6e-gb200x72", description="u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18)."
     )
-    capacity_reservation_ids: tuple[
-        Annotated[str, pattern(r"cr-[0-9a-f]{17}", "'cr-' and 17 lowercase hex digits (e.g. cr-0123456789abcdef0)")],
-        ...,
-    ] = Field((), description="One capacity reservation (cr-...) per UltraServer; one node group each.")
+    capacity_reservation_ids: ReservationIds = Field(
+        (), description="One capacity reservation (cr-...) per UltraServer; one node group each."
+    )
     capacity_reservation_resource_group_arn: Annotated[
         str,
         pattern(
@@ -102,6 +115,11 @@ class GpuNodeGroupSettings(Model):
     window: ReservationWindowSettings | None = Field(
         None, alias="reservationWindow", description="Capacity block window for scheduled scaling."
     )
+    capacity_blocks_setting: tuple[CapacityBlockSettings, ...] = Field(
+        (),
+        alias="capacityBlocks",
+        description="Successive blocks (ids + window), instead of capacityReservationIds and reservationWindow.",
+    )
     scale_to_zero_for_upgrade: StrictBool = Field(
         False, description="Hold the group at 0 nodes (required before a version or AMI upgrade)."
     )
@@ -126,6 +144,24 @@ class GpuNodeGroupSettings(Model):
         return None if w is None else capacity_blocks.ReservationWindow(w.start, w.end, w.scale_down_lead_minutes)  # type: ignore[arg-type]
 
     @property
+    def blocks(self) -> tuple[capacity_blocks.CapacityBlock, ...]:
+        """The group's Capacity Blocks in time order (one, from the top-level keys, without capacityBlocks)."""
+        if not self.capacity_blocks_setting:
+            return (capacity_blocks.CapacityBlock(self.capacity_reservation_ids, self.reservation_window),)
+        return tuple(
+            capacity_blocks.CapacityBlock(
+                b.capacity_reservation_ids,
+                capacity_blocks.ReservationWindow(b.start, b.end, b.scale_down_lead_minutes),  # type: ignore[arg-type]
+            )
+            for b in self.capacity_blocks_setting
+        )
+
+    @property
+    def all_reservation_ids(self) -> tuple[str, ...]:
+        """Every reservation the group references, over all its blocks."""
+        return tuple(rid for block in self.blocks for rid in block.reservation_ids)
+
+    @property
     def grouped(self) -> bool:
         """Whether the group targets a capacity-reservation resource group."""
         return bool(self.capacity_reservation_resource_group_arn)
@@ -138,12 +174,12 @@ class GpuNodeGroupSettings(Model):
     @property
     def ultraservers(self) -> int:
         """UltraServers this entry covers."""
-        return self.ultraserver_count if self.grouped else len(self.capacity_reservation_ids)
+        return self.ultraserver_count if self.grouped else len(self.blocks[0].reservation_ids)
 
     @property
     def node_groups(self) -> int:
         """Node groups this entry creates: one per UltraServer, or one in grouped mode."""
-        return 1 if self.grouped else len(self.capacity_reservation_ids)
+        return 1 if self.grouped else len(self.blocks[0].reservation_ids)
 
     @property
     def node_group_names(self) -> list[str]:

@@ -50,8 +50,8 @@ def label_problem(name: str, value: str) -> str | None:
 
 def reservations(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
     """Reservation ids or (self-managed) a resource group; each id once."""
-    ids, found = list(g.capacity_reservation_ids), []
-    if bool(ids) == g.grouped:
+    ids, found = list(g.blocks[0].reservation_ids), []
+    if bool(ids) == g.grouped and not (g.grouped and g.capacity_blocks_setting):
         found.append(
             Problem(
                 f"{at}.capacityReservationIds",
@@ -80,8 +80,63 @@ def reservations(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> 
                 "set mode: self-managed, or list capacityReservationIds (one managed group per UltraServer)",
             )
         )
-    if len(set(ids)) != len(ids):
-        found.append(Problem(f"{at}.capacityReservationIds", ids, "each reservation once", "remove the duplicate id"))
+    every = list(g.all_reservation_ids)
+    if len(set(every)) != len(every):
+        key = f"{at}.capacityBlocks" if g.capacity_blocks_setting else f"{at}.capacityReservationIds"
+        found.append(Problem(key, every, "each reservation once", "remove the duplicate id"))
+    return found
+
+
+def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order."""
+    if not g.capacity_blocks_setting:
+        return []
+    found = [
+        Problem(
+            f"{at}.{key}",
+            value,
+            "capacityBlocks or capacityReservationIds + reservationWindow, not both",
+            f"move {key} into the entries of capacityBlocks",
+        )
+        for key, value in (("capacityReservationIds", g.capacity_reservation_ids), ("reservationWindow", g.window))
+        if value
+    ]
+    wanted = len(g.blocks[0].reservation_ids)
+    for index, block in enumerate(g.blocks[1:], start=1):
+        if not g.grouped and len(block.reservation_ids) != wanted:
+            found.append(
+                Problem(
+                    f"{at}.capacityBlocks[{index}].capacityReservationIds",
+                    list(block.reservation_ids),
+                    f"{wanted} reservation(s), like capacityBlocks[0]: node group n moves from block to block "
+                    "on the n-th id",
+                    "list one reservation per UltraServer in the same order in every block",
+                )
+            )
+    found += [
+        Problem(f"{at}.capacityBlocks", len(g.blocks), why, "reorder the blocks or fix their dates")
+        for why in capacity_blocks.sequence_problems(g.blocks)
+    ]
+    return found + _ended_blocks(g, at, today)
+
+
+def _ended_blocks(g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+    """A block that ended before today still referenced by the group (its reservation has expired)."""
+    found = []
+    for index, block in enumerate(g.blocks):
+        if block.window is None or block.window.end.date() >= today:
+            continue
+        key = f"{at}.capacityBlocks[{index}]" if g.capacity_blocks_setting else f"{at}.reservationWindow"
+        found.append(
+            Problem(
+                f"{key}.end",
+                block.window.end.isoformat(),
+                "a block that has not ended (its reservation "
+                f"{', '.join(block.reservation_ids) or 'group'} is expired once the block ends)",
+                "remove the ended block, or add the successor block under capacityBlocks",
+                WARNING,
+            )
+        )
     return found
 
 
@@ -166,23 +221,28 @@ def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pr
 
 
 def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
-    """A reservation window that ends after it starts, with room for the scale-down lead."""
-    w = g.reservation_window
-    if w is None:
-        return []
-    if w.end <= w.start:
-        return [
-            Problem(
-                f"{at}.reservationWindow.end",
-                w.end.isoformat(),
-                "a time after start",
-                "copy start and end from describe-capacity-blocks",
+    """Each reservation window ends after it starts, with room for the scale-down lead."""
+    found = []
+    for index, block in enumerate(g.blocks):
+        w = block.window
+        if w is None:
+            continue
+        key = f"{at}.capacityBlocks[{index}]" if g.capacity_blocks_setting else f"{at}.reservationWindow"
+        if w.end <= w.start:
+            found.append(
+                Problem(
+                    f"{key}.end",
+                    w.end.isoformat(),
+                    "a time after start",
+                    "copy start and end from describe-capacity-blocks",
+                )
             )
+            continue
+        found += [
+            Problem(key, w.end.isoformat(), p, "check the dates or shorten scaleDownLeadMinutes")
+            for p in capacity_blocks.window_problems(w)
         ]
-    return [
-        Problem(f"{at}.reservationWindow", w.end.isoformat(), p, "check the dates or shorten scaleDownLeadMinutes")
-        for p in capacity_blocks.window_problems(w)
-    ]
+    return found
 
 
 def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
@@ -251,7 +311,16 @@ def storage_and_labels(s: Settings, g: GpuNodeGroupSettings, at: str, today: dat
     return found
 
 
-GROUP_RULES: tuple[GroupRule, ...] = (reservations, placement, efa_layout, sizes, window, amis, storage_and_labels)
+GROUP_RULES: tuple[GroupRule, ...] = (
+    reservations,
+    block_sequence,
+    placement,
+    efa_layout,
+    sizes,
+    window,
+    amis,
+    storage_and_labels,
+)
 
 
 def each_group(s: Settings, today: date) -> list[Problem]:
@@ -270,7 +339,7 @@ def across_groups(s: Settings, today: date) -> list[Problem]:
     names = [n for g in s.gpu_node_groups for n in g.node_group_names]
     for name in sorted({n for n in names if names.count(n) > 1}):
         found.append(Problem(at, name, "unique group names", f"rename one of the groups called {name}"))
-    ids = [i for g in s.gpu_node_groups for i in g.capacity_reservation_ids]
+    ids = [i for g in s.gpu_node_groups for i in g.all_reservation_ids]
     for rid in sorted({i for i in ids if ids.count(i) > 1}):
         found.append(
             Problem(at, rid, "each capacity reservation in one group only", f"remove {rid} from all but one group")

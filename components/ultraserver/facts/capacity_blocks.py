@@ -8,6 +8,7 @@ drain cleanly.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -95,6 +96,51 @@ class ReservationWindow:
     start: datetime
     end: datetime
     scale_down_lead_minutes: int = 60
+
+
+@dataclass(frozen=True)
+class CapacityBlock:
+    """One Capacity Block run of a group: its reservations (one per UltraServer) and when it runs."""
+
+    reservation_ids: tuple[str, ...]
+    window: ReservationWindow | None
+
+    @property
+    def usable_end(self) -> datetime | None:
+        """When the group scales to 0 for this block (end minus the lead); None without a window."""
+        w = self.window
+        return None if w is None else w.end - timedelta(minutes=w.scale_down_lead_minutes)
+
+
+def current_block(blocks: Sequence[CapacityBlock], now: datetime) -> int:
+    """Index of the block a group runs on at ``now``: the first whose usable end is ahead, else the last.
+
+    A group switches to block N+1 once block N's scale-down time has passed, so the switch (a launch
+    template change) always happens while the group is at 0 nodes.
+    """
+    for index, block in enumerate(blocks):
+        if block.usable_end is None or block.usable_end > now:
+            return index
+    return len(blocks) - 1
+
+
+def sequence_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
+    """Why successive blocks cannot run one after another on one group; empty when they can.
+
+    Each block starts no earlier than the previous one's scale-down time: the group must be at 0 between
+    them for the launch template to move to the next reservation without a rolling update.
+    """
+    problems = []
+    for index, (before, after) in enumerate(zip(blocks, blocks[1:], strict=False), start=1):
+        if before.window is None or after.window is None or before.usable_end is None:
+            continue
+        if after.window.start < before.usable_end:
+            problems.append(
+                f"capacityBlocks[{index}].start: {after.window.start.isoformat()} is before block {index - 1} "
+                f"scales to 0 ({before.usable_end.isoformat()}); list blocks in time order, each starting at or "
+                "after the previous one's end minus its scaleDownLeadMinutes."
+            )
+    return problems
 
 
 @dataclass(frozen=True)
