@@ -1,6 +1,6 @@
 """The package's layers import one way: a module may import only the layers below it.
 
-problems → facts → config → builders → components → offline / policy / preflight / verify → cli
+problems → facts → config → builders → components → offline / policy / preflight / verify → status → cli
 
 Also layout rules that keep modules small enough to read: at most 400 lines each.
 """
@@ -25,12 +25,13 @@ ALLOWED: dict[str, set[str]] = {
     "policy": {"problems", "facts", "config", "offline", "policy"},
     "preflight": {"problems", "facts", "config", "preflight"},
     "verify": {"problems", "facts", "config", "builders", "verify"},
-    "cli": {"problems", "facts", "config", "builders", "offline", "policy", "preflight", "verify"},
+    "status": {"problems", "facts", "config", "builders", "preflight", "verify", "status"},
+    "cli": {"problems", "facts", "config", "builders", "offline", "policy", "preflight", "verify", "status"},
     "__init__": {"problems", "facts", "config", "builders", "components", "offline"},
     "__main__": {"cli"},
 }
 # Layers that must not load Pulumi (the policy rules run inside the policy pack; only pack.py may).
-PULUMI_FREE = {"problems", "facts", "config", "builders", "preflight", "verify"}
+PULUMI_FREE = {"problems", "facts", "config", "builders", "preflight", "verify", "status"}
 PULUMI_FREE_MODULES = {"offline/resource.py", "offline/order.py"} | {
     str(p.relative_to(PACKAGE)) for p in (PACKAGE / "policy").glob("*.py") if p.name != "pack.py"
 }

@@ -250,3 +250,74 @@ def test_unanswered_interconnect_status_warns() -> None:
     assert checks["gpu: UltraServer type"].level == PASS
     assert checks["gpu: interconnect"].level == WARN
     assert "InternalError" in checks["gpu: interconnect"].value
+
+
+def two_blocks(first: str = "cr-0aaaaaaaaaaaaaaa1", second: str = "cr-0aaaaaaaaaaaaaaa2") -> PreflightGroup:
+    """A group on two successive blocks: the first ended a day before NOW, the second runs through NOW."""
+    from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
+
+    past = ReservationWindow(NOW - timedelta(days=8), NOW - timedelta(days=1))
+    current = ReservationWindow(NOW - timedelta(days=1), NOW + timedelta(days=7))
+    return group(
+        capacity_reservation_ids=[first],
+        blocks=(CapacityBlock((first,), past), CapacityBlock((second,), current)),
+        settings_key="gpuNodeGroups[0]",
+    )
+
+
+def blocks_checks(old_state: str) -> dict[str, Problem]:
+    """check_reservations on two_blocks(): the current block's answers first, then the other block's."""
+    ec2, stub = stubbed("ec2")
+    rg, _ = stubbed("resource-groups")
+    queue_reservations(stub, [reservation("cr-0aaaaaaaaaaaaaaa2")])
+    stub.add_response(
+        "describe_capacity_reservations",
+        {"CapacityReservations": [reservation(State=old_state, EndDate=NOW - timedelta(days=1))]},
+        {"CapacityReservationIds": ["cr-0aaaaaaaaaaaaaaa1"]},
+    )
+    checks = check_reservations(two_blocks(), ec2, rg, NOW, 48)
+    stub.assert_no_pending_responses()
+    return {c.key.split(": ", 1)[1]: c for c in checks}
+
+
+def test_the_current_block_is_checked_and_an_ended_earlier_block_is_stale() -> None:
+    checks = blocks_checks("expired")
+    assert checks["reservations exist"].value == "1 found: cr-0aaaaaaaaaaaaaaa2"
+    other = checks["other blocks"]
+    assert other.level == FAIL
+    assert "gpuNodeGroups[0].capacityBlocks[0]: expired" in other.value
+    assert other.fix.startswith("remove gpuNodeGroups[0].capacityBlocks[0] from the stack file")
+
+
+@pytest.mark.parametrize("state", ["scheduled", "active", "payment-pending"])
+def test_other_blocks_that_have_not_ended_pass(state: str) -> None:
+    assert blocks_checks(state)["other blocks"].level == PASS
+
+
+@pytest.mark.parametrize("state", ["expired", "cancelled", "failed", "payment-failed", "unsupported", "cancelling"])
+def test_every_ended_state_of_another_block_fails(state: str) -> None:
+    other = blocks_checks(state)["other blocks"]
+    assert other.level == FAIL and state in other.value and other.fix
+
+
+def test_a_cancelled_future_block_must_be_replaced() -> None:
+    from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
+
+    now_block = ReservationWindow(NOW - timedelta(days=1), NOW + timedelta(days=7))
+    later = ReservationWindow(NOW + timedelta(days=7), NOW + timedelta(days=14))
+    the_group = group(
+        blocks=(CapacityBlock(("cr-0aaaaaaaaaaaaaaa1",), now_block), CapacityBlock(("cr-0aaaaaaaaaaaaaaa2",), later)),
+        settings_key="gpuNodeGroups[1]",
+    )
+    ec2, stub = stubbed("ec2")
+    rg, _ = stubbed("resource-groups")
+    queue_reservations(stub, [reservation()])
+    stub.add_response(
+        "describe_capacity_reservations",
+        {"CapacityReservations": [reservation("cr-0aaaaaaaaaaaaaaa2", State="cancelled")]},
+        {"CapacityReservationIds": ["cr-0aaaaaaaaaaaaaaa2"]},
+    )
+    checks = {c.key: c for c in check_reservations(the_group, ec2, rg, NOW, 48)}
+    other = checks["gpu: other blocks"]
+    assert other.level == FAIL
+    assert other.fix.startswith("gpuNodeGroups[1].capacityBlocks[1] will never launch (cancelled): purchase a new")

@@ -38,3 +38,22 @@ def test_preflight_resolves_the_pinned_release_not_recommended(stack: str) -> No
         "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
         "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id"
     )
+
+
+def test_a_group_with_capacity_blocks_is_checked_on_its_blocks() -> None:
+    config = stack_config("gb200-x72")
+    groups = config["ultraserver-eks:gpuNodeGroups"]
+    first, second = "cr-0aaaaaaaaaaaaaaa1", "cr-0aaaaaaaaaaaaaaa2"
+    for g in groups:
+        g.pop("capacityReservationIds", None)
+        g.pop("reservationWindow", None)
+        g["capacityBlocks"] = [
+            {"start": "2026-03-02T11:30:00Z", "end": "2026-03-09T11:30:00Z", "capacityReservationIds": [first]},
+            {"start": "2026-03-09T11:30:00Z", "end": "2026-03-16T11:30:00Z", "capacityReservationIds": [second]},
+        ]
+    config["ultraserver-eks:gpuNodeGroups"] = groups
+    [group] = target_from_settings(parse_settings(config, stack="gb200-x72")).groups
+    # Before this, a group with capacityBlocks (no top-level ids) named no reservation at all.
+    assert group.capacity_reservation_ids == [first]
+    assert [b.reservation_ids for b in group.blocks] == [(first,), (second,)]
+    assert group.settings_key == "gpuNodeGroups[0]"

@@ -20,8 +20,14 @@ class ApiException(Exception):
         self.status, self.reason = status, reason
 
 
+READY_SINCE = datetime(2026, 3, 2, 12, 5, tzinfo=timezone.utc)
+
+
 def conditions(ready: str) -> list[SimpleNamespace]:
-    return [SimpleNamespace(type="Ready", status=ready)]
+    return [
+        SimpleNamespace(type="MemoryPressure", status="False", last_transition_time=None),
+        SimpleNamespace(type="Ready", status=ready, last_transition_time=READY_SINCE),
+    ]
 
 
 class FakeCore:
@@ -62,6 +68,7 @@ def test_reader_returns_plain_records_and_falls_back_to_the_served_deviceclass_v
     reader = KubernetesReader(FakeCore(), custom, "kubeconfig k")
     (node,) = reader.nodes()
     assert (node.name, dict(node.allocatable), node.ready) == ("n1", {"nvidia.com/gpu": "4"}, True)
+    assert node.ready_changed == READY_SINCE  # the Ready condition's lastTransitionTime (status reads it)
     (pod,) = reader.pods("ns", "x=y")
     assert (pod.node_name, pod.phase, pod.ready, pod.created) == ("n1", "Succeeded", False, "2026-01-01T00:00:00+00:00")
     assert reader.device_classes() == ["compute-domain-daemon.nvidia.com"]

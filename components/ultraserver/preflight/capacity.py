@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ultraserver.facts import capacity_states
+from ultraserver.facts.capacity_blocks import current_block
 from ultraserver.preflight.clients import ApiFailure, Client, call
 from ultraserver.preflight.report import FAIL, PASS, WARN, check, worst
 from ultraserver.preflight.target import PreflightGroup
 from ultraserver.problems import Problem
-
-# Reservation states in which a Capacity Block launches (now or at its start).
-USABLE_STATES = ("active", "scheduled")
-STATE_FIXES: dict[str, str] = {
-    "payment-pending": "wait until the Capacity Block payment completes, then rerun preflight",
-    "payment-failed": "fix the account's payment method and purchase a new Capacity Block",
-    "expired": "purchase a new Capacity Block and put its reservation id in the stack",
-    "cancelled": "purchase a new Capacity Block and put its reservation id in the stack",
-}
 
 
 def _fmt_time(value: datetime) -> str:
@@ -35,10 +29,15 @@ def _group_reservation_ids(group: PreflightGroup, resource_groups: Client) -> li
         return list(group.capacity_reservation_ids)
     if not group.capacity_reservation_resource_group_arn:
         return []
+    return resource_group_reservation_ids(group.capacity_reservation_resource_group_arn, resource_groups)
+
+
+def resource_group_reservation_ids(arn: str, resource_groups: Client) -> list[str]:
+    """The Capacity Reservation ids in a capacity-reservation resource group."""
     ids: list[str] = []
     token: str | None = None
     while True:
-        kwargs: dict[str, Any] = {"Group": group.capacity_reservation_resource_group_arn}
+        kwargs: dict[str, Any] = {"Group": arn}
         if token:
             kwargs["NextToken"] = token
         page = call(resource_groups, "list_group_resources", **kwargs)
@@ -50,7 +49,7 @@ def _group_reservation_ids(group: PreflightGroup, resource_groups: Client) -> li
             return ids
 
 
-def _describe_reservations(ids: Sequence[str], ec2: Client) -> tuple[dict[str, dict], list[str]]:
+def describe_reservations(ids: Sequence[str], ec2: Client) -> tuple[dict[str, dict], list[str]]:
     """Describe each reservation id; return the found ones by id and the ids AWS does not know."""
     found: dict[str, dict] = {}
     missing: list[str] = []
@@ -81,7 +80,22 @@ def _aggregate(name: str, items: list[tuple[str, str, str]], fix: str) -> Proble
 def check_reservations(
     group: PreflightGroup, ec2: Client, resource_groups: Client, now: datetime, horizon_hours: int
 ) -> list[Problem]:
-    """Checks for one GPU group's reservations: existence, state, type, count, zone, window and block."""
+    """Checks for one GPU group's reservations: existence, state, type, count, zone, window and block.
+
+    With several capacityBlocks the checks look at the block current at ``now``; every other block's
+    reservations are checked for having ended (a stale reservation still named by the group).
+    """
+    if len(group.blocks) < 2:
+        return _current_checks(group, ec2, resource_groups, now, horizon_hours)
+    index = current_block(group.blocks, now)
+    current = dataclasses.replace(group, capacity_reservation_ids=list(group.blocks[index].reservation_ids))
+    checks = _current_checks(current, ec2, resource_groups, now, horizon_hours)
+    return [*checks, _other_blocks_check(f"{group.name}:", group, index, ec2)]
+
+
+def _current_checks(
+    group: PreflightGroup, ec2: Client, resource_groups: Client, now: datetime, horizon_hours: int
+) -> list[Problem]:
     prefix = f"{group.name}:"
     if not group.capacity_reservation_ids and not group.capacity_reservation_resource_group_arn:
         return [
@@ -103,7 +117,7 @@ def check_reservations(
                 "check the resource group ARN and that the caller may call resource-groups:ListGroupResources",
             )
         ]
-    found, missing = _describe_reservations(ids, ec2)
+    found, missing = describe_reservations(ids, ec2)
     checks: list[Problem] = []
     if missing or not ids:
         arn = group.capacity_reservation_resource_group_arn
@@ -124,10 +138,9 @@ def check_reservations(
     states: list[tuple[str, str, str]] = []
     for cr_id, cr in found.items():
         state = cr.get("State", "unknown")
-        states.append((cr_id, PASS if state in USABLE_STATES else FAIL, state))
+        states.append((cr_id, PASS if state in capacity_states.USABLE else FAIL, state))
     bad_states = sorted({text for _, s, text in states if s == FAIL})
-    other = "use a reservation that is scheduled or active"
-    state_fix = "; ".join(f"{s}: {STATE_FIXES.get(s, other)}" for s in bad_states)
+    state_fix = "; ".join(f"{s}: {capacity_states.state_fix(s)}" for s in bad_states)
     checks.append(_aggregate(f"{prefix} reservation state", states, state_fix))
 
     types: list[tuple[str, str, str]] = [
@@ -175,6 +188,27 @@ def check_reservations(
     checks.append(_window_check(prefix, found, now, horizon_hours))
     checks.extend(_block_checks(prefix, group, found, ec2))
     return checks
+
+
+def _other_blocks_check(prefix: str, group: PreflightGroup, current: int, ec2: Client) -> Problem:
+    """The reservations of the group's other blocks exist and have not ended (expired, cancelled, failed...)."""
+    items: list[tuple[str, str, str]] = []
+    fixes: list[str] = []
+    for index, block in enumerate(group.blocks):
+        if index == current:
+            continue
+        block_key = f"{group.settings_key or group.name}.capacityBlocks[{index}]"
+        found, missing = describe_reservations(block.reservation_ids, ec2)
+        for cr_id in missing:
+            items.append((cr_id, FAIL, f"{block_key}: not found"))
+            fixes.append(f"{block_key}: correct the reservation id or the region")
+        for cr_id, cr in found.items():
+            state = str(cr.get("State", "unknown"))
+            ended = state in capacity_states.ENDED
+            items.append((cr_id, FAIL if ended else PASS, f"{block_key}: {state}"))
+            if ended:
+                fixes.append(capacity_states.stale_fix(block_key, state, past=index < current))
+    return _aggregate(f"{prefix} other blocks", items, "; ".join(dict.fromkeys(fixes)))
 
 
 def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_hours: int) -> Problem:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
 from ultraserver.facts import ami
+from ultraserver.facts.capacity_blocks import CapacityBlock
 
 
 @dataclass
@@ -23,6 +24,8 @@ class PreflightGroup:
     availability_zone: str  # zone of the GPU subnets, e.g. us-east-1-dfw-2a
     managed: bool  # managed node group (counts against the MNG quota)
     instance_type: str  # the EC2 instance type the group launches, e.g. p6e-gb200.36xlarge
+    blocks: tuple[CapacityBlock, ...] = field(default=())  # every block of capacityBlocks (one without it)
+    settings_key: str = ""  # the group's stack key, e.g. gpuNodeGroups[0]
 
 
 @dataclass
@@ -53,15 +56,18 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
         PreflightGroup(
             name=g.name,
             ultraserver_type=g.ultraserver_type,
-            capacity_reservation_ids=list(g.capacity_reservation_ids),
+            # The first block's; check_reservations moves to the block current at its `now`.
+            capacity_reservation_ids=list(g.blocks[0].reservation_ids),
             capacity_reservation_resource_group_arn=g.capacity_reservation_resource_group_arn or None,
             ultraserver_count=g.ultraservers,
             instances_per_ultraserver=g.instances_per_ultraserver,
             availability_zone=g.availability_zone,
             managed=g.mode == "managed",
             instance_type=g.instance_type,
+            blocks=g.blocks,
+            settings_key=f"gpuNodeGroups[{index}]",
         )
-        for g in settings.gpu_node_groups
+        for index, g in enumerate(settings.gpu_node_groups)
     ]
     net = settings.network
     subnets: dict[str, str] = {s: "" for s in (*net.private_subnet_ids, *net.public_subnet_ids)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
@@ -34,6 +35,8 @@ class Node:
     allocatable: Mapping[str, str] = field(default_factory=dict)
     """Allocatable resources as the API reports them (quantities as strings)."""
     ready: bool = True
+    ready_changed: datetime | None = None
+    """When the Ready condition last changed status (its lastTransitionTime); None when not reported."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,11 @@ def _ready(conditions: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions or [])
 
 
+def _ready_changed(conditions: Any) -> datetime | None:
+    changed = next((c.last_transition_time for c in conditions or [] if c.type == "Ready"), None)
+    return changed if isinstance(changed, datetime) else None
+
+
 class KubernetesReader:
     """ClusterReader over the official Python client (CoreV1Api and the generic custom-objects API)."""
 
@@ -102,6 +110,7 @@ class KubernetesReader:
                 labels=dict(n.metadata.labels or {}),
                 allocatable={k: str(v) for k, v in (n.status.allocatable or {}).items()},
                 ready=_ready(n.status.conditions),
+                ready_changed=_ready_changed(n.status.conditions),
             )
             for n in items
         ]

@@ -1,0 +1,118 @@
+"""The AWS side of ``ultraserver status``: each reservation's state, window and use, its block and interconnect.
+
+Calls go through preflight's ``call`` (same clients, same access errors: no credentials or no endpoint raise
+PreflightAccessError, which the command reports in one line with exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ultraserver.facts.capacity_states import INTERCONNECT_IMPAIRED, INTERCONNECT_OK, USABLE
+from ultraserver.preflight.capacity import describe_reservations
+from ultraserver.preflight.clients import ApiFailure, Client, call
+
+NOT_FOUND = "not-found"
+UNREPORTED = "unreported"
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """One Capacity Reservation as EC2 reports it (DescribeCapacityReservations, DescribeCapacityBlocks/Status)."""
+
+    id: str
+    state: str
+    """CapacityReservationState, or 'not-found' when EC2 does not know the id."""
+    start: datetime | None = None
+    end: datetime | None = None
+    total: int = 0
+    """TotalInstanceCount: instances reserved."""
+    available: int = 0
+    """AvailableInstanceCount: reserved instances not running."""
+    block_id: str = ""
+    block_state: str = ""
+    """CapacityBlockResourceState of its Capacity Block."""
+    interconnect: str = UNREPORTED
+    """CapacityBlockInterconnectStatus of its Capacity Block, or 'unreported'."""
+
+    @property
+    def running(self) -> int:
+        """Instances running against the reservation."""
+        return max(self.total - self.available, 0)
+
+    def to_json(self) -> dict[str, object]:
+        """Plain JSON data."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "capacityBlockId": self.block_id,
+            "capacityBlockState": self.block_state,
+            "start": self.start.isoformat() if self.start else None,
+            "end": self.end.isoformat() if self.end else None,
+            "reserved": self.total,
+            "running": self.running,
+            "interconnect": self.interconnect,
+        }
+
+
+def read_reservations(ids: Sequence[str], ec2: Client, with_blocks: bool = True) -> dict[str, Reservation]:
+    """Every id's reservation (state 'not-found' when unknown), with its block's state and interconnect.
+
+    Raises ApiFailure when EC2 refuses DescribeCapacityReservations; a block call that fails leaves the block
+    fields empty and the interconnect 'unreported' (it is not reported before a block starts, either).
+    """
+    found, missing = describe_reservations(list(dict.fromkeys(ids)), ec2)
+    block_ids = sorted({str(cr["CapacityBlockId"]) for cr in found.values() if cr.get("CapacityBlockId")})
+    blocks: dict[str, dict] = {}
+    statuses: dict[str, dict] = {}
+    if with_blocks and block_ids:
+        blocks = _by_block(ec2, "describe_capacity_blocks", "CapacityBlocks", block_ids)
+        statuses = _by_block(ec2, "describe_capacity_block_status", "CapacityBlockStatuses", block_ids)
+    result = {cr_id: Reservation(cr_id, NOT_FOUND) for cr_id in missing}
+    for cr_id, cr in found.items():
+        block_id = str(cr.get("CapacityBlockId", ""))
+        result[cr_id] = Reservation(
+            id=cr_id,
+            state=str(cr.get("State", "unknown")),
+            start=cr.get("StartDate"),
+            end=cr.get("EndDate"),
+            total=int(cr.get("TotalInstanceCount", 0)),
+            available=int(cr.get("AvailableInstanceCount", 0)),
+            block_id=block_id,
+            block_state=str(blocks.get(block_id, {}).get("State", "")),
+            interconnect=str(statuses.get(block_id, {}).get("InterconnectStatus", UNREPORTED)),
+        )
+    return {cr_id: result[cr_id] for cr_id in ids if cr_id in result}
+
+
+def _by_block(ec2: Client, operation: str, key: str, block_ids: list[str]) -> dict[str, dict]:
+    try:
+        answer = call(ec2, operation, CapacityBlockIds=block_ids)
+    except ApiFailure:
+        return {}
+    return {item["CapacityBlockId"]: item for item in answer.get(key, [])}
+
+
+def combined(reservations: Sequence[Reservation]) -> Reservation:
+    """Several reservations judged as one (a fleet over a resource group): counts summed, the worst state."""
+    if not reservations:
+        return Reservation("(empty resource group)", NOT_FOUND)
+    states = [r.state for r in reservations]
+    links = [r.interconnect for r in reservations]
+    starts = [r.start for r in reservations if r.start]
+    ends = [r.end for r in reservations if r.end]
+    return Reservation(
+        id=", ".join(r.id for r in reservations),
+        state=next((s for s in states if s not in USABLE), "active" if "active" in states else states[0]),
+        start=max(starts) if starts else None,
+        end=min(ends) if ends else None,
+        total=sum(r.total for r in reservations),
+        available=sum(r.available for r in reservations),
+        block_id=", ".join(dict.fromkeys(r.block_id for r in reservations if r.block_id)),
+        block_state=", ".join(dict.fromkeys(r.block_state for r in reservations if r.block_state)),
+        interconnect=INTERCONNECT_IMPAIRED
+        if INTERCONNECT_IMPAIRED in links
+        else next((link for link in links if link != INTERCONNECT_OK), INTERCONNECT_OK),
+    )

@@ -1,0 +1,101 @@
+"""The cluster side of ``ultraserver status``: one UltraServer's nodes, devices, cliques and idle GPU-hours."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.verify.clients import Node
+from ultraserver.verify.verdict import EFA_RESOURCE, GPU_RESOURCE
+
+
+@dataclass(frozen=True)
+class ClusterSide:
+    """What the Kubernetes API shows of one UltraServer's node group."""
+
+    nodes: int
+    ready: int
+    gpus: int
+    """nvidia.com/gpu allocatable over its Ready nodes."""
+    efa: int
+    """vpc.amazonaws.com/efa allocatable over its Ready nodes."""
+    gpus_per_node: int
+    efa_per_node: int
+    """What every node should show (the instance's GPUs; the EFA layout's device count)."""
+    short_efa: tuple[str, ...]
+    """Ready nodes with fewer EFA devices than the layout."""
+    cliques: tuple[str, ...]
+    not_ready_since: datetime | None
+    """Earliest moment a NotReady node of the group turned NotReady (None when every node is Ready)."""
+    ready_since: tuple[datetime | None, ...]
+    """When each Ready node last turned Ready."""
+
+    def to_json(self) -> dict[str, object]:
+        """Plain JSON data."""
+        return {
+            "nodes": self.nodes,
+            "ready": self.ready,
+            "gpus": self.gpus,
+            "efa": self.efa,
+            "gpusPerNode": self.gpus_per_node,
+            "efaPerNode": self.efa_per_node,
+            "nodesShortOfEfa": list(self.short_efa),
+            "cliques": list(self.cliques),
+        }
+
+
+def _count(node: Node, resource: str) -> int:
+    try:
+        return int(str(node.allocatable.get(resource, "0")))
+    except ValueError:
+        return 0
+
+
+def cluster_side(nodes: Sequence[Node], node_group: str, gpus_per_node: int, efa_per_node: int) -> ClusterSide:
+    """The nodes labelled ``ultraserver.io/ultraserver=<node_group>``, summed up."""
+    members = [n for n in nodes if n.labels.get(ULTRASERVER_LABEL) == node_group]
+    ready = [n for n in members if n.ready]
+    not_ready = [n.ready_changed for n in members if not n.ready and n.ready_changed]
+    return ClusterSide(
+        nodes=len(members),
+        ready=len(ready),
+        gpus=sum(_count(n, GPU_RESOURCE) for n in ready),
+        efa=sum(_count(n, EFA_RESOURCE) for n in ready),
+        gpus_per_node=gpus_per_node,
+        efa_per_node=efa_per_node,
+        short_efa=tuple(sorted(n.name for n in ready if _count(n, EFA_RESOURCE) < efa_per_node)),
+        cliques=tuple(sorted({n.labels[CLIQUE_LABEL] for n in members if n.labels.get(CLIQUE_LABEL)})),
+        not_ready_since=min(not_ready) if not_ready else None,
+        ready_since=tuple(sorted((n.ready_changed for n in ready), key=lambda t: (t is not None, t))),
+    )
+
+
+def idle_gpu_hours(
+    side: ClusterSide, reserved: int, start: datetime | None, end: datetime | None, now: datetime
+) -> float:
+    """GPU-hours paid for since the block started while no Ready node used them (an estimate).
+
+    The block bills every reserved instance from ``start``. Per reserved instance slot, with
+    ``until = min(now, end)`` and ``g`` the GPUs per node:
+
+    - a slot filled by a Ready node that last turned Ready at ``r``: idle = max(0, min(r, until) - start)
+      (a Ready node without a transition time counts as Ready since the start: idle = 0);
+    - a slot with no Ready node (missing or NotReady): idle = until - start;
+
+    idle GPU-hours = g x sum(idle) in hours. Ready nodes beyond ``reserved`` are ignored. The API keeps only
+    the last Ready transition, so a node that flapped counts as idle from the start until it last turned
+    Ready (over-estimate), and a node NotReady now counts as idle for the whole block (over-estimate); time a
+    node spent Ready before a later replacement is not known. Zero before the block starts.
+    """
+    if start is None or now <= start:
+        return 0.0
+    until = min(now, end) if end else now
+    whole = max((until - start).total_seconds(), 0.0)
+    filled = list(side.ready_since[:reserved])
+    seconds = whole * (reserved - len(filled))
+    for since in filled:
+        if since is not None:
+            seconds += min(max((min(since, until) - start).total_seconds(), 0.0), whole)
+    return side.gpus_per_node * seconds / 3600.0

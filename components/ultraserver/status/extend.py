@@ -1,0 +1,166 @@
+"""``ultraserver extend``: the extension offerings of a group's current Capacity Block(s), and buying them.
+
+EC2 API (botocore ec2 model, ec2-2016-11-15): DescribeCapacityBlockExtensionOfferings takes
+``CapacityBlockExtensionDurationHours`` and ``CapacityReservationId`` (both required) and returns
+``CapacityBlockExtensionOfferings[]`` (``CapacityBlockExtensionOfferingId``, ``CapacityBlockExtensionStartDate``/
+``EndDate``, ``UpfrontFee``, ``CurrencyCode``, ``InstanceCount``); PurchaseCapacityBlockExtension takes
+``CapacityBlockExtensionOfferingId`` and ``CapacityReservationId`` and returns ``CapacityBlockExtensions[]`` with a
+``CapacityBlockExtensionStatus``. The reservation id stays the same after an extension; only its end moves
+(EC2 user guide, "Extend Capacity Blocks").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from decimal import Decimal, InvalidOperation
+
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
+from ultraserver.config.settings import Settings
+from ultraserver.facts import capacity_states
+from ultraserver.facts.capacity_blocks import current_block
+from ultraserver.preflight.capacity import resource_group_reservation_ids
+from ultraserver.preflight.clients import ApiFailure, Client, PreflightClients, call
+
+
+class ExtendUsageError(ValueError):
+    """A group name or duration the command cannot use; the message lists what is allowed."""
+
+
+@dataclass(frozen=True)
+class Offering:
+    """One extension offering of one reservation."""
+
+    reservation_id: str
+    offering_id: str
+    start: datetime | None
+    end: datetime | None
+    hours: int
+    instances: int
+    fee: str
+    currency: str
+
+    def line(self) -> str:
+        """One line for the offering table."""
+        when = " -> ".join(_utc(t) for t in (self.start, self.end))
+        return (
+            f"  {self.reservation_id}  {self.offering_id}  {when}  {self.hours} h  {self.instances} instances  "
+            f"{self.fee} {self.currency}"
+        )
+
+
+def _utc(moment: datetime | None) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if moment else "?"
+
+
+def pick_group(settings: Settings, name: str) -> GpuNodeGroupSettings:
+    """The gpuNodeGroups entry called ``name``; ExtendUsageError lists the names otherwise."""
+    groups = {g.name: g for g in settings.gpu_node_groups}
+    if name not in groups:
+        allowed = ", ".join(groups) or "none (the stack has no GPU groups)"
+        raise ExtendUsageError(f"--group: got {name!r}; allowed: {allowed}")
+    return groups[name]
+
+
+def check_hours(hours: int) -> int:
+    """``hours`` when EC2 sells extensions of that length; ExtendUsageError with the allowed lengths otherwise."""
+    if hours not in capacity_states.EXTENSION_DURATION_HOURS:
+        raise ExtendUsageError(f"--hours: got {hours}; allowed: {capacity_states.allowed_extension_hours_text()}")
+    return hours
+
+
+def current_reservations(group: GpuNodeGroupSettings, clients: PreflightClients, now: datetime) -> list[str]:
+    """The reservations the group runs on at ``now`` (its current block's, or its resource group's members)."""
+    if group.grouped:
+        return resource_group_reservation_ids(group.capacity_reservation_resource_group_arn, clients.resource_groups)
+    blocks = group.blocks
+    return list(blocks[current_block(blocks, now)].reservation_ids)
+
+
+def offerings(ec2: Client, reservation_id: str, hours: int) -> list[Offering]:
+    """The extension offerings EC2 has for one reservation and length (raises ApiFailure when it refuses)."""
+    answer = call(
+        ec2,
+        "describe_capacity_block_extension_offerings",
+        CapacityBlockExtensionDurationHours=hours,
+        CapacityReservationId=reservation_id,
+    )
+    return [
+        Offering(
+            reservation_id,
+            str(o.get("CapacityBlockExtensionOfferingId", "")),
+            o.get("CapacityBlockExtensionStartDate"),
+            o.get("CapacityBlockExtensionEndDate"),
+            int(o.get("CapacityBlockExtensionDurationHours", hours)),
+            int(o.get("InstanceCount", 0)),
+            str(o.get("UpfrontFee", "?")),
+            str(o.get("CurrencyCode", "")),
+        )
+        for o in answer.get("CapacityBlockExtensionOfferings", [])
+    ]
+
+
+def total_fee(chosen: list[Offering]) -> str:
+    """The summed upfront fee of the chosen offerings ('unknown' when a fee is not a number)."""
+    try:
+        amount = sum((Decimal(o.fee) for o in chosen), Decimal(0))
+    except InvalidOperation:
+        return "unknown"
+    currencies = sorted({o.currency for o in chosen})
+    return f"{amount} {'/'.join(currencies)}"
+
+
+def purchase(ec2: Client, offering: Offering) -> str:
+    """Buy one offering; the extension's status (payment-pending until the upfront fee is paid)."""
+    answer = call(
+        ec2,
+        "purchase_capacity_block_extension",
+        CapacityBlockExtensionOfferingId=offering.offering_id,
+        CapacityReservationId=offering.reservation_id,
+    )
+    extensions = answer.get("CapacityBlockExtensions", [])
+    return str(extensions[0].get("CapacityBlockExtensionStatus", "unknown")) if extensions else "unknown"
+
+
+def run_extend(
+    group: GpuNodeGroupSettings, clients: PreflightClients, hours: int, buy: bool, now: datetime
+) -> tuple[list[str], bool]:
+    """Show the offerings for every current reservation of the group and, with ``buy``, purchase one each.
+
+    Returns the report lines and whether it went through (False: an offering is missing or a purchase failed;
+    nothing is bought unless every reservation has an offering, so the group's UltraServers stay in step).
+    """
+    ids = current_reservations(group, clients, now)
+    lines = [f"Capacity Block extensions of {hours} h for {group.name} ({len(ids)} reservation(s)):"]
+    chosen: list[Offering] = []
+    missing: list[str] = []
+    for cr_id in ids:
+        found = offerings(clients.ec2, cr_id, hours)
+        lines += [o.line() for o in found]
+        if found:
+            chosen.append(found[0])
+        else:
+            missing.append(cr_id)
+    if missing or not ids:
+        lines.append(
+            f"no {hours} h extension offered for {', '.join(missing) or 'the group (no reservation)'}; nothing was "
+            "bought. Try another --hours; a block can be extended while active or scheduled, from 56 days to 1 hour "
+            "before it ends, and only when EC2 has the capacity"
+        )
+        return lines, False
+    lines.append(f"total upfront fee: {total_fee(chosen)}")
+    if not buy:
+        lines.append("nothing was bought; rerun with --yes to purchase the offerings above")
+        return lines, True
+    for offering in chosen:
+        try:
+            status = purchase(clients.ec2, offering)
+        except ApiFailure as exc:
+            lines.append(f"purchase for {offering.reservation_id} failed: {exc}; fix: {exc.fix}")
+            return lines, False
+        lines.append(f"bought {offering.offering_id} for {offering.reservation_id}: {status}")
+    lines.append(
+        f"the reservations keep their ids and now end {_utc(chosen[0].end)}: set that end on the group's current "
+        "block in the stack file so the scale-down moves with it, then pulumi up"
+    )
+    return lines, True

@@ -1,0 +1,215 @@
+"""The judgement of ``ultraserver status``: per UltraServer, what is wrong with its block and its nodes.
+
+Errors (exit 1): a block active with fewer Ready nodes than reserved for longer than the grace period, the
+interconnect impaired, Ready nodes with fewer EFA devices than the layout, a block ending within the horizon with
+no successor in the group's capacityBlocks, and a reservation the group names that has ended (stale) or that EC2
+does not know. Warnings: a reservation not usable yet, interconnect not reported, an end date that differs from
+the stack file (the block was extended).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from ultraserver.facts import capacity_states
+from ultraserver.facts.capacity_blocks import EC2_TERMINATION_LEAD_MINUTES, CapacityBlock
+from ultraserver.problems import ERROR, WARNING, Problem
+from ultraserver.status.aws import NOT_FOUND, UNREPORTED, Reservation
+from ultraserver.status.cluster import ClusterSide, idle_gpu_hours
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When status calls a shortfall a failure."""
+
+    now: datetime
+    grace: timedelta = timedelta(minutes=30)
+    horizon: timedelta = timedelta(hours=48)
+
+
+@dataclass(frozen=True)
+class UltraServerStatus:
+    """One UltraServer (one reservation of the group's current block, one node group) and what is wrong with it."""
+
+    group: str
+    """The gpuNodeGroups entry's name."""
+    node_group: str
+    """The node group (value of the ultraserver.io/ultraserver node label)."""
+    block: int
+    """Index of the current block in the group's capacityBlocks."""
+    blocks: int
+    reservation: Reservation
+    cluster: ClusterSide
+    idle_gpu_hours: float
+    problems: tuple[Problem, ...] = field(default=())
+
+    def to_json(self, now: datetime) -> dict[str, object]:
+        """Plain JSON data."""
+        end = self.reservation.end
+        return {
+            "group": self.group,
+            "nodeGroup": self.node_group,
+            "block": self.block,
+            "blocks": self.blocks,
+            "reservation": self.reservation.to_json(),
+            "secondsLeft": max(int((end - now).total_seconds()), 0) if end else None,
+            "cluster": self.cluster.to_json(),
+            "idleGpuHours": round(self.idle_gpu_hours, 2),
+            "problems": [
+                {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}
+                for p in self.problems
+            ],
+        }
+
+
+def _utc(moment: datetime | None) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if moment else "unknown"
+
+
+def judge(
+    group: str,
+    node_group: str,
+    blocks: tuple[CapacityBlock, ...],
+    index: int,
+    reservation: Reservation,
+    side: ClusterSide,
+    limits: Limits,
+    settings_key: str,
+) -> UltraServerStatus:
+    """The status of one UltraServer of the group's current block (``blocks[index]``)."""
+    now, r, key = limits.now, reservation, f"{node_group}"
+    block_key = f"{settings_key}.capacityBlocks[{index}]" if len(blocks) > 1 else settings_key
+    problems: list[Problem] = []
+    kind = capacity_states.state_kind(r.state) if r.state != NOT_FOUND else "missing"
+    if kind == "missing":
+        problems.append(
+            Problem(
+                f"{key}: reservation",
+                f"{r.id} not found",
+                "a reservation of this account and region",
+                f"correct the reservation id in {block_key} or the region (aws:region / --region)",
+            )
+        )
+    elif kind == "ended":
+        fix = capacity_states.stale_fix(block_key, r.state, past=False)
+        problems.append(Problem(f"{key}: reservation", f"{r.id} {r.state}", "active or scheduled", fix))
+    elif kind != "usable":
+        fix = capacity_states.state_fix(r.state)
+        problems.append(Problem(f"{key}: reservation", f"{r.id} {r.state}", "active or scheduled", fix, WARNING))
+    window = blocks[index].window
+    if window and r.end and r.end != window.end:
+        problems.append(
+            Problem(
+                f"{key}: block end",
+                f"EC2 says {_utc(r.end)}, the stack file {_utc(window.end)}",
+                "the same end",
+                f"set {block_key}.end to {r.end.astimezone(timezone.utc).isoformat()} (the block was extended) "
+                "so the scale-down runs at the real end",
+                WARNING,
+            )
+        )
+    problems += _running_problems(key, r, side, window.scale_down_lead_minutes if window else None, limits)
+    problems += _ending_problems(key, r, blocks, index, block_key, limits)
+    idle = idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0
+    return UltraServerStatus(group, node_group, index, len(blocks), r, side, idle, tuple(problems))
+
+
+def _running_problems(
+    key: str, r: Reservation, side: ClusterSide, lead_minutes: int | None, limits: Limits
+) -> list[Problem]:
+    """Nodes short of the reservation for longer than the grace period, the interconnect, EFA devices."""
+    problems: list[Problem] = []
+    now = limits.now
+    if r.state != "active" or r.start is None or r.start > now:
+        return problems
+    # Nodes are expected between the start and the scale-down before the end.
+    lead = timedelta(minutes=lead_minutes if lead_minutes is not None else EC2_TERMINATION_LEAD_MINUTES)
+    in_window = r.end is None or now < r.end - lead
+    if in_window and side.ready < r.total:
+        # Missing nodes: short since the block started; only NotReady ones: since the first turned NotReady.
+        since = r.start if side.nodes < r.total or side.not_ready_since is None else max(r.start, side.not_ready_since)
+        if now - since > limits.grace:
+            minutes = int((now - since).total_seconds() // 60)
+            problems.append(
+                Problem(
+                    f"{key}: nodes Ready",
+                    f"{side.ready} of {r.total} reserved, short for {minutes} minutes",
+                    f"{r.total} Ready within {int(limits.grace.total_seconds() // 60)} minutes",
+                    "the block is paid for: check the node group (aws eks describe-nodegroup; for self-managed groups "
+                    "the Auto Scaling group's activity), `kubectl get nodes -l ultraserver.io/ultraserver="
+                    f"{key}` and the node bootstrap logs; `ultraserver verify` judges the nodes that joined",
+                )
+            )
+    if r.interconnect == capacity_states.INTERCONNECT_IMPAIRED:
+        problems.append(
+            Problem(
+                f"{key}: interconnect",
+                f"{r.block_id} {r.interconnect}",
+                capacity_states.INTERCONNECT_OK,
+                "contact AWS Support with the Capacity Block id; NVLink jobs on this UltraServer will degrade",
+            )
+        )
+    elif r.interconnect in (UNREPORTED, "insufficient-data"):
+        problems.append(
+            Problem(
+                f"{key}: interconnect",
+                f"{r.block_id or r.id} {r.interconnect}",
+                capacity_states.INTERCONNECT_OK,
+                "rerun later; allow ec2:DescribeCapacityBlockStatus if it stays unreported",
+                WARNING,
+            )
+        )
+    if side.short_efa:
+        problems.append(
+            Problem(
+                f"{key}: EFA devices",
+                f"{len(side.short_efa)} Ready node(s) below {side.efa_per_node}: {', '.join(side.short_efa[:3])}",
+                f"{side.efa_per_node} vpc.amazonaws.com/efa per node (the group's efaLayout)",
+                "check the EFA device plugin pods on those nodes and the launch template's network interfaces "
+                "(`ultraserver verify --node-facts-only`)",
+            )
+        )
+    return problems
+
+
+def _ending_problems(
+    key: str, r: Reservation, blocks: tuple[CapacityBlock, ...], index: int, block_key: str, limits: Limits
+) -> list[Problem]:
+    """A block ending within the horizon with no successor (the next entry of the group's capacityBlocks)."""
+    now = limits.now
+    if r.end is None or r.end <= now or r.end - now > limits.horizon or index + 1 < len(blocks):
+        return []
+    if capacity_states.state_kind(r.state) != "usable":
+        return []
+    hours = (r.end - now).total_seconds() / 3600
+    return [
+        Problem(
+            f"{key}: block end",
+            f"{r.block_id or r.id} ends {_utc(r.end)} (in {hours:.1f} h) with no next block",
+            f"more than {int(limits.horizon.total_seconds() // 3600)} h left, or a next block",
+            f"extend it (ultraserver extend --stack <stack> --group <group> --hours 24 ...), or buy the next block "
+            f"and add it after {block_key} in capacityBlocks",
+        )
+    ]
+
+
+def stale_problems(
+    group: str, settings_key: str, blocks: tuple[CapacityBlock, ...], current: int, found: dict[str, Reservation]
+) -> list[Problem]:
+    """Reservations of the group's other blocks that have ended or that EC2 does not know."""
+    problems = []
+    for index, block in enumerate(blocks):
+        if index == current:
+            continue
+        block_key = f"{settings_key}.capacityBlocks[{index}]"
+        for cr_id in block.reservation_ids:
+            r = found.get(cr_id, Reservation(cr_id, NOT_FOUND))
+            if r.state == NOT_FOUND:
+                fix = f"correct the reservation id in {block_key} or the region"
+            elif r.state in capacity_states.ENDED:
+                fix = capacity_states.stale_fix(block_key, r.state, past=index < current)
+            else:
+                continue
+            problems.append(Problem(f"{group}: {block_key}", f"{cr_id} {r.state}", "active or scheduled", fix, ERROR))
+    return problems

@@ -1,0 +1,77 @@
+"""How ``ultraserver status`` reports: a few lines per UltraServer (AWS, cluster, cost, problems) and the JSON."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from ultraserver.problems import ERROR, WARNING, Problem
+from ultraserver.status.judge import UltraServerStatus
+from ultraserver.status.run import StatusReport
+
+MARKS = {ERROR: "FAIL", WARNING: "WARN"}
+
+
+def _utc(moment: datetime | None) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if moment else "unknown"
+
+
+def _left(end: datetime | None, now: datetime) -> str:
+    if end is None:
+        return "no end"
+    seconds = (end - now).total_seconds()
+    if seconds <= 0:
+        return "ended"
+    days, rest = divmod(int(seconds), 86400)
+    return f"{days}d {rest / 3600:.1f}h left" if days else f"{rest / 3600:.1f}h left"
+
+
+def _problem_lines(problems: tuple[Problem, ...] | list[Problem]) -> list[str]:
+    lines = []
+    for p in problems:
+        lines.append(f"  {MARKS.get(p.level, 'INFO')} {p.key}: got {p.value}; expected {p.allowed}")
+        lines.append(f"       fix: {p.fix}")
+    return lines
+
+
+def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:
+    r, c = u.reservation, u.cluster
+    block = f" (block {u.block + 1} of {u.blocks})" if u.blocks > 1 else ""
+    aws = (
+        f"  AWS:     {r.id} ({r.block_id or 'no Capacity Block'}) {r.state}, {_utc(r.start)} -> {_utc(r.end)}, "
+        f"{_left(r.end, now)}; interconnect {r.interconnect}; {r.running} of {r.total} instances running"
+    )
+    cluster = (
+        f"  cluster: {c.ready} of {r.total} nodes Ready ({c.nodes} joined); GPUs {c.gpus}/{r.total * c.gpus_per_node}; "
+        f"EFA {c.efa}/{r.total * c.efa_per_node}; cliques: {', '.join(c.cliques) or 'none'}"
+    )
+    cost = f"  cost:    {u.idle_gpu_hours:.1f} GPU-hours paid since the block started with nodes not Ready (estimate)"
+    return [f"{u.node_group}{block}", aws, cluster, cost, *_problem_lines(u.problems)]
+
+
+def format_status(stack: str, report: StatusReport, now: datetime) -> str:
+    """The text report."""
+    lines = [f"Capacity Blocks of {stack} at {_utc(now)}", ""]
+    for u in report.ultraservers:
+        lines += [*_ultraserver_lines(u, now), ""]
+    if report.problems:
+        lines += ["stack file", *_problem_lines(report.problems), ""]
+    failed = sum(1 for u in report.ultraservers if any(p.level == ERROR for p in u.problems))
+    errors = sum(1 for p in report.problems if p.level == ERROR)
+    summary = f"{len(report.ultraservers)} UltraServer(s), {failed} failing"
+    lines.append(summary + (f", {errors} stack file problem(s)" if errors else ""))
+    return "\n".join(lines)
+
+
+def status_json(stack: str, report: StatusReport, now: datetime) -> dict[str, Any]:
+    """The machine-readable report (--json)."""
+    return {
+        "stack": stack,
+        "now": now.isoformat(),
+        "passed": not report.failed,
+        "ultraservers": [u.to_json(now) for u in report.ultraservers],
+        "problems": [
+            {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}
+            for p in report.problems
+        ],
+    }
