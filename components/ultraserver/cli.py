@@ -14,6 +14,7 @@ import sys
 import traceback
 import urllib.parse
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,17 @@ def _endpoint_url(value: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise argparse.ArgumentTypeError(f"got {value!r}; allowed: a URL such as http://localhost:5000")
     return value
+
+
+def _moment(value: str) -> datetime:
+    """--now: an ISO 8601 moment with a time zone."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: ISO 8601 with a zone, e.g. 2026-03-02T12:00:00Z")
+    return moment
 
 
 def _quiet_loop_teardown(unraisable: Any) -> None:
@@ -222,6 +234,64 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return exit_code(verdicts)
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    """Live state of the stack's Capacity Blocks per UltraServer: AWS side, cluster side, idle cost."""
+    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.status.judge import Limits
+    from ultraserver.status.report import format_status, status_json
+    from ultraserver.status.run import run_status
+    from ultraserver.verify.clients import ClusterError, connect
+
+    settings = stack_settings(args.project_dir, args.stack)
+    _check_writable(args.json)
+    now = args.now or datetime.now(timezone.utc)
+    limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours))
+    try:
+        clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
+        report = run_status(settings, clients, connect(args.kubeconfig), limits)
+    except (ClusterError, PreflightAccessError) as err:
+        print(f"status: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_status(args.stack, report, now))
+    if args.json:
+        _write(args.json, json.dumps(status_json(args.stack, report, now), indent=2) + "\n")
+        print(f"\nStatus JSON written to {args.json}")
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def cmd_extend(args: argparse.Namespace) -> int:
+    """Show the extension offerings of a group's current Capacity Block(s); buy them with --yes."""
+    from ultraserver.preflight.clients import ApiFailure, PreflightAccessError, make_clients
+    from ultraserver.status.extend import ExtendUsageError, check_hours, pick_group, run_extend
+
+    settings = stack_settings(args.project_dir, args.stack)
+    try:
+        group, hours = pick_group(settings, args.group), check_hours(args.hours)
+    except ExtendUsageError as err:
+        raise UsageError(str(err)) from None
+    try:
+        clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
+        lines, ok = run_extend(group, clients, hours, args.yes, args.now or datetime.now(timezone.utc))
+    except PreflightAccessError as err:
+        print(f"extend: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except ApiFailure as err:
+        print(f"extend: {err}; fix: {err.fix}", file=sys.stderr)
+        return EXIT_FAILED
+    print("\n".join(lines))
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def _aws_options(parser: argparse.ArgumentParser) -> None:
+    """--stack, --project-dir and the AWS options the live commands share."""
+    parser.add_argument("--stack", required=True, help="stack name")
+    parser.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
+    parser.add_argument("--region", type=_region, help="AWS region (default: the stack's aws:region)")
+    parser.add_argument("--profile", help="AWS profile")
+    parser.add_argument("--endpoint-url", type=_endpoint_url, help="send every AWS call here (e.g. a local emulator)")
+    parser.add_argument("--now", type=_moment, help="judge at this moment instead of the clock (ISO 8601)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
@@ -270,6 +340,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--node-facts-only", action="store_true", help="only the cheap node and DRA checks (no job logs are read)"
     )
     ver.set_defaults(func=cmd_verify)
+    st = sub.add_parser("status", help="live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
+    _aws_options(st)
+    st.add_argument("--kubeconfig", default=str(Path.home() / ".kube" / "config"), help="kubeconfig of the cluster")
+    st.add_argument("--json", metavar="FILE", help="write the status as JSON")
+    st.add_argument("--grace-minutes", type=int, default=30, help="nodes may be short this long (default 30)")
+    st.add_argument("--horizon-hours", type=int, default=48, help="fail a block ending this soon unfollowed (48)")
+    st.set_defaults(func=cmd_status)
+    ext = sub.add_parser("extend", help="show (and with --yes buy) extensions of a group's current Capacity Block")
+    _aws_options(ext)
+    ext.add_argument("--group", required=True, help="gpuNodeGroups[].name of the group to extend")
+    ext.add_argument("--hours", required=True, type=int, help="extension length: 24-336 by 24, then by 168 to 4368")
+    ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
+    ext.set_defaults(func=cmd_extend)
     return parser
 
 

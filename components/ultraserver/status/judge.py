@@ -81,7 +81,9 @@ def judge(
     now, r, key = limits.now, reservation, f"{node_group}"
     block_key = f"{settings_key}.capacityBlocks[{index}]" if len(blocks) > 1 else settings_key
     problems: list[Problem] = []
-    kind = capacity_states.state_kind(r.state) if r.state != NOT_FOUND else "missing"
+    # The block's own state counts when the reservation looks usable but its block does not.
+    state = r.state if r.state not in capacity_states.USABLE or not r.block_state else r.block_state
+    kind = capacity_states.state_kind(state) if r.state != NOT_FOUND else "missing"
     if kind == "missing":
         problems.append(
             Problem(
@@ -92,11 +94,11 @@ def judge(
             )
         )
     elif kind == "ended":
-        fix = capacity_states.stale_fix(block_key, r.state, past=False)
-        problems.append(Problem(f"{key}: reservation", f"{r.id} {r.state}", "active or scheduled", fix))
+        fix = capacity_states.stale_fix(block_key, state, past=False)
+        problems.append(Problem(f"{key}: reservation", f"{r.id} {state}", "active or scheduled", fix))
     elif kind != "usable":
-        fix = capacity_states.state_fix(r.state)
-        problems.append(Problem(f"{key}: reservation", f"{r.id} {r.state}", "active or scheduled", fix, WARNING))
+        fix = capacity_states.state_fix(state)
+        problems.append(Problem(f"{key}: reservation", f"{r.id} {state}", "active or scheduled", fix, WARNING))
     window = blocks[index].window
     if window and r.end and r.end != window.end:
         problems.append(
