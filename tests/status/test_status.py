@@ -218,3 +218,97 @@ def test_an_extended_block_warns_to_update_the_stack_file() -> None:
     cluster = gpu_nodes(SETTINGS, ready=18, ready_since=A_START)
     report = status_at(DURING_A, a_active(EndDate=A_END + timedelta(days=1)), b_scheduled(), cluster)
     assert problems(report, WARNING)["nvl72: block end"].startswith("set gpuNodeGroups[0].capacityBlocks[0].end to")
+
+
+def test_every_ultraserver_of_the_multi_stack_and_the_fleet_as_one() -> None:
+    """gb200-multi: four one-UltraServer groups (nvl72-1..4), and a fleet of eight over a resource group."""
+    from helpers.stacks import ROOT
+    from ultraserver.cli import stack_settings
+    from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+    from ultraserver.preflight.clients import PreflightClients
+    from ultraserver.verify.clients import Node
+
+    settings = stack_settings(ROOT, "gb200-multi")
+    ec2, stub = stubbed("ec2")
+    rg, rg_stub = stubbed("resource-groups")
+    ids = [f"cr-0{c}00000000000000{c}" for c in "abcd"]
+    blocks = [f"cb-0{n}000000000000000" for n in range(4)]
+    for cr_id, block in zip(ids, blocks, strict=True):
+        queue_other(stub, reservation(cr_id, "active", A_START, A_END, block))
+    stub.add_response(
+        "describe_capacity_blocks",
+        {"CapacityBlocks": [{"CapacityBlockId": b, "State": "active"} for b in blocks]},
+        {"CapacityBlockIds": blocks},
+    )
+    stub.add_response(
+        "describe_capacity_block_status",
+        {"CapacityBlockStatuses": [{"CapacityBlockId": b, "InterconnectStatus": "ok"} for b in blocks]},
+        {"CapacityBlockIds": blocks},
+    )
+    fleet = [f"cr-0f{n:015x}" for n in range(8)]
+    arn = "arn:aws:resource-groups:us-east-1:111122223333:group/gb200-fleet"
+    rg_stub.add_response(
+        "list_group_resources",
+        {
+            "ResourceIdentifiers": [
+                {
+                    "ResourceArn": f"arn:aws:ec2:us-east-1:111122223333:capacity-reservation/{i}",
+                    "ResourceType": "AWS::EC2::CapacityReservation",
+                }
+                for i in fleet
+            ]
+        },
+        {"Group": arn},
+    )
+    for cr_id in fleet:
+        stub.add_response(
+            "describe_capacity_reservations",
+            {"CapacityReservations": [reservation(cr_id, "active", A_START, A_END, "cb-0f0000000000000ff")]},
+            {"CapacityReservationIds": [cr_id]},
+        )
+    for call, key, item in (
+        ("describe_capacity_blocks", "CapacityBlocks", {"State": "active"}),
+        ("describe_capacity_block_status", "CapacityBlockStatuses", {"InterconnectStatus": "impaired"}),
+    ):
+        stub.add_response(
+            call,
+            {key: [{"CapacityBlockId": "cb-0f0000000000000ff", **item}]},
+            {"CapacityBlockIds": ["cb-0f0000000000000ff"]},
+        )
+    nodes = [
+        Node(
+            f"n-{group}-{n}",
+            {ULTRASERVER_LABEL: group},
+            {"nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": "17"},
+            True,
+            A_START,
+        )
+        for group in ("nvl72-1", "nvl72-2", "nvl72-3", "nvl72-4", "fleet")
+        for n in range(18 if group != "fleet" else 144)
+    ]
+    base = clients(ec2)
+    both = PreflightClients(base.ec2, base.ssm, base.eks, base.service_quotas, rg, base.sts)
+    report = run_status(settings, both, FakeCluster(node_list=nodes), Limits(DURING_A))
+    stub.assert_no_pending_responses()
+    rows = {u.node_group: u for u in report.ultraservers}
+    assert list(rows) == ["nvl72-1", "nvl72-2", "nvl72-3", "nvl72-4", "fleet"]
+    assert [rows[f"nvl72-{n}"].reservation.id for n in range(1, 5)] == ids
+    assert (rows["fleet"].reservation.total, rows["fleet"].cluster.ready) == (144, 144)
+    assert set(problems(report)) == {"fleet: interconnect"}
+
+
+def test_a_single_block_group_names_its_reservation_window() -> None:
+    from helpers.stacks import ROOT
+    from ultraserver.cli import stack_settings
+
+    settings = stack_settings(ROOT, "gb200-x72")
+    start, end = (
+        datetime.fromisoformat("2026-12-01T11:30:00+00:00"),
+        datetime.fromisoformat("2026-12-15T11:30:00+00:00"),
+    )
+    ec2, stub = stubbed("ec2")
+    queue_current(stub, reservation("cr-0123456789abcdef0", "active", start, end + timedelta(days=2), BLOCK_A))
+    cluster = gpu_nodes(settings, ready=18, ready_since=start)
+    report = run_status(settings, clients(ec2), cluster, Limits(start + timedelta(days=1)))
+    fix = problems(report, WARNING)["nvl72: block end"]
+    assert fix.startswith("set gpuNodeGroups[0].reservationWindow.end to 2026-12-17T11:30:00+00:00")

@@ -78,8 +78,10 @@ def judge(
     settings_key: str,
 ) -> UltraServerStatus:
     """The status of one UltraServer of the group's current block (``blocks[index]``)."""
-    now, r, key = limits.now, reservation, f"{node_group}"
-    block_key = f"{settings_key}.capacityBlocks[{index}]" if len(blocks) > 1 else settings_key
+    now, r, key = limits.now, reservation, node_group
+    several = len(blocks) > 1
+    block_key = f"{settings_key}.capacityBlocks[{index}]" if several else settings_key
+    end_key = f"{block_key}.end" if several else f"{settings_key}.reservationWindow.end"
     problems: list[Problem] = []
     # The block's own state counts when the reservation looks usable but its block does not.
     state = r.state if r.state not in capacity_states.USABLE or not r.block_state else r.block_state
@@ -106,13 +108,13 @@ def judge(
                 f"{key}: block end",
                 f"EC2 says {_utc(r.end)}, the stack file {_utc(window.end)}",
                 "the same end",
-                f"set {block_key}.end to {r.end.astimezone(timezone.utc).isoformat()} (the block was extended) "
+                f"set {end_key} to {r.end.astimezone(timezone.utc).isoformat()} (the block was extended) "
                 "so the scale-down runs at the real end",
                 WARNING,
             )
         )
     problems += _running_problems(key, r, side, window.scale_down_lead_minutes if window else None, limits)
-    problems += _ending_problems(key, r, blocks, index, block_key, limits)
+    problems += _ending_problems(key, group, r, blocks, index, settings_key, limits)
     idle = idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0
     return UltraServerStatus(group, node_group, index, len(blocks), r, side, idle, tuple(problems))
 
@@ -176,7 +178,13 @@ def _running_problems(
 
 
 def _ending_problems(
-    key: str, r: Reservation, blocks: tuple[CapacityBlock, ...], index: int, block_key: str, limits: Limits
+    key: str,
+    group: str,
+    r: Reservation,
+    blocks: tuple[CapacityBlock, ...],
+    index: int,
+    settings_key: str,
+    limits: Limits,
 ) -> list[Problem]:
     """A block ending within the horizon with no successor (the next entry of the group's capacityBlocks)."""
     now = limits.now
@@ -190,8 +198,8 @@ def _ending_problems(
             f"{key}: block end",
             f"{r.block_id or r.id} ends {_utc(r.end)} (in {hours:.1f} h) with no next block",
             f"more than {int(limits.horizon.total_seconds() // 3600)} h left, or a next block",
-            f"extend it (ultraserver extend --stack <stack> --group <group> --hours 24 ...), or buy the next block "
-            f"and add it after {block_key} in capacityBlocks",
+            f"extend it (ultraserver extend --stack <stack> --group {group} --hours 24 ...), or buy the next block "
+            f"and list it after this one in {settings_key}.capacityBlocks",
         )
     ]
 

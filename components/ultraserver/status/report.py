@@ -55,11 +55,11 @@ def format_status(stack: str, report: StatusReport, now: datetime) -> str:
     for u in report.ultraservers:
         lines += [*_ultraserver_lines(u, now), ""]
     if report.problems:
-        lines += ["stack file", *_problem_lines(report.problems), ""]
+        lines += ["groups", *_problem_lines(report.problems), ""]
     failed = sum(1 for u in report.ultraservers if any(p.level == ERROR for p in u.problems))
     errors = sum(1 for p in report.problems if p.level == ERROR)
     summary = f"{len(report.ultraservers)} UltraServer(s), {failed} failing"
-    lines.append(summary + (f", {errors} stack file problem(s)" if errors else ""))
+    lines.append(summary + (f", {errors} group problem(s)" if errors else ""))
     return "\n".join(lines)
 
 
