@@ -23,7 +23,7 @@ from ultraserver.problems import ConfigError
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_CODES = """exit codes:
   0  ok
-  1  checks failed (policy violations, preflight or verify failures)
+  1  checks failed (policy violations, preflight, verify or status failures)
   2  bad input or usage (invalid settings, missing or unwritable files)
   3  internal error (one line with the cause; rerun with --debug for the traceback)"""
 GRAPH_FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".dot": "dot", ".gv": "dot"}
@@ -340,12 +340,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--node-facts-only", action="store_true", help="only the cheap node and DRA checks (no job logs are read)"
     )
     ver.set_defaults(func=cmd_verify)
+    from ultraserver.status.judge import GRACE_MINUTES, HORIZON_HOURS
+
     st = sub.add_parser("status", help="live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
     _aws_options(st)
     st.add_argument("--kubeconfig", default=str(Path.home() / ".kube" / "config"), help="kubeconfig of the cluster")
     st.add_argument("--json", metavar="FILE", help="write the status as JSON")
-    st.add_argument("--grace-minutes", type=int, default=30, help="nodes may be short this long (default 30)")
-    st.add_argument("--horizon-hours", type=int, default=48, help="fail a block ending this soon unfollowed (48)")
+    st.add_argument("--grace-minutes", type=int, default=GRACE_MINUTES, help="nodes may be short this long")
+    st.add_argument(
+        "--horizon-hours", type=int, default=HORIZON_HOURS, help="fail a block ending this soon, unfollowed"
+    )
     st.set_defaults(func=cmd_status)
     ext = sub.add_parser("extend", help="show (and with --yes buy) extensions of a group's current Capacity Block")
     _aws_options(ext)

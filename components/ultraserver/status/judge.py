@@ -18,14 +18,18 @@ from ultraserver.problems import ERROR, WARNING, Problem
 from ultraserver.status.aws import NOT_FOUND, UNREPORTED, Reservation
 from ultraserver.status.cluster import ClusterSide, idle_gpu_hours
 
+# Defaults of --grace-minutes (time for nodes to boot and join; unmeasured for GB200) and --horizon-hours (the end
+# within this and no next block leaves time to extend it or buy the next one).
+GRACE_MINUTES, HORIZON_HOURS = 30, 48
+
 
 @dataclass(frozen=True)
 class Limits:
     """When status calls a shortfall a failure."""
 
     now: datetime
-    grace: timedelta = timedelta(minutes=30)
-    horizon: timedelta = timedelta(hours=48)
+    grace: timedelta = timedelta(minutes=GRACE_MINUTES)
+    horizon: timedelta = timedelta(hours=HORIZON_HOURS)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ultraserver.builders.expected_nodes import node_group_expectations
+from ultraserver.builders.expected_nodes import NodeGroupExpectation, node_group_expectations
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
@@ -60,7 +60,7 @@ def _group_status(
     group: GpuNodeGroupSettings,
     key: str,
     nodes: Sequence[Node],
-    expected: dict,
+    expected: dict[str, NodeGroupExpectation],
     clients: PreflightClients,
     limits: Limits,
 ) -> tuple[list[UltraServerStatus], list[Problem]]:
