@@ -245,7 +245,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     settings = stack_settings(args.project_dir, args.stack)
     _check_writable(args.json)
     now = args.now or datetime.now(timezone.utc)
-    limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours))
+    limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours), args.stack)
     try:
         clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
         report = run_status(settings, clients, connect(args.kubeconfig), limits)

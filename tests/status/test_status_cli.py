@@ -61,7 +61,8 @@ def test_impaired_interconnect_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_horizon_and_grace_are_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     # 11.5 days left: a 300-hour horizon fails the lone block.
     wire(monkeypatch, healthy())
-    assert status("--horizon-hours", "300").code == 1
+    done = status("--horizon-hours", "300")
+    assert done.code == 1 and "ultraserver extend --stack gb200-x72 --group nvl72 --hours 24" in done.stdout
     # No node yet 20 minutes into the block: inside a 30-minute grace, outside a 10-minute one.
     for grace, code in (("30", 0), ("10", 1)):
         wire(monkeypatch, FakeCluster())

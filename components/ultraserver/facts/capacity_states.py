@@ -126,7 +126,7 @@ def stale_fix(block_key: str, state: str, past: bool) -> str:
     """
     if past:
         return (
-            f"remove {block_key} from the stack file (the group has moved on; a {state} reservation breaks later "
-            "updates of the launch template)"
+            f"remove {block_key} from the stack file (the group has moved on, and a reservation in state {state} "
+            "breaks later updates of the launch template)"
         )
     return f"{block_key} will never launch ({state}): {state_fix(state)}, e.g. with `ultraserver extend` beforehand"

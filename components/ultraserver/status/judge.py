@@ -25,11 +25,12 @@ GRACE_MINUTES, HORIZON_HOURS = 30, 48
 
 @dataclass(frozen=True)
 class Limits:
-    """When status calls a shortfall a failure."""
+    """When status calls a shortfall a failure (and the stack name its fixes quote)."""
 
     now: datetime
     grace: timedelta = timedelta(minutes=GRACE_MINUTES)
     horizon: timedelta = timedelta(hours=HORIZON_HOURS)
+    stack: str = "<stack>"
 
 
 @dataclass(frozen=True)
@@ -139,10 +140,11 @@ def _running_problems(
         since = r.start if side.nodes < r.total or side.not_ready_since is None else max(r.start, side.not_ready_since)
         if now - since > limits.grace:
             minutes = int((now - since).total_seconds() // 60)
+            short = f"{minutes} minutes" if minutes < 120 else f"{minutes / 60:.1f} hours"
             problems.append(
                 Problem(
                     f"{key}: nodes Ready",
-                    f"{side.ready} of {r.total} reserved, short for {minutes} minutes",
+                    f"{side.ready} of {r.total} reserved, short for {short}",
                     f"{r.total} Ready within {int(limits.grace.total_seconds() // 60)} minutes",
                     "the block is paid for: check the node group (aws eks describe-nodegroup; for self-managed groups "
                     "the Auto Scaling group's activity), `kubectl get nodes -l ultraserver.io/ultraserver="
@@ -202,7 +204,7 @@ def _ending_problems(
             f"{key}: block end",
             f"{r.block_id or r.id} ends {_utc(r.end)} (in {hours:.1f} h) with no next block",
             f"more than {int(limits.horizon.total_seconds() // 3600)} h left, or a next block",
-            f"extend it (ultraserver extend --stack <stack> --group {group} --hours 24 ...), or buy the next block "
+            f"extend it (ultraserver extend --stack {limits.stack} --group {group} --hours 24), or buy the next block "
             f"and list it after this one in {settings_key}.capacityBlocks",
         )
     ]
