@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from botocore.stub import Stubber
-from helpers.capacity import A_END, DURING_A, A, B, clients, two_block_settings
+from helpers.capacity import A_END, B_END, DURING_A, A, B, clients, reservation, two_block_settings
 from helpers.cli import run_main
 from helpers.preflight import LOCAL_ZONE, stubbed
 from ultraserver.facts import capacity_states
@@ -18,7 +18,19 @@ SETTINGS = two_block_settings()
 OFFER = "cbe-0123456789abcdef0"
 
 
-def queue_offering(stub: Stubber, cr_id: str = A, hours: int = 48, offered: bool = True) -> None:
+def queue_state(stub: Stubber, cr_id: str = A, state: str = "active", end: datetime = A_END) -> None:
+    """The reservation as extend reads it first (one DescribeCapacityReservations call)."""
+    answer = reservation(cr_id, state, end - timedelta(days=7), end, "cb-0aaaaaaaaaaaaaaa1")
+    stub.add_response(
+        "describe_capacity_reservations", {"CapacityReservations": [answer]}, {"CapacityReservationIds": [cr_id]}
+    )
+
+
+def queue_offering(
+    stub: Stubber, cr_id: str = A, hours: int = 48, offered: bool = True, end: datetime | None = None
+) -> None:
+    """The reservation's state (active), then its offerings."""
+    queue_state(stub, cr_id, end=end or (B_END if cr_id == B else A_END))
     offering = {
         "CapacityBlockExtensionOfferingId": OFFER,
         "InstanceType": "p6e-gb200.36xlarge",
@@ -138,3 +150,39 @@ def test_cli_without_credentials_exits_2(monkeypatch: pytest.MonkeyPatch, tmp_pa
     done = run_main("extend", "--stack", "gb200-x72", "--group", "nvl72", "--hours", "24")
     assert done.code == 2 and done.stderr.startswith("extend: no usable AWS credentials")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("state", capacity_states.CAPACITY_RESERVATION_STATES)
+def test_only_active_or_scheduled_blocks_are_offered_an_extension(state: str) -> None:
+    ec2, stub = stubbed("ec2")
+    if state in capacity_states.EXTENSION_USABLE_STATES:
+        queue_offering(stub)  # its state is active; the case is the same for scheduled
+        expected = True
+    else:
+        queue_state(stub, state=state)
+        expected = False
+    lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, False, DURING_A)
+    stub.assert_no_pending_responses()
+    assert ok == expected
+    if not expected:
+        assert lines[0] == "cannot extend nvl72; nothing was bought:" and state in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("before_end", "allowed"),
+    [
+        (timedelta(days=57), False),
+        (timedelta(days=56), True),
+        (timedelta(hours=1), True),
+        (timedelta(minutes=59), False),
+    ],
+)
+def test_extensions_are_bought_from_56_days_to_1_hour_before_the_end(before_end: timedelta, allowed: bool) -> None:
+    ec2, stub = stubbed("ec2")
+    far_end = DURING_A + before_end
+    if allowed:
+        queue_offering(stub, offered=False, end=far_end)
+    else:
+        queue_state(stub, end=far_end)
+    lines, _ = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, False, DURING_A)
+    assert ("cannot extend" in lines[0]) != allowed

@@ -12,7 +12,7 @@ EC2 API (botocore ec2 model, ec2-2016-11-15): DescribeCapacityBlockExtensionOffe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
@@ -21,6 +21,7 @@ from ultraserver.facts import capacity_states
 from ultraserver.facts.capacity_blocks import current_block
 from ultraserver.preflight.capacity import resource_group_reservation_ids
 from ultraserver.preflight.clients import ApiFailure, Client, PreflightClients, call
+from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
 
 
 class ExtendUsageError(ValueError):
@@ -122,6 +123,24 @@ def purchase(ec2: Client, offering: Offering) -> str:
     return str(extensions[0].get("CapacityBlockExtensionStatus", "unknown")) if extensions else "unknown"
 
 
+def extension_refusals(found: dict[str, Reservation], ids: list[str], now: datetime) -> list[str]:
+    """Why EC2 would refuse to extend these reservations: state, or too early or too late before the end."""
+    earliest = timedelta(days=capacity_states.EXTENSION_EARLIEST_DAYS_BEFORE_END)
+    latest = timedelta(hours=capacity_states.EXTENSION_LATEST_HOURS_BEFORE_END)
+    refusals = []
+    for cr_id in ids:
+        r = found.get(cr_id, Reservation(cr_id, NOT_FOUND))
+        if r.state not in capacity_states.EXTENSION_USABLE_STATES:
+            fix = capacity_states.state_fix(r.state) if r.state != NOT_FOUND else "correct the id or the region"
+            refusals.append(f"  {cr_id}: {r.state}; a block is extended only while active or scheduled ({fix})")
+        elif r.end and not r.end - earliest <= now <= r.end - latest:
+            refusals.append(
+                f"  {cr_id}: ends {_utc(r.end)}; an extension is bought from {earliest.days} days to "
+                f"{capacity_states.EXTENSION_LATEST_HOURS_BEFORE_END} hour before the end"
+            )
+    return refusals
+
+
 def run_extend(
     group: GpuNodeGroupSettings, clients: PreflightClients, hours: int, buy: bool, now: datetime
 ) -> tuple[list[str], bool]:
@@ -131,6 +150,9 @@ def run_extend(
     nothing is bought unless every reservation has an offering, so the group's UltraServers stay in step).
     """
     ids = current_reservations(group, clients, now)
+    refused = extension_refusals(read_reservations(ids, clients.ec2, with_blocks=False), ids, now)
+    if refused:
+        return [f"cannot extend {group.name}; nothing was bought:", *refused], False
     lines = [f"Capacity Block extensions of {hours} h for {group.name} ({len(ids)} reservation(s)):"]
     chosen: list[Offering] = []
     missing: list[str] = []
