@@ -242,6 +242,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ultraserver.status.run import run_status
     from ultraserver.verify.clients import ClusterError, connect
 
+    if min(args.grace_minutes, args.horizon_hours) < 0:
+        raise UsageError("--grace-minutes, --horizon-hours: got a negative number; allowed: 0 or more")
     settings = stack_settings(args.project_dir, args.stack)
     _check_writable(args.json)
     now = args.now or datetime.now(timezone.utc)

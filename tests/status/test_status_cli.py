@@ -89,5 +89,7 @@ def test_no_credentials_exits_2_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_a_bad_now_is_a_usage_error() -> None:
+def test_bad_flags_are_usage_errors() -> None:
     assert status("--now", "2026-12-03T12:00:00").code == 2  # no zone
+    assert status("--grace-minutes", "-5").code == 2
+    assert status("--horizon-hours", "-1").code == 2
