@@ -13,7 +13,8 @@ import re
 import sys
 import traceback
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,10 @@ EXIT_CODES = """exit codes:
   1  checks failed (policy violations, preflight or verify failures)
   2  bad input or usage (invalid settings, missing or unwritable files)
   3  internal error (one line with the cause; rerun with --debug for the traceback)"""
+# Text formats only: --graph writes Mermaid or DOT source, never an image (render it with mermaid-cli or dot).
 GRAPH_FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".dot": "dot", ".gv": "dot"}
+HTML_FORMATS = {".html": "html", ".htm": "html"}
+OUTPUT_KINDS = {"--graph": "Mermaid or DOT text, not an image", "--html": "one self-contained HTML page"}
 
 
 class UsageError(Exception):
@@ -55,10 +59,13 @@ def _quiet_loop_teardown(unraisable: Any) -> None:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    """Run the stack's program offline, print what it would create, write the JSON and graph."""
+    """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
     from ultraserver.offline.graph import dot, mermaid
-    from ultraserver.offline.report import summary, tree
+    from ultraserver.offline.groups import clock_line, group_views, windows_by_group
+    from ultraserver.offline.html_report import html_report
+    from ultraserver.offline.report import plan_warnings, summary, tree
+    from ultraserver.offline.terminal import PlanText, console_for, print_plan
     from ultraserver.policy.engine import RULES, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
@@ -66,34 +73,40 @@ def cmd_plan(args: argparse.Namespace) -> int:
     deployed_note = ""
     if args.deployed:
         policy_config, deployed_note = with_deployed_state(policy_config, Path(args.deployed))
-    for target in (args.json, args.graph):
-        _check_writable(target)
-    if args.graph and Path(args.graph).suffix not in GRAPH_FORMATS:
-        raise UsageError(
-            f"--graph: got {args.graph!r}; allowed: a file ending in {', '.join(GRAPH_FORMATS)}; fix: rename it"
-        )
-    _print_warnings(stack_settings(args.project_dir, args.stack))
+    outputs = ((args.json, None, "--json"), (args.graph, GRAPH_FORMATS, "--graph"), (args.html, HTML_FORMATS, "--html"))
+    for target, formats, flag in outputs:
+        _check_output(target, formats, flag)
+    settings = stack_settings(args.project_dir, args.stack)
+    warnings = _settings_warnings(settings)
+    # The program sizes capacity-block groups against the wall clock; the report names that clock.
+    now = datetime.now(timezone.utc)
     plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
-    print(f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)\n")
-    print(tree(plan))
-    print()
-    print(summary(plan))
-    if plan.placeholders:
-        print("\nOffline placeholders (what AWS would answer at deploy time):")
-        for line in dict.fromkeys(plan.placeholders):
-            print(f"  {line}")
-    print()
-    if deployed_note:
-        print(deployed_note)
-    print(format_violations(violations, len(RULES)))
+    text = PlanText(
+        title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
+        clock=clock_line(now),
+        groups=group_views(plan, windows_by_group(settings), now),
+        warnings=[*warnings, *plan_warnings(plan)],
+        policies=format_violations(violations, len(RULES)),
+        tree=tree(plan),
+        summary=summary(plan),
+        placeholders=list(dict.fromkeys(plan.placeholders)),
+        notes=[deployed_note] if deployed_note else [],
+    )
+    print_plan(console_for(sys.stdout), text, sys.stdout)
     if args.json:
         _write(args.json, json.dumps(plan.to_json(), indent=2, sort_keys=False) + "\n")
         print(f"\nPlan JSON written to {args.json}")
     if args.graph:
-        _write(args.graph, dot(plan) if GRAPH_FORMATS[Path(args.graph).suffix] == "dot" else mermaid(plan))
+        kind = GRAPH_FORMATS[_suffix(args.graph)]
+        graph = dot(plan) if kind == "dot" else mermaid(plan)
+        # A Markdown file gets a fenced block, so GitHub and editors draw it.
+        _write(args.graph, f"```mermaid\n{graph}```\n" if _suffix(args.graph) == ".md" else graph)
         print(f"Dependency graph written to {args.graph}")
+    if args.html:
+        _write(args.html, html_report(plan, text))
+        print(f"HTML report written to {args.html}")
     return EXIT_FAILED if blocks(violations) else EXIT_OK
 
 
@@ -137,10 +150,19 @@ def _policy_config(path: str | None) -> dict[str, Any] | None:
     return data
 
 
-def _check_writable(path: str | None) -> None:
-    """UsageError unless an output file can be created (before the plan runs, so nothing is wasted)."""
+def _suffix(path: str) -> str:
+    return Path(path).suffix.lower()
+
+
+def _check_output(path: str | None, formats: Mapping[str, str] | None, flag: str) -> None:
+    """UsageError unless an output file has a known extension and can be created (checked before the plan runs)."""
     if not path:
         return
+    if formats is not None and _suffix(path) not in formats:
+        raise UsageError(
+            f"{flag}: got {path!r}; allowed: a file ending in {', '.join(formats)} "
+            f"({flag} writes {OUTPUT_KINDS[flag]}); fix: rename it"
+        )
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
@@ -158,13 +180,20 @@ def _write(path: str, text: str) -> None:
         raise UsageError(f"{path}: cannot write ({err.strerror}); fix: pick a writable path") from None
 
 
-def _print_warnings(settings: Any) -> None:
-    """Warnings that do not stop a plan: example values left in the stack, paid extended support, quotas."""
+def _settings_warnings(settings: Any) -> list[str]:
+    """Warnings that do not stop a plan: example values left in the stack, paid extended support, quotas.
+
+    The plan prints them in its Warnings section; when stdout is piped to a file they also go to stderr, so the
+    person who ran the command still sees them.
+    """
     from ultraserver.config.examples import example_value_warnings
     from ultraserver.config.settings import settings_warnings
 
-    for item in [*example_value_warnings(settings), *settings_warnings(settings)]:
-        print(f"warning: {item}", file=sys.stderr)
+    found = [str(w) for w in [*example_value_warnings(settings), *settings_warnings(settings)]]
+    if not sys.stdout.isatty():
+        for item in found:
+            print(f"warning: {item}", file=sys.stderr)
+    return found
 
 
 def stack_settings(project_dir: Path, stack: str) -> Any:
@@ -222,6 +251,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return exit_code(verdicts)
 
 
+def package_version() -> str:
+    """The installed package's version (its metadata, from pyproject.toml)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ultraserver")
+    except PackageNotFoundError:
+        return "unknown (not installed; pip install -e . to record it)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
@@ -232,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="print the full traceback of an internal error")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     plan = sub.add_parser("plan", help="run a stack's Pulumi program offline and show every resource it would create")
     plan.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
@@ -239,7 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)"
     )
     plan.add_argument("--json", metavar="FILE", help="write the plan as JSON")
-    plan.add_argument("--graph", metavar="FILE", help="write the dependency graph (.mmd Mermaid, or .dot Graphviz)")
+    plan.add_argument(
+        "--graph", metavar="FILE", help="write the dependency graph as text: .mmd/.mermaid/.md Mermaid, .dot/.gv DOT"
+    )
+    plan.add_argument(
+        "--html", metavar="FILE", help="write a self-contained HTML report (.html): graph, EFA cards, group tables"
+    )
     plan.add_argument(
         "--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)"
     )
