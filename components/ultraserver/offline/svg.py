@@ -73,14 +73,17 @@ def graph_svg(plan: Plan) -> str:
     labels, pairs = edges(plan)
     columns = layers(sorted(labels), pairs)
     grid = _order(columns, pairs, labels)
-    box_w = max((len(max(_split(v), key=len)) for v in labels.values()), default=10) * CHAR_W + 2 * PAD
+    # Each column is as wide as its longest line, so one long name does not widen the whole picture.
+    widths = [max((len(max(_split(labels[n]), key=len)) for n in col), default=10) * CHAR_W + 2 * PAD for col in grid]
     box_h = 2 * LINE_H + PAD
     height = max((len(c) for c in grid), default=1) * (box_h + GAP_Y) + GAP_Y
-    width = len(grid) * (box_w + GAP_X) + GAP_X
-    at: dict[str, tuple[float, float]] = {}
+    width = sum(widths) + GAP_X * len(grid)
+    at: dict[str, tuple[float, float, float]] = {}
+    left = GAP_X / 2
     for index, column in enumerate(grid):
         for position, node in enumerate(column):
-            at[node] = (GAP_X / 2 + index * (box_w + GAP_X), GAP_Y + position * (box_h + GAP_Y))
+            at[node] = (left, GAP_Y + position * (box_h + GAP_Y), widths[index])
+        left += widths[index] + GAP_X
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="graph" role="img" width="{width:.0f}" '
         f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" aria-label="dependency graph">',
@@ -89,7 +92,7 @@ def graph_svg(plan: Plan) -> str:
         'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#6b7280"/></marker></defs>',
     ]
     for source, target in sorted(pairs):
-        (x1, y1), (x2, y2) = at[source], at[target]
+        (x1, y1, box_w), (x2, y2, _) = at[source], at[target]
         x1, y1, y2 = x1 + box_w, y1 + box_h / 2, y2 + box_h / 2
         middle = (x1 + x2) / 2
         parts.append(
@@ -97,7 +100,7 @@ def graph_svg(plan: Plan) -> str:
             f'{x2:.1f} {y2:.1f}" fill="none" stroke="#9ca3af" marker-end="url(#arrow)"/>'
         )
     for node in sorted(at):
-        x, y = at[node]
+        x, y, box_w = at[node]
         name, kind = _split(labels[node])
         parts.append(
             f'<g class="node" data-urn="{escape(node)}"><title>{escape(node)}</title>'
