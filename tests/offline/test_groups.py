@@ -138,3 +138,18 @@ def test_every_shipped_stack_has_every_row(shipped_plan, stack: str) -> None:  #
     for view in found:
         assert [label for label, _ in view.rows] == LABELS
         assert all(value and "?" not in value for _, value in view.rows), view.rows
+
+
+def test_a_group_held_at_0_for_an_upgrade_says_so(plan_with) -> None:  # type: ignore[no-untyped-def]
+    group = {
+        "name": "nvl72",
+        "availabilityZone": "us-east-1-dfw-2a",
+        "capacityReservationIds": ["cr-0123456789abcdef0"],
+        "reservationWindow": {"start": "2026-12-01T11:30:00Z", "end": "2026-12-15T11:30:00Z"},
+        "scaleToZeroForUpgrade": True,
+    }
+    plan = plan_with("gb200-x72", {"gpuNodeGroups": [group]})
+    (view,) = group_views(plan, {"gb200-x72-nvl72": [WINDOW]}, BEFORE)
+    assert view.row("min/desired/max now") == "0 / 0 / 18 (held at 0 for an upgrade)"
+    assert view.row("min/desired/max at block start") == "no scale-up scheduled (the group is held at 0 for an upgrade)"
+    assert view.row("window").startswith("future: ")

@@ -164,18 +164,24 @@ def _sizes_text(sizes: tuple[int, int, int]) -> str:
 
 
 def _at_block_start(
-    schedules: Sequence[PlanResource], windows: Sequence[ReservationWindow], now: datetime, now_sizes: str
+    schedules: Sequence[PlanResource],
+    windows: Sequence[ReservationWindow],
+    now: datetime,
+    now_sizes: str,
+    held: bool = False,
 ) -> str:
     up = next((s for s in schedules if int(s.inputs.get("desiredCapacity") or 0) > 0), None)
     if up is not None:
         sizes = tuple(int(up.inputs.get(k) or 0) for k in ("minSize", "desiredCapacity", "maxSize"))
         return f"{_sizes_text(sizes)} (scheduled {up.inputs.get('startTime')})"  # type: ignore[arg-type]
     states = [window_state(w, now) for w in windows]
+    if not states:
+        return "no reservation window: the group keeps its size now"
     if ACTIVE in states:
         return f"{now_sizes} (the block has started: sized now)"
-    if states and all(s == ENDED for s in states):
+    if all(s == ENDED for s in states):
         return "none (every block has ended)"
-    return "no reservation window: the group keeps its size now"
+    return "no scale-up scheduled (the group is held at 0 for an upgrade)" if held else "no scale-up scheduled"
 
 
 def _schedule_text(schedules: Sequence[PlanResource]) -> str:
@@ -211,7 +217,7 @@ def group_view(
         ("zone", str(tags.get(RESERVATION_ZONE) or zones or "?")),
         ("subnet", subnets),
         ("min/desired/max now", _sizes_text(sizes) + (" (held at 0 for an upgrade)" if held else "")),
-        ("min/desired/max at block start", _at_block_start(schedules, windows, now, _sizes_text(sizes))),
+        ("min/desired/max at block start", _at_block_start(schedules, windows, now, _sizes_text(sizes), held)),
         ("AMI", _ami(group, template)),
         ("EFA", _efa(instance_type, layout, interfaces)),
         ("schedule", _schedule_text(schedules)),
