@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 from helpers.cli import run_main
+from helpers.stacks import ROOT
+from ultraserver import cli
 
 
 def test_version_comes_from_the_package_metadata() -> None:
@@ -68,3 +72,20 @@ def test_plan_prints_the_clock_tables_warnings_then_policies() -> None:
         "pulumi:pulumi:Stack",
     ]
     assert [out.index(m) for m in markers] == sorted(out.index(m) for m in markers)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_warnings_go_to_stderr_only_when_stdout_is_piped(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = cli.stack_settings(ROOT, "gb200-x72")
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    found = cli._settings_warnings(settings)
+    assert found and err.getvalue() == ""
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert cli._settings_warnings(settings) == found
+    assert err.getvalue().count("warning: ") == len(found)

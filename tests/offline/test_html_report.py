@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 import pytest
 from helpers.stacks import STACKS
 from ultraserver.facts import efa
+from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.offline.graph import edges
 from ultraserver.offline.groups import clock_line, group_views
 from ultraserver.offline.html_report import html_report
@@ -20,6 +21,9 @@ from ultraserver.offline.svg import cards_svg, graph_svg, layers
 SVG = "{http://www.w3.org/2000/svg}"
 NOW = datetime(2026, 11, 23, 2, 50, tzinfo=timezone.utc)
 GB200 = "p6e-gb200.36xlarge"
+WINDOW = ReservationWindow(
+    datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc), datetime(2026, 12, 15, 11, 30, tzinfo=timezone.utc), 60
+)
 
 
 class Page(HTMLParser):
@@ -111,3 +115,14 @@ def test_everything_is_escaped(shipped_plan) -> None:  # type: ignore[no-untyped
     page = html_report(plan, text_of(plan, warnings=["<script>alert(1)</script>"], title="a & <b>"))
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<title>a &amp; &lt;b&gt;</title>" in page
+
+
+def test_policy_violations_and_window_state_are_shown(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    violation = {"policy": "rule-<x>", "level": "mandatory", "urn": "urn:a", "message": "fix & retry"}
+    plan = replace(shipped_plan("gb200-x72"), policies=[violation])
+    page = html_report(plan, text_of(plan, policies="Policies: 1 mandatory violation."))
+    assert '<table class="policies">' in page
+    assert "<td>rule-&lt;x&gt;</td>" in page and "<td>fix &amp; retry</td>" in page
+    assert '<td class="future">future: 2026-12-01T11:30Z' not in page  # no windows were given to text_of
+    windows_page = html_report(plan, text_of(plan, groups=group_views(plan, {"gb200-x72-nvl72": [WINDOW]}, NOW)))
+    assert '<td class="future">future: 2026-12-01T11:30Z to 2026-12-15T11:30Z' in windows_page
