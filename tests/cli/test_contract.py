@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import copy_project, run_main
 from helpers.stacks import ROOT
-from ultraserver import cli
+from ultraserver.cli import plan as cli_plan
 
 
 def test_help_documents_the_exit_codes() -> None:
@@ -61,7 +61,7 @@ def test_internal_error_is_one_line_and_the_traceback_only_with_debug(monkeypatc
     def broken(project_dir: Path, stack: str) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(cli, "stack_settings", broken)
+    monkeypatch.setattr(cli_plan, "stack_settings", broken)
     quiet = run_main("plan", "--stack", "gb200-x72")
     assert quiet.code == 3
     assert quiet.stderr.strip().splitlines() == [

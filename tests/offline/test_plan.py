@@ -199,7 +199,7 @@ def test_readme_architecture_graph_is_the_generated_one(shipped_plan) -> None:  
 
 
 def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_grouped_fleet(shipped_plan) -> None:  # type: ignore[no-untyped-def]
-    from ultraserver.offline.report import gpu_groups, summary
+    from ultraserver.offline.report import gpu_groups, plan_warnings, summary
 
     plan = shipped_plan("gb200-multi")
     groups = {g.resource.name: g for g in gpu_groups(plan)}
@@ -227,15 +227,16 @@ def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_groupe
     assert [j for j in jobs if j.startswith("nvbandwidth-")] == sorted(nvlink)
     assert [j for j in jobs if not j.startswith("nvbandwidth-")] == ["nccl-efa"]  # EFA across UltraServers
     text = summary(plan)
-    assert "216 GPU in 5 GPU node groups" in text and "GPUs: 864" in text and "WARNING" not in text
+    assert "216 GPU in 5 GPU node groups" in text and "GPUs: 864" in text
+    assert plan_warnings(plan) == []
 
 
-def test_summary_warns_past_the_managed_node_group_quota(shipped_plan) -> None:  # type: ignore[no-untyped-def]
-    from ultraserver.offline.report import summary
+def test_plan_warns_past_the_managed_node_group_quota(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    from ultraserver.offline.report import plan_warnings
 
-    text = summary(shipped_plan("gb200-multi"), quota=4)
+    (text,) = plan_warnings(shipped_plan("gb200-multi"), quota=4)
     # Four managed GPU groups (one per UltraServer) plus the system group; the self-managed fleet counts for none.
-    assert "WARNING: 5 managed node groups exceed the default EKS quota 'Managed node groups per cluster'" in text
+    assert "5 managed node groups exceed the default EKS quota 'Managed node groups per cluster'" in text
     assert "--quota-code L-6D54EA21" in text
 
 

@@ -208,6 +208,19 @@ def test_unusable_kubeconfig_is_bad_input(capsys: pytest.CaptureFixture[str]) ->
     assert "neither an existing file nor a kubeconfig document" in err and "Traceback" not in err
 
 
+def test_unwritable_json_is_refused_before_the_cluster_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The kubeconfig is unusable too; the --json path is judged first, so the message names it.
+    target = tmp_path / "missing" / "verdicts.json"
+    code = cli.main(
+        ["verify", "--stack", "gb200-x72", "--project-dir", str(ROOT), "--kubeconfig", "/no/such/file"]
+        + ["--json", str(target)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "does not exist; fix: create it" in err and "kubeconfig" not in err
+
+
 def test_unreachable_endpoint_through_the_real_client_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

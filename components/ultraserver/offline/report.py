@@ -1,15 +1,17 @@
-"""Human-readable views of a plan: the resource tree, the capacity summary and the EFA table."""
+"""Human-readable views of a plan: the resource tree in dependency order, the counts, and what the report prints."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.facts import efa, limits
 from ultraserver.facts.capacity_blocks import managed_node_group_problem
 from ultraserver.facts.tags import EFA_LAYOUT
 from ultraserver.offline.engine import Plan
+from ultraserver.offline.groups import GroupView
 from ultraserver.offline.resource import AUTOSCALING_GROUP, LAUNCH_TEMPLATE, NODE_GROUP, STACK_TYPE, PlanResource
 
 # The few inputs per type that tell a reader what a resource is; the JSON has all of them.
@@ -30,6 +32,21 @@ KEY_SETTINGS: dict[str, tuple[str, ...]] = {
 }
 
 
+@dataclass
+class PlanText:
+    """Everything the terminal plan and the HTML report show, already computed."""
+
+    title: str
+    clock: str
+    groups: Sequence[GroupView]
+    warnings: Sequence[str]
+    policies: str
+    tree: str
+    summary: str
+    placeholders: Sequence[str] = field(default_factory=list)
+    notes: Sequence[str] = field(default_factory=list)
+
+
 def lookup(inputs: dict[str, Any], path: str) -> Any:
     """A nested input by dotted path, or None."""
     value: Any = inputs
@@ -47,15 +64,51 @@ def describe(resource: PlanResource) -> str:
         value = lookup(resource.inputs, path)
         if value not in (None, "", []):
             shown.append(f"{path.split('.')[-1]}={value}")
-    if resource.type == LAUNCH_TEMPLATE:
-        shown.append(f"interfaces={len(resource.inputs.get('networkInterfaces') or [])}")
+    nics = [str(n.get("interfaceType")) for n in resource.inputs.get("networkInterfaces") or []]
+    if resource.type == LAUNCH_TEMPLATE and nics:
+        # Only GPU templates list interfaces; a template without any gets EKS's default network interface.
+        efa_count = sum(1 for kind in nics if kind in efa.EFA_TYPES)
+        shown.append(f"interfaces={len(nics)} ({efa_count} EFA, {len(nics) - efa_count} ENA only)")
     return f"{resource.type} {resource.name}" + (f"  [{', '.join(shown)}]" if shown else "")
 
 
-def tree(plan: Plan) -> str:
-    """Every resource under its parent, indented."""
-    children: dict[str, list[PlanResource]] = {}
+def creation_order(plan: Plan) -> dict[str, int]:
+    """A sort key per URN: the dependency step at which a resource (or a component's first part) can start.
+
+    A resource starts one step after everything it waits for is done; waiting for a component waits for all of
+    its parts (offline/order.py states the engine's rules), so a component is done when its last part is.
+    """
+    by_urn = plan.by_urn()
+    children: dict[str, list[str]] = {}
     for resource in plan.resources:
+        children.setdefault(resource.parent, []).append(resource.urn)
+    start: dict[str, int] = {}
+    done: dict[str, int] = {}
+    busy: set[str] = set()
+
+    def finish(urn: str) -> int:
+        if urn in done or urn in busy or urn not in by_urn:
+            return done.get(urn, 0)
+        busy.add(urn)
+        start[urn] = 1 + max((finish(d) for d in by_urn[urn].dependencies), default=-1)
+        done[urn] = max([start[urn], *(finish(c) for c in children.get(urn, []))])
+        busy.discard(urn)
+        return done[urn]
+
+    def key(urn: str) -> int:
+        parts = [key(c) for c in children.get(urn, [])]
+        return max(start[urn], min(parts)) if parts and not by_urn[urn].custom else start[urn]
+
+    for resource in plan.resources:
+        finish(resource.urn)
+    return {r.urn: key(r.urn) for r in plan.resources}
+
+
+def tree(plan: Plan) -> str:
+    """Every resource under its parent, indented; siblings in the order they can be created."""
+    order = creation_order(plan)
+    children: dict[str, list[PlanResource]] = {}
+    for resource in sorted(plan.resources, key=lambda r: (order[r.urn], r.type, r.name)):
         children.setdefault(resource.parent, []).append(resource)
     lines: list[str] = []
 
@@ -114,36 +167,48 @@ def gpu_groups(plan: Plan) -> list[GpuGroup]:
     return groups
 
 
-def summary(plan: Plan, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum) -> str:
-    """Resources by type, nodes, GPUs, EFA devices per node, and quota warnings."""
-    counts = Counter(r.type for r in plan.resources if r.type != STACK_TYPE)
-    lines = [f"Resources: {sum(counts.values())}"]
-    lines += [f"  {count:4d}  {kind}" for kind, count in sorted(counts.items())]
+def counts(plan: Plan) -> str:
+    """One line that adds up to the plan JSON's entries: the stack, components, providers, and resources by cloud."""
+    kinds = Counter(
+        "stack"
+        if r.type == STACK_TYPE
+        else "provider"
+        if r.type.startswith("pulumi:providers:")
+        else "component"
+        if not r.custom
+        else r.type.split(":")[0]
+        for r in plan.resources
+    )
+    parts = []
+    for kind in ("stack", "component", "provider"):
+        number = kinds.pop(kind, 0)
+        if number:
+            parts.append(f"{number} {kind}{'s' if number > 1 else ''}")
+    clouds = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    if clouds:
+        parts.append(f"{sum(kinds.values())} resources ({clouds})")
+    return f"Resources: {len(plan.resources)}, one per entry of --json: {', '.join(parts)}"
+
+
+def summary(plan: Plan) -> str:
+    """The resource count, nodes and GPUs, in two lines."""
     groups = gpu_groups(plan)
     system_nodes = sum(int(lookup(r.inputs, "scalingConfig.desiredSize") or 0) for r in plan.of_type(NODE_GROUP)) - sum(
         g.nodes for g in groups if g.managed
     )
     gpu_nodes = sum(g.full_size for g in groups)
     gpus = sum(g.full_size * int(efa.instance_facts(g.instance_type)["gpus"]) for g in groups)
-    lines.append(
-        f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node groups "
-        f"({sum(g.nodes for g in groups)} running now); GPUs: {gpus}"
-    )
-    waiting = [g.resource.name for g in groups if g.nodes < g.full_size]
-    if waiting:
-        lines.append(
-            f"  Below full size now (capacity block not yet active, or held at 0 for an upgrade): {', '.join(waiting)}"
-        )
-    if groups:
-        rows = [
-            efa.LayoutRow(
-                g.resource.name, g.instance_type, g.layout, efa.summarize_layout(g.instance_type, g.interfaces)
-            )
-            for g in groups
+    return "\n".join(
+        [
+            counts(plan),
+            f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node groups "
+            f"({sum(g.nodes for g in groups)} running at the clock above); GPUs: {gpus}",
         ]
-        lines += ["", "EFA per node:", efa.format_layout_table(rows)]
+    )
+
+
+def plan_warnings(plan: Plan, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum) -> list[str]:
+    """Warnings the recorded plan gives (the settings' own warnings come from config/)."""
     managed_groups = len(plan.of_type(NODE_GROUP)) + len(plan.of_type("eks:index:ManagedNodeGroup"))
     past_quota = managed_node_group_problem(managed_groups, quota)
-    if past_quota:
-        lines += ["", f"WARNING: {past_quota}"]
-    return "\n".join(lines)
+    return [past_quota] if past_quota else []

@@ -1,0 +1,157 @@
+"""The ``ultraserver`` command: ``plan`` (offline), and the subcommands that talk to AWS or the cluster.
+
+Exit codes: 0 ok; 1 checks failed (policy, preflight, verify); 2 bad input or usage (invalid settings, missing
+or unwritable files); 3 internal error (one line with the cause; the traceback only with ``--debug``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ultraserver.cli.common import (
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    UsageError,
+    aws_options,
+    endpoint_url_arg,
+    region_arg,
+    stack_settings,
+)
+from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
+from ultraserver.cli.plan import cmd_plan, with_deployed_state
+from ultraserver.problems import ConfigError
+
+__all__ = ["build_parser", "main", "stack_settings", "with_deployed_state"]
+
+
+def _quiet_loop_teardown(unraisable: Any) -> None:
+    """Hide the harmless 'Invalid file descriptor' noise of mock event loops closed at exit."""
+    if isinstance(unraisable.exc_value, ValueError) and "file descriptor" in str(unraisable.exc_value):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def package_version() -> str:
+    """The installed package's version (its metadata, from pyproject.toml)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ultraserver")
+    except PackageNotFoundError:
+        return "unknown (not installed; pip install -e . to record it)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="ultraserver",
+        description="EKS for NVIDIA GB200 UltraServers, with Pulumi. Add --debug anywhere for the full traceback "
+        "of an internal error.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--debug", action="store_true", help="print the full traceback of an internal error")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    plan = sub.add_parser("plan", help="run a stack's Pulumi program offline and show every resource it would create")
+    plan.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
+    plan.add_argument(
+        "--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)"
+    )
+    plan.add_argument("--json", metavar="FILE", help="write the plan as JSON")
+    plan.add_argument(
+        "--graph", metavar="FILE", help="write the dependency graph as text: .mmd/.mermaid/.md Mermaid, .dot/.gv DOT"
+    )
+    plan.add_argument(
+        "--html", metavar="FILE", help="write a self-contained HTML report (.html): graph, EFA cards, group tables"
+    )
+    plan.add_argument(
+        "--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)"
+    )
+    plan.add_argument(
+        "--deployed",
+        metavar="FILE",
+        help="deployed state (`pulumi stack export` or a previous `ultraserver plan --json`): refuse changes that "
+        "would roll a capacity-block group not at desired size 0",
+    )
+    plan.set_defaults(func=cmd_plan)
+    pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")
+    pre.add_argument("--stack", required=True, help="stack name")
+    pre.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
+    pre.add_argument("--region", type=region_arg, help="AWS region (default: the stack's aws:region)")
+    pre.add_argument("--profile", help="AWS profile")
+    pre.add_argument("--endpoint-url", type=endpoint_url_arg, help="send every AWS call here (e.g. a local emulator)")
+    pre.set_defaults(func=cmd_preflight)
+    ver = sub.add_parser("verify", help="judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
+    ver.add_argument("--stack", required=True, help="stack name")
+    ver.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
+    ver.add_argument(
+        "--kubeconfig",
+        default=str(Path.home() / ".kube" / "config"),
+        help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`)",
+    )
+    ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
+    ver.add_argument(
+        "--node-facts-only", action="store_true", help="only the cheap node and DRA checks (no job logs are read)"
+    )
+    ver.set_defaults(func=cmd_verify)
+    from ultraserver.status.judge import GRACE_MINUTES, HORIZON_HOURS
+
+    st = sub.add_parser("status", help="live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
+    aws_options(st)
+    st.add_argument("--kubeconfig", default=str(Path.home() / ".kube" / "config"), help="kubeconfig of the cluster")
+    st.add_argument("--json", metavar="FILE", help="write the status as JSON")
+    st.add_argument("--grace-minutes", type=int, default=GRACE_MINUTES, help="nodes may be short this long")
+    st.add_argument(
+        "--horizon-hours", type=int, default=HORIZON_HOURS, help="fail a block ending this soon, unfollowed"
+    )
+    st.set_defaults(func=cmd_status)
+    ext = sub.add_parser("extend", help="show (and with --yes buy) extensions of a group's current Capacity Block")
+    aws_options(ext)
+    ext.add_argument("--group", required=True, help="gpuNodeGroups[].name of the group to extend")
+    ext.add_argument("--hours", required=True, type=int, help="extension length: 24-336 by 24, then by 168 to 4368")
+    ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
+    ext.set_defaults(func=cmd_extend)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input or usage, 3 internal error)."""
+    sys.unraisablehook = _quiet_loop_teardown
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # --debug is accepted before or after the subcommand.
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help (0) or a usage error (2, message already printed)
+        return int(done.code or 0)
+    try:
+        return int(args.func(args))
+    except ConfigError as err:
+        print("Invalid settings, nothing was declared:", file=sys.stderr)
+        for problem in err.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as err:
+        print(f"ultraserver {args.command}: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("ultraserver: interrupted", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as err:  # noqa: BLE001 - the contract: one line, the traceback only with --debug
+        if debug:
+            traceback.print_exc()
+        cause = str(err).splitlines()[0] if str(err) else ""
+        print(
+            f"ultraserver {args.command}: internal error: {type(err).__name__}: {cause} (rerun with --debug for the "
+            "traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL

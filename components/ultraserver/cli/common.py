@@ -1,0 +1,106 @@
+"""What every ``ultraserver`` subcommand shares: exit codes, argument types, output files and stack settings."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import urllib.parse
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_CODES = """exit codes:
+  0  ok
+  1  checks failed (policy violations, preflight, verify or status failures)
+  2  bad input or usage (invalid settings, missing or unwritable files)
+  3  internal error (one line with the cause; rerun with --debug for the traceback)"""
+# Text formats only: --graph writes Mermaid or DOT source, never an image (render it with mermaid-cli or dot).
+GRAPH_FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".dot": "dot", ".gv": "dot"}
+HTML_FORMATS = {".html": "html", ".htm": "html"}
+OUTPUT_KINDS = {"--graph": "Mermaid or DOT text, not an image", "--html": "one self-contained HTML page"}
+
+
+class UsageError(Exception):
+    """Bad command-line input (a file argument that cannot be read or written)."""
+
+
+def region_arg(value: str) -> str:
+    """--region: an AWS region name (argparse reports anything else as a usage error, exit 2)."""
+    if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", value):
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: an AWS region such as us-east-1")
+    return value
+
+
+def endpoint_url_arg(value: str) -> str:
+    """--endpoint-url: an http(s) URL with a host."""
+    parts = urllib.parse.urlparse(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: a URL such as http://localhost:5000")
+    return value
+
+
+def moment_arg(value: str) -> datetime:
+    """--now: an ISO 8601 moment with a time zone."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: ISO 8601 with a zone, e.g. 2026-03-02T12:00:00Z")
+    return moment
+
+
+def suffix(path: str) -> str:
+    return Path(path).suffix.lower()
+
+
+def check_output(path: str | None, formats: Mapping[str, str] | None, flag: str) -> None:
+    """UsageError unless an output file has a known extension and can be created (checked before the plan runs)."""
+    if not path:
+        return
+    if formats is not None and suffix(path) not in formats:
+        raise UsageError(
+            f"{flag}: got {path!r}; allowed: a file ending in {', '.join(formats)} "
+            f"({flag} writes {OUTPUT_KINDS[flag]}); fix: rename it"
+        )
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise UsageError(f"{path}: is a directory; fix: give a file name")
+    if not folder.is_dir():
+        raise UsageError(f"{path}: the folder {str(folder)!r} does not exist; fix: create it or pick another path")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise UsageError(f"{path}: not writable; fix: pick a writable path")
+
+
+def write_output(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text)
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write ({err.strerror}); fix: pick a writable path") from None
+
+
+def stack_settings(project_dir: Path, stack: str) -> Any:
+    """A stack's validated settings, read from its file without running the program."""
+    from ultraserver.config.settings import PROJECT, parse_settings
+    from ultraserver.offline.engine import load_project, stack_config
+
+    project = load_project(project_dir.resolve())
+    config, _ = stack_config(project, stack)
+    # Both projects (the platform and kubernetes-layer/) read the platform's keys (ultraserver-eks:...).
+    return parse_settings(config, PROJECT, stack)
+
+
+def aws_options(parser: argparse.ArgumentParser) -> None:
+    """--stack, --project-dir and the AWS options the live commands share."""
+    parser.add_argument("--stack", required=True, help="stack name")
+    parser.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
+    parser.add_argument("--region", type=region_arg, help="AWS region (default: the stack's aws:region)")
+    parser.add_argument("--profile", help="AWS profile")
+    parser.add_argument(
+        "--endpoint-url", type=endpoint_url_arg, help="send every AWS call here (e.g. a local emulator)"
+    )
+    parser.add_argument("--now", type=moment_arg, help="judge at this moment instead of the clock (ISO 8601)")

@@ -1,0 +1,113 @@
+"""The subcommands that talk to AWS or the cluster: ``preflight``, ``verify``, ``status`` and ``extend``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timedelta, timezone
+
+from ultraserver.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    check_output,
+    stack_settings,
+    write_output,
+)
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
+    from ultraserver.preflight.checks import run_preflight
+    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.preflight.report import exit_code, format_checks
+    from ultraserver.preflight.target import target_from_settings
+
+    target = target_from_settings(stack_settings(args.project_dir, args.stack))
+    if args.region:
+        target.region = args.region
+    try:
+        checks = run_preflight(target, make_clients(target.region, args.profile, args.endpoint_url))
+    except PreflightAccessError as err:
+        print(f"preflight: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_checks(checks))
+    return exit_code(checks)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Judge the deployed stack: node facts, DRA, NVLink per UltraServer; one verdict per UltraServer and check."""
+    from ultraserver.verify.checks import exit_code, run_checks
+    from ultraserver.verify.clients import KubeconfigError, connect
+    from ultraserver.verify.expect import expectation
+    from ultraserver.verify.report import format_verdicts, not_checked, verdicts_json
+
+    check_output(args.json, None, "--json")
+    expected = expectation(stack_settings(args.project_dir, args.stack))
+    if not expected.groups:
+        print("verify: the stack has no GPU node groups; there is nothing to verify", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        reader = connect(args.kubeconfig)
+    except KubeconfigError as err:
+        print(f"verify: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    verdicts = run_checks(reader, expected, node_facts_only=args.node_facts_only)
+    notes = [] if args.node_facts_only else not_checked(expected)
+    print(format_verdicts(verdicts, notes))
+    if args.json:
+        write_output(args.json, json.dumps(verdicts_json(args.stack, verdicts, notes), indent=2) + "\n")
+        print(f"\nVerdicts JSON written to {args.json}")
+    return exit_code(verdicts)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Live state of the stack's Capacity Blocks per UltraServer: AWS side, cluster side, idle cost."""
+    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.status.judge import Limits
+    from ultraserver.status.report import format_status, status_json
+    from ultraserver.status.run import run_status
+    from ultraserver.verify.clients import ClusterError, connect
+
+    if min(args.grace_minutes, args.horizon_hours) < 0:
+        raise UsageError("--grace-minutes, --horizon-hours: got a negative number; allowed: 0 or more")
+    settings = stack_settings(args.project_dir, args.stack)
+    check_output(args.json, None, "--json")
+    now = args.now or datetime.now(timezone.utc)
+    limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours), args.stack)
+    try:
+        clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
+        report = run_status(settings, clients, connect(args.kubeconfig), limits)
+    except (ClusterError, PreflightAccessError) as err:
+        print(f"status: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_status(args.stack, report, now))
+    if args.json:
+        write_output(args.json, json.dumps(status_json(args.stack, report, now), indent=2) + "\n")
+        print(f"\nStatus JSON written to {args.json}")
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def cmd_extend(args: argparse.Namespace) -> int:
+    """Show the extension offerings of a group's current Capacity Block(s); buy them with --yes."""
+    from ultraserver.preflight.clients import ApiFailure, PreflightAccessError, make_clients
+    from ultraserver.status.extend import ExtendUsageError, check_hours, pick_group, run_extend
+
+    settings = stack_settings(args.project_dir, args.stack)
+    try:
+        group, hours = pick_group(settings, args.group), check_hours(args.hours)
+    except ExtendUsageError as err:
+        raise UsageError(str(err)) from None
+    try:
+        clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
+        lines, ok = run_extend(group, clients, hours, args.yes, args.now or datetime.now(timezone.utc))
+    except PreflightAccessError as err:
+        print(f"extend: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except ApiFailure as err:
+        print(f"extend: {err}; fix: {err.fix}", file=sys.stderr)
+        return EXIT_FAILED
+    print("\n".join(lines))
+    return EXIT_OK if ok else EXIT_FAILED

@@ -1,0 +1,131 @@
+"""``ultraserver plan``: the stack's program run offline, printed, and written as JSON, a graph and an HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ultraserver.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    GRAPH_FORMATS,
+    HTML_FORMATS,
+    UsageError,
+    check_output,
+    stack_settings,
+    suffix,
+    write_output,
+)
+from ultraserver.problems import ConfigError
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
+    from ultraserver.offline import run_plan
+    from ultraserver.offline.graph import dot, mermaid
+    from ultraserver.offline.groups import clock_line, group_views, windows_by_group
+    from ultraserver.offline.html_report import html_report
+    from ultraserver.offline.report import plan_warnings, summary, tree
+    from ultraserver.offline.terminal import PlanText, console_for, print_plan
+    from ultraserver.policy.engine import RULES, evaluate
+    from ultraserver.policy.report import blocks, format_violations
+
+    policy_config = policy_config_file(args.policy_config)
+    deployed_note = ""
+    if args.deployed:
+        policy_config, deployed_note = with_deployed_state(policy_config, Path(args.deployed))
+    outputs = ((args.json, None, "--json"), (args.graph, GRAPH_FORMATS, "--graph"), (args.html, HTML_FORMATS, "--html"))
+    for target, formats, flag in outputs:
+        check_output(target, formats, flag)
+    settings = stack_settings(args.project_dir, args.stack)
+    warnings = settings_warnings_text(settings)
+    # The program sizes capacity-block groups against the wall clock; the report names that clock.
+    now = datetime.now(timezone.utc)
+    plan = run_plan(args.project_dir, args.stack)
+    violations = evaluate(plan.resources, policy_config)
+    plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
+    text = PlanText(
+        title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
+        clock=clock_line(now),
+        groups=group_views(plan, windows_by_group(settings), now),
+        warnings=[*warnings, *plan_warnings(plan)],
+        policies=format_violations(violations, len(RULES)),
+        tree=tree(plan),
+        summary=summary(plan),
+        placeholders=list(dict.fromkeys(plan.placeholders)),
+        notes=[deployed_note] if deployed_note else [],
+    )
+    print_plan(console_for(sys.stdout), text, sys.stdout)
+    if args.json:
+        write_output(args.json, json.dumps(plan.to_json(), indent=2, sort_keys=False) + "\n")
+        print(f"\nPlan JSON written to {args.json}")
+    if args.graph:
+        kind = GRAPH_FORMATS[suffix(args.graph)]
+        graph = dot(plan) if kind == "dot" else mermaid(plan)
+        # A Markdown file gets a fenced block, so GitHub and editors draw it.
+        write_output(args.graph, f"```mermaid\n{graph}```\n" if suffix(args.graph) == ".md" else graph)
+        print(f"Dependency graph written to {args.graph}")
+    if args.html:
+        write_output(args.html, html_report(plan, text))
+        print(f"HTML report written to {args.html}")
+    return EXIT_FAILED if blocks(violations) else EXIT_OK
+
+
+def with_deployed_state(policy_config: dict[str, Any] | None, path: Path) -> tuple[dict[str, Any], str]:
+    """The policy config with the upgrade rule fed the deployed state of ``path``, and a line saying what was read.
+
+    ``path`` is a previous ``ultraserver plan --json`` output or a ``pulumi stack export`` file.
+    """
+    from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
+    from ultraserver.policy.rolling import deployed_resources
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ConfigError(
+            f"--deployed: cannot read {path} as JSON ({err}); fix: pass the file `pulumi stack export --file FILE` "
+            "or `ultraserver plan --json FILE` wrote."
+        ) from None
+    state = deployed_state(deployed_resources(data))
+    config = dict(policy_config or {})
+    entry = config.get(UPGRADE_RULE)
+    base = dict(entry) if isinstance(entry, dict) else ({"enforcementLevel": entry} if entry else {})
+    config[UPGRADE_RULE] = {**base, "deployed": state}
+    return config, f"Deployed state: {len(state)} capacity-block group(s) read from {path}."
+
+
+def policy_config_file(path: str | None) -> dict[str, Any] | None:
+    """The --policy-config file as a mapping, or UsageError."""
+    if not path:
+        return None
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise UsageError(
+            f"--policy-config: cannot read {path!r} ({err.strerror}); fix: pass an existing file"
+        ) from None
+    except ValueError as err:
+        raise UsageError(f"--policy-config: {path!r} is not valid JSON ({err}); fix: correct the file") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--policy-config: got {type(data).__name__}; allowed: a JSON object; fix: correct the file")
+    return data
+
+
+def settings_warnings_text(settings: Any) -> list[str]:
+    """Warnings that do not stop a plan: example values left in the stack, paid extended support, quotas.
+
+    The plan prints them in its Warnings section; when stdout is piped to a file they also go to stderr, so the
+    person who ran the command still sees them.
+    """
+    from ultraserver.config.examples import example_value_warnings
+    from ultraserver.config.settings import settings_warnings
+
+    found = [str(w) for w in [*example_value_warnings(settings), *settings_warnings(settings)]]
+    if not sys.stdout.isatty():
+        for item in found:
+            print(f"warning: {item}", file=sys.stderr)
+    return found

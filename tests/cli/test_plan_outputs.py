@@ -1,0 +1,92 @@
+"""`ultraserver --version`, and the files `plan` writes: text graphs only, one HTML page."""
+
+from __future__ import annotations
+
+import io
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from helpers.cli import run_main
+from helpers.stacks import ROOT
+from ultraserver import cli
+from ultraserver.cli.plan import settings_warnings_text
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    result = run_main("--version")
+    assert result.code == 0
+    assert result.stdout.strip() == f"ultraserver {version('ultraserver')}"
+
+
+@pytest.mark.parametrize(
+    ("flag", "name", "says"),
+    [
+        ("--graph", "plan.png", "--graph writes Mermaid or DOT text, not an image"),
+        ("--graph", "plan.PNG", "--graph writes Mermaid or DOT text, not an image"),
+        ("--graph", "plan.svg", "allowed: a file ending in .mmd, .mermaid, .md, .dot, .gv"),
+        ("--graph", "plan", "allowed: a file ending in"),
+        ("--html", "report.txt", "allowed: a file ending in .html, .htm"),
+        ("--html", "report.png", "--html writes one self-contained HTML page"),
+    ],
+)
+def test_unknown_extensions_exit_2_with_one_line_and_write_nothing(
+    tmp_path: Path, flag: str, name: str, says: str
+) -> None:
+    target = tmp_path / name
+    result = run_main("plan", "--stack", "gb200-x72", flag, str(target))
+    assert result.code == 2
+    assert result.stderr.strip().count("\n") == 0 and says in result.stderr
+    assert not target.exists() and "GPU node group" not in result.stdout
+
+
+@pytest.mark.parametrize(("name", "first"), [("g.mmd", "flowchart LR"), ("g.MMD", "flowchart LR"), ("g.gv", "digraph")])
+def test_graph_text_formats(tmp_path: Path, name: str, first: str) -> None:
+    assert run_main("plan", "--stack", "gb200-x72", "--graph", str(tmp_path / name)).code == 0
+    assert (tmp_path / name).read_text().startswith(first)
+
+
+def test_markdown_graph_is_a_fenced_mermaid_block(tmp_path: Path) -> None:
+    assert run_main("plan", "--stack", "gb200-x72", "--graph", str(tmp_path / "g.md")).code == 0
+    text = (tmp_path / "g.md").read_text()
+    assert text.startswith("```mermaid\nflowchart LR\n") and text.endswith("```\n")
+
+
+def test_html_report_is_written(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    result = run_main("plan", "--stack", "gb200-x72", "--html", str(target))
+    assert result.code == 0 and f"HTML report written to {target}" in result.stdout
+    page = target.read_text()
+    assert page.startswith("<!DOCTYPE html>") and 'class="graph"' in page and 'class="cards"' in page
+
+
+def test_plan_prints_the_clock_tables_warnings_then_policies() -> None:
+    result = run_main("plan", "--stack", "gb200-x72")
+    out = result.stdout
+    assert result.code == 0 and out.count("clock: ") == 1 and "(now)" in out
+    markers = [
+        "GPU node group gb200-x72-nvl72",
+        "Warnings:",
+        "cr-0123456789abcdef0'",
+        "Policies:",
+        "pulumi:pulumi:Stack",
+    ]
+    assert [out.index(m) for m in markers] == sorted(out.index(m) for m in markers)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_warnings_go_to_stderr_only_when_stdout_is_piped(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = cli.stack_settings(ROOT, "gb200-x72")
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    found = settings_warnings_text(settings)
+    assert found and err.getvalue() == ""
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert settings_warnings_text(settings) == found
+    assert err.getvalue().count("warning: ") == len(found)
