@@ -72,7 +72,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--graph: got {args.graph!r}; allowed: a file ending in {', '.join(GRAPH_FORMATS)}; fix: rename it"
         )
-    _print_warnings(stack_settings(args.project_dir, args.stack))
+    settings = stack_settings(args.project_dir, args.stack)
+    _print_warnings(settings)
     plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
@@ -80,6 +81,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print(tree(plan))
     print()
     print(summary(plan))
+    _print_blocks(settings)
     if plan.placeholders:
         print("\nOffline placeholders (what AWS would answer at deploy time):")
         for line in dict.fromkeys(plan.placeholders):
@@ -165,6 +167,19 @@ def _print_warnings(settings: Any) -> None:
 
     for item in [*example_value_warnings(settings), *settings_warnings(settings)]:
         print(f"warning: {item}", file=sys.stderr)
+
+
+def _print_blocks(settings: Any) -> None:
+    """One line per GPU node group with a Capacity Block window: its current block now and the next switch."""
+    from datetime import datetime, timezone
+
+    from ultraserver.config.blocks import block_views
+
+    views = [v for v in block_views(settings, datetime.now(timezone.utc)) if v.state != "unscheduled"]
+    if views:
+        print("\nCapacity Blocks now:")
+        for view in views:
+            print(f"  {view.line()}")
 
 
 def stack_settings(project_dir: Path, stack: str) -> Any:

@@ -130,4 +130,4 @@ def test_back_to_back_blocks_are_a_valid_sequence_and_overlap_is_not() -> None:
     assert cb.sequence_problems(back_to_back) == []
     overlapping = [back_to_back[1], back_to_back[0]]
     (problem,) = cb.sequence_problems(overlapping)
-    assert problem.startswith("capacityBlocks[1].start: 2026-12-01T11:30:00+00:00 is before block 0 scales to 0")
+    assert problem.startswith("capacityBlocks[1].start: 2026-12-01T11:30:00+00:00 is not after block 0 scales to 0")

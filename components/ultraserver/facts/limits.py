@@ -139,6 +139,12 @@ NODES_PER_MANAGED_NODE_GROUP = Limit(
     450,
     "EKS service quota 'Nodes per managed node group', 450 (https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html)",
 )
+SCHEDULED_ACTION_NAME = Limit(
+    "Auto Scaling scheduled action name",
+    255,
+    "Auto Scaling API PutScheduledUpdateGroupAction ScheduledActionName: 1-255 characters, unique per group "
+    "(https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PutScheduledUpdateGroupAction.html)",
+)
 IMEX_TARGET_NAME = Limit(
     "IMEX check UltraServer (node group) name",
     26,
@@ -169,6 +175,7 @@ LIMITS: tuple[Limit, ...] = (
     TAG_VALUE,
     MANAGED_NODE_GROUPS_PER_CLUSTER,
     NODES_PER_MANAGED_NODE_GROUP,
+    SCHEDULED_ACTION_NAME,
     IMEX_TARGET_NAME,
 )
 
