@@ -11,13 +11,17 @@ from typing import Any
 import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import stack_config
+from ultraserver.components.cluster import ClusterCoreData
+from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.components.platform import Platform, PlatformArgs
 from ultraserver.config.blocks import block_views
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import limits
+from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
 from ultraserver.offline import Plan, record
 from ultraserver.policy import evaluate
 from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
+from ultraserver.problems import ConfigError
 
 FIRST = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
 SECOND = datetime(2026, 12, 15, 11, 30, tzinfo=timezone.utc)  # starts when the first ends
@@ -140,3 +144,55 @@ def test_block_view_names_the_current_block_and_the_next_switch(now: datetime, e
     views = {v.group: v for v in block_views(renewal_settings(), now)}
     assert views["nvl72-1"].line() == expected
     assert views["nvl72-2"].reservation_ids == (IDS[views["nvl72-2"].index][1],)
+
+
+def group_args(**changes: Any) -> GpuNodeGroupArgs:
+    core = ClusterCoreData(
+        name="gb200",
+        endpoint="https://ABC.gr7.us-east-1.eks.amazonaws.com",
+        certificate_authority="Y2VydA==",
+        service_cidr="10.100.0.0/16",
+        security_group_id="sg-0ccccccccccccccc1",
+    )
+    base: dict[str, Any] = {"cluster": core, "subnet_ids": ["subnet-0aaaaaaaaaaaaaaaa"], "now": FIRST}
+    return GpuNodeGroupArgs(**{**base, **changes})
+
+
+BLOCKS = tuple(
+    CapacityBlock((ids[0],), ReservationWindow(start, start + timedelta(days=DAYS)))
+    for ids, start in zip(IDS, (FIRST, SECOND), strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"capacity_blocks": BLOCKS, "capacity_reservation_id": IDS[0][0]}, "not both"),
+        ({"capacity_blocks": (BLOCKS[1], BLOCKS[0])}, "is not after block 0 scales to 0"),
+        ({"capacity_blocks": (CapacityBlock(tuple(IDS[0]), BLOCKS[0].window),)}, "several reservations"),
+    ],
+)
+def test_the_component_refuses_unusable_blocks(changes: dict[str, Any], says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        record(lambda: GpuNodeGroup("gpu", group_args(**changes)))
+
+
+def test_a_resource_group_fleet_renews_on_windows_only() -> None:
+    arn = "arn:aws:resource-groups:us-east-1:111122223333:group/fleet"
+    windows = tuple(CapacityBlock((), b.window) for b in BLOCKS)
+    plan = record(
+        lambda: GpuNodeGroup(
+            "gpu",
+            group_args(
+                mode="self-managed",
+                capacity_blocks=windows,
+                capacity_reservation_resource_group_arn=arn,
+                ultraserver_count=2,
+                now=SECOND + timedelta(days=1),
+            ),
+        )
+    )
+    spec = one(plan, TEMPLATE).inputs["capacityReservationSpecification"]
+    assert spec["capacityReservationTarget"] == {"capacityReservationResourceGroupArn": arn}
+    assert [s.inputs["scheduledActionName"] for s in plan.of_type(SCHEDULE)] == ["capacity-block-20261215T1130Z-end"]
+    assert one(plan, "aws:autoscaling/group:Group").inputs["desiredCapacity"] == 36
