@@ -14,7 +14,9 @@ roll every node of a group whose capacity block has no spare capacity.
 Sizes: one group per UltraServer (reservation ID, 9 or 18 instances). Only self-managed groups may target a
 capacity-reservation resource group with ``ultraserver_count`` x instances; no group holds more than 450
 nodes. With a reservation window, scheduled actions bring the group to full size when the block starts and
-to 0 ``scale_down_lead_minutes`` before it ends; the group's own desired size follows the same window.
+to 0 ``scale_down_lead_minutes`` before it ends; the group's own desired size follows the same window. With
+``capacity_blocks`` (successive blocks) the template targets the block current at ``now`` and the actions cover it
+and every later block (README, "Running on Capacity Blocks").
 
 Upgrades (EKS: capacity-block groups must be at desired size 0 first): see README, "Upgrading GPU nodes".
 ``scale_to_zero_for_upgrade`` holds the group at 0 and tags it ``ultraserver.io/upgrade-safe=true``.
