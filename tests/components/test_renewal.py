@@ -18,7 +18,7 @@ from ultraserver.config.blocks import block_views
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import limits
 from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
-from ultraserver.offline import Plan, record
+from ultraserver.offline import Plan, engine, record
 from ultraserver.policy import evaluate
 from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
 from ultraserver.problems import ConfigError
@@ -196,3 +196,26 @@ def test_a_resource_group_fleet_renews_on_windows_only() -> None:
     assert spec["capacityReservationTarget"] == {"capacityReservationResourceGroupArn": arn}
     assert [s.inputs["scheduledActionName"] for s in plan.of_type(SCHEDULE)] == ["capacity-block-20261215T1130Z-end"]
     assert one(plan, "aws:autoscaling/group:Group").inputs["desiredCapacity"] == 36
+
+
+def test_actions_are_deleted_before_replaced_and_the_current_block_takes_over_the_undated_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Auto Scaling refuses a second action at the same time: a replacement must delete first, and moving a group from
+    # reservationWindow to capacityBlocks must replace its two undated actions rather than add dated twins.
+    seen: dict[str, tuple[bool, list[str]]] = {}
+    register = engine.RecordingMonitor.RegisterResource
+
+    def spy(self: engine.RecordingMonitor, request: Any) -> Any:
+        if request.type == SCHEDULE:
+            seen[request.name] = (request.deleteBeforeReplace, [a.spec.name for a in request.aliases])
+        return register(self, request)
+
+    monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", spy)
+    record(lambda: GpuNodeGroup("gpu", group_args(capacity_blocks=BLOCKS, now=FIRST - timedelta(days=1))))
+    assert seen == {
+        "gpu-capacity-block-20261201T1130Z-start": (True, ["gpu-capacity-block-start"]),
+        "gpu-capacity-block-20261201T1130Z-end": (True, ["gpu-capacity-block-end"]),
+        "gpu-capacity-block-20261215T1130Z-start": (True, []),
+        "gpu-capacity-block-20261215T1130Z-end": (True, []),
+    }

@@ -182,3 +182,11 @@ def test_switch_window_runs_from_the_scale_down_to_the_next_start() -> None:
 )
 def test_blocks_problems_name_the_block(blocks: list[cb.CapacityBlock], says: str) -> None:
     assert any(says in p for p in cb.blocks_problems(blocks)), cb.blocks_problems(blocks)
+
+
+def test_more_blocks_than_an_auto_scaling_group_holds_actions_for_are_refused() -> None:
+    first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
+    blocks = [_block(f"cr-{n:017x}", first + timedelta(days=2 * n), days=1) for n in range(63)]
+    assert cb.schedule_count_problems(blocks[:62]) == []
+    (problem,) = cb.schedule_count_problems(blocks)
+    assert "126 scheduled actions, above the 125" in problem

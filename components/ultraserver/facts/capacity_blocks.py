@@ -271,4 +271,15 @@ def blocks_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
             problems.append(f"{key}: no start and end; each of several blocks needs its window.")
         else:
             problems += [why.replace("reservationWindow", key, 1) for why in window_problems(block.window)]
-    return problems + sequence_problems(blocks)
+    return problems + sequence_problems(blocks) + schedule_count_problems(blocks)
+
+
+def schedule_count_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
+    """Why a group's blocks need more scheduled actions (two each) than Auto Scaling holds per group; empty if not."""
+    most = limits.SCHEDULED_ACTIONS_PER_GROUP.maximum
+    if 2 * len(blocks) <= most:
+        return []
+    return [
+        f"capacityBlocks: {len(blocks)} blocks need {2 * len(blocks)} scheduled actions, above the {most} an Auto "
+        f"Scaling group holds; list at most {most // 2} blocks and add later ones after earlier ones end."
+    ]
