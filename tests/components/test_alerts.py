@@ -110,6 +110,8 @@ def test_shipped_stacks_declare_the_alerts_by_default(plans: dict[str, Plan], st
     assert events["Principal"] == {"Service": "events.amazonaws.com"}
     targets = [t for t in plan.of_type(TARGET) if "-alerts-" in t.name]
     assert len(targets) == len(rules) and all(t.property_dependencies["arn"] == [topic.urn] for t in targets)
+    # SNS targets go through the topic policy; a RoleArn may break delivery to an encrypted topic (EventBridge guide).
+    assert all("roleArn" not in t.inputs for t in targets)
     policy = one(plan, "aws:sns/topicPolicy:TopicPolicy", "alerts")
     assert set(policy.property_dependencies["policy"]) == {topic.urn, *[r.urn for r in rules]}
     settings = parse_settings(stack_config(stack))

@@ -49,11 +49,14 @@ UNDERUTILIZATION_EVENT_CODES = (
 EVENT_PATTERN_MAX_CHARS = 2048
 
 EVENTS_PRINCIPAL = "events.amazonaws.com"
-# EventBridge user guide, "Using resource-based policies for Amazon EventBridge", Amazon SNS permissions
-# (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html#eb-sns-permissions): the topic
-# policy lets events.amazonaws.com sns:Publish; for a topic encrypted with KMS, the key policy lets it use the key
-# with these actions. The AWS managed key alias/aws/sns cannot be used: its policy cannot be changed to admit
-# EventBridge (Amazon Q Developer in chat applications admin guide, "Troubleshooting", repeats the same key statement
-# and "AWS managed service keys don't allow you to modify access policies"), so the toolkit makes its own key.
+# EventBridge user guide, "Using resource-based policies for Amazon EventBridge"
+# (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html): EventBridge publishes to an
+# SNS topic under the topic's resource-based policy, and an SNS target must not name a RoleArn ("event delivery may
+# fail, particularly for Amazon SQS and Amazon SNS targets with AWS KMS encryption enabled"). For a KMS-encrypted topic
+# the key policy must let events.amazonaws.com use the key: the statement below with kms:Decrypt and
+# kms:GenerateDataKey (Amazon Q Developer in chat applications admin guide, troubleshooting, quoting it for EventBridge;
+# EventBridge's own target limits give the same statement for encrypted SQS queues). The AWS managed key alias/aws/sns
+# cannot be used: "AWS managed service keys don't allow you to modify access policies" (same Q Developer page), so the
+# toolkit makes its own key. That the SNS section of the EventBridge page says the same was not read (unverified).
 EVENTS_KMS_ACTIONS = ("kms:Decrypt", "kms:GenerateDataKey")
 SNS_PUBLISH = "sns:Publish"
