@@ -260,6 +260,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
     schedules: list[aws.autoscaling.Schedule]
     current_block: int
     """Index of the block the group runs on at ``now`` (0 without capacity_blocks)."""
+    reservation_id: pulumi.Input[str] | None
+    """The reservation the launch template targets (None with a resource group)."""
     node_role_arn: pulumi.Input[str]
     image: NodeImage
     full_size: int
@@ -287,7 +289,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         blocks = list(args.capacity_blocks) or [CapacityBlock((), args.reservation_window)]
         self.current_block = current_block(blocks, now)
         block = blocks[self.current_block]
-        self.reservation_id: pulumi.Input[str] | None = args.capacity_reservation_id
+        self.reservation_id = args.capacity_reservation_id
         if args.capacity_blocks:
             self.reservation_id = block.reservation_ids[0] if block.reservation_ids else None
         self.desired_size = 0 if self.upgrade_safe else size_now(block.window, wanted, now)
