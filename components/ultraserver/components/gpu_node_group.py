@@ -366,13 +366,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 opts=after,
             )
             group_name = self.auto_scaling_group.name
-        actions = (
-            block_schedule(blocks, wanted, now)
-            if args.capacity_blocks
-            else scheduled_actions(block.window, wanted, now=now)
-            if block.window
-            else []
-        )
+        if args.capacity_blocks:
+            actions = block_schedule(blocks, wanted, now)
+        else:
+            actions = scheduled_actions(block.window, wanted, now=now) if block.window else []
         # None while held at 0 for an upgrade.
         self.schedules = [] if self.upgrade_safe else declare_schedules(name, actions, block, group_name, child)
         self.register_outputs(
