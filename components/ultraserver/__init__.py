@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     "ImexCheck": "components.imex_check",
     "ImexCheckArgs": "builders.imex_check",
     "ImexTarget": "config.views",
+    "Alerts": "components.alerts",
+    "AlertsArgs": "components.alerts",
     # Settings and the pure helpers a custom program needs.
     "Settings": "config.settings",
     "ReleaseSettings": "config.settings",
@@ -55,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "summarize_layout": "facts.efa",
     "EfaInterface": "facts.efa",
     "ReservationWindow": "facts.capacity_blocks",
+    "CapacityBlock": "facts.capacity_blocks",
     "GPU_TOLERATION": "facts.scheduling",
     "ULTRASERVER_LABEL": "facts.scheduling",
     "CLIQUE_LABEL": "facts.scheduling",

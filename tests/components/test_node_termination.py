@@ -36,12 +36,13 @@ def test_self_managed_stack_gets_the_queue_the_rules_and_the_lifecycle_hook(ship
     queue = one(plan, "aws:sqs/queue:Queue")
     assert queue.inputs["sqsManagedSseEnabled"] is True
     assert queue.inputs["messageRetentionSeconds"] == nth.MESSAGE_RETENTION_SECONDS
-    rules = plan.of_type("aws:cloudwatch/eventRule:EventRule")
+    # The stack's other rules (the Capacity Block alerts) go to the alert topic.
+    rules = [r for r in plan.of_type("aws:cloudwatch/eventRule:EventRule") if "-termination-" in r.name]
     assert sorted(json.loads(r.inputs["eventPattern"])["detail-type"][0] for r in rules) == sorted(
         p["detail-type"][0] for p in nth.EVENT_PATTERNS.values()
     )
     assert any(json.loads(r.inputs["eventPattern"]).get("detail", {}).get("service") == ["EC2"] for r in rules)
-    targets = plan.of_type("aws:cloudwatch/eventTarget:EventTarget")
+    targets = [t for t in plan.of_type("aws:cloudwatch/eventTarget:EventTarget") if "-termination-" in t.name]
     assert len(targets) == len(rules)
     assert all(t.property_dependencies["arn"] == [queue.urn] for t in targets)
     policy = json.loads(one(plan, "aws:sqs/queuePolicy:QueuePolicy").inputs["policy"])

@@ -130,4 +130,63 @@ def test_back_to_back_blocks_are_a_valid_sequence_and_overlap_is_not() -> None:
     assert cb.sequence_problems(back_to_back) == []
     overlapping = [back_to_back[1], back_to_back[0]]
     (problem,) = cb.sequence_problems(overlapping)
-    assert problem.startswith("capacityBlocks[1].start: 2026-12-01T11:30:00+00:00 is before block 0 scales to 0")
+    assert problem.startswith("capacityBlocks[1].start: 2026-12-01T11:30:00+00:00 is not after block 0 scales to 0")
+
+
+def test_a_block_starting_at_the_previous_scale_down_is_refused() -> None:
+    # Auto Scaling refuses two scheduled actions of a group at one time, and the switch needs a moment at 0.
+    first = _block("cr-0000000000000000a", datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc))
+    assert first.usable_end is not None
+    same_moment = _block("cr-0000000000000000b", first.usable_end)
+    (problem,) = cb.sequence_problems([first, same_moment])
+    assert "is not after block 0 scales to 0" in problem
+
+
+def test_block_schedule_covers_the_current_and_later_blocks_with_unique_names_and_times() -> None:
+    first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
+    blocks = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
+    before = cb.block_schedule(blocks, 18, first - timedelta(days=1))
+    assert [(a.name, a.desired_capacity) for a in before] == [
+        ("capacity-block-20261201T1130Z-start", 18),
+        ("capacity-block-20261201T1130Z-end", 0),
+        ("capacity-block-20261215T1130Z-start", 18),
+        ("capacity-block-20261215T1130Z-end", 0),
+    ]
+    assert len({a.start_time for a in before}) == len({a.name for a in before}) == 4
+    between = cb.block_schedule(blocks, 18, first + timedelta(days=14, minutes=-30))
+    assert [a.name for a in between] == ["capacity-block-20261215T1130Z-start", "capacity-block-20261215T1130Z-end"]
+    assert cb.block_schedule(blocks, 18, first + timedelta(days=60)) == []
+
+
+def test_switch_window_runs_from_the_scale_down_to_the_next_start() -> None:
+    first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
+    blocks = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
+    assert cb.switch_window(blocks, 0) == (first + timedelta(days=14, minutes=-60), first + timedelta(days=14))
+    assert cb.switch_window(blocks, 1) is None
+
+
+@pytest.mark.parametrize(
+    ("blocks", "says"),
+    [
+        ([cb.CapacityBlock(("cr-0000000000000000a", "cr-0000000000000000b"), None)], "names several reservations"),
+        ([cb.CapacityBlock(("cr-0000000000000000a",), None)], "capacityBlocks[0]: no start and end"),
+        (
+            [
+                cb.CapacityBlock(("cr-0000000000000000a",), ReservationWindow(START, END)),
+                cb.CapacityBlock((), ReservationWindow(END, END + timedelta(days=7))),
+            ],
+            "every block names this group's reservation, or none does",
+        ),
+        ([cb.CapacityBlock(("cr-0000000000000000a",), ReservationWindow(START, END, 20))], "capacityBlocks[0].scale"),
+    ],
+)
+def test_blocks_problems_name_the_block(blocks: list[cb.CapacityBlock], says: str) -> None:
+    assert any(says in p for p in cb.blocks_problems(blocks)), cb.blocks_problems(blocks)
+
+
+def test_more_blocks_than_an_auto_scaling_group_holds_actions_for_are_refused() -> None:
+    first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
+    blocks = [_block(f"cr-{n:017x}", first + timedelta(days=2 * n), days=1) for n in range(63)]
+    assert cb.schedule_count_problems(blocks[:62]) == []
+    (problem,) = cb.schedule_count_problems(blocks)
+    assert "126 scheduled actions, above the 125" in problem

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from helpers.stacks import ROOT, STACKS
@@ -153,3 +153,32 @@ def test_a_group_held_at_0_for_an_upgrade_says_so(plan_with) -> None:  # type: i
     assert view.row("min/desired/max now") == "0 / 0 / 18 (held at 0 for an upgrade)"
     assert view.row("min/desired/max at block start") == "no scale-up scheduled (the group is held at 0 for an upgrade)"
     assert view.row("window").startswith("future: ")
+
+
+def test_a_renewed_group_shows_every_window_its_current_block_and_the_next_switch() -> None:
+    import copy
+
+    from helpers.stacks import stack_config
+    from ultraserver.components.platform import Platform, PlatformArgs
+    from ultraserver.config.settings import parse_settings
+    from ultraserver.offline import record
+    from ultraserver.offline.groups import block_lines, windows_by_group
+
+    first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    group = config["ultraserver-eks:gpuNodeGroups"][0]
+    del group["capacityReservationIds"], group["reservationWindow"]
+    group["capacityBlocks"] = [
+        {"capacityReservationIds": [rid], "start": start.isoformat(), "end": (start + timedelta(days=14)).isoformat()}
+        for rid, start in (("cr-0aaaaaaaaaaaaaaaa", first), ("cr-0bbbbbbbbbbbbbbbb", first + timedelta(days=14)))
+    ]
+    settings = parse_settings(config, today=first.date())
+    now = first + timedelta(days=2)
+    plan = record(lambda: Platform("ultraserver", PlatformArgs(settings=settings, now=now)))
+    (view,) = group_views(plan, windows_by_group(settings), now, block_lines(settings, now))
+    assert view.row("reservation") == "cr-0aaaaaaaaaaaaaaaa"
+    assert view.row("capacity block") == (
+        "block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between 2026-12-15 10:30Z and "
+        "2026-12-15 11:30Z"
+    )
+    assert view.row("window 1").startswith("active: 2026-12-01T11:30Z") and view.row("window 2").startswith("future")

@@ -27,7 +27,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
     from ultraserver.offline.graph import dot, mermaid
-    from ultraserver.offline.groups import clock_line, group_views, windows_by_group
+    from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
     from ultraserver.offline.html_report import html_report
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
@@ -51,7 +51,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     text = PlanText(
         title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now),
-        groups=group_views(plan, windows_by_group(settings), now),
+        groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
         warnings=[*warnings, *plan_warnings(plan)],
         policies=format_violations(violations, len(RULES)),
         tree=tree(plan),

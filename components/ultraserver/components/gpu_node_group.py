@@ -14,7 +14,9 @@ roll every node of a group whose capacity block has no spare capacity.
 Sizes: one group per UltraServer (reservation ID, 9 or 18 instances). Only self-managed groups may target a
 capacity-reservation resource group with ``ultraserver_count`` x instances; no group holds more than 450
 nodes. With a reservation window, scheduled actions bring the group to full size when the block starts and
-to 0 ``scale_down_lead_minutes`` before it ends; the group's own desired size follows the same window.
+to 0 ``scale_down_lead_minutes`` before it ends; the group's own desired size follows the same window. With
+``capacity_blocks`` (successive blocks) the template targets the block current at ``now`` and the actions cover it
+and every later block (README, "Running on Capacity Blocks").
 
 Upgrades (EKS: capacity-block groups must be at desired size 0 first): see README, "Upgrading GPU nodes".
 ``scale_to_zero_for_upgrade`` holds the group at 0 and tags it ``ultraserver.io/upgrade-safe=true``.
@@ -37,10 +39,15 @@ from ultraserver.components.gpu_template import GpuTemplateSpec, NodeImage, gpu_
 from ultraserver.components.launch_template import reservation_target_problems
 from ultraserver.components.managed import managed_node_group
 from ultraserver.components.node_role import NodeRole, NodeRoleArgs
+from ultraserver.components.schedules import declare_schedules
 from ultraserver.components.self_managed import self_managed_group
 from ultraserver.facts import ami, instances, limits
 from ultraserver.facts.capacity_blocks import (
+    CapacityBlock,
     ReservationWindow,
+    block_schedule,
+    blocks_problems,
+    current_block,
     desired_size_problem,
     full_size,
     scheduled_actions,
@@ -102,6 +109,9 @@ class GpuNodeGroupArgs:
     """Kubernetes node labels."""
     reservation_window: ReservationWindow | None = None
     """Capacity Block start and end, for scheduled scaling."""
+    capacity_blocks: Sequence[CapacityBlock] = ()
+    """Successive blocks (this group's reservation of each, none with a resource group, and the window) instead of
+    capacity_reservation_id and reservation_window: the template targets the block current at ``now``."""
     scale_to_zero_for_upgrade: bool = False
     """Hold the group at 0 nodes so its AMI, template, labels or taints can change (README, upgrades)."""
     local_storage: str = "RAID0"
@@ -163,7 +173,20 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  
             "only target EKS documents for capacity blocks); use one managed group per UltraServer with its "
             "capacityReservationId, or mode: self-managed for a resource group."
         )
-    problems += reservation_target_problems(args.capacity_reservation_id, args.capacity_reservation_resource_group_arn)
+    if args.capacity_blocks and (args.capacity_reservation_id is not None or args.reservation_window is not None):
+        problems.append(
+            "capacityBlocks: give either capacity_blocks or capacity_reservation_id / reservation_window, not both."
+        )
+    elif args.capacity_blocks:
+        problems += blocks_problems(args.capacity_blocks)
+        first = args.capacity_blocks[0].reservation_ids
+        problems += reservation_target_problems(
+            first[0] if first else None, args.capacity_reservation_resource_group_arn
+        )
+    else:
+        problems += reservation_target_problems(
+            args.capacity_reservation_id, args.capacity_reservation_resource_group_arn
+        )
     if args.reservation_window is not None:
         problems += window_problems(args.reservation_window)
     if args.local_storage not in instances.LOCAL_STORAGE:
@@ -235,6 +258,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
     access_entry: aws.eks.AccessEntry | None
     lifecycle_hook: aws.autoscaling.LifecycleHook | None
     schedules: list[aws.autoscaling.Schedule]
+    current_block: int
+    """Index of the block the group runs on at ``now`` (0 without capacity_blocks)."""
+    reservation_id: pulumi.Input[str] | None
+    """The reservation the launch template targets (None with a resource group)."""
     node_role_arn: pulumi.Input[str]
     image: NodeImage
     full_size: int
@@ -257,8 +284,16 @@ class GpuNodeGroup(pulumi.ComponentResource):
         self.full_size = full_size(args.ultraserver_type, args.ultraserver_count)
         wanted = args.desired_size if args.desired_size is not None else self.full_size
         self.upgrade_safe = args.scale_to_zero_for_upgrade
-        self.desired_size = 0 if self.upgrade_safe else size_now(args.reservation_window, wanted, now)
-        if not managed and args.reservation_window is None and args.desired_size is None:
+        # With successive blocks the template targets the block current at `now` (the first whose scale-down is ahead):
+        # it moves to the next reservation only once the group has scaled to 0, so never rolls nodes inside a block.
+        blocks = list(args.capacity_blocks) or [CapacityBlock((), args.reservation_window)]
+        self.current_block = current_block(blocks, now)
+        block = blocks[self.current_block]
+        self.reservation_id = args.capacity_reservation_id
+        if args.capacity_blocks:
+            self.reservation_id = block.reservation_ids[0] if block.reservation_ids else None
+        self.desired_size = 0 if self.upgrade_safe else size_now(block.window, wanted, now)
+        if not managed and block.window is None and args.desired_size is None:
             # EKS capacity-blocks guide (self-managed): create the group at desired 0 before the block is active and
             # scale it when the block starts; without a window the toolkit cannot know when, so it starts at 0.
             # Give reservationWindow (scheduled actions) or an explicit desiredSize once the block is active.
@@ -287,7 +322,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 service_cidr=core.service_cidr,
                 labels=args.labels,
                 local_storage=args.local_storage,
-                capacity_reservation_id=args.capacity_reservation_id,
+                capacity_reservation_id=self.reservation_id,
                 capacity_reservation_resource_group_arn=args.capacity_reservation_resource_group_arn,
                 iam_instance_profile_arn=instance_profile_arn,
                 root_volume_size_gib=args.root_volume_size_gib,
@@ -331,7 +366,12 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 opts=after,
             )
             group_name = self.auto_scaling_group.name
-        self.schedules = self._schedules(name, args, wanted, now, group_name, child)
+        if args.capacity_blocks:
+            actions = block_schedule(blocks, wanted, now)
+        else:
+            actions = scheduled_actions(block.window, wanted, now=now) if block.window else []
+        # None while held at 0 for an upgrade.
+        self.schedules = [] if self.upgrade_safe else declare_schedules(name, actions, block, group_name, child)
         self.register_outputs(
             {
                 "launchTemplateId": self.launch_template.id,
@@ -353,29 +393,3 @@ class GpuNodeGroup(pulumi.ComponentResource):
         profile = role.instance_profile.arn if role.instance_profile is not None else None
         # Waiting on the component waits for its policy attachments, which nodes need to join.
         return role.role.arn, profile, [role]
-
-    def _schedules(
-        self,
-        name: str,
-        args: GpuNodeGroupArgs,
-        wanted: int,
-        now: datetime,
-        group_name: pulumi.Input[str],
-        child: pulumi.ResourceOptions,
-    ) -> list[aws.autoscaling.Schedule]:
-        """Scheduled actions for the reservation window; none while held at 0 for an upgrade."""
-        if args.reservation_window is None or self.upgrade_safe:
-            return []
-        return [
-            aws.autoscaling.Schedule(
-                f"{name}-{action.name}",
-                autoscaling_group_name=group_name,
-                scheduled_action_name=action.name,
-                start_time=action.start_time_iso,
-                min_size=action.min_size,
-                max_size=action.max_size,
-                desired_capacity=action.desired_capacity,
-                opts=child,
-            )
-            for action in scheduled_actions(args.reservation_window, wanted, now=now)
-        ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -11,12 +12,14 @@ from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
+from ultraserver.components.alerts import Alerts, AlertsArgs
 from ultraserver.components.cluster import Cluster, ClusterArgs
 from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.components.helm_release import NodeTerminationHandlerArgs
 from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.components.network import Network, NetworkArgs
 from ultraserver.components.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
+from ultraserver.config.blocks import group_blocks
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, node_group_names
@@ -67,6 +70,8 @@ class PlatformArgs:
 
     settings: Settings
     """Validated stack settings."""
+    now: datetime | None = None
+    """Clock for the Capacity Block windows (which block is current, which scheduled actions lie ahead); UTC now."""
 
 
 class Platform(pulumi.ComponentResource):
@@ -77,6 +82,7 @@ class Platform(pulumi.ComponentResource):
     gpu_node_groups: dict[str, GpuNodeGroup]
     kubernetes: KubernetesLayer | None
     termination_queue: NodeTerminationQueue | None
+    alerts: Alerts | None
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         s = args.settings
@@ -137,15 +143,24 @@ class Platform(pulumi.ComponentResource):
             )
         self.gpu_node_groups = {}
         for group in s.gpu_node_groups:
-            targets: list[tuple[str, str | None]] = (
-                [(group.name, None)]
-                if group.grouped
-                else list(zip(node_group_names(group), group.capacity_reservation_ids, strict=False))
-            )
-            for group_name, reservation_id in targets:
+            # Node group n runs the n-th reservation of every block (capacityBlocks) or of capacityReservationIds.
+            for position, group_name in enumerate(node_group_names(group)):
                 self.gpu_node_groups[group_name] = self._gpu_node_group(
-                    s, group, group_name, reservation_id, tags, cluster_rules
+                    s, group, group_name, position, tags, cluster_rules, args.now
                 )
+        # Capacity Block alerts (on by default with GPU groups): EventBridge rules for the stack's reservations -> SNS.
+        self.alerts = None
+        if s.alerts_enabled:
+            self.alerts = Alerts(
+                f"{s.cluster.name}-alerts",
+                AlertsArgs(
+                    reservation_ids=s.alert_reservation_ids,
+                    sns_topic_arn=s.alerts.sns_topic_arn,
+                    email_subscriptions=s.alerts.email_subscriptions,
+                    tags=tags,
+                ),
+                opts=child,
+            )
         # Helm releases need the API server and somewhere to run controllers, not the GPU nodes:
         # GPU node groups and the releases proceed in parallel. With kubernetes.layer separate-stack this program
         # declares nothing in Kubernetes; the kubernetes-layer/ project installs the layer from inside the VPC.
@@ -168,11 +183,15 @@ class Platform(pulumi.ComponentResource):
         s: Settings,
         group: GpuNodeGroupSettings,
         name: str,
-        reservation_id: str | None,
+        position: int,
         tags: dict[str, str],
         after: list[pulumi.Resource],
+        now: datetime | None,
     ) -> GpuNodeGroup:
         """One capacity-block node group: one UltraServer, or a grouped fleet."""
+        # A single block keeps the reservation/window arguments (and the undated scheduled action names).
+        renewal = bool(group.capacity_blocks_setting)
+        reservation_id = None if group.grouped or renewal else group.capacity_reservation_ids[position]
         return GpuNodeGroup(
             f"{s.cluster.name}-{name}",
             GpuNodeGroupArgs(
@@ -193,7 +212,9 @@ class Platform(pulumi.ComponentResource):
                 imds_hop_limit=group.imds_hop_limit,
                 # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
                 labels={**group.labels, ULTRASERVER_LABEL: name},
-                reservation_window=group.reservation_window,
+                reservation_window=None if renewal else group.reservation_window,
+                capacity_blocks=group_blocks(group, position) if renewal else (),
+                now=now,
                 scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
                 auto_repair=group.auto_repair,
                 local_storage=group.local_storage,

@@ -60,6 +60,8 @@ def run() -> Platform:
     # What the kubernetes-layer/ project reads through its StackReference (kubeconfig and clusterName above).
     pulumi.export("kubernetesLayer", settings.kubernetes.layer)
     pulumi.export("systemNodeSelector", system_node_labels())
+    if platform.alerts is not None:
+        pulumi.export("alertTopicArn", platform.alerts.topic_arn)
     if platform.termination_queue is not None:
         pulumi.export("nodeTerminationQueueUrl", platform.termination_queue.queue.url)
     pulumi.export(

@@ -115,7 +115,7 @@ def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -
             )
     found += [
         Problem(f"{at}.capacityBlocks", len(g.blocks), why, "reorder the blocks or fix their dates")
-        for why in capacity_blocks.sequence_problems(g.blocks)
+        for why in capacity_blocks.sequence_problems(g.blocks) + capacity_blocks.schedule_count_problems(g.blocks)
     ]
     return found + _ended_blocks(g, at, today)
 

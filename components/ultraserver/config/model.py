@@ -272,6 +272,25 @@ class EfaCheckSettings(Model):
     )
 
 
+class AlertSettings(Model):
+    """Capacity Block alerts: EventBridge rules about the stack's reservations, sent to an SNS topic."""
+
+    enabled: StrictBool | None = Field(
+        None, description="Declare the alerts; default: on when the stack has GPU node groups."
+    )
+    sns_topic_arn: Annotated[
+        str,
+        pattern(
+            r"arn:aws(-cn|-us-gov)?:sns:[a-z]{2}(-[a-z]+)+-\d:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?",
+            "an SNS topic ARN arn:aws:sns:<region>:<12-digit account>:<topic name>",
+            empty=True,
+        ),
+    ] = Field("", description="Existing SNS topic (it must let EventBridge publish); empty creates an encrypted one.")
+    email_subscriptions: tuple[
+        Annotated[str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com")], ...
+    ] = Field((), description="E-mail addresses subscribed to the topic (each confirms from the mail AWS sends).")
+
+
 SECTIONS = (
     "cluster",
     "network",
@@ -282,6 +301,7 @@ SECTIONS = (
     "imexCheck",
     "health",
     "efaCheck",
+    "alerts",
     "autoDeploy",
 )
 
@@ -305,7 +325,22 @@ class Settings(Model):
     imex_check: ImexCheckSettings = Field(default_factory=ImexCheckSettings, description="The IMEX bandwidth check.")
     health: HealthSettings = Field(default_factory=HealthSettings, description="Node health.")
     efa_check: EfaCheckSettings = Field(default_factory=EfaCheckSettings, description="The EFA bandwidth check.")
+    alerts: AlertSettings = Field(
+        default_factory=AlertSettings, description="Capacity Block alerts (EventBridge rules to an SNS topic)."
+    )
     auto_deploy: StrictBool = Field(False, description="Deploy this stack automatically on pushes to main (CI).")
+
+    @property
+    def alerts_enabled(self) -> bool:
+        """Whether the stack declares the Capacity Block alerts (on by default with GPU node groups)."""
+        return bool(self.gpu_node_groups) if self.alerts.enabled is None else self.alerts.enabled
+
+    @property
+    def alert_reservation_ids(self) -> tuple[str, ...]:
+        """Reservations the alerts match; empty (every reservation) when a group targets a resource group."""
+        if any(g.grouped for g in self.gpu_node_groups):
+            return ()
+        return tuple(rid for g in self.gpu_node_groups for rid in g.all_reservation_ids)
 
     @model_validator(mode="after")
     def _default_release_versions(self) -> Settings:

@@ -350,6 +350,22 @@ def support_window(s: Settings, today: date) -> list[Problem]:
     ]
 
 
+def alert_topic(s: Settings, today: date) -> list[Problem]:
+    """An existing alert topic lives in the stack's region: "The targets you associate with a rule must be in the same
+    Region as the rule" (AWS re:Post knowledge center, sns-not-getting-eventbridge-notification)."""
+    arn = s.alerts.sns_topic_arn
+    if not arn or not s.alerts_enabled or arn.split(":")[3] == s.region:
+        return []
+    return [
+        Problem(
+            key(s, "alerts.snsTopicArn"),
+            arn,
+            f"a topic in the same region as the stack ({s.region}); EventBridge rules target their own region",
+            f"create the topic in {s.region}, or leave snsTopicArn empty to let the stack create one",
+        )
+    ]
+
+
 def derived_names(s: Settings, today: date) -> list[Problem]:
     """Every physical name the program derives fits its AWS limit."""
     return name_problems(s)
@@ -368,6 +384,7 @@ RULES: tuple[Rule, ...] = (
     chart_values,
     checks,
     support_window,
+    alert_topic,
     derived_names,
 )
 

@@ -112,6 +112,17 @@ class CapacityBlock:
         return None if w is None else w.end - timedelta(minutes=w.scale_down_lead_minutes)
 
 
+FUTURE, ACTIVE, ENDED = "future", "active", "ended"
+
+
+def window_state(window: ReservationWindow, now: datetime) -> str:
+    """future (not started), active (started, not ended: paid for, though the group is at 0 after its scale-down)
+    or ended, at ``now``."""
+    if now < window.start:
+        return FUTURE
+    return ACTIVE if now < window.end else ENDED
+
+
 def current_block(blocks: Sequence[CapacityBlock], now: datetime) -> int:
     """Index of the block a group runs on at ``now``: the first whose usable end is ahead, else the last.
 
@@ -134,13 +145,28 @@ def sequence_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
     for index, (before, after) in enumerate(zip(blocks, blocks[1:], strict=False), start=1):
         if before.window is None or after.window is None or before.usable_end is None:
             continue
-        if after.window.start < before.usable_end:
+        # Strictly after: Auto Scaling rejects two scheduled actions of a group at the same time (see ACTION_PREFIX),
+        # and the group needs a moment at 0 for the launch template to move to the next reservation.
+        if after.window.start <= before.usable_end:
             problems.append(
-                f"capacityBlocks[{index}].start: {after.window.start.isoformat()} is before block {index - 1} "
-                f"scales to 0 ({before.usable_end.isoformat()}); list blocks in time order, each starting at or "
-                "after the previous one's end minus its scaleDownLeadMinutes."
+                f"capacityBlocks[{index}].start: {after.window.start.isoformat()} is not after block {index - 1} "
+                f"scales to 0 ({before.usable_end.isoformat()}); list blocks in time order, each starting after "
+                "the previous one's end minus its scaleDownLeadMinutes."
             )
     return problems
+
+
+# Auto Scaling scheduled actions (EC2 Auto Scaling user guide, "Scheduled scaling", Limitations,
+# https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scheduled-scaling.html): names are unique per
+# group, "a scheduled action must have a unique time value" (a second action at the same time is rejected), and a group
+# holds at most 125 of them; a start time in the past is rejected (API PutScheduledUpdateGroupAction).
+ACTION_PREFIX = "capacity-block"
+
+
+def action_stem(start: datetime) -> str:
+    """Name stem of a block's scheduled actions: its start in UTC, so a name stays put when earlier blocks are
+    removed from the list (an index would shift and replace every later action)."""
+    return f"{ACTION_PREFIX}-{start.astimezone(timezone.utc):%Y%m%dT%H%MZ}"
 
 
 @dataclass(frozen=True)
@@ -183,7 +209,7 @@ def window_problems(window: ReservationWindow) -> list[str]:
 
 
 def scheduled_actions(
-    window: ReservationWindow, desired_size: int, *, now: datetime | None = None
+    window: ReservationWindow, desired_size: int, *, now: datetime | None = None, dated: bool = False
 ) -> list[ScheduledAction]:
     """Scale to full size when the block starts and to 0 the lead time before it ends.
 
@@ -193,9 +219,10 @@ def scheduled_actions(
     if problems:
         raise ConfigError(problems)
     down_at = window.end - timedelta(minutes=window.scale_down_lead_minutes)
+    stem = action_stem(window.start) if dated else ACTION_PREFIX
     actions = [
-        ScheduledAction("capacity-block-start", window.start, 0, desired_size, desired_size),
-        ScheduledAction("capacity-block-end", down_at, 0, desired_size, 0),
+        ScheduledAction(f"{stem}-start", window.start, 0, desired_size, desired_size),
+        ScheduledAction(f"{stem}-end", down_at, 0, desired_size, 0),
     ]
     return [a for a in actions if now is None or a.start_time > now]
 
@@ -206,3 +233,64 @@ def size_now(window: ReservationWindow | None, desired_size: int, now: datetime)
         return desired_size
     down_at = window.end - timedelta(minutes=window.scale_down_lead_minutes)
     return desired_size if window.start <= now < down_at else 0
+
+
+def block_schedule(blocks: Sequence[CapacityBlock], desired_size: int, now: datetime) -> list[ScheduledAction]:
+    """Scheduled actions of the current block and every later one: up at each start, to 0 at each usable end.
+
+    Blocks before the current one are over (their actions are in the past, which Auto Scaling rejects). Actions are
+    named by their block's start (``action_stem``), so they are unique per group: blocks never share a start.
+    """
+    if not blocks:
+        return []
+    actions = []
+    for block in blocks[current_block(blocks, now) :]:
+        if block.window is not None:
+            actions += scheduled_actions(block.window, desired_size, now=now, dated=True)
+    return actions
+
+
+def switch_window(blocks: Sequence[CapacityBlock], index: int) -> tuple[datetime, datetime] | None:
+    """When the group can move from block ``index`` to the next: from its scale-down to the next block's start.
+
+    A ``pulumi up`` in that span points the launch template at the next reservation while the group is at 0; without
+    one, the next block's scale-up launches against the expired reservation. None when there is no next block.
+    """
+    if index + 1 >= len(blocks):
+        return None
+    before, after = blocks[index], blocks[index + 1]
+    if before.usable_end is None or after.window is None:
+        return None
+    return before.usable_end, after.window.start
+
+
+def blocks_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
+    """Why one node group's successive blocks cannot be scheduled: each has a window and at most one reservation (the
+    group's UltraServer; none for a resource group), the windows are valid and in order. Empty when they can."""
+    problems = []
+    if len({len(block.reservation_ids) for block in blocks}) > 1:
+        problems.append("capacityBlocks: every block names this group's reservation, or none does (resource group).")
+    for index, block in enumerate(blocks):
+        key = f"capacityBlocks[{index}]"
+        if len(block.reservation_ids) > 1:
+            problems.append(
+                f"{key}.capacityReservationIds: {list(block.reservation_ids)} names several reservations; a node group "
+                "runs one UltraServer, so give it its own reservation of each block (the n-th id of every block)."
+            )
+        problems += [why for rid in block.reservation_ids if (why := reservation_id_problem(rid))]
+        if block.window is None:
+            problems.append(f"{key}: no start and end; each of several blocks needs its window.")
+        else:
+            problems += [why.replace("reservationWindow", key, 1) for why in window_problems(block.window)]
+    return problems + sequence_problems(blocks) + schedule_count_problems(blocks)
+
+
+def schedule_count_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
+    """Why a group's blocks need more scheduled actions (two each) than Auto Scaling holds per group; empty if not."""
+    most = limits.SCHEDULED_ACTIONS_PER_GROUP.maximum
+    if 2 * len(blocks) <= most:
+        return []
+    return [
+        f"capacityBlocks: {len(blocks)} blocks need {2 * len(blocks)} scheduled actions, above the {most} an Auto "
+        f"Scaling group holds; list at most {most // 2} blocks and add later ones after earlier ones end."
+    ]

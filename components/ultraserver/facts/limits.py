@@ -139,6 +139,18 @@ NODES_PER_MANAGED_NODE_GROUP = Limit(
     450,
     "EKS service quota 'Nodes per managed node group', 450 (https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html)",
 )
+SCHEDULED_ACTION_NAME = Limit(
+    "Auto Scaling scheduled action name",
+    255,
+    "Auto Scaling API PutScheduledUpdateGroupAction ScheduledActionName: 1-255 characters, unique per group "
+    "(https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PutScheduledUpdateGroupAction.html)",
+)
+SCHEDULED_ACTIONS_PER_GROUP = Limit(
+    "Auto Scaling scheduled actions per group",
+    125,
+    "EC2 Auto Scaling user guide, scheduled scaling limitations: 'a maximum of 125 scheduled actions per Auto Scaling "
+    "group' (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scheduled-scaling.html)",
+)
 IMEX_TARGET_NAME = Limit(
     "IMEX check UltraServer (node group) name",
     26,
@@ -169,6 +181,8 @@ LIMITS: tuple[Limit, ...] = (
     TAG_VALUE,
     MANAGED_NODE_GROUPS_PER_CLUSTER,
     NODES_PER_MANAGED_NODE_GROUP,
+    SCHEDULED_ACTION_NAME,
+    SCHEDULED_ACTIONS_PER_GROUP,
     IMEX_TARGET_NAME,
 )
 

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ultraserver.config.blocks import block_views, group_blocks
 from ultraserver.facts import efa
-from ultraserver.facts.capacity_blocks import ReservationWindow
+from ultraserver.facts.capacity_blocks import ACTIVE, ENDED, FUTURE, ReservationWindow, window_state
 from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER, EFA_LAYOUT, RESERVATION_ZONE, UPGRADE_SAFE
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.resource import AUTOSCALING_GROUP, LAUNCH_TEMPLATE, NODE_GROUP, SUBNET, PlanResource
 
 SCHEDULE = "aws:autoscaling/schedule:Schedule"
-FUTURE, ACTIVE, ENDED = "future", "active", "ended"
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,6 @@ def span(delta: timedelta) -> str:
     if days:
         return f"{days}d {hours}h"
     return f"{hours}h {mins}m" if hours else f"{mins}m"
-
-
-def window_state(window: ReservationWindow, now: datetime) -> str:
-    """future (not started), active (started, not ended) or ended, at ``now``."""
-    if now < window.start:
-        return FUTURE
-    return ACTIVE if now < window.end else ENDED
 
 
 def describe_window(window: ReservationWindow, now: datetime) -> str:
@@ -194,7 +187,7 @@ def _schedule_text(schedules: Sequence[PlanResource]) -> str:
 
 
 def group_view(
-    group: PlanResource, plan: Plan, windows: Sequence[ReservationWindow], now: datetime
+    group: PlanResource, plan: Plan, windows: Sequence[ReservationWindow], now: datetime, block: str = ""
 ) -> GroupView | None:
     """The view of one node group, or None when it is not a GPU group (no catalogued instance type)."""
     by_urn = plan.by_urn()
@@ -223,6 +216,8 @@ def group_view(
         ("schedule", _schedule_text(schedules)),
     ]
     states = tuple(window_state(w, now) for w in windows)
+    if block:
+        rows.append(("capacity block", block))
     if not windows:
         rows.append(("window", "none given (no scheduled scaling)"))
     for index, window in enumerate(windows, start=1):
@@ -230,22 +225,40 @@ def group_view(
     return GroupView(group.name, instance_type, layout, interfaces, tuple(rows), states)
 
 
-def group_views(plan: Plan, windows: Mapping[str, Sequence[ReservationWindow]], now: datetime) -> list[GroupView]:
-    """Every GPU node group of the plan, in plan order; ``windows`` maps a group's resource name to its blocks."""
+def group_views(
+    plan: Plan,
+    windows: Mapping[str, Sequence[ReservationWindow]],
+    now: datetime,
+    blocks: Mapping[str, str] | None = None,
+) -> list[GroupView]:
+    """Every GPU node group of the plan, in plan order; ``windows`` maps a group's resource name to its blocks'
+    windows and ``blocks`` to a line on its current block (``block_lines``)."""
     views = []
     for resource in plan.resources:
         if resource.type in (NODE_GROUP, AUTOSCALING_GROUP):
-            view = group_view(resource, plan, windows.get(resource.name, ()), now)
+            block = (blocks or {}).get(resource.name, "")
+            view = group_view(resource, plan, windows.get(resource.name, ()), now, block)
             if view is not None:
                 views.append(view)
     return views
 
 
 def windows_by_group(settings: Any) -> dict[str, list[ReservationWindow]]:
-    """Reservation windows per node-group resource name (``<cluster>-<group>``), from the stack settings."""
+    """Reservation windows of every block per node-group resource name (``<cluster>-<group>``)."""
     found: dict[str, list[ReservationWindow]] = {}
     for group in getattr(settings, "gpu_node_groups", ()):
-        window = group.reservation_window
-        for name in group.node_group_names:
-            found[f"{settings.cluster.name}-{name}"] = [window] if window is not None else []
+        for position, name in enumerate(group.node_group_names):
+            blocks = group_blocks(group, position)
+            found[f"{settings.cluster.name}-{name}"] = [b.window for b in blocks if b.window is not None]
     return found
+
+
+def block_lines(settings: Any, now: datetime) -> dict[str, str]:
+    """Per node-group resource name: the block it runs on at ``now`` and when ``pulumi up`` moves it to the next."""
+    if not getattr(settings, "gpu_node_groups", ()):
+        return {}
+    return {
+        f"{settings.cluster.name}-{view.group}": view.line().split(": ", 1)[1]
+        for view in block_views(settings, now)
+        if view.state != "unscheduled"
+    }

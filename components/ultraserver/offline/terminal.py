@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ultraserver.offline.groups import ACTIVE, ENDED, FUTURE, GroupView
+from ultraserver.facts.capacity_blocks import ACTIVE, ENDED, FUTURE
+from ultraserver.offline.groups import GroupView
 from ultraserver.offline.report import PlanText
 
 # Width of piped output: wide enough for a subnet and its CIDR in one cell without wrapping.

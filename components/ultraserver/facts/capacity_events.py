@@ -1,0 +1,62 @@
+"""EventBridge events about Capacity Blocks and Capacity Reservations, and what an SNS target of them needs.
+
+Sources:
+- EventBridge event reference, Amazon EC2 events (https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-ec2.html):
+  lists "Capacity Block Delivered", "Capacity Block Expiration Warning" and "EC2 Capacity Reservation Active /
+  Cancelled / Delayed / Expired / Failed / Scheduled / Unsupported" among the events EC2 sends directly.
+- EC2 user guide, "Monitor Capacity Blocks using EventBridge"
+  (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-monitor.html): the example events carry
+  ``detail.capacity-reservation-id``; the English page writes the detail-type "Capacity Block Delivered", the
+  China-region and translated pages "Capacity Block Reservation Delivered" (same for the expiration warning). The
+  rules match both spellings; which one EC2 sends was not observed (unverified).
+- EC2 user guide, "Monitor state changes for future-dated Capacity Reservations"
+  (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitor-fcr-state.html): "EC2 Capacity Reservation <State>"
+  events with ``detail.capacity-reservation-id`` and ``detail.state``. That Capacity Blocks send them too is
+  unverified (the page is about future-dated reservations).
+- EC2 user guide, "Monitor Capacity Reservation underutilization"
+  (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/cr-eventbridge.html): AWS Health sends "AWS Health Event"
+  with ``detail.eventTypeCode`` AWS_EC2_ODCR_UNDERUTILIZATION_NOTIFICATION (one reservation below 20 % over 24 hours,
+  ``resources: ["cr-..."]``) and ..._SUMMARY (7 days, ``resources: ["cr-... | zone | type | platform | 0.0%"]``).
+  Whether AWS Health sends them for Capacity Blocks is unverified.
+"""
+
+from __future__ import annotations
+
+EC2_SOURCE = "aws.ec2"
+HEALTH_SOURCE = "aws.health"
+HEALTH_DETAIL_TYPE = "AWS Health Event"
+HEALTH_SERVICE = "EC2"
+
+CAPACITY_BLOCK_DETAIL_TYPES = (
+    "Capacity Block Delivered",
+    "Capacity Block Expiration Warning",
+    "Capacity Block Reservation Delivered",
+    "Capacity Block Reservation Expiration Warning",
+)
+RESERVATION_STATE_DETAIL_TYPES = tuple(
+    f"EC2 Capacity Reservation {state}"
+    for state in ("Scheduled", "Active", "Delayed", "Expired", "Failed", "Unsupported", "Cancelled")
+)
+RESERVATION_ID_FIELD = "capacity-reservation-id"
+UNDERUTILIZATION_EVENT_CODES = (
+    "AWS_EC2_ODCR_UNDERUTILIZATION_NOTIFICATION",
+    "AWS_EC2_ODCR_UNDERUTILIZATION_NOTIFICATION_SUMMARY",
+)
+
+# Event pattern size: "2048 by default but it is adjustable up to 4096 characters by submitting a service quota
+# increase request" (pulumi-aws aws.cloudwatch.EventRule, eventPattern, pointing to "Amazon EventBridge quotas";
+# the quotas page itself was not read here: unverified).
+EVENT_PATTERN_MAX_CHARS = 2048
+
+EVENTS_PRINCIPAL = "events.amazonaws.com"
+# EventBridge user guide, "Using resource-based policies for Amazon EventBridge"
+# (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html): EventBridge publishes to an
+# SNS topic under the topic's resource-based policy, and an SNS target must not name a RoleArn ("event delivery may
+# fail, particularly for Amazon SQS and Amazon SNS targets with AWS KMS encryption enabled"). For a KMS-encrypted topic
+# the key policy must let events.amazonaws.com use the key: the statement below with kms:Decrypt and
+# kms:GenerateDataKey (Amazon Q Developer in chat applications admin guide, troubleshooting, quoting it for EventBridge;
+# EventBridge's own target limits give the same statement for encrypted SQS queues). The AWS managed key alias/aws/sns
+# cannot be used: "AWS managed service keys don't allow you to modify access policies" (same Q Developer page), so the
+# toolkit makes its own key. That the SNS section of the EventBridge page says the same was not read (unverified).
+EVENTS_KMS_ACTIONS = ("kms:Decrypt", "kms:GenerateDataKey")
+SNS_PUBLISH = "sns:Publish"
