@@ -46,7 +46,8 @@ def stack_config(ultraservers: int, grouped: bool) -> dict:
     return {
         "config": {
             "aws:region": "us-east-1",
-            "ultraserver-eks:cluster": {"name": "bench"},
+            # Private-only endpoint: the deployer runs inside the VPC (README "Reachability").
+            "ultraserver-eks:cluster": {"name": "bench", "deployerAccess": "in-vpc"},
             "ultraserver-eks:network": {"availabilityZones": ["us-east-1a", "us-east-1b"], "gpuPodsPerNode": 8},
             "ultraserver-eks:gpuNodeGroups": groups,
         }

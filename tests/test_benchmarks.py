@@ -1,0 +1,22 @@
+"""The benchmark's generated stacks stay valid settings, so `benchmarks/plan_scale.py` keeps running."""
+
+from __future__ import annotations
+
+import importlib.util
+from datetime import date
+
+import pytest
+from helpers.stacks import ROOT
+from ultraserver.config.settings import parse_settings
+
+spec = importlib.util.spec_from_file_location("plan_scale", ROOT / "benchmarks" / "plan_scale.py")
+assert spec is not None and spec.loader is not None
+plan_scale = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plan_scale)
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.parametrize("ultraservers", [1, 26])
+def test_generated_stacks_are_valid(ultraservers: int, grouped: bool) -> None:
+    settings = parse_settings(plan_scale.stack_config(ultraservers, grouped)["config"], today=date(2026, 11, 23))
+    assert sum(g.ultraservers for g in settings.gpu_node_groups) == ultraservers
