@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
+from ultraserver.builders.kueue import KueueArgs
 from ultraserver.components.drift_check import DriftCheck
 from ultraserver.components.efa_check import EfaCheck
 from ultraserver.components.helm_release import (
@@ -26,6 +27,7 @@ from ultraserver.components.helm_release import (
     ReleaseSettings,
 )
 from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
+from ultraserver.components.kueue import Kueue
 from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.problems import ConfigError
 
@@ -58,6 +60,8 @@ class KubernetesLayerArgs:
     """nccl-tests all_reduce across UltraServers over EFA; None deploys no check."""
     drift_check: DriftCheckArgs | None = None
     """CronJob re-running the node-facts check; None deploys none."""
+    kueue: KueueArgs | None = None
+    """Kueue with the GB200 topology and the stack's GPU quota; None installs none (jobs then bypass queueing)."""
 
 
 class KubernetesLayer(pulumi.ComponentResource):
@@ -72,6 +76,7 @@ class KubernetesLayer(pulumi.ComponentResource):
     node_termination_handler: NodeTerminationHandler | None
     efa_check: EfaCheck | None
     drift_check: DriftCheck | None
+    kueue: Kueue | None
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
@@ -115,6 +120,19 @@ class KubernetesLayer(pulumi.ComponentResource):
         self.mpi_operator = (
             MpiOperator(f"{name}-mpi-operator", args.mpi_operator, child(*base)) if args.mpi_operator else None
         )
+        self.kueue = None
+        queued: list[pulumi.Resource] = []
+        if args.kueue is not None:
+            kueue_args = args.kueue
+            if not kueue_args.system_node_selector:
+                kueue_args = replace(kueue_args, system_node_selector=system)
+            # Kueue sets up its MPIJob integration for the kinds installed when it starts, so it comes after the
+            # MPI operator's CRD. UNVERIFIED: whether 0.19 also picks up a CRD installed later.
+            self.kueue = Kueue(
+                f"{name}-kueue", kueue_args, child(*base, *([self.mpi_operator] if self.mpi_operator else []))
+            )
+            # A queued job needs Kueue's webhooks (they suspend it until admission) and its ClusterQueue.
+            queued = [self.kueue.release, self.kueue.cluster_queue]
         self.node_termination_handler = None
         if args.node_termination_handler is not None:
             handler_args = args.node_termination_handler
@@ -128,13 +146,17 @@ class KubernetesLayer(pulumi.ComponentResource):
             check_args = args.imex_check
             if not check_args.launcher_node_selector:
                 check_args = replace(check_args, launcher_node_selector=system)
-            self.imex_check = ImexCheck(f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver))
+            self.imex_check = ImexCheck(
+                f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver, *queued)
+            )
         self.efa_check = None
         if args.efa_check is not None and self.mpi_operator is not None:
             efa_args = args.efa_check
             if not efa_args.launcher_node_selector:
                 efa_args = replace(efa_args, launcher_node_selector=system)
-            self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin))
+            self.efa_check = EfaCheck(
+                f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin, *queued)
+            )
         self.drift_check = None
         if args.drift_check is not None:
             drift_args = args.drift_check
