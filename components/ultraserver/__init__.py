@@ -43,6 +43,12 @@ _EXPORTS: dict[str, str] = {
     "ImexCheck": "components.imex_check",
     "ImexCheckArgs": "builders.imex_check",
     "ImexTarget": "config.views",
+    "Kueue": "components.kueue",
+    "KueueArgs": "builders.kueue",
+    "LOCAL_QUEUE_NAME": "builders.kueue",
+    "local_queue_manifest": "builders.kueue",
+    "podset_topology_annotations": "builders.kueue",
+    "queue_labels": "builders.kueue",
     # Settings and the pure helpers a custom program needs.
     "Settings": "config.settings",
     "ReleaseSettings": "config.settings",
