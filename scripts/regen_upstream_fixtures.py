@@ -150,7 +150,7 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
     for path in OPEN_SUBTREES.get(name, ()):
         keys = {k for k in keys if not k.startswith(path + ".")}
         open_maps = {k for k in open_maps if not k.startswith(path + ".")} | {path}
-    extra = {"integrationFrameworks": kueue_frameworks(values)} if name == "kueue" else {}
+    extra = {"defaultConfiguration": kueue_configuration(values)} if name == "kueue" else {}
     if chart_yaml["name"] != name:
         raise SystemExit(f"{base}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
     return {
@@ -165,10 +165,12 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
     }
 
 
-def kueue_frameworks(values: dict[str, Any]) -> list[str]:
-    """The integrations Kueue's default configuration enables (the chart carries it as a YAML string)."""
+def kueue_configuration(values: dict[str, Any]) -> dict[str, Any]:
+    """Kueue's default Configuration as data (the chart carries it as a YAML string; its comments are dropped)."""
     config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
-    return sorted(config["integrations"]["frameworks"])
+    if not isinstance(config, dict) or not isinstance(config.get("integrations", {}).get("frameworks"), list):
+        raise SystemExit("kueue values.yaml: managerConfig.controllerManagerConfigYaml has no integrations.frameworks")
+    return config
 
 
 def strip_prose(node: Any) -> Any:

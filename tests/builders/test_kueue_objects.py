@@ -7,6 +7,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 from helpers.manifests import validate_custom
 from helpers.stacks import STACKS, stack_config
 from ultraserver.builders import kueue
@@ -109,6 +110,19 @@ def test_kueue_is_pinned_as_an_oci_chart_with_checked_keys() -> None:
 def test_the_pinned_default_configuration_enables_the_integrations_the_jobs_need() -> None:
     assert set(facts.REQUIRED_INTEGRATIONS) <= facts.default_integrations()
     assert "kubeflow.org/mpijob" in facts.REQUIRED_INTEGRATIONS
+
+
+def test_the_toolkit_configuration_is_the_charts_plus_mpijob_and_gpu_only_quota() -> None:
+    values = kueue.kueue_values({"ultraserver.io/role": "system"})
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    default = facts.default_configuration()
+    # Ports, probes and leader election stay the chart's (its Services and probes are templated against them).
+    for key in ("webhook", "health", "metrics", "leaderElection", "apiVersion", "kind"):
+        assert config[key] == default[key], key
+    assert "kubeflow.org/mpijob" in config["integrations"]["frameworks"]
+    assert set(default["integrations"]["frameworks"]) <= set(config["integrations"]["frameworks"])
+    assert config["resources"]["excludeResourcePrefixes"] == ["cpu", "memory", "ephemeral-storage"]
+    assert "resources" not in default  # the override does not edit the cached default
 
 
 def test_bad_local_queue_namespaces_are_refused() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from helpers.stacks import STACKS, stack_config
-from ultraserver.config.settings import parse_settings
+from ultraserver.config.settings import parse_settings, settings_warnings
 from ultraserver.config.views import kueue_enabled
 from ultraserver.problems import ConfigError
 
@@ -64,4 +64,14 @@ def test_a_replaced_configuration_must_keep_the_mpijob_integration() -> None:
     text = problems({"values": {"managerConfig": {"controllerManagerConfigYaml": "- [not a mapping"}}})
     assert "not a YAML mapping" in text
     good = config + "  - kubeflow.org/mpijob\n"
-    parse_settings(with_kueue({"values": {"managerConfig": {"controllerManagerConfigYaml": good}}}), stack="gb200-x72")
+    settings = parse_settings(
+        with_kueue({"values": {"managerConfig": {"controllerManagerConfigYaml": good}}}), stack="gb200-x72"
+    )
+    # Without the excluded prefixes, jobs requesting CPU or memory would wait: a warning, not an error.
+    (warning,) = [w for w in settings_warnings(settings) if "excludeResourcePrefixes" in str(w)]
+    assert "cpu" in str(warning) and warning.level == "warning"
+    full = good + "resources:\n  excludeResourcePrefixes: [cpu, memory, ephemeral-storage]\n"
+    settings = parse_settings(
+        with_kueue({"values": {"managerConfig": {"controllerManagerConfigYaml": full}}}), stack="gb200-x72"
+    )
+    assert not [w for w in settings_warnings(settings) if "kueue" in str(w)]

@@ -5,9 +5,12 @@ the labels and pod-set annotations that submit a job through them.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import yaml
 
 from ultraserver.config.settings import ReleaseSettings, Settings
 from ultraserver.config.views import kueue_enabled
@@ -174,13 +177,24 @@ def local_queue_manifest(namespace: str, name: str = LOCAL_QUEUE_NAME) -> dict[s
     }
 
 
+def kueue_configuration() -> dict[str, Any]:
+    """The chart's default Kueue Configuration with the toolkit's integrations enabled for sure and CPU, memory and
+    ephemeral storage left out of quota (the ClusterQueue covers GPUs and EFA devices only)."""
+    config = copy.deepcopy(kueue.default_configuration())
+    frameworks = list(config["integrations"]["frameworks"])
+    config["integrations"]["frameworks"] = frameworks + [f for f in kueue.REQUIRED_INTEGRATIONS if f not in frameworks]
+    config.setdefault("resources", {})["excludeResourcePrefixes"] = list(kueue.EXCLUDED_RESOURCE_PREFIXES)
+    return config
+
+
 def kueue_values(system_node_selector: Mapping[str, str]) -> dict[str, Any]:
-    """Chart values: the controller on the system nodes, the release image."""
+    """Chart values: the controller on the system nodes, the release image, the toolkit's configuration."""
     return {
         "controllerManager": {
             "nodeSelector": dict(system_node_selector),
             "manager": {"image": {"repository": IMAGE_REPOSITORY, "tag": IMAGE_TAG, "pullPolicy": "IfNotPresent"}},
-        }
+        },
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_configuration(), sort_keys=True)},
     }
 
 

@@ -126,8 +126,9 @@ class KubernetesLayer(pulumi.ComponentResource):
             kueue_args = args.kueue
             if not kueue_args.system_node_selector:
                 kueue_args = replace(kueue_args, system_node_selector=system)
-            # Kueue sets up its MPIJob integration for the kinds installed when it starts, so it comes after the
-            # MPI operator's CRD. UNVERIFIED: whether 0.19 also picks up a CRD installed later.
+            # Kueue also picks up a job CRD installed after it starts, but only when it next polls for the API
+            # (kubernetes-sigs/kueue#2574, since v0.8); until then its MPIJob webhook is not there to suspend a new
+            # MPIJob. Installing it after the MPI operator's CRD closes that window for the checks' MPIJobs.
             self.kueue = Kueue(
                 f"{name}-kueue", kueue_args, child(*base, *([self.mpi_operator] if self.mpi_operator else []))
             )

@@ -11,7 +11,7 @@ import yaml
 
 from ultraserver.config.model import Settings
 from ultraserver.facts import kueue
-from ultraserver.problems import Problem
+from ultraserver.problems import WARNING, Problem
 
 
 def _config_override(values: Mapping[str, Any]) -> Any:
@@ -20,16 +20,30 @@ def _config_override(values: Mapping[str, Any]) -> Any:
     return config.get("controllerManagerConfigYaml") if isinstance(config, Mapping) else None
 
 
-def configured_integrations(text: Any) -> frozenset[str] | None:
-    """integrations.frameworks of a Kueue Configuration given as YAML text; None when it cannot be read."""
+def _load(text: Any) -> Mapping[str, Any] | None:
+    """A Kueue Configuration given as YAML text; None when it is not a YAML mapping."""
     try:
         config = yaml.safe_load(text) if isinstance(text, str) else None
     except yaml.YAMLError:
         return None
-    frameworks = config.get("integrations", {}).get("frameworks") if isinstance(config, Mapping) else None
-    if not isinstance(frameworks, list):
-        return frozenset() if isinstance(config, Mapping) else None
-    return frozenset(str(f) for f in frameworks)
+    return config if isinstance(config, Mapping) else None
+
+
+def configured_integrations(text: Any) -> frozenset[str] | None:
+    """integrations.frameworks of a Kueue Configuration given as YAML text; None when it cannot be read."""
+    config = _load(text)
+    if config is None:
+        return None
+    integrations = config.get("integrations")
+    frameworks = integrations.get("frameworks") if isinstance(integrations, Mapping) else None
+    return frozenset(str(f) for f in frameworks) if isinstance(frameworks, list) else frozenset()
+
+
+def _excluded(text: Any) -> set[str]:
+    """resources.excludeResourcePrefixes of a Kueue Configuration given as YAML text."""
+    resources = (_load(text) or {}).get("resources")
+    prefixes = resources.get("excludeResourcePrefixes") if isinstance(resources, Mapping) else None
+    return {str(p) for p in prefixes} if isinstance(prefixes, list) else set()
 
 
 def kueue_settings(s: Settings, today: date) -> list[Problem]:
@@ -53,7 +67,19 @@ def kueue_settings(s: Settings, today: date) -> list[Problem]:
                     f"{key}.values.{kueue.CONFIG_VALUE}",
                     "(not a YAML mapping)" if enabled is None else f"integrations.frameworks without {missing}",
                     f"a Kueue Configuration whose integrations.frameworks include {', '.join(missing)}",
-                    "add them to integrations.frameworks, or drop the override to keep the chart's configuration",
+                    "add them to integrations.frameworks, or drop the override to keep the toolkit's configuration",
+                )
+            )
+        kept = set(kueue.EXCLUDED_RESOURCE_PREFIXES) - _excluded(text)
+        if enabled is not None and kept:
+            found.append(
+                Problem(
+                    f"{key}.values.{kueue.CONFIG_VALUE}",
+                    f"resources.excludeResourcePrefixes without {sorted(kept)}",
+                    "the prefixes the GPU-only ClusterQueue leaves out of quota",
+                    f"add {sorted(kept)}, or jobs whose pods request them wait with 'resource ... unavailable in "
+                    "ClusterQueue'",
+                    WARNING,
                 )
             )
     return found

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from ultraserver.facts.charts import KUEUE
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
@@ -30,6 +31,10 @@ PODSET_PREFERRED_TOPOLOGY = f"{API_GROUP}/podset-preferred-topology"
 """On a pod template: one domain of this level if it fits, else the next level up, else spread."""
 MPIJOB_FRAMEWORK = "kubeflow.org/mpijob"
 """Kueue integration name of the MPI operator's MPIJob (in the chart's default frameworks at 0.19.2)."""
+EXCLUDED_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage")
+"""Resources Kueue leaves out of quota (Configuration resources.excludeResourcePrefixes). Kueue keeps a job pending
+with "resource cpu unavailable in ClusterQueue" when a pod requests a resource no resource group covers
+(pkg/scheduler/flavorassigner at the tag), and GB200 jobs take whole nodes, so GPUs and EFA devices are the quota."""
 REQUIRED_INTEGRATIONS = ("batch/job", MPIJOB_FRAMEWORK)
 """Integrations the toolkit's jobs need: the example's batch Job and the fabric checks' MPIJobs."""
 CONFIG_VALUE = "managerConfig.controllerManagerConfigYaml"
@@ -54,8 +59,14 @@ TOPOLOGY_LEVELS: tuple[str, ...] = (ULTRASERVER_LABEL, CLIQUE_LABEL, HOSTNAME_LA
 
 
 @cache
-def default_integrations() -> frozenset[str]:
-    """Integrations the pinned chart's default configuration enables (derived into data/chart_keys.json by
-    scripts/regen_upstream_fixtures.py from the chart's managerConfig.controllerManagerConfigYaml)."""
+def default_configuration() -> dict[str, Any]:
+    """Kueue's Configuration as the pinned chart ships it (managerConfig.controllerManagerConfigYaml, derived into
+    data/chart_keys.json by scripts/regen_upstream_fixtures.py). A fresh copy is made by each caller that edits it."""
     raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
-    return frozenset(raw["charts"][KUEUE]["integrationFrameworks"])
+    config: dict[str, Any] = raw["charts"][KUEUE]["defaultConfiguration"]
+    return config
+
+
+def default_integrations() -> frozenset[str]:
+    """Integrations the pinned chart's default configuration enables."""
+    return frozenset(default_configuration()["integrations"]["frameworks"])
