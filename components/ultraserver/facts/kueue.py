@@ -31,6 +31,10 @@ PODSET_PREFERRED_TOPOLOGY = f"{API_GROUP}/podset-preferred-topology"
 """On a pod template: one domain of this level if it fits, else the next level up, else spread."""
 MPIJOB_FRAMEWORK = "kubeflow.org/mpijob"
 """Kueue integration name of the MPI operator's MPIJob (in the chart's default frameworks at 0.19.2)."""
+# DRA claims: with Kueue's DynamicResourceAllocation feature gate off (the default at 0.19) Kueue does not read
+# ResourceClaimTemplates and counts only the pods' resource requests (kubernetes-sigs/kueue#10504). A job's
+# ComputeDomain claim therefore costs no quota; its GPUs count through the device plugin's nvidia.com/gpu request,
+# which is why the ClusterQueue covers nvidia.com/gpu (the DRA driver does not allocate GPUs here).
 EXCLUDED_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage")
 """Resources Kueue leaves out of quota (Configuration resources.excludeResourcePrefixes). Kueue keeps a job pending
 with "resource cpu unavailable in ClusterQueue" when a pod requests a resource no resource group covers
