@@ -71,7 +71,8 @@ CRDS: tuple[tuple[str, str, str, str], ...] = (
         "v1beta1",
     ),
     ("mpijob-v2beta1", "mpi-operator/v0.7.0", "kubeflow.org_mpijobs.yaml", "v2beta1"),
-    # Kueue 0.19.2 serves v1beta1 and v1beta2; v1beta2 is the storage version, so the toolkit writes it.
+    # Kueue 0.19.2 serves v1beta1 and v1beta2; v1beta2 is the storage version, so the toolkit writes it. The Workload
+    # CRD is saved upstream too but not derived: the toolkit never writes Workloads (Kueue creates them).
     *(
         (f"kueue-{kind}-v1beta2", "kueue/0.19.2", f"crds/kueue.x-k8s.io_{plural}.yaml", "v1beta2")
         for kind, plural in (
@@ -79,7 +80,6 @@ CRDS: tuple[tuple[str, str, str, str], ...] = (
             ("resourceflavor", "resourceflavors"),
             ("clusterqueue", "clusterqueues"),
             ("localqueue", "localqueues"),
-            ("workload", "workloads"),
         )
     ),
 )
