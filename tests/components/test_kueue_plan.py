@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.offline import Plan, PlanResource, run_plan
+from ultraserver.problems import ConfigError
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
@@ -79,3 +80,22 @@ def test_local_queue_namespaces_are_created_and_kueue_can_be_turned_off(plan_wit
     (job,) = off.of_type(MPIJOB)
     assert "labels" not in job.inputs["metadata"]
     assert "annotations" not in job.inputs["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]
+
+
+@pytest.mark.parametrize("namespace", ["imex-check", "kueue-system", "gpu-operator"])
+def test_a_local_queue_in_a_namespace_the_stack_creates_is_refused(plan_with: Any, namespace: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        plan_with("gb200-x72", {"kubernetes": {"kueue": {"localQueueNamespaces": ["team-a", namespace]}}})
+    (line,) = info.value.problems
+    assert (
+        line.startswith("ultraserver-eks:kubernetes.kueue.localQueueNamespaces")
+        and namespace in line
+        and "team-a" not in line.split(";")[0]
+    )
+
+
+def test_built_in_namespaces_get_a_queue_but_no_namespace_object(plan_with: Any) -> None:
+    plan = plan_with("gb200-x72", {"kubernetes": {"kueue": {"localQueueNamespaces": ["kube-public"]}}})
+    assert {q.inputs["metadata"]["namespace"] for q in by_kind(plan, "LocalQueue")} == {"kube-public", "imex-check"}
+    names = {n.inputs["metadata"]["name"] for n in plan.of_type("kubernetes:core/v1:Namespace")}
+    assert "kube-public" not in names

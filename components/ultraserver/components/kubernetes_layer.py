@@ -14,6 +14,8 @@ from ultraserver.builders.kueue import KueueArgs
 from ultraserver.components.drift_check import DriftCheck
 from ultraserver.components.efa_check import EfaCheck
 from ultraserver.components.helm_release import (
+    DRA_DRIVER,
+    GPU_OPERATOR,
     DraDriver,
     DraDriverArgs,
     EfaDevicePlugin,
@@ -27,7 +29,7 @@ from ultraserver.components.helm_release import (
     ReleaseSettings,
 )
 from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
-from ultraserver.components.kueue import Kueue
+from ultraserver.components.kueue import KUEUE, Kueue, check_queue_namespaces
 from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.problems import ConfigError
 
@@ -64,6 +66,26 @@ class KubernetesLayerArgs:
     """Kueue with the GB200 topology and the stack's GPU quota; None installs none (jobs then bypass queueing)."""
 
 
+def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
+    """Namespaces the layer creates itself (checks, and releases that create theirs), with what creates them."""
+    owners: dict[str, str] = {}
+    if args.kueue is not None:
+        owners[args.kueue.release.namespace or KUEUE.namespace] = "Kueue"
+    for what, check in (
+        ("IMEX check", args.imex_check),
+        ("EFA check", args.efa_check),
+        ("drift check", args.drift_check),
+    ):
+        if check is not None:
+            owners[check.namespace] = what
+    for what, release, target in (
+        ("GPU Operator", args.gpu_operator, GPU_OPERATOR),
+        ("DRA driver", args.dra_driver, DRA_DRIVER),
+    ):
+        owners[release.namespace or target.namespace] = what
+    return owners
+
+
 class KubernetesLayer(pulumi.ComponentResource):
     """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
 
@@ -87,6 +109,9 @@ class KubernetesLayer(pulumi.ComponentResource):
                     f"{check}: the check runs as an MPIJob but mpi_operator is disabled; enable the MPI operator "
                     "or turn the check off."
                 )
+
+        if args.kueue is not None:
+            check_queue_namespaces(args.kueue, own_namespaces(args))
 
         def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
             """Options of a direct child: this layer's provider, waiting for `after` only."""

@@ -3,6 +3,7 @@ LocalQueues jobs are submitted to."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -22,10 +23,29 @@ from ultraserver.components.child_options import child_options
 from ultraserver.components.helm_release import ChartRelease, ChartTarget
 from ultraserver.facts import charts
 from ultraserver.facts import kueue as kueue_facts
+from ultraserver.problems import ConfigError, problem
 
 KUEUE = ChartTarget(charts.KUEUE, "kueue", kueue_facts.NAMESPACE, True)
+"""The Kueue release: chart, release name and namespace (created by Helm)."""
 # Namespaces that exist in every cluster: a LocalQueue there needs no Namespace object of ours.
-BUILT_IN_NAMESPACES = frozenset({"default"})
+BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
+def check_queue_namespaces(args: KueueArgs, taken: Mapping[str, str]) -> None:
+    """ConfigError when a LocalQueue namespace is one the layer creates itself (`taken`: namespace -> what made it):
+    its Namespace object would be declared twice, and the checks bring their own LocalQueue."""
+    clash = sorted(n for n in args.local_queue_namespaces if n in taken)
+    if clash:
+        raise ConfigError(
+            problem(
+                f"{args.release.settings_key or 'kubernetes.kueue'}.localQueueNamespaces",
+                clash,
+                "namespaces for your teams' jobs, not the stack's own ("
+                + ", ".join(f"{n}: {taken[n]}" for n in sorted(taken))
+                + ")",
+                "remove them (the checks submit through their own LocalQueue)",
+            )
+        )
 
 
 class KueueRelease(ChartRelease):
