@@ -112,6 +112,12 @@ def test_the_pinned_default_configuration_enables_the_integrations_the_jobs_need
     assert "kubeflow.org/mpijob" in facts.REQUIRED_INTEGRATIONS
 
 
+def test_the_image_follows_the_chart_version() -> None:
+    image = kueue.kueue_values({"r": "s"})["controllerManager"]["manager"]["image"]
+    assert (image["repository"], image["tag"]) == ("registry.k8s.io/kueue/kueue", "v0.19.2")
+    assert kueue.kueue_values({"r": "s"}, "0.20.1")["controllerManager"]["manager"]["image"]["tag"] == "v0.20.1"
+
+
 def test_the_toolkit_configuration_is_the_charts_plus_mpijob_and_gpu_only_quota() -> None:
     values = kueue.kueue_values({"ultraserver.io/role": "system"})
     config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])

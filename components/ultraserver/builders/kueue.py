@@ -14,7 +14,7 @@ import yaml
 
 from ultraserver.config.settings import ReleaseSettings, Settings
 from ultraserver.config.views import kueue_enabled
-from ultraserver.facts import efa, kueue
+from ultraserver.facts import charts, efa, kueue
 from ultraserver.facts.instances import GB200_INSTANCE_TYPE
 from ultraserver.facts.kubernetes_names import DNS_LABEL
 from ultraserver.facts.scheduling import (
@@ -35,11 +35,11 @@ CLUSTER_QUEUE_NAME = "gb200"
 """Name of the ClusterQueue holding the stack's GPU and EFA quota."""
 LOCAL_QUEUE_NAME = "gb200"
 """Name of the LocalQueue in each namespace: the value of a job's kueue.x-k8s.io/queue-name label."""
-# Pulled by the system nodes (Graviton). The chart's values.yaml in git names a staging image; pin the release image.
-# UNVERIFIED: that registry.k8s.io/kueue/kueue:v0.19.2 is what the published 0.19.2 chart defaults to, and that the
-# image index holds linux/arm64 (the registry was not queried).
+# Pulled by the system nodes (Graviton). The chart's values.yaml in git names a staging image (tag release-0.19) that
+# the release build rewrites; the toolkit names the release image itself: tag v<chart version>, as Kueue tags its app
+# with the chart version (Chart.yaml at v0.19.2: version 0.19.2, appVersion v0.19.2). UNVERIFIED: that the published
+# 0.19.2 chart defaults to the same image, and that the image index holds linux/arm64 (the registry was not queried).
 IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
-IMAGE_TAG = "v0.19.2"
 
 
 @dataclass(frozen=True)
@@ -187,13 +187,17 @@ def kueue_configuration() -> dict[str, Any]:
     return config
 
 
-def kueue_values(system_node_selector: Mapping[str, str]) -> dict[str, Any]:
-    """Chart values: the controller on the system nodes, the release image, the toolkit's configuration."""
+def image_tag(chart_version: str | None = None) -> str:
+    """The Kueue image tag of a chart version (the pinned one by default): v<version>."""
+    return "v" + (chart_version or charts.pinned(charts.KUEUE).version).lstrip("vV")
+
+
+def kueue_values(system_node_selector: Mapping[str, str], chart_version: str | None = None) -> dict[str, Any]:
+    """Chart values: the controller on the system nodes, the chart version's release image, the toolkit's
+    configuration."""
+    image = {"repository": IMAGE_REPOSITORY, "tag": image_tag(chart_version), "pullPolicy": "IfNotPresent"}
     return {
-        "controllerManager": {
-            "nodeSelector": dict(system_node_selector),
-            "manager": {"image": {"repository": IMAGE_REPOSITORY, "tag": IMAGE_TAG, "pullPolicy": "IfNotPresent"}},
-        },
+        "controllerManager": {"nodeSelector": dict(system_node_selector), "manager": {"image": image}},
         "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_configuration(), sort_keys=True)},
     }
 

@@ -58,7 +58,12 @@ class KueueRelease(ChartRelease):
 
     def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(
-            "ultraserver:index:KueueRelease", name, KUEUE, kueue_values(args.system_node_selector), args.release, opts
+            "ultraserver:index:KueueRelease",
+            name,
+            KUEUE,
+            kueue_values(args.system_node_selector, args.release.version),
+            args.release,
+            opts,
         )
 
 
