@@ -16,6 +16,7 @@ from ultraserver.components.efa_check import EfaCheck
 from ultraserver.components.helm_release import (
     DRA_DRIVER,
     GPU_OPERATOR,
+    KUBE_PROMETHEUS_STACK,
     DraDriver,
     DraDriverArgs,
     EfaDevicePlugin,
@@ -78,10 +79,10 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
     ):
         if check is not None:
             owners[check.namespace] = what
-    for what, release, target in (
-        ("GPU Operator", args.gpu_operator, GPU_OPERATOR),
-        ("DRA driver", args.dra_driver, DRA_DRIVER),
-    ):
+    releases = [("GPU Operator", args.gpu_operator, GPU_OPERATOR), ("DRA driver", args.dra_driver, DRA_DRIVER)]
+    if args.prometheus_stack is not None:
+        releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK))
+    for what, release, target in releases:
         owners[release.namespace or target.namespace] = what
     return owners
 
