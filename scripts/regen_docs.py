@@ -151,10 +151,20 @@ def schema_of(_: str) -> str:
     return schema_text()
 
 
+def with_architecture_graph(readme: str) -> str:
+    """README with its first Mermaid block replaced by the shipped gb200-x72 stack's dependency graph."""
+    from ultraserver.offline import run_plan
+    from ultraserver.offline.graph import mermaid
+
+    head, rest = readme.split("```mermaid\n", 1)
+    return f"{head}```mermaid\n{mermaid(run_plan(ROOT, 'gb200-x72'))}```{rest.split('```', 1)[1]}"
+
+
 def main() -> int:
-    """Rewrite the generated parts of both docs; with --check, exit 1 when either is stale instead."""
+    """Rewrite the generated parts of the docs; with --check, exit 1 when any is stale instead."""
     stale = False
-    for doc, fresh_of in ((DOC, render), (POLICY_DOC, render_rules), (README, render), (SCHEMA, schema_of)):
+    readme = (README, lambda text: with_architecture_graph(render(text)))
+    for doc, fresh_of in ((DOC, render), (POLICY_DOC, render_rules), readme, (SCHEMA, schema_of)):
         current = doc.read_text() if doc.exists() else ""
         fresh = fresh_of(current)
         if "--check" not in sys.argv[1:]:

@@ -36,6 +36,8 @@ CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
         None,
         "oci://public.ecr.aws/aws-ec2/helm",
     ),
+    # Published as an OCI chart at oci://registry.k8s.io/kueue/charts/kueue (charts/kueue/README.md at v0.19.2).
+    ("kueue", "kueue", "0.19.2", None, "oci://registry.k8s.io/kueue/charts"),
 )
 
 # Keys whose value is a Kubernetes object handed to the templates as a whole (toYaml): anything below them
@@ -69,6 +71,17 @@ CRDS: tuple[tuple[str, str, str, str], ...] = (
         "v1beta1",
     ),
     ("mpijob-v2beta1", "mpi-operator/v0.7.0", "kubeflow.org_mpijobs.yaml", "v2beta1"),
+    # Kueue 0.19.2 serves v1beta1 and v1beta2; v1beta2 is the storage version, so the toolkit writes it. The Workload
+    # CRD is saved upstream too but not derived: the toolkit never writes Workloads (Kueue creates them).
+    *(
+        (f"kueue-{kind}-v1beta2", "kueue/0.19.2", f"crds/kueue.x-k8s.io_{plural}.yaml", "v1beta2")
+        for kind, plural in (
+            ("topology", "topologies"),
+            ("resourceflavor", "resourceflavors"),
+            ("clusterqueue", "clusterqueues"),
+            ("localqueue", "localqueues"),
+        )
+    ),
 )
 
 # Prose-only schema keywords dropped from the fixtures.
@@ -101,10 +114,28 @@ def source_of(folder: Path, saved: str) -> dict[str, str]:
         return {"repository": repo.group(1), "commit": commit.group(1), "path": row.group(1), "blob": row.group(2)}
     # Some SOURCE.md files list several saved files per row with their upstream folder and no blob id.
     folder_row = re.search(rf"^\|[^|\n]*\b{re.escape(saved)}\b[^|\n]*\| +([^|\s]+/) +\|", text, re.MULTILINE)
-    if not repo or not commit or not folder_row:
+    if repo and commit and folder_row:
+        return {"repository": repo.group(1), "commit": commit.group(1), "path": folder_row.group(1) + saved, "blob": ""}
+    # Others name each saved file (or a glob of them) with its full upstream path (the same glob).
+    path = _glob_row_path(text, saved)
+    if not repo or not commit or not path:
         raise SystemExit(f"{folder}/SOURCE.md: repository URL, commit or the row of {saved} not found")
-    path = folder_row.group(1) + saved
     return {"repository": repo.group(1), "commit": commit.group(1), "path": path, "blob": ""}
+
+
+def _glob_row_path(text: str, saved: str) -> str | None:
+    """Upstream path of `saved` from a `| saved-or-glob | upstream-path-or-glob ... |` row of a SOURCE.md."""
+    for line in text.splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not cells[1]:
+            continue
+        pattern, upstream = cells[0], cells[1].split()[0].strip("`")
+        if "*" not in pattern and pattern == saved:
+            return upstream
+        prefix, star, suffix = pattern.partition("*")
+        if star and saved.startswith(prefix) and saved.endswith(suffix) and len(saved) >= len(prefix + suffix):
+            return upstream.replace("*", saved[len(prefix) : len(saved) - len(suffix)], 1)
+    return None
 
 
 def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, version: str | None, repo: str) -> dict:
@@ -119,6 +150,7 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
     for path in OPEN_SUBTREES.get(name, ()):
         keys = {k for k in keys if not k.startswith(path + ".")}
         open_maps = {k for k in open_maps if not k.startswith(path + ".")} | {path}
+    extra = {"defaultConfiguration": kueue_configuration(values)} if name == "kueue" else {}
     if chart_yaml["name"] != name:
         raise SystemExit(f"{base}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
     return {
@@ -129,7 +161,16 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
         "source": source_of(base, "values.yaml"),
         "keys": sorted(keys),
         "openMaps": sorted(open_maps),
+        **extra,
     }
+
+
+def kueue_configuration(values: dict[str, Any]) -> dict[str, Any]:
+    """Kueue's default Configuration as data (the chart carries it as a YAML string; its comments are dropped)."""
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    if not isinstance(config, dict) or not isinstance(config.get("integrations", {}).get("frameworks"), list):
+        raise SystemExit("kueue values.yaml: managerConfig.controllerManagerConfigYaml has no integrations.frameworks")
+    return config
 
 
 def strip_prose(node: Any) -> Any:

@@ -115,6 +115,31 @@ def test_training_job_fills_whole_nodes_of_the_chosen_ultraserver(training: Plan
     assert master == f"--master_addr={only(training, JOB).inputs['metadata']['name']}-0.{pod['subdomain']}"
 
 
+def test_training_job_is_submitted_through_kueue_inside_one_clique(training: Plan) -> None:
+    job = only(training, JOB)
+    queue = only(training, "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")
+    assert job.inputs["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == queue.inputs["metadata"]["name"]
+    assert queue.inputs["metadata"]["namespace"] == job.inputs["metadata"]["namespace"]
+    assert queue.inputs["spec"] == {"clusterQueue": "gb200"}
+    assert queue.urn in job.dependencies
+    validate_custom(as_object(queue))
+    annotations = job.inputs["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {"kueue.x-k8s.io/podset-required-topology": CLIQUE_LABEL}
+    # The pods keep their own ComputeDomain claim: one ComputeDomain per job.
+    assert len(list(training.of_type(COMPUTE_DOMAIN))) == 1
+
+
+def test_training_job_without_a_queue_goes_straight_to_the_scheduler() -> None:
+    plan = run_plan(TRAINING, "dev", {"ultraserver-example-training:queueName": ""})
+    job = only(plan, JOB)
+    assert "kueue.x-k8s.io/queue-name" not in job.inputs["metadata"]["labels"]
+    assert "annotations" not in job.inputs["spec"]["template"]["metadata"]
+    assert not list(plan.of_type("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"))
+    shared = run_plan(TRAINING, "dev", {"ultraserver-example-training:createLocalQueue": "false"})
+    assert not list(shared.of_type("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"))
+    assert only(shared, JOB).inputs["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "gb200"
+
+
 def test_training_script_is_the_examples_file(training: Plan) -> None:
     config_map = only(training, "kubernetes:core/v1:ConfigMap")
     assert config_map.inputs["data"]["train.py"] == (TRAINING / "train.py").read_text()

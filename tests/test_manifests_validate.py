@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import pytest
-from helpers.manifests import K8S_VERSION, as_pod, pair_manifests, validate_custom
+from helpers.manifests import K8S_VERSION, as_pod, has_crd_fixture, pair_manifests, validate_custom
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.builders.compute_domain import compute_domain_pod_pieces
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
@@ -110,10 +110,11 @@ def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan
     declared = [r for r in plan.resources if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs]
     kinds = {r.inputs["kind"] for r in declared}
     assert {"ComputeDomain", "MPIJob", "Namespace", "CronJob", "ClusterRoleBinding"} <= kinds
+    assert {"Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue"} <= kinds
     for resource in declared:
         fields = ("apiVersion", "kind", "metadata", "spec", "data", "rules", "roleRef", "subjects")
         manifest = {k: v for k, v in resource.inputs.items() if k in fields}
-        if resource.inputs["kind"] in ("ComputeDomain", "MPIJob"):
+        if has_crd_fixture(manifest):
             validate_custom(manifest)
         else:
             kubernetes_validate.validate(manifest, K8S_VERSION, strict=True)

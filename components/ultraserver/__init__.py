@@ -45,6 +45,12 @@ _EXPORTS: dict[str, str] = {
     "ImexTarget": "config.views",
     "Alerts": "components.alerts",
     "AlertsArgs": "components.alerts",
+    "Kueue": "components.kueue",
+    "KueueArgs": "builders.kueue",
+    "LOCAL_QUEUE_NAME": "builders.kueue",
+    "local_queue_manifest": "builders.kueue",
+    "podset_topology_annotations": "builders.kueue",
+    "queue_labels": "builders.kueue",
     # Settings and the pure helpers a custom program needs.
     "Settings": "config.settings",
     "ReleaseSettings": "config.settings",

@@ -8,6 +8,7 @@ from training_job import (
     TrainingJob,
     compute_domain_args,
     job_manifest,
+    local_queue,
     namespace_manifest,
     script_config_map,
     service_manifest,
@@ -23,6 +24,7 @@ job = TrainingJob(
     namespace=config.get("namespace") or TrainingJob.namespace,
     image=config.get("image") or TrainingJob.image,
     efa_devices=config.get_int("efaDevices", TrainingJob.efa_devices),
+    queue_name=config.get("queueName", TrainingJob.queue_name),
 )
 manifest = job_manifest(job)
 
@@ -39,6 +41,21 @@ script = script_config_map(job, (Path(__file__).parent / "train.py").read_text()
 config_map = k8s.core.v1.ConfigMap("script", metadata=script["metadata"], data=script["data"], opts=in_namespace)
 service = service_manifest(job)
 headless = k8s.core.v1.Service("rendezvous", metadata=service["metadata"], spec=service["spec"], opts=in_namespace)
+queued: list[pulumi.Resource] = []
+if job.queue_name and config.get_bool("createLocalQueue", True):
+    # The namespace's LocalQueue (skip it with createLocalQueue: false when the cluster stack lists the namespace in
+    # kubernetes.kueue.localQueueNamespaces and so already made it).
+    queue = local_queue(job)
+    queued.append(
+        k8s.apiextensions.CustomResource(
+            "queue",
+            api_version=queue["apiVersion"],
+            kind=queue["kind"],
+            metadata=queue["metadata"],
+            spec=queue["spec"],
+            opts=in_namespace,
+        )
+    )
 # Pods must not start before their claim template exists: the ComputeDomain controller creates it.
 k8s.batch.v1.Job(
     "job",
@@ -46,7 +63,7 @@ k8s.batch.v1.Job(
     spec=manifest["spec"],
     # A Job's pod template is immutable and its name fixed: a changed run replaces the old Job first.
     opts=pulumi.ResourceOptions(
-        provider=provider, depends_on=[domain, config_map, headless], delete_before_replace=True
+        provider=provider, depends_on=[domain, config_map, headless, *queued], delete_before_replace=True
     ),
 )
 

@@ -9,7 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver import GPU_TOLERATION, ULTRASERVER_LABEL, ComputeDomainArgs, ConfigError, compute_domain_pod_pieces
+from ultraserver import (
+    GPU_TOLERATION,
+    LOCAL_QUEUE_NAME,
+    ULTRASERVER_LABEL,
+    ComputeDomainArgs,
+    ConfigError,
+    compute_domain_pod_pieces,
+    local_queue_manifest,
+    podset_topology_annotations,
+    queue_labels,
+)
 
 PROJECT = "ultraserver-example-training"
 DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.06-py3"
@@ -40,6 +50,9 @@ class TrainingJob:
     """Container image with PyTorch (arm64) and, for traffic between UltraServers, libfabric EFA and aws-ofi-nccl."""
     efa_devices: int = 4
     """EFA devices per node the pod takes; 4 with the platform's default one-per-nci-group layout."""
+    queue_name: str = LOCAL_QUEUE_NAME
+    """Kueue LocalQueue to submit to (the platform's Kueue admits the whole job at once, inside one NVLink clique);
+    empty submits the Job straight to the scheduler (a cluster without Kueue)."""
 
 
 def check_training_job(job: TrainingJob) -> None:
@@ -76,6 +89,11 @@ def pod_labels(job: TrainingJob) -> dict[str, str]:
 def namespace_manifest(job: TrainingJob) -> dict[str, Any]:
     """The run's namespace."""
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": job.namespace}}
+
+
+def local_queue(job: TrainingJob) -> dict[str, Any]:
+    """The namespace's LocalQueue, feeding the platform's ClusterQueue."""
+    return local_queue_manifest(job.namespace, job.queue_name)
 
 
 def script_config_map(job: TrainingJob, script: str) -> dict[str, Any]:
@@ -146,10 +164,19 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
             {"name": "dshm", "mountPath": "/dev/shm"},
         ],
     }
+    # Through Kueue: the queue label on the Job; the pods require one clique (the job fits one UltraServer).
+    template_metadata: dict[str, Any] = {"labels": labels}
+    if job.queue_name:
+        template_metadata["annotations"] = podset_topology_annotations(job.workers, MAX_WORKERS)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": job.name, "namespace": job.namespace, "labels": labels, "annotations": dict(SKIP_AWAIT)},
+        "metadata": {
+            "name": job.name,
+            "namespace": job.namespace,
+            "labels": {**labels, **queue_labels(job.queue_name)},
+            "annotations": dict(SKIP_AWAIT),
+        },
         "spec": {
             "completionMode": "Indexed",
             "completions": job.workers,
@@ -157,7 +184,7 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
             # One lost rank breaks the collective: fail the run rather than restart a single pod.
             "backoffLimit": 0,
             "template": {
-                "metadata": {"labels": labels},
+                "metadata": template_metadata,
                 "spec": {
                     "subdomain": job.name,
                     "restartPolicy": "Never",

@@ -52,6 +52,7 @@ ROLE_TYPES = {
     "sm_lt": "LaunchTemplate",
     "extra_policy": "RolePolicy",
     "extra_attachment": "RolePolicyAttachment",
+    "gpu_job": "MPIJob",
 }
 """Type suffix of the resource each role names."""
 
@@ -146,7 +147,9 @@ def fixture_self_managed(stack: Stack) -> Stack:
     )
 
 
-ADDED = {"extra_policy": EXTRA, "extra_attachment": EXTRA}
+GPU_JOB = "train-gpu-job"
+"""Name of a multi-node GPU MPIJob a case adds."""
+ADDED = {"extra_policy": EXTRA, "extra_attachment": EXTRA, "gpu_job": GPU_JOB}
 """Roles of resources the cases add."""
 FIXTURE_NAMES = {
     **ADDED,
@@ -428,6 +431,47 @@ def extra_attachment(arn: str) -> StackChange:
     return build
 
 
+def gpu_job(claim: bool = True, queue: bool = True, exempt: bool = False, workers: int = 2) -> StackChange:
+    """The stack gets an MPIJob of `workers` 4-GPU workers in the namespace of the stack's ComputeDomain."""
+
+    def build(stack: Stack) -> Stack:
+        domain = stack.get("domain").inputs
+        namespace = domain.get("metadata", {}).get("namespace", "default")
+        template = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
+        worker: dict[str, Any] = {
+            "containers": [{"name": "w", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 4}}}]
+        }
+        if claim:
+            worker["resourceClaims"] = [{"name": "cd", "resourceClaimTemplateName": template}]
+        metadata: dict[str, Any] = {"name": GPU_JOB, "namespace": namespace}
+        if queue:
+            metadata["labels"] = {"kueue.x-k8s.io/queue-name": "gb200"}
+        if exempt:
+            metadata["annotations"] = {"ultraserver.io/kueue-exempt": "a test"}
+        job = res(
+            "kubernetes:kubeflow.org/v2beta1:MPIJob",
+            GPU_JOB,
+            {
+                "apiVersion": "kubeflow.org/v2beta1",
+                "kind": "MPIJob",
+                "metadata": metadata,
+                "spec": {
+                    "mpiReplicaSpecs": {
+                        "Launcher": {"replicas": 1, "template": {"spec": {"containers": [{"name": "l"}]}}},
+                        "Worker": {"replicas": workers, "template": {"spec": worker}},
+                    }
+                },
+            },
+        )
+        return stack.using(add(stack.resources, job))
+
+    return build
+
+
+QUEUE_REQUIRED = {"gb200-multi-node-job-placement": {"requireQueueName": True}}
+"""Policy config requiring the queue label even on the fixture base, which declares no Kueue objects."""
+
+
 def role_policy(actions: list[str]) -> StackChange:
     """The GPU node role gets an inline policy."""
 
@@ -523,6 +567,9 @@ def deployed(**before: str) -> Config:
 
 
 PASSING: list[tuple[Case, dict | Config | None]] = [
+    (Case("gb200-multi-node-job-placement", gpu_job()), QUEUE_REQUIRED),
+    (Case("gb200-multi-node-job-placement", gpu_job(claim=False, queue=False, exempt=True)), QUEUE_REQUIRED),
+    (Case("gb200-multi-node-job-placement", gpu_job(claim=False, queue=False, workers=1)), QUEUE_REQUIRED),
     *[(Case(rule.name, lambda stack: stack), None) for rule in RULES],
     (Case("eks-authentication-mode", cluster({"authenticationMode": "API_AND_CONFIG_MAP"})), None),
     # pulumi-eks's CoreDNS off (the shipped wiring); explicitly enabled, it would gate every node group.
@@ -589,6 +636,11 @@ PASSING: list[tuple[Case, dict | Config | None]] = [
 ]
 
 FAILING: list[tuple[Case, dict | Config | None]] = [
+    (Case("gb200-multi-node-job-placement", gpu_job(claim=False), "gpu_job", "ComputeDomain claim"), None),
+    (
+        Case("gb200-multi-node-job-placement", gpu_job(queue=False), "gpu_job", "kueue.x-k8s.io/queue-name"),
+        QUEUE_REQUIRED,
+    ),
     (Case("eks-kubernetes-version", cluster({"version": "1.32"}), "cluster", ">= 1.33"), None),
     (Case("eks-kubernetes-version", cluster({"version": DELETE}), "cluster", "None"), None),
     (Case("eks-authentication-mode", cluster({"authenticationMode": "CONFIG_MAP"}), "cluster", "CONFIG_MAP"), None),

@@ -193,9 +193,7 @@ def test_cli_unknown_stack_lists_the_known_ones() -> None:
 def test_readme_architecture_graph_is_the_generated_one(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     readme = (ROOT / "README.md").read_text()
     block = readme.split("```mermaid\n", 1)[1].split("```", 1)[0]
-    assert block == mermaid(shipped_plan("gb200-x72")), (
-        "regenerate: ultraserver plan --stack gb200-x72 --graph plan.mmd"
-    )
+    assert block == mermaid(shipped_plan("gb200-x72")), "regenerate: PYTHONPATH=components python scripts/regen_docs.py"
 
 
 def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_grouped_fleet(shipped_plan) -> None:  # type: ignore[no-untyped-def]

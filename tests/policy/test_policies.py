@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from helpers.policy_cases import (  # noqa: F401 (base is a fixture)
+    ADDED,
     FAILING,
     FIXTURE_NAMES,
     PASSING,
@@ -73,11 +74,7 @@ def test_shipped_stacks_pass_every_mandatory_rule(shipped_plan: Callable[[str], 
 def test_fixture_has_the_shapes_of_the_real_stack(shipped_plan: Callable[[str], Plan]) -> None:
     """Each hand-written resource has its real twin's type, input shapes (types, nesting) and links to other roles."""
     fixture, real = fixture_stack(), real_stack(shipped_plan(REAL_STACK).resources)
-    roles = [
-        role
-        for role in FIXTURE_NAMES
-        if role in ROLE_TYPES and role not in ("aws_cluster", "extra_policy", "extra_attachment")
-    ]
+    roles = [role for role in FIXTURE_NAMES if role in ROLE_TYPES and role not in ("aws_cluster", *ADDED)]
     for role in roles:
         mine, twin = fixture.get(role), real.get(role)
         assert mine.type == twin.type, role

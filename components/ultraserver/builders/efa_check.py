@@ -15,9 +15,10 @@ from typing import Any
 from ultraserver.builders.mpijob import mpijob_manifest
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
-from ultraserver.config.views import node_group_names, ultraservers_per_node_group
+from ultraserver.config.views import kueue_enabled, node_group_names, ultraservers_per_node_group
 from ultraserver.facts import efa
-from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_TOLERATION, ULTRASERVER_LABEL
+from ultraserver.facts.kueue import EXEMPT_ANNOTATION
+from ultraserver.facts.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION, ULTRASERVER_LABEL
 from ultraserver.problems import ConfigError, problem
 
 # AWS's nccl-tests image, built multi-arch by its buildspec (`docker buildx build --push
@@ -43,6 +44,7 @@ Conservative, to be calibrated on the first real run and then raised: the publis
 published figure calibrates GB200. Half the line rate still separates EFA (1600 Gbps per p6e-gb200 node, so
 800 Gbps = 100 GB/s) from a TCP fallback, which cannot get near it."""
 WORKER_LABEL = "ultraserver.io/efa-check"
+EXEMPT_REASON = "spans UltraServers over EFA on purpose; Kueue topology placement would pack it into one"
 
 
 @dataclass
@@ -69,6 +71,10 @@ class EfaCheckArgs:
     """arm64 image with EFA-enabled NCCL, aws-ofi-nccl, Open MPI and nccl-tests."""
     launcher_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where the launcher (no GPU) runs."""
+    kueue: bool = False
+    """Kueue runs in the cluster. The check still bypasses it, and says why on the MPIJob: it must spread over
+    several UltraServers, and Kueue's topology placement packs a job into as few domains as it can (it does not
+    read topologySpreadConstraints), so a queued check could be placed inside one UltraServer and never run."""
 
     @property
     def workers(self) -> int:
@@ -174,8 +180,8 @@ def worker_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
                     "args": worker_entrypoint(["/usr/sbin/sshd", "-De"]),
                     "env": [NODE_NAME_ENV],
                     "resources": {
-                        "limits": {"nvidia.com/gpu": args.gpus_per_node, "vpc.amazonaws.com/efa": args.efa_devices},
-                        "requests": {"nvidia.com/gpu": args.gpus_per_node, "vpc.amazonaws.com/efa": args.efa_devices},
+                        "limits": {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices},
+                        "requests": {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices},
                     },
                     "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
                 }
@@ -208,6 +214,7 @@ def efa_mpijob_manifest(args: EfaCheckArgs) -> dict[str, Any]:
         launcher_pod_template(args),
         worker_pod_template(args),
         args.workers,
+        {"annotations": {EXEMPT_ANNOTATION: EXEMPT_REASON}} if args.kueue else None,
     )
 
 
@@ -250,4 +257,5 @@ def efa_check_args(settings: Settings) -> EfaCheckArgs | None:
         ultraservers=check.ultraservers,
         nodes_per_ultraserver=check.nodes_per_ultraserver,
         gpus_per_node=int(efa.instance_facts(instance_type)["gpus"]),
+        kueue=kueue_enabled(settings),
     )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ultraserver.builders.kueue import LOCAL_QUEUE_NAME
 from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
 from ultraserver.config.settings import Settings
-from ultraserver.config.views import ImexTarget, imex_targets
+from ultraserver.config.views import ImexTarget, imex_targets, kueue_enabled
 from ultraserver.facts import limits
 from ultraserver.facts.kubernetes_names import DNS_LABEL
 from ultraserver.problems import ConfigError
@@ -26,6 +27,8 @@ class ImexCheckArgs:
     """Minimum GB/s every cross-node GPU pair must reach (judged by `ultraserver verify`)."""
     launcher_node_selector: dict[str, str] = field(default_factory=dict)
     """Labels of the system nodes for the launchers (KubernetesLayer passes its system selector)."""
+    queue_name: str = ""
+    """Kueue LocalQueue the jobs are submitted to (the check creates it in `namespace`); empty bypasses Kueue."""
 
 
 def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
@@ -59,6 +62,7 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
             worker_node_selector=dict(t.node_selector),
             launcher_node_selector=dict(args.launcher_node_selector),
             fleet=t.name if t.ultraservers > 1 else "",
+            queue_name=args.queue_name,
         )
         for t in args.targets
         for name in target_job_names(t)
@@ -80,4 +84,5 @@ def imex_check_args(settings: Settings) -> ImexCheckArgs | None:
         targets=imex_targets(settings),
         nodes=settings.imex_check.nodes,
         threshold_gbps=settings.imex_check.threshold_gbps,
+        queue_name=LOCAL_QUEUE_NAME if kueue_enabled(settings) else "",
     )

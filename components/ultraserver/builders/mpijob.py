@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 LAUNCHER_BACKOFF_LIMIT = 2
@@ -16,13 +17,16 @@ def mpijob_manifest(
     launcher: dict[str, Any],
     worker: dict[str, Any],
     workers: int,
+    metadata: Mapping[str, Any] | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
-    """An MPIJob whose launcher waits for every worker and whose finished launcher pod (the result) is kept."""
+    """An MPIJob whose launcher waits for every worker and whose finished launcher pod (the result) is kept.
+
+    `metadata` adds labels/annotations to the MPIJob (e.g. the Kueue queue name)."""
     return {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, **{k: dict(v) for k, v in (metadata or {}).items() if v}},
         "spec": {
             "slotsPerWorker": slots_per_worker,
             # mpirun must not start before every worker's sshd is up.

@@ -11,8 +11,10 @@ from ultraserver.builders.compute_domain import (
     ComputeDomainArgs,
     compute_domain_pod_pieces,
 )
+from ultraserver.builders.kueue import podset_topology_annotations, queue_labels
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
-from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_TOLERATION
+from ultraserver.facts.kueue import EXEMPT_ANNOTATION
+from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_RESOURCE, GPU_TOLERATION
 from ultraserver.problems import ConfigError
 
 NVBANDWIDTH_IMAGE = "ghcr.io/nvidia/k8s-samples:nvbandwidth-v0.7-8d103163"
@@ -52,6 +54,14 @@ class NvbandwidthJobArgs:
     fleet: str = ""
     """Node group shared with other jobs (one per UltraServer of a grouped fleet): the workers then avoid every
     clique where another job of the fleet runs, so the fleet's N jobs test N different UltraServers."""
+    queue_name: str = ""
+    """Kueue LocalQueue (in `namespace`) to submit to; empty bypasses Kueue. A fleet job always bypasses it: Kueue's
+    placement ignores the anti-affinity that sends the fleet's jobs to different UltraServers."""
+
+    @property
+    def queued(self) -> bool:
+        """Whether the job is submitted through Kueue."""
+        return bool(self.queue_name) and not self.fleet
 
 
 def check_job_args(args: NvbandwidthJobArgs) -> None:
@@ -156,14 +166,31 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
                 "env": [NODE_NAME_ENV],
                 "securityContext": _security_context(),
                 # GPUs come from the device plugin, the IMEX channel from the ComputeDomain's DRA claim.
-                "resources": {"limits": {"nvidia.com/gpu": args.gpus_per_node}, "claims": [pieces.container_claim]},
+                "resources": {"limits": {GPU_RESOURCE: args.gpus_per_node}, "claims": [pieces.container_claim]},
             }
         ],
         "resourceClaims": [pieces.resource_claim],
     }
     if args.worker_node_selector:
         spec["nodeSelector"] = dict(args.worker_node_selector)
-    return {"metadata": {"labels": labels}, "spec": spec}
+    metadata: dict[str, Any] = {"labels": labels}
+    if args.queued:
+        # The whole job fits one UltraServer: Kueue admits it only into one NVLink clique.
+        metadata["annotations"] = podset_topology_annotations(args.nodes, args.max_nodes)
+    return {"metadata": metadata, "spec": spec}
+
+
+def job_metadata(args: NvbandwidthJobArgs) -> dict[str, dict[str, str]]:
+    """Labels and annotations of the MPIJob: the Kueue queue, or why a fleet job bypasses it."""
+    if args.queued:
+        return {"labels": queue_labels(args.queue_name)}
+    if args.queue_name:
+        return {
+            "annotations": {
+                EXEMPT_ANNOTATION: "fleet job: Kueue's placement ignores the anti-affinity to the fleet's other jobs"
+            }
+        }
+    return {}
 
 
 def mpijob_manifest(args: NvbandwidthJobArgs) -> dict[str, Any]:
@@ -176,5 +203,6 @@ def mpijob_manifest(args: NvbandwidthJobArgs) -> dict[str, Any]:
         launcher_pod_template(args),
         worker_pod_template(args),
         args.nodes,
+        job_metadata(args),
         sshAuthMountPath=_SSH_DIR,
     )

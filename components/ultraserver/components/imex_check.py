@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.imex_check import ImexCheckArgs, job_args
+from ultraserver.builders.kueue import local_queue_manifest
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
 from ultraserver.components.child_options import child_options
@@ -31,11 +32,25 @@ class ImexCheck(pulumi.ComponentResource):
             name, metadata=namespace_manifest(args.namespace)["metadata"], opts=child_options(self, opts)
         )
         in_namespace = child_options(self, opts, pulumi.ResourceOptions(depends_on=[namespace]))
+        before_jobs: list[pulumi.Resource] = []
+        if args.queue_name:
+            # The namespace's LocalQueue, feeding the stack's ClusterQueue (the layer makes the check wait for it).
+            queue = local_queue_manifest(args.namespace, args.queue_name)
+            before_jobs.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-queue",
+                    api_version=queue["apiVersion"],
+                    kind=queue["kind"],
+                    metadata=queue["metadata"],
+                    spec=queue["spec"],
+                    opts=in_namespace,
+                )
+            )
         self.job_names = []
         for job in jobs:
             domain = ComputeDomain(f"{name}-{job.name}", compute_domain_args(job), opts=in_namespace)
             manifest = mpijob_manifest(job)
-            replaced_custom_resource(f"{name}-{job.name}", manifest, self, opts, [domain])
+            replaced_custom_resource(f"{name}-{job.name}", manifest, self, opts, [domain, *before_jobs])
             self.job_names.append(job.name)
         self.register_outputs(
             {"namespace": args.namespace, "jobNames": self.job_names, "thresholdGbps": args.threshold_gbps}

@@ -10,9 +10,13 @@ import pulumi_kubernetes as k8s
 from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
+from ultraserver.builders.kueue import KueueArgs
 from ultraserver.components.drift_check import DriftCheck
 from ultraserver.components.efa_check import EfaCheck
 from ultraserver.components.helm_release import (
+    DRA_DRIVER,
+    GPU_OPERATOR,
+    KUBE_PROMETHEUS_STACK,
     DraDriver,
     DraDriverArgs,
     EfaDevicePlugin,
@@ -26,6 +30,7 @@ from ultraserver.components.helm_release import (
     ReleaseSettings,
 )
 from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
+from ultraserver.components.kueue import KUEUE, Kueue, check_queue_namespaces
 from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.problems import ConfigError
 
@@ -58,6 +63,28 @@ class KubernetesLayerArgs:
     """nccl-tests all_reduce across UltraServers over EFA; None deploys no check."""
     drift_check: DriftCheckArgs | None = None
     """CronJob re-running the node-facts check; None deploys none."""
+    kueue: KueueArgs | None = None
+    """Kueue with the GB200 topology and the stack's GPU quota; None installs none (jobs then bypass queueing)."""
+
+
+def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
+    """Namespaces the layer creates itself (checks, and releases that create theirs), with what creates them."""
+    owners: dict[str, str] = {}
+    if args.kueue is not None:
+        owners[args.kueue.release.namespace or KUEUE.namespace] = "Kueue"
+    for what, check in (
+        ("IMEX check", args.imex_check),
+        ("EFA check", args.efa_check),
+        ("drift check", args.drift_check),
+    ):
+        if check is not None:
+            owners[check.namespace] = what
+    releases = [("GPU Operator", args.gpu_operator, GPU_OPERATOR), ("DRA driver", args.dra_driver, DRA_DRIVER)]
+    if args.prometheus_stack is not None:
+        releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK))
+    for what, release, target in releases:
+        owners[release.namespace or target.namespace] = what
+    return owners
 
 
 class KubernetesLayer(pulumi.ComponentResource):
@@ -72,6 +99,7 @@ class KubernetesLayer(pulumi.ComponentResource):
     node_termination_handler: NodeTerminationHandler | None
     efa_check: EfaCheck | None
     drift_check: DriftCheck | None
+    kueue: Kueue | None
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
@@ -82,6 +110,9 @@ class KubernetesLayer(pulumi.ComponentResource):
                     f"{check}: the check runs as an MPIJob but mpi_operator is disabled; enable the MPI operator "
                     "or turn the check off."
                 )
+
+        if args.kueue is not None:
+            check_queue_namespaces(args.kueue, own_namespaces(args))
 
         def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
             """Options of a direct child: this layer's provider, waiting for `after` only."""
@@ -115,6 +146,20 @@ class KubernetesLayer(pulumi.ComponentResource):
         self.mpi_operator = (
             MpiOperator(f"{name}-mpi-operator", args.mpi_operator, child(*base)) if args.mpi_operator else None
         )
+        self.kueue = None
+        queued: list[pulumi.Resource] = []
+        if args.kueue is not None:
+            kueue_args = args.kueue
+            if not kueue_args.system_node_selector:
+                kueue_args = replace(kueue_args, system_node_selector=system)
+            # Kueue also picks up a job CRD installed after it starts, but only when it next polls for the API
+            # (kubernetes-sigs/kueue#2574, since v0.8); until then its MPIJob webhook is not there to suspend a new
+            # MPIJob. Installing it after the MPI operator's CRD closes that window for the checks' MPIJobs.
+            self.kueue = Kueue(
+                f"{name}-kueue", kueue_args, child(*base, *([self.mpi_operator] if self.mpi_operator else []))
+            )
+            # A queued job needs Kueue's webhooks (they suspend it until admission) and its ClusterQueue.
+            queued = [self.kueue.release, self.kueue.cluster_queue]
         self.node_termination_handler = None
         if args.node_termination_handler is not None:
             handler_args = args.node_termination_handler
@@ -128,13 +173,17 @@ class KubernetesLayer(pulumi.ComponentResource):
             check_args = args.imex_check
             if not check_args.launcher_node_selector:
                 check_args = replace(check_args, launcher_node_selector=system)
-            self.imex_check = ImexCheck(f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver))
+            self.imex_check = ImexCheck(
+                f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver, *queued)
+            )
         self.efa_check = None
         if args.efa_check is not None and self.mpi_operator is not None:
             efa_args = args.efa_check
             if not efa_args.launcher_node_selector:
                 efa_args = replace(efa_args, launcher_node_selector=system)
-            self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin))
+            self.efa_check = EfaCheck(
+                f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin, *queued)
+            )
         self.drift_check = None
         if args.drift_check is not None:
             drift_args = args.drift_check

@@ -43,6 +43,7 @@ from ultraserver.config.fields import (
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import ami, instances, kubernetes, limits
 from ultraserver.facts import charts as chart_facts
+from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
 
 PROJECT = "ultraserver-eks"
 # A GitHub Actions runner label (letters, digits, . _ : -).
@@ -76,6 +77,18 @@ class PrometheusStackSettings(ReleaseSettings):
     """kube-prometheus-stack, off unless enabled."""
 
     enabled: StrictBool = Field(False, description="Install kube-prometheus-stack.")
+
+
+class KueueSettings(ReleaseSettings):
+    """Kueue: gang admission, GPU quota and UltraServer/NVLink-clique topology for jobs."""
+
+    enabled: StrictBool | None = Field(None, description="Install Kueue; default: on when the stack has GPU groups.")
+    local_queue_namespaces: tuple[
+        Annotated[str, pattern(DNS_LABEL_PATTERN, "a namespace name (DNS-1123 label)")], ...
+    ] = Field(
+        ("default",),
+        description="Namespaces that get a LocalQueue (created if missing) for submitting jobs.",
+    )
 
 
 class ClusterSettings(Model):
@@ -185,6 +198,7 @@ RELEASE_KEYS = {
     "efa_device_plugin": chart_facts.EFA_DEVICE_PLUGIN,
     "node_termination_handler": "aws-node-termination-handler",
     "prometheus_stack": "kube-prometheus-stack",
+    "kueue": chart_facts.KUEUE,
 }
 """Release field -> chart name."""
 
@@ -203,6 +217,9 @@ class KubernetesSettings(Model):
     )
     prometheus_stack: PrometheusStackSettings = Field(
         default_factory=PrometheusStackSettings, description="kube-prometheus-stack (enabled: true to install)."
+    )
+    kueue: KueueSettings = Field(
+        default_factory=KueueSettings, description="Kueue (on by default when the stack has GPU groups)."
     )
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."

@@ -15,6 +15,7 @@ from datetime import date
 from pydantic.alias_generators import to_camel
 
 from ultraserver.config.gpu_rules import GPU_RULES
+from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings
 from ultraserver.config.names import name_problems
 from ultraserver.facts import charts as chart_facts
@@ -382,6 +383,7 @@ RULES: tuple[Rule, ...] = (
     *GPU_RULES,
     addons,
     chart_values,
+    kueue_settings,
     checks,
     support_window,
     alert_topic,

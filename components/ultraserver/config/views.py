@@ -73,3 +73,9 @@ def imex_targets(settings: Settings) -> list[ImexTarget]:
                 )
             )
     return targets
+
+
+def kueue_enabled(settings: Settings) -> bool:
+    """Whether the stack installs Kueue: as set, else on when the stack has GPU groups."""
+    enabled = settings.kubernetes.kueue.enabled
+    return bool(settings.gpu_node_groups) if enabled is None else enabled

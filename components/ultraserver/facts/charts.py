@@ -20,6 +20,11 @@ EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
 NODE_TERMINATION_HANDLER = "aws-node-termination-handler"
 NODE_TERMINATION_HANDLER_IMAGE = "public.ecr.aws/aws-ec2/aws-node-termination-handler"
 KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"
+# Kueue chart 0.19.2 = app v0.19.2 (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877), published as an OCI chart at
+# oci://registry.k8s.io/kueue/charts/kueue (charts/kueue/README.md at that tag). helm.v3.Release takes an OCI chart as
+# the full oci:// reference in `chart` with no repositoryOpts (chart_reference below; OCI support in Release since
+# pulumi/pulumi-kubernetes#1892, CHANGELOG "Add initial support for OCI registries").
+KUEUE = "kueue"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,218 @@
+"""Kueue for GB200: the Topology (UltraServer > NVLink clique > node), the GB200 ResourceFlavor, a ClusterQueue
+whose GPU and EFA quota is what the stack's GPU node groups hold at full size, LocalQueues, the chart values, and
+the labels and pod-set annotations that submit a job through them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ultraserver.config.settings import ReleaseSettings, Settings
+from ultraserver.config.views import kueue_enabled
+from ultraserver.facts import charts, efa, kueue
+from ultraserver.facts.instances import GB200_INSTANCE_TYPE
+from ultraserver.facts.kubernetes_names import DNS_LABEL
+from ultraserver.facts.scheduling import (
+    CLIQUE_LABEL,
+    EFA_RESOURCE,
+    GPU_RESOURCE,
+    GPU_TOLERATION,
+    INSTANCE_TYPE_LABEL,
+    ULTRASERVER_LABEL,
+)
+from ultraserver.problems import ConfigError, problem
+
+TOPOLOGY_NAME = "gb200-ultraserver"
+"""Name of the Topology the GB200 flavor uses."""
+FLAVOR_NAME = "gb200"
+"""Name of the ResourceFlavor of the GB200 nodes."""
+CLUSTER_QUEUE_NAME = "gb200"
+"""Name of the ClusterQueue holding the stack's GPU and EFA quota."""
+LOCAL_QUEUE_NAME = "gb200"
+"""Name of the LocalQueue in each namespace: the value of a job's kueue.x-k8s.io/queue-name label."""
+# Pulled by the system nodes (Graviton). The chart's values.yaml in git names a staging image (tag release-0.19) that
+# the release build rewrites; the toolkit names the release image itself: tag v<chart version>, as Kueue tags its app
+# with the chart version (Chart.yaml at v0.19.2: version 0.19.2, appVersion v0.19.2). UNVERIFIED: that the published
+# 0.19.2 chart defaults to the same image, and that the image index holds linux/arm64 (the registry was not queried).
+IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
+
+
+@dataclass(frozen=True)
+class GpuCapacity:
+    """What the stack's GB200 node groups hold at full size."""
+
+    nodes: int
+    gpus: int
+    efa_devices: int
+
+
+@dataclass
+class KueueArgs:
+    """Inputs of the Kueue install and its queues."""
+
+    capacity: GpuCapacity
+    """Nominal quota of the ClusterQueue (the stack's GB200 nodes at full size)."""
+    local_queue_namespaces: list[str] = field(default_factory=lambda: ["default"])
+    """Namespaces that get a LocalQueue named LOCAL_QUEUE_NAME."""
+    release: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """Version, values override and Helm options of the chart."""
+    system_node_selector: dict[str, str] = field(default_factory=dict)
+    """Labels of the system nodes, where the controller runs (KubernetesLayer passes its system selector)."""
+
+
+def gpu_capacity(settings: Settings) -> GpuCapacity:
+    """GB200 nodes, GPUs and EFA devices of every GPU node group at full size (every instance of its UltraServers),
+    from the instance catalog and each group's EFA layout."""
+    nodes = gpus = devices = 0
+    for group in settings.gpu_node_groups:
+        if group.instance_type != GB200_INSTANCE_TYPE:
+            continue
+        count = group.full_size * group.node_groups
+        layout = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
+        nodes += count
+        gpus += count * int(efa.instance_facts(group.instance_type)["gpus"])
+        devices += count * layout.efa_devices
+    return GpuCapacity(nodes, gpus, devices)
+
+
+def kueue_args(settings: Settings) -> KueueArgs | None:
+    """The stack's Kueue, or None when it is off."""
+    if not kueue_enabled(settings):
+        return None
+    return KueueArgs(
+        capacity=gpu_capacity(settings),
+        local_queue_namespaces=list(settings.kubernetes.kueue.local_queue_namespaces),
+        release=settings.kubernetes.kueue,
+    )
+
+
+def check_kueue_args(args: KueueArgs) -> None:
+    """ConfigError for namespaces that are not DNS labels or appear twice."""
+    problems = [
+        problem(
+            "kueue.local_queue_namespaces",
+            namespace,
+            "a namespace name (up to 63 lowercase letters, digits and '-')",
+            "fix the name",
+        )
+        for namespace in args.local_queue_namespaces
+        if not DNS_LABEL.match(namespace)
+    ]
+    duplicates = sorted({n for n in args.local_queue_namespaces if args.local_queue_namespaces.count(n) > 1})
+    if duplicates:
+        problems.append(
+            problem("kueue.local_queue_namespaces", duplicates, "each namespace once", "remove the duplicates")
+        )
+    if problems:
+        raise ConfigError(problems)
+
+
+def _meta(name: str, namespace: str | None = None) -> dict[str, str]:
+    return {"name": name} if namespace is None else {"name": name, "namespace": namespace}
+
+
+def topology_manifest() -> dict[str, Any]:
+    """The Topology: UltraServer, NVLink clique, node."""
+    return {
+        "apiVersion": kueue.API_VERSION,
+        "kind": "Topology",
+        "metadata": _meta(TOPOLOGY_NAME),
+        "spec": {"levels": [{"nodeLabel": label} for label in kueue.TOPOLOGY_LEVELS]},
+    }
+
+
+def resource_flavor_manifest() -> dict[str, Any]:
+    """The GB200 flavor: GB200 nodes by instance type, tolerating the GPU taint, placed by the Topology."""
+    return {
+        "apiVersion": kueue.API_VERSION,
+        "kind": "ResourceFlavor",
+        "metadata": _meta(FLAVOR_NAME),
+        "spec": {
+            "nodeLabels": {INSTANCE_TYPE_LABEL: GB200_INSTANCE_TYPE},
+            "tolerations": [dict(GPU_TOLERATION)],
+            "topologyName": TOPOLOGY_NAME,
+        },
+    }
+
+
+def cluster_queue_manifest(capacity: GpuCapacity) -> dict[str, Any]:
+    """The ClusterQueue: the stack's GPUs and EFA devices, open to every namespace that has a LocalQueue."""
+    return {
+        "apiVersion": kueue.API_VERSION,
+        "kind": "ClusterQueue",
+        "metadata": _meta(CLUSTER_QUEUE_NAME),
+        "spec": {
+            # An empty selector admits workloads from every namespace; LocalQueues decide who can submit.
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": [GPU_RESOURCE, EFA_RESOURCE],
+                    "flavors": [
+                        {
+                            "name": FLAVOR_NAME,
+                            "resources": [
+                                {"name": GPU_RESOURCE, "nominalQuota": capacity.gpus},
+                                {"name": EFA_RESOURCE, "nominalQuota": capacity.efa_devices},
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def local_queue_manifest(namespace: str, name: str = LOCAL_QUEUE_NAME) -> dict[str, Any]:
+    """The LocalQueue of one namespace, feeding the ClusterQueue."""
+    return {
+        "apiVersion": kueue.API_VERSION,
+        "kind": "LocalQueue",
+        "metadata": _meta(name, namespace),
+        "spec": {"clusterQueue": CLUSTER_QUEUE_NAME},
+    }
+
+
+def kueue_configuration() -> dict[str, Any]:
+    """The chart's default Kueue Configuration with the toolkit's integrations enabled for sure and CPU, memory and
+    ephemeral storage left out of quota (the ClusterQueue covers GPUs and EFA devices only)."""
+    config = copy.deepcopy(kueue.default_configuration())
+    frameworks = list(config["integrations"]["frameworks"])
+    config["integrations"]["frameworks"] = frameworks + [f for f in kueue.REQUIRED_INTEGRATIONS if f not in frameworks]
+    config.setdefault("resources", {})["excludeResourcePrefixes"] = list(kueue.EXCLUDED_RESOURCE_PREFIXES)
+    return config
+
+
+def image_tag(chart_version: str | None = None) -> str:
+    """The Kueue image tag of a chart version (the pinned one by default): v<version>."""
+    return "v" + (chart_version or charts.pinned(charts.KUEUE).version).lstrip("vV")
+
+
+def kueue_values(system_node_selector: Mapping[str, str], chart_version: str | None = None) -> dict[str, Any]:
+    """Chart values: the controller on the system nodes, the chart version's release image, the toolkit's
+    configuration."""
+    image = {"repository": IMAGE_REPOSITORY, "tag": image_tag(chart_version), "pullPolicy": "IfNotPresent"}
+    return {
+        "controllerManager": {"nodeSelector": dict(system_node_selector), "manager": {"image": image}},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_configuration(), sort_keys=True)},
+    }
+
+
+# ---- submitting a job ---------------------------------------------------------------------------
+
+
+def queue_labels(queue_name: str) -> dict[str, str]:
+    """Labels of a job submitted to the LocalQueue `queue_name` of its namespace (none when empty)."""
+    return {kueue.QUEUE_NAME_LABEL: queue_name} if queue_name else {}
+
+
+def podset_topology_annotations(nodes: int, nodes_per_ultraserver: int) -> dict[str, str]:
+    """Pod-template annotations placing a pod set of `nodes` whole-node pods: inside one NVLink clique when it
+    fits one UltraServer (required), else as few UltraServers as possible (preferred), spanning them over EFA."""
+    if nodes <= nodes_per_ultraserver:
+        return {kueue.PODSET_REQUIRED_TOPOLOGY: CLIQUE_LABEL}
+    return {kueue.PODSET_PREFERRED_TOPOLOGY: ULTRASERVER_LABEL}

@@ -1,0 +1,139 @@
+"""Kueue: the pinned chart on the system nodes, then the GB200 Topology, ResourceFlavor, ClusterQueue and the
+LocalQueues jobs are submitted to."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ultraserver.builders.kueue import (
+    KueueArgs,
+    check_kueue_args,
+    cluster_queue_manifest,
+    kueue_values,
+    local_queue_manifest,
+    resource_flavor_manifest,
+    topology_manifest,
+)
+from ultraserver.builders.mpijob import namespace_manifest
+from ultraserver.components.child_options import child_options
+from ultraserver.components.helm_release import ChartRelease, ChartTarget
+from ultraserver.facts import charts
+from ultraserver.facts import kueue as kueue_facts
+from ultraserver.problems import ConfigError, problem
+
+KUEUE = ChartTarget(charts.KUEUE, "kueue", kueue_facts.NAMESPACE, True)
+"""The Kueue release: chart, release name and namespace (created by Helm)."""
+# Namespaces that exist in every cluster: a LocalQueue there needs no Namespace object of ours.
+BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
+def check_queue_namespaces(args: KueueArgs, taken: Mapping[str, str]) -> None:
+    """ConfigError when a LocalQueue namespace is one the layer creates itself (`taken`: namespace -> what made it):
+    its Namespace object would be declared twice, and the checks bring their own LocalQueue."""
+    clash = sorted(n for n in args.local_queue_namespaces if n in taken)
+    if clash:
+        raise ConfigError(
+            problem(
+                f"{args.release.settings_key or 'kubernetes.kueue'}.localQueueNamespaces",
+                clash,
+                "namespaces for your teams' jobs, not the stack's own ("
+                + ", ".join(f"{n}: {taken[n]}" for n in sorted(taken))
+                + ")",
+                "remove them (the checks submit through their own LocalQueue)",
+            )
+        )
+
+
+class KueueRelease(ChartRelease):
+    """The Kueue Helm release (controller, webhooks, CRDs).
+
+    The chart renders its CRDs as templates (charts/kueue/templates/crd/ in kubernetes-sigs/kueue), so Helm installs
+    and upgrades them with the release, unlike crds/ (UNVERIFIED at exactly v0.19.2: the folder was read at a later
+    commit of the repository index).
+    """
+
+    def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(
+            "ultraserver:index:KueueRelease",
+            name,
+            KUEUE,
+            kueue_values(args.system_node_selector, args.release.version),
+            args.release,
+            opts,
+        )
+
+
+class Kueue(pulumi.ComponentResource):
+    """Kueue with the stack's GB200 topology and GPU quota; jobs wait for `release` and their LocalQueue."""
+
+    release: KueueRelease
+    cluster_queue: k8s.apiextensions.CustomResource
+    local_queues: dict[str, k8s.apiextensions.CustomResource]
+
+    def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("ultraserver:index:Kueue", name, None, opts)
+        check_kueue_args(args)
+        self.release = KueueRelease(name, args, child_options(self, opts))
+        # The queue objects need the release's CRDs and its admission webhooks (served by the controller, which
+        # validate and default every Kueue object). The Release waits for the controller Deployment to be ready
+        # before it completes (pulumi-kubernetes provider/pkg/provider/helm_release.go: `client.Wait =
+        # !newRelease.SkipAwait`; skip_await stays off for this release), so depending on it is enough.
+        after_release = child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release]))
+        # Topology levels are immutable (Kueue's Topology CRD): a new list needs a new object under the same name.
+        topology = self._object(
+            f"{name}-topology",
+            topology_manifest(),
+            pulumi.ResourceOptions.merge(
+                after_release, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
+            ),
+        )
+        flavor = self._object(
+            f"{name}-flavor",
+            resource_flavor_manifest(),
+            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, topology])),
+        )
+        self.cluster_queue = self._object(
+            f"{name}-cluster-queue",
+            cluster_queue_manifest(args.capacity),
+            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, flavor])),
+        )
+        self.local_queues = {}
+        for namespace in args.local_queue_namespaces:
+            after: list[pulumi.Resource] = [self.release, self.cluster_queue]
+            if namespace not in BUILT_IN_NAMESPACES:
+                after.append(
+                    k8s.core.v1.Namespace(
+                        f"{name}-{namespace}",
+                        metadata=namespace_manifest(namespace)["metadata"],
+                        opts=child_options(self, opts),
+                    )
+                )
+            self.local_queues[namespace] = self._object(
+                f"{name}-{namespace}-queue",
+                local_queue_manifest(namespace),
+                child_options(self, opts, pulumi.ResourceOptions(depends_on=after)),
+            )
+        self.register_outputs(
+            {
+                "clusterQueue": cluster_queue_manifest(args.capacity)["metadata"]["name"],
+                "localQueueNamespaces": list(args.local_queue_namespaces),
+                "gpuQuota": args.capacity.gpus,
+            }
+        )
+
+    def _object(
+        self, name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions
+    ) -> k8s.apiextensions.CustomResource:
+        """One Kueue object from its manifest (updated in place: Kueue's objects are mutable)."""
+        return k8s.apiextensions.CustomResource(
+            name,
+            api_version=manifest["apiVersion"],
+            kind=manifest["kind"],
+            metadata=manifest["metadata"],
+            spec=manifest["spec"],
+            opts=opts,
+        )

@@ -1,0 +1,76 @@
+"""Kueue 0.19.2 (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877): API version, labels and annotations the
+toolkit writes, and the Topology levels of a GB200 cluster.
+
+Sources (at that tag): the CRDs config/components/crd/bases/kueue.x-k8s.io_*.yaml (v1beta1 and v1beta2 served,
+v1beta2 stored); the TAS annotations in keps/2724-topology-aware-scheduling/README.md and
+https://kueue.sigs.k8s.io/docs/tasks/run/topology_aware_scheduling/ (Topology Aware Scheduling is beta and on by
+default since v0.14); the queue label in https://kueue.sigs.k8s.io/docs/tasks/run/jobs/.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ultraserver.facts.charts import KUEUE
+from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+
+API_GROUP = "kueue.x-k8s.io"
+API_VERSION = f"{API_GROUP}/v1beta2"
+"""The storage version at 0.19.2; the toolkit writes its objects in it."""
+NAMESPACE = "kueue-system"
+"""Namespace of the Kueue controller (the chart README installs it there)."""
+QUEUE_NAME_LABEL = f"{API_GROUP}/queue-name"
+"""On a job: the LocalQueue (in the job's namespace) it is submitted to. Without it Kueue leaves the job alone
+(manageJobsWithoutQueueName is false in the chart's default configuration)."""
+PODSET_REQUIRED_TOPOLOGY = f"{API_GROUP}/podset-required-topology"
+"""On a pod template: every pod of the pod set must land in one domain of this level, or the job waits."""
+PODSET_PREFERRED_TOPOLOGY = f"{API_GROUP}/podset-preferred-topology"
+"""On a pod template: one domain of this level if it fits, else the next level up, else spread."""
+MPIJOB_FRAMEWORK = "kubeflow.org/mpijob"
+"""Kueue integration name of the MPI operator's MPIJob (in the chart's default frameworks at 0.19.2)."""
+# DRA claims: with Kueue's DynamicResourceAllocation feature gate off (the default at 0.19) Kueue does not read
+# ResourceClaimTemplates and counts only the pods' resource requests (kubernetes-sigs/kueue#10504). A job's
+# ComputeDomain claim therefore costs no quota; its GPUs count through the device plugin's nvidia.com/gpu request,
+# which is why the ClusterQueue covers nvidia.com/gpu (the DRA driver does not allocate GPUs here).
+EXCLUDED_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage")
+"""Resources Kueue leaves out of quota (Configuration resources.excludeResourcePrefixes). Kueue keeps a job pending
+with "resource cpu unavailable in ClusterQueue" when a pod requests a resource no resource group covers
+(pkg/scheduler/flavorassigner at the tag), and GB200 jobs take whole nodes, so GPUs and EFA devices are the quota."""
+REQUIRED_INTEGRATIONS = ("batch/job", MPIJOB_FRAMEWORK)
+"""Integrations the toolkit's jobs need: the example's batch Job and the fabric checks' MPIJobs."""
+CONFIG_VALUE = "managerConfig.controllerManagerConfigYaml"
+"""Chart value holding Kueue's Configuration as one YAML string (integrations.frameworks lives in it)."""
+EXEMPT_ANNOTATION = "ultraserver.io/kueue-exempt"
+"""The toolkit's own annotation on a multi-node GPU job that bypasses Kueue on purpose; the value says why. The
+policy rule gb200-multi-node-job-placement accepts such a job without a queue name or ComputeDomain claim."""
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+"""Well-known node label; Kueue allows it only as the lowest Topology level."""
+
+# Levels from the top. The UltraServer label is set by the toolkit on every GPU node (one node group per UltraServer,
+# so one value per NVLink domain for managed groups); the clique label comes from GPU Feature Discovery once Fabric
+# Manager is up (several cliques can exist inside one UltraServer); the hostname lets Kueue place pods per node.
+#
+# AWS's topology.k8s.aws/network-node-layer-N labels (EKS user guide, ml-workload-topology.html) are left out on
+# purpose: every node of a TAS flavor must carry every level's label (Kueue "Topology" concepts page), AWS sources
+# disagree whether P6e-GB200 nodes get 3 or 4 layers (EC2 instance-topology prerequisites vs. the AWS Containers
+# blog on DRA with P6e-GB200), and they are set by cloud-provider-aws, not by the toolkit's NodeConfig, so a level
+# that a node lacks would take that node out of Kueue's placement. Jobs that span UltraServers go over EFA either
+# way; adding the layers above the UltraServer level is a later, verified change.
+TOPOLOGY_LEVELS: tuple[str, ...] = (ULTRASERVER_LABEL, CLIQUE_LABEL, HOSTNAME_LABEL)
+
+
+@cache
+def default_configuration() -> dict[str, Any]:
+    """Kueue's Configuration as the pinned chart ships it (managerConfig.controllerManagerConfigYaml, derived into
+    data/chart_keys.json by scripts/regen_upstream_fixtures.py). A fresh copy is made by each caller that edits it."""
+    raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
+    config: dict[str, Any] = raw["charts"][KUEUE]["defaultConfiguration"]
+    return config
+
+
+def default_integrations() -> frozenset[str]:
+    """Integrations the pinned chart's default configuration enables."""
+    return frozenset(default_configuration()["integrations"]["frameworks"])

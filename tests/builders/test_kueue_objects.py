@@ -1,0 +1,138 @@
+"""Kueue objects and job annotations: valid against the pinned 0.19.2 CRDs, quota from the stack's GB200 groups."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from helpers.manifests import validate_custom
+from helpers.stacks import STACKS, stack_config
+from ultraserver.builders import kueue
+from ultraserver.builders.kueue import GpuCapacity, KueueArgs
+from ultraserver.config.settings import parse_settings
+from ultraserver.facts import charts
+from ultraserver.facts import kueue as facts
+from ultraserver.problems import ConfigError
+
+# Independent of the catalog: instances per UltraServer type and GPUs per p6e-gb200.36xlarge, as the README says.
+INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
+GPUS_PER_NODE = 4
+
+
+def stack_gpus(stack: str) -> int:
+    """GPUs of a shipped stack at full size, counted from its stack file."""
+    total = 0
+    for group in stack_config(stack)["ultraserver-eks:gpuNodeGroups"]:
+        ultraservers = group.get("ultraserverCount", 1) if "capacityReservationResourceGroupArn" in group else None
+        count = ultraservers if ultraservers is not None else len(group["capacityReservationIds"])
+        total += INSTANCES[group.get("ultraserverType", "u-p6e-gb200x72")] * count * GPUS_PER_NODE
+    return total
+
+
+def manifests() -> list[dict[str, Any]]:
+    capacity = GpuCapacity(nodes=18, gpus=72, efa_devices=72)
+    return [
+        kueue.topology_manifest(),
+        kueue.resource_flavor_manifest(),
+        kueue.cluster_queue_manifest(capacity),
+        kueue.local_queue_manifest("team-a"),
+    ]
+
+
+@pytest.mark.parametrize("manifest", manifests(), ids=lambda m: m["kind"])
+def test_kueue_objects_match_the_pinned_crds(manifest: dict[str, Any]) -> None:
+    validate_custom(manifest)
+
+
+def test_kueue_schema_check_is_live() -> None:
+    queue = kueue.cluster_queue_manifest(GpuCapacity(1, 4, 4))
+    broken = copy.deepcopy(queue)
+    broken["spec"]["queueingStrategy"] = "Fifo"
+    with pytest.raises(jsonschema.ValidationError):
+        validate_custom(broken)
+    topology = copy.deepcopy(kueue.topology_manifest())
+    topology["spec"]["levels"][0]["label"] = topology["spec"]["levels"][0].pop("nodeLabel")
+    with pytest.raises(jsonschema.ValidationError):
+        validate_custom(topology)
+
+
+def test_topology_levels_go_from_ultraserver_to_clique_to_node() -> None:
+    levels = [level["nodeLabel"] for level in kueue.topology_manifest()["spec"]["levels"]]
+    assert levels == ["ultraserver.io/ultraserver", "nvidia.com/gpu.clique", "kubernetes.io/hostname"]
+    flavor = kueue.resource_flavor_manifest()["spec"]
+    assert flavor["topologyName"] == kueue.TOPOLOGY_NAME
+    assert flavor["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_quota_is_every_gpu_of_the_stack_at_full_size(stack: str) -> None:
+    settings = parse_settings(stack_config(stack), stack=stack)
+    capacity = kueue.gpu_capacity(settings)
+    assert capacity.gpus == stack_gpus(stack) > 0
+    assert capacity.nodes * GPUS_PER_NODE == capacity.gpus
+    quota = {
+        r["name"]: r["nominalQuota"]
+        for r in kueue.cluster_queue_manifest(capacity)["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    }
+    assert quota == {"nvidia.com/gpu": capacity.gpus, "vpc.amazonaws.com/efa": capacity.efa_devices}
+
+
+def test_efa_quota_follows_each_groups_layout() -> None:
+    config = stack_config("gb200-x72")
+    config["ultraserver-eks:gpuNodeGroups"][0]["efaLayout"] = "all-odd-cards"
+    more = kueue.gpu_capacity(parse_settings(config, stack="gb200-x72"))
+    fewer = kueue.gpu_capacity(parse_settings(stack_config("gb200-x72"), stack="gb200-x72"))
+    assert more.gpus == fewer.gpus and more.efa_devices == 2 * fewer.efa_devices == 18 * 8
+
+
+def test_a_job_inside_one_ultraserver_requires_the_clique_a_larger_one_prefers_the_ultraserver() -> None:
+    assert kueue.podset_topology_annotations(18, 18) == {facts.PODSET_REQUIRED_TOPOLOGY: "nvidia.com/gpu.clique"}
+    assert kueue.podset_topology_annotations(2, 9) == {facts.PODSET_REQUIRED_TOPOLOGY: "nvidia.com/gpu.clique"}
+    assert kueue.podset_topology_annotations(19, 18) == {facts.PODSET_PREFERRED_TOPOLOGY: "ultraserver.io/ultraserver"}
+    assert facts.PODSET_REQUIRED_TOPOLOGY == "kueue.x-k8s.io/podset-required-topology"
+    assert kueue.queue_labels("gb200") == {"kueue.x-k8s.io/queue-name": "gb200"}
+    assert kueue.queue_labels("") == {}
+
+
+def test_kueue_is_pinned_as_an_oci_chart_with_checked_keys() -> None:
+    pin = charts.pinned(charts.KUEUE)
+    assert (pin.version, pin.values_checked) == ("0.19.2", True)
+    assert charts.chart_reference(pin) == ("oci://registry.k8s.io/kueue/charts/kueue", None)
+    assert charts.unknown_value_paths(charts.KUEUE, kueue.kueue_values({"r": "s"})) == []
+    assert charts.unknown_value_paths(charts.KUEUE, {"controllerManager": {"nodeSelectr": {}}}) == [
+        "controllerManager.nodeSelectr"
+    ]
+
+
+def test_the_pinned_default_configuration_enables_the_integrations_the_jobs_need() -> None:
+    assert set(facts.REQUIRED_INTEGRATIONS) <= facts.default_integrations()
+    assert "kubeflow.org/mpijob" in facts.REQUIRED_INTEGRATIONS
+
+
+def test_the_image_follows_the_chart_version() -> None:
+    image = kueue.kueue_values({"r": "s"})["controllerManager"]["manager"]["image"]
+    assert (image["repository"], image["tag"]) == ("registry.k8s.io/kueue/kueue", "v0.19.2")
+    assert kueue.kueue_values({"r": "s"}, "0.20.1")["controllerManager"]["manager"]["image"]["tag"] == "v0.20.1"
+
+
+def test_the_toolkit_configuration_is_the_charts_plus_mpijob_and_gpu_only_quota() -> None:
+    values = kueue.kueue_values({"ultraserver.io/role": "system"})
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    default = facts.default_configuration()
+    # Ports, probes and leader election stay the chart's (its Services and probes are templated against them).
+    for key in ("webhook", "health", "metrics", "leaderElection", "apiVersion", "kind"):
+        assert config[key] == default[key], key
+    assert "kubeflow.org/mpijob" in config["integrations"]["frameworks"]
+    assert set(default["integrations"]["frameworks"]) <= set(config["integrations"]["frameworks"])
+    assert config["resources"]["excludeResourcePrefixes"] == ["cpu", "memory", "ephemeral-storage"]
+    assert "resources" not in default  # the override does not edit the cached default
+
+
+def test_bad_local_queue_namespaces_are_refused() -> None:
+    with pytest.raises(ConfigError) as info:
+        kueue.check_kueue_args(KueueArgs(GpuCapacity(1, 4, 4), local_queue_namespaces=["Team_A", "b", "b"]))
+    text = "\n".join(info.value.problems)
+    assert "Team_A" in text and "each namespace once" in text

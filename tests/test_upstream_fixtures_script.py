@@ -1,0 +1,49 @@
+"""scripts/regen_upstream_fixtures.py reads the Kueue SOURCE.md rows (full paths and globs) and its configuration."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = """# Source
+- Repository: https://github.com/kubernetes-sigs/kueue
+- Tag: `v0.19.2` -> commit `8eab68778fc1b52affe165fdf5af29d1e9b4f3cb`
+
+| saved file | upstream path |
+|---|---|
+| values.yaml | charts/kueue/values.yaml |
+| crds/kueue.x-k8s.io_*.yaml | config/components/crd/bases/kueue.x-k8s.io_*.yaml (topologies, localqueues) |
+"""
+
+
+def script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("regen_upstream", ROOT / "scripts" / "regen_upstream_fixtures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rows_with_full_paths_and_globs_are_read(tmp_path: Path) -> None:
+    (tmp_path / "SOURCE.md").write_text(SOURCE)
+    regen = script()
+    assert regen.source_of(tmp_path, "values.yaml")["path"] == "charts/kueue/values.yaml"
+    crd = regen.source_of(tmp_path, "crds/kueue.x-k8s.io_topologies.yaml")
+    assert crd["path"] == "config/components/crd/bases/kueue.x-k8s.io_topologies.yaml"
+    assert crd["commit"] == "8eab68778fc1b52affe165fdf5af29d1e9b4f3cb"
+    with pytest.raises(SystemExit, match="Chart.yaml"):
+        regen.source_of(tmp_path, "Chart.yaml")
+
+
+def test_kueue_configuration_is_read_from_the_values_string() -> None:
+    regen = script()
+    values = {
+        "managerConfig": {"controllerManagerConfigYaml": "kind: Configuration\nintegrations:\n  frameworks: [pod]\n"}
+    }
+    assert regen.kueue_configuration(values)["integrations"]["frameworks"] == ["pod"]
+    with pytest.raises(SystemExit, match="integrations.frameworks"):
+        regen.kueue_configuration({"managerConfig": {"controllerManagerConfigYaml": "kind: Configuration\n"}})
