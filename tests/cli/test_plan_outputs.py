@@ -90,3 +90,11 @@ def test_warnings_go_to_stderr_only_when_stdout_is_piped(monkeypatch: pytest.Mon
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert settings_warnings_text(settings) == found
     assert err.getvalue().count("warning: ") == len(found)
+
+
+@pytest.mark.parametrize("example", ["compute-domain-job", "custom-platform"])
+def test_examples_plan_as_their_readmes_show(example: str) -> None:
+    # Their stacks carry their own project's keys, not the platform's: the plan must not read them as platform settings.
+    result = run_main("plan", "--project-dir", str(ROOT / "examples" / example), "--stack", "dev")
+    assert result.code == 0, result.stderr
+    assert "Invalid settings" not in result.stderr and "Policies:" in result.stdout

@@ -83,13 +83,19 @@ def write_output(path: str, text: str) -> None:
         raise UsageError(f"{path}: cannot write ({err.strerror}); fix: pick a writable path") from None
 
 
-def stack_settings(project_dir: Path, stack: str) -> Any:
-    """A stack's validated settings, read from its file without running the program."""
+def stack_settings(project_dir: Path, stack: str, *, platform_only: bool = False) -> Any:
+    """A stack's validated settings, read from its file without running the program.
+
+    With ``platform_only``, None for a stack that declares none of the platform's keys: another Pulumi program
+    (an example that imports the library) that validates its own configuration when it runs.
+    """
     from ultraserver.config.settings import PROJECT, parse_settings
     from ultraserver.offline.engine import load_project, stack_config
 
     project = load_project(project_dir.resolve())
     config, _ = stack_config(project, stack)
+    if platform_only and not any(str(key).startswith(f"{PROJECT}:") for key in config):
+        return None
     # Both projects (the platform and kubernetes-layer/) read the platform's keys (ultraserver-eks:...).
     return parse_settings(config, PROJECT, stack)
 
