@@ -58,7 +58,7 @@ def test_read_only_json_target_exits_2(tmp_path: Path) -> None:
 
 
 def test_internal_error_is_one_line_and_the_traceback_only_with_debug(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(project_dir: Path, stack: str) -> None:
+    def broken(project_dir: Path, stack: str, **_: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setattr(cli_plan, "stack_settings", broken)
