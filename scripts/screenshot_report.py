@@ -17,20 +17,13 @@ from pathlib import Path
 
 from ultraserver.cli import main
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from helpers.browser import FLAGS as BROWSER_FLAGS  # noqa: E402 - the tests' helpers are not a package on the path
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "plan-report-gb200-x72.png"
-# The flags the browser test uses: offline, no first-run UI, no background fetches, a fresh profile.
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-]
+# The browser test's flags (offline, no first-run UI, no background fetches), plus no scrollbars in the picture.
+FLAGS = [*BROWSER_FLAGS, "--hide-scrollbars"]
 
 
 def screenshot(target: Path = TARGET, width: int = 1400, height: int = 1900) -> None:

@@ -4,7 +4,6 @@ LocalQueues jobs are submitted to."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -21,6 +20,7 @@ from ultraserver.builders.kueue import (
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.components.child_options import child_options
 from ultraserver.components.helm_release import ChartRelease, ChartTarget
+from ultraserver.components.replaced_resource import custom_resource
 from ultraserver.facts import charts
 from ultraserver.facts import kueue as kueue_facts
 from ultraserver.problems import ConfigError, problem
@@ -84,19 +84,19 @@ class Kueue(pulumi.ComponentResource):
         # !newRelease.SkipAwait`; skip_await stays off for this release), so depending on it is enough.
         after_release = child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release]))
         # Topology levels are immutable (Kueue's Topology CRD): a new list needs a new object under the same name.
-        topology = self._object(
+        topology = custom_resource(
             f"{name}-topology",
             topology_manifest(),
             pulumi.ResourceOptions.merge(
                 after_release, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
             ),
         )
-        flavor = self._object(
+        flavor = custom_resource(
             f"{name}-flavor",
             resource_flavor_manifest(),
             child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, topology])),
         )
-        self.cluster_queue = self._object(
+        self.cluster_queue = custom_resource(
             f"{name}-cluster-queue",
             cluster_queue_manifest(args.capacity),
             child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, flavor])),
@@ -112,7 +112,7 @@ class Kueue(pulumi.ComponentResource):
                         opts=child_options(self, opts),
                     )
                 )
-            self.local_queues[namespace] = self._object(
+            self.local_queues[namespace] = custom_resource(
                 f"{name}-{namespace}-queue",
                 local_queue_manifest(namespace),
                 child_options(self, opts, pulumi.ResourceOptions(depends_on=after)),
@@ -123,17 +123,4 @@ class Kueue(pulumi.ComponentResource):
                 "localQueueNamespaces": list(args.local_queue_namespaces),
                 "gpuQuota": args.capacity.gpus,
             }
-        )
-
-    def _object(
-        self, name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions
-    ) -> k8s.apiextensions.CustomResource:
-        """One Kueue object from its manifest (updated in place: Kueue's objects are mutable)."""
-        return k8s.apiextensions.CustomResource(
-            name,
-            api_version=manifest["apiVersion"],
-            kind=manifest["kind"],
-            metadata=manifest["metadata"],
-            spec=manifest["spec"],
-            opts=opts,
         )

@@ -1,6 +1,6 @@
-"""A custom resource that is replaced, never updated, when its spec changes.
+"""Custom resources from plain manifests; some are replaced, never updated, when their spec changes.
 
-Two kinds need it: a ComputeDomain (its CRD makes spec immutable, so a new spec needs a new object under the same
+Two kinds need replacing: a ComputeDomain (its CRD makes spec immutable, so a new spec needs a new object under the same
 name) and a fabric check's MPIJob (a finished MPIJob is not rerun in place; recreating it reruns the check).
 """
 
@@ -14,6 +14,20 @@ import pulumi_kubernetes as k8s
 from ultraserver.components.child_options import child_options
 
 
+def custom_resource(
+    name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions | None = None
+) -> k8s.apiextensions.CustomResource:
+    """The object of ``manifest`` (apiVersion, kind, metadata, spec), updated in place on a change."""
+    return k8s.apiextensions.CustomResource(
+        name,
+        api_version=manifest["apiVersion"],
+        kind=manifest["kind"],
+        metadata=manifest["metadata"],
+        spec=manifest["spec"],
+        opts=opts,
+    )
+
+
 def replaced_custom_resource(
     name: str,
     manifest: dict[str, Any],
@@ -22,13 +36,10 @@ def replaced_custom_resource(
     after: list[pulumi.Resource] | None = None,
 ) -> k8s.apiextensions.CustomResource:
     """The object of `manifest`, a child of `parent` waiting for `after`, deleted and recreated on a spec change."""
-    return k8s.apiextensions.CustomResource(
+    return custom_resource(
         name,
-        api_version=manifest["apiVersion"],
-        kind=manifest["kind"],
-        metadata=manifest["metadata"],
-        spec=manifest["spec"],
-        opts=child_options(
+        manifest,
+        child_options(
             parent,
             opts,
             pulumi.ResourceOptions(depends_on=after, replace_on_changes=["spec"], delete_before_replace=True),
