@@ -3,8 +3,8 @@
 Rules (patterns in builders/alerts.py, event names and sources in facts/capacity_events.py): Capacity Block delivered
 and expiration warning, EC2 Capacity Reservation state changes, and AWS Health under-utilization, each scoped to the
 stack's reservation IDs. The topic is the stack's own (a customer managed KMS key EventBridge may use, a topic policy
-that admits only these rules) or an existing one, whose policy the stack leaves alone: it must already let
-events.amazonaws.com publish (README, "Running on Capacity Blocks").
+that lets EventBridge publish, with no Condition: facts/capacity_events.py) or an existing one, whose policy the stack
+leaves alone: it must already let events.amazonaws.com publish (README, "Running on Capacity Blocks").
 """
 
 from __future__ import annotations
@@ -86,9 +86,7 @@ class Alerts(pulumi.ComponentResource):
             policy = aws.sns.TopicPolicy(
                 name,
                 arn=self.topic.arn,
-                policy=pulumi.Output.all(self.topic.arn, *[r.arn for r in self.rules]).apply(
-                    lambda arns: json.dumps(topic_policy(arns[0], arns[1:]))
-                ),
+                policy=self.topic.arn.apply(lambda arn: json.dumps(topic_policy(arn))),
                 opts=child,
             )
             ready.append(policy)
