@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
+import botocore.session
 import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import STACKS, stack_config
 from moto.events.models import EventPattern
 from ultraserver.builders.alerts import alert_patterns, key_policy, topic_policy
+from ultraserver.components.alerts import Alerts, AlertsArgs
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import capacity_events as ev
-from ultraserver.offline import Plan, run_plan
+from ultraserver.facts import limits
+from ultraserver.offline import Plan, record, run_plan
 from ultraserver.problems import ConfigError
 
 RULE = "aws:cloudwatch/eventRule:EventRule"
@@ -216,3 +220,18 @@ def test_bad_alert_settings_are_refused_with_the_key(alerts: dict[str, Any], say
     with pytest.raises(ConfigError) as info:
         parse_settings(config)
     assert says in "\n".join(info.value.problems)
+
+
+def test_rule_and_topic_names_fit_the_api_for_the_longest_names() -> None:
+    # The EventBridge model's RuleName (1-64 of [.-_A-Za-z0-9]); name_prefix adds a 26-character suffix of digits.
+    shape = botocore.session.get_session().get_service_model("events").shape_for("RuleName")
+    ids = [f"cr-{n:017x}" for n in range(300)]  # enough reservations for numbered rules (reservation-state-3, ...)
+    name = "a" * (limits.EKS_CLUSTER_NAME.maximum - 1) + "_-alerts"
+    plan = record(lambda: Alerts(name, AlertsArgs(reservation_ids=ids)))
+    prefixes = [r.inputs["namePrefix"] for r in plan.of_type(RULE)]
+    assert len(prefixes) > 3 and len(set(prefixes)) == len(prefixes)
+    for prefix in prefixes:
+        physical = prefix + "0" * limits.NAME_PREFIX_SUFFIX
+        assert len(physical) <= shape.metadata["max"] and re.fullmatch(shape.metadata["pattern"], physical), prefix
+    topic = one(plan, TOPIC).inputs["namePrefix"]
+    assert len(topic) + limits.NAME_PREFIX_SUFFIX <= limits.SNS_TOPIC_NAME.maximum
