@@ -157,7 +157,9 @@ def _running_problems(
                     f"{key}` and the node bootstrap logs; `ultraserver verify` judges the nodes that joined"
                     + (
                         f"; no node at all after a block switch: if no `pulumi up` ran between the previous block's "
-                        f"scale-down and this start, the launch template still targets the previous reservation: set "
+                        "scale-down and this start, the launch template still targets the previous reservation: scale "
+                        "the group to 0 outside Pulumi first (`aws eks update-nodegroup-config --scaling-config "
+                        "minSize=0,desiredSize=0`, which a deploy would not do before rolling the template), then set "
                         f"{switched}.scaleToZeroForUpgrade: true and `pulumi up`, then remove it and `pulumi up` again "
                         "(README, Running on Capacity Blocks)"
                         if switched and side.nodes == 0
