@@ -276,6 +276,9 @@ def test_reservation_window_schedules_on_the_group(mode: str) -> None:
     assert set(schedules) == {"capacity-block-start", "capacity-block-end"}
     up, down = schedules["capacity-block-start"], schedules["capacity-block-end"]
     assert up["autoscalingGroupName"] == down["autoscalingGroupName"] == expected_group
+    # The name is an output of the group, so each action waits for the group (and its Auto Scaling group) to exist.
+    owner = recorded.of_type(NG if mode == "managed" else ASG)[0].urn
+    assert all(s.property_dependencies["autoscalingGroupName"] == [owner] for s in recorded.of_type(SCHEDULE))
     assert (up["startTime"], up["desiredCapacity"], up["maxSize"]) == ("2026-03-02T11:30:00Z", 18, 18)
     assert (down["startTime"], down["desiredCapacity"], down["minSize"]) == ("2026-03-09T10:00:00Z", 0, 0)
     # Before the block starts the group waits at 0; the start action brings it up.

@@ -33,6 +33,9 @@ TABLE = [
     (limits.NODES_PER_MANAGED_NODE_GROUP, 450, "service-quotas"),
     (limits.SCHEDULED_ACTION_NAME, 255, "API_PutScheduledUpdateGroupAction"),
     (limits.SCHEDULED_ACTIONS_PER_GROUP, 125, "ec2-auto-scaling-scheduled-scaling"),
+    (limits.EVENT_RULE_NAME, 64, "API_PutRule"),
+    (limits.EVENT_RULE_NAME_PREFIX, 38, "26-character unique suffix"),
+    (limits.SNS_TOPIC_NAME, 256, "API_CreateTopic"),
 ]
 
 

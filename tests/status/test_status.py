@@ -119,6 +119,22 @@ def test_after_the_scale_down_nodes_are_not_expected() -> None:
     assert report.ultraservers[0].block == 1
 
 
+def test_no_node_after_a_block_switch_names_the_missed_pulumi_up() -> None:
+    # Nobody deployed between A's scale-down and B's start: B's scale-up launched against A's reservation.
+    ec2, stub = stubbed("ec2")
+    queue_current(stub, reservation(B, "active", B_START, B_END, BLOCK_B, AvailableInstanceCount=18))
+    queue_other(stub, reservation(A, "expired", A_START, A_END, BLOCK_A))
+    report = run_status(SETTINGS, clients(ec2), FakeCluster(), Limits(B_START + timedelta(hours=2)))
+    fix = problems(report)["nvl72: nodes Ready"]
+    assert "still targets the previous reservation" in fix
+    # To 0 outside Pulumi first: a deploy updates a managed group's template version before its size.
+    assert fix.index("update-nodegroup-config") < fix.index("gpuNodeGroups[0].scaleToZeroForUpgrade: true")
+    # Inside the first block there was no switch to miss.
+    cluster = FakeCluster()
+    report = status_at(DURING_A, a_active(AvailableInstanceCount=18), b_scheduled(), cluster)
+    assert "previous reservation" not in problems(report)["nvl72: nodes Ready"]
+
+
 def test_impaired_interconnect_fails_and_insufficient_data_warns() -> None:
     cluster = gpu_nodes(SETTINGS, ready=18, ready_since=A_START)
     impaired = status_at(DURING_A, a_active(), b_scheduled(), cluster, interconnect="impaired")

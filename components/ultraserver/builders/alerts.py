@@ -63,8 +63,10 @@ def alert_patterns(
     return out
 
 
-def topic_policy(topic_arn: str, rule_arns: Sequence[str]) -> dict[str, Any]:
-    """EventBridge may publish to the topic, for the stack's rules only (aws:SourceArn)."""
+def topic_policy(topic_arn: str) -> dict[str, Any]:
+    """EventBridge may publish to the topic. No Condition: EventBridge does not match one on SNS topic policies
+    (facts/capacity_events.py, EventBridge guide "Amazon SNS permissions"), so a rule-scoped statement would drop
+    every alert."""
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -74,7 +76,6 @@ def topic_policy(topic_arn: str, rule_arns: Sequence[str]) -> dict[str, Any]:
                 "Principal": {"Service": ev.EVENTS_PRINCIPAL},
                 "Action": ev.SNS_PUBLISH,
                 "Resource": topic_arn,
-                "Condition": {"ArnEquals": {"aws:SourceArn": sorted(rule_arns)}},
             }
         ],
     }

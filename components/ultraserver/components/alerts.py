@@ -3,8 +3,8 @@
 Rules (patterns in builders/alerts.py, event names and sources in facts/capacity_events.py): Capacity Block delivered
 and expiration warning, EC2 Capacity Reservation state changes, and AWS Health under-utilization, each scoped to the
 stack's reservation IDs. The topic is the stack's own (a customer managed KMS key EventBridge may use, a topic policy
-that admits only these rules) or an existing one, whose policy the stack leaves alone: it must already let
-events.amazonaws.com publish (README, "Running on Capacity Blocks").
+that lets EventBridge publish, with no Condition: facts/capacity_events.py) or an existing one, whose policy the stack
+leaves alone: it must already let events.amazonaws.com publish (README, "Running on Capacity Blocks").
 """
 
 from __future__ import annotations
@@ -19,6 +19,11 @@ import pulumi_aws as aws
 
 from ultraserver.builders.alerts import alert_patterns, key_policy, topic_policy
 from ultraserver.components.child_options import child_options
+from ultraserver.facts import limits
+
+# Lengths of the two parts of a rule's name_prefix, "<stem>-<suffix>-", which together fill EVENT_RULE_NAME_PREFIX.
+RULE_STEM = 16
+RULE_SUFFIX = limits.EVENT_RULE_NAME_PREFIX.maximum - RULE_STEM - 2
 
 
 @dataclass
@@ -47,8 +52,10 @@ class Alerts(pulumi.ComponentResource):
         super().__init__("ultraserver:index:Alerts", name, None, opts)
         child = child_options(self, opts)
         tags = dict(args.tags)
-        # EventBridge rule names stop at 64 characters; name_prefix adds 26 (facts/limits.py NAME_PREFIX_SUFFIX).
-        stem = name[:16].rstrip("-")
+        # Rule names: name_prefix + 26 characters fit limits.EVENT_RULE_NAME (64): the prefix "<stem>-<suffix>-" is at
+        # most 16 + 1 + 20 + 1 = EVENT_RULE_NAME_PREFIX (38). The topic's "<stem>-alerts-" + 26 is far below
+        # SNS_TOPIC_NAME. A cluster name holds only the characters both allow (EKS: letters, digits, - and _).
+        stem = name[:RULE_STEM].rstrip("-")
         self.key = self.topic = None
         if args.sns_topic_arn:
             self.topic_arn = pulumi.Output.from_input(args.sns_topic_arn)
@@ -74,7 +81,7 @@ class Alerts(pulumi.ComponentResource):
         for suffix, pattern in alert_patterns(args.reservation_ids).items():
             rule = aws.cloudwatch.EventRule(
                 f"{name}-{suffix}",
-                name_prefix=f"{stem}-{suffix[:20]}-",
+                name_prefix=f"{stem}-{suffix[:RULE_SUFFIX]}-",
                 description=f"Capacity Block alerts of {name}: {suffix}",
                 event_pattern=json.dumps(pattern),
                 tags=tags,
@@ -86,9 +93,7 @@ class Alerts(pulumi.ComponentResource):
             policy = aws.sns.TopicPolicy(
                 name,
                 arn=self.topic.arn,
-                policy=pulumi.Output.all(self.topic.arn, *[r.arn for r in self.rules]).apply(
-                    lambda arns: json.dumps(topic_policy(arns[0], arns[1:]))
-                ),
+                policy=self.topic.arn.apply(lambda arn: json.dumps(topic_policy(arn))),
                 opts=child,
             )
             ready.append(policy)

@@ -43,20 +43,32 @@ UNDERUTILIZATION_EVENT_CODES = (
     "AWS_EC2_ODCR_UNDERUTILIZATION_NOTIFICATION_SUMMARY",
 )
 
-# Event pattern size: "2048 by default but it is adjustable up to 4096 characters by submitting a service quota
-# increase request" (pulumi-aws aws.cloudwatch.EventRule, eventPattern, pointing to "Amazon EventBridge quotas";
-# the quotas page itself was not read here: unverified).
+# Event pattern size: "Event pattern: 2048 characters maximum" (EventBridge user guide, "Amazon EventBridge quotas",
+# https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-quota.html; awsdocs/amazon-eventbridge-user-guide
+# doc_source/eb-quota.md) and the EventPattern shape of PutRule (botocore events 2014-02-03 service-2.json: max 2048).
+# pulumi-aws (aws.cloudwatch.EventRule eventPattern) says it is adjustable to 4096 by a quota request; 2048 holds
+# without one.
 EVENT_PATTERN_MAX_CHARS = 2048
 
 EVENTS_PRINCIPAL = "events.amazonaws.com"
 # EventBridge user guide, "Using resource-based policies for Amazon EventBridge"
 # (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html): EventBridge publishes to an
 # SNS topic under the topic's resource-based policy, and an SNS target must not name a RoleArn ("event delivery may
-# fail, particularly for Amazon SQS and Amazon SNS targets with AWS KMS encryption enabled"). For a KMS-encrypted topic
-# the key policy must let events.amazonaws.com use the key: the statement below with kms:Decrypt and
-# kms:GenerateDataKey (Amazon Q Developer in chat applications admin guide, troubleshooting, quoting it for EventBridge;
-# EventBridge's own target limits give the same statement for encrypted SQS queues). The AWS managed key alias/aws/sns
-# cannot be used: "AWS managed service keys don't allow you to modify access policies" (same Q Developer page), so the
-# toolkit makes its own key. That the SNS section of the EventBridge page says the same was not read (unverified).
+# fail, particularly for Amazon SQS and Amazon SNS targets with AWS KMS encryption enabled").
+# Its "Amazon SNS permissions" section (source: awsdocs/amazon-eventbridge-user-guide,
+# doc_source/eb-use-resource-based.md) grants sns:Publish to events.amazonaws.com on the topic with no Condition and
+# notes that Condition blocks cannot be used in SNS topic policies for EventBridge: a statement conditioned on
+# aws:SourceArn / aws:SourceAccount would not match, and every delivery would fail silently (the rule's
+# FailedInvocations metric is the only trace). So the topic statement has no Condition. The cost: an EventBridge rule
+# of any account that knows the topic ARN could publish to it (noise, not access to anything). Whether EventBridge now
+# fills aws:SourceArn for SNS targets was not tried against AWS (unverified), so the documented form is used.
+# For a KMS-encrypted topic the key policy must let events.amazonaws.com use the key: "Allow CWE to use the key" with
+# exactly kms:Decrypt and kms:GenerateDataKey, Resource "*" (Amazon Q Developer in chat applications admin guide,
+# troubleshooting, "The Amazon SNS topic has server-side encryption turned on", quoting it as the EventBridge example;
+# the EventBridge guide gives the same statement for rules targeting encrypted SQS queues,
+# awsdocs/amazon-eventbridge-user-guide). The AWS managed key alias/aws/sns cannot be used: "AWS managed service keys
+# don't allow you to modify access policies" (same Q Developer page), so the toolkit makes its own key, keeping the
+# account root statement (without it only this statement would govern the key and the deployer could no longer
+# manage it; KMS developer guide, "Default key policy").
 EVENTS_KMS_ACTIONS = ("kms:Decrypt", "kms:GenerateDataKey")
 SNS_PUBLISH = "sns:Publish"

@@ -151,6 +151,23 @@ SCHEDULED_ACTIONS_PER_GROUP = Limit(
     "EC2 Auto Scaling user guide, scheduled scaling limitations: 'a maximum of 125 scheduled actions per Auto Scaling "
     "group' (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scheduled-scaling.html)",
 )
+EVENT_RULE_NAME = Limit(
+    "EventBridge rule name",
+    64,
+    "EventBridge API PutRule Name: 1-64 characters of [.-_A-Za-z0-9] (botocore events 2014-02-03 service-2.json, "
+    "shape RuleName; https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutRule.html)",
+)
+EVENT_RULE_NAME_PREFIX = Limit(
+    "EventBridge rule name_prefix",
+    EVENT_RULE_NAME.maximum - NAME_PREFIX_SUFFIX,
+    "EventBridge rule name limit 64 minus the 26-character unique suffix of name_prefix",
+)
+SNS_TOPIC_NAME = Limit(
+    "SNS topic name",
+    256,
+    "SNS API CreateTopic Name: 1-256 ASCII letters, numbers, underscores and hyphens (botocore sns 2010-03-31 "
+    "service-2.json, CreateTopicInput; https://docs.aws.amazon.com/sns/latest/api/API_CreateTopic.html)",
+)
 IMEX_TARGET_NAME = Limit(
     "IMEX check UltraServer (node group) name",
     26,
@@ -183,6 +200,9 @@ LIMITS: tuple[Limit, ...] = (
     NODES_PER_MANAGED_NODE_GROUP,
     SCHEDULED_ACTION_NAME,
     SCHEDULED_ACTIONS_PER_GROUP,
+    EVENT_RULE_NAME,
+    EVENT_RULE_NAME_PREFIX,
+    SNS_TOPIC_NAME,
     IMEX_TARGET_NAME,
 )
 

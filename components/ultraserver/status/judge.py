@@ -118,16 +118,22 @@ def judge(
                 WARNING,
             )
         )
-    problems += _running_problems(key, r, side, window.scale_down_lead_minutes if window else None, limits)
+    lead = window.scale_down_lead_minutes if window else None
+    problems += _running_problems(key, r, side, lead, limits, settings_key if index > 0 else None)
     problems += _ending_problems(key, group, r, blocks, index, settings_key, limits)
     idle = idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0
     return UltraServerStatus(group, node_group, index, len(blocks), r, side, idle, tuple(problems))
 
 
 def _running_problems(
-    key: str, r: Reservation, side: ClusterSide, lead_minutes: int | None, limits: Limits
+    key: str, r: Reservation, side: ClusterSide, lead_minutes: int | None, limits: Limits, switched: str | None = None
 ) -> list[Problem]:
-    """Nodes short of the reservation for longer than the grace period, the interconnect, EFA devices."""
+    """Nodes short of the reservation for longer than the grace period, the interconnect, EFA devices.
+
+    ``switched`` (the group's settings key) when this block followed another: its nodes come up only if a ``pulumi up``
+    ran between the previous block's scale-down and this start; without it the launch template still targets the
+    previous (ended) reservation and no node launches, which status cannot see without reading the template.
+    """
     problems: list[Problem] = []
     now = limits.now
     if r.state != "active" or r.start is None or r.start > now:
@@ -148,7 +154,17 @@ def _running_problems(
                     f"{r.total} Ready within {int(limits.grace.total_seconds() // 60)} minutes",
                     "the block is paid for: check the node group (aws eks describe-nodegroup; for self-managed groups "
                     "the Auto Scaling group's activity), `kubectl get nodes -l ultraserver.io/ultraserver="
-                    f"{key}` and the node bootstrap logs; `ultraserver verify` judges the nodes that joined",
+                    f"{key}` and the node bootstrap logs; `ultraserver verify` judges the nodes that joined"
+                    + (
+                        f"; no node at all after a block switch: if no `pulumi up` ran between the previous block's "
+                        "scale-down and this start, the launch template still targets the previous reservation: scale "
+                        "the group to 0 outside Pulumi first (`aws eks update-nodegroup-config --scaling-config "
+                        "minSize=0,desiredSize=0`, which a deploy would not do before rolling the template), then set "
+                        f"{switched}.scaleToZeroForUpgrade: true and `pulumi up`, then remove it and `pulumi up` again "
+                        "(README, Running on Capacity Blocks)"
+                        if switched and side.nodes == 0
+                        else ""
+                    ),
                 )
             )
     if r.interconnect == capacity_states.INTERCONNECT_IMPAIRED:
