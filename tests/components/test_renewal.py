@@ -40,6 +40,8 @@ B2 = ["20261215T1130Z-start", "20261215T1130Z-end"]
 MOMENTS = {
     "before the first": (FIRST - timedelta(days=1), 0, 0, B1 + B2),
     "during the first": (FIRST + timedelta(days=1), 0, 18, B1[1:] + B2),
+    # Scaled down, instances maybe still terminating: the template stays on the first block's reservation.
+    "settling after the first": (FIRST_DOWN + timedelta(minutes=5), 0, 0, B2),
     "between the blocks": (FIRST_DOWN + timedelta(minutes=10), 1, 0, B2),
     "during the second": (SECOND + timedelta(days=1), 1, 18, B2[1:]),
     "after the second": (SECOND_DOWN + timedelta(minutes=1), 1, 0, []),
@@ -131,7 +133,7 @@ def test_switching_inside_the_next_block_with_nodes_up_is_refused() -> None:
         (
             FIRST + timedelta(days=1),
             "nvl72-1: block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between "
-            "2026-12-15 10:30Z and 2026-12-15 11:30Z",
+            "2026-12-15 10:40Z and 2026-12-15 11:30Z",
         ),
         (
             FIRST_DOWN + timedelta(minutes=10),
@@ -170,7 +172,7 @@ BLOCKS = tuple(
     ("changes", "says"),
     [
         ({"capacity_blocks": BLOCKS, "capacity_reservation_id": IDS[0][0]}, "not both"),
-        ({"capacity_blocks": (BLOCKS[1], BLOCKS[0])}, "is not after block 0 scales to 0"),
+        ({"capacity_blocks": (BLOCKS[1], BLOCKS[0])}, "is not after block 0 has scaled to 0 and settled"),
         ({"capacity_blocks": (CapacityBlock(tuple(IDS[0]), BLOCKS[0].window),)}, "several reservations"),
     ],
 )

@@ -114,14 +114,27 @@ def _block(rid: str, start: datetime, days: int = 14, lead: int = 60) -> cb.Capa
     return cb.CapacityBlock((rid,), ReservationWindow(start, start + timedelta(days=days), lead))
 
 
-def test_current_block_moves_on_at_the_scale_down_time_not_the_end() -> None:
+def test_current_block_moves_on_once_the_scale_down_has_settled() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     blocks = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
     scale_down = first + timedelta(days=14, minutes=-60)
+    settled = scale_down + timedelta(minutes=cb.SWITCH_SETTLE_MINUTES)
     assert cb.current_block(blocks, first - timedelta(days=3)) == 0
-    assert cb.current_block(blocks, scale_down - timedelta(seconds=1)) == 0
-    assert cb.current_block(blocks, scale_down) == 1
+    # At the scale-down and just after it the instances may still be running: no template switch yet.
+    assert cb.current_block(blocks, scale_down) == 0
+    assert cb.current_block(blocks, settled - timedelta(seconds=1)) == 0
+    assert cb.current_block(blocks, settled) == 1
+    assert cb.switch_window(blocks, 0) == (settled, first + timedelta(days=14))
     assert cb.current_block(blocks, first + timedelta(days=60)) == 1  # all over: the last one
+
+
+def test_a_block_starting_before_the_previous_one_settles_is_refused() -> None:
+    first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
+    # Lead 30: scale-down 30 minutes before the end; the next block starts 25 minutes before it (inside the settling).
+    before = _block("cr-0000000000000000a", first, lead=30)
+    after = _block("cr-0000000000000000b", first + timedelta(days=14, minutes=-25))
+    (problem,) = cb.sequence_problems([before, after])
+    assert "has scaled to 0 and settled" in problem and "plus 10 minutes" in problem
 
 
 def test_back_to_back_blocks_are_a_valid_sequence_and_overlap_is_not() -> None:
@@ -130,7 +143,7 @@ def test_back_to_back_blocks_are_a_valid_sequence_and_overlap_is_not() -> None:
     assert cb.sequence_problems(back_to_back) == []
     overlapping = [back_to_back[1], back_to_back[0]]
     (problem,) = cb.sequence_problems(overlapping)
-    assert problem.startswith("capacityBlocks[1].start: 2026-12-01T11:30:00+00:00 is not after block 0 scales to 0")
+    assert problem.startswith("capacityBlocks[1].start: 2026-12-01T11:30:00+00:00 is not after block 0 has scaled to 0")
 
 
 def test_a_block_starting_at_the_previous_scale_down_is_refused() -> None:
@@ -139,7 +152,7 @@ def test_a_block_starting_at_the_previous_scale_down_is_refused() -> None:
     assert first.usable_end is not None
     same_moment = _block("cr-0000000000000000b", first.usable_end)
     (problem,) = cb.sequence_problems([first, same_moment])
-    assert "is not after block 0 scales to 0" in problem
+    assert "is not after block 0 has scaled to 0 and settled" in problem
 
 
 def test_block_schedule_covers_the_current_and_later_blocks_with_unique_names_and_times() -> None:
@@ -158,10 +171,11 @@ def test_block_schedule_covers_the_current_and_later_blocks_with_unique_names_an
     assert cb.block_schedule(blocks, 18, first + timedelta(days=60)) == []
 
 
-def test_switch_window_runs_from_the_scale_down_to_the_next_start() -> None:
+def test_switch_window_runs_from_the_settled_scale_down_to_the_next_start() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     blocks = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
-    assert cb.switch_window(blocks, 0) == (first + timedelta(days=14, minutes=-60), first + timedelta(days=14))
+    settled = first + timedelta(days=14, minutes=-60 + cb.SWITCH_SETTLE_MINUTES)
+    assert cb.switch_window(blocks, 0) == (settled, first + timedelta(days=14))
     assert cb.switch_window(blocks, 1) is None
 
 

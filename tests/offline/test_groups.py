@@ -178,7 +178,7 @@ def test_a_renewed_group_shows_every_window_its_current_block_and_the_next_switc
     (view,) = group_views(plan, windows_by_group(settings), now, block_lines(settings, now))
     assert view.row("reservation") == "cr-0aaaaaaaaaaaaaaaa"
     assert view.row("capacity block") == (
-        "block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between 2026-12-15 10:30Z and "
+        "block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between 2026-12-15 10:40Z and "
         "2026-12-15 11:30Z"
     )
     assert view.row("window 1").startswith("active: 2026-12-01T11:30Z") and view.row("window 2").startswith("future")

@@ -19,6 +19,10 @@ from ultraserver.problems import ConfigError
 ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
+# A group moves to its next block this long after the scale-down, not at it: a scheduled action may run up to two
+# minutes late (EC2 Auto Scaling guide, "Scheduled scaling", Considerations) and its instances then take minutes to
+# terminate; a template switch before they are gone would roll nodes. Ten minutes is a judgement, not measured.
+SWITCH_SETTLE_MINUTES = 10
 
 _RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 _RESOURCE_GROUP_ARN = re.compile(
@@ -111,6 +115,12 @@ class CapacityBlock:
         w = self.window
         return None if w is None else w.end - timedelta(minutes=w.scale_down_lead_minutes)
 
+    @property
+    def switch_at(self) -> datetime | None:
+        """When the group may move on to the next block: the scale-down plus the settling time."""
+        end = self.usable_end
+        return None if end is None else end + timedelta(minutes=SWITCH_SETTLE_MINUTES)
+
 
 FUTURE, ACTIVE, ENDED = "future", "active", "ended"
 
@@ -124,13 +134,13 @@ def window_state(window: ReservationWindow, now: datetime) -> str:
 
 
 def current_block(blocks: Sequence[CapacityBlock], now: datetime) -> int:
-    """Index of the block a group runs on at ``now``: the first whose usable end is ahead, else the last.
+    """Index of the block a group runs on at ``now``: the first whose switch time is ahead, else the last.
 
-    A group switches to block N+1 once block N's scale-down time has passed, so the switch (a launch
-    template change) always happens while the group is at 0 nodes.
+    A group switches to block N+1 once block N's scale-down has passed and settled (``switch_at``), so the switch
+    (a launch template change) always happens while the group is at 0 nodes.
     """
     for index, block in enumerate(blocks):
-        if block.usable_end is None or block.usable_end > now:
+        if block.switch_at is None or block.switch_at > now:
             return index
     return len(blocks) - 1
 
@@ -143,15 +153,16 @@ def sequence_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
     """
     problems = []
     for index, (before, after) in enumerate(zip(blocks, blocks[1:], strict=False), start=1):
-        if before.window is None or after.window is None or before.usable_end is None:
+        if before.window is None or after.window is None or before.switch_at is None:
             continue
-        # Strictly after: Auto Scaling rejects two scheduled actions of a group at the same time (see ACTION_PREFIX),
-        # and the group needs a moment at 0 for the launch template to move to the next reservation.
-        if after.window.start <= before.usable_end:
+        # After the settling time: the group must be at 0, its nodes gone, for the launch template to move to the next
+        # reservation (and Auto Scaling rejects two scheduled actions of a group at the same time, see ACTION_PREFIX).
+        if after.window.start <= before.switch_at:
             problems.append(
                 f"capacityBlocks[{index}].start: {after.window.start.isoformat()} is not after block {index - 1} "
-                f"scales to 0 ({before.usable_end.isoformat()}); list blocks in time order, each starting after "
-                "the previous one's end minus its scaleDownLeadMinutes."
+                f"has scaled to 0 and settled ({before.switch_at.isoformat()}: its end minus scaleDownLeadMinutes "
+                f"plus {SWITCH_SETTLE_MINUTES} minutes); list blocks in time order, or lengthen the earlier block's "
+                "scaleDownLeadMinutes."
             )
     return problems
 
@@ -251,7 +262,7 @@ def block_schedule(blocks: Sequence[CapacityBlock], desired_size: int, now: date
 
 
 def switch_window(blocks: Sequence[CapacityBlock], index: int) -> tuple[datetime, datetime] | None:
-    """When the group can move from block ``index`` to the next: from its scale-down to the next block's start.
+    """When the group can move from block ``index`` to the next: from its settled scale-down to the next start.
 
     A ``pulumi up`` in that span points the launch template at the next reservation while the group is at 0; without
     one, the next block's scale-up launches against the expired reservation. None when there is no next block.
@@ -259,9 +270,9 @@ def switch_window(blocks: Sequence[CapacityBlock], index: int) -> tuple[datetime
     if index + 1 >= len(blocks):
         return None
     before, after = blocks[index], blocks[index + 1]
-    if before.usable_end is None or after.window is None:
+    if before.switch_at is None or after.window is None:
         return None
-    return before.usable_end, after.window.start
+    return before.switch_at, after.window.start
 
 
 def blocks_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
