@@ -49,6 +49,11 @@ def test_namespaces_must_be_dns_labels_and_appear_once() -> None:
     assert "ultraserver-eks:kubernetes.kueue.localQueueNamespaces" in text and "each namespace once" in text
 
 
+def test_kube_system_gets_no_local_queue_kueue_never_manages_it() -> None:
+    text = problems({"localQueueNamespaces": ["default", "kube-system"]})
+    assert "ultraserver-eks:kubernetes.kueue.localQueueNamespaces" in text and "kube-system" in text
+
+
 def test_chart_values_keys_are_checked_like_the_other_releases() -> None:
     text = problems({"values": {"controllerManager": {"nodeSelectr": {"a": "b"}}}})
     assert "ultraserver-eks:kubernetes.kueue.values.controllerManager.nodeSelectr" in text

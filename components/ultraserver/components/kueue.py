@@ -61,7 +61,13 @@ class KueueRelease(ChartRelease):
             "ultraserver:index:KueueRelease",
             name,
             KUEUE,
-            kueue_values(args.system_node_selector, args.release.version),
+            kueue_values(
+                args.system_node_selector,
+                args.release.version,
+                args.unmanaged_namespaces,
+                args.release.namespace or KUEUE.namespace,
+                KUEUE.release_name,
+            ),
             args.release,
             opts,
         )

@@ -47,7 +47,8 @@ def _excluded(text: Any) -> set[str]:
 
 
 def kueue_settings(s: Settings, today: date) -> list[Problem]:
-    """LocalQueue namespaces appear once; an overridden configuration keeps batch/job and MPIJob integrations."""
+    """LocalQueue namespaces appear once and are not kube-system; an overridden configuration keeps batch/job and MPIJob
+    integrations."""
     found = []
     setting = s.kubernetes.kueue
     key = f"{s.project}:kubernetes.kueue"
@@ -56,6 +57,15 @@ def kueue_settings(s: Settings, today: date) -> list[Problem]:
     if duplicates:
         found.append(
             Problem(f"{key}.localQueueNamespaces", duplicates, "each namespace once", "remove the repeated names")
+        )
+    if kueue.PROHIBITED_NAMESPACE in namespaces:
+        found.append(
+            Problem(
+                f"{key}.localQueueNamespaces",
+                kueue.PROHIBITED_NAMESPACE,
+                "a namespace Kueue manages (never kube-system: Kueue refuses to watch it)",
+                "submit jobs from another namespace and list that one",
+            )
         )
     text = _config_override(setting.values)
     if text is not None:
