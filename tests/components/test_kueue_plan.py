@@ -114,3 +114,19 @@ def test_the_stacks_own_namespaces_stay_out_of_kueues_webhooks(shipped_plan: Any
     assert {"kube-system", "kueue-system", "gpu-operator"} <= left_out
     assert (namespaces | releases) - {"imex-check"} <= left_out
     assert not {"imex-check", "default"} & left_out
+
+
+def test_queued_mpijob_declares_none_of_the_fields_kueue_mutates(shipped_plan: Any) -> None:
+    # pulumi-kubernetes diffs inputs and prunes a refreshed object to their shape: what Kueue sets on admission must
+    # stay outside the inputs, or a `pulumi up --refresh` would replace (rerun) the check.
+    plan = shipped_plan("gb200-x72")
+    (job,) = plan.of_type(MPIJOB)
+    assert "suspend" not in job.inputs["spec"]["runPolicy"]
+    (flavor,) = by_kind(plan, "ResourceFlavor")
+    for replica in job.inputs["spec"]["mpiReplicaSpecs"].values():
+        pod = replica["template"]["spec"]
+        assert "schedulingGates" not in pod
+        selector = pod.get("nodeSelector", {})
+        assert all(selector.get(k, v) == v for k, v in flavor.inputs["spec"]["nodeLabels"].items())
+    worker = job.inputs["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker["tolerations"] == flavor.inputs["spec"]["tolerations"]

@@ -37,8 +37,9 @@ LOCAL_QUEUE_NAME = "gb200"
 """Name of the LocalQueue in each namespace: the value of a job's kueue.x-k8s.io/queue-name label."""
 # Pulled by the system nodes (Graviton). The chart's values.yaml in git names a staging image (tag release-0.19) that
 # the release build rewrites; the toolkit names the release image itself: tag v<chart version>, as Kueue tags its app
-# with the chart version (Chart.yaml at v0.19.2: version 0.19.2, appVersion v0.19.2). UNVERIFIED: that the published
-# 0.19.2 chart defaults to the same image, and that the image index holds linux/arm64 (the registry was not queried).
+# with the chart version (Chart.yaml at v0.19.2: version 0.19.2, appVersion v0.19.2). Kueue's Makefile builds the image
+# for PLATFORMS linux/amd64,linux/arm64,linux/s390x,linux/ppc64le (read at a v0.10 commit). UNVERIFIED: the same at
+# v0.19.2, that the published chart defaults to this image, and the image index itself (the registry was not queried).
 IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
 CONTROLLER_REPLICAS = 2
 """Kueue controllers. Every replica serves the webhooks, only the leader reconciles (kubernetes-sigs/kueue#1509,
