@@ -80,3 +80,13 @@ def test_a_replaced_configuration_must_keep_the_mpijob_integration() -> None:
         with_kueue({"values": {"managerConfig": {"controllerManagerConfigYaml": full}}}), stack="gb200-x72"
     )
     assert not [w for w in settings_warnings(settings) if "kueue" in str(w)]
+
+
+def test_a_replaced_configuration_enabling_pod_webhooks_is_warned_about() -> None:
+    config = "integrations:\n  frameworks: [batch/job, kubeflow.org/mpijob, pod, deployment]\n"
+    config += "resources:\n  excludeResourcePrefixes: [cpu, memory, ephemeral-storage]\n"
+    settings = parse_settings(
+        with_kueue({"values": {"managerConfig": {"controllerManagerConfigYaml": config}}}), stack="gb200-x72"
+    )
+    (warning,) = [w for w in settings_warnings(settings) if "fail closed" in str(w)]
+    assert "'deployment', 'pod'" in str(warning) and warning.level == "warning"

@@ -50,6 +50,8 @@ only these (see below)."""
 # near v0.19). With the chart's default frameworks (pod, deployment, statefulset, ...) a Kueue outage would stop
 # every pod creation outside kube-system: GPU Operator and DRA driver daemons (ComputeDomain daemons included) on new
 # GPU nodes. Hence only REQUIRED_INTEGRATIONS, and the stack's own namespaces left out of managedJobsNamespaceSelector.
+FAIL_CLOSED_POD_FRAMEWORKS = ("pod", "deployment", "statefulset")
+"""Integrations whose enabling turns the chart's pod, Deployment and StatefulSet webhooks from Ignore to Fail."""
 PROHIBITED_NAMESPACE = "kube-system"
 """Kueue refuses a managedJobsNamespaceSelector that matches kube-system or its own namespace (pkg/config/validation.go
 validateManagedJobsNamespaceSelector); its default selector leaves both out (apis/config/v1beta2/defaults.go)."""
