@@ -63,7 +63,7 @@ def kueue_settings(s: Settings, today: date) -> list[Problem]:
             Problem(
                 f"{key}.localQueueNamespaces",
                 kueue.PROHIBITED_NAMESPACE,
-                "a namespace Kueue manages (never kube-system: Kueue refuses to watch it)",
+                "a namespace Kueue can manage (not kube-system: Kueue refuses a job namespace selector matching it)",
                 "submit jobs from another namespace and list that one",
             )
         )

@@ -48,8 +48,9 @@ only these (see below)."""
 # failurePolicy Fail only when their integration is enabled and Ignore otherwise, the others are always Fail
 # (hack/processing-plan.yaml, the generator of charts/kueue/templates/webhook/manifests.yaml, in kubernetes-sigs/kueue
 # near v0.19). With the chart's default frameworks (pod, deployment, statefulset, ...) a Kueue outage would stop
-# every pod creation outside kube-system: GPU Operator and DRA driver daemons (ComputeDomain daemons included) on new
-# GPU nodes. Hence only REQUIRED_INTEGRATIONS, and the stack's own namespaces left out of managedJobsNamespaceSelector.
+# every pod creation outside kube-system and kueue-system: GPU Operator and DRA driver daemons (ComputeDomain daemons
+# included) on new GPU nodes. Hence only REQUIRED_INTEGRATIONS, and the stack's own namespaces left out of
+# managedJobsNamespaceSelector.
 FAIL_CLOSED_POD_FRAMEWORKS = ("pod", "deployment", "statefulset")
 """Integrations whose enabling turns the chart's pod, Deployment and StatefulSet webhooks from Ignore to Fail."""
 PROHIBITED_NAMESPACE = "kube-system"
