@@ -118,17 +118,41 @@ def test_the_image_follows_the_chart_version() -> None:
     assert kueue.kueue_values({"r": "s"}, "0.20.1")["controllerManager"]["manager"]["image"]["tag"] == "v0.20.1"
 
 
-def test_the_toolkit_configuration_is_the_charts_plus_mpijob_and_gpu_only_quota() -> None:
+def test_the_toolkit_configuration_is_the_charts_with_only_its_integrations_and_gpu_only_quota() -> None:
     values = kueue.kueue_values({"ultraserver.io/role": "system"})
     config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     default = facts.default_configuration()
     # Ports, probes and leader election stay the chart's (its Services and probes are templated against them).
     for key in ("webhook", "health", "metrics", "leaderElection", "apiVersion", "kind"):
         assert config[key] == default[key], key
-    assert "kubeflow.org/mpijob" in config["integrations"]["frameworks"]
-    assert set(default["integrations"]["frameworks"]) <= set(config["integrations"]["frameworks"])
+    # The chart's default enables pod, deployment and statefulset: their webhooks would then fail closed for every
+    # pod in the cluster (GPU Operator and DRA driver daemons included) whenever Kueue is down.
+    assert {"pod", "deployment", "statefulset"} <= set(default["integrations"]["frameworks"])
+    assert config["integrations"]["frameworks"] == ["batch/job", "kubeflow.org/mpijob"]
     assert config["resources"]["excludeResourcePrefixes"] == ["cpu", "memory", "ephemeral-storage"]
     assert "resources" not in default  # the override does not edit the cached default
+
+
+def selector_names(config: dict[str, Any]) -> list[str]:
+    (expression,) = config["managedJobsNamespaceSelector"]["matchExpressions"]
+    assert (expression["key"], expression["operator"]) == ("kubernetes.io/metadata.name", "NotIn")
+    return list(expression["values"])
+
+
+def test_kueue_webhooks_leave_out_system_and_given_namespaces() -> None:
+    values = kueue.kueue_values({"r": "s"}, None, ["gpu-operator", "nvidia-dra-driver-gpu"], "queues")
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    # Kueue refuses a selector matching kube-system or its own namespace; the chart copies it onto the webhooks.
+    assert selector_names(config) == ["gpu-operator", "kube-system", "nvidia-dra-driver-gpu", "queues"]
+    assert selector_names(kueue.kueue_configuration()) == ["kube-system", "kueue-system"]
+
+
+def test_two_controllers_spread_over_system_nodes_keep_the_webhooks_up() -> None:
+    manager = kueue.kueue_values({"ultraserver.io/role": "system"})["controllerManager"]
+    assert manager["replicas"] == 2 and manager["podDisruptionBudget"] == {"enabled": True, "minAvailable": 1}
+    (spread,) = manager["topologySpreadConstraints"]
+    assert spread["topologyKey"] == "kubernetes.io/hostname" and spread["whenUnsatisfiable"] == "ScheduleAnyway"
+    assert spread["labelSelector"]["matchLabels"]["control-plane"] == "controller-manager"
 
 
 def test_bad_local_queue_namespaces_are_refused() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.offline import Plan, PlanResource, run_plan
 from ultraserver.problems import ConfigError
@@ -99,3 +100,33 @@ def test_built_in_namespaces_get_a_queue_but_no_namespace_object(plan_with: Any)
     assert {q.inputs["metadata"]["namespace"] for q in by_kind(plan, "LocalQueue")} == {"kube-public", "imex-check"}
     names = {n.inputs["metadata"]["name"] for n in plan.of_type("kubernetes:core/v1:Namespace")}
     assert "kube-public" not in names
+
+
+def test_the_stacks_own_namespaces_stay_out_of_kueues_webhooks(shipped_plan: Any) -> None:
+    plan = shipped_plan("gb200-x72")
+    config = yaml.safe_load(kueue_release(plan).inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["integrations"]["frameworks"] == ["batch/job", "kubeflow.org/mpijob"]
+    (expression,) = config["managedJobsNamespaceSelector"]["matchExpressions"]
+    left_out = set(expression["values"])
+    namespaces = {n.inputs["metadata"]["name"] for n in plan.of_type("kubernetes:core/v1:Namespace")}
+    releases = {r.inputs["namespace"] for r in plan.of_type(RELEASE)}
+    # Every namespace the stack creates or installs into is left out, except the ones whose jobs are queued.
+    assert {"kube-system", "kueue-system", "gpu-operator"} <= left_out
+    assert (namespaces | releases) - {"imex-check"} <= left_out
+    assert not {"imex-check", "default"} & left_out
+
+
+def test_queued_mpijob_declares_none_of_the_fields_kueue_mutates(shipped_plan: Any) -> None:
+    # pulumi-kubernetes diffs inputs and prunes a refreshed object to their shape: what Kueue sets on admission must
+    # stay outside the inputs, or a `pulumi up --refresh` would replace (rerun) the check.
+    plan = shipped_plan("gb200-x72")
+    (job,) = plan.of_type(MPIJOB)
+    assert "suspend" not in job.inputs["spec"]["runPolicy"]
+    (flavor,) = by_kind(plan, "ResourceFlavor")
+    for replica in job.inputs["spec"]["mpiReplicaSpecs"].values():
+        pod = replica["template"]["spec"]
+        assert "schedulingGates" not in pod
+        selector = pod.get("nodeSelector", {})
+        assert all(selector.get(k, v) == v for k, v in flavor.inputs["spec"]["nodeLabels"].items())
+    worker = job.inputs["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert worker["tolerations"] == flavor.inputs["spec"]["tolerations"]

@@ -49,6 +49,11 @@ def test_namespaces_must_be_dns_labels_and_appear_once() -> None:
     assert "ultraserver-eks:kubernetes.kueue.localQueueNamespaces" in text and "each namespace once" in text
 
 
+def test_kube_system_gets_no_local_queue_kueue_never_manages_it() -> None:
+    text = problems({"localQueueNamespaces": ["default", "kube-system"]})
+    assert "ultraserver-eks:kubernetes.kueue.localQueueNamespaces" in text and "kube-system" in text
+
+
 def test_chart_values_keys_are_checked_like_the_other_releases() -> None:
     text = problems({"values": {"controllerManager": {"nodeSelectr": {"a": "b"}}}})
     assert "ultraserver-eks:kubernetes.kueue.values.controllerManager.nodeSelectr" in text
@@ -75,3 +80,13 @@ def test_a_replaced_configuration_must_keep_the_mpijob_integration() -> None:
         with_kueue({"values": {"managerConfig": {"controllerManagerConfigYaml": full}}}), stack="gb200-x72"
     )
     assert not [w for w in settings_warnings(settings) if "kueue" in str(w)]
+
+
+def test_a_replaced_configuration_enabling_pod_webhooks_is_warned_about() -> None:
+    config = "integrations:\n  frameworks: [batch/job, kubeflow.org/mpijob, pod, deployment]\n"
+    config += "resources:\n  excludeResourcePrefixes: [cpu, memory, ephemeral-storage]\n"
+    settings = parse_settings(
+        with_kueue({"values": {"managerConfig": {"controllerManagerConfigYaml": config}}}), stack="gb200-x72"
+    )
+    (warning,) = [w for w in settings_warnings(settings) if "fail closed" in str(w)]
+    assert "'deployment', 'pod'" in str(warning) and warning.level == "warning"

@@ -6,7 +6,7 @@ the labels and pod-set annotations that submit a job through them.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,9 +37,14 @@ LOCAL_QUEUE_NAME = "gb200"
 """Name of the LocalQueue in each namespace: the value of a job's kueue.x-k8s.io/queue-name label."""
 # Pulled by the system nodes (Graviton). The chart's values.yaml in git names a staging image (tag release-0.19) that
 # the release build rewrites; the toolkit names the release image itself: tag v<chart version>, as Kueue tags its app
-# with the chart version (Chart.yaml at v0.19.2: version 0.19.2, appVersion v0.19.2). UNVERIFIED: that the published
-# 0.19.2 chart defaults to the same image, and that the image index holds linux/arm64 (the registry was not queried).
+# with the chart version (Chart.yaml at v0.19.2: version 0.19.2, appVersion v0.19.2). Kueue's Makefile builds the image
+# for PLATFORMS linux/amd64,linux/arm64,linux/s390x,linux/ppc64le (read at a v0.10 commit). UNVERIFIED: the same at
+# v0.19.2, that the published chart defaults to this image, and the image index itself (the registry was not queried).
 IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
+CONTROLLER_REPLICAS = 2
+"""Kueue controllers. Every replica serves the webhooks, only the leader reconciles (kubernetes-sigs/kueue#1509,
+"Webhooks are served in non-leading replicas", since v0.5.x), so one replica lost to a node drain does not leave
+jobs and MPIJobs in the managed namespaces without their fail-closed webhooks."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,9 @@ class KueueArgs:
     """Version, values override and Helm options of the chart."""
     system_node_selector: dict[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where the controller runs (KubernetesLayer passes its system selector)."""
+    unmanaged_namespaces: list[str] = field(default_factory=list)
+    """Namespaces Kueue's job and pod webhooks never see (KubernetesLayer passes the stack's own namespaces that
+    submit nothing to Kueue: GPU Operator, DRA driver, drift check...), so a Kueue outage cannot block them."""
 
 
 def gpu_capacity(settings: Settings) -> GpuCapacity:
@@ -177,12 +185,20 @@ def local_queue_manifest(namespace: str, name: str = LOCAL_QUEUE_NAME) -> dict[s
     }
 
 
-def kueue_configuration() -> dict[str, Any]:
-    """The chart's default Kueue Configuration with the toolkit's integrations enabled for sure and CPU, memory and
-    ephemeral storage left out of quota (the ClusterQueue covers GPUs and EFA devices only)."""
+def unmanaged_selector(unmanaged_namespaces: Iterable[str] = (), namespace: str = kueue.NAMESPACE) -> dict[str, Any]:
+    """managedJobsNamespaceSelector: every namespace but kube-system, Kueue's own and `unmanaged_namespaces`. The chart
+    copies it onto its job and pod webhooks, so those namespaces never call Kueue (nor fail when it is down)."""
+    names = sorted({kueue.PROHIBITED_NAMESPACE, namespace, *unmanaged_namespaces})
+    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": names}]}
+
+
+def kueue_configuration(unmanaged_namespaces: Iterable[str] = (), namespace: str = kueue.NAMESPACE) -> dict[str, Any]:
+    """The chart's default Kueue Configuration with only the toolkit's integrations (batch/job, MPIJob: no pod,
+    Deployment or StatefulSet webhook that fails closed), the stack's own namespaces out of Kueue's webhooks, and CPU,
+    memory and ephemeral storage left out of quota (the ClusterQueue covers GPUs and EFA devices only)."""
     config = copy.deepcopy(kueue.default_configuration())
-    frameworks = list(config["integrations"]["frameworks"])
-    config["integrations"]["frameworks"] = frameworks + [f for f in kueue.REQUIRED_INTEGRATIONS if f not in frameworks]
+    config["integrations"]["frameworks"] = list(kueue.REQUIRED_INTEGRATIONS)
+    config["managedJobsNamespaceSelector"] = unmanaged_selector(unmanaged_namespaces, namespace)
     config.setdefault("resources", {})["excludeResourcePrefixes"] = list(kueue.EXCLUDED_RESOURCE_PREFIXES)
     return config
 
@@ -192,13 +208,35 @@ def image_tag(chart_version: str | None = None) -> str:
     return "v" + (chart_version or charts.pinned(charts.KUEUE).version).lstrip("vV")
 
 
-def kueue_values(system_node_selector: Mapping[str, str], chart_version: str | None = None) -> dict[str, Any]:
-    """Chart values: the controller on the system nodes, the chart version's release image, the toolkit's
-    configuration."""
+def kueue_values(
+    system_node_selector: Mapping[str, str],
+    chart_version: str | None = None,
+    unmanaged_namespaces: Iterable[str] = (),
+    namespace: str = kueue.NAMESPACE,
+    release_name: str = "kueue",
+) -> dict[str, Any]:
+    """Chart values: CONTROLLER_REPLICAS controllers on the system nodes, spread over nodes and kept by a
+    PodDisruptionBudget, the chart version's release image, the toolkit's configuration."""
     image = {"repository": IMAGE_REPOSITORY, "tag": image_tag(chart_version), "pullPolicy": "IfNotPresent"}
+    # The chart's pod labels (templates/_helpers.tpl kueue.selectorLabels); ScheduleAnyway so a one-node system group
+    # still runs both replicas.
+    pods = {"app.kubernetes.io/instance": release_name, "control-plane": "controller-manager"}
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": kueue.HOSTNAME_LABEL,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": pods},
+    }
+    config = kueue_configuration(unmanaged_namespaces, namespace)
     return {
-        "controllerManager": {"nodeSelector": dict(system_node_selector), "manager": {"image": image}},
-        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(kueue_configuration(), sort_keys=True)},
+        "controllerManager": {
+            "nodeSelector": dict(system_node_selector),
+            "manager": {"image": image},
+            "replicas": CONTROLLER_REPLICAS,
+            "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
+            "topologySpreadConstraints": [spread],
+        },
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config, sort_keys=True)},
     }
 
 

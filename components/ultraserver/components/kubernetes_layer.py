@@ -87,6 +87,14 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
     return owners
 
 
+def unmanaged_namespaces(args: KubernetesLayerArgs, kueue: KueueArgs) -> list[str]:
+    """The stack's own namespaces, left out of Kueue's fail-closed webhooks, except those whose jobs it queues."""
+    queued = {*kueue.local_queue_namespaces}
+    if args.imex_check is not None and args.imex_check.queue_name:
+        queued.add(args.imex_check.namespace)
+    return sorted({*kueue.unmanaged_namespaces, *own_namespaces(args)} - queued)
+
+
 class KubernetesLayer(pulumi.ComponentResource):
     """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
 
@@ -152,6 +160,7 @@ class KubernetesLayer(pulumi.ComponentResource):
             kueue_args = args.kueue
             if not kueue_args.system_node_selector:
                 kueue_args = replace(kueue_args, system_node_selector=system)
+            kueue_args = replace(kueue_args, unmanaged_namespaces=unmanaged_namespaces(args, kueue_args))
             # Kueue also picks up a job CRD installed after it starts, but only when it next polls for the API
             # (kubernetes-sigs/kueue#2574, since v0.8); until then its MPIJob webhook is not there to suspend a new
             # MPIJob. Installing it after the MPI operator's CRD closes that window for the checks' MPIJobs.

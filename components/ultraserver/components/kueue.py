@@ -51,9 +51,9 @@ def check_queue_namespaces(args: KueueArgs, taken: Mapping[str, str]) -> None:
 class KueueRelease(ChartRelease):
     """The Kueue Helm release (controller, webhooks, CRDs).
 
-    The chart renders its CRDs as templates (charts/kueue/templates/crd/ in kubernetes-sigs/kueue), so Helm installs
-    and upgrades them with the release, unlike crds/ (UNVERIFIED at exactly v0.19.2: the folder was read at a later
-    commit of the repository index).
+    The chart renders its CRDs as templates (charts/kueue/templates/crd/, written there by hack/processing-plan.yaml in
+    kubernetes-sigs/kueue), so Helm installs and upgrades them with the release, unlike crds/ (UNVERIFIED at exactly
+    v0.19.2: read at a commit near it; see docs/kueue.md).
     """
 
     def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -61,7 +61,13 @@ class KueueRelease(ChartRelease):
             "ultraserver:index:KueueRelease",
             name,
             KUEUE,
-            kueue_values(args.system_node_selector, args.release.version),
+            kueue_values(
+                args.system_node_selector,
+                args.release.version,
+                args.unmanaged_namespaces,
+                args.release.namespace or KUEUE.namespace,
+                KUEUE.release_name,
+            ),
             args.release,
             opts,
         )

@@ -47,7 +47,8 @@ def _excluded(text: Any) -> set[str]:
 
 
 def kueue_settings(s: Settings, today: date) -> list[Problem]:
-    """LocalQueue namespaces appear once; an overridden configuration keeps batch/job and MPIJob integrations."""
+    """LocalQueue namespaces appear once and are not kube-system; an overridden configuration keeps batch/job and MPIJob
+    integrations (and is warned about when it enables the fail-closed pod, Deployment or StatefulSet webhooks)."""
     found = []
     setting = s.kubernetes.kueue
     key = f"{s.project}:kubernetes.kueue"
@@ -56,6 +57,15 @@ def kueue_settings(s: Settings, today: date) -> list[Problem]:
     if duplicates:
         found.append(
             Problem(f"{key}.localQueueNamespaces", duplicates, "each namespace once", "remove the repeated names")
+        )
+    if kueue.PROHIBITED_NAMESPACE in namespaces:
+        found.append(
+            Problem(
+                f"{key}.localQueueNamespaces",
+                kueue.PROHIBITED_NAMESPACE,
+                "a namespace Kueue can manage (not kube-system: Kueue refuses a job namespace selector matching it)",
+                "submit jobs from another namespace and list that one",
+            )
         )
     text = _config_override(setting.values)
     if text is not None:
@@ -68,6 +78,18 @@ def kueue_settings(s: Settings, today: date) -> list[Problem]:
                     "(not a YAML mapping)" if enabled is None else f"integrations.frameworks without {missing}",
                     f"a Kueue Configuration whose integrations.frameworks include {', '.join(missing)}",
                     "add them to integrations.frameworks, or drop the override to keep the toolkit's configuration",
+                )
+            )
+        risky = sorted(set(kueue.FAIL_CLOSED_POD_FRAMEWORKS) & (enabled or frozenset()))
+        if risky:
+            found.append(
+                Problem(
+                    f"{key}.values.{kueue.CONFIG_VALUE}",
+                    f"integrations.frameworks with {risky}",
+                    "only the integrations your jobs use",
+                    f"drop {risky} unless you need them: their webhooks then fail closed, and while Kueue is down no "
+                    "pod can be created outside kube-system (GPU Operator and DRA driver daemons included)",
+                    WARNING,
                 )
             )
         kept = set(kueue.EXCLUDED_RESOURCE_PREFIXES) - _excluded(text)

@@ -40,7 +40,22 @@ EXCLUDED_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage")
 with "resource cpu unavailable in ClusterQueue" when a pod requests a resource no resource group covers
 (pkg/scheduler/flavorassigner at the tag), and GB200 jobs take whole nodes, so GPUs and EFA devices are the quota."""
 REQUIRED_INTEGRATIONS = ("batch/job", MPIJOB_FRAMEWORK)
-"""Integrations the toolkit's jobs need: the example's batch Job and the fabric checks' MPIJobs."""
+"""Integrations the toolkit's jobs need: the example's batch Job and the fabric checks' MPIJobs. The toolkit enables
+only these (see below)."""
+# Webhooks fail closed. The chart registers a webhook for every integration Kueue knows (enabled or not); the ones
+# for jobs, MPIJobs, pods, Deployments and StatefulSets get the namespaceSelector of managedJobsNamespaceSelector
+# (default: every namespace but kube-system and Kueue's own), the pod, Deployment and StatefulSet webhooks are
+# failurePolicy Fail only when their integration is enabled and Ignore otherwise, the others are always Fail
+# (hack/processing-plan.yaml, the generator of charts/kueue/templates/webhook/manifests.yaml, in kubernetes-sigs/kueue
+# near v0.19). With the chart's default frameworks (pod, deployment, statefulset, ...) a Kueue outage would stop
+# every pod creation outside kube-system and kueue-system: GPU Operator and DRA driver daemons (ComputeDomain daemons
+# included) on new GPU nodes. Hence only REQUIRED_INTEGRATIONS, and the stack's own namespaces left out of
+# managedJobsNamespaceSelector.
+FAIL_CLOSED_POD_FRAMEWORKS = ("pod", "deployment", "statefulset")
+"""Integrations whose enabling turns the chart's pod, Deployment and StatefulSet webhooks from Ignore to Fail."""
+PROHIBITED_NAMESPACE = "kube-system"
+"""Kueue refuses a managedJobsNamespaceSelector that matches kube-system or its own namespace (pkg/config/validation.go
+validateManagedJobsNamespaceSelector); its default selector leaves both out (apis/config/v1beta2/defaults.go)."""
 CONFIG_VALUE = "managerConfig.controllerManagerConfigYaml"
 """Chart value holding Kueue's Configuration as one YAML string (integrations.frameworks lives in it)."""
 EXEMPT_ANNOTATION = "ultraserver.io/kueue-exempt"
