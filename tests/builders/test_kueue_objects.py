@@ -37,12 +37,13 @@ def manifests() -> list[dict[str, Any]]:
     return [
         kueue.topology_manifest(),
         kueue.resource_flavor_manifest(),
+        kueue.unplaced_flavor_manifest(),
         kueue.cluster_queue_manifest(capacity),
         kueue.local_queue_manifest("team-a"),
     ]
 
 
-@pytest.mark.parametrize("manifest", manifests(), ids=lambda m: m["kind"])
+@pytest.mark.parametrize("manifest", manifests(), ids=lambda m: f"{m['kind']}-{m['metadata']['name']}")
 def test_kueue_objects_match_the_pinned_crds(manifest: dict[str, Any]) -> None:
     validate_custom(manifest)
 
@@ -78,6 +79,18 @@ def test_quota_is_every_gpu_of_the_stack_at_full_size(stack: str) -> None:
         for r in kueue.cluster_queue_manifest(capacity)["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
     }
     assert quota == {"nvidia.com/gpu": capacity.gpus, "vpc.amazonaws.com/efa": capacity.efa_devices}
+
+
+def test_the_queue_is_not_topology_only_so_cpu_only_pod_sets_are_admitted() -> None:
+    # Kueue implies a topology request for every pod set of a queue whose flavors all name a Topology; an MPIJob
+    # launcher that requests none of the queue's resources then gets no flavor and blocks the job (docs/kueue.md, 4).
+    flavors = {f["metadata"]["name"]: f for f in (kueue.resource_flavor_manifest(), kueue.unplaced_flavor_manifest())}
+    (group,) = kueue.cluster_queue_manifest(GpuCapacity(18, 72, 72))["spec"]["resourceGroups"]
+    listed = [flavors[f["name"]] for f in group["flavors"]]
+    assert any("topologyName" not in f["spec"] for f in listed)
+    # The flavor without a topology holds nothing: every GPU is admitted with a placement.
+    untopologied = [f for f in group["flavors"] if "topologyName" not in flavors[f["name"]]["spec"]]
+    assert all(r["nominalQuota"] == 0 for f in untopologied for r in f["resources"])
 
 
 def test_efa_quota_follows_each_groups_layout() -> None:

@@ -122,7 +122,7 @@ def test_queued_mpijob_declares_none_of_the_fields_kueue_mutates(shipped_plan: A
     plan = shipped_plan("gb200-x72")
     (job,) = plan.of_type(MPIJOB)
     assert "suspend" not in job.inputs["spec"]["runPolicy"]
-    (flavor,) = by_kind(plan, "ResourceFlavor")
+    (flavor,) = [f for f in by_kind(plan, "ResourceFlavor") if "topologyName" in f.inputs["spec"]]
     for replica in job.inputs["spec"]["mpiReplicaSpecs"].values():
         pod = replica["template"]["spec"]
         assert "schedulingGates" not in pod

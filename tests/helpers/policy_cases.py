@@ -431,7 +431,9 @@ def extra_attachment(arn: str) -> StackChange:
     return build
 
 
-def gpu_job(claim: bool = True, queue: bool = True, exempt: bool = False, workers: int = 2) -> StackChange:
+def gpu_job(
+    claim: bool = True, queue: bool = True, exempt: bool = False, workers: int = 2, topology: bool = True
+) -> StackChange:
     """The stack gets an MPIJob of `workers` 4-GPU workers in the namespace of the stack's ComputeDomain."""
 
     def build(stack: Stack) -> Stack:
@@ -448,6 +450,8 @@ def gpu_job(claim: bool = True, queue: bool = True, exempt: bool = False, worker
             metadata["labels"] = {"kueue.x-k8s.io/queue-name": "gb200"}
         if exempt:
             metadata["annotations"] = {"ultraserver.io/kueue-exempt": "a test"}
+        required = {"kueue.x-k8s.io/podset-required-topology": "nvidia.com/gpu.clique"}
+        worker_meta: dict[str, Any] = {"annotations": required} if topology else {}
         job = res(
             "kubernetes:kubeflow.org/v2beta1:MPIJob",
             GPU_JOB,
@@ -458,7 +462,7 @@ def gpu_job(claim: bool = True, queue: bool = True, exempt: bool = False, worker
                 "spec": {
                     "mpiReplicaSpecs": {
                         "Launcher": {"replicas": 1, "template": {"spec": {"containers": [{"name": "l"}]}}},
-                        "Worker": {"replicas": workers, "template": {"spec": worker}},
+                        "Worker": {"replicas": workers, "template": {"metadata": worker_meta, "spec": worker}},
                     }
                 },
             },
@@ -640,6 +644,10 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     (
         Case("gb200-multi-node-job-placement", gpu_job(queue=False), "gpu_job", "kueue.x-k8s.io/queue-name"),
         QUEUE_REQUIRED,
+    ),
+    (
+        Case("gb200-multi-node-job-placement", gpu_job(topology=False), "gpu_job", "podset-required-topology or"),
+        None,
     ),
     (Case("eks-kubernetes-version", cluster({"version": "1.32"}), "cluster", ">= 1.33"), None),
     (Case("eks-kubernetes-version", cluster({"version": DELETE}), "cluster", "None"), None),

@@ -46,3 +46,18 @@ def test_pod_sets_count_pods_of_jobs_and_jobsets() -> None:
     jobset = {"replicatedJobs": [{"replicas": 2, "template": {"spec": {"parallelism": 4, "template": template}}}]}
     assert [n for n, _ in pod_sets("JobSet", jobset)] == [8]
     assert [n for n, _ in pod_sets("Pod", {"containers": []})] == [1]
+
+
+def test_a_queued_job_without_a_topology_annotation_on_its_gpu_pods_fails(
+    shipped_plan: Callable[[str], Plan],
+) -> None:
+    # The queue is not topology-only, so Kueue gives a GPU pod set without a topology request no quota at all.
+    out = []
+    for r in shipped_plan("gb200-x72").resources:
+        if r.type == MPIJOB:
+            inputs = copy.deepcopy(r.inputs)
+            inputs["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"].pop("annotations", None)
+            r = replace(r, inputs=inputs)
+        out.append(r)
+    (found,) = [v for v in evaluate(out) if v.policy == RULE]
+    assert "kueue.x-k8s.io/podset-required-topology or kueue.x-k8s.io/podset-preferred-topology" in found.message

@@ -31,6 +31,12 @@ TOPOLOGY_NAME = "gb200-ultraserver"
 """Name of the Topology the GB200 flavor uses."""
 FLAVOR_NAME = "gb200"
 """Name of the ResourceFlavor of the GB200 nodes."""
+UNPLACED_FLAVOR_NAME = "gb200-no-topology"
+"""A second flavor without a Topology and with no quota. It keeps the ClusterQueue from being "TAS-only": in a TAS-only
+queue Kueue implies a topology request for every pod set, and one that requests none of the queue's resources (an
+MPIJob's CPU-only launcher) gets no flavor and blocks the workload for good (kubernetes-sigs/kueue#14707, which
+describes this case, was closed unmerged; docs/kueue.md item 4). The cost: a GPU pod set without a topology annotation
+cannot use the topology flavor and waits; the job helpers always set one."""
 CLUSTER_QUEUE_NAME = "gb200"
 """Name of the ClusterQueue holding the stack's GPU and EFA quota."""
 LOCAL_QUEUE_NAME = "gb200"
@@ -148,6 +154,16 @@ def resource_flavor_manifest() -> dict[str, Any]:
     }
 
 
+def unplaced_flavor_manifest() -> dict[str, Any]:
+    """The flavor without a Topology (zero quota): see UNPLACED_FLAVOR_NAME."""
+    return {
+        "apiVersion": kueue.API_VERSION,
+        "kind": "ResourceFlavor",
+        "metadata": _meta(UNPLACED_FLAVOR_NAME),
+        "spec": {"nodeLabels": {INSTANCE_TYPE_LABEL: GB200_INSTANCE_TYPE}, "tolerations": [dict(GPU_TOLERATION)]},
+    }
+
+
 def cluster_queue_manifest(capacity: GpuCapacity) -> dict[str, Any]:
     """The ClusterQueue: the stack's GPUs and EFA devices, open to every namespace that has a LocalQueue."""
     return {
@@ -167,7 +183,14 @@ def cluster_queue_manifest(capacity: GpuCapacity) -> dict[str, Any]:
                                 {"name": GPU_RESOURCE, "nominalQuota": capacity.gpus},
                                 {"name": EFA_RESOURCE, "nominalQuota": capacity.efa_devices},
                             ],
-                        }
+                        },
+                        {
+                            "name": UNPLACED_FLAVOR_NAME,
+                            "resources": [
+                                {"name": GPU_RESOURCE, "nominalQuota": 0},
+                                {"name": EFA_RESOURCE, "nominalQuota": 0},
+                            ],
+                        },
                     ],
                 }
             ],

@@ -16,6 +16,7 @@ from ultraserver.builders.kueue import (
     local_queue_manifest,
     resource_flavor_manifest,
     topology_manifest,
+    unplaced_flavor_manifest,
 )
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.components.child_options import child_options
@@ -102,10 +103,11 @@ class Kueue(pulumi.ComponentResource):
             resource_flavor_manifest(),
             child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, topology])),
         )
+        unplaced = custom_resource(f"{name}-flavor-no-topology", unplaced_flavor_manifest(), after_release)
         self.cluster_queue = custom_resource(
             f"{name}-cluster-queue",
             cluster_queue_manifest(args.capacity),
-            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, flavor])),
+            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, flavor, unplaced])),
         )
         self.local_queues = {}
         for namespace in args.local_queue_namespaces:

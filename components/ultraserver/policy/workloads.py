@@ -109,8 +109,14 @@ def check_multi_node_placement(resources: Sequence[PlanResource], opts: Mapping[
                 )
                 break
         labels = {**(get_path(metadata, "labels") or {}), **(get_path(gpu_sets[0][1], "metadata", "labels") or {})}
-        if need_queue and not labels.get(kueue.QUEUE_NAME_LABEL):
+        queued = bool(labels.get(kueue.QUEUE_NAME_LABEL))
+        if need_queue and not queued:
             missing.append(f"the label {kueue.QUEUE_NAME_LABEL} naming a LocalQueue of its namespace")
+        # The toolkit's ClusterQueue is not topology-only (builders.kueue.UNPLACED_FLAVOR_NAME): a GPU pod set without
+        # a topology annotation gets no GPU quota and waits for good.
+        topology = (kueue.PODSET_REQUIRED_TOPOLOGY, kueue.PODSET_PREFERRED_TOPOLOGY)
+        if queued and not all(any(get_path(t, "metadata", "annotations", a) for a in topology) for _, t in gpu_sets):
+            missing.append(f"on each GPU pod template {' or '.join(topology)} (without one Kueue admits no GPUs)")
         if missing:
             out.append(
                 (
@@ -129,9 +135,13 @@ RULES: tuple[Rule, ...] = (
         name="gb200-multi-node-job-placement",
         description=(
             "A GPU workload of more than one pod (MPIJob, Job, JobSet, pod template) claims a ComputeDomain of its "
-            "namespace and, where the stack declares Kueue, carries the kueue.x-k8s.io/queue-name label."
+            "namespace and, where the stack declares Kueue, carries the kueue.x-k8s.io/queue-name label; a queued one "
+            "has a topology annotation on each GPU pod template."
         ),
-        fix="Add the ComputeDomain claim and the queue-name label, or annotate ultraserver.io/kueue-exempt with why.",
+        fix=(
+            "Add the ComputeDomain claim, the queue-name label and the podset topology annotation, or annotate "
+            "ultraserver.io/kueue-exempt with why."
+        ),
         check_stack=check_multi_node_placement,
         config_schema={
             "requireQueueName": {
