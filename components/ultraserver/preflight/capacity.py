@@ -9,7 +9,7 @@ from typing import Any
 
 from ultraserver.facts import capacity_states
 from ultraserver.facts.capacity_blocks import current_block
-from ultraserver.preflight.clients import ApiFailure, Client, call
+from ultraserver.preflight.clients import ApiFailure, Client, call, call_all
 from ultraserver.preflight.report import FAIL, PASS, WARN, check, worst
 from ultraserver.preflight.target import PreflightGroup
 from ultraserver.problems import Problem
@@ -240,7 +240,7 @@ def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec
     blocks: dict[str, dict] = {}
     if block_ids:
         try:
-            answer = call(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
+            answer = call_all(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
         except ApiFailure as exc:
             return [check(type_name, FAIL, str(exc), exc.fix)]
         blocks = {b["CapacityBlockId"]: b for b in answer.get("CapacityBlocks", [])}
@@ -270,7 +270,7 @@ def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec
 def _interconnect_check(name: str, block_ids: list[str], ec2: Client) -> Problem:
     """Report each block's interconnect: ok passes, impaired fails, anything else (or no answer) warns."""
     try:
-        answer = call(ec2, "describe_capacity_block_status", CapacityBlockIds=block_ids)
+        answer = call_all(ec2, "describe_capacity_block_status", CapacityBlockIds=block_ids)
     except ApiFailure as exc:
         return check(name, WARN, f"interconnect status not reported: {exc}", exc.fix)
     statuses = {s["CapacityBlockId"]: s for s in answer.get("CapacityBlockStatuses", [])}

@@ -16,6 +16,7 @@ from ultraserver.preflight.clients import (
     PreflightAccessError,
     PreflightClients,
     call,
+    call_all,
     clients_from_session,
 )
 from ultraserver.preflight.report import FAIL, PASS, WARN, check
@@ -199,7 +200,7 @@ def check_subnets(target: PreflightTarget, ec2: Client) -> list[Problem]:
 def check_kubernetes_version(target: PreflightTarget, eks: Client) -> list[Problem]:
     """The Kubernetes version is offered by EKS in the region, preferably in standard support."""
     version = target.kubernetes_version
-    offered = call(eks, "describe_cluster_versions", clusterVersions=[version]).get("clusterVersions", [])
+    offered = call_all(eks, "describe_cluster_versions", clusterVersions=[version]).get("clusterVersions", [])
     match = next((v for v in offered if v.get("clusterVersion") == version), None)
     label = f"Kubernetes {version} offered"
     how = f"aws eks describe-cluster-versions --region {target.region}"

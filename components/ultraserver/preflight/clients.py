@@ -6,6 +6,7 @@ An access problem (no or expired credentials, unknown profile, unreachable endpo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,11 +72,26 @@ def one_line(text: str) -> str:
 
 def call(client: Client, operation: str, **kwargs: Any) -> dict:
     """Call one AWS API; raise PreflightAccessError for access problems and ApiFailure for the rest."""
+    return _translated(client, operation, lambda: getattr(client, operation)(**kwargs))
+
+
+def call_all(client: Client, operation: str, **kwargs: Any) -> dict:
+    """Call an API that pages its answer and return every page merged (errors as for ``call``).
+
+    EC2 pages DescribeCapacityBlocks, DescribeCapacityBlockStatus, DescribeCapacityBlockExtensionOfferings and
+    more (botocore's ec2 paginators-1.json): an answer may end with a NextToken even when ids are given, and a
+    single call would drop what follows it.
+    """
+    return _translated(
+        client, operation, lambda: client.get_paginator(operation).paginate(**kwargs).build_full_result()
+    )
+
+
+def _translated(client: Client, operation: str, run: Callable[[], dict]) -> dict:
     service = client.meta.service_model.service_name
     label = f"{service}:{client.meta.method_to_api_mapping.get(operation, operation)}"
     try:
-        result: dict = getattr(client, operation)(**kwargs)
-        return result
+        return run()
     except (bex.NoCredentialsError, bex.PartialCredentialsError, bex.CredentialRetrievalError) as exc:
         raise PreflightAccessError(
             f"no usable AWS credentials ({one_line(str(exc))}); set AWS_PROFILE / --profile or run `aws sso login`"

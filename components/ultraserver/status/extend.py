@@ -20,7 +20,7 @@ from ultraserver.config.settings import Settings
 from ultraserver.facts import capacity_states
 from ultraserver.facts.capacity_blocks import current_block
 from ultraserver.preflight.capacity import resource_group_reservation_ids
-from ultraserver.preflight.clients import ApiFailure, Client, PreflightClients, call
+from ultraserver.preflight.clients import ApiFailure, Client, PreflightClients, call, call_all
 from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
 
 
@@ -80,7 +80,7 @@ def current_reservations(group: GpuNodeGroupSettings, clients: PreflightClients,
 
 def offerings(ec2: Client, reservation_id: str, hours: int) -> list[Offering]:
     """The extension offerings EC2 has for one reservation and length (raises ApiFailure when it refuses)."""
-    answer = call(
+    answer = call_all(
         ec2,
         "describe_capacity_block_extension_offerings",
         CapacityBlockExtensionDurationHours=hours,
