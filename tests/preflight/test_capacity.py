@@ -233,7 +233,7 @@ def test_unanswered_block_lookup_fails_type_but_keeps_other_checks() -> None:
     stub.add_client_error("describe_capacity_blocks", service_error_code="UnauthorizedOperation", http_status_code=403)
     checks = {c.key: c for c in check_reservations(group(), ec2, rg, NOW, 48)}
     assert checks["gpu: UltraServer type"].level == FAIL
-    assert checks["gpu: UltraServer type"].fix == "grant ec2:DescribeCapacityBlocks to the caller's IAM policy"
+    assert checks["gpu: UltraServer type"].fix.startswith("grant ec2:DescribeCapacityBlocks to the caller's IAM policy")
     assert checks["gpu: reservation state"].level == PASS
     assert "gpu: interconnect" not in checks
 

@@ -99,6 +99,8 @@ def check_ami(target: PreflightTarget, ssm: Client) -> list[Problem]:
         try:
             image = call(ssm, "get_parameter", Name=target.ami_ssm_parameter)["Parameter"]["Value"]
         except ApiFailure as exc:
+            if exc.denied:  # not a missing parameter: the caller may not read it
+                return [check("AMI parameter", FAIL, f"cannot read {target.ami_ssm_parameter}: {exc}", exc.fix)]
             return [
                 check(
                     "AMI parameter",

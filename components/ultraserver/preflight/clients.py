@@ -15,6 +15,8 @@ import botocore.exceptions as bex
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
+from ultraserver.facts.live_permissions import iam_action
+
 # Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
 Client = Any
 
@@ -49,8 +51,16 @@ class PreflightAccessError(Exception):
     """AWS cannot be asked at all (no/expired credentials, unknown profile, unreachable endpoint)."""
 
 
+# Error codes of a call the caller's IAM policy does not allow (EC2 says UnauthorizedOperation, others AccessDenied...).
+DENIED_MARKERS = ("AccessDenied", "Unauthorized")
+
+
 class ApiFailure(Exception):
-    """One AWS call failed for a reason other than access; the check that made it reports a fail."""
+    """One AWS call failed for a reason other than access; the check that made it reports a fail.
+
+    ``operation`` is the IAM action that allows the call (``facts.live_permissions``), e.g.
+    ec2:DescribeCapacityReservations, so a denied call names what to grant.
+    """
 
     def __init__(self, operation: str, code: str, message: str) -> None:
         self.operation = operation
@@ -58,10 +68,15 @@ class ApiFailure(Exception):
         super().__init__(f"{operation} failed ({code}): {message}")
 
     @property
+    def denied(self) -> bool:
+        """The caller's IAM policy does not allow the call."""
+        return any(marker in self.code for marker in DENIED_MARKERS)
+
+    @property
     def fix(self) -> str:
         """How to get an answer from this call next time."""
-        if "AccessDenied" in self.code or "Unauthorized" in self.code:
-            return f"grant {self.operation} to the caller's IAM policy"
+        if self.denied:
+            return f"grant {self.operation} to the caller's IAM policy (docs/permissions.md lists each command's)"
         return f"{self.operation} gave no usable answer; check that the region/endpoint offers it and retry"
 
 
@@ -89,7 +104,7 @@ def call_all(client: Client, operation: str, **kwargs: Any) -> dict:
 
 def _translated(client: Client, operation: str, run: Callable[[], dict]) -> dict:
     service = client.meta.service_model.service_name
-    label = f"{service}:{client.meta.method_to_api_mapping.get(operation, operation)}"
+    label = iam_action(service, client.meta.method_to_api_mapping.get(operation, operation))
     try:
         return run()
     except (bex.NoCredentialsError, bex.PartialCredentialsError, bex.CredentialRetrievalError) as exc:
