@@ -9,8 +9,10 @@ import pytest
 from botocore.stub import Stubber
 from helpers.capacity import A_END, B_END, DURING_A, A, B, clients, reservation, two_block_settings
 from helpers.cli import run_main
+from helpers.permissions import actions, recorded_operations
 from helpers.preflight import LOCAL_ZONE, stubbed
 from ultraserver.facts import capacity_states
+from ultraserver.facts.live_permissions import COMMAND_ACTIONS
 from ultraserver.preflight import clients as preflight_clients
 from ultraserver.status.extend import ExtendUsageError, check_hours, pick_group, run_extend
 
@@ -71,8 +73,10 @@ def queue_purchase(stub: Stubber, cr_id: str = A) -> None:
 def test_offerings_are_shown_and_nothing_is_bought_without_yes() -> None:
     ec2, stub = stubbed("ec2")
     queue_offering(stub)
-    lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, False, DURING_A)
+    with recorded_operations() as seen:
+        lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, False, DURING_A)
     stub.assert_no_pending_responses()  # and no purchase call was made: the Stubber refuses unqueued calls
+    assert actions(seen) <= set(COMMAND_ACTIONS["extend"])  # the IAM row of extend without --yes
     text = "\n".join(lines)
     assert ok and OFFER in text and "123456.78 USD" in text and "rerun with --yes" in text
 
@@ -81,8 +85,10 @@ def test_yes_buys_the_offering_of_the_current_block() -> None:
     ec2, stub = stubbed("ec2")
     queue_offering(stub)
     queue_purchase(stub)
-    lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, True, DURING_A)
+    with recorded_operations() as seen:
+        lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, True, DURING_A)
     stub.assert_no_pending_responses()
+    assert "ec2:PurchaseCapacityBlockExtension" in actions(seen) <= set(COMMAND_ACTIONS["extend --yes"])
     assert ok and f"bought {OFFER} for {A}: payment-pending" in "\n".join(lines)
 
 

@@ -69,5 +69,6 @@ def iam_action(service: str, operation: str) -> str:
 def policy_document(command: str) -> dict[str, object]:
     """A least-privilege identity policy for one command (empty Statement for plan)."""
     actions = sorted(set(COMMAND_ACTIONS[command]))
-    statements = [{"Sid": "Ultraserver", "Effect": "Allow", "Action": actions, "Resource": "*"}] if actions else []
+    sid = "Ultraserver" + "".join(word.title() for word in command.replace("-", " ").split())
+    statements = [{"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": "*"}] if actions else []
     return {"Version": "2012-10-17", "Statement": statements}
