@@ -9,6 +9,7 @@ from functools import partial
 import boto3
 
 from ultraserver.facts import ami, limits
+from ultraserver.facts.capacity_blocks import require_aware
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.clients import (
     ApiFailure,
@@ -270,7 +271,7 @@ def run_preflight(
     """Run every check against AWS; raises PreflightAccessError when AWS cannot be asked at all."""
     if isinstance(clients, boto3.Session):
         clients = clients_from_session(clients, target.region)
-    when = now or datetime.now(timezone.utc)
+    when = require_aware(now, "run_preflight(now=...)") if now else datetime.now(timezone.utc)
     try:
         call(clients.sts, "get_caller_identity")
     except ApiFailure as exc:

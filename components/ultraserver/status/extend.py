@@ -18,7 +18,7 @@ from decimal import Decimal, InvalidOperation
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import Settings
 from ultraserver.facts import capacity_states
-from ultraserver.facts.capacity_blocks import current_block
+from ultraserver.facts.capacity_blocks import current_block, require_aware
 from ultraserver.preflight.capacity import resource_group_reservation_ids
 from ultraserver.preflight.clients import ApiFailure, Client, PreflightClients, call, call_all
 from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
@@ -149,7 +149,7 @@ def run_extend(
     Returns the report lines and whether it went through (False: an offering is missing or a purchase failed;
     nothing is bought unless every reservation has an offering, so the group's UltraServers stay in step).
     """
-    ids = current_reservations(group, clients, now)
+    ids = current_reservations(group, clients, require_aware(now))
     refused = extension_refusals(read_reservations(ids, clients.ec2, with_blocks=False), ids, now)
     if refused:
         return [f"cannot extend {group.name}; nothing was bought:", *refused], False
