@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from helpers.preflight import IMAGE_PARAM, stubbed, target
+from helpers.preflight import IMAGE_PARAM, REGION, stubbed, target
 from ultraserver.preflight.checks import check_ami
-from ultraserver.preflight.clients import ApiFailure, call
+from ultraserver.preflight.clients import ApiFailure, call, make_clients
 from ultraserver.preflight.report import FAIL
 
 
@@ -24,3 +24,14 @@ def test_a_denied_call_names_the_iam_action_not_the_botocore_service() -> None:
     with pytest.raises(ApiFailure) as failure:
         call(quotas, "get_service_quota", ServiceCode="eks", QuotaCode="L-6D54EA21")
     assert failure.value.fix.startswith("grant servicequotas:GetServiceQuota ")
+
+
+def test_a_throttled_call_says_so_and_clients_retry_it() -> None:
+    ec2, stub = stubbed("ec2")
+    stub.add_client_error("describe_subnets", service_error_code="RequestLimitExceeded", http_status_code=503)
+    with pytest.raises(ApiFailure) as failure:
+        call(ec2, "describe_subnets", SubnetIds=["subnet-0123456789abcdef0"])
+    assert failure.value.fix.startswith("AWS throttled ec2:DescribeSubnets after 3 attempts")
+    # The Stubber answers before botocore's retry handler; the real clients retry in standard mode.
+    retries = make_clients(REGION).ec2.meta.config.retries
+    assert (retries["mode"], retries["total_max_attempts"]) == ("standard", 3)

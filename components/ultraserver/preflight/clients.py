@@ -51,6 +51,14 @@ class PreflightAccessError(Exception):
     """AWS cannot be asked at all (no/expired credentials, unknown profile, unreachable endpoint)."""
 
 
+# Attempts per call, the first included (botocore's default in standard mode; botocore's ``max_attempts`` key counts
+# retries only, so it was 2 here for the same 3 attempts).
+MAX_ATTEMPTS = 3
+# Error codes EC2 and the other services answer when they throttle the caller (botocore standard-mode retry codes).
+THROTTLING_CODES = frozenset(
+    {"RequestLimitExceeded", "Throttling", "ThrottlingException", "TooManyRequestsException", "RequestThrottled"}
+)
+
 # Error codes of a call the caller's IAM policy does not allow (EC2 says UnauthorizedOperation, others AccessDenied...).
 DENIED_MARKERS = ("AccessDenied", "Unauthorized")
 
@@ -77,6 +85,11 @@ class ApiFailure(Exception):
         """How to get an answer from this call next time."""
         if self.denied:
             return f"grant {self.operation} to the caller's IAM policy (docs/permissions.md lists each command's)"
+        if self.code in THROTTLING_CODES:
+            return (
+                f"AWS throttled {self.operation} after {MAX_ATTEMPTS} attempts (other tools share the account's "
+                "request budget); rerun in a minute"
+            )
         return f"{self.operation} gave no usable answer; check that the region/endpoint offers it and retry"
 
 
@@ -145,8 +158,11 @@ def make_clients(region: str, profile: str | None = None, endpoint_url: str | No
 
 def clients_from_session(session: boto3.Session, region: str, endpoint_url: str | None = None) -> PreflightClients:
     """Build the clients from an existing boto3 session, all pointed at endpoint_url when one is given."""
-    # Fail fast on a dead endpoint instead of retrying for minutes.
-    config = Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"})
+    # Fail fast on a dead endpoint instead of retrying for minutes, but ride out throttling: botocore's standard
+    # mode retries throttling and transient errors with jittered backoff, MAX_ATTEMPTS attempts in all.
+    config = Config(
+        connect_timeout=5, read_timeout=30, retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "standard"}
+    )
 
     # The service name is a run-time string, which the per-service overloads of typed stubs cannot match.
     factory: Any = session.client
