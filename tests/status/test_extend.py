@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
+from botocore.exceptions import ReadTimeoutError
 from botocore.stub import Stubber
 from helpers.capacity import A_END, B_END, DURING_A, A, B, clients, reservation, two_block_settings
 from helpers.cli import run_main
@@ -192,3 +195,28 @@ def test_extensions_are_bought_from_56_days_to_1_hour_before_the_end(before_end:
         queue_state(stub, end=far_end)
     lines, _ = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, False, DURING_A)
     assert ("cannot extend" in lines[0]) != allowed
+
+
+def test_a_purchase_without_answer_is_sent_once_and_may_have_gone_through() -> None:
+    ec2, stub = stubbed("ec2")
+    queue_offering(stub)
+    once = boto3.client("ec2", region_name="us-east-1")  # no Stubber: the handler below answers before any request
+    sent: list[str] = []
+
+    def timeout(**_: Any) -> None:
+        sent.append("purchase")
+        raise ReadTimeoutError(endpoint_url="https://ec2.us-east-1.amazonaws.com/")
+
+    once.meta.events.register("before-call.ec2.PurchaseCapacityBlockExtension", timeout)
+    lines, ok = run_extend(
+        pick_group(SETTINGS, "nvl72"), dataclasses.replace(clients(ec2), ec2_once=once), 48, True, DURING_A
+    )
+    stub.assert_no_pending_responses()
+    assert not ok and sent == ["purchase"]
+    assert "it may have gone through" in lines[-1] and f"--capacity-reservation-ids {A}" in lines[-1]
+
+
+def test_purchases_go_through_a_client_that_does_not_retry() -> None:
+    made = preflight_clients.make_clients("us-east-1")
+    assert made.ec2_once is not None and made.ec2_once.meta.config.retries["total_max_attempts"] == 1
+    assert made.ec2.meta.config.retries["total_max_attempts"] == 3

@@ -45,6 +45,9 @@ class PreflightClients:
     service_quotas: Client
     resource_groups: Client
     sts: Client
+    ec2_once: Client | None = None
+    """EC2 without retries, for purchases (PurchaseCapacityBlockExtension has no idempotency token, and botocore
+    retries a read timeout); None: use ``ec2``."""
 
 
 class PreflightAccessError(Exception):
@@ -54,7 +57,8 @@ class PreflightAccessError(Exception):
 # Attempts per call, the first included (botocore's default in standard mode; botocore's ``max_attempts`` key counts
 # retries only, so it was 2 here for the same 3 attempts).
 MAX_ATTEMPTS = 3
-# Error codes EC2 and the other services answer when they throttle the caller (botocore standard-mode retry codes).
+# Error codes EC2 and the other services answer when they throttle the caller (a subset of botocore's
+# retries/standard.py ThrottledRetryableChecker codes).
 THROTTLING_CODES = frozenset(
     {"RequestLimitExceeded", "Throttling", "ThrottlingException", "TooManyRequestsException", "RequestThrottled"}
 )
@@ -167,8 +171,8 @@ def clients_from_session(session: boto3.Session, region: str, endpoint_url: str 
     # The service name is a run-time string, which the per-service overloads of typed stubs cannot match.
     factory: Any = session.client
 
-    def client(name: str) -> Client:
-        return factory(name, region_name=region, endpoint_url=endpoint_url, config=config)
+    def client(name: str, settings: Config = config) -> Client:
+        return factory(name, region_name=region, endpoint_url=endpoint_url, config=settings)
 
     return PreflightClients(
         ec2=client("ec2"),
@@ -177,4 +181,6 @@ def clients_from_session(session: boto3.Session, region: str, endpoint_url: str 
         service_quotas=client("service-quotas"),
         resource_groups=client("resource-groups"),
         sts=client("sts"),
+        # A purchase is sent once: a retried one whose first request went through could buy twice (not verified).
+        ec2_once=client("ec2", config.merge(Config(retries={"total_max_attempts": 1, "mode": "standard"}))),
     )

@@ -20,7 +20,7 @@ from ultraserver.config.settings import Settings
 from ultraserver.facts import capacity_states
 from ultraserver.facts.capacity_blocks import current_block, require_aware
 from ultraserver.preflight.capacity import resource_group_reservation_ids
-from ultraserver.preflight.clients import ApiFailure, Client, PreflightClients, call, call_all
+from ultraserver.preflight.clients import ApiFailure, Client, PreflightAccessError, PreflightClients, call, call_all
 from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
 
 
@@ -176,9 +176,17 @@ def run_extend(
         return lines, True
     for offering in chosen:
         try:
-            status = purchase(clients.ec2, offering)
+            status = purchase(clients.ec2_once or clients.ec2, offering)
         except ApiFailure as exc:
             lines.append(f"purchase for {offering.reservation_id} failed: {exc}; fix: {exc.fix}")
+            return lines, False
+        except PreflightAccessError as exc:
+            # No answer (timeout, dropped connection): EC2 may have taken the order; it is not sent again.
+            lines.append(
+                f"purchase for {offering.reservation_id}: no answer from EC2 ({exc}); it may have gone through: check "
+                f"`aws ec2 describe-capacity-block-extension-history --capacity-reservation-ids "
+                f"{offering.reservation_id}` before running extend again"
+            )
             return lines, False
         lines.append(f"bought {offering.offering_id} for {offering.reservation_id}: {status}")
     lines.append(
