@@ -15,7 +15,7 @@ from helpers.preflight import (
     reservation,
     stubbed,
 )
-from ultraserver.preflight.capacity import check_reservations
+from ultraserver.preflight.capacity import check_reservations, resource_group_reservation_ids
 from ultraserver.preflight.report import FAIL, PASS, WARN
 from ultraserver.preflight.target import PreflightGroup
 from ultraserver.problems import Problem
@@ -194,6 +194,16 @@ def test_resource_group_members_are_checked() -> None:
     stub.assert_no_pending_responses()
     assert {c.level for c in checks} == {PASS}
     assert "cr-0aaaaaaaaaaaaaaa1" in checks[0].value
+
+
+def test_resource_group_members_are_read_from_resources_not_only_the_deprecated_field() -> None:
+    rg, rg_stub = stubbed("resource-groups")
+    member = {
+        "ResourceArn": "arn:aws:ec2:us-east-1:123456789012:capacity-reservation/cr-0aaaaaaaaaaaaaaa1",
+        "ResourceType": "AWS::EC2::CapacityReservation",
+    }
+    rg_stub.add_response("list_group_resources", {"Resources": [{"Identifier": member}]}, {"Group": GROUP_ARN})
+    assert resource_group_reservation_ids(GROUP_ARN, rg) == ["cr-0aaaaaaaaaaaaaaa1"]
 
 
 def test_empty_resource_group_fails() -> None:

@@ -33,7 +33,11 @@ def _group_reservation_ids(group: PreflightGroup, resource_groups: Client) -> li
 
 
 def resource_group_reservation_ids(arn: str, resource_groups: Client) -> list[str]:
-    """The Capacity Reservation ids in a capacity-reservation resource group."""
+    """The Capacity Reservation ids in a capacity-reservation resource group.
+
+    Members come from ``Resources[].Identifier``; ``ResourceIdentifiers`` is deprecated in the resource-groups model
+    (botocore resource-groups 2017-11-27: "Use the Resources response field instead") and read only as a fallback.
+    """
     ids: list[str] = []
     token: str | None = None
     while True:
@@ -41,9 +45,12 @@ def resource_group_reservation_ids(arn: str, resource_groups: Client) -> list[st
         if token:
             kwargs["NextToken"] = token
         page = call(resource_groups, "list_group_resources", **kwargs)
-        for ident in page.get("ResourceIdentifiers", []):
+        members = [r.get("Identifier", {}) for r in page.get("Resources", [])] or page.get("ResourceIdentifiers", [])
+        for ident in members:
             if ident.get("ResourceType") == "AWS::EC2::CapacityReservation":
-                ids.append(ident["ResourceArn"].rsplit("/", 1)[-1])
+                cr_id = ident["ResourceArn"].rsplit("/", 1)[-1]
+                if cr_id not in ids:
+                    ids.append(cr_id)
         token = page.get("NextToken")
         if not token:
             return ids
