@@ -71,10 +71,20 @@ def describe_reservations(ids: Sequence[str], ec2: Client) -> tuple[dict[str, di
             raise
         reservations = page.get("CapacityReservations", [])
         if reservations:
-            found[cr_id] = reservations[0]
+            found[cr_id] = _utc_dates(reservations[0])
         else:
             missing.append(cr_id)
     return found, missing
+
+
+def _utc_dates(cr: dict) -> dict:
+    """The reservation with its dates time-zone aware.
+
+    EC2 sends them in UTC with a zone, which botocore keeps; an endpoint that leaves the zone out (an emulator behind
+    --endpoint-url) would make botocore return naive datetimes that cannot be compared with ``now``: read them as UTC.
+    """
+    dates = {k: v.replace(tzinfo=timezone.utc) for k, v in cr.items() if isinstance(v, datetime) and v.tzinfo is None}
+    return {**cr, **dates}
 
 
 def _aggregate(name: str, items: list[tuple[str, str, str]], fix: str) -> Problem:
