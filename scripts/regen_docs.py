@@ -1,13 +1,16 @@
 """Regenerate the generated parts of the docs and the stack-file schema (run from the repo root).
 
 docs/policies.md: the rules table, from ultraserver.policy. docs/components.md: tables from the components' dataclasses.
+docs/permissions.md: one IAM policy per live command, from ultraserver.facts.live_permissions.
 README.md: the settings reference (``<!-- settings:... -->``), from the settings model, which also gives
 stacks/stack.schema.json.
 
 The document's prose is written by hand; each table sits between markers naming what it is generated from:
 ``<!-- args:ultraserver.components.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
 ``<!-- attrs:ultraserver.components.network.Network -->`` (annotated attributes) and
-``<!-- fn:ultraserver.config.subnets.plan_subnets -->`` (signature and docstring), each closed by ``<!-- end -->``.
+``<!-- fn:ultraserver.config.subnets.plan_subnets -->`` (signature and docstring) and
+``<!-- permissions:ultraserver.facts.live_permissions.COMMAND_ACTIONS -->`` (a policy per command), each closed by
+``<!-- end -->``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import json
 import re
 import sys
 import textwrap
@@ -28,10 +32,11 @@ from ultraserver.policy.docs import render as render_rules
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "components.md"
 POLICY_DOC = DOC.with_name("policies.md")
+PERMISSIONS_DOC = DOC.with_name("permissions.md")
 README = ROOT / "README.md"
 SCHEMA = ROOT / "stacks" / "stack.schema.json"
 END = "<!-- end -->"
-_BLOCK = re.compile(r"(<!-- (args|attrs|fn|settings):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S)
+_BLOCK = re.compile(r"(<!-- (args|attrs|fn|settings|permissions):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S)
 
 
 def _target(path: str) -> Any:
@@ -136,7 +141,27 @@ def function_block(function: Any) -> str:
     return f"```python\n{signature_text(function)}\n```\n\n{summary}"
 
 
-RENDERERS = {"args": args_table, "attrs": attrs_table, "fn": function_block, "settings": settings_reference}
+def permissions_block(commands: dict[str, tuple[str, ...]]) -> str:
+    """Per command: the IAM policy JSON that allows exactly the AWS actions it calls (none for plan)."""
+    from ultraserver.facts.live_permissions import policy_document
+
+    parts = []
+    for command, actions in commands.items():
+        parts.append(f"### `ultraserver {command}`\n")
+        if not actions:
+            parts.append("No AWS call: no IAM permission needed.\n")
+            continue
+        parts.append(f"```json\n{json.dumps(policy_document(command), indent=2)}\n```\n")
+    return "\n".join(parts).rstrip("\n")
+
+
+RENDERERS = {
+    "args": args_table,
+    "attrs": attrs_table,
+    "fn": function_block,
+    "settings": settings_reference,
+    "permissions": permissions_block,
+}
 
 
 def render(document: str) -> str:
@@ -164,7 +189,8 @@ def main() -> int:
     """Rewrite the generated parts of the docs; with --check, exit 1 when any is stale instead."""
     stale = False
     readme = (README, lambda text: with_architecture_graph(render(text)))
-    for doc, fresh_of in ((DOC, render), (POLICY_DOC, render_rules), readme, (SCHEMA, schema_of)):
+    docs = ((DOC, render), (POLICY_DOC, render_rules), readme, (SCHEMA, schema_of), (PERMISSIONS_DOC, render))
+    for doc, fresh_of in docs:
         current = doc.read_text() if doc.exists() else ""
         fresh = fresh_of(current)
         if "--check" not in sys.argv[1:]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from helpers.permissions import recorded_operations, unlisted
 from helpers.preflight import REGION
 from moto import mock_aws
 
@@ -23,3 +24,12 @@ def moto() -> Iterator[None]:
     """An in-process moto account."""
     with mock_aws():
         yield
+
+
+@pytest.fixture(autouse=True)
+def iam_actions_listed() -> Iterator[None]:
+    """Every AWS operation a preflight test makes the code call is in the preflight row of the IAM table."""
+    with recorded_operations() as seen:
+        yield
+    missing = unlisted(seen, "preflight")
+    assert not missing, f"add {missing} to facts/live_permissions.py (OPERATION_ACTIONS, COMMAND_ACTIONS['preflight'])"

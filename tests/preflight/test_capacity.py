@@ -15,7 +15,7 @@ from helpers.preflight import (
     reservation,
     stubbed,
 )
-from ultraserver.preflight.capacity import check_reservations
+from ultraserver.preflight.capacity import check_reservations, resource_group_reservation_ids
 from ultraserver.preflight.report import FAIL, PASS, WARN
 from ultraserver.preflight.target import PreflightGroup
 from ultraserver.problems import Problem
@@ -196,6 +196,16 @@ def test_resource_group_members_are_checked() -> None:
     assert "cr-0aaaaaaaaaaaaaaa1" in checks[0].value
 
 
+def test_resource_group_members_are_read_from_resources_not_only_the_deprecated_field() -> None:
+    rg, rg_stub = stubbed("resource-groups")
+    member = {
+        "ResourceArn": "arn:aws:ec2:us-east-1:123456789012:capacity-reservation/cr-0aaaaaaaaaaaaaaa1",
+        "ResourceType": "AWS::EC2::CapacityReservation",
+    }
+    rg_stub.add_response("list_group_resources", {"Resources": [{"Identifier": member}]}, {"Group": GROUP_ARN})
+    assert resource_group_reservation_ids(GROUP_ARN, rg) == ["cr-0aaaaaaaaaaaaaaa1"]
+
+
 def test_empty_resource_group_fails() -> None:
     ec2, _ = stubbed("ec2")
     rg, rg_stub = stubbed("resource-groups")
@@ -233,7 +243,7 @@ def test_unanswered_block_lookup_fails_type_but_keeps_other_checks() -> None:
     stub.add_client_error("describe_capacity_blocks", service_error_code="UnauthorizedOperation", http_status_code=403)
     checks = {c.key: c for c in check_reservations(group(), ec2, rg, NOW, 48)}
     assert checks["gpu: UltraServer type"].level == FAIL
-    assert checks["gpu: UltraServer type"].fix == "grant ec2:DescribeCapacityBlocks to the caller's IAM policy"
+    assert checks["gpu: UltraServer type"].fix.startswith("grant ec2:DescribeCapacityBlocks to the caller's IAM policy")
     assert checks["gpu: reservation state"].level == PASS
     assert "gpu: interconnect" not in checks
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
+from botocore.exceptions import ReadTimeoutError
 from botocore.stub import Stubber
 from helpers.capacity import A_END, B_END, DURING_A, A, B, clients, reservation, two_block_settings
 from helpers.cli import run_main
+from helpers.permissions import actions, recorded_operations
 from helpers.preflight import LOCAL_ZONE, stubbed
 from ultraserver.facts import capacity_states
+from ultraserver.facts.live_permissions import COMMAND_ACTIONS
 from ultraserver.preflight import clients as preflight_clients
 from ultraserver.status.extend import ExtendUsageError, check_hours, pick_group, run_extend
 
@@ -71,8 +76,10 @@ def queue_purchase(stub: Stubber, cr_id: str = A) -> None:
 def test_offerings_are_shown_and_nothing_is_bought_without_yes() -> None:
     ec2, stub = stubbed("ec2")
     queue_offering(stub)
-    lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, False, DURING_A)
+    with recorded_operations() as seen:
+        lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, False, DURING_A)
     stub.assert_no_pending_responses()  # and no purchase call was made: the Stubber refuses unqueued calls
+    assert actions(seen) <= set(COMMAND_ACTIONS["extend"])  # the IAM row of extend without --yes
     text = "\n".join(lines)
     assert ok and OFFER in text and "123456.78 USD" in text and "rerun with --yes" in text
 
@@ -81,8 +88,10 @@ def test_yes_buys_the_offering_of_the_current_block() -> None:
     ec2, stub = stubbed("ec2")
     queue_offering(stub)
     queue_purchase(stub)
-    lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, True, DURING_A)
+    with recorded_operations() as seen:
+        lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, True, DURING_A)
     stub.assert_no_pending_responses()
+    assert "ec2:PurchaseCapacityBlockExtension" in actions(seen) <= set(COMMAND_ACTIONS["extend --yes"])
     assert ok and f"bought {OFFER} for {A}: payment-pending" in "\n".join(lines)
 
 
@@ -186,3 +195,28 @@ def test_extensions_are_bought_from_56_days_to_1_hour_before_the_end(before_end:
         queue_state(stub, end=far_end)
     lines, _ = run_extend(pick_group(SETTINGS, "nvl72"), clients(ec2), 48, False, DURING_A)
     assert ("cannot extend" in lines[0]) != allowed
+
+
+def test_a_purchase_without_answer_is_sent_once_and_may_have_gone_through() -> None:
+    ec2, stub = stubbed("ec2")
+    queue_offering(stub)
+    once = boto3.client("ec2", region_name="us-east-1")  # no Stubber: the handler below answers before any request
+    sent: list[str] = []
+
+    def timeout(**_: Any) -> None:
+        sent.append("purchase")
+        raise ReadTimeoutError(endpoint_url="https://ec2.us-east-1.amazonaws.com/")
+
+    once.meta.events.register("before-call.ec2.PurchaseCapacityBlockExtension", timeout)
+    lines, ok = run_extend(
+        pick_group(SETTINGS, "nvl72"), dataclasses.replace(clients(ec2), ec2_once=once), 48, True, DURING_A
+    )
+    stub.assert_no_pending_responses()
+    assert not ok and sent == ["purchase"]
+    assert "it may have gone through" in lines[-1] and f"--capacity-reservation-ids {A}" in lines[-1]
+
+
+def test_purchases_go_through_a_client_that_does_not_retry() -> None:
+    made = preflight_clients.make_clients("us-east-1")
+    assert made.ec2_once is not None and made.ec2_once.meta.config.retries["total_max_attempts"] == 1
+    assert made.ec2.meta.config.retries["total_max_attempts"] == 3

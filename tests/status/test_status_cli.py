@@ -11,9 +11,11 @@ import pytest
 from helpers.capacity import clients, gpu_nodes, queue_current, reservation
 from helpers.cli import run_main
 from helpers.fake_cluster import FakeCluster
+from helpers.permissions import actions, recorded_operations
 from helpers.preflight import stubbed
 from helpers.stacks import ROOT
 from ultraserver.cli import stack_settings
+from ultraserver.facts.live_permissions import COMMAND_ACTIONS
 from ultraserver.preflight import clients as preflight_clients
 from ultraserver.verify import clients as verify_clients
 
@@ -43,8 +45,10 @@ def healthy() -> FakeCluster:
 def test_healthy_exits_0_and_writes_json(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     stub = wire(monkeypatch, healthy())
     out = tmp_path / "status.json"
-    done = status("--json", str(out))
+    with recorded_operations() as seen:
+        done = status("--json", str(out))
     stub.assert_no_pending_responses()
+    assert actions(seen) <= set(COMMAND_ACTIONS["status"])  # the IAM row of status
     assert done.code == 0, done.stdout + done.stderr
     assert "nvl72" in done.stdout and "1 UltraServer(s), 0 failing" in done.stdout
     data = json.loads(out.read_text())

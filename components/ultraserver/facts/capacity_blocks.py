@@ -133,6 +133,20 @@ def window_state(window: ReservationWindow, now: datetime) -> str:
     return ACTIVE if now < window.end else ENDED
 
 
+def require_aware(moment: datetime, name: str = "now") -> datetime:
+    """``moment`` if it has a time zone; a ValueError that says so otherwise.
+
+    EC2 answers with time-zone-aware timestamps (botocore parses them to UTC) and the stack file's windows are made
+    aware when parsed, so a naive moment would only fail later, inside a comparison, as a bare TypeError.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(
+            f"{name}: got {moment.isoformat()} without a time zone; allowed: an aware datetime; fix: pass e.g. "
+            "datetime.now(timezone.utc) or 2026-12-01T11:30:00+00:00"
+        )
+    return moment
+
+
 def current_block(blocks: Sequence[CapacityBlock], now: datetime) -> int:
     """Index of the block a group runs on at ``now``: the first whose switch time is ahead, else the last.
 

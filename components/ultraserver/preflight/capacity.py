@@ -9,7 +9,7 @@ from typing import Any
 
 from ultraserver.facts import capacity_states
 from ultraserver.facts.capacity_blocks import current_block
-from ultraserver.preflight.clients import ApiFailure, Client, call
+from ultraserver.preflight.clients import ApiFailure, Client, call, call_all
 from ultraserver.preflight.report import FAIL, PASS, WARN, check, worst
 from ultraserver.preflight.target import PreflightGroup
 from ultraserver.problems import Problem
@@ -33,7 +33,11 @@ def _group_reservation_ids(group: PreflightGroup, resource_groups: Client) -> li
 
 
 def resource_group_reservation_ids(arn: str, resource_groups: Client) -> list[str]:
-    """The Capacity Reservation ids in a capacity-reservation resource group."""
+    """The Capacity Reservation ids in a capacity-reservation resource group.
+
+    Members come from ``Resources[].Identifier``; ``ResourceIdentifiers`` is deprecated in the resource-groups model
+    (botocore resource-groups 2017-11-27: "Use the Resources response field instead") and read only as a fallback.
+    """
     ids: list[str] = []
     token: str | None = None
     while True:
@@ -41,9 +45,12 @@ def resource_group_reservation_ids(arn: str, resource_groups: Client) -> list[st
         if token:
             kwargs["NextToken"] = token
         page = call(resource_groups, "list_group_resources", **kwargs)
-        for ident in page.get("ResourceIdentifiers", []):
+        members = [r.get("Identifier", {}) for r in page.get("Resources", [])] or page.get("ResourceIdentifiers", [])
+        for ident in members:
             if ident.get("ResourceType") == "AWS::EC2::CapacityReservation":
-                ids.append(ident["ResourceArn"].rsplit("/", 1)[-1])
+                cr_id = ident["ResourceArn"].rsplit("/", 1)[-1]
+                if cr_id not in ids:
+                    ids.append(cr_id)
         token = page.get("NextToken")
         if not token:
             return ids
@@ -64,10 +71,20 @@ def describe_reservations(ids: Sequence[str], ec2: Client) -> tuple[dict[str, di
             raise
         reservations = page.get("CapacityReservations", [])
         if reservations:
-            found[cr_id] = reservations[0]
+            found[cr_id] = _utc_dates(reservations[0])
         else:
             missing.append(cr_id)
     return found, missing
+
+
+def _utc_dates(cr: dict) -> dict:
+    """The reservation with its dates time-zone aware.
+
+    EC2 sends them in UTC with a zone, which botocore keeps; an endpoint that leaves the zone out (an emulator behind
+    --endpoint-url) would make botocore return naive datetimes that cannot be compared with ``now``: read them as UTC.
+    """
+    dates = {k: v.replace(tzinfo=timezone.utc) for k, v in cr.items() if isinstance(v, datetime) and v.tzinfo is None}
+    return {**cr, **dates}
 
 
 def _aggregate(name: str, items: list[tuple[str, str, str]], fix: str) -> Problem:
@@ -240,7 +257,7 @@ def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec
     blocks: dict[str, dict] = {}
     if block_ids:
         try:
-            answer = call(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
+            answer = call_all(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
         except ApiFailure as exc:
             return [check(type_name, FAIL, str(exc), exc.fix)]
         blocks = {b["CapacityBlockId"]: b for b in answer.get("CapacityBlocks", [])}
@@ -270,7 +287,7 @@ def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec
 def _interconnect_check(name: str, block_ids: list[str], ec2: Client) -> Problem:
     """Report each block's interconnect: ok passes, impaired fails, anything else (or no answer) warns."""
     try:
-        answer = call(ec2, "describe_capacity_block_status", CapacityBlockIds=block_ids)
+        answer = call_all(ec2, "describe_capacity_block_status", CapacityBlockIds=block_ids)
     except ApiFailure as exc:
         return check(name, WARN, f"interconnect status not reported: {exc}", exc.fix)
     statuses = {s["CapacityBlockId"]: s for s in answer.get("CapacityBlockStatuses", [])}

@@ -9,6 +9,7 @@ from functools import partial
 import boto3
 
 from ultraserver.facts import ami, limits
+from ultraserver.facts.capacity_blocks import require_aware
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.clients import (
     ApiFailure,
@@ -16,6 +17,7 @@ from ultraserver.preflight.clients import (
     PreflightAccessError,
     PreflightClients,
     call,
+    call_all,
     clients_from_session,
 )
 from ultraserver.preflight.report import FAIL, PASS, WARN, check
@@ -98,6 +100,8 @@ def check_ami(target: PreflightTarget, ssm: Client) -> list[Problem]:
         try:
             image = call(ssm, "get_parameter", Name=target.ami_ssm_parameter)["Parameter"]["Value"]
         except ApiFailure as exc:
+            if exc.denied:  # not a missing parameter: the caller may not read it
+                return [check("AMI parameter", FAIL, f"cannot read {target.ami_ssm_parameter}: {exc}", exc.fix)]
             return [
                 check(
                     "AMI parameter",
@@ -199,7 +203,7 @@ def check_subnets(target: PreflightTarget, ec2: Client) -> list[Problem]:
 def check_kubernetes_version(target: PreflightTarget, eks: Client) -> list[Problem]:
     """The Kubernetes version is offered by EKS in the region, preferably in standard support."""
     version = target.kubernetes_version
-    offered = call(eks, "describe_cluster_versions", clusterVersions=[version]).get("clusterVersions", [])
+    offered = call_all(eks, "describe_cluster_versions", clusterVersions=[version]).get("clusterVersions", [])
     match = next((v for v in offered if v.get("clusterVersion") == version), None)
     label = f"Kubernetes {version} offered"
     how = f"aws eks describe-cluster-versions --region {target.region}"
@@ -267,7 +271,7 @@ def run_preflight(
     """Run every check against AWS; raises PreflightAccessError when AWS cannot be asked at all."""
     if isinstance(clients, boto3.Session):
         clients = clients_from_session(clients, target.region)
-    when = now or datetime.now(timezone.utc)
+    when = require_aware(now, "run_preflight(now=...)") if now else datetime.now(timezone.utc)
     try:
         call(clients.sts, "get_caller_identity")
     except ApiFailure as exc:

@@ -6,6 +6,7 @@ An access problem (no or expired credentials, unknown profile, unreachable endpo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,8 @@ import boto3
 import botocore.exceptions as bex
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
+
+from ultraserver.facts.live_permissions import iam_action
 
 # Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
 Client = Any
@@ -42,14 +45,34 @@ class PreflightClients:
     service_quotas: Client
     resource_groups: Client
     sts: Client
+    ec2_once: Client | None = None
+    """EC2 without retries, for purchases (PurchaseCapacityBlockExtension has no idempotency token, and botocore
+    retries a read timeout); None: use ``ec2``."""
 
 
 class PreflightAccessError(Exception):
     """AWS cannot be asked at all (no/expired credentials, unknown profile, unreachable endpoint)."""
 
 
+# Attempts per call, the first included (botocore's default in standard mode; botocore's ``max_attempts`` key counts
+# retries only, so it was 2 here for the same 3 attempts).
+MAX_ATTEMPTS = 3
+# Error codes EC2 and the other services answer when they throttle the caller (a subset of botocore's
+# retries/standard.py ThrottledRetryableChecker codes).
+THROTTLING_CODES = frozenset(
+    {"RequestLimitExceeded", "Throttling", "ThrottlingException", "TooManyRequestsException", "RequestThrottled"}
+)
+
+# Error codes of a call the caller's IAM policy does not allow (EC2 says UnauthorizedOperation, others AccessDenied...).
+DENIED_MARKERS = ("AccessDenied", "Unauthorized")
+
+
 class ApiFailure(Exception):
-    """One AWS call failed for a reason other than access; the check that made it reports a fail."""
+    """One AWS call failed for a reason other than access; the check that made it reports a fail.
+
+    ``operation`` is the IAM action that allows the call (``facts.live_permissions``), e.g.
+    ec2:DescribeCapacityReservations, so a denied call names what to grant.
+    """
 
     def __init__(self, operation: str, code: str, message: str) -> None:
         self.operation = operation
@@ -57,10 +80,20 @@ class ApiFailure(Exception):
         super().__init__(f"{operation} failed ({code}): {message}")
 
     @property
+    def denied(self) -> bool:
+        """The caller's IAM policy does not allow the call."""
+        return any(marker in self.code for marker in DENIED_MARKERS)
+
+    @property
     def fix(self) -> str:
         """How to get an answer from this call next time."""
-        if "AccessDenied" in self.code or "Unauthorized" in self.code:
-            return f"grant {self.operation} to the caller's IAM policy"
+        if self.denied:
+            return f"grant {self.operation} to the caller's IAM policy (docs/permissions.md lists each command's)"
+        if self.code in THROTTLING_CODES:
+            return (
+                f"AWS throttled {self.operation} after {MAX_ATTEMPTS} attempts (other tools share the account's "
+                "request budget); rerun in a minute"
+            )
         return f"{self.operation} gave no usable answer; check that the region/endpoint offers it and retry"
 
 
@@ -71,11 +104,26 @@ def one_line(text: str) -> str:
 
 def call(client: Client, operation: str, **kwargs: Any) -> dict:
     """Call one AWS API; raise PreflightAccessError for access problems and ApiFailure for the rest."""
+    return _translated(client, operation, lambda: getattr(client, operation)(**kwargs))
+
+
+def call_all(client: Client, operation: str, **kwargs: Any) -> dict:
+    """Call an API that pages its answer and return every page merged (errors as for ``call``).
+
+    EC2 pages DescribeCapacityBlocks, DescribeCapacityBlockStatus, DescribeCapacityBlockExtensionOfferings and
+    more (botocore's ec2 paginators-1.json): an answer may end with a NextToken even when ids are given, and a
+    single call would drop what follows it.
+    """
+    return _translated(
+        client, operation, lambda: client.get_paginator(operation).paginate(**kwargs).build_full_result()
+    )
+
+
+def _translated(client: Client, operation: str, run: Callable[[], dict]) -> dict:
     service = client.meta.service_model.service_name
-    label = f"{service}:{client.meta.method_to_api_mapping.get(operation, operation)}"
+    label = iam_action(service, client.meta.method_to_api_mapping.get(operation, operation))
     try:
-        result: dict = getattr(client, operation)(**kwargs)
-        return result
+        return run()
     except (bex.NoCredentialsError, bex.PartialCredentialsError, bex.CredentialRetrievalError) as exc:
         raise PreflightAccessError(
             f"no usable AWS credentials ({one_line(str(exc))}); set AWS_PROFILE / --profile or run `aws sso login`"
@@ -114,14 +162,17 @@ def make_clients(region: str, profile: str | None = None, endpoint_url: str | No
 
 def clients_from_session(session: boto3.Session, region: str, endpoint_url: str | None = None) -> PreflightClients:
     """Build the clients from an existing boto3 session, all pointed at endpoint_url when one is given."""
-    # Fail fast on a dead endpoint instead of retrying for minutes.
-    config = Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"})
+    # Fail fast on a dead endpoint instead of retrying for minutes, but ride out throttling: botocore's standard
+    # mode retries throttling and transient errors with jittered backoff, MAX_ATTEMPTS attempts in all.
+    config = Config(
+        connect_timeout=5, read_timeout=30, retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "standard"}
+    )
 
     # The service name is a run-time string, which the per-service overloads of typed stubs cannot match.
     factory: Any = session.client
 
-    def client(name: str) -> Client:
-        return factory(name, region_name=region, endpoint_url=endpoint_url, config=config)
+    def client(name: str, settings: Config = config) -> Client:
+        return factory(name, region_name=region, endpoint_url=endpoint_url, config=settings)
 
     return PreflightClients(
         ec2=client("ec2"),
@@ -130,4 +181,6 @@ def clients_from_session(session: boto3.Session, region: str, endpoint_url: str 
         service_quotas=client("service-quotas"),
         resource_groups=client("resource-groups"),
         sts=client("sts"),
+        # A purchase is sent once: a retried one whose first request went through could buy twice (not verified).
+        ec2_once=client("ec2", config.merge(Config(retries={"total_max_attempts": 1, "mode": "standard"}))),
     )

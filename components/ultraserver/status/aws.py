@@ -12,7 +12,7 @@ from datetime import datetime
 
 from ultraserver.facts.capacity_states import INTERCONNECT_IMPAIRED, INTERCONNECT_OK, USABLE
 from ultraserver.preflight.capacity import describe_reservations
-from ultraserver.preflight.clients import ApiFailure, Client, call
+from ultraserver.preflight.clients import ApiFailure, Client, call_all
 
 NOT_FOUND = "not-found"
 UNREPORTED = "unreported"
@@ -89,7 +89,7 @@ def read_reservations(ids: Sequence[str], ec2: Client, with_blocks: bool = True)
 
 def _by_block(ec2: Client, operation: str, key: str, block_ids: list[str]) -> dict[str, dict]:
     try:
-        answer = call(ec2, operation, CapacityBlockIds=block_ids)
+        answer = call_all(ec2, operation, CapacityBlockIds=block_ids)
     except ApiFailure:
         return {}
     return {item["CapacityBlockId"]: item for item in answer.get(key, [])}

@@ -18,9 +18,9 @@ from decimal import Decimal, InvalidOperation
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import Settings
 from ultraserver.facts import capacity_states
-from ultraserver.facts.capacity_blocks import current_block
+from ultraserver.facts.capacity_blocks import current_block, require_aware
 from ultraserver.preflight.capacity import resource_group_reservation_ids
-from ultraserver.preflight.clients import ApiFailure, Client, PreflightClients, call
+from ultraserver.preflight.clients import ApiFailure, Client, PreflightAccessError, PreflightClients, call, call_all
 from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
 
 
@@ -80,7 +80,7 @@ def current_reservations(group: GpuNodeGroupSettings, clients: PreflightClients,
 
 def offerings(ec2: Client, reservation_id: str, hours: int) -> list[Offering]:
     """The extension offerings EC2 has for one reservation and length (raises ApiFailure when it refuses)."""
-    answer = call(
+    answer = call_all(
         ec2,
         "describe_capacity_block_extension_offerings",
         CapacityBlockExtensionDurationHours=hours,
@@ -149,7 +149,7 @@ def run_extend(
     Returns the report lines and whether it went through (False: an offering is missing or a purchase failed;
     nothing is bought unless every reservation has an offering, so the group's UltraServers stay in step).
     """
-    ids = current_reservations(group, clients, now)
+    ids = current_reservations(group, clients, require_aware(now))
     refused = extension_refusals(read_reservations(ids, clients.ec2, with_blocks=False), ids, now)
     if refused:
         return [f"cannot extend {group.name}; nothing was bought:", *refused], False
@@ -176,9 +176,17 @@ def run_extend(
         return lines, True
     for offering in chosen:
         try:
-            status = purchase(clients.ec2, offering)
+            status = purchase(clients.ec2_once or clients.ec2, offering)
         except ApiFailure as exc:
             lines.append(f"purchase for {offering.reservation_id} failed: {exc}; fix: {exc.fix}")
+            return lines, False
+        except PreflightAccessError as exc:
+            # No answer (timeout, dropped connection): EC2 may have taken the order; it is not sent again.
+            lines.append(
+                f"purchase for {offering.reservation_id}: no answer from EC2 ({exc}); it may have gone through: check "
+                f"`aws ec2 describe-capacity-block-extension-history --capacity-reservation-ids "
+                f"{offering.reservation_id}` before running extend again"
+            )
             return lines, False
         lines.append(f"bought {offering.offering_id} for {offering.reservation_id}: {status}")
     lines.append(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from ultraserver.facts import capacity_states
-from ultraserver.facts.capacity_blocks import EC2_TERMINATION_LEAD_MINUTES, CapacityBlock
+from ultraserver.facts.capacity_blocks import EC2_TERMINATION_LEAD_MINUTES, CapacityBlock, require_aware
 from ultraserver.problems import ERROR, WARNING, Problem
 from ultraserver.status.aws import NOT_FOUND, UNREPORTED, Reservation
 from ultraserver.status.cluster import ClusterSide, idle_gpu_hours
@@ -31,6 +31,9 @@ class Limits:
     grace: timedelta = timedelta(minutes=GRACE_MINUTES)
     horizon: timedelta = timedelta(hours=HORIZON_HOURS)
     stack: str = "<stack>"
+
+    def __post_init__(self) -> None:
+        require_aware(self.now, "Limits.now")
 
 
 @dataclass(frozen=True)

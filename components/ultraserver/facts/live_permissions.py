@@ -1,0 +1,74 @@
+"""The IAM actions the live commands need: per AWS operation the code calls, and per command.
+
+An operation is keyed by botocore's service name and the API operation name (``client.meta.service_model``),
+which is what a failed call reports. IAM action names are the Service Authorization Reference's ("Actions,
+resources, and condition keys for ...", https://docs.aws.amazon.com/service-authorization/latest/reference/):
+for EC2, EKS, SSM, STS and Resource Groups the action is the service prefix plus the API name; Service Quotas'
+prefix is ``servicequotas`` (botocore's service name is ``service-quotas``). ec2:PurchaseCapacityBlockExtension is
+cross-checked against cloudtools/awacs awacs/ec2.py, generated from that reference; the other names were not
+compared with the reference page itself (unverified). None of these actions supports resource-level permissions
+that this toolkit relies on: the generated policies use ``"Resource": "*"``.
+
+sts:GetCallerIdentity needs no permission (the STS API reference says so); it is listed because preflight calls
+it, and an explicit deny of it still stops preflight. ``status`` also reads the cluster through the kubeconfig's
+identity (Kubernetes RBAC: list nodes), which is not an IAM action of these services.
+
+tests/preflight and tests/status record every operation their Stubber/moto clients are asked and fail when one
+is missing from OPERATION_ACTIONS or from the command's COMMAND_ACTIONS.
+"""
+
+from __future__ import annotations
+
+OPERATION_ACTIONS: dict[tuple[str, str], str] = {
+    ("sts", "GetCallerIdentity"): "sts:GetCallerIdentity",
+    ("ec2", "DescribeCapacityReservations"): "ec2:DescribeCapacityReservations",
+    ("ec2", "DescribeCapacityBlocks"): "ec2:DescribeCapacityBlocks",
+    ("ec2", "DescribeCapacityBlockStatus"): "ec2:DescribeCapacityBlockStatus",
+    ("ec2", "DescribeCapacityBlockExtensionOfferings"): "ec2:DescribeCapacityBlockExtensionOfferings",
+    ("ec2", "PurchaseCapacityBlockExtension"): "ec2:PurchaseCapacityBlockExtension",
+    ("ec2", "DescribeAvailabilityZones"): "ec2:DescribeAvailabilityZones",
+    ("ec2", "DescribeSubnets"): "ec2:DescribeSubnets",
+    ("ssm", "GetParameter"): "ssm:GetParameter",
+    ("eks", "DescribeClusterVersions"): "eks:DescribeClusterVersions",
+    ("service-quotas", "GetServiceQuota"): "servicequotas:GetServiceQuota",
+    ("resource-groups", "ListGroupResources"): "resource-groups:ListGroupResources",
+}
+"""(botocore service name, API operation) -> the IAM action that allows it."""
+
+_READ_RESERVATIONS = (
+    "ec2:DescribeCapacityReservations",
+    "resource-groups:ListGroupResources",  # groups over a capacity-reservation resource group
+)
+_READ_BLOCKS = ("ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityBlockStatus")
+_EXTEND = (*_READ_RESERVATIONS, "ec2:DescribeCapacityBlockExtensionOfferings")
+
+COMMAND_ACTIONS: dict[str, tuple[str, ...]] = {
+    "plan": (),
+    "preflight": (
+        "sts:GetCallerIdentity",
+        *_READ_RESERVATIONS,
+        *_READ_BLOCKS,
+        "ec2:DescribeAvailabilityZones",
+        "ec2:DescribeSubnets",
+        "ssm:GetParameter",
+        "eks:DescribeClusterVersions",
+        "servicequotas:GetServiceQuota",
+    ),
+    "status": (*_READ_RESERVATIONS, *_READ_BLOCKS),
+    "extend": _EXTEND,
+    "extend --yes": (*_EXTEND, "ec2:PurchaseCapacityBlockExtension"),
+}
+"""Every IAM action each command may call (plan runs offline and calls none; extend buys only with --yes)."""
+
+
+def iam_action(service: str, operation: str) -> str:
+    """The IAM action of one operation; ``service:Operation`` for an operation not in the table."""
+    return OPERATION_ACTIONS.get((service, operation), f"{service}:{operation}")
+
+
+def policy_document(command: str) -> dict[str, object]:
+    """A least-privilege identity policy for one command (empty Statement for plan)."""
+    actions = sorted(set(COMMAND_ACTIONS[command]))
+    sid = "Ultraserver" + "".join(word.title() for word in command.replace("-", " ").split())
+    statements = [{"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": "*"}] if actions else []
+    return {"Version": "2012-10-17", "Statement": statements}
