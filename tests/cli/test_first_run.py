@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from helpers.cli import run_main
@@ -70,3 +71,13 @@ def test_kubernetes_layer_plan_declares_no_nodes_and_lists_its_stack_reference()
     placeholders = result.stdout.split("Offline placeholders", 1)[1].split("Resources in dependency order", 1)[0]
     assert "StackReference organization/ultraserver-eks/gb200-multi -> outputs" in placeholders
     assert "kubeconfig" in placeholders
+
+
+def test_deployed_state_of_another_stack_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "deployed.json"
+    urn = "urn:pulumi:gb200-multi::ultraserver-eks::pulumi:pulumi:Stack::ultraserver-eks-gb200-multi"
+    other.write_text(json.dumps({"resources": [{"urn": urn, "type": "pulumi:pulumi:Stack"}]}))
+    result = run_main("plan", "--stack", "gb200-x72", *PROJECT, "--deployed", str(other))
+    assert result.code == 2 and "Resources:" not in result.stdout
+    assert "--deployed: got the state of stack gb200-multi" in result.stderr
+    assert "allowed: the state of stack gb200-x72; fix:" in result.stderr
