@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.cli import run_main
+from helpers.cli import copy_project, run_main
 from helpers.stacks import ROOT
 
 PROJECT = ("--project-dir", str(ROOT))
@@ -81,3 +81,18 @@ def test_deployed_state_of_another_stack_is_refused(tmp_path: Path) -> None:
     assert result.code == 2 and "Resources:" not in result.stdout
     assert "--deployed: got the state of stack gb200-multi" in result.stderr
     assert "allowed: the state of stack gb200-x72; fix:" in result.stderr
+
+
+def test_plan_outside_a_project_is_not_called_invalid_settings(tmp_path: Path) -> None:
+    result = run_main("plan", "--stack", "gb200-x72", "--project-dir", str(tmp_path))
+    assert result.code == 2
+    assert result.stderr.startswith("Invalid input, nothing was declared:") and "no Pulumi.yaml in" in result.stderr
+
+
+def test_invalid_stack_settings_keep_their_heading(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "project")
+    stack_file = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    stack_file.write_text(stack_file.read_text().replace("    nodes: 2\n", "    nodes: 99\n"))
+    result = run_main("plan", "--stack", "gb200-x72", "--project-dir", str(project))
+    assert result.code == 2
+    assert "Invalid settings, nothing was declared:" in result.stderr and "imexCheck" in result.stderr

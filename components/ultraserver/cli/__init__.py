@@ -145,7 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ConfigError as err:
-        print("Invalid settings, nothing was declared:", file=sys.stderr)
+        # Stack keys read project:key; a problem with only command-line keys (--stack, --deployed, the project
+        # directory) is not about the stack file's settings.
+        settings = any(":" in problem.key for problem in err.items)
+        print(f"Invalid {'settings' if settings else 'input'}, nothing was declared:", file=sys.stderr)
         for problem in err.problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_USAGE
