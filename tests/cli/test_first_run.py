@@ -96,3 +96,11 @@ def test_invalid_stack_settings_keep_their_heading(tmp_path: Path) -> None:
     result = run_main("plan", "--stack", "gb200-x72", "--project-dir", str(project))
     assert result.code == 2
     assert "Invalid settings, nothing was declared:" in result.stderr and "imexCheck" in result.stderr
+
+
+def test_stack_file_name_instead_of_stack_name_says_which_name_to_pass() -> None:
+    for given in ("Pulumi.gb200-x72.yaml", "stacks/Pulumi.gb200-x72.yaml"):
+        result = run_main("plan", "--stack", given, *PROJECT)
+        assert result.code == 2
+        assert "fix: pass the stack's name, --stack gb200-x72, not its file" in result.stderr
+        assert ".yaml.yaml" not in result.stderr
