@@ -68,11 +68,24 @@ def measure(project: Path, ultraservers: int, grouped: bool) -> str:
     return f"{ultraservers:5d}  {mode:15s}  {len(plan.resources):9d}  {managed:13d}  {gpus:6d}  {seconds:7.2f}s{flag}"
 
 
-def main() -> None:
+def size_arg(value: str) -> int:
+    """--sizes: a whole number of UltraServers, 1 or more (0 would make a stack without GPU groups)."""
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: a whole number of UltraServers, 1 or more")
+    return int(value)
+
+
+def main(argv: list[str] | None = None) -> None:
     """Plan stacks of growing size and print one line per stack."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16, 32, 100])
-    args = parser.parse_args()
+    parser.add_argument(
+        "--sizes",
+        type=size_arg,
+        nargs="+",
+        default=[1, 4, 16, 32, 100],
+        help="UltraServers per planned stack (default: 1 4 16 32 100)",
+    )
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         shutil.copy(ROOT / "Pulumi.yaml", project)

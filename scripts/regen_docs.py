@@ -15,6 +15,7 @@ The document's prose is written by hand; each table sits between markers naming 
 
 from __future__ import annotations
 
+import argparse
 import ast
 import dataclasses
 import importlib
@@ -185,19 +186,25 @@ def with_architecture_graph(readme: str) -> str:
     return f"{head}```mermaid\n{mermaid(run_plan(ROOT, 'gb200-x72'))}```{rest.split('```', 1)[1]}"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Rewrite the generated parts of the docs; with --check, exit 1 when any is stale instead."""
+    # argparse, so that --help (or a typo) prints the usage instead of rewriting the docs.
+    parser = argparse.ArgumentParser(description="Regenerate the generated parts of the docs and the stack schema.")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when any generated part is stale")
+    check = parser.parse_args(argv).check
     stale = False
     readme = (README, lambda text: with_architecture_graph(render(text)))
     docs = ((DOC, render), (POLICY_DOC, render_rules), readme, (SCHEMA, schema_of), (PERMISSIONS_DOC, render))
     for doc, fresh_of in docs:
         current = doc.read_text() if doc.exists() else ""
         fresh = fresh_of(current)
-        if "--check" not in sys.argv[1:]:
+        if not check:
             doc.write_text(fresh)
         elif fresh != current:
             print(f"{doc} is stale: run PYTHONPATH=components python scripts/regen_docs.py")
             stale = True
+    if check and not stale:
+        print("Generated docs and schema are up to date.")
     return 1 if stale else 0
 
 

@@ -1,6 +1,6 @@
 """Regenerate components/ultraserver/facts/data/network_cards.json, the network-card catalog the EFA engine reads.
 
-Run: /work/venv/bin/python scripts/regen_network_cards.py
+Run: python scripts/regen_network_cards.py (from the repo root, with the `test` extra installed: it reads moto's data)
 
 p5, p5en and p6-b200 come from the DescribeInstanceTypes snapshot that moto ships
 (moto/ec2/resources/instance_types.json.gz). moto has no p6e-gb200 entry, so its facts are written

@@ -1,7 +1,7 @@
 """The ``ultraserver`` command: ``plan`` (offline), and the subcommands that talk to AWS or the cluster.
 
-Exit codes: 0 ok; 1 checks failed (policy, preflight, verify); 2 bad input or usage (invalid settings, missing
-or unwritable files); 3 internal error (one line with the cause; the traceback only with ``--debug``).
+Exit codes: 0 ok; 1 checks failed (policy, preflight, verify, status, extend); 2 bad input or usage (invalid
+settings, missing or unwritable files); 3 internal error (one line with the cause; the traceback only with ``--debug``).
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument(
         "--kubeconfig",
         default=str(Path.home() / ".kube" / "config"),
-        help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`)",
+        help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`; default: "
+        "~/.kube/config, $KUBECONFIG is not read)",
     )
     ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
     ver.add_argument(
@@ -105,11 +106,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser("status", help="live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
     aws_options(st)
-    st.add_argument("--kubeconfig", default=str(Path.home() / ".kube" / "config"), help="kubeconfig of the cluster")
-    st.add_argument("--json", metavar="FILE", help="write the status as JSON")
-    st.add_argument("--grace-minutes", type=int, default=GRACE_MINUTES, help="nodes may be short this long")
     st.add_argument(
-        "--horizon-hours", type=int, default=HORIZON_HOURS, help="fail a block ending this soon, unfollowed"
+        "--kubeconfig",
+        default=str(Path.home() / ".kube" / "config"),
+        help="kubeconfig of the cluster (default: ~/.kube/config, $KUBECONFIG is not read)",
+    )
+    st.add_argument("--json", metavar="FILE", help="write the status as JSON")
+    st.add_argument(
+        "--grace-minutes", type=int, default=GRACE_MINUTES, help="nodes may be short this long (default: %(default)s)"
+    )
+    st.add_argument(
+        "--horizon-hours",
+        type=int,
+        default=HORIZON_HOURS,
+        help="fail a block ending this soon, unfollowed (default: %(default)s)",
     )
     st.set_defaults(func=cmd_status)
     ext = sub.add_parser("extend", help="show (and with --yes buy) extensions of a group's current Capacity Block")
@@ -135,7 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ConfigError as err:
-        print("Invalid settings, nothing was declared:", file=sys.stderr)
+        # Stack keys read project:key; a problem with only command-line keys (--stack, --deployed, the project
+        # directory) is not about the stack file's settings.
+        settings = any(":" in problem.key for problem in err.items)
+        print(f"Invalid {'settings' if settings else 'input'}, nothing was declared:", file=sys.stderr)
         for problem in err.problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_USAGE

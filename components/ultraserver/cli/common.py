@@ -14,7 +14,8 @@ from typing import Any
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_CODES = """exit codes:
   0  ok
-  1  checks failed (policy violations, preflight, verify or status failures)
+  1  checks failed (policy violations, preflight, verify or status failures; extend: no offering or a failed
+     purchase)
   2  bad input or usage (invalid settings, missing or unwritable files)
   3  internal error (one line with the cause; rerun with --debug for the traceback)"""
 # Text formats only: --graph writes Mermaid or DOT source, never an image (render it with mermaid-cli or dot).
@@ -69,11 +70,14 @@ def check_output(path: str | None, formats: Mapping[str, str] | None, flag: str)
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
-        raise UsageError(f"{path}: is a directory; fix: give a file name")
+        raise UsageError(f"{flag}: got {path!r}; allowed: a file, not a directory; fix: give a file name")
     if not folder.is_dir():
-        raise UsageError(f"{path}: the folder {str(folder)!r} does not exist; fix: create it or pick another path")
+        raise UsageError(
+            f"{flag}: got {path!r}; allowed: a file in an existing folder, and {str(folder)!r} does not exist; "
+            "fix: create it or pick another path"
+        )
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise UsageError(f"{path}: not writable; fix: pick a writable path")
+        raise UsageError(f"{flag}: got {path!r}; allowed: a writable path; fix: pick a writable path")
 
 
 def write_output(path: str, text: str) -> None:

@@ -71,8 +71,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ultraserver.status.run import run_status
     from ultraserver.verify.clients import ClusterError, connect
 
-    if min(args.grace_minutes, args.horizon_hours) < 0:
-        raise UsageError("--grace-minutes, --horizon-hours: got a negative number; allowed: 0 or more")
+    for flag, value in (("--grace-minutes", args.grace_minutes), ("--horizon-hours", args.horizon_hours)):
+        if value < 0:
+            raise UsageError(f"{flag}: got {value}; allowed: 0 or more; fix: pass a whole number of 0 or more")
     settings = stack_settings(args.project_dir, args.stack)
     check_output(args.json, None, "--json")
     now = args.now or datetime.now(timezone.utc)

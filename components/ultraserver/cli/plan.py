@@ -37,7 +37,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     policy_config = policy_config_file(args.policy_config)
     deployed_note = ""
     if args.deployed:
-        policy_config, deployed_note = with_deployed_state(policy_config, Path(args.deployed))
+        policy_config, deployed_note = with_deployed_state(policy_config, Path(args.deployed), args.stack)
     outputs = ((args.json, None, "--json"), (args.graph, GRAPH_FORMATS, "--graph"), (args.html, HTML_FORMATS, "--html"))
     for target, formats, flag in outputs:
         check_output(target, formats, flag)
@@ -75,10 +75,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_FAILED if blocks(violations) else EXIT_OK
 
 
-def with_deployed_state(policy_config: dict[str, Any] | None, path: Path) -> tuple[dict[str, Any], str]:
+def with_deployed_state(
+    policy_config: dict[str, Any] | None, path: Path, stack: str | None = None
+) -> tuple[dict[str, Any], str]:
     """The policy config with the upgrade rule fed the deployed state of ``path``, and a line saying what was read.
 
-    ``path`` is a previous ``ultraserver plan --json`` output or a ``pulumi stack export`` file.
+    ``path`` is a previous ``ultraserver plan --json`` output or a ``pulumi stack export`` file. With ``stack``, a
+    file of another stack is refused: its groups match none of this stack's, so the rule would pass on nothing.
     """
     from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
     from ultraserver.policy.rolling import deployed_resources
@@ -90,7 +93,16 @@ def with_deployed_state(policy_config: dict[str, Any] | None, path: Path) -> tup
             f"--deployed: cannot read {path} as JSON ({err}); fix: pass the file `pulumi stack export --file FILE` "
             "or `ultraserver plan --json FILE` wrote."
         ) from None
-    state = deployed_state(deployed_resources(data))
+    resources = deployed_resources(data)
+    # URNs read urn:pulumi:<stack>::<project>::...
+    stacks = sorted({r.urn.split(":", 3)[2] for r in resources if r.urn.count(":") >= 3})
+    if stack and stacks and stack not in stacks:
+        raise ConfigError(
+            f"--deployed: got the state of stack {', '.join(stacks)} in {path}; allowed: the state of stack "
+            f"{stack}; fix: pass `pulumi stack export --stack {stack} --file FILE` or the "
+            f"`ultraserver plan --stack {stack} --json FILE` of the deployed commit"
+        )
+    state = deployed_state(resources)
     config = dict(policy_config or {})
     entry = config.get(UPGRADE_RULE)
     base = dict(entry) if isinstance(entry, dict) else ({"enforcementLevel": entry} if entry else {})

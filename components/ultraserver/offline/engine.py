@@ -7,6 +7,7 @@ engine receives them (camelCase, serialized), with the URNs each resource waits 
 from __future__ import annotations
 
 import json
+import re
 import runpy
 import sys
 import threading
@@ -101,6 +102,10 @@ class OfflineMocks(pulumi.runtime.Mocks):
                 # pulumi-eks then reports the EKS-created cluster security group and makes no node group.
                 outputs["clusterSecurityGroupId"] = placeholders.CLUSTER_SECURITY_GROUP
                 outputs.pop("nodeSecurityGroupId", None)
+        if args.typ == "pulumi:pulumi:StackReference":
+            # Listed with the data-source answers: the other stack's exports are as made up as they are.
+            exported = ", ".join(sorted(outputs.get("outputs") or {}))
+            self.calls.append(f"StackReference {args.inputs.get('name', args.name)} -> outputs {exported}")
         return placeholders.resource_id(args.name), outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
@@ -235,9 +240,15 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
     path = project.stack_file(stack)
     if not path.is_file():
         known = ", ".join(project.stacks()) or "none"
+        # A stack file's name or path (stacks/Pulumi.gb200-x72.yaml) instead of the stack's name.
+        named = re.fullmatch(r"(?:.*/)?Pulumi\.(.+)\.ya?ml", stack)
+        fix = (
+            f"pass the stack's name, --stack {named[1]}, not its file"
+            if named
+            else f"pick one of those or add {path.name}"
+        )
         raise ConfigError(
-            f"--stack: got {stack!r}; allowed: a stack with a file in {project.stack_config_dir} "
-            f"({known}); fix: pick one of those or add {path.name}"
+            f"--stack: got {stack!r}; allowed: a stack with a file in {project.stack_config_dir} ({known}); fix: {fix}"
         )
     data = load_yaml(path)
     found = data.get("config") if isinstance(data, Mapping) else data

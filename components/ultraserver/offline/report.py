@@ -198,11 +198,16 @@ def summary(plan: Plan) -> str:
     )
     gpu_nodes = sum(g.full_size for g in groups)
     gpus = sum(g.full_size * int(efa.instance_facts(g.instance_type)["gpus"]) for g in groups)
+    if not groups and not plan.of_type(NODE_GROUP):
+        # A project that runs on a cluster made elsewhere (kubernetes-layer/, an example job): "0 GPUs" would
+        # read as if its workloads had none.
+        return f"{counts(plan)}\nNodes: none declared by this project (its cluster's nodes come from another stack)"
     return "\n".join(
         [
             counts(plan),
-            f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node groups "
-            f"({sum(g.nodes for g in groups)} running at the clock above); GPUs: {gpus}",
+            f"Nodes: {system_nodes} system, {gpu_nodes} GPU in {len(groups)} GPU node group"
+            f"{'' if len(groups) == 1 else 's'} ({sum(g.nodes for g in groups)} running at the clock above); "
+            f"GPUs: {gpus}",
         ]
     )
 

@@ -59,14 +59,19 @@ def pick_group(settings: Settings, name: str) -> GpuNodeGroupSettings:
     groups = {g.name: g for g in settings.gpu_node_groups}
     if name not in groups:
         allowed = ", ".join(groups) or "none (the stack has no GPU groups)"
-        raise ExtendUsageError(f"--group: got {name!r}; allowed: {allowed}")
+        raise ExtendUsageError(
+            f"--group: got {name!r}; allowed: {allowed}; fix: pass the name of one of the stack's gpuNodeGroups"
+        )
     return groups[name]
 
 
 def check_hours(hours: int) -> int:
     """``hours`` when EC2 sells extensions of that length; ExtendUsageError with the allowed lengths otherwise."""
     if hours not in capacity_states.EXTENSION_DURATION_HOURS:
-        raise ExtendUsageError(f"--hours: got {hours}; allowed: {capacity_states.allowed_extension_hours_text()}")
+        raise ExtendUsageError(
+            f"--hours: got {hours}; allowed: {capacity_states.allowed_extension_hours_text()}; "
+            "fix: pass one of those lengths"
+        )
     return hours
 
 

@@ -1,0 +1,36 @@
+"""scripts/regen_docs.py as a user runs it: --help prints the usage and writes nothing; --check says the result."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+from types import ModuleType
+
+import pytest
+from helpers.stacks import ROOT
+
+
+def regen_docs() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("regen_docs_script", ROOT / "scripts" / "regen_docs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_help_prints_usage_and_rewrites_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = regen_docs()
+    written: list[object] = []
+    monkeypatch.setattr(module.Path, "write_text", lambda *args, **kwargs: written.append(args))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as done:
+        module.main(["--help"])
+    assert done.value.code == 0 and "--check" in out.getvalue() and not written
+
+
+def test_check_says_when_everything_is_up_to_date() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = regen_docs().main(["--check"])
+    assert code == 0 and "up to date" in out.getvalue()
