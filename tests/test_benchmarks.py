@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 from datetime import date
 
 import pytest
+from helpers.modules import load_file
 from helpers.stacks import ROOT
 from ultraserver.config.settings import parse_settings
 
-spec = importlib.util.spec_from_file_location("plan_scale", ROOT / "benchmarks" / "plan_scale.py")
-assert spec is not None and spec.loader is not None
-plan_scale = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(plan_scale)
+plan_scale = load_file(ROOT / "benchmarks" / "plan_scale.py", "plan_scale")
 
 
 @pytest.mark.parametrize("grouped", [False, True])

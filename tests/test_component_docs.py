@@ -13,6 +13,7 @@ from types import ModuleType
 import pulumi
 import pytest
 import ultraserver
+from helpers.modules import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "components.md"
@@ -20,11 +21,7 @@ DOC = ROOT / "docs" / "components.md"
 
 def generator() -> ModuleType:
     """scripts/regen_docs.py as a module."""
-    spec = importlib.util.spec_from_file_location("regen_docs", ROOT / "scripts" / "regen_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / "scripts" / "regen_docs.py", "regen_docs")
 
 
 def components() -> set[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -11,6 +10,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from helpers.manifests import K8S_VERSION, as_pod, validate_custom
+from helpers.modules import load_file
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.components.platform import ULTRASERVER_LABEL
@@ -44,11 +44,7 @@ def as_object(resource: PlanResource) -> dict[str, Any]:
 
 def training_module() -> ModuleType:
     """The example's manifest module, loaded from its file as the example's program imports it."""
-    spec = importlib.util.spec_from_file_location("training_job", TRAINING / "training_job.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(TRAINING / "training_job.py", "training_job")
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 from types import ModuleType
 
+from helpers.modules import load_file
 from helpers.permissions import recorded_operations
 from ultraserver.facts.live_permissions import COMMAND_ACTIONS, OPERATION_ACTIONS, policy_document
 from ultraserver.offline import run_plan
@@ -18,11 +18,7 @@ DOC = ROOT / "docs" / "permissions.md"
 
 def generator() -> ModuleType:
     """scripts/regen_docs.py as a module."""
-    spec = importlib.util.spec_from_file_location("regen_docs", ROOT / "scripts" / "regen_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / "scripts" / "regen_docs.py", "regen_docs")
 
 
 def test_committed_doc_matches_the_table() -> None:

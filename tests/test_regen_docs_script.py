@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 from types import ModuleType
 
 import pytest
+from helpers.modules import load_file
 from helpers.stacks import ROOT
 
 
 def regen_docs() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("regen_docs_script", ROOT / "scripts" / "regen_docs.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / "scripts" / "regen_docs.py", "regen_docs_script")
 
 
 def test_help_prints_usage_and_rewrites_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

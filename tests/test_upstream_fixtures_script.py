@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers.modules import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = """# Source
@@ -21,11 +21,7 @@ SOURCE = """# Source
 
 
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("regen_upstream", ROOT / "scripts" / "regen_upstream_fixtures.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / "scripts" / "regen_upstream_fixtures.py", "regen_upstream")
 
 
 def test_rows_with_full_paths_and_globs_are_read(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -11,6 +10,7 @@ from types import ModuleType
 import jsonschema
 import pytest
 import yaml
+from helpers.modules import load_file
 from helpers.stacks import STACKS
 from ultraserver.config.schema import schema_text, stack_schema
 
@@ -20,11 +20,7 @@ SCHEMA = ROOT / "stacks" / "stack.schema.json"
 
 def regen_docs() -> ModuleType:
     """scripts/regen_docs.py as a module."""
-    spec = importlib.util.spec_from_file_location("regen_docs", ROOT / "scripts" / "regen_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / "scripts" / "regen_docs.py", "regen_docs")
 
 
 def stack_file(stack: str) -> dict:
