@@ -98,3 +98,10 @@ def test_examples_plan_as_their_readmes_show(example: str) -> None:
     result = run_main("plan", "--project-dir", str(ROOT / "examples" / example), "--stack", "dev")
     assert result.code == 0, result.stderr
     assert "Invalid settings" not in result.stderr and "Policies:" in result.stdout
+
+
+def test_piped_plan_keeps_each_value_on_one_line() -> None:
+    # A file or grep must see the SSM parameter whole, not folded at a console width.
+    result = run_main("plan", "--stack", "gb200-x36")
+    (ami,) = [line for line in result.stdout.splitlines() if line.strip().startswith("AMI ")]
+    assert "/arm64/nvidia/amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id -> " in ami, ami

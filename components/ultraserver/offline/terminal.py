@@ -20,8 +20,9 @@ from ultraserver.facts.capacity_blocks import ACTIVE, ENDED, FUTURE
 from ultraserver.offline.groups import GroupView
 from ultraserver.offline.report import PlanText
 
-# Width of piped output: wide enough for a subnet and its CIDR in one cell without wrapping.
-PIPE_WIDTH = 160
+# Width of piped output: no row wraps, so a file or grep sees each value (an SSM parameter path, a schedule) whole;
+# tables are only as wide as their content.
+PIPE_WIDTH = 1000
 STATE_STYLES = {FUTURE: "yellow", ACTIVE: "green", ENDED: "red"}
 
 
