@@ -126,9 +126,16 @@ def _browser(binary: str, width: int, height: int) -> Iterator[str]:
                     raise RuntimeError(f"chromium did not start (exit code {process.poll()})")
                 time.sleep(0.1)
             port = port_file.read_text().split()[0]
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as reply:  # noqa: S310
-                targets = json.loads(reply.read())
-            yield next(t["webSocketDebuggerUrl"] for t in targets if t.get("type") == "page")
+            # The port file can appear before the first page target does (seen under load): ask until it is listed.
+            while True:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as reply:  # noqa: S310
+                    pages = [t for t in json.loads(reply.read()) if t.get("type") == "page"]
+                if pages:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("chromium started but listed no page target")
+                time.sleep(0.1)
+            yield pages[0]["webSocketDebuggerUrl"]
         finally:
             process.terminate()
             try:
