@@ -17,21 +17,22 @@ PACKAGE = Path(__file__).resolve().parent.parent / "components" / "ultraserver"
 # What each layer may import of ours (its own layer included).
 ALLOWED: dict[str, set[str]] = {
     "problems": set(),
+    "clock": set(),
     "facts": {"problems", "facts"},
-    "config": {"problems", "facts", "config"},
+    "config": {"problems", "clock", "facts", "config"},
     "builders": {"problems", "facts", "config", "builders"},
-    "components": {"problems", "facts", "config", "builders", "components"},
-    "offline": {"problems", "facts", "config", "builders", "components", "offline"},
+    "components": {"problems", "clock", "facts", "config", "builders", "components"},
+    "offline": {"problems", "clock", "facts", "config", "builders", "components", "offline"},
     "policy": {"problems", "facts", "config", "offline", "policy"},
     "preflight": {"problems", "facts", "config", "preflight"},
     "verify": {"problems", "facts", "config", "builders", "verify"},
     "status": {"problems", "facts", "config", "builders", "preflight", "verify", "status"},
-    "cli": {"problems", "facts", "config", "builders", "offline", "policy", "preflight", "verify", "status"},
+    "cli": {"problems", "clock", "facts", "config", "builders", "offline", "policy", "preflight", "verify", "status"},
     "__init__": {"problems", "facts", "config", "builders", "components", "offline"},
     "__main__": {"cli"},
 }
 # Layers that must not load Pulumi (the policy rules run inside the policy pack; only pack.py may).
-PULUMI_FREE = {"problems", "facts", "config", "builders", "preflight", "verify", "status"}
+PULUMI_FREE = {"problems", "clock", "facts", "config", "builders", "preflight", "verify", "status"}
 PULUMI_FREE_MODULES = {"offline/resource.py", "offline/order.py"} | {
     str(p.relative_to(PACKAGE)) for p in (PACKAGE / "policy").glob("*.py") if p.name != "pack.py"
 }
@@ -50,7 +51,11 @@ def imports_of(path: Path) -> list[str]:
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path}: use absolute imports"
-            found.append(node.module or "")
+            # `from ultraserver import clock` imports the module ultraserver.clock, not the package's __init__.
+            if node.module == "ultraserver":
+                found += [f"ultraserver.{alias.name}" for alias in node.names]
+            else:
+                found.append(node.module or "")
     return found
 
 

@@ -105,3 +105,19 @@ def test_piped_plan_keeps_each_value_on_one_line() -> None:
     result = run_main("plan", "--stack", "gb200-x36")
     (ami,) = [line for line in result.stdout.splitlines() if line.strip().startswith("AMI ")]
     assert "/arm64/nvidia/amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id -> " in ami, ami
+
+
+def test_plan_now_shows_the_plan_at_another_moment() -> None:
+    # Inside gb200-x72's block (2026-12-01T11:30Z to 2026-12-15T11:30Z): full size now, the start action is past.
+    result = run_main("plan", "--stack", "gb200-x72", "--now", "2026-12-02T00:00:00Z")
+    assert result.code == 0, result.stderr
+    rows = {line.split("  ", 1)[0].strip(): line for line in result.stdout.splitlines() if line.startswith(" ")}
+    assert "clock: 2026-12-02T00:00Z (injected)" in result.stdout
+    assert rows["min/desired/max now"].endswith("0 / 18 / 18")
+    assert "(capacity-block-start)" not in rows["schedule"] and "(capacity-block-end)" in rows["schedule"]
+    assert "active: 2026-12-01T11:30Z" in rows["window"]
+
+
+def test_plan_now_without_a_zone_is_a_usage_error() -> None:
+    result = run_main("plan", "--stack", "gb200-x72", "--now", "2026-12-02T00:00:00")
+    assert result.code == 2 and "with a zone" in result.stderr

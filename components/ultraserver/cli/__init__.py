@@ -20,6 +20,7 @@ from ultraserver.cli.common import (
     UsageError,
     aws_options,
     endpoint_url_arg,
+    moment_arg,
     region_arg,
     stack_settings,
 )
@@ -79,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="deployed state (`pulumi stack export` or a previous `ultraserver plan --json`): refuse changes that "
         "would roll a capacity-block group not at desired size 0",
+    )
+    plan.add_argument(
+        "--now",
+        type=moment_arg,
+        metavar="ISO",
+        help="plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
     )
     plan.set_defaults(func=cmd_plan)
     pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ultraserver import clock
 from ultraserver.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -41,16 +41,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     outputs = ((args.json, None, "--json"), (args.graph, GRAPH_FORMATS, "--graph"), (args.html, HTML_FORMATS, "--html"))
     for target, formats, flag in outputs:
         check_output(target, formats, flag)
-    settings = stack_settings(args.project_dir, args.stack, platform_only=True)
-    warnings = settings_warnings_text(settings) if settings is not None else []
-    # The program sizes capacity-block groups against the wall clock; the report names that clock.
-    now = datetime.now(timezone.utc)
-    plan = run_plan(args.project_dir, args.stack)
+    # The program sizes capacity-block groups against the clock (the wall clock, or --now); the report names it.
+    with clock.pinned(args.now):
+        now = clock.now()
+        settings = stack_settings(args.project_dir, args.stack, platform_only=True)
+        warnings = settings_warnings_text(settings) if settings is not None else []
+        plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
-        clock=clock_line(now),
+        clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
         warnings=[*warnings, *plan_warnings(plan)],
         policies=format_violations(violations, len(RULES)),

@@ -28,11 +28,12 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver import clock
 from ultraserver.components.child_options import child_options
 from ultraserver.components.cluster import Cluster, ClusterCoreData
 from ultraserver.components.gpu_template import GpuTemplateSpec, NodeImage, gpu_launch_template
@@ -271,7 +272,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         core = core_of(args.cluster)
-        now = args.now or datetime.now(timezone.utc)
+        now = args.now or clock.now()
         problems = _problems(args, core.kubernetes_version, now.date())
         if problems:
             raise ConfigError([f"GpuNodeGroup {name!r}: {python_names(p)}" for p in problems])

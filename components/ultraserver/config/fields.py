@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from ultraserver import clock
 from ultraserver.facts import ami, efa, kubernetes
 
 PATTERNS: dict[str, str] = {}
@@ -89,7 +90,7 @@ def _parse_time(value: str) -> datetime:
 
 def kubernetes_version_check(version: str, info: ValidationInfo) -> str:
     """A minor at the GB200 floor that EKS offers today and the toolkit pins an AMI release for."""
-    today = (info.context or {}).get("today") or datetime.now(timezone.utc).date()
+    today = (info.context or {}).get("today") or clock.now().date()
     usable = kubernetes.supported(tuple(ami.RELEASE_VERSIONS), today)
     if version in usable:
         return version

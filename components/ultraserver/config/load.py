@@ -10,11 +10,12 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping
-from datetime import date, datetime, timezone
+from datetime import date
 from typing import Any
 
 from pydantic import ValidationError
 
+from ultraserver import clock
 from ultraserver.config.errors import problems_from, value_text
 from ultraserver.config.model import PROJECT, SECTIONS, Settings
 from ultraserver.config.rules import run_rules
@@ -63,7 +64,7 @@ class _Short:
 
 
 def _today(today: date | None) -> date:
-    return today or datetime.now(timezone.utc).date()
+    return today or clock.now().date()
 
 
 def parse_settings(

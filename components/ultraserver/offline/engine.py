@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
+from ultraserver import clock
 from ultraserver.components import pinned_manifest
 from ultraserver.offline import placeholders
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -324,24 +325,28 @@ def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()
     return []
 
 
-def run_plan(directory: Path | str, stack: str, overrides: Mapping[str, Any] | None = None) -> Plan:
+def run_plan(
+    directory: Path | str, stack: str, overrides: Mapping[str, Any] | None = None, now: datetime | None = None
+) -> Plan:
     """Run a project's program for one stack offline and return what it declares.
 
-    ``overrides`` replaces config keys (values as YAML would parse them), e.g. for tests.
+    ``overrides`` replaces config keys (values as YAML would parse them), e.g. for tests; ``now`` pins the program's
+    clock (``ultraserver.clock``), as ``ultraserver plan --now`` does.
     Raises ConfigError for invalid settings before any resource is declared.
     """
     project = load_project(Path(directory).resolve())
     config, secret_keys = stack_config(project, stack)
     for key, value in (overrides or {}).items():
         config[key] = value if isinstance(value, str) else json.dumps(value)
-    return record(
-        lambda: runpy.run_path(str(project.main), run_name="__main__"),
-        project.name,
-        stack,
-        config,
-        secret_keys,
-        project.directory,
-    )
+    with clock.pinned(now):
+        return record(
+            lambda: runpy.run_path(str(project.main), run_name="__main__"),
+            project.name,
+            stack,
+            config,
+            secret_keys,
+            project.directory,
+        )
 
 
 def record(
