@@ -175,14 +175,8 @@ class Cluster(pulumi.ComponentResource):
         # The security group EKS attaches to the control plane and to nodes without custom groups.
         self.security_group_id = aws_cluster.vpc_config.apply(lambda c: c.cluster_security_group_id)
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
-        agent = aws.eks.Addon(
-            f"{name}-pod-identity-agent",
-            cluster_name=self.name,
-            addon_name=addons.POD_IDENTITY_AGENT,
-            addon_version=args.addons.pod_identity_agent or None,
-            resolve_conflicts_on_create="OVERWRITE",
-            tags=tags,
-            opts=child,
+        agent = self._addon(
+            f"{name}-pod-identity-agent", addons.POD_IDENTITY_AGENT, args.addons.pod_identity_agent, tags, child
         )
         # A provider is only declared where the deployer reaches the API server (README "Reachability").
         self.provider = (
@@ -219,15 +213,8 @@ class Cluster(pulumi.ComponentResource):
         )
         # The managed add-on adopts the CoreDNS EKS bootstrapped (OVERWRITE) once there are nodes to run it on
         # (pulumi/pulumi-eks #1819, #1525: the add-on waits for ACTIVE, which needs scheduled pods).
-        self.coredns = aws.eks.Addon(
-            f"{name}-coredns",
-            cluster_name=self.name,
-            addon_name=addons.COREDNS,
-            addon_version=args.addons.coredns or None,
-            resolve_conflicts_on_create="OVERWRITE",
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
-        )
+        after_system_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
+        self.coredns = self._addon(f"{name}-coredns", addons.COREDNS, args.addons.coredns, tags, after_system_nodes)
         self.core = ClusterCoreData(
             name=self.name,
             endpoint=self.endpoint,
@@ -239,15 +226,22 @@ class Cluster(pulumi.ComponentResource):
         )
         if args.node_monitoring_agent:
             # A DaemonSet: like the other node-needing add-ons it waits for the system nodes.
-            aws.eks.Addon(
-                f"{name}-node-monitoring-agent",
-                cluster_name=self.name,
-                addon_name="eks-node-monitoring-agent",
-                resolve_conflicts_on_create="OVERWRITE",
-                tags=tags,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
-            )
+            self._addon(f"{name}-node-monitoring-agent", addons.NODE_MONITORING_AGENT, "", tags, after_system_nodes)
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
+
+    def _addon(
+        self, name: str, addon: str, version: str, tags: Mapping[str, str], opts: pulumi.ResourceOptions
+    ) -> aws.eks.Addon:
+        """One EKS managed add-on of this cluster at ``version`` ("": EKS's default), adopting what EKS installed."""
+        return aws.eks.Addon(
+            name,
+            cluster_name=self.name,
+            addon_name=addon,
+            addon_version=version or None,
+            resolve_conflicts_on_create="OVERWRITE",
+            tags=dict(tags),
+            opts=opts,
+        )
 
     def _vpc_cni_identity(self, name: str, tags: Mapping[str, str]) -> aws.eks.PodIdentityAssociation:
         """The VPC CNI's permissions through EKS Pod Identity instead of on every node role.

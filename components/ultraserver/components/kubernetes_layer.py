@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -33,6 +34,8 @@ from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
 from ultraserver.components.kueue import KUEUE, Kueue, check_queue_namespaces
 from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.problems import ConfigError
+
+T = TypeVar("T", bound=Any)
 
 
 @dataclass
@@ -85,6 +88,11 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
     for what, release, target in releases:
         owners[release.namespace or target.namespace] = what
     return owners
+
+
+def _on_system(args: T, selector_field: str, system: dict[str, str]) -> T:
+    """``args`` with its node selector defaulted to the system nodes (controllers and launchers run there)."""
+    return args if getattr(args, selector_field) else replace(args, **{selector_field: system})
 
 
 def unmanaged_namespaces(args: KubernetesLayerArgs, kueue: KueueArgs) -> list[str]:
@@ -157,9 +165,7 @@ class KubernetesLayer(pulumi.ComponentResource):
         self.kueue = None
         queued: list[pulumi.Resource] = []
         if args.kueue is not None:
-            kueue_args = args.kueue
-            if not kueue_args.system_node_selector:
-                kueue_args = replace(kueue_args, system_node_selector=system)
+            kueue_args = _on_system(args.kueue, "system_node_selector", system)
             kueue_args = replace(kueue_args, unmanaged_namespaces=unmanaged_namespaces(args, kueue_args))
             # Kueue also picks up a job CRD installed after it starts, but only when it next polls for the API
             # (kubernetes-sigs/kueue#2574, since v0.8); until then its MPIJob webhook is not there to suspend a new
@@ -171,33 +177,25 @@ class KubernetesLayer(pulumi.ComponentResource):
             queued = [self.kueue.release, self.kueue.cluster_queue]
         self.node_termination_handler = None
         if args.node_termination_handler is not None:
-            handler_args = args.node_termination_handler
-            if not handler_args.system_node_selector:
-                handler_args = replace(handler_args, system_node_selector=system)
+            handler_args = _on_system(args.node_termination_handler, "system_node_selector", system)
             self.node_termination_handler = NodeTerminationHandler(
                 f"{name}-node-termination-handler", handler_args, child(*base)
             )
         self.imex_check = None
         if args.imex_check is not None and self.mpi_operator is not None:
-            check_args = args.imex_check
-            if not check_args.launcher_node_selector:
-                check_args = replace(check_args, launcher_node_selector=system)
+            check_args = _on_system(args.imex_check, "launcher_node_selector", system)
             self.imex_check = ImexCheck(
                 f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver, *queued)
             )
         self.efa_check = None
         if args.efa_check is not None and self.mpi_operator is not None:
-            efa_args = args.efa_check
-            if not efa_args.launcher_node_selector:
-                efa_args = replace(efa_args, launcher_node_selector=system)
+            efa_args = _on_system(args.efa_check, "launcher_node_selector", system)
             self.efa_check = EfaCheck(
                 f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin, *queued)
             )
         self.drift_check = None
         if args.drift_check is not None:
-            drift_args = args.drift_check
-            if not drift_args.node_selector:
-                drift_args = replace(drift_args, node_selector=system)
+            drift_args = _on_system(args.drift_check, "node_selector", system)
             self.drift_check = DriftCheck(f"{name}-drift-check", drift_args, child(*base))
         self.register_outputs(
             {

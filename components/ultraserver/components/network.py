@@ -25,6 +25,27 @@ def subnet_tags(cluster_name: str, kind: str) -> dict[str, str]:
     return tags
 
 
+def _all_traffic(
+    rule: type[aws.vpc.SecurityGroupIngressRule] | type[aws.vpc.SecurityGroupEgressRule],
+    name: str,
+    security_group_id: pulumi.Input[str],
+    description: str,
+    opts: pulumi.ResourceOptions,
+    referenced_security_group_id: pulumi.Input[str] | None = None,
+    cidr_ipv4: str | None = None,
+) -> pulumi.Resource:
+    """One rule of a security group admitting all protocols and ports from or to a peer group or a CIDR."""
+    return rule(
+        name,
+        security_group_id=security_group_id,
+        referenced_security_group_id=referenced_security_group_id,
+        cidr_ipv4=cidr_ipv4,
+        ip_protocol="-1",
+        description=description,
+        opts=opts,
+    )
+
+
 @dataclass
 class NetworkArgs:
     """Inputs of the Network component."""
@@ -76,29 +97,29 @@ class Network(pulumi.ComponentResource):
         sg_id = self.efa_security_group.id
         rule_opts = pulumi.ResourceOptions(parent=self.efa_security_group)
         # EFA's OS-bypass traffic is dropped unless the group admits all traffic from and to itself.
-        aws.vpc.SecurityGroupIngressRule(
+        _all_traffic(
+            aws.vpc.SecurityGroupIngressRule,
             f"{name}-efa-self-in",
-            security_group_id=sg_id,
+            sg_id,
+            "EFA: all traffic from itself",
+            rule_opts,
             referenced_security_group_id=sg_id,
-            ip_protocol="-1",
-            description="EFA: all traffic from itself",
-            opts=rule_opts,
         )
-        aws.vpc.SecurityGroupEgressRule(
+        _all_traffic(
+            aws.vpc.SecurityGroupEgressRule,
             f"{name}-efa-self-out",
-            security_group_id=sg_id,
+            sg_id,
+            "EFA: all traffic to itself",
+            rule_opts,
             referenced_security_group_id=sg_id,
-            ip_protocol="-1",
-            description="EFA: all traffic to itself",
-            opts=rule_opts,
         )
-        aws.vpc.SecurityGroupEgressRule(
+        _all_traffic(
+            aws.vpc.SecurityGroupEgressRule,
             f"{name}-efa-egress",
-            security_group_id=sg_id,
+            sg_id,
+            "Nodes reach ECR, EKS and S3 through the NAT gateway",
+            rule_opts,
             cidr_ipv4="0.0.0.0/0",
-            ip_protocol="-1",
-            description="Nodes reach ECR, EKS and S3 through the NAT gateway",
-            opts=rule_opts,
         )
         self.register_outputs({"vpcId": self.vpc_id, "efaSecurityGroupId": sg_id})
 
@@ -111,21 +132,21 @@ class Network(pulumi.ComponentResource):
         sg_id = self.efa_security_group.id
         rule_opts = pulumi.ResourceOptions(parent=self.efa_security_group)
         return [
-            aws.vpc.SecurityGroupIngressRule(
+            _all_traffic(
+                aws.vpc.SecurityGroupIngressRule,
                 f"{self._name}-efa-from-cluster",
-                security_group_id=sg_id,
+                sg_id,
+                "Control plane and system nodes to GPU nodes",
+                rule_opts,
                 referenced_security_group_id=cluster_security_group_id,
-                ip_protocol="-1",
-                description="Control plane and system nodes to GPU nodes",
-                opts=rule_opts,
             ),
-            aws.vpc.SecurityGroupIngressRule(
+            _all_traffic(
+                aws.vpc.SecurityGroupIngressRule,
                 f"{self._name}-cluster-from-efa",
-                security_group_id=cluster_security_group_id,
+                cluster_security_group_id,
+                "GPU nodes to control plane and system nodes",
+                rule_opts,
                 referenced_security_group_id=sg_id,
-                ip_protocol="-1",
-                description="GPU nodes to control plane and system nodes",
-                opts=rule_opts,
             ),
         ]
 

@@ -42,9 +42,13 @@ class BlockView:
     """The previous block has scaled down and this one has not started: deploy before this time."""
 
     def line(self) -> str:
-        """One line for the plan report."""
+        """One line for the plan report: the node group and its :meth:`summary`."""
+        return f"{self.group}: {self.summary()}"
+
+    def summary(self) -> str:
+        """The current block, its reservation and state, and when `pulumi up` must switch to the next."""
         target = ", ".join(self.reservation_ids) or "resource group"
-        text = f"{self.group}: block {self.index + 1} of {self.blocks} ({target}) {self.state}"
+        text = f"block {self.index + 1} of {self.blocks} ({target}) {self.state}"
         if self.switch_due:
             text += f"; switch due: run `pulumi up` before {self.switch_due:%Y-%m-%d %H:%M}Z"
         if self.next_switch:

@@ -9,4 +9,5 @@ from __future__ import annotations
 
 COREDNS = "coredns"
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
+NODE_MONITORING_AGENT = "eks-node-monitoring-agent"
 NODE_BOUND_ADDONS: frozenset[str] = frozenset({COREDNS})

@@ -146,10 +146,12 @@ def interfaces_of(template: PlanResource) -> tuple[efa.EfaInterface, ...]:
     )
 
 
-def _schedules(group: PlanResource, plan: Plan) -> list[PlanResource]:
-    """Scheduled actions declared next to the group (same component), by start time."""
-    found = [r for r in plan.resources if r.type == SCHEDULE and r.parent == group.parent]
-    return sorted(found, key=lambda r: str(r.inputs.get("startTime", "")))
+def _schedules_by_parent(plan: Plan) -> dict[str, list[PlanResource]]:
+    """Scheduled actions by the component that declared them (a group's own), each list by start time."""
+    found: dict[str, list[PlanResource]] = {}
+    for r in sorted(plan.of_type(SCHEDULE), key=lambda r: str(r.inputs.get("startTime", ""))):
+        found.setdefault(r.parent, []).append(r)
+    return found
 
 
 def _sizes_text(sizes: tuple[int, int, int]) -> str:
@@ -187,10 +189,19 @@ def _schedule_text(schedules: Sequence[PlanResource]) -> str:
 
 
 def group_view(
-    group: PlanResource, plan: Plan, windows: Sequence[ReservationWindow], now: datetime, block: str = ""
+    group: PlanResource,
+    plan: Plan,
+    windows: Sequence[ReservationWindow],
+    now: datetime,
+    block: str = "",
+    indexes: tuple[Mapping[str, PlanResource], Mapping[str, list[PlanResource]]] | None = None,
 ) -> GroupView | None:
-    """The view of one node group, or None when it is not a GPU group (no catalogued instance type)."""
-    by_urn = plan.by_urn()
+    """The view of one node group, or None when it is not a GPU group (no catalogued instance type).
+
+    ``indexes`` (resources by URN, scheduled actions by parent) are built from ``plan`` when not given; a caller
+    viewing many groups builds them once.
+    """
+    by_urn, schedules_by_parent = indexes or (plan.by_urn(), _schedules_by_parent(plan))
     template = next((by_urn[d] for d in group.dependencies if d in by_urn and by_urn[d].type == LAUNCH_TEMPLATE), None)
     instance_type = str(template.inputs.get("instanceType", "")) if template else ""
     if template is None or instance_type not in efa.supported_instance_types():
@@ -200,7 +211,7 @@ def group_view(
     interfaces = interfaces_of(template)
     zones, subnets = _subnets(group, by_urn)
     sizes = _sizes(group)
-    schedules = _schedules(group, plan)
+    schedules = schedules_by_parent.get(group.parent, [])
     held = tags_of(group).get(UPGRADE_SAFE) == "true"
     gpus = sizes[2] * int(efa.instance_facts(instance_type)["gpus"])
     rows = [
@@ -233,11 +244,11 @@ def group_views(
 ) -> list[GroupView]:
     """Every GPU node group of the plan, in plan order; ``windows`` maps a group's resource name to its blocks'
     windows and ``blocks`` to a line on its current block (``block_lines``)."""
-    views = []
+    views, indexes = [], (plan.by_urn(), _schedules_by_parent(plan))
     for resource in plan.resources:
         if resource.type in (NODE_GROUP, AUTOSCALING_GROUP):
             block = (blocks or {}).get(resource.name, "")
-            view = group_view(resource, plan, windows.get(resource.name, ()), now, block)
+            view = group_view(resource, plan, windows.get(resource.name, ()), now, block, indexes)
             if view is not None:
                 views.append(view)
     return views
@@ -258,7 +269,7 @@ def block_lines(settings: Any, now: datetime) -> dict[str, str]:
     if not getattr(settings, "gpu_node_groups", ()):
         return {}
     return {
-        f"{settings.cluster.name}-{view.group}": view.line().split(": ", 1)[1]
+        f"{settings.cluster.name}-{view.group}": view.summary()
         for view in block_views(settings, now)
         if view.state != "unscheduled"
     }
