@@ -1,5 +1,5 @@
 """The Pulumi program: load the stack settings, build the platform, export its outputs."""
 
-from ultraserver.components.program import run
+from ultraserver.resources.program import run
 
 run()

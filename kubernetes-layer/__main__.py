@@ -1,5 +1,5 @@
 """The Kubernetes layer as its own Pulumi project: reads the platform stack's cluster through a StackReference."""
 
-from ultraserver.components.program import run_kubernetes
+from ultraserver.resources.program import run_kubernetes
 
 run_kubernetes()

@@ -6,8 +6,8 @@ README.md: the settings reference (``<!-- settings:... -->``), from the settings
 stacks/stack.schema.json.
 
 The document's prose is written by hand; each table sits between markers naming what it is generated from:
-``<!-- args:ultraserver.components.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
-``<!-- attrs:ultraserver.components.network.Network -->`` (annotated attributes) and
+``<!-- args:ultraserver.resources.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
+``<!-- attrs:ultraserver.resources.network.Network -->`` (annotated attributes) and
 ``<!-- fn:ultraserver.config.subnets.plan_subnets -->`` (signature and docstring) and
 ``<!-- permissions:ultraserver.facts.live_permissions.COMMAND_ACTIONS -->`` (a policy per command), each closed by
 ``<!-- end -->``.

@@ -53,7 +53,7 @@ def test_every_component_has_a_section() -> None:
 
 def test_stale_tables_are_rewritten_from_the_dataclass() -> None:
     gen = generator()
-    stale = "a\n<!-- args:ultraserver.components.node_role.NodeRoleArgs -->\n| old |\n<!-- end -->\nb\n"
+    stale = "a\n<!-- args:ultraserver.resources.node_role.NodeRoleArgs -->\n| old |\n<!-- end -->\nb\n"
     fresh = gen.render(stale)
     assert "| old |" not in fresh and fresh.startswith("a\n") and fresh.endswith("<!-- end -->\nb\n")
     assert "| `instance_profile` | `bool` | `False` | Also create an instance profile" in fresh

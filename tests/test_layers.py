@@ -1,6 +1,4 @@
-"""The package's layers import one way: a module may import only the layers below it.
-
-problems → facts → config → builders → components → offline / policy / preflight / verify → status → cli
+"""The package's layers import one way, as the table in the package docstring says.
 
 Also layout rules that keep modules small enough to read: at most 400 lines each.
 """
@@ -8,27 +6,25 @@ Also layout rules that keep modules small enough to read: at most 400 lines each
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "components" / "ultraserver"
 
+
+def layer_table() -> dict[str, set[str]]:
+    """The layer table of the package docstring: ``layer: allowed layers``, one line each."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text())) or ""
+    rows = re.findall(r"^    ([a-z_]+):((?: [a-z_]+)*)$", doc, flags=re.MULTILINE)
+    return {layer: set(allowed.split()) | {layer} for layer, allowed in rows}
+
+
 # What each layer may import of ours (its own layer included).
 ALLOWED: dict[str, set[str]] = {
-    "problems": set(),
-    "clock": set(),
-    "facts": {"problems", "facts"},
-    "config": {"problems", "clock", "facts", "config"},
-    "builders": {"problems", "facts", "config", "builders"},
-    "components": {"problems", "clock", "facts", "config", "builders", "components"},
-    "offline": {"problems", "clock", "facts", "config", "builders", "components", "offline"},
-    "policy": {"problems", "facts", "config", "offline", "policy"},
-    "preflight": {"problems", "facts", "config", "preflight"},
-    "verify": {"problems", "facts", "config", "builders", "verify"},
-    "status": {"problems", "facts", "config", "builders", "preflight", "verify", "status"},
-    "cli": {"problems", "clock", "facts", "config", "builders", "offline", "policy", "preflight", "verify", "status"},
-    "__init__": {"problems", "facts", "config", "builders", "components", "offline"},
+    **layer_table(),
+    "__init__": {"problems", "facts", "config", "builders", "resources", "offline"},
     "__main__": {"cli"},
 }
 # Layers that must not load Pulumi (the policy rules run inside the policy pack; only pack.py may).
@@ -96,9 +92,9 @@ def test_lower_layers_do_not_load_pulumi(path: Path) -> None:
 def test_the_check_catches_a_backwards_import(tmp_path: Path) -> None:
     module = tmp_path / "sample.py"
     module.write_text(
-        "def f():\n    from ultraserver.components.cluster import Cluster\n    from ultraserver.facts import ami\n"
+        "def f():\n    from ultraserver.resources.cluster import Cluster\n    from ultraserver.facts import ami\n"
     )
-    assert backwards("facts", imports_of(module)) == ["ultraserver.components.cluster"]
+    assert backwards("facts", imports_of(module)) == ["ultraserver.resources.cluster"]
     assert backwards("config", ["ultraserver.builders.nodeconfig"]) == ["ultraserver.builders.nodeconfig"]
 
 
@@ -142,3 +138,9 @@ def test_test_module_names_are_unique() -> None:
     tests = Path(__file__).resolve().parent
     names = [p.name for p in tests.rglob("test_*.py")]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_the_layer_table_is_read_from_the_docstring() -> None:
+    table = layer_table()
+    assert len(table) >= 12 and table["facts"] == {"facts", "problems"}
+    assert "resources" in table["offline"] and "builders" not in table["policy"]

@@ -15,10 +15,10 @@ from ultraserver.builders.compute_domain import compute_domain_pod_pieces
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest
-from ultraserver.components.compute_domain import ComputeDomainArgs, compute_domain_manifest
-from ultraserver.components.imex_check import ImexCheckArgs, job_args
 from ultraserver.config.views import ImexTarget
 from ultraserver.offline import run_plan
+from ultraserver.resources.compute_domain import ComputeDomainArgs, compute_domain_manifest
+from ultraserver.resources.imex_check import ImexCheckArgs, job_args
 
 JOBS = [
     NvbandwidthJobArgs(name="nvbandwidth-us0", namespace="imex-check"),

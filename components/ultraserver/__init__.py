@@ -3,9 +3,23 @@
 The curated public API. Names load on first use, so importing a lower layer (``ultraserver.facts``,
 ``ultraserver.config``) or the policy pack does not load Pulumi and its providers.
 
-Layers, each importing only the ones before it:
-``problems`` → ``facts`` → ``config`` → ``builders`` → ``components`` → ``offline`` / ``policy`` /
-``preflight`` / ``verify`` → ``cli``.
+Layers, bottom up; each may import itself and the layers listed after its colon, nothing else
+(``tests/test_layers.py`` reads this table):
+
+    problems:
+    clock:
+    facts: problems
+    config: problems clock facts
+    builders: problems facts config
+    resources: problems clock facts config builders
+    offline: problems clock facts config builders resources
+    policy: problems facts config offline
+    preflight: problems facts config
+    verify: problems facts config builders
+    status: problems facts config builders preflight verify
+    cli: problems clock facts config builders offline policy preflight verify status
+
+``resources`` holds the Pulumi components (the wiring); everything below it is plain Python.
 """
 
 from __future__ import annotations
@@ -15,37 +29,37 @@ from typing import Any
 
 _EXPORTS: dict[str, str] = {
     # Components and their typed arguments.
-    "Platform": "components.platform",
-    "PlatformArgs": "components.platform",
-    "Network": "components.network",
-    "NetworkArgs": "components.network",
-    "Cluster": "components.cluster",
-    "ClusterArgs": "components.cluster",
-    "ClusterCoreData": "components.cluster",
-    "NodeRole": "components.node_role",
-    "NodeRoleArgs": "components.node_role",
-    "GpuNodeGroup": "components.gpu_node_group",
-    "GpuNodeGroupArgs": "components.gpu_node_group",
-    "KubernetesLayer": "components.kubernetes_layer",
-    "KubernetesLayerArgs": "components.kubernetes_layer",
-    "GpuOperator": "components.helm_release",
-    "GpuOperatorArgs": "components.helm_release",
-    "DraDriver": "components.helm_release",
-    "DraDriverArgs": "components.helm_release",
-    "EfaDevicePlugin": "components.helm_release",
-    "EfaDevicePluginArgs": "components.helm_release",
-    "MpiOperator": "components.mpi_operator",
-    "MpiOperatorArgs": "components.mpi_operator",
-    "ComputeDomain": "components.compute_domain",
+    "Platform": "resources.platform",
+    "PlatformArgs": "resources.platform",
+    "Network": "resources.network",
+    "NetworkArgs": "resources.network",
+    "Cluster": "resources.cluster",
+    "ClusterArgs": "resources.cluster",
+    "ClusterCoreData": "resources.cluster",
+    "NodeRole": "resources.node_role",
+    "NodeRoleArgs": "resources.node_role",
+    "GpuNodeGroup": "resources.gpu_node_group",
+    "GpuNodeGroupArgs": "resources.gpu_node_group",
+    "KubernetesLayer": "resources.kubernetes_layer",
+    "KubernetesLayerArgs": "resources.kubernetes_layer",
+    "GpuOperator": "resources.helm_release",
+    "GpuOperatorArgs": "resources.helm_release",
+    "DraDriver": "resources.helm_release",
+    "DraDriverArgs": "resources.helm_release",
+    "EfaDevicePlugin": "resources.helm_release",
+    "EfaDevicePluginArgs": "resources.helm_release",
+    "MpiOperator": "resources.mpi_operator",
+    "MpiOperatorArgs": "resources.mpi_operator",
+    "ComputeDomain": "resources.compute_domain",
     "ComputeDomainArgs": "builders.compute_domain",
     "ComputeDomainPodPieces": "builders.compute_domain",
     "compute_domain_pod_pieces": "builders.compute_domain",
-    "ImexCheck": "components.imex_check",
+    "ImexCheck": "resources.imex_check",
     "ImexCheckArgs": "builders.imex_check",
     "ImexTarget": "config.views",
-    "Alerts": "components.alerts",
-    "AlertsArgs": "components.alerts",
-    "Kueue": "components.kueue",
+    "Alerts": "resources.alerts",
+    "AlertsArgs": "resources.alerts",
+    "Kueue": "resources.kueue",
     "KueueArgs": "builders.kueue",
     "LOCAL_QUEUE_NAME": "builders.kueue",
     "local_queue_manifest": "builders.kueue",

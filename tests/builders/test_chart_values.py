@@ -13,15 +13,15 @@ from ultraserver.builders.helm_values import (
     gpu_operator_values,
     kube_prometheus_stack_values,
 )
-from ultraserver.components.helm_release import (
+from ultraserver.facts import charts
+from ultraserver.problems import ConfigError
+from ultraserver.resources.helm_release import (
     DRA_DRIVER,
     EFA_DEVICE_PLUGIN,
     GPU_OPERATOR,
     ReleaseSettings,
     release_values,
 )
-from ultraserver.facts import charts
-from ultraserver.problems import ConfigError
 
 SYSTEM = {"ultraserver.io/role": "system"}
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ultraserver.components.node_role import NODE_POLICY_ARNS, assume_role_policy
 from ultraserver.policy import PlanResource
+from ultraserver.resources.node_role import NODE_POLICY_ARNS, assume_role_policy
 
 STACK = "urn:pulumi:dev::ultraserver::"
 DELETE = object()

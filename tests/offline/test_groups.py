@@ -159,10 +159,10 @@ def test_a_renewed_group_shows_every_window_its_current_block_and_the_next_switc
     import copy
 
     from helpers.stacks import stack_config
-    from ultraserver.components.platform import Platform, PlatformArgs
     from ultraserver.config.settings import parse_settings
     from ultraserver.offline import record
     from ultraserver.offline.groups import block_lines, windows_by_group
+    from ultraserver.resources.platform import Platform, PlatformArgs
 
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     config = copy.deepcopy(stack_config("gb200-x72"))

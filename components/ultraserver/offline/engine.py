@@ -24,10 +24,10 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
 from ultraserver import clock
-from ultraserver.components import pinned_manifest
 from ultraserver.offline import placeholders
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
 from ultraserver.problems import ConfigError
+from ultraserver.resources import pinned_manifest
 
 # Sentinels of the Pulumi wire format (sdk/python/lib/pulumi/runtime/rpc.py).
 _SIG = "4dabf18193072939515e22adb298388d"

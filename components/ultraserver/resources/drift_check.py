@@ -6,7 +6,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests
-from ultraserver.components.child_options import child_options
+from ultraserver.resources.child_options import child_options
 
 
 class DriftCheck(pulumi.ComponentResource):

@@ -9,9 +9,9 @@ import pulumi
 import pytest
 from helpers.ec2_request import create_launch_template_request, request_problems
 from ultraserver.builders.nodeconfig import NodeConfigSpec, user_data
-from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args
 from ultraserver.facts import efa
 from ultraserver.problems import ConfigError
+from ultraserver.resources.launch_template import LaunchTemplateSpec, launch_template_args
 
 GB200 = "p6e-gb200.36xlarge"
 SPEC = LaunchTemplateSpec(

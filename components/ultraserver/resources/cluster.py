@@ -12,12 +12,12 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.iam import pod_identity_trust_policy
-from ultraserver.components.launch_template import secure_node_args
-from ultraserver.components.node_role import NodeRole, NodeRoleArgs
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
 from ultraserver.facts import addons, kubernetes
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
+from ultraserver.resources.launch_template import secure_node_args
+from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
 
 CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from ultraserver.builders.nvbandwidth_job import launcher_command, mpijob_manifest
-from ultraserver.components.imex_check import ImexCheckArgs, job_args
 from ultraserver.config.views import ImexTarget
 from ultraserver.problems import ConfigError
+from ultraserver.resources.imex_check import ImexCheckArgs, job_args
 
 
 def test_job_args_one_job_per_ultraserver() -> None:

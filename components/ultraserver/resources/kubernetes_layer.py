@@ -12,9 +12,10 @@ from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.builders.kueue import KueueArgs
-from ultraserver.components.drift_check import DriftCheck
-from ultraserver.components.efa_check import EfaCheck
-from ultraserver.components.helm_release import (
+from ultraserver.problems import ConfigError
+from ultraserver.resources.drift_check import DriftCheck
+from ultraserver.resources.efa_check import EfaCheck
+from ultraserver.resources.helm_release import (
     DRA_DRIVER,
     GPU_OPERATOR,
     KUBE_PROMETHEUS_STACK,
@@ -30,10 +31,9 @@ from ultraserver.components.helm_release import (
     PrometheusStackArgs,
     ReleaseSettings,
 )
-from ultraserver.components.imex_check import ImexCheck, ImexCheckArgs
-from ultraserver.components.kueue import KUEUE, Kueue, check_queue_namespaces
-from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
-from ultraserver.problems import ConfigError
+from ultraserver.resources.imex_check import ImexCheck, ImexCheckArgs
+from ultraserver.resources.kueue import KUEUE, Kueue, check_queue_namespaces
+from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
 
 T = TypeVar("T", bound=Any)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-from ultraserver.components.network import subnet_tags
 from ultraserver.config.subnets import ips_needed, plan_subnets
 from ultraserver.problems import ConfigError
+from ultraserver.resources.network import subnet_tags
 
 
 def test_subnets_fit_the_vpc_without_overlap_and_gpu_subnets_sit_in_the_gpu_zone() -> None:

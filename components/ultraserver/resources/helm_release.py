@@ -17,12 +17,12 @@ from ultraserver.builders.helm_values import (
     kube_prometheus_stack_values,
 )
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
-from ultraserver.components.child_options import child_options
-from ultraserver.components.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts, manifests
 from ultraserver.facts.dra import DRA_DRIVER_NAMESPACE
 from ultraserver.problems import ConfigError
+from ultraserver.resources.child_options import child_options
+from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
 
 @dataclass(frozen=True)

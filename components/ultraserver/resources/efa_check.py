@@ -7,8 +7,8 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.components.child_options import child_options
-from ultraserver.components.replaced_resource import replaced_custom_resource
+from ultraserver.resources.child_options import child_options
+from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 
 class EfaCheck(pulumi.ComponentResource):

@@ -34,14 +34,6 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver import clock
-from ultraserver.components.child_options import child_options
-from ultraserver.components.cluster import Cluster, ClusterCoreData
-from ultraserver.components.gpu_template import GpuTemplateSpec, NodeImage, gpu_launch_template
-from ultraserver.components.launch_template import reservation_target_problems
-from ultraserver.components.managed import managed_node_group
-from ultraserver.components.node_role import NodeRole, NodeRoleArgs
-from ultraserver.components.schedules import declare_schedules
-from ultraserver.components.self_managed import self_managed_group
 from ultraserver.facts import ami, instances, limits
 from ultraserver.facts.capacity_blocks import (
     CapacityBlock,
@@ -66,6 +58,14 @@ from ultraserver.facts.efa import (
 from ultraserver.facts.iam import IMDS_HOP_LIMITS
 from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.problems import ConfigError
+from ultraserver.resources.child_options import child_options
+from ultraserver.resources.cluster import Cluster, ClusterCoreData
+from ultraserver.resources.gpu_template import GpuTemplateSpec, NodeImage, gpu_launch_template
+from ultraserver.resources.launch_template import reservation_target_problems
+from ultraserver.resources.managed import managed_node_group
+from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
+from ultraserver.resources.schedules import declare_schedules
+from ultraserver.resources.self_managed import self_managed_group
 
 MODES = ("managed", "self-managed")
 

@@ -13,19 +13,19 @@ from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import kueue_args
-from ultraserver.components.alerts import Alerts, AlertsArgs
-from ultraserver.components.cluster import Cluster, ClusterArgs
-from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from ultraserver.components.helm_release import NodeTerminationHandlerArgs
-from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
-from ultraserver.components.network import Network, NetworkArgs
-from ultraserver.components.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
 from ultraserver.config.blocks import group_blocks
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, node_group_names
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL, system_node_labels
 from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
+from ultraserver.resources.alerts import Alerts, AlertsArgs
+from ultraserver.resources.cluster import Cluster, ClusterArgs
+from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
+from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.resources.network import Network, NetworkArgs
+from ultraserver.resources.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
 
 
 def needs_termination_handler(s: Settings) -> bool:

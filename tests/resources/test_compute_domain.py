@@ -7,9 +7,9 @@ import pulumi_kubernetes as k8s
 import pytest
 from helpers.plan_lookup import one
 from ultraserver.builders.compute_domain import CLIQUE_LABEL, compute_domain_pod_pieces
-from ultraserver.components.compute_domain import ComputeDomain, ComputeDomainArgs, compute_domain_manifest
 from ultraserver.offline import record
 from ultraserver.problems import ConfigError
+from ultraserver.resources.compute_domain import ComputeDomain, ComputeDomainArgs, compute_domain_manifest
 
 
 def test_manifest_defaults_to_an_elastic_single_channel_domain() -> None:

@@ -18,8 +18,8 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.builders.alerts import alert_patterns, key_policy, topic_policy
-from ultraserver.components.child_options import child_options
 from ultraserver.facts import limits
+from ultraserver.resources.child_options import child_options
 
 # Lengths of the two parts of a rule's name_prefix, "<stem>-<suffix>-", which together fill EVENT_RULE_NAME_PREFIX.
 RULE_STEM = 16

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from ultraserver.components.child_options import child_options
-from ultraserver.components.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 from ultraserver.facts import manifests
 from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.resources.child_options import child_options
+from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
 MPI_OPERATOR_VERSION = "v0.7.0"
 

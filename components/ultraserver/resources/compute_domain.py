@@ -6,7 +6,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_manifest
-from ultraserver.components.replaced_resource import replaced_custom_resource
+from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 
 class ComputeDomain(pulumi.ComponentResource):

@@ -17,8 +17,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.manifests import digest_problem, documents
-from ultraserver.components.child_options import child_options
 from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.resources.child_options import child_options
 
 Fetch = Callable[[str], "bytes | None"]
 """Returns a URL's bytes, or None when no download happens (offline plan)."""

@@ -11,9 +11,6 @@ from typing import Any
 import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import stack_config
-from ultraserver.components.cluster import ClusterCoreData
-from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from ultraserver.components.platform import Platform, PlatformArgs
 from ultraserver.config.blocks import block_views
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import limits
@@ -22,6 +19,9 @@ from ultraserver.offline import Plan, engine, record
 from ultraserver.policy import evaluate
 from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
 from ultraserver.problems import ConfigError
+from ultraserver.resources.cluster import ClusterCoreData
+from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from ultraserver.resources.platform import Platform, PlatformArgs
 
 FIRST = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
 SECOND = datetime(2026, 12, 15, 11, 30, tzinfo=timezone.utc)  # starts when the first ends

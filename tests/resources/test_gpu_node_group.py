@@ -13,13 +13,13 @@ import yaml
 from helpers.ec2_request import create_launch_template_request, request_problems
 from helpers.mime import parts
 from helpers.stacks import STACKS
-from ultraserver.components.cluster import ClusterCoreData
-from ultraserver.components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.offline import Plan, placeholders, record
 from ultraserver.problems import ConfigError
+from ultraserver.resources.cluster import ClusterCoreData
+from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 
 START = datetime(2026, 3, 2, 11, 30, tzinfo=timezone.utc)
 END = datetime(2026, 3, 9, 11, 30, tzinfo=timezone.utc)

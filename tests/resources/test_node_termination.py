@@ -125,8 +125,8 @@ def test_separate_stack_layer_reads_the_queue_url_from_the_platform_stack() -> N
 
 
 def test_physical_names_fit_aws_limits_for_the_longest_cluster_name() -> None:
-    from ultraserver.components.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
     from ultraserver.offline import record
+    from ultraserver.resources.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
 
     long_name = "c" * 100
     plan = record(lambda: NodeTerminationQueue(f"{long_name}-termination", NodeTerminationQueueArgs(long_name)))

@@ -19,12 +19,12 @@ from ultraserver.builders.kueue import (
     unplaced_flavor_manifest,
 )
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.components.child_options import child_options
-from ultraserver.components.helm_release import ChartRelease, ChartTarget
-from ultraserver.components.replaced_resource import custom_resource
 from ultraserver.facts import charts
 from ultraserver.facts import kueue as kueue_facts
 from ultraserver.problems import ConfigError, problem
+from ultraserver.resources.child_options import child_options
+from ultraserver.resources.helm_release import ChartRelease, ChartTarget
+from ultraserver.resources.replaced_resource import custom_resource
 
 KUEUE = ChartTarget(charts.KUEUE, "kueue", kueue_facts.NAMESPACE, True)
 """The Kueue release: chart, release name and namespace (created by Helm)."""

@@ -19,11 +19,11 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, user_data
-from ultraserver.components.launch_template import LaunchTemplateSpec, launch_template_args
 from ultraserver.facts import ami
 from ultraserver.facts.efa import EfaInterface
 from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER
+from ultraserver.resources.launch_template import LaunchTemplateSpec, launch_template_args
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.components.child_options import child_options
+from ultraserver.resources.child_options import child_options
 
 
 def custom_resource(

@@ -11,9 +11,9 @@ from ultraserver.builders.imex_check import ImexCheckArgs, job_args
 from ultraserver.builders.kueue import local_queue_manifest
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
-from ultraserver.components.child_options import child_options
-from ultraserver.components.compute_domain import ComputeDomain
-from ultraserver.components.replaced_resource import replaced_custom_resource
+from ultraserver.resources.child_options import child_options
+from ultraserver.resources.compute_domain import ComputeDomain
+from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 
 class ImexCheck(pulumi.ComponentResource):

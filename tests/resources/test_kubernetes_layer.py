@@ -7,12 +7,12 @@ import pulumi_kubernetes as k8s
 import pytest
 from helpers.plan_lookup import one
 from ultraserver.builders.efa_check import EfaCheckArgs
-from ultraserver.components.helm_release import ReleaseSettings
-from ultraserver.components.imex_check import ImexCheckArgs
-from ultraserver.components.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.config.views import ImexTarget
 from ultraserver.offline import Plan, record
 from ultraserver.problems import ConfigError
+from ultraserver.resources.helm_release import ReleaseSettings
+from ultraserver.resources.imex_check import ImexCheckArgs
+from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 GROUP = "kubernetes:yaml/v2:ConfigGroup"

@@ -10,12 +10,12 @@ import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import ROOT
 from ultraserver.builders.manifests import PATCH_FORCE, git_blob_id
-from ultraserver.components import pinned_manifest
-from ultraserver.components.mpi_operator import MpiOperator, MpiOperatorArgs
-from ultraserver.components.pinned_manifest import ManifestIntegrityError, PinnedManifestArgs, PinnedManifestGroup
 from ultraserver.facts import manifests
 from ultraserver.facts.manifests import PinnedManifest
 from ultraserver.offline import Plan, record
+from ultraserver.resources import pinned_manifest
+from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
+from ultraserver.resources.pinned_manifest import ManifestIntegrityError, PinnedManifestArgs, PinnedManifestGroup
 
 GROUP = "kubernetes:yaml/v2:ConfigGroup"
 CONTENT = (
