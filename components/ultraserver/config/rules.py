@@ -334,18 +334,22 @@ def checks(s: Settings, today: date) -> list[Problem]:
 
 
 def support_window(s: Settings, today: date) -> list[Problem]:
-    """A warning when the version is in paid extended support."""
+    """A warning when the version is in paid extended support or leaves standard support soon, with both prices."""
     version = s.cluster.kubernetes_version
-    if not kubernetes.past_standard_support(version, today):
+    row = kubernetes.leaving_standard_support(version, today)
+    if row is None:
         return []
-    row = kubernetes.eks_version(version)
-    assert row is not None
+    ends = "ended" if today >= row.end_of_standard_support else "ends"
+    read = "" if row.verified else ", date not read in the EKS guide"
     return [
         Problem(
             key(s, "cluster.kubernetesVersion"),
             version,
-            f"a version in EKS standard support (ended {row.end_of_standard_support}; extended support costs more)",
-            "upgrade the cluster (scale capacity-block groups to 0 first)",
+            f"a version in EKS standard support: standard support {ends} {row.end_of_standard_support}{read}; "
+            f"extended support costs ${kubernetes.EXTENDED_PRICE_PER_HOUR:.2f} per cluster-hour instead of "
+            f"${kubernetes.STANDARD_PRICE_PER_HOUR:.2f} ({kubernetes.PRICE_SOURCE})",
+            f'upgrade one minor at a time toward kubernetesVersion: "{kubernetes.DEFAULT_TEXT}" (scale capacity-block '
+            "groups to 0 first; docs/versions.md)",
             WARNING,
         )
     ]
