@@ -101,10 +101,7 @@ class ClusterSettings(Model):
     kubernetes_version: Annotated[
         Annotated[str, pattern(r"\d+\.\d+", 'a Kubernetes minor version such as "1.33"')],
         AfterValidator(kubernetes_version_check),
-    ] = Field(
-        kubernetes.DEFAULT_TEXT,
-        description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA) with a pinned GB200 AMI release.",
-    )
+    ] = Field(kubernetes.DEFAULT_TEXT, description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA).")
     public_access_cidrs: tuple[Cidr, ...] = Field(
         (),
         alias="endpointPublicAccessCidrs",

@@ -52,6 +52,8 @@ RELEASE_VERSIONS: dict[str, str] = {
     "1.35": f"1.35.6-{RELEASE}",
     "1.36": f"1.36.2-{RELEASE}",
 }
+EXAMPLE_RELEASE = RELEASE_VERSIONS[_EXAMPLE_MINOR]
+"""The pinned release of the default minor, the example error messages give."""
 _K8S = re.compile(r"^1\.\d{2,}$")
 # v20260714 (GitHub tag), 20260714, or 1.35.6-20260714 (the SSM release_version form).
 _RELEASE = re.compile(r"^(?:v|(?P<k8s>1\.\d+\.\d+)-)?(?P<date>\d{8})$")
@@ -107,7 +109,7 @@ def release_version_problem(value: str, kubernetes_version: str, today: date) ->
     """Why an EKS AMI release version (1.35.6-20260714) does not fit the cluster, or None when it does."""
     match = _RELEASE_VERSION.match(value)
     if match is None:
-        return f"an EKS AMI release version such as {RELEASE_VERSIONS[_EXAMPLE_MINOR]} (<k8s version>-<YYYYMMDD>)"
+        return f"an EKS AMI release version such as {EXAMPLE_RELEASE} (<k8s version>-<YYYYMMDD>)"
     if match["minor"] != kubernetes_version:
         example = default_release_version(kubernetes_version) or f"{kubernetes_version}.<patch>-<date>"
         return f"a release of the cluster's Kubernetes {kubernetes_version}, e.g. {example}"
@@ -130,7 +132,7 @@ def _date_problem(text: str, today: date | None) -> str | None:
 def release_problem(value: str, today: date | None = None) -> str | None:
     """Why an AMI release string is unusable on GB200, or None when it is fine."""
     match = _RELEASE.match(value) if isinstance(value, str) else None
-    allowed = f"v{MIN_RELEASE}, {MIN_RELEASE} or {RELEASE_VERSIONS[_EXAMPLE_MINOR]}"
+    allowed = f"v{MIN_RELEASE}, {MIN_RELEASE} or {EXAMPLE_RELEASE}"
     if match is None:
         return f"amiRelease: '{value}' is not a release; use one of the forms {allowed}."
     try:
