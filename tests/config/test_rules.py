@@ -194,6 +194,7 @@ def test_null_and_unknown_chart_values_are_refused_before_anything_is_declared()
 def test_other_chart_version_skips_the_key_check() -> None:
     config = copy.deepcopy(stack_config("gb200-x72"))
     config["ultraserver-eks:kubernetes"] = {"gpuOperator": {"version": "v99.1.0", "values": {"newKey": True}}}
+    config["ultraserver-eks:acceptUntestedVersions"] = True
     assert parse_settings(config, today=TODAY).kubernetes.gpu_operator.values == {"newKey": True}
 
 

@@ -184,7 +184,7 @@ class SystemNodeGroupSettings(Model):
 
 
 class AddonSettings(Model):
-    """Versions of the EKS managed add-ons; empty means the EKS default for the cluster version."""
+    """Versions of the EKS managed add-ons; empty takes the toolkit's pin for the cluster's Kubernetes minor."""
 
     vpc_cni: AddonVersion = Field("", description="vpc-cni add-on version (v1.18.5 or newer for EFA-only).")
     coredns: AddonVersion = Field("", description="coredns add-on version.")
@@ -320,6 +320,7 @@ SECTIONS = (
     "efaCheck",
     "alerts",
     "autoDeploy",
+    "acceptUntestedVersions",
 )
 
 
@@ -346,6 +347,9 @@ class Settings(Model):
         default_factory=AlertSettings, description="Capacity Block alerts (EventBridge rules to an SNS topic)."
     )
     auto_deploy: StrictBool = Field(False, description="Deploy this stack automatically on pushes to main (CI).")
+    accept_untested_versions: StrictBool = Field(
+        False, description="Allow chart and add-on versions outside the tested set (a warning instead of an error)."
+    )
 
     @property
     def alerts_enabled(self) -> bool:

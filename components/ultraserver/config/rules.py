@@ -1,8 +1,8 @@
 """Cross-field rules of the stack settings: plain functions of valid-shaped Settings that return Problems.
 
-Each rule names the stack key as written, the bad value, what is allowed and the fix. ``RULES`` lists them
-all; ``config.load`` runs them after the model accepted every field's type and bounds. Rules for GPU node
-groups live in ``config.gpu_rules``, rules for derived AWS names in ``config.names``.
+Each rule names the stack key as written, the bad value, what is allowed and the fix. ``RULES`` lists them all;
+``config.load`` runs them after the model accepted every field's type and bounds. Rules for GPU node groups live in
+``config.gpu_rules``, for derived AWS names in ``config.names``, for versions outside the set in ``version_rules``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings
 from ultraserver.config.names import name_problems
+from ultraserver.config.version_rules import support_window, untested_versions
 from ultraserver.facts import charts as chart_facts
-from ultraserver.facts import instances, kubernetes, limits, tags
-from ultraserver.problems import WARNING, Problem
+from ultraserver.facts import instances, limits, tags
+from ultraserver.problems import Problem
 
 SELF_HOSTED_LABEL = "self-hosted"
 
@@ -265,7 +266,7 @@ def addons(s: Settings, today: date) -> list[Problem]:
                 key(s, "addons.vpcCni"),
                 version,
                 "v1.18.5 or newer (EFA-only interfaces need it)",
-                "remove vpcCni to take the EKS default, or pin a newer version",
+                "remove vpcCni to take the toolkit's pin, or pin a newer version",
             )
         ]
     return []
@@ -333,28 +334,6 @@ def checks(s: Settings, today: date) -> list[Problem]:
     return found
 
 
-def support_window(s: Settings, today: date) -> list[Problem]:
-    """A warning when the version is in paid extended support or leaves standard support soon, with both prices."""
-    version = s.cluster.kubernetes_version
-    row = kubernetes.leaving_standard_support(version, today)
-    if row is None:
-        return []
-    ends = "ended" if today >= row.end_of_standard_support else "ends"
-    read = "" if row.verified else ", date not read in the EKS guide"
-    return [
-        Problem(
-            key(s, "cluster.kubernetesVersion"),
-            version,
-            f"a version in EKS standard support: standard support {ends} {row.end_of_standard_support}{read}; "
-            f"extended support costs ${kubernetes.EXTENDED_PRICE_PER_HOUR:.2f} per cluster-hour instead of "
-            f"${kubernetes.STANDARD_PRICE_PER_HOUR:.2f} ({kubernetes.PRICE_SOURCE})",
-            f'upgrade one minor at a time toward kubernetesVersion: "{kubernetes.DEFAULT_TEXT}" (scale capacity-block '
-            "groups to 0 first; docs/versions.md)",
-            WARNING,
-        )
-    ]
-
-
 def alert_topic(s: Settings, today: date) -> list[Problem]:
     """An existing alert topic lives in the stack's region: "The targets you associate with a rule must be in the same
     Region as the rule" (AWS re:Post knowledge center, sns-not-getting-eventbridge-notification)."""
@@ -390,6 +369,7 @@ RULES: tuple[Rule, ...] = (
     kueue_settings,
     checks,
     support_window,
+    untested_versions,
     alert_topic,
     derived_names,
 )
