@@ -147,5 +147,6 @@ def test_the_scan_finds_a_version_written_twice(tmp_path: Path) -> None:
     entry = vs.VersionEntry("ami", "x", "1.35.6-20260714", "s", date(2026, 11, 25), "facts/ami.py", "1.35")
     default = vs.VersionEntry("kubernetes", "Kubernetes", "1.35", "s", date(2026, 11, 25), "facts/kubernetes.py")
     (copy / "cluster.py").write_text('VERSION = "1.35"\nNOTE = "1.35 or newer"\n')
-    assert _pinned_twice((default,), copy) == ["cluster.py:1 repeats kubernetes Kubernetes 1.35 (home: facts/kubernetes.py)"]
+    repeated = "cluster.py:1 repeats kubernetes Kubernetes 1.35 (home: facts/kubernetes.py)"
+    assert _pinned_twice((default,), copy) == [repeated]
     assert _pinned_twice((entry,), copy) == ["builders.py:2 repeats ami x 1.35.6-20260714 (home: facts/ami.py)"]
