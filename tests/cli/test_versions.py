@@ -45,3 +45,16 @@ def test_a_minor_a_chart_excludes_fails_with_exit_1(monkeypatch: pytest.MonkeyPa
 def test_bad_arguments_exit_2(args: list[str]) -> None:
     result = run_main("versions", *args)
     assert result.code == 2 and "Traceback" not in result.stderr
+
+
+def test_the_plan_names_the_stack_minor_and_what_is_not_supported(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    result = run_main("plan", "--stack", "gb200-x72", "--now", "2026-12-02T00:00:00Z", "--json", str(out))
+    assert result.code == 0, result.stderr
+    note = next(x for x in result.stdout.splitlines() if x.startswith("Version set on 2026-12-02"))
+    assert "Kubernetes 1.35 supported" in note
+    statuses = {(r["kind"], r["name"]): r["status"] for r in json.loads(out.read_text())["versions"]}
+    assert statuses[("kubernetes", "Kubernetes (default)")] == vs.SUPPORTED
+    late = [f"{name} " for (kind, name), s in statuses.items() if s.startswith((vs.DEPRECATED, vs.END_OF_SUPPORT))]
+    assert all(name in note for name in late)
+    assert {kind for kind, _ in statuses} == {"kubernetes", "ami", "chart", "addon", "image", "manifest"}

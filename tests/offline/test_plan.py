@@ -137,7 +137,8 @@ def test_imds_hop_limit_two_on_request(plan_with) -> None:  # type: ignore[no-un
 
 
 def test_addon_versions_reach_the_cluster(plan_with) -> None:  # type: ignore[no-untyped-def]
-    plan = plan_with("gb200-x72", {"addons": {"vpcCni": "v1.20.4-eksbuild.1", "podIdentityAgent": "v1.3.8-eksbuild.2"}})
+    overrides = {"vpcCni": "v1.20.4-eksbuild.1", "podIdentityAgent": "v1.3.8-eksbuild.2"}
+    plan = plan_with("gb200-x72", {"addons": overrides, "acceptUntestedVersions": True})
     cluster = plan.of_type("eks:index:Cluster")[0].inputs
     assert cluster["vpcCniOptions"]["addonVersion"] == "v1.20.4-eksbuild.1"
     addons = {a.inputs["addonName"]: a.inputs for a in plan.of_type("aws:eks/addon:Addon")}

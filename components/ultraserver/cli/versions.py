@@ -82,3 +82,25 @@ def cmd_versions(args: argparse.Namespace) -> int:
         document = {"checked": vs.CHECKED.isoformat(), "on": on.isoformat(), "entries": table, "problems": problems}
         write_output(args.json, json.dumps(document, indent=2) + "\n")
     return EXIT_FAILED if problems else EXIT_OK
+
+
+def stack_rows(kubernetes_version: str, on: date) -> list[dict[str, str]]:
+    """The set's entries that apply to one Kubernetes minor (its own rows and the minor-independent ones)."""
+    return [
+        r
+        for r in rows(on)
+        if r["minor"] in ("", kubernetes_version) and (r["kind"] != "kubernetes" or r["version"] == kubernetes_version)
+    ]
+
+
+def plan_note(kubernetes_version: str, on: date) -> str:
+    """One line for the plan: the stack's minor and every entry of its set that is not supported on the date."""
+    table = stack_rows(kubernetes_version, on)
+    minor = next(r["status"] for r in table if r["kind"] == "kubernetes")
+    late = [
+        f"{r['name']} {r['version']} ({r['status']})"
+        for r in table
+        if r["status"].startswith((vs.DEPRECATED, vs.END_OF_SUPPORT))
+    ]
+    tail = f"; not supported: {', '.join(late)}" if late else "; every entry with a support policy is supported"
+    return f"Version set on {on}: Kubernetes {kubernetes_version} {minor}{tail} (`ultraserver versions` lists all)."
