@@ -29,7 +29,7 @@ MIN_AMI_RELEASE = ami.MIN_RELEASE
 
 
 def ami_release_date(text: str) -> str | None:
-    """The YYYYMMDD release date in an AMI release string ("1.33.5-20251103", "v20251103", an AMI name)."""
+    """The YYYYMMDD release date in an AMI release string ("1.35.6-20260714", "v20251103", an AMI name)."""
     return ami.release_date_in(text)
 
 
