@@ -162,16 +162,17 @@ def test_release_settings_know_their_stack_key() -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "says"),
-    [("1.33", "standard support ended 2026-07-29"), ("1.34", "standard support ends 2026-12-02")],
+    ("version", "says", "upgrade"),
+    [("1.33", "standard support ended 2026-07-29", "1.34"), ("1.34", "standard support ends 2026-12-02", "1.35")],
 )
-def test_old_minors_warn_with_the_end_date_and_both_prices(version: str, says: str) -> None:
+def test_old_minors_warn_with_the_end_date_and_both_prices(version: str, says: str, upgrade: str) -> None:
     config = copy.deepcopy(stack_config("gb200-x72"))
     config["ultraserver-eks:cluster"]["kubernetesVersion"] = version
     settings = parse_settings(config, today=TODAY)
     warnings = [str(w) for w in settings_warnings(settings, TODAY) if "kubernetesVersion" in str(w)]
     assert len(warnings) == 1 and says in warnings[0]
     assert "$0.60 per cluster-hour instead of $0.10" in warnings[0]
+    assert f'next kubernetesVersion: "{upgrade}"' in warnings[0]
 
 
 def test_the_default_minor_plans_without_a_support_warning_until_it_nears_its_end() -> None:

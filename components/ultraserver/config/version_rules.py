@@ -14,7 +14,7 @@ from datetime import date
 from pydantic.alias_generators import to_camel
 
 from ultraserver.config.model import RELEASE_KEYS, Settings
-from ultraserver.facts import addons, kubernetes
+from ultraserver.facts import addons, ami, kubernetes
 from ultraserver.facts import version_set as vs
 from ultraserver.problems import ERROR, WARNING, Problem
 
@@ -25,6 +25,13 @@ ADDON_KEYS = {
     "pod_identity_agent": addons.POD_IDENTITY_AGENT,
 }
 """AddonSettings field -> EKS add-on name."""
+
+
+def _upgrade_fix(version: str, today: date) -> str:
+    """Upgrade to the next allowed minor, or, with none pinned yet, to a toolkit release that pins one."""
+    later = [v for v in kubernetes.supported(tuple(ami.RELEASE_VERSIONS), today) if kubernetes.is_newer(v, version)]
+    step = f'kubernetesVersion: "{later[0]}"' if later else "a toolkit release that pins a newer minor"
+    return f"upgrade one minor at a time, next {step} (capacity-block groups at 0 first; docs/versions.md)"
 
 
 def support_window(s: Settings, today: date) -> list[Problem]:
@@ -42,8 +49,7 @@ def support_window(s: Settings, today: date) -> list[Problem]:
             f"a version in EKS standard support: standard support {ends} {row.end_of_standard_support}{read}; "
             f"extended support costs ${kubernetes.EXTENDED_PRICE_PER_HOUR:.2f} per cluster-hour instead of "
             f"${kubernetes.STANDARD_PRICE_PER_HOUR:.2f} ({kubernetes.PRICE_SOURCE})",
-            f'upgrade one minor at a time toward kubernetesVersion: "{kubernetes.DEFAULT_TEXT}" (scale capacity-block '
-            "groups to 0 first; docs/versions.md)",
+            _upgrade_fix(version, today),
             WARNING,
         )
     ]

@@ -27,7 +27,8 @@ DEFAULT_TEXT = "1.35"
 """Kubernetes minor of new stacks and of the Cluster component when none is given (the one home of the default)."""
 
 # Control-plane prices per cluster-hour (US East, USD). Source: the AWS containers blog "Amazon EKS extended support
-# for Kubernetes versions pricing" (2024): "charged a total of $0.60 per cluster per hour ... clusters running
+# for Kubernetes versions pricing" (aws.amazon.com/blogs/containers/amazon-eks-extended-support-for-kubernetes-versions-
+# pricing, 2024; read in a stored copy): "charged a total of $0.60 per cluster per hour ... clusters running
 # Kubernetes versions in standard support ... $0.10 per cluster per hour". UNVERIFIED on the EKS pricing page itself
 # (https://aws.amazon.com/eks/pricing/ was not in the searched corpora); dated third-party copies agree (Vantage and
 # CloudZero, checked 2026-11-25).
@@ -37,7 +38,6 @@ PRICE_SOURCE = (
     "AWS containers blog 'Amazon EKS extended support for Kubernetes versions pricing' "
     "(unverified on the EKS pricing page)"
 )
-PRICES_CHECKED = date(2026, 11, 25)
 SUPPORT_WARNING_DAYS = 90
 """Plans warn from this many days before a minor leaves standard support (time to upgrade at capacity 0)."""
 
@@ -107,6 +107,12 @@ def leaving_standard_support(version: str, on: date) -> EksVersion | None:
     if row is None or (row.end_of_standard_support - on).days > SUPPORT_WARNING_DAYS:
         return None
     return row
+
+
+def is_newer(version: str, than: str) -> bool:
+    """Whether one dotted version is newer than another (False when either does not parse)."""
+    a, b = version_tuple(version), version_tuple(than)
+    return a is not None and b is not None and a > b
 
 
 def at_floor(version: str) -> bool:

@@ -39,10 +39,12 @@ class SupportLine:
     checked: date
 
 
-# NVIDIA GPU Operator platform support page ("Support matrix", docs preview read for issue 21, checked 2026-11-25):
-# 26.7.x supported, 26.3.x deprecated, 25.10.x and older end of support. UNVERIFIED against the published page (the
-# preview was read); lines older than the oldest listed one are end of support as the matrix says "and older".
-_GPU_OPERATOR_MATRIX = "NVIDIA GPU Operator support matrix (docs preview; unverified on the published page)"
+# NVIDIA GPU Operator "Platform Support", section "NVIDIA GPU Operator Life Cycle" (docs preview
+# https://nvidia.github.io/cloud-native-docs/review/pr-512/gpu-operator/latest/platform-support.html, checked
+# 2026-11-25): 26.7.x Supported, 26.3.x Deprecated, "25.10.x and lower" End of Support. A new major version moves the
+# previous one to deprecated and ends support for all older ones. Read in a review build of the docs, not yet on
+# docs.nvidia.com: unverified on the published page.
+_GPU_OPERATOR_MATRIX = "NVIDIA GPU Operator Platform Support, life cycle table (docs preview, cloud-native-docs PR 512)"
 CHART_SUPPORT: dict[str, tuple[SupportLine, ...]] = {
     charts.GPU_OPERATOR: (
         SupportLine((26, 7), SUPPORTED, _GPU_OPERATOR_MATRIX, CHECKED),
