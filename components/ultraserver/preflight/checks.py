@@ -24,7 +24,7 @@ from ultraserver.preflight.report import FAIL, PASS, WARN, check
 from ultraserver.preflight.target import PreflightTarget
 from ultraserver.problems import Problem
 
-# EKS requires this AL2023 NVIDIA AMI release or later (NVIDIA driver 580) for P6e-GB200.
+# The EKS UltraServer guide recommends this AL2023 NVIDIA AMI release or later for P6e-GB200 (facts/ami.py).
 MIN_AMI_RELEASE = ami.MIN_RELEASE
 
 
@@ -137,7 +137,7 @@ def check_ami(target: PreflightTarget, ssm: Client) -> list[Problem]:
                 "AMI release",
                 FAIL,
                 f"{release} (from {source}) is older than {MIN_AMI_RELEASE}",
-                f"use AL2023 ARM64 NVIDIA AMI release {MIN_AMI_RELEASE} or later (driver 580, required for P6e-GB200)",
+                f"use AL2023 ARM64 NVIDIA AMI release {MIN_AMI_RELEASE} or later (the EKS UltraServer guide's minimum)",
             )
         )
     return checks
