@@ -71,7 +71,7 @@ def test_json_strings_are_read_like_yaml() -> None:
         (
             "cluster",
             lambda c: c.update(kubernetesVersion="1.31"),
-            ["cluster.kubernetesVersion", "'1.31'", "1.33 or newer"],
+            ["cluster.kubernetesVersion", "'1.31'", "1.33 or newer", 'set kubernetesVersion: "1.35"'],
         ),
         (
             "cluster",
