@@ -10,6 +10,7 @@ import boto3
 
 from ultraserver.facts import ami, limits
 from ultraserver.facts.capacity_blocks import require_aware
+from ultraserver.preflight.addons import check_addon_versions
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.clients import (
     ApiFailure,
@@ -288,4 +289,6 @@ def run_preflight(
     version_name = f"Kubernetes {target.kubernetes_version} offered"
     checks += _guarded(version_name, lambda: check_kubernetes_version(target, clients.eks))
     checks += _guarded("managed node group quota", lambda: check_node_group_quota(target, clients.service_quotas))
+    if target.addon_versions:
+        checks += _guarded("EKS add-on versions", lambda: check_addon_versions(target, clients.eks))
     return checks
