@@ -127,7 +127,15 @@ def _kubernetes_entries() -> list[VersionEntry]:
 
 def _ami_entries() -> list[VersionEntry]:
     return [
-        VersionEntry("ami", ami.AMI_TYPE, release, ami.RELEASE_SOURCE, ami.RELEASE_CHECKED, "facts/ami.py", minor)
+        VersionEntry(
+            "ami",
+            f"{ami.AMI_TYPE} (driver {ami.NVIDIA_DRIVER})",
+            release,
+            ami.RELEASE_SOURCE,
+            ami.RELEASE_CHECKED,
+            "facts/ami.py",
+            minor,
+        )
         for minor, release in ami.RELEASE_VERSIONS.items()
     ]
 
