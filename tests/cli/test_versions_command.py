@@ -20,7 +20,8 @@ def test_prints_every_kind_with_its_status_on_the_date(tmp_path: Path) -> None:
         assert f"\n{kind}\n" in result.stdout
     document = json.loads(out.read_text())
     rows = {(r["kind"], r["name"], r["minor"]): r for r in document["entries"]}
-    assert rows[("ami", f"{ami.AMI_TYPE} (driver {ami.NVIDIA_DRIVER})", "1.35")]["version"] == ami.RELEASE_VERSIONS["1.35"]
+    image = rows[("ami", f"{ami.AMI_TYPE} (driver {ami.NVIDIA_DRIVER})", "1.35")]
+    assert image["version"] == ami.RELEASE_VERSIONS["1.35"]
     gpu_operator = rows[("chart", charts.GPU_OPERATOR, "")]
     assert gpu_operator["status"] == vs.chart_support(charts.GPU_OPERATOR, charts.pinned(charts.GPU_OPERATOR).version)
     assert document["problems"] == []
