@@ -113,8 +113,8 @@ RULES: tuple[Rule, ...] = (
         name="kueue-dra-admission",
         description=(
             "Every job the stack submits to one of its LocalQueues is admissible by the pinned Kueue: each DeviceClass "
-            "its claim templates use is mapped in resources.deviceClassMappings and covered by the ClusterQueue's quota, "
-            "or Kueue's DRA gates are off."
+            "its claim templates use is mapped in resources.deviceClassMappings and covered by the ClusterQueue's "
+            "quota, or Kueue's DRA gates are off."
         ),
         fix="Map the DeviceClass and give its quota resource nominal quota (the toolkit's Kueue does), or drop it.",
         check_stack=check_kueue_admission,
