@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from typing import Any
 
 import kubernetes_validate
@@ -57,7 +58,8 @@ def test_the_script_uses_only_the_standard_library() -> None:
     tree = ast.parse(script_source())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {"__future__", "json", "os", "ssl", "sys", "urllib", "collections", "typing"}
+    assert imported <= set(sys.stdlib_module_names)
+    assert "ultraserver" not in imported and "yaml" not in sys.stdlib_module_names  # the check can fail
 
 
 def test_manifests_validate_and_carry_the_stacks_expectation() -> None:
@@ -92,3 +94,39 @@ def test_the_scripts_label_copies_match_the_facts() -> None:
     from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 
     assert (drift_script.GROUP_LABEL, drift_script.CLIQUE_LABEL) == (ULTRASERVER_LABEL, CLIQUE_LABEL)
+
+
+def run_main(
+    monkeypatch: pytest.MonkeyPatch, groups: list[dict[str, Any]], nodes: list[dict[str, Any]], now: str
+) -> int:
+    """The script's main() at a moment, with EXPECTED set and the API answered by `nodes`."""
+    monkeypatch.setenv("EXPECTED", json.dumps(groups))
+    monkeypatch.setattr(drift_script, "_list_nodes", lambda: nodes)
+    return drift_script.main(drift_script._utc(now))
+
+
+WINDOWED = {**GROUP, "windows": [["2026-12-01T12:00:00Z", "2026-12-15T10:30:00Z"]]}
+
+
+def test_with_no_block_active_the_check_passes_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before the block: the group is at 0 nodes on purpose, which is not drift.
+    assert run_main(monkeypatch, [WINDOWED], [], "2026-11-30T12:00:00Z") == 0
+    assert "no block is active" in capsys.readouterr().out
+    # Inside the block the same empty cluster is drift.
+    assert run_main(monkeypatch, [WINDOWED], [], "2026-12-02T00:00:00Z") == 1
+    assert "group nvl72: 0 nodes, expected 2" in capsys.readouterr().out
+    # After the scale-down, quiet again; a group without windows is always checked.
+    assert run_main(monkeypatch, [WINDOWED], [], "2026-12-15T10:31:00Z") == 0
+    assert run_main(monkeypatch, [WINDOWED, GROUP], [node("a"), node("b")], "2026-11-30T12:00:00Z") == 0
+    assert "skipped group nvl72" in capsys.readouterr().out
+
+
+def test_expectations_carry_each_blocks_full_size_window() -> None:
+    settings = parse_settings(stack_config("gb200-x72"))
+    (group,) = node_group_expectations(settings)
+    (block,) = settings.gpu_node_groups[0].blocks
+    start, until = group.windows[0]
+    assert drift_script._utc(start) > block.window.start  # type: ignore[union-attr]
+    assert drift_script._utc(until) == block.usable_end

@@ -101,8 +101,11 @@ def test_all_managed_stack_has_no_termination_handler(shipped_plan) -> None:  # 
 
 def test_self_managed_group_starts_at_zero_without_a_reservation_window(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
     group = one(shipped_plan(SELF_MANAGED), "aws:autoscaling/group:Group")
-    assert (group.inputs["desiredCapacity"], group.inputs["maxSize"]) == (0, 9)
+    assert (group.inputs["desiredCapacity"], group.inputs["maxSize"]) == (0, 9)  # before its shipped window
     groups = copy.deepcopy(stack_config(SELF_MANAGED)["ultraserver-eks:gpuNodeGroups"])
+    del groups[0]["reservationWindow"]
+    windowless = one(plan_with(SELF_MANAGED, {"gpuNodeGroups": groups}), "aws:autoscaling/group:Group")
+    assert windowless.inputs["desiredCapacity"] == 0
     groups[0]["desiredSize"] = 9  # an explicit size (the block is active) is kept
     explicit = one(plan_with(SELF_MANAGED, {"gpuNodeGroups": groups}), "aws:autoscaling/group:Group")
     assert explicit.inputs["desiredCapacity"] == 9

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 from ultraserver.builders.imex_check import imex_check_args, target_job_names
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names, ultraservers_per_node_group
 from ultraserver.facts import efa
+from ultraserver.facts.capacity_blocks import NODE_JOIN_GRACE_MINUTES, CapacityBlock
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,9 @@ class NodeGroupExpectation:
     """EFA bandwidth of one node in Gbit/s (from the layout)."""
     nvlink_jobs: tuple[str, ...] = ()
     """nvbandwidth MPIJobs of the group, one per UltraServer (empty when the IMEX check is off)."""
+    windows: tuple[tuple[str, str], ...] = ()
+    """When the group should be at full size, per Capacity Block: (start, scale-down) in UTC ISO 8601, the start
+    plus the join grace (facts.capacity_blocks.NODE_JOIN_GRACE_MINUTES); empty for a group without a window."""
 
     @property
     def fleet(self) -> bool:
@@ -50,7 +56,24 @@ class NodeGroupExpectation:
             "nodes": self.nodes,
             "gpus": self.gpus_per_node,
             "efa": self.efa_devices,
+            "windows": [list(w) for w in self.windows],
         }
+
+
+def full_size_windows(blocks: Sequence[CapacityBlock]) -> tuple[tuple[str, str], ...]:
+    """(from, until) of each block with a window, as UTC ISO 8601: from its start plus the join grace until its
+    scale-down. Empty when a block has no window (the group's size is fixed)."""
+    if any(b.window is None for b in blocks):
+        return ()
+    grace = timedelta(minutes=NODE_JOIN_GRACE_MINUTES)
+    return tuple(
+        (_iso(b.window.start + grace), _iso(b.usable_end))  # type: ignore[union-attr,arg-type]
+        for b in blocks
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def node_group_expectations(settings: Settings) -> list[NodeGroupExpectation]:
@@ -72,6 +95,7 @@ def node_group_expectations(settings: Settings) -> list[NodeGroupExpectation]:
                     efa_devices=summary.efa_devices,
                     efa_bandwidth_gbps=summary.efa_bandwidth_gbps,
                     nvlink_jobs=jobs_by_target.get(name, ()),
+                    windows=full_size_windows(group.blocks),
                 )
             )
     return groups

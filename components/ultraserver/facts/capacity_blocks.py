@@ -23,6 +23,9 @@ EC2_TERMINATION_LEAD_MINUTES = 30
 # minutes late (EC2 Auto Scaling guide, "Scheduled scaling", Considerations) and its instances then take minutes to
 # terminate; a template switch before they are gone would roll nodes. Ten minutes is a judgement, not measured.
 SWITCH_SETTLE_MINUTES = 10
+NODE_JOIN_GRACE_MINUTES = 30
+"""Minutes after a block starts before its nodes are expected Ready: the scheduled scale-up, instance launch and node
+join (a judgement, not measured; EKS documents no figure), so checks on a schedule do not report a block's start."""
 
 _RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
 _RESOURCE_GROUP_ARN = re.compile(
