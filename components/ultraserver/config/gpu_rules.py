@@ -203,9 +203,10 @@ def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pr
                 f"set desiredSize: {g.full_size} or remove it",
             )
         )
-    # Self-managed groups are held to the managed-group limit too, so a group never outgrows what EKS could manage.
+    # The EKS quota binds managed groups only; an Auto Scaling group has no documented instance cap
+    # (limits.AUTO_SCALING_GROUPS_PER_REGION), so self-managed groups are counted in across_groups instead.
     limit = limits.NODES_PER_MANAGED_NODE_GROUP
-    if limits.over(limit, g.full_size):
+    if g.mode == "managed" and limits.over(limit, g.full_size):
         per_group = limit.maximum // g.instances_per_ultraserver
         found.append(
             Problem(
@@ -355,6 +356,19 @@ def across_groups(s: Settings, today: date) -> list[Problem]:
                 "use mode: self-managed for some UltraServers, or raise the quota: aws service-quotas "
                 "request-service-quota-increase --service-code eks "
                 f"--quota-code {limits.MANAGED_NODE_GROUP_QUOTA_CODE}",
+                WARNING,
+            )
+        )
+    asgs = sum(g.node_groups for g in s.gpu_node_groups if g.mode != "managed")
+    asg_quota = limits.AUTO_SCALING_GROUPS_PER_REGION
+    if limits.over(asg_quota, asgs):
+        found.append(
+            Problem(
+                at,
+                f"{asgs} self-managed Auto Scaling groups",
+                f"at most {asg_quota.maximum} per region by default, other stacks' included ({asg_quota.source})",
+                "group more UltraServers per entry (ultraserverCount), or raise the quota in Service Quotas "
+                "(Amazon EC2 Auto Scaling, 'Auto Scaling groups per region')",
                 WARNING,
             )
         )
