@@ -140,6 +140,22 @@ def _ended_blocks(g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem
     return found
 
 
+def _zone_offers(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
+    """The zone is one the catalog knows offers the instance type, or the group says it is not in the catalog."""
+    known = instances.OFFERED_ZONES.get(g.instance_type)
+    if known is None or g.availability_zone in known or g.zone_not_in_catalog:
+        return []
+    return [
+        Problem(
+            f"{at}.availabilityZone",
+            g.availability_zone,
+            f"a zone that offers {g.instance_type}: {', '.join(known)} (toolkit catalog, facts/instances.py)",
+            f"use {known[0]}; if AWS now offers the type in {g.availability_zone}, set zoneNotInCatalog: true "
+            "and run ultraserver preflight, which asks EC2",
+        )
+    ]
+
+
 def placement(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
     """The zone in the region (and in gpuSubnetIds for an existing VPC); the UltraServer's instance type."""
     found = []
@@ -161,6 +177,7 @@ def placement(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> lis
                 f"add gpuSubnetIds: {{{g.availability_zone}: [subnet-...]}} to the network settings",
             )
         )
+    found += _zone_offers(g, at)
     wanted = instances.ULTRASERVER_INSTANCE_TYPES[g.ultraserver_type]
     if g.instance_type != wanted:
         found.append(
