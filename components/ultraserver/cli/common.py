@@ -11,13 +11,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 EXIT_CODES = """exit codes:
   0  ok
   1  checks failed (policy violations, preflight, verify or status failures; extend: no offering or a failed
      purchase)
   2  bad input or usage (invalid settings, missing or unwritable files)
-  3  internal error (one line with the cause; rerun with --debug for the traceback)"""
+  3  internal error (one line with the cause; rerun with --debug for the traceback)
+  4  cluster API unreachable (status, verify): no usable kubeconfig, or the Kubernetes API did not answer;
+     status still prints the AWS side and names what it could not read (1 wins when the AWS side failed)"""
 # Text formats only: --graph writes Mermaid or DOT source, never an image (render it with mermaid-cli or dot).
 GRAPH_FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".dot": "dot", ".gv": "dot"}
 HTML_FORMATS = {".html": "html", ".htm": "html"}
