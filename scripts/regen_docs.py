@@ -2,8 +2,8 @@
 
 docs/policies.md: the rules table, from ultraserver.policy. docs/components.md: tables from the components' dataclasses.
 docs/permissions.md: one IAM policy per live command, from ultraserver.facts.live_permissions.
-README.md: the settings reference (``<!-- settings:... -->``), from the settings model, which also gives
-stacks/stack.schema.json.
+docs/settings.md: the settings reference (``<!-- settings:... -->``), from the settings model, which also gives
+stacks/stack.schema.json. docs/architecture.md: the shipped gb200-x72 stack's dependency graph (its Mermaid block).
 
 The document's prose is written by hand; each table sits between markers naming what it is generated from:
 ``<!-- args:ultraserver.resources.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
@@ -34,10 +34,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "components.md"
 POLICY_DOC = DOC.with_name("policies.md")
 PERMISSIONS_DOC = DOC.with_name("permissions.md")
-README = ROOT / "README.md"
+SETTINGS_DOC = DOC.with_name("settings.md")
+ARCHITECTURE_DOC = DOC.with_name("architecture.md")
 SCHEMA = ROOT / "stacks" / "stack.schema.json"
 END = "<!-- end -->"
-_BLOCK = re.compile(r"(<!-- (args|attrs|fn|settings|permissions):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S)
+_BLOCK = re.compile(
+    r"(<!-- (args|attrs|fn|settings|permissions|layers):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S
+)
 
 
 def _target(path: str) -> Any:
@@ -106,8 +109,18 @@ def model_table(cls: Any) -> str:
 
 
 def settings_reference(_: Any) -> str:
-    """The README settings table, generated from the settings model."""
+    """The settings table of docs/settings.md, generated from the settings model."""
     return settings_table()
+
+
+def layers_table(layers: dict[str, tuple[str, ...]]) -> str:
+    """The package's layer table, bottom up: each layer and what it may import."""
+    lines = ["| Layer | May import |", "|---|---|"]
+    lines += [
+        f"| `{layer}` | {', '.join(f'`{a}`' for a in allowed) or 'nothing of ours'} |"
+        for layer, allowed in layers.items()
+    ]
+    return "\n".join(lines)
 
 
 def attrs_table(cls: type) -> str:
@@ -162,6 +175,7 @@ RENDERERS = {
     "fn": function_block,
     "settings": settings_reference,
     "permissions": permissions_block,
+    "layers": layers_table,
 }
 
 
@@ -177,12 +191,12 @@ def schema_of(_: str) -> str:
     return schema_text()
 
 
-def with_architecture_graph(readme: str) -> str:
-    """README with its first Mermaid block replaced by the shipped gb200-x72 stack's dependency graph."""
+def with_architecture_graph(document: str) -> str:
+    """A document with its first Mermaid block replaced by the shipped gb200-x72 stack's dependency graph."""
     from ultraserver.offline import run_plan
     from ultraserver.offline.graph import mermaid
 
-    head, rest = readme.split("```mermaid\n", 1)
+    head, rest = document.split("```mermaid\n", 1)
     return f"{head}```mermaid\n{mermaid(run_plan(ROOT, 'gb200-x72'))}```{rest.split('```', 1)[1]}"
 
 
@@ -193,8 +207,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when any generated part is stale")
     check = parser.parse_args(argv).check
     stale = False
-    readme = (README, lambda text: with_architecture_graph(render(text)))
-    docs = ((DOC, render), (POLICY_DOC, render_rules), readme, (SCHEMA, schema_of), (PERMISSIONS_DOC, render))
+    docs = (
+        (DOC, render),
+        (POLICY_DOC, render_rules),
+        (SETTINGS_DOC, render),
+        (ARCHITECTURE_DOC, lambda text: with_architecture_graph(render(text))),
+        (SCHEMA, schema_of),
+        (PERMISSIONS_DOC, render),
+    )
     for doc, fresh_of in docs:
         current = doc.read_text() if doc.exists() else ""
         fresh = fresh_of(current)

@@ -6,24 +6,17 @@ Also layout rules that keep modules small enough to read: at most 400 lines each
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
+from ultraserver import LAYERS
 
 PACKAGE = Path(__file__).resolve().parent.parent / "components" / "ultraserver"
 
 
-def layer_table() -> dict[str, set[str]]:
-    """The layer table of the package docstring: ``layer: allowed layers``, one line each."""
-    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text())) or ""
-    rows = re.findall(r"^    ([a-z_]+):((?: [a-z_]+)*)$", doc, flags=re.MULTILINE)
-    return {layer: set(allowed.split()) | {layer} for layer, allowed in rows}
-
-
 # What each layer may import of ours (its own layer included).
 ALLOWED: dict[str, set[str]] = {
-    **layer_table(),
+    **{layer: set(allowed) | {layer} for layer, allowed in LAYERS.items()},
     "__init__": {"problems", "facts", "config", "builders", "resources", "offline"},
     "__main__": {"cli"},
 }
@@ -141,6 +134,6 @@ def test_test_module_names_are_unique() -> None:
 
 
 def test_the_layer_table_is_read_from_the_docstring() -> None:
-    table = layer_table()
-    assert len(table) >= 12 and table["facts"] == {"facts", "problems"}
-    assert "resources" in table["offline"] and "builders" not in table["policy"]
+    assert len(LAYERS) >= 12 and LAYERS["facts"] == ("problems",)
+    assert "resources" in LAYERS["offline"] and "builders" not in LAYERS["policy"]
+    assert set(ALLOWED) == set(LAYERS) | {"__init__", "__main__"}

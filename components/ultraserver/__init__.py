@@ -4,7 +4,7 @@ The curated public API. Names load on first use, so importing a lower layer (``u
 ``ultraserver.config``) or the policy pack does not load Pulumi and its providers.
 
 Layers, bottom up; each may import itself and the layers listed after its colon, nothing else
-(``tests/test_layers.py`` reads this table):
+(``LAYERS`` below; ``tests/test_layers.py`` enforces it, docs/architecture.md shows it):
 
     problems:
     clock:
@@ -25,6 +25,7 @@ Layers, bottom up; each may import itself and the layers listed after its colon,
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 _EXPORTS: dict[str, str] = {
@@ -93,6 +94,12 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    layer: tuple(allowed.split())
+    for layer, allowed in re.findall(r"^    ([a-z_]+):((?: [a-z_]+)*)$", __doc__ or "", flags=re.MULTILINE)
+}
+"""The layer table above: each layer and the lower layers it may import (tests and docs read it from here)."""
 
 
 def __getattr__(name: str) -> Any:
