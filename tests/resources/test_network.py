@@ -142,3 +142,23 @@ def test_a_vpc_smaller_than_a_16_may_grow_or_add_blocks() -> None:
         plan_subnets("10.0.0.0/20", ["a1", "a2"], {"lz": ips_needed(180, 32, 1)}, 4, 110)
     assert "(or a /16 vpcCidr)" in str(info.value)
     plan_subnets("10.0.0.0/20", ["a1", "a2"], {"lz": ips_needed(180, 32, 1)}, 4, 110, _fix_blocks(str(info.value)))
+
+
+def test_a_fleet_beyond_one_16_plans_with_its_secondary_block(plan_with) -> None:  # type: ignore[no-untyped-def]
+    fleet = {
+        "name": "fleet",
+        "mode": "self-managed",
+        "availabilityZone": "us-east-1-dfw-2a",
+        "capacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:111122223333:group/fleet",
+        "ultraserverCount": 40,
+    }
+    network = {"availabilityZones": ["us-east-1a", "us-east-1b"], "vpcCidr": "10.72.0.0/16"}
+    plan = plan_with(
+        "gb200-x72", {"gpuNodeGroups": [fleet], "network": {**network, "secondaryVpcCidrs": ["100.64.0.0/16"]}}
+    )
+    [block] = plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation")
+    assert block.inputs["cidrBlock"] == "100.64.0.0/16"
+    subnets = plan.of_type("aws:ec2/subnet:Subnet")
+    in_block = [s for s in subnets if s.inputs["cidrBlock"].startswith("100.64.")]
+    assert in_block and all(block.urn in s.dependencies for s in in_block)
+    assert all(block.urn not in s.dependencies for s in subnets if s not in in_block)

@@ -201,9 +201,9 @@ def test_slow_cross_node_pairs_fail_with_the_pairs_named() -> None:
     assert verdict.problems[-1].value == "24 more slow pairs"
 
 
-def test_unusable_kubeconfig_is_the_unreachable_exit(capsys: pytest.CaptureFixture[str]) -> None:
+def test_unusable_kubeconfig_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     code = cli.main(["verify", "--stack", "gb200-x72", "--project-dir", str(ROOT), "--kubeconfig", "/no/such/file"])
-    assert code == 4
+    assert code == 2
     err = capsys.readouterr().err
     assert "neither an existing file nor a kubeconfig document" in err and "Traceback" not in err
 

@@ -1,6 +1,6 @@
 """The ``ultraserver`` command: ``plan`` (offline), and the subcommands that talk to AWS or the cluster.
 
-Exit codes: the table EXIT_CODES in cli.common (also the --help epilog and docs/exit-codes.md).
+Exit codes: cli.common.EXIT_TABLE, rendered as the --help epilog and as the table in docs/plan.md.
 """
 
 from __future__ import annotations

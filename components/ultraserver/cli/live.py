@@ -56,9 +56,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         reader = connect(args.kubeconfig)
-    except KubeconfigError as err:
-        print(f"verify: cluster API unreachable (exit {EXIT_UNREACHABLE}): {err}", file=sys.stderr)
-        return EXIT_UNREACHABLE
+    except KubeconfigError as err:  # the file given is missing or malformed: bad input, as for any file argument
+        print(f"verify: {err}", file=sys.stderr)
+        return EXIT_USAGE
     verdicts = run_checks(reader, expected, node_facts_only=args.node_facts_only)
     notes = [] if args.node_facts_only else not_checked(expected)
     print(format_verdicts(verdicts, notes))
