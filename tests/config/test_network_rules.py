@@ -57,3 +57,35 @@ def test_more_blocks_than_the_default_quota_warn_with_the_quota_request() -> Non
     warnings = [str(w) for w in settings_warnings(settings_with({"secondaryVpcCidrs": blocks}))]
     assert any("6 VPC CIDR blocks" in w and "--desired-value 6" in w for w in warnings), warnings
     assert not [w for w in settings_warnings(settings_with({"secondaryVpcCidrs": blocks[:4]})) if "VPC CIDR" in str(w)]
+
+
+@pytest.mark.parametrize(
+    ("primary", "secondary", "why"),
+    [
+        ("10.0.0.0/16", "172.20.0.0/16", "another RFC 1918 range"),
+        ("192.168.0.0/16", "10.5.0.0/16", "another RFC 1918 range"),
+        ("10.0.0.0/16", "198.19.0.0/16", "198.19.0.0/16 blocks cannot join"),
+        ("100.64.0.0/16", "10.0.0.0/16", "outside RFC 1918"),
+        ("172.20.0.0/16", "172.31.0.0/16", "172.31.0.0/16 blocks cannot join"),
+        ("10.1.0.0/16", "10.0.0.0/16", "inside 10.0.0.0/15"),
+    ],
+)
+def test_blocks_ec2_would_not_associate_are_refused(primary: str, secondary: str, why: str) -> None:
+    problems = problems_with({"vpcCidr": primary, "secondaryVpcCidrs": [secondary]})
+    [message] = [p for p in problems if "secondaryVpcCidrs[0]" in p]
+    assert why in message and "use a block of 100.64.0.0/10" in message
+
+
+@pytest.mark.parametrize(
+    ("primary", "secondary"),
+    [
+        ("10.72.0.0/16", "10.73.0.0/16"),
+        ("10.72.0.0/16", "100.64.0.0/16"),
+        ("172.20.0.0/16", "100.127.0.0/16"),
+        ("198.19.0.0/16", "100.64.0.0/16"),
+        ("100.64.0.0/16", "100.65.0.0/16"),
+    ],
+)
+def test_blocks_ec2_associates_are_accepted(primary: str, secondary: str) -> None:
+    settings = settings_with({"vpcCidr": primary, "secondaryVpcCidrs": [secondary]})
+    assert settings.network.secondary_vpc_cidrs == (secondary,)

@@ -32,6 +32,15 @@ def vpc_blocks(n: NetworkSettings, key: Callable[[str], str]) -> list[Problem]:
             )
         elif any(vpc.overlaps(other) for other in seen):
             found.append(Problem(key(at), cidr, "a block apart from the VPC's other blocks", "pick another /16"))
+        elif why := next(filter(None, (network.association_restriction(str(o), cidr) for o in seen)), None):
+            found.append(
+                Problem(
+                    key(at),
+                    cidr,
+                    f"a block EC2 lets this VPC add ({why}; VPC guide, IPv4 CIDR block association restrictions)",
+                    "use a block of 100.64.0.0/10, or one of the primary block's own range",
+                )
+            )
         seen.append(vpc)
     quota = limits.VPC_CIDR_BLOCKS
     if len(blocks) > limits.VPC_CIDR_BLOCKS_CEILING:
