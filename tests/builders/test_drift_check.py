@@ -11,9 +11,10 @@ import pytest
 from helpers.manifests import K8S_VERSION
 from helpers.stacks import stack_config
 from ultraserver.builders import drift_script
-from ultraserver.builders.drift_check import PYTHON_IMAGE, DriftCheckArgs, drift_manifests, script_source
+from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests, script_source
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.config.settings import parse_settings
+from ultraserver.facts.images import PYTHON_IMAGE
 
 GROUP = {"name": "nvl72", "ultraservers": 1, "instances": 18, "nodes": 2, "gpus": 4, "efa": 4}
 

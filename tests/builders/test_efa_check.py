@@ -8,13 +8,13 @@ import shlex
 import pytest
 from helpers.stacks import stack_config
 from ultraserver.builders.efa_check import (
-    NCCL_TESTS_IMAGE,
     EfaCheckArgs,
     efa_check_args,
     efa_mpijob_manifest,
     launcher_command,
 )
 from ultraserver.config.settings import parse_settings
+from ultraserver.facts.images import NCCL_TESTS_IMAGE
 from ultraserver.problems import ConfigError
 
 

@@ -125,7 +125,7 @@ def test_unquoted_timestamp_names_the_key_and_says_quote_it(tmp_path: Path) -> N
 def test_unquoted_float_version_says_quote_it(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "project")
     stack = (project / "stacks" / "Pulumi.gb200-x72.yaml").read_text()
-    (project / "stacks" / "Pulumi.bad.yaml").write_text(stack.replace('"1.33"', "1.30"))
+    (project / "stacks" / "Pulumi.bad.yaml").write_text(stack.replace('"1.35"', "1.30"))
     result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.code == 2
     assert "cluster.kubernetesVersion: got 1.3" in result.stderr and "quote it" in result.stderr

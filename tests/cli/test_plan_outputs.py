@@ -104,7 +104,7 @@ def test_piped_plan_keeps_each_value_on_one_line() -> None:
     # A file or grep must see the SSM parameter whole, not folded at a console width.
     result = run_main("plan", "--stack", "gb200-x36")
     (ami,) = [line for line in result.stdout.splitlines() if line.strip().startswith("AMI ")]
-    assert "/arm64/nvidia/amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id -> " in ami, ami
+    assert "/arm64/nvidia/amazon-eks-node-al2023-arm64-nvidia-1.35-v20260714/image_id -> " in ami, ami
 
 
 def test_plan_now_shows_the_plan_at_another_moment() -> None:

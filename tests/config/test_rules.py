@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from helpers.stacks import stack_config
 from ultraserver.config.settings import parse_settings, settings_warnings
+from ultraserver.facts import ami
 from ultraserver.problems import ConfigError
 
 TODAY = date(2026, 11, 23)
@@ -72,8 +73,8 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
         (group(labels={"kubernetes.io/role": "gpu"}), ["labels.kubernetes.io/role", "kubelet"]),
         (group(labels={"team": "a,b"}), ["labels.team", "commas"]),
         (group(labels={"bad label": "x"}), ["labels.bad label", "label name"]),
-        (group(releaseVersion="1.33.9-20991231"), ["releaseVersion", "already published"]),
-        (group(releaseVersion="1.34.2-20260120"), ["releaseVersion", "Kubernetes 1.33"]),
+        (group(releaseVersion="1.35.9-20991231"), ["releaseVersion", "already published"]),
+        (group(releaseVersion="1.34.2-20260120"), ["releaseVersion", "Kubernetes 1.35"]),
         (group(amiRelease="v20991231", amiId="ami-0123456789abcdef0"), ["amiRelease", "future"]),
         (
             group(amiRelease="v20251103", releaseVersion="1.33.5-20251103"),
@@ -144,9 +145,9 @@ def test_new_settings_defaults() -> None:
     group = settings.gpu_node_groups[0]
     assert (group.imds_hop_limit, group.auto_repair) == (1, False)
     # gb200-x36 pins its EKS AMI release explicitly.
-    assert group.release_version == "1.33.5-20251103"
+    assert group.release_version == "1.35.6-20260714"
     managed = parse_settings(stack_config("gb200-x72"), today=TODAY).gpu_node_groups[0]
-    assert managed.release_version == "1.33.5-20251103"
+    assert managed.release_version == ami.RELEASE_VERSIONS["1.35"]
 
 
 def test_imex_nodes_all_means_every_node() -> None:
@@ -160,11 +161,25 @@ def test_release_settings_know_their_stack_key() -> None:
     assert settings.kubernetes.dra_driver.settings_key == "ultraserver-eks:kubernetes.draDriver"
 
 
-def test_extended_support_is_a_warning_not_an_error() -> None:
+@pytest.mark.parametrize(
+    ("version", "says", "upgrade"),
+    [("1.33", "standard support ended 2026-07-29", "1.34"), ("1.34", "standard support ends 2026-12-02", "1.35")],
+)
+def test_old_minors_warn_with_the_end_date_and_both_prices(version: str, says: str, upgrade: str) -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:cluster"]["kubernetesVersion"] = version
+    settings = parse_settings(config, today=TODAY)
+    warnings = [str(w) for w in settings_warnings(settings, TODAY) if "kubernetesVersion" in str(w)]
+    assert len(warnings) == 1 and says in warnings[0]
+    assert "$0.60 per cluster-hour instead of $0.10" in warnings[0]
+    assert f'next kubernetesVersion: "{upgrade}"' in warnings[0]
+
+
+def test_the_default_minor_plans_without_a_support_warning_until_it_nears_its_end() -> None:
     settings = parse_settings(stack_config("gb200-x72"), today=TODAY)
-    warnings = [str(w) for w in settings_warnings(settings, TODAY)]
-    assert any("kubernetesVersion" in w and "standard support" in w for w in warnings)
-    assert not settings_warnings(settings, date(2026, 1, 1))
+    assert not [w for w in settings_warnings(settings, TODAY) if "kubernetesVersion" in str(w)]
+    late = [str(w) for w in settings_warnings(settings, date(2027, 1, 5)) if "kubernetesVersion" in str(w)]
+    assert late and "date not read in the EKS guide" in late[0]
 
 
 def test_null_and_unknown_chart_values_are_refused_before_anything_is_declared() -> None:
@@ -180,6 +195,7 @@ def test_null_and_unknown_chart_values_are_refused_before_anything_is_declared()
 def test_other_chart_version_skips_the_key_check() -> None:
     config = copy.deepcopy(stack_config("gb200-x72"))
     config["ultraserver-eks:kubernetes"] = {"gpuOperator": {"version": "v99.1.0", "values": {"newKey": True}}}
+    config["ultraserver-eks:acceptUntestedVersions"] = True
     assert parse_settings(config, today=TODAY).kubernetes.gpu_operator.values == {"newKey": True}
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from helpers.stacks import STACKS, stack_config
 from ultraserver.config.settings import parse_settings
+from ultraserver.facts import ami, kubernetes
 from ultraserver.problems import ConfigError
 
 
@@ -47,7 +48,7 @@ def test_defaults_fill_a_minimal_stack() -> None:
             "ultraserver-eks:network": {"availabilityZones": ["us-west-2a", "us-west-2b"]},
         }
     )
-    assert settings.cluster.kubernetes_version == "1.33"
+    assert settings.cluster.kubernetes_version == kubernetes.DEFAULT_TEXT == "1.35"
     assert settings.cluster.deployer_access == "public-endpoint"
     assert settings.cluster.deployer_runner_labels == ("ubuntu-latest",)
     assert settings.kubernetes.layer == "same-stack"
@@ -70,7 +71,7 @@ def test_json_strings_are_read_like_yaml() -> None:
         (
             "cluster",
             lambda c: c.update(kubernetesVersion="1.31"),
-            ["cluster.kubernetesVersion", "'1.31'", "1.33 or newer"],
+            ["cluster.kubernetesVersion", "'1.31'", "1.33 or newer", 'set kubernetesVersion: "1.35"'],
         ),
         (
             "cluster",
@@ -117,24 +118,24 @@ def test_json_strings_are_read_like_yaml() -> None:
         (
             "gpuNodeGroups",
             lambda g: g[0].update(amiRelease="v20251204"),
-            ["gpuNodeGroups[0].amiRelease", "only with amiId", "releaseVersion (e.g. 1.33.5-20251103)"],
+            ["gpuNodeGroups[0].amiRelease", "only with amiId", "releaseVersion (e.g. 1.35.6-20260714)"],
         ),
         (
             "gpuNodeGroups",
             lambda g: g[0].update(releaseVersion="1.34.2-20260120"),
-            ["gpuNodeGroups[0].releaseVersion", "a release of the cluster's Kubernetes 1.33"],
+            ["gpuNodeGroups[0].releaseVersion", "a release of the cluster's Kubernetes 1.35"],
         ),
         (
             "gpuNodeGroups",
-            lambda g: g[0].update(releaseVersion="1.33.5-20250704"),
+            lambda g: g[0].update(releaseVersion="1.35.5-20250704"),
             ["gpuNodeGroups[0].releaseVersion", "release 20251103 or later"],
         ),
         (
             "gpuNodeGroups",
-            lambda g: g[0].update(releaseVersion="1.33.5-29991231"),
+            lambda g: g[0].update(releaseVersion="1.35.5-29991231"),
             ["gpuNodeGroups[0].releaseVersion", "a release already published"],
         ),
-        ("gpuNodeGroups", lambda g: g[0].update(releaseVersion="v20251103"), ["releaseVersion", "1.33.5-20251103"]),
+        ("gpuNodeGroups", lambda g: g[0].update(releaseVersion="v20251103"), ["releaseVersion", "1.35.6-20260714"]),
         ("gpuNodeGroups", lambda g: g[0].update(imdsHopLimit=3), ["gpuNodeGroups[0].imdsHopLimit", "<= 2"]),
         (
             "gpuNodeGroups",
@@ -217,7 +218,7 @@ def test_public_endpoint_from_anywhere_only_when_asked() -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "release"), [("1.33", "1.33.5-20251103"), ("1.34", "1.34.2-20260120"), ("1.35", "1.35.0-20260129")]
+    ("version", "release"), [("1.33", "1.33.13-20260714"), ("1.34", "1.34.9-20260714"), ("1.35", "1.35.6-20260714")]
 )
 def test_release_version_defaults_to_the_pinned_release_of_the_cluster_minor(version: str, release: str) -> None:
     config = copy.deepcopy(stack_config("gb200-x72"))
@@ -226,8 +227,9 @@ def test_release_version_defaults_to_the_pinned_release_of_the_cluster_minor(ver
     assert group.release_version == release and group.imds_hop_limit == 1
 
 
-def test_no_default_release_for_an_unknown_minor_names_the_ssm_parameter() -> None:
+def test_no_default_release_for_an_unknown_minor_names_the_ssm_parameter(monkeypatch: pytest.MonkeyPatch) -> None:
     # Without a pinned GB200 AMI release for a minor, the version itself is refused, naming the pinned ones.
+    monkeypatch.setattr(ami, "RELEASE_VERSIONS", {k: v for k, v in ami.RELEASE_VERSIONS.items() if k != "1.36"})
     problems = problems_for("gb200-x72", "cluster", lambda c: c.update(kubernetesVersion="1.36"))
     assert any(
         "cluster.kubernetesVersion: got '1.36'" in p and "pins no GB200 AMI release" in p and "1.35" in p

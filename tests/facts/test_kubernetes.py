@@ -45,7 +45,9 @@ def test_offered_has_both_bounds() -> None:
     assert kubernetes.supported(("1.31", "1.33", "1.34"), date(2026, 11, 23)) == ["1.33", "1.34"]
 
 
-@pytest.mark.parametrize(("version", "ok"), [("1.32", False), ("1.33", True), ("1.35", True), ("1.36", False)])
+@pytest.mark.parametrize(
+    ("version", "ok"), [("1.32", False), ("1.33", True), ("1.35", True), ("1.36", True), ("1.37", False)]
+)
 def test_settings_take_only_versions_eks_offers_and_the_toolkit_pins(version: str, ok: bool) -> None:
     config = copy.deepcopy(stack_config("gb200-x72"))
     config["ultraserver-eks:cluster"]["kubernetesVersion"] = version
@@ -57,8 +59,32 @@ def test_settings_take_only_versions_eks_offers_and_the_toolkit_pins(version: st
             parse_settings(config, today=date(2026, 11, 23))
 
 
-def test_pinned_releases_match_their_minor_and_the_driver_minimum() -> None:
-    assert set(ami.RELEASE_VERSIONS) == {"1.33", "1.34", "1.35"}
+def test_a_minor_is_allowed_only_once_its_ami_release_is_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:cluster"]["kubernetesVersion"] = "1.36"
+    monkeypatch.setattr(ami, "RELEASE_VERSIONS", {k: v for k, v in ami.RELEASE_VERSIONS.items() if k != "1.36"})
+    with pytest.raises(ConfigError, match="pins no GB200 AMI release"):
+        parse_settings(config, today=date(2026, 11, 23))
+
+
+def test_default_is_one_home_and_every_shipped_stack_uses_it() -> None:
+    minimal = {
+        "aws:region": "us-west-2",
+        "ultraserver-eks:cluster": {"name": "c1", "endpointPublicAccessCidrs": ["203.0.113.0/24"]},
+        "ultraserver-eks:network": {"availabilityZones": ["us-west-2a", "us-west-2b"]},
+    }
+    assert parse_settings(minimal, today=date(2026, 11, 23)).cluster.kubernetes_version == kubernetes.DEFAULT_TEXT
+    for stack in STACKS:
+        assert stack_config(stack)["ultraserver-eks:cluster"]["kubernetesVersion"] == kubernetes.DEFAULT_TEXT
+
+
+def test_pinned_releases_match_their_minor_and_the_guide_minimum() -> None:
+    assert ami.RELEASE_VERSIONS == {
+        "1.33": "1.33.13-20260714",
+        "1.34": "1.34.9-20260714",
+        "1.35": "1.35.6-20260714",
+        "1.36": "1.36.2-20260714",
+    }
     for minor, release in ami.RELEASE_VERSIONS.items():
         assert ami.release_version_problem(release, minor, date(2026, 11, 23)) is None
 
@@ -68,6 +94,7 @@ def test_pinned_releases_match_their_minor_and_the_driver_minimum() -> None:
     [
         ("1.34.2-20260120", "Kubernetes 1.33"),
         ("1.33.1-20250519", "20251103 or later"),
+        ("1.33.9-20251029", "EKS UltraServer guide"),
         ("1.33.9-20991231", "already published"),
         ("20251103", "release version such as"),
     ],

@@ -72,7 +72,7 @@ def test_gb200_x72_rows(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     assert view.row("subnet") == "gb200-x72-net-gpu-us-east-1-dfw-2a 10.72.64.0/21"
     assert view.row("min/desired/max now") == "0 / 0 / 18"
     assert view.row("min/desired/max at block start") == "0 / 18 / 18 (scheduled 2026-12-01T11:30:00Z)"
-    assert view.row("AMI") == "EKS AL2023_ARM_64_NVIDIA, release 1.33.5-20251103"
+    assert view.row("AMI") == "EKS AL2023_ARM_64_NVIDIA, release 1.35.6-20260714"
     assert view.row("EFA").startswith("one-per-nci-group: 4 EFA devices, 1 ENA, 1600 Gbps EFA per node")
     assert "2026-12-15T10:30:00Z desired 0 (capacity-block-end)" in view.row("schedule")
     assert view.row("window") == "future: 2026-12-01T11:30Z to 2026-12-15T11:30Z (starts in 8d 8h)"
@@ -109,8 +109,8 @@ def test_existing_vpc_self_managed_group(shipped_plan) -> None:  # type: ignore[
     (view,) = views(shipped_plan("gb200-x36"), "gb200-x36", BEFORE)
     assert view.row("mode") == "self-managed (Auto Scaling group)"
     assert view.row("subnet") == "subnet-0ccccccccccccccc1 (existing; CIDR not known offline)"
-    assert view.row("AMI").startswith("SSM /aws/service/eks/optimized-ami/1.33/")
-    assert view.row("AMI").endswith("(release 1.33.5-20251103)")
+    assert view.row("AMI").startswith("SSM /aws/service/eks/optimized-ami/1.35/")
+    assert view.row("AMI").endswith("(release 1.35.6-20260714)")
     assert view.row("EFA").startswith("all-odd-cards: 8 EFA devices")
 
 

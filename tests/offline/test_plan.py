@@ -24,6 +24,19 @@ def test_plan_json_contract(shipped_plan, stack: str) -> None:  # type: ignore[n
         assert set(resource["dependencies"]) <= urns, resource["name"]
 
 
+def test_eks_add_ons_carry_the_pinned_version_of_the_cluster_minor(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    from ultraserver.facts import addons
+
+    plan = shipped_plan("gb200-x72")
+    declared = {r.inputs["addonName"]: r.inputs.get("addonVersion") for r in plan.of_type("aws:eks/addon:Addon")}
+    cluster = plan.of_type("eks:index:Cluster")[0].inputs
+    declared[addons.VPC_CNI] = cluster["vpcCniOptions"].get("addonVersion")
+    declared[addons.KUBE_PROXY] = cluster["kubeProxyAddonOptions"].get("version")
+    for name, version in declared.items():
+        assert version == (addons.pinned_version(name, "1.35") or None), name
+    assert declared[addons.COREDNS] == "v1.14.3-eksbuild.3"
+
+
 def test_inputs_are_recorded_as_the_engine_receives_them(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     plan = shipped_plan("gb200-x72")
     node_group = next(r for r in plan.of_type("aws:eks/nodeGroup:NodeGroup") if r.name.endswith("-system"))
@@ -32,9 +45,9 @@ def test_inputs_are_recorded_as_the_engine_receives_them(shipped_plan) -> None: 
     assert node_group.inputs["clusterName"] == "gb200-x72"
 
 
-def test_cluster_is_eks_133_with_api_access_entries_encryption_and_no_auto_mode(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+def test_cluster_is_eks_135_with_api_access_entries_encryption_and_no_auto_mode(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     cluster = shipped_plan("gb200-x72").of_type("eks:index:Cluster")[0].inputs
-    assert cluster["version"] == "1.33"
+    assert cluster["version"] == "1.35"
     assert cluster["authenticationMode"] == "API"
     assert cluster["skipDefaultNodeGroup"] is True
     assert cluster["autoMode"]["enabled"] is False
@@ -124,7 +137,8 @@ def test_imds_hop_limit_two_on_request(plan_with) -> None:  # type: ignore[no-un
 
 
 def test_addon_versions_reach_the_cluster(plan_with) -> None:  # type: ignore[no-untyped-def]
-    plan = plan_with("gb200-x72", {"addons": {"vpcCni": "v1.20.4-eksbuild.1", "podIdentityAgent": "v1.3.8-eksbuild.2"}})
+    overrides = {"vpcCni": "v1.20.4-eksbuild.1", "podIdentityAgent": "v1.3.8-eksbuild.2"}
+    plan = plan_with("gb200-x72", {"addons": overrides, "acceptUntestedVersions": True})
     cluster = plan.of_type("eks:index:Cluster")[0].inputs
     assert cluster["vpcCniOptions"]["addonVersion"] == "v1.20.4-eksbuild.1"
     addons = {a.inputs["addonName"]: a.inputs for a in plan.of_type("aws:eks/addon:Addon")}
@@ -175,7 +189,7 @@ def test_cli_rejects_bad_settings_with_exit_2_and_no_traceback(tmp_path) -> None
     stack = (
         (ROOT / "stacks" / "Pulumi.gb200-x72.yaml")
         .read_text()
-        .replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.29"')
+        .replace('kubernetesVersion: "1.35"', 'kubernetesVersion: "1.29"')
     )
     (project / "stacks" / "Pulumi.bad.yaml").write_text(stack)
     result = run_cli("plan", "--stack", "bad", "--project-dir", str(project))
@@ -271,7 +285,7 @@ def test_gpu_nodes_wait_for_the_control_plane_security_group_rules(shipped_plan)
         assert rules <= set(gpu.dependencies), kind
 
 
-@pytest.mark.parametrize("version", ["1.33", "1.34", "1.35"])
+@pytest.mark.parametrize("version", ["1.33", "1.34", "1.35", "1.36"])
 @pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])
 def test_each_supported_version_plans_cleanly_on_a_pinned_ami(plan_with, stack: str, version: str) -> None:  # type: ignore[no-untyped-def]
     from ultraserver.facts.ami import RELEASE_VERSIONS

@@ -86,14 +86,14 @@ def test_unchanged_stack_passes(deployed_plan: Plan, tmp_path: Path, form: str) 
     path.write_text(json.dumps(data))
     assert upgrade_violations(deployed_plan, path) == []
     (state,) = deployed_state(deployed_resources(data)).values()
-    assert state["releaseVersion"] == "1.33.5-20251103" and state["launchTemplate"]["instanceType"]
+    assert state["releaseVersion"] == "1.35.6-20260714" and state["launchTemplate"]["instanceType"]
 
 
 @pytest.mark.parametrize("form", ["plan-json", "stack-export"])
 @pytest.mark.parametrize(
     ("change", "fields"),
     [
-        ({"releaseVersion": "1.33.5-20251204"}, ["releaseVersion"]),
+        ({"releaseVersion": "1.35.6-20260804"}, ["releaseVersion"]),
         ({"labels": {"team": "ml"}}, ["labels.team", "launchTemplate.userData"]),
         ({"imdsHopLimit": 2}, ["launchTemplate.metadataOptions.httpPutResponseHopLimit"]),
         ({"localStorage": "Mount"}, ["launchTemplate.userData"]),
@@ -140,7 +140,7 @@ def test_cli_refuses_then_allows_at_zero(tmp_path: Path, capsys: pytest.CaptureF
     deployed = tmp_path / "deployed.json"
     args = ["plan", "--stack", "up", "--project-dir", str(project)]
     assert main([*args, "--json", str(deployed)]) == 0
-    stack["config"]["ultraserver-eks:gpuNodeGroups"][0]["releaseVersion"] = "1.33.5-20251204"
+    stack["config"]["ultraserver-eks:gpuNodeGroups"][0]["releaseVersion"] = "1.35.6-20260804"
     stack_file.write_text(yaml.safe_dump(stack))
     capsys.readouterr()
     assert main([*args, "--deployed", str(deployed)]) == 1

@@ -12,9 +12,9 @@ from ultraserver.preflight.target import target_from_settings
 
 def test_target_of_a_self_managed_stack_in_an_existing_vpc() -> None:
     target = target_from_settings(stack_settings(ROOT, "gb200-x36"))
-    assert (target.region, target.kubernetes_version) == ("us-east-1", "1.33")
-    assert target.ami_release == "1.33.5-20251103"
-    assert target.ami_ssm_parameter == ami.pinned_ssm_parameter_name("1.33", "1.33.5-20251103")
+    assert (target.region, target.kubernetes_version) == ("us-east-1", "1.35")
+    assert target.ami_release == "1.35.6-20260714"
+    assert target.ami_ssm_parameter == ami.pinned_ssm_parameter_name("1.35", "1.35.6-20260714")
     [group] = target.groups
     assert (group.name, group.instance_type, group.ultraserver_type) == (
         "nvl36",
@@ -33,10 +33,10 @@ def test_target_of_a_self_managed_stack_in_an_existing_vpc() -> None:
 @pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])
 def test_preflight_resolves_the_pinned_release_not_recommended(stack: str) -> None:
     t = target_from_settings(parse_settings(stack_config(stack), stack=stack))
-    assert t.ami_release == "1.33.5-20251103"
+    assert t.ami_release == "1.35.6-20260714"
     assert t.ami_ssm_parameter == (
-        "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
-        "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251103/image_id"
+        "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/arm64/nvidia/"
+        "amazon-eks-node-al2023-arm64-nvidia-1.35-v20260714/image_id"
     )
 
 

@@ -27,7 +27,7 @@ BEFORE = START - timedelta(days=1)
 REGION = "us-east-1"
 """The region record() runs in when the config names none."""
 SSM_CALL = "aws:ssm/getParameter:getParameter"
-NVIDIA_SSM = "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/nvidia/"
+NVIDIA_SSM = "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/arm64/nvidia/"
 
 
 def offline(typ: str, name: str, key: str) -> Any:
@@ -108,7 +108,7 @@ def test_managed_mode() -> None:
     assert lookups(recorded) == [] and recorded.placeholders == []  # no SSM lookup: nothing moves between runs
 
     assert group["capacityType"] == "CAPACITY_BLOCK"
-    assert (group["amiType"], group["releaseVersion"]) == ("AL2023_ARM_64_NVIDIA", "1.33.5-20251103")
+    assert (group["amiType"], group["releaseVersion"]) == ("AL2023_ARM_64_NVIDIA", "1.35.6-20260714")
     assert group["launchTemplate"] == {
         "id": placeholders.resource_id("gpu"),
         "version": str(offline(LT, "gpu", "latestVersion")),
@@ -133,7 +133,7 @@ def test_managed_mode() -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "release"), [("1.33", "1.33.5-20251103"), ("1.34", "1.34.2-20260120"), ("1.35", "1.35.0-20260129")]
+    ("version", "release"), [("1.33", "1.33.13-20260714"), ("1.34", "1.34.9-20260714"), ("1.35", "1.35.6-20260714")]
 )
 def test_default_release_follows_the_cluster_minor(version: str, release: str) -> None:
     recorded = record(lambda: GpuNodeGroup("gpu", args(cluster=core(kubernetes_version=version))))
@@ -141,8 +141,8 @@ def test_default_release_follows_the_cluster_minor(version: str, release: str) -
 
 
 def test_pinned_release_version_is_passed_unchanged() -> None:
-    recorded = record(lambda: GpuNodeGroup("gpu", args(release_version="1.33.5-20251204")))
-    assert only(recorded, NG)["releaseVersion"] == "1.33.5-20251204"
+    recorded = record(lambda: GpuNodeGroup("gpu", args(release_version="1.35.0-20260204")))
+    assert only(recorded, NG)["releaseVersion"] == "1.35.0-20260204"
     assert "imageId" not in only(recorded, LT)
 
 
@@ -217,7 +217,7 @@ def test_given_role_and_pinned_release() -> None:
                 mode="self-managed",
                 node_role_arn="arn:aws:iam::123456789012:role/shared",
                 instance_profile_arn="arn:aws:iam::123456789012:instance-profile/shared",
-                release_version="1.33.5-20251204",
+                release_version="1.35.0-20260204",
             ),
         ),
     )
@@ -225,7 +225,7 @@ def test_given_role_and_pinned_release() -> None:
     template = only(recorded, LT)
     assert template["imageId"] == placeholders.AMI
     assert template["iamInstanceProfile"] == {"arn": "arn:aws:iam::123456789012:instance-profile/shared"}
-    assert lookups(recorded) == [NVIDIA_SSM + "amazon-eks-node-al2023-arm64-nvidia-1.33-v20251204/image_id"]
+    assert lookups(recorded) == [NVIDIA_SSM + "amazon-eks-node-al2023-arm64-nvidia-1.35-v20260204/image_id"]
     assert len(recorded.placeholders) == 1
     assert "recommended" not in recorded.placeholders[0]
 
@@ -338,10 +338,10 @@ def test_desired_size_below_full() -> None:
         ),
         ({"ami_release": "v20251204"}, "image_id / ami_release: a custom AMI needs both"),
         ({"image_id": "ami-0ccccccccccccccc0"}, "image_id / ami_release: a custom AMI needs both"),
-        ({"release_version": "1.34.2-20260120"}, "a release of the cluster's Kubernetes 1.33"),
-        ({"release_version": "1.33.5-20250704"}, "release 20251103 or later"),
-        ({"release_version": "1.33.5-20991231"}, "a release already published"),
-        ({"cluster": core(kubernetes_version="1.36")}, "release_version: no default for Kubernetes 1.36"),
+        ({"release_version": "1.34.2-20260120"}, "a release of the cluster's Kubernetes 1.35"),
+        ({"release_version": "1.35.5-20250704"}, "release 20251103 or later"),
+        ({"release_version": "1.35.5-20991231"}, "a release already published"),
+        ({"cluster": core(kubernetes_version="1.37")}, "release_version: no default for Kubernetes 1.37"),
         ({"imds_hop_limit": 3}, "imds_hop_limit: 3"),
         (
             {

@@ -10,11 +10,11 @@ from helpers.manifests import pair_manifests
 from helpers.nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.builders.nvbandwidth_job import (
-    NVBANDWIDTH_IMAGE,
     TESTCASE,
     NvbandwidthJobArgs,
     mpijob_manifest,
 )
+from ultraserver.facts.images import NVBANDWIDTH_IMAGE
 from ultraserver.problems import ConfigError
 from ultraserver.verify.fabric import reported_nodes
 from ultraserver.verify.nvbandwidth import BandwidthOutputError, check_bandwidth, parse_bandwidth_matrix

@@ -14,11 +14,8 @@ from importlib import resources
 from typing import Any
 
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
+from ultraserver.facts.images import PYTHON_IMAGE
 
-# Docker's official Python image as mirrored on ECR Public (no Docker Hub pull limits from EKS); the official
-# image is multi-arch including arm64v8. UNVERIFIED: the tag was not checked against the registry; it is a
-# moving tag of the 3.12 line (any 3.9+ runs the script).
-PYTHON_IMAGE = "public.ecr.aws/docker/library/python:3.12-slim"
 SCRIPT_NAME = "drift_check.py"
 _MOUNT = "/drift"
 _NOBODY = 65534

@@ -17,18 +17,11 @@ from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, wor
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import kueue_enabled, node_group_names, ultraservers_per_node_group
 from ultraserver.facts import efa
+from ultraserver.facts.images import NCCL_TESTS_IMAGE
 from ultraserver.facts.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION, ULTRASERVER_LABEL
 from ultraserver.problems import ConfigError, problem
 
-# AWS's nccl-tests image, built multi-arch by its buildspec (`docker buildx build --push
-# --platform=linux/amd64,linux/arm64`) from nvcr.io/nvidia/cuda:13.1.2-devel-ubuntu22.04 with EFA installer 1.50.0
-# (aws-ofi-nccl 1.21.1), NCCL v2.31.2-1 and nccl-tests v2.20.0 for sm_100; AWS's own GB200 MPIJob uses this tag.
-# Sources: awslabs/awsome-distributed-ai micro-benchmarks/nccl-tests/buildspec.yaml @8d95f609,
-# nccl-tests.Dockerfile @0b55ba5f, kubernetes/nccl-tests-gb200.yaml @c428b24b.
-# UNVERIFIED: that the pushed manifest list really holds linux/arm64 (the registry was not queried), and that
-# CUDA 13.1 runs on the AMI's driver 580 (CUDA minor-version compatibility).
-NCCL_TESTS_IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:cuda13.1.2-efa1.50.0-ofiv1.21.1-ncclv2.31.2-1-testsv2.20.0"
 ALL_REDUCE_PERF = "/opt/nccl-tests/build/all_reduce_perf"
 MPIRUN = "/opt/amazon/openmpi/bin/mpirun"
 # Only large messages are judged, so the sweep starts at 1 GiB (the average over 8 B..16 GiB says little:

@@ -13,11 +13,11 @@ from ultraserver.builders.compute_domain import (
 )
 from ultraserver.builders.kueue import podset_topology_annotations, queue_labels
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
+from ultraserver.facts.images import NVBANDWIDTH_IMAGE
 from ultraserver.facts.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_RESOURCE, GPU_TOLERATION
 from ultraserver.problems import ConfigError
 
-NVBANDWIDTH_IMAGE = "ghcr.io/nvidia/k8s-samples:nvbandwidth-v0.7-8d103163"
 TESTCASE = "multinode_device_to_device_memcpy_read_ce"
 GPUS_PER_NODE = 4
 DEFAULT_THRESHOLD_GBPS = 700.0

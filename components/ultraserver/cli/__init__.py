@@ -1,4 +1,4 @@
-"""The ``ultraserver`` command: ``plan`` (offline), and the subcommands that talk to AWS or the cluster.
+"""The ``ultraserver`` command: ``plan`` and ``versions`` (offline), and subcommands that talk to AWS or the cluster.
 
 Exit codes: cli.common.EXIT_TABLE, rendered as the --help epilog and as the table in docs/plan.md.
 """
@@ -25,6 +25,7 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
 from ultraserver.cli.plan import cmd_plan, with_deployed_state
+from ultraserver.cli.versions import add_parser as add_versions_parser
 from ultraserver.problems import ConfigError
 
 __all__ = ["build_parser", "main", "stack_settings", "with_deployed_state"]
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--hours", required=True, type=int, help="extension length: 24-336 by 24, then by 168 to 4368")
     ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
     ext.set_defaults(func=cmd_extend)
+    add_versions_parser(sub)
     return parser
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from ultraserver.cli.common import (
     suffix,
     write_output,
 )
+from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.problems import ConfigError
 
 
@@ -58,11 +60,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         tree=tree(plan),
         summary=summary(plan),
         placeholders=list(dict.fromkeys(plan.placeholders)),
-        notes=[deployed_note] if deployed_note else [],
+        notes=[*([deployed_note] if deployed_note else []), *version_notes(settings, now.date())],
     )
     print_plan(console_for(sys.stdout), text, sys.stdout)
     if args.json:
-        write_output(args.json, json.dumps(plan.to_json(), indent=2, sort_keys=False) + "\n")
+        document = plan.to_json()
+        if settings is not None:
+            document["versions"] = stack_rows(settings.cluster.kubernetes_version, now.date())
+        write_output(args.json, json.dumps(document, indent=2, sort_keys=False) + "\n")
         print(f"\nPlan JSON written to {args.json}")
     if args.graph:
         kind = GRAPH_FORMATS[suffix(args.graph)]
@@ -74,6 +79,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_output(args.html, html_report(plan, text))
         print(f"HTML report written to {args.html}")
     return EXIT_FAILED if blocks(violations) else EXIT_OK
+
+
+def version_notes(settings: Any, on: date) -> list[str]:
+    """The plan's line about the stack's version set (none without settings)."""
+    return [plan_note(settings.cluster.kubernetes_version, on)] if settings is not None else []
 
 
 def with_deployed_state(

@@ -98,9 +98,10 @@ def kubernetes_version_check(version: str, info: ValidationInfo) -> str:
     why = why or "; EKS does not offer it"
     if not kubernetes.at_floor(version):
         why = "; below the floor: GB200 needs DRA"
-    # Suggest the oldest version still in standard support (extended support costs more).
+    # Suggest the default, else the oldest version still in standard support (extended support costs more).
     standard = [v for v in usable if not kubernetes.past_standard_support(v, today)]
-    suggestion = (standard or usable or [kubernetes.FLOOR_TEXT])[0]
+    fallback = (standard or usable or [kubernetes.FLOOR_TEXT])[0]
+    suggestion = kubernetes.DEFAULT_TEXT if kubernetes.DEFAULT_TEXT in standard else fallback
     raise problem_error(
         f"{kubernetes.FLOOR_TEXT} or newer, one of {', '.join(usable) or 'none today (update the toolkit)'}{why}",
         f'set kubernetesVersion: "{suggestion}"',

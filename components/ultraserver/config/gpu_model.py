@@ -24,7 +24,7 @@ from ultraserver.config.fields import (
     efa_layout_shape,
     pattern,
 )
-from ultraserver.facts import capacity_blocks, efa, instances
+from ultraserver.facts import ami, capacity_blocks, efa, instances
 
 
 class ReservationWindowSettings(Model):
@@ -95,7 +95,7 @@ class GpuNodeGroupSettings(Model):
         None, ge=0, description="Nodes per group; defaults to every instance of the UltraServer(s)."
     )
     release_version: Annotated[
-        str, pattern(r"1\.\d+\.\d+-\d{8}", "an EKS AMI release version such as 1.33.5-20251103", empty=True)
+        str, pattern(r"1\.\d+\.\d+-\d{8}", f"an EKS AMI release version such as {ami.EXAMPLE_RELEASE}", empty=True)
     ] = Field(
         "",
         description="EKS AMI release (AL2023_ARM_64_NVIDIA); default: the toolkit's pin for the cluster version.",

@@ -270,7 +270,9 @@ def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pro
         why = ami.release_problem(g.ami_release, today)
         if why:
             found.append(
-                Problem(f"{at}.amiRelease", g.ami_release, why, "pin a published release (v20251103 or later)")
+                Problem(
+                    f"{at}.amiRelease", g.ami_release, why, f"pin a published release (v{ami.MIN_RELEASE} or later)"
+                )
             )
     if g.ami_release and not g.ami_id:
         pin = ami.default_release_version(s.cluster.kubernetes_version)
@@ -279,7 +281,7 @@ def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pro
                 f"{at}.amiRelease",
                 g.ami_release,
                 "amiRelease only with amiId (a custom AMI)",
-                f"pin the EKS AMI with releaseVersion (e.g. {pin or '1.33.5-20251103'}) and remove amiRelease",
+                f"pin the EKS AMI with releaseVersion (e.g. {pin or ami.EXAMPLE_RELEASE}) and remove amiRelease",
             )
         )
     if g.ami_id and not g.ami_release:

@@ -101,7 +101,7 @@ class ClusterSettings(Model):
     kubernetes_version: Annotated[
         Annotated[str, pattern(r"\d+\.\d+", 'a Kubernetes minor version such as "1.33"')],
         AfterValidator(kubernetes_version_check),
-    ] = Field(kubernetes.FLOOR_TEXT, description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA).")
+    ] = Field(kubernetes.DEFAULT_TEXT, description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA).")
     public_access_cidrs: tuple[Cidr, ...] = Field(
         (),
         alias="endpointPublicAccessCidrs",
@@ -190,7 +190,7 @@ class SystemNodeGroupSettings(Model):
 
 
 class AddonSettings(Model):
-    """Versions of the EKS managed add-ons; empty means the EKS default for the cluster version."""
+    """Versions of the EKS managed add-ons; empty takes the toolkit's pin for the cluster's Kubernetes minor."""
 
     vpc_cni: AddonVersion = Field("", description="vpc-cni add-on version (v1.18.5 or newer for EFA-only).")
     coredns: AddonVersion = Field("", description="coredns add-on version.")
@@ -326,6 +326,7 @@ SECTIONS = (
     "efaCheck",
     "alerts",
     "autoDeploy",
+    "acceptUntestedVersions",
 )
 
 
@@ -352,6 +353,9 @@ class Settings(Model):
         default_factory=AlertSettings, description="Capacity Block alerts (EventBridge rules to an SNS topic)."
     )
     auto_deploy: StrictBool = Field(False, description="Deploy this stack automatically on pushes to main (CI).")
+    accept_untested_versions: StrictBool = Field(
+        False, description="Allow chart and add-on versions outside the tested set (a warning instead of an error)."
+    )
 
     @property
     def alerts_enabled(self) -> bool:

@@ -1,8 +1,8 @@
 """Cross-field rules of the stack settings: plain functions of valid-shaped Settings that return Problems.
 
-Each rule names the stack key as written, the bad value, what is allowed and the fix. ``RULES`` lists them
-all; ``config.load`` runs them after the model accepted every field's type and bounds. Rules for GPU node
-groups live in ``config.gpu_rules``, rules for derived AWS names in ``config.names``.
+Each rule names the stack key as written, the bad value, what is allowed and the fix. ``RULES`` lists them all;
+``config.load`` runs them after the model accepted every field's type and bounds. Rules for GPU node groups live in
+``config.gpu_rules``, for derived AWS names in ``config.names``, for versions outside the set in ``version_rules``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings
 from ultraserver.config.names import name_problems
 from ultraserver.config.network_rules import vpc_blocks
+from ultraserver.config.version_rules import support_window, untested_versions
 from ultraserver.facts import charts as chart_facts
-from ultraserver.facts import instances, kubernetes, limits, tags
-from ultraserver.problems import WARNING, Problem
+from ultraserver.facts import instances, limits, tags
+from ultraserver.problems import Problem
 
 SELF_HOSTED_LABEL = "self-hosted"
 
@@ -247,7 +248,7 @@ def addons(s: Settings, today: date) -> list[Problem]:
                 key(s, "addons.vpcCni"),
                 version,
                 "v1.18.5 or newer (EFA-only interfaces need it)",
-                "remove vpcCni to take the EKS default, or pin a newer version",
+                "remove vpcCni to take the toolkit's pin, or pin a newer version",
             )
         ]
     return []
@@ -315,24 +316,6 @@ def checks(s: Settings, today: date) -> list[Problem]:
     return found
 
 
-def support_window(s: Settings, today: date) -> list[Problem]:
-    """A warning when the version is in paid extended support."""
-    version = s.cluster.kubernetes_version
-    if not kubernetes.past_standard_support(version, today):
-        return []
-    row = kubernetes.eks_version(version)
-    assert row is not None
-    return [
-        Problem(
-            key(s, "cluster.kubernetesVersion"),
-            version,
-            f"a version in EKS standard support (ended {row.end_of_standard_support}; extended support costs more)",
-            "upgrade the cluster (scale capacity-block groups to 0 first)",
-            WARNING,
-        )
-    ]
-
-
 def alert_topic(s: Settings, today: date) -> list[Problem]:
     """An existing alert topic lives in the stack's region: "The targets you associate with a rule must be in the same
     Region as the rule" (AWS re:Post knowledge center, sns-not-getting-eventbridge-notification)."""
@@ -368,6 +351,7 @@ RULES: tuple[Rule, ...] = (
     kueue_settings,
     checks,
     support_window,
+    untested_versions,
     alert_topic,
     derived_names,
 )

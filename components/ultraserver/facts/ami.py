@@ -1,6 +1,11 @@
-"""The EKS-optimized AL2023 ARM64 NVIDIA AMI: SSM parameter names and the minimum release for GB200.
+"""The EKS-optimized AL2023 ARM64 NVIDIA AMI: SSM parameter names, the pinned releases and the GB200 minimum.
 
-GB200 needs release v20251103 or later (NVIDIA driver 580; EKS UltraServer guide). A pinned release
+The minimum is the EKS UltraServer guide's, word for word: "It is recommend to use EKS-optimized AMI release
+`v20251103` or later, which includes NVIDIA driver version 580" (awsdocs/amazon-eks-user-guide
+``latest/ug/ml/ml-eks-nvidia-ultraserver.adoc`` line 24 at commit e0464053baeb13f4f102ceb426ff3df137afb7b0, checked
+2026-11-25). Driver 580 itself came earlier: awslabs/amazon-eks-ami ``CHANGELOG.md`` puts it in the 1.34 AMIs of
+v20251023 and the 1.33 AMIs of v20251029; v20251103 is a git tag with no CHANGELOG section. The toolkit enforces the
+guide's v20251103, not the first driver-580 release. A pinned release
 resolves through its own SSM parameter,
 ``/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/amazon-eks-node-al2023-arm64-nvidia-<k8s>-v<YYYYMMDD>/image_id``
 (the dated form Karpenter resolves pinned AL2023 aliases through, e.g. its e2e suite's
@@ -12,9 +17,14 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 
+from ultraserver.facts.kubernetes import DEFAULT_TEXT as _EXAMPLE_MINOR
 from ultraserver.problems import ConfigError
 
 MIN_RELEASE = "20251103"
+"""Oldest release date the EKS UltraServer guide recommends for GB200 (see the module docstring)."""
+MIN_RELEASE_SOURCE = (
+    "EKS UltraServer guide (awsdocs/amazon-eks-user-guide latest/ug/ml/ml-eks-nvidia-ultraserver.adoc:24 @e0464053)"
+)
 AMI_TYPE = "AL2023_ARM_64_NVIDIA"
 """EKS AMI type of the GB200 nodes: with no ImageId in the launch template EKS picks the AMI from amiType +
 releaseVersion and merges its bootstrap into the user data (EKS user guide, launch-templates)."""
@@ -27,20 +37,25 @@ VARIANT = "amazon-linux-2023/arm64/nvidia"
 # Pinning keeps every `pulumi up` on the same AMI: following SSM's "recommended" would roll capacity-block
 # groups whenever AWS publishes a new AMI. To move on, read the SSM parameter
 #   /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/recommended/release_version
-# and follow the upgrade procedure in README.
-# Sources (the date of each is an AMI release tag of awslabs/amazon-eks-ami; the kubelet patch is taken from peer
-# configurations that pinned these values, not from the release notes: unverified):
-# - 1.33.5-20251103: terraform configuration `ami_release_version="1.33.5-20251103"` (public GitHub code);
-#   v20251103 is the first release with NVIDIA driver 580 (MIN_RELEASE).
-# - 1.34.2-20260120 and 1.35.0-20260129: a public changelog "Updated system_gpu node AMI release version from
-#   `1.34.2-20260120` to `1.35.0-20260129`".
+# and follow docs/versions.md. The keys of this table are the minors a stack may run (with the EKS calendar and the
+# floor, facts/kubernetes.py): a minor gets in once its AMI release is pinned here.
+# Source: awslabs/amazon-eks-ami CHANGELOG.md at commit 81fec2e (2026-07-23), section "AMI Release v20260714", the
+# newest release with notes (tag v20260724 has none), checked 2026-11-25.
+RELEASE = "20260714"
+NVIDIA_DRIVER = "580.159.03"
+"""NVIDIA driver of the pinned release's AL2023 ARM64 NVIDIA AMIs (same CHANGELOG section)."""
+RELEASE_SOURCE = "awslabs/amazon-eks-ami CHANGELOG.md @81fec2e, AMI Release v20260714"
+RELEASE_CHECKED = date(2026, 11, 25)
 RELEASE_VERSIONS: dict[str, str] = {
-    "1.33": "1.33.5-20251103",
-    "1.34": "1.34.2-20260120",
-    "1.35": "1.35.0-20260129",
+    "1.33": f"1.33.13-{RELEASE}",
+    "1.34": f"1.34.9-{RELEASE}",
+    "1.35": f"1.35.6-{RELEASE}",
+    "1.36": f"1.36.2-{RELEASE}",
 }
+EXAMPLE_RELEASE = RELEASE_VERSIONS[_EXAMPLE_MINOR]
+"""The pinned release of the default minor, the example error messages give."""
 _K8S = re.compile(r"^1\.\d{2,}$")
-# v20251103 (GitHub tag), 20251103, or 1.33.5-20251103 (the SSM release_version form).
+# v20260714 (GitHub tag), 20260714, or 1.35.6-20260714 (the SSM release_version form).
 _RELEASE = re.compile(r"^(?:v|(?P<k8s>1\.\d+\.\d+)-)?(?P<date>\d{8})$")
 
 
@@ -77,7 +92,7 @@ def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
 
 
 def release_date_in(text: str) -> str | None:
-    """The YYYYMMDD release date in any release text: 1.33.5-20251103, v20251103, or an AMI name."""
+    """The YYYYMMDD release date in any release text: 1.35.6-20260714, v20260714, or an AMI name."""
     dates = re.findall(r"(?<!\d)(20\d{6})(?!\d)", text)
     return dates[-1] if dates else None
 
@@ -91,10 +106,10 @@ _RELEASE_VERSION = re.compile(r"^(?P<minor>1\.\d+)\.\d+-(?P<date>\d{8})$")
 
 
 def release_version_problem(value: str, kubernetes_version: str, today: date) -> str | None:
-    """Why an EKS AMI release version (1.33.5-20251103) does not fit the cluster, or None when it does."""
+    """Why an EKS AMI release version (1.35.6-20260714) does not fit the cluster, or None when it does."""
     match = _RELEASE_VERSION.match(value)
     if match is None:
-        return f"an EKS AMI release version such as {RELEASE_VERSIONS['1.33']} (<k8s version>-<YYYYMMDD>)"
+        return f"an EKS AMI release version such as {EXAMPLE_RELEASE} (<k8s version>-<YYYYMMDD>)"
     if match["minor"] != kubernetes_version:
         example = default_release_version(kubernetes_version) or f"{kubernetes_version}.<patch>-<date>"
         return f"a release of the cluster's Kubernetes {kubernetes_version}, e.g. {example}"
@@ -108,7 +123,7 @@ def _date_problem(text: str, today: date | None) -> str | None:
     except ValueError:
         return "a release with a valid date (YYYYMMDD)"
     if text < MIN_RELEASE:
-        return f"release {MIN_RELEASE} or later (GB200 needs NVIDIA driver 580, shipped from v{MIN_RELEASE})"
+        return f"release {MIN_RELEASE} or later (the {MIN_RELEASE_SOURCE} recommends v{MIN_RELEASE} or later for GB200)"
     if today is not None and day > today:
         return f"a release already published (dated {today:%Y%m%d} or earlier)"
     return None
@@ -117,7 +132,7 @@ def _date_problem(text: str, today: date | None) -> str | None:
 def release_problem(value: str, today: date | None = None) -> str | None:
     """Why an AMI release string is unusable on GB200, or None when it is fine."""
     match = _RELEASE.match(value) if isinstance(value, str) else None
-    allowed = "v20251103, 20251103 or 1.33.5-20251103"
+    allowed = f"v{MIN_RELEASE}, {MIN_RELEASE} or {EXAMPLE_RELEASE}"
     if match is None:
         return f"amiRelease: '{value}' is not a release; use one of the forms {allowed}."
     try:
@@ -130,7 +145,7 @@ def release_problem(value: str, today: date | None = None) -> str | None:
         )
     if match["date"] < MIN_RELEASE:
         return (
-            f"amiRelease: '{value}' is older than v{MIN_RELEASE}; GB200 needs NVIDIA driver 580, "
-            f"shipped from v{MIN_RELEASE}. Use an AMI of v{MIN_RELEASE} or later."
+            f"amiRelease: '{value}' is older than v{MIN_RELEASE}; the {MIN_RELEASE_SOURCE} recommends "
+            f"v{MIN_RELEASE} or later for GB200 (NVIDIA driver 580). Use an AMI of v{MIN_RELEASE} or later."
         )
     return None

@@ -1,6 +1,10 @@
-"""Kubernetes versions: the GB200 floor and the EKS release calendar.
+"""Kubernetes versions: the default, the GB200 floor, the EKS release calendar and its prices.
 
-GB200 UltraServers need Dynamic Resource Allocation (ComputeDomains), so the floor is 1.33.
+GB200 UltraServers need Dynamic Resource Allocation (ComputeDomains), so the floor is 1.33 (the EKS UltraServer
+guide, ml-eks-nvidia-ultraserver.adoc:20 @e0464053: "Amazon EKS supports P6e-GB200 UltraServers for Kubernetes
+versions 1.33 and above"). New stacks default to DEFAULT_TEXT, a minor in standard support with DRA at
+resource.k8s.io/v1; which minors a stack may use also depends on the AMI pin table (``facts/ami.py``): a minor
+without a pinned GB200 AMI release is refused.
 
 The calendar comes from the EKS user guide, awsdocs/amazon-eks-user-guide
 ``latest/ug/versioning/kubernetes-versions.adoc`` ("A minor version is under standard support in Amazon EKS
@@ -20,6 +24,23 @@ from ultraserver.facts.versions import version_tuple
 FLOOR = (1, 33)
 """Oldest Kubernetes minor the toolkit deploys (DRA for ComputeDomains)."""
 FLOOR_TEXT = "1.33"
+DEFAULT_TEXT = "1.35"
+"""Kubernetes minor of new stacks and of the Cluster component when none is given (the one home of the default)."""
+
+# Control-plane prices per cluster-hour (US East, USD). Source: the AWS containers blog "Amazon EKS extended support
+# for Kubernetes versions pricing" (aws.amazon.com/blogs/containers/amazon-eks-extended-support-for-kubernetes-versions-
+# pricing, 2024; read in a stored copy): "charged a total of $0.60 per cluster per hour ... clusters running
+# Kubernetes versions in standard support ... $0.10 per cluster per hour". UNVERIFIED on the EKS pricing page itself
+# (https://aws.amazon.com/eks/pricing/ was not in the searched corpora); dated third-party copies agree (Vantage and
+# CloudZero, checked 2026-11-25).
+STANDARD_PRICE_PER_HOUR = 0.10
+EXTENDED_PRICE_PER_HOUR = 0.60
+PRICE_SOURCE = (
+    "AWS containers blog 'Amazon EKS extended support for Kubernetes versions pricing' "
+    "(unverified on the EKS pricing page)"
+)
+SUPPORT_WARNING_DAYS = 90
+"""Plans warn from this many days before a minor leaves standard support (time to upgrade at capacity 0)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,30 @@ def past_standard_support(version: str, on: date) -> bool:
     """Whether the version is in (paid) extended support, or past it, on a date; False for unknown versions."""
     row = eks_version(version)
     return row is not None and on >= row.end_of_standard_support
+
+
+def support_status(version: str, on: date) -> str:
+    """'standard', 'extended' (paid), 'end of support' or 'unknown' for a minor on a date."""
+    row = eks_version(version)
+    if row is None:
+        return "unknown"
+    if on >= row.end_of_extended_support:
+        return "end of support"
+    return "extended" if on >= row.end_of_standard_support else "standard"
+
+
+def leaving_standard_support(version: str, on: date) -> EksVersion | None:
+    """The calendar row when the minor is past standard support or leaves it within SUPPORT_WARNING_DAYS."""
+    row = eks_version(version)
+    if row is None or (row.end_of_standard_support - on).days > SUPPORT_WARNING_DAYS:
+        return None
+    return row
+
+
+def is_newer(version: str, than: str) -> bool:
+    """Whether one dotted version is newer than another (False when either does not parse)."""
+    a, b = version_tuple(version), version_tuple(than)
+    return a is not None and b is not None and a > b
 
 
 def at_floor(version: str) -> bool:

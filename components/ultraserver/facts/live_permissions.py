@@ -31,6 +31,7 @@ OPERATION_ACTIONS: dict[tuple[str, str], str] = {
     ("ec2", "DescribeSubnets"): "ec2:DescribeSubnets",
     ("ssm", "GetParameter"): "ssm:GetParameter",
     ("eks", "DescribeClusterVersions"): "eks:DescribeClusterVersions",
+    ("eks", "DescribeAddonVersions"): "eks:DescribeAddonVersions",
     ("service-quotas", "GetServiceQuota"): "servicequotas:GetServiceQuota",
     ("resource-groups", "ListGroupResources"): "resource-groups:ListGroupResources",
 }
@@ -54,6 +55,7 @@ COMMAND_ACTIONS: dict[str, tuple[str, ...]] = {
         "ec2:DescribeSubnets",
         "ssm:GetParameter",
         "eks:DescribeClusterVersions",
+        "eks:DescribeAddonVersions",
         "servicequotas:GetServiceQuota",
     ),
     "status": (*_READ_RESERVATIONS, *_READ_BLOCKS),

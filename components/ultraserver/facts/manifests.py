@@ -39,8 +39,9 @@ DRA_COMPUTE_DOMAIN_CRD = PinnedManifest(
 # Kubeflow MPI Operator v0.7.0 (tag v0.7.0 = commit 07a32d9a): the all-in-one manifest (namespace, MPIJob CRD,
 # RBAC, controller). sha256 computed from a copy (670391 bytes) whose git blob id equals the one at the tag
 # (89e467b6...), i.e. the same bytes.
+MPI_OPERATOR_VERSION = "v0.7.0"
 MPI_OPERATOR = PinnedManifest(
-    name="MPI Operator v0.7.0 manifest",
+    name=f"MPI Operator {MPI_OPERATOR_VERSION} manifest",
     url=(
         "https://raw.githubusercontent.com/kubeflow/mpi-operator/07a32d9a8cb5e667d754a107cfb0629712811619/"
         "deploy/v2beta1/mpi-operator.yaml"

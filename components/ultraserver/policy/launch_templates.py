@@ -173,7 +173,7 @@ def release_ok(release: Any, minimum: str) -> bool:
 
 
 def check_ami_release(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
-    """A pinned AL2023 NVIDIA AMI release is at least the first with driver 580 (v20251103)."""
+    """A pinned AL2023 NVIDIA AMI release is at least the EKS UltraServer guide's minimum (v20251103, driver 580)."""
     minimum = str(opts["minRelease"])
     if resource_type == LAUNCH_TEMPLATE:
         if not is_gb200_template(resource_type, props):
@@ -186,8 +186,9 @@ def check_ami_release(resource_type: str, props: Mapping[str, Any], opts: Mappin
     if release is None or is_unknown(release) or release_ok(release, minimum):
         return []
     return [
-        f"AMI release {release!r} ({where}) is older than {minimum} or unreadable; GB200 needs driver 580 "
-        f'from {minimum}. Pin {minimum} or later, or use the "recommended" release.'
+        f"AMI release {release!r} ({where}) is older than {minimum} or unreadable; the EKS UltraServer guide "
+        f"recommends {minimum} or later for GB200 (driver 580). Pin {minimum} or later, or use the "
+        '"recommended" release.'
     ]
 
 

@@ -10,6 +10,7 @@ import boto3
 
 from ultraserver.facts import ami, limits
 from ultraserver.facts.capacity_blocks import require_aware
+from ultraserver.preflight.addons import check_addon_versions
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.clients import (
     ApiFailure,
@@ -24,12 +25,12 @@ from ultraserver.preflight.report import FAIL, PASS, WARN, check
 from ultraserver.preflight.target import PreflightTarget
 from ultraserver.problems import Problem
 
-# EKS requires this AL2023 NVIDIA AMI release or later (NVIDIA driver 580) for P6e-GB200.
+# The EKS UltraServer guide recommends this AL2023 NVIDIA AMI release or later for P6e-GB200 (facts/ami.py).
 MIN_AMI_RELEASE = ami.MIN_RELEASE
 
 
 def ami_release_date(text: str) -> str | None:
-    """The YYYYMMDD release date in an AMI release string ("1.33.5-20251103", "v20251103", an AMI name)."""
+    """The YYYYMMDD release date in an AMI release string ("1.35.6-20260714", "v20251103", an AMI name)."""
     return ami.release_date_in(text)
 
 
@@ -169,7 +170,7 @@ def check_ami(target: PreflightTarget, ssm: Client) -> list[Problem]:
                 "AMI release",
                 FAIL,
                 f"{release} (from {source}) is older than {MIN_AMI_RELEASE}",
-                f"use AL2023 ARM64 NVIDIA AMI release {MIN_AMI_RELEASE} or later (driver 580, required for P6e-GB200)",
+                f"use AL2023 ARM64 NVIDIA AMI release {MIN_AMI_RELEASE} or later (the EKS UltraServer guide's minimum)",
             )
         )
     return checks
@@ -321,4 +322,6 @@ def run_preflight(
     version_name = f"Kubernetes {target.kubernetes_version} offered"
     checks += _guarded(version_name, lambda: check_kubernetes_version(target, clients.eks))
     checks += _guarded("managed node group quota", lambda: check_node_group_quota(target, clients.service_quotas))
+    if target.addon_versions:
+        checks += _guarded("EKS add-on versions", lambda: check_addon_versions(target, clients.eks))
     return checks

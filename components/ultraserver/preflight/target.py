@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
-from ultraserver.facts import ami
+from ultraserver.facts import addons, ami
 from ultraserver.facts.capacity_blocks import CapacityBlock
 
 
@@ -42,6 +42,7 @@ class PreflightTarget:
     required_free_ips: dict[str, int]  # subnet id -> IPs needed for planned nodes + pods
     managed_node_group_count: int  # MNGs the stack declares (system + GPU)
     end_horizon_hours: int = 48
+    addon_versions: dict[str, str] = field(default_factory=dict)  # EKS add-on -> the addonVersion the stack pins
 
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
@@ -82,4 +83,21 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
         subnets.update({s: zone for s in ids})
         needs.update({s: -(-zone_needs.get(zone, 0) // len(ids)) for s in ids})
     managed = 1 + sum(g.node_groups for g in settings.gpu_node_groups if g.mode == "managed")
-    return PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
+    target = PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
+    target.addon_versions = pinned_addons(settings)
+    return target
+
+
+def pinned_addons(settings: Settings) -> dict[str, str]:
+    """The addonVersion of every EKS add-on the stack installs and pins (override, else the toolkit's pin)."""
+    overrides = {
+        addons.VPC_CNI: settings.addons.vpc_cni,
+        addons.KUBE_PROXY: settings.addons.kube_proxy,
+        addons.COREDNS: settings.addons.coredns,
+        addons.POD_IDENTITY_AGENT: settings.addons.pod_identity_agent,
+    }
+    if settings.health.node_monitoring_agent:
+        overrides[addons.NODE_MONITORING_AGENT] = ""
+    version = settings.cluster.kubernetes_version
+    chosen = {name: addons.addon_version(name, override, version) for name, override in overrides.items()}
+    return {name: pinned for name, pinned in chosen.items() if pinned}

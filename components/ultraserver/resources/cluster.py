@@ -67,7 +67,7 @@ class ClusterCoreData:
     """Kubernetes service CIDR."""
     security_group_id: pulumi.Input[str]
     """The EKS-created cluster security group; nodes with custom security groups must carry it themselves."""
-    kubernetes_version: str = "1.33"
+    kubernetes_version: str = kubernetes.DEFAULT_TEXT
     """Kubernetes minor version of the control plane; selects the node AMI."""
     node_prerequisites: Sequence[pulumi.Resource] = ()
     """What nodes need before they boot (e.g. the VPC CNI's Pod Identity association)."""
@@ -85,8 +85,8 @@ class ClusterArgs:
     """Regional private subnets for the control plane and system nodes."""
     public_subnet_ids: Sequence[pulumi.Input[str]] = ()
     """Regional public subnets (for internet-facing load balancers)."""
-    kubernetes_version: str = kubernetes.FLOOR_TEXT
-    """Kubernetes version (>= 1.33 for DRA)."""
+    kubernetes_version: str = kubernetes.DEFAULT_TEXT
+    """Kubernetes minor version (the toolkit's default; 1.33 is the floor for DRA)."""
     public_access_cidrs: Sequence[str] = ()
     """CIDRs for a public API endpoint; empty keeps the endpoint private."""
     admin_principal_arns: Sequence[str] = ()
@@ -134,6 +134,10 @@ class Cluster(pulumi.ComponentResource):
             opts=child,
         )
         public = bool(args.public_access_cidrs)
+
+        def version(addon: str, override: str) -> str:
+            return addons.addon_version(addon, override, args.kubernetes_version)
+
         self.eks = eks.Cluster(
             name,
             name=args.name,
@@ -157,12 +161,12 @@ class Cluster(pulumi.ComponentResource):
             enabled_cluster_log_types=list(args.log_types),
             encryption_config_key_arn=key.arn,
             create_oidc_provider=True,
-            vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=args.addons.vpc_cni or None),
+            vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=version(addons.VPC_CNI, args.addons.vpc_cni) or None),
             # CoreDNS is a Deployment: its add-on reaches ACTIVE only once pods run, and everything that waits for
             # this component waits for all its children. Declared below, after the system node group, instead.
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(
-                enabled=True, version=args.addons.kube_proxy or None
+                enabled=True, version=version(addons.KUBE_PROXY, args.addons.kube_proxy) or None
             ),
             tags=tags,
             opts=child,
@@ -176,7 +180,11 @@ class Cluster(pulumi.ComponentResource):
         self.security_group_id = aws_cluster.vpc_config.apply(lambda c: c.cluster_security_group_id)
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
         agent = self._addon(
-            f"{name}-pod-identity-agent", addons.POD_IDENTITY_AGENT, args.addons.pod_identity_agent, tags, child
+            f"{name}-pod-identity-agent",
+            addons.POD_IDENTITY_AGENT,
+            version(addons.POD_IDENTITY_AGENT, args.addons.pod_identity_agent),
+            tags,
+            child,
         )
         # A provider is only declared where the deployer reaches the API server (README "Reachability").
         self.provider = (
@@ -214,7 +222,8 @@ class Cluster(pulumi.ComponentResource):
         # The managed add-on adopts the CoreDNS EKS bootstrapped (OVERWRITE) once there are nodes to run it on
         # (pulumi/pulumi-eks #1819, #1525: the add-on waits for ACTIVE, which needs scheduled pods).
         after_system_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
-        self.coredns = self._addon(f"{name}-coredns", addons.COREDNS, args.addons.coredns, tags, after_system_nodes)
+        coredns = version(addons.COREDNS, args.addons.coredns)
+        self.coredns = self._addon(f"{name}-coredns", addons.COREDNS, coredns, tags, after_system_nodes)
         self.core = ClusterCoreData(
             name=self.name,
             endpoint=self.endpoint,
@@ -226,7 +235,10 @@ class Cluster(pulumi.ComponentResource):
         )
         if args.node_monitoring_agent:
             # A DaemonSet: like the other node-needing add-ons it waits for the system nodes.
-            self._addon(f"{name}-node-monitoring-agent", addons.NODE_MONITORING_AGENT, "", tags, after_system_nodes)
+            monitoring = version(addons.NODE_MONITORING_AGENT, "")
+            self._addon(
+                f"{name}-node-monitoring-agent", addons.NODE_MONITORING_AGENT, monitoring, tags, after_system_nodes
+            )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
 
     def _addon(

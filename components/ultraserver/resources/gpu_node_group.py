@@ -101,7 +101,7 @@ class GpuNodeGroupArgs:
     instance_profile_arn: pulumi.Input[str] | None = None
     """Instance profile of node_role_arn; required with it in self-managed mode."""
     release_version: str | None = None
-    """Pinned EKS AMI release version (1.33.5-20251103); the facts/ami.py default for the cluster's minor when unset."""
+    """Pinned EKS AMI release version (1.35.6-20260714); the facts/ami.py default for the cluster's minor when unset."""
     image_id: pulumi.Input[str] | None = None
     """Custom AMI ID (with ami_release); replaces the EKS AMI."""
     ami_release: str | None = None

@@ -33,7 +33,7 @@ class NodeImage:
     kubernetes_version: str
     """Cluster Kubernetes minor version."""
     release_version: str
-    """Pinned EKS AMI release version (1.33.5-20251103)."""
+    """Pinned EKS AMI release version (1.35.6-20260714)."""
     managed: bool
     """Managed node group (EKS can pick the AMI) or self-managed."""
     image_id: pulumi.Input[str] | None = None

@@ -11,7 +11,7 @@ from ultraserver.facts.manifests import PinnedManifest
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
-MPI_OPERATOR_VERSION = "v0.7.0"
+MPI_OPERATOR_VERSION = manifests.MPI_OPERATOR_VERSION
 
 
 @dataclass

@@ -1,0 +1,106 @@
+"""``ultraserver versions``: the tested version set, with each entry's support status on a date (no AWS call)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date
+from typing import Any
+
+from ultraserver import clock
+from ultraserver.cli.common import EXIT_FAILED, EXIT_OK, UsageError, check_output, moment_arg, write_output
+from ultraserver.facts import kubernetes
+from ultraserver.facts import version_set as vs
+
+
+def add_parser(sub: Any) -> None:
+    """Register the subcommand on the top-level parser's subparsers."""
+    parser = sub.add_parser("versions", help="print the tested version set and each entry's support status")
+    parser.add_argument(
+        "--now", type=moment_arg, metavar="ISO", help="judge support as of this moment (ISO 8601 with a zone)"
+    )
+    parser.add_argument(
+        "--kubernetes-version",
+        default=kubernetes.DEFAULT_TEXT,
+        metavar="MINOR",
+        help="check the charts' kubeVersion against this minor (default: %(default)s)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="write the set as JSON")
+    parser.set_defaults(func=cmd_versions)
+
+
+def rows(on: date) -> list[dict[str, str]]:
+    """The set as plain rows, each with its status on the date."""
+    return [
+        {
+            "kind": entry.kind,
+            "name": entry.name,
+            "minor": entry.minor,
+            "version": entry.version or "-",
+            "status": vs.status(entry, on),
+            "statusSource": vs.status_source(entry),
+            "source": entry.source,
+            "checked": entry.checked.isoformat(),
+            "home": entry.home,
+        }
+        for entry in vs.version_set()
+    ]
+
+
+def text(table: list[dict[str, str]], on: date, problems: list[str]) -> str:
+    """The set as aligned text, grouped by kind, then what the kubeVersion check found."""
+    width = {k: max(len(r[k]) for r in table) for k in ("name", "minor", "version", "status")}
+    lines = [f"Tested version set (checked {vs.CHECKED}); support status on {on}:"]
+    kind = ""
+    for r in table:
+        if r["kind"] != kind:
+            kind = r["kind"]
+            lines.append(f"\n{kind}")
+        cells = [r["name"].ljust(width["name"]), r["minor"].ljust(width["minor"]), r["version"].ljust(width["version"])]
+        why = f"; status: {r['statusSource']}" if r["statusSource"] and r["kind"] == "chart" else ""
+        lines.append(f"  {'  '.join(cells)}  {r['status'].ljust(width['status'])}  {r['source']} ({r['checked']}){why}")
+    lines.append("")
+    lines.extend(f"FAIL {p}" for p in problems)
+    return "\n".join(lines) + "\n"
+
+
+def cmd_versions(args: argparse.Namespace) -> int:
+    """Print the set; exit 1 when a chart's kubeVersion excludes the chosen Kubernetes minor."""
+    check_output(args.json, None, "--json")
+    if not kubernetes.is_minor(args.kubernetes_version):
+        raise UsageError(
+            f"--kubernetes-version '{args.kubernetes_version}' is not a Kubernetes minor; give one such as "
+            f"{kubernetes.DEFAULT_TEXT}"
+        )
+    with clock.pinned(args.now):
+        on = clock.now().date()
+    table = rows(on)
+    problems = vs.kube_version_problems(args.kubernetes_version)
+    sys.stdout.write(text(table, on, problems))
+    if args.json:
+        document = {"checked": vs.CHECKED.isoformat(), "on": on.isoformat(), "entries": table, "problems": problems}
+        write_output(args.json, json.dumps(document, indent=2) + "\n")
+    return EXIT_FAILED if problems else EXIT_OK
+
+
+def stack_rows(kubernetes_version: str, on: date) -> list[dict[str, str]]:
+    """The set's entries that apply to one Kubernetes minor (its own rows and the minor-independent ones)."""
+    return [
+        r
+        for r in rows(on)
+        if r["minor"] in ("", kubernetes_version) and (r["kind"] != "kubernetes" or r["version"] == kubernetes_version)
+    ]
+
+
+def plan_note(kubernetes_version: str, on: date) -> str:
+    """One line for the plan: the stack's minor and every entry of its set that is not supported on the date."""
+    table = stack_rows(kubernetes_version, on)
+    minor = next(r["status"] for r in table if r["kind"] == "kubernetes")
+    late = [
+        f"{r['name']} {r['version']} ({r['status']})"
+        for r in table
+        if r["status"].startswith((vs.DEPRECATED, vs.END_OF_SUPPORT))
+    ]
+    tail = f"; not supported: {', '.join(late)}" if late else "; every entry with a support policy is supported"
+    return f"Version set on {on}: Kubernetes {kubernetes_version} {minor}{tail} (`ultraserver versions` lists all)."

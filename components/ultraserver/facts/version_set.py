@@ -1,0 +1,259 @@
+"""One tested version set: every version the toolkit pins, as one list, with its source, date checked and status.
+
+The numbers keep their single homes (Kubernetes: ``facts/kubernetes.py``; node image: ``facts/ami.py``; charts:
+``facts/charts.py`` and its ``data/chart_keys.json``; EKS add-ons: ``facts/addons.py``; images: ``facts/images.py``;
+manifests: ``facts/manifests.py``); this module only gathers them, adds what each release's vendor says about its
+support, and judges the set: a chart whose ``kubeVersion`` excludes the stack's Kubernetes fails it
+(tests/facts/test_version_set.py). ``ultraserver versions`` prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+from functools import cache
+from importlib import resources
+
+from ultraserver.facts import addons, ami, charts, images, kubernetes, manifests
+from ultraserver.facts.versions import version_tuple
+
+SUPPORTED = "supported"
+DEPRECATED = "deprecated"
+END_OF_SUPPORT = "end of support"
+NO_POLICY = "no published support policy"
+UNPINNED = "unpinned (EKS default; unverified)"
+
+CHECKED = date(2026, 11, 25)
+"""When the set was last checked against its sources as a whole (issue 21)."""
+
+
+@dataclass(frozen=True)
+class SupportLine:
+    """What a vendor says about one release line (major.minor) of a component."""
+
+    line: tuple[int, int]
+    status: str
+    source: str
+    checked: date
+
+
+# NVIDIA GPU Operator "Platform Support", section "NVIDIA GPU Operator Life Cycle" (docs preview
+# https://nvidia.github.io/cloud-native-docs/review/pr-512/gpu-operator/latest/platform-support.html, checked
+# 2026-11-25): 26.7.x Supported, 26.3.x Deprecated, "25.10.x and lower" End of Support. A new major version moves the
+# previous one to deprecated and ends support for all older ones. Read in a review build of the docs, not yet on
+# docs.nvidia.com: unverified on the published page.
+_GPU_OPERATOR_MATRIX = "NVIDIA GPU Operator Platform Support, life cycle table (docs preview, cloud-native-docs PR 512)"
+CHART_SUPPORT: dict[str, tuple[SupportLine, ...]] = {
+    charts.GPU_OPERATOR: (
+        SupportLine((26, 7), SUPPORTED, _GPU_OPERATOR_MATRIX, CHECKED),
+        SupportLine((26, 3), DEPRECATED, _GPU_OPERATOR_MATRIX, CHECKED),
+        SupportLine((25, 10), END_OF_SUPPORT, _GPU_OPERATOR_MATRIX, CHECKED),
+    ),
+}
+"""Support statements per chart, newest line first; a chart with none has NO_POLICY."""
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    """One pinned version of the set."""
+
+    kind: str
+    """kubernetes, ami, chart, addon, image or manifest."""
+    name: str
+    version: str
+    source: str
+    checked: date
+    home: str
+    """The module that pins it (the one place to change it)."""
+    minor: str = ""
+    """The Kubernetes minor the entry belongs to (AMI releases, add-ons); empty when it applies to all."""
+
+
+def chart_support(chart: str, version: str) -> str:
+    """What the vendor says about a chart release: supported, deprecated, end of support, or no policy."""
+    lines = CHART_SUPPORT.get(chart, ())
+    parsed = version_tuple(version) or ()
+    if not lines or len(parsed) < 2:
+        return NO_POLICY
+    line = (parsed[0], parsed[1])
+    for entry in lines:
+        if entry.line == line:
+            return entry.status
+    if line < lines[-1].line:
+        return END_OF_SUPPORT
+    return NO_POLICY
+
+
+def status_source(entry: VersionEntry) -> str:
+    """Where the entry's support status comes from: the vendor's statement, or the EKS calendar for a minor."""
+    if entry.kind == "chart":
+        return next((line.source for line in CHART_SUPPORT.get(entry.name, ())), "")
+    if entry.kind == "kubernetes" or entry.minor:
+        return "EKS Kubernetes calendar (facts/kubernetes.py)"
+    return ""
+
+
+def kubernetes_support(version: str, on: date) -> str:
+    """A Kubernetes minor's EKS status on a date, in the set's words."""
+    status = kubernetes.support_status(version, on)
+    return {"standard": SUPPORTED, "extended": f"{DEPRECATED} (paid extended support)"}.get(status, status)
+
+
+def status(entry: VersionEntry, on: date) -> str:
+    """The support status of one entry on a date."""
+    if entry.kind == "kubernetes":
+        return kubernetes_support(entry.version, on)
+    if entry.kind == "chart":
+        return chart_support(entry.name, entry.version)
+    if entry.kind == "addon" and not entry.version:
+        return UNPINNED
+    if entry.minor:
+        return kubernetes_support(entry.minor, on)
+    return NO_POLICY
+
+
+def _kubernetes_entries() -> list[VersionEntry]:
+    home = "facts/kubernetes.py"
+    found = []
+    for minor in ami.RELEASE_VERSIONS:
+        row = kubernetes.eks_version(minor)
+        read = "EKS user guide kubernetes-versions" if row and row.verified else "third-party copies (unverified)"
+        default = " (default)" if minor == kubernetes.DEFAULT_TEXT else ""
+        found.append(VersionEntry("kubernetes", f"Kubernetes{default}", minor, read, CHECKED, home))
+    return found
+
+
+def _ami_entries() -> list[VersionEntry]:
+    return [
+        VersionEntry(
+            "ami",
+            f"{ami.AMI_TYPE} (driver {ami.NVIDIA_DRIVER})",
+            release,
+            ami.RELEASE_SOURCE,
+            ami.RELEASE_CHECKED,
+            "facts/ami.py",
+            minor,
+        )
+        for minor, release in ami.RELEASE_VERSIONS.items()
+    ]
+
+
+def _chart_entries() -> list[VersionEntry]:
+    return [
+        VersionEntry(
+            "chart",
+            name,
+            entry.version,
+            f"{entry.source_repository} @{entry.source_commit[:8]}",
+            CHECKED,
+            "facts/charts.py",
+        )
+        for name, entry in sorted(charts.catalog().items())
+    ]
+
+
+def _addon_entries() -> list[VersionEntry]:
+    return [
+        VersionEntry("addon", addon, pin.version, pin.source, pin.checked, "facts/addons.py", minor)
+        for addon, pins in addons.ADDON_VERSIONS.items()
+        for minor, pin in pins.items()
+    ]
+
+
+def _artifact_entries() -> list[VersionEntry]:
+    found = [
+        VersionEntry("image", image.split(":")[0], image.split(":", 1)[1], source, CHECKED, "facts/images.py")
+        for image, source in images.IMAGE_SOURCES.items()
+    ]
+    found.append(
+        VersionEntry(
+            "manifest",
+            "mpi-operator",
+            manifests.MPI_OPERATOR_VERSION,
+            manifests.MPI_OPERATOR.url.split("/deploy/")[0],
+            CHECKED,
+            "facts/manifests.py",
+        )
+    )
+    return found
+
+
+def version_set() -> tuple[VersionEntry, ...]:
+    """Every pinned version: Kubernetes minors, node images, charts, EKS add-ons, images, manifests."""
+    return (
+        *_kubernetes_entries(),
+        *_ami_entries(),
+        *_chart_entries(),
+        *_addon_entries(),
+        *_artifact_entries(),
+    )
+
+
+def known_chart_versions(chart: str) -> tuple[str, ...]:
+    """The versions of a chart the set was tested with (the pin)."""
+    entry = charts.catalog().get(chart)
+    return (entry.version,) if entry else ()
+
+
+def known_addon_versions(addon: str, kubernetes_version: str) -> tuple[str, ...]:
+    """The add-on versions the set was tested with on a minor (empty when it pins none there)."""
+    pinned = addons.pinned_version(addon, kubernetes_version)
+    return (pinned,) if pinned else ()
+
+
+def same_version(a: str, b: str) -> bool:
+    """Whether two version texts name one release (v25.3.4 and 25.3.4 are the same)."""
+    return a.strip().lstrip("vV") == b.strip().lstrip("vV")
+
+
+@cache
+def chart_kube_versions() -> dict[str, str | None]:
+    """Each pinned chart's Chart.yaml kubeVersion constraint (None: the chart states none)."""
+    raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
+    return {name: entry.get("kubeVersion") for name, entry in raw["charts"].items()}
+
+
+_COMPARATOR = re.compile(r"(>=|<=|!=|=|>|<|~|\^)?\s*v?(\d+(?:\.\d+){0,2})(?:-[0-9A-Za-z.]+)?")
+
+
+def _satisfies(op: str, have: tuple[int, ...], want: tuple[int, ...]) -> bool:
+    want = want + (0,) * (3 - len(want))
+    upper = (want[0], want[1] + 1, 0) if op == "~" else (want[0] + 1, 0, 0)
+    checks = {
+        ">=": have >= want,
+        "<=": have <= want,
+        ">": have > want,
+        "<": have < want,
+        "!=": have != want,
+        "~": want <= have < upper,
+        "^": want <= have < upper,
+    }
+    return checks.get(op, have == want)
+
+
+def kube_version_allows(constraint: str | None, kubernetes_version: str) -> bool:
+    """Whether a Helm kubeVersion constraint (">= 1.16.0-0", ">=1.25 <1.36 || >=1.37") admits a cluster version.
+
+    The cluster's patch is the pinned AMI's kubelet patch (1.35 -> 1.35.6) where known, else .0; Helm compares the
+    server's version with pre-releases allowed by the "-0" suffixes charts use.
+    """
+    if not constraint:
+        return True
+    release = ami.RELEASE_VERSIONS.get(kubernetes_version, "")
+    have = version_tuple(release.split("-")[0] if release else f"{kubernetes_version}.0") or ()
+    for alternative in constraint.split("||"):
+        comparators = _COMPARATOR.findall(alternative)
+        if comparators and all(_satisfies(op, have, version_tuple(v) or ()) for op, v in comparators):
+            return True
+    return False
+
+
+def kube_version_problems(kubernetes_version: str) -> list[str]:
+    """Charts of the set whose kubeVersion excludes a Kubernetes minor, one line each."""
+    return [
+        f"chart {name} kubeVersion '{constraint}' excludes Kubernetes {kubernetes_version}"
+        for name, constraint in sorted(chart_kube_versions().items())
+        if not kube_version_allows(constraint, kubernetes_version)
+    ]

@@ -1,0 +1,60 @@
+"""Stacks stay on the tested version set: chart and add-on overrides outside it are refused, or warned when accepted."""
+
+from __future__ import annotations
+
+import copy
+from datetime import date
+from typing import Any
+
+import pytest
+from helpers.stacks import stack_config
+from ultraserver.config.settings import parse_settings, settings_warnings
+from ultraserver.facts import addons, charts
+from ultraserver.problems import ConfigError
+
+TODAY = date(2026, 11, 25)
+
+
+def _config(**sections: Any) -> dict[str, Any]:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config.update({f"ultraserver-eks:{k}": v for k, v in sections.items()})
+    return config
+
+
+def test_a_chart_version_outside_the_set_is_refused_listing_the_known_versions() -> None:
+    pinned = charts.pinned(charts.KUEUE).version
+    with pytest.raises(ConfigError) as err:
+        parse_settings(_config(kubernetes={"kueue": {"version": "0.13.0"}}), today=TODAY)
+    text = str(err.value)
+    assert "ultraserver-eks:kubernetes.kueue.version: got '0.13.0'" in text
+    assert f"tested version set: {pinned}" in text and "acceptUntestedVersions: true" in text
+
+
+def test_the_pinned_chart_version_written_out_is_accepted_with_or_without_a_v() -> None:
+    pinned = charts.pinned(charts.GPU_OPERATOR).version
+    other_form = pinned[1:] if pinned.startswith("v") else f"v{pinned}"
+    for version in (pinned, other_form):
+        settings = parse_settings(_config(kubernetes={"gpuOperator": {"version": version}}), today=TODAY)
+        assert not [w for w in settings_warnings(settings, TODAY) if "gpuOperator.version" in str(w)]
+
+
+def test_accepting_untested_versions_turns_the_refusal_into_a_warning() -> None:
+    config = _config(kubernetes={"kueue": {"version": "0.13.0"}}, addons={"coredns": "v1.11.1-eksbuild.9"})
+    config["ultraserver-eks:acceptUntestedVersions"] = True
+    warnings = [str(w) for w in settings_warnings(parse_settings(config, today=TODAY), TODAY)]
+    assert any("kueue.version: got '0.13.0'" in w and "accepted as untested" in w for w in warnings)
+    assert any("addons.coredns: got 'v1.11.1-eksbuild.9'" in w for w in warnings)
+
+
+def test_an_add_on_version_outside_the_set_names_the_pin_of_the_cluster_minor() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_settings(_config(addons={"kubeProxy": "v1.33.10-eksbuild.2"}), today=TODAY)
+    text = str(err.value)
+    assert "addons.kubeProxy: got 'v1.33.10-eksbuild.2'" in text
+    assert addons.pinned_version(addons.KUBE_PROXY, "1.35") in text
+
+
+def test_the_pinned_add_on_version_is_accepted() -> None:
+    pin = addons.pinned_version(addons.COREDNS, "1.35")
+    settings = parse_settings(_config(addons={"coredns": pin}), today=TODAY)
+    assert settings.addons.coredns == pin

@@ -1,0 +1,152 @@
+"""The tested version set: complete, consistent with each chart's kubeVersion, and each version pinned once."""
+
+from __future__ import annotations
+
+import ast
+import re
+from datetime import date
+from pathlib import Path
+
+import pytest
+from ultraserver.facts import addons, ami, charts, images, kubernetes, manifests
+from ultraserver.facts import version_set as vs
+
+PACKAGE = Path(vs.__file__).resolve().parents[1]
+
+
+def test_the_set_lists_every_pin_of_every_home() -> None:
+    entries = vs.version_set()
+    by_kind = {kind: {(e.name, e.version, e.minor) for e in entries if e.kind == kind} for kind in {"chart", "addon"}}
+    assert {e.version for e in entries if e.kind == "kubernetes"} == set(ami.RELEASE_VERSIONS)
+    assert {e.version for e in entries if e.kind == "ami"} == set(ami.RELEASE_VERSIONS.values())
+    assert by_kind["chart"] == {(name, c.version, "") for name, c in charts.catalog().items()}
+    assert by_kind["addon"] == {
+        (addon, pin.version, minor) for addon, pins in addons.ADDON_VERSIONS.items() for minor, pin in pins.items()
+    }
+    artifacts = {f"{e.name}:{e.version}" for e in entries if e.kind == "image"}
+    assert artifacts == set(images.IMAGE_SOURCES)
+    assert any(e.kind == "manifest" and e.version == manifests.MPI_OPERATOR_VERSION for e in entries)
+    assert all(e.source and e.checked and e.home for e in entries)
+
+
+def test_every_add_on_has_a_row_for_every_minor_the_toolkit_allows() -> None:
+    for addon in (addons.VPC_CNI, addons.KUBE_PROXY, addons.COREDNS, addons.POD_IDENTITY_AGENT):
+        assert set(addons.ADDON_VERSIONS[addon]) == set(ami.RELEASE_VERSIONS), addon
+    assert set(addons.ADDON_VERSIONS[addons.NODE_MONITORING_AGENT]) == set(ami.RELEASE_VERSIONS)
+    for pins in addons.ADDON_VERSIONS.values():
+        for pin in pins.values():
+            assert pin.verified or "UNVERIFIED" in pin.source
+
+
+@pytest.mark.parametrize("minor", sorted(ami.RELEASE_VERSIONS))
+def test_every_chart_of_the_set_admits_every_allowed_minor(minor: str) -> None:
+    assert vs.kube_version_problems(minor) == []
+
+
+def test_a_chart_whose_kube_version_excludes_the_default_fails_the_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vs, "chart_kube_versions", lambda: {"old-chart": ">=1.25.0-0 <1.35.0-0"})
+    assert vs.kube_version_problems(kubernetes.DEFAULT_TEXT) == [
+        f"chart old-chart kubeVersion '>=1.25.0-0 <1.35.0-0' excludes Kubernetes {kubernetes.DEFAULT_TEXT}"
+    ]
+    assert vs.kube_version_problems("1.34") == []
+
+
+@pytest.mark.parametrize(
+    ("constraint", "minor", "allowed"),
+    [
+        (None, "1.35", True),
+        (">= 1.16.0-0", "1.35", True),
+        (">=1.32.0-0", "1.31", False),
+        (">=1.25.0 <1.35.0", "1.35", False),
+        ("<=1.35.0", "1.35", False),  # the cluster runs the pinned kubelet patch, 1.35.6
+        ("~1.35", "1.35", True),
+        ("~1.34", "1.35", False),
+        ("^1.30", "1.36", True),
+        (">=1.30 <1.33 || >=1.35", "1.34", False),
+        (">=1.30 <1.33 || >=1.35", "1.36", True),
+    ],
+)
+def test_kube_version_constraints(constraint: str | None, minor: str, allowed: bool) -> None:
+    assert vs.kube_version_allows(constraint, minor) is allowed
+
+
+@pytest.mark.parametrize(
+    ("version", "status"),
+    [
+        ("v26.7.0", vs.SUPPORTED),
+        ("26.3.1", vs.DEPRECATED),
+        ("v25.10.0", vs.END_OF_SUPPORT),
+        ("v25.3.4", vs.END_OF_SUPPORT),
+        ("v27.1.0", vs.NO_POLICY),
+    ],
+)
+def test_gpu_operator_support_follows_nvidias_matrix(version: str, status: str) -> None:
+    assert vs.chart_support(charts.GPU_OPERATOR, version) == status
+
+
+def test_status_follows_the_date() -> None:
+    entry = next(e for e in vs.version_set() if e.kind == "kubernetes" and e.version == "1.34")
+    assert vs.status(entry, date(2026, 12, 1)) == vs.SUPPORTED
+    assert vs.status(entry, date(2026, 12, 2)).startswith(vs.DEPRECATED)
+    assert vs.status(entry, date(2027, 12, 2)) == vs.END_OF_SUPPORT
+    unpinned = next(e for e in vs.version_set() if e.kind == "addon" and not e.version)
+    assert vs.status(unpinned, date(2026, 12, 1)) == vs.UNPINNED
+
+
+def _literals(path: Path) -> list[tuple[int, str]]:
+    """String constants of a module that are not docstrings (comments are not parsed)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+# Literals that equal a pin today but are other facts (reviewed; each says what it is instead).
+NOT_PINS = {
+    ("policy/charts.py", "v25.3.4"): "the EKS UltraServer guide's minimum GPU Operator in a policy's message",
+    ("policy/charts.py", "25.3.4"): "the policy's default minVersion (the EKS UltraServer guide's minimum)",
+    ("policy/charts.py", "25.8.0"): "the DRA driver minimum for numNodes 0 (EKS UltraServer guide)",
+    ("facts/manifests.py", "25.8.0"): "the release the ComputeDomain CRD manifest was taken from",
+}
+
+
+def _pinned_twice(entries: tuple[vs.VersionEntry, ...], package: Path = PACKAGE) -> list[str]:
+    # Per-minor tables (AMI releases, add-ons) are keyed by the minors they allow: keys, not pins.
+    minor_tables = {"facts/kubernetes.py", *(e.home for e in entries if e.minor)}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        for line, text in _literals(path):
+            for e in entries:
+                home = minor_tables if e.kind == "kubernetes" else {e.home}
+                if relative in home or not e.version or (relative, e.version) in NOT_PINS:
+                    continue
+                whole = e.kind == "kubernetes" and text == e.version
+                inside = e.kind != "kubernetes" and re.search(rf"(?<![\w.]){re.escape(e.version)}(?![\w.])", text)
+                if whole or inside:
+                    found.append(f"{relative}:{line} repeats {e.kind} {e.name} {e.version} (home: {e.home})")
+    return found
+
+
+def test_no_pinned_version_is_written_outside_its_home() -> None:
+    assert _pinned_twice(vs.version_set()) == []
+
+
+def test_the_scan_finds_a_version_written_twice(tmp_path: Path) -> None:
+    copy = tmp_path / "ultraserver"
+    (copy / "facts").mkdir(parents=True)
+    (copy / "facts" / "ami.py").write_text('PIN = "1.35.6-20260714"\n')
+    (copy / "builders.py").write_text('"""Docstrings may cite 1.35.6-20260714."""\nEXAMPLE = "use 1.35.6-20260714"\n')
+    entry = vs.VersionEntry("ami", "x", "1.35.6-20260714", "s", date(2026, 11, 25), "facts/ami.py", "1.35")
+    default = vs.VersionEntry("kubernetes", "Kubernetes", "1.35", "s", date(2026, 11, 25), "facts/kubernetes.py")
+    (copy / "cluster.py").write_text('VERSION = "1.35"\nNOTE = "1.35 or newer"\n')
+    repeated = "cluster.py:1 repeats kubernetes Kubernetes 1.35 (home: facts/kubernetes.py)"
+    assert _pinned_twice((default,), copy) == [repeated]
+    assert _pinned_twice((entry,), copy) == ["builders.py:2 repeats ami x 1.35.6-20260714 (home: facts/ami.py)"]
