@@ -327,3 +327,11 @@ def test_more_self_managed_groups_than_auto_scaling_allows_warn_with_that_quota(
     [asg] = [w for w in warnings if "Auto Scaling groups" in w]
     assert "501 self-managed Auto Scaling groups" in asg and "at most 500 per region" in asg
     assert "ec2-auto-scaling-quotas" in asg and "Managed node groups" not in asg
+
+
+def test_a_gpu_zone_of_another_region_is_one_problem() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:gpuNodeGroups"][0]["availabilityZone"] = "us-west-2-lax-1a"
+    with pytest.raises(ConfigError) as info:
+        parse_settings(config, today=TODAY)
+    assert len([p for p in info.value.problems if "gpuNodeGroups[0].availabilityZone" in p]) == 1

@@ -177,7 +177,8 @@ def placement(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> lis
                 f"add gpuSubnetIds: {{{g.availability_zone}: [subnet-...]}} to the network settings",
             )
         )
-    found += _zone_offers(g, at)
+    if not found:  # a zone of another region is one problem, not two
+        found += _zone_offers(g, at)
     wanted = instances.ULTRASERVER_INSTANCE_TYPES[g.ultraserver_type]
     if g.instance_type != wanted:
         found.append(

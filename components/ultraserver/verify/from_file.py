@@ -69,14 +69,10 @@ def judge_log_file(path: Path, expected: StackExpectation, kind: str = "") -> Ve
                 "--from-file: the stack deploys no IMEX check, so it sets no NVLink threshold; fix: enable imexCheck "
                 "in the stack (imexCheck.thresholdGbps sets the threshold)"
             )
-        group = expected.groups[0]
+        # Every GB200 group has the same GPUs per node; which UltraServer ran the log, a file does not say.
+        gpus_per_node = expected.groups[0].gpus_per_node
         return judge_nvbandwidth(
-            launcher,
-            expected.imex_namespace,
-            path.name,
-            group.name,
-            expected.nvlink_threshold_gbps,
-            group.gpus_per_node,
+            launcher, expected.imex_namespace, path.name, path.name, expected.nvlink_threshold_gbps, gpus_per_node
         )
     if kind == "nccl":
         if expected.efa_min_bus_bandwidth_gbps <= 0:
