@@ -5,9 +5,12 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
+from helpers.stacks import stack_config
 from ultraserver.config.subnets import ips_needed, plan_subnets
 from ultraserver.problems import ConfigError
 from ultraserver.resources.network import subnet_tags
+
+GROUPS, NETWORK = "ultraserver-eks:gpuNodeGroups", "ultraserver-eks:network"
 
 
 def test_subnets_fit_the_vpc_without_overlap_and_gpu_subnets_sit_in_the_gpu_zone() -> None:
@@ -162,3 +165,15 @@ def test_a_fleet_beyond_one_16_plans_with_its_secondary_block(plan_with) -> None
     in_block = [s for s in subnets if s.inputs["cidrBlock"].startswith("100.64.")]
     assert in_block and all(block.urn in s.dependencies for s in in_block)
     assert all(block.urn not in s.dependencies for s in subnets if s not in in_block)
+
+
+def test_the_multi_stack_with_a_fleet_of_25_gets_a_fix_that_plans(plan_with) -> None:  # type: ignore[no-untyped-def]
+    config = stack_config("gb200-multi")
+    groups = [{**g, "ultraserverCount": 25} if g.get("ultraserverCount") else g for g in config[GROUPS]]
+    with pytest.raises(ConfigError) as info:
+        plan_with("gb200-multi", {"gpuNodeGroups": groups})
+    message = str(info.value)
+    assert "got '10.80.0.0/16'" in message and "use a /16" not in message
+    network = {**config[NETWORK], "secondaryVpcCidrs": _fix_blocks(message)}
+    plan = plan_with("gb200-multi", {"gpuNodeGroups": groups, "network": network})
+    assert plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation")
