@@ -10,6 +10,7 @@ structure are kept: no upstream prose (comments and `description` fields are dro
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -83,6 +84,74 @@ CRDS: tuple[tuple[str, str, str, str], ...] = (
         )
     ),
 )
+
+# Kueue's Configuration API (the Go types behind managerConfig.controllerManagerConfigYaml), derived into a JSON Schema
+# of field names and types so tests can validate the Configuration the toolkit generates.
+# (upstream folder, saved file, upstream path, fixture name); SOURCE.md names the file in prose, not in its table.
+KUEUE_CONFIGURATION = (
+    "kueue/0.19.2",
+    "config/configuration_types.go",
+    "apis/config/v1beta2/configuration_types.go",
+    "kueue-configuration-v1beta2",
+)
+# Types from other packages: what their JSON looks like (an open object where the toolkit never writes into them).
+GO_EXTERNAL_TYPES: dict[str, dict[str, Any]] = {
+    "metav1.Duration": {"type": "string"},
+    "time.Duration": {"type": "integer"},
+    "corev1.ResourceName": {"type": "string"},
+    "resourcev1.QualifiedName": {"type": "string"},
+    "corev1.ResourceList": {"type": "object"},
+    "metav1.LabelSelector": {"type": "object"},
+}
+GO_BUILTINS: dict[str, dict[str, Any]] = {
+    "string": {"type": "string"},
+    "bool": {"type": "boolean"},
+    **{n: {"type": "integer"} for n in ("int", "int32", "int64", "uint", "uint32", "uint64")},
+    **{n: {"type": "number"} for n in ("float32", "float64")},
+}
+_GO_STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.S | re.M)
+_GO_STRING_TYPE = re.compile(r"^type (\w+) string$", re.M)
+_GO_FIELD = re.compile(r"^\t(?:(\w+)\s+)?([\w.*\[\]]+)\s+`json:\"([^\"]*)\"`", re.M)
+
+
+def go_type_schema(go_type: str, structs: set[str], strings: set[str]) -> dict[str, Any]:
+    """JSON Schema of one Go field type (pointers dropped, slices as arrays, string maps as objects)."""
+    go_type = go_type.lstrip("*")
+    if go_type.startswith("[]"):
+        return {"type": "array", "items": go_type_schema(go_type[2:], structs, strings)}
+    if go_type.startswith("map[string]"):
+        return {"type": "object", "additionalProperties": go_type_schema(go_type[11:], structs, strings)}
+    if go_type in structs:
+        return {"$ref": f"#/$defs/{go_type}"}
+    if go_type in strings:
+        return {"type": "string"}
+    return GO_BUILTINS.get(go_type) or GO_EXTERNAL_TYPES.get(go_type, {})
+
+
+def go_struct_schema(source: str, root: str) -> dict[str, Any]:
+    """JSON Schema of a Go struct and the structs it uses, from their `json` tags: field names and types only, no
+    unknown fields (inline embedded structs merged, `json:"-"` fields left out)."""
+    bodies = {m.group(1): m.group(2) for m in _GO_STRUCT.finditer(source)}
+    strings = set(_GO_STRING_TYPE.findall(source))
+
+    def properties(name: str) -> dict[str, Any]:
+        props: dict[str, Any] = {}
+        for field_name, go_type, tag in _GO_FIELD.findall(bodies[name]):
+            json_name, _, options = tag.partition(",")
+            if json_name == "-":
+                continue
+            if not json_name and "inline" in options:
+                if go_type == "metav1.TypeMeta":
+                    props |= {"apiVersion": {"type": "string"}, "kind": {"type": "string"}}
+                elif go_type in bodies:
+                    props |= properties(go_type)
+                continue
+            props[json_name or field_name] = go_type_schema(go_type, set(bodies), strings)
+        return props
+
+    defs = {name: {"type": "object", "properties": properties(name), "additionalProperties": False} for name in bodies}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": f"#/$defs/{root}", "$defs": defs}
+
 
 # Prose-only schema keywords dropped from the fixtures.
 PROSE_KEYS = ("description", "message", "messageExpression")
@@ -214,7 +283,20 @@ def main(argv: list[str] | None = None) -> int:
     for name, folder, saved, version in CRDS:
         fixture = crd_fixture(upstream, folder, saved, version)
         (CRD_DIR / f"{name}.json").write_text(json.dumps(fixture, sort_keys=True) + "\n")
-    print(f"wrote {DATA_FILE.relative_to(REPO)} and {len(CRDS)} CRD fixtures in {CRD_DIR.relative_to(REPO)}")
+    folder, saved, path, name = KUEUE_CONFIGURATION
+    raw = (upstream / folder / saved).read_bytes()
+    schema = go_struct_schema(raw.decode(), "Configuration")
+    text = (upstream / folder / "SOURCE.md").read_text()
+    repo, commit = re.search(r"Repository: (\S+)", text), re.search(r"\b([0-9a-f]{40})\b", text)
+    blob = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+    schema["source"] = {
+        "repository": repo and repo.group(1),
+        "commit": commit and commit.group(1),
+        "path": path,
+        "blob": blob,
+    }
+    (CRD_DIR.parent / f"{name}.json").write_text(json.dumps(schema, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {DATA_FILE.relative_to(REPO)}, {len(CRDS)} CRD fixtures in {CRD_DIR.relative_to(REPO)} and {name}")
     return 0
 
 

@@ -43,3 +43,29 @@ def test_kueue_configuration_is_read_from_the_values_string() -> None:
     assert regen.kueue_configuration(values)["integrations"]["frameworks"] == ["pod"]
     with pytest.raises(SystemExit, match="integrations.frameworks"):
         regen.kueue_configuration({"managerConfig": {"controllerManagerConfigYaml": "kind: Configuration\n"}})
+
+
+def test_go_structs_become_a_closed_schema_of_their_json_fields() -> None:
+    source = (
+        "type Outer struct {\n"
+        '\tmetav1.TypeMeta `json:",inline"`\n'
+        '\tInner `json:",inline"`\n'
+        '\tItems []*Item `json:"items,omitempty"`\n'
+        '\tGates map[string]bool `json:"gates,omitempty"`\n'
+        '\tSkipped string `json:"-"`\n'
+        "}\n\n"
+        "type Inner struct {\n"
+        '\tWait *metav1.Duration `json:"wait"`\n'
+        "}\n\n"
+        "type Item struct {\n"
+        '\tKind Mode `json:"kind"`\n'
+        '\tCount int32 `json:"count"`\n'
+        "}\n\n"
+        "type Mode string\n"
+    )
+    schema = script().go_struct_schema(source, "Outer")
+    outer = schema["$defs"]["Outer"]
+    assert sorted(outer["properties"]) == ["apiVersion", "gates", "items", "kind", "wait"]
+    assert outer["additionalProperties"] is False
+    assert outer["properties"]["items"] == {"type": "array", "items": {"$ref": "#/$defs/Item"}}
+    assert schema["$defs"]["Item"]["properties"] == {"kind": {"type": "string"}, "count": {"type": "integer"}}

@@ -472,6 +472,53 @@ def gpu_job(
     return build
 
 
+def queued_on_kueue(mapped: bool) -> StackChange:
+    """The queued GPU job plus a Kueue install: its Configuration maps the channel DeviceClass (or not) and the
+    ClusterQueue behind the job's LocalQueue holds channel quota."""
+    from ultraserver.facts import dra, kueue
+
+    channel = kueue.quota_resource(dra.CHANNEL_DEVICE_CLASS)
+    config: dict[str, Any] = {"resources": {}}
+    if mapped:
+        config["resources"]["deviceClassMappings"] = [{"name": channel, "deviceClassNames": [dra.CHANNEL_DEVICE_CLASS]}]
+
+    def build(stack: Stack) -> Stack:
+        values = {"managerConfig": {"controllerManagerConfigYaml": json.dumps(config)}}
+        release = res(
+            "kubernetes:helm.sh/v3:Release",
+            "kueue",
+            {"chart": "oci://registry.k8s.io/kueue/charts/kueue", "values": values},
+        )
+        quota = [{"name": channel, "nominalQuota": 8}]
+        queue = res(
+            "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+            "gb200",
+            {
+                "metadata": {"name": "gb200"},
+                "spec": {
+                    "resourceGroups": [{"coveredResources": [channel], "flavors": [{"name": "f", "resources": quota}]}]
+                },
+            },
+        )
+        namespace = stack.get("domain").inputs.get("metadata", {}).get("namespace", "default")
+        local = res(
+            "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+            "gb200-local",
+            {"metadata": {"name": "gb200", "namespace": namespace}, "spec": {"clusterQueue": "gb200"}},
+        )
+        # Stand in for the base's own Kueue and queued jobs (the real stack has both), so the case decides.
+        others = [
+            r
+            for r in stack.resources
+            if "kueue.x-k8s.io" not in r.type
+            and not str(r.inputs.get("chart", "")).endswith("/kueue")
+            and not (r.inputs.get("metadata") or {}).get("labels", {}).get("kueue.x-k8s.io/queue-name")
+        ]
+        return gpu_job()(stack.using(add(others, release, queue, local)))
+
+    return build
+
+
 QUEUE_REQUIRED = {"gb200-multi-node-job-placement": {"requireQueueName": True}}
 """Policy config requiring the queue label even on the fixture base, which declares no Kueue objects."""
 
@@ -571,6 +618,7 @@ def deployed(**before: str) -> Config:
 
 
 PASSING: list[tuple[Case, dict | Config | None]] = [
+    (Case("kueue-dra-admission", queued_on_kueue(mapped=True)), None),
     (Case("gb200-multi-node-job-placement", gpu_job()), QUEUE_REQUIRED),
     (Case("gb200-multi-node-job-placement", gpu_job(claim=False, queue=False, exempt=True)), QUEUE_REQUIRED),
     (Case("gb200-multi-node-job-placement", gpu_job(claim=False, queue=False, workers=1)), QUEUE_REQUIRED),
@@ -640,6 +688,7 @@ PASSING: list[tuple[Case, dict | Config | None]] = [
 ]
 
 FAILING: list[tuple[Case, dict | Config | None]] = [
+    (Case("kueue-dra-admission", queued_on_kueue(mapped=False), "gpu_job", "is not mapped in DRA configuration"), None),
     (Case("gb200-multi-node-job-placement", gpu_job(claim=False), "gpu_job", "ComputeDomain claim"), None),
     (
         Case("gb200-multi-node-job-placement", gpu_job(queue=False), "gpu_job", "kueue.x-k8s.io/queue-name"),

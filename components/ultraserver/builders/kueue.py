@@ -14,7 +14,7 @@ import yaml
 
 from ultraserver.config.settings import ReleaseSettings, Settings
 from ultraserver.config.views import kueue_enabled
-from ultraserver.facts import charts, efa, kueue
+from ultraserver.facts import charts, dra, efa, kubernetes, kueue
 from ultraserver.facts.instances import GB200_INSTANCE_TYPE
 from ultraserver.facts.kubernetes_names import DNS_LABEL
 from ultraserver.facts.scheduling import (
@@ -74,6 +74,11 @@ class KueueArgs:
     """Version, values override and Helm options of the chart."""
     system_node_selector: dict[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where the controller runs (KubernetesLayer passes its system selector)."""
+    kubernetes_version: str = kubernetes.DEFAULT_TEXT
+    """The cluster's Kubernetes minor: Kueue counts DRA claims on 1.34+ and runs with its DRA gates off below."""
+    device_quota: dict[str, int] = field(default_factory=dict)
+    """DRA DeviceClass -> devices of that class in the stack: each is mapped to a quota resource and gets that much
+    nominal quota (see device_quota)."""
     unmanaged_namespaces: list[str] = field(default_factory=list)
     """Namespaces Kueue's job and pod webhooks never see (KubernetesLayer passes the stack's own namespaces that
     submit nothing to Kueue: GPU Operator, DRA driver, drift check...), so a Kueue outage cannot block them."""
@@ -94,12 +99,25 @@ def gpu_capacity(settings: Settings) -> GpuCapacity:
     return GpuCapacity(nodes, gpus, devices)
 
 
+def device_quota(capacity: GpuCapacity, kubernetes_version: str) -> dict[str, int]:
+    """The DeviceClasses the toolkit's queued jobs claim and how many devices of each the stack holds: on 1.34+ one
+    ComputeDomain channel per GPU node (every job pod claims one channel, and a GB200 job runs one pod per node);
+    nothing below 1.34, where Kueue's DRA gates are off."""
+    if not kueue.counts_dra_claims(kubernetes_version):
+        return {}
+    return {dra.CHANNEL_DEVICE_CLASS: capacity.nodes}
+
+
 def kueue_args(settings: Settings) -> KueueArgs | None:
     """The stack's Kueue, or None when it is off."""
     if not kueue_enabled(settings):
         return None
+    capacity = gpu_capacity(settings)
+    version = settings.cluster.kubernetes_version
     return KueueArgs(
-        capacity=gpu_capacity(settings),
+        capacity=capacity,
+        kubernetes_version=version,
+        device_quota=device_quota(capacity, version),
         local_queue_namespaces=list(settings.kubernetes.kueue.local_queue_namespaces),
         release=settings.kubernetes.kueue,
     )
@@ -164,8 +182,11 @@ def unplaced_flavor_manifest() -> dict[str, Any]:
     }
 
 
-def cluster_queue_manifest(capacity: GpuCapacity) -> dict[str, Any]:
-    """The ClusterQueue: the stack's GPUs and EFA devices, open to every namespace that has a LocalQueue."""
+def cluster_queue_manifest(capacity: GpuCapacity, devices: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The ClusterQueue: the stack's GPUs and EFA devices, and the DRA devices of `devices` (DeviceClass -> count)
+    under their mapped names, open to every namespace that has a LocalQueue."""
+    quota = {GPU_RESOURCE: capacity.gpus, EFA_RESOURCE: capacity.efa_devices}
+    quota |= {kueue.quota_resource(c): n for c, n in sorted((devices or {}).items())}
     return {
         "apiVersion": kueue.API_VERSION,
         "kind": "ClusterQueue",
@@ -175,21 +196,15 @@ def cluster_queue_manifest(capacity: GpuCapacity) -> dict[str, Any]:
             "namespaceSelector": {},
             "resourceGroups": [
                 {
-                    "coveredResources": [GPU_RESOURCE, EFA_RESOURCE],
+                    "coveredResources": list(quota),
                     "flavors": [
                         {
                             "name": FLAVOR_NAME,
-                            "resources": [
-                                {"name": GPU_RESOURCE, "nominalQuota": capacity.gpus},
-                                {"name": EFA_RESOURCE, "nominalQuota": capacity.efa_devices},
-                            ],
+                            "resources": [{"name": name, "nominalQuota": n} for name, n in quota.items()],
                         },
                         {
                             "name": UNPLACED_FLAVOR_NAME,
-                            "resources": [
-                                {"name": GPU_RESOURCE, "nominalQuota": 0},
-                                {"name": EFA_RESOURCE, "nominalQuota": 0},
-                            ],
+                            "resources": [{"name": name, "nominalQuota": 0} for name in quota],
                         },
                     ],
                 }
@@ -215,14 +230,28 @@ def unmanaged_selector(unmanaged_namespaces: Iterable[str] = (), namespace: str 
     return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": names}]}
 
 
-def kueue_configuration(unmanaged_namespaces: Iterable[str] = (), namespace: str = kueue.NAMESPACE) -> dict[str, Any]:
+def kueue_configuration(
+    unmanaged_namespaces: Iterable[str] = (),
+    namespace: str = kueue.NAMESPACE,
+    devices: Mapping[str, int] | None = None,
+    kubernetes_version: str = kubernetes.DEFAULT_TEXT,
+) -> dict[str, Any]:
     """The chart's default Kueue Configuration with only the toolkit's integrations (batch/job, MPIJob: no pod,
-    Deployment or StatefulSet webhook that fails closed), the stack's own namespaces out of Kueue's webhooks, and CPU,
-    memory and ephemeral storage left out of quota (the ClusterQueue covers GPUs and EFA devices only)."""
+    Deployment or StatefulSet webhook that fails closed), the stack's own namespaces out of Kueue's webhooks, CPU,
+    memory and ephemeral storage left out of quota (the ClusterQueue covers GPUs and EFA devices only), each DeviceClass
+    of `devices` mapped to its quota resource, and the DRA gates off below Kubernetes 1.34 (facts/kueue.py)."""
     config = copy.deepcopy(kueue.default_configuration())
     config["integrations"]["frameworks"] = list(kueue.REQUIRED_INTEGRATIONS)
     config["managedJobsNamespaceSelector"] = unmanaged_selector(unmanaged_namespaces, namespace)
-    config.setdefault("resources", {})["excludeResourcePrefixes"] = list(kueue.EXCLUDED_RESOURCE_PREFIXES)
+    resources = config.setdefault("resources", {})
+    resources["excludeResourcePrefixes"] = list(kueue.EXCLUDED_RESOURCE_PREFIXES)
+    if devices:
+        resources["deviceClassMappings"] = [
+            {"name": kueue.quota_resource(c), "deviceClassNames": [c]} for c in sorted(devices)
+        ]
+    gates = kueue.feature_gates(kubernetes_version)
+    if gates:
+        config["featureGates"] = gates
     return config
 
 
@@ -237,6 +266,8 @@ def kueue_values(
     unmanaged_namespaces: Iterable[str] = (),
     namespace: str = kueue.NAMESPACE,
     release_name: str = "kueue",
+    devices: Mapping[str, int] | None = None,
+    kubernetes_version: str = kubernetes.DEFAULT_TEXT,
 ) -> dict[str, Any]:
     """Chart values: CONTROLLER_REPLICAS controllers on the system nodes, spread over nodes and kept by a
     PodDisruptionBudget, the chart version's release image, the toolkit's configuration."""
@@ -250,7 +281,7 @@ def kueue_values(
         "whenUnsatisfiable": "ScheduleAnyway",
         "labelSelector": {"matchLabels": pods},
     }
-    config = kueue_configuration(unmanaged_namespaces, namespace)
+    config = kueue_configuration(unmanaged_namespaces, namespace, devices, kubernetes_version)
     return {
         "controllerManager": {
             "nodeSelector": dict(system_node_selector),

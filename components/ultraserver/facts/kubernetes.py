@@ -26,6 +26,8 @@ FLOOR = (1, 33)
 FLOOR_TEXT = "1.33"
 DEFAULT_TEXT = "1.35"
 """Kubernetes minor of new stacks and of the Cluster component when none is given (the one home of the default)."""
+DRA_GA_TEXT = "1.34"
+"""First minor that serves DRA at resource.k8s.io/v1 (GA); 1.33 serves only the beta versions (KEP-4381)."""
 
 # Control-plane prices per cluster-hour (US East, USD). Source: the AWS containers blog "Amazon EKS extended support
 # for Kubernetes versions pricing" (aws.amazon.com/blogs/containers/amazon-eks-extended-support-for-kubernetes-versions-

@@ -14,8 +14,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ultraserver.facts import kubernetes
 from ultraserver.facts.charts import KUEUE
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.versions import version_at_least
 
 API_GROUP = "kueue.x-k8s.io"
 API_VERSION = f"{API_GROUP}/v1beta2"
@@ -31,10 +33,42 @@ PODSET_PREFERRED_TOPOLOGY = f"{API_GROUP}/podset-preferred-topology"
 """On a pod template: one domain of this level if it fits, else the next level up, else spread."""
 MPIJOB_FRAMEWORK = "kubeflow.org/mpijob"
 """Kueue integration name of the MPI operator's MPIJob (in the chart's default frameworks at 0.19.2)."""
-# DRA claims: with Kueue's DynamicResourceAllocation feature gate off (the default at 0.19) Kueue does not read
-# ResourceClaimTemplates and counts only the pods' resource requests (kubernetes-sigs/kueue#10504). A job's
-# ComputeDomain claim therefore costs no quota; its GPUs count through the device plugin's nvidia.com/gpu request,
-# which is why the ClusterQueue covers nvidia.com/gpu (the DRA driver does not allocate GPUs here).
+# DRA claims. At 0.19.2 Kueue counts ResourceClaimTemplates by DeviceClass: KueueDRAIntegration (renamed from
+# DynamicResourceAllocation in 0.18) is Beta and ON by default since 0.18, and so is
+# KueueDRARejectWorkloadsWhenDRADisabled (pkg/features/kube_features.go:745-755 at v0.19.2). A queued pod set whose
+# claim template uses a DeviceClass missing from resources.deviceClassMappings is inadmissible (pkg/dra/claims.go:217);
+# with the integration gate off, the reject gate refuses any workload with a DRA claim
+# (pkg/controller/core/workload_controller.go:431-434). Every job the toolkit queues claims a ComputeDomain channel, so
+# on Kubernetes 1.34+ the Configuration maps the channel class and the ClusterQueue holds quota for it, and on 1.33
+# (no resource.k8s.io/v1, which Kueue reads claims through; its DRA page asks for 1.34+) both gates are off, so the
+# claims cost no quota and GPUs count through the device plugin's nvidia.com/gpu. facts/kueue_admission.py replays
+# the decision over the plan.
+DRA_FEATURE_GATES = ("KueueDRAIntegration", "KueueDRARejectWorkloadsWhenDRADisabled")
+"""The gates that decide whether Kueue counts or refuses DRA claims (both on by default at 0.19.2)."""
+DRA_MIN_KUBERNETES = kubernetes.DRA_GA_TEXT
+"""Kueue's DRA support needs Kubernetes 1.34 or later, where DRA is GA (site/content/en/docs/tasks/manage/setup_dra.md
+line 24 at v0.19.2); Kueue reads claims through resource.k8s.io/v1."""
+
+
+def counts_dra_claims(kubernetes_version: str) -> bool:
+    """Whether Kueue counts DRA claims on this Kubernetes minor (1.34+), rather than running with its DRA gates off."""
+    return version_at_least(kubernetes_version, DRA_MIN_KUBERNETES)
+
+
+def feature_gates(kubernetes_version: str) -> dict[str, bool]:
+    """The Configuration's featureGates: none on 1.34+ (the defaults count claims), both DRA gates off below it."""
+    return {} if counts_dra_claims(kubernetes_version) else {gate: False for gate in DRA_FEATURE_GATES}
+
+
+def quota_resource(device_class: str) -> str:
+    """The quota resource a DeviceClass counts as: its first DNS label under the rest of its name as prefix
+    (gpu.nvidia.com -> nvidia.com/gpu, the same name the device plugin's GPUs have). A mapping name must be a
+    qualified name: an optional DNS subdomain prefix and a DNS label (apis/config/v1beta2/configuration_types.go
+    lines 637-644 at v0.19.2)."""
+    label, _, domain = device_class.partition(".")
+    return f"{domain}/{label}" if domain else label
+
+
 EXCLUDED_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage")
 """Resources Kueue leaves out of quota (Configuration resources.excludeResourcePrefixes). Kueue keeps a job pending
 with "resource cpu unavailable in ClusterQueue" when a pod requests a resource no resource group covers

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.policy import charts, cluster, iam, launch_templates, node_groups, workloads
+from ultraserver.policy import charts, cluster, iam, kueue, launch_templates, node_groups, workloads
 from ultraserver.policy.model import DISABLED, LEVELS, PlanResource, Rule, Violation
 from ultraserver.problems import ConfigError
 
@@ -17,6 +17,7 @@ RULES: tuple[Rule, ...] = (
     *charts.RULES,
     *iam.RULES,
     *workloads.RULES,
+    *kueue.RULES,
 )
 ALL = "all"
 """Config key that sets the level of every rule at once (as in Pulumi's policy config)."""

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.kueue import (
+    CLUSTER_QUEUE_NAME,
     KueueArgs,
     check_kueue_args,
     cluster_queue_manifest,
@@ -68,6 +69,8 @@ class KueueRelease(ChartRelease):
                 args.unmanaged_namespaces,
                 args.release.namespace or KUEUE.namespace,
                 KUEUE.release_name,
+                args.device_quota,
+                args.kubernetes_version,
             ),
             args.release,
             opts,
@@ -106,7 +109,7 @@ class Kueue(pulumi.ComponentResource):
         unplaced = custom_resource(f"{name}-flavor-no-topology", unplaced_flavor_manifest(), after_release)
         self.cluster_queue = custom_resource(
             f"{name}-cluster-queue",
-            cluster_queue_manifest(args.capacity),
+            cluster_queue_manifest(args.capacity, args.device_quota),
             child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, flavor, unplaced])),
         )
         self.local_queues = {}
@@ -127,7 +130,7 @@ class Kueue(pulumi.ComponentResource):
             )
         self.register_outputs(
             {
-                "clusterQueue": cluster_queue_manifest(args.capacity)["metadata"]["name"],
+                "clusterQueue": CLUSTER_QUEUE_NAME,
                 "localQueueNamespaces": list(args.local_queue_namespaces),
                 "gpuQuota": args.capacity.gpus,
             }

@@ -1,0 +1,122 @@
+"""Rule: every job the stack queues through Kueue is admissible, by Kueue 0.19.2's DRA rules (facts/kueue_admission).
+
+The plan holds all Kueue reads: the Configuration (in the Kueue Helm release's values), the ClusterQueue, the
+LocalQueues, the queued jobs and their claim templates, either declared as ResourceClaimTemplates or created by the
+NVIDIA DRA driver for a ComputeDomain's channel (facts/dra.channel_claim_spec).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from ultraserver.facts import dra, kueue
+from ultraserver.facts.kueue_admission import PodSet, Queue, Workload, admission_problems, cluster_queue_quota
+from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_list, get_path
+from ultraserver.policy.workloads import pod_sets
+
+CLAIM_TEMPLATE_KIND = "ResourceClaimTemplate"
+
+
+def _kind(resource: PlanResource) -> str:
+    return resource.type.rsplit(":", 1)[-1]
+
+
+def _namespace(inputs: Mapping[str, Any]) -> str:
+    return str(get_path(inputs, "metadata", "namespace") or "default")
+
+
+def kueue_configuration(resources: Sequence[PlanResource]) -> dict[str, Any] | None:
+    """The Configuration the stack's Kueue release runs with, or None when the plan installs no Kueue."""
+    for r in resources:
+        if r.type == HELM_RELEASE and str(r.inputs.get("chart", "")).rstrip("/").endswith("/kueue"):
+            text = get_path(r.inputs, "values", *kueue.CONFIG_VALUE.split("."))
+            loaded = yaml.safe_load(text) if isinstance(text, str) else None
+            return loaded if isinstance(loaded, dict) else {}
+    return None
+
+
+def queues(resources: Sequence[PlanResource], configuration: Mapping[str, Any]) -> dict[tuple[str, str], Queue]:
+    """(namespace, LocalQueue name) -> what admission reads for a job submitted to it."""
+    cluster_queues = {
+        str(get_path(r.inputs, "metadata", "name")): cluster_queue_quota(get_path(r.inputs, "spec") or {})
+        for r in resources
+        if r.type.startswith(f"kubernetes:{kueue.API_GROUP}/") and _kind(r) == "ClusterQueue"
+    }
+    return {
+        (_namespace(r.inputs), str(get_path(r.inputs, "metadata", "name"))): Queue(
+            configuration, cluster_queues.get(str(get_path(r.inputs, "spec", "clusterQueue")), {})
+        )
+        for r in resources
+        if r.type.startswith(f"kubernetes:{kueue.API_GROUP}/") and _kind(r) == "LocalQueue"
+    }
+
+
+def claim_templates(resources: Sequence[PlanResource]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """(namespace, name) -> ResourceClaimSpec of every claim template the plan declares or a ComputeDomain makes."""
+    out: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for r in resources:
+        if r.type.startswith("kubernetes:resource.k8s.io/") and _kind(r) == CLAIM_TEMPLATE_KIND:
+            out[(_namespace(r.inputs), str(get_path(r.inputs, "metadata", "name")))] = (
+                get_path(r.inputs, "spec", "spec") or {}
+            )
+        elif r.type == COMPUTE_DOMAIN:
+            name = get_path(r.inputs, "spec", "channel", "resourceClaimTemplate", "name")
+            out[(_namespace(r.inputs), str(name))] = dra.channel_claim_spec()
+    return out
+
+
+def queued_workloads(resources: Sequence[PlanResource]) -> list[tuple[PlanResource, str, Workload]]:
+    """(resource, its LocalQueue, the workload) of every job in the plan labelled with a Kueue queue name."""
+    out = []
+    for r in resources:
+        spec = r.inputs.get("spec")
+        queue = get_path(r.inputs, "metadata", "labels", kueue.QUEUE_NAME_LABEL)
+        if not r.type.startswith("kubernetes:") or not isinstance(spec, Mapping) or not queue:
+            continue
+        sets = tuple(
+            PodSet(
+                f"podset-{index}",
+                count,
+                tuple(
+                    str(c["resourceClaimTemplateName"])
+                    for c in as_list(get_path(template, "spec", "resourceClaims"))
+                    if isinstance(c, Mapping) and c.get("resourceClaimTemplateName")
+                ),
+            )
+            for index, (count, template) in enumerate(pod_sets(r.inputs.get("kind"), spec))
+        )
+        key = f"{r.inputs.get('kind')} {_namespace(r.inputs)}/{get_path(r.inputs, 'metadata', 'name')}"
+        out.append((r, str(queue), Workload(key, _namespace(r.inputs), sets)))
+    return out
+
+
+def check_kueue_admission(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Jobs queued to a LocalQueue of the stack that Kueue would never admit, with the reason."""
+    configuration = kueue_configuration(resources)
+    if configuration is None:
+        return []
+    local_queues = queues(resources, configuration)
+    templates = claim_templates(resources)
+    out = []
+    for resource, queue_name, workload in queued_workloads(resources):
+        queue = local_queues.get((workload.namespace, queue_name))
+        if queue is not None:
+            out += [(resource.urn, str(p)) for p in admission_problems(workload, templates, queue)]
+    return out
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        name="kueue-dra-admission",
+        description=(
+            "Every job the stack submits to one of its LocalQueues is admissible by the pinned Kueue: each DeviceClass "
+            "its claim templates use is mapped in resources.deviceClassMappings and covered by the ClusterQueue's "
+            "quota, or Kueue's DRA gates are off."
+        ),
+        fix="Map the DeviceClass and give its quota resource nominal quota (the toolkit's Kueue does), or drop it.",
+        check_stack=check_kueue_admission,
+    ),
+)
