@@ -1,28 +1,41 @@
 """How the offline plan scales with the number of UltraServers, and how many node groups each layout needs.
 
-Run: ``python benchmarks/plan_scale.py [--sizes 1 4 16 32 100]``. For each size it plans two stacks,
+Run: ``python benchmarks/plan_scale.py [--sizes 1 4 16 32 100 1000]``. For each size it plans two stacks,
 one managed node group per UltraServer and grouped mode (one self-managed Auto Scaling group per resource
-group of up to 25 UltraServers: managed groups target one reservation each, and 25 x 18 = 450 nodes is the
-most one group may hold), and prints resources, managed node groups (against the EKS quota of 30), GPUs and
-the wall time of the plan. Timings are measurements for this machine, not assertions.
+group of up to FLEET_PER_GROUP UltraServers, a toolkit choice: Auto Scaling documents no cap on the instances
+of one group, only 500 groups per region), and prints resources, managed node groups (against the EKS quota of
+30), GPUs, VPC CIDR blocks, the wall time and the peak resident memory of the process so far (getrusage). GPU subnets
+beyond the primary /16 go into secondary blocks of 100.64.0.0/10 (config/subnets.py). Timings are
+measurements for this machine, not assertions.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
+from ultraserver.config.subnets import free_blocks, ips_needed
 from ultraserver.facts import limits
 from ultraserver.offline import run_plan
 from ultraserver.offline.report import NODE_GROUP, gpu_groups
 
 MANAGED_NODE_GROUP_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
 ROOT = Path(__file__).resolve().parent.parent
-FLEET_PER_GROUP = limits.NODES_PER_MANAGED_NODE_GROUP.maximum // 18
+FLEET_PER_GROUP = 50
+"""UltraServers per self-managed group in grouped mode (900 nodes; 1,000 UltraServers make 20 groups)."""
+PRIMARY = "10.0.0.0/16"
+GPU_PODS_PER_NODE = 8
+
+
+def secondary_blocks(ultraservers: int) -> list[str]:
+    """The secondary VPC blocks the GPU subnets of ``ultraservers`` x72 UltraServers need beyond the primary /16."""
+    ips = ips_needed(ultraservers * 18, GPU_PODS_PER_NODE, 1)
+    return free_blocks([PRIMARY], -(-ips // 2**16) if ips > 2**15 else 0)
 
 
 def stack_config(ultraservers: int, grouped: bool) -> dict:
@@ -48,7 +61,12 @@ def stack_config(ultraservers: int, grouped: bool) -> dict:
             "aws:region": "us-east-1",
             # Private-only endpoint: the deployer runs inside the VPC (README "Reachability").
             "ultraserver-eks:cluster": {"name": "bench", "deployerAccess": "in-vpc"},
-            "ultraserver-eks:network": {"availabilityZones": ["us-east-1a", "us-east-1b"], "gpuPodsPerNode": 8},
+            "ultraserver-eks:network": {
+                "availabilityZones": ["us-east-1a", "us-east-1b"],
+                "gpuPodsPerNode": GPU_PODS_PER_NODE,
+                "vpcCidr": PRIMARY,
+                "secondaryVpcCidrs": secondary_blocks(ultraservers),
+            },
             "ultraserver-eks:gpuNodeGroups": groups,
         }
     }
@@ -61,11 +79,17 @@ def measure(project: Path, ultraservers: int, grouped: bool) -> str:
     start = time.perf_counter()
     plan = run_plan(project, stack)
     seconds = time.perf_counter() - start
+    # Linux reports ru_maxrss in KiB: the process's peak so far, so sizes run smallest first.
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
     managed = len(plan.of_type(NODE_GROUP))
     gpus = sum(g.full_size * 4 for g in gpu_groups(plan))
     flag = "" if managed <= MANAGED_NODE_GROUP_QUOTA else f"  over the quota of {MANAGED_NODE_GROUP_QUOTA}"
     mode = "grouped" if grouped else "per-UltraServer"
-    return f"{ultraservers:5d}  {mode:15s}  {len(plan.resources):9d}  {managed:13d}  {gpus:6d}  {seconds:7.2f}s{flag}"
+    blocks = 1 + len(plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation"))
+    return (
+        f"{ultraservers:5d}  {mode:15s}  {len(plan.resources):9d}  {managed:11d}  {gpus:6d}  {blocks:6d}  "
+        f"{seconds:7.2f}s  {peak_mib:8.1f} MiB{flag}"
+    )
 
 
 def size_arg(value: str) -> int:
@@ -82,8 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         "--sizes",
         type=size_arg,
         nargs="+",
-        default=[1, 4, 16, 32, 100],
-        help="UltraServers per planned stack (default: 1 4 16 32 100)",
+        default=[1, 4, 16, 32, 100, 1000],
+        help="UltraServers per planned stack (default: 1 4 16 32 100 1000)",
     )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         shutil.copy(ROOT / "Pulumi.yaml", project)
         shutil.copy(ROOT / "__main__.py", project)
         (project / "stacks").mkdir()
-        print("UltraServers  mode             resources  managed NGs  GPUs    plan time")
+        print("  UltraServers  mode           resources  managed NGs  GPUs    blocks  plan time  peak memory")
         for size in args.sizes:
             for grouped in (False, True):
                 print(measure(project, size, grouped))

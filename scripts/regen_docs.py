@@ -9,7 +9,8 @@ The document's prose is written by hand; each table sits between markers naming 
 ``<!-- args:ultraserver.resources.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
 ``<!-- attrs:ultraserver.resources.network.Network -->`` (annotated attributes) and
 ``<!-- fn:ultraserver.config.subnets.plan_subnets -->`` (signature and docstring) and
-``<!-- permissions:ultraserver.facts.live_permissions.COMMAND_ACTIONS -->`` (a policy per command), each closed by
+``<!-- permissions:ultraserver.facts.live_permissions.COMMAND_ACTIONS -->`` (a policy per command) and
+``<!-- exits:ultraserver.cli.common.EXIT_TABLE -->`` (docs/plan.md: every command's exit codes), each closed by
 ``<!-- end -->``.
 """
 
@@ -35,11 +36,12 @@ DOC = ROOT / "docs" / "components.md"
 POLICY_DOC = DOC.with_name("policies.md")
 PERMISSIONS_DOC = DOC.with_name("permissions.md")
 SETTINGS_DOC = DOC.with_name("settings.md")
+PLAN_DOC = DOC.with_name("plan.md")
 ARCHITECTURE_DOC = DOC.with_name("architecture.md")
 SCHEMA = ROOT / "stacks" / "stack.schema.json"
 END = "<!-- end -->"
 _BLOCK = re.compile(
-    r"(<!-- (args|attrs|fn|settings|permissions|layers):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S
+    r"(<!-- (args|attrs|fn|settings|permissions|layers|exits):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S
 )
 
 
@@ -113,6 +115,11 @@ def settings_reference(_: Any) -> str:
     return settings_table()
 
 
+def exits_table(table: tuple[tuple[int, str], ...]) -> str:
+    """The exit codes of every command (ultraserver.cli.common.EXIT_TABLE, also the --help epilog)."""
+    return "\n".join(["| Code | Meaning |", "|---|---|", *(f"| {code} | {_cell(text)} |" for code, text in table)])
+
+
 def layers_table(layers: dict[str, tuple[str, ...]]) -> str:
     """The package's layer table, bottom up: each layer and what it may import."""
     lines = ["| Layer | May import |", "|---|---|"]
@@ -176,6 +183,7 @@ RENDERERS = {
     "settings": settings_reference,
     "permissions": permissions_block,
     "layers": layers_table,
+    "exits": exits_table,
 }
 
 
@@ -214,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         (ARCHITECTURE_DOC, lambda text: with_architecture_graph(render(text))),
         (SCHEMA, schema_of),
         (PERMISSIONS_DOC, render),
+        (PLAN_DOC, render),
     )
     for doc, fresh_of in docs:
         current = doc.read_text() if doc.exists() else ""

@@ -8,15 +8,33 @@ import pytest
 from helpers.modules import load_file
 from helpers.stacks import ROOT
 from ultraserver.config.settings import parse_settings
+from ultraserver.config.subnets import plan_subnets
+from ultraserver.config.views import gpu_ip_needs
 
 plan_scale = load_file(ROOT / "benchmarks" / "plan_scale.py", "plan_scale")
 
 
 @pytest.mark.parametrize("grouped", [False, True])
-@pytest.mark.parametrize("ultraservers", [1, 26])
+@pytest.mark.parametrize("ultraservers", [1, 26, 1000])
 def test_generated_stacks_are_valid(ultraservers: int, grouped: bool) -> None:
     settings = parse_settings(plan_scale.stack_config(ultraservers, grouped)["config"], today=date(2026, 11, 23))
     assert sum(g.ultraservers for g in settings.gpu_node_groups) == ultraservers
+
+
+def test_a_thousand_ultraservers_get_the_vpc_blocks_their_subnets_need() -> None:
+    settings = parse_settings(plan_scale.stack_config(1000, True)["config"], today=date(2026, 11, 23))
+    net = settings.network
+    plans = plan_subnets(
+        net.vpc_cidr, net.availability_zones, gpu_ip_needs(settings), 4, net.pods_per_node, net.secondary_vpc_cidrs
+    )
+    assert {p.vpc_block for p in plans} == {net.vpc_cidr, *net.secondary_vpc_cidrs}
+    assert len([p for p in plans if p.kind == "gpu"]) > 1
+
+
+def test_a_small_plan_runs_and_reports_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    plan_scale.main(["--sizes", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and all("MiB" in line for line in lines[1:])
 
 
 @pytest.mark.parametrize("size", ["0", "-3"])

@@ -13,8 +13,24 @@ from ultraserver.cli import plan as cli_plan
 def test_help_documents_the_exit_codes() -> None:
     result = run_main("--help")
     assert result.code == 0
-    for line in ("0  ok", "1  checks failed", "2  bad input or usage", "3  internal error"):
+    for line in (
+        "0  ok",
+        "1  checks failed",
+        "2  bad input or usage",
+        "3  internal error",
+        "4  cluster API unreachable",
+    ):
         assert line in result.stdout
+
+
+def test_the_docs_table_and_the_help_come_from_one_exit_table() -> None:
+    from ultraserver.cli.common import EXIT_TABLE
+
+    doc = (ROOT / "docs" / "plan.md").read_text()
+    help_text = " ".join(run_main("--help").stdout.split())
+    for code, meaning in EXIT_TABLE:
+        assert f"| {code} | {meaning} |" in doc
+        assert f"{code} {meaning.replace('`', '')}" in help_text
 
 
 def test_usage_errors_exit_2() -> None:

@@ -61,7 +61,7 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
             network(availabilityZones=["us-east-1a", "us-east-1-dfw-2a"]),
             ["availabilityZones[1]", "Local Zones cannot host the EKS control plane"],
         ),
-        (network(vpcCidr="224.0.0.0/16"), ["network.vpcCidr", "unicast"]),
+        (network(vpcCidr="224.0.0.0/16"), ["network.vpcCidr", "a block inside 10.0.0.0/8"]),
         (network(vpcCidr="10.0.0.0/12"), ["network.vpcCidr", "/16 to /28"]),
         (network(vpcCidr="10.0.0.0/33"), ["network.vpcCidr", "CIDR"]),
         (
@@ -286,3 +286,52 @@ def test_a_block_that_ended_is_a_warning_naming_its_reservation() -> None:
     ended = [w for w in warnings if "capacityBlocks[0].end" in w]
     assert len(ended) == 1 and "cr-0aaaaaaaaaaaaaaaa" in ended[0], warnings
     assert not any("capacityBlocks[1].end" in w for w in warnings)
+
+
+def test_a_gpu_zone_outside_the_catalog_is_refused_unless_the_group_says_so() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:gpuNodeGroups"][0]["availabilityZone"] = "us-east-1-atl-9z"
+    with pytest.raises(ConfigError) as info:
+        parse_settings(config, today=TODAY)
+    text = str(info.value)
+    assert "gpuNodeGroups[0].availabilityZone: got 'us-east-1-atl-9z'" in text
+    assert "us-east-1-dfw-2a" in text and "zoneNotInCatalog: true" in text
+    config["ultraserver-eks:gpuNodeGroups"][0]["zoneNotInCatalog"] = True
+    assert parse_settings(config, today=TODAY).gpu_node_groups[0].zone_not_in_catalog
+
+
+def _self_managed_fleet(groups: int, ultraservers: int) -> dict[str, Any]:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:gpuNodeGroups"] = [
+        {
+            "name": f"fleet-{i}",
+            "mode": "self-managed",
+            "availabilityZone": "us-east-1-dfw-2a",
+            "capacityReservationResourceGroupArn": f"arn:aws:resource-groups:us-east-1:111122223333:group/f{i}",
+            "ultraserverCount": ultraservers,
+        }
+        for i in range(groups)
+    ]
+    return config
+
+
+def test_a_self_managed_fleet_is_not_held_to_the_managed_node_group_quota() -> None:
+    settings = parse_settings(_self_managed_fleet(1, 1000), today=TODAY)
+    assert settings.gpu_node_groups[0].full_size == 18_000
+    warnings = [str(w) for w in settings_warnings(settings, TODAY)]
+    assert not any("managed node group" in w.lower() or "450" in w for w in warnings), warnings
+
+
+def test_more_self_managed_groups_than_auto_scaling_allows_warn_with_that_quota() -> None:
+    warnings = [str(w) for w in settings_warnings(parse_settings(_self_managed_fleet(501, 1), today=TODAY), TODAY)]
+    [asg] = [w for w in warnings if "Auto Scaling groups" in w]
+    assert "501 self-managed Auto Scaling groups" in asg and "at most 500 per region" in asg
+    assert "ec2-auto-scaling-quotas" in asg and "Managed node groups" not in asg
+
+
+def test_a_gpu_zone_of_another_region_is_one_problem() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:gpuNodeGroups"][0]["availabilityZone"] = "us-west-2-lax-1a"
+    with pytest.raises(ConfigError) as info:
+        parse_settings(config, today=TODAY)
+    assert len([p for p in info.value.problems if "gpuNodeGroups[0].availabilityZone" in p]) == 1

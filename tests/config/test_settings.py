@@ -148,16 +148,6 @@ def test_json_strings_are_read_like_yaml() -> None:
         ),
         (
             "gpuNodeGroups",
-            lambda g: g[0].update(
-                mode="self-managed",
-                capacityReservationIds=[],
-                capacityReservationResourceGroupArn="arn:aws:resource-groups:us-east-1:111122223333:group/g",
-                ultraserverCount=26,
-            ),
-            ["gpuNodeGroups[0].ultraserverCount", "at most 450 nodes per node group (25 x u-p6e-gb200x72)"],
-        ),
-        (
-            "gpuNodeGroups",
             lambda g: g[0].update(mode="karpenter"),
             ["gpuNodeGroups[0].mode", "'karpenter'", "self-managed"],
         ),

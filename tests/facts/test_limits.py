@@ -31,6 +31,8 @@ TABLE = [
     (limits.TAG_VALUE, 256, "tag-conventions"),
     (limits.MANAGED_NODE_GROUPS_PER_CLUSTER, 30, "L-6D54EA21"),
     (limits.NODES_PER_MANAGED_NODE_GROUP, 450, "service-quotas"),
+    (limits.VPC_CIDR_BLOCKS, 5, "amazon-vpc-limits"),
+    (limits.AUTO_SCALING_GROUPS_PER_REGION, 500, "ec2-auto-scaling-quotas"),
     (limits.SCHEDULED_ACTION_NAME, 255, "API_PutScheduledUpdateGroupAction"),
     (limits.SCHEDULED_ACTIONS_PER_GROUP, 125, "ec2-auto-scaling-scheduled-scaling"),
     (limits.EVENT_RULE_NAME, 64, "API_PutRule"),

@@ -85,6 +85,8 @@ def seeded_project(endpoint_url: str, directory: Path) -> Path:
                 "ultraserverType": "u-p6e-gb200x36",
                 # moto has no Local Zones, so the GPU subnets sit in a regional zone here.
                 "availabilityZone": "us-east-1a",
+                # moto's zones are regional ones: outside the toolkit's catalog, so preflight asks EC2.
+                "zoneNotInCatalog": True,
                 "capacityReservationIds": ["cr-0aaaaaaaaaaaaaaa1"],
                 # A pinned image: the EKS AMI parameters live under /aws/service/, which moto cannot seed.
                 "amiId": "ami-0123456789abcdef0",
@@ -115,6 +117,8 @@ def test_cli_against_moto_server(endpoint: str, tmp_path: Path) -> None:
     assert len(subnets) == 3
     # What the emulator models really passes...
     assert status["zone us-east-1a opted in"] == "PASS"
+    # moto's offering catalog has no p6e-gb200: the live check of zoneNotInCatalog runs and refuses the zone.
+    assert status["gpu: us-east-1a offers p6e-gb200.36xlarge"] == "FAIL"
     assert status["AMI release"] == "PASS"
     assert all(status[s] == "PASS" and status[f"{s} free IPs"] == "PASS" for s in subnets)
     assert status["managed node group quota"] == "WARN"  # moto's Service Quotas knows no EKS quota

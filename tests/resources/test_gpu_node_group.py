@@ -351,15 +351,6 @@ def test_desired_size_below_full() -> None:
             },
             "managed node groups target one capacity reservation each",
         ),
-        (
-            {
-                "mode": "self-managed",
-                "capacity_reservation_id": None,
-                "capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g",
-                "ultraserver_count": 26,
-            },
-            "above the 450 nodes one node group may hold",
-        ),
         ({"mode": "spot"}, "mode: 'spot'"),
         ({"ultraserver_count": 2}, "ultraserver_count: 2 needs a resource group"),
         ({"capacity_reservation_id": "cr-123"}, "capacity_reservation_id: 'cr-123'"),

@@ -5,9 +5,12 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
+from helpers.stacks import stack_config
 from ultraserver.config.subnets import ips_needed, plan_subnets
 from ultraserver.problems import ConfigError
 from ultraserver.resources.network import subnet_tags
+
+GROUPS, NETWORK = "ultraserver-eks:gpuNodeGroups", "ultraserver-eks:network"
 
 
 def test_subnets_fit_the_vpc_without_overlap_and_gpu_subnets_sit_in_the_gpu_zone() -> None:
@@ -99,3 +102,78 @@ def test_efa_security_group_admits_itself_and_the_cluster(shipped_plan, stack: s
         r for r in rules if r.type.endswith("IngressRule") and r.inputs["securityGroupId"] == "sg-offline-cluster"
     ]
     assert from_cluster and to_cluster
+
+
+def _fix_blocks(message: str) -> list[str]:
+    """The blocks a planner error tells the user to add."""
+    listed = message.split("add network.secondaryVpcCidrs: [", 1)[1].split("]", 1)[0]
+    return [b.strip() for b in listed.split(",")]
+
+
+@pytest.mark.parametrize("ultraservers", [40, 100])
+def test_a_full_16_is_not_told_to_use_a_16_and_the_fix_it_gets_plans(ultraservers: int) -> None:
+    needs = {"us-east-1-dfw-2a": ips_needed(ultraservers * 18, 32, 1)}
+    with pytest.raises(ConfigError) as info:
+        plan_subnets("10.0.0.0/16", ["a1", "a2"], needs, 4, 110)
+    message = str(info.value)
+    assert "use a /16" not in message and "(or a /16 vpcCidr)" not in message
+    blocks = _fix_blocks(message)
+    plans = plan_subnets("10.0.0.0/16", ["a1", "a2"], needs, 4, 110, blocks)
+    assert {p.vpc_block for p in plans} <= {"10.0.0.0/16", *blocks}
+    for p in plans:
+        assert ipaddress.ip_network(p.cidr).subnet_of(ipaddress.ip_network(p.vpc_block))  # type: ignore[arg-type]
+
+
+def test_a_thousand_ultraservers_get_gpu_subnets_over_secondary_blocks_without_overlap() -> None:
+    needs = {"us-east-1-dfw-2a": ips_needed(18_000, 32, 1)}
+    with pytest.raises(ConfigError) as info:
+        plan_subnets("10.0.0.0/16", ["a1", "a2"], needs, 4, 110)
+    blocks = _fix_blocks(str(info.value))
+    plans = plan_subnets("10.0.0.0/16", ["a1", "a2"], needs, 4, 110, blocks)
+    gpu = [p for p in plans if p.kind == "gpu"]
+    nets = [ipaddress.ip_network(p.cidr) for p in plans]
+    assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1 :])
+    usable = sum(ipaddress.ip_network(p.cidr).num_addresses - 5 for p in gpu)
+    assert usable >= needs["us-east-1-dfw-2a"] - 5
+    assert all(ipaddress.ip_network(p.cidr).prefixlen >= 16 for p in gpu)
+    assert gpu[0].name == "gpu-us-east-1-dfw-2a" and gpu[1].name == "gpu-us-east-1-dfw-2a-2"
+    assert all(b.startswith("100.") for b in blocks)
+
+
+def test_a_vpc_smaller_than_a_16_may_grow_or_add_blocks() -> None:
+    with pytest.raises(ConfigError) as info:
+        plan_subnets("10.0.0.0/20", ["a1", "a2"], {"lz": ips_needed(180, 32, 1)}, 4, 110)
+    assert "(or a /16 vpcCidr)" in str(info.value)
+    plan_subnets("10.0.0.0/20", ["a1", "a2"], {"lz": ips_needed(180, 32, 1)}, 4, 110, _fix_blocks(str(info.value)))
+
+
+def test_a_fleet_beyond_one_16_plans_with_its_secondary_block(plan_with) -> None:  # type: ignore[no-untyped-def]
+    fleet = {
+        "name": "fleet",
+        "mode": "self-managed",
+        "availabilityZone": "us-east-1-dfw-2a",
+        "capacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:111122223333:group/fleet",
+        "ultraserverCount": 40,
+    }
+    network = {"availabilityZones": ["us-east-1a", "us-east-1b"], "vpcCidr": "10.72.0.0/16"}
+    plan = plan_with(
+        "gb200-x72", {"gpuNodeGroups": [fleet], "network": {**network, "secondaryVpcCidrs": ["100.64.0.0/16"]}}
+    )
+    [block] = plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation")
+    assert block.inputs["cidrBlock"] == "100.64.0.0/16"
+    subnets = plan.of_type("aws:ec2/subnet:Subnet")
+    in_block = [s for s in subnets if s.inputs["cidrBlock"].startswith("100.64.")]
+    assert in_block and all(block.urn in s.dependencies for s in in_block)
+    assert all(block.urn not in s.dependencies for s in subnets if s not in in_block)
+
+
+def test_the_multi_stack_with_a_fleet_of_25_gets_a_fix_that_plans(plan_with) -> None:  # type: ignore[no-untyped-def]
+    config = stack_config("gb200-multi")
+    groups = [{**g, "ultraserverCount": 25} if g.get("ultraserverCount") else g for g in config[GROUPS]]
+    with pytest.raises(ConfigError) as info:
+        plan_with("gb200-multi", {"gpuNodeGroups": groups})
+    message = str(info.value)
+    assert "got '10.80.0.0/16'" in message and "use a /16" not in message
+    network = {**config[NETWORK], "secondaryVpcCidrs": _fix_blocks(message)}
+    plan = plan_with("gb200-multi", {"gpuNodeGroups": groups, "network": network})
+    assert plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation")

@@ -1,4 +1,4 @@
-"""`ultraserver status` through cli.main: exit 0 healthy, 1 failing, 2 no cluster or no credentials; --json."""
+"""`ultraserver status` through cli.main: exit 0 healthy, 1 failing, 2 no credentials, 4 no cluster; --json."""
 
 from __future__ import annotations
 
@@ -74,11 +74,39 @@ def test_the_horizon_and_grace_are_flags(monkeypatch: pytest.MonkeyPatch) -> Non
         assert done.code == code, done.stdout
 
 
-def test_unreachable_cluster_exits_2_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    wire(monkeypatch, FakeCluster(down=True))
+def test_unreachable_cluster_shows_the_aws_side_and_exits_4(monkeypatch: pytest.MonkeyPatch) -> None:
+    stub = wire(monkeypatch, FakeCluster(down=True))
     done = status()
-    assert done.code == 2 and done.stdout == ""
-    assert done.stderr.startswith("status: listing nodes") and len(done.stderr.strip().splitlines()) == 1
+    stub.assert_no_pending_responses()
+    assert done.code == 4, done.stdout + done.stderr
+    assert f"AWS:     {SHIPPED} (cb-0123456789abcdef0) active" in done.stdout
+    assert "cluster: NOT READ" in done.stdout and "cost:    unknown" in done.stdout
+    assert "AWS side only: the Kubernetes API could not be read" in done.stdout
+    assert "why: listing nodes" in done.stdout
+    assert done.stderr.startswith("status: cluster API unreachable (exit 4)")
+
+
+def test_no_kubeconfig_still_reports_what_aws_knows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    wire(monkeypatch, healthy())
+
+    def no_kubeconfig(kubeconfig: str) -> Any:
+        raise verify_clients.KubeconfigError(f"kubeconfig {kubeconfig!r} is neither an existing file nor a document")
+
+    monkeypatch.setattr(verify_clients, "connect", no_kubeconfig)
+    out = tmp_path / "status.json"
+    done = status("--json", str(out))
+    assert done.code == 4 and "1 UltraServer(s), 0 failing" in done.stdout
+    assert "neither an existing file" in done.stdout
+    data = json.loads(out.read_text())
+    assert data["clusterRead"] is False and "neither an existing file" in data["clusterUnread"]
+    [row] = data["ultraservers"]
+    assert row["cluster"] is None and row["idleGpuHours"] is None and row["reservation"]["id"] == SHIPPED
+
+
+def test_an_aws_side_failure_without_the_cluster_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    wire(monkeypatch, FakeCluster(down=True), interconnect="impaired")
+    done = status()
+    assert done.code == 1 and "FAIL nvl72: interconnect" in done.stdout and "AWS side only" in done.stdout
 
 
 def test_no_credentials_exits_2_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -142,13 +142,13 @@ def test_unfinished_or_missing_launcher_fails_instead_of_passing() -> None:
     assert not verdict.passed and verdict.problems[0].value == "no launcher pod"
 
 
-def test_api_unreachable_fails_every_check_without_a_traceback(
+def test_api_unreachable_fails_every_check_without_a_traceback_and_exits_4(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     expected = expected_of("gb200-multi")
     cluster = FakeCluster(down=True)
     out = tmp_path / "v.json"
-    assert run_cli(monkeypatch, cluster, "gb200-multi", "--json", str(out)) == 1
+    assert run_cli(monkeypatch, cluster, "gb200-multi", "--json", str(out)) == 4  # API unreachable (EXIT_CODES)
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     # The connection error is printed once, then referred to.
@@ -233,7 +233,7 @@ def test_unreachable_endpoint_through_the_real_client_is_one_line(
     )
     code = cli.main(["verify", "--stack", "gb200-x72", "--project-dir", str(ROOT), "--kubeconfig", str(path)])
     captured = capsys.readouterr()
-    assert code == 1
+    assert code == 4
     assert "Traceback" not in captured.out + captured.err
     assert "listing nodes through kubeconfig" in captured.out
 

@@ -1,7 +1,6 @@
 """The ``ultraserver`` command: ``plan`` and ``versions`` (offline), and subcommands that talk to AWS or the cluster.
 
-Exit codes: 0 ok; 1 checks failed (policy, preflight, verify, status, extend); 2 bad input or usage (invalid
-settings, missing or unwritable files); 3 internal error (one line with the cause; the traceback only with ``--debug``).
+Exit codes: cli.common.EXIT_TABLE, rendered as the --help epilog and as the table in docs/plan.md.
 """
 
 from __future__ import annotations
@@ -108,6 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
     ver.add_argument(
         "--node-facts-only", action="store_true", help="only the cheap node and DRA checks (no job logs are read)"
+    )
+    ver.add_argument(
+        "--from-file",
+        metavar="LOG",
+        help="judge an nvbandwidth or nccl-tests log you already have (up to 16 MiB) against the stack's thresholds; "
+        "the cluster is not read",
+    )
+    ver.add_argument(
+        "--log-kind", choices=("nvbandwidth", "nccl"), help="the tool that wrote --from-file (default: detected)"
     )
     ver.set_defaults(func=cmd_verify)
     from ultraserver.status.judge import GRACE_MINUTES, HORIZON_HOURS

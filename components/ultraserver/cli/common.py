@@ -5,19 +5,49 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import textwrap
 import urllib.parse
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-EXIT_CODES = """exit codes:
-  0  ok
-  1  checks failed (policy violations, preflight, verify or status failures; extend: no offering or a failed
-     purchase)
-  2  bad input or usage (invalid settings, missing or unwritable files)
-  3  internal error (one line with the cause; rerun with --debug for the traceback)"""
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
+EXIT_TABLE: tuple[tuple[int, str], ...] = (
+    (EXIT_OK, "ok"),
+    (
+        EXIT_FAILED,
+        "checks failed: a mandatory policy (plan), a preflight check, a `verify` check (node facts, NVLink, EFA; "
+        "also of a log given with --from-file), a `status` check (of the AWS side too when the cluster could not be "
+        "read), or an `extend` with no offering or a failed purchase; also an AWS call the caller's IAM policy "
+        "denies (the line names the IAM action to grant)",
+    ),
+    (
+        EXIT_USAGE,
+        "bad input or usage: invalid settings (one line per problem: the stack key, the bad value, what is allowed "
+        "and the fix; nothing is declared), a stack file that is not valid YAML or has duplicate keys, a "
+        "`--json`/`--graph`/`--html` path that cannot be written or has the wrong extension, a missing or invalid "
+        "`--policy-config`, a `--deployed` file that is unreadable or another stack's, a `--from-file` log that is "
+        "missing, too large, not UTF-8 or of no known tool, a `verify --kubeconfig` that is missing or malformed; no "
+        "usable AWS credentials",
+    ),
+    (
+        EXIT_INTERNAL,
+        "internal error: one line with the cause; `--debug` (anywhere on the command line) prints the traceback",
+    ),
+    (
+        EXIT_UNREACHABLE,
+        "cluster API unreachable (`status`, `verify`): the Kubernetes API did not answer (`verify` then reports every "
+        "check as not judged); `status` also when it has no usable kubeconfig: it still prints the AWS side "
+        "(blocks, reservations, interconnect), says what it could not read, and exits 1 instead when the AWS side "
+        "fails",
+    ),
+)
+"""Every exit code of every command: the --help epilog and the table in docs/plan.md are rendered from it."""
+EXIT_CODES = "exit codes:\n" + "\n".join(
+    textwrap.fill(meaning.replace("`", ""), 110, initial_indent=f"  {code}  ", subsequent_indent="     ")
+    for code, meaning in EXIT_TABLE
+)
 # Text formats only: --graph writes Mermaid or DOT source, never an image (render it with mermaid-cli or dot).
 GRAPH_FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".dot": "dot", ".gv": "dot"}
 HTML_FORMATS = {".html": "html", ".htm": "html"}

@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
 
 from ultraserver.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_UNREACHABLE,
     EXIT_USAGE,
     UsageError,
     check_output,
@@ -39,19 +42,21 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Judge the deployed stack: node facts, DRA, NVLink per UltraServer; one verdict per UltraServer and check."""
-    from ultraserver.verify.checks import exit_code, run_checks
+    from ultraserver.verify.checks import exit_code, run_checks, unreachable
     from ultraserver.verify.clients import KubeconfigError, connect
     from ultraserver.verify.expect import expectation
     from ultraserver.verify.report import format_verdicts, not_checked, verdicts_json
 
     check_output(args.json, None, "--json")
     expected = expectation(stack_settings(args.project_dir, args.stack))
+    if args.from_file:
+        return _verify_file(args, expected)
     if not expected.groups:
         print("verify: the stack has no GPU node groups; there is nothing to verify", file=sys.stderr)
         return EXIT_USAGE
     try:
         reader = connect(args.kubeconfig)
-    except KubeconfigError as err:
+    except KubeconfigError as err:  # the file given is missing or malformed: bad input, as for any file argument
         print(f"verify: {err}", file=sys.stderr)
         return EXIT_USAGE
     verdicts = run_checks(reader, expected, node_facts_only=args.node_facts_only)
@@ -60,7 +65,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         write_output(args.json, json.dumps(verdicts_json(args.stack, verdicts, notes), indent=2) + "\n")
         print(f"\nVerdicts JSON written to {args.json}")
-    return exit_code(verdicts)
+    return EXIT_UNREACHABLE if unreachable(verdicts) else exit_code(verdicts)
+
+
+def _verify_file(args: argparse.Namespace, expected: Any) -> int:
+    """verify --from-file: one verdict for a log the user already has; the cluster is not read."""
+    from ultraserver.verify.checks import exit_code
+    from ultraserver.verify.from_file import LogFileError, judge_log_file
+    from ultraserver.verify.report import format_verdicts, verdicts_json
+
+    try:
+        verdict = judge_log_file(Path(args.from_file), expected, args.log_kind or "")
+    except LogFileError as err:
+        raise UsageError(str(err)) from None
+    print(format_verdicts([verdict], []))
+    if args.json:
+        write_output(args.json, json.dumps(verdicts_json(args.stack, [verdict], []), indent=2) + "\n")
+        print(f"\nVerdicts JSON written to {args.json}")
+    return exit_code([verdict])
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -69,7 +91,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ultraserver.status.judge import Limits
     from ultraserver.status.report import format_status, status_json
     from ultraserver.status.run import run_status
-    from ultraserver.verify.clients import ClusterError, connect
+    from ultraserver.verify.clients import ClusterReader, KubeconfigError, connect
 
     for flag, value in (("--grace-minutes", args.grace_minutes), ("--horizon-hours", args.horizon_hours)):
         if value < 0:
@@ -78,17 +100,27 @@ def cmd_status(args: argparse.Namespace) -> int:
     check_output(args.json, None, "--json")
     now = args.now or datetime.now(timezone.utc)
     limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours), args.stack)
+    reader: ClusterReader | str
+    try:
+        reader = connect(args.kubeconfig)
+    except KubeconfigError as err:
+        reader = str(err)  # AWS alone still knows the blocks and reservations
     try:
         clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
-        report = run_status(settings, clients, connect(args.kubeconfig), limits)
-    except (ClusterError, PreflightAccessError) as err:
+        report = run_status(settings, clients, reader, limits)
+    except PreflightAccessError as err:
         print(f"status: {err}", file=sys.stderr)
         return EXIT_USAGE
     print(format_status(args.stack, report, now))
     if args.json:
         write_output(args.json, json.dumps(status_json(args.stack, report, now), indent=2) + "\n")
         print(f"\nStatus JSON written to {args.json}")
-    return EXIT_FAILED if report.failed else EXIT_OK
+    if report.failed:
+        return EXIT_FAILED
+    if report.cluster_unread:
+        print(f"status: cluster API unreachable (exit {EXIT_UNREACHABLE}): {report.cluster_unread}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    return EXIT_OK
 
 
 def cmd_extend(args: argparse.Namespace) -> int:

@@ -63,6 +63,9 @@ class GpuNodeGroupSettings(Model):
     availability_zone: Zone = Field(
         description="Zone of the capacity reservation (for P6e-GB200 a Local Zone such as us-east-1-dfw-2a)."
     )
+    zone_not_in_catalog: StrictBool = Field(
+        False, description="The zone offers the type though the toolkit's catalog does not list it (preflight checks)."
+    )
     ultraserver_type: Literal[tuple(capacity_blocks.ULTRASERVER_INSTANCES)] = Field(  # type: ignore[valid-type]
         "u-p6e-gb200x72", description="u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18)."
     )

@@ -140,6 +140,22 @@ def _ended_blocks(g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem
     return found
 
 
+def _zone_offers(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
+    """The zone is one the catalog knows offers the instance type, or the group says it is not in the catalog."""
+    known = instances.OFFERED_ZONES.get(g.instance_type)
+    if known is None or g.availability_zone in known or g.zone_not_in_catalog:
+        return []
+    return [
+        Problem(
+            f"{at}.availabilityZone",
+            g.availability_zone,
+            f"a zone that offers {g.instance_type}: {', '.join(known)} (toolkit catalog, facts/instances.py)",
+            f"use {known[0]}; if AWS now offers the type in {g.availability_zone}, set zoneNotInCatalog: true "
+            "and run ultraserver preflight, which asks EC2",
+        )
+    ]
+
+
 def placement(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
     """The zone in the region (and in gpuSubnetIds for an existing VPC); the UltraServer's instance type."""
     found = []
@@ -161,6 +177,8 @@ def placement(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> lis
                 f"add gpuSubnetIds: {{{g.availability_zone}: [subnet-...]}} to the network settings",
             )
         )
+    if not found:  # a zone of another region is one problem, not two
+        found += _zone_offers(g, at)
     wanted = instances.ULTRASERVER_INSTANCE_TYPES[g.ultraserver_type]
     if g.instance_type != wanted:
         found.append(
@@ -203,9 +221,10 @@ def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pr
                 f"set desiredSize: {g.full_size} or remove it",
             )
         )
-    # Self-managed groups are held to the managed-group limit too, so a group never outgrows what EKS could manage.
+    # The EKS quota binds managed groups only; an Auto Scaling group has no documented instance cap
+    # (limits.AUTO_SCALING_GROUPS_PER_REGION), so self-managed groups are counted in across_groups instead.
     limit = limits.NODES_PER_MANAGED_NODE_GROUP
-    if limits.over(limit, g.full_size):
+    if g.mode == "managed" and limits.over(limit, g.full_size):
         per_group = limit.maximum // g.instances_per_ultraserver
         found.append(
             Problem(
@@ -357,6 +376,19 @@ def across_groups(s: Settings, today: date) -> list[Problem]:
                 "use mode: self-managed for some UltraServers, or raise the quota: aws service-quotas "
                 "request-service-quota-increase --service-code eks "
                 f"--quota-code {limits.MANAGED_NODE_GROUP_QUOTA_CODE}",
+                WARNING,
+            )
+        )
+    asgs = sum(g.node_groups for g in s.gpu_node_groups if g.mode != "managed")
+    asg_quota = limits.AUTO_SCALING_GROUPS_PER_REGION
+    if limits.over(asg_quota, asgs):
+        found.append(
+            Problem(
+                at,
+                f"{asgs} self-managed Auto Scaling groups",
+                f"at most {asg_quota.maximum} per region by default, other stacks' included ({asg_quota.source})",
+                "group more UltraServers per entry (ultraserverCount), or raise the quota in Service Quotas "
+                "(Amazon EC2 Auto Scaling, 'Auto Scaling groups per region')",
                 WARNING,
             )
         )

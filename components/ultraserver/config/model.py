@@ -137,7 +137,13 @@ class ClusterSettings(Model):
 class NetworkSettings(Model):
     """A new VPC (``vpcId`` empty) or an existing one."""
 
-    vpc_cidr: Cidr = Field("10.0.0.0/16", description="CIDR of a new VPC (/16 to /28, private ranges).")
+    vpc_cidr: Cidr = Field(
+        "10.0.0.0/16", description="CIDR of a new VPC (/16 to /28; RFC 1918, 100.64.0.0/10 or 198.19.0.0/16)."
+    )
+    secondary_vpc_cidrs: tuple[Cidr, ...] = Field(
+        (),
+        description="More CIDR blocks of a new VPC, for GPU subnets beyond one /16 (e.g. [100.64.0.0/16]).",
+    )
     availability_zones: tuple[Zone, ...] = Field(
         (), description="Regional zones for the control plane and system nodes (at least two)."
     )

@@ -18,6 +18,7 @@ from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings
 from ultraserver.config.names import name_problems
+from ultraserver.config.network_rules import vpc_blocks
 from ultraserver.config.version_rules import support_window, untested_versions
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts import instances, limits, tags
@@ -208,26 +209,7 @@ def network_vpc(s: Settings, today: date) -> list[Problem]:
         found.append(
             Problem(key(s, "network.gpuSubnetIds"), dict(n.gpu_subnet_ids), "only together with vpcId", "set vpcId too")
         )
-    vpc = ipaddress.ip_network(n.vpc_cidr)
-    bad = vpc.version != 4 or vpc.is_multicast or vpc.is_reserved or vpc.is_loopback or vpc.is_link_local
-    if bad or vpc.overlaps(ipaddress.ip_network("0.0.0.0/8")):
-        found.append(
-            Problem(
-                key(s, "network.vpcCidr"),
-                n.vpc_cidr,
-                "an IPv4 unicast range (RFC 1918 recommended)",
-                "use e.g. 10.0.0.0/16",
-            )
-        )
-    elif not limits.VPC_PREFIX_LARGEST <= vpc.prefixlen <= limits.VPC_PREFIX_SMALLEST:
-        found.append(
-            Problem(
-                key(s, "network.vpcCidr"),
-                n.vpc_cidr,
-                f"a /{limits.VPC_PREFIX_LARGEST} to /{limits.VPC_PREFIX_SMALLEST} block (AWS VPC size limits)",
-                "use a /16",
-            )
-        )
+    found += vpc_blocks(n, lambda path: key(s, path))
     return found
 
 

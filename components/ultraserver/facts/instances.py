@@ -15,6 +15,13 @@ GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 ULTRASERVER_INSTANCE_TYPES = {"u-p6e-gb200x36": GB200_INSTANCE_TYPE, "u-p6e-gb200x72": GB200_INSTANCE_TYPE}
 """Instance type inside each UltraServer type (EC2 UltraServers: https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html)."""
 
+OFFERED_ZONES: dict[str, tuple[str, ...]] = {GB200_INSTANCE_TYPE: ("us-east-1-dfw-2a",)}
+"""Zones known to offer each GPU instance type: P6e-GB200 UltraServers run in the Dallas Local Zone of
+N. Virginia, us-east-1-dfw-2a, which the account must opt in to (EC2 User Guide, "Launch instances into Capacity
+Blocks", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-launch.html; checked 2026-11-25).
+AWS adds zones over time: a group in another zone sets ``zoneNotInCatalog: true`` and preflight asks EC2
+(DescribeInstanceTypeOfferings, LocationType availability-zone) whether the zone offers the type."""
+
 RAID10_MIN_DISKS = 4
 """nodeadm's setup-local-disks exits 1 for raid10 with fewer than 4 disks
 (awslabs/amazon-eks-ami templates/al2023/runtime/bin/setup-local-disks)."""

@@ -175,6 +175,23 @@ IMEX_TARGET_NAME = Limit(
     "operator's -launcher and -worker-<n> suffixes and the ComputeDomain's derived names stay inside a "
     "63-character DNS label",
 )
+VPC_CIDR_BLOCKS = Limit(
+    "IPv4 CIDR blocks per VPC",
+    5,
+    "Amazon VPC quota 'IPv4 CIDR blocks per VPC': default 5, adjustable up to 50 (primary block included) "
+    "(https://docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html; checked 2026-11-25)",
+)
+VPC_CIDR_BLOCKS_CEILING = 50
+"""The most the VPC CIDR block quota can be raised to (same page)."""
+VPC_CIDR_BLOCKS_QUOTA_CODE = "L-83CA0A9D"
+"""Service Quotas code of 'IPv4 CIDR blocks per VPC' (service code vpc). Unverified against the console."""
+AUTO_SCALING_GROUPS_PER_REGION = Limit(
+    "Auto Scaling groups per region",
+    500,
+    "EC2 Auto Scaling quota 'Auto Scaling groups per region', default 500, adjustable; the guide lists no cap on "
+    "the instances of one group (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-quotas.html; "
+    "checked 2026-11-25)",
+)
 VPC_PREFIX_LARGEST = 16
 VPC_PREFIX_SMALLEST = 28
 """VPC IPv4 CIDR blocks are /16 to /28 (https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html)."""
@@ -198,6 +215,8 @@ LIMITS: tuple[Limit, ...] = (
     TAG_VALUE,
     MANAGED_NODE_GROUPS_PER_CLUSTER,
     NODES_PER_MANAGED_NODE_GROUP,
+    VPC_CIDR_BLOCKS,
+    AUTO_SCALING_GROUPS_PER_REGION,
     SCHEDULED_ACTION_NAME,
     SCHEDULED_ACTIONS_PER_GROUP,
     EVENT_RULE_NAME,

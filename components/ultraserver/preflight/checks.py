@@ -85,6 +85,38 @@ def check_zone_opt_in(target: PreflightTarget, ec2: Client) -> list[Problem]:
     return checks
 
 
+def check_zone_offerings(target: PreflightTarget, ec2: Client) -> list[Problem]:
+    """Each group outside the toolkit's zone catalog (zoneNotInCatalog) is in a zone EC2 says offers its type."""
+    unlisted = [g for g in target.groups if g.zone_not_in_catalog]
+    if not unlisted:
+        return []
+    answer = call_all(
+        ec2,
+        "describe_instance_type_offerings",
+        LocationType="availability-zone",
+        Filters=[
+            {"Name": "instance-type", "Values": sorted({g.instance_type for g in unlisted})},
+            {"Name": "location", "Values": sorted({g.availability_zone for g in unlisted})},
+        ],
+    )
+    offered = {(o["InstanceType"], o["Location"]) for o in answer.get("InstanceTypeOfferings", [])}
+    checks = []
+    for g in unlisted:
+        label = f"{g.name}: {g.availability_zone} offers {g.instance_type}"
+        if (g.instance_type, g.availability_zone) in offered:
+            checks.append(check(label, PASS, "EC2 lists the offering (zoneNotInCatalog: true confirmed)"))
+        else:
+            checks.append(
+                check(
+                    label,
+                    FAIL,
+                    f"EC2 does not offer {g.instance_type} in {g.availability_zone} (DescribeInstanceTypeOfferings)",
+                    f"set {g.settings_key}.availabilityZone to the capacity reservation's zone",
+                )
+            )
+    return checks
+
+
 def _release_parameter(image_parameter: str) -> str | None:
     """The sibling SSM parameter holding the release of an EKS AMI image_id parameter."""
     if image_parameter.endswith("/image_id"):
@@ -284,6 +316,7 @@ def run_preflight(
             partial(check_reservations, group, clients.ec2, clients.resource_groups, when, target.end_horizon_hours),
         )
     checks += _guarded("GPU zones opted in", lambda: check_zone_opt_in(target, clients.ec2))
+    checks += _guarded("GPU zones offer the type", lambda: check_zone_offerings(target, clients.ec2))
     checks += _guarded("AMI", lambda: check_ami(target, clients.ssm))
     checks += _guarded("subnets", lambda: check_subnets(target, clients.ec2))
     version_name = f"Kubernetes {target.kubernetes_version} offered"

@@ -26,6 +26,7 @@ class PreflightGroup:
     instance_type: str  # the EC2 instance type the group launches, e.g. p6e-gb200.36xlarge
     blocks: tuple[CapacityBlock, ...] = field(default=())  # every block of capacityBlocks (one without it)
     settings_key: str = ""  # the group's stack key, e.g. gpuNodeGroups[0]
+    zone_not_in_catalog: bool = False  # the zone is outside facts.instances.OFFERED_ZONES: ask EC2
 
 
 @dataclass
@@ -67,6 +68,7 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
             instance_type=g.instance_type,
             blocks=g.blocks,
             settings_key=f"gpuNodeGroups[{index}]",
+            zone_not_in_catalog=g.zone_not_in_catalog,
         )
         for index, g in enumerate(settings.gpu_node_groups)
     ]

@@ -34,7 +34,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver import clock
-from ultraserver.facts import ami, instances, limits
+from ultraserver.facts import ami, instances
 from ultraserver.facts.capacity_blocks import (
     CapacityBlock,
     ReservationWindow,
@@ -206,13 +206,6 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  
         problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
     sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
     problems += sizes
-    most = limits.NODES_PER_MANAGED_NODE_GROUP.maximum
-    if not sizes and full_size(args.ultraserver_type, args.ultraserver_count) > most:
-        problems.append(
-            f"ultraserverCount: {args.ultraserver_count} x {args.ultraserver_type} is "
-            f"{full_size(args.ultraserver_type, args.ultraserver_count)} nodes, above the {most} "
-            "nodes one node group may hold; split it into several groups."
-        )
     if not sizes and args.desired_size is not None:
         too_big = desired_size_problem(args.ultraserver_type, args.ultraserver_count, args.desired_size)
         problems += [too_big] if too_big else []

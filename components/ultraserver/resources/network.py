@@ -55,7 +55,7 @@ class NetworkArgs:
     subnets: Sequence[SubnetPlan] = ()
     """Subnets of a new VPC, from plan_subnets."""
     vpc_cidr: str = "10.0.0.0/16"
-    """CIDR of a new VPC."""
+    """Primary CIDR of a new VPC; subnets in other blocks (SubnetPlan.vpc_block) get those blocks associated."""
     single_nat_gateway: bool = True
     """One NAT gateway instead of one per regional zone."""
     vpc_id: str = ""
@@ -155,7 +155,7 @@ class Network(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         plans = list(args.subnets)
         regional_zones = [p.zone for p in plans if p.kind == "private"]
-        gpu_zones = [p.zone for p in plans if p.kind == "gpu"]
+        gpu_zones = list(dict.fromkeys(p.zone for p in plans if p.kind == "gpu"))
         vpc = aws.ec2.Vpc(
             name,
             cidr_block=args.vpc_cidr,
@@ -166,6 +166,13 @@ class Network(pulumi.ComponentResource):
         )
         self.vpc_id = vpc.id
         vpc_child = pulumi.ResourceOptions(parent=vpc)
+        # A subnet in a secondary block can be made only once the block is associated with the VPC.
+        block_opts = {args.vpc_cidr: vpc_child}
+        for block in dict.fromkeys(p.vpc_block for p in plans if p.vpc_block not in ("", args.vpc_cidr)):
+            association = aws.ec2.VpcIpv4CidrBlockAssociation(
+                f"{name}-{block.replace('/', '-')}", vpc_id=vpc.id, cidr_block=block, opts=vpc_child
+            )
+            block_opts[block] = pulumi.ResourceOptions(parent=vpc, depends_on=[association])
         igw = aws.ec2.InternetGateway(name, vpc_id=vpc.id, tags={**tags, "Name": name}, opts=vpc_child)
         subnets: dict[str, aws.ec2.Subnet] = {}
         for plan in plans:
@@ -176,7 +183,7 @@ class Network(pulumi.ComponentResource):
                 availability_zone=plan.zone,
                 map_public_ip_on_launch=False,
                 tags={**tags, **subnet_tags(args.cluster_name, plan.kind), "Name": f"{name}-{plan.name}"},
-                opts=vpc_child,
+                opts=block_opts.get(plan.vpc_block, vpc_child),
             )
         public_rt = aws.ec2.RouteTable(
             f"{name}-public",
@@ -221,13 +228,15 @@ class Network(pulumi.ComponentResource):
             )
         # Local Zones have no NAT gateway of their own: GPU subnets route out through the parent region's.
         gpu_rt = private_rts[regional_zones[0]]
-        for zone in gpu_zones:
+        for plan in (p for p in plans if p.kind == "gpu"):
             aws.ec2.RouteTableAssociation(
-                f"{name}-gpu-{zone}", subnet_id=subnets[f"gpu-{zone}"].id, route_table_id=gpu_rt.id, opts=vpc_child
+                f"{name}-{plan.name}", subnet_id=subnets[plan.name].id, route_table_id=gpu_rt.id, opts=vpc_child
             )
         self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
         self.public_subnet_ids = [subnets[f"public-{z}"].id for z in regional_zones]
-        self.gpu_subnet_ids = {z: [subnets[f"gpu-{z}"].id] for z in gpu_zones}
+        self.gpu_subnet_ids = {
+            z: [subnets[p.name].id for p in plans if p.kind == "gpu" and p.zone == z] for z in gpu_zones
+        }
 
     def _use_existing(self, args: NetworkArgs) -> None:
         child = pulumi.ResourceOptions(parent=self)

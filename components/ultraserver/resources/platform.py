@@ -94,7 +94,12 @@ class Platform(pulumi.ComponentResource):
             []
             if net.existing
             else plan_subnets(
-                net.vpc_cidr, net.availability_zones, gpu_ip_needs(s), s.system_node_group.max_size, net.pods_per_node
+                net.vpc_cidr,
+                net.availability_zones,
+                gpu_ip_needs(s),
+                s.system_node_group.max_size,
+                net.pods_per_node,
+                net.secondary_vpc_cidrs,
             )
         )
         super().__init__("ultraserver:index:Platform", name, None, opts)

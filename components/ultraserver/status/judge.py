@@ -48,8 +48,10 @@ class UltraServerStatus:
     """Index of the current block in the group's capacityBlocks."""
     blocks: int
     reservation: Reservation
-    cluster: ClusterSide
-    idle_gpu_hours: float
+    cluster: ClusterSide | None
+    """None when the cluster could not be read (StatusReport.cluster_unread says why)."""
+    idle_gpu_hours: float | None
+    """None when the cluster could not be read."""
     problems: tuple[Problem, ...] = field(default=())
 
     def to_json(self, now: datetime) -> dict[str, object]:
@@ -62,8 +64,8 @@ class UltraServerStatus:
             "blocks": self.blocks,
             "reservation": self.reservation.to_json(),
             "secondsLeft": max(int((end - now).total_seconds()), 0) if end else None,
-            "cluster": self.cluster.to_json(),
-            "idleGpuHours": round(self.idle_gpu_hours, 2),
+            "cluster": self.cluster.to_json() if self.cluster else None,
+            "idleGpuHours": None if self.idle_gpu_hours is None else round(self.idle_gpu_hours, 2),
             "problems": [
                 {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}
                 for p in self.problems
@@ -81,11 +83,11 @@ def judge(
     blocks: tuple[CapacityBlock, ...],
     index: int,
     reservation: Reservation,
-    side: ClusterSide,
+    side: ClusterSide | None,
     limits: Limits,
     settings_key: str,
 ) -> UltraServerStatus:
-    """The status of one UltraServer of the group's current block (``blocks[index]``)."""
+    """The status of one UltraServer of the group's current block (``blocks[index]``); ``side`` None: AWS only."""
     now, r, key = limits.now, reservation, node_group
     several = len(blocks) > 1
     block_key = f"{settings_key}.capacityBlocks[{index}]" if several else settings_key
@@ -124,12 +126,19 @@ def judge(
     lead = window.scale_down_lead_minutes if window else None
     problems += _running_problems(key, r, side, lead, limits, settings_key if index > 0 else None)
     problems += _ending_problems(key, group, r, blocks, index, settings_key, limits)
-    idle = idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0
+    idle = (
+        None if side is None else (idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0)
+    )
     return UltraServerStatus(group, node_group, index, len(blocks), r, side, idle, tuple(problems))
 
 
 def _running_problems(
-    key: str, r: Reservation, side: ClusterSide, lead_minutes: int | None, limits: Limits, switched: str | None = None
+    key: str,
+    r: Reservation,
+    side: ClusterSide | None,
+    lead_minutes: int | None,
+    limits: Limits,
+    switched: str | None = None,
 ) -> list[Problem]:
     """Nodes short of the reservation for longer than the grace period, the interconnect, EFA devices.
 
@@ -144,7 +153,7 @@ def _running_problems(
     # Nodes are expected between the start and the scale-down before the end.
     lead = timedelta(minutes=lead_minutes if lead_minutes is not None else EC2_TERMINATION_LEAD_MINUTES)
     in_window = r.end is None or now < r.end - lead
-    if in_window and side.ready < r.total:
+    if in_window and side is not None and side.ready < r.total:
         # Missing nodes: short since the block started; only NotReady ones: since the first turned NotReady.
         since = r.start if side.nodes < r.total or side.not_ready_since is None else max(r.start, side.not_ready_since)
         if now - since > limits.grace:
@@ -189,7 +198,7 @@ def _running_problems(
                 WARNING,
             )
         )
-    if side.short_efa:
+    if side is not None and side.short_efa:
         problems.append(
             Problem(
                 f"{key}: EFA devices",

@@ -41,11 +41,19 @@ def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:
         f"  AWS:     {r.id} ({r.block_id or 'no Capacity Block'}) {r.state}, {_utc(r.start)} -> {_utc(r.end)}, "
         f"{_left(r.end, now)}; interconnect {r.interconnect}; {r.running} of {r.total} instances running"
     )
-    cluster = (
-        f"  cluster: {c.ready} of {r.total} nodes Ready ({c.nodes} joined); GPUs {c.gpus}/{r.total * c.gpus_per_node}; "
-        f"EFA {c.efa}/{r.total * c.efa_per_node}; cliques: {', '.join(c.cliques) or 'none'}"
-    )
-    cost = f"  cost:    {u.idle_gpu_hours:.1f} GPU-hours paid since the block started with nodes not Ready (estimate)"
+    if c is None:
+        cluster = "  cluster: NOT READ (nodes, GPUs, EFA and cliques unknown; see the note at the end)"
+        cost = "  cost:    unknown without the cluster (idle GPU-hours need the nodes' Ready times)"
+    else:
+        cluster = (
+            f"  cluster: {c.ready} of {r.total} nodes Ready ({c.nodes} joined); GPUs {c.gpus}/"
+            f"{r.total * c.gpus_per_node}; EFA {c.efa}/{r.total * c.efa_per_node}; cliques: "
+            f"{', '.join(c.cliques) or 'none'}"
+        )
+        cost = (
+            f"  cost:    {u.idle_gpu_hours or 0.0:.1f} GPU-hours paid since the block started with nodes not Ready "
+            "(estimate)"
+        )
     return [f"{u.node_group}{block}", aws, cluster, cost, *_problem_lines(u.problems)]
 
 
@@ -60,6 +68,15 @@ def format_status(stack: str, report: StatusReport, now: datetime) -> str:
     errors = sum(1 for p in report.problems if p.level == ERROR)
     summary = f"{len(report.ultraservers)} UltraServer(s), {failed} failing"
     lines.append(summary + (f", {errors} group problem(s)" if errors else ""))
+    if report.cluster_unread:
+        lines += [
+            "",
+            "AWS side only: the Kubernetes API could not be read, so node readiness, GPUs, EFA devices, cliques and "
+            "idle cost were NOT checked.",
+            f"  why: {report.cluster_unread}",
+            "  fix: run status where the API is reachable (x72 and multi have private endpoints: from inside the VPC) "
+            "with --kubeconfig, or accept the AWS-side view",
+        ]
     return "\n".join(lines)
 
 
@@ -69,6 +86,8 @@ def status_json(stack: str, report: StatusReport, now: datetime) -> dict[str, An
         "stack": stack,
         "now": now.isoformat(),
         "passed": not report.failed,
+        "clusterRead": not report.cluster_unread,
+        "clusterUnread": report.cluster_unread or None,
         "ultraservers": [u.to_json(now) for u in report.ultraservers],
         "problems": [
             {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}

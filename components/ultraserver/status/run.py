@@ -22,7 +22,7 @@ from ultraserver.problems import Problem, blocking
 from ultraserver.status.aws import NOT_FOUND, Reservation, combined, read_reservations
 from ultraserver.status.cluster import cluster_side
 from ultraserver.status.judge import Limits, UltraServerStatus, judge, stale_problems
-from ultraserver.verify.clients import ClusterReader, Node
+from ultraserver.verify.clients import ClusterError, ClusterReader, Node
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class StatusReport:
 
     ultraservers: tuple[UltraServerStatus, ...]
     problems: tuple[Problem, ...] = field(default=())
+    cluster_unread: str = ""
+    """Why the Kubernetes API could not be read ('' when it was): the report then holds the AWS side only."""
 
     @property
     def failed(self) -> bool:
@@ -38,9 +40,21 @@ class StatusReport:
         return bool(blocking([*self.problems, *(p for u in self.ultraservers for p in u.problems)]))
 
 
-def run_status(settings: Settings, clients: PreflightClients, reader: ClusterReader, limits: Limits) -> StatusReport:
-    """Judge every UltraServer of the stack. Raises ClusterError / PreflightAccessError when nothing can be read."""
-    nodes = reader.nodes()
+def run_status(
+    settings: Settings, clients: PreflightClients, reader: ClusterReader | str, limits: Limits
+) -> StatusReport:
+    """Judge every UltraServer of the stack. Raises PreflightAccessError when AWS cannot be asked at all.
+
+    ``reader`` is the cluster, or why there is none (no usable kubeconfig). Without the cluster (or when its API
+    does not answer) the AWS side is still judged: reservations, blocks, interconnect, the end of each block.
+    """
+    nodes: list[Node] | None = None
+    unread = reader if isinstance(reader, str) else ""
+    if not isinstance(reader, str):
+        try:
+            nodes = reader.nodes()
+        except ClusterError as err:
+            unread = str(err)
     expected = {g.name: g for g in node_group_expectations(settings)}
     rows: list[UltraServerStatus] = []
     problems: list[Problem] = []
@@ -53,13 +67,13 @@ def run_status(settings: Settings, clients: PreflightClients, reader: ClusterRea
             continue
         rows += group_rows
         problems += group_problems
-    return StatusReport(tuple(rows), tuple(problems))
+    return StatusReport(tuple(rows), tuple(problems), unread)
 
 
 def _group_status(
     group: GpuNodeGroupSettings,
     key: str,
-    nodes: Sequence[Node],
+    nodes: Sequence[Node] | None,
     expected: dict[str, NodeGroupExpectation],
     clients: PreflightClients,
     limits: Limits,
@@ -79,7 +93,7 @@ def _group_status(
     rows = []
     for reservation, node_group in pairs:
         facts = expected[node_group]
-        side = cluster_side(nodes, node_group, facts.gpus_per_node, facts.efa_devices)
+        side = None if nodes is None else cluster_side(nodes, node_group, facts.gpus_per_node, facts.efa_devices)
         rows.append(judge(group.name, node_group, blocks, index, reservation, side, limits, key))
     others = [cr_id for i, b in enumerate(blocks) if i != index for cr_id in b.reservation_ids]
     found = read_reservations(others, clients.ec2, with_blocks=False) if others else {}

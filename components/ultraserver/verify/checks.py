@@ -28,6 +28,8 @@ from ultraserver.verify.verdict import (
     _api_problem,
 )
 
+NOT_JUDGED = "not judged: the Kubernetes API did not answer"
+
 
 def _read(call: Callable[[], Any]) -> Any:
     try:
@@ -56,10 +58,7 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
         nodes = reader.nodes()
     except ClusterError as err:
         problem = _api_problem("nodes", err)
-        return [
-            Verdict(u, c, "not judged: the Kubernetes API did not answer", (problem,))
-            for u, c in planned_checks(expected)
-        ]
+        return [Verdict(u, c, NOT_JUDGED, (problem,)) for u, c in planned_checks(expected)]
     plugin_pods = _read(lambda: reader.pods(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR))
     verdicts = [device_class_verdict(expected.device_classes, _read(reader.device_classes))]
     for group in expected.groups:
@@ -69,6 +68,12 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
         if expected.efa_job:
             verdicts.append(efa_verdict(reader, expected, {n.name: n.labels.get(CLIQUE_LABEL, "") for n in nodes}))
     return verdicts
+
+
+def unreachable(verdicts: Iterable[Verdict]) -> bool:
+    """Whether nothing was judged because the API did not answer (the command's 'API unreachable' exit)."""
+    evidence = [v.evidence for v in verdicts]
+    return bool(evidence) and all(e == NOT_JUDGED for e in evidence)
 
 
 def exit_code(verdicts: Iterable[Verdict]) -> int:

@@ -90,7 +90,7 @@ def nvlink_verdict(
     launcher = read_launcher(reader, namespace, job)
     if launcher.problems:
         return Verdict(ultraserver, NVLINK, f"MPIJob {job}: no finished run to judge", launcher.problems)
-    verdict = _judge_nvbandwidth(launcher, namespace, job, ultraserver, threshold_gbps, gpus_per_node)
+    verdict = judge_nvbandwidth(launcher, namespace, job, ultraserver, threshold_gbps, gpus_per_node)
     nodes = reported_nodes(launcher.log)
     cliques = tuple(sorted({(node_cliques or {}).get(n, "") for n in nodes} - {""}))
     extra: list[Problem] = []
@@ -109,9 +109,10 @@ def nvlink_verdict(
     )
 
 
-def _judge_nvbandwidth(
+def judge_nvbandwidth(
     launcher: LauncherResult, namespace: str, job: str, ultraserver: str, threshold_gbps: float, gpus_per_node: int
 ) -> Verdict:
+    """The NVLink verdict of one nvbandwidth log (a launcher's, or a user's file with ``verify --from-file``)."""
     tail = log_tail(launcher.log)
     try:
         matrix = parse_bandwidth_matrix(launcher.log)
@@ -213,14 +214,20 @@ def nvlink_verdicts(reader: ClusterReader, expected: StackExpectation, nodes: li
     return verdicts
 
 
+def efa_findings(log: str, job: str, min_bus_bandwidth_gbps: float) -> tuple[list[Problem], str]:
+    """The problems and evidence of one nccl-tests all_reduce_perf log (cluster run or a user's file)."""
+    judgement = judge_efa(parse_nccl_output(log), min_bus_bandwidth_gbps, LARGE_MESSAGE_BYTES)
+    found = [Problem(f"MPIJob {job} {key}", value, allowed, fix) for key, value, allowed, fix in judgement.findings]
+    return found, judgement.evidence
+
+
 def efa_verdict(reader: ClusterReader, expected: StackExpectation, node_cliques: Mapping[str, str]) -> Verdict:
     """The cross-UltraServer nccl-tests run: over enough cliques, EFA used, no wrong values, bandwidth at threshold."""
     job, namespace = expected.efa_job, expected.efa_namespace
     launcher = read_launcher(reader, namespace, job)
     if launcher.problems:
         return Verdict(ACROSS, EFA, f"MPIJob {job}: no finished run to judge", launcher.problems)
-    judgement = judge_efa(parse_nccl_output(launcher.log), expected.efa_min_bus_bandwidth_gbps, LARGE_MESSAGE_BYTES)
-    found = [Problem(f"MPIJob {job} {key}", value, allowed, fix) for key, value, allowed, fix in judgement.findings]
+    found, judged = efa_findings(launcher.log, job, expected.efa_min_bus_bandwidth_gbps)
     nodes = reported_nodes(launcher.log)
     cliques = tuple(sorted({node_cliques.get(n, "") for n in nodes} - {""}))
     if len(cliques) < expected.efa_ultraservers:
@@ -233,6 +240,4 @@ def efa_verdict(reader: ClusterReader, expected: StackExpectation, node_cliques:
             )
         )
     evidence = f"MPIJob {job} over {len(cliques)} UltraServers (launcher {launcher.phase}): "
-    return Verdict(
-        ACROSS, EFA, evidence + judgement.evidence, tuple(found), log_tail(launcher.log) if found else (), cliques
-    )
+    return Verdict(ACROSS, EFA, evidence + judged, tuple(found), log_tail(launcher.log) if found else (), cliques)

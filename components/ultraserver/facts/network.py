@@ -1,0 +1,66 @@
+"""IPv4 ranges a new VPC may use, and the ranges the toolkit draws extra VPC CIDR blocks from.
+
+Checked 2026-11-25.
+
+- EKS (awsdocs/amazon-eks-user-guide latest/ug/networking/network-reqs.adoc, "VPC requirements and
+  considerations", commit f60041409f8255b59682a2ca39382a2278e0e38b): when the VPC lacks addresses, associate
+  additional CIDR blocks with it; nodes can use a new block at once, the control plane recognises it after a
+  reconciliation of up to one hour.
+- Amazon VPC User Guide, "VPC CIDR blocks" (https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html;
+  awsdocs/amazon-vpc-user-guide doc_source/vpc-cidr-blocks.md @06e98d97, sections "IPv4 VPC CIDR blocks" and
+  "IPv4 CIDR block association restrictions"): IPv4 blocks are /16 to /28; AWS recommends the RFC 1918 private
+  ranges; which further blocks a VPC may take depends on the blocks it has (``association_restriction``).
+- The shared address space 100.64.0.0/10 (RFC 6598) and 198.19.0.0/16 are the non-RFC 1918 ranges EKS names for
+  additional VPC CIDR blocks (AWS What's New 2018-10, "Amazon EKS now supports additional VPC CIDR blocks",
+  https://aws.amazon.com/about-aws/whats-new/2018/10/amazon-eks-now-supports-additional-vpc-cidr-blocks/).
+  The VPC guide also lets a VPC hold publicly routable blocks; the toolkit refuses them: a VPC that claims
+  someone else's internet addresses can no longer reach those hosts, and nothing here needs them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+RFC1918 = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+"""Private IPv4 ranges (RFC 1918)."""
+SHARED_ADDRESS_SPACE = "100.64.0.0/10"
+"""RFC 6598 shared address space: 64 /16 blocks, the toolkit's source of extra VPC CIDR blocks."""
+EKS_EXTRA_RANGE = "198.19.0.0/16"
+"""The other non-RFC 1918 range EKS documents for additional VPC CIDR blocks."""
+VPC_RANGES = (*RFC1918, SHARED_ADDRESS_SPACE, EKS_EXTRA_RANGE)
+"""Every range a VPC CIDR block of ours may come from."""
+
+
+def in_vpc_ranges(cidr: str) -> bool:
+    """Whether an IPv4 block lies wholly inside one of VPC_RANGES."""
+    net = ipaddress.ip_network(cidr)
+    return net.version == 4 and any(net.subnet_of(ipaddress.IPv4Network(r)) for r in VPC_RANGES)
+
+
+def _family(net: ipaddress.IPv4Network) -> str:
+    """The row of the association-restrictions table a block belongs to."""
+    for rfc1918 in RFC1918:
+        if net.subnet_of(ipaddress.IPv4Network(rfc1918)):
+            return rfc1918
+    return EKS_EXTRA_RANGE if net.subnet_of(ipaddress.IPv4Network(EKS_EXTRA_RANGE)) else "non-RFC 1918"
+
+
+def association_restriction(existing: str, added: str) -> str | None:
+    """Why EC2 refuses to add block ``added`` to a VPC that has ``existing`` (None when it is permitted).
+
+    The VPC guide's "IPv4 CIDR block association restrictions" table: a VPC keeps to one RFC 1918 range; 198.19.0.0/16
+    joins only 100.64.0.0/10 or public blocks; and the two special cases of 172.31.0.0/16 and 10.0.0.0/16.
+    """
+    have, new = ipaddress.IPv4Network(existing), ipaddress.IPv4Network(added)
+    have_family, new_family = _family(have), _family(new)
+    if have_family in RFC1918 and new_family in RFC1918 and have_family != new_family:
+        return f"{added} is from another RFC 1918 range than {existing}"
+    if new_family == EKS_EXTRA_RANGE and have_family != EKS_EXTRA_RANGE:
+        return f"198.19.0.0/16 blocks cannot join a VPC with {existing}"
+    if new_family in RFC1918 and have_family not in RFC1918:
+        return f"RFC 1918 blocks cannot join a VPC whose block {existing} is outside RFC 1918"
+    if have_family == "172.16.0.0/12" and new.subnet_of(ipaddress.IPv4Network("172.31.0.0/16")):
+        return "172.31.0.0/16 blocks cannot join a VPC with a 172.16.0.0/12 block"
+    if have.subnet_of(ipaddress.IPv4Network("10.0.0.0/15")) and new.subnet_of(ipaddress.IPv4Network("10.0.0.0/16")):
+        return f"10.0.0.0/16 blocks cannot join a VPC with {existing} (inside 10.0.0.0/15)"
+    return None
