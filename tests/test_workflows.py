@@ -109,7 +109,11 @@ def test_discovery_previews_every_stack_and_deploys_only_opted_in_ones(tmp_path:
 def test_discovery_runs_each_deploy_where_the_stack_reaches_its_api_server(tmp_path: pathlib.Path) -> None:
     work = tmp_path / "repo"
     work.mkdir()
-    in_vpc = "  ultraserver-eks:cluster:\n    deployerAccess: in-vpc\n    deployerRunnerLabels: [self-hosted, vpc]\n"
+    in_vpc = (
+        "  ultraserver-eks:cluster:\n    deployerAccess: in-vpc\n    deployerRunnerLabels: [self-hosted, vpc]\n"
+        "    deployerSecurityGroupIds: [sg-0123456789abcdef0]\n"
+        "  ultraserver-eks:network:\n    vpcId: vpc-0123456789abcdef0\n"
+    )
     split = (
         "  ultraserver-eks:cluster:\n    deployerRunnerLabels: [self-hosted, vpc]\n"
         "  ultraserver-eks:kubernetes:\n    layer: separate-stack\n"
@@ -139,7 +143,7 @@ def test_shipped_deploy_targets_follow_each_stacks_reachability(tmp_path: pathli
     run, outputs = discover(work, tmp_path)
     assert run.returncode == 0, run.stderr
     platform = {t["stack"]: t["runs-on"] for t in outputs["platform"]}
-    assert platform["gb200-x72"] == ["self-hosted", "gb200-vpc"]  # in-vpc
+    assert platform["gb200-x72"] == ["ubuntu-latest"]  # first deploy through a public endpoint limited to CIDRs
     assert platform["gb200-multi"] == ["ubuntu-latest"]  # separate-stack: the platform needs AWS APIs only
     assert outputs["kubernetes"] == [{"stack": "gb200-multi", "runs-on": ["self-hosted", "gb200-vpc"]}]
 

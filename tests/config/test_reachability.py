@@ -11,6 +11,11 @@ from ultraserver.config.settings import parse_settings
 from ultraserver.problems import ConfigError
 
 PRIVATE = {"name": "c1"}
+EXISTING_VPC = {
+    "vpcId": "vpc-0123456789abcdef0",
+    "privateSubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+}
+RUNNER_SG = {"deployerSecurityGroupIds": ["sg-0123456789abcdef0"]}
 BASE: dict[str, Any] = {
     "aws:region": "us-west-2",
     "ultraserver-eks:network": {"availabilityZones": ["us-west-2a", "us-west-2b"]},
@@ -23,8 +28,15 @@ def problems(config: dict[str, Any]) -> list[str]:
     return info.value.problems
 
 
-def with_(cluster: dict[str, Any], kubernetes: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def with_(
+    cluster: dict[str, Any],
+    kubernetes: dict[str, Any] | None = None,
+    network: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     config = {**copy.deepcopy(BASE), "ultraserver-eks:cluster": cluster, **extra}
+    if network is not None:
+        config["ultraserver-eks:network"] = {**config["ultraserver-eks:network"], **network}
     if kubernetes is not None:
         config["ultraserver-eks:kubernetes"] = kubernetes
     return config
@@ -35,7 +47,7 @@ def test_private_endpoint_same_stack_without_an_in_vpc_deployer_is_refused_with_
     assert len(found) == 1
     text = found[0]
     assert text.startswith("ultraserver-eks:kubernetes.layer: got 'same-stack'")
-    for fix in ("endpointPublicAccessCidrs", "deployerAccess: in-vpc", "separate-stack", "kubernetes-layer/"):
+    for fix in ("endpointPublicAccessCidrs", "deployerAccess: in-vpc", "deployerSecurityGroupIds", "separate-stack"):
         assert fix in text
 
 
@@ -43,14 +55,15 @@ def test_private_endpoint_same_stack_without_an_in_vpc_deployer_is_refused_with_
     ("cluster", "kubernetes", "access", "layer"),
     [
         ({**PRIVATE, "endpointPublicAccessCidrs": ["203.0.113.0/24"]}, None, "public-endpoint", "same-stack"),
-        ({**PRIVATE, "deployerAccess": "in-vpc"}, None, "in-vpc", "same-stack"),
+        ({**PRIVATE, "deployerAccess": "in-vpc", **RUNNER_SG}, None, "in-vpc", "same-stack"),
+        ({**PRIVATE, "deployerAccess": "in-vpc", "deployerCidrs": ["10.9.0.0/24"]}, None, "in-vpc", "same-stack"),
         (PRIVATE, {"layer": "separate-stack"}, "", "separate-stack"),
     ],
 )
 def test_each_reachable_form_is_accepted(
     cluster: dict[str, Any], kubernetes: dict[str, Any] | None, access: str, layer: str
 ) -> None:
-    settings = parse_settings(with_(cluster, kubernetes))
+    settings = parse_settings(with_(cluster, kubernetes, EXISTING_VPC if access == "in-vpc" else None))
     assert settings.cluster.deployer_access == access
     assert settings.kubernetes.layer == layer
 
@@ -66,20 +79,49 @@ def test_unknown_access_and_layer_are_named() -> None:
     assert "ultraserver-eks:kubernetes.layer: got 'other-stack'" in found
 
 
+def test_in_vpc_in_a_vpc_the_stack_creates_is_refused_with_the_three_fixes() -> None:
+    (text,) = problems(with_({**PRIVATE, "deployerAccess": "in-vpc", **RUNNER_SG}))
+    assert text.startswith(
+        "ultraserver-eks:cluster.deployerAccess: got 'in-vpc'; allowed: in-vpc only in an existing VPC"
+    )
+    for fix in ("network.vpcId", "endpointPublicAccessCidrs", "kubernetes.layer: separate-stack"):
+        assert fix in text
+
+
+def test_in_vpc_needs_the_deployer_source_for_the_cluster_security_group() -> None:
+    (text,) = problems(with_({**PRIVATE, "deployerAccess": "in-vpc"}, network=EXISTING_VPC))
+    assert "deployerCidrs or cluster.deployerSecurityGroupIds" in text
+
+
+def test_a_separate_kubernetes_layer_states_its_own_source() -> None:
+    settings = parse_settings(with_({**PRIVATE, "deployerAccess": "in-vpc"}, {"layer": "separate-stack"}))
+    assert settings.cluster.deployer_security_group_ids == ()
+
+
+def test_deployer_sources_are_checked() -> None:
+    cluster = {**PRIVATE, "deployerAccess": "in-vpc", "deployerSecurityGroupIds": ["sg-1"], "deployerCidrs": ["x"]}
+    found = "\n".join(problems(with_(cluster, network=EXISTING_VPC)))
+    assert "ultraserver-eks:cluster.deployerSecurityGroupIds[0]: got 'sg-1'" in found
+    assert "ultraserver-eks:cluster.deployerCidrs[0]: got 'x'" in found
+
+
 def test_auto_deploy_to_a_private_endpoint_needs_a_self_hosted_runner() -> None:
-    found = problems(with_({**PRIVATE, "deployerAccess": "in-vpc"}, **{"ultraserver-eks:autoDeploy": True}))
+    in_vpc = {**PRIVATE, "deployerAccess": "in-vpc", **RUNNER_SG}
+    found = problems(with_(in_vpc, network=EXISTING_VPC, **{"ultraserver-eks:autoDeploy": True}))
     assert any("cluster.deployerRunnerLabels: got ['ubuntu-latest']" in p and "self-hosted" in p for p in found)
-    labels = {**PRIVATE, "deployerAccess": "in-vpc", "deployerRunnerLabels": ["self-hosted", "gb200-vpc"]}
-    settings = parse_settings(with_(labels, **{"ultraserver-eks:autoDeploy": True}))
+    labels = {**in_vpc, "deployerRunnerLabels": ["self-hosted", "gb200-vpc"]}
+    settings = parse_settings(with_(labels, network=EXISTING_VPC, **{"ultraserver-eks:autoDeploy": True}))
     assert settings.cluster.deployer_runner_labels == ("self-hosted", "gb200-vpc")
 
 
 def test_runner_labels_are_checked() -> None:
-    found = problems(with_({**PRIVATE, "deployerAccess": "in-vpc", "deployerRunnerLabels": ["bad label"]}))
+    cluster = {**PRIVATE, "deployerAccess": "in-vpc", **RUNNER_SG, "deployerRunnerLabels": ["bad label"]}
+    found = problems(with_(cluster, network=EXISTING_VPC))
     assert any(p.startswith("ultraserver-eks:cluster.deployerRunnerLabels[0]: got 'bad label'") for p in found)
 
 
-def test_shipped_stacks_use_each_reachability_form() -> None:
+def test_shipped_stacks_are_deployable_the_first_time() -> None:
+    """in-vpc needs an existing VPC, which no shipped example can name; each ships a first-deploy form instead."""
     forms = set()
     for stack in STACKS:
         settings = parse_settings(stack_config(stack), stack=stack)
@@ -87,4 +129,4 @@ def test_shipped_stacks_use_each_reachability_form() -> None:
             forms.add("separate-stack")
         else:
             forms.add(settings.cluster.deployer_access)
-    assert forms == {"public-endpoint", "in-vpc", "separate-stack"}
+    assert forms == {"public-endpoint", "separate-stack"}

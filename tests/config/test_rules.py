@@ -53,8 +53,14 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
             cluster(adminPrincipalArns=["arn:aws:iam::123456789012:role/A"] * 2),
             ["adminPrincipalArns", "each principal once"],
         ),
-        (cluster(deployerAccess=""), ["cluster.deployerAccess", "in-vpc", "separate-stack"]),
-        (cluster(deployerAccess="public-endpoint"), ["cluster.deployerAccess", "endpointPublicAccessCidrs"]),
+        (
+            cluster(deployerAccess="", endpointPublicAccessCidrs=[]),
+            ["cluster.deployerAccess", "in-vpc", "separate-stack"],
+        ),
+        (
+            cluster(deployerAccess="public-endpoint", endpointPublicAccessCidrs=[]),
+            ["cluster.deployerAccess", "endpointPublicAccessCidrs"],
+        ),
         (network(availabilityZones=["us-east-1a", "us-east-1a"]), ["availabilityZones[1]", "each zone once"]),
         (network(availabilityZones=["us-east-1", "us-east-1b"]), ["availabilityZones[0]", "not the region itself"]),
         (

@@ -11,7 +11,7 @@ from ultraserver.offline import Plan
 
 @pytest.mark.parametrize("version", sorted(ami.RELEASE_VERSIONS))
 def test_each_pinned_version_plans(plan_with: Callable[..., Plan], version: str) -> None:
-    cluster = {"name": "gb200-x72", "kubernetesVersion": version, "deployerAccess": "in-vpc"}
+    cluster = {"name": "gb200-x72", "kubernetesVersion": version, "endpointPublicAccessCidrs": ["203.0.113.0/24"]}
     plan = plan_with("gb200-x72", {"cluster": cluster})
     versions = {r.inputs.get("version") for r in plan.resources if r.type == "eks:index:Cluster"}
     assert versions == {version}

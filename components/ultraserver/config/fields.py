@@ -122,6 +122,9 @@ Zone = Annotated[
     str,
     pattern(r"[a-z]{2}(-[a-z]+)+-\d[a-z]?(-[a-z]+-\d+[a-z])?", "a zone name such as us-east-1a or us-east-1-dfw-2a"),
 ]
+SecurityGroupId = Annotated[
+    str, pattern(r"sg-[0-9a-f]{8}([0-9a-f]{9})?", "a security group id like sg-0123456789abcdef0")
+]
 SubnetId = Annotated[str, pattern(r"subnet-[0-9a-f]{8}([0-9a-f]{9})?", "a subnet id like subnet-0123456789abcdef0")]
 PrincipalArn = Annotated[
     str,

@@ -33,6 +33,7 @@ from ultraserver.config.fields import (
     Cidr,
     Model,
     PrincipalArn,
+    SecurityGroupId,
     SubnetId,
     Tags,
     Zone,
@@ -127,6 +128,15 @@ class ClusterSettings(Model):
     deployer_access: Literal["public-endpoint", "in-vpc", ""] = Field(
         "",
         description="How `pulumi up` reaches the API: public-endpoint (default with CIDRs) or in-vpc.",
+    )
+    deployer_cidrs: tuple[Cidr, ...] = Field(
+        (),
+        description="CIDRs in the VPC that `pulumi up` runs from; each gets HTTPS (443) on the cluster security group.",
+    )
+    deployer_security_group_ids: tuple[SecurityGroupId, ...] = Field(
+        (),
+        description="Security groups of the runner or bastion that runs `pulumi up`; each gets HTTPS (443) on the "
+        "cluster security group.",
     )
     deployer_runner_labels: tuple[Annotated[StrictStr, StringConstraints(pattern=RUNNER_LABEL)], ...] = Field(
         ("ubuntu-latest",),

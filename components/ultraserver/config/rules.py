@@ -88,19 +88,7 @@ def deployer_reach(s: Settings, today: date) -> list[Problem]:
         ]
     if c.public_access_cidrs:
         return []
-    found = []
-    if s.kubernetes.layer == "same-stack" and c.deployer_access != "in-vpc":
-        found.append(
-            Problem(
-                key(s, "kubernetes.layer"),
-                s.kubernetes.layer,
-                "with a private-only endpoint (no cluster.endpointPublicAccessCidrs), a deployer that reaches it",
-                "either list the deployer's CIDRs in cluster.endpointPublicAccessCidrs, or run pulumi up inside the "
-                "VPC and say so with cluster.deployerAccess: in-vpc (and cluster.deployerRunnerLabels naming the "
-                "self-hosted runner), or set kubernetes.layer: separate-stack and deploy the kubernetes-layer/ "
-                "project from inside the VPC",
-            )
-        )
+    found = _private_endpoint_reach(s) if s.kubernetes.layer == "same-stack" else []
     # GitHub-hosted runners run outside every customer VPC; only a self-hosted runner can sit inside one.
     if s.auto_deploy and SELF_HOSTED_LABEL not in c.deployer_runner_labels:
         found.append(
@@ -113,6 +101,49 @@ def deployer_reach(s: Settings, today: date) -> list[Problem]:
             )
         )
     return found
+
+
+def _private_endpoint_reach(s: Settings) -> list[Problem]:
+    """A private-only endpoint answers HTTPS only from what the cluster security group admits (EKS user guide,
+    cluster-endpoint: "private access only"; sec-group-reqs), and no runner is inside a VPC the stack creates."""
+    c = s.cluster
+    if c.deployer_access == "in-vpc" and not s.network.existing:
+        return [
+            Problem(
+                key(s, "cluster.deployerAccess"),
+                c.deployer_access,
+                "in-vpc only in an existing VPC (network.vpcId): no runner is inside the VPC this stack creates "
+                "at the first pulumi up",
+                "set network.vpcId (and its subnets) to the VPC your runner is in; or, for the first deploy, set "
+                "cluster.endpointPublicAccessCidrs to the deployer's CIDRs (remove them afterwards); or set "
+                "kubernetes.layer: separate-stack and deploy the kubernetes-layer/ project from inside the VPC "
+                "afterwards (docs/deploy.md, First deploy, in order)",
+            )
+        ]
+    if c.deployer_access == "in-vpc" and not (c.deployer_cidrs or c.deployer_security_group_ids):
+        return [
+            Problem(
+                key(s, "cluster.deployerAccess"),
+                c.deployer_access,
+                "in-vpc with the deployer's source: cluster.deployerCidrs or cluster.deployerSecurityGroupIds "
+                "(the cluster security group admits HTTPS only from them)",
+                "list the runner's security group, e.g. deployerSecurityGroupIds: [sg-0123456789abcdef0], or its "
+                "subnet CIDRs in deployerCidrs",
+            )
+        ]
+    if c.deployer_access != "in-vpc":
+        return [
+            Problem(
+                key(s, "kubernetes.layer"),
+                s.kubernetes.layer,
+                "with a private-only endpoint (no cluster.endpointPublicAccessCidrs), a deployer that reaches it",
+                "either list the deployer's CIDRs in cluster.endpointPublicAccessCidrs, or run pulumi up inside an "
+                "existing VPC (network.vpcId) with cluster.deployerAccess: in-vpc and the runner's "
+                "cluster.deployerSecurityGroupIds or deployerCidrs, or set kubernetes.layer: separate-stack and "
+                "deploy the kubernetes-layer/ project from inside the VPC",
+            )
+        ]
+    return []
 
 
 def admin_principals(s: Settings, today: date) -> list[Problem]:

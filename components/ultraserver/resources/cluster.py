@@ -91,6 +91,10 @@ class ClusterArgs:
     """CIDRs for a public API endpoint; empty keeps the endpoint private."""
     admin_principal_arns: Sequence[str] = ()
     """IAM principals granted cluster admin."""
+    deployer_cidrs: Sequence[str] = ()
+    """CIDRs in the VPC that `pulumi up` runs from: HTTPS to the private endpoint through the cluster security group."""
+    deployer_security_group_ids: Sequence[str] = ()
+    """Security groups of the runner or bastion that runs `pulumi up`: HTTPS through the cluster security group."""
     log_types: Sequence[str] = ("api", "audit", "authenticator")
     """Control-plane log types."""
     log_retention_days: int = control_plane_logs.DEFAULT_RETENTION_DAYS
@@ -220,6 +224,7 @@ class Cluster(pulumi.ComponentResource):
         # The security group EKS attaches to the control plane and to nodes without custom groups.
         self.security_group_id = aws_cluster.vpc_config.apply(lambda c: c.cluster_security_group_id)
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
+        deployer_rules = self._deployer_https(name, args, tags)
         agent = self._addon(
             f"{name}-pod-identity-agent",
             addons.POD_IDENTITY_AGENT,
@@ -229,7 +234,13 @@ class Cluster(pulumi.ComponentResource):
         )
         # A provider is only declared where the deployer reaches the API server (README "Reachability").
         self.provider = (
-            k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child) if args.kubernetes_provider else None
+            k8s.Provider(
+                f"{name}-k8s",
+                kubeconfig=self.kubeconfig,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=deployer_rules),
+            )
+            if args.kubernetes_provider
+            else None
         )
         node_prerequisites = [agent, self._vpc_cni_identity(name, tags)]
 
@@ -281,6 +292,27 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-node-monitoring-agent", addons.NODE_MONITORING_AGENT, monitoring, tags, after_system_nodes
             )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
+
+    def _deployer_https(self, name: str, args: ClusterArgs, tags: Mapping[str, str]) -> list[pulumi.Resource]:
+        """Port 443 on the cluster security group from each deployer source: with a private-only endpoint this group
+        is all that admits the deployer (EKS user guide, cluster-endpoint and sec-group-reqs)."""
+        sources = [("cidr", c, {"cidr_ipv4": c}) for c in args.deployer_cidrs] + [
+            ("sg", g, {"referenced_security_group_id": g}) for g in args.deployer_security_group_ids
+        ]
+        return [
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-deployer-https-{kind}-{source.replace('/', '-')}",
+                security_group_id=self.security_group_id,
+                ip_protocol="tcp",
+                from_port=443,
+                to_port=443,
+                description=f"Kubernetes API from the deployer ({source})",
+                tags=dict(tags),
+                opts=pulumi.ResourceOptions(parent=self),
+                **peer,
+            )
+            for kind, source, peer in sources
+        ]
 
     def _addon(
         self, name: str, addon: str, version: str, tags: Mapping[str, str], opts: pulumi.ResourceOptions

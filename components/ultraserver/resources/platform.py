@@ -130,6 +130,8 @@ class Platform(pulumi.ComponentResource):
                 kubernetes_version=s.cluster.kubernetes_version,
                 public_access_cidrs=s.cluster.public_access_cidrs,
                 admin_principal_arns=s.cluster.admin_principal_arns,
+                deployer_cidrs=s.cluster.deployer_cidrs,
+                deployer_security_group_ids=s.cluster.deployer_security_group_ids,
                 log_types=s.cluster.log_types,
                 log_retention_days=s.cluster.log_retention_days,
                 create_oidc_provider=s.cluster.irsa,
