@@ -21,6 +21,7 @@ from ultraserver.preflight.clients import (
     call_all,
     clients_from_session,
 )
+from ultraserver.preflight.identity import check_creator
 from ultraserver.preflight.report import FAIL, PASS, WARN, check
 from ultraserver.preflight.target import PreflightTarget
 from ultraserver.problems import Problem
@@ -306,10 +307,10 @@ def run_preflight(
         clients = clients_from_session(clients, target.region)
     when = require_aware(now, "run_preflight(now=...)") if now else datetime.now(timezone.utc)
     try:
-        call(clients.sts, "get_caller_identity")
+        caller = call(clients.sts, "get_caller_identity")["Arn"]
     except ApiFailure as exc:
         raise PreflightAccessError(f"cannot confirm AWS identity: {exc}") from None
-    checks: list[Problem] = []
+    checks = [check_creator(caller, target.admin_principal_arns, "cluster.adminPrincipalArns")]
     for group in target.groups:
         checks += _guarded(
             f"{group.name}: reservations",

@@ -43,6 +43,7 @@ class PreflightTarget:
     managed_node_group_count: int  # MNGs the stack declares (system + GPU)
     end_horizon_hours: int = 48
     addon_versions: dict[str, str] = field(default_factory=dict)  # EKS add-on -> the addonVersion the stack pins
+    admin_principal_arns: tuple[str, ...] = ()  # cluster.adminPrincipalArns
 
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
@@ -85,6 +86,7 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     managed = 1 + sum(g.node_groups for g in settings.gpu_node_groups if g.mode == "managed")
     target = PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
     target.addon_versions = pinned_addons(settings)
+    target.admin_principal_arns = settings.cluster.admin_principal_arns
     return target
 
 

@@ -295,7 +295,9 @@ class Cluster(pulumi.ComponentResource):
 
     def _deployer_https(self, name: str, args: ClusterArgs, tags: Mapping[str, str]) -> list[pulumi.Resource]:
         """Port 443 on the cluster security group from each deployer source: with a private-only endpoint this group
-        is all that admits the deployer (EKS user guide, cluster-endpoint and sec-group-reqs)."""
+        is all that admits the deployer (EKS user guide, cluster-endpoint and sec-group-reqs). With
+        skipDefaultSecurityGroups, pulumi-eks's own clusterSecurityGroupId output is this same EKS-created group
+        (pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts:2196-2197 at v4.3.0 and master 7bf0c1b)."""
         sources = [("cidr", c, {"cidr_ipv4": c}) for c in args.deployer_cidrs] + [
             ("sg", g, {"referenced_security_group_id": g}) for g in args.deployer_security_group_ids
         ]
