@@ -27,12 +27,16 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from ultraserver.preflight.clients import PreflightAccessError, make_clients
     from ultraserver.preflight.report import exit_code, format_checks
     from ultraserver.preflight.target import target_from_settings
+    from ultraserver.preflight.tools import aws_cli_version, check_aws_cli
 
     target = target_from_settings(stack_settings(args.project_dir, args.stack))
     if args.region:
         target.region = args.region
     try:
-        checks = run_preflight(target, make_clients(target.region, args.profile, args.endpoint_url))
+        checks = [
+            check_aws_cli(aws_cli_version()),
+            *run_preflight(target, make_clients(target.region, args.profile, args.endpoint_url)),
+        ]
     except PreflightAccessError as err:
         print(f"preflight: {err}", file=sys.stderr)
         return EXIT_USAGE
