@@ -53,8 +53,9 @@ def test_cluster_is_eks_135_with_api_access_entries_encryption_and_no_auto_mode(
     assert cluster["autoMode"]["enabled"] is False
     assert cluster["encryptionConfigKeyArn"].startswith("arn:")
     assert cluster["createOidcProvider"] is False  # Pod Identity carries the roles; IRSA is the setting cluster.irsa
-    assert cluster["endpointPrivateAccess"] is True and cluster["endpointPublicAccess"] is False
-    assert "publicAccessCidrs" not in cluster
+    # gb200-x72 creates its VPC: its first deploy reaches a public endpoint limited to the deployer's CIDRs.
+    assert cluster["endpointPrivateAccess"] is True and cluster["endpointPublicAccess"] is True
+    assert cluster["publicAccessCidrs"] == ["203.0.113.0/24"]
     entry = cluster["accessEntries"]["admin-0"]
     assert entry["principalArn"] == "arn:aws:iam::111122223333:role/PlatformAdmin"
     assert entry["accessPolicies"]["cluster-admin"]["accessScope"] == {"type": "cluster"}

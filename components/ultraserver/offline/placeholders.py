@@ -56,6 +56,10 @@ def kubeconfig(cluster_name: str) -> dict[str, Any]:
 def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], region: str) -> dict[str, Any]:
     """Outputs a resource would have beyond its inputs."""
     outputs: dict[str, Any] = {"arn": arn(region, resource_type, name)}
+    if inputs.get("namePrefix") and not inputs.get("name"):
+        # AWS names it prefix + a unique suffix; without a name here Pulumi would drop every input read from it,
+        # and their dependency edges with them (issue 23 §8).
+        outputs["name"] = f"{inputs['namePrefix']}offline-placeholder"
     if resource_type == "aws:ec2/launchTemplate:LaunchTemplate":
         outputs.update(latestVersion=1, defaultVersion=1)
     elif resource_type == "aws:eks/nodeGroup:NodeGroup":
