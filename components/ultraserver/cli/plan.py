@@ -43,6 +43,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     outputs = ((args.json, None, "--json"), (args.graph, GRAPH_FORMATS, "--graph"), (args.html, HTML_FORMATS, "--html"))
     for target, formats, flag in outputs:
         check_output(target, formats, flag)
+    same_path(outputs)
     # The program sizes capacity-block groups against the clock (the wall clock, or --now); the report names it.
     with clock.pinned(args.now):
         now = clock.now()
@@ -78,7 +79,28 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.html:
         write_output(args.html, html_report(plan, text))
         print(f"HTML report written to {args.html}")
-    return EXIT_FAILED if blocks(violations) else EXIT_OK
+    blocking = blocks(violations)
+    if blocking:
+        rules = sorted({v.policy for v in violations if v.level == "mandatory"})
+        args.exit_reason = (
+            f"{len(rules)} mandatory {'policy' if len(rules) == 1 else 'policies'} violated: " + ", ".join(rules)
+        )
+    return EXIT_FAILED if blocking else EXIT_OK
+
+
+def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
+    """UsageError when two output options name one file (the second would silently overwrite the first)."""
+    seen: dict[Path, str] = {}
+    for target, _, flag in outputs:
+        if not target:
+            continue
+        path = Path(target).resolve()
+        if path in seen:
+            raise UsageError(
+                f"{flag}: got {target!r}, the file {seen[path]} writes too; allowed: a file of its own; fix: give "
+                f"{flag} another path"
+            )
+        seen[path] = flag
 
 
 def version_notes(settings: Any, on: date) -> list[str]:
