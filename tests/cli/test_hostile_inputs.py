@@ -71,3 +71,14 @@ def test_yaml11_boolean_is_refused_not_read_as_true(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert "got yes unquoted; the Pulumi CLI reads it as the text 'yes'" in result.stderr
     assert "write true or false" in result.stderr
+
+
+def test_window_time_without_time_zone_exits_2(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "project")
+    shipped = (project / "stacks" / "Pulumi.gb200-x72.yaml").read_text()
+    assert 'start: "2026-12-01T11:30:00Z"' in shipped
+    naive = shipped.replace('start: "2026-12-01T11:30:00Z"', 'start: "2026-12-01T11:30:00"')
+    (project / "stacks" / "Pulumi.bad.yaml").write_text(naive)
+    result = ultraserver("plan", "--stack", "bad", "--project-dir", str(project))
+    assert result.returncode == 2, result.stderr
+    assert "reservationWindow.start: got '2026-12-01T11:30:00'; allowed: a time with its time zone" in result.stderr
