@@ -240,7 +240,7 @@ def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pr
 
 
 def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
-    """Each window ends after it starts, with room for the scale-down lead, on the Capacity Block schedule; ended warns."""
+    """Each window ends after it starts, leaves room for the scale-down, fits the block schedule; ended warns."""
     found = []
     for index, block in enumerate(g.blocks):
         w = block.window
