@@ -89,3 +89,9 @@ def test_json_reader_is_bounded_and_strict(tmp_path: Path) -> None:
         files.load_json(path, "--deployed", files.MAX_STATE_BYTES)
     with pytest.raises(ConfigError, match="larger than 4 bytes"):
         files.load_json(write(tmp_path, "[1, 2]", "small.json"), "--policy-config", 4)
+
+
+def test_nesting_deeper_than_the_limit_is_refused_not_a_recursion_error(tmp_path: Path) -> None:
+    depth = 50_000
+    message = problem(write(tmp_path, "k: " + "[" * depth + "]" * depth + "\n"))
+    assert f"nested deeper than {files.MAX_DEPTH} levels" in message

@@ -1,7 +1,7 @@
-"""The one reader of files the toolkit is given: bounded in size and alias expansion, decoded strictly as UTF-8.
+"""The one reader of files the toolkit is given: bounded in size, nesting and alias expansion, strictly UTF-8.
 
-Every input file (stack files and Pulumi.yaml, ``--deployed``, ``--policy-config``, the logs ``verify`` judges)
-goes through here, so a huge file, a YAML alias bomb or bad bytes ends at once with a ConfigError naming the file
+Every input file (stack files and Pulumi.yaml, ``--deployed``, ``--policy-config``, ``--kubeconfig``, the logs
+``verify --from-file`` judges) goes through here, so a huge file, a YAML alias bomb or bad bytes ends at once with a ConfigError naming the file
 (exit 2), never a long spin or an internal error (issue 24 §2).
 
 YAML is read the way the Pulumi CLI reads a stack file, or refused where the two would differ. Pulumi v3.259.0
@@ -39,7 +39,11 @@ MAX_ALIAS_NODES = 100_000
 aliasing" by a ratio of alias-driven to all decodes (v3.0.1 decode.go:455-491); a fixed cap is simpler and no real
 stack comes near it (a stack file has hundreds of nodes)."""
 
-_YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
+MAX_DEPTH = 64
+"""Deepest YAML nesting read (a stack file nests under 10 levels). yaml.v3 stops at 10,000 (v3.0.1 scannerc.go:956);
+PyYAML's composer recurses per level, so a much deeper file would exhaust Python's stack first."""
+
+_YAML11_BOOLS = {"yes", "no", "on", "off"}  # PyYAML's 1.1 booleans besides true/false
 # Plain scalars Go reads as numbers that PyYAML keeps as text: 0o/0O/0B/0X prefixes and exponents without a dot.
 _GO_NUMBER = re.compile(r"[-+]?(0[oObBxX][0-9a-fA-F_]+|(\d[\d_]*(\.\d*)?|\.\d+)[eE][-+]?\d+)")
 
@@ -91,7 +95,7 @@ def load_yaml(path: Path, what: str = "", pulumi: bool = True) -> Any:
     """
     name = _label(what, path) if what else Path(path).name
     text = read_text(path, what)
-    loader = _PulumiLoader(text) if pulumi else yaml.SafeLoader(text)
+    loader = _PulumiLoader(text) if pulumi else _BoundedLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -149,8 +153,26 @@ def _check_aliases(root: yaml.Node) -> None:
     expanded(root)
 
 
-class _PulumiLoader(yaml.SafeLoader):
-    """A safe loader that refuses duplicate keys (as Pulumi does) and scalars yaml.v3 would read differently."""
+class _BoundedLoader(yaml.SafeLoader):
+    """A safe loader that refuses nesting deeper than MAX_DEPTH."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise ConfigError(
+                    f"line {self.peek_event().start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels; "
+                    f"allowed: at most {MAX_DEPTH}; fix: flatten the value"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+class _PulumiLoader(_BoundedLoader):
+    """A bounded loader that refuses duplicate keys (as Pulumi does) and scalars yaml.v3 would read differently."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
