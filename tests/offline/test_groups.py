@@ -97,7 +97,9 @@ def test_a_2020_window_plans_and_reads_ended(plan_with) -> None:  # type: ignore
     windows = {
         "gb200-x72-nvl72": [
             ReservationWindow(
-                datetime(2020, 1, 1, 11, 30, tzinfo=timezone.utc), datetime(2020, 1, 15, 11, 30, tzinfo=timezone.utc), 60
+                datetime(2020, 1, 1, 11, 30, tzinfo=timezone.utc),
+                datetime(2020, 1, 15, 11, 30, tzinfo=timezone.utc),
+                60,
             )
         ]
     }
