@@ -22,6 +22,7 @@ from ultraserver.cli.common import (
     write_output,
 )
 from ultraserver.cli.versions import plan_note, stack_rows
+from ultraserver.config.files import MAX_STATE_BYTES, load_json
 from ultraserver.problems import ConfigError
 
 
@@ -119,13 +120,8 @@ def with_deployed_state(
     from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
     from ultraserver.policy.rolling import deployed_resources
 
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise ConfigError(
-            f"--deployed: cannot read {path} as JSON ({err}); fix: pass the file `pulumi stack export --file FILE` "
-            "or `ultraserver plan --json FILE` wrote."
-        ) from None
+    fix = "pass the file `pulumi stack export --file FILE` or `ultraserver plan --json FILE` wrote"
+    data = load_json(path, "--deployed", MAX_STATE_BYTES, fix)
     resources = deployed_resources(data)
     # URNs read urn:pulumi:<stack>::<project>::...
     stacks = sorted({r.urn.split(":", 3)[2] for r in resources if r.urn.count(":") >= 3})
@@ -147,14 +143,7 @@ def policy_config_file(path: str | None) -> dict[str, Any] | None:
     """The --policy-config file as a mapping, or UsageError."""
     if not path:
         return None
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as err:
-        raise UsageError(
-            f"--policy-config: cannot read {path!r} ({err.strerror}); fix: pass an existing file"
-        ) from None
-    except ValueError as err:
-        raise UsageError(f"--policy-config: {path!r} is not valid JSON ({err}); fix: correct the file") from None
+    data = load_json(Path(path), "--policy-config")
     if not isinstance(data, dict):
         raise UsageError(f"--policy-config: got {type(data).__name__}; allowed: a JSON object; fix: correct the file")
     return data

@@ -117,7 +117,7 @@ def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -
         Problem(f"{at}.capacityBlocks", len(g.blocks), why, "reorder the blocks or fix their dates")
         for why in capacity_blocks.sequence_problems(g.blocks) + capacity_blocks.schedule_count_problems(g.blocks)
     ]
-    return found + _ended_blocks(g, at, today)
+    return found
 
 
 def _ended_blocks(g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
@@ -240,7 +240,7 @@ def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pr
 
 
 def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
-    """Each reservation window ends after it starts, with room for the scale-down lead."""
+    """Each window ends after it starts, leaves room for the scale-down, fits the block schedule; ended warns."""
     found = []
     for index, block in enumerate(g.blocks):
         w = block.window
@@ -261,7 +261,8 @@ def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[P
             Problem(key, w.end.isoformat(), p, "check the dates or shorten scaleDownLeadMinutes")
             for p in capacity_blocks.window_problems(w)
         ]
-    return found
+        found += capacity_blocks.aws_schedule_problems(w, key)
+    return found + _ended_blocks(g, at, today)
 
 
 def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
