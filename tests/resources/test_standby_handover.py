@@ -151,3 +151,14 @@ def test_standby_without_capacity_blocks_names_the_key() -> None:
         parse_settings(config, today=TODAY)
     assert "gpuNodeGroups[0].handover" in str(raised.value)
     assert "capacityBlocks" in str(raised.value)
+
+
+def test_a_block_groups_longer_names_are_checked_against_the_limits() -> None:
+    # "<cluster>-nvl72-1" fits every derived-name limit; "<cluster>-nvl72-1-<block start>" does not.
+    config = standby_config(handover="switch")
+    config["ultraserver-eks:cluster"]["name"] = "c" * 29
+    parse_settings(config, today=TODAY)
+    config["ultraserver-eks:gpuNodeGroups"][0]["handover"] = "standby"
+    with pytest.raises(ConfigError) as raised:
+        parse_settings(config, today=TODAY)
+    assert f"{'c' * 29}-nvl72-1-{STEMS[0]}" in str(raised.value)
