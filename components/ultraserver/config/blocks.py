@@ -115,8 +115,8 @@ def standby_groups(group: GpuNodeGroupSettings, position: int, name: str, now: d
 
     Each exists from the first ``pulumi up`` that sees its block, at desired 0, with its launch template on its own
     reservation; its scheduled actions scale it up at the start and to 0 before the end. EKS capacity-blocks guide
-    (awsdocs/amazon-eks-user-guide @2ef9e386, latest/ug/nodes/capacity-blocks-mng.adoc, "If you set desiredSize to 0 at create
-    time ... Create a scheduled scaling policy for the ASG that aligns to the Capacity Block reservation start time";
+    (awsdocs/amazon-eks-user-guide @2ef9e386, latest/ug/nodes/capacity-blocks-mng.adoc: with desiredSize 0 at create
+    time, "Create a scheduled scaling policy for the ASG that aligns to the Capacity Block reservation start time";
     capacity-blocks.adoc for self-managed groups: "create ... prior to the capacity reservation becoming active, then
     set the desired capacity to 0"). So no template ever changes between blocks and nobody acts in the gap; an ended
     block's group (at 0) is removed by whichever ``pulumi up`` comes next.
