@@ -261,7 +261,7 @@ def windows_by_group(settings: Any) -> dict[str, list[ReservationWindow]]:
         for position, name in enumerate(group.node_group_names):
             blocks = group_blocks(group, position)
             found[f"{settings.cluster.name}-{name}"] = [b.window for b in blocks if b.window is not None]
-    for name, standby in standby_timelines(settings, None).items():
+    for name, standby in (standby_timelines(settings, None) if found else {}).items():
         found[f"{settings.cluster.name}-{name}"] = [standby.block.window] if standby.block.window else []
     return found
 
