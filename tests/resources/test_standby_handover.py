@@ -14,7 +14,7 @@ from helpers.stacks import stack_config
 from ultraserver.config.blocks import block_views, standby_timelines
 from ultraserver.config.settings import parse_settings
 from ultraserver.offline import Plan, PlanResource, record
-from ultraserver.offline.groups import block_lines
+from ultraserver.offline.groups import block_lines, group_views, windows_by_group
 from ultraserver.problems import ConfigError
 from ultraserver.resources.platform import Platform, PlatformArgs
 
@@ -162,3 +162,16 @@ def test_a_block_groups_longer_names_are_checked_against_the_limits() -> None:
     with pytest.raises(ConfigError) as raised:
         parse_settings(config, today=TODAY)
     assert f"{'c' * 29}-nvl72-1-{STEMS[0]}" in str(raised.value)
+
+
+def test_the_plan_report_shows_each_block_group_with_its_window_and_timeline() -> None:
+    settings = parse_settings(standby_config(), today=TODAY)
+    plan = plan_at(DEPLOYED)
+    views = {
+        v.name: dict(v.rows)
+        for v in group_views(plan, windows_by_group(settings), DEPLOYED, block_lines(settings, DEPLOYED))
+    }
+    second = views[f"{settings.cluster.name}-{group_name(0, 1)}"]
+    assert second["reservation"] == IDS[1][0]
+    assert second["capacity block"].startswith(f"{IDS[1][0]}; create: any pulumi up before 2026-12-15 11:30Z")
+    assert second["window"].startswith("future: 2026-12-15T11:30Z to 2026-12-29T11:30Z")
