@@ -261,13 +261,16 @@ def windows_by_group(settings: Any) -> dict[str, list[ReservationWindow]]:
         for position, name in enumerate(group.node_group_names):
             blocks = group_blocks(group, position)
             found[f"{settings.cluster.name}-{name}"] = [b.window for b in blocks if b.window is not None]
-    for name, standby in (standby_timelines(settings, None) if found else {}).items():
-        found[f"{settings.cluster.name}-{name}"] = [standby.block.window] if standby.block.window else []
+    # A custom platform passes no settings; a standby block group has its own block's window.
+    standby = standby_timelines(settings, None) if getattr(settings, "gpu_node_groups", ()) else {}
+    for name, block_group in standby.items():
+        found[f"{settings.cluster.name}-{name}"] = [block_group.block.window] if block_group.block.window else []
     return found
 
 
 def block_lines(settings: Any, now: datetime) -> dict[str, str]:
-    """Per node-group resource name: the block it runs on at ``now`` and when ``pulumi up`` moves it to the next."""
+    """Per node-group resource name: the block it runs on at ``now`` and when ``pulumi up`` moves it to the next, or,
+    for a ``handover: standby`` block group, its timeline (create, scale up, scale down, end)."""
     if not getattr(settings, "gpu_node_groups", ()):
         return {}
     lines = {
