@@ -42,6 +42,7 @@ from ultraserver.config.fields import (
 )
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import ami, instances, kubernetes, limits
+from ultraserver.facts import devices as device_facts
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
 
@@ -205,18 +206,25 @@ RELEASE_KEYS = {
     "node_termination_handler": "aws-node-termination-handler",
     "prometheus_stack": "kube-prometheus-stack",
     "kueue": chart_facts.KUEUE,
+    "dranet": chart_facts.DRANET,
 }
 """Release field -> chart name."""
 
 
 class KubernetesSettings(Model):
-    """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin, NTH, Prometheus, MPI operator."""
+    """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin or DRANET, NTH, Prometheus, MPI operator."""
+
+    devices: Literal[device_facts.MODES] = Field(  # type: ignore[valid-type]
+        device_facts.DEFAULT_MODE,
+        description="How pods get GPUs and EFA: device plugins, or DRA drivers (1.35+; docs/device-modes.md).",
+    )
 
     gpu_operator: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA GPU Operator chart.")
     dra_driver: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA DRA driver chart.")
     efa_device_plugin: ReleaseSettings = Field(
         default_factory=ReleaseSettings, description="AWS EFA Kubernetes device plugin chart."
     )
+    dranet: ReleaseSettings = Field(default_factory=ReleaseSettings, description="DRANET chart (EFA in DRA mode).")
     node_termination_handler: ReleaseSettings = Field(
         default_factory=ReleaseSettings,
         description="AWS Node Termination Handler (on when any GPU group is self-managed).",

@@ -25,6 +25,8 @@ KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"
 # the full oci:// reference in `chart` with no repositoryOpts (chart_reference below; OCI support in Release since
 # pulumi/pulumi-kubernetes#1892, CHANGELOG "Add initial support for OCI registries").
 KUEUE = "kueue"
+# DRANET (EFA through DRA, DRA device mode): chart aws-dranet 1.0.0 in aws/eks-charts stable/aws-dranet @5239609.
+DRANET = "aws-dranet"
 
 
 @dataclass(frozen=True)

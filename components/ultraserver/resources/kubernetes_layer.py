@@ -12,8 +12,10 @@ from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.builders.kueue import KueueArgs
+from ultraserver.facts import devices
 from ultraserver.problems import ConfigError
 from ultraserver.resources.drift_check import DriftCheck
+from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.efa_check import EfaCheck
 from ultraserver.resources.helm_release import (
     DRA_DRIVER,
@@ -53,7 +55,11 @@ class KubernetesLayerArgs:
     dra_driver: ReleaseSettings = field(default_factory=ReleaseSettings)
     """NVIDIA DRA driver version, values override and Helm options."""
     efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
-    """EFA device plugin version, values override and Helm options."""
+    """EFA device plugin version, values override and Helm options (plugins mode)."""
+    devices: str = devices.PLUGINS
+    """Device mode (facts/devices.py): device plugins, or the DRA driver for GPUs and DRANET for EFA."""
+    dranet: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """DRANET version, values override and Helm options (DRA mode)."""
     prometheus_stack: ReleaseSettings | None = None
     """kube-prometheus-stack; None installs none (and the GPU Operator then creates no ServiceMonitor)."""
     mpi_operator: MpiOperatorArgs | None = field(default_factory=MpiOperatorArgs)
@@ -109,7 +115,8 @@ class KubernetesLayer(pulumi.ComponentResource):
     gpu_operator: GpuOperator
     prometheus_stack: PrometheusStack | None
     dra_driver: DraDriver
-    efa_device_plugin: EfaDevicePlugin
+    efa_device_plugin: EfaDevicePlugin | None
+    dranet: Dranet | None
     mpi_operator: MpiOperator | None
     imex_check: ImexCheck | None
     node_termination_handler: NodeTerminationHandler | None
@@ -147,18 +154,24 @@ class KubernetesLayer(pulumi.ComponentResource):
         monitored = [self.prometheus_stack] if self.prometheus_stack else []
         self.gpu_operator = GpuOperator(
             f"{name}-gpu-operator",
-            GpuOperatorArgs(system, args.gpu_operator, service_monitor=bool(monitored)),
+            GpuOperatorArgs(system, args.gpu_operator, service_monitor=bool(monitored), devices=args.devices),
             child(*base, *monitored),
         )
         # ComputeDomains rely on the clique label GFD (deployed by the GPU Operator) puts on nodes.
         self.dra_driver = DraDriver(
             f"{name}-dra-driver",
-            DraDriverArgs(system, release=args.dra_driver),
+            DraDriverArgs(system, release=args.dra_driver, devices=args.devices),
             child(*base, self.gpu_operator),
         )
-        self.efa_device_plugin = EfaDevicePlugin(
-            f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base)
+        dra = args.devices == devices.DRA
+        self.efa_device_plugin = (
+            None
+            if dra
+            else EfaDevicePlugin(f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base))
         )
+        self.dranet = Dranet(f"{name}-dranet", DranetArgs(args.dranet), child(*base)) if dra else None
+        # The EFA check waits for whichever release publishes the EFA devices.
+        efa_release = self.dranet or self.efa_device_plugin
         self.mpi_operator = (
             MpiOperator(f"{name}-mpi-operator", args.mpi_operator, child(*base)) if args.mpi_operator else None
         )
@@ -191,7 +204,7 @@ class KubernetesLayer(pulumi.ComponentResource):
         if args.efa_check is not None and self.mpi_operator is not None:
             efa_args = _on_system(args.efa_check, "launcher_node_selector", system)
             self.efa_check = EfaCheck(
-                f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin, *queued)
+                f"{name}-efa-check", efa_args, child(self.mpi_operator, *([efa_release] if efa_release else []), *queued)
             )
         self.drift_check = None
         if args.drift_check is not None:

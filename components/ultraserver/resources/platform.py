@@ -56,6 +56,8 @@ def kubernetes_layer_args(
         gpu_operator=s.kubernetes.gpu_operator,
         dra_driver=s.kubernetes.dra_driver,
         efa_device_plugin=s.kubernetes.efa_device_plugin,
+        devices=s.kubernetes.devices,
+        dranet=s.kubernetes.dranet,
         prometheus_stack=s.kubernetes.prometheus_stack if s.kubernetes.prometheus_stack_enabled else None,
         imex_check=imex_check_args(s),
         efa_check=efa_check_args(s),

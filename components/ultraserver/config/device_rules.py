@@ -1,0 +1,40 @@
+"""The device mode's rules: DRA mode needs the Kubernetes minor its drivers document, and no device-plugin release.
+
+The facts (modes, the minimum minor and its source) live in ``facts/devices.py``; docs/device-modes.md compares the
+modes.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from ultraserver.config.model import Settings
+from ultraserver.facts import devices
+from ultraserver.problems import Problem
+
+
+def device_mode(s: Settings, today: date) -> list[Problem]:
+    """DRA mode on a Kubernetes minor older than DRANET's is refused, naming both settings and the fix."""
+    mode, version = s.kubernetes.devices, s.cluster.kubernetes_version
+    found = []
+    if devices.needs_newer_kubernetes(mode, version):
+        found.append(
+            Problem(
+                f"{s.project}:kubernetes.devices",
+                f"{mode} on Kubernetes {version}",
+                f"DRA mode on Kubernetes {devices.DRA_MIN_KUBERNETES} or newer (aws-dranet 1.0.0 README: "
+                f'"Kubernetes {devices.DRA_MIN_KUBERNETES}+")',
+                f'set {s.project}:cluster.kubernetesVersion: "{devices.DRA_MIN_KUBERNETES}" (upgrade one minor at a '
+                f"time, docs/versions.md), or kubernetes.devices: {devices.PLUGINS}",
+            )
+        )
+    if mode == devices.DRA and s.kubernetes.efa_device_plugin.values:
+        found.append(
+            Problem(
+                f"{s.project}:kubernetes.efaDevicePlugin.values",
+                sorted(s.kubernetes.efa_device_plugin.values),
+                "no EFA device plugin values in DRA mode (DRANET replaces the plugin, which is not installed)",
+                "remove them, or set values under kubernetes.dranet",
+            )
+        )
+    return found
