@@ -9,11 +9,10 @@ each rank's GPU next to the NICs it sends through. Kueue counts each ExactCount 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts import devices, efa
+from ultraserver.facts import devices
+from ultraserver.facts.devices import NodeDevices
 
 GPU_REQUEST = "gpu-{}"
 EFA_REQUEST = "efa-{}"
@@ -21,42 +20,18 @@ POD_CLAIM_NAME = "devices"
 """Name of the claim in the pod's ``resourceClaims`` and each container's ``resources.claims``."""
 
 
-@dataclass(frozen=True)
-class NodeDevices:
-    """What one node offers through DRA: its GPUs and, per GPU, the EFA devices of its card group."""
-
-    gpus: int
-    efa_per_gpu: tuple[int, ...]
-    """EFA devices paired with GPU i; empty when the catalog gives no pairing for the type."""
-    unpaired_efa: int = 0
-    """EFA devices of no GPU's group (asked for without a constraint)."""
-
-    @property
-    def efa_devices(self) -> int:
-        """EFA devices a claim for the whole node asks for."""
-        return sum(self.efa_per_gpu) + self.unpaired_efa
-
-
-def node_devices(instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> NodeDevices:
-    """GPUs and paired EFA devices of one node, from the instance catalog and the group's EFA layout."""
-    pairs = devices.pairing(instance_type, interfaces)
-    total = efa.summarize_layout(instance_type, interfaces).efa_devices
-    per_gpu = tuple(len(p.efa_cards) for p in pairs)
-    return NodeDevices(devices.gpus_per_node(instance_type), per_gpu, total - sum(per_gpu))
-
-
 def _request(name: str, device_class: str, count: int) -> dict[str, Any]:
     return {"name": name, "exactly": {"deviceClassName": device_class, "allocationMode": "ExactCount", "count": count}}
 
 
-def claim_spec(node: NodeDevices, with_efa: bool = True) -> dict[str, Any]:
-    """The ResourceClaimSpec for a whole node: GPUs, and (with `with_efa`) each GPU's EFA devices on its PCIe root."""
+def claim_spec(node: NodeDevices) -> dict[str, Any]:
+    """The ResourceClaimSpec for a whole node: its GPUs, each with its EFA devices on the same PCIe root."""
     requests: list[dict[str, Any]] = []
     constraints: list[dict[str, Any]] = []
     paired = len(node.efa_per_gpu) == node.gpus
     for gpu in range(node.gpus if paired else 0):
         requests.append(_request(GPU_REQUEST.format(gpu), devices.GPU_DEVICE_CLASS, 1))
-        count = node.efa_per_gpu[gpu] if with_efa else 0
+        count = node.efa_per_gpu[gpu]
         if count:
             requests.append(_request(EFA_REQUEST.format(gpu), devices.EFA_DEVICE_CLASS, count))
             constraints.append(
@@ -68,7 +43,7 @@ def claim_spec(node: NodeDevices, with_efa: bool = True) -> dict[str, Any]:
     if not paired:
         requests.append(_request("gpus", devices.GPU_DEVICE_CLASS, node.gpus))
     unpaired = node.unpaired_efa if paired else node.efa_devices
-    if with_efa and unpaired:
+    if unpaired:
         requests.append(_request("efa", devices.EFA_DEVICE_CLASS, unpaired))
     spec: dict[str, Any] = {"devices": {"requests": requests}}
     if constraints:
@@ -76,13 +51,13 @@ def claim_spec(node: NodeDevices, with_efa: bool = True) -> dict[str, Any]:
     return spec
 
 
-def claim_template(name: str, namespace: str, node: NodeDevices, with_efa: bool = True) -> dict[str, Any]:
+def claim_template(name: str, namespace: str, node: NodeDevices) -> dict[str, Any]:
     """A ResourceClaimTemplate each pod of a job instantiates into its own claim for its node's devices."""
     return {
         "apiVersion": devices.RESOURCE_API_VERSION,
         "kind": "ResourceClaimTemplate",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"spec": claim_spec(node, with_efa)},
+        "spec": {"spec": claim_spec(node)},
     }
 
 

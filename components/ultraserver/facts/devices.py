@@ -98,6 +98,29 @@ def gpus_per_node(instance_type: str) -> int:
     return gpus
 
 
+@dataclass(frozen=True)
+class NodeDevices:
+    """What one node offers through DRA: its GPUs and, per GPU, the EFA devices of its card group."""
+
+    gpus: int
+    efa_per_gpu: tuple[int, ...]
+    """EFA devices paired with GPU i; empty when the catalog gives no pairing for the type."""
+    unpaired_efa: int = 0
+    """EFA devices of no GPU's group (asked for without a constraint)."""
+
+    @property
+    def efa_devices(self) -> int:
+        """EFA devices of the node."""
+        return sum(self.efa_per_gpu) + self.unpaired_efa
+
+
+def node_devices(instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> NodeDevices:
+    """GPUs and paired EFA devices of one node, from the instance catalog and the group's EFA layout."""
+    per_gpu = tuple(len(p.efa_cards) for p in pairing(instance_type, interfaces))
+    total = efa.summarize_layout(instance_type, interfaces).efa_devices
+    return NodeDevices(gpus_per_node(instance_type), per_gpu, total - sum(per_gpu))
+
+
 def requests_plugin_resource(resources: dict[str, Any] | None) -> list[str]:
     """The device-plugin resources named in a container's requests or limits."""
     found: set[str] = set()

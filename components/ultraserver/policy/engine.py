@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.policy import charts, cluster, iam, kueue, launch_templates, node_groups, workloads
+from ultraserver.policy import charts, cluster, device_mode, iam, kueue, launch_templates, node_groups, workloads
 from ultraserver.policy.model import DISABLED, LEVELS, PlanResource, Rule, Violation
 from ultraserver.problems import ConfigError
 
@@ -17,6 +17,7 @@ RULES: tuple[Rule, ...] = (
     *charts.RULES,
     *iam.RULES,
     *workloads.RULES,
+    *device_mode.RULES,
     *kueue.RULES,
 )
 ALL = "all"
