@@ -42,8 +42,8 @@ from ultraserver.config.fields import (
 )
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import ami, instances, kubernetes, limits
-from ultraserver.facts import devices as device_facts
 from ultraserver.facts import charts as chart_facts
+from ultraserver.facts import devices as device_facts
 from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
 
 PROJECT = "ultraserver-eks"

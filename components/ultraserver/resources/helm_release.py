@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.device_mode_values import dra_driver_mode_values, gpu_operator_mode_values
 from ultraserver.builders.helm_values import (
     deep_merge,
     dra_driver_values,
@@ -16,7 +17,6 @@ from ultraserver.builders.helm_values import (
     gpu_operator_values,
     kube_prometheus_stack_values,
 )
-from ultraserver.builders.device_mode_values import dra_driver_mode_values, gpu_operator_mode_values
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts, devices, manifests

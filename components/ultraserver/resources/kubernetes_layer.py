@@ -14,8 +14,8 @@ from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.builders.kueue import KueueArgs
 from ultraserver.facts import devices
 from ultraserver.problems import ConfigError
-from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.dranet import Dranet, DranetArgs
+from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
 from ultraserver.resources.helm_release import (
     DRA_DRIVER,
@@ -163,15 +163,16 @@ class KubernetesLayer(pulumi.ComponentResource):
             DraDriverArgs(system, release=args.dra_driver, devices=args.devices),
             child(*base, self.gpu_operator),
         )
-        dra = args.devices == devices.DRA
-        self.efa_device_plugin = (
-            None
-            if dra
-            else EfaDevicePlugin(f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base))
-        )
-        self.dranet = Dranet(f"{name}-dranet", DranetArgs(args.dranet), child(*base)) if dra else None
-        # The EFA check waits for whichever release publishes the EFA devices.
-        efa_release = self.dranet or self.efa_device_plugin
+        # The release that publishes EFA devices: DRANET in DRA mode, else the EFA device plugin; the EFA check waits
+        # for it.
+        efa_release: pulumi.Resource
+        self.efa_device_plugin, self.dranet = None, None
+        if args.devices == devices.DRA:
+            efa_release = self.dranet = Dranet(f"{name}-dranet", DranetArgs(args.dranet), child(*base))
+        else:
+            efa_release = self.efa_device_plugin = EfaDevicePlugin(
+                f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base)
+            )
         self.mpi_operator = (
             MpiOperator(f"{name}-mpi-operator", args.mpi_operator, child(*base)) if args.mpi_operator else None
         )
@@ -204,7 +205,9 @@ class KubernetesLayer(pulumi.ComponentResource):
         if args.efa_check is not None and self.mpi_operator is not None:
             efa_args = _on_system(args.efa_check, "launcher_node_selector", system)
             self.efa_check = EfaCheck(
-                f"{name}-efa-check", efa_args, child(self.mpi_operator, *([efa_release] if efa_release else []), *queued)
+                f"{name}-efa-check",
+                efa_args,
+                child(self.mpi_operator, efa_release, *queued),
             )
         self.drift_check = None
         if args.drift_check is not None:
