@@ -8,6 +8,7 @@ from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import NodeGroupExpectation, node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.config.settings import Settings
+from ultraserver.facts import devices
 from ultraserver.facts.dra import COMPUTE_DOMAIN_DEVICE_CLASSES, DRA_DRIVER_NAMESPACE
 
 
@@ -28,6 +29,11 @@ class StackExpectation:
     efa_ultraservers: int = 0
 
 
+def dra_device_classes(mode: str) -> tuple[str, ...]:
+    """The DeviceClasses DRA mode adds: GPUs (the DRA driver) and EFA devices (DRANET)."""
+    return (devices.GPU_DEVICE_CLASS, devices.EFA_DEVICE_CLASS) if mode == devices.DRA else ()
+
+
 def expectation(settings: Settings) -> StackExpectation:
     """The expected cluster of a stack."""
     check = imex_check_args(settings)
@@ -40,6 +46,7 @@ def expectation(settings: Settings) -> StackExpectation:
         efa_min_bus_bandwidth_gbps=efa_check.min_bus_bandwidth_gbps if efa_check else 0.0,
         efa_ultraservers=efa_check.ultraservers if efa_check else 0,
         dra_namespace=settings.kubernetes.dra_driver.namespace or DRA_DRIVER_NAMESPACE,
+        device_classes=COMPUTE_DOMAIN_DEVICE_CLASSES + dra_device_classes(settings.kubernetes.devices),
         imex_namespace=check.namespace if check else "",
         nvlink_threshold_gbps=check.threshold_gbps if check else 0.0,
     )
