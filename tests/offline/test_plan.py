@@ -52,7 +52,7 @@ def test_cluster_is_eks_135_with_api_access_entries_encryption_and_no_auto_mode(
     assert cluster["skipDefaultNodeGroup"] is True
     assert cluster["autoMode"]["enabled"] is False
     assert cluster["encryptionConfigKeyArn"].startswith("arn:")
-    assert cluster["createOidcProvider"] is True
+    assert cluster["createOidcProvider"] is False  # Pod Identity carries the roles; IRSA is the setting cluster.irsa
     assert cluster["endpointPrivateAccess"] is True and cluster["endpointPublicAccess"] is False
     assert "publicAccessCidrs" not in cluster
     entry = cluster["accessEntries"]["admin-0"]

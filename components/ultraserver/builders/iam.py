@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ultraserver.facts import control_plane_logs
 from ultraserver.facts.iam import POD_IDENTITY_PRINCIPAL, POD_IDENTITY_TRUST_ACTIONS
 
 
@@ -17,5 +18,30 @@ def pod_identity_trust_policy() -> dict[str, Any]:
                 "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
                 "Action": list(POD_IDENTITY_TRUST_ACTIONS),
             }
+        ],
+    }
+
+
+def log_group_key_policy(account_id: str, partition: str, region: str, log_group_arn: str) -> dict[str, Any]:
+    """Key policy of a log group's KMS key: the account administers it through IAM (the default key policy), and
+    CloudWatch Logs of the region may use it for that log group only (its encryption context names the group)."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "AccountAdministers",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
+                "Action": "kms:*",
+                "Resource": "*",
+            },
+            {
+                "Sid": "CloudWatchLogsEncrypts",
+                "Effect": "Allow",
+                "Principal": {"Service": control_plane_logs.logs_principal(region)},
+                "Action": list(control_plane_logs.KMS_ACTIONS),
+                "Resource": "*",
+                "Condition": {"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": log_group_arn}},
+            },
         ],
     }

@@ -41,7 +41,7 @@ from ultraserver.config.fields import (
     pattern,
 )
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
-from ultraserver.facts import ami, instances, kubernetes, limits
+from ultraserver.facts import ami, control_plane_logs, instances, kubernetes, limits
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts import devices as device_facts
 from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
@@ -116,6 +116,13 @@ class ClusterSettings(Model):
     )
     log_types: tuple[Literal[LOG_TYPES], ...] = Field(  # type: ignore[valid-type]
         ("api", "audit", "authenticator"), description="Control-plane log types sent to CloudWatch."
+    )
+    log_retention_days: Literal[control_plane_logs.RETENTION_DAYS] = Field(  # type: ignore[valid-type]
+        control_plane_logs.DEFAULT_RETENTION_DAYS,
+        description="Days CloudWatch keeps the control-plane logs (the stack creates their log group, KMS-encrypted).",
+    )
+    irsa: StrictBool = Field(
+        False, description="Create the cluster's IAM OIDC provider for IRSA (the toolkit's roles use Pod Identity)."
     )
     tags: Tags = Field(default_factory=dict, description="Tags applied to every AWS resource of the stack.")
     deployer_access: Literal["public-endpoint", "in-vpc", ""] = Field(

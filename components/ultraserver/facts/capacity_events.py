@@ -62,6 +62,14 @@ EVENTS_PRINCIPAL = "events.amazonaws.com"
 # FailedInvocations metric is the only trace). So the topic statement has no Condition. The cost: an EventBridge rule
 # of any account that knows the topic ARN could publish to it (noise, not access to anything). Whether EventBridge now
 # fills aws:SourceArn for SNS targets was not tried against AWS (unverified), so the documented form is used.
+# Re-checked for issue 23 §6, which asked for an aws:SourceArn / aws:SourceAccount condition: two more sources say it
+# breaks delivery. The SNS developer guide, "Key management" (sns-key-management.html): "Adding the aws:SourceAccount
+# and aws:SourceArn to a AWS KMS policy is not supported for EventBridge-to-encrypted topics" (quoted in
+# awslabs/landing-zone-accelerator-on-aws#407, where such a condition made every invocation fail); and
+# awsdocs/aws-cloudformation-user-guide#481 (2019): "SourceAccount is not supported for events sources, and if
+# supplied, will cause invocations to silently fail". The statement therefore stays unconditioned. A scoped
+# alternative, an IAM execution role on each target (the newer EventBridge guide allows one for SNS targets) with the
+# topic policy naming only that role, was not tried against AWS (unverified) and is left for a verified change.
 # For a KMS-encrypted topic the key policy must let events.amazonaws.com use the key: "Allow CWE to use the key" with
 # exactly kms:Decrypt and kms:GenerateDataKey, Resource "*" (Amazon Q Developer in chat applications admin guide,
 # troubleshooting, "The Amazon SNS topic has server-side encryption turned on", quoting it as the EventBridge example;

@@ -111,7 +111,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
         """Data-source calls answer with placeholders; unknown ones answer empty and are reported."""
-        result = placeholders.call_result(args.token, dict(args.args))
+        result = placeholders.call_result(args.token, dict(args.args), self.region)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(dict(args.args).items()) if isinstance(v, (str, int, float)))
         note = f"{args.token}({shown})"
         if result is None:

@@ -100,21 +100,23 @@ def _ssm_parameter(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-CALLS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "aws:ssm/getParameter:getParameter": _ssm_parameter,
-    "aws:index/getCallerIdentity:getCallerIdentity": lambda a: {
+CALLS: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
+    "aws:ssm/getParameter:getParameter": lambda a, region: _ssm_parameter(a),
+    "aws:index/getCallerIdentity:getCallerIdentity": lambda a, region: {
         "accountId": ACCOUNT,
         "arn": f"arn:aws:iam::{ACCOUNT}:user/offline",
         "userId": "offline",
     },
-    "aws:index/getPartition:getPartition": lambda a: {"partition": "aws", "dnsSuffix": "amazonaws.com"},
+    "aws:index/getPartition:getPartition": lambda a, region: {"partition": "aws", "dnsSuffix": "amazonaws.com"},
+    # The stack's own aws:region: a real deploy answers with the provider's region.
+    "aws:index/getRegion:getRegion": lambda a, region: {"name": region, "region": region, "id": region},
 }
 
 
-def call_result(token: str, args: dict[str, Any]) -> dict[str, Any] | None:
-    """The placeholder answer to a data-source call, or None when there is none."""
+def call_result(token: str, args: dict[str, Any], region: str) -> dict[str, Any] | None:
+    """The placeholder answer to a data-source call in the stack's region, or None when there is none."""
     handler = CALLS.get(token)
-    return handler(args) if handler else None
+    return handler(args, region) if handler else None
 
 
 def fetch_manifest(url: str) -> None:

@@ -11,9 +11,9 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from ultraserver.builders.iam import pod_identity_trust_policy
+from ultraserver.builders.iam import log_group_key_policy, pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
-from ultraserver.facts import addons, kubernetes
+from ultraserver.facts import addons, control_plane_logs, kubernetes
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.resources.launch_template import secure_node_args
@@ -93,6 +93,10 @@ class ClusterArgs:
     """IAM principals granted cluster admin."""
     log_types: Sequence[str] = ("api", "audit", "authenticator")
     """Control-plane log types."""
+    log_retention_days: int = control_plane_logs.DEFAULT_RETENTION_DAYS
+    """Retention of the control-plane log group, which the component creates (KMS-encrypted) before the cluster."""
+    create_oidc_provider: bool = False
+    """Create the cluster's IAM OIDC provider, for IRSA; the toolkit's own roles use EKS Pod Identity."""
     addons: AddonSettings = field(default_factory=AddonSettings)
     """EKS add-on versions (vpc-cni, coredns, kube-proxy, pod identity agent); empty takes the EKS default."""
     system_node_group: SystemNodeGroupSettings = field(default_factory=SystemNodeGroupSettings)
@@ -103,6 +107,42 @@ class ClusterArgs:
     """Declare a Kubernetes provider for the cluster; False when another stack installs the Kubernetes layer."""
     node_monitoring_agent: bool = True
     """Install the eks-node-monitoring-agent add-on (node health conditions; see docs/health.md)."""
+
+
+def control_plane_log_group(
+    name: str, args: ClusterArgs, tags: Mapping[str, str], parent: pulumi.Resource
+) -> aws.cloudwatch.LogGroup:
+    """The log group EKS writes control-plane logs to, made first with the stack's retention and its own KMS key
+    (otherwise EKS makes it with no retention and no key: facts/control_plane_logs.py)."""
+    child = pulumi.ResourceOptions(parent=parent)
+    invoke = pulumi.InvokeOutputOptions(parent=parent)
+    group_name = control_plane_logs.log_group_name(args.name)
+    identity, partition = aws.get_caller_identity_output(opts=invoke), aws.get_partition_output(opts=invoke)
+    region = aws.get_region_output(opts=invoke)
+
+    def policy(account: str, part: str, where: str) -> str:
+        arn = f"arn:{part}:logs:{where}:{account}:log-group:{group_name}"
+        return json.dumps(log_group_key_policy(account, part, where, arn))
+
+    key = aws.kms.Key(
+        f"{name}-logs",
+        description=f"EKS control-plane logs of {args.name}",
+        enable_key_rotation=True,
+        deletion_window_in_days=30,
+        policy=pulumi.Output.all(identity.account_id, partition.partition, region.region).apply(
+            lambda v: policy(v[0], v[1], v[2])
+        ),
+        tags=dict(tags),
+        opts=child,
+    )
+    return aws.cloudwatch.LogGroup(
+        f"{name}-control-plane",
+        name=group_name,
+        retention_in_days=args.log_retention_days,
+        kms_key_id=key.arn,
+        tags=dict(tags),
+        opts=child,
+    )
 
 
 class Cluster(pulumi.ComponentResource):
@@ -134,6 +174,7 @@ class Cluster(pulumi.ComponentResource):
             opts=child,
         )
         public = bool(args.public_access_cidrs)
+        logs = control_plane_log_group(name, args, tags, self) if args.log_types else None
 
         def version(addon: str, override: str) -> str:
             return addons.addon_version(addon, override, args.kubernetes_version)
@@ -160,7 +201,7 @@ class Cluster(pulumi.ComponentResource):
             auto_mode=eks.AutoModeOptionsArgs(enabled=False),
             enabled_cluster_log_types=list(args.log_types),
             encryption_config_key_arn=key.arn,
-            create_oidc_provider=True,
+            create_oidc_provider=args.create_oidc_provider,
             vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=version(addons.VPC_CNI, args.addons.vpc_cni) or None),
             # CoreDNS is a Deployment: its add-on reaches ACTIVE only once pods run, and everything that waits for
             # this component waits for all its children. Declared below, after the system node group, instead.
@@ -169,7 +210,7 @@ class Cluster(pulumi.ComponentResource):
                 enabled=True, version=version(addons.KUBE_PROXY, args.addons.kube_proxy) or None
             ),
             tags=tags,
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[logs] if logs else []),
         )
         aws_cluster = self.eks.eks_cluster
         self.name = aws_cluster.name

@@ -133,6 +133,8 @@ class Platform(pulumi.ComponentResource):
                 public_access_cidrs=s.cluster.public_access_cidrs,
                 admin_principal_arns=s.cluster.admin_principal_arns,
                 log_types=s.cluster.log_types,
+                log_retention_days=s.cluster.log_retention_days,
+                create_oidc_provider=s.cluster.irsa,
                 addons=s.addons,
                 system_node_group=s.system_node_group,
                 node_monitoring_agent=s.health.node_monitoring_agent,
