@@ -11,8 +11,8 @@ from html import escape
 
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.groups import GroupView
-from ultraserver.offline.report import PlanText
 from ultraserver.offline.pairing_svg import pairing_svg
+from ultraserver.offline.report import PlanText
 from ultraserver.offline.svg import cards_svg, graph_svg
 
 STYLE = """
