@@ -14,20 +14,23 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     Field,
     StrictBool,
-    StrictFloat,
     StrictInt,
     StrictStr,
     StringConstraints,
     ValidationInfo,
-    WithJsonSchema,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
+from ultraserver.config.check_model import (
+    EfaCheckSettings,
+    HealthSettings,
+    ImexCheckSettings,
+    NcclCheckSettings,
+)
 from ultraserver.config.fields import (
     AddonVersion,
     Cidr,
@@ -36,7 +39,6 @@ from ultraserver.config.fields import (
     SubnetId,
     Tags,
     Zone,
-    all_nodes,
     kubernetes_version_check,
     pattern,
 )
@@ -261,55 +263,6 @@ class KubernetesSettings(Model):
         return self
 
 
-class ImexCheckSettings(Model):
-    """The nvbandwidth MPIJob that proves multi-node NVLink inside each UltraServer."""
-
-    enabled: StrictBool = Field(True, description="Deploy the check.")
-    nodes: Annotated[
-        StrictInt | None,
-        BeforeValidator(all_nodes),
-        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": 18}, {"const": "all"}]}),
-    ] = Field(2, ge=2, le=18, description='Nodes of each UltraServer the check spans (2 to 18, or "all").')
-    threshold_gbps: StrictFloat = Field(700.0, ge=1.0, description="Minimum GB/s for every cross-node GPU pair.")
-
-
-class DriftCheckSettings(Model):
-    """The scheduled check that the deployed fabric still matches the stack."""
-
-    enabled: StrictBool = Field(True, description="Run the drift check on a schedule.")
-    schedule: Annotated[str, pattern(r"(\S+\s+){4}\S+", "a cron schedule with five fields such as */30 * * * *")] = (
-        Field("*/30 * * * *", description="Cron schedule of the drift check.")
-    )
-
-
-class HealthSettings(Model):
-    """Node health: the EKS node monitoring agent and the drift check."""
-
-    node_monitoring_agent: StrictBool = Field(True, description="Install the EKS node monitoring agent add-on.")
-    drift_check: DriftCheckSettings = Field(default_factory=DriftCheckSettings, description="Scheduled drift check.")
-
-    @property
-    def drift_check_enabled(self) -> bool:
-        """Whether the drift check runs."""
-        return self.drift_check.enabled
-
-    @property
-    def drift_check_schedule(self) -> str:
-        """Cron schedule of the drift check."""
-        return str(self.drift_check.schedule)
-
-
-class EfaCheckSettings(Model):
-    """The EFA bandwidth check across UltraServers."""
-
-    enabled: StrictBool | None = Field(None, description="Deploy the check; default: on with 2 or more UltraServers.")
-    ultraservers: StrictInt = Field(2, ge=2, description="UltraServers the check spans.")
-    nodes_per_ultraserver: StrictInt = Field(1, ge=1, description="Nodes of each UltraServer in the check.")
-    min_bus_bandwidth_gbps: StrictFloat | None = Field(
-        None, gt=0, description="Minimum bus bandwidth (Gbps); default: derived from the EFA layout."
-    )
-
-
 class AlertSettings(Model):
     """Capacity Block alerts: EventBridge rules about the stack's reservations, sent to an SNS topic."""
 
@@ -339,6 +292,7 @@ SECTIONS = (
     "imexCheck",
     "health",
     "efaCheck",
+    "ncclCheck",
     "alerts",
     "autoDeploy",
     "acceptUntestedVersions",
@@ -364,6 +318,9 @@ class Settings(Model):
     imex_check: ImexCheckSettings = Field(default_factory=ImexCheckSettings, description="The IMEX bandwidth check.")
     health: HealthSettings = Field(default_factory=HealthSettings, description="Node health.")
     efa_check: EfaCheckSettings = Field(default_factory=EfaCheckSettings, description="The EFA bandwidth check.")
+    nccl_check: NcclCheckSettings = Field(
+        default_factory=NcclCheckSettings, description="NCCL all-reduce over one UltraServer's ComputeDomain and EFA."
+    )
     alerts: AlertSettings = Field(
         default_factory=AlertSettings, description="Capacity Block alerts (EventBridge rules to an SNS topic)."
     )

@@ -12,6 +12,8 @@ from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.builders.kueue import KueueArgs
+from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
+from ultraserver.builders.nccl_check import NcclJobArgs
 from ultraserver.facts import devices
 from ultraserver.problems import ConfigError
 from ultraserver.resources.dranet import Dranet, DranetArgs
@@ -36,6 +38,7 @@ from ultraserver.resources.helm_release import (
 from ultraserver.resources.imex_check import ImexCheck, ImexCheckArgs
 from ultraserver.resources.kueue import KUEUE, Kueue, check_queue_namespaces
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
+from ultraserver.resources.nccl_check import NcclCheck
 
 T = TypeVar("T", bound=Any)
 
@@ -70,6 +73,8 @@ class KubernetesLayerArgs:
     """Node Termination Handler in queue mode (self-managed groups); None installs none."""
     efa_check: EfaCheckArgs | None = None
     """nccl-tests all_reduce across UltraServers over EFA; None deploys no check."""
+    nccl_check: list[NcclJobArgs] = field(default_factory=list)
+    """nccl-tests all_reduce with MNNVL and NVLS per UltraServer; empty deploys none."""
     drift_check: DriftCheckArgs | None = None
     """CronJob re-running the node-facts check; None deploys none."""
     kueue: KueueArgs | None = None
@@ -88,6 +93,8 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
     ):
         if check is not None:
             owners[check.namespace] = what
+    if args.nccl_check:
+        owners[NCCL_NAMESPACE] = "NCCL check"
     releases = [("GPU Operator", args.gpu_operator, GPU_OPERATOR), ("DRA driver", args.dra_driver, DRA_DRIVER)]
     if args.prometheus_stack is not None:
         releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK))
@@ -106,6 +113,8 @@ def unmanaged_namespaces(args: KubernetesLayerArgs, kueue: KueueArgs) -> list[st
     queued = {*kueue.local_queue_namespaces}
     if args.imex_check is not None and args.imex_check.queue_name:
         queued.add(args.imex_check.namespace)
+    if any(j.queue_name for j in args.nccl_check):
+        queued.add(NCCL_NAMESPACE)
     return sorted({*kueue.unmanaged_namespaces, *own_namespaces(args)} - queued)
 
 
@@ -121,6 +130,7 @@ class KubernetesLayer(pulumi.ComponentResource):
     imex_check: ImexCheck | None
     node_termination_handler: NodeTerminationHandler | None
     efa_check: EfaCheck | None
+    nccl_check: NcclCheck | None
     drift_check: DriftCheck | None
     kueue: Kueue | None
 
@@ -208,6 +218,12 @@ class KubernetesLayer(pulumi.ComponentResource):
                 f"{name}-efa-check",
                 efa_args,
                 child(self.mpi_operator, efa_release, *queued),
+            )
+        self.nccl_check = None
+        if args.nccl_check and self.mpi_operator is not None:
+            jobs = [_on_system(j, "launcher_node_selector", system) for j in args.nccl_check]
+            self.nccl_check = NcclCheck(
+                f"{name}-nccl-check", jobs, child(self.mpi_operator, self.dra_driver, efa_release, *queued)
             )
         self.drift_check = None
         if args.drift_check is not None:

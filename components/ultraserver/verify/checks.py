@@ -14,6 +14,7 @@ from ultraserver.facts.scheduling import CLIQUE_LABEL
 from ultraserver.verify.clients import ClusterError, ClusterReader
 from ultraserver.verify.expect import StackExpectation
 from ultraserver.verify.fabric import efa_verdict, nvlink_verdicts
+from ultraserver.verify.nccl_check import nccl_verdict
 from ultraserver.verify.node_facts import device_class_verdict, node_fact_verdicts
 from ultraserver.verify.resource_slices import resource_slice_verdict
 from ultraserver.verify.verdict import (
@@ -23,6 +24,7 @@ from ultraserver.verify.verdict import (
     DEVICE_CLASSES,
     EFA,
     FLEET,
+    NCCL,
     NODE_FACTS,
     NVLINK,
     RESOURCE_SLICES,
@@ -53,6 +55,7 @@ def planned_checks(expected: StackExpectation) -> list[tuple[str, str]]:
             pairs.append((group.name, COVERAGE))
     if expected.efa_job:
         pairs.append((ACROSS, EFA))
+    pairs += [(group, NCCL) for group, _ in expected.nccl_jobs]
     return pairs
 
 
@@ -75,6 +78,10 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
         verdicts.extend(nvlink_verdicts(reader, expected, nodes))
         if expected.efa_job:
             verdicts.append(efa_verdict(reader, expected, {n.name: n.labels.get(CLIQUE_LABEL, "") for n in nodes}))
+        for ultraserver, job in expected.nccl_jobs:
+            verdicts.append(
+                nccl_verdict(reader, ultraserver, job, expected.nccl_namespace, expected.nccl_min_bus_bandwidth_gbytes)
+            )
     return verdicts
 
 
