@@ -41,17 +41,27 @@ class NcclJobArgs:
     """One all_reduce_perf run over `nodes` nodes of one UltraServer."""
 
     name: str
+    """MPIJob name ('nccl-<UltraServer>'); the ComputeDomain is '<name>-compute-domain'."""
     nodes: int
+    """Worker nodes, one MPI worker of `gpus_per_node` ranks each."""
     max_nodes: int
+    """Instances in the UltraServer (9 or 18): the Kueue topology request."""
     worker_node_selector: Mapping[str, str]
+    """Labels that pick the UltraServer's nodes."""
     efa_devices: int
     """EFA devices per node (plugins mode; the DRA claim takes the layout's devices)."""
     min_bus_bandwidth_gbytes: float
+    """Large-message bus bandwidth `ultraserver verify` requires, in GB/s."""
     namespace: str = NAMESPACE
+    """Namespace created for the check."""
     gpus_per_node: int = 4
+    """GPUs per node, one MPI rank each."""
     image: str = NCCL_TESTS_IMAGE
+    """arm64 image with NCCL, aws-ofi-nccl, Open MPI and nccl-tests."""
     launcher_node_selector: Mapping[str, str] = field(default_factory=dict)
+    """Labels of the system nodes, where the launcher (no GPU) runs."""
     queue_name: str = ""
+    """Kueue LocalQueue to submit to; empty bypasses Kueue."""
     node_devices: NodeDevices | None = None
     """DRA mode: the node's GPUs paired with their EFA devices; None requests plugin resources."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date
 
 from ultraserver.config.model import Settings
-from ultraserver.facts import devices
+from ultraserver.facts import charts, devices
 from ultraserver.problems import Problem
 
 
@@ -22,8 +22,8 @@ def device_mode(s: Settings, today: date) -> list[Problem]:
             Problem(
                 f"{s.project}:kubernetes.devices",
                 f"{mode} on Kubernetes {version}",
-                f"DRA mode on Kubernetes {devices.DRA_MIN_KUBERNETES} or newer (aws-dranet 1.0.0 README: "
-                f'"Kubernetes {devices.DRA_MIN_KUBERNETES}+")',
+                f"DRA mode on Kubernetes {devices.DRA_MIN_KUBERNETES} or newer ({charts.DRANET} "
+                f'{charts.pinned(charts.DRANET).version} README: "Kubernetes {devices.DRA_MIN_KUBERNETES}+")',
                 f'set {s.project}:cluster.kubernetesVersion: "{devices.DRA_MIN_KUBERNETES}" (upgrade one minor at a '
                 f"time, docs/versions.md), or kubernetes.devices: {devices.PLUGINS}",
             )
