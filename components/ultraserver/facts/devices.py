@@ -5,9 +5,11 @@ Operator's device plugin, EFA devices ``vpc.amazonaws.com/efa`` of the EFA devic
 ComputeDomain channels.
 
 ``dra``: the NVIDIA DRA driver publishes GPUs (DeviceClass ``gpu.nvidia.com``) and DRANET (chart ``aws-dranet``)
-publishes EFA devices (DeviceClass ``efa.networking.k8s.aws``) as ResourceSlices; the device plugins are off. EKS
-recommends DRA drivers for new deployments on 1.34+ (EKS user guide "Manage hardware devices on Amazon EKS" and
-"Manage EFA devices on Amazon EKS", read in ../shared/reference/current-versions.md, 2026-11-25).
+publishes EFA devices (DeviceClass ``efa.networking.k8s.aws``, driver ``dra.net``) as ResourceSlices; the device
+plugins are off. EKS recommends DRA drivers for new deployments on 1.34+ with managed or self-managed node groups
+(https://docs.aws.amazon.com/eks/latest/userguide/device-management.html and device-management-efa.html: "pairs EFA
+interfaces with their topologically-local GPUs"; the EFA guide lists 1.34 as DRANET's minimum, the aws-dranet chart
+README 1.35, which DRA_MIN_KUBERNETES follows), read 2026-11-25.
 
 The PCIe-root attribute both drivers publish is the upstream standard one, named in
 kubernetes/dynamic-resource-allocation v0.35.0 ``deviceattribute/attribute.go:32``
