@@ -11,9 +11,9 @@ from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 
-# The chart README installs it into kube-system, like the EFA device plugin; a GPU node that is not ready must not
-# roll the release back on every node, so it skips the await as the plugin does.
-DRANET = ChartTarget(charts.DRANET, "aws-dranet", "kube-system", False, skip_await=True)
+# The chart README installs it into kube-system, like the EFA device plugin; as a DaemonSet on every GPU node it skips
+# Helm's wait and is not atomic (charts.ON_GPU_NODES).
+DRANET = ChartTarget(charts.DRANET, "aws-dranet", "kube-system", False)
 
 
 @dataclass
