@@ -135,3 +135,13 @@ def test_the_efa_check_claims_paired_devices_in_dra_mode() -> None:
     assert claim["resourceClaimTemplateName"] == template.inputs["metadata"]["name"]
     assert len(device_claims.paired_requests(template.inputs["spec"]["spec"])) == 4
     assert not devices.requests_plugin_resource(worker["containers"][0]["resources"])
+
+
+@pytest.mark.parametrize(("mode", "unused"), [(devices.DRA, "efaDevicePlugin"), (devices.PLUGINS, "dranet")])
+def test_values_of_the_release_the_mode_does_not_install_are_refused(mode: str, unused: str) -> None:
+    config = copy.deepcopy(stack_config(DRA_STACK))
+    config["ultraserver-eks:kubernetes"]["devices"] = mode
+    config["ultraserver-eks:kubernetes"][unused] = {"values": {"tolerations": []}}
+    with pytest.raises(ConfigError) as info:
+        parse_settings(config, today=date(2026, 11, 25))
+    assert f"ultraserver-eks:kubernetes.{unused}.values" in "\n".join(info.value.problems)

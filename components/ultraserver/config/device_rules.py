@@ -28,13 +28,19 @@ def device_mode(s: Settings, today: date) -> list[Problem]:
                 f"time, docs/versions.md), or kubernetes.devices: {devices.PLUGINS}",
             )
         )
-    if mode == devices.DRA and s.kubernetes.efa_device_plugin.values:
+    # Values of the release the mode does not install would be dropped without a word.
+    unused = (
+        ("efaDevicePlugin", s.kubernetes.efa_device_plugin) if mode == devices.DRA else ("dranet", s.kubernetes.dranet)
+    )
+    name, release = unused
+    if release.values:
+        used = "dranet" if mode == devices.DRA else "efaDevicePlugin"
         found.append(
             Problem(
-                f"{s.project}:kubernetes.efaDevicePlugin.values",
-                sorted(s.kubernetes.efa_device_plugin.values),
-                "no EFA device plugin values in DRA mode (DRANET replaces the plugin, which is not installed)",
-                "remove them, or set values under kubernetes.dranet",
+                f"{s.project}:kubernetes.{name}.values",
+                sorted(release.values),
+                f"no {name} values with kubernetes.devices: {mode} (that release is not installed)",
+                f"remove them, or set them under kubernetes.{used}",
             )
         )
     return found
