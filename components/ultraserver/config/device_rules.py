@@ -14,7 +14,8 @@ from ultraserver.problems import Problem
 
 
 def device_mode(s: Settings, today: date) -> list[Problem]:
-    """DRA mode on a Kubernetes minor older than DRANET's is refused, naming both settings and the fix."""
+    """DRA mode on a Kubernetes minor older than DRANET's is refused, naming both settings and the fix; so are values
+    for the EFA release the mode does not install."""
     mode, version = s.kubernetes.devices, s.cluster.kubernetes_version
     found = []
     if devices.needs_newer_kubernetes(mode, version):
