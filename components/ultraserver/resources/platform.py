@@ -8,12 +8,14 @@ from datetime import datetime
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver import clock
 from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import kueue_args
-from ultraserver.config.blocks import group_blocks
+from ultraserver.builders.nccl_check import nccl_check_args
+from ultraserver.config.blocks import StandbyGroup, group_blocks, standby_groups
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, node_group_names
@@ -56,9 +58,12 @@ def kubernetes_layer_args(
         gpu_operator=s.kubernetes.gpu_operator,
         dra_driver=s.kubernetes.dra_driver,
         efa_device_plugin=s.kubernetes.efa_device_plugin,
+        devices=s.kubernetes.devices,
+        dranet=s.kubernetes.dranet,
         prometheus_stack=s.kubernetes.prometheus_stack if s.kubernetes.prometheus_stack_enabled else None,
         imex_check=imex_check_args(s),
         efa_check=efa_check_args(s),
+        nccl_check=nccl_check_args(s),
         kueue=kueue_args(s),
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
@@ -156,6 +161,13 @@ class Platform(pulumi.ComponentResource):
         for group in s.gpu_node_groups:
             # Node group n runs the n-th reservation of every block (capacityBlocks) or of capacityReservationIds.
             for position, group_name in enumerate(node_group_names(group)):
+                if group.handover == "standby" and group.capacity_blocks_setting:
+                    # One group per block, each on its own reservation and schedule (config.blocks.standby_groups).
+                    for standby in standby_groups(group, position, group_name, args.now or clock.now()):
+                        self.gpu_node_groups[standby.name] = self._gpu_node_group(
+                            s, group, group_name, position, tags, cluster_rules, args.now, standby
+                        )
+                    continue
                 self.gpu_node_groups[group_name] = self._gpu_node_group(
                     s, group, group_name, position, tags, cluster_rules, args.now
                 )
@@ -198,13 +210,20 @@ class Platform(pulumi.ComponentResource):
         tags: dict[str, str],
         after: list[pulumi.Resource],
         now: datetime | None,
+        standby: StandbyGroup | None = None,
     ) -> GpuNodeGroup:
-        """One capacity-block node group: one UltraServer, or a grouped fleet."""
-        # A single block keeps the reservation/window arguments (and the undated scheduled action names).
-        renewal = bool(group.capacity_blocks_setting)
-        reservation_id = None if group.grouped or renewal else group.capacity_reservation_ids[position]
+        """One capacity-block node group: one UltraServer, or a grouped fleet; with ``standby``, that block's group."""
+        # A single block keeps the reservation/window arguments (and the undated scheduled action names); so does a
+        # standby group, which runs one block only.
+        renewal = bool(group.capacity_blocks_setting) and standby is None
+        reservation_id, window = None, group.reservation_window
+        if standby is not None:
+            reservation_id = standby.block.reservation_ids[0] if standby.block.reservation_ids else None
+            window = standby.block.window
+        elif not (group.grouped or renewal):
+            reservation_id = group.capacity_reservation_ids[position]
         return GpuNodeGroup(
-            f"{s.cluster.name}-{name}",
+            f"{s.cluster.name}-{standby.name if standby else name}",
             GpuNodeGroupArgs(
                 cluster=self.cluster,
                 subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
@@ -223,7 +242,7 @@ class Platform(pulumi.ComponentResource):
                 imds_hop_limit=group.imds_hop_limit,
                 # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
                 labels={**group.labels, ULTRASERVER_LABEL: name},
-                reservation_window=None if renewal else group.reservation_window,
+                reservation_window=None if renewal else window,
                 capacity_blocks=group_blocks(group, position) if renewal else (),
                 now=now,
                 scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,

@@ -12,7 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from ultraserver.config.files import load_yaml
+from ultraserver.problems import ConfigError
 
 KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<36"
 T = TypeVar("T")
@@ -67,6 +71,9 @@ class ClusterReader(Protocol):
 
     def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
         """A pod's log (the last `tail_lines` lines when given)."""
+
+    def resource_slices(self) -> list[dict[str, Any]]:
+        """resource.k8s.io/v1 ResourceSlices as plain objects (read in DRA mode, Kubernetes 1.35+)."""
 
 
 def _ready(conditions: Any) -> bool:
@@ -155,6 +162,19 @@ class KubernetesReader:
             for p in items
         ]
 
+    def resource_slices(self) -> list[dict[str, Any]]:
+        found = self._call(
+            "listing resource.k8s.io/v1 resourceslices",
+            partial(
+                self._custom.list_cluster_custom_object,
+                "resource.k8s.io",
+                "v1",
+                "resourceslices",
+                _request_timeout=self.TIMEOUT,
+            ),
+        )
+        return list(found.get("items", []))
+
     def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
         kwargs: dict[str, Any] = {"_request_timeout": self.TIMEOUT}
         if tail_lines:
@@ -179,6 +199,7 @@ def connect(kubeconfig: str) -> KubernetesReader:
         ) from None
     try:
         if os.path.isfile(kubeconfig):
+            load_yaml(Path(kubeconfig), "--kubeconfig", pulumi=False)  # bounded and UTF-8 before the client reads it
             client = kubernetes.config.new_client_from_config(config_file=kubeconfig)
             describe = f"kubeconfig {kubeconfig}"
         else:
@@ -192,6 +213,8 @@ def connect(kubeconfig: str) -> KubernetesReader:
             describe = "the given kubeconfig"
     except KubeconfigError:
         raise
+    except ConfigError as err:
+        raise KubeconfigError(str(err)) from None
     except Exception as err:  # noqa: BLE001 -- malformed kubeconfig: one line, no traceback
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise KubeconfigError(f"kubeconfig {kubeconfig!r} is not usable: {first}") from None
