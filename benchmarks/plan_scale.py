@@ -59,8 +59,8 @@ def stack_config(ultraservers: int, grouped: bool) -> dict:
     return {
         "config": {
             "aws:region": "us-east-1",
-            # Private-only endpoint: the deployer runs inside the VPC (README "Reachability").
-            "ultraserver-eks:cluster": {"name": "bench", "deployerAccess": "in-vpc"},
+            # A new VPC: the deployer reaches a public endpoint limited to its CIDRs (docs/deploy.md, first deploy).
+            "ultraserver-eks:cluster": {"name": "bench", "endpointPublicAccessCidrs": ["203.0.113.0/24"]},
             "ultraserver-eks:network": {
                 "availabilityZones": ["us-east-1a", "us-east-1b"],
                 "gpuPodsPerNode": GPU_PODS_PER_NODE,

@@ -368,3 +368,8 @@ def known_keys(model: type[BaseModel]) -> list[str]:
     return sorted(
         str(f.alias or name) for name, f in model.model_fields.items() if not str(f.alias or "").startswith("__")
     )
+
+
+def key(s: Settings, path: str) -> str:
+    """The stack key of a path inside the project namespace."""
+    return f"{s.project}:{path}"

@@ -17,15 +17,14 @@ from pydantic.alias_generators import to_camel
 from ultraserver.config.device_rules import device_mode
 from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
-from ultraserver.config.model import RELEASE_KEYS, Settings
+from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
 from ultraserver.config.network_rules import vpc_blocks
+from ultraserver.config.reachability import deployer_reach
 from ultraserver.config.version_rules import support_window, untested_versions
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts import instances, limits, tags
 from ultraserver.problems import Problem
-
-SELF_HOSTED_LABEL = "self-hosted"
 
 Rule = Callable[[Settings, date], list[Problem]]
 
@@ -33,11 +32,6 @@ MIN_VPC_CNI = (1, 18, 5)
 """EFA-only interfaces need VPC CNI v1.18.5 or later (EKS UltraServer guide)."""
 _LOCAL_ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d-[a-z]+-\d+[a-z]$")
 _INTERNET = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
-
-
-def key(s: Settings, path: str) -> str:
-    """The stack key of a path inside the project namespace."""
-    return f"{s.project}:{path}"
 
 
 def _covers_internet(cidrs: tuple[str, ...]) -> bool:
@@ -73,78 +67,6 @@ def public_endpoint(s: Settings, today: date) -> list[Problem]:
             )
         )
     return found
-
-
-def deployer_reach(s: Settings, today: date) -> list[Problem]:
-    """Where `pulumi up` runs must reach the API server for the Kubernetes layer."""
-    c = s.cluster
-    if c.deployer_access == "public-endpoint" and not c.public_access_cidrs:
-        return [
-            Problem(
-                key(s, "cluster.deployerAccess"),
-                c.deployer_access,
-                "public-endpoint only with endpointPublicAccessCidrs",
-                "list the deployer's CIDRs in endpointPublicAccessCidrs, or set deployerAccess: in-vpc",
-            )
-        ]
-    if c.public_access_cidrs:
-        return []
-    found = _private_endpoint_reach(s) if s.kubernetes.layer == "same-stack" else []
-    # GitHub-hosted runners run outside every customer VPC; only a self-hosted runner can sit inside one.
-    if s.auto_deploy and SELF_HOSTED_LABEL not in c.deployer_runner_labels:
-        found.append(
-            Problem(
-                key(s, "cluster.deployerRunnerLabels"),
-                list(c.deployer_runner_labels),
-                f"with a private-only endpoint and autoDeploy, a '{SELF_HOSTED_LABEL}' runner inside the VPC "
-                "(GitHub-hosted runners cannot reach a private endpoint)",
-                "name your in-VPC runner, e.g. deployerRunnerLabels: [self-hosted, gb200-vpc]",
-            )
-        )
-    return found
-
-
-def _private_endpoint_reach(s: Settings) -> list[Problem]:
-    """A private-only endpoint answers HTTPS only from what the cluster security group admits (EKS user guide,
-    cluster-endpoint: "private access only"; sec-group-reqs), and no runner is inside a VPC the stack creates."""
-    c = s.cluster
-    if c.deployer_access == "in-vpc" and not s.network.existing:
-        return [
-            Problem(
-                key(s, "cluster.deployerAccess"),
-                c.deployer_access,
-                "in-vpc only in an existing VPC (network.vpcId): no runner is inside the VPC this stack creates "
-                "at the first pulumi up",
-                "set network.vpcId (and its subnets) to the VPC your runner is in; or, for the first deploy, set "
-                "cluster.endpointPublicAccessCidrs to the deployer's CIDRs (remove them afterwards); or set "
-                "kubernetes.layer: separate-stack and deploy the kubernetes-layer/ project from inside the VPC "
-                "afterwards (docs/deploy.md, First deploy, in order)",
-            )
-        ]
-    if c.deployer_access == "in-vpc" and not (c.deployer_cidrs or c.deployer_security_group_ids):
-        return [
-            Problem(
-                key(s, "cluster.deployerAccess"),
-                c.deployer_access,
-                "in-vpc with the deployer's source: cluster.deployerCidrs or cluster.deployerSecurityGroupIds "
-                "(the cluster security group admits HTTPS only from them)",
-                "list the runner's security group, e.g. deployerSecurityGroupIds: [sg-0123456789abcdef0], or its "
-                "subnet CIDRs in deployerCidrs",
-            )
-        ]
-    if c.deployer_access != "in-vpc":
-        return [
-            Problem(
-                key(s, "kubernetes.layer"),
-                s.kubernetes.layer,
-                "with a private-only endpoint (no cluster.endpointPublicAccessCidrs), a deployer that reaches it",
-                "either list the deployer's CIDRs in cluster.endpointPublicAccessCidrs, or run pulumi up inside an "
-                "existing VPC (network.vpcId) with cluster.deployerAccess: in-vpc and the runner's "
-                "cluster.deployerSecurityGroupIds or deployerCidrs, or set kubernetes.layer: separate-stack and "
-                "deploy the kubernetes-layer/ project from inside the VPC",
-            )
-        ]
-    return []
 
 
 def admin_principals(s: Settings, today: date) -> list[Problem]:
