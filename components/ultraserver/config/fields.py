@@ -25,7 +25,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from ultraserver import clock
-from ultraserver.facts import ami, efa, kubernetes
+from ultraserver.facts import ami, aws_ids, efa, kubernetes
 
 PATTERNS: dict[str, str] = {}
 """Regex -> what it allows, in words; error messages show the words, the JSON Schema the regex."""
@@ -120,13 +120,13 @@ def all_nodes(value: Any) -> Any:
 Cidr = Annotated[StrictStr, check(_cidr_problem, "write the network address, e.g. 10.0.0.0/16")]
 Zone = Annotated[
     str,
-    pattern(r"[a-z]{2}(-[a-z]+)+-\d[a-z]?(-[a-z]+-\d+[a-z])?", "a zone name such as us-east-1a or us-east-1-dfw-2a"),
+    pattern(aws_ids.ZONE, "a zone name such as us-east-1a or us-east-1-dfw-2a"),
 ]
-SubnetId = Annotated[str, pattern(r"subnet-[0-9a-f]{8}([0-9a-f]{9})?", "a subnet id like subnet-0123456789abcdef0")]
+SubnetId = Annotated[str, pattern(aws_ids.SUBNET_ID, "a subnet id like subnet-0123456789abcdef0")]
 PrincipalArn = Annotated[
     str,
     pattern(
-        r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+",
+        aws_ids.PRINCIPAL_ARN,
         "an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
     ),
 ]

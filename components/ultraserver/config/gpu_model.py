@@ -24,7 +24,7 @@ from ultraserver.config.fields import (
     efa_layout_shape,
     pattern,
 )
-from ultraserver.facts import ami, capacity_blocks, efa, instances
+from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, instances
 
 
 class ReservationWindowSettings(Model):
@@ -41,7 +41,7 @@ class ReservationWindowSettings(Model):
 
 
 ReservationIds = tuple[
-    Annotated[str, pattern(r"cr-[0-9a-f]{17}", "'cr-' and 17 lowercase hex digits (e.g. cr-0123456789abcdef0)")],
+    Annotated[str, pattern(aws_ids.RESERVATION_ID, "'cr-' and 17 lowercase hex digits (e.g. cr-0123456789abcdef0)")],
     ...,
 ]
 
@@ -75,8 +75,7 @@ class GpuNodeGroupSettings(Model):
     capacity_reservation_resource_group_arn: Annotated[
         str,
         pattern(
-            r"arn:aws(-cn|-us-gov|-iso|-iso-b|-iso-e|-iso-f|-eusc)?:resource-groups:[a-z]{2}(-[a-z]+)+-\d:\d{12}:group/"
-            r"[A-Za-z0-9_.-]{1,300}",
+            aws_ids.RESOURCE_GROUP_ARN,
             "a resource group ARN arn:aws:resource-groups:<region>:<account>:group/<name>",
             empty=True,
         ),
@@ -101,9 +100,9 @@ class GpuNodeGroupSettings(Model):
         description="EKS AMI release (AL2023_ARM_64_NVIDIA); default: the toolkit's pin for the cluster version.",
     )
     ami_release: StrictStr = Field("", description="Custom AMI: pinned release (v20251103 or later) read from SSM.")
-    ami_id: Annotated[
-        str, pattern(r"ami-[0-9a-f]{8}([0-9a-f]{9})?", "an AMI id like ami-0123456789abcdef0", empty=True)
-    ] = Field("", description="Custom AMI id (needs amiRelease so the driver can be checked).")
+    ami_id: Annotated[str, pattern(aws_ids.AMI_ID, "an AMI id like ami-0123456789abcdef0", empty=True)] = Field(
+        "", description="Custom AMI id (needs amiRelease so the driver can be checked)."
+    )
     root_volume_size_gib: StrictInt = Field(
         instances.GPU_ROOT_VOLUME_GIB,
         alias="rootVolumeSizeGiB",

@@ -20,8 +20,8 @@ from ultraserver.config.model import RELEASE_KEYS, Settings
 from ultraserver.config.names import name_problems
 from ultraserver.config.network_rules import vpc_blocks
 from ultraserver.config.version_rules import support_window, untested_versions
+from ultraserver.facts import aws_ids, instances, limits, tags
 from ultraserver.facts import charts as chart_facts
-from ultraserver.facts import instances, limits, tags
 from ultraserver.problems import Problem
 
 SELF_HOSTED_LABEL = "self-hosted"
@@ -30,7 +30,6 @@ Rule = Callable[[Settings, date], list[Problem]]
 
 MIN_VPC_CNI = (1, 18, 5)
 """EFA-only interfaces need VPC CNI v1.18.5 or later (EKS UltraServer guide)."""
-_LOCAL_ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d-[a-z]+-\d+[a-z]$")
 _INTERNET = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 
 
@@ -164,7 +163,7 @@ def network_zones(s: Settings, today: date) -> list[Problem]:
     zones = list(n.availability_zones)
     for index, zone in enumerate(zones):
         why = _zone_problem(zone, s.region)
-        if why is None and _LOCAL_ZONE.match(zone):
+        if why is None and aws_ids.matches(aws_ids.LOCAL_ZONE, zone):
             why = "a regional zone (Local Zones cannot host the EKS control plane)"
         if why is None and zones.index(zone) != index:
             why = "each zone once"

@@ -7,12 +7,11 @@ drain cleanly.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.facts import limits
+from ultraserver.facts import aws_ids, limits
 from ultraserver.problems import ConfigError
 
 # Instances per UltraServer type (EKS UltraServer guide).
@@ -27,16 +26,10 @@ NODE_JOIN_GRACE_MINUTES = 30
 """Minutes after a block starts before its nodes are expected Ready: the scheduled scale-up, instance launch and node
 join (a judgement, not measured; EKS documents no figure), so checks on a schedule do not report a block's start."""
 
-_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
-_RESOURCE_GROUP_ARN = re.compile(
-    r"^arn:aws(?:-cn|-us-gov|-iso|-iso-b|-iso-e|-iso-f|-eusc)?:resource-groups:"
-    r"[a-z]{2}(?:-[a-z]+)+-\d:\d{12}:group/[A-Za-z0-9_.-]{1,300}$"
-)
-
 
 def reservation_id_problem(value: object) -> str | None:
     """Why a Capacity Reservation ID is malformed, or None (cr- then 17 lowercase hex digits)."""
-    if isinstance(value, str) and _RESERVATION_ID.match(value):
+    if aws_ids.matches(aws_ids.RESERVATION_ID, value):
         return None
     return (
         f"capacityReservationId: {value!r} is not a Capacity Reservation ID; expected 'cr-' followed by "
@@ -47,7 +40,7 @@ def reservation_id_problem(value: object) -> str | None:
 
 def resource_group_arn_problem(value: object) -> str | None:
     """Why a capacity-reservation resource group ARN is malformed, or None."""
-    if isinstance(value, str) and _RESOURCE_GROUP_ARN.match(value):
+    if aws_ids.matches(aws_ids.RESOURCE_GROUP_ARN, value):
         return None
     return (
         f"capacityReservationResourceGroupArn: {value!r} is not a resource group ARN; expected "
