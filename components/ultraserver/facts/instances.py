@@ -46,11 +46,6 @@ SYSTEM_AMI_TYPES = {"AL2023_ARM_64_STANDARD": "arm64", "AL2023_x86_64_STANDARD":
 _TYPE = re.compile(r"^(?P<family>[a-z]+)(?P<generation>\d+)(?P<attributes>[a-z-]*)\.(?P<size>[a-z0-9]+)$")
 
 
-def is_instance_type(value: str) -> bool:
-    """Whether the text has the shape of an EC2 instance type (m7g.xlarge)."""
-    return bool(_TYPE.match(value))
-
-
 def architecture(instance_type: str) -> str:
     """arm64 or x86_64 of an instance type: the catalog's, else the naming convention's ('' when unknown)."""
     if instance_type in efa.supported_instance_types():
