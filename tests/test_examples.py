@@ -13,9 +13,9 @@ from helpers.manifests import K8S_VERSION, as_pod, validate_custom
 from helpers.modules import load_file
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
+from ultraserver.facts.scheduling import ULTRASERVER_LABEL
 from ultraserver.offline import Plan, PlanResource, run_plan
 from ultraserver.problems import ConfigError
-from ultraserver.resources.platform import ULTRASERVER_LABEL
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TRAINING = EXAMPLES / "compute-domain-job"

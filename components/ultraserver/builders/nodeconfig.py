@@ -15,9 +15,7 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts.instances import LOCAL_STORAGE
 from ultraserver.facts.node_image import HOST_IMEX_SERVICE, NODECONFIG_CONTENT_TYPE
-from ultraserver.problems import ConfigError
 
 # cloud-init runs text/x-shellscript parts once at first boot; EKS keeps them when it merges its own user data.
 SHELL_SCRIPT_CONTENT_TYPE = "text/x-shellscript"
@@ -63,10 +61,6 @@ def kubelet_flags(labels: Mapping[str, str], taints: Sequence[tuple[str, str, st
 
 def node_config(spec: NodeConfigSpec) -> dict[str, Any]:
     """The NodeConfig document as a dict."""
-    if spec.local_storage not in LOCAL_STORAGE:
-        raise ConfigError(
-            f"localStorage: '{spec.local_storage}' is not a nodeadm strategy; allowed: {', '.join(LOCAL_STORAGE)}."
-        )
     body: dict[str, Any] = {"instance": {"localStorage": {"strategy": spec.local_storage}}}
     if spec.kubelet_flags:
         body["kubelet"] = {"flags": list(spec.kubelet_flags)}

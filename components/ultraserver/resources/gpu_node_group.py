@@ -34,6 +34,8 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver import clock
+from ultraserver.config.blocks import group_blocks
+from ultraserver.config.settings import GpuNodeGroupSettings
 from ultraserver.facts import ami, instances
 from ultraserver.facts.capacity_blocks import (
     CapacityBlock,
@@ -43,6 +45,8 @@ from ultraserver.facts.capacity_blocks import (
     current_block,
     desired_size_problem,
     full_size,
+    reservation_id_problem,
+    resource_group_arn_problem,
     scheduled_actions,
     size_now,
     window_problems,
@@ -56,12 +60,12 @@ from ultraserver.facts.efa import (
     validate_layout,
 )
 from ultraserver.facts.iam import IMDS_HOP_LIMITS
-from ultraserver.facts.tags import UPGRADE_SAFE
+from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE, UPGRADE_SAFE
 from ultraserver.problems import ConfigError
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.cluster import Cluster, ClusterCoreData
 from ultraserver.resources.gpu_template import GpuTemplateSpec, NodeImage, gpu_launch_template
-from ultraserver.resources.launch_template import reservation_target_problems
 from ultraserver.resources.managed import managed_node_group
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
 from ultraserver.resources.schedules import declare_schedules
@@ -129,6 +133,63 @@ class GpuNodeGroupArgs:
     """Clock for the reservation window and the release date check; the current UTC time when unset."""
     auto_repair: bool = False
     """EKS node auto repair (managed mode only; see docs/health.md for why it is off by default)."""
+    checked: dataclasses.InitVar[bool] = False
+    """Set by ``from_settings`` only: the stack settings already checked every rule, so they are not run twice."""
+
+    @classmethod
+    def from_settings(
+        cls,
+        group: GpuNodeGroupSettings,
+        position: int,
+        *,
+        cluster: Cluster | ClusterCoreData,
+        subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]],
+        security_group_ids: Sequence[pulumi.Input[str]],
+        tags: dict[str, str],
+        now: datetime | None,
+    ) -> GpuNodeGroupArgs:
+        """The arguments of UltraServer ``position`` of a stack's group entry (one group, or a grouped fleet).
+
+        The settings checked every rule already, so the arguments are not checked again.
+        """
+        # A single block keeps the reservation/window arguments (and the undated scheduled action names).
+        renewal = bool(group.capacity_blocks_setting)
+        return cls(
+            cluster=cluster,
+            subnet_ids=subnet_ids,
+            security_group_ids=security_group_ids,
+            mode=group.mode,
+            instance_type=group.instance_type,
+            interfaces=list(group.efa_interfaces),
+            capacity_reservation_id=None if group.grouped or renewal else group.capacity_reservation_ids[position],
+            capacity_reservation_resource_group_arn=group.capacity_reservation_resource_group_arn or None,
+            ultraserver_type=group.ultraserver_type,
+            ultraserver_count=group.ultraserver_count if group.grouped else 1,
+            desired_size=group.desired_size,
+            release_version=group.release_version or None,
+            image_id=group.ami_id or None,
+            ami_release=group.ami_release or None,
+            imds_hop_limit=group.imds_hop_limit,
+            # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
+            labels={**group.labels, ULTRASERVER_LABEL: group.node_group_names[position]},
+            reservation_window=None if renewal else group.reservation_window,
+            capacity_blocks=group_blocks(group, position) if renewal else (),
+            now=now,
+            scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
+            auto_repair=group.auto_repair,
+            local_storage=group.local_storage,
+            root_volume_size_gib=group.root_volume_size_gib,
+            tags={**tags, EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},
+            checked=True,
+        )
+
+    def __post_init__(self, checked: bool) -> None:
+        """Check the arguments where a program hands them in (stack files are checked by their settings)."""
+        if checked:
+            return
+        problems = args_problems(self)
+        if problems:
+            raise ConfigError([f"GpuNodeGroupArgs: {python_names(p)}" for p in problems])
 
 
 def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
@@ -158,8 +219,39 @@ def _ami_problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str
     return [f"releaseVersion: {why}."] if why else []
 
 
-def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  # noqa: C901 -- a flat list of checks
-    """Setting problems found before any resource is declared."""
+def _target_problems(args: GpuNodeGroupArgs) -> list[str]:
+    """Why the capacity reservation target is unusable: exactly one kind, each ID checked once."""
+    if args.capacity_blocks and (args.capacity_reservation_id is not None or args.reservation_window is not None):
+        return [
+            "capacityBlocks: give either capacity_blocks or capacity_reservation_id / reservation_window, not both."
+        ]
+    problems = []
+    reservation_id: pulumi.Input[str] | None
+    if args.capacity_blocks:
+        # blocks_problems checks every block's reservation IDs.
+        problems += blocks_problems(args.capacity_blocks)
+        first = args.capacity_blocks[0].reservation_ids
+        reservation_id = first[0] if first else None
+    else:
+        reservation_id = args.capacity_reservation_id
+    group_arn = args.capacity_reservation_resource_group_arn
+    if (reservation_id is None) == (group_arn is None):
+        return problems + [
+            "capacityReservationId / capacityReservationResourceGroupArn: set exactly one; the reservation "
+            "ID targets one UltraServer, the resource group ARN a grouped fleet."
+        ]
+    # Outputs come from resources whose shape AWS already enforces; only plain strings are checked.
+    if not args.capacity_blocks and isinstance(reservation_id, str):
+        problems += [p for p in [reservation_id_problem(reservation_id)] if p]
+    if isinstance(group_arn, str):
+        problems += [p for p in [resource_group_arn_problem(group_arn)] if p]
+    if args.reservation_window is not None:
+        problems += window_problems(args.reservation_window)
+    return problems
+
+
+def _group_problems(args: GpuNodeGroupArgs) -> list[str]:
+    """Why the group's mode, count and node options do not fit together."""
     problems = []
     if args.mode not in MODES:
         problems.append(f"mode: '{args.mode}' is not a node-group mode; allowed: {', '.join(MODES)}.")
@@ -174,29 +266,6 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  
             "only target EKS documents for capacity blocks); use one managed group per UltraServer with its "
             "capacityReservationId, or mode: self-managed for a resource group."
         )
-    if args.capacity_blocks and (args.capacity_reservation_id is not None or args.reservation_window is not None):
-        problems.append(
-            "capacityBlocks: give either capacity_blocks or capacity_reservation_id / reservation_window, not both."
-        )
-    elif args.capacity_blocks:
-        problems += blocks_problems(args.capacity_blocks)
-        first = args.capacity_blocks[0].reservation_ids
-        problems += reservation_target_problems(
-            first[0] if first else None, args.capacity_reservation_resource_group_arn
-        )
-    else:
-        problems += reservation_target_problems(
-            args.capacity_reservation_id, args.capacity_reservation_resource_group_arn
-        )
-    if args.reservation_window is not None:
-        problems += window_problems(args.reservation_window)
-    if args.local_storage not in instances.LOCAL_STORAGE:
-        problems.append(
-            f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
-            f"{', '.join(instances.LOCAL_STORAGE)}."
-        )
-    if args.imds_hop_limit not in IMDS_HOP_LIMITS:
-        problems.append(f"imdsHopLimit: {args.imds_hop_limit!r} is not allowed; use 1 (default) or 2.")
     if args.auto_repair and args.mode != "managed":
         problems.append(
             "autoRepair: true needs mode: managed; EKS node auto repair works only with managed node groups "
@@ -204,6 +273,19 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  
         )
     if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
         problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
+    return problems
+
+
+def _node_problems(args: GpuNodeGroupArgs) -> list[str]:
+    """Why the sizes, instance type, EFA layout, storage or metadata options are unusable."""
+    problems = []
+    if args.local_storage not in instances.LOCAL_STORAGE:
+        problems.append(
+            f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
+            f"{', '.join(instances.LOCAL_STORAGE)}."
+        )
+    if args.imds_hop_limit not in IMDS_HOP_LIMITS:
+        problems.append(f"imdsHopLimit: {args.imds_hop_limit!r} is not allowed; use 1 (default) or 2.")
     sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
     problems += sizes
     if not sizes and args.desired_size is not None:
@@ -213,6 +295,16 @@ def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  
     problems += kind
     if not kind and args.interfaces is not None:
         problems += [f"efa: {p}" for p in validate_layout(args.instance_type, args.interfaces)]
+    return problems
+
+
+def args_problems(args: GpuNodeGroupArgs) -> list[str]:
+    """Every problem of a component's arguments, in stack-key words (python_names turns them into argument names)."""
+    if not isinstance(args.cluster, Cluster | ClusterCoreData):
+        return [f"cluster: got {type(args.cluster).__name__}; allowed: a Cluster component or its ClusterCoreData."]
+    version = core_of(args.cluster).kubernetes_version
+    today = (args.now or clock.now()).date()
+    problems = _group_problems(args) + _target_problems(args) + _node_problems(args)
     version_problems = _raised(lambda: ami.checked_version(version))
     return problems + (version_problems or _ami_problems(args, version, today))
 
@@ -266,9 +358,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         core = core_of(args.cluster)
         now = args.now or clock.now()
-        problems = _problems(args, core.kubernetes_version, now.date())
-        if problems:
-            raise ConfigError([f"GpuNodeGroup {name!r}: {python_names(p)}" for p in problems])
         interfaces = args.interfaces if args.interfaces is not None else layout_for(args.instance_type, None, None)
         super().__init__("ultraserver:index:GpuNodeGroup", name, None, opts)
         # Children repeat the group's own depends_on (e.g. the control-plane security group rules).

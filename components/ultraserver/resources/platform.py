@@ -13,12 +13,11 @@ from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import kueue_args
-from ultraserver.config.blocks import group_blocks
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, node_group_names
-from ultraserver.facts.scheduling import ULTRASERVER_LABEL, system_node_labels
-from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
+from ultraserver.facts.scheduling import system_node_labels
+from ultraserver.facts.tags import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -198,37 +197,16 @@ class Platform(pulumi.ComponentResource):
         now: datetime | None,
     ) -> GpuNodeGroup:
         """One capacity-block node group: one UltraServer, or a grouped fleet."""
-        # A single block keeps the reservation/window arguments (and the undated scheduled action names).
-        renewal = bool(group.capacity_blocks_setting)
-        reservation_id = None if group.grouped or renewal else group.capacity_reservation_ids[position]
         return GpuNodeGroup(
             f"{s.cluster.name}-{name}",
-            GpuNodeGroupArgs(
+            GpuNodeGroupArgs.from_settings(
+                group,
+                position,
                 cluster=self.cluster,
                 subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
                 security_group_ids=[self.network.efa_security_group.id],
-                mode=group.mode,
-                instance_type=group.instance_type,
-                interfaces=list(group.efa_interfaces),
-                capacity_reservation_id=reservation_id,
-                capacity_reservation_resource_group_arn=group.capacity_reservation_resource_group_arn or None,
-                ultraserver_type=group.ultraserver_type,
-                ultraserver_count=group.ultraserver_count if group.grouped else 1,
-                desired_size=group.desired_size,
-                release_version=group.release_version or None,
-                image_id=group.ami_id or None,
-                ami_release=group.ami_release or None,
-                imds_hop_limit=group.imds_hop_limit,
-                # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
-                labels={**group.labels, ULTRASERVER_LABEL: name},
-                reservation_window=None if renewal else group.reservation_window,
-                capacity_blocks=group_blocks(group, position) if renewal else (),
+                tags=tags,
                 now=now,
-                scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
-                auto_repair=group.auto_repair,
-                local_storage=group.local_storage,
-                root_volume_size_gib=group.root_volume_size_gib,
-                tags={**tags, EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},
             ),
             # Nodes must reach the control plane the moment they boot.
             opts=pulumi.ResourceOptions(parent=self, depends_on=after),
