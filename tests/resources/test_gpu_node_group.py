@@ -19,7 +19,7 @@ from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.offline import Plan, placeholders, record, run_plan
 from ultraserver.problems import ConfigError
-from ultraserver.resources import gpu_node_group
+from ultraserver.resources import gpu_node_group_args
 from ultraserver.resources.cluster import ClusterCoreData
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 
@@ -403,7 +403,7 @@ def test_a_missing_cluster_is_a_config_error(cluster: object) -> None:
 def test_arguments_from_settings_are_not_checked_again(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> None:
     """Stack files are checked by their settings; the component does not run the same rules a second time."""
     calls: list[object] = []
-    monkeypatch.setattr(gpu_node_group, "args_problems", lambda a: calls.append(a) or [])
+    monkeypatch.setattr(gpu_node_group_args, "args_problems", lambda a: calls.append(a) or [])
     args()
     assert len(calls) == 1
     calls.clear()
