@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from ultraserver.facts import aws_ids
+from ultraserver.facts import aws_ids, efa, ultraservers
 
 PACKAGE = Path(__file__).resolve().parents[1] / "components" / "ultraserver"
 
@@ -52,6 +52,38 @@ def misplaced(paths: list[Path], fragments: tuple[str, ...]) -> list[str]:
 
 def test_aws_identifier_patterns_live_only_in_facts_aws_ids() -> None:
     assert misplaced(sorted(PACKAGE.rglob("*.py")), AWS_ID_FRAGMENTS) == []
+
+
+# UltraServer sizes (nodes 9/18, GPUs 36/72) live in facts/ultraservers.py; drawings use pixel offsets.
+SIZE_LITERALS = (18, 72)
+SIZE_HOMES = {PACKAGE / "facts" / "ultraservers.py", PACKAGE / "offline" / "svg.py"}
+
+
+def size_literals(paths: list[Path]) -> list[str]:
+    """Where an UltraServer size is written as a number outside its home."""
+    return [
+        f"{path.name}:{node.lineno}: {node.value}"
+        for path in paths
+        if path not in SIZE_HOMES
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value in SIZE_LITERALS
+    ]
+
+
+def test_ultraserver_sizes_are_written_only_in_facts_ultraservers() -> None:
+    assert size_literals(sorted(PACKAGE.rglob("*.py"))) == []
+
+
+def test_the_size_scan_finds_a_literal(tmp_path: Path) -> None:
+    stray = tmp_path / "stray.py"
+    stray.write_text("MAX_NODES = 18\n")
+    assert size_literals([stray]) == ["stray.py:1: 18"]
+
+
+def test_the_type_table_is_what_the_catalog_and_eks_say() -> None:
+    x72, x36 = ultraservers.TYPES["u-p6e-gb200x72"], ultraservers.TYPES["u-p6e-gb200x36"]
+    assert (x72.nodes, x72.gpus, x36.nodes, x36.gpus) == (18, 72, 9, 36)
+    assert x72.network_cards == len(efa.instance_facts(x72.instance_type)["cards"])
 
 
 def test_the_scan_finds_a_pattern_written_elsewhere(tmp_path: Path) -> None:

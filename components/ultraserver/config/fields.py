@@ -26,6 +26,7 @@ from pydantic_core import PydanticCustomError
 
 from ultraserver import clock
 from ultraserver.facts import ami, aws_ids, efa, kubernetes
+from ultraserver.facts.ultraservers import MAX_NODES
 
 PATTERNS: dict[str, str] = {}
 """Regex -> what it allows, in words; error messages show the words, the JSON Schema the regex."""
@@ -112,7 +113,7 @@ def all_nodes(value: Any) -> Any:
     """imexCheck.nodes: "all" means every node of the UltraServer (None); other words are refused by name."""
     if isinstance(value, str) and value != "all":
         raise problem_error(
-            'an integer 2 to 18, or "all"', 'write nodes: 2 (up to the UltraServer size) or nodes: "all"'
+            f'an integer 2 to {MAX_NODES}, or "all"', 'write nodes: 2 (up to the UltraServer size) or nodes: "all"'
         )
     return None if value == "all" else value
 

@@ -25,6 +25,8 @@ from ultraserver.config.fields import (
     pattern,
 )
 from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, instances
+from ultraserver.facts import ultraservers as us_types
+from ultraserver.facts.ultraservers import UltraServerTypeName
 
 
 class ReservationWindowSettings(Model):
@@ -66,8 +68,9 @@ class GpuNodeGroupSettings(Model):
     zone_not_in_catalog: StrictBool = Field(
         False, description="The zone offers the type though the toolkit's catalog does not list it (preflight checks)."
     )
-    ultraserver_type: Literal[tuple(capacity_blocks.ULTRASERVER_INSTANCES)] = Field(  # type: ignore[valid-type]
-        "u-p6e-gb200x72", description="u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18)."
+    ultraserver_type: UltraServerTypeName = Field(
+        us_types.DEFAULT_TYPE,
+        description=" or ".join(f"{t.name} ({t.nodes} instances)" for t in us_types.TYPES.values()) + ".",
     )
     capacity_reservation_ids: ReservationIds = Field(
         (), description="One capacity reservation (cr-...) per UltraServer; one node group each."
@@ -171,7 +174,7 @@ class GpuNodeGroupSettings(Model):
     @property
     def instances_per_ultraserver(self) -> int:
         """Instances in one UltraServer of this type."""
-        return capacity_blocks.ULTRASERVER_INSTANCES[self.ultraserver_type]
+        return us_types.NODES[self.ultraserver_type]
 
     @property
     def ultraservers(self) -> int:

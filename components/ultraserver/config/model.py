@@ -44,6 +44,7 @@ from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import ami, aws_ids, control_plane_logs, instances, kubernetes, limits
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
+from ultraserver.facts.ultraservers import MAX_NODES
 
 PROJECT = "ultraserver-eks"
 # A GitHub Actions runner label (letters, digits, . _ : -).
@@ -260,8 +261,10 @@ class ImexCheckSettings(Model):
     nodes: Annotated[
         StrictInt | None,
         BeforeValidator(all_nodes),
-        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": 18}, {"const": "all"}]}),
-    ] = Field(2, ge=2, le=18, description='Nodes of each UltraServer the check spans (2 to 18, or "all").')
+        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": MAX_NODES}, {"const": "all"}]}),
+    ] = Field(
+        2, ge=2, le=MAX_NODES, description=f'Nodes of each UltraServer the check spans (2 to {MAX_NODES}, or "all").'
+    )
     threshold_gbps: StrictFloat = Field(700.0, ge=1.0, description="Minimum GB/s for every cross-node GPU pair.")
 
 

@@ -8,7 +8,6 @@ Each rule names the stack key as written, the bad value, what is allowed and the
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Callable
 from datetime import date
 
@@ -22,13 +21,14 @@ from ultraserver.config.network_rules import vpc_blocks
 from ultraserver.config.version_rules import support_window, untested_versions
 from ultraserver.facts import aws_ids, instances, limits, tags
 from ultraserver.facts import charts as chart_facts
+from ultraserver.facts.versions import version_at_least
 from ultraserver.problems import Problem
 
 SELF_HOSTED_LABEL = "self-hosted"
 
 Rule = Callable[[Settings, date], list[Problem]]
 
-MIN_VPC_CNI = (1, 18, 5)
+MIN_VPC_CNI = "1.18.5"
 """EFA-only interfaces need VPC CNI v1.18.5 or later (EKS UltraServer guide)."""
 _INTERNET = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 
@@ -241,12 +241,12 @@ def system_nodes(s: Settings, today: date) -> list[Problem]:
 def addons(s: Settings, today: date) -> list[Problem]:
     """VPC CNI new enough for EFA-only interfaces."""
     version = s.addons.vpc_cni
-    if version and tuple(int(p) for p in re.findall(r"\d+", version)[:3]) < MIN_VPC_CNI:
+    if version and not version_at_least(version.partition("-")[0], MIN_VPC_CNI):
         return [
             Problem(
                 key(s, "addons.vpcCni"),
                 version,
-                "v1.18.5 or newer (EFA-only interfaces need it)",
+                f"v{MIN_VPC_CNI} or newer (EFA-only interfaces need it)",
                 "remove vpcCni to take the toolkit's pin, or pin a newer version",
             )
         ]

@@ -11,11 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.facts import aws_ids, limits
+from ultraserver.facts import aws_ids, limits, ultraservers
 from ultraserver.problems import ConfigError
 
-# Instances per UltraServer type (EKS UltraServer guide).
-ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
 # A group moves to its next block this long after the scale-down, not at it: a scheduled action may run up to two
@@ -50,11 +48,11 @@ def resource_group_arn_problem(value: object) -> str | None:
 
 def instances_per_ultraserver(ultraserver_type: str) -> int:
     """Instances in one UltraServer of a type, or ConfigError."""
-    if ultraserver_type not in ULTRASERVER_INSTANCES:
+    if ultraserver_type not in ultraservers.NODES:
         raise ConfigError(
-            f"ultraserverType: '{ultraserver_type}' is unknown; allowed: {', '.join(ULTRASERVER_INSTANCES)}."
+            f"ultraserverType: '{ultraserver_type}' is unknown; allowed: {', '.join(ultraservers.NODES)}."
         )
-    return ULTRASERVER_INSTANCES[ultraserver_type]
+    return ultraservers.NODES[ultraserver_type]
 
 
 def full_size(ultraserver_type: str, ultraserver_count: int) -> int:
