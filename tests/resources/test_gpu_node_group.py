@@ -5,6 +5,8 @@ safety.
 from __future__ import annotations
 
 import base64
+import dataclasses
+import typing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import yaml
 from helpers.ec2_request import create_launch_template_request, request_problems
 from helpers.mime import parts
 from helpers.stacks import STACKS
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.facts.tags import UPGRADE_SAFE
@@ -456,3 +459,15 @@ def test_auto_repair_is_off_by_default_and_cautious_when_on() -> None:
 def test_auto_repair_needs_a_managed_group() -> None:
     with pytest.raises(ConfigError, match="auto_repair: true needs mode: managed"):
         record(lambda: GpuNodeGroup("gpu", args(auto_repair=True, mode="self-managed")))
+
+
+def test_arguments_and_settings_share_field_names_and_literal_types() -> None:
+    """A settings field and the argument it becomes have one name and, for choices, one Literal type."""
+    module = vars(gpu_node_group_args)
+    settings = GpuNodeGroupSettings.model_fields
+    for name in ("mode", "ultraserver_type", "local_storage"):
+        hint = eval(GpuNodeGroupArgs.__annotations__[name], module)  # noqa: S307 -- the module's own annotation
+        assert typing.get_origin(hint) is typing.Literal
+        assert hint == settings[name].annotation, name
+    shared = {f.name for f in dataclasses.fields(GpuNodeGroupArgs)} & set(settings)
+    assert {"desired_size", "release_version", "ami_release", "imds_hop_limit", "auto_repair"} <= shared

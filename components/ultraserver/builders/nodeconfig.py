@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ultraserver.facts.instances import LocalStorage
 from ultraserver.facts.node_image import HOST_IMEX_SERVICE, NODECONFIG_CONTENT_TYPE
 
 # cloud-init runs text/x-shellscript parts once at first boot; EKS keeps them when it merges its own user data.
@@ -39,7 +40,7 @@ class ClusterDetails:
 class NodeConfigSpec:
     """Inputs of one NodeConfig document."""
 
-    local_storage: str = "RAID0"
+    local_storage: LocalStorage = "RAID0"
     """nodeadm instance.localStorage.strategy: RAID0, RAID10 or Mount."""
     kubelet_flags: list[str] = field(default_factory=list)
     """Extra kubelet flags, only for what the node-group API cannot carry."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     Field,
@@ -26,7 +26,7 @@ from ultraserver.config.fields import (
 )
 from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, instances
 from ultraserver.facts import ultraservers as us_types
-from ultraserver.facts.ultraservers import UltraServerTypeName
+from ultraserver.facts.ultraservers import NodeGroupMode, UltraServerTypeName
 
 
 class ReservationWindowSettings(Model):
@@ -84,7 +84,7 @@ class GpuNodeGroupSettings(Model):
         ),
     ] = Field("", description="Self-managed only: one group over a capacity-reservation resource group.")
     ultraserver_count: StrictInt = Field(1, ge=1, le=1000, description="UltraServers in the resource group.")
-    mode: Literal["managed", "self-managed"] = Field(
+    mode: NodeGroupMode = Field(
         "managed", description="managed (EKS managed node group) or self-managed (Auto Scaling group)."
     )
     instance_type: InstanceType = Field(instances.GB200_INSTANCE_TYPE, description="Instance type.")
@@ -113,7 +113,7 @@ class GpuNodeGroupSettings(Model):
         le=16384,
         description="Encrypted gp3 root volume size (GiB).",
     )
-    local_storage: Literal[instances.LOCAL_STORAGE] = Field(  # type: ignore[valid-type]
+    local_storage: instances.LocalStorage = Field(
         "RAID0", description="nodeadm instance-store strategy: RAID0, RAID10 (4+ disks) or Mount."
     )
     labels: Tags = Field(default_factory=dict, description="Extra Kubernetes node labels.")

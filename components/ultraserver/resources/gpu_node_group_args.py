@@ -36,10 +36,9 @@ from ultraserver.facts.efa import (
 from ultraserver.facts.iam import IMDS_HOP_LIMITS
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
 from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE
+from ultraserver.facts.ultraservers import DEFAULT_TYPE, NODE_GROUP_MODES, NodeGroupMode, UltraServerTypeName
 from ultraserver.problems import ConfigError
 from ultraserver.resources.cluster import Cluster, ClusterCoreData
-
-MODES = ("managed", "self-managed")
 
 
 @dataclass
@@ -52,7 +51,7 @@ class GpuNodeGroupArgs:
     """Subnets in the reservation's Availability Zone only (EKS rejects others for capacity blocks)."""
     security_group_ids: Sequence[pulumi.Input[str]] = ()
     """Extra security groups (the EFA group) for every interface; the cluster security group is always added."""
-    mode: str = "managed"
+    mode: NodeGroupMode = "managed"
     """managed (EKS managed node group) or self-managed (Auto Scaling group)."""
     instance_type: str = instances.GB200_INSTANCE_TYPE
     """EC2 instance type, set in the launch template."""
@@ -62,7 +61,7 @@ class GpuNodeGroupArgs:
     """The UltraServer's Capacity Reservation ID (one group per UltraServer)."""
     capacity_reservation_resource_group_arn: pulumi.Input[str] | None = None
     """Capacity-reservation resource group ARN; self-managed groups only."""
-    ultraserver_type: str = "u-p6e-gb200x72"
+    ultraserver_type: UltraServerTypeName = DEFAULT_TYPE
     """u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18 instances)."""
     ultraserver_count: int = 1
     """UltraServers this group covers; above 1 only with a resource group."""
@@ -87,7 +86,7 @@ class GpuNodeGroupArgs:
     capacity_reservation_id and reservation_window: the template targets the block current at ``now``."""
     scale_to_zero_for_upgrade: bool = False
     """Hold the group at 0 nodes so its AMI, template, labels or taints can change (README, upgrades)."""
-    local_storage: str = "RAID0"
+    local_storage: instances.LocalStorage = "RAID0"
     """nodeadm local storage strategy for the instance store."""
     root_volume_size_gib: int = instances.GPU_ROOT_VOLUME_GIB
     """Root volume size in GiB."""
@@ -221,8 +220,8 @@ def _target_problems(args: GpuNodeGroupArgs) -> list[str]:
 def _group_problems(args: GpuNodeGroupArgs) -> list[str]:
     """Why the group's mode, count and node options do not fit together."""
     problems = []
-    if args.mode not in MODES:
-        problems.append(f"mode: '{args.mode}' is not a node-group mode; allowed: {', '.join(MODES)}.")
+    if args.mode not in NODE_GROUP_MODES:
+        problems.append(f"mode: '{args.mode}' is not a node-group mode; allowed: {', '.join(NODE_GROUP_MODES)}.")
     if args.capacity_reservation_id is not None and args.ultraserver_count != 1:
         problems.append(
             f"ultraserverCount: {args.ultraserver_count} needs a resource group; a reservation ID covers one "
