@@ -128,6 +128,7 @@ class Platform(pulumi.ComponentResource):
                 public_subnet_ids=self.network.public_subnet_ids,
                 kubernetes_version=s.cluster.kubernetes_version,
                 public_access_cidrs=s.cluster.public_access_cidrs,
+                public_endpoint_from_anywhere=s.cluster.allow_public_endpoint_from_anywhere,
                 admin_principal_arns=s.cluster.admin_principal_arns,
                 log_types=s.cluster.log_types,
                 log_retention_days=s.cluster.log_retention_days,
