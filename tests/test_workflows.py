@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.stacks import STACKS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -129,10 +130,11 @@ def test_shipped_deploy_targets_follow_each_stacks_reachability(tmp_path: pathli
     work = tmp_path / "repo"
     work.mkdir()
     stacks = {}
-    for path in (ROOT / "stacks").glob("Pulumi.*.yaml"):
+    for stack in STACKS:
+        path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         data["config"]["ultraserver-eks:autoDeploy"] = True
-        stacks[path.name[len("Pulumi.") : -len(".yaml")]] = yaml.safe_dump(data)
+        stacks[stack] = yaml.safe_dump(data)
     write_project(work, stacks)
     run, outputs = discover(work, tmp_path)
     assert run.returncode == 0, run.stderr

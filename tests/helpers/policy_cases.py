@@ -618,6 +618,7 @@ def deployed(**before: str) -> Config:
 
 
 PASSING: list[tuple[Case, dict | Config | None]] = [
+    (Case("helm-release-wait", release("gpu_operator", {"skipAwait": True, "atomic": False})), None),
     (Case("kueue-dra-admission", queued_on_kueue(mapped=True)), None),
     (Case("gb200-multi-node-job-placement", gpu_job()), QUEUE_REQUIRED),
     (Case("gb200-multi-node-job-placement", gpu_job(claim=False, queue=False, exempt=True)), QUEUE_REQUIRED),
@@ -688,6 +689,19 @@ PASSING: list[tuple[Case, dict | Config | None]] = [
 ]
 
 FAILING: list[tuple[Case, dict | Config | None]] = [
+    (
+        Case(
+            "helm-release-wait",
+            release("gpu_operator", {"skipAwait": True, "atomic": True}),
+            "gpu_operator",
+            "is atomic",
+        ),
+        None,
+    ),
+    (
+        Case("helm-release-wait", release("efa_plugin", {"skipAwait": DELETE}), "efa_plugin", "on every GPU node"),
+        None,
+    ),
     (Case("kueue-dra-admission", queued_on_kueue(mapped=False), "gpu_job", "is not mapped in DRA configuration"), None),
     (Case("gb200-multi-node-job-placement", gpu_job(claim=False), "gpu_job", "ComputeDomain claim"), None),
     (
@@ -763,7 +777,12 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     (Case("capacity-block-upgrade-at-zero", running({("tags", UPGRADE_SAFE): "true"}), "gpu_ng", "upgrade-safe"), None),
     (Case("eks-managed-node-group-quota", many_node_groups(29), "cluster", "(L-6D54EA21) of 30"), None),
     (
-        Case("node-groups-before-node-workloads", gpu_waits_for("dra"), "gpu_ng", "waits for {dra} (a Helm release"),
+        Case(
+            "node-groups-before-node-workloads",
+            lambda stack: gpu_waits_for("dra")(release("dra", {"skipAwait": DELETE})(stack)),
+            "gpu_ng",
+            "waits for {dra} (a Helm release",
+        ),
         None,
     ),
     (

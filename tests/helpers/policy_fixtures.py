@@ -212,6 +212,8 @@ def good_stack() -> list[PlanResource]:
         "gpu-operator",
         {
             "chart": "gpu-operator",
+            "skipAwait": True,
+            "atomic": False,
             "version": "v25.3.4",
             "namespace": "gpu-operator",
             "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
@@ -231,6 +233,8 @@ def good_stack() -> list[PlanResource]:
         "nvidia-dra-driver-gpu",
         {
             "chart": "nvidia-dra-driver-gpu",
+            "skipAwait": True,
+            "atomic": False,
             "version": "25.8.0",
             "namespace": "nvidia-dra-driver-gpu",
             "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
@@ -246,6 +250,8 @@ def good_stack() -> list[PlanResource]:
         "aws-efa-k8s-device-plugin",
         {
             "chart": "aws-efa-k8s-device-plugin",
+            "skipAwait": True,
+            "atomic": False,
             "version": "v0.5.14",
             "namespace": "kube-system",
             "repositoryOpts": {"repo": "https://aws.github.io/eks-charts"},

@@ -8,6 +8,7 @@ import pytest
 from helpers.plan_lookup import one
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.config.views import ImexTarget
+from ultraserver.facts import charts, helm
 from ultraserver.offline import Plan, record
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import ReleaseSettings
@@ -53,7 +54,6 @@ def test_releases_use_the_pinned_charts() -> None:
         "aws-efa-k8s-device-plugin": ("v0.5.14", "https://aws.github.io/eks-charts", "kube-system"),
     }
     for release in recorded.of_type(RELEASE):
-        assert release.inputs["atomic"] is True
         assert release.inputs["timeout"] == 900
 
 
@@ -113,13 +113,22 @@ def test_mpi_operator_is_the_pinned_release_manifest() -> None:
     assert recorded.of_type("kubernetes:yaml/v2:ConfigFile") == []
 
 
-def test_gpu_operator_and_efa_plugin_do_not_wait_for_every_gpu_node() -> None:
-    releases = {r.inputs["chart"]: r.inputs for r in deploy().of_type(RELEASE)}
-    assert releases["gpu-operator"]["skipAwait"] is True
-    assert releases["aws-efa-k8s-device-plugin"]["skipAwait"] is True
-    # The DRA driver's controller runs on system nodes: it still waits (and rolls back) as before.
-    assert "skipAwait" not in releases["nvidia-dra-driver-gpu"]
-    assert all(inputs["atomic"] is True for inputs in releases.values())
+def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    """Helm waits whenever a release is atomic, whatever skipAwait says (facts/helm.py): the GPU-node releases are
+    neither waiting nor atomic, so one unhealthy GPU node cannot roll them back on every node."""
+    releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in shipped_plan("gb200-x72").of_type(RELEASE)}
+    for chart in charts.ON_GPU_NODES:
+        inputs = releases[chart]
+        assert inputs["skipAwait"] is True and inputs["atomic"] is False, chart
+        assert not helm.waits(inputs["atomic"], inputs["skipAwait"])
+    others = [i for c, i in releases.items() if c not in charts.ON_GPU_NODES]
+    assert others and all(i["atomic"] is True and "skipAwait" not in i for i in others)
+
+
+def test_helm_waits_for_an_atomic_release_even_with_skip_await() -> None:
+    assert helm.waits(atomic=True, skip_await=True)
+    assert not helm.waits(atomic=False, skip_await=True)
+    assert helm.waits(atomic=False, skip_await=False)
 
 
 def test_gpu_operator_upgrade_crd_hook_gets_openapi_validation_off() -> None:

@@ -282,6 +282,25 @@ def chart_values(s: Settings, today: date) -> list[Problem]:
     return found
 
 
+def release_waits(s: Settings, today: date) -> list[Problem]:
+    """A release whose DaemonSets run on GPU nodes skips Helm's wait, so it may not be atomic (Helm waits whenever a
+    release is atomic: facts/helm.py)."""
+    found = []
+    for field, chart in RELEASE_KEYS.items():
+        release = getattr(s.kubernetes, field)
+        if chart in chart_facts.ON_GPU_NODES and "atomic" in release.model_fields_set and release.atomic:
+            found.append(
+                Problem(
+                    key(s, f"kubernetes.{to_camel(field)}.atomic"),
+                    True,
+                    "false: the release skips Helm's wait (its DaemonSets run on every GPU node), and Helm waits for "
+                    "every pod whenever a release is atomic (helm pkg/action/install.go:289)",
+                    "remove atomic (the toolkit makes this release non-atomic)",
+                )
+            )
+    return found
+
+
 def checks(s: Settings, today: date) -> list[Problem]:
     """The IMEX and EFA checks fit the UltraServers the stack has."""
     found = []
@@ -347,6 +366,7 @@ RULES: tuple[Rule, ...] = (
     *GPU_RULES,
     addons,
     chart_values,
+    release_waits,
     kueue_settings,
     checks,
     support_window,

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.policy import charts, cluster, iam, kueue, launch_templates, node_groups, workloads
+from ultraserver.policy import charts, cluster, helm_waits, iam, kueue, launch_templates, node_groups, workloads
 from ultraserver.policy.model import DISABLED, LEVELS, PlanResource, Rule, Violation
 from ultraserver.problems import ConfigError
 
@@ -15,6 +15,7 @@ RULES: tuple[Rule, ...] = (
     *node_groups.RULES,
     *launch_templates.RULES,
     *charts.RULES,
+    *helm_waits.RULES,
     *iam.RULES,
     *workloads.RULES,
     *kueue.RULES,

@@ -37,10 +37,13 @@ class ChartTarget:
     """Usual namespace of the chart."""
     create_namespace: bool
     """Whether Helm creates the namespace (False for kube-system)."""
-    skip_await: bool = False
-    """Do not wait for the release's workloads to be ready (no rollback because one node is unhealthy)."""
     disable_openapi_validation: bool = False
     """Skip Helm's OpenAPI validation of rendered objects (pulumi-kubernetes applies it on install only)."""
+
+    @property
+    def skip_await(self) -> bool:
+        """Whether the release skips Helm's wait (and so is not atomic): its DaemonSets run on every GPU node."""
+        return self.chart in charts.ON_GPU_NODES
 
 
 def release_values(target: ChartTarget, base: Mapping[str, Any], settings: ReleaseSettings) -> dict[str, Any]:
@@ -115,7 +118,8 @@ class ChartRelease(pulumi.ComponentResource):
                 create_namespace=target.create_namespace,
                 values=values_input,
                 timeout=settings.timeout_seconds,
-                atomic=settings.atomic,
+                # Helm waits whenever a release is atomic (facts/helm.py), so a release that skips the wait is not.
+                atomic=settings.atomic and not target.skip_await,
                 cleanup_on_fail=True,
                 skip_await=target.skip_await or None,
                 disable_openapi_validation=target.disable_openapi_validation or None,
@@ -136,11 +140,11 @@ class ChartRelease(pulumi.ComponentResource):
         return False
 
 
-# Helm waits for every DaemonSet pod when it waits at all (pulumi-kubernetes provider/pkg/provider/helm_release.go:
-# `client.Wait = !newRelease.SkipAwait`), so with atomic one unhealthy GPU node would roll the GPU Operator
-# (nfd-worker, device plugin, GFD, DCGM) or the EFA plugin back on every node. Those two releases skip the await;
-# template, hook and API errors still fail (and roll back) the release, and the fabric checks (the IMEX nvbandwidth
-# check per UltraServer, `ultraserver verify`) are the health signal for the nodes.
+# Helm waits for every DaemonSet pod when it waits at all, and it waits whenever a release is atomic, whatever
+# skipAwait says (facts/helm.py, read in Helm's and pulumi-kubernetes's sources). So the releases with DaemonSets on
+# every GPU node (charts.ON_GPU_NODES: GPU Operator, DRA driver kubelet plugin, EFA plugin) skip the await and are not
+# atomic: one unhealthy GPU node can no longer roll them back on every node. Template and API errors still fail the
+# release; the fabric checks (the IMEX nvbandwidth check per UltraServer, `ultraserver verify`) are the health signal.
 #
 # GPU Operator upgrades: the chart's `operator.upgradeCRD` pre-upgrade hook Job (kept at its default, true) applies
 # the new ClusterPolicy/NVIDIADriver CRDs, and needs Helm's OpenAPI validation off so the new ClusterPolicy is not
@@ -149,14 +153,10 @@ class ChartRelease(pulumi.ComponentResource):
 # commit cdd7cc16), and `disable_crd_hooks` would disable every hook, the CRD Job included. So an upgrade whose
 # ClusterPolicy uses fields the old CRD lacks fails before the hook, and atomic rolls it back (nothing half done);
 # then apply the new CRDs first as NVIDIA's upgrade guide describes (README "Upgrading the GPU Operator").
-GPU_OPERATOR = ChartTarget(
-    charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, skip_await=True, disable_openapi_validation=True
-)
+GPU_OPERATOR = ChartTarget(charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, disable_openapi_validation=True)
 DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", DRA_DRIVER_NAMESPACE, True)
 # The chart's docs install it into kube-system, next to the other node networking agents.
-EFA_DEVICE_PLUGIN = ChartTarget(
-    charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False, skip_await=True
-)
+EFA_DEVICE_PLUGIN = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False)
 KUBE_PROMETHEUS_STACK = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
 
 

@@ -1,0 +1,46 @@
+"""Rule: a Helm release that skips the wait is not atomic, and a release with DaemonSets on GPU nodes skips it.
+
+Helm waits whenever a release is atomic, whatever skipAwait says (facts/helm.py): `skipAwait: true` with
+`atomic: true` still waits for every pod, so one GPU node that cannot start a DaemonSet pod rolls the release back
+on every node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ultraserver.facts import charts, helm
+from ultraserver.policy.charts import chart_name
+from ultraserver.policy.model import HELM_RELEASE, Rule, as_bool
+
+
+def check_release_waits(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+    """skipAwait and atomic together, or a GPU-node chart whose release waits."""
+    skip_await, atomic = bool(as_bool(props.get("skipAwait"))), bool(as_bool(props.get("atomic")))
+    name = chart_name(props)
+    if skip_await and atomic:
+        return [
+            f"Release of {name!r} sets skipAwait but is atomic, and Helm waits whenever a release is atomic "
+            "(helm pkg/action/install.go:289, upgrade.go:158): set atomic false."
+        ]
+    if name in charts.ON_GPU_NODES and helm.waits(atomic, skip_await):
+        return [
+            f"Release of {name!r} waits for its DaemonSet pods on every GPU node, so one unhealthy node fails (or "
+            "rolls back) the release everywhere: set skipAwait true and atomic false."
+        ]
+    return []
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        name="helm-release-wait",
+        description=(
+            "A Helm release that skips the wait is not atomic (Helm waits whenever a release is atomic), and a "
+            "release with DaemonSets on every GPU node (GPU Operator, DRA driver, EFA plugin) skips the wait."
+        ),
+        fix="Set skipAwait true and atomic false on releases with DaemonSets on GPU nodes.",
+        resource_types=(HELM_RELEASE,),
+        check_resource=check_release_waits,
+    ),
+)
