@@ -8,9 +8,11 @@ This module is the base layer: it imports nothing of ours and no Pulumi.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 ERROR = "error"
@@ -24,6 +26,24 @@ KEY_COLUMN_MAX = 48
 _FORMATTED = re.compile(
     r"^(?P<key>[^:\s][^:]*?): got (?P<value>.*?); allowed: (?P<allowed>.*?); fix: (?P<fix>.*)$", re.S
 )
+
+
+def plain(value: Any) -> Any:
+    """A value as the user wrote it, for messages: settings models by their stack keys, dataclasses by their fields,
+    moments in ISO 8601 (UTC as Z), tuples as lists; never a Python object's repr."""
+    if hasattr(value, "model_dump"):
+        return plain(value.model_dump(by_alias=True, exclude_none=True))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return plain(dataclasses.asdict(value))
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -44,7 +64,7 @@ class Problem:
     def __str__(self) -> str:
         if not self.allowed and not self.fix:
             return f"{self.key}: {self.value}" if self.key else str(self.value)
-        return f"{self.key}: got {self.value!r}; allowed: {self.allowed}; fix: {self.fix}"
+        return f"{self.key}: got {plain(self.value)!r}; allowed: {self.allowed}; fix: {self.fix}"
 
     @classmethod
     def of(cls, item: Problem | str, level: str = ERROR) -> Problem:

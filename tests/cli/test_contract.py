@@ -43,7 +43,7 @@ def test_usage_errors_exit_2() -> None:
     [
         (["--json", "/nonexistent-dir/plan.json"], "does not exist"),
         (["--graph", "graph.png"], "allowed: a file ending in"),
-        (["--policy-config", "/nonexistent-dir/policy.json"], "cannot read"),
+        (["--policy-config", "/nonexistent-dir/policy.json"], "cannot be read"),
     ],
 )
 def test_bad_file_arguments_exit_2_before_planning(args: list[str], says: str) -> None:

@@ -29,12 +29,13 @@ BEFORE, DURING_A, DURING_B, AFTER = (
 CLIQUE = "00000000-0000-4000-8000-000000000001.1"
 
 
-def two_block_settings() -> Settings:
-    """The gb200-x72 stack with its group on block A (cr-...1) then block B (cr-...2)."""
+def two_block_settings(handover: str = "switch") -> Settings:
+    """The gb200-x72 stack with its group on block A (cr-...1) then block B (cr-...2), handed over by ``handover``."""
     config = stack_config("gb200-x72")
     [group] = config["ultraserver-eks:gpuNodeGroups"]
     group.pop("capacityReservationIds")
     group.pop("reservationWindow")
+    group["handover"] = handover
     group["capacityBlocks"] = [
         {"start": A_START.isoformat(), "end": A_END.isoformat(), "capacityReservationIds": [A]},
         {"start": B_START.isoformat(), "end": B_END.isoformat(), "capacityReservationIds": [B]},

@@ -91,16 +91,20 @@ def test_a_2020_window_plans_and_reads_ended(plan_with) -> None:  # type: ignore
         "name": "nvl72",
         "availabilityZone": "us-east-1-dfw-2a",
         "capacityReservationIds": ["cr-0123456789abcdef0"],
-        "reservationWindow": {"start": "2020-01-01T00:00:00Z", "end": "2020-01-15T00:00:00Z"},
+        "reservationWindow": {"start": "2020-01-01T11:30:00Z", "end": "2020-01-15T11:30:00Z"},
     }
     plan = plan_with("gb200-x72", {"gpuNodeGroups": [group]})
     windows = {
         "gb200-x72-nvl72": [
-            ReservationWindow(datetime(2020, 1, 1, tzinfo=timezone.utc), datetime(2020, 1, 15, tzinfo=timezone.utc), 60)
+            ReservationWindow(
+                datetime(2020, 1, 1, 11, 30, tzinfo=timezone.utc),
+                datetime(2020, 1, 15, 11, 30, tzinfo=timezone.utc),
+                60,
+            )
         ]
     }
     (view,) = group_views(plan, windows, BEFORE)
-    assert view.row("window").startswith("ended: 2020-01-01T00:00Z")
+    assert view.row("window").startswith("ended: 2020-01-01T11:30Z")
     assert view.row("min/desired/max at block start") == "none (every block has ended)"
     assert view.row("schedule") == "none"
 

@@ -154,7 +154,9 @@ def test_cli_refuses_then_allows_at_zero(tmp_path: Path, capsys: pytest.CaptureF
 def test_unreadable_deployed_file_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("not json")
-    with pytest.raises(ConfigError, match="--deployed: cannot read"):
+    with pytest.raises(
+        ConfigError, match=r"--deployed '.*bad.json': not valid JSON .* fix: pass the file `pulumi stack export"
+    ):
         with_deployed_state(None, bad)
     with pytest.raises(ConfigError, match="neither a `pulumi stack export` file"):
         deployed_resources({"stack": "x"})

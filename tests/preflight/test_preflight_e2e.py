@@ -128,7 +128,10 @@ def test_cli_against_moto_server(endpoint: str, tmp_path: Path) -> None:
     fail_at = next(i for i, line in enumerate(lines) if line.startswith("FAIL") and "gpu: reservations" in line)
     assert "ec2:DescribeCapacityReservations" in lines[fail_at]
     assert lines[fail_at + 1].strip().startswith("fix: ec2:DescribeCapacityReservations gave no usable answer")
-    assert lines[-1].endswith("failed") and " 0 failed" not in lines[-1]
+    assert lines[-2].endswith("failed") and " 0 failed" not in lines[-2]
+    # The run ends with the reason for its exit code, on stderr too when stdout is piped (issue 24 §5).
+    assert lines[-1] == "ultraserver preflight: exit 1: checks failed (the failures are listed above)"
+    assert result.stderr.splitlines()[-1] == lines[-1]
 
 
 def one_line_exit_2(result: subprocess.CompletedProcess) -> str:

@@ -135,6 +135,17 @@ def test_no_node_after_a_block_switch_names_the_missed_pulumi_up() -> None:
     assert "previous reservation" not in problems(report)["nvl72: nodes Ready"]
 
 
+def test_no_node_in_a_standby_block_group_names_no_switch() -> None:
+    # handover: standby: block B has its own group on its own reservation; there is no switch to have missed.
+    settings = two_block_settings(handover="standby")
+    ec2, stub = stubbed("ec2")
+    queue_current(stub, reservation(B, "active", B_START, B_END, BLOCK_B, AvailableInstanceCount=18))
+    queue_other(stub, reservation(A, "expired", A_START, A_END, BLOCK_A))
+    report = run_status(settings, clients(ec2), FakeCluster(), Limits(B_START + timedelta(hours=2)))
+    fix = problems(report)["nvl72: nodes Ready"]
+    assert "previous reservation" not in fix and "describe-nodegroup" in fix
+
+
 def test_impaired_interconnect_fails_and_insufficient_data_warns() -> None:
     cluster = gpu_nodes(SETTINGS, ready=18, ready_since=A_START)
     impaired = status_at(DURING_A, a_active(), b_scheduled(), cluster, interconnect="impaired")

@@ -15,8 +15,10 @@ from typing import Any
 from ultraserver.cli.common import (
     EXIT_CODES,
     EXIT_INTERNAL,
+    EXIT_SUMMARY,
     EXIT_USAGE,
     UsageError,
+    add_subcommand,
     aws_options,
     endpoint_url_arg,
     moment_arg,
@@ -61,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="print the full traceback of an internal error")
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    plan = sub.add_parser("plan", help="run a stack's Pulumi program offline and show every resource it would create")
+    plan = add_subcommand(sub, "plan", "run a stack's Pulumi program offline and show every resource it would create")
     plan.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
     plan.add_argument(
         "--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)"
@@ -89,14 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
     )
     plan.set_defaults(func=cmd_plan)
-    pre = sub.add_parser("preflight", help="check a stack against the real AWS account before pulumi up")
+    pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
     pre.add_argument("--stack", required=True, help="stack name")
     pre.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
     pre.add_argument("--region", type=region_arg, help="AWS region (default: the stack's aws:region)")
     pre.add_argument("--profile", help="AWS profile")
     pre.add_argument("--endpoint-url", type=endpoint_url_arg, help="send every AWS call here (e.g. a local emulator)")
     pre.set_defaults(func=cmd_preflight)
-    ver = sub.add_parser("verify", help="judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
+    ver = add_subcommand(sub, "verify", "judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
     ver.add_argument("--stack", required=True, help="stack name")
     ver.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
     ver.add_argument(
@@ -119,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-kind", choices=("nvbandwidth", "nccl"), help="the tool that wrote --from-file (default: detected)"
     )
     ver.set_defaults(func=cmd_verify)
-    st = sub.add_parser("status", help="live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
+    st = add_subcommand(sub, "status", "live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
     aws_options(st)
     st.add_argument(
         "--kubeconfig",
@@ -137,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="fail a block ending this soon, unfollowed (default: %(default)s)",
     )
     st.set_defaults(func=cmd_status)
-    ext = sub.add_parser("extend", help="show (and with --yes buy) extensions of a group's current Capacity Block")
+    ext = add_subcommand(sub, "extend", "show (and with --yes buy) extensions of a group's current Capacity Block")
     aws_options(ext)
     ext.add_argument("--group", required=True, help="gpuNodeGroups[].name of the group to extend")
     ext.add_argument("--hours", required=True, type=int, help="extension length: 24-336 by 24, then by 168 to 4368")
@@ -145,6 +147,18 @@ def build_parser() -> argparse.ArgumentParser:
     ext.set_defaults(func=cmd_extend)
     add_versions_parser(sub)
     return parser
+
+
+def _exit(args: argparse.Namespace, code: int) -> int:
+    """End a run that failed its checks (1) or could not reach the cluster (4) with the reason for its exit code: the
+    last line of stdout, and of stderr too when stdout is not a terminal (piped to a file or a CI log, where the
+    reason would sit among a long plan). Bad input (2) and internal errors (3) already end with one stderr line."""
+    if code in EXIT_SUMMARY and code not in (EXIT_USAGE, EXIT_INTERNAL):
+        line = f"ultraserver {args.command}: exit {code}: {getattr(args, 'exit_reason', None) or EXIT_SUMMARY[code]}"
+        print(line)
+        if not sys.stdout.isatty():
+            print(line, file=sys.stderr)
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as done:  # --help (0) or a usage error (2, message already printed)
         return int(done.code or 0)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
     except ConfigError as err:
         # Stack keys read project:key; a problem with only command-line keys (--stack, --deployed, the project
         # directory) is not about the stack file's settings.
@@ -184,3 +198,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+    return _exit(args, code)

@@ -45,10 +45,48 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
     ),
 )
 """Every exit code of every command: the --help epilog and the table in docs/plan.md are rendered from it."""
-EXIT_CODES = "exit codes:\n" + "\n".join(
-    textwrap.fill(meaning.replace("`", ""), 110, initial_indent=f"  {code}  ", subsequent_indent="     ")
-    for code, meaning in EXIT_TABLE
-)
+SUBCOMMAND_EXITS: dict[str, tuple[int, ...]] = {
+    "plan": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
+    "preflight": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
+    "verify": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE),
+    "status": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE),
+    "extend": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
+    "versions": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
+}
+"""The exit codes each subcommand can return (its --help lists them)."""
+EXIT_SUMMARY = {
+    EXIT_FAILED: "checks failed (the failures are listed above)",
+    EXIT_USAGE: "bad input or usage",
+    EXIT_INTERNAL: "internal error",
+    EXIT_UNREACHABLE: "cluster API unreachable",
+}
+"""One line per non-zero exit code: the last line of a failing run when the command gives no more specific reason."""
+
+
+def exit_codes(codes: tuple[int, ...] | None = None) -> str:
+    """The exit-code table (of `codes`, or every code) as --help epilog text."""
+    return "exit codes:\n" + "\n".join(
+        textwrap.fill(meaning.replace("`", ""), 110, initial_indent=f"  {code}  ", subsequent_indent="     ")
+        for code, meaning in EXIT_TABLE
+        if codes is None or code in codes
+    )
+
+
+EXIT_CODES = exit_codes()
+
+
+def add_subcommand(sub: Any, name: str, summary: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with its one-line summary and ends with the exit codes it can return."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        epilog=exit_codes(SUBCOMMAND_EXITS[name]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
 # Text formats only: --graph writes Mermaid or DOT source, never an image (render it with mermaid-cli or dot).
 GRAPH_FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid", ".dot": "dot", ".gv": "dot"}
 HTML_FORMATS = {".html": "html", ".htm": "html"}

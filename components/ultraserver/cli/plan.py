@@ -22,6 +22,7 @@ from ultraserver.cli.common import (
     write_output,
 )
 from ultraserver.cli.versions import plan_note, stack_rows
+from ultraserver.config.files import MAX_STATE_BYTES, load_json
 from ultraserver.problems import ConfigError
 
 
@@ -43,6 +44,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     outputs = ((args.json, None, "--json"), (args.graph, GRAPH_FORMATS, "--graph"), (args.html, HTML_FORMATS, "--html"))
     for target, formats, flag in outputs:
         check_output(target, formats, flag)
+    same_path(outputs)
     # The program sizes capacity-block groups against the clock (the wall clock, or --now); the report names it.
     with clock.pinned(args.now):
         now = clock.now()
@@ -78,7 +80,28 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.html:
         write_output(args.html, html_report(plan, text))
         print(f"HTML report written to {args.html}")
-    return EXIT_FAILED if blocks(violations) else EXIT_OK
+    blocking = blocks(violations)
+    if blocking:
+        rules = sorted({v.policy for v in violations if v.level == "mandatory"})
+        args.exit_reason = (
+            f"{len(rules)} mandatory {'policy' if len(rules) == 1 else 'policies'} violated: " + ", ".join(rules)
+        )
+    return EXIT_FAILED if blocking else EXIT_OK
+
+
+def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
+    """UsageError when two output options name one file (the second would silently overwrite the first)."""
+    seen: dict[Path, str] = {}
+    for target, _, flag in outputs:
+        if not target:
+            continue
+        path = Path(target).resolve()
+        if path in seen:
+            raise UsageError(
+                f"{flag}: got {target!r}, the file {seen[path]} writes too; allowed: a file of its own; fix: give "
+                f"{flag} another path"
+            )
+        seen[path] = flag
 
 
 def version_notes(settings: Any, on: date) -> list[str]:
@@ -97,13 +120,8 @@ def with_deployed_state(
     from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
     from ultraserver.policy.rolling import deployed_resources
 
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise ConfigError(
-            f"--deployed: cannot read {path} as JSON ({err}); fix: pass the file `pulumi stack export --file FILE` "
-            "or `ultraserver plan --json FILE` wrote."
-        ) from None
+    fix = "pass the file `pulumi stack export --file FILE` or `ultraserver plan --json FILE` wrote"
+    data = load_json(path, "--deployed", MAX_STATE_BYTES, fix)
     resources = deployed_resources(data)
     # URNs read urn:pulumi:<stack>::<project>::...
     stacks = sorted({r.urn.split(":", 3)[2] for r in resources if r.urn.count(":") >= 3})
@@ -125,14 +143,7 @@ def policy_config_file(path: str | None) -> dict[str, Any] | None:
     """The --policy-config file as a mapping, or UsageError."""
     if not path:
         return None
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as err:
-        raise UsageError(
-            f"--policy-config: cannot read {path!r} ({err.strerror}); fix: pass an existing file"
-        ) from None
-    except ValueError as err:
-        raise UsageError(f"--policy-config: {path!r} is not valid JSON ({err}); fix: correct the file") from None
+    data = load_json(Path(path), "--policy-config")
     if not isinstance(data, dict):
         raise UsageError(f"--policy-config: got {type(data).__name__}; allowed: a JSON object; fix: correct the file")
     return data

@@ -9,14 +9,22 @@ from datetime import date
 from typing import Any
 
 from ultraserver import clock
-from ultraserver.cli.common import EXIT_FAILED, EXIT_OK, UsageError, check_output, moment_arg, write_output
+from ultraserver.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_subcommand,
+    check_output,
+    moment_arg,
+    write_output,
+)
 from ultraserver.facts import kubernetes
 from ultraserver.facts import version_set as vs
 
 
 def add_parser(sub: Any) -> None:
     """Register the subcommand on the top-level parser's subparsers."""
-    parser = sub.add_parser("versions", help="print the tested version set and each entry's support status")
+    parser = add_subcommand(sub, "versions", "print the tested version set and each entry's support status")
     parser.add_argument(
         "--now", type=moment_arg, metavar="ISO", help="judge support as of this moment (ISO 8601 with a zone)"
     )

@@ -8,10 +8,11 @@ has no reservation IDs: its blocks carry windows only, and its template targets 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
-from ultraserver.config.settings import GpuNodeGroupSettings, Settings
+from ultraserver.config.model import GpuNodeGroupSettings, Settings
 from ultraserver.facts.capacity_blocks import CapacityBlock, current_block, switch_window, window_state
+from ultraserver.problems import Problem
 
 
 def group_blocks(group: GpuNodeGroupSettings, position: int) -> tuple[CapacityBlock, ...]:
@@ -70,6 +71,8 @@ def block_views(settings: Settings, now: datetime) -> list[BlockView]:
     """Per GPU node group at ``now``: the current block, its reservation, its window state and the next switch."""
     views = []
     for group in settings.gpu_node_groups:
+        if group.handover == "standby" and group.capacity_blocks_setting:
+            continue  # no switch to run: standby_timelines describes its block groups
         for position, name in enumerate(group.node_group_names):
             blocks = group_blocks(group, position)
             index = current_block(blocks, now)
@@ -85,3 +88,71 @@ def block_views(settings: Settings, now: datetime) -> list[BlockView]:
                 )
             )
     return views
+
+
+@dataclass(frozen=True)
+class StandbyGroup:
+    """One block's own node group under ``handover: standby``: made ahead at 0, scaled by its scheduled actions."""
+
+    name: str
+    """Node group name: ``<group>-<block start, UTC>`` (by start, so it stays put when earlier blocks are removed)."""
+    block: CapacityBlock
+    """The block: this group's reservation of it (none for a resource group) and its window."""
+
+    def timeline(self) -> str:
+        """Create, scale up, scale down and end of the block's group, for the plan report."""
+        window = self.block.window
+        assert window is not None and self.block.usable_end is not None  # blocks_problems: every block has one
+        return (
+            f"{', '.join(self.block.reservation_ids) or 'resource group'}; create: any pulumi up before "
+            f"{window.start:%Y-%m-%d %H:%M}Z (at 0 nodes); scale up: {window.start:%Y-%m-%d %H:%M}Z; "
+            f"scale down: {self.block.usable_end:%Y-%m-%d %H:%M}Z; end: {window.end:%Y-%m-%d %H:%M}Z"
+        )
+
+
+def standby_groups(group: GpuNodeGroupSettings, position: int, name: str, now: datetime | None) -> list[StandbyGroup]:
+    """The node groups of ``handover: standby`` at ``now``: one per block that has not ended (every block if None).
+
+    Each exists from the first ``pulumi up`` that sees its block, at desired 0, with its launch template on its own
+    reservation; its scheduled actions scale it up at the start and to 0 before the end. EKS capacity-blocks guide
+    (awsdocs/amazon-eks-user-guide @2ef9e386, latest/ug/nodes/capacity-blocks-mng.adoc: with desiredSize 0 at create
+    time, "Create a scheduled scaling policy for the ASG that aligns to the Capacity Block reservation start time";
+    capacity-blocks.adoc for self-managed groups: "create ... prior to the capacity reservation becoming active, then
+    set the desired capacity to 0"). So no template ever changes between blocks and nobody acts in the gap; an ended
+    block's group (at 0) is removed by whichever ``pulumi up`` comes next.
+    """
+    return [
+        StandbyGroup(f"{name}-{block.window.start.astimezone(timezone.utc):%Y%m%dt%H%Mz}", block)
+        for block in group_blocks(group, position)
+        if block.window is not None and (now is None or block.window.end > now)
+    ]
+
+
+def standby_timelines(settings: Settings, now: datetime | None) -> dict[str, StandbyGroup]:
+    """Every standby block group at ``now`` by node group name, for the plan's timeline lines."""
+    return {
+        standby.name: standby
+        for group in settings.gpu_node_groups
+        if group.handover == "standby" and group.capacity_blocks_setting
+        for position, name in enumerate(group.node_group_names)
+        for standby in standby_groups(group, position, name, now)
+    }
+
+
+def created_node_groups(group: GpuNodeGroupSettings) -> int:
+    """Node groups an entry may hold at once: one per UltraServer, times its blocks under ``handover: standby``."""
+    return group.node_groups * (len(group.blocks) if group.handover == "standby" else 1)
+
+
+def standby_problems(group: GpuNodeGroupSettings, at: str) -> list[Problem]:
+    """``handover: standby`` needs ``capacityBlocks``: without them there is no block to make a group for."""
+    if group.handover != "standby" or group.capacity_blocks_setting:
+        return []
+    return [
+        Problem(
+            f"{at}.handover",
+            group.handover,
+            "standby with capacityBlocks only (one node group per block)",
+            "list the blocks under capacityBlocks, or remove handover",
+        )
+    ]

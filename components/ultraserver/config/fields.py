@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
@@ -86,7 +86,13 @@ def _parse_time(value: str) -> datetime:
         raise problem_error(
             "an ISO 8601 time such as 2026-12-01T11:30:00Z", "copy the time from describe-capacity-blocks"
         ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    if moment.tzinfo is None:
+        # Read as UTC it could be hours off a block given in local time; --now refuses a naive time the same way.
+        raise problem_error(
+            "a time with its time zone, such as 2026-12-01T11:30:00Z",
+            f"add the zone: {value}Z if it is UTC, as describe-capacity-blocks prints it",
+        )
+    return moment
 
 
 def kubernetes_version_check(version: str, info: ValidationInfo) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
@@ -124,6 +124,11 @@ class GpuNodeGroupSettings(Model):
         (),
         alias="capacityBlocks",
         description="Successive blocks (ids + window), instead of capacityReservationIds and reservationWindow.",
+    )
+    handover: Literal["switch", "standby"] = Field(
+        "switch",
+        description="With capacityBlocks: switch (one group per UltraServer; a pulumi up between blocks moves it to "
+        "the next reservation) or standby (one group per block, made ahead at 0 and scaled by its own schedule).",
     )
     scale_to_zero_for_upgrade: StrictBool = Field(
         False, description="Hold the group at 0 nodes (required before a version or AMI upgrade)."

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from datetime import date
 
+from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
 from ultraserver.facts import ami, capacity_blocks, instances, limits
 from ultraserver.problems import WARNING, ConfigError, Problem
@@ -90,7 +91,7 @@ def reservations(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> 
 def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
     """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order."""
     if not g.capacity_blocks_setting:
-        return []
+        return standby_problems(g, at)
     found = [
         Problem(
             f"{at}.{key}",
@@ -117,7 +118,7 @@ def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -
         Problem(f"{at}.capacityBlocks", len(g.blocks), why, "reorder the blocks or fix their dates")
         for why in capacity_blocks.sequence_problems(g.blocks) + capacity_blocks.schedule_count_problems(g.blocks)
     ]
-    return found + _ended_blocks(g, at, today)
+    return found
 
 
 def _ended_blocks(g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
@@ -240,7 +241,7 @@ def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pr
 
 
 def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
-    """Each reservation window ends after it starts, with room for the scale-down lead."""
+    """Each window ends after it starts, leaves room for the scale-down, fits the block schedule; ended warns."""
     found = []
     for index, block in enumerate(g.blocks):
         w = block.window
@@ -261,7 +262,8 @@ def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[P
             Problem(key, w.end.isoformat(), p, "check the dates or shorten scaleDownLeadMinutes")
             for p in capacity_blocks.window_problems(w)
         ]
-    return found
+        found += capacity_blocks.aws_schedule_problems(w, key)
+    return found + _ended_blocks(g, at, today)
 
 
 def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
@@ -365,7 +367,7 @@ def across_groups(s: Settings, today: date) -> list[Problem]:
         found.append(
             Problem(at, rid, "each capacity reservation in one group only", f"remove {rid} from all but one group")
         )
-    managed = 1 + sum(g.node_groups for g in s.gpu_node_groups if g.mode == "managed")
+    managed = 1 + sum(created_node_groups(g) for g in s.gpu_node_groups if g.mode == "managed")
     quota = limits.MANAGED_NODE_GROUPS_PER_CLUSTER
     if limits.over(quota, managed):
         found.append(
@@ -379,7 +381,7 @@ def across_groups(s: Settings, today: date) -> list[Problem]:
                 WARNING,
             )
         )
-    asgs = sum(g.node_groups for g in s.gpu_node_groups if g.mode != "managed")
+    asgs = sum(created_node_groups(g) for g in s.gpu_node_groups if g.mode != "managed")
     asg_quota = limits.AUTO_SCALING_GROUPS_PER_REGION
     if limits.over(asg_quota, asgs):
         found.append(
@@ -395,4 +397,4 @@ def across_groups(s: Settings, today: date) -> list[Problem]:
     return found
 
 
-GPU_RULES = (each_group, across_groups)
+GPU_RULES: tuple[Callable[[Settings, date], list[Problem]], ...] = (each_group, across_groups)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ultraserver.config.blocks import standby_groups
 from ultraserver.facts import charts, limits
 
 if TYPE_CHECKING:
-    from ultraserver.config.model import Settings
+    from ultraserver.config.model import GpuNodeGroupSettings, Settings
 from ultraserver.problems import Problem
 
 HELM_RELEASES = (charts.GPU_OPERATOR, charts.DRA_DRIVER, charts.EFA_DEVICE_PLUGIN)
@@ -35,19 +36,34 @@ def derived_names(s: Settings) -> list[tuple[str, str, limits.Limit, int]]:
     ]
     for index, group in enumerate(s.gpu_node_groups):
         where = f"{s.project}:gpuNodeGroups[{index}].name"
-        for ng in group.node_group_names:
-            base = f"{c}-{ng}"
-            names.append((where, f"{base}-node", limits.IAM_ROLE_NAME, limits.autonamed(f"{base}-node")))
-            names.append((where, base, limits.LAUNCH_TEMPLATE_NAME, limits.autonamed(base)))
-            if group.mode == "managed":
-                names.append((where, base, limits.NODE_GROUP_NAME, limits.autonamed(base)))
-            else:
-                names.append((where, base, limits.ASG_NAME, limits.autonamed(base)))
-                names.append((where, f"{base}-node", limits.INSTANCE_PROFILE_NAME, limits.autonamed(f"{base}-node")))
+        for position, ng in enumerate(group.node_group_names):
+            for base in _aws_bases(c, group, position, ng):
+                names += _group_names(where, base, group.mode)
             if s.imex_check.enabled:
                 names.append((where, ng, limits.IMEX_TARGET_NAME, len(ng)))
     for release in HELM_RELEASES:
         names.append((f"{s.project}:kubernetes", release, limits.HELM_RELEASE_NAME, len(release)))
+    return names
+
+
+def _aws_bases(cluster: str, group: GpuNodeGroupSettings, position: int, ng: str) -> list[str]:
+    """Resource names of one node group: ``<cluster>-<group>``, or one per block under ``handover: standby``."""
+    if group.handover == "standby" and group.capacity_blocks_setting:
+        return [f"{cluster}-{standby.name}" for standby in standby_groups(group, position, ng, None)]
+    return [f"{cluster}-{ng}"]
+
+
+def _group_names(where: str, base: str, mode: str) -> list[tuple[str, str, limits.Limit, int]]:
+    """The derived AWS names of one node group resource ``base``."""
+    names = [
+        (where, f"{base}-node", limits.IAM_ROLE_NAME, limits.autonamed(f"{base}-node")),
+        (where, base, limits.LAUNCH_TEMPLATE_NAME, limits.autonamed(base)),
+    ]
+    if mode == "managed":
+        names.append((where, base, limits.NODE_GROUP_NAME, limits.autonamed(base)))
+    else:
+        names.append((where, base, limits.ASG_NAME, limits.autonamed(base)))
+        names.append((where, f"{base}-node", limits.INSTANCE_PROFILE_NAME, limits.autonamed(f"{base}-node")))
     return names
 
 

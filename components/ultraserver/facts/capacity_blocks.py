@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from ultraserver.facts import aws_ids, limits, ultraservers
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
@@ -23,6 +23,18 @@ SWITCH_SETTLE_MINUTES = 10
 NODE_JOIN_GRACE_MINUTES = 30
 """Minutes after a block starts before its nodes are expected Ready: the scheduled scale-up, instance launch and node
 join (a judgement, not measured; EKS documents no figure), so checks on a schedule do not report a block's start."""
+
+# EC2 user guide, "Find and purchase Capacity Blocks" (capacity-blocks-purchase, checked 2026-11-25): durations are
+# "1-day increments up to 14 days, and in 7-day increments up to 182 days" and "All Capacity Blocks end at 11:30AM
+# UTC"; "Extend Capacity Blocks" (capacity-blocks-extend): extensions reach "up to 182 days (26 weeks) total".
+# Starts are not fixed: a block bought to start at once starts when bought (EC2 API reference,
+# CapacityBlockOffering.CapacityBlockDurationHours: "if a Capacity Block starts at 04:55 and ends at 11:30, the
+# hours field would be 6"), so only the end is checked.
+BLOCK_END_UTC = (11, 30)
+"""Hour and minute (UTC) at which every Capacity Block ends."""
+MAX_BLOCK_DAYS = 182
+"""Longest Capacity Block AWS sells, extensions included; a block that starts at once runs up to a day more (its
+first, partial day before 11:30 UTC)."""
 
 
 def reservation_id_problem(value: object) -> str | None:
@@ -225,6 +237,36 @@ def window_problems(window: ReservationWindow) -> list[str]:
             f"is not after start {window.start.isoformat()}; check the dates or shorten the lead."
         )
     return problems
+
+
+def aws_schedule_problems(window: ReservationWindow, key: str) -> list[Problem]:
+    """Why a window is not one a Capacity Block can have (its end not at 11:30 UTC, longer than AWS sells); ``key``
+    names the window as the stack writes it. Windows without a time zone are refused when the stack is read."""
+    found = []
+    end = window.end.astimezone(timezone.utc)
+    if (end.hour, end.minute, end.second, end.microsecond) != (*BLOCK_END_UTC, 0, 0):
+        on_schedule = end.replace(hour=BLOCK_END_UTC[0], minute=BLOCK_END_UTC[1], second=0, microsecond=0)
+        found.append(
+            Problem(
+                f"{key}.end",
+                window.end.isoformat(),
+                "11:30 UTC, when every Capacity Block ends (EC2 user guide, capacity-blocks-purchase)",
+                f"copy EndDate from aws ec2 describe-capacity-blocks (e.g. {on_schedule:%Y-%m-%dT%H:%M:%SZ})",
+            )
+        )
+    longest = timedelta(days=MAX_BLOCK_DAYS + 1)
+    if window.end - window.start > longest:
+        found.append(
+            Problem(
+                key,
+                f"{(window.end - window.start).days} days",
+                f"at most {MAX_BLOCK_DAYS} days (plus a block's partial first day), the longest Capacity Block "
+                "AWS sells, extensions included (EC2 user guide, capacity-blocks-purchase, capacity-blocks-extend)",
+                "copy StartDate and EndDate from aws ec2 describe-capacity-blocks; list successive blocks under "
+                "capacityBlocks",
+            )
+        )
+    return found
 
 
 def scheduled_actions(

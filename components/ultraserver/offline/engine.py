@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
 from ultraserver import clock
+from ultraserver.config.files import load_yaml
 from ultraserver.offline import placeholders
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
 from ultraserver.problems import ConfigError
@@ -282,33 +282,6 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
     if problems:
         raise ConfigError(problems)
     return config, secret_keys
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses duplicate mapping keys, as the Pulumi engine does."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, (str, int, float, bool)) and key in seen:
-                raise ConfigError(
-                    f"line {key_node.start_mark.line + 1}: got the key {key!r} twice; allowed: each key once "
-                    "(Pulumi refuses duplicate keys); fix: keep one of them"
-                )
-            if isinstance(key, (str, int, float, bool)):
-                seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def load_yaml(path: Path) -> Any:
-    """A YAML file, or ConfigError naming the file, the line and the fix (invalid YAML, duplicate keys)."""
-    try:
-        return yaml.load(path.read_text(), Loader=_UniqueKeyLoader) or {}  # noqa: S506 - a SafeLoader subclass
-    except ConfigError as err:
-        raise ConfigError([f"{path.name}: {p}" for p in err.problems]) from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path.name}: not valid YAML ({err}); fix: correct the file") from None
 
 
 def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:

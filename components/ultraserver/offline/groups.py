@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ultraserver.config.blocks import block_views, group_blocks
+from ultraserver.config.blocks import block_views, group_blocks, standby_timelines
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ACTIVE, ENDED, FUTURE, ReservationWindow, window_state
 from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER, EFA_LAYOUT, RESERVATION_ZONE, UPGRADE_SAFE
@@ -261,15 +261,23 @@ def windows_by_group(settings: Any) -> dict[str, list[ReservationWindow]]:
         for position, name in enumerate(group.node_group_names):
             blocks = group_blocks(group, position)
             found[f"{settings.cluster.name}-{name}"] = [b.window for b in blocks if b.window is not None]
+    # A custom platform passes no settings; a standby block group has its own block's window.
+    standby = standby_timelines(settings, None) if getattr(settings, "gpu_node_groups", ()) else {}
+    for name, block_group in standby.items():
+        found[f"{settings.cluster.name}-{name}"] = [block_group.block.window] if block_group.block.window else []
     return found
 
 
 def block_lines(settings: Any, now: datetime) -> dict[str, str]:
-    """Per node-group resource name: the block it runs on at ``now`` and when ``pulumi up`` moves it to the next."""
+    """Per node-group resource name: the block it runs on at ``now`` and when ``pulumi up`` moves it to the next, or,
+    for a ``handover: standby`` block group, its timeline (create, scale up, scale down, end)."""
     if not getattr(settings, "gpu_node_groups", ()):
         return {}
-    return {
+    lines = {
         f"{settings.cluster.name}-{view.group}": view.summary()
         for view in block_views(settings, now)
         if view.state != "unscheduled"
     }
+    # A standby block group shows its own timeline: nobody has to act between blocks.
+    standby = standby_timelines(settings, now)
+    return lines | {f"{settings.cluster.name}-{name}": group.timeline() for name, group in standby.items()}

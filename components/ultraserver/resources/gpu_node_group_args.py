@@ -15,7 +15,7 @@ from datetime import date, datetime
 import pulumi
 
 from ultraserver import clock
-from ultraserver.config.blocks import group_blocks
+from ultraserver.config.blocks import StandbyGroup, group_blocks
 from ultraserver.config.settings import GpuNodeGroupSettings
 from ultraserver.facts import ami, instances
 from ultraserver.facts.capacity_blocks import (
@@ -109,18 +109,27 @@ class GpuNodeGroupArgs:
         group: GpuNodeGroupSettings,
         position: int,
         *,
+        standby: StandbyGroup | None = None,
         cluster: Cluster | ClusterCoreData,
         subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]],
         security_group_ids: Sequence[pulumi.Input[str]],
         tags: dict[str, str],
         now: datetime | None,
     ) -> GpuNodeGroupArgs:
-        """The arguments of UltraServer ``position`` of a stack's group entry (one group, or a grouped fleet).
+        """The arguments of UltraServer ``position`` of a stack's group entry (one group, or a grouped fleet; with
+        ``standby``, the group of that one block).
 
         The settings checked every rule already, so the arguments are not checked again.
         """
-        # A single block keeps the reservation/window arguments (and the undated scheduled action names).
-        renewal = bool(group.capacity_blocks_setting)
+        # A single block keeps the reservation/window arguments (and the undated scheduled action names); so does a
+        # standby group (handover: standby), which runs one block only.
+        renewal = bool(group.capacity_blocks_setting) and standby is None
+        reservation_id, window = None, group.reservation_window
+        if standby is not None:
+            reservation_id = standby.block.reservation_ids[0] if standby.block.reservation_ids else None
+            window = standby.block.window
+        elif not (group.grouped or renewal):
+            reservation_id = group.capacity_reservation_ids[position]
         return cls(
             cluster=cluster,
             subnet_ids=subnet_ids,
@@ -128,7 +137,7 @@ class GpuNodeGroupArgs:
             mode=group.mode,
             instance_type=group.instance_type,
             interfaces=list(group.efa_interfaces),
-            capacity_reservation_id=None if group.grouped or renewal else group.capacity_reservation_ids[position],
+            capacity_reservation_id=reservation_id,
             capacity_reservation_resource_group_arn=group.capacity_reservation_resource_group_arn or None,
             ultraserver_type=group.ultraserver_type,
             ultraserver_count=group.ultraserver_count if group.grouped else 1,
@@ -139,7 +148,7 @@ class GpuNodeGroupArgs:
             imds_hop_limit=group.imds_hop_limit,
             # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
             labels={**group.labels, ULTRASERVER_LABEL: group.node_group_names[position]},
-            reservation_window=None if renewal else group.reservation_window,
+            reservation_window=None if renewal else window,
             capacity_blocks=group_blocks(group, position) if renewal else (),
             now=now,
             scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,

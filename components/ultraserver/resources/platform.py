@@ -8,11 +8,13 @@ from datetime import datetime
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver import clock
 from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import kueue_args
+from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, node_group_names
@@ -154,6 +156,13 @@ class Platform(pulumi.ComponentResource):
         for group in s.gpu_node_groups:
             # Node group n runs the n-th reservation of every block (capacityBlocks) or of capacityReservationIds.
             for position, group_name in enumerate(node_group_names(group)):
+                if group.handover == "standby" and group.capacity_blocks_setting:
+                    # One group per block, each on its own reservation and schedule (config.blocks.standby_groups).
+                    for standby in standby_groups(group, position, group_name, args.now or clock.now()):
+                        self.gpu_node_groups[standby.name] = self._gpu_node_group(
+                            s, group, group_name, position, tags, cluster_rules, args.now, standby
+                        )
+                    continue
                 self.gpu_node_groups[group_name] = self._gpu_node_group(
                     s, group, group_name, position, tags, cluster_rules, args.now
                 )
@@ -196,13 +205,15 @@ class Platform(pulumi.ComponentResource):
         tags: dict[str, str],
         after: list[pulumi.Resource],
         now: datetime | None,
+        standby: StandbyGroup | None = None,
     ) -> GpuNodeGroup:
-        """One capacity-block node group: one UltraServer, or a grouped fleet."""
+        """One capacity-block node group: one UltraServer, or a grouped fleet; with ``standby``, that block's group."""
         return GpuNodeGroup(
-            f"{s.cluster.name}-{name}",
+            f"{s.cluster.name}-{standby.name if standby else name}",
             GpuNodeGroupArgs.from_settings(
                 group,
                 position,
+                standby=standby,
                 cluster=self.cluster,
                 subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
                 security_group_ids=[self.network.efa_security_group.id],

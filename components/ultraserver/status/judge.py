@@ -83,8 +83,12 @@ def judge(
     side: ClusterSide | None,
     limits: Limits,
     settings_key: str,
+    switches: bool = True,
 ) -> UltraServerStatus:
-    """The status of one UltraServer of the group's current block (``blocks[index]``); ``side`` None: AWS only."""
+    """The status of one UltraServer of the group's current block (``blocks[index]``); ``side`` None: AWS only.
+
+    ``switches``: the group moves between blocks by a ``pulumi up`` (``handover: switch``); False under
+    ``handover: standby``, where each block has its own group and there is no switch to miss."""
     now, r, key = limits.now, reservation, node_group
     several = len(blocks) > 1
     block_key = f"{settings_key}.capacityBlocks[{index}]" if several else settings_key
@@ -121,7 +125,7 @@ def judge(
             )
         )
     lead = window.scale_down_lead_minutes if window else None
-    problems += _running_problems(key, r, side, lead, limits, settings_key if index > 0 else None)
+    problems += _running_problems(key, r, side, lead, limits, settings_key if index > 0 and switches else None)
     problems += _ending_problems(key, group, r, blocks, index, settings_key, limits)
     idle = (
         None if side is None else (idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0)

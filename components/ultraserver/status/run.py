@@ -94,7 +94,8 @@ def _group_status(
     for reservation, node_group in pairs:
         facts = expected[node_group]
         side = None if nodes is None else cluster_side(nodes, node_group, facts.gpus_per_node, facts.efa_devices)
-        rows.append(judge(group.name, node_group, blocks, index, reservation, side, limits, key))
+        switches = group.handover != "standby"
+        rows.append(judge(group.name, node_group, blocks, index, reservation, side, limits, key, switches))
     others = [cr_id for i, b in enumerate(blocks) if i != index for cr_id in b.reservation_ids]
     found = read_reservations(others, clients.ec2, with_blocks=False) if others else {}
     return rows, stale_problems(group.name, key, blocks, index, found)

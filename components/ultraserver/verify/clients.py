@@ -12,7 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from ultraserver.config.files import load_yaml
+from ultraserver.problems import ConfigError
 
 KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<36"
 T = TypeVar("T")
@@ -179,6 +183,7 @@ def connect(kubeconfig: str) -> KubernetesReader:
         ) from None
     try:
         if os.path.isfile(kubeconfig):
+            load_yaml(Path(kubeconfig), "--kubeconfig", pulumi=False)  # bounded and UTF-8 before the client reads it
             client = kubernetes.config.new_client_from_config(config_file=kubeconfig)
             describe = f"kubeconfig {kubeconfig}"
         else:
@@ -192,6 +197,8 @@ def connect(kubeconfig: str) -> KubernetesReader:
             describe = "the given kubeconfig"
     except KubeconfigError:
         raise
+    except ConfigError as err:
+        raise KubeconfigError(str(err)) from None
     except Exception as err:  # noqa: BLE001 -- malformed kubeconfig: one line, no traceback
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise KubeconfigError(f"kubeconfig {kubeconfig!r} is not usable: {first}") from None

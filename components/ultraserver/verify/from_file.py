@@ -10,14 +10,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ultraserver.config.files import MAX_LOG_BYTES, read_text
+from ultraserver.problems import ConfigError
 from ultraserver.verify.expect import StackExpectation
 from ultraserver.verify.fabric import LauncherResult, efa_findings, judge_nvbandwidth
 from ultraserver.verify.nvbandwidth import log_tail
 from ultraserver.verify.verdict import ACROSS, EFA, Verdict
 
-MAX_LOG_BYTES = 16 * 2**20
-"""Largest log read (16 MiB; a 2-node nvbandwidth or a 16-size nccl-tests log is a few hundred KiB). A local bound:
-the toolkit's one bounded reader for every input (issue 24 item 2) was not on main when this was written."""
 KINDS = ("nvbandwidth", "nccl")
 _NVBANDWIDTH = re.compile(r"^(nvbandwidth Version|Running multinode_|memcpy (CE|SM) )", re.M)
 _NCCL = re.compile(r"#\s+(size\s+count\s+type|Avg bus bandwidth|Out of bounds values)|NCCL INFO")
@@ -30,23 +29,9 @@ class LogFileError(ValueError):
 def read_log(path: Path) -> str:
     """The text of a log file, refused when larger than MAX_LOG_BYTES or not UTF-8 (naming the byte offset)."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_LOG_BYTES + 1)
-    except OSError as err:
-        raise LogFileError(
-            f"--from-file {str(path)!r}: cannot be read ({err.strerror}); fix: pass an existing file"
-        ) from None
-    if len(data) > MAX_LOG_BYTES:
-        raise LogFileError(
-            f"--from-file {str(path)!r}: larger than {MAX_LOG_BYTES // 2**20} MiB; allowed: one run's log; "
-            "fix: cut the file to the run to judge"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise LogFileError(
-            f"--from-file {str(path)!r}: not UTF-8 at byte {err.start}; fix: save the log as UTF-8 text"
-        ) from None
+        return read_text(path, "--from-file", MAX_LOG_BYTES)
+    except ConfigError as err:
+        raise LogFileError(str(err)) from None
 
 
 def log_kind(text: str) -> str:

@@ -1,0 +1,222 @@
+"""The one reader of files the toolkit is given: bounded in size, nesting and alias expansion, strictly UTF-8.
+
+Every input file (stack files and Pulumi.yaml, ``--deployed``, ``--policy-config``, ``--kubeconfig``, the logs
+``verify --from-file`` judges) goes through here, so a huge file, a YAML alias bomb or bad bytes ends at once with
+a ConfigError naming the file (exit 2), never a long spin or an internal error (issue 24 §2).
+
+YAML is read the way the Pulumi CLI reads a stack file, or refused where the two would differ. Pulumi v3.259.0
+decodes stack files with gopkg.in/yaml.v3 into ``any`` (sdk/go/common/encoding/marshal.go:27,111-115;
+sdk/go/common/workspace/loaders.go:181) after dropping a UTF-8 byte-order mark (loaders.go:159). yaml.v3
+v3.0.1 resolves plain scalars by YAML 1.2 rules: only true/false are booleans (resolve.go:52-53; README: "YAML 1.1
+bools (yes/no, on/off) are supported as long as they are being decoded into a typed bool value. Otherwise they
+behave as a string"), integers by Go's ``strconv.ParseInt(s, 0, 64)`` (resolve.go:192, so 0o17, 0X1F and 0777
+are numbers), floats by ``strconv.ParseFloat`` (1e3 is a number), no base-60 numbers (resolve.go:165), and
+timestamps become ``time.Time`` (resolve.go:184-187), which Pulumi passes on as Go's ``Time.String()`` text
+(sdk/go/common/resource/config/object.go:490-491). PyYAML reads YAML 1.1: ``yes`` is true, ``1:30`` is 90, ``0o17``
+and ``1e3`` are text. Each such scalar is refused here with "quote it" (timestamps are refused per stack key by
+offline.engine.stack_config). Checked 2026-11-25.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ultraserver.problems import ConfigError
+
+MAX_CONFIG_BYTES = 2**20
+"""Largest stack file, Pulumi.yaml or policy config (1 MiB; a shipped stack file is under 10 KiB)."""
+MAX_STATE_BYTES = 256 * 2**20
+"""Largest --deployed file (256 MiB; `pulumi stack export` of a 1,000-UltraServer fleet is tens of MiB)."""
+MAX_LOG_BYTES = 16 * 2**20
+"""Largest log read (16 MiB; a 2-node nvbandwidth or a 16-size nccl-tests log is a few hundred KiB)."""
+MAX_ALIAS_NODES = 100_000
+"""Most YAML nodes aliases may add beyond those written out. yaml.v3 (the Pulumi CLI's reader) refuses "excessive
+aliasing" by a ratio of alias-driven to all decodes (v3.0.1 decode.go:455-491); a fixed cap is simpler and no real
+stack comes near it (a stack file has hundreds of nodes)."""
+
+MAX_DEPTH = 64
+"""Deepest YAML nesting read (a stack file nests under 10 levels). yaml.v3 stops at 10,000 (v3.0.1 scannerc.go:956);
+PyYAML's composer recurses per level, so a much deeper file would exhaust Python's stack first."""
+
+_YAML11_BOOLS = {"yes", "no", "on", "off"}  # PyYAML's 1.1 booleans besides true/false
+# Plain scalars Go reads as numbers that PyYAML keeps as text: 0o/0O/0B/0X prefixes and exponents without a dot.
+_GO_NUMBER = re.compile(r"[-+]?(0[oObBxX][0-9a-fA-F_]+|(\d[\d_]*(\.\d*)?|\.\d+)[eE][-+]?\d+)")
+
+
+def read_bytes(path: Path, what: str, limit: int) -> bytes:
+    """The bytes of ``path``, or ConfigError when it cannot be read or is larger than ``limit``."""
+    try:
+        with Path(path).open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as err:
+        raise ConfigError(
+            f"{_label(what, path)}: cannot be read ({err.strerror}); fix: pass an existing file"
+        ) from None
+    if len(data) > limit:
+        raise ConfigError(
+            f"{_label(what, path)}: larger than {_size(limit)}; allowed: at most {_size(limit)}; "
+            "fix: pass the right file, or cut it down"
+        )
+    return data
+
+
+def read_text(path: Path, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
+    """UTF-8 text of ``path`` (a leading byte-order mark dropped, as Pulumi does), or ConfigError naming the offset."""
+    data = read_bytes(path, what, limit)
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{_label(what, path)}: not UTF-8 at byte {err.start} (0x{data[err.start]:02x}); allowed: UTF-8 text; "
+            "fix: save the file as UTF-8"
+        ) from None
+
+
+def load_json(path: Path, what: str, limit: int = MAX_CONFIG_BYTES, fix: str = "correct the file") -> Any:
+    """The JSON document in ``path``, or ConfigError naming the file, what is wrong and ``fix`` (for invalid JSON)."""
+    text = read_text(path, what, limit)
+    try:
+        return json.loads(text)
+    except ValueError as err:
+        raise ConfigError(f"{_label(what, path)}: not valid JSON ({err}); fix: {fix}") from None
+
+
+def load_yaml(path: Path, what: str = "", pulumi: bool = True) -> Any:
+    """The YAML document in ``path`` ({} when empty), or ConfigError; messages start with the file's name.
+
+    Refused: invalid YAML and aliases that add more than MAX_ALIAS_NODES nodes or contain themselves. With
+    ``pulumi`` (a Pulumi project or stack file) also duplicate keys and plain scalars PyYAML and Pulumi read
+    differently; other files (a kubeconfig) are read by other tools' rules, so PyYAML's are kept for them.
+    """
+    name = _label(what, path) if what else Path(path).name
+    text = read_text(path, what)
+    loader = _PulumiLoader(text) if pulumi else _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return {}
+        _check_aliases(node)
+        return loader.construct_document(node) or {}
+    except ConfigError as err:
+        raise ConfigError([f"{name}: {p}" for p in err.problems]) from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{name}: not valid YAML ({err}); fix: correct the file") from None
+    finally:
+        loader.dispose()
+
+
+def _label(what: str, path: Path) -> str:
+    """How a message names the file: the option and the path given, or the path alone."""
+    return f"{what} {str(path)!r}" if what else str(path)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit} bytes"
+
+
+def _line(node: yaml.Node) -> str:
+    return f"line {node.start_mark.line + 1}"
+
+
+def _check_aliases(root: yaml.Node) -> None:
+    """ConfigError when aliases expand the document by more than MAX_ALIAS_NODES nodes, or into itself."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    written = 0
+
+    def expanded(node: yaml.Node) -> int:
+        nonlocal written
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if id(node) in open_nodes:
+            raise ConfigError(f"{_line(node)}: an alias contains itself; allowed: plain YAML; fix: remove the alias")
+        written += 1
+        open_nodes.add(id(node))
+        children = node.value if isinstance(node, yaml.SequenceNode) else []
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        size = 1 + sum(expanded(child) for child in children)
+        open_nodes.discard(id(node))
+        if size - written > MAX_ALIAS_NODES:
+            raise ConfigError(
+                f"{_line(node)}: aliases expand this value to more than {MAX_ALIAS_NODES:,} YAML nodes; allowed: "
+                f"at most {MAX_ALIAS_NODES:,} nodes added by aliases; fix: write the value out without nested aliases"
+            )
+        sizes[id(node)] = size
+        return size
+
+    expanded(root)
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """A safe loader that refuses nesting deeper than MAX_DEPTH."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise ConfigError(
+                    f"line {self.peek_event().start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels; "
+                    f"allowed: at most {MAX_DEPTH}; fix: flatten the value"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+class _PulumiLoader(_BoundedLoader):
+    """A bounded loader that refuses duplicate keys (as Pulumi does) and scalars yaml.v3 would read differently."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise ConfigError(
+                    f"{_line(key_node)}: got the key {key!r} twice; allowed: each key once "
+                    "(Pulumi refuses duplicate keys); fix: keep one of them"
+                )
+            if isinstance(key, (str, int, float, bool)):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _ambiguous(node: yaml.ScalarNode, pulumi_reads: str, pyyaml_reads: str) -> ConfigError:
+    return ConfigError(
+        f"{_line(node)}: got {node.value} unquoted; the Pulumi CLI reads it as {pulumi_reads} (YAML 1.2), older "
+        f'YAML readers as {pyyaml_reads}; allowed: an unambiguous value; fix: quote it ("{node.value}") for text'
+        + (", or write true or false" if pulumi_reads.startswith("the text") and "true" in pyyaml_reads else "")
+    )
+
+
+def _construct_bool(loader: _PulumiLoader, node: yaml.ScalarNode) -> bool:
+    if node.value.lower() in _YAML11_BOOLS:
+        value = yaml.SafeLoader.construct_yaml_bool(loader, node)
+        raise _ambiguous(node, f"the text {node.value!r}", f"{str(value).lower()} (YAML 1.1)")
+    return bool(yaml.SafeLoader.construct_yaml_bool(loader, node))
+
+
+def _construct_int(loader: _PulumiLoader, node: yaml.ScalarNode) -> int:
+    value = int(yaml.SafeLoader.construct_yaml_int(loader, node))
+    if ":" in node.value:
+        raise _ambiguous(node, f"the text {node.value!r}", f"the base-60 number {value} (YAML 1.1)")
+    return value
+
+
+def _construct_str(loader: _PulumiLoader, node: yaml.ScalarNode) -> str:
+    value = str(yaml.SafeLoader.construct_yaml_str(loader, node))
+    if node.style is None and _GO_NUMBER.fullmatch(value):
+        raise _ambiguous(node, "a number", f"the text {value!r} (YAML 1.1)")
+    return value
+
+
+_PulumiLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+_PulumiLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_PulumiLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
