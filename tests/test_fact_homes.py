@@ -56,7 +56,11 @@ def test_aws_identifier_patterns_live_only_in_facts_aws_ids() -> None:
 
 # UltraServer sizes (nodes 9/18, GPUs 36/72) live in facts/ultraservers.py; drawings use pixel offsets.
 SIZE_LITERALS = (18, 72)
-SIZE_HOMES = {PACKAGE / "facts" / "ultraservers.py", PACKAGE / "offline" / "svg.py"}
+SIZE_HOMES = {
+    PACKAGE / "facts" / "ultraservers.py",
+    PACKAGE / "offline" / "svg.py",
+    PACKAGE / "offline" / "pairing_svg.py",
+}
 
 
 def size_literals(paths: list[Path]) -> list[str]:
