@@ -41,6 +41,8 @@ CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ),
     # Published as an OCI chart at oci://registry.k8s.io/kueue/charts/kueue (charts/kueue/README.md at v0.19.2).
     ("kueue", "kueue", "0.19.2", None, "oci://registry.k8s.io/kueue/charts"),
+    # DRANET for EFA in DRA mode (README: helm repo add eks https://aws.github.io/eks-charts).
+    ("aws-dranet", "aws-dranet", "1.0.0", None, "https://aws.github.io/eks-charts"),
 )
 
 # Keys whose value is a Kubernetes object handed to the templates as a whole (toYaml): anything below them
@@ -178,6 +180,11 @@ def key_paths(values: dict[str, Any], structured: tuple[str, ...] = (), prefix: 
 def source_of(folder: Path, saved: str) -> dict[str, str]:
     """Repository, commit, upstream path and git blob of one saved file, as recorded in the folder's SOURCE.md."""
     text = (folder / "SOURCE.md").read_text()
+    # One-line form: "Repository owner/name, path some/dir at commit <sha>".
+    short = re.search(r"Repository ([\w.-]+/[\w.-]+), path (\S+) at commit ([0-9a-f]{40})", text)
+    if short:
+        repository, base, sha = short.groups()
+        return {"repository": f"https://github.com/{repository}", "commit": sha, "path": f"{base}/{saved}", "blob": ""}
     repo = re.search(r"Repository: (https://github\.com/\S+)", text)
     commit = re.search(r"\b([0-9a-f]{40})\b", text)
     row = re.search(rf"^\| `{re.escape(saved)}` +\| `([^`]+)` +\| `([0-9a-f]{{40}})` \|", text, re.MULTILINE)

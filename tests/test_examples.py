@@ -11,6 +11,7 @@ import pytest
 import yaml
 from helpers.manifests import K8S_VERSION, as_pod, validate_custom
 from helpers.modules import load_file
+from ultraserver.builders import device_claims
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.offline import Plan, PlanResource, run_plan
@@ -234,3 +235,25 @@ def test_example_is_a_pulumi_project_of_its_own(example: Path) -> None:
     assert project["runtime"] == "python"
     config = yaml.safe_load((example / "Pulumi.dev.yaml").read_text())["config"]
     assert all(key.split(":")[0] in (project["name"], "aws") for key in config)
+
+
+@pytest.mark.parametrize("layout", ["one-per-nci-group", "all-odd-cards"])
+def test_training_job_in_dra_mode_claims_paired_devices_and_is_valid(layout: str) -> None:
+    module = training_module()
+    job = module.TrainingJob(ultraserver="nvl72", workers=4, devices="dra", efa_layout=layout)
+    template = module.device_claim_template(job)
+    kubernetes_validate.validate(template, "1.35", strict=True)
+    pairs = device_claims.paired_requests(template["spec"]["spec"])
+    assert len(pairs) == 4
+    manifest = module.job_manifest(job)
+    spec = manifest["spec"]["template"]["spec"]
+    assert [c.get("resourceClaimTemplateName") for c in spec["resourceClaims"]][1] == template["metadata"]["name"]
+    assert "limits" not in spec["containers"][0]["resources"]  # no device-plugin resources in DRA mode
+    kubernetes_validate.validate(
+        as_pod(manifest["spec"]["template"], f"{job.name}-0", job.namespace), "1.35", strict=True
+    )
+
+
+def test_training_rejects_an_unknown_device_mode() -> None:
+    with pytest.raises(ConfigError, match="devices: got 'cdi'"):
+        run_plan(TRAINING, "dev", {"ultraserver-example-training:devices": "cdi"})

@@ -7,6 +7,7 @@ import pulumi_kubernetes as k8s
 from training_job import (
     TrainingJob,
     compute_domain_args,
+    device_claim_template,
     job_manifest,
     local_queue,
     namespace_manifest,
@@ -24,6 +25,8 @@ job = TrainingJob(
     namespace=config.get("namespace") or TrainingJob.namespace,
     image=config.get("image") or TrainingJob.image,
     efa_devices=config.get_int("efaDevices", TrainingJob.efa_devices),
+    devices=config.get("devices") or TrainingJob.devices,
+    efa_layout=config.get("efaLayout") or TrainingJob.efa_layout,
     queue_name=config.get("queueName", TrainingJob.queue_name),
 )
 manifest = job_manifest(job)
@@ -53,6 +56,18 @@ if job.queue_name and config.get_bool("createLocalQueue", True):
             kind=queue["kind"],
             metadata=queue["metadata"],
             spec=queue["spec"],
+            opts=in_namespace,
+        )
+    )
+devices = device_claim_template(job)
+if devices is not None:
+    queued.append(
+        k8s.apiextensions.CustomResource(
+            "devices",
+            api_version=devices["apiVersion"],
+            kind=devices["kind"],
+            metadata=devices["metadata"],
+            spec=devices["spec"],
             opts=in_namespace,
         )
     )

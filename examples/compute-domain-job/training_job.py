@@ -15,8 +15,13 @@ from ultraserver import (
     ULTRASERVER_LABEL,
     ComputeDomainArgs,
     ConfigError,
+    claim_template,
     compute_domain_pod_pieces,
+    container_claim,
+    layout_for,
     local_queue_manifest,
+    node_devices,
+    pod_claim,
     podset_topology_annotations,
     queue_labels,
 )
@@ -24,6 +29,8 @@ from ultraserver import (
 PROJECT = "ultraserver-example-training"
 DEFAULT_IMAGE = "nvcr.io/nvidia/pytorch:25.06-py3"
 GPUS_PER_NODE = 4
+INSTANCE_TYPE = "p6e-gb200.36xlarge"
+DEVICE_MODES = ("plugins", "dra")
 # A u-p6e-gb200x72 UltraServer has 18 instances; one NVLink domain cannot hold more nodes.
 MAX_WORKERS = 18
 # The largest EFA layout of p6e-gb200.36xlarge (ultraserver.efa 'maximum').
@@ -50,6 +57,11 @@ class TrainingJob:
     """Container image with PyTorch (arm64) and, for traffic between UltraServers, libfabric EFA and aws-ofi-nccl."""
     efa_devices: int = 4
     """EFA devices per node the pod takes; 4 with the platform's default one-per-nci-group layout."""
+    devices: str = "plugins"
+    """The cluster stack's device mode (its kubernetes.devices): device-plugin resources, or in "dra" a
+    ResourceClaimTemplate of the node's GPUs, each paired with its EFA devices on one PCIe root."""
+    efa_layout: str = "one-per-nci-group"
+    """The node group's EFA layout preset (its efaLayout); in "dra" mode the claim takes the layout's EFA devices."""
     queue_name: str = LOCAL_QUEUE_NAME
     """Kueue LocalQueue to submit to (the platform's Kueue admits the whole job at once, inside one NVLink clique);
     empty submits the Job straight to the scheduler (a cluster without Kueue)."""
@@ -68,6 +80,11 @@ def check_training_job(job: TrainingJob) -> None:
             f"{PROJECT}:efaDevices: got {job.efa_devices!r}; allowed: 0 to {MAX_EFA_DEVICES}; fix: use the EFA "
             "devices per node of the node group's layout (stack output gpuNodeGroups.<name>.efaDevicesPerNode)"
         )
+    if job.devices not in DEVICE_MODES:
+        problems.append(
+            f"{PROJECT}:devices: got {job.devices!r}; allowed: {', '.join(DEVICE_MODES)}; fix: use the cluster "
+            "stack's kubernetes.devices"
+        )
     if not job.ultraserver:
         problems.append(
             f"{PROJECT}:ultraserver: empty; allowed: a GPU node group name of the cluster stack; fix: set it"
@@ -79,6 +96,14 @@ def check_training_job(job: TrainingJob) -> None:
 def compute_domain_args(job: TrainingJob) -> ComputeDomainArgs:
     """The job's own ComputeDomain: elastic, so it grows with the pods that join it."""
     return ComputeDomainArgs(name=f"{job.name}-compute-domain", namespace=job.namespace)
+
+
+def device_claim_template(job: TrainingJob) -> dict[str, Any] | None:
+    """In "dra" mode, the ResourceClaimTemplate every pod instantiates for its node's devices; None otherwise."""
+    if job.devices != "dra":
+        return None
+    layout = layout_for(INSTANCE_TYPE, job.efa_layout, None, key=f"{PROJECT}:efaLayout")
+    return claim_template(f"{job.name}-devices", job.namespace, node_devices(INSTANCE_TYPE, layout))
 
 
 def pod_labels(job: TrainingJob) -> dict[str, str]:
@@ -139,9 +164,15 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
     check_training_job(job)
     labels = pod_labels(job)
     pieces = compute_domain_pod_pieces(compute_domain_args(job), labels)
-    limits: dict[str, int] = {"nvidia.com/gpu": GPUS_PER_NODE}
-    if job.efa_devices:
-        limits["vpc.amazonaws.com/efa"] = job.efa_devices
+    template = device_claim_template(job)
+    claims = [pieces.resource_claim] + ([pod_claim(template["metadata"]["name"])] if template else [])
+    resources: dict[str, Any] = {"claims": [pieces.container_claim]}
+    if template:
+        resources["claims"].append(container_claim())
+    else:
+        resources["limits"] = {"nvidia.com/gpu": GPUS_PER_NODE}
+        if job.efa_devices:
+            resources["limits"]["vpc.amazonaws.com/efa"] = job.efa_devices
     container = {
         "name": "trainer",
         "image": job.image,
@@ -157,8 +188,8 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
             {"name": "FI_PROVIDER", "value": "efa"},
         ],
         "ports": [{"name": "rendezvous", "containerPort": RENDEZVOUS_PORT}],
-        # GPUs and EFA come from device plugins, the IMEX channel from the ComputeDomain's DRA claim.
-        "resources": {"limits": limits, "claims": [pieces.container_claim]},
+        # GPUs and EFA from device plugins or one DRA claim, the IMEX channel from the ComputeDomain's DRA claim.
+        "resources": resources,
         "volumeMounts": [
             {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
             {"name": "dshm", "mountPath": "/dev/shm"},
@@ -191,7 +222,7 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
                     "nodeSelector": {ULTRASERVER_LABEL: job.ultraserver},
                     "tolerations": [GPU_TOLERATION],
                     "affinity": pieces.affinity,
-                    "resourceClaims": [pieces.resource_claim],
+                    "resourceClaims": claims,
                     "containers": [container],
                     "volumes": [
                         {"name": "script", "configMap": {"name": f"{job.name}-script"}},

@@ -41,6 +41,19 @@ def test_a_node_that_lost_efa_devices_is_reported() -> None:
     ]
 
 
+def test_dra_mode_nodes_without_plugin_resources_show_no_drift() -> None:
+    """A DRA-mode node advertises no nvidia.com/gpu or vpc.amazonaws.com/efa; its expectation says so."""
+    config = stack_config("gb200-x72-dra")
+    (group,) = [g.to_json() for g in node_group_expectations(parse_settings(config))]
+    assert group["allocatable"] is False
+    bare = [node("a"), node("b")]
+    for n in bare:
+        n["status"]["allocatable"] = {}
+    group["nodes"] = 2
+    assert drift_script.drift(bare, [group]) == []
+    assert drift_script.drift(bare, [GROUP])  # the same nodes drift against a plugins-mode expectation
+
+
 @pytest.mark.parametrize(
     ("nodes", "line"),
     [

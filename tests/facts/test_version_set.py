@@ -114,6 +114,7 @@ NOT_PINS = {
     ("policy/charts.py", "25.3.4"): "the policy's default minVersion (the EKS UltraServer guide's minimum)",
     ("policy/charts.py", "25.8.0"): "the DRA driver minimum for numNodes 0 (EKS UltraServer guide)",
     ("facts/manifests.py", "25.8.0"): "the release the ComputeDomain CRD manifest was taken from",
+    ("facts/devices.py", "1.35"): "DRA mode's minimum Kubernetes (the aws-dranet chart README), not the default minor",
 }
 
 

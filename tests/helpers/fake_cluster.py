@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.resource_slices import node_slices
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
 from ultraserver.builders.nvbandwidth_job import TESTCASE
 from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
@@ -67,6 +68,7 @@ class FakeCluster:
     logs: dict[tuple[str, str], str] = field(default_factory=dict)
     down: bool = False
     broken_logs: set[str] = field(default_factory=set)
+    slices: list[dict] = field(default_factory=list)
 
     def _check(self) -> None:
         if self.down:
@@ -84,6 +86,10 @@ class FakeCluster:
         self._check()
         return list(self.pod_map.get((namespace, selector), []))
 
+    def resource_slices(self) -> list[dict]:
+        self._check()
+        return list(self.slices)
+
     def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
         self._check()
         if name in self.broken_logs:
@@ -100,13 +106,12 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
             clique = f"{g_index:08d}-0000-4000-8000-{us:012d}.{us + 1}"
             for n in range(group.nodes // group.ultraservers):
                 name = f"ip-10-{g_index}-{us}-{n}.ec2.internal"
-                cluster.node_list.append(
-                    Node(
-                        name,
-                        {ULTRASERVER_LABEL: group.name, CLIQUE_LABEL: clique},
-                        {"nvidia.com/gpu": str(group.gpus_per_node), "vpc.amazonaws.com/efa": str(group.efa_devices)},
-                    )
-                )
+                plugin = {"nvidia.com/gpu": str(group.gpus_per_node), "vpc.amazonaws.com/efa": str(group.efa_devices)}
+                # DRA mode: no device-plugin resources, the devices are in the drivers' ResourceSlices.
+                allocatable = plugin if group.node_devices is None else {}
+                if group.node_devices is not None:
+                    cluster.slices += node_slices(name, group.node_devices)
+                cluster.node_list.append(Node(name, {ULTRASERVER_LABEL: group.name, CLIQUE_LABEL: clique}, allocatable))
                 plugins.append(Pod(f"plugin-{name}", expected.dra_namespace, name, "Running", True))
         members = [n for n in cluster.node_list if n.labels[ULTRASERVER_LABEL] == group.name]
         for index, job in enumerate(group.nvlink_jobs):

@@ -564,6 +564,17 @@ def without_efa_plugin(stack: Stack) -> Stack:
     return stack.without("efa_plugin")
 
 
+def dra_mode(stack: Stack) -> Stack:
+    """The stack in DRA device mode: DRANET (chart aws-dranet) in place of the EFA device plugin."""
+    return release("efa_plugin", {"chart": "aws-dranet"})(stack)
+
+
+def dra_mode_gpu_job(stack: Stack) -> Stack:
+    """DRA mode plus a job that still asks for nvidia.com/gpu (the stack's own plugins-mode jobs left out)."""
+    converted = dra_mode(stack)
+    return gpu_job()(converted.using([r for r in converted.resources if not r.type.endswith(":MPIJob")]))
+
+
 def without_efa_anywhere(stack: Stack) -> Stack:
     """No EFA interfaces and no EFA device plugin."""
     return without_efa_plugin(stack).patch(
@@ -654,6 +665,8 @@ PASSING: list[tuple[Case, dict | Config | None]] = [
     (Case("efa-security-group-self-referencing", legacy_sg_rules), None),
     (Case("efa-security-group-self-referencing", lambda stack: sg_rules_by_property(stack, "self")), None),
     (Case("efa-device-plugin-present", without_efa_anywhere), None),
+    (Case("efa-device-plugin-present", dra_mode), None),
+    (Case("dra-mode-no-plugin-resources", gpu_job()), None),
     (Case("capacity-block-upgrade-at-zero", gpu_ng({"scalingConfig.desiredSize": 0})), deployed(version="1.32")),
     (Case("capacity-block-upgrade-at-zero", running({"version": "1.33"})), deployed(version="1.33")),
     (
@@ -944,6 +957,7 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         None,
     ),
     (Case("efa-device-plugin-present", without_efa_plugin, "gpu_lt", "aws-efa-k8s-device-plugin"), None),
+    (Case("dra-mode-no-plugin-resources", dra_mode_gpu_job, "gpu_job", "requests nvidia.com/gpu"), None),
     (
         Case(
             "efa-device-plugin-tolerates-gpu",

@@ -10,7 +10,7 @@ from ultraserver.offline.engine import load_project
 from ultraserver.offline.engine import stack_config as read
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-STACKS = ["gb200-multi", "gb200-x36", "gb200-x72"]
+STACKS = ["gb200-multi", "gb200-x36", "gb200-x72", "gb200-x72-dra"]
 """The stacks this repository ships, named explicitly: a user's own stack file in stacks/ (a copy being edited, an
 empty file) is not the tests' business. tests/test_shipped_stacks.py keeps the list equal to the tracked files."""
 

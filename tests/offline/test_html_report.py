@@ -103,7 +103,8 @@ def test_page_is_self_contained_with_graph_cards_tables(shipped_plan, stack: str
     assert set(re.findall(r"https?://[^\s\"'<>)]+", page)) <= {"http://www.w3.org/2000/svg"}
     assert "@import" not in page and "url(http" not in page
     pictures = svgs(page)
-    assert [p.get("class") for p in pictures] == ["cards"] * len(text.groups) + ["graph"]
+    # Each GB200 group: its network cards and its GPU-to-EFA pairing.
+    assert [p.get("class") for p in pictures] == ["cards", "pairing"] * len(text.groups) + ["graph"]
     assert tags.count("table") >= len(text.groups)
     for view in text.groups:
         assert f'id="group-{view.name}"' in page and view.row("reservation") in page

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.stacks import ROOT, STACKS
-from ultraserver.facts import dra, kueue
+from helpers.stacks import ROOT, STACKS, stack_config
+from ultraserver.facts import devices, dra, kueue
 from ultraserver.facts.kueue_admission import PodSet, Queue, Workload, admission_problems, devices_per_class
 from ultraserver.offline import Plan, run_plan
 from ultraserver.policy import PlanResource, evaluate
@@ -40,6 +40,22 @@ def training() -> Plan:
     return run_plan(TRAINING, "dev")
 
 
+@pytest.fixture(scope="module")
+def training_dra() -> Plan:
+    """The example job as it runs on a DRA-mode cluster: a device claim beside the channel claim."""
+    return run_plan(TRAINING, "dev", {"ultraserver-example-training:devices": devices.DRA})
+
+
+def device_mode(stack: str) -> str:
+    """The shipped stack's kubernetes.devices (the default when unset)."""
+    return str((stack_config(stack).get("ultraserver-eks:kubernetes") or {}).get("devices", devices.DEFAULT_MODE))
+
+
+def example_for(stack: str, training: Plan, training_dra: Plan) -> Plan:
+    """The example job in the stack's device mode."""
+    return training_dra if device_mode(stack) == devices.DRA else training
+
+
 def with_configuration(resources: list[PlanResource], edit: Callable[[dict[str, Any]], None]) -> list[PlanResource]:
     """The resources with the Kueue release's Configuration edited."""
     out = []
@@ -54,15 +70,21 @@ def with_configuration(resources: list[PlanResource], edit: Callable[[dict[str, 
     return out
 
 
-def unmapped(config: dict[str, Any]) -> None:
-    config["resources"].pop("deviceClassMappings", None)
+def unmapping(device_class: str) -> Callable[[dict[str, Any]], None]:
+    """An edit of the Configuration that drops the mapping of one DeviceClass."""
+
+    def edit(config: dict[str, Any]) -> None:
+        mappings = config["resources"].get("deviceClassMappings") or []
+        config["resources"]["deviceClassMappings"] = [m for m in mappings if device_class not in m["deviceClassNames"]]
+
+    return edit
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_shipped_job_and_the_example_are_admissible(
-    stack: str, shipped_plan: Callable[[str], Plan], training: Plan
+    stack: str, shipped_plan: Callable[[str], Plan], training: Plan, training_dra: Plan
 ) -> None:
-    resources = [*kubernetes_plan(stack, shipped_plan).resources, *training.resources]
+    resources = [*kubernetes_plan(stack, shipped_plan).resources, *example_for(stack, training, training_dra).resources]
     queued = queued_workloads(resources)
     # Not vacuous: the example job and at least one of the stack's own checks are queued with a channel claim.
     assert any(w.key.startswith("Job ") for _, _, w in queued)
@@ -74,12 +96,52 @@ def test_every_shipped_job_and_the_example_are_admissible(
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_removing_the_channel_mapping_makes_every_queued_job_inadmissible(
-    stack: str, shipped_plan: Callable[[str], Plan], training: Plan
+    stack: str, shipped_plan: Callable[[str], Plan], training: Plan, training_dra: Plan
 ) -> None:
-    resources = with_configuration([*kubernetes_plan(stack, shipped_plan).resources, *training.resources], unmapped)
+    example = example_for(stack, training, training_dra)
+    resources = with_configuration(
+        [*kubernetes_plan(stack, shipped_plan).resources, *example.resources], unmapping(dra.CHANNEL_DEVICE_CLASS)
+    )
     found = check_kueue_admission(resources, {})
     assert len(found) == len(queued_workloads(resources)) > 0
     assert all(f"DeviceClass {dra.CHANNEL_DEVICE_CLASS} is not mapped" in message for _, message in found)
+
+
+DRA_STACKS = [s for s in STACKS if device_mode(s) == devices.DRA]
+
+
+def test_a_dra_mode_stack_ships() -> None:
+    assert DRA_STACKS
+
+
+@pytest.mark.parametrize("stack", DRA_STACKS)
+@pytest.mark.parametrize("device_class", [devices.GPU_DEVICE_CLASS, devices.EFA_DEVICE_CLASS])
+def test_in_dra_mode_removing_a_device_mapping_makes_every_queued_job_inadmissible(
+    stack: str, device_class: str, shipped_plan: Callable[[str], Plan], training_dra: Plan
+) -> None:
+    resources = [*kubernetes_plan(stack, shipped_plan).resources, *training_dra.resources]
+    found = check_kueue_admission(with_configuration(resources, unmapping(device_class)), {})
+    assert len(found) == len(queued_workloads(resources)) > 0
+    assert all(f"DeviceClass {device_class} is not mapped" in message for _, message in found)
+
+
+@pytest.mark.parametrize("stack", DRA_STACKS)
+def test_in_dra_mode_the_queue_holds_the_stacks_gpus_and_efa_devices(
+    stack: str, shipped_plan: Callable[[str], Plan]
+) -> None:
+    plan = kubernetes_plan(stack, shipped_plan)
+    (queue,) = [r for r in plan.resources if r.type.endswith(":ClusterQueue")]
+    quota = {x["name"]: x["nominalQuota"] for x in queue.inputs["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
+    config = kueue_configuration(plan.resources)
+    assert config is not None
+    mapped = {c: m["name"] for m in config["resources"]["deviceClassMappings"] for c in m["deviceClassNames"]}
+    nodes = quota[mapped[dra.CHANNEL_DEVICE_CLASS]]
+    layout = stack_config(stack)["ultraserver-eks:gpuNodeGroups"][0]["efaLayout"]
+    efa_per_node = {"one-per-nci-group": 4, "all-odd-cards": 8, "maximum": 16}[layout]
+    assert quota[mapped[devices.GPU_DEVICE_CLASS]] == 4 * nodes > 0
+    assert quota[mapped[devices.EFA_DEVICE_CLASS]] == efa_per_node * nodes
+    # No quota for resources no DRA-mode node advertises.
+    assert "vpc.amazonaws.com/efa" not in quota
 
 
 def test_a_mapped_class_without_queue_quota_is_refused(shipped_plan: Callable[[str], Plan]) -> None:

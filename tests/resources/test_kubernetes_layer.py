@@ -116,13 +116,18 @@ def test_mpi_operator_is_the_pinned_release_manifest() -> None:
 def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     """Helm waits whenever a release is atomic, whatever skipAwait says (facts/helm.py): the GPU-node releases are
     neither waiting nor atomic, so one unhealthy GPU node cannot roll them back on every node."""
-    releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in shipped_plan("gb200-x72").of_type(RELEASE)}
-    for chart in charts.ON_GPU_NODES:
-        inputs = releases[chart]
-        assert inputs["skipAwait"] is True and inputs["atomic"] is False, chart
-        assert not helm.waits(inputs["atomic"], inputs["skipAwait"])
-    others = [i for c, i in releases.items() if c not in charts.ON_GPU_NODES]
-    assert others and all(i["atomic"] is True and "skipAwait" not in i for i in others)
+    seen: set[str] = set()
+    # The plugins-mode stack has the EFA device plugin, the DRA-mode stack DRANET instead.
+    for stack in ("gb200-x72", "gb200-x72-dra"):
+        releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in shipped_plan(stack).of_type(RELEASE)}
+        for chart in set(charts.ON_GPU_NODES) & set(releases):
+            inputs = releases[chart]
+            assert inputs["skipAwait"] is True and inputs["atomic"] is False, chart
+            assert not helm.waits(inputs["atomic"], inputs["skipAwait"])
+            seen.add(chart)
+        others = [i for c, i in releases.items() if c not in charts.ON_GPU_NODES]
+        assert others and all(i["atomic"] is True and "skipAwait" not in i for i in others)
+    assert seen == set(charts.ON_GPU_NODES)
 
 
 def test_helm_waits_for_an_atomic_release_even_with_skip_await() -> None:

@@ -13,7 +13,7 @@ from ultraserver.problems import ConfigError
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
 MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"
-GPUS = {"gb200-x72": 72, "gb200-x36": 36, "gb200-multi": 12 * 72}
+GPUS = {"gb200-x72": 72, "gb200-x72-dra": 72, "gb200-x36": 36, "gb200-multi": 12 * 72}
 
 
 def layer_plan(shipped_plan: Any, stack: str) -> Plan:

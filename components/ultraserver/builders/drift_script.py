@@ -36,7 +36,8 @@ def _node_drift(node: dict[str, Any], group: dict[str, Any]) -> list[str]:
     found = []
     if not _ready(node):
         found.append(f"node {name}: NotReady")
-    for resource, key in (("nvidia.com/gpu", "gpus"), ("vpc.amazonaws.com/efa", "efa")):
+    plugin = (("nvidia.com/gpu", "gpus"), ("vpc.amazonaws.com/efa", "efa")) if group.get("allocatable", True) else ()
+    for resource, key in plugin:
         value = str(allocatable.get(resource, "0"))
         if value != str(group[key]):
             found.append(f"node {name}: allocatable {resource} {value}, expected {group[key]}")

@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultraserver.builders import device_claims
 from ultraserver.builders.mpijob import mpijob_manifest
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
-from ultraserver.config.views import kueue_enabled, node_group_names, ultraservers_per_node_group
+from ultraserver.config.views import dra_node_devices, kueue_enabled, node_group_names, ultraservers_per_node_group
 from ultraserver.facts import efa
+from ultraserver.facts.devices import NodeDevices
 from ultraserver.facts.images import NCCL_TESTS_IMAGE
 from ultraserver.facts.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION, ULTRASERVER_LABEL
@@ -68,6 +70,14 @@ class EfaCheckArgs:
     """Kueue runs in the cluster. The check still bypasses it, and says why on the MPIJob: it must spread over
     several UltraServers, and Kueue's topology placement packs a job into as few domains as it can (it does not
     read topologySpreadConstraints), so a queued check could be placed inside one UltraServer and never run."""
+    node_devices: NodeDevices | None = None
+    """DRA mode: each worker claims these (the node's GPUs with their EFA devices) from `claim_template_name`;
+    None (plugins mode) requests nvidia.com/gpu and vpc.amazonaws.com/efa instead."""
+
+    @property
+    def claim_template_name(self) -> str:
+        """The ResourceClaimTemplate of the workers' devices (DRA mode)."""
+        return f"{self.name}-devices"
 
     @property
     def workers(self) -> int:
@@ -172,17 +182,37 @@ def worker_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
                     "command": ["/bin/sh", "-c"],
                     "args": worker_entrypoint(["/usr/sbin/sshd", "-De"]),
                     "env": [NODE_NAME_ENV],
-                    "resources": {
-                        "limits": {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices},
-                        "requests": {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices},
-                    },
+                    "resources": _worker_resources(args),
                     "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
                 }
             ],
             # NCCL's shared-memory transport needs more than the container runtime's 64 MiB /dev/shm.
             "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+            **_pod_claims(args),
         },
     }
+
+
+def _worker_resources(args: EfaCheckArgs) -> dict[str, Any]:
+    """A worker's devices: every GPU and EFA device of its node, as plugin resources or one DRA claim."""
+    if args.node_devices is not None:
+        return {"claims": [device_claims.container_claim()]}
+    plugin = {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices}
+    return {"limits": dict(plugin), "requests": dict(plugin)}
+
+
+def _pod_claims(args: EfaCheckArgs) -> dict[str, Any]:
+    """The worker pod's resourceClaims in DRA mode (nothing in plugins mode)."""
+    if args.node_devices is None:
+        return {}
+    return {"resourceClaims": [device_claims.pod_claim(args.claim_template_name)]}
+
+
+def device_claim_template(args: EfaCheckArgs) -> dict[str, Any] | None:
+    """The workers' ResourceClaimTemplate in DRA mode (None in plugins mode)."""
+    if args.node_devices is None:
+        return None
+    return device_claims.claim_template(args.claim_template_name, args.namespace, args.node_devices)
 
 
 def launcher_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
@@ -243,6 +273,7 @@ def efa_check_args(settings: Settings) -> EfaCheckArgs | None:
             )
         )
     (instance_type, devices, bandwidth), groups = best
+    first = next(g for g in settings.gpu_node_groups if g.instance_type == instance_type)
     return EfaCheckArgs(
         node_groups=[name for name, _ in groups],
         efa_devices=devices,
@@ -251,4 +282,5 @@ def efa_check_args(settings: Settings) -> EfaCheckArgs | None:
         nodes_per_ultraserver=check.nodes_per_ultraserver,
         gpus_per_node=int(efa.instance_facts(instance_type)["gpus"]),
         kueue=kueue_enabled(settings),
+        node_devices=dra_node_devices(settings, first),
     )

@@ -8,9 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 from ultraserver.builders.imex_check import imex_check_args, target_job_names
 from ultraserver.config.settings import Settings
-from ultraserver.config.views import node_group_names, ultraservers_per_node_group
+from ultraserver.config.views import dra_node_devices, node_group_names, ultraservers_per_node_group
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import NODE_JOIN_GRACE_MINUTES, CapacityBlock
+from ultraserver.facts.devices import NodeDevices
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class NodeGroupExpectation:
     windows: tuple[tuple[str, str], ...] = ()
     """When the group should be at full size, per Capacity Block: (start, scale-down) in UTC ISO 8601, the start
     plus the join grace (facts.capacity_blocks.NODE_JOIN_GRACE_MINUTES); empty for a group without a window."""
+    node_devices: NodeDevices | None = None
+    """DRA mode: the GPUs and paired EFA devices each node publishes as ResourceSlices (no allocatable
+    nvidia.com/gpu or vpc.amazonaws.com/efa then); None in plugins mode."""
 
     @property
     def fleet(self) -> bool:
@@ -56,6 +60,8 @@ class NodeGroupExpectation:
             "nodes": self.nodes,
             "gpus": self.gpus_per_node,
             "efa": self.efa_devices,
+            # DRA mode: no device-plugin resources to compare (verify's ResourceSlice check covers the devices).
+            **({} if self.node_devices is None else {"allocatable": False}),
             "windows": [list(w) for w in self.windows],
         }
 
@@ -96,6 +102,7 @@ def node_group_expectations(settings: Settings) -> list[NodeGroupExpectation]:
                     efa_bandwidth_gbps=summary.efa_bandwidth_gbps,
                     nvlink_jobs=jobs_by_target.get(name, ()),
                     windows=full_size_windows(group.blocks),
+                    node_devices=dra_node_devices(settings, group),
                 )
             )
     return groups

@@ -63,6 +63,7 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
             launcher_node_selector=dict(args.launcher_node_selector),
             fleet=t.name if t.ultraservers > 1 else "",
             queue_name=args.queue_name,
+            node_devices=t.node_devices,
         )
         for t in args.targets
         for name in target_job_names(t)

@@ -14,7 +14,7 @@ import yaml
 
 from ultraserver.config.settings import ReleaseSettings, Settings
 from ultraserver.config.views import kueue_enabled
-from ultraserver.facts import charts, dra, efa, kubernetes, kueue
+from ultraserver.facts import charts, devices, dra, efa, kubernetes, kueue
 from ultraserver.facts.instances import GB200_INSTANCE_TYPE
 from ultraserver.facts.kubernetes_names import DNS_LABEL
 from ultraserver.facts.scheduling import (
@@ -79,6 +79,8 @@ class KueueArgs:
     device_quota: dict[str, int] = field(default_factory=dict)
     """DRA DeviceClass -> devices of that class in the stack: each is mapped to a quota resource and gets that much
     nominal quota (see device_quota)."""
+    device_mode: str = devices.PLUGINS
+    """Device mode (facts/devices.py): in DRA mode the queue has no quota of the device plugins' resources."""
     unmanaged_namespaces: list[str] = field(default_factory=list)
     """Namespaces Kueue's job and pod webhooks never see (KubernetesLayer passes the stack's own namespaces that
     submit nothing to Kueue: GPU Operator, DRA driver, drift check...), so a Kueue outage cannot block them."""
@@ -99,13 +101,17 @@ def gpu_capacity(settings: Settings) -> GpuCapacity:
     return GpuCapacity(nodes, gpus, devices)
 
 
-def device_quota(capacity: GpuCapacity, kubernetes_version: str) -> dict[str, int]:
+def device_quota(capacity: GpuCapacity, kubernetes_version: str, mode: str = devices.PLUGINS) -> dict[str, int]:
     """The DeviceClasses the toolkit's queued jobs claim and how many devices of each the stack holds: on 1.34+ one
-    ComputeDomain channel per GPU node (every job pod claims one channel, and a GB200 job runs one pod per node);
-    nothing below 1.34, where Kueue's DRA gates are off."""
+    ComputeDomain channel per GPU node (every job pod claims one channel, and a GB200 job runs one pod per node), and
+    in DRA mode every GPU and EFA device (builders/device_claims.py claims them); nothing below 1.34, where Kueue's
+    DRA gates are off."""
     if not kueue.counts_dra_claims(kubernetes_version):
         return {}
-    return {dra.CHANNEL_DEVICE_CLASS: capacity.nodes}
+    quota = {dra.CHANNEL_DEVICE_CLASS: capacity.nodes}
+    if mode == devices.DRA:
+        quota |= {devices.GPU_DEVICE_CLASS: capacity.gpus, devices.EFA_DEVICE_CLASS: capacity.efa_devices}
+    return quota
 
 
 def kueue_args(settings: Settings) -> KueueArgs | None:
@@ -113,11 +119,12 @@ def kueue_args(settings: Settings) -> KueueArgs | None:
     if not kueue_enabled(settings):
         return None
     capacity = gpu_capacity(settings)
-    version = settings.cluster.kubernetes_version
+    version, mode = settings.cluster.kubernetes_version, settings.kubernetes.devices
     return KueueArgs(
         capacity=capacity,
         kubernetes_version=version,
-        device_quota=device_quota(capacity, version),
+        device_quota=device_quota(capacity, version, mode),
+        device_mode=mode,
         local_queue_namespaces=list(settings.kubernetes.kueue.local_queue_namespaces),
         release=settings.kubernetes.kueue,
     )
@@ -182,11 +189,14 @@ def unplaced_flavor_manifest() -> dict[str, Any]:
     }
 
 
-def cluster_queue_manifest(capacity: GpuCapacity, devices: Mapping[str, int] | None = None) -> dict[str, Any]:
-    """The ClusterQueue: the stack's GPUs and EFA devices, and the DRA devices of `devices` (DeviceClass -> count)
-    under their mapped names, open to every namespace that has a LocalQueue."""
-    quota = {GPU_RESOURCE: capacity.gpus, EFA_RESOURCE: capacity.efa_devices}
-    quota |= {kueue.quota_resource(c): n for c, n in sorted((devices or {}).items())}
+def cluster_queue_manifest(
+    capacity: GpuCapacity, dra_devices: Mapping[str, int] | None = None, plugin_resources: bool = True
+) -> dict[str, Any]:
+    """The ClusterQueue: the stack's GPUs and EFA devices as device-plugin resources (unless `plugin_resources` is
+    off: DRA mode), and the DRA devices of `dra_devices` (DeviceClass -> count) under their mapped names, open to
+    every namespace that has a LocalQueue."""
+    quota = {GPU_RESOURCE: capacity.gpus, EFA_RESOURCE: capacity.efa_devices} if plugin_resources else {}
+    quota |= {kueue.quota_resource(c): n for c, n in sorted((dra_devices or {}).items())}
     return {
         "apiVersion": kueue.API_VERSION,
         "kind": "ClusterQueue",

@@ -6,13 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ultraserver.builders import mpijob
+from ultraserver.builders import device_claims, mpijob
 from ultraserver.builders.compute_domain import (
     ComputeDomainArgs,
     compute_domain_pod_pieces,
 )
 from ultraserver.builders.kueue import podset_topology_annotations, queue_labels
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
+from ultraserver.facts.devices import NodeDevices
 from ultraserver.facts.images import NVBANDWIDTH_IMAGE
 from ultraserver.facts.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_RESOURCE, GPU_TOLERATION
@@ -57,6 +58,14 @@ class NvbandwidthJobArgs:
     queue_name: str = ""
     """Kueue LocalQueue (in `namespace`) to submit to; empty bypasses Kueue. A fleet job always bypasses it: Kueue's
     placement ignores the anti-affinity that sends the fleet's jobs to different UltraServers."""
+    node_devices: NodeDevices | None = None
+    """DRA mode: each worker claims these (the node's GPUs with their EFA devices) from `claim_template_name`;
+    None (plugins mode) requests nvidia.com/gpu instead."""
+
+    @property
+    def claim_template_name(self) -> str:
+        """The ResourceClaimTemplate of the workers' devices (DRA mode)."""
+        return f"{self.name}-devices"
 
     @property
     def queued(self) -> bool:
@@ -165,12 +174,14 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
                 "args": worker_entrypoint(["/usr/sbin/sshd", "-De", "-f", _SSHD_CONFIG]),
                 "env": [NODE_NAME_ENV],
                 "securityContext": _security_context(),
-                # GPUs come from the device plugin, the IMEX channel from the ComputeDomain's DRA claim.
-                "resources": {"limits": {GPU_RESOURCE: args.gpus_per_node}, "claims": [pieces.container_claim]},
+                # GPUs from the device plugin or a DRA claim, the IMEX channel from the ComputeDomain's DRA claim.
+                "resources": _worker_resources(args, pieces.container_claim),
             }
         ],
         "resourceClaims": [pieces.resource_claim],
     }
+    if args.node_devices is not None:
+        spec["resourceClaims"].append(device_claims.pod_claim(args.claim_template_name))
     if args.worker_node_selector:
         spec["nodeSelector"] = dict(args.worker_node_selector)
     metadata: dict[str, Any] = {"labels": labels}
@@ -178,6 +189,20 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
         # The whole job fits one UltraServer: Kueue admits it only into one NVLink clique.
         metadata["annotations"] = podset_topology_annotations(args.nodes, args.max_nodes)
     return {"metadata": metadata, "spec": spec}
+
+
+def _worker_resources(args: NvbandwidthJobArgs, channel_claim: dict[str, str]) -> dict[str, Any]:
+    """A worker container's resources: the channel claim, and the node's GPUs as a plugin resource or a DRA claim."""
+    if args.node_devices is None:
+        return {"limits": {GPU_RESOURCE: args.gpus_per_node}, "claims": [channel_claim]}
+    return {"claims": [channel_claim, device_claims.container_claim()]}
+
+
+def device_claim_template(args: NvbandwidthJobArgs) -> dict[str, Any] | None:
+    """The workers' ResourceClaimTemplate in DRA mode (None in plugins mode)."""
+    if args.node_devices is None:
+        return None
+    return device_claims.claim_template(args.claim_template_name, args.namespace, args.node_devices)
 
 
 def job_metadata(args: NvbandwidthJobArgs) -> dict[str, dict[str, str]]:

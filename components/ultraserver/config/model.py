@@ -14,20 +14,23 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     Field,
     StrictBool,
-    StrictFloat,
     StrictInt,
     StrictStr,
     StringConstraints,
     ValidationInfo,
-    WithJsonSchema,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
+from ultraserver.config.check_model import (
+    EfaCheckSettings,
+    HealthSettings,
+    ImexCheckSettings,
+    NcclCheckSettings,
+)
 from ultraserver.config.fields import (
     AddonVersion,
     Cidr,
@@ -36,13 +39,13 @@ from ultraserver.config.fields import (
     SubnetId,
     Tags,
     Zone,
-    all_nodes,
     kubernetes_version_check,
     pattern,
 )
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import ami, control_plane_logs, instances, kubernetes, limits
 from ultraserver.facts import charts as chart_facts
+from ultraserver.facts import devices as device_facts
 from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
 
 PROJECT = "ultraserver-eks"
@@ -212,18 +215,25 @@ RELEASE_KEYS = {
     "node_termination_handler": "aws-node-termination-handler",
     "prometheus_stack": "kube-prometheus-stack",
     "kueue": chart_facts.KUEUE,
+    "dranet": chart_facts.DRANET,
 }
 """Release field -> chart name."""
 
 
 class KubernetesSettings(Model):
-    """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin, NTH, Prometheus, MPI operator."""
+    """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin or DRANET, NTH, Prometheus, MPI operator."""
+
+    devices: Literal[device_facts.MODES] = Field(  # type: ignore[valid-type]
+        device_facts.DEFAULT_MODE,
+        description="How pods get GPUs and EFA: device plugins, or DRA drivers (1.35+; docs/device-modes.md).",
+    )
 
     gpu_operator: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA GPU Operator chart.")
     dra_driver: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA DRA driver chart.")
     efa_device_plugin: ReleaseSettings = Field(
         default_factory=ReleaseSettings, description="AWS EFA Kubernetes device plugin chart."
     )
+    dranet: ReleaseSettings = Field(default_factory=ReleaseSettings, description="DRANET chart (EFA in DRA mode).")
     node_termination_handler: ReleaseSettings = Field(
         default_factory=ReleaseSettings,
         description="AWS Node Termination Handler (on when any GPU group is self-managed).",
@@ -251,55 +261,6 @@ class KubernetesSettings(Model):
             if release.settings_key is None:
                 object.__setattr__(release, "settings_key", f"{project}:kubernetes.{to_camel(field)}")
         return self
-
-
-class ImexCheckSettings(Model):
-    """The nvbandwidth MPIJob that proves multi-node NVLink inside each UltraServer."""
-
-    enabled: StrictBool = Field(True, description="Deploy the check.")
-    nodes: Annotated[
-        StrictInt | None,
-        BeforeValidator(all_nodes),
-        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": 18}, {"const": "all"}]}),
-    ] = Field(2, ge=2, le=18, description='Nodes of each UltraServer the check spans (2 to 18, or "all").')
-    threshold_gbps: StrictFloat = Field(700.0, ge=1.0, description="Minimum GB/s for every cross-node GPU pair.")
-
-
-class DriftCheckSettings(Model):
-    """The scheduled check that the deployed fabric still matches the stack."""
-
-    enabled: StrictBool = Field(True, description="Run the drift check on a schedule.")
-    schedule: Annotated[str, pattern(r"(\S+\s+){4}\S+", "a cron schedule with five fields such as */30 * * * *")] = (
-        Field("*/30 * * * *", description="Cron schedule of the drift check.")
-    )
-
-
-class HealthSettings(Model):
-    """Node health: the EKS node monitoring agent and the drift check."""
-
-    node_monitoring_agent: StrictBool = Field(True, description="Install the EKS node monitoring agent add-on.")
-    drift_check: DriftCheckSettings = Field(default_factory=DriftCheckSettings, description="Scheduled drift check.")
-
-    @property
-    def drift_check_enabled(self) -> bool:
-        """Whether the drift check runs."""
-        return self.drift_check.enabled
-
-    @property
-    def drift_check_schedule(self) -> str:
-        """Cron schedule of the drift check."""
-        return str(self.drift_check.schedule)
-
-
-class EfaCheckSettings(Model):
-    """The EFA bandwidth check across UltraServers."""
-
-    enabled: StrictBool | None = Field(None, description="Deploy the check; default: on with 2 or more UltraServers.")
-    ultraservers: StrictInt = Field(2, ge=2, description="UltraServers the check spans.")
-    nodes_per_ultraserver: StrictInt = Field(1, ge=1, description="Nodes of each UltraServer in the check.")
-    min_bus_bandwidth_gbps: StrictFloat | None = Field(
-        None, gt=0, description="Minimum bus bandwidth (Gbps); default: derived from the EFA layout."
-    )
 
 
 class AlertSettings(Model):
@@ -331,6 +292,7 @@ SECTIONS = (
     "imexCheck",
     "health",
     "efaCheck",
+    "ncclCheck",
     "alerts",
     "autoDeploy",
     "acceptUntestedVersions",
@@ -356,6 +318,9 @@ class Settings(Model):
     imex_check: ImexCheckSettings = Field(default_factory=ImexCheckSettings, description="The IMEX bandwidth check.")
     health: HealthSettings = Field(default_factory=HealthSettings, description="Node health.")
     efa_check: EfaCheckSettings = Field(default_factory=EfaCheckSettings, description="The EFA bandwidth check.")
+    nccl_check: NcclCheckSettings = Field(
+        default_factory=NcclCheckSettings, description="NCCL all-reduce over one UltraServer's ComputeDomain and EFA."
+    )
     alerts: AlertSettings = Field(
         default_factory=AlertSettings, description="Capacity Block alerts (EventBridge rules to an SNS topic)."
     )

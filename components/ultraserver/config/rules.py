@@ -14,6 +14,7 @@ from datetime import date
 
 from pydantic.alias_generators import to_camel
 
+from ultraserver.config.device_rules import device_mode
 from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings
@@ -367,6 +368,7 @@ RULES: tuple[Rule, ...] = (
     *GPU_RULES,
     addons,
     chart_values,
+    device_mode,
     release_waits,
     kueue_settings,
     checks,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import ips_needed
-from ultraserver.facts import efa
+from ultraserver.facts import devices, efa
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
 
 
@@ -45,6 +45,8 @@ class ImexTarget:
     """UltraServers behind the selector: 1 for a node group per UltraServer, N for a grouped fleet (one job each)."""
     nodes_per_ultraserver: int | None = None
     """Nodes each UltraServer runs when the group is not at full size; None means `instance_count`."""
+    node_devices: devices.NodeDevices | None = None
+    """In DRA mode, the GPUs and paired EFA devices a worker claims; None in plugins mode."""
 
     @property
     def available_nodes(self) -> int:
@@ -70,9 +72,17 @@ def imex_targets(settings: Settings) -> list[ImexTarget]:
                     instance_count=group.instances_per_ultraserver,
                     ultraservers=per_group,
                     nodes_per_ultraserver=group.nodes_per_group // per_group,
+                    node_devices=dra_node_devices(settings, group),
                 )
             )
     return targets
+
+
+def dra_node_devices(settings: Settings, group: GpuNodeGroupSettings) -> devices.NodeDevices | None:
+    """The devices a whole-node claim of the group asks for in DRA mode; None in plugins mode."""
+    if settings.kubernetes.devices != devices.DRA:
+        return None
+    return devices.node_devices(group.instance_type, list(group.efa_interfaces))
 
 
 def kueue_enabled(settings: Settings) -> bool:

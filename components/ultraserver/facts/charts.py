@@ -20,9 +20,11 @@ EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
 NODE_TERMINATION_HANDLER = "aws-node-termination-handler"
 NODE_TERMINATION_HANDLER_IMAGE = "public.ecr.aws/aws-ec2/aws-node-termination-handler"
 KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"
-ON_GPU_NODES = (GPU_OPERATOR, DRA_DRIVER, EFA_DEVICE_PLUGIN)
-"""Charts whose DaemonSets run on every GPU node (GPU Operator operands, the DRA kubelet plugin, the EFA plugin): their
-releases must not wait, so neither may they be atomic (facts/helm.py)."""
+# DRANET (EFA through DRA, DRA device mode): chart aws-dranet 1.0.0 in aws/eks-charts stable/aws-dranet @5239609.
+DRANET = "aws-dranet"
+ON_GPU_NODES = (GPU_OPERATOR, DRA_DRIVER, EFA_DEVICE_PLUGIN, DRANET)
+"""Charts whose DaemonSets run on every GPU node (GPU Operator operands, the DRA kubelet plugin, the EFA plugin or
+DRANET): their releases must not wait, so neither may they be atomic (facts/helm.py)."""
 # Kueue chart 0.19.2 = app v0.19.2 (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877), published as an OCI chart at
 # oci://registry.k8s.io/kueue/charts/kueue (charts/kueue/README.md at that tag). helm.v3.Release takes an OCI chart as
 # the full oci:// reference in `chart` with no repositoryOpts (chart_reference below; OCI support in Release since

@@ -11,6 +11,7 @@ from html import escape
 
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.groups import GroupView
+from ultraserver.offline.pairing_svg import pairing_svg
 from ultraserver.offline.report import PlanText
 from ultraserver.offline.svg import cards_svg, graph_svg
 
@@ -44,7 +45,8 @@ def _group(view: GroupView) -> str:
     return (
         f'<section class="group" id="group-{escape(view.name)}">\n<h3>GPU node group {escape(view.name)}</h3>\n'
         f'<table class="group-table">\n{_rows(view)}\n</table>\n'
-        f'<div class="scroll">\n{cards_svg(view.name, view.instance_type, view.interfaces)}\n</div>\n</section>'
+        f'<div class="scroll">\n{cards_svg(view.name, view.instance_type, view.interfaces)}\n</div>\n'
+        f'<div class="scroll">\n{pairing_svg(view.name, view.instance_type, view.interfaces)}\n</div>\n</section>'
     )
 
 

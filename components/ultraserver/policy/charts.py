@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts import charts
 from ultraserver.facts.scheduling import GPU_TAINT_KEY
 from ultraserver.facts.versions import version_at_least, version_tuple
 from ultraserver.policy.model import (
@@ -147,9 +148,9 @@ def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts:
 
 
 def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """A stack with EFA interfaces installs the EFA device plugin."""
+    """A stack with EFA interfaces installs the EFA device plugin, or DRANET in DRA mode (facts/devices.py)."""
     index = StackIndex(resources)
-    if any(chart_name(r.inputs) == EFA_PLUGIN for r in index.of_type(HELM_RELEASE)):
+    if any(chart_name(r.inputs) in (EFA_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
         return []
     # A stack that declares nothing in Kubernetes has its Kubernetes layer in another stack (kubernetes.layer
     # separate-stack, the kubernetes-layer/ project), whose own plan is checked by this rule's sibling rules.
@@ -161,7 +162,8 @@ def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[st
         (
             u.urn,
             "nodes get EFA interfaces but no aws-efa-k8s-device-plugin release is installed, so pods "
-            "cannot request vpc.amazonaws.com/efa. Install the chart (0.5.14 or later).",
+            "cannot request vpc.amazonaws.com/efa. Install the chart (0.5.14 or later), or DRANET (aws-dranet) in "
+            "DRA mode.",
         )
         for u in users
     ]
@@ -242,8 +244,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="efa-device-plugin-present",
-        description="A stack whose nodes have EFA interfaces installs the EFA device plugin.",
-        fix="Add the aws-efa-k8s-device-plugin Helm release.",
+        description="A stack whose nodes have EFA interfaces installs the EFA device plugin (DRANET in DRA mode).",
+        fix="Add the aws-efa-k8s-device-plugin Helm release, or aws-dranet in DRA mode.",
         check_stack=check_efa_plugin_present,
     ),
     Rule(

@@ -6,7 +6,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.policy import charts, cluster, helm_waits, iam, kueue, launch_templates, node_groups, workloads
+from ultraserver.policy import (
+    charts,
+    cluster,
+    device_mode,
+    helm_waits,
+    iam,
+    kueue,
+    launch_templates,
+    node_groups,
+    workloads,
+)
 from ultraserver.policy.model import DISABLED, LEVELS, PlanResource, Rule, Violation
 from ultraserver.problems import ConfigError
 
@@ -18,6 +28,7 @@ RULES: tuple[Rule, ...] = (
     *helm_waits.RULES,
     *iam.RULES,
     *workloads.RULES,
+    *device_mode.RULES,
     *kueue.RULES,
 )
 ALL = "all"

@@ -6,13 +6,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ultraserver.facts import kueue
+from ultraserver.facts.devices import GPU_DEVICE_CLASS
 from ultraserver.facts.scheduling import GPU_RESOURCE
 from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_int, as_list, get_path
 
 KUEUE_TYPE_PREFIX = f"kubernetes:{kueue.API_GROUP}/"
 CLAIM_TEMPLATE_PREFIX = "kubernetes:resource.k8s.io/"
-GPU_DEVICE_CLASS = "gpu.nvidia.com"
-"""DeviceClass of the NVIDIA DRA driver's GPUs (a GPU claim when the driver allocates GPUs)."""
 
 
 def _count(value: Any, default: int = 1) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.device_mode_values import dra_driver_mode_values, gpu_operator_mode_values
 from ultraserver.builders.helm_values import (
     deep_merge,
     dra_driver_values,
@@ -18,7 +19,7 @@ from ultraserver.builders.helm_values import (
 )
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import ReleaseSettings
-from ultraserver.facts import charts, manifests
+from ultraserver.facts import charts, devices, manifests
 from ultraserver.facts.dra import DRA_DRIVER_NAMESPACE
 from ultraserver.problems import ConfigError
 from ultraserver.resources.child_options import child_options
@@ -170,6 +171,8 @@ class GpuOperatorArgs:
     """Version, values override and Helm options."""
     service_monitor: bool = False
     """Create the dcgm-exporter ServiceMonitor; only when the Prometheus Operator CRDs are installed first."""
+    devices: str = devices.PLUGINS
+    """Device mode (facts/devices.py): the operator's device plugin runs in plugins mode only."""
 
 
 class GpuOperator(ChartRelease):
@@ -180,7 +183,10 @@ class GpuOperator(ChartRelease):
             "ultraserver:index:GpuOperator",
             name,
             GPU_OPERATOR,
-            gpu_operator_values(args.system_node_selector, args.service_monitor),
+            deep_merge(
+                gpu_operator_values(args.system_node_selector, args.service_monitor),
+                gpu_operator_mode_values(args.devices),
+            ),
             args.release,
             opts,
         )
@@ -194,6 +200,8 @@ class DraDriverArgs:
     """Labels of the system node group, where the controller runs."""
     nvidia_driver_root: str = "/"
     """Host path of the NVIDIA driver; '/' because the AMI installs it on the host."""
+    devices: str = devices.PLUGINS
+    """Device mode (facts/devices.py): the driver allocates GPUs too in DRA mode."""
     release: ReleaseSettings = field(default_factory=ReleaseSettings)
     """Version, values override and Helm options."""
 
@@ -235,7 +243,10 @@ class DraDriver(ChartRelease):
             "ultraserver:index:DraDriver",
             name,
             DRA_DRIVER,
-            dra_driver_values(args.system_node_selector, args.nvidia_driver_root),
+            deep_merge(
+                dra_driver_values(args.system_node_selector, args.nvidia_driver_root),
+                dra_driver_mode_values(args.devices),
+            ),
             args.release,
             opts,
         )

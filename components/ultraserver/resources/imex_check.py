@@ -10,9 +10,10 @@ import pulumi_kubernetes as k8s
 from ultraserver.builders.imex_check import ImexCheckArgs, job_args
 from ultraserver.builders.kueue import local_queue_manifest
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
+from ultraserver.builders.nvbandwidth_job import compute_domain_args, device_claim_template, mpijob_manifest
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.compute_domain import ComputeDomain
+from ultraserver.resources.device_claims import claim_template_resource
 from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 
@@ -49,8 +50,9 @@ class ImexCheck(pulumi.ComponentResource):
         self.job_names = []
         for job in jobs:
             domain = ComputeDomain(f"{name}-{job.name}", compute_domain_args(job), opts=in_namespace)
+            claims = claim_template_resource(f"{name}-{job.name}-devices", device_claim_template(job), in_namespace)
             manifest = mpijob_manifest(job)
-            replaced_custom_resource(f"{name}-{job.name}", manifest, self, opts, [domain, *before_jobs])
+            replaced_custom_resource(f"{name}-{job.name}", manifest, self, opts, [domain, *claims, *before_jobs])
             self.job_names.append(job.name)
         self.register_outputs(
             {"namespace": args.namespace, "jobNames": self.job_names, "thresholdGbps": args.threshold_gbps}

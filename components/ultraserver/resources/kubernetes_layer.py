@@ -12,7 +12,11 @@ from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.builders.kueue import KueueArgs
+from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
+from ultraserver.builders.nccl_check import NcclJobArgs
+from ultraserver.facts import devices
 from ultraserver.problems import ConfigError
+from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
 from ultraserver.resources.helm_release import (
@@ -34,6 +38,7 @@ from ultraserver.resources.helm_release import (
 from ultraserver.resources.imex_check import ImexCheck, ImexCheckArgs
 from ultraserver.resources.kueue import KUEUE, Kueue, check_queue_namespaces
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
+from ultraserver.resources.nccl_check import NcclCheck
 
 T = TypeVar("T", bound=Any)
 
@@ -53,7 +58,11 @@ class KubernetesLayerArgs:
     dra_driver: ReleaseSettings = field(default_factory=ReleaseSettings)
     """NVIDIA DRA driver version, values override and Helm options."""
     efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
-    """EFA device plugin version, values override and Helm options."""
+    """EFA device plugin version, values override and Helm options (plugins mode)."""
+    devices: str = devices.PLUGINS
+    """Device mode (facts/devices.py): device plugins, or the DRA driver for GPUs and DRANET for EFA."""
+    dranet: ReleaseSettings = field(default_factory=ReleaseSettings)
+    """DRANET version, values override and Helm options (DRA mode)."""
     prometheus_stack: ReleaseSettings | None = None
     """kube-prometheus-stack; None installs none (and the GPU Operator then creates no ServiceMonitor)."""
     mpi_operator: MpiOperatorArgs | None = field(default_factory=MpiOperatorArgs)
@@ -64,6 +73,8 @@ class KubernetesLayerArgs:
     """Node Termination Handler in queue mode (self-managed groups); None installs none."""
     efa_check: EfaCheckArgs | None = None
     """nccl-tests all_reduce across UltraServers over EFA; None deploys no check."""
+    nccl_check: list[NcclJobArgs] = field(default_factory=list)
+    """nccl-tests all_reduce with MNNVL and NVLS per UltraServer; empty deploys none."""
     drift_check: DriftCheckArgs | None = None
     """CronJob re-running the node-facts check; None deploys none."""
     kueue: KueueArgs | None = None
@@ -82,6 +93,8 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
     ):
         if check is not None:
             owners[check.namespace] = what
+    if args.nccl_check:
+        owners[NCCL_NAMESPACE] = "NCCL check"
     releases = [("GPU Operator", args.gpu_operator, GPU_OPERATOR), ("DRA driver", args.dra_driver, DRA_DRIVER)]
     if args.prometheus_stack is not None:
         releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK))
@@ -100,6 +113,8 @@ def unmanaged_namespaces(args: KubernetesLayerArgs, kueue: KueueArgs) -> list[st
     queued = {*kueue.local_queue_namespaces}
     if args.imex_check is not None and args.imex_check.queue_name:
         queued.add(args.imex_check.namespace)
+    if any(j.queue_name for j in args.nccl_check):
+        queued.add(NCCL_NAMESPACE)
     return sorted({*kueue.unmanaged_namespaces, *own_namespaces(args)} - queued)
 
 
@@ -109,11 +124,13 @@ class KubernetesLayer(pulumi.ComponentResource):
     gpu_operator: GpuOperator
     prometheus_stack: PrometheusStack | None
     dra_driver: DraDriver
-    efa_device_plugin: EfaDevicePlugin
+    efa_device_plugin: EfaDevicePlugin | None
+    dranet: Dranet | None
     mpi_operator: MpiOperator | None
     imex_check: ImexCheck | None
     node_termination_handler: NodeTerminationHandler | None
     efa_check: EfaCheck | None
+    nccl_check: NcclCheck | None
     drift_check: DriftCheck | None
     kueue: Kueue | None
 
@@ -147,18 +164,25 @@ class KubernetesLayer(pulumi.ComponentResource):
         monitored = [self.prometheus_stack] if self.prometheus_stack else []
         self.gpu_operator = GpuOperator(
             f"{name}-gpu-operator",
-            GpuOperatorArgs(system, args.gpu_operator, service_monitor=bool(monitored)),
+            GpuOperatorArgs(system, args.gpu_operator, service_monitor=bool(monitored), devices=args.devices),
             child(*base, *monitored),
         )
         # ComputeDomains rely on the clique label GFD (deployed by the GPU Operator) puts on nodes.
         self.dra_driver = DraDriver(
             f"{name}-dra-driver",
-            DraDriverArgs(system, release=args.dra_driver),
+            DraDriverArgs(system, release=args.dra_driver, devices=args.devices),
             child(*base, self.gpu_operator),
         )
-        self.efa_device_plugin = EfaDevicePlugin(
-            f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base)
-        )
+        # The release that publishes EFA devices: DRANET in DRA mode, else the EFA device plugin; the EFA check waits
+        # for it.
+        efa_release: pulumi.Resource
+        self.efa_device_plugin, self.dranet = None, None
+        if args.devices == devices.DRA:
+            efa_release = self.dranet = Dranet(f"{name}-dranet", DranetArgs(args.dranet), child(*base))
+        else:
+            efa_release = self.efa_device_plugin = EfaDevicePlugin(
+                f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base)
+            )
         self.mpi_operator = (
             MpiOperator(f"{name}-mpi-operator", args.mpi_operator, child(*base)) if args.mpi_operator else None
         )
@@ -191,7 +215,15 @@ class KubernetesLayer(pulumi.ComponentResource):
         if args.efa_check is not None and self.mpi_operator is not None:
             efa_args = _on_system(args.efa_check, "launcher_node_selector", system)
             self.efa_check = EfaCheck(
-                f"{name}-efa-check", efa_args, child(self.mpi_operator, self.efa_device_plugin, *queued)
+                f"{name}-efa-check",
+                efa_args,
+                child(self.mpi_operator, efa_release, *queued),
+            )
+        self.nccl_check = None
+        if args.nccl_check and self.mpi_operator is not None:
+            jobs = [_on_system(j, "launcher_node_selector", system) for j in args.nccl_check]
+            self.nccl_check = NcclCheck(
+                f"{name}-nccl-check", jobs, child(self.mpi_operator, self.dra_driver, efa_release, *queued)
             )
         self.drift_check = None
         if args.drift_check is not None:

@@ -20,7 +20,7 @@ from ultraserver.builders.kueue import (
     unplaced_flavor_manifest,
 )
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.facts import charts
+from ultraserver.facts import charts, devices
 from ultraserver.facts import kueue as kueue_facts
 from ultraserver.problems import ConfigError, problem
 from ultraserver.resources.child_options import child_options
@@ -109,7 +109,7 @@ class Kueue(pulumi.ComponentResource):
         unplaced = custom_resource(f"{name}-flavor-no-topology", unplaced_flavor_manifest(), after_release)
         self.cluster_queue = custom_resource(
             f"{name}-cluster-queue",
-            cluster_queue_manifest(args.capacity, args.device_quota),
+            cluster_queue_manifest(args.capacity, args.device_quota, args.device_mode == devices.PLUGINS),
             child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, flavor, unplaced])),
         )
         self.local_queues = {}

@@ -14,6 +14,7 @@ from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import kueue_args
+from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.blocks import StandbyGroup, group_blocks, standby_groups
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
@@ -57,9 +58,12 @@ def kubernetes_layer_args(
         gpu_operator=s.kubernetes.gpu_operator,
         dra_driver=s.kubernetes.dra_driver,
         efa_device_plugin=s.kubernetes.efa_device_plugin,
+        devices=s.kubernetes.devices,
+        dranet=s.kubernetes.dranet,
         prometheus_stack=s.kubernetes.prometheus_stack if s.kubernetes.prometheus_stack_enabled else None,
         imex_check=imex_check_args(s),
         efa_check=efa_check_args(s),
+        nccl_check=nccl_check_args(s),
         kueue=kueue_args(s),
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups

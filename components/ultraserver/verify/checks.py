@@ -14,7 +14,9 @@ from ultraserver.facts.scheduling import CLIQUE_LABEL
 from ultraserver.verify.clients import ClusterError, ClusterReader
 from ultraserver.verify.expect import StackExpectation
 from ultraserver.verify.fabric import efa_verdict, nvlink_verdicts
+from ultraserver.verify.nccl_check import nccl_verdict
 from ultraserver.verify.node_facts import device_class_verdict, node_fact_verdicts
+from ultraserver.verify.resource_slices import resource_slice_verdict
 from ultraserver.verify.verdict import (
     ACROSS,
     CLUSTER,
@@ -22,8 +24,10 @@ from ultraserver.verify.verdict import (
     DEVICE_CLASSES,
     EFA,
     FLEET,
+    NCCL,
     NODE_FACTS,
     NVLINK,
+    RESOURCE_SLICES,
     Verdict,
     _api_problem,
 )
@@ -43,12 +47,15 @@ def planned_checks(expected: StackExpectation) -> list[tuple[str, str]]:
     pairs = [(CLUSTER, DEVICE_CLASSES)]
     for group in expected.groups:
         pairs.append((group.name, FLEET if group.fleet else NODE_FACTS))
+        if group.node_devices is not None:
+            pairs.append((group.name, RESOURCE_SLICES))
         for index, _ in enumerate(group.nvlink_jobs, start=1):
             pairs.append((group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}", NVLINK))
         if group.fleet and group.nvlink_jobs:
             pairs.append((group.name, COVERAGE))
     if expected.efa_job:
         pairs.append((ACROSS, EFA))
+    pairs += [(group, NCCL) for group, _ in expected.nccl_jobs]
     return pairs
 
 
@@ -61,12 +68,20 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
         return [Verdict(u, c, NOT_JUDGED, (problem,)) for u, c in planned_checks(expected)]
     plugin_pods = _read(lambda: reader.pods(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR))
     verdicts = [device_class_verdict(expected.device_classes, _read(reader.device_classes))]
+    dra_groups = [g for g in expected.groups if g.node_devices is not None]
+    slices = _read(reader.resource_slices) if dra_groups else []
     for group in expected.groups:
         verdicts.extend(node_fact_verdicts(group, nodes, plugin_pods))
+        if group.node_devices is not None:
+            verdicts.append(resource_slice_verdict(group, nodes, slices))
     if not node_facts_only:
         verdicts.extend(nvlink_verdicts(reader, expected, nodes))
         if expected.efa_job:
             verdicts.append(efa_verdict(reader, expected, {n.name: n.labels.get(CLIQUE_LABEL, "") for n in nodes}))
+        for ultraserver, job in expected.nccl_jobs:
+            verdicts.append(
+                nccl_verdict(reader, ultraserver, job, expected.nccl_namespace, expected.nccl_min_bus_bandwidth_gbytes)
+            )
     return verdicts
 
 

@@ -72,6 +72,9 @@ class ClusterReader(Protocol):
     def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
         """A pod's log (the last `tail_lines` lines when given)."""
 
+    def resource_slices(self) -> list[dict[str, Any]]:
+        """resource.k8s.io/v1 ResourceSlices as plain objects (read in DRA mode, Kubernetes 1.35+)."""
+
 
 def _ready(conditions: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions or [])
@@ -158,6 +161,19 @@ class KubernetesReader:
             )
             for p in items
         ]
+
+    def resource_slices(self) -> list[dict[str, Any]]:
+        found = self._call(
+            "listing resource.k8s.io/v1 resourceslices",
+            partial(
+                self._custom.list_cluster_custom_object,
+                "resource.k8s.io",
+                "v1",
+                "resourceslices",
+                _request_timeout=self.TIMEOUT,
+            ),
+        )
+        return list(found.get("items", []))
 
     def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
         kwargs: dict[str, Any] = {"_request_timeout": self.TIMEOUT}

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import NodeGroupExpectation, node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
+from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
+from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.settings import Settings
+from ultraserver.facts import devices
 from ultraserver.facts.dra import COMPUTE_DOMAIN_DEVICE_CLASSES, DRA_DRIVER_NAMESPACE
 
 
@@ -26,6 +29,15 @@ class StackExpectation:
     efa_job: str = ""
     efa_min_bus_bandwidth_gbps: float = 0.0
     efa_ultraservers: int = 0
+    nccl_jobs: tuple[tuple[str, str], ...] = ()
+    """(UltraServer, MPIJob) of each NCCL check run; empty when ncclCheck is off."""
+    nccl_namespace: str = NCCL_NAMESPACE
+    nccl_min_bus_bandwidth_gbytes: float = 0.0
+
+
+def dra_device_classes(mode: str) -> tuple[str, ...]:
+    """The DeviceClasses DRA mode adds: GPUs (the DRA driver) and EFA devices (DRANET)."""
+    return (devices.GPU_DEVICE_CLASS, devices.EFA_DEVICE_CLASS) if mode == devices.DRA else ()
 
 
 def expectation(settings: Settings) -> StackExpectation:
@@ -33,6 +45,7 @@ def expectation(settings: Settings) -> StackExpectation:
     check = imex_check_args(settings)
     groups = node_group_expectations(settings)
     efa_check = efa_check_args(settings)
+    nccl = nccl_check_args(settings)
     return StackExpectation(
         groups=tuple(groups),
         efa_namespace=efa_check.namespace if efa_check else "",
@@ -40,6 +53,9 @@ def expectation(settings: Settings) -> StackExpectation:
         efa_min_bus_bandwidth_gbps=efa_check.min_bus_bandwidth_gbps if efa_check else 0.0,
         efa_ultraservers=efa_check.ultraservers if efa_check else 0,
         dra_namespace=settings.kubernetes.dra_driver.namespace or DRA_DRIVER_NAMESPACE,
+        device_classes=COMPUTE_DOMAIN_DEVICE_CLASSES + dra_device_classes(settings.kubernetes.devices),
         imex_namespace=check.namespace if check else "",
+        nccl_jobs=tuple((j.name.removeprefix("nccl-"), j.name) for j in nccl),
+        nccl_min_bus_bandwidth_gbytes=nccl[0].min_bus_bandwidth_gbytes if nccl else 0.0,
         nvlink_threshold_gbps=check.threshold_gbps if check else 0.0,
     )

@@ -33,12 +33,10 @@ def _quantity(node: Node, resource: str) -> str:
     return node.allocatable.get(resource, "0")
 
 
-def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str] | None) -> list[Problem]:
-    """Everything wrong with one GPU node; `plugin_nodes` None when the plugin pods could not be read."""
+def _allocatable_problems(node: Node, group: NodeGroupExpectation) -> list[Problem]:
+    """The device plugins' resources on a plugins-mode node: all GPUs and the layout's EFA devices."""
     found: list[Problem] = []
     where = f"node {node.name}"
-    if not node.ready:
-        found.append(Problem(where, "NotReady", "Ready", f"kubectl describe node {node.name}"))
     gpus = _quantity(node, GPU_RESOURCE)
     if gpus != str(group.gpus_per_node):
         found.append(
@@ -62,6 +60,17 @@ def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str
                 "(aws ec2 describe-instances); replace the node if devices are missing",
             )
         )
+    return found
+
+
+def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str] | None) -> list[Problem]:
+    """Everything wrong with one GPU node; `plugin_nodes` None when the plugin pods could not be read."""
+    found: list[Problem] = []
+    where = f"node {node.name}"
+    if not node.ready:
+        found.append(Problem(where, "NotReady", "Ready", f"kubectl describe node {node.name}"))
+    if group.node_devices is None:
+        found.extend(_allocatable_problems(node, group))
     clique = node.labels.get(CLIQUE_LABEL, "")
     if not clique:
         found.append(

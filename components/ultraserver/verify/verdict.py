@@ -13,6 +13,8 @@ from ultraserver.verify.clients import ClusterError
 CLUSTER, ACROSS = "cluster", "across-ultraservers"
 NODE_FACTS, DEVICE_CLASSES, NVLINK, FLEET, EFA = "node-facts", "dra-device-classes", "nvlink", "ultraservers", "efa"
 COVERAGE = "nvlink-coverage"
+RESOURCE_SLICES = "resource-slices"
+NCCL = "nccl-all-reduce"
 _NODE_REPORT = re.compile(rf"^{re.escape(NODE_REPORT_PREFIX)}(\S+)\s*$", re.M)
 GPU_RESOURCE, EFA_RESOURCE = "nvidia.com/gpu", "vpc.amazonaws.com/efa"
 _NO_MNNVL_UUID = "00000000-0000-0000-0000-000000000000"

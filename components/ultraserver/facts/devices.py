@@ -1,0 +1,131 @@
+"""Device modes: how GPU nodes hand GPUs and EFA devices to pods (device plugins, or DRA drivers).
+
+``plugins`` (the default, the EKS GB200 guide's setup): GPUs are the extended resource ``nvidia.com/gpu`` of the GPU
+Operator's device plugin, EFA devices ``vpc.amazonaws.com/efa`` of the EFA device plugin; DRA serves only
+ComputeDomain channels.
+
+``dra``: the NVIDIA DRA driver publishes GPUs (DeviceClass ``gpu.nvidia.com``) and DRANET (chart ``aws-dranet``)
+publishes EFA devices (DeviceClass ``efa.networking.k8s.aws``, driver ``dra.net``) as ResourceSlices; the device
+plugins are off. EKS recommends DRA drivers for new deployments on 1.34+ with managed or self-managed node groups
+(https://docs.aws.amazon.com/eks/latest/userguide/device-management.html and device-management-efa.html: "pairs EFA
+interfaces with their topologically-local GPUs"; the EFA guide lists 1.34 as DRANET's minimum, the aws-dranet chart
+README 1.35, which DRA_MIN_KUBERNETES follows), read 2026-11-25.
+
+The PCIe-root attribute both drivers publish is the upstream standard one, named in
+kubernetes/dynamic-resource-allocation v0.35.0 ``deviceattribute/attribute.go:32``
+(``StandardDeviceAttributePrefix + "pcieRoot"``, prefix ``resource.kubernetes.io/``) and filled by
+``GetPCIeRootAttributeByPCIBusID`` as a string such as ``pci0000:00`` (``deviceattribute/pci_linux.go:46-53``):
+- NVIDIA: kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 ``cmd/gpu-kubelet-plugin/nvlib.go:539-541`` computes it per
+  GPU and ``cmd/gpu-kubelet-plugin/deviceinfo.go:183-184`` publishes it;
+- DRANET: google/dranet v1.0.1 ``pkg/inventory/db.go:251-255`` sets it on every PCI network device (the AWS build in
+  aws-dranet 1.0.0 is app v1.2.0-eksbuild.2; that its source matches upstream here is UNVERIFIED: AWS's fork was not
+  stored).
+Checked 2026-11-25.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ultraserver.facts import efa, kubernetes
+from ultraserver.facts.scheduling import EFA_RESOURCE, GPU_RESOURCE
+
+PLUGINS = "plugins"
+DRA = "dra"
+MODES = (PLUGINS, DRA)
+DEFAULT_MODE = PLUGINS
+
+DRA_MIN_KUBERNETES = "1.35"
+"""Oldest minor DRA mode deploys: the aws-dranet 1.0.0 chart README's prerequisite ("Kubernetes 1.35+"); the NVIDIA
+DRA driver 0.4.1 asks for 1.34.2+ (its prerequisites page), so DRANET decides."""
+
+RESOURCE_API_VERSION = "resource.k8s.io/v1"
+"""API of DRA-mode claim templates: DRA is GA there, as DRA mode needs 1.35 (``DRA_MIN_KUBERNETES``)."""
+
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+"""DeviceClass of whole GPUs (dra-driver-nvidia-gpu 0.4.1 chart, templates/deviceclass-gpu.yaml)."""
+GPU_DRIVER = "gpu.nvidia.com"
+"""Driver name in the GPU ResourceSlices (v0.4.1 cmd/gpu-kubelet-plugin/main.go:42)."""
+GPU_DEVICE_TYPE = "gpu"
+"""The ``type`` attribute of a whole GPU (v0.4.1 cmd/gpu-kubelet-plugin/types.go:27; deviceinfo.go:153)."""
+EFA_DEVICE_CLASS = "efa.networking.k8s.aws"
+"""DeviceClass the aws-dranet 1.0.0 chart creates (values.yaml deviceClass.name, templates/deviceclass.yaml)."""
+EFA_DRIVER = "dra.net"
+"""Driver name in DRANET's ResourceSlices (the chart's DeviceClass selects ``device.driver == "dra.net"``)."""
+EFA_PCI_DEVICE = "Elastic Fabric Adapter (EFA)"
+"""``dra.net/pciDevice`` of an EFA device (google/dranet v1.0.1 pkg/apis/attributes.go:31; the chart's filter)."""
+PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
+"""The PCIe-root attribute both drivers publish (module docstring)."""
+
+PLUGIN_RESOURCES = (GPU_RESOURCE, EFA_RESOURCE)
+"""Extended resources of the device plugins; they do not exist on a DRA-mode node."""
+
+
+def needs_newer_kubernetes(mode: str, version: str) -> bool:
+    """Whether `mode` cannot run on Kubernetes `version`."""
+    return mode == DRA and kubernetes.is_newer(DRA_MIN_KUBERNETES, version)
+
+
+@dataclass(frozen=True)
+class GpuEfaPair:
+    """One GPU of a node and the EFA interfaces wired to it (same PCIe root, so NCCL keeps traffic local)."""
+
+    gpu: int
+    efa_cards: tuple[int, ...]
+
+
+def pairing(instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> tuple[GpuEfaPair, ...]:
+    """Each GPU with the EFA interfaces of its card group.
+
+    The catalog's ``efa_bandwidth_groups`` are one per GPU on p6e-gb200 (cards 1-4 serve GPU 0, 5-8 GPU 1, ...: EC2
+    "EFA for P6e-GB200", the source in data/network_cards.json); that these cards share the GPU's PCIe root in sysfs
+    is what the EKS EFA guide's "topology-aware pairing" relies on and is UNVERIFIED on hardware here. A type whose
+    groups are not one per GPU gets no pairing (an empty tuple): its claims ask for GPUs and EFA without a constraint.
+    """
+    facts = efa.instance_facts(instance_type)
+    groups = facts["efa_bandwidth_groups"]
+    if len(groups) != facts["gpus"]:
+        return ()
+    efa_cards = [i.network_card_index for i in interfaces if i.interface_type in efa.EFA_TYPES]
+    return tuple(
+        GpuEfaPair(gpu, tuple(card for card in efa_cards if card in group["cards"])) for gpu, group in enumerate(groups)
+    )
+
+
+def gpus_per_node(instance_type: str) -> int:
+    """GPUs of one node, from the instance catalog."""
+    gpus: int = efa.instance_facts(instance_type)["gpus"]
+    return gpus
+
+
+@dataclass(frozen=True)
+class NodeDevices:
+    """What one node offers through DRA: its GPUs and, per GPU, the EFA devices of its card group."""
+
+    gpus: int
+    efa_per_gpu: tuple[int, ...]
+    """EFA devices paired with GPU i; empty when the catalog gives no pairing for the type."""
+    unpaired_efa: int = 0
+    """EFA devices of no GPU's group (asked for without a constraint)."""
+
+    @property
+    def efa_devices(self) -> int:
+        """EFA devices of the node."""
+        return sum(self.efa_per_gpu) + self.unpaired_efa
+
+
+def node_devices(instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> NodeDevices:
+    """GPUs and paired EFA devices of one node, from the instance catalog and the group's EFA layout."""
+    per_gpu = tuple(len(p.efa_cards) for p in pairing(instance_type, interfaces))
+    total = efa.summarize_layout(instance_type, interfaces).efa_devices
+    return NodeDevices(gpus_per_node(instance_type), per_gpu, total - sum(per_gpu))
+
+
+def requests_plugin_resource(resources: dict[str, Any] | None) -> list[str]:
+    """The device-plugin resources named in a container's requests or limits."""
+    found: set[str] = set()
+    for part in ("requests", "limits"):
+        found |= {name for name in ((resources or {}).get(part) or {}) if name in PLUGIN_RESOURCES}
+    return sorted(found)

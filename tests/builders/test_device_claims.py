@@ -1,0 +1,77 @@
+"""DRA-mode claims: a whole node's GPUs, each paired with the EFA devices of its card group on one PCIe root."""
+
+from __future__ import annotations
+
+import kubernetes_validate
+import pytest
+from ultraserver.builders import device_claims
+from ultraserver.facts import devices, efa
+from ultraserver.facts.kueue_admission import devices_per_class
+
+GB200 = "p6e-gb200.36xlarge"
+# Card groups per GPU on p6e-gb200 (EC2 "EFA for P6e-GB200": cards 1-4 serve GPU 0, 5-8 GPU 1, ...).
+GPU_CARDS = {0: {1, 2, 3, 4}, 1: {5, 6, 7, 8}, 2: {9, 10, 11, 12}, 3: {13, 14, 15, 16}}
+
+
+def node(preset: str) -> devices.NodeDevices:
+    return devices.node_devices(GB200, efa.layout_for(GB200, preset, None))
+
+
+@pytest.mark.parametrize(("preset", "per_gpu"), [("one-per-nci-group", 1), ("all-odd-cards", 2), ("maximum", 4)])
+def test_each_gpu_gets_the_efa_devices_of_its_own_card_group(preset: str, per_gpu: int) -> None:
+    pairs = devices.pairing(GB200, efa.layout_for(GB200, preset, None))
+    assert [p.gpu for p in pairs] == [0, 1, 2, 3]
+    for pair in pairs:
+        assert len(pair.efa_cards) == per_gpu
+        assert set(pair.efa_cards) <= GPU_CARDS[pair.gpu]
+    assert node(preset).efa_devices == efa.summarize_layout(GB200, efa.layout_for(GB200, preset, None)).efa_devices
+
+
+@pytest.mark.parametrize("preset", efa.PRESETS)
+def test_the_claim_pairs_every_gpu_with_its_efa_devices_on_one_pcie_root(preset: str) -> None:
+    spec = device_claims.claim_spec(node(preset))
+    requests = {r["name"]: r["exactly"] for r in spec["devices"]["requests"]}
+    pairs = device_claims.paired_requests(spec)
+    assert len(pairs) == 4
+    for gpu, (gpu_request, efa_request) in enumerate(pairs):
+        assert requests[gpu_request] == {
+            "deviceClassName": devices.GPU_DEVICE_CLASS,
+            "allocationMode": "ExactCount",
+            "count": 1,
+        }
+        assert requests[efa_request]["deviceClassName"] == devices.EFA_DEVICE_CLASS
+        assert requests[efa_request]["count"] == node(preset).efa_per_gpu[gpu]
+    assert all(c["matchAttribute"] == "resource.kubernetes.io/pcieRoot" for c in spec["devices"]["constraints"])
+
+
+@pytest.mark.parametrize("preset", efa.PRESETS)
+def test_kueue_counts_the_claim_as_the_nodes_gpus_and_efa_devices(preset: str) -> None:
+    counts, refusal = devices_per_class(device_claims.claim_spec(node(preset)))
+    assert refusal is None
+    assert counts == {devices.GPU_DEVICE_CLASS: 4, devices.EFA_DEVICE_CLASS: node(preset).efa_devices}
+
+
+@pytest.mark.parametrize("preset", efa.PRESETS)
+def test_the_template_is_valid_resource_k8s_io_v1_on_kubernetes_1_35(preset: str) -> None:
+    template = device_claims.claim_template("job-devices", "ml", node(preset))
+    assert template["apiVersion"] == "resource.k8s.io/v1"
+    kubernetes_validate.validate(template, devices.DRA_MIN_KUBERNETES, strict=True)
+
+
+def test_validation_of_the_template_is_live() -> None:
+    template = device_claims.claim_template("job-devices", "ml", node("maximum"))
+    template["spec"]["spec"]["devices"]["constraints"][0]["matchAtribute"] = "x"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(template, devices.DRA_MIN_KUBERNETES, strict=True)
+
+
+def test_a_type_without_one_card_group_per_gpu_is_claimed_whole_without_a_constraint() -> None:
+    other = next(t for t in efa.supported_instance_types() if t != GB200)
+    layout = efa.layout_for(other, None, None)
+    spec = device_claims.claim_spec(devices.node_devices(other, layout))
+    assert "constraints" not in spec["devices"]
+    counts, _ = devices_per_class(spec)
+    assert counts == {
+        devices.GPU_DEVICE_CLASS: devices.gpus_per_node(other),
+        devices.EFA_DEVICE_CLASS: efa.summarize_layout(other, layout).efa_devices,
+    }
