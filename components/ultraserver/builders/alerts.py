@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ultraserver.builders.iam import account_administers
 from ultraserver.facts import capacity_events as ev
 
 
@@ -86,13 +87,7 @@ def key_policy(account_id: str, partition: str = "aws") -> dict[str, Any]:
     return {
         "Version": "2012-10-17",
         "Statement": [
-            {
-                "Sid": "AccountAdministers",
-                "Effect": "Allow",
-                "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"},
-                "Action": "kms:*",
-                "Resource": "*",
-            },
+            account_administers(account_id, partition),
             {
                 "Sid": "EventBridgePublishes",
                 "Effect": "Allow",
