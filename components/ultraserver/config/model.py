@@ -3,7 +3,7 @@
 Attribute names are what the program reads (``settings.gpu_node_groups[0].availability_zone``); aliases are
 the stack keys as written (``ultraserver-eks:gpuNodeGroups[0].availabilityZone``). Rules that span several
 fields live in ``config.rules``; turning raw Pulumi config into ``Settings`` lives in ``config.load``.
-The JSON Schema of stack files (stacks/stack.schema.json) and the README settings table come from here.
+The JSON Schema of stack files (stacks/stack.schema.json) and the settings reference (docs/settings.md) come from here.
 Field types live in ``config.fields``, the GPU node group model in ``config.gpu_model``.
 """
 

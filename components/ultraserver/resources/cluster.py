@@ -230,7 +230,7 @@ class Cluster(pulumi.ComponentResource):
             tags,
             child,
         )
-        # A provider is only declared where the deployer reaches the API server (README "Reachability").
+        # A provider is only declared where the deployer reaches the API server (docs/deploy.md "Reachability").
         self.provider = (
             k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child) if args.kubernetes_provider else None
         )

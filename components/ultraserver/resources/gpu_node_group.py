@@ -16,9 +16,9 @@ capacity-reservation resource group with ``ultraserver_count`` x instances; no g
 nodes. With a reservation window, scheduled actions bring the group to full size when the block starts and
 to 0 ``scale_down_lead_minutes`` before it ends; the group's own desired size follows the same window. With
 ``capacity_blocks`` (successive blocks) the template targets the block current at ``now`` and the actions cover it
-and every later block (README, "Running on Capacity Blocks").
+and every later block (docs/running-on-capacity-blocks.md).
 
-Upgrades (EKS: capacity-block groups must be at desired size 0 first): see README, "Upgrading GPU nodes".
+Upgrades (EKS: capacity-block groups must be at desired size 0 first): see docs/deploy.md, "Upgrading GPU nodes".
 ``scale_to_zero_for_upgrade`` holds the group at 0 and tags it ``ultraserver.io/upgrade-safe=true``.
 """
 

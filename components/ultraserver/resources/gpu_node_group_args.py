@@ -85,7 +85,7 @@ class GpuNodeGroupArgs:
     """Successive blocks (this group's reservation of each, none with a resource group, and the window) instead of
     capacity_reservation_id and reservation_window: the template targets the block current at ``now``."""
     scale_to_zero_for_upgrade: bool = False
-    """Hold the group at 0 nodes so its AMI, template, labels or taints can change (README, upgrades)."""
+    """Hold the group at 0 nodes so its AMI, template, labels or taints can change (docs/deploy.md, upgrades)."""
     local_storage: instances.LocalStorage = "RAID0"
     """nodeadm local storage strategy for the instance store."""
     root_volume_size_gib: int = instances.GPU_ROOT_VOLUME_GIB

@@ -174,7 +174,7 @@ def _running_problems(
                         "the group to 0 outside Pulumi first (`aws eks update-nodegroup-config --scaling-config "
                         "minSize=0,desiredSize=0`, which a deploy would not do before rolling the template), then set "
                         f"{switched}.scaleToZeroForUpgrade: true and `pulumi up`, then remove it and `pulumi up` again "
-                        "(README, Running on Capacity Blocks)"
+                        "(docs/running-on-capacity-blocks.md)"
                         if switched and side.nodes == 0
                         else ""
                     ),
