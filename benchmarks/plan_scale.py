@@ -7,6 +7,11 @@ of one group, only 500 groups per region), and prints resources, managed node gr
 30), GPUs, VPC CIDR blocks, the wall time and the peak resident memory of the process so far (getrusage). GPU subnets
 beyond the primary /16 go into secondary blocks of 100.64.0.0/10 (config/subnets.py). Timings are
 measurements for this machine, not assertions.
+
+Each line also gives the plan's cost per resource and its ratio to the bare offline engine's (the same recording
+engine declaring plain resources with no toolkit code). Unless ``--no-floor``, the end compares
+``ultraserver plan --stack gb200-x72`` with importing the same Pulumi SDK modules in a fresh interpreter (the import
+floor; issue 22 targets at most 1.2x), best of three runs each.
 """
 
 from __future__ import annotations
@@ -14,14 +19,18 @@ from __future__ import annotations
 import argparse
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+import pulumi
 import yaml
 from ultraserver.config.subnets import free_blocks, ips_needed
 from ultraserver.facts import limits
-from ultraserver.offline import run_plan
+from ultraserver.facts.ultraservers import GPUS_PER_NODE, TYPES
+from ultraserver.offline import record, run_plan
 from ultraserver.offline.report import NODE_GROUP, gpu_groups
 
 MANAGED_NODE_GROUP_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
@@ -34,7 +43,7 @@ GPU_PODS_PER_NODE = 8
 
 def secondary_blocks(ultraservers: int) -> list[str]:
     """The secondary VPC blocks the GPU subnets of ``ultraservers`` x72 UltraServers need beyond the primary /16."""
-    ips = ips_needed(ultraservers * 18, GPU_PODS_PER_NODE, 1)
+    ips = ips_needed(ultraservers * TYPES["u-p6e-gb200x72"].nodes, GPU_PODS_PER_NODE, 1)
     return free_blocks([PRIMARY], -(-ips // 2**16) if ips > 2**15 else 0)
 
 
@@ -72,7 +81,45 @@ def stack_config(ultraservers: int, grouped: bool) -> dict:
     }
 
 
-def measure(project: Path, ultraservers: int, grouped: bool) -> str:
+def bare_seconds_per_resource(count: int = 2000) -> float:
+    """Seconds the offline engine takes per plain resource (no toolkit code), the baseline of the plan's cost."""
+    start = time.perf_counter()
+    record(lambda: [pulumi.CustomResource("bench:index:Bare", f"r{i}", {"index": i}) for i in range(count)])
+    return (time.perf_counter() - start) / count
+
+
+def best_seconds(code: str, repeats: int = 3) -> float:
+    """The fastest of ``repeats`` runs of ``code`` in a fresh interpreter from the repository root."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+PLAN_X72 = (
+    "import contextlib, io, sys\n"
+    "from ultraserver.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+    "    main(['plan', '--stack', 'gb200-x72'])\n"
+)
+
+
+def import_floor() -> str:
+    """The gb200-x72 plan against importing the Pulumi SDK modules it uses, as one line."""
+    probe = PLAN_X72 + "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0].startswith('pulumi'))))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True)
+    modules = done.stdout.split()
+    floor = best_seconds("".join(f"import {m}\n" for m in modules))
+    plan = best_seconds(PLAN_X72)
+    return (
+        f"plan --stack gb200-x72: {plan:.2f}s; importing its {len(modules)} Pulumi SDK modules: {floor:.2f}s; "
+        f"ratio {plan / floor:.2f}"
+    )
+
+
+def measure(project: Path, ultraservers: int, grouped: bool, bare: float) -> str:
     """Plan one generated stack and describe it in one line."""
     stack = f"bench-{ultraservers}-{'grouped' if grouped else 'per-us'}"
     (project / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(stack_config(ultraservers, grouped)))
@@ -82,13 +129,14 @@ def measure(project: Path, ultraservers: int, grouped: bool) -> str:
     # Linux reports ru_maxrss in KiB: the process's peak so far, so sizes run smallest first.
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
     managed = len(plan.of_type(NODE_GROUP))
-    gpus = sum(g.full_size * 4 for g in gpu_groups(plan))
+    gpus = sum(g.full_size * GPUS_PER_NODE for g in gpu_groups(plan))
     flag = "" if managed <= MANAGED_NODE_GROUP_QUOTA else f"  over the quota of {MANAGED_NODE_GROUP_QUOTA}"
     mode = "grouped" if grouped else "per-UltraServer"
     blocks = 1 + len(plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation"))
+    per_resource = seconds / len(plan.resources)
     return (
         f"{ultraservers:5d}  {mode:15s}  {len(plan.resources):9d}  {managed:11d}  {gpus:6d}  {blocks:6d}  "
-        f"{seconds:7.2f}s  {peak_mib:8.1f} MiB{flag}"
+        f"{seconds:7.2f}s  {per_resource * 1000:6.2f} ms ({per_resource / bare:4.2f}x bare)  {peak_mib:8.1f} MiB{flag}"
     )
 
 
@@ -109,16 +157,24 @@ def main(argv: list[str] | None = None) -> None:
         default=[1, 4, 16, 32, 100, 1000],
         help="UltraServers per planned stack (default: 1 4 16 32 100 1000)",
     )
+    parser.add_argument("--no-floor", action="store_true", help="skip the comparison with the SDK import floor")
     args = parser.parse_args(argv)
+    bare = bare_seconds_per_resource()
+    print(f"bare offline engine: {bare * 1000:.2f} ms per resource")
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         shutil.copy(ROOT / "Pulumi.yaml", project)
         shutil.copy(ROOT / "__main__.py", project)
         (project / "stacks").mkdir()
-        print("  UltraServers  mode           resources  managed NGs  GPUs    blocks  plan time  peak memory")
+        print(
+            "  UltraServers  mode           resources  managed NGs  GPUs    blocks  plan time  per resource"
+            "                 peak memory"
+        )
         for size in args.sizes:
             for grouped in (False, True):
-                print(measure(project, size, grouped))
+                print(measure(project, size, grouped, bare))
+    if not args.no_floor:
+        print(import_floor())
 
 
 if __name__ == "__main__":

@@ -24,11 +24,13 @@ DATA_FILE = REPO / "components" / "ultraserver" / "facts" / "data" / "chart_keys
 CRD_DIR = REPO / "tests" / "fixtures" / "crds"
 
 # Pinned charts: (catalog name, upstream folder, version folder, published version, Helm repo).
-# The gpu-operator Chart.yaml in git carries a placeholder version; NGC publishes it as v25.3.4.
+# The gpu-operator Chart.yaml in git carries a placeholder version (v1.0.0-devel); NGC publishes it as v26.7.0
+# (NVIDIA/gpu-operator tag v26.7.0, commit 10ee5b36). EFA device plugin chart v0.5.30 = app v0.5.20
+# (aws/eks-charts stable/aws-efa-k8s-device-plugin at commit 52396092, 2026-08-03).
 CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
-    ("gpu-operator", "gpu-operator", "v25.3.4", "v25.3.4", "https://helm.ngc.nvidia.com/nvidia"),
+    ("gpu-operator", "gpu-operator", "v26.7.0", "v26.7.0", "https://helm.ngc.nvidia.com/nvidia"),
     ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "25.8.0", "25.8.0", "https://helm.ngc.nvidia.com/nvidia"),
-    ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "0.5.14", None, "https://aws.github.io/eks-charts"),
+    ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "v0.5.30", None, "https://aws.github.io/eks-charts"),
     # Published as an OCI chart (config/helm/aws-node-termination-handler/README.md at tag v1.25.6).
     (
         "aws-node-termination-handler",
@@ -192,11 +194,30 @@ def source_of(folder: Path, saved: str) -> dict[str, str]:
     folder_row = re.search(rf"^\|[^|\n]*\b{re.escape(saved)}\b[^|\n]*\| +([^|\s]+/) +\|", text, re.MULTILINE)
     if repo and commit and folder_row:
         return {"repository": repo.group(1), "commit": commit.group(1), "path": folder_row.group(1) + saved, "blob": ""}
+    # Newer ones are prose: "Repository OWNER/NAME, tag T, commit C." with "Files: FOLDER/{...}" or ", path FOLDER".
+    short = _short_source(text, saved)
+    if short:
+        return short
     # Others name each saved file (or a glob of them) with its full upstream path (the same glob).
     path = _glob_row_path(text, saved)
     if not repo or not commit or not path:
         raise SystemExit(f"{folder}/SOURCE.md: repository URL, commit or the row of {saved} not found")
     return {"repository": repo.group(1), "commit": commit.group(1), "path": path, "blob": ""}
+
+
+def _short_source(text: str, saved: str) -> dict[str, str] | None:
+    """Source of `saved` from a one-line SOURCE.md ("Repository owner/name, ... commit C" plus its folder)."""
+    repo = re.search(r"^Repository ([\w.-]+/[\w.-]+)[ ,]", text, re.MULTILINE)
+    commit = re.search(r"\bcommit ([0-9a-f]{40})\b", text)
+    folder = re.search(r"^Files: (\S+?)/\{", text, re.MULTILINE) or re.search(r", path (\S+) at commit", text)
+    if not (repo and commit and folder):
+        return None
+    return {
+        "repository": f"https://github.com/{repo.group(1)}",
+        "commit": commit.group(1),
+        "path": f"{folder.group(1)}/{saved}",
+        "blob": "",
+    }
 
 
 def _glob_row_path(text: str, saved: str) -> str | None:

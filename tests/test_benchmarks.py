@@ -32,9 +32,10 @@ def test_a_thousand_ultraservers_get_the_vpc_blocks_their_subnets_need() -> None
 
 
 def test_a_small_plan_runs_and_reports_memory(capsys: pytest.CaptureFixture[str]) -> None:
-    plan_scale.main(["--sizes", "1"])
+    plan_scale.main(["--sizes", "1", "--no-floor"])
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 3 and all("MiB" in line for line in lines[1:])
+    assert lines[0].startswith("bare offline engine: ") and lines[0].endswith(" ms per resource")
+    assert len(lines) == 4 and all("MiB" in line and "x bare)" in line for line in lines[2:])
 
 
 @pytest.mark.parametrize("size", ["0", "-3"])

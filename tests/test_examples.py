@@ -14,9 +14,9 @@ from helpers.modules import load_file
 from ultraserver.builders import device_claims
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
+from ultraserver.facts.scheduling import ULTRASERVER_LABEL
 from ultraserver.offline import Plan, PlanResource, run_plan
 from ultraserver.problems import ConfigError
-from ultraserver.resources.platform import ULTRASERVER_LABEL
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TRAINING = EXAMPLES / "compute-domain-job"

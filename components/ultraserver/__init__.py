@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "NodeRole": "resources.node_role",
     "NodeRoleArgs": "resources.node_role",
     "GpuNodeGroup": "resources.gpu_node_group",
-    "GpuNodeGroupArgs": "resources.gpu_node_group",
+    "GpuNodeGroupArgs": "resources.gpu_node_group_args",
     "KubernetesLayer": "resources.kubernetes_layer",
     "KubernetesLayerArgs": "resources.kubernetes_layer",
     "GpuOperator": "resources.helm_release",

@@ -29,7 +29,7 @@ SYSTEM = {"ultraserver.io/role": "system"}
 def test_catalog_pins_the_documented_versions_and_repos() -> None:
     cat = charts.catalog()
     assert (cat[charts.GPU_OPERATOR].version, cat[charts.GPU_OPERATOR].repo) == (
-        "v25.3.4",
+        "v26.7.0",
         "https://helm.ngc.nvidia.com/nvidia",
     )
     assert (cat[charts.DRA_DRIVER].version, cat[charts.DRA_DRIVER].repo) == (
@@ -38,7 +38,7 @@ def test_catalog_pins_the_documented_versions_and_repos() -> None:
     )
     # eks-charts publishes this chart version with a leading v.
     assert (cat[charts.EFA_DEVICE_PLUGIN].version, cat[charts.EFA_DEVICE_PLUGIN].repo) == (
-        "v0.5.14",
+        "v0.5.30",
         "https://aws.github.io/eks-charts",
     )
     for entry in cat.values():

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import subprocess
 
-import pytest
 import yaml
 from helpers.mime import parts
 from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, node_config, user_data
-from ultraserver.problems import ConfigError
 
 CLUSTER = ClusterDetails("gb200", "https://ABC.gr7.us-east-1.eks.amazonaws.com", "Y2VydA==", "10.100.0.0/16")
 
@@ -57,11 +55,6 @@ def test_no_flags_without_labels_or_taints() -> None:
 def test_user_data_is_stable_between_runs() -> None:
     spec = NodeConfigSpec(cluster=CLUSTER)
     assert user_data(spec) == user_data(NodeConfigSpec(cluster=CLUSTER))
-
-
-def test_unknown_storage_strategy() -> None:
-    with pytest.raises(ConfigError, match="localStorage: 'RAID5'.*RAID0, RAID10, Mount"):
-        node_config(NodeConfigSpec(local_storage="RAID5"))
 
 
 def test_host_imex_service_is_disabled_and_masked_after_the_nodeconfig() -> None:

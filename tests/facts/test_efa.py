@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from ultraserver.facts import efa
-from ultraserver.facts.efa import EfaInterface, LayoutRow
+from ultraserver.facts.efa import EfaInterface
 from ultraserver.problems import ConfigError
 
 GB200 = "p6e-gb200.36xlarge"
@@ -205,16 +205,3 @@ def test_summary_counts_efa_with_ena_on_both_sides_and_caps_a_group() -> None:
 def test_p5_summary_is_the_documented_3200_gbps() -> None:
     summary = efa.summarize_layout("p5.48xlarge", efa.layout_for("p5.48xlarge", "maximum", None))
     assert (summary.efa_devices, summary.efa_bandwidth_gbps) == (32, 3200)
-
-
-def test_layout_table() -> None:
-    rows = [
-        LayoutRow("gpu-a", GB200, preset, efa.summarize_layout(GB200, efa.layout_for(GB200, preset, None)))
-        for preset in ("one-per-nci-group", "maximum")
-    ]
-    lines = efa.format_layout_table(rows).splitlines()
-    assert lines[0].split() == ["NODE", "GROUP", "INSTANCE", "TYPE", "LAYOUT", "EFA", "DEVICES", "ENA", "EFA", "GBPS"]
-    assert lines[1].split() == ["gpu-a", GB200, "one-per-nci-group", "4", "1", "1600"]
-    assert lines[2].split() == ["gpu-a", GB200, "maximum", "16", "1", "1600"]
-    # Columns line up: every row starts its LAYOUT cell at the same offset.
-    assert len({line.index(cell) for line, cell in zip(lines, ["LAYOUT", "one-per", "maximum"], strict=False)}) == 1

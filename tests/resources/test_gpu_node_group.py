@@ -5,7 +5,10 @@ safety.
 from __future__ import annotations
 
 import base64
+import dataclasses
+import typing
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +16,13 @@ import yaml
 from helpers.ec2_request import create_launch_template_request, request_problems
 from helpers.mime import parts
 from helpers.stacks import STACKS
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.facts.tags import UPGRADE_SAFE
-from ultraserver.offline import Plan, placeholders, record
+from ultraserver.offline import Plan, placeholders, record, run_plan
 from ultraserver.problems import ConfigError
+from ultraserver.resources import gpu_node_group_args
 from ultraserver.resources.cluster import ClusterCoreData
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 
@@ -360,6 +365,18 @@ def test_desired_size_below_full() -> None:
         ({"local_storage": "raid0"}, "local_storage: 'raid0'"),
         ({"capacity_reservation_id": None}, "set exactly one"),
         (
+            {"capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g"},
+            "set exactly one",
+        ),
+        (
+            {
+                "mode": "self-managed",
+                "capacity_reservation_id": None,
+                "capacity_reservation_resource_group_arn": "my-group",
+            },
+            "capacity_reservation_resource_group_arn: 'my-group'",
+        ),
+        (
             {"interfaces": [efa.EfaInterface(0, 0, "interface"), efa.EfaInterface(3, 0, "interface")]},
             "efa: card 3 device 0",
         ),
@@ -377,7 +394,24 @@ def test_bad_arguments_name_the_python_argument(changes: dict, message: str) -> 
     with pytest.raises(ConfigError) as error:
         record(lambda: GpuNodeGroup("gpu", args(**changes)))
     text = str(error.value)
-    assert message in text and text.startswith("GpuNodeGroup 'gpu': ")
+    assert message in text and text.startswith("GpuNodeGroupArgs: ")
+
+
+@pytest.mark.parametrize("cluster", [None, "gb200", {"name": "gb200"}])
+def test_a_missing_cluster_is_a_config_error(cluster: object) -> None:
+    with pytest.raises(ConfigError, match="cluster: got .*; allowed: a Cluster component or its ClusterCoreData"):
+        args(cluster=cluster)
+
+
+def test_arguments_from_settings_are_not_checked_again(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> None:
+    """Stack files are checked by their settings; the component does not run the same rules a second time."""
+    calls: list[object] = []
+    monkeypatch.setattr(gpu_node_group_args, "args_problems", lambda a: calls.append(a) or [])
+    args()
+    assert len(calls) == 1
+    calls.clear()
+    assert run_plan(repo_root, "gb200-multi").of_type(LT)
+    assert calls == []
 
 
 @pytest.mark.parametrize(("mode", "typ"), [("managed", NG), ("self-managed", "aws:eks/accessEntry:AccessEntry")])
@@ -425,3 +459,15 @@ def test_auto_repair_is_off_by_default_and_cautious_when_on() -> None:
 def test_auto_repair_needs_a_managed_group() -> None:
     with pytest.raises(ConfigError, match="auto_repair: true needs mode: managed"):
         record(lambda: GpuNodeGroup("gpu", args(auto_repair=True, mode="self-managed")))
+
+
+def test_arguments_and_settings_share_field_names_and_literal_types() -> None:
+    """A settings field and the argument it becomes have one name and, for choices, one Literal type."""
+    module = vars(gpu_node_group_args)
+    settings = GpuNodeGroupSettings.model_fields
+    for name in ("mode", "ultraserver_type", "local_storage"):
+        hint = eval(GpuNodeGroupArgs.__annotations__[name], module)  # noqa: S307 -- the module's own annotation
+        assert typing.get_origin(hint) is typing.Literal
+        assert hint == settings[name].annotation, name
+    shared = {f.name for f in dataclasses.fields(GpuNodeGroupArgs)} & set(settings)
+    assert {"desired_size", "release_version", "ami_release", "imds_hop_limit", "auto_repair"} <= shared

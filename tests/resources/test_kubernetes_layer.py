@@ -49,9 +49,9 @@ def test_releases_use_the_pinned_charts() -> None:
         for r in recorded.of_type(RELEASE)
     }
     assert seen == {
-        "gpu-operator": ("v25.3.4", "https://helm.ngc.nvidia.com/nvidia", "gpu-operator"),
+        "gpu-operator": ("v26.7.0", "https://helm.ngc.nvidia.com/nvidia", "gpu-operator"),
         "nvidia-dra-driver-gpu": ("25.8.0", "https://helm.ngc.nvidia.com/nvidia", "nvidia-dra-driver-gpu"),
-        "aws-efa-k8s-device-plugin": ("v0.5.14", "https://aws.github.io/eks-charts", "kube-system"),
+        "aws-efa-k8s-device-plugin": ("v0.5.30", "https://aws.github.io/eks-charts", "kube-system"),
     }
     for release in recorded.of_type(RELEASE):
         assert release.inputs["timeout"] == 900
@@ -199,7 +199,7 @@ def test_user_overrides_reach_the_release() -> None:
 
 
 def test_unknown_override_key_stops_the_program() -> None:
-    with pytest.raises(ConfigError, match="'devicePlugn' is not a value of chart gpu-operator v25.3.4"):
+    with pytest.raises(ConfigError, match="'devicePlugn' is not a value of chart gpu-operator v26.7.0"):
         deploy(gpu_operator=ReleaseSettings(values={"devicePlugn": {"enabled": False}}))
 
 

@@ -10,7 +10,6 @@ import pytest
 from helpers.ec2_request import create_launch_template_request, request_problems
 from ultraserver.builders.nodeconfig import NodeConfigSpec, user_data
 from ultraserver.facts import efa
-from ultraserver.problems import ConfigError
 from ultraserver.resources.launch_template import LaunchTemplateSpec, launch_template_args
 
 GB200 = "p6e-gb200.36xlarge"
@@ -113,26 +112,6 @@ def test_outputs_pass_through_unchanged() -> None:
     groups = pulumi.Output.from_input(["sg-1"])
     args = launch_template_args(replace(SPEC, security_group_ids=groups))
     assert all(n["security_groups"] is groups for n in args["network_interfaces"])
-
-
-@pytest.mark.parametrize(
-    ("changes", "message"),
-    [
-        ({"capacity_reservation_id": None}, "set exactly one"),
-        (
-            {"capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g"},
-            "exactly one",
-        ),
-        ({"capacity_reservation_id": "cb-0123456789abcdef0"}, "capacityReservationId: 'cb-0123456789abcdef0'"),
-        (
-            {"capacity_reservation_id": None, "capacity_reservation_resource_group_arn": "my-group"},
-            "capacityReservationResourceGroupArn: 'my-group'",
-        ),
-    ],
-)
-def test_bad_reservation_targets(changes: dict, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        launch_template_args(replace(SPEC, **changes))
 
 
 def test_the_checker_catches_what_ec2_would_refuse() -> None:

@@ -15,9 +15,8 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts.instances import LOCAL_STORAGE
+from ultraserver.facts.instances import LocalStorage
 from ultraserver.facts.node_image import HOST_IMEX_SERVICE, NODECONFIG_CONTENT_TYPE
-from ultraserver.problems import ConfigError
 
 # cloud-init runs text/x-shellscript parts once at first boot; EKS keeps them when it merges its own user data.
 SHELL_SCRIPT_CONTENT_TYPE = "text/x-shellscript"
@@ -41,7 +40,7 @@ class ClusterDetails:
 class NodeConfigSpec:
     """Inputs of one NodeConfig document."""
 
-    local_storage: str = "RAID0"
+    local_storage: LocalStorage = "RAID0"
     """nodeadm instance.localStorage.strategy: RAID0, RAID10 or Mount."""
     kubelet_flags: list[str] = field(default_factory=list)
     """Extra kubelet flags, only for what the node-group API cannot carry."""
@@ -63,10 +62,6 @@ def kubelet_flags(labels: Mapping[str, str], taints: Sequence[tuple[str, str, st
 
 def node_config(spec: NodeConfigSpec) -> dict[str, Any]:
     """The NodeConfig document as a dict."""
-    if spec.local_storage not in LOCAL_STORAGE:
-        raise ConfigError(
-            f"localStorage: '{spec.local_storage}' is not a nodeadm strategy; allowed: {', '.join(LOCAL_STORAGE)}."
-        )
     body: dict[str, Any] = {"instance": {"localStorage": {"strategy": spec.local_storage}}}
     if spec.kubelet_flags:
         body["kubelet"] = {"flags": list(spec.kubelet_flags)}

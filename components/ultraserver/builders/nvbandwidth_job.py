@@ -17,10 +17,10 @@ from ultraserver.facts.devices import NodeDevices
 from ultraserver.facts.images import NVBANDWIDTH_IMAGE
 from ultraserver.facts.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_RESOURCE, GPU_TOLERATION
+from ultraserver.facts.ultraservers import GPUS_PER_NODE, MAX_NODES
 from ultraserver.problems import ConfigError
 
 TESTCASE = "multinode_device_to_device_memcpy_read_ce"
-GPUS_PER_NODE = 4
 DEFAULT_THRESHOLD_GBPS = 700.0
 # The sample image runs sshd and mpirun as this unprivileged user, with its keys under its home.
 _MPI_USER = 1000
@@ -42,7 +42,7 @@ class NvbandwidthJobArgs:
     """Namespace of the MPIJob and its ComputeDomain."""
     nodes: int = 2
     """Worker nodes (one MPI worker of `gpus_per_node` ranks each), 2 up to `max_nodes`."""
-    max_nodes: int = 18
+    max_nodes: int = MAX_NODES
     """Instances in the UltraServer (9 for u-p6e-gb200x36, 18 for u-p6e-gb200x72)."""
     worker_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels that pick the UltraServer's nodes; empty lets the clique affinity pick any one NVLink domain."""

@@ -28,6 +28,7 @@ from ultraserver.cli.common import (
 from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
 from ultraserver.cli.plan import cmd_plan, with_deployed_state
 from ultraserver.cli.versions import add_parser as add_versions_parser
+from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ConfigError
 
 __all__ = ["build_parser", "main", "stack_settings", "with_deployed_state"]
@@ -120,8 +121,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-kind", choices=("nvbandwidth", "nccl"), help="the tool that wrote --from-file (default: detected)"
     )
     ver.set_defaults(func=cmd_verify)
-    from ultraserver.status.judge import GRACE_MINUTES, HORIZON_HOURS
-
     st = add_subcommand(sub, "status", "live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
     aws_options(st)
     st.add_argument(

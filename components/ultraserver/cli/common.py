@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import textwrap
 import urllib.parse
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from ultraserver.facts import aws_ids
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 EXIT_TABLE: tuple[tuple[int, str], ...] = (
@@ -98,7 +99,7 @@ class UsageError(Exception):
 
 def region_arg(value: str) -> str:
     """--region: an AWS region name (argparse reports anything else as a usage error, exit 2)."""
-    if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", value):
+    if not aws_ids.matches(aws_ids.REGION, value):
         raise argparse.ArgumentTypeError(f"got {value!r}; allowed: an AWS region such as us-east-1")
     return value
 

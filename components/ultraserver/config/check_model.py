@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, WithJsonSchema
 
 from ultraserver.config.fields import Model, all_nodes, pattern
+from ultraserver.facts.ultraservers import MAX_NODES
 
 
 class ImexCheckSettings(Model):
@@ -17,8 +18,10 @@ class ImexCheckSettings(Model):
     nodes: Annotated[
         StrictInt | None,
         BeforeValidator(all_nodes),
-        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": 18}, {"const": "all"}]}),
-    ] = Field(2, ge=2, le=18, description='Nodes of each UltraServer the check spans (2 to 18, or "all").')
+        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": MAX_NODES}, {"const": "all"}]}),
+    ] = Field(
+        2, ge=2, le=MAX_NODES, description=f'Nodes of each UltraServer the check spans (2 to {MAX_NODES}, or "all").'
+    )
     threshold_gbps: StrictFloat = Field(700.0, ge=1.0, description="Minimum GB/s for every cross-node GPU pair.")
 
 
@@ -67,8 +70,13 @@ class NcclCheckSettings(Model):
     nodes: Annotated[
         StrictInt | None,
         BeforeValidator(all_nodes),
-        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": 18}, {"const": "all"}]}),
-    ] = Field(None, ge=2, le=18, description='Nodes of each UltraServer the run spans (2 to 18, or "all", default).')
+        WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 2, "maximum": MAX_NODES}, {"const": "all"}]}),
+    ] = Field(
+        None,
+        ge=2,
+        le=MAX_NODES,
+        description=f'Nodes of each UltraServer the run spans (2 to {MAX_NODES}, or "all", default).',
+    )
     min_bus_bandwidth_gbytes: StrictFloat = Field(
         600.0, gt=0, description="Minimum large-message all_reduce bus bandwidth in GB/s (nccl-tests' busbw unit)."
     )

@@ -158,12 +158,12 @@ def problems_from(error: ValidationError, project: str) -> list[Problem]:
     for e, w in located:
         allowed, fix = _allowed_and_fix(e, w, typo)
         value = None if e["type"] == "missing" else e.get("input")
-        problems.append(Problem(w.key, _Shown(value), allowed, fix))
+        problems.append(Problem(w.key, Shown(value), allowed, fix))
     return problems
 
 
-class _Shown:
-    """A value whose repr is shortened for messages."""
+class Shown:
+    """A value whose repr is shortened for messages (a Problem's ``got`` when the raw value may be long)."""
 
     def __init__(self, value: Any) -> None:
         self.value = value

@@ -25,7 +25,8 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from ultraserver import clock
-from ultraserver.facts import ami, efa, kubernetes
+from ultraserver.facts import ami, aws_ids, efa, kubernetes
+from ultraserver.facts.ultraservers import MAX_NODES
 
 PATTERNS: dict[str, str] = {}
 """Regex -> what it allows, in words; error messages show the words, the JSON Schema the regex."""
@@ -118,7 +119,7 @@ def all_nodes(value: Any) -> Any:
     """imexCheck.nodes: "all" means every node of the UltraServer (None); other words are refused by name."""
     if isinstance(value, str) and value != "all":
         raise problem_error(
-            'an integer 2 to 18, or "all"', 'write nodes: 2 (up to the UltraServer size) or nodes: "all"'
+            f'an integer 2 to {MAX_NODES}, or "all"', 'write nodes: 2 (up to the UltraServer size) or nodes: "all"'
         )
     return None if value == "all" else value
 
@@ -126,16 +127,14 @@ def all_nodes(value: Any) -> Any:
 Cidr = Annotated[StrictStr, check(_cidr_problem, "write the network address, e.g. 10.0.0.0/16")]
 Zone = Annotated[
     str,
-    pattern(r"[a-z]{2}(-[a-z]+)+-\d[a-z]?(-[a-z]+-\d+[a-z])?", "a zone name such as us-east-1a or us-east-1-dfw-2a"),
+    pattern(aws_ids.ZONE, "a zone name such as us-east-1a or us-east-1-dfw-2a"),
 ]
-SecurityGroupId = Annotated[
-    str, pattern(r"sg-[0-9a-f]{8}([0-9a-f]{9})?", "a security group id like sg-0123456789abcdef0")
-]
-SubnetId = Annotated[str, pattern(r"subnet-[0-9a-f]{8}([0-9a-f]{9})?", "a subnet id like subnet-0123456789abcdef0")]
+SecurityGroupId = Annotated[str, pattern(aws_ids.SECURITY_GROUP_ID, "a security group id like sg-0123456789abcdef0")]
+SubnetId = Annotated[str, pattern(aws_ids.SUBNET_ID, "a subnet id like subnet-0123456789abcdef0")]
 PrincipalArn = Annotated[
     str,
     pattern(
-        r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+",
+        aws_ids.PRINCIPAL_ARN,
         "an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
     ),
 ]

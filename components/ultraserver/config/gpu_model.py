@@ -24,7 +24,9 @@ from ultraserver.config.fields import (
     efa_layout_shape,
     pattern,
 )
-from ultraserver.facts import ami, capacity_blocks, efa, instances
+from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, instances
+from ultraserver.facts import ultraservers as us_types
+from ultraserver.facts.ultraservers import NodeGroupMode, UltraServerTypeName
 
 
 class ReservationWindowSettings(Model):
@@ -41,7 +43,7 @@ class ReservationWindowSettings(Model):
 
 
 ReservationIds = tuple[
-    Annotated[str, pattern(r"cr-[0-9a-f]{17}", "'cr-' and 17 lowercase hex digits (e.g. cr-0123456789abcdef0)")],
+    Annotated[str, pattern(aws_ids.RESERVATION_ID, "'cr-' and 17 lowercase hex digits (e.g. cr-0123456789abcdef0)")],
     ...,
 ]
 
@@ -66,8 +68,9 @@ class GpuNodeGroupSettings(Model):
     zone_not_in_catalog: StrictBool = Field(
         False, description="The zone offers the type though the toolkit's catalog does not list it (preflight checks)."
     )
-    ultraserver_type: Literal[tuple(capacity_blocks.ULTRASERVER_INSTANCES)] = Field(  # type: ignore[valid-type]
-        "u-p6e-gb200x72", description="u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18)."
+    ultraserver_type: UltraServerTypeName = Field(
+        us_types.DEFAULT_TYPE,
+        description=" or ".join(f"{t.name} ({t.nodes} instances)" for t in us_types.TYPES.values()) + ".",
     )
     capacity_reservation_ids: ReservationIds = Field(
         (), description="One capacity reservation (cr-...) per UltraServer; one node group each."
@@ -75,14 +78,13 @@ class GpuNodeGroupSettings(Model):
     capacity_reservation_resource_group_arn: Annotated[
         str,
         pattern(
-            r"arn:aws(-cn|-us-gov|-iso|-iso-b|-iso-e|-iso-f|-eusc)?:resource-groups:[a-z]{2}(-[a-z]+)+-\d:\d{12}:group/"
-            r"[A-Za-z0-9_.-]{1,300}",
+            aws_ids.RESOURCE_GROUP_ARN,
             "a resource group ARN arn:aws:resource-groups:<region>:<account>:group/<name>",
             empty=True,
         ),
     ] = Field("", description="Self-managed only: one group over a capacity-reservation resource group.")
     ultraserver_count: StrictInt = Field(1, ge=1, le=1000, description="UltraServers in the resource group.")
-    mode: Literal["managed", "self-managed"] = Field(
+    mode: NodeGroupMode = Field(
         "managed", description="managed (EKS managed node group) or self-managed (Auto Scaling group)."
     )
     instance_type: InstanceType = Field(instances.GB200_INSTANCE_TYPE, description="Instance type.")
@@ -101,9 +103,9 @@ class GpuNodeGroupSettings(Model):
         description="EKS AMI release (AL2023_ARM_64_NVIDIA); default: the toolkit's pin for the cluster version.",
     )
     ami_release: StrictStr = Field("", description="Custom AMI: pinned release (v20251103 or later) read from SSM.")
-    ami_id: Annotated[
-        str, pattern(r"ami-[0-9a-f]{8}([0-9a-f]{9})?", "an AMI id like ami-0123456789abcdef0", empty=True)
-    ] = Field("", description="Custom AMI id (needs amiRelease so the driver can be checked).")
+    ami_id: Annotated[str, pattern(aws_ids.AMI_ID, "an AMI id like ami-0123456789abcdef0", empty=True)] = Field(
+        "", description="Custom AMI id (needs amiRelease so the driver can be checked)."
+    )
     root_volume_size_gib: StrictInt = Field(
         instances.GPU_ROOT_VOLUME_GIB,
         alias="rootVolumeSizeGiB",
@@ -111,7 +113,7 @@ class GpuNodeGroupSettings(Model):
         le=16384,
         description="Encrypted gp3 root volume size (GiB).",
     )
-    local_storage: Literal[instances.LOCAL_STORAGE] = Field(  # type: ignore[valid-type]
+    local_storage: instances.LocalStorage = Field(
         "RAID0", description="nodeadm instance-store strategy: RAID0, RAID10 (4+ disks) or Mount."
     )
     labels: Tags = Field(default_factory=dict, description="Extra Kubernetes node labels.")
@@ -177,7 +179,7 @@ class GpuNodeGroupSettings(Model):
     @property
     def instances_per_ultraserver(self) -> int:
         """Instances in one UltraServer of this type."""
-        return capacity_blocks.ULTRASERVER_INSTANCES[self.ultraserver_type]
+        return us_types.NODES[self.ultraserver_type]
 
     @property
     def ultraservers(self) -> int:

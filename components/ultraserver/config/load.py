@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ultraserver import clock
-from ultraserver.config.errors import problems_from, value_text
+from ultraserver.config.errors import Shown, problems_from
 from ultraserver.config.model import PROJECT, SECTIONS, Settings
 from ultraserver.config.rules import run_rules
 from ultraserver.problems import ConfigError, Problem, blocking
@@ -47,20 +47,12 @@ def _inputs(config: Mapping[str, Any], project: str) -> tuple[dict[str, Any], li
             problems.append(
                 Problem(
                     str(full),
-                    _Short(_decoded(value)),
+                    Shown(_decoded(value)),
                     "sections " + ", ".join(SECTIONS),
                     f"did you mean '{project}:{close[0]}'?" if close else "rename or remove it",
                 )
             )
     return data, problems
-
-
-class _Short:
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return value_text(self.value)
 
 
 def _today(today: date | None) -> date:
@@ -77,7 +69,7 @@ def parse_settings(
     """
     if not isinstance(config, Mapping):
         raise ConfigError(
-            Problem("config", _Short(config), "a mapping of stack keys", "write config: as key: value pairs")
+            Problem("config", Shown(config), "a mapping of stack keys", "write config: as key: value pairs")
         )
     data, problems = _inputs(config, project)
     try:

@@ -3,7 +3,7 @@
 Attribute names are what the program reads (``settings.gpu_node_groups[0].availability_zone``); aliases are
 the stack keys as written (``ultraserver-eks:gpuNodeGroups[0].availabilityZone``). Rules that span several
 fields live in ``config.rules``; turning raw Pulumi config into ``Settings`` lives in ``config.load``.
-The JSON Schema of stack files (stacks/stack.schema.json) and the README settings table come from here.
+The JSON Schema of stack files (stacks/stack.schema.json) and the settings reference (docs/settings.md) come from here.
 Field types live in ``config.fields``, the GPU node group model in ``config.gpu_model``.
 """
 
@@ -44,7 +44,7 @@ from ultraserver.config.fields import (
     pattern,
 )
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
-from ultraserver.facts import ami, control_plane_logs, instances, kubernetes, limits
+from ultraserver.facts import ami, aws_ids, control_plane_logs, instances, kubernetes, limits
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts import devices as device_facts
 from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
@@ -170,9 +170,9 @@ class NetworkSettings(Model):
     single_nat_gateway: StrictBool = Field(True, description="One NAT gateway (cheaper) instead of one per zone.")
     pods_per_node: StrictInt = Field(110, ge=8, le=737, description="Planned pods per system node (subnet sizing).")
     gpu_pods_per_node: StrictInt = Field(32, ge=8, le=737, description="Planned pods per GPU node (subnet sizing).")
-    vpc_id: Annotated[
-        str, pattern(r"vpc-[0-9a-f]{8}([0-9a-f]{9})?", "a VPC id like vpc-0123456789abcdef0", empty=True)
-    ] = Field("", description="An existing VPC to use instead of creating one.")
+    vpc_id: Annotated[str, pattern(aws_ids.VPC_ID, "a VPC id like vpc-0123456789abcdef0", empty=True)] = Field(
+        "", description="An existing VPC to use instead of creating one."
+    )
     private_subnet_ids: tuple[SubnetId, ...] = Field(
         (), description="Existing private subnets (regional) for the control plane and system nodes."
     )
@@ -282,7 +282,7 @@ class AlertSettings(Model):
     sns_topic_arn: Annotated[
         str,
         pattern(
-            r"arn:aws(-cn|-us-gov)?:sns:[a-z]{2}(-[a-z]+)+-\d:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?",
+            aws_ids.SNS_TOPIC_ARN,
             "an SNS topic ARN arn:aws:sns:<region>:<12-digit account>:<topic name>",
             empty=True,
         ),
@@ -314,7 +314,7 @@ class Settings(Model):
 
     project: SkipJsonSchema[str] = Field(PROJECT, alias="__project", description="Pulumi project name.")
     stack: SkipJsonSchema[str] = Field("dev", alias="__stack", description="Pulumi stack name.")
-    region: Annotated[str, pattern(r"[a-z]{2}(-[a-z]+)+-\d", "an AWS region such as us-east-1")] = Field(
+    region: Annotated[str, pattern(aws_ids.REGION, "an AWS region such as us-east-1")] = Field(
         alias="aws:region", description="AWS region."
     )
     cluster: ClusterSettings = Field(description="The EKS control plane.")

@@ -8,7 +8,6 @@ Each rule names the stack key as written, the bad value, what is allowed and the
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Callable
 from datetime import date
 
@@ -22,15 +21,15 @@ from ultraserver.config.names import name_problems
 from ultraserver.config.network_rules import vpc_blocks
 from ultraserver.config.reachability import deployer_reach
 from ultraserver.config.version_rules import support_window, untested_versions
+from ultraserver.facts import aws_ids, instances, limits, tags
 from ultraserver.facts import charts as chart_facts
-from ultraserver.facts import instances, limits, tags
+from ultraserver.facts.versions import version_at_least
 from ultraserver.problems import Problem
 
 Rule = Callable[[Settings, date], list[Problem]]
 
-MIN_VPC_CNI = (1, 18, 5)
+MIN_VPC_CNI = "1.18.5"
 """EFA-only interfaces need VPC CNI v1.18.5 or later (EKS UltraServer guide)."""
-_LOCAL_ZONE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d-[a-z]+-\d+[a-z]$")
 _INTERNET = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 
 
@@ -118,7 +117,7 @@ def network_zones(s: Settings, today: date) -> list[Problem]:
     zones = list(n.availability_zones)
     for index, zone in enumerate(zones):
         why = _zone_problem(zone, s.region)
-        if why is None and _LOCAL_ZONE.match(zone):
+        if why is None and aws_ids.matches(aws_ids.LOCAL_ZONE, zone):
             why = "a regional zone (Local Zones cannot host the EKS control plane)"
         if why is None and zones.index(zone) != index:
             why = "each zone once"
@@ -196,12 +195,12 @@ def system_nodes(s: Settings, today: date) -> list[Problem]:
 def addons(s: Settings, today: date) -> list[Problem]:
     """VPC CNI new enough for EFA-only interfaces."""
     version = s.addons.vpc_cni
-    if version and tuple(int(p) for p in re.findall(r"\d+", version)[:3]) < MIN_VPC_CNI:
+    if version and not version_at_least(version.partition("-")[0], MIN_VPC_CNI):
         return [
             Problem(
                 key(s, "addons.vpcCni"),
                 version,
-                "v1.18.5 or newer (EFA-only interfaces need it)",
+                f"v{MIN_VPC_CNI} or newer (EFA-only interfaces need it)",
                 "remove vpcCni to take the toolkit's pin, or pin a newer version",
             )
         ]

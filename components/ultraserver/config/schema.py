@@ -1,7 +1,7 @@
 """The JSON Schema of stack files and the settings reference table, both generated from the settings model.
 
 ``stacks/stack.schema.json`` (written by scripts/regen_docs.py) lets editors check a stack file as it is
-typed (the ``# yaml-language-server: $schema=./stack.schema.json`` modeline); the README settings table is
+typed (the ``# yaml-language-server: $schema=./stack.schema.json`` modeline); docs/settings.md is
 rendered from the same schema. Tests fail when either is stale.
 """
 
@@ -126,7 +126,7 @@ def model_rows(model: Any) -> list[tuple[str, str, str, str]]:
 
 
 def settings_table(project: str = PROJECT) -> str:
-    """The README settings reference as a Markdown table."""
+    """The settings reference (docs/settings.md) as a Markdown table."""
     lines = ["| Key | Type | Default | Meaning |", "|---|---|---|---|"]
     for key, kind, default, description in settings_rows(project):
         cell = description.replace("|", "\\|")

@@ -12,6 +12,7 @@ from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.facts import devices, efa
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.ultraservers import MAX_NODES
 
 
 def gpu_ip_needs(settings: Settings) -> dict[str, int]:
@@ -39,7 +40,7 @@ class ImexTarget:
     """Short name of the UltraServer (a DNS label); the job is 'nvbandwidth-<name>'."""
     node_selector: Mapping[str, str]
     """Labels carried only by this UltraServer's nodes (e.g. its node group label)."""
-    instance_count: int = 18
+    instance_count: int = MAX_NODES
     """Instances in the UltraServer: 9 (u-p6e-gb200x36) or 18 (u-p6e-gb200x72)."""
     ultraservers: int = 1
     """UltraServers behind the selector: 1 for a node group per UltraServer, N for a grouped fleet (one job each)."""

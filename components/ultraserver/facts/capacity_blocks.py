@@ -7,16 +7,13 @@ drain cleanly.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.facts import limits
+from ultraserver.facts import aws_ids, limits, ultraservers
 from ultraserver.problems import ConfigError, Problem
 
-# Instances per UltraServer type (EKS UltraServer guide).
-ULTRASERVER_INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
 # A group moves to its next block this long after the scale-down, not at it: a scheduled action may run up to two
@@ -39,16 +36,10 @@ MAX_BLOCK_DAYS = 182
 """Longest Capacity Block AWS sells, extensions included; a block that starts at once runs up to a day more (its
 first, partial day before 11:30 UTC)."""
 
-_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{17}$")
-_RESOURCE_GROUP_ARN = re.compile(
-    r"^arn:aws(?:-cn|-us-gov|-iso|-iso-b|-iso-e|-iso-f|-eusc)?:resource-groups:"
-    r"[a-z]{2}(?:-[a-z]+)+-\d:\d{12}:group/[A-Za-z0-9_.-]{1,300}$"
-)
-
 
 def reservation_id_problem(value: object) -> str | None:
     """Why a Capacity Reservation ID is malformed, or None (cr- then 17 lowercase hex digits)."""
-    if isinstance(value, str) and _RESERVATION_ID.match(value):
+    if aws_ids.matches(aws_ids.RESERVATION_ID, value):
         return None
     return (
         f"capacityReservationId: {value!r} is not a Capacity Reservation ID; expected 'cr-' followed by "
@@ -59,7 +50,7 @@ def reservation_id_problem(value: object) -> str | None:
 
 def resource_group_arn_problem(value: object) -> str | None:
     """Why a capacity-reservation resource group ARN is malformed, or None."""
-    if isinstance(value, str) and _RESOURCE_GROUP_ARN.match(value):
+    if aws_ids.matches(aws_ids.RESOURCE_GROUP_ARN, value):
         return None
     return (
         f"capacityReservationResourceGroupArn: {value!r} is not a resource group ARN; expected "
@@ -69,11 +60,11 @@ def resource_group_arn_problem(value: object) -> str | None:
 
 def instances_per_ultraserver(ultraserver_type: str) -> int:
     """Instances in one UltraServer of a type, or ConfigError."""
-    if ultraserver_type not in ULTRASERVER_INSTANCES:
+    if ultraserver_type not in ultraservers.NODES:
         raise ConfigError(
-            f"ultraserverType: '{ultraserver_type}' is unknown; allowed: {', '.join(ULTRASERVER_INSTANCES)}."
+            f"ultraserverType: '{ultraserver_type}' is unknown; allowed: {', '.join(ultraservers.NODES)}."
         )
-    return ULTRASERVER_INSTANCES[ultraserver_type]
+    return ultraservers.NODES[ultraserver_type]
 
 
 def full_size(ultraserver_type: str, ultraserver_count: int) -> int:

@@ -130,3 +130,8 @@ def stale_fix(block_key: str, state: str, past: bool) -> str:
             "breaks later updates of the launch template)"
         )
     return f"{block_key} will never launch ({state}): {state_fix(state)}, e.g. with `ultraserver extend` beforehand"
+
+
+# Defaults of --grace-minutes (time for nodes to boot and join; unmeasured for GB200) and --horizon-hours (the end
+# within this and no next block leaves time to extend it or buy the next one).
+GRACE_MINUTES, HORIZON_HOURS = 30, 48

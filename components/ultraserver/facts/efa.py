@@ -64,16 +64,6 @@ class LayoutSummary:
     """Distinct network cards in the layout."""
 
 
-@dataclass(frozen=True)
-class LayoutRow:
-    """One line of the plan's EFA table."""
-
-    node_group: str
-    instance_type: str
-    layout: str
-    summary: LayoutSummary
-
-
 @cache
 def _catalog() -> dict[str, Any]:
     """The packaged network-card catalog, keyed by instance type."""
@@ -245,24 +235,4 @@ def summarize_layout(instance_type: str, interfaces: Sequence[EfaInterface]) -> 
         efa_bandwidth_gbps=efa_gbps,
         ena_bandwidth_gbps=sum(bandwidth.get(c, 0) for c in ena_cards),
         network_cards_used=len({i.network_card_index for i in interfaces}),
-    )
-
-
-def format_layout_table(rows: Sequence[LayoutRow]) -> str:
-    """Plain-text table of EFA layouts for ``ultraserver plan``."""
-    header = ("NODE GROUP", "INSTANCE TYPE", "LAYOUT", "EFA DEVICES", "ENA", "EFA GBPS")
-    body = [
-        (
-            row.node_group,
-            row.instance_type,
-            row.layout,
-            str(row.summary.efa_devices),
-            str(row.summary.ena_interfaces),
-            str(row.summary.efa_bandwidth_gbps),
-        )
-        for row in rows
-    ]
-    widths = [max(len(line[col]) for line in [header, *body]) for col in range(len(header))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)).rstrip() for line in [header, *body]
     )

@@ -7,6 +7,7 @@ scripts/regen_network_cards.py with a source per fact).
 from __future__ import annotations
 
 import re
+from typing import Literal, get_args
 
 from ultraserver.facts import efa
 
@@ -25,8 +26,9 @@ AWS adds zones over time: a group in another zone sets ``zoneNotInCatalog: true`
 RAID10_MIN_DISKS = 4
 """nodeadm's setup-local-disks exits 1 for raid10 with fewer than 4 disks
 (awslabs/amazon-eks-ami templates/al2023/runtime/bin/setup-local-disks)."""
-LOCAL_STORAGE = ("RAID0", "RAID10", "Mount")
+LocalStorage = Literal["RAID0", "RAID10", "Mount"]
 """nodeadm NodeConfig spec.instance.localStorage.strategy values."""
+LOCAL_STORAGE: tuple[str, ...] = get_args(LocalStorage)
 
 GPU_ROOT_VOLUME_GIB = 200
 """Default root volume of GPU nodes: CUDA/NGC images are tens of GB each and land on the root volume
@@ -44,11 +46,6 @@ SYSTEM_AMI_TYPES = {"AL2023_ARM_64_STANDARD": "arm64", "AL2023_x86_64_STANDARD":
 # EC2 naming: family letters, generation digit, then attribute letters; "g" among the attributes means AWS
 # Graviton (arm64) (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html).
 _TYPE = re.compile(r"^(?P<family>[a-z]+)(?P<generation>\d+)(?P<attributes>[a-z-]*)\.(?P<size>[a-z0-9]+)$")
-
-
-def is_instance_type(value: str) -> bool:
-    """Whether the text has the shape of an EC2 instance type (m7g.xlarge)."""
-    return bool(_TYPE.match(value))
 
 
 def architecture(instance_type: str) -> str:

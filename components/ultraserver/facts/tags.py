@@ -16,6 +16,8 @@ UPGRADE_SAFE = "ultraserver.io/upgrade-safe"
 """Set to "true" while a capacity-block group is held at 0 nodes for an upgrade."""
 STACK = "ultraserver.io/stack"
 """Pulumi stack that owns the resource."""
+PUBLIC_ENDPOINT_FROM_ANYWHERE = "ultraserver.io/public-endpoint-from-anywhere"
+"""On the EKS cluster, "true" when the stack set allowPublicEndpointFromAnywhere: the policy honours the same opt-in."""
 
 TOOLKIT_TAG_KEYS: tuple[str, ...] = (
     STACK,

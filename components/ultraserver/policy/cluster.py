@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.facts import kubernetes
+from ultraserver.facts.tags import PUBLIC_ENDPOINT_FROM_ANYWHERE
 from ultraserver.facts.versions import version_at_least
 from ultraserver.offline.order import deadlocks
 from ultraserver.policy.model import (
@@ -35,6 +36,8 @@ class ClusterView:
     secrets_key_arn: Any
     public_endpoint: bool
     public_cidrs: list[Any]
+    open_endpoint_allowed: bool = False
+    """The stack opted in to an endpoint open to the internet (allowPublicEndpointFromAnywhere)."""
 
 
 def cluster_view(resource_type: str, props: Mapping[str, Any]) -> ClusterView | None:
@@ -55,6 +58,7 @@ def cluster_view(resource_type: str, props: Mapping[str, Any]) -> ClusterView | 
             secrets_key_arn=key,
             public_endpoint=as_bool(get_path(props, "vpcConfig", "endpointPublicAccess")) is not False,
             public_cidrs=as_list(get_path(props, "vpcConfig", "publicAccessCidrs")),
+            open_endpoint_allowed=_opted_in(props),
         )
     return ClusterView(
         version=props.get("version"),
@@ -63,7 +67,14 @@ def cluster_view(resource_type: str, props: Mapping[str, Any]) -> ClusterView | 
         secrets_key_arn=props.get("encryptionConfigKeyArn"),
         public_endpoint=as_bool(props.get("endpointPublicAccess")) is not False,
         public_cidrs=as_list(props.get("publicAccessCidrs")),
+        open_endpoint_allowed=_opted_in(props),
     )
+
+
+def _opted_in(props: Mapping[str, Any]) -> bool:
+    """Whether the cluster carries the stack's allowPublicEndpointFromAnywhere opt-in (facts/tags.py)."""
+    tags = props.get("tags")
+    return isinstance(tags, Mapping) and tags.get(PUBLIC_ENDPOINT_FROM_ANYWHERE) == "true"
 
 
 def check_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
@@ -118,10 +129,10 @@ def check_public_endpoint(resource_type: str, props: Mapping[str, Any], opts: Ma
             "with endpoint_private_access=True."
         ]
     open_cidrs = [c for c in view.public_cidrs if c in OPEN_CIDRS]
-    if open_cidrs:
+    if open_cidrs and not view.open_endpoint_allowed:
         return [
             f"publicAccessCidrs contains {', '.join(open_cidrs)}. List only your admin networks, "
-            "or disable this rule in the policy config if an open endpoint is intended."
+            "or set allowPublicEndpointFromAnywhere: true in the stack if an open endpoint is intended."
         ]
     return []
 

@@ -167,7 +167,7 @@ def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, 
                         f"{shown} changes on a capacity-block group with desired size {desired}: that rolls "
                         "every node, and a capacity block has no spare capacity. EKS needs the group at 0 before "
                         "an upgrade: set scaleToZeroForUpgrade: true and deploy, then make the change, then set it "
-                        "back (README, upgrading GPU nodes)."
+                        "back (docs/deploy.md, Upgrading GPU nodes)."
                     ),
                 )
             )

@@ -4,7 +4,7 @@ Rules (patterns in builders/alerts.py, event names and sources in facts/capacity
 and expiration warning, EC2 Capacity Reservation state changes, and AWS Health under-utilization, each scoped to the
 stack's reservation IDs. The topic is the stack's own (a customer managed KMS key EventBridge may use, a topic policy
 that lets EventBridge publish, with no Condition: facts/capacity_events.py) or an existing one, whose policy the stack
-leaves alone: it must already let events.amazonaws.com publish (README, "Running on Capacity Blocks").
+leaves alone: it must already let events.amazonaws.com publish (docs/running-on-capacity-blocks.md).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
 from ultraserver.facts import addons, control_plane_logs, kubernetes
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
+from ultraserver.facts.tags import PUBLIC_ENDPOINT_FROM_ANYWHERE
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
 
@@ -89,6 +90,8 @@ class ClusterArgs:
     """Kubernetes minor version (the toolkit's default; 1.33 is the floor for DRA)."""
     public_access_cidrs: Sequence[str] = ()
     """CIDRs for a public API endpoint; empty keeps the endpoint private."""
+    public_endpoint_from_anywhere: bool = False
+    """The stack allows 0.0.0.0/0 or ::/0 in public_access_cidrs; tagged on the cluster for the policy."""
     admin_principal_arns: Sequence[str] = ()
     """IAM principals granted cluster admin."""
     deployer_cidrs: Sequence[str] = ()
@@ -213,7 +216,7 @@ class Cluster(pulumi.ComponentResource):
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(
                 enabled=True, version=version(addons.KUBE_PROXY, args.addons.kube_proxy) or None
             ),
-            tags=tags,
+            tags={**tags, PUBLIC_ENDPOINT_FROM_ANYWHERE: "true"} if args.public_endpoint_from_anywhere else tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[logs] if logs else []),
         )
         aws_cluster = self.eks.eks_cluster
@@ -232,7 +235,7 @@ class Cluster(pulumi.ComponentResource):
             tags,
             child,
         )
-        # A provider is only declared where the deployer reaches the API server (README "Reachability").
+        # A provider is only declared where the deployer reaches the API server (docs/deploy.md "Reachability").
         self.provider = (
             k8s.Provider(
                 f"{name}-k8s",

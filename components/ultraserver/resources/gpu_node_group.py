@@ -16,231 +16,40 @@ capacity-reservation resource group with ``ultraserver_count`` x instances; no g
 nodes. With a reservation window, scheduled actions bring the group to full size when the block starts and
 to 0 ``scale_down_lead_minutes`` before it ends; the group's own desired size follows the same window. With
 ``capacity_blocks`` (successive blocks) the template targets the block current at ``now`` and the actions cover it
-and every later block (README, "Running on Capacity Blocks").
+and every later block (docs/running-on-capacity-blocks.md).
 
-Upgrades (EKS: capacity-block groups must be at desired size 0 first): see README, "Upgrading GPU nodes".
+Upgrades (EKS: capacity-block groups must be at desired size 0 first): see docs/deploy.md, "Upgrading GPU nodes".
 ``scale_to_zero_for_upgrade`` holds the group at 0 and tags it ``ultraserver.io/upgrade-safe=true``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import date, datetime
-
 import pulumi
 import pulumi_aws as aws
 
 from ultraserver import clock
-from ultraserver.facts import ami, instances
+from ultraserver.facts import ami
 from ultraserver.facts.capacity_blocks import (
     CapacityBlock,
-    ReservationWindow,
     block_schedule,
-    blocks_problems,
     current_block,
-    desired_size_problem,
     full_size,
     scheduled_actions,
     size_now,
-    window_problems,
 )
 from ultraserver.facts.efa import (
-    EfaInterface,
     LayoutSummary,
-    instance_facts,
     layout_for,
     summarize_layout,
-    validate_layout,
 )
-from ultraserver.facts.iam import IMDS_HOP_LIMITS
 from ultraserver.facts.tags import UPGRADE_SAFE
-from ultraserver.problems import ConfigError
 from ultraserver.resources.child_options import child_options
-from ultraserver.resources.cluster import Cluster, ClusterCoreData
+from ultraserver.resources.gpu_node_group_args import GpuNodeGroupArgs, core_of
 from ultraserver.resources.gpu_template import GpuTemplateSpec, NodeImage, gpu_launch_template
-from ultraserver.resources.launch_template import reservation_target_problems
 from ultraserver.resources.managed import managed_node_group
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
 from ultraserver.resources.schedules import declare_schedules
 from ultraserver.resources.self_managed import self_managed_group
-
-MODES = ("managed", "self-managed")
-
-
-@dataclass
-class GpuNodeGroupArgs:
-    """Inputs of a capacity-block GPU node group."""
-
-    cluster: Cluster | ClusterCoreData
-    """The cluster the nodes join: a Cluster component, or its ClusterCoreData (e.g. from another stack)."""
-    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
-    """Subnets in the reservation's Availability Zone only (EKS rejects others for capacity blocks)."""
-    security_group_ids: Sequence[pulumi.Input[str]] = ()
-    """Extra security groups (the EFA group) for every interface; the cluster security group is always added."""
-    mode: str = "managed"
-    """managed (EKS managed node group) or self-managed (Auto Scaling group)."""
-    instance_type: str = instances.GB200_INSTANCE_TYPE
-    """EC2 instance type, set in the launch template."""
-    interfaces: list[EfaInterface] | None = None
-    """EFA layout from efa.layout_for; the type's default preset when unset."""
-    capacity_reservation_id: pulumi.Input[str] | None = None
-    """The UltraServer's Capacity Reservation ID (one group per UltraServer)."""
-    capacity_reservation_resource_group_arn: pulumi.Input[str] | None = None
-    """Capacity-reservation resource group ARN; self-managed groups only."""
-    ultraserver_type: str = "u-p6e-gb200x72"
-    """u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18 instances)."""
-    ultraserver_count: int = 1
-    """UltraServers this group covers; above 1 only with a resource group."""
-    desired_size: int | None = None
-    """Nodes to run; all instances of the UltraServers when unset."""
-    node_role_arn: pulumi.Input[str] | None = None
-    """Existing node role; a NodeRole is created when unset."""
-    instance_profile_arn: pulumi.Input[str] | None = None
-    """Instance profile of node_role_arn; required with it in self-managed mode."""
-    release_version: str | None = None
-    """Pinned EKS AMI release version (1.35.6-20260714); the facts/ami.py default for the cluster's minor when unset."""
-    image_id: pulumi.Input[str] | None = None
-    """Custom AMI ID (with ami_release); replaces the EKS AMI."""
-    ami_release: str | None = None
-    """Release of the custom AMI (v20251103 or later), so its NVIDIA driver can be checked."""
-    labels: dict[str, str] = field(default_factory=dict)
-    """Kubernetes node labels."""
-    reservation_window: ReservationWindow | None = None
-    """Capacity Block start and end, for scheduled scaling."""
-    capacity_blocks: Sequence[CapacityBlock] = ()
-    """Successive blocks (this group's reservation of each, none with a resource group, and the window) instead of
-    capacity_reservation_id and reservation_window: the template targets the block current at ``now``."""
-    scale_to_zero_for_upgrade: bool = False
-    """Hold the group at 0 nodes so its AMI, template, labels or taints can change (README, upgrades)."""
-    local_storage: str = "RAID0"
-    """nodeadm local storage strategy for the instance store."""
-    root_volume_size_gib: int = instances.GPU_ROOT_VOLUME_GIB
-    """Root volume size in GiB."""
-    kms_key_id: pulumi.Input[str] | None = None
-    """KMS key for the root volume; the account default when unset."""
-    imds_hop_limit: int = 1
-    """IMDSv2 hop limit: 1 keeps pods off the instance metadata; 2 only if a pod must reach it."""
-    tags: dict[str, str] = field(default_factory=dict)
-    """AWS tags for every resource."""
-    now: datetime | None = None
-    """Clock for the reservation window and the release date check; the current UTC time when unset."""
-    auto_repair: bool = False
-    """EKS node auto repair (managed mode only; see docs/health.md for why it is off by default)."""
-
-
-def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
-    """The cluster's core data, from the component or as given."""
-    return cluster.core if isinstance(cluster, Cluster) else cluster
-
-
-def _ami_problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:
-    """Why the AMI choice is unusable."""
-    if args.image_id is not None or args.ami_release is not None:
-        if args.image_id is None or args.ami_release is None:
-            return [
-                "imageId / amiRelease: a custom AMI needs both (the release shows its NVIDIA driver); to pin the "
-                "EKS AMI set releaseVersion instead."
-            ]
-        why = ami.release_problem(args.ami_release)
-        return [why] if why else []
-    if args.release_version is None:
-        if ami.default_release_version(version):
-            return []
-        return [
-            f"releaseVersion: no default for Kubernetes {version} (defaults exist for "
-            f"{', '.join(ami.RELEASE_VERSIONS)}); set release_version to the value of SSM "
-            f"{ami.SSM_ROOT}/{version}/{ami.VARIANT}/recommended/release_version."
-        ]
-    why = ami.release_version_problem(args.release_version, version, today)
-    return [f"releaseVersion: {why}."] if why else []
-
-
-def _problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:  # noqa: C901 -- a flat list of checks
-    """Setting problems found before any resource is declared."""
-    problems = []
-    if args.mode not in MODES:
-        problems.append(f"mode: '{args.mode}' is not a node-group mode; allowed: {', '.join(MODES)}.")
-    if args.capacity_reservation_id is not None and args.ultraserver_count != 1:
-        problems.append(
-            f"ultraserverCount: {args.ultraserver_count} needs a resource group; a reservation ID covers one "
-            "UltraServer, so make one group per UltraServer (or a self-managed group on a resource group)."
-        )
-    if args.capacity_reservation_resource_group_arn is not None and args.mode == "managed":
-        problems.append(
-            "capacityReservationResourceGroupArn: managed node groups target one capacity reservation each (the "
-            "only target EKS documents for capacity blocks); use one managed group per UltraServer with its "
-            "capacityReservationId, or mode: self-managed for a resource group."
-        )
-    if args.capacity_blocks and (args.capacity_reservation_id is not None or args.reservation_window is not None):
-        problems.append(
-            "capacityBlocks: give either capacity_blocks or capacity_reservation_id / reservation_window, not both."
-        )
-    elif args.capacity_blocks:
-        problems += blocks_problems(args.capacity_blocks)
-        first = args.capacity_blocks[0].reservation_ids
-        problems += reservation_target_problems(
-            first[0] if first else None, args.capacity_reservation_resource_group_arn
-        )
-    else:
-        problems += reservation_target_problems(
-            args.capacity_reservation_id, args.capacity_reservation_resource_group_arn
-        )
-    if args.reservation_window is not None:
-        problems += window_problems(args.reservation_window)
-    if args.local_storage not in instances.LOCAL_STORAGE:
-        problems.append(
-            f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
-            f"{', '.join(instances.LOCAL_STORAGE)}."
-        )
-    if args.imds_hop_limit not in IMDS_HOP_LIMITS:
-        problems.append(f"imdsHopLimit: {args.imds_hop_limit!r} is not allowed; use 1 (default) or 2.")
-    if args.auto_repair and args.mode != "managed":
-        problems.append(
-            "autoRepair: true needs mode: managed; EKS node auto repair works only with managed node groups "
-            "(and Karpenter). Remove autoRepair or use a managed group."
-        )
-    if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
-        problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
-    sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
-    problems += sizes
-    if not sizes and args.desired_size is not None:
-        too_big = desired_size_problem(args.ultraserver_type, args.ultraserver_count, args.desired_size)
-        problems += [too_big] if too_big else []
-    kind = _raised(lambda: instance_facts(args.instance_type))
-    problems += kind
-    if not kind and args.interfaces is not None:
-        problems += [f"efa: {p}" for p in validate_layout(args.instance_type, args.interfaces)]
-    version_problems = _raised(lambda: ami.checked_version(version))
-    return problems + (version_problems or _ami_problems(args, version, today))
-
-
-def python_names(message: str) -> str:
-    """A check's message with the camelCase keys it names as the Python arguments of GpuNodeGroupArgs.
-
-    The checks are shared with the stack settings, which speak in stack keys; a component's caller passed
-    ``ultraserver_count``, not ``ultraserverCount``.
-    """
-    known = {f.name for f in dataclasses.fields(GpuNodeGroupArgs)} | {
-        f.name for f in dataclasses.fields(ReservationWindow)
-    }
-
-    def snake(match: re.Match[str]) -> str:
-        name = re.sub(r"(?<!^)(?=[A-Z])", "_", match.group(0)).lower()
-        return name if name in known else match.group(0)
-
-    return re.sub(r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b", snake, message)
-
-
-def _raised(check: Callable[[], object]) -> list[str]:
-    """The problems a check raises as ConfigError; empty when it passes."""
-    try:
-        check()
-    except ConfigError as error:
-        return error.problems
-    return []
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -266,9 +75,6 @@ class GpuNodeGroup(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         core = core_of(args.cluster)
         now = args.now or clock.now()
-        problems = _problems(args, core.kubernetes_version, now.date())
-        if problems:
-            raise ConfigError([f"GpuNodeGroup {name!r}: {python_names(p)}" for p in problems])
         interfaces = args.interfaces if args.interfaces is not None else layout_for(args.instance_type, None, None)
         super().__init__("ultraserver:index:GpuNodeGroup", name, None, opts)
         # Children repeat the group's own depends_on (e.g. the control-plane security group rules).

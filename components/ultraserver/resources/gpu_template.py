@@ -21,6 +21,7 @@ import pulumi_aws as aws
 from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, user_data
 from ultraserver.facts import ami
 from ultraserver.facts.efa import EfaInterface
+from ultraserver.facts.instances import LocalStorage
 from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER
 from ultraserver.resources.launch_template import LaunchTemplateSpec, launch_template_args
@@ -84,7 +85,7 @@ class GpuTemplateSpec:
     cluster_certificate_authority: pulumi.Input[str]
     service_cidr: pulumi.Input[str]
     labels: dict[str, str]
-    local_storage: str
+    local_storage: LocalStorage
     capacity_reservation_id: pulumi.Input[str] | None
     capacity_reservation_resource_group_arn: pulumi.Input[str] | None
     iam_instance_profile_arn: pulumi.Input[str] | None

@@ -149,11 +149,12 @@ class ChartRelease(pulumi.ComponentResource):
 #
 # GPU Operator upgrades: the chart's `operator.upgradeCRD` pre-upgrade hook Job (kept at its default, true) applies
 # the new ClusterPolicy/NVIDIADriver CRDs, and needs Helm's OpenAPI validation off so the new ClusterPolicy is not
-# checked against the old CRD (values.yaml at v25.3.4: "requires --disable-openapi-validation flag"). Limitation:
-# pulumi-kubernetes sets DisableOpenAPIValidation in helmCreate only, not in helmUpdate (helm_release.go, read at
-# commit cdd7cc16), and `disable_crd_hooks` would disable every hook, the CRD Job included. So an upgrade whose
-# ClusterPolicy uses fields the old CRD lacks fails before the hook, and atomic rolls it back (nothing half done);
-# then apply the new CRDs first as NVIDIA's upgrade guide describes (README "Upgrading the GPU Operator").
+# checked against the old CRD (values.yaml at v26.7.0, line 87: "requires --disable-openapi-validation flag").
+# Limitation: pulumi-kubernetes sets DisableOpenAPIValidation in helmCreate only, not in helmUpdate (helm_release.go,
+# read at commit cdd7cc16), and `disable_crd_hooks` would disable every hook, the CRD Job included. So an upgrade
+# whose ClusterPolicy uses fields the old CRD lacks fails before the hook (nothing is applied; the release is not
+# atomic, see above, so it stays failed rather than rolling back); then apply the new CRDs first as NVIDIA's upgrade
+# guide describes (docs/deploy.md "Upgrading the GPU Operator and the DRA driver").
 GPU_OPERATOR = ChartTarget(charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, disable_openapi_validation=True)
 DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", DRA_DRIVER_NAMESPACE, True)
 # The chart's docs install it into kube-system, next to the other node networking agents.

@@ -17,10 +17,8 @@ from typing import Any, cast
 
 import pulumi
 
-from ultraserver.facts.capacity_blocks import reservation_id_problem, resource_group_arn_problem
 from ultraserver.facts.efa import EfaInterface
 from ultraserver.facts.instances import GPU_ROOT_VOLUME_GIB
-from ultraserver.problems import ConfigError
 
 ROOT_DEVICE = "/dev/xvda"
 TAGGED_RESOURCES = ("instance", "volume", "network-interface")
@@ -65,32 +63,11 @@ def _base64(value: pulumi.Input[str]) -> pulumi.Input[str]:
     )
 
 
-def reservation_target_problems(
-    reservation_id: pulumi.Input[str] | None, resource_group_arn: pulumi.Input[str] | None
-) -> list[str]:
-    """Why a capacity reservation target is unusable: exactly one kind, and plain strings well formed."""
-    if (reservation_id is None) == (resource_group_arn is None):
-        return [
-            "capacityReservationId / capacityReservationResourceGroupArn: set exactly one; the reservation "
-            "ID targets one UltraServer, the resource group ARN a grouped fleet."
-        ]
-    # Outputs come from resources whose shape AWS already enforces; only plain strings are checked.
-    if isinstance(reservation_id, str):
-        return [p for p in [reservation_id_problem(reservation_id)] if p]
-    if isinstance(resource_group_arn, str):
-        return [p for p in [resource_group_arn_problem(resource_group_arn)] if p]
-    return []
-
-
 def _target(spec: LaunchTemplateSpec) -> dict[str, Any]:
-    """The capacity reservation target, or ConfigError."""
-    reservation, group = spec.capacity_reservation_id, spec.capacity_reservation_resource_group_arn
-    problems = reservation_target_problems(reservation, group)
-    if problems:
-        raise ConfigError(problems)
-    if reservation is not None:
-        return {"capacity_reservation_id": reservation}
-    return {"capacity_reservation_resource_group_arn": group}
+    """The capacity reservation target (GpuNodeGroupArgs or the settings checked that exactly one is set)."""
+    if spec.capacity_reservation_id is not None:
+        return {"capacity_reservation_id": spec.capacity_reservation_id}
+    return {"capacity_reservation_resource_group_arn": spec.capacity_reservation_resource_group_arn}
 
 
 def secure_node_args(

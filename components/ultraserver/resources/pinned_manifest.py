@@ -72,7 +72,7 @@ class PinnedManifestGroup(pulumi.ComponentResource):
         except (OSError, ValueError) as err:
             raise ManifestIntegrityError(
                 f"{pin.name}: could not download {pin.url} ({err}); the deployer must reach raw.githubusercontent.com "
-                "(README 'Reachability')."
+                "(docs/deploy.md 'Reachability')."
             ) from None
         objects = []
         self.sha256 = None

@@ -15,12 +15,12 @@ from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import kueue_args
 from ultraserver.builders.nccl_check import nccl_check_args
-from ultraserver.config.blocks import StandbyGroup, group_blocks, standby_groups
+from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, node_group_names
-from ultraserver.facts.scheduling import ULTRASERVER_LABEL, system_node_labels
-from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE, STACK
+from ultraserver.facts.scheduling import system_node_labels
+from ultraserver.facts.tags import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -134,6 +134,7 @@ class Platform(pulumi.ComponentResource):
                 public_subnet_ids=self.network.public_subnet_ids,
                 kubernetes_version=s.cluster.kubernetes_version,
                 public_access_cidrs=s.cluster.public_access_cidrs,
+                public_endpoint_from_anywhere=s.cluster.allow_public_endpoint_from_anywhere,
                 admin_principal_arns=s.cluster.admin_principal_arns,
                 deployer_cidrs=s.cluster.deployer_cidrs,
                 deployer_security_group_ids=s.cluster.deployer_security_group_ids,
@@ -213,43 +214,17 @@ class Platform(pulumi.ComponentResource):
         standby: StandbyGroup | None = None,
     ) -> GpuNodeGroup:
         """One capacity-block node group: one UltraServer, or a grouped fleet; with ``standby``, that block's group."""
-        # A single block keeps the reservation/window arguments (and the undated scheduled action names); so does a
-        # standby group, which runs one block only.
-        renewal = bool(group.capacity_blocks_setting) and standby is None
-        reservation_id, window = None, group.reservation_window
-        if standby is not None:
-            reservation_id = standby.block.reservation_ids[0] if standby.block.reservation_ids else None
-            window = standby.block.window
-        elif not (group.grouped or renewal):
-            reservation_id = group.capacity_reservation_ids[position]
         return GpuNodeGroup(
             f"{s.cluster.name}-{standby.name if standby else name}",
-            GpuNodeGroupArgs(
+            GpuNodeGroupArgs.from_settings(
+                group,
+                position,
+                standby=standby,
                 cluster=self.cluster,
                 subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
                 security_group_ids=[self.network.efa_security_group.id],
-                mode=group.mode,
-                instance_type=group.instance_type,
-                interfaces=list(group.efa_interfaces),
-                capacity_reservation_id=reservation_id,
-                capacity_reservation_resource_group_arn=group.capacity_reservation_resource_group_arn or None,
-                ultraserver_type=group.ultraserver_type,
-                ultraserver_count=group.ultraserver_count if group.grouped else 1,
-                desired_size=group.desired_size,
-                release_version=group.release_version or None,
-                image_id=group.ami_id or None,
-                ami_release=group.ami_release or None,
-                imds_hop_limit=group.imds_hop_limit,
-                # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
-                labels={**group.labels, ULTRASERVER_LABEL: name},
-                reservation_window=None if renewal else window,
-                capacity_blocks=group_blocks(group, position) if renewal else (),
+                tags=tags,
                 now=now,
-                scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
-                auto_repair=group.auto_repair,
-                local_storage=group.local_storage,
-                root_volume_size_gib=group.root_volume_size_gib,
-                tags={**tags, EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},
             ),
             # Nodes must reach the control plane the moment they boot.
             opts=pulumi.ResourceOptions(parent=self, depends_on=after),

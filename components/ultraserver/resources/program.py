@@ -87,7 +87,7 @@ def run_kubernetes() -> KubernetesLayer:
     """The kubernetes-layer/ project: the Kubernetes layer of a `kubernetes.layer: separate-stack` stack.
 
     It reads the same stack file as the platform (stackConfigDir ../stacks), takes the cluster's kubeconfig from
-    the platform stack through a StackReference, and is deployed from inside the VPC (README "Reachability").
+    the platform stack through a StackReference, and is deployed from inside the VPC (docs/deploy.md "Reachability").
     """
     settings = _settings(PROJECT)
     if settings.kubernetes.layer != "separate-stack":

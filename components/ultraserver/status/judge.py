@@ -14,13 +14,10 @@ from datetime import datetime, timedelta, timezone
 
 from ultraserver.facts import capacity_states
 from ultraserver.facts.capacity_blocks import EC2_TERMINATION_LEAD_MINUTES, CapacityBlock, require_aware
+from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, WARNING, Problem
 from ultraserver.status.aws import NOT_FOUND, UNREPORTED, Reservation
 from ultraserver.status.cluster import ClusterSide, idle_gpu_hours
-
-# Defaults of --grace-minutes (time for nodes to boot and join; unmeasured for GB200) and --horizon-hours (the end
-# within this and no next block leaves time to extend it or buy the next one).
-GRACE_MINUTES, HORIZON_HOURS = 30, 48
 
 
 @dataclass(frozen=True)
@@ -177,7 +174,7 @@ def _running_problems(
                         "the group to 0 outside Pulumi first (`aws eks update-nodegroup-config --scaling-config "
                         "minSize=0,desiredSize=0`, which a deploy would not do before rolling the template), then set "
                         f"{switched}.scaleToZeroForUpgrade: true and `pulumi up`, then remove it and `pulumi up` again "
-                        "(README, Running on Capacity Blocks)"
+                        "(docs/running-on-capacity-blocks.md)"
                         if switched and side.nodes == 0
                         else ""
                     ),

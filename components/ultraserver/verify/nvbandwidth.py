@@ -6,7 +6,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, GPUS_PER_NODE
+from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS
+from ultraserver.facts.ultraservers import GPUS_PER_NODE
 from ultraserver.problems import ConfigError
 
 

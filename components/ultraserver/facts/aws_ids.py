@@ -1,0 +1,58 @@
+"""AWS identifier patterns: the one home of every regex the toolkit matches an AWS name, ID or ARN against.
+
+Patterns are unanchored strings (the settings model anchors them itself and shows them in the stack schema);
+``matches`` is the full-match test for code outside the settings model.
+
+Sources (checked 2026-11-25): EC2 API Reference, CapacityReservation (CapacityReservationId ``cr-`` + 17 hex);
+AWS General Reference, "Amazon Resource Names" and the partition list of botocore's ``endpoints.json``
+(aws, aws-cn, aws-us-gov, aws-iso, aws-iso-b, aws-iso-e, aws-iso-f, aws-eusc); EC2 user guide, "Regions and
+Zones" (region ``us-east-1``, zone ``us-east-1a``, Local Zone ``us-east-1-dfw-2a``). Resource IDs (ami-, vpc-, subnet-)
+have 8 or 17 hex digits (EC2 user guide, "Resource IDs": longer IDs since 2018).
+"""
+
+from __future__ import annotations
+
+import re
+
+REGION = r"[a-z]{2}(-[a-z]+)+-\d"
+"""An AWS region name such as us-east-1."""
+ZONE = REGION + r"[a-z]?(-[a-z]+-\d+[a-z])?"
+"""An Availability Zone (us-east-1a) or Local Zone (us-east-1-dfw-2a) name."""
+LOCAL_ZONE = REGION + r"-[a-z]+-\d+[a-z]"
+"""A Local Zone name such as us-east-1-dfw-2a."""
+ACCOUNT = r"\d{12}"
+"""A 12-digit AWS account ID."""
+RESERVATION_ID = r"cr-[0-9a-f]{17}"
+"""An EC2 Capacity Reservation ID."""
+AMI_ID = r"ami-[0-9a-f]{8}([0-9a-f]{9})?"
+"""An AMI ID."""
+VPC_ID = r"vpc-[0-9a-f]{8}([0-9a-f]{9})?"
+"""A VPC ID."""
+SUBNET_ID = r"subnet-[0-9a-f]{8}([0-9a-f]{9})?"
+"""A VPC subnet ID."""
+SECURITY_GROUP_ID = r"sg-[0-9a-f]{8}([0-9a-f]{9})?"
+"""A VPC security group ID."""
+RESOURCE_GROUP_ARN = (
+    r"arn:aws(-cn|-us-gov|-iso|-iso-b|-iso-e|-iso-f|-eusc)?:resource-groups:"
+    + REGION
+    + ":"
+    + ACCOUNT
+    + r":group/[A-Za-z0-9_.-]{1,300}"
+)
+"""A resource group ARN arn:aws:resource-groups:<region>:<account>:group/<name>."""
+SNS_TOPIC_ARN = r"arn:aws(-cn|-us-gov)?:sns:" + REGION + ":" + ACCOUNT + r":[A-Za-z0-9_-]{1,256}(\.fifo)?"
+"""An SNS topic ARN (a FIFO topic's name ends in .fifo)."""
+PRINCIPAL_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":(role|user)/[\w+=,.@/-]+"
+"""An IAM role or user ARN."""
+
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def matches(pattern: str, value: object) -> bool:
+    """Whether ``value`` is a string that ``pattern`` (one of this module's) matches whole."""
+    if not isinstance(value, str):
+        return False
+    compiled = _COMPILED.get(pattern)
+    if compiled is None:
+        compiled = _COMPILED[pattern] = re.compile(pattern)
+    return compiled.fullmatch(value) is not None

@@ -1,0 +1,311 @@
+"""GpuNodeGroupArgs: the inputs of a capacity-block GPU node group, checked once where they arrive.
+
+A program that imports the component hands them in directly and ``__post_init__`` checks every rule; a stack file's
+settings were checked by the settings model, so ``from_settings`` builds the arguments without checking them again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+import pulumi
+
+from ultraserver import clock
+from ultraserver.config.blocks import StandbyGroup, group_blocks
+from ultraserver.config.settings import GpuNodeGroupSettings
+from ultraserver.facts import ami, instances
+from ultraserver.facts.capacity_blocks import (
+    CapacityBlock,
+    ReservationWindow,
+    blocks_problems,
+    desired_size_problem,
+    full_size,
+    reservation_id_problem,
+    resource_group_arn_problem,
+    window_problems,
+)
+from ultraserver.facts.efa import (
+    EfaInterface,
+    instance_facts,
+    validate_layout,
+)
+from ultraserver.facts.iam import IMDS_HOP_LIMITS
+from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE
+from ultraserver.facts.ultraservers import DEFAULT_TYPE, NODE_GROUP_MODES, NodeGroupMode, UltraServerTypeName
+from ultraserver.problems import ConfigError
+from ultraserver.resources.cluster import Cluster, ClusterCoreData
+
+
+@dataclass
+class GpuNodeGroupArgs:
+    """Inputs of a capacity-block GPU node group."""
+
+    cluster: Cluster | ClusterCoreData
+    """The cluster the nodes join: a Cluster component, or its ClusterCoreData (e.g. from another stack)."""
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """Subnets in the reservation's Availability Zone only (EKS rejects others for capacity blocks)."""
+    security_group_ids: Sequence[pulumi.Input[str]] = ()
+    """Extra security groups (the EFA group) for every interface; the cluster security group is always added."""
+    mode: NodeGroupMode = "managed"
+    """managed (EKS managed node group) or self-managed (Auto Scaling group)."""
+    instance_type: str = instances.GB200_INSTANCE_TYPE
+    """EC2 instance type, set in the launch template."""
+    interfaces: list[EfaInterface] | None = None
+    """EFA layout from efa.layout_for; the type's default preset when unset."""
+    capacity_reservation_id: pulumi.Input[str] | None = None
+    """The UltraServer's Capacity Reservation ID (one group per UltraServer)."""
+    capacity_reservation_resource_group_arn: pulumi.Input[str] | None = None
+    """Capacity-reservation resource group ARN; self-managed groups only."""
+    ultraserver_type: UltraServerTypeName = DEFAULT_TYPE
+    """u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18 instances)."""
+    ultraserver_count: int = 1
+    """UltraServers this group covers; above 1 only with a resource group."""
+    desired_size: int | None = None
+    """Nodes to run; all instances of the UltraServers when unset."""
+    node_role_arn: pulumi.Input[str] | None = None
+    """Existing node role; a NodeRole is created when unset."""
+    instance_profile_arn: pulumi.Input[str] | None = None
+    """Instance profile of node_role_arn; required with it in self-managed mode."""
+    release_version: str | None = None
+    """Pinned EKS AMI release version (1.35.6-20260714); the facts/ami.py default for the cluster's minor when unset."""
+    image_id: pulumi.Input[str] | None = None
+    """Custom AMI ID (with ami_release); replaces the EKS AMI."""
+    ami_release: str | None = None
+    """Release of the custom AMI (v20251103 or later), so its NVIDIA driver can be checked."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Kubernetes node labels."""
+    reservation_window: ReservationWindow | None = None
+    """Capacity Block start and end, for scheduled scaling."""
+    capacity_blocks: Sequence[CapacityBlock] = ()
+    """Successive blocks (this group's reservation of each, none with a resource group, and the window) instead of
+    capacity_reservation_id and reservation_window: the template targets the block current at ``now``."""
+    scale_to_zero_for_upgrade: bool = False
+    """Hold the group at 0 nodes so its AMI, template, labels or taints can change (docs/deploy.md, upgrades)."""
+    local_storage: instances.LocalStorage = "RAID0"
+    """nodeadm local storage strategy for the instance store."""
+    root_volume_size_gib: int = instances.GPU_ROOT_VOLUME_GIB
+    """Root volume size in GiB."""
+    kms_key_id: pulumi.Input[str] | None = None
+    """KMS key for the root volume; the account default when unset."""
+    imds_hop_limit: int = 1
+    """IMDSv2 hop limit: 1 keeps pods off the instance metadata; 2 only if a pod must reach it."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """AWS tags for every resource."""
+    now: datetime | None = None
+    """Clock for the reservation window and the release date check; the current UTC time when unset."""
+    auto_repair: bool = False
+    """EKS node auto repair (managed mode only; see docs/health.md for why it is off by default)."""
+    checked: dataclasses.InitVar[bool] = False
+    """Set by ``from_settings`` only: the stack settings already checked every rule, so they are not run twice."""
+
+    @classmethod
+    def from_settings(
+        cls,
+        group: GpuNodeGroupSettings,
+        position: int,
+        *,
+        standby: StandbyGroup | None = None,
+        cluster: Cluster | ClusterCoreData,
+        subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]],
+        security_group_ids: Sequence[pulumi.Input[str]],
+        tags: dict[str, str],
+        now: datetime | None,
+    ) -> GpuNodeGroupArgs:
+        """The arguments of UltraServer ``position`` of a stack's group entry (one group, or a grouped fleet; with
+        ``standby``, the group of that one block).
+
+        The settings checked every rule already, so the arguments are not checked again.
+        """
+        # A single block keeps the reservation/window arguments (and the undated scheduled action names); so does a
+        # standby group (handover: standby), which runs one block only.
+        renewal = bool(group.capacity_blocks_setting) and standby is None
+        reservation_id, window = None, group.reservation_window
+        if standby is not None:
+            reservation_id = standby.block.reservation_ids[0] if standby.block.reservation_ids else None
+            window = standby.block.window
+        elif not (group.grouped or renewal):
+            reservation_id = group.capacity_reservation_ids[position]
+        return cls(
+            cluster=cluster,
+            subnet_ids=subnet_ids,
+            security_group_ids=security_group_ids,
+            mode=group.mode,
+            instance_type=group.instance_type,
+            interfaces=list(group.efa_interfaces),
+            capacity_reservation_id=reservation_id,
+            capacity_reservation_resource_group_arn=group.capacity_reservation_resource_group_arn or None,
+            ultraserver_type=group.ultraserver_type,
+            ultraserver_count=group.ultraserver_count if group.grouped else 1,
+            desired_size=group.desired_size,
+            release_version=group.release_version or None,
+            image_id=group.ami_id or None,
+            ami_release=group.ami_release or None,
+            imds_hop_limit=group.imds_hop_limit,
+            # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
+            labels={**group.labels, ULTRASERVER_LABEL: group.node_group_names[position]},
+            reservation_window=None if renewal else window,
+            capacity_blocks=group_blocks(group, position) if renewal else (),
+            now=now,
+            scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
+            auto_repair=group.auto_repair,
+            local_storage=group.local_storage,
+            root_volume_size_gib=group.root_volume_size_gib,
+            tags={**tags, EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},
+            checked=True,
+        )
+
+    def __post_init__(self, checked: bool) -> None:
+        """Check the arguments where a program hands them in (stack files are checked by their settings)."""
+        if checked:
+            return
+        problems = args_problems(self)
+        if problems:
+            raise ConfigError([f"GpuNodeGroupArgs: {python_names(p)}" for p in problems])
+
+
+def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
+    """The cluster's core data, from the component or as given."""
+    return cluster.core if isinstance(cluster, Cluster) else cluster
+
+
+def _ami_problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:
+    """Why the AMI choice is unusable."""
+    if args.image_id is not None or args.ami_release is not None:
+        if args.image_id is None or args.ami_release is None:
+            return [
+                "imageId / amiRelease: a custom AMI needs both (the release shows its NVIDIA driver); to pin the "
+                "EKS AMI set releaseVersion instead."
+            ]
+        why = ami.release_problem(args.ami_release)
+        return [why] if why else []
+    if args.release_version is None:
+        if ami.default_release_version(version):
+            return []
+        return [
+            f"releaseVersion: no default for Kubernetes {version} (defaults exist for "
+            f"{', '.join(ami.RELEASE_VERSIONS)}); set release_version to the value of SSM "
+            f"{ami.SSM_ROOT}/{version}/{ami.VARIANT}/recommended/release_version."
+        ]
+    why = ami.release_version_problem(args.release_version, version, today)
+    return [f"releaseVersion: {why}."] if why else []
+
+
+def _target_problems(args: GpuNodeGroupArgs) -> list[str]:
+    """Why the capacity reservation target is unusable: exactly one kind, each ID checked once."""
+    if args.capacity_blocks and (args.capacity_reservation_id is not None or args.reservation_window is not None):
+        return [
+            "capacityBlocks: give either capacity_blocks or capacity_reservation_id / reservation_window, not both."
+        ]
+    problems = []
+    reservation_id: pulumi.Input[str] | None
+    if args.capacity_blocks:
+        # blocks_problems checks every block's reservation IDs.
+        problems += blocks_problems(args.capacity_blocks)
+        first = args.capacity_blocks[0].reservation_ids
+        reservation_id = first[0] if first else None
+    else:
+        reservation_id = args.capacity_reservation_id
+    group_arn = args.capacity_reservation_resource_group_arn
+    if (reservation_id is None) == (group_arn is None):
+        return problems + [
+            "capacityReservationId / capacityReservationResourceGroupArn: set exactly one; the reservation "
+            "ID targets one UltraServer, the resource group ARN a grouped fleet."
+        ]
+    # Outputs come from resources whose shape AWS already enforces; only plain strings are checked.
+    if not args.capacity_blocks and isinstance(reservation_id, str):
+        problems += [p for p in [reservation_id_problem(reservation_id)] if p]
+    if isinstance(group_arn, str):
+        problems += [p for p in [resource_group_arn_problem(group_arn)] if p]
+    if args.reservation_window is not None:
+        problems += window_problems(args.reservation_window)
+    return problems
+
+
+def _group_problems(args: GpuNodeGroupArgs) -> list[str]:
+    """Why the group's mode, count and node options do not fit together."""
+    problems = []
+    if args.mode not in NODE_GROUP_MODES:
+        problems.append(f"mode: '{args.mode}' is not a node-group mode; allowed: {', '.join(NODE_GROUP_MODES)}.")
+    if args.capacity_reservation_id is not None and args.ultraserver_count != 1:
+        problems.append(
+            f"ultraserverCount: {args.ultraserver_count} needs a resource group; a reservation ID covers one "
+            "UltraServer, so make one group per UltraServer (or a self-managed group on a resource group)."
+        )
+    if args.capacity_reservation_resource_group_arn is not None and args.mode == "managed":
+        problems.append(
+            "capacityReservationResourceGroupArn: managed node groups target one capacity reservation each (the "
+            "only target EKS documents for capacity blocks); use one managed group per UltraServer with its "
+            "capacityReservationId, or mode: self-managed for a resource group."
+        )
+    if args.auto_repair and args.mode != "managed":
+        problems.append(
+            "autoRepair: true needs mode: managed; EKS node auto repair works only with managed node groups "
+            "(and Karpenter). Remove autoRepair or use a managed group."
+        )
+    if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
+        problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
+    return problems
+
+
+def _node_problems(args: GpuNodeGroupArgs) -> list[str]:
+    """Why the sizes, instance type, EFA layout, storage or metadata options are unusable."""
+    problems = []
+    if args.local_storage not in instances.LOCAL_STORAGE:
+        problems.append(
+            f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
+            f"{', '.join(instances.LOCAL_STORAGE)}."
+        )
+    if args.imds_hop_limit not in IMDS_HOP_LIMITS:
+        problems.append(f"imdsHopLimit: {args.imds_hop_limit!r} is not allowed; use 1 (default) or 2.")
+    sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
+    problems += sizes
+    if not sizes and args.desired_size is not None:
+        too_big = desired_size_problem(args.ultraserver_type, args.ultraserver_count, args.desired_size)
+        problems += [too_big] if too_big else []
+    kind = _raised(lambda: instance_facts(args.instance_type))
+    problems += kind
+    if not kind and args.interfaces is not None:
+        problems += [f"efa: {p}" for p in validate_layout(args.instance_type, args.interfaces)]
+    return problems
+
+
+def args_problems(args: GpuNodeGroupArgs) -> list[str]:
+    """Every problem of a component's arguments, in stack-key words (python_names turns them into argument names)."""
+    if not isinstance(args.cluster, Cluster | ClusterCoreData):
+        return [f"cluster: got {type(args.cluster).__name__}; allowed: a Cluster component or its ClusterCoreData."]
+    version = core_of(args.cluster).kubernetes_version
+    today = (args.now or clock.now()).date()
+    problems = _group_problems(args) + _target_problems(args) + _node_problems(args)
+    version_problems = _raised(lambda: ami.checked_version(version))
+    return problems + (version_problems or _ami_problems(args, version, today))
+
+
+def python_names(message: str) -> str:
+    """A check's message with the camelCase keys it names as the Python arguments of GpuNodeGroupArgs.
+
+    The checks are shared with the stack settings, which speak in stack keys; a component's caller passed
+    ``ultraserver_count``, not ``ultraserverCount``.
+    """
+    known = {f.name for f in dataclasses.fields(GpuNodeGroupArgs)} | {
+        f.name for f in dataclasses.fields(ReservationWindow)
+    }
+
+    def snake(match: re.Match[str]) -> str:
+        name = re.sub(r"(?<!^)(?=[A-Z])", "_", match.group(0)).lower()
+        return name if name in known else match.group(0)
+
+    return re.sub(r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b", snake, message)
+
+
+def _raised(check: Callable[[], object]) -> list[str]:
+    """The problems a check raises as ConfigError; empty when it passes."""
+    try:
+        check()
+    except ConfigError as error:
+        return error.problems
+    return []

@@ -1,0 +1,38 @@
+"""Each subcommand imports what it uses: building the parser and running the offline plan import no AWS SDK."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LIVE_ONLY = ("boto3", "botocore", "kubernetes", "ultraserver.preflight.clients", "ultraserver.status.aws")
+
+
+def imported_after(code: str) -> set[str]:
+    """The live-only modules a fresh interpreter has imported after running ``code``."""
+    probe = f"import sys\n{code}\nprint(' '.join(m for m in {LIVE_ONLY!r} if m in sys.modules))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "components")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+def test_the_parser_imports_no_live_client() -> None:
+    assert (
+        imported_after(
+            "from ultraserver.cli import build_parser; build_parser().parse_args(['plan', '--stack', 'gb200-x72'])"
+        )
+        == set()
+    )
+
+
+def test_the_offline_plan_imports_no_live_client() -> None:
+    code = (
+        "import contextlib, io\n"
+        "from ultraserver.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    assert main(['plan', '--stack', 'gb200-x72', '--now', '2026-11-23T02:50:00Z']) == 0"
+    )
+    assert imported_after(code) == set()
