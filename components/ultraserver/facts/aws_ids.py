@@ -56,3 +56,13 @@ def matches(pattern: str, value: object) -> bool:
     if compiled is None:
         compiled = _COMPILED[pattern] = re.compile(pattern)
     return compiled.fullmatch(value) is not None
+
+
+ASSUMED_ROLE_ARN = (
+    r"arn:(?P<partition>aws[a-z-]*):sts::(?P<account>" + ACCOUNT + r"):assumed-role/(?P<role>[^/]+)/(?P<session>.+)"
+)
+"""GetCallerIdentity's ARN for an assumed role: the role's name (STS drops its path) and the session name."""
+PRINCIPAL_ARN_PARTS = (
+    r"arn:(?P<partition>aws[a-z-]*):iam::(?P<account>" + ACCOUNT + r"):(?P<kind>role|user)/(?:.*/)?(?P<name>[^/]+)"
+)
+"""An IAM role or user ARN, split into the parts that name one principal whatever its path."""

@@ -12,14 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ultraserver.facts import aws_ids
 from ultraserver.preflight.report import FAIL, PASS, check
 from ultraserver.problems import Problem
 
 NAME = "cluster creator"
 # arn:<partition>:sts::<account>:assumed-role/<role name>/<session>: STS drops the role's path (IAM user guide,
 # reference_identifiers, "ARNs": assumed-role ARNs carry the role name only).
-_ASSUMED = re.compile(r"arn:(?P<partition>aws[a-z-]*):sts::(?P<account>\d{12}):assumed-role/(?P<role>[^/]+)/.+")
-_IAM = re.compile(r"arn:(?P<partition>aws[a-z-]*):iam::(?P<account>\d{12}):(?P<kind>role|user)/(?:.*/)?(?P<name>[^/]+)")
+_ASSUMED = re.compile(aws_ids.ASSUMED_ROLE_ARN)
+_IAM = re.compile(aws_ids.PRINCIPAL_ARN_PARTS)
 
 
 def principal_arn(caller_arn: str) -> str:
