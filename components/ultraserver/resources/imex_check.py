@@ -5,13 +5,10 @@
 from __future__ import annotations
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from ultraserver.builders.imex_check import ImexCheckArgs, job_args
-from ultraserver.builders.kueue import local_queue_manifest
-from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import compute_domain_args, device_claim_template, mpijob_manifest
-from ultraserver.resources.child_options import child_options
+from ultraserver.resources.check_namespace import check_namespace
 from ultraserver.resources.compute_domain import ComputeDomain
 from ultraserver.resources.device_claims import claim_template_resource
 from ultraserver.resources.replaced_resource import replaced_custom_resource
@@ -29,24 +26,7 @@ class ImexCheck(pulumi.ComponentResource):
         jobs = job_args(args)
         self.namespace = args.namespace
         self.threshold_gbps = args.threshold_gbps
-        namespace = k8s.core.v1.Namespace(
-            name, metadata=namespace_manifest(args.namespace)["metadata"], opts=child_options(self, opts)
-        )
-        in_namespace = child_options(self, opts, pulumi.ResourceOptions(depends_on=[namespace]))
-        before_jobs: list[pulumi.Resource] = []
-        if args.queue_name:
-            # The namespace's LocalQueue, feeding the stack's ClusterQueue (the layer makes the check wait for it).
-            queue = local_queue_manifest(args.namespace, args.queue_name)
-            before_jobs.append(
-                k8s.apiextensions.CustomResource(
-                    f"{name}-queue",
-                    api_version=queue["apiVersion"],
-                    kind=queue["kind"],
-                    metadata=queue["metadata"],
-                    spec=queue["spec"],
-                    opts=in_namespace,
-                )
-            )
+        in_namespace, before_jobs = check_namespace(name, args.namespace, args.queue_name, self, opts)
         self.job_names = []
         for job in jobs:
             domain = ComputeDomain(f"{name}-{job.name}", compute_domain_args(job), opts=in_namespace)
