@@ -115,6 +115,7 @@ def node_user_data(spec: GpuTemplateSpec) -> pulumi.Input[str]:
 
 def gpu_launch_template(name: str, spec: GpuTemplateSpec, opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
     """The capacity-block EFA launch template of one GPU node group."""
+    image_id, image_tags = spec.image.resolve(), spec.image.tags()
     return aws.ec2.LaunchTemplate(
         name,
         **launch_template_args(
@@ -125,12 +126,12 @@ def gpu_launch_template(name: str, spec: GpuTemplateSpec, opts: pulumi.ResourceO
                 user_data=node_user_data(spec),
                 capacity_reservation_id=spec.capacity_reservation_id,
                 capacity_reservation_resource_group_arn=spec.capacity_reservation_resource_group_arn,
-                image_id=spec.image.resolve(),
+                image_id=image_id,
                 iam_instance_profile_arn=spec.iam_instance_profile_arn,
                 root_volume_size_gib=spec.root_volume_size_gib,
                 kms_key_id=spec.kms_key_id,
                 metadata_hop_limit=spec.imds_hop_limit,
-                tags={**spec.tags, **spec.image.tags()},
+                tags={**spec.tags, **image_tags},
             )
         ),
         opts=opts,
