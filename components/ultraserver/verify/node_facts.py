@@ -11,15 +11,15 @@ from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation
 from ultraserver.verify.verdict import (
-    _NO_MNNVL_UUID,
     CLUSTER,
     DEVICE_CLASSES,
     EFA_RESOURCE,
     FLEET,
     GPU_RESOURCE,
+    NO_MNNVL_UUID,
     NODE_FACTS,
     Verdict,
-    _api_problem,
+    api_problem,
 )
 
 
@@ -82,7 +82,7 @@ def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str
                 "(nvidia-smi -q | grep -A3 Fabric)",
             )
         )
-    elif split_clique(clique)[0] == _NO_MNNVL_UUID:
+    elif split_clique(clique)[0] == NO_MNNVL_UUID:
         found.append(
             Problem(
                 f"{where} label {CLIQUE_LABEL}",
@@ -196,7 +196,7 @@ def node_fact_verdicts(
     extra: list[Problem] = []
     plugin_nodes: set[str] | None = None
     if isinstance(plugin_pods, ClusterError):
-        extra.append(_api_problem("DRA kubelet plugin pods", plugin_pods))
+        extra.append(api_problem("DRA kubelet plugin pods", plugin_pods))
     else:
         plugin_nodes = {p.node_name for p in plugin_pods if p.phase == "Running" and p.ready}
     if group.fleet:
@@ -208,7 +208,7 @@ def device_class_verdict(expected: Iterable[str], present: list[str] | ClusterEr
     """The DRA DeviceClasses the ComputeDomains need exist."""
     wanted = tuple(expected)
     if isinstance(present, ClusterError):
-        return Verdict(CLUSTER, DEVICE_CLASSES, "DeviceClasses not readable", (_api_problem("deviceclasses", present),))
+        return Verdict(CLUSTER, DEVICE_CLASSES, "DeviceClasses not readable", (api_problem("deviceclasses", present),))
     missing = [name for name in wanted if name not in present]
     found = tuple(
         Problem(
