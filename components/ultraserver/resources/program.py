@@ -19,9 +19,6 @@ from ultraserver.resources.platform import (
     needs_termination_handler,
 )
 
-# The project of kubernetes-layer/Pulumi.yaml: it shares the platform's stack files and stack names.
-KUBERNETES_PROJECT = f"{PROJECT}-kubernetes"
-
 
 def load_settings(project: str | None = None) -> Settings:
     """Read and validate the running Pulumi program's stack config (keys of `project`, default: this project)."""
