@@ -226,14 +226,19 @@ def group_view(
         ("EFA", _efa(instance_type, layout, interfaces)),
         ("schedule", _schedule_text(schedules)),
     ]
+    rows += _block_rows(windows, now, block)
     states = tuple(window_state(w, now) for w in windows)
-    if block:
-        rows.append(("capacity block", block))
+    return GroupView(group.name, instance_type, layout, interfaces, tuple(rows), states)
+
+
+def _block_rows(windows: Sequence[ReservationWindow], now: datetime, block: str) -> list[tuple[str, str]]:
+    """The group's capacity block line (when given) and one row per window."""
+    rows = [("capacity block", block)] if block else []
     if not windows:
         rows.append(("window", "none given (no scheduled scaling)"))
     for index, window in enumerate(windows, start=1):
         rows.append(("window" if len(windows) == 1 else f"window {index}", describe_window(window, now)))
-    return GroupView(group.name, instance_type, layout, interfaces, tuple(rows), states)
+    return rows
 
 
 def group_views(
