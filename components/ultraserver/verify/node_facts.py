@@ -164,7 +164,15 @@ def _fleet(
             Verdict(name, NODE_FACTS, _describe_nodes(members, group, [clique] if clique else []), tuple(found))
         )
     cliques = sorted(c for c in by_clique if c)
-    fleet_found = []
+    fleet_found = _fleet_problems(group, nodes, cliques)
+    evidence = f"{len(nodes)} nodes in {len(cliques)} cliques (expected {group.nodes} in {group.ultraservers})"
+    verdicts.append(Verdict(group.name, FLEET, evidence, tuple(fleet_found)))
+    return verdicts
+
+
+def _fleet_problems(group: NodeGroupExpectation, nodes: list[Node], cliques: list[str]) -> list[Problem]:
+    """The fleet has another number of cliques than UltraServers, or of nodes than its desired size."""
+    fleet_found: list[Problem] = []
     if len(cliques) != group.ultraservers and (group.full or len(cliques) > group.ultraservers):
         fleet_found.append(
             Problem(
@@ -183,9 +191,7 @@ def _fleet(
                 f"kubectl get nodes -l {ULTRASERVER_LABEL}={group.name}; check the node group and the capacity blocks",
             )
         )
-    evidence = f"{len(nodes)} nodes in {len(cliques)} cliques (expected {group.nodes} in {group.ultraservers})"
-    verdicts.append(Verdict(group.name, FLEET, evidence, tuple(fleet_found)))
-    return verdicts
+    return fleet_found
 
 
 def node_fact_verdicts(
