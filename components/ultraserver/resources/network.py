@@ -166,13 +166,7 @@ class Network(pulumi.ComponentResource):
         )
         self.vpc_id = vpc.id
         vpc_child = pulumi.ResourceOptions(parent=vpc)
-        # A subnet in a secondary block can be made only once the block is associated with the VPC.
-        block_opts = {args.vpc_cidr: vpc_child}
-        for block in dict.fromkeys(p.vpc_block for p in plans if p.vpc_block not in ("", args.vpc_cidr)):
-            association = aws.ec2.VpcIpv4CidrBlockAssociation(
-                f"{name}-{block.replace('/', '-')}", vpc_id=vpc.id, cidr_block=block, opts=vpc_child
-            )
-            block_opts[block] = pulumi.ResourceOptions(parent=vpc, depends_on=[association])
+        block_opts = self._secondary_blocks(vpc, args, plans)
         igw = aws.ec2.InternetGateway(name, vpc_id=vpc.id, tags={**tags, "Name": name}, opts=vpc_child)
         subnets: dict[str, aws.ec2.Subnet] = {}
         for plan in plans:
@@ -185,6 +179,38 @@ class Network(pulumi.ComponentResource):
                 tags={**tags, **subnet_tags(args.cluster_name, plan.kind), "Name": f"{name}-{plan.name}"},
                 opts=block_opts.get(plan.vpc_block, vpc_child),
             )
+        nat_by_zone = self._public_routes(vpc, igw, regional_zones, subnets, args.single_nat_gateway)
+        self._private_routes(vpc, regional_zones, plans, subnets, nat_by_zone)
+        self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
+        self.public_subnet_ids = [subnets[f"public-{z}"].id for z in regional_zones]
+        self.gpu_subnet_ids = {
+            z: [subnets[p.name].id for p in plans if p.kind == "gpu" and p.zone == z] for z in gpu_zones
+        }
+
+    def _secondary_blocks(
+        self, vpc: aws.ec2.Vpc, args: NetworkArgs, plans: list[SubnetPlan]
+    ) -> dict[str, pulumi.ResourceOptions]:
+        """Options for subnets by VPC block: one in a secondary block waits for the block's association."""
+        vpc_child = pulumi.ResourceOptions(parent=vpc)
+        block_opts = {args.vpc_cidr: vpc_child}
+        for block in dict.fromkeys(p.vpc_block for p in plans if p.vpc_block not in ("", args.vpc_cidr)):
+            association = aws.ec2.VpcIpv4CidrBlockAssociation(
+                f"{self._name}-{block.replace('/', '-')}", vpc_id=vpc.id, cidr_block=block, opts=vpc_child
+            )
+            block_opts[block] = pulumi.ResourceOptions(parent=vpc, depends_on=[association])
+        return block_opts
+
+    def _public_routes(
+        self,
+        vpc: aws.ec2.Vpc,
+        igw: aws.ec2.InternetGateway,
+        regional_zones: list[str],
+        subnets: dict[str, aws.ec2.Subnet],
+        single_nat_gateway: bool,
+    ) -> dict[str, aws.ec2.NatGateway]:
+        """The public route table on the internet gateway, and the NAT gateways (one, or one per zone) by zone."""
+        name, tags = self._name, self._tags
+        vpc_child = pulumi.ResourceOptions(parent=vpc)
         public_rt = aws.ec2.RouteTable(
             f"{name}-public",
             vpc_id=vpc.id,
@@ -198,7 +224,7 @@ class Network(pulumi.ComponentResource):
             aws.ec2.RouteTableAssociation(
                 f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=vpc_child
             )
-            if not args.single_nat_gateway or not nat_by_zone:
+            if not single_nat_gateway or not nat_by_zone:
                 eip = aws.ec2.Eip(
                     f"{name}-nat-{zone}", domain="vpc", tags={**tags, "Name": f"{name}-nat-{zone}"}, opts=vpc_child
                 )
@@ -209,6 +235,19 @@ class Network(pulumi.ComponentResource):
                     tags={**tags, "Name": f"{name}-{zone}"},
                     opts=pulumi.ResourceOptions(parent=vpc, depends_on=[igw]),
                 )
+        return nat_by_zone
+
+    def _private_routes(
+        self,
+        vpc: aws.ec2.Vpc,
+        regional_zones: list[str],
+        plans: list[SubnetPlan],
+        subnets: dict[str, aws.ec2.Subnet],
+        nat_by_zone: dict[str, aws.ec2.NatGateway],
+    ) -> None:
+        """A private route table per zone through its NAT gateway (else the first); GPU subnets use the first's."""
+        name, tags = self._name, self._tags
+        vpc_child = pulumi.ResourceOptions(parent=vpc)
         first_nat = next(iter(nat_by_zone.values()))
         private_rts: dict[str, aws.ec2.RouteTable] = {}
         for zone in regional_zones:
@@ -232,11 +271,6 @@ class Network(pulumi.ComponentResource):
             aws.ec2.RouteTableAssociation(
                 f"{name}-{plan.name}", subnet_id=subnets[plan.name].id, route_table_id=gpu_rt.id, opts=vpc_child
             )
-        self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
-        self.public_subnet_ids = [subnets[f"public-{z}"].id for z in regional_zones]
-        self.gpu_subnet_ids = {
-            z: [subnets[p.name].id for p in plans if p.kind == "gpu" and p.zone == z] for z in gpu_zones
-        }
 
     def _use_existing(self, args: NetworkArgs) -> None:
         child = pulumi.ResourceOptions(parent=self)
