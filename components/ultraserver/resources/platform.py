@@ -106,6 +106,7 @@ class Platform(pulumi.ComponentResource):
                 s.system_node_group.max_size,
                 net.pods_per_node,
                 net.secondary_vpc_cidrs,
+                net.local_zone_nat_gateways,
             )
         )
         super().__init__("ultraserver:index:Platform", name, None, opts)
@@ -117,7 +118,7 @@ class Platform(pulumi.ComponentResource):
                 cluster_name=s.cluster.name,
                 subnets=subnets,
                 vpc_cidr=net.vpc_cidr,
-                single_nat_gateway=net.single_nat_gateway,
+                nat_gateways=net.nat_gateways,
                 vpc_id=net.vpc_id,
                 private_subnet_ids=net.private_subnet_ids,
                 public_subnet_ids=net.public_subnet_ids,
