@@ -141,3 +141,12 @@ def test_an_action_due_within_the_deploy_margin_warns_and_is_still_planned() -> 
     (soon,) = [p for p in warnings_at(now) if p.key == f"{GROUP}.reservationWindow.start"]
     assert soon.level == WARNING and "due within 30 minutes" in soon.allowed
     assert not [p for p in warnings_at(START - timedelta(days=1)) if p.key.endswith((".start", ".end"))]
+
+
+def test_a_block_past_its_scale_down_but_not_ended_reports_only_the_scale_down() -> None:
+    now = END - timedelta(minutes=20)  # scaled to 0 (60 min lead), EC2 not done yet
+    plan = run_plan(ROOT, "gb200-x72", now=now)
+    assert one(plan, NODE_GROUP, "nvl72").inputs["scalingConfig"]["desiredSize"] == 0
+    assert not plan.of_type(SCHEDULE)
+    (past,) = [p for p in warnings_at(now) if p.key.startswith(f"{GROUP}.reservationWindow")]
+    assert past.key.endswith(".end") and past.level == INFO and "desired size to 0" in past.fix

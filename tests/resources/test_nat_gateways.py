@@ -127,3 +127,8 @@ def test_a_local_zone_nat_is_refused_with_an_existing_vpc() -> None:
     config[NETWORK]["localZoneNatGateways"] = [LZ]
     with pytest.raises(ConfigError, match=r"localZoneNatGateways\[0\].*only for a VPC the stack creates"):
         parse_settings(config)
+
+
+def test_an_unknown_mode_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match=r"nat_gateways: got 'per-az'; allowed: single, per-zone"):
+        egress_plan(subnets(), "per-az")

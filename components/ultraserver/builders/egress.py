@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ultraserver.config.subnets import SubnetPlan
-from ultraserver.facts.network import network_border_group
+from ultraserver.facts.network import NAT_GATEWAY_MODES, network_border_group
+from ultraserver.problems import ConfigError
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,11 @@ class EgressPlan:
 def egress_plan(subnets: Sequence[SubnetPlan], mode: str = "single") -> EgressPlan:
     """NAT gateways and route tables for ``subnets`` (from plan_subnets): ``mode`` single or per-zone; a Local Zone
     with a ``nat`` subnet (plan_subnets' ``nat_zones``) gets its own NAT gateway and route table."""
+    if mode not in NAT_GATEWAY_MODES:
+        raise ConfigError(
+            f"nat_gateways: got {mode!r}; allowed: {', '.join(NAT_GATEWAY_MODES)}; fix: pick one (stack key "
+            "network.natGateways)"
+        )
     regional = [p.zone for p in subnets if p.kind == "private"]
     nat_subnets = {p.zone: p.name for p in subnets if p.kind == "nat"}
     gateways = [NatGatewayPlan(zone, f"public-{zone}") for zone in (regional if mode == "per-zone" else regional[:1])]

@@ -72,7 +72,10 @@ def _actions(block: CapacityBlock, key: str, now: datetime) -> list[Problem]:
     assert block.window is not None and block.usable_end is not None
     margin = now + timedelta(minutes=ACTION_DEPLOY_MARGIN_MINUTES)
     found = []
+    scaled_down = block.usable_end <= now  # then only the scale-down says what the group is at (0)
     for field, moment, size in (("start", block.window.start, "full size"), ("end", block.usable_end, "0")):
+        if field == "start" and scaled_down:
+            continue
         what = "scale-up" if field == "start" else f"scale-down (end minus {block.window.scale_down_lead_minutes} min)"
         if moment <= now:
             found.append(
