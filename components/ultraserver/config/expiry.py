@@ -81,7 +81,7 @@ def _actions(block: CapacityBlock, key: str, now: datetime) -> list[Problem]:
             found.append(
                 Problem(
                     f"{key}.{field}",
-                    moment.isoformat(),
+                    f"{what} at {moment.isoformat()}",
                     PAST_ACTION,
                     f"nothing to do: the plan leaves the {what} action out and sets the group's desired size to {size} "
                     "directly",
@@ -92,7 +92,7 @@ def _actions(block: CapacityBlock, key: str, now: datetime) -> list[Problem]:
             found.append(
                 Problem(
                     f"{key}.{field}",
-                    moment.isoformat(),
+                    f"{what} at {moment.isoformat()}",
                     f"{PAST_ACTION}; this {what} action is due within {ACTION_DEPLOY_MARGIN_MINUTES} minutes, and a "
                     "`pulumi up` that creates it after that time fails",
                     f"deploy now, or after {moment.isoformat()} (the plan then sets the desired size directly)",
