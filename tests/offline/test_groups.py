@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -107,10 +108,13 @@ def test_a_2020_window_is_left_out_of_the_plan_and_a_view_of_it_reads_ended(plan
             )
         ]
     }
-    # A group that exists (a custom program's) on ended windows still reads as ended.
-    (view,) = group_views(shipped_plan("gb200-x72"), windows, BEFORE)
+    # A group a custom program declares on ended windows (no scheduled action left) still reads as ended.
+    shipped = shipped_plan("gb200-x72")
+    unscheduled = dataclasses.replace(shipped, resources=[r for r in shipped.resources if r.type != SCHEDULE])
+    (view,) = group_views(unscheduled, windows, BEFORE)
     assert view.row("window").startswith("ended: 2020-01-01T11:30Z")
     assert view.row("min/desired/max at block start") == "none (every block has ended)"
+    assert view.row("schedule") == "none"
 
 
 def test_existing_vpc_self_managed_group(shipped_plan) -> None:  # type: ignore[no-untyped-def]
