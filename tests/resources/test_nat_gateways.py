@@ -75,7 +75,7 @@ def test_a_local_zone_nat_gets_a_small_public_subnet_in_the_zone_its_border_grou
     assert [(p.name, p.cidr) for p in plans if p.kind != "nat"] == [(p.name, p.cidr) for p in subnets()]
     egress = egress_plan(plans, "single")
     assert [(g.zone, g.border_group) for g in egress.nat_gateways] == [("us-east-1a", ""), (LZ, "us-east-1-dfw-2")]
-    assert {t.name: (t.nat_zone, t.subnets) for t in egress.route_tables}[f"gpu-{LZ}"] == (LZ, (f"gpu-{LZ}",))
+    assert {t.name: (t.nat_zone, t.subnets) for t in egress.route_tables}[f"private-{LZ}"] == (LZ, (f"gpu-{LZ}",))
     assert f"gpu-{LZ}" not in egress.route_tables[0].subnets
     assert f"public-{LZ}" in egress.public_subnets
 

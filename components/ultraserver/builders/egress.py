@@ -72,7 +72,8 @@ def egress_plan(subnets: Sequence[SubnetPlan], mode: str = "single") -> EgressPl
         first = tables[0]
         tables[0] = RouteTablePlan(first.name, first.nat_zone, first.subnets + through_region)
     tables += [
-        RouteTablePlan(f"gpu-{zone}", zone, tuple(p.name for p in subnets if p.kind == "gpu" and p.zone == zone))
+        # Named private-<zone> like the regional tables (gpu-<zone> is the subnet's name).
+        RouteTablePlan(f"private-{zone}", zone, tuple(p.name for p in subnets if p.kind == "gpu" and p.zone == zone))
         for zone in gpu_zones
         if zone in nat_subnets
     ]
