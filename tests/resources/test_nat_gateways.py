@@ -132,3 +132,12 @@ def test_a_local_zone_nat_is_refused_with_an_existing_vpc() -> None:
 def test_an_unknown_mode_is_refused_by_name() -> None:
     with pytest.raises(ConfigError, match=r"nat_gateways: got 'per-az'; allowed: single, per-zone"):
         egress_plan(subnets(), "per-az")
+
+
+def test_the_old_single_nat_gateway_key_says_how_to_write_it_now() -> None:
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config.setdefault("ultraserver-eks:network", {})["singleNatGateway"] = False
+    with pytest.raises(ConfigError) as err:
+        parse_settings(config)
+    assert "network.singleNatGateway: got False" in str(err.value)
+    assert "natGateways: per-zone for false" in str(err.value)
