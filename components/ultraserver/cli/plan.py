@@ -81,10 +81,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _write_outputs(
     args: argparse.Namespace, plan: Plan, settings: Settings | None, now: datetime, text: PlanText
 ) -> None:
-    """The plan JSON, dependency graph and HTML report the command line asked for."""
-    from ultraserver.offline.graph import dot, mermaid
-    from ultraserver.offline.html_report import html_report
-
+    """The plan JSON, dependency graph and HTML report the command line asked for (their modules load only then)."""
     if args.json:
         document = plan.to_json()
         if settings is not None:
@@ -92,12 +89,16 @@ def _write_outputs(
         write_output(args.json, json.dumps(document, indent=2, sort_keys=False) + "\n")
         print(f"\nPlan JSON written to {args.json}")
     if args.graph:
+        from ultraserver.offline.graph import dot, mermaid
+
         kind = GRAPH_FORMATS[suffix(args.graph)]
         graph = dot(plan) if kind == "dot" else mermaid(plan)
         # A Markdown file gets a fenced block, so GitHub and editors draw it.
         write_output(args.graph, f"```mermaid\n{graph}```\n" if suffix(args.graph) == ".md" else graph)
         print(f"Dependency graph written to {args.graph}")
     if args.html:
+        from ultraserver.offline.html_report import html_report
+
         write_output(args.html, html_report(plan, text))
         print(f"HTML report written to {args.html}")
 
