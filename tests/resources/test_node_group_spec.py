@@ -39,7 +39,7 @@ def from_settings(now: datetime) -> GpuNodeGroupArgs:
 @pytest.mark.parametrize(("now", "index", "reservation"), [(BEFORE, 0, A), (DURING_A, 0, A), (DURING_B, 1, B)])
 def test_the_settings_derive_the_spec_at_the_plan_date(now: datetime, index: int, reservation: str) -> None:
     (group,) = two_block_settings().gpu_node_groups
-    spec = group.spec(0, now)
+    spec = group.spec(0, now, "1.35")
     assert spec.current_block == index
     assert spec.reservation_id == reservation
     assert [b.reservation_ids for b in spec.blocks] == [(A,), (B,)]
@@ -52,7 +52,7 @@ def test_the_settings_derive_the_spec_at_the_plan_date(now: datetime, index: int
 def test_the_arguments_carry_the_settings_spec() -> None:
     (group,) = two_block_settings().gpu_node_groups
     args = from_settings(DURING_B)
-    assert args.spec == group.spec(0, DURING_B)
+    assert args.spec == group.spec(0, DURING_B, "1.35")
     assert args.reservation_target == B
     assert args.capacity_blocks == args.spec.blocks
 
@@ -92,3 +92,22 @@ def test_the_component_only_reads_the_spec() -> None:
     assert group["scalingConfig"] == {"minSize": 0, "maxSize": 9, "desiredSize": 5}
     assert group["releaseVersion"] == "1.35.0-20260101"
     assert plan.of_type(SCHEDULE) == []
+
+
+def test_the_image_parameter_is_derived_once_for_self_managed_groups_only() -> None:
+    pin = ami.default_release_version("1.35")
+    managed = GpuNodeGroupArgs(cluster=CORE, subnet_ids=[], capacity_reservation_id="cr-0123456789abcdef0", now=BEFORE)
+    assert managed.spec.ami_ssm_parameter is None  # the node group's amiType and releaseVersion pick the AMI
+    own = dataclasses.replace(managed, mode="self-managed")
+    assert own.spec.ami_ssm_parameter == ami.pinned_ssm_parameter_name("1.35", pin)
+    custom = dataclasses.replace(own, image_id="ami-0123456789abcdef0", ami_release="v20251103")
+    assert custom.spec.ami_ssm_parameter is None
+
+
+def test_the_template_reads_the_image_parameter_of_the_spec() -> None:
+    args = GpuNodeGroupArgs(
+        cluster=CORE, subnet_ids=[], mode="self-managed", capacity_reservation_id="cr-0123456789abcdef0", now=BEFORE
+    )
+    args.spec = dataclasses.replace(args.spec, ami_ssm_parameter="/chosen/by/the/spec")
+    plan = record(lambda: GpuNodeGroup("gpu", args))
+    assert [c for c in plan.placeholders if "getParameter" in c and "/chosen/by/the/spec" in c]

@@ -175,8 +175,15 @@ class GpuNodeGroupSettings(Model):
             for block in self.blocks
         )
 
-    def spec(self, position: int, now: datetime, standby: capacity_blocks.CapacityBlock | None = None) -> NodeGroupSpec:
-        """Node group ``position`` at ``now`` (with ``standby``, the group of that one block under handover: standby).
+    def spec(
+        self,
+        position: int,
+        now: datetime,
+        kubernetes_version: str,
+        standby: capacity_blocks.CapacityBlock | None = None,
+    ) -> NodeGroupSpec:
+        """Node group ``position`` at ``now`` on a cluster of ``kubernetes_version`` (with ``standby``, the group of
+        that one block under handover: standby).
 
         Successive blocks (capacityBlocks, handover: switch) keep all of the group's blocks; a single block, and a
         standby group, run one block only (and keep the undated scheduled action names).
@@ -197,6 +204,8 @@ class GpuNodeGroupSettings(Model):
             blocks=blocks,
             successive=successive,
             release_version=self.release_version,
+            kubernetes_version=kubernetes_version,
+            custom_image=bool(self.ami_id),
             managed=self.mode == "managed",
             hold_at_zero=self.scale_to_zero_for_upgrade,
         )

@@ -3,7 +3,7 @@
 A stack file's group gets it from its settings (``GpuNodeGroupSettings.spec``), a program's from its arguments
 (``GpuNodeGroupArgs``); the component only reads it: the interface layout, the full size, the blocks and the one
 current at ``now`` (whose reservation the launch template targets), the size now, the scheduled actions still ahead,
-and the AMI release.
+and the AMI release with the SSM parameter a self-managed group's image is read from.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from ultraserver.facts import ami
 from ultraserver.facts.capacity_blocks import (
     CapacityBlock,
     ScheduledAction,
@@ -44,6 +45,9 @@ class NodeGroupSpec:
     """The scheduled actions still ahead: up at each block's start, to 0 before its end (none while held)."""
     release_version: str
     """The EKS AMI release the nodes boot: as set, else the toolkit's pin for the cluster's minor."""
+    ami_ssm_parameter: str | None
+    """The dated SSM parameter the template's ImageId is read from: self-managed groups on the EKS AMI only (a
+    managed group's amiType and releaseVersion pick the AMI; a custom AMI is given by its id)."""
 
     @property
     def block(self) -> CapacityBlock:
@@ -69,6 +73,10 @@ class NodeGroupInputs:
     successive: bool
     """Successive blocks (dated scheduled actions per block), not one reservation and window (undated actions)."""
     release_version: str
+    kubernetes_version: str
+    """The cluster's minor (the pinned release's SSM parameter is under it)."""
+    custom_image: bool
+    """A custom AMI id is given (with its release)."""
     managed: bool
     hold_at_zero: bool
     """scaleToZeroForUpgrade: desired 0 and no scheduled actions."""
@@ -102,4 +110,7 @@ def node_group_spec(given: NodeGroupInputs, now: datetime) -> NodeGroupSpec:
         desired_size=size,
         actions=tuple(actions),
         release_version=given.release_version,
+        ami_ssm_parameter=None
+        if given.custom_image or given.managed
+        else ami.pinned_ssm_parameter_name(given.kubernetes_version, given.release_version),
     )

@@ -76,9 +76,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
         # Only the group carries the upgrade tag: on the template it would make a new version, itself an upgrade.
         group_tags = {**args.tags, **({UPGRADE_SAFE: "true"} if self.upgrade_safe else {})}
         self.image = NodeImage(
-            kubernetes_version=core.kubernetes_version,
             release_version=spec.release_version,
             managed=managed,
+            ssm_parameter=spec.ami_ssm_parameter,
             image_id=args.image_id,
             ami_release=args.ami_release,
         )

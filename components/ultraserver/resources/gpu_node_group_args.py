@@ -127,7 +127,8 @@ class GpuNodeGroupArgs:
 
         The settings checked every rule already, so the arguments are not checked again.
         """
-        spec = group.spec(position, now or clock.now(), standby.block if standby is not None else None)
+        version = core_of(cluster).kubernetes_version
+        spec = group.spec(position, now or clock.now(), version, standby.block if standby is not None else None)
         return cls(
             cluster=cluster,
             subnet_ids=subnet_ids,
@@ -174,6 +175,7 @@ class GpuNodeGroupArgs:
         # An Output reservation stays an argument (reservation_target); the block carries plain IDs only.
         one = CapacityBlock((reservation,) if isinstance(reservation, str) else (), self.reservation_window)
         interfaces = self.interfaces if self.interfaces is not None else layout_for(self.instance_type, None, None)
+        version = core_of(self.cluster).kubernetes_version
         given = NodeGroupInputs(
             instance_type=self.instance_type,
             interfaces=tuple(interfaces),
@@ -181,8 +183,9 @@ class GpuNodeGroupArgs:
             desired_size=self.desired_size,
             blocks=tuple(self.capacity_blocks) or (one,),
             successive=bool(self.capacity_blocks),
-            release_version=self.release_version
-            or ami.default_release_version(core_of(self.cluster).kubernetes_version),
+            release_version=self.release_version or ami.default_release_version(version),
+            kubernetes_version=version,
+            custom_image=self.image_id is not None,
             managed=self.mode == "managed",
             hold_at_zero=self.scale_to_zero_for_upgrade,
         )
