@@ -20,7 +20,7 @@ from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
 from ultraserver.config.network_rules import vpc_blocks
 from ultraserver.config.reachability import deployer_reach
-from ultraserver.config.version_rules import support_window, untested_versions
+from ultraserver.config.version_rules import chart_kubernetes_versions, support_window, untested_versions
 from ultraserver.facts import aws_ids, instances, limits, tags
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts.versions import version_at_least
@@ -326,6 +326,7 @@ RULES: tuple[Rule, ...] = (
     checks,
     support_window,
     untested_versions,
+    chart_kubernetes_versions,
     alert_topic,
     derived_names,
 )

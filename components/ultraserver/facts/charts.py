@@ -52,6 +52,9 @@ class PinnedChart:
     """Key paths whose content is free-form (Kubernetes objects, label maps, unpinned subcharts)."""
     values_checked: bool = True
     """False when the chart's values.yaml was not pinned here: user values are then passed on unchecked."""
+    kube_version: str | None = None
+    """The Chart.yaml `kubeVersion` constraint (None: the chart states none); Helm refuses to install the chart on a
+    cluster outside it, so the plan checks it (config/version_rules.py)."""
 
 
 # The optional Prometheus stack. Version 81.4.5 is the `version` of charts/kube-prometheus-stack/Chart.yaml at
@@ -69,6 +72,7 @@ _UNCHECKED_CHARTS = {
         keys=frozenset(),
         open_maps=frozenset(),
         values_checked=False,
+        kube_version=">=1.25.0-0",
     )
 }
 
@@ -88,6 +92,7 @@ def catalog() -> dict[str, PinnedChart]:
             source_commit=entry["source"]["commit"],
             keys=frozenset(entry["keys"]),
             open_maps=frozenset(entry["openMaps"]),
+            kube_version=entry.get("kubeVersion"),
         )
         for name, entry in raw["charts"].items()
     }

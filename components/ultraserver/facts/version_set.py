@@ -9,12 +9,9 @@ support, and judges the set: a chart whose ``kubeVersion`` excludes the stack's 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import date
-from functools import cache
-from importlib import resources
 
 from ultraserver.facts import addons, ami, charts, images, kubernetes, manifests
 from ultraserver.facts.versions import version_tuple
@@ -208,11 +205,9 @@ def same_version(a: str, b: str) -> bool:
     return a.strip().lstrip("vV") == b.strip().lstrip("vV")
 
 
-@cache
 def chart_kube_versions() -> dict[str, str | None]:
     """Each pinned chart's Chart.yaml kubeVersion constraint (None: the chart states none)."""
-    raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
-    return {name: entry.get("kubeVersion") for name, entry in raw["charts"].items()}
+    return {name: entry.kube_version for name, entry in charts.catalog().items()}
 
 
 _COMPARATOR = re.compile(r"(>=|<=|!=|=|>|<|~|\^)?\s*v?(\d+(?:\.\d+){0,2})(?:-[0-9A-Za-z.]+)?")
