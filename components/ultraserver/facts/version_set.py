@@ -51,6 +51,18 @@ CHART_SUPPORT: dict[str, tuple[SupportLine, ...]] = {
 }
 """Support statements per chart, newest line first; a chart with none has NO_POLICY."""
 
+# EKS user guide "Use P6e-GB200 UltraServers with Amazon EKS" (awsdocs/amazon-eks-user-guide
+# latest/ug/ml/ml-eks-nvidia-ultraserver.adoc), versions it names for GB200: GPU Operator 25.3.4+, NVIDIA DRA driver
+# 25.8.0+ (ComputeDomain numNodes 0 from 25.8.0), EFA device plugin 0.5.14+. The DRA minimum is of the chart under its
+# old name (nvidia-dra-driver-gpu); the renamed chart restarts its version numbers.
+EKS_ULTRASERVER_GUIDE = "EKS user guide ml-eks-nvidia-ultraserver.adoc (versions section)"
+GUIDE_MINIMUMS: dict[str, str] = {
+    charts.GPU_OPERATOR: "25.3.4",
+    charts.DRA_DRIVER: "25.8.0",
+    charts.EFA_DEVICE_PLUGIN: "0.5.14",
+}
+"""The oldest chart release the EKS UltraServer guide names for GB200, per chart."""
+
 
 @dataclass(frozen=True)
 class VersionEntry:
@@ -81,6 +93,19 @@ def chart_support(chart: str, version: str) -> str:
     if line < lines[-1].line:
         return END_OF_SUPPORT
     return NO_POLICY
+
+
+def supported_floor(chart: str) -> str | None:
+    """The first release (x.y.0) of the oldest line the vendor has not ended support for; None without a policy."""
+    alive = [entry.line for entry in CHART_SUPPORT.get(chart, ()) if entry.status != END_OF_SUPPORT]
+    return f"{alive[-1][0]}.{alive[-1][1]}.0" if alive else None
+
+
+def minimum_version(chart: str) -> str | None:
+    """The oldest release of a chart the toolkit accepts: the newer of the EKS UltraServer guide's minimum and the
+    vendor's supported floor (policy/charts.py enforces it on the plan)."""
+    known = [v for v in (GUIDE_MINIMUMS.get(chart), supported_floor(chart)) if v]
+    return max(known, key=lambda v: version_tuple(v) or ()) if known else None
 
 
 def status_source(entry: VersionEntry) -> str:

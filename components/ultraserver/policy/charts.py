@@ -1,4 +1,8 @@
-"""Rules for the Helm releases: GPU Operator, NVIDIA DRA driver, EFA device plugin."""
+"""Rules for the Helm releases: GPU Operator, NVIDIA DRA driver, EFA device plugin.
+
+Chart names and minimum versions come from facts (facts/charts.py, facts/version_set.minimum_version): the policy keeps
+no copy of either.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 
 from ultraserver.facts import charts
 from ultraserver.facts.scheduling import GPU_TAINT_KEY
+from ultraserver.facts.version_set import minimum_version
 from ultraserver.facts.versions import version_at_least, version_tuple
 from ultraserver.policy.model import (
     COMPUTE_DOMAIN,
@@ -24,9 +29,9 @@ from ultraserver.policy.model import (
 )
 from ultraserver.policy.network_interfaces import has_efa
 
-GPU_OPERATOR = "gpu-operator"
-DRA_DRIVER = "nvidia-dra-driver-gpu"
-EFA_PLUGIN = "aws-efa-k8s-device-plugin"
+GPU_OPERATOR_MINIMUM = str(minimum_version(charts.GPU_OPERATOR))
+DRA_DRIVER_MINIMUM = str(minimum_version(charts.DRA_DRIVER))
+EFA_PLUGIN_MINIMUM = str(minimum_version(charts.EFA_DEVICE_PLUGIN))
 
 
 def chart_name(props: Mapping[str, Any]) -> str:
@@ -51,14 +56,14 @@ def _version_messages(props: Mapping[str, Any], minimum: str, what: str) -> list
 
 def check_gpu_operator_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """GPU Operator chart pinned at the minimum version or later."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     return _version_messages(props, str(opts["minVersion"]), "GPU Operator")
 
 
 def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """With the AL2023 NVIDIA AMI the driver and toolkit come with the AMI, so the operator must not install them."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     values = values_of(props)
     on = [
@@ -76,7 +81,7 @@ def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any],
 
 def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """MIG manager off: driver 580 turns on CDMM, which does not support MIG."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     enabled = get_path(values_of(props), "migManager", "enabled")
     if as_bool(enabled) is False or is_unknown(enabled):
@@ -93,7 +98,7 @@ def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]
     zero = [cd.name for cd in index.of_type(COMPUTE_DOMAIN) if as_int(get_path(cd.inputs, "spec", "numNodes")) == 0]
     out = []
     for release in index.of_type(HELM_RELEASE):
-        if chart_name(release.inputs) != DRA_DRIVER:
+        if chart_name(release.inputs) != charts.DRA_DRIVER:
             continue
         version = release.inputs.get("version")
         if is_unknown(version):
@@ -121,7 +126,7 @@ def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]
 
 def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """ComputeDomains stay enabled in the DRA driver (they carry IMEX on GB200)."""
-    if chart_name(props) != DRA_DRIVER:
+    if chart_name(props) != charts.DRA_DRIVER:
         return []
     enabled = get_path(values_of(props), "resources", "computeDomains", "enabled")
     if as_bool(enabled) is not False:
@@ -134,7 +139,7 @@ def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts
 
 def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """GPU allocation through DRA off (GPUs come from the device plugin) unless explicitly overridden."""
-    if chart_name(props) != DRA_DRIVER:
+    if chart_name(props) != charts.DRA_DRIVER:
         return []
     values = values_of(props)
     enabled = get_path(values, "resources", "gpus", "enabled")
@@ -150,7 +155,7 @@ def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts:
 def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
     """A stack with EFA interfaces installs the EFA device plugin, or DRANET in DRA mode (facts/devices.py)."""
     index = StackIndex(resources)
-    if any(chart_name(r.inputs) in (EFA_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
+    if any(chart_name(r.inputs) in (charts.EFA_DEVICE_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
         return []
     # A stack that declares nothing in Kubernetes has its Kubernetes layer in another stack (kubernetes.layer
     # separate-stack, the kubernetes-layer/ project), whose own plan is checked by this rule's sibling rules.
@@ -161,9 +166,9 @@ def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[st
     return [
         (
             u.urn,
-            "nodes get EFA interfaces but no aws-efa-k8s-device-plugin release is installed, so pods "
-            "cannot request vpc.amazonaws.com/efa. Install the chart (0.5.14 or later), or DRANET (aws-dranet) in "
-            "DRA mode.",
+            f"nodes get EFA interfaces but no {charts.EFA_DEVICE_PLUGIN} release is installed, so pods "
+            f"cannot request vpc.amazonaws.com/efa. Install the chart ({EFA_PLUGIN_MINIMUM} or later), or DRANET "
+            f"({charts.DRANET}) in DRA mode.",
         )
         for u in users
     ]
@@ -180,7 +185,7 @@ def _tolerates(toleration: Any, key: str) -> bool:
 
 def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """The EFA device plugin tolerates the GPU taint, so it runs on the GPU nodes."""
-    if chart_name(props) != EFA_PLUGIN:
+    if chart_name(props) != charts.EFA_DEVICE_PLUGIN:
         return []
     tolerations = get_path(values_of(props), "tolerations")
     if is_unknown(tolerations):
@@ -197,12 +202,13 @@ def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], o
 RULES: tuple[Rule, ...] = (
     Rule(
         name="gpu-operator-version",
-        description="The GPU Operator chart is pinned at v25.3.4 or later.",
-        fix="Set the release version to v25.3.4 or later.",
+        description=f"The GPU Operator chart is pinned at {GPU_OPERATOR_MINIMUM} or later (the EKS UltraServer guide's "
+        "minimum, or NVIDIA's oldest supported release line if newer).",
+        fix=f"Set the release version to {GPU_OPERATOR_MINIMUM} or later.",
         resource_types=(HELM_RELEASE,),
         check_resource=check_gpu_operator_version,
         config_schema={"minVersion": {"type": "string", "description": "Oldest allowed chart version."}},
-        defaults={"minVersion": "25.3.4"},
+        defaults={"minVersion": GPU_OPERATOR_MINIMUM},
     ),
     Rule(
         name="gpu-operator-host-driver",
@@ -220,13 +226,14 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="dra-driver-version",
-        description="The NVIDIA DRA driver chart is pinned, at 25.8.0 or later when a ComputeDomain uses numNodes 0.",
-        fix="Set the release version to 25.8.0 or later.",
+        description=f"The NVIDIA DRA driver chart is pinned, at {DRA_DRIVER_MINIMUM} or later when a ComputeDomain "
+        "uses numNodes 0.",
+        fix=f"Set the release version to {DRA_DRIVER_MINIMUM} or later.",
         check_stack=check_dra_version,
         config_schema={
             "minVersion": {"type": "string", "description": "Oldest version when a ComputeDomain uses numNodes 0."}
         },
-        defaults={"minVersion": "25.8.0"},
+        defaults={"minVersion": DRA_DRIVER_MINIMUM},
     ),
     Rule(
         name="dra-driver-compute-domains-enabled",
@@ -245,7 +252,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         name="efa-device-plugin-present",
         description="A stack whose nodes have EFA interfaces installs the EFA device plugin (DRANET in DRA mode).",
-        fix="Add the aws-efa-k8s-device-plugin Helm release, or aws-dranet in DRA mode.",
+        fix=f"Add the {charts.EFA_DEVICE_PLUGIN} Helm release, or {charts.DRANET} in DRA mode.",
         check_stack=check_efa_plugin_present,
     ),
     Rule(
