@@ -16,9 +16,9 @@ from ultraserver.builders.helm_values import (
 from ultraserver.facts import charts
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import (
-    DRA_DRIVER,
-    EFA_DEVICE_PLUGIN,
-    GPU_OPERATOR,
+    DRA_DRIVER_RELEASE,
+    EFA_DEVICE_PLUGIN_RELEASE,
+    GPU_OPERATOR_RELEASE,
     ReleaseSettings,
     release_values,
 )
@@ -122,7 +122,7 @@ def test_open_maps_accept_any_content() -> None:
 def test_bad_override_message_names_setting_chart_version_and_fix() -> None:
     settings = ReleaseSettings(values={"kubeletPlugin": {"tolerationz": []}}, settings_key="charts.draDriver.values")
     with pytest.raises(ConfigError) as err:
-        release_values(DRA_DRIVER, dra_driver_values(SYSTEM), settings)
+        release_values(DRA_DRIVER_RELEASE, dra_driver_values(SYSTEM), settings)
     message = str(err.value)
     assert "charts.draDriver.values" in message
     assert "'kubeletPlugin.tolerationz'" in message
@@ -145,17 +145,17 @@ def test_every_bad_key_is_reported_at_once() -> None:
 def test_null_override_is_rejected_because_pulumi_would_drop_it() -> None:
     settings = ReleaseSettings(values={"controller": {"affinity": None}})
     with pytest.raises(ConfigError, match="'controller.affinity' is null"):
-        release_values(DRA_DRIVER, dra_driver_values(SYSTEM), settings)
+        release_values(DRA_DRIVER_RELEASE, dra_driver_values(SYSTEM), settings)
 
 
 def test_non_positive_timeout_is_rejected() -> None:
     with pytest.raises(ConfigError, match="timeout_seconds: 0"):
-        release_values(EFA_DEVICE_PLUGIN, {}, ReleaseSettings.model_construct(timeout_seconds=0))
+        release_values(EFA_DEVICE_PLUGIN_RELEASE, {}, ReleaseSettings.model_construct(timeout_seconds=0))
 
 
 def test_user_override_is_merged_over_toolkit_values() -> None:
     override = {"daemonsets": {"tolerations": []}, "dcgmExporter": {"enabled": False}, "driver": {"version": "x"}}
-    values = release_values(GPU_OPERATOR, gpu_operator_values(SYSTEM), ReleaseSettings(values=override))
+    values = release_values(GPU_OPERATOR_RELEASE, gpu_operator_values(SYSTEM), ReleaseSettings(values=override))
     assert values["daemonsets"]["tolerations"] == []
     assert values["dcgmExporter"] == {"enabled": False, "serviceMonitor": {"enabled": False}}
     assert values["driver"] == {"enabled": False, "version": "x"}
@@ -163,7 +163,7 @@ def test_user_override_is_merged_over_toolkit_values() -> None:
 
 def test_other_version_skips_the_key_check() -> None:
     settings = ReleaseSettings(version="v25.10.0", values={"newKeyIn2510": True})
-    assert release_values(GPU_OPERATOR, {}, settings) == {"newKeyIn2510": True}
+    assert release_values(GPU_OPERATOR_RELEASE, {}, settings) == {"newKeyIn2510": True}
 
 
 def test_deep_merge_merges_maps_replaces_lists_and_leaves_inputs_alone() -> None:
