@@ -1,7 +1,8 @@
 """Regenerate the chart key catalog and CRD schema fixtures from a local copy of the pinned upstream files.
 
-Usage: python scripts/regen_upstream_fixtures.py UPSTREAM_DIR
-(UPSTREAM_DIR holds <chart>/<version>/ with each pinned chart's values.yaml, Chart.yaml and CRDs.)
+Usage: python scripts/regen_upstream_fixtures.py UPSTREAM_DIR [--mirrors DIR]
+(UPSTREAM_DIR holds <chart>/<version>/ with each pinned chart's values.yaml, Chart.yaml and CRDs; DIR holds bare git
+mirrors <owner>+<name>/repo, read at a tag for files UPSTREAM_DIR lacks, see scripts/upstream_mirror.py.)
 
 Writes components/ultraserver/facts/data/chart_keys.json and tests/fixtures/crds/*.json. Only key paths and schema
 structure are kept: no upstream prose (comments and `description` fields are dropped).
@@ -18,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its helper module, scripts/upstream_mirror.py
+from upstream_mirror import MirrorRef, read  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_FILE = REPO / "components" / "ultraserver" / "facts" / "data" / "chart_keys.json"
@@ -75,7 +79,6 @@ CRDS: tuple[tuple[str, str, str, str], ...] = (
         "crds/resource.nvidia.com_computedomains.yaml",
         "v1beta1",
     ),
-    ("mpijob-v2beta1", "mpi-operator/v0.7.0", "kubeflow.org_mpijobs.yaml", "v2beta1"),
     # Kueue 0.19.2 serves v1beta1 and v1beta2; v1beta2 is the storage version, so the toolkit writes it. The Workload
     # CRD is saved upstream too but not derived: the toolkit never writes Workloads (Kueue creates them).
     *(
@@ -86,6 +89,17 @@ CRDS: tuple[tuple[str, str, str, str], ...] = (
             ("clusterqueue", "clusterqueues"),
             ("localqueue", "localqueues"),
         )
+    ),
+)
+
+# CRD fixtures read from a mirror: (output name, repository at tag, path, served version).
+MIRROR_CRDS: tuple[tuple[str, MirrorRef, str, str], ...] = (
+    # MPI Operator v0.8.0 (2026-02-18, newest tag; issue 21 re-check): the MPIJob CRD of the pinned manifest's commit.
+    (
+        "mpijob-v2beta1",
+        MirrorRef("kubeflow/mpi-operator", "v0.8.0"),
+        "manifests/base/kubeflow.org_mpijobs.yaml",
+        "v2beta1",
     ),
 )
 
@@ -282,16 +296,20 @@ def strip_prose(node: Any) -> Any:
 def crd_fixture(upstream: Path, folder: str, saved: str, version: str) -> dict:
     """openAPIV3Schema of one CRD version, with its identity and source."""
     path = upstream / folder / saved
-    crd = yaml.safe_load(path.read_text())
+    return crd_version(yaml.safe_load(path.read_text()), version, source_of(upstream / folder, saved), str(path))
+
+
+def crd_version(crd: dict[str, Any], version: str, source: dict[str, str], where: str) -> dict:
+    """The fixture of one served version of a parsed CRD."""
     served = [v for v in crd["spec"]["versions"] if v["name"] == version]
     if not served:
-        raise SystemExit(f"{path}: version {version} not in the CRD")
+        raise SystemExit(f"{where}: version {version} not in the CRD")
     return {
         "group": crd["spec"]["group"],
         "version": version,
         "kind": crd["spec"]["names"]["kind"],
         "scope": crd["spec"]["scope"],
-        "source": source_of(upstream / folder, saved),
+        "source": source,
         "openAPIV3Schema": strip_prose(served[0]["schema"]["openAPIV3Schema"]),
     }
 
@@ -300,7 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     """Write the fixtures; exit code 0 on success."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("upstream", help="directory of the pinned upstream charts and CRDs")
-    upstream = Path(parser.parse_args(argv).upstream).resolve()
+    parser.add_argument("--mirrors", default="/work/.mirror", help="directory of bare git mirrors (owner+name/repo)")
+    args = parser.parse_args(argv)
+    upstream, mirrors = Path(args.upstream).resolve(), Path(args.mirrors).resolve()
     if not upstream.is_dir():
         print(f"upstream directory {upstream} not found; pass its path as the first argument", file=sys.stderr)
         return 2
@@ -310,6 +330,10 @@ def main(argv: list[str] | None = None) -> int:
     CRD_DIR.mkdir(parents=True, exist_ok=True)
     for name, folder, saved, version in CRDS:
         fixture = crd_fixture(upstream, folder, saved, version)
+        (CRD_DIR / f"{name}.json").write_text(json.dumps(fixture, sort_keys=True) + "\n")
+    for name, ref, path, version in MIRROR_CRDS:
+        data, source = read(mirrors, ref, path)
+        fixture = crd_version(yaml.safe_load(data), version, source, f"{ref.repository}@{ref.tag}:{path}")
         (CRD_DIR / f"{name}.json").write_text(json.dumps(fixture, sort_keys=True) + "\n")
     folder, saved, path, name = KUEUE_CONFIGURATION
     raw = (upstream / folder / saved).read_bytes()
@@ -324,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         "blob": blob,
     }
     (CRD_DIR.parent / f"{name}.json").write_text(json.dumps(schema, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {DATA_FILE.relative_to(REPO)}, {len(CRDS)} CRD fixtures in {CRD_DIR.relative_to(REPO)} and {name}")
+    crds = len(CRDS) + len(MIRROR_CRDS)
+    print(f"wrote {DATA_FILE.relative_to(REPO)}, {crds} CRD fixtures in {CRD_DIR.relative_to(REPO)} and {name}")
     return 0
 
 

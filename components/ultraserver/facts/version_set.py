@@ -65,6 +65,51 @@ GUIDE_MINIMUMS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
+class NewestFound:
+    """A re-check of the newest upstream release of a pinned component, and why the pin stays if one is newer."""
+
+    source: str
+    checked: date
+    newer: str = ""
+    """The newest release found when it is newer than the pin; empty when the pin is the newest found."""
+    pin_kept_because: str = ""
+    """Why the toolkit stays on its pin when `newer` is set."""
+
+
+MPI_OPERATOR = "mpi-operator"
+# Mirrors fetched 2026-11-25 stop in 2026-07/08 (last commits below); releases after them are UNVERIFIED.
+NEWEST_FOUND: dict[str, NewestFound] = {
+    charts.KUBE_PROMETHEUS_STACK: NewestFound(
+        "prometheus-community/helm-charts tag kube-prometheus-stack-88.5.3 (commit ea930bae, 2026-08-21; Chart.yaml "
+        "kubeVersion >=1.25.0-0), the newest such tag in a mirror whose last commit is 2026-08-22; later releases "
+        "UNVERIFIED",
+        CHECKED,
+        newer="88.5.3",
+        pin_kept_because="seven major versions ahead: the chart's README (Upgrading Chart, at that tag) says each "
+        "major version changes CRDs that Helm does not upgrade and that must be applied by hand first, which the "
+        "toolkit does not do; and this chart's values are not derived (values_checked false)",
+    ),
+    charts.NODE_TERMINATION_HANDLER: NewestFound(
+        "aws/aws-node-termination-handler: the pinned chart's tag (v1.25.6, commit 77ca841d, 2026-04-02) is the "
+        "newest tag; main at 62a8761d (2026-07-21, the mirror's last commit) has not changed the chart version; later "
+        "releases UNVERIFIED",
+        CHECKED,
+    ),
+    MPI_OPERATOR: NewestFound(
+        "kubeflow/mpi-operator: the pinned tag (commit 101db144, 2026-02-18) is the newest tag in a mirror whose last "
+        "commit is 2026-07-02; later releases UNVERIFIED",
+        CHECKED,
+    ),
+    charts.GPU_OPERATOR: NewestFound(
+        "NVIDIA/gpu-operator: the pinned tag (commit 10ee5b36, 2026-08-20) is the newest tag in a mirror whose last "
+        "commit is 2026-08-23; later releases UNVERIFIED",
+        CHECKED,
+    ),
+}
+"""Re-checks of the newest upstream release (issue 21), by set entry name."""
+
+
+@dataclass(frozen=True)
 class VersionEntry:
     """One pinned version of the set."""
 
@@ -78,6 +123,8 @@ class VersionEntry:
     """The module that pins it (the one place to change it)."""
     minor: str = ""
     """The Kubernetes minor the entry belongs to (AMI releases, add-ons); empty when it applies to all."""
+    newest: NewestFound | None = None
+    """The newest release found upstream, when it was re-checked."""
 
 
 def chart_support(chart: str, version: str) -> str:
@@ -171,6 +218,7 @@ def _chart_entries() -> list[VersionEntry]:
             f"{entry.source_repository} @{entry.source_commit[:8]}",
             CHECKED,
             "facts/charts.py",
+            newest=NEWEST_FOUND.get(name),
         )
         for name, entry in sorted(charts.catalog().items())
     ]
@@ -192,11 +240,12 @@ def _artifact_entries() -> list[VersionEntry]:
     found.append(
         VersionEntry(
             "manifest",
-            "mpi-operator",
+            MPI_OPERATOR,
             manifests.MPI_OPERATOR_VERSION,
             manifests.MPI_OPERATOR.url.split("/deploy/")[0],
             CHECKED,
             "facts/manifests.py",
+            newest=NEWEST_FOUND[MPI_OPERATOR],
         )
     )
     return found
