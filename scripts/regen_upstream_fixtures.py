@@ -21,10 +21,12 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its helper module, scripts/upstream_mirror.py
-from upstream_mirror import MirrorRef, read  # noqa: E402
+from template_reads import chart_reads  # noqa: E402
+from upstream_mirror import MirrorRef, files_under, read  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_FILE = REPO / "components" / "ultraserver" / "facts" / "data" / "chart_keys.json"
+READS_FILE = DATA_FILE.with_name("chart_template_reads.json")
 CRD_DIR = REPO / "tests" / "fixtures" / "crds"
 
 # Pinned charts: (catalog name, upstream folder, version folder, published version, Helm repo).
@@ -48,6 +50,19 @@ CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
     # DRANET for EFA in DRA mode (README: helm repo add eks https://aws.github.io/eks-charts).
     ("aws-dranet", "aws-dranet", "1.0.0", None, "https://aws.github.io/eks-charts"),
 )
+
+# Charts whose template reads are derived (tests/builders/test_template_reads.py): the chart folder in a mirror at the
+# pinned tag, or the upstream folder when it holds the templates. The GPU Operator's upstream folder has no templates.
+TEMPLATE_CHARTS: dict[str, tuple[MirrorRef, str] | str] = {
+    "gpu-operator": (MirrorRef("NVIDIA/gpu-operator", "v26.7.0"), "deployments/gpu-operator"),
+    "aws-efa-k8s-device-plugin": "aws-efa-k8s-device-plugin/v0.5.30",
+    "aws-dranet": "aws-dranet/1.0.0",
+    "aws-node-termination-handler": (
+        MirrorRef("aws/aws-node-termination-handler", "v1.25.6"),
+        "config/helm/aws-node-termination-handler",
+    ),
+    "kueue": (MirrorRef("kubernetes-sigs/kueue", "v0.19.2"), "charts/kueue"),
+}
 
 # Keys whose value is a Kubernetes object handed to the templates as a whole (toYaml): anything below them
 # is the user's, so the key check stops there. Maps that default to {} are open too (featureGates, labels).
@@ -276,6 +291,22 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
     }
 
 
+def template_reads_entry(upstream: Path, mirrors: Path, where: tuple[MirrorRef, str] | str, version: str) -> dict:
+    """The values paths a pinned chart's templates read, with the chart version and where they were read."""
+    if isinstance(where, str):
+        base = upstream / where
+        files = {p.relative_to(base).as_posix(): p.read_text() for p in base.rglob("*") if p.is_file()}
+        values = source_of(base, "values.yaml")
+        source = {**values, "path": values["path"].rsplit("/", 1)[0], "blob": ""}
+    else:
+        ref, folder = where
+        paths = [p for p in files_under(mirrors, ref, folder) if p.endswith(("Chart.yaml", ".yaml", ".yml", ".tpl"))]
+        files = {p[len(folder) + 1 :]: read(mirrors, ref, p)[0].decode() for p in paths}
+        source = {**read(mirrors, ref, f"{folder}/Chart.yaml")[1], "path": folder, "blob": ""}
+    reads = chart_reads(files)
+    return {"version": version, "source": source, "reads": sorted(reads.paths), "wholeReads": sorted(reads.whole)}
+
+
 def kueue_configuration(values: dict[str, Any]) -> dict[str, Any]:
     """Kueue's default Configuration as data (the chart carries it as a YAML string; its comments are dropped)."""
     config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
@@ -327,6 +358,11 @@ def main(argv: list[str] | None = None) -> int:
     charts = {c[0]: chart_entry(upstream, *c) for c in CHARTS}
     DATA_FILE.parent.mkdir(parents=True, exist_ok=True)
     DATA_FILE.write_text(json.dumps({"charts": charts}, indent=1, sort_keys=True) + "\n")
+    reads = {
+        name: template_reads_entry(upstream, mirrors, where, charts[name]["version"])
+        for name, where in TEMPLATE_CHARTS.items()
+    }
+    READS_FILE.write_text(json.dumps({"charts": reads}, indent=1, sort_keys=True) + "\n")
     CRD_DIR.mkdir(parents=True, exist_ok=True)
     for name, folder, saved, version in CRDS:
         fixture = crd_fixture(upstream, folder, saved, version)
@@ -349,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     (CRD_DIR.parent / f"{name}.json").write_text(json.dumps(schema, indent=1, sort_keys=True) + "\n")
     crds = len(CRDS) + len(MIRROR_CRDS)
-    print(f"wrote {DATA_FILE.relative_to(REPO)}, {crds} CRD fixtures in {CRD_DIR.relative_to(REPO)} and {name}")
+    wrote = f"{DATA_FILE.relative_to(REPO)}, {READS_FILE.name}, {crds} CRD fixtures in {CRD_DIR.relative_to(REPO)}"
+    print(f"wrote {wrote} and {name}")
     return 0
 
 

@@ -69,3 +69,58 @@ def test_go_structs_become_a_closed_schema_of_their_json_fields() -> None:
     assert outer["additionalProperties"] is False
     assert outer["properties"]["items"] == {"type": "array", "items": {"$ref": "#/$defs/Item"}}
     assert schema["$defs"]["Item"]["properties"] == {"kind": {"type": "string"}, "count": {"type": "integer"}}
+
+
+CHART = """apiVersion: v2
+name: demo
+dependencies:
+  - name: sub
+    alias: child
+    condition: child.enabled,legacy.enabled
+"""
+TEMPLATE = """
+{{- if .Values.tested.enabled }}
+image: {{ .Values.image.repository }}:{{ $.Values.image.tag }}
+{{- end }}
+{{- with .Values.operator.nodeSelector }}
+nodeSelector: {{ toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.probe }}
+delay: {{ .initialDelaySeconds }}
+{{- end }}
+{{- $cfg := .Values.config }}
+name: {{ $cfg.name }}
+dash: {{ index .Values "dash-key" "inner" }}
+{{- range .Values.extraEnv }}
+- {{ .name }}
+{{- end }}
+{{/* .Values.commented.out */}}
+"""
+
+
+def test_template_reads_follow_with_blocks_variables_index_and_subcharts() -> None:
+    files = {
+        "Chart.yaml": CHART,
+        "templates/a.yaml": TEMPLATE,
+        "templates/NOTES.txt": "{{ .Values.notes.only }}",
+        "charts/sub/templates/b.yaml": "{{ .Values.master.port }}",
+    }
+    reads = script().chart_reads(files)  # scripts/template_reads.py, as the script imports it
+    assert reads.paths == {
+        "tested.enabled",
+        "image.repository",
+        "image.tag",
+        "operator.nodeSelector",
+        "probe",
+        "probe.initialDelaySeconds",
+        "config",
+        "config.name",
+        "dash-key.inner",
+        "extraEnv",
+        "child.master.port",
+        "child.enabled",
+        "legacy.enabled",
+    }
+    # Only tested (if) or opened (with, its body reading one key) is not a whole read; toYaml of `.` is.
+    assert "tested.enabled" not in reads.whole and "probe" not in reads.whole
+    assert {"operator.nodeSelector", "extraEnv", "image.repository", "config.name"} <= reads.whole
