@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its helper module, scripts/upstream_mirror.py
+from go_schema import go_struct_schema  # noqa: E402
 from template_reads import chart_reads  # noqa: E402
 from upstream_mirror import MirrorRef, files_under, read  # noqa: E402
 
@@ -35,7 +36,9 @@ CRD_DIR = REPO / "tests" / "fixtures" / "crds"
 # (aws/eks-charts stable/aws-efa-k8s-device-plugin at commit 52396092, 2026-08-03).
 CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("gpu-operator", "gpu-operator", "v26.7.0", "v26.7.0", "https://helm.ngc.nvidia.com/nvidia"),
-    ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "25.8.0", "25.8.0", "https://helm.ngc.nvidia.com/nvidia"),
+    # The DRA driver under its kubernetes-sigs name (0.4.0 renamed the chart; upgrade.md at tag v0.4.1), published as
+    # an OCI chart at oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu.
+    ("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu", "0.4.1", None, "oci://registry.k8s.io/dra-driver-nvidia/charts"),
     ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "v0.5.30", None, "https://aws.github.io/eks-charts"),
     # Published as an OCI chart (config/helm/aws-node-termination-handler/README.md at tag v1.25.6).
     (
@@ -52,9 +55,14 @@ CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
 )
 
 # Charts whose template reads are derived (tests/builders/test_template_reads.py): the chart folder in a mirror at the
-# pinned tag, or the upstream folder when it holds the templates. The GPU Operator's upstream folder has no templates.
+# pinned tag, or the upstream folder when it holds every template.
 TEMPLATE_CHARTS: dict[str, tuple[MirrorRef, str] | str] = {
     "gpu-operator": (MirrorRef("NVIDIA/gpu-operator", "v26.7.0"), "deployments/gpu-operator"),
+    # The upstream folder holds only the DeviceClass templates.
+    "dra-driver-nvidia-gpu": (
+        MirrorRef("kubernetes-sigs/dra-driver-nvidia-gpu", "v0.4.1"),
+        "deployments/helm/dra-driver-nvidia-gpu",
+    ),
     "aws-efa-k8s-device-plugin": "aws-efa-k8s-device-plugin/v0.5.30",
     "aws-dranet": "aws-dranet/1.0.0",
     "aws-node-termination-handler": (
@@ -72,7 +80,7 @@ PASS_THROUGH_NAMES = frozenset(
 
 # Keys named like a Kubernetes object that are chart settings instead (the DRA driver's resources.gpus.enabled).
 NOT_PASS_THROUGH: dict[str, tuple[str, ...]] = {
-    "nvidia-dra-driver-gpu": ("resources",),
+    "dra-driver-nvidia-gpu": ("resources",),
 }
 
 # Values read by the chart templates but absent from values.yaml, checked in the template at the pinned tag.
@@ -90,8 +98,14 @@ OPEN_SUBTREES: dict[str, tuple[str, ...]] = {
 CRDS: tuple[tuple[str, str, str, str], ...] = (
     (
         "computedomain-v1beta1",
-        "nvidia-dra-driver-gpu/25.8.0",
+        "dra-driver-nvidia-gpu/0.4.1",
         "crds/resource.nvidia.com_computedomains.yaml",
+        "v1beta1",
+    ),
+    (
+        "computedomainclique-v1beta1",
+        "dra-driver-nvidia-gpu/0.4.1",
+        "crds/resource.nvidia.com_computedomaincliques.yaml",
         "v1beta1",
     ),
     # Kueue 0.19.2 serves v1beta1 and v1beta2; v1beta2 is the storage version, so the toolkit writes it. The Workload
@@ -127,65 +141,6 @@ KUEUE_CONFIGURATION = (
     "apis/config/v1beta2/configuration_types.go",
     "kueue-configuration-v1beta2",
 )
-# Types from other packages: what their JSON looks like (an open object where the toolkit never writes into them).
-GO_EXTERNAL_TYPES: dict[str, dict[str, Any]] = {
-    "metav1.Duration": {"type": "string"},
-    "time.Duration": {"type": "integer"},
-    "corev1.ResourceName": {"type": "string"},
-    "resourcev1.QualifiedName": {"type": "string"},
-    "corev1.ResourceList": {"type": "object"},
-    "metav1.LabelSelector": {"type": "object"},
-}
-GO_BUILTINS: dict[str, dict[str, Any]] = {
-    "string": {"type": "string"},
-    "bool": {"type": "boolean"},
-    **{n: {"type": "integer"} for n in ("int", "int32", "int64", "uint", "uint32", "uint64")},
-    **{n: {"type": "number"} for n in ("float32", "float64")},
-}
-_GO_STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.S | re.M)
-_GO_STRING_TYPE = re.compile(r"^type (\w+) string$", re.M)
-_GO_FIELD = re.compile(r"^\t(?:(\w+)\s+)?([\w.*\[\]]+)\s+`json:\"([^\"]*)\"`", re.M)
-
-
-def go_type_schema(go_type: str, structs: set[str], strings: set[str]) -> dict[str, Any]:
-    """JSON Schema of one Go field type (pointers dropped, slices as arrays, string maps as objects)."""
-    go_type = go_type.lstrip("*")
-    if go_type.startswith("[]"):
-        return {"type": "array", "items": go_type_schema(go_type[2:], structs, strings)}
-    if go_type.startswith("map[string]"):
-        return {"type": "object", "additionalProperties": go_type_schema(go_type[11:], structs, strings)}
-    if go_type in structs:
-        return {"$ref": f"#/$defs/{go_type}"}
-    if go_type in strings:
-        return {"type": "string"}
-    return GO_BUILTINS.get(go_type) or GO_EXTERNAL_TYPES.get(go_type, {})
-
-
-def go_struct_schema(source: str, root: str) -> dict[str, Any]:
-    """JSON Schema of a Go struct and the structs it uses, from their `json` tags: field names and types only, no
-    unknown fields (inline embedded structs merged, `json:"-"` fields left out)."""
-    bodies = {m.group(1): m.group(2) for m in _GO_STRUCT.finditer(source)}
-    strings = set(_GO_STRING_TYPE.findall(source))
-
-    def properties(name: str) -> dict[str, Any]:
-        props: dict[str, Any] = {}
-        for field_name, go_type, tag in _GO_FIELD.findall(bodies[name]):
-            json_name, _, options = tag.partition(",")
-            if json_name == "-":
-                continue
-            if not json_name and "inline" in options:
-                if go_type == "metav1.TypeMeta":
-                    props |= {"apiVersion": {"type": "string"}, "kind": {"type": "string"}}
-                elif go_type in bodies:
-                    props |= properties(go_type)
-                continue
-            props[json_name or field_name] = go_type_schema(go_type, set(bodies), strings)
-        return props
-
-    defs = {name: {"type": "object", "properties": properties(name), "additionalProperties": False} for name in bodies}
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": f"#/$defs/{root}", "$defs": defs}
-
-
 # Prose-only schema keywords dropped from the fixtures.
 PROSE_KEYS = ("description", "message", "messageExpression")
 
@@ -276,6 +231,7 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
     for path in OPEN_SUBTREES.get(name, ()):
         keys = {k for k in keys if not k.startswith(path + ".")}
         open_maps = {k for k in open_maps if not k.startswith(path + ".")} | {path}
+    source = source_of(base, "values.yaml")
     extra = {"defaultConfiguration": kueue_configuration(values)} if name == "kueue" else {}
     if chart_yaml["name"] != name:
         raise SystemExit(f"{base}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
@@ -284,7 +240,8 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
         "version": version or str(chart_yaml["version"]),
         "repo": repo,
         "kubeVersion": chart_yaml.get("kubeVersion"),
-        "source": source_of(base, "values.yaml"),
+        "crds": crd_names(base, source["path"]),
+        "source": source,
         "keys": sorted(keys),
         "openMaps": sorted(open_maps),
         **extra,
@@ -307,6 +264,25 @@ def template_reads_entry(upstream: Path, mirrors: Path, where: tuple[MirrorRef, 
     return {"version": version, "source": source, "reads": sorted(reads.paths), "wholeReads": sorted(reads.whole)}
 
 
+def crd_names(chart_dir: Path, values_path: str) -> list[str]:
+    """Names of the CRDs in the chart's own crds/ folder (Helm installs them when absent and never upgrades them).
+
+    Saved CRD files count only when SOURCE.md places them in crds/ next to the chart's values.yaml: Kueue's saved CRDs
+    come from config/components/crd, not from its chart.
+    """
+    chart_crds = values_path.rpartition("/")[0] + "/crds/"
+    names = []
+    for path in sorted((chart_dir / "crds").glob("*.yaml")):
+        if not source_of(chart_dir, f"crds/{path.name}")["path"].startswith(chart_crds):
+            continue
+        names += [
+            d["metadata"]["name"]
+            for d in yaml.safe_load_all(path.read_text())
+            if d and d.get("kind") == "CustomResourceDefinition"
+        ]
+    return sorted(names)
+
+
 def kueue_configuration(values: dict[str, Any]) -> dict[str, Any]:
     """Kueue's default Configuration as data (the chart carries it as a YAML string; its comments are dropped)."""
     config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
@@ -327,7 +303,11 @@ def strip_prose(node: Any) -> Any:
 def crd_fixture(upstream: Path, folder: str, saved: str, version: str) -> dict:
     """openAPIV3Schema of one CRD version, with its identity and source."""
     path = upstream / folder / saved
-    return crd_version(yaml.safe_load(path.read_text()), version, source_of(upstream / folder, saved), str(path))
+    source = source_of(upstream / folder, saved)
+    # Without a blob id in SOURCE.md, the copy's own: a reviewer compares it with the tree at the commit (git ls-tree).
+    raw = path.read_bytes()
+    source["blob"] = source["blob"] or hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+    return crd_version(yaml.safe_load(raw), version, source, str(path))
 
 
 def crd_version(crd: dict[str, Any], version: str, source: dict[str, str], where: str) -> dict:

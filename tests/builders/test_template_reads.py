@@ -9,8 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ultraserver.builders.device_mode_values import dranet_values, gpu_operator_mode_values
-from ultraserver.builders.helm_values import deep_merge, efa_device_plugin_values, gpu_operator_values
+from ultraserver.builders.device_mode_values import dra_driver_mode_values, dranet_values, gpu_operator_mode_values
+from ultraserver.builders.helm_values import (
+    deep_merge,
+    dra_driver_values,
+    efa_device_plugin_values,
+    gpu_operator_values,
+)
 from ultraserver.builders.kueue import kueue_values
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.facts import chart_templates, charts, devices
@@ -23,6 +28,14 @@ BUILT: list[tuple[str, str, dict[str, Any]]] = [
             f"{charts.GPU_OPERATOR} {mode}",
             charts.GPU_OPERATOR,
             deep_merge(gpu_operator_values(SYSTEM, service_monitor=True), gpu_operator_mode_values(mode)),
+        )
+        for mode in devices.MODES
+    ),
+    *(
+        (
+            f"{charts.DRA_DRIVER} {mode}",
+            charts.DRA_DRIVER,
+            deep_merge(dra_driver_values(SYSTEM), dra_driver_mode_values(mode)),
         )
         for mode in devices.MODES
     ),

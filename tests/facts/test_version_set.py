@@ -111,8 +111,6 @@ def _literals(path: Path) -> list[tuple[int, str]]:
 
 # Literals that equal a pin today but are other facts (reviewed; each says what it is instead).
 NOT_PINS = {
-    ("facts/version_set.py", "25.8.0"): "the DRA driver minimum for numNodes 0 (EKS UltraServer guide)",
-    ("facts/manifests.py", "25.8.0"): "the release the ComputeDomain CRD manifest was taken from",
     ("facts/devices.py", "1.35"): "DRA mode's minimum Kubernetes (the aws-dranet chart README), not the default minor",
 }
 

@@ -41,7 +41,6 @@ def test_the_gpu_operator_minimum_is_the_newer_of_the_guide_and_the_support_floo
     assert minimum == vs.minimum_version(charts.GPU_OPERATOR)
     assert version_at_least(minimum, vs.GUIDE_MINIMUMS[charts.GPU_OPERATOR])
     assert vs.chart_support(charts.GPU_OPERATOR, minimum) != vs.END_OF_SUPPORT
-    assert RULE["dra-driver-version"].defaults["minVersion"] == vs.minimum_version(charts.DRA_DRIVER)
 
 
 @pytest.mark.parametrize("chart", sorted(vs.GUIDE_MINIMUMS))

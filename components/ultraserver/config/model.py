@@ -58,7 +58,7 @@ LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 class ReleaseSettings(Model):
     """User-tunable settings shared by every chart release."""
 
-    version: Annotated[str, pattern(r"v?\d+\.\d+\.\d+", "a chart version such as 25.3.4")] | None = Field(
+    version: Annotated[str, pattern(r"v?\d+\.\d+\.\d+", "an exact chart version such as 1.2.3")] | None = Field(
         None, description="Chart version; empty keeps the toolkit's pinned version (recommended)."
     )
     values: dict[StrictStr, Any] = Field(

@@ -20,7 +20,13 @@ from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
 from ultraserver.config.network_rules import vpc_blocks
 from ultraserver.config.reachability import deployer_reach
-from ultraserver.config.version_rules import chart_kubernetes_versions, support_window, untested_versions
+from ultraserver.config.version_rules import (
+    chart_kubernetes_versions,
+    dra_driver_forward_only,
+    dra_driver_prerequisites,
+    support_window,
+    untested_versions,
+)
 from ultraserver.facts import aws_ids, instances, limits, tags
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts.versions import version_at_least
@@ -327,6 +333,8 @@ RULES: tuple[Rule, ...] = (
     support_window,
     untested_versions,
     chart_kubernetes_versions,
+    dra_driver_forward_only,
+    dra_driver_prerequisites,
     alert_topic,
     derived_names,
 )

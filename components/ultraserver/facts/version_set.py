@@ -52,13 +52,12 @@ CHART_SUPPORT: dict[str, tuple[SupportLine, ...]] = {
 """Support statements per chart, newest line first; a chart with none has NO_POLICY."""
 
 # EKS user guide "Use P6e-GB200 UltraServers with Amazon EKS" (awsdocs/amazon-eks-user-guide
-# latest/ug/ml/ml-eks-nvidia-ultraserver.adoc), versions it names for GB200: GPU Operator 25.3.4+, NVIDIA DRA driver
-# 25.8.0+ (ComputeDomain numNodes 0 from 25.8.0), EFA device plugin 0.5.14+. The DRA minimum is of the chart under its
-# old name (nvidia-dra-driver-gpu); the renamed chart restarts its version numbers.
-EKS_ULTRASERVER_GUIDE = "EKS user guide ml-eks-nvidia-ultraserver.adoc (versions section)"
+# latest/ug/ml/ml-eks-nvidia-ultraserver.adoc), versions it names for GB200: GPU Operator 25.3.4+, EFA device plugin
+# 0.5.14+, NVIDIA DRA driver 25.8.0+ (ComputeDomain numNodes 0). The DRA minimum is of the chart under its old name;
+# every release of the renamed chart (charts.DRA_DRIVER_FIRST_SEMVER on) is newer, so policy/charts.py holds the DRA
+# driver to that first release instead.
 GUIDE_MINIMUMS: dict[str, str] = {
     charts.GPU_OPERATOR: "25.3.4",
-    charts.DRA_DRIVER: "25.8.0",
     charts.EFA_DEVICE_PLUGIN: "0.5.14",
 }
 """The oldest chart release the EKS UltraServer guide names for GB200, per chart."""

@@ -12,9 +12,8 @@ from typing import Any
 from ultraserver.facts import charts
 from ultraserver.facts.scheduling import GPU_TAINT_KEY
 from ultraserver.facts.version_set import minimum_version
-from ultraserver.facts.versions import version_at_least, version_tuple
+from ultraserver.facts.versions import version_at_least
 from ultraserver.policy.model import (
-    COMPUTE_DOMAIN,
     EKS_MANAGED_NODE_GROUP,
     HELM_RELEASE,
     LAUNCH_TEMPLATE,
@@ -22,7 +21,6 @@ from ultraserver.policy.model import (
     Rule,
     StackIndex,
     as_bool,
-    as_int,
     as_list,
     get_path,
     is_unknown,
@@ -30,7 +28,6 @@ from ultraserver.policy.model import (
 from ultraserver.policy.network_interfaces import has_efa
 
 GPU_OPERATOR_MINIMUM = str(minimum_version(charts.GPU_OPERATOR))
-DRA_DRIVER_MINIMUM = str(minimum_version(charts.DRA_DRIVER))
 EFA_PLUGIN_MINIMUM = str(minimum_version(charts.EFA_DEVICE_PLUGIN))
 
 
@@ -93,35 +90,33 @@ def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any],
 
 
 def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """DRA driver pinned, and new enough for ComputeDomains with numNodes 0."""
-    index = StackIndex(resources)
-    zero = [cd.name for cd in index.of_type(COMPUTE_DOMAIN) if as_int(get_path(cd.inputs, "spec", "numNodes")) == 0]
+    """DRA driver pinned exactly, under its new chart name at `minVersion` or later (forward-only since 0.4.0)."""
     out = []
-    for release in index.of_type(HELM_RELEASE):
-        if chart_name(release.inputs) != charts.DRA_DRIVER:
-            continue
-        version = release.inputs.get("version")
-        if is_unknown(version):
-            continue
-        minimum = str(opts["minVersion"])
-        if version_tuple(version) is None:
+    minimum = str(opts["minVersion"])
+    for release in StackIndex(resources).of_type(HELM_RELEASE):
+        name, version = chart_name(release.inputs), release.inputs.get("version")
+        if name == charts.LEGACY_DRA_DRIVER_NAME:
             out.append(
                 (
                     release.urn,
-                    f"DRA driver chart version is {version!r}. Pin an exact version "
-                    f"({minimum} or later) on the release.",
+                    f"DRA driver chart {name} is the pre-0.4 name; the driver is published as {charts.DRA_DRIVER} "
+                    f"{minimum} or later (its CRDs first, nameOverride {name}: docs/dra-driver-upgrade.md).",
                 )
             )
-        elif zero and not version_at_least(version, minimum):
+        elif name == charts.DRA_DRIVER and not is_unknown(version) and not _release_at_least(version, minimum):
             out.append(
                 (
                     release.urn,
-                    f"DRA driver chart version is {version!r} but ComputeDomains "
-                    f"{', '.join(zero)} use numNodes 0, which needs {minimum} or later. "
-                    f"Pin {minimum} or later, or set numNodes to the node count.",
+                    f"DRA driver chart version is {version!r}. Pin an exact version, {minimum} or later: the chart "
+                    "follows SemVer since 0.4.0 and cannot go back to 25.x.",
                 )
             )
     return out
+
+
+def _release_at_least(version: Any, minimum: str) -> bool:
+    """Whether `version` is an exact release of the renamed DRA driver chart, at least `minimum`."""
+    return isinstance(version, str) and charts.is_dra_driver_release(version) and version_at_least(version, minimum)
 
 
 def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
@@ -226,14 +221,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="dra-driver-version",
-        description=f"The NVIDIA DRA driver chart is pinned, at {DRA_DRIVER_MINIMUM} or later when a ComputeDomain "
-        "uses numNodes 0.",
-        fix=f"Set the release version to {DRA_DRIVER_MINIMUM} or later.",
+        description="The DRA driver is the dra-driver-nvidia-gpu chart at an exact version, 0.4.0 or later "
+        "(ComputeDomains with numNodes 0 need 25.8.0 or later, which every release under the new name is; no way "
+        "back to 25.x).",
+        fix="Use chart dra-driver-nvidia-gpu at the pinned version (docs/dra-driver-upgrade.md).",
         check_stack=check_dra_version,
-        config_schema={
-            "minVersion": {"type": "string", "description": "Oldest version when a ComputeDomain uses numNodes 0."}
-        },
-        defaults={"minVersion": DRA_DRIVER_MINIMUM},
+        config_schema={"minVersion": {"type": "string", "description": "Oldest DRA driver version accepted."}},
+        defaults={"minVersion": ".".join(map(str, charts.DRA_DRIVER_FIRST_SEMVER))},
     ),
     Rule(
         name="dra-driver-compute-domains-enabled",
