@@ -85,6 +85,15 @@ def test_a_kubernetes_version_outside_an_installed_charts_kube_version_is_refuse
     assert 'fix: set kubernetesVersion: "1.34"' in text
 
 
+def test_a_kube_version_without_a_pre_release_is_refused_on_eks(monkeypatch: pytest.MonkeyPatch) -> None:
+    _constrain(monkeypatch, charts.EFA_DEVICE_PLUGIN, ">= 1.25.0")
+    with pytest.raises(ConfigError) as err:
+        parse_settings(_config(), today=TODAY)
+    text = str(err.value)
+    assert "kubeVersion '>= 1.25.0'): none the toolkit pins; EKS reports its version as a SemVer pre-release" in text
+    assert "use a toolkit release whose aws-efa-k8s-device-plugin chart supports this Kubernetes version" in text
+
+
 def test_the_plan_refuses_it_with_exit_2_and_no_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     _constrain(monkeypatch, charts.KUEUE, ">=1.36.0-0")
     result = run_main("plan", "--stack", "gb200-x72")

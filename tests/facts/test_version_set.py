@@ -60,11 +60,15 @@ def test_a_chart_whose_kube_version_excludes_the_default_fails_the_set(monkeypat
         (">=1.32.0-0", "1.31", False),
         (">=1.25.0 <1.35.0", "1.35", False),
         ("<=1.35.0", "1.35", False),  # the cluster runs the pinned kubelet patch, 1.35.6
-        ("~1.35", "1.35", True),
-        ("~1.34", "1.35", False),
-        ("^1.30", "1.36", True),
-        (">=1.30 <1.33 || >=1.35", "1.34", False),
-        (">=1.30 <1.33 || >=1.35", "1.36", True),
+        ("~1.35.0-0", "1.35", True),
+        ("~1.34.0-0", "1.35", False),
+        ("^1.30.0-0", "1.36", True),
+        (">=1.30.0-0 <1.33.0-0 || >=1.35.0-0", "1.34", False),
+        (">=1.30.0-0 <1.33.0-0 || >=1.35.0-0", "1.36", True),
+        # EKS reports v1.35.6-eks-<hash>, a pre-release: an alternative with no pre-release comparator never admits it.
+        (">= 1.25.0", "1.35", False),
+        ("~1.35", "1.35", False),
+        (">=1.30 <1.33 || >=1.35.0-0", "1.36", True),
     ],
 )
 def test_kube_version_constraints(constraint: str | None, minor: str, allowed: bool) -> None:

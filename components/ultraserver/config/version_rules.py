@@ -88,6 +88,12 @@ def untested_versions(s: Settings, today: date) -> list[Problem]:
     return found
 
 
+_NO_PRERELEASE = (
+    "EKS reports its version as a SemVer pre-release (v1.35.6-eks-<hash>), which Helm matches only against a "
+    "kubeVersion with a pre-release such as >=1.25.0-0 (helm/helm#10375)"
+)
+
+
 def _kube_version_fix(chart: charts.PinnedChart, accepted: list[str]) -> str:
     """Move to a minor the chart accepts (the default when it is one), or to a toolkit release that pins a chart
     for this minor."""
@@ -115,12 +121,13 @@ def chart_kubernetes_versions(s: Settings, today: date) -> list[Problem]:
         if vs.kube_version_allows(chart.kube_version, version):
             continue
         accepted = [m for m in ami.RELEASE_VERSIONS if vs.kube_version_allows(chart.kube_version, m)]
+        eks = "" if vs.admits_eks_versions(chart.kube_version or "") else f"; {_NO_PRERELEASE}"
         found.append(
             Problem(
                 f"{s.project}:cluster.kubernetesVersion",
                 version,
                 f"a version chart {chart.name} {chart.version} accepts (its Chart.yaml kubeVersion "
-                f"'{chart.kube_version}'): {', '.join(accepted) or 'none the toolkit pins'}",
+                f"'{chart.kube_version}'): {', '.join(accepted) or 'none the toolkit pins'}{eks}",
                 _kube_version_fix(chart, accepted),
             )
         )

@@ -283,7 +283,7 @@ def chart_kube_versions() -> dict[str, str | None]:
     return {name: entry.kube_version for name, entry in charts.catalog().items()}
 
 
-_COMPARATOR = re.compile(r"(>=|<=|!=|=|>|<|~|\^)?\s*v?(\d+(?:\.\d+){0,2})(?:-[0-9A-Za-z.]+)?")
+_COMPARATOR = re.compile(r"(>=|<=|!=|=|>|<|~|\^)?\s*v?(\d+(?:\.\d+){0,2})(-[0-9A-Za-z.]+)?")
 
 
 def _satisfies(op: str, have: tuple[int, ...], want: tuple[int, ...]) -> bool:
@@ -302,10 +302,14 @@ def _satisfies(op: str, have: tuple[int, ...], want: tuple[int, ...]) -> bool:
 
 
 def kube_version_allows(constraint: str | None, kubernetes_version: str) -> bool:
-    """Whether a Helm kubeVersion constraint (">= 1.16.0-0", ">=1.25 <1.36 || >=1.37") admits a cluster version.
+    """Whether a Helm kubeVersion constraint (">= 1.16.0-0", ">=1.25.0-0 <1.36.0-0 || >=1.37.0-0") admits an EKS
+    cluster of a Kubernetes minor.
 
-    The cluster's patch is the pinned AMI's kubelet patch (1.35 -> 1.35.6) where known, else .0; Helm compares the
-    server's version with pre-releases allowed by the "-0" suffixes charts use.
+    Helm checks the server's GitVersion (helm v3.21.4 pkg/action/action.go:119-123, :282), which EKS reports as a
+    SemVer pre-release, v1.35.6-eks-<hash> (helm/helm#10375). Masterminds semver admits a pre-release only in an `||`
+    alternative where some comparator carries a pre-release itself (constraints.go:79 and :421-427 at v3.4.0; Helm
+    v3.21.4 vendors v3.5.0, same rule UNVERIFIED there): the "-0" charts add for this. The cluster's patch is the
+    pinned AMI's kubelet patch (1.35 -> 1.35.6) where known, else .0 (the control plane's own patch is not pinned).
     """
     if not constraint:
         return True
@@ -313,9 +317,17 @@ def kube_version_allows(constraint: str | None, kubernetes_version: str) -> bool
     have = version_tuple(release.split("-")[0] if release else f"{kubernetes_version}.0") or ()
     for alternative in constraint.split("||"):
         comparators = _COMPARATOR.findall(alternative)
-        if comparators and all(_satisfies(op, have, version_tuple(v) or ()) for op, v in comparators):
+        if not any(pre for _, _, pre in comparators):
+            continue  # no pre-release in the alternative: the EKS version never matches it
+        if all(_satisfies(op, have, version_tuple(v) or ()) for op, v, _ in comparators):
             return True
     return False
+
+
+def admits_eks_versions(constraint: str) -> bool:
+    """Whether some alternative of a kubeVersion constraint carries a pre-release, without which no EKS version
+    (v1.35.6-eks-<hash>) can match it (kube_version_allows)."""
+    return any(pre for alternative in constraint.split("||") for _, _, pre in _COMPARATOR.findall(alternative))
 
 
 def kube_version_problems(kubernetes_version: str) -> list[str]:
