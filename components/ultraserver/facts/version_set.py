@@ -55,7 +55,8 @@ CHART_SUPPORT: dict[str, tuple[SupportLine, ...]] = {
 # latest/ug/ml/ml-eks-nvidia-ultraserver.adoc), versions it names for GB200: GPU Operator 25.3.4+, EFA device plugin
 # 0.5.14+, NVIDIA DRA driver 25.8.0+ (ComputeDomain numNodes 0). The DRA minimum is of the chart under its old name;
 # every release of the renamed chart (charts.DRA_DRIVER_FIRST_SEMVER on) is newer, so policy/charts.py holds the DRA
-# driver to that first release instead.
+# driver to that first release instead. Taken from the project's GB200 fact sheet of that guide; the guide page itself
+# was not re-read on 2026-11-25 (not in the searched copies): UNVERIFIED there.
 GUIDE_MINIMUMS: dict[str, str] = {
     charts.GPU_OPERATOR: "25.3.4",
     charts.EFA_DEVICE_PLUGIN: "0.5.14",
