@@ -22,8 +22,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its helper module, scripts/upstream_mirror.py
 from go_schema import go_struct_schema  # noqa: E402
+from source_notes import source_of  # noqa: E402
 from template_reads import chart_reads  # noqa: E402
-from upstream_mirror import MirrorRef, files_under, read  # noqa: E402
+from upstream_mirror import MirrorRef, chart_files, read  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_FILE = REPO / "components" / "ultraserver" / "facts" / "data" / "chart_keys.json"
@@ -54,6 +55,20 @@ CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("aws-dranet", "aws-dranet", "1.0.0", None, "https://aws.github.io/eks-charts"),
 )
 
+# Pinned charts read from a mirror at their release tag: (catalog name, repository at tag, chart folder, Helm repo).
+MIRROR_CHARTS: tuple[tuple[str, MirrorRef, str, str], ...] = (
+    # kube-prometheus-stack 88.5.3: the newest kube-prometheus-stack-* tag (2026-08-21) of a mirror whose last commit
+    # is 2026-08-22, published at https://prometheus-community.github.io/helm-charts (the repository of its
+    # dependencies in Chart.yaml). The pin before, 81.4.5, was never released: no tag (81.4.3, then 81.5.0), and the
+    # commit that said 81.4.5 (4879317) is only on a pull-request ref, so a stack installing it failed at deploy time.
+    (
+        "kube-prometheus-stack",
+        MirrorRef("prometheus-community/helm-charts", "kube-prometheus-stack-88.5.3"),
+        "charts/kube-prometheus-stack",
+        "https://prometheus-community.github.io/helm-charts",
+    ),
+)
+
 # Charts whose template reads are derived (tests/builders/test_template_reads.py): the chart folder in a mirror at the
 # pinned tag, or the upstream folder when it holds every template.
 TEMPLATE_CHARTS: dict[str, tuple[MirrorRef, str] | str] = {
@@ -70,6 +85,7 @@ TEMPLATE_CHARTS: dict[str, tuple[MirrorRef, str] | str] = {
         "config/helm/aws-node-termination-handler",
     ),
     "kueue": (MirrorRef("kubernetes-sigs/kueue", "v0.19.2"), "charts/kueue"),
+    **{name: (ref, folder) for name, ref, folder, _ in MIRROR_CHARTS},
 }
 
 # Keys whose value is a Kubernetes object handed to the templates as a whole (toYaml): anything below them
@@ -161,86 +177,61 @@ def key_paths(values: dict[str, Any], structured: tuple[str, ...] = (), prefix: 
     return keys, open_maps
 
 
-def source_of(folder: Path, saved: str) -> dict[str, str]:
-    """Repository, commit, upstream path and git blob of one saved file, as recorded in the folder's SOURCE.md."""
-    text = (folder / "SOURCE.md").read_text()
-    # One-line form: "Repository owner/name, path some/dir at commit <sha>".
-    short = re.search(r"Repository ([\w.-]+/[\w.-]+), path (\S+) at commit ([0-9a-f]{40})", text)
-    if short:
-        repository, base, sha = short.groups()
-        return {"repository": f"https://github.com/{repository}", "commit": sha, "path": f"{base}/{saved}", "blob": ""}
-    repo = re.search(r"Repository: (https://github\.com/\S+)", text)
-    commit = re.search(r"\b([0-9a-f]{40})\b", text)
-    row = re.search(rf"^\| `{re.escape(saved)}` +\| `([^`]+)` +\| `([0-9a-f]{{40}})` \|", text, re.MULTILINE)
-    if repo and commit and row:
-        return {"repository": repo.group(1), "commit": commit.group(1), "path": row.group(1), "blob": row.group(2)}
-    # Some SOURCE.md files list several saved files per row with their upstream folder and no blob id.
-    folder_row = re.search(rf"^\|[^|\n]*\b{re.escape(saved)}\b[^|\n]*\| +([^|\s]+/) +\|", text, re.MULTILINE)
-    if repo and commit and folder_row:
-        return {"repository": repo.group(1), "commit": commit.group(1), "path": folder_row.group(1) + saved, "blob": ""}
-    # Newer ones are prose: "Repository OWNER/NAME, tag T, commit C." with "Files: FOLDER/{...}" or ", path FOLDER".
-    short = _short_source(text, saved)
-    if short:
-        return short
-    # Others name each saved file (or a glob of them) with its full upstream path (the same glob).
-    path = _glob_row_path(text, saved)
-    if not repo or not commit or not path:
-        raise SystemExit(f"{folder}/SOURCE.md: repository URL, commit or the row of {saved} not found")
-    return {"repository": repo.group(1), "commit": commit.group(1), "path": path, "blob": ""}
-
-
-def _short_source(text: str, saved: str) -> dict[str, str] | None:
-    """Source of `saved` from a one-line SOURCE.md ("Repository owner/name, ... commit C" plus its folder)."""
-    repo = re.search(r"^Repository ([\w.-]+/[\w.-]+)[ ,]", text, re.MULTILINE)
-    commit = re.search(r"\bcommit ([0-9a-f]{40})\b", text)
-    folder = re.search(r"^Files: (\S+?)/\{", text, re.MULTILINE) or re.search(r", path (\S+) at commit", text)
-    if not (repo and commit and folder):
-        return None
-    return {
-        "repository": f"https://github.com/{repo.group(1)}",
-        "commit": commit.group(1),
-        "path": f"{folder.group(1)}/{saved}",
-        "blob": "",
-    }
-
-
-def _glob_row_path(text: str, saved: str) -> str | None:
-    """Upstream path of `saved` from a `| saved-or-glob | upstream-path-or-glob ... |` row of a SOURCE.md."""
-    for line in text.splitlines():
-        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
-        if len(cells) < 2 or not cells[1]:
-            continue
-        pattern, upstream = cells[0], cells[1].split()[0].strip("`")
-        if "*" not in pattern and pattern == saved:
-            return upstream
-        prefix, star, suffix = pattern.partition("*")
-        if star and saved.startswith(prefix) and saved.endswith(suffix) and len(saved) >= len(prefix + suffix):
-            return upstream.replace("*", saved[len(prefix) : len(saved) - len(suffix)], 1)
-    return None
-
-
 def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, version: str | None, repo: str) -> dict:
-    """Catalog entry of one pinned chart."""
+    """Catalog entry of one pinned chart in the upstream folder."""
     base = upstream / folder / version_dir
-    chart_yaml = yaml.safe_load((base / "Chart.yaml").read_text())
-    values = yaml.safe_load((base / "values.yaml").read_text()) or {}
+    source = source_of(base, "values.yaml")
+    files = {"Chart.yaml": (base / "Chart.yaml").read_text(), "values.yaml": (base / "values.yaml").read_text()}
+    entry = catalog_entry(name, files, source, OPEN_SUBTREES.get(name, ()), version, repo, str(base))
+    return entry | {"crds": crd_names(base, source["path"])}
+
+
+def mirror_chart_entry(mirrors: Path, name: str, ref: MirrorRef, folder: str, repo: str) -> dict:
+    """Catalog entry of one pinned chart read from a mirror at its release tag. Dependencies fetched from a repository
+    at packaging time have no values pinned here (open subtrees); CRDs are those of crds/ folders, subcharts' too."""
+    files = chart_files(mirrors, ref, folder)
+    source = {**read(mirrors, ref, f"{folder}/values.yaml")[1]}
+    dependencies = (yaml.safe_load(files["Chart.yaml"]) or {}).get("dependencies") or []
+    remote = tuple(d.get("alias") or d["name"] for d in dependencies if d.get("repository"))
+    entry = catalog_entry(name, files, source, remote, None, repo, f"{ref.repository}@{ref.tag}:{folder}")
+    # BaseLoader: the CRDs are read for their names only (some hold YAML a typed load refuses, e.g. a bare `=`).
+    crd_files = [text for path, text in files.items() if path.split("/")[-2:-1] == ["crds"]]
+    crds = [
+        d["metadata"]["name"]
+        for t in crd_files
+        for d in yaml.load_all(t, Loader=yaml.BaseLoader)
+        if d and d.get("kind") == "CustomResourceDefinition"
+    ]
+    return entry | {"crds": sorted(crds)}
+
+
+def catalog_entry(
+    name: str,
+    files: dict[str, str],
+    source: dict,
+    open_subtrees: tuple[str, ...],
+    version: str | None,
+    repo: str,
+    where: str,
+) -> dict:
+    """Catalog entry from a chart's Chart.yaml and values.yaml texts."""
+    chart_yaml = yaml.safe_load(files["Chart.yaml"])
+    values = yaml.safe_load(files["values.yaml"]) or {}
     keys, open_maps = key_paths(values, NOT_PASS_THROUGH.get(name, ()))
     for path in TEMPLATE_ONLY_KEYS.get(name, ()):
         keys.add(path)
         open_maps.add(path)
-    for path in OPEN_SUBTREES.get(name, ()):
-        keys = {k for k in keys if not k.startswith(path + ".")}
+    for path in open_subtrees:
+        keys = {k for k in keys if not k.startswith(path + ".")} | {path}
         open_maps = {k for k in open_maps if not k.startswith(path + ".")} | {path}
-    source = source_of(base, "values.yaml")
     extra = {"defaultConfiguration": kueue_configuration(values)} if name == "kueue" else {}
     if chart_yaml["name"] != name:
-        raise SystemExit(f"{base}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
+        raise SystemExit(f"{where}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
     return {
         "name": name,
         "version": version or str(chart_yaml["version"]),
         "repo": repo,
         "kubeVersion": chart_yaml.get("kubeVersion"),
-        "crds": crd_names(base, source["path"]),
         "source": source,
         "keys": sorted(keys),
         "openMaps": sorted(open_maps),
@@ -257,8 +248,7 @@ def template_reads_entry(upstream: Path, mirrors: Path, where: tuple[MirrorRef, 
         source = {**values, "path": values["path"].rsplit("/", 1)[0], "blob": ""}
     else:
         ref, folder = where
-        paths = [p for p in files_under(mirrors, ref, folder) if p.endswith(("Chart.yaml", ".yaml", ".yml", ".tpl"))]
-        files = {p[len(folder) + 1 :]: read(mirrors, ref, p)[0].decode() for p in paths}
+        files = chart_files(mirrors, ref, folder)
         source = {**read(mirrors, ref, f"{folder}/Chart.yaml")[1], "path": folder, "blob": ""}
     reads = chart_reads(files)
     return {"version": version, "source": source, "reads": sorted(reads.paths), "wholeReads": sorted(reads.whole)}
@@ -336,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"upstream directory {upstream} not found; pass its path as the first argument", file=sys.stderr)
         return 2
     charts = {c[0]: chart_entry(upstream, *c) for c in CHARTS}
+    charts |= {c[0]: mirror_chart_entry(mirrors, *c) for c in MIRROR_CHARTS}
     DATA_FILE.parent.mkdir(parents=True, exist_ok=True)
     DATA_FILE.write_text(json.dumps({"charts": charts}, indent=1, sort_keys=True) + "\n")
     reads = {

@@ -6,7 +6,7 @@ variables bound to a values path (`$x := .Values.a`, then `$x.b`), and paths rel
 (`.b` inside it). A path is read "whole" when its value is used as data (output, toYaml, range, assignment, an
 argument) rather than only tested by `if` or opened by `with`; a `with` head counts as whole when its body uses `.`
 itself. A chart's Chart.yaml dependency conditions (`nfd.enabled`) are reads too, and a subchart's templates read
-under the subchart's name.
+under the subchart's name; a dependency not vendored in charts/ is taken to read its whole subtree (unverified).
 """
 
 from __future__ import annotations
@@ -143,4 +143,8 @@ def chart_reads(files: dict[str, str]) -> Reads:
             read_template(text, reads, prefixes[parts[1]])
     for dependency in dependencies:
         reads.paths.update(c.strip() for c in str(dependency.get("condition", "")).split(",") if c.strip())
+        if not any(path.startswith(f"charts/{dependency['name']}/") for path in files):
+            # Fetched from its repository when the chart is packaged: its templates are not here, and Helm hands it
+            # its whole subtree.
+            reads.whole.add(prefixes[dependency["name"]])
     return reads

@@ -59,3 +59,10 @@ def files_under(mirrors: Path, ref: MirrorRef, folder: str) -> list[str]:
     """Paths of every file below a folder at the tag."""
     listing = _git(mirrors, ref.repository, "ls-tree", "-r", "--name-only", ref.tag, "--", folder.rstrip("/") + "/")
     return sorted(line for line in listing.decode().splitlines() if line)
+
+
+def chart_files(mirrors: Path, ref: MirrorRef, folder: str) -> dict[str, str]:
+    """Chart.yaml, values files and templates of a chart folder at the tag (subcharts included), by path relative to
+    the folder."""
+    wanted = [p for p in files_under(mirrors, ref, folder) if p.endswith((".yaml", ".yml", ".tpl"))]
+    return {p[len(folder) + 1 :]: read(mirrors, ref, p)[0].decode() for p in wanted}

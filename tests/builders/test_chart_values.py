@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -189,9 +191,21 @@ def test_dcgm_exporter_is_on_and_its_service_monitor_only_on_request() -> None:
 
 def test_prometheus_stack_is_pinned_with_its_repo_and_selects_every_service_monitor() -> None:
     pin = charts.pinned(charts.KUBE_PROMETHEUS_STACK)
-    assert (pin.version, pin.repo) == ("81.4.5", "https://prometheus-community.github.io/helm-charts")
-    assert pin.values_checked is False
-    assert charts.unknown_value_paths(charts.KUBE_PROMETHEUS_STACK, {"anything": {"goes": 1}}) == []
+    assert (pin.version, pin.repo) == ("88.5.3", "https://prometheus-community.github.io/helm-charts")
     values = kube_prometheus_stack_values(SYSTEM)
+    assert charts.unknown_value_paths(charts.KUBE_PROMETHEUS_STACK, values) == []
+    # Its own keys are checked; those of dependencies fetched when it is packaged (grafana ...) are open.
+    typo = {"grafana": {"anything": 1}, "prometheus": {"prometheusSpec": {"nodeSelectr": {}}}}
+    assert charts.unknown_value_paths(charts.KUBE_PROMETHEUS_STACK, typo) == ["prometheus.prometheusSpec.nodeSelectr"]
     assert values["prometheus"]["prometheusSpec"]["serviceMonitorSelectorNilUsesHelmValues"] is False
     assert values["prometheusOperator"]["nodeSelector"] == SYSTEM
+
+
+def test_a_chart_read_at_a_release_tag_is_pinned_at_that_tags_version() -> None:
+    """A chart pinned from a git copy names the release tag it was read at: a version that was never released (like
+    kube-prometheus-stack 81.4.5, only on a pull-request ref) has no tag."""
+    raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
+    tagged = {name: e for name, e in raw["charts"].items() if e["source"].get("tag")}
+    assert charts.KUBE_PROMETHEUS_STACK in tagged
+    for name, entry in tagged.items():
+        assert entry["source"]["tag"].rsplit("-", 1)[-1].lstrip("v") == entry["version"].lstrip("v"), name

@@ -15,6 +15,7 @@ from ultraserver.builders.helm_values import (
     dra_driver_values,
     efa_device_plugin_values,
     gpu_operator_values,
+    kube_prometheus_stack_values,
 )
 from ultraserver.builders.kueue import kueue_values
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
@@ -47,6 +48,7 @@ BUILT: list[tuple[str, str, dict[str, Any]]] = [
         {**handler_values("us-east-1", SYSTEM), QUEUE_URL_KEY: "https://sqs.us-east-1.amazonaws.com/1/q"},
     ),
     (charts.KUEUE, charts.KUEUE, kueue_values(SYSTEM, unmanaged_namespaces=["kube-system"])),
+    (charts.KUBE_PROMETHEUS_STACK, charts.KUBE_PROMETHEUS_STACK, kube_prometheus_stack_values(SYSTEM)),
 ]
 
 

@@ -80,14 +80,18 @@ MPI_OPERATOR = "mpi-operator"
 # Mirrors fetched 2026-11-25 stop in 2026-07/08 (last commits below); releases after them are UNVERIFIED.
 NEWEST_FOUND: dict[str, NewestFound] = {
     charts.KUBE_PROMETHEUS_STACK: NewestFound(
-        "prometheus-community/helm-charts tag kube-prometheus-stack-88.5.3 (commit ea930bae, 2026-08-21; Chart.yaml "
-        "kubeVersion >=1.25.0-0), the newest such tag in a mirror whose last commit is 2026-08-22; later releases "
-        "UNVERIFIED",
+        "prometheus-community/helm-charts: the pinned release's tag (commit ea930bae, 2026-08-21) is the newest "
+        "kube-prometheus-stack tag in a mirror whose last commit is 2026-08-22; later releases UNVERIFIED. The pin "
+        "before it, 81.4.5, had no tag: it was never released",
         CHECKED,
-        newer="88.5.3",
-        pin_kept_because="seven major versions ahead: the chart's README (Upgrading Chart, at that tag) says each "
-        "major version changes CRDs that Helm does not upgrade and that must be applied by hand first, which the "
-        "toolkit does not do; and this chart's values are not derived (values_checked false)",
+    ),
+    charts.DRA_DRIVER: NewestFound(
+        "the pinned GPU Operator's values.yaml (draDriver.version, line 584 at its tag) names v0.5.0; the mirror of "
+        "kubernetes-sigs/dra-driver-nvidia-gpu read on 2026-11-25 ends at the pinned tag (2026-08-07)",
+        CHECKED,
+        newer="0.5.0",
+        pin_kept_because="no chart, CRD or template data of 0.5.0 could be derived (its tag is not in the mirror "
+        "read), and its upgrade notes were not read",
     ),
     charts.NODE_TERMINATION_HANDLER: NewestFound(
         "aws/aws-node-termination-handler: the pinned chart's tag (v1.25.6, commit 77ca841d, 2026-04-02) is the "
