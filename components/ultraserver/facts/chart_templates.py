@@ -1,9 +1,8 @@
 """What each pinned chart's templates read, and the values key paths a values tree sets that no template reads.
 
-The data (data/chart_template_reads.json) is derived by scripts/regen_upstream_fixtures.py from the chart's templates at
-the pinned version: the GPU Operator from NVIDIA/gpu-operator at tag v26.7.0 (deployments/gpu-operator, its
-node-feature-discovery subchart included), the EFA device plugin and DRANET from aws/eks-charts at commit 5239609.
-A key no template reads does nothing: the chart renders the same objects with or without it.
+The data (data/chart_template_reads.json) is derived by scripts/regen_upstream_fixtures.py from each chart's templates
+at the pinned version (its subcharts included); every entry names the repository, tag or commit and chart folder it
+was read from. A key no template reads does nothing: the chart renders the same objects with or without it.
 """
 
 from __future__ import annotations
