@@ -936,6 +936,15 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         ),
         None,
     ),
+    (
+        Case(
+            "gpu-operator-no-dra-driver",
+            release("gpu_operator", {"values.gpuCluster.deployCR": True}),
+            "gpu_operator",
+            "its own DRA driver",
+        ),
+        None,
+    ),
     (Case("dra-driver-version", release("dra", {"version": "25.12.0"}), "dra", "cannot go back to 25.x"), None),
     (Case("dra-driver-version", release("dra", {"version": "0.3.0"}), "dra", "0.4.0 or later"), None),
     (

@@ -18,7 +18,7 @@ from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
-from ultraserver.config.network_rules import vpc_blocks
+from ultraserver.config.network_rules import local_zone_nats, vpc_blocks
 from ultraserver.config.reachability import deployer_reach
 from ultraserver.config.version_rules import (
     chart_kubernetes_versions,
@@ -322,6 +322,7 @@ RULES: tuple[Rule, ...] = (
     stack_tags,
     network_zones,
     network_vpc,
+    local_zone_nats,
     system_nodes,
     *GPU_RULES,
     addons,

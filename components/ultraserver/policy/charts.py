@@ -89,6 +89,24 @@ def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any],
     ]
 
 
+def check_gpu_operator_no_dra_driver(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[str]:
+    """The GPU Operator deploys no DRA driver of its own: its GPUCluster mode (values `gpuCluster.deployCR`, off by
+    default) renders a second one beside the toolkit's release (NVIDIA/gpu-operator v26.7.0 values.yaml draDriver:
+    "rendered only when gpuCluster.deployCR=true")."""
+    if chart_name(props) != GPU_OPERATOR:
+        return []
+    deploy = get_path(values_of(props), "gpuCluster", "deployCR")
+    if as_bool(deploy) is not True:
+        return []
+    return [
+        "gpuCluster.deployCR is true, so the GPU Operator deploys its own DRA driver beside the toolkit's "
+        f"{DRA_DRIVER} release (two kubelet plugins, two owners of the ComputeDomain CRDs). Leave gpuCluster.deployCR "
+        "false in the GPU Operator values."
+    ]
+
+
 def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
     """DRA driver pinned exactly, under its new chart name at `minVersion` or later (forward-only since 0.4.0)."""
     out = []
@@ -218,6 +236,13 @@ RULES: tuple[Rule, ...] = (
         fix="Set migManager.enabled=false.",
         resource_types=(HELM_RELEASE,),
         check_resource=check_gpu_operator_mig_manager,
+    ),
+    Rule(
+        name="gpu-operator-no-dra-driver",
+        description="The GPU Operator deploys no DRA driver of its own (GPUCluster mode off); the toolkit installs it.",
+        fix="Leave gpuCluster.deployCR false.",
+        resource_types=(HELM_RELEASE,),
+        check_resource=check_gpu_operator_no_dra_driver,
     ),
     Rule(
         name="dra-driver-version",
