@@ -95,15 +95,15 @@ def check_gpu_operator_no_dra_driver(
     """The GPU Operator deploys no DRA driver of its own: its GPUCluster mode (values `gpuCluster.deployCR`, off by
     default) renders a second one beside the toolkit's release (NVIDIA/gpu-operator v26.7.0 values.yaml draDriver:
     "rendered only when gpuCluster.deployCR=true")."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     deploy = get_path(values_of(props), "gpuCluster", "deployCR")
     if as_bool(deploy) is not True:
         return []
     return [
         "gpuCluster.deployCR is true, so the GPU Operator deploys its own DRA driver beside the toolkit's "
-        f"{DRA_DRIVER} release (two kubelet plugins, two owners of the ComputeDomain CRDs). Leave gpuCluster.deployCR "
-        "false in the GPU Operator values."
+        f"{charts.DRA_DRIVER} release (two kubelet plugins, two owners of the ComputeDomain CRDs). Leave "
+        "gpuCluster.deployCR false in the GPU Operator values."
     ]
 
 
