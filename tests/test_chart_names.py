@@ -3,8 +3,10 @@ Helm release targets of the charts carry names of their own (`*_RELEASE`)."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+from pathlib import Path
 from types import ModuleType
 
 import ultraserver
@@ -42,6 +44,22 @@ def test_a_chart_name_constant_means_the_chart_in_every_module() -> None:
         if name in CHART_NAMES and value != CHART_NAMES[name]
     ]
     assert clashes == []
+
+
+def test_no_module_but_facts_charts_binds_a_chart_name_constant() -> None:
+    """A second `GPU_OPERATOR = "gpu-operator"` (or an alias of the facts constant) is a second home for the name."""
+    package = Path(ultraserver.__file__).parent
+    home = package / "facts" / "charts.py"
+    bound = [
+        f"{path.relative_to(package)}:{node.lineno} binds {target.id}"
+        for path in sorted(package.rglob("*.py"))
+        if path != home
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name) and target.id in CHART_NAMES
+    ]
+    assert bound == []
 
 
 def test_each_chart_release_target_is_named_for_itself() -> None:
