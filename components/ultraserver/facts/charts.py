@@ -29,9 +29,7 @@ ComputeDomain numNodes optional: upgrade.md at tag v0.4.1)."""
 LEGACY_DRA_DRIVER_FIRST_MAJOR = 25
 """Before 0.4.0 the driver had calendar versions (YY.MM.patch: tags v25.3.0 ... v25.12.0 in the repository), so a
 major of 25 or more is a release of the old chart, never of the new one."""
-# Newest found: 0.5.0 (2026-08; GPU Operator v26.7.0 values.yaml draDriver.version is v0.5.0). Not pinned: the mirror
-# of kubernetes-sigs/dra-driver-nvidia-gpu read on 2026-11-25 ends at 2026-08-07 with tag v0.4.1, so no chart or CRD
-# data of 0.5.0 could be derived. 0.4.1 (tag v0.4.1, commit 764900e7) is the newest whose data is checked here.
+# The newest release found (0.5.0) and why it is not pinned: facts/version_set.py NEWEST_FOUND.
 
 
 def is_dra_driver_release(version: str) -> bool:

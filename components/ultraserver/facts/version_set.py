@@ -86,8 +86,9 @@ NEWEST_FOUND: dict[str, NewestFound] = {
         CHECKED,
     ),
     charts.DRA_DRIVER: NewestFound(
-        "the pinned GPU Operator's values.yaml (draDriver.version, line 584 at its tag) names v0.5.0; the mirror of "
-        "kubernetes-sigs/dra-driver-nvidia-gpu read on 2026-11-25 ends at the pinned tag (2026-08-07)",
+        "the pinned GPU Operator's values.yaml (draDriver.version, line 584 at its tag) names v0.5.0 (2026-08); the "
+        "mirror of kubernetes-sigs/dra-driver-nvidia-gpu read on 2026-11-25 ends on 2026-08-07 at the pinned tag "
+        "(commit 764900e7), the newest release whose data is derived here",
         CHECKED,
         newer="0.5.0",
         pin_kept_because="no chart, CRD or template data of 0.5.0 could be derived (its tag is not in the mirror "
