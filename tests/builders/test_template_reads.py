@@ -6,9 +6,12 @@ from the templates by scripts/regen_upstream_fixtures.py into facts/data/chart_t
 
 from __future__ import annotations
 
+import copy
+from datetime import date
 from typing import Any
 
 import pytest
+from helpers.stacks import STACKS, stack_config
 from ultraserver.builders.device_mode_values import dra_driver_mode_values, dranet_values, gpu_operator_mode_values
 from ultraserver.builders.helm_values import (
     deep_merge,
@@ -19,9 +22,11 @@ from ultraserver.builders.helm_values import (
 )
 from ultraserver.builders.kueue import kueue_values
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
+from ultraserver.config.settings import parse_settings, settings_warnings
 from ultraserver.facts import chart_templates, charts, devices
 
 SYSTEM = {"ultraserver.io/role": "system"}
+TODAY = date(2026, 11, 25)
 
 BUILT: list[tuple[str, str, dict[str, Any]]] = [
     *(
@@ -80,3 +85,23 @@ def test_a_map_read_whole_covers_its_content_and_a_subchart_map_is_followed() ->
     # The node-feature-discovery subchart's templates read its keys under the subchart's name.
     subchart = {"node-feature-discovery": {"master": {"nodeSelector": {"a": "b"}, "notAValue": 1}}}
     assert chart_templates.unread_paths(charts.GPU_OPERATOR, subchart) == ["node-feature-discovery.master.notAValue"]
+
+
+def test_the_plan_warns_on_a_value_no_template_reads_and_not_on_one_they_read() -> None:
+    # kueue 0.19.2: values.yaml has metricsService.labels, but no template reads it (the chart's
+    # kueue.metricsService.labels helper builds its own labels); controllerManager.replicas is read.
+    reads = chart_templates.template_reads()[charts.KUEUE]
+    assert "metricsService.labels" in charts.pinned(charts.KUEUE).keys and not reads.reads("metricsService.labels")
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:kubernetes"] = {
+        "kueue": {"values": {"metricsService": {"labels": {"team": "ml"}}, "controllerManager": {"replicas": 3}}}
+    }
+    warnings = [str(w) for w in settings_warnings(parse_settings(config, stack="gb200-x72"), TODAY)]
+    unread = [w for w in warnings if "no template reads it" in w]
+    assert len(unread) == 1 and unread[0].startswith("ultraserver-eks:kubernetes.kueue.values.metricsService.labels")
+
+
+def test_the_shipped_stacks_set_no_value_no_template_reads() -> None:
+    for stack in STACKS:
+        warnings = settings_warnings(parse_settings(stack_config(stack), stack=stack), TODAY)
+        assert not [w for w in warnings if "no template reads it" in str(w)], stack
