@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    ConfigDict,
     Field,
     StrictBool,
     StrictInt,
@@ -244,36 +245,30 @@ RELEASE_KEYS = {
 class KubernetesSettings(Model):
     """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin or DRANET, NTH, Prometheus, MPI operator."""
 
+    # Defaults are validated too, so each default release gets its stack key (_name_release_key).
+    model_config = ConfigDict(validate_default=True)
+
     devices: Literal[device_facts.MODES] = Field(  # type: ignore[valid-type]
         device_facts.DEFAULT_MODE,
         description="How pods get GPUs and EFA: device plugins, or DRA drivers (1.35+; docs/device-modes.md).",
     )
 
-    gpu_operator: ReleaseSettings = Field(
-        default_factory=ReleaseSettings, validate_default=True, description="NVIDIA GPU Operator chart."
-    )
-    dra_driver: ReleaseSettings = Field(
-        default_factory=ReleaseSettings, validate_default=True, description="NVIDIA DRA driver chart."
-    )
+    gpu_operator: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA GPU Operator chart.")
+    dra_driver: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA DRA driver chart.")
     efa_device_plugin: ReleaseSettings = Field(
-        default_factory=ReleaseSettings, validate_default=True, description="AWS EFA Kubernetes device plugin chart."
+        default_factory=ReleaseSettings, description="AWS EFA Kubernetes device plugin chart."
     )
-    dranet: ReleaseSettings = Field(
-        default_factory=ReleaseSettings, validate_default=True, description="DRANET chart (EFA in DRA mode)."
-    )
+    dranet: ReleaseSettings = Field(default_factory=ReleaseSettings, description="DRANET chart (EFA in DRA mode).")
     node_termination_handler: ReleaseSettings = Field(
         default_factory=ReleaseSettings,
-        validate_default=True,
         description="AWS Node Termination Handler (on when any GPU group is self-managed).",
     )
     prometheus_stack: PrometheusStackSettings = Field(
         default_factory=PrometheusStackSettings,
-        validate_default=True,
         description="kube-prometheus-stack (enabled: true to install).",
     )
     kueue: KueueSettings = Field(
         default_factory=KueueSettings,
-        validate_default=True,
         description="Kueue (on by default when the stack has GPU groups).",
     )
     layer: Literal["same-stack", "separate-stack"] = Field(
