@@ -1,6 +1,6 @@
 """Regenerate the chart key catalog and CRD schema fixtures from a local copy of the pinned upstream files.
 
-Usage: python scripts/regen_upstream_fixtures.py UPSTREAM_DIR [--mirrors DIR]
+Usage: python scripts/regen_upstream_fixtures.py UPSTREAM_DIR --mirrors DIR
 (UPSTREAM_DIR holds <chart>/<version>/ with each pinned chart's values.yaml, Chart.yaml and CRDs; DIR holds bare git
 mirrors <owner>+<name>/repo, read at a tag for files UPSTREAM_DIR lacks, see scripts/upstream_mirror.py.)
 
@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     """Write the fixtures; exit code 0 on success."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("upstream", help="directory of the pinned upstream charts and CRDs")
-    parser.add_argument("--mirrors", default="/work/.mirror", help="directory of bare git mirrors (owner+name/repo)")
+    parser.add_argument("--mirrors", required=True, help="directory of bare git mirrors (<owner>+<name>/repo)")
     args = parser.parse_args(argv)
     upstream, mirrors = Path(args.upstream).resolve(), Path(args.mirrors).resolve()
     if not upstream.is_dir():

@@ -1,6 +1,7 @@
 """Pinned upstream files read from local bare git mirrors, for scripts/regen_upstream_fixtures.py (regen time only).
 
-A mirror is a bare clone at MIRRORS/<owner>+<name>/repo (what the session's `fetch` tool writes under /work/.mirror).
+A mirror is a bare clone at MIRRORS/<owner>+<name>/repo
+(`git clone --bare https://github.com/<owner>/<name> MIRRORS/<owner>+<name>/repo`).
 Each read names the tag, the commit it resolves to and the file's git blob, so the derived data carries its source.
 """
 
