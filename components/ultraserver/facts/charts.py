@@ -10,7 +10,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 GPU_OPERATOR = "gpu-operator"
 DRA_DRIVER = "nvidia-dra-driver-gpu"
@@ -139,8 +139,12 @@ def check_values(chart: str, values: Mapping[str, Any], setting: str) -> None:
     """Raise ConfigError naming `setting` if `values` use keys the pinned chart does not have."""
     entry = pinned(chart)
     problems = [
-        f"{setting}: '{path}' is not a value of chart {entry.name} {entry.version}; {_hint(entry, path)} "
-        f"Fix the key or remove it."
+        Problem(
+            f"{setting}.{path}",
+            path,
+            f"a value key of chart {entry.name} {entry.version}",
+            f"{_hint(entry, path)}; fix the key or remove it",
+        )
         for path in unknown_value_paths(chart, values)
     ]
     if problems:
