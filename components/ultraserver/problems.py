@@ -41,6 +41,15 @@ def plain(value: Any) -> Any:
     return value
 
 
+class Described(str):
+    """A finding described in words rather than a value the user wrote ("larger than 1 MiB"): shown without quotes."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One finding: key, bad value, what is allowed, how to fix it, and how serious it is."""

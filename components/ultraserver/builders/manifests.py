@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from ultraserver.facts.manifests import PinnedManifest
-from ultraserver.problems import Problem
+from ultraserver.problems import Described, Problem
 
 # pulumi-kubernetes: take over fields another manager (e.g. Helm, which created the CRD from the chart's crds/)
 # set, instead of failing the server-side apply with a conflict.
@@ -32,7 +32,7 @@ def digest_problem(pin: PinnedManifest, data: bytes) -> Problem | None:
     if seen != pin.sha256:
         return Problem(
             pin.name,
-            f"{pin.url} has sha256 {seen}",
+            Described(f"{pin.url} has sha256 {seen}"),
             f"sha256 {pin.sha256}, the pin in ultraserver.facts.manifests",
             _TAMPERED,
         )
@@ -40,7 +40,7 @@ def digest_problem(pin: PinnedManifest, data: bytes) -> Problem | None:
     if blob != pin.git_blob:
         return Problem(
             pin.name,
-            f"{pin.url} has git blob id {blob}",
+            Described(f"{pin.url} has git blob id {blob}"),
             f"git blob id {pin.git_blob}, the pin in ultraserver.facts.manifests",
             _TAMPERED,
         )

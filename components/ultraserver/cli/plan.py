@@ -23,7 +23,7 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -57,7 +57,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
-        warnings=[*warnings, *plan_warnings(plan)],
+        warnings=[*warnings, *(str(w) for w in plan_warnings(plan))],
         policies=format_violations(violations, len(RULES)),
         tree=tree(plan),
         summary=summary(plan),
@@ -127,9 +127,13 @@ def with_deployed_state(
     stacks = sorted({r.urn.split(":", 3)[2] for r in resources if r.urn.count(":") >= 3})
     if stack and stacks and stack not in stacks:
         raise ConfigError(
-            f"--deployed: got the state of stack {', '.join(stacks)} in {path}; allowed: the state of stack "
-            f"{stack}; fix: pass `pulumi stack export --stack {stack} --file FILE` or the "
-            f"`ultraserver plan --stack {stack} --json FILE` of the deployed commit"
+            Problem(
+                "--deployed",
+                Described(f"the state of stack {', '.join(stacks)} in {path}"),
+                f"the state of stack {stack}",
+                f"pass `pulumi stack export --stack {stack} --file FILE` or the `ultraserver plan --stack {stack} "
+                "--json FILE` of the deployed commit",
+            )
         )
     state = deployed_state(resources)
     config = dict(policy_config or {})

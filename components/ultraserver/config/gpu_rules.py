@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from datetime import date
@@ -9,7 +10,7 @@ from datetime import date
 from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
 from ultraserver.facts import ami, capacity_blocks, instances, limits
-from ultraserver.problems import WARNING, ConfigError, Problem
+from ultraserver.problems import WARNING, ConfigError, Problem, under
 
 GroupRule = Callable[[Settings, GpuNodeGroupSettings, str, date], list[Problem]]
 
@@ -114,10 +115,8 @@ def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -
                     "list one reservation per UltraServer in the same order in every block",
                 )
             )
-    found += [
-        Problem(f"{at}.capacityBlocks", len(g.blocks), why, "reorder the blocks or fix their dates")
-        for why in capacity_blocks.sequence_problems(g.blocks) + capacity_blocks.schedule_count_problems(g.blocks)
-    ]
+    found += capacity_blocks.sequence_problems(g.blocks, under(f"{at}.capacityBlocks"))
+    found += capacity_blocks.schedule_count_problems(g.blocks, f"{at}.capacityBlocks")
     return found
 
 
@@ -198,15 +197,8 @@ def efa_layout(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> li
     try:
         g.efa_interfaces  # noqa: B018 - resolving the layout validates it
     except ConfigError as err:
-        return [
-            Problem(
-                f"{at}.efaLayout",
-                g.efa_layout_setting,
-                p.removeprefix("efaLayout: ").replace("efaLayout.custom", "efaLayout"),
-                "fix the layout or pick a preset (one-per-nci-group)",
-            )
-            for p in err.problems
-        ]
+        # The model resolves the layout under its own key (efaLayout); the group's position goes in front.
+        return [dataclasses.replace(p, key=f"{at}.{p.key}") for p in err.items]
     return []
 
 
@@ -258,10 +250,7 @@ def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[P
                 )
             )
             continue
-        found += [
-            Problem(key, w.end.isoformat(), p, "check the dates or shorten scaleDownLeadMinutes")
-            for p in capacity_blocks.window_problems(w)
-        ]
+        found += capacity_blocks.window_problems(w, under(key))
         found += capacity_blocks.aws_schedule_problems(w, key)
     return found + _ended_blocks(g, at, today)
 
@@ -270,13 +259,7 @@ def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pro
     """An EKS AMI release of the cluster's version, or a custom AMI with its release; none in the future."""
     found = []
     if g.ami_release:
-        why = ami.release_problem(g.ami_release, today)
-        if why:
-            found.append(
-                Problem(
-                    f"{at}.amiRelease", g.ami_release, why, f"pin a published release (v{ami.MIN_RELEASE} or later)"
-                )
-            )
+        found += [p for p in [ami.release_problem(g.ami_release, today, f"{at}.amiRelease")] if p]
     if g.ami_release and not g.ami_id:
         pin = ami.default_release_version(s.cluster.kubernetes_version)
         found.append(
@@ -307,9 +290,10 @@ def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pro
             )
         )
     elif g.release_version:
-        why = ami.release_version_problem(g.release_version, s.cluster.kubernetes_version, today)
-        if why:
-            found.append(Problem(f"{at}.releaseVersion", g.release_version, why, "remove it to take the toolkit's pin"))
+        version = s.cluster.kubernetes_version
+        found += [
+            p for p in [ami.release_version_problem(g.release_version, version, today, f"{at}.releaseVersion")] if p
+        ]
     return found
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from ultraserver.facts import aws_ids, limits, ultraservers
-from ultraserver.problems import WARNING, ConfigError, KeyName, Problem, under
+from ultraserver.problems import WARNING, ConfigError, Described, KeyName, Problem, under
 
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
@@ -106,7 +106,7 @@ def managed_node_group_problem(
         return None
     return Problem(
         key,
-        f"{node_groups} managed node groups",
+        Described(f"{node_groups} managed node groups"),
         f"at most {quota}, the default EKS quota '{limits.MANAGED_NODE_GROUP_QUOTA_NAME}' "
         f"({limits.MANAGED_NODE_GROUP_QUOTA_CODE})",
         "raise it before deploying: aws service-quotas request-service-quota-increase --service-code eks "
@@ -264,7 +264,7 @@ def window_problems(window: ReservationWindow, name: KeyName = _WINDOW) -> list[
         problems.append(
             Problem(
                 name(""),
-                f"end {window.end.isoformat()} minus {window.scale_down_lead_minutes} minutes",
+                Described(f"end {window.end.isoformat()} minus {window.scale_down_lead_minutes} minutes"),
                 f"a time after start {window.start.isoformat()}",
                 "check the dates or shorten the lead",
             )
@@ -368,7 +368,7 @@ def blocks_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) ->
         problems.append(
             Problem(
                 name(""),
-                f"reservations per block: {counts}",
+                Described(f"reservations per block: {counts}"),
                 "every block names this group's reservation, or none does (resource group)",
                 "give each block this group's reservation",
             )
@@ -390,8 +390,17 @@ def blocks_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) ->
                 Problem(name(f"[{index}].window"), None, "a start and end", "give each of several blocks its window")
             )
         else:
-            problems += window_problems(block.window, lambda field, i=index: name(f"[{i}].window.{field}".rstrip(".")))
+            problems += window_problems(block.window, _below(name, f"[{index}].window"))
     return problems + sequence_problems(blocks, name) + schedule_count_problems(blocks, name(""))
+
+
+def _below(name: KeyName, path: str) -> KeyName:
+    """Keys below ``path``, spelt by ``name``."""
+
+    def below(field: str) -> str:
+        return name(f"{path}.{field}" if field else path)
+
+    return below
 
 
 def schedule_count_problems(blocks: Sequence[CapacityBlock], key: str = "capacityBlocks") -> list[Problem]:
@@ -402,7 +411,7 @@ def schedule_count_problems(blocks: Sequence[CapacityBlock], key: str = "capacit
     return [
         Problem(
             key,
-            f"{len(blocks)} blocks ({2 * len(blocks)} scheduled actions)",
+            Described(f"{len(blocks)} blocks ({2 * len(blocks)} scheduled actions)"),
             f"at most {most // 2} blocks: an Auto Scaling group holds {most} scheduled actions",
             "list fewer blocks and add later ones after earlier ones end",
         )

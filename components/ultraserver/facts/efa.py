@@ -29,7 +29,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ultraserver.problems import ConfigError, Problem
+from ultraserver.problems import ConfigError, Described, Problem
 
 PRESETS = ("one-per-nci-group", "all-odd-cards", "maximum")
 INTERFACE_TYPES = ("interface", "efa", "efa-only")
@@ -158,15 +158,15 @@ def layout_for(
             Problem(key, {"preset": preset, "custom": custom}, "a preset or a custom card list", "drop one of them")
         )
     if custom is not None:
-        layout = _custom_layout(custom, f"{key}.custom")
+        layout = _custom_layout(custom, key)
     else:
         chosen = preset if preset is not None else facts["default_preset"]
         if chosen not in PRESETS:
-            raise ConfigError(Problem(f"{key}.preset", chosen, "one of " + ", ".join(PRESETS), "use a preset"))
+            raise ConfigError(Problem(key, chosen, "one of " + ", ".join(PRESETS), "use a preset"))
         if chosen not in facts["presets"]:
             raise ConfigError(
                 Problem(
-                    f"{key}.preset",
+                    key,
                     chosen,
                     f"a preset for {instance_type}: {', '.join(facts['presets'])} ({chosen} follows the p6e-gb200 "
                     "NCI groups)",
@@ -195,7 +195,7 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key:
             problems.append(
                 Problem(
                     key,
-                    label,
+                    Described(label),
                     f"interface type one of {', '.join(INTERFACE_TYPES)} (rule: type unknown)",
                     "correct the type",
                 )
@@ -204,16 +204,18 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key:
             problems.append(
                 Problem(
                     key,
-                    label,
+                    Described(label),
                     f"network cards 0-{last} of {instance_type} (rule: card index exists)",
                     "use a card that exists",
                 )
             )
             continue
         if device < 0:
-            problems.append(Problem(key, label, "device index 0 or more", "correct the device index"))
+            problems.append(Problem(key, Described(label), "device index 0 or more", "correct the device index"))
         if (card_no, device) in seen:
-            problems.append(Problem(key, label, "one interface per card and device index (rule)", "remove one"))
+            problems.append(
+                Problem(key, Described(label), "one interface per card and device index (rule)", "remove one")
+            )
         seen.add((card_no, device))
         per_card[card_no] = per_card.get(card_no, 0) + 1
         allowed = cards[card_no]["interface_types"]
@@ -221,7 +223,7 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key:
             problems.append(
                 Problem(
                     key,
-                    label,
+                    Described(label),
                     f"{', '.join(allowed)} on this card of {instance_type} (rule: interface type per card)",
                     f"use {allowed[0]} on card {card_no}",
                 )
@@ -232,7 +234,7 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key:
             problems.append(
                 Problem(
                     key,
-                    f"card {card_no}: {count} interfaces",
+                    Described(f"card {card_no}: {count} interfaces"),
                     f"at most {limit} (rule: interfaces per card)",
                     "move interfaces to other cards",
                 )
@@ -240,18 +242,28 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key:
     primary = [i for i in interfaces if (i.network_card_index, i.device_index) == (0, 0)]
     if not primary:
         problems.append(
-            Problem(key, "card 0 device 0: missing", "an ENA primary (rule: card 0 carries the ENA primary)", "add it")
+            Problem(
+                key,
+                Described("card 0 device 0: missing"),
+                "an ENA primary (rule: card 0 carries the ENA primary)",
+                "add it",
+            )
         )
     elif primary[0].interface_type == "efa-only":
         problems.append(
-            Problem(key, "card 0 device 0: efa-only", "interface or efa (rule: primary needs ENA)", "use interface")
+            Problem(
+                key,
+                Described("card 0 device 0: efa-only"),
+                "interface or efa (rule: primary needs ENA)",
+                "use interface",
+            )
         )
     efa = sum(1 for i in interfaces if i.interface_type in EFA_TYPES)
     if efa > facts["maximum_efa_interfaces"]:
         problems.append(
             Problem(
                 key,
-                f"all cards: {efa} EFA interfaces",
+                Described(f"all cards: {efa} EFA interfaces"),
                 f"at most {facts['maximum_efa_interfaces']} on {instance_type} (rule: EFA count limit)",
                 "remove EFA interfaces",
             )
