@@ -172,7 +172,7 @@ def test_training_rejects_a_job_larger_than_an_ultraserver() -> None:
         run_plan(
             TRAINING, "dev", {"ultraserver-example-training:workers": 19, "ultraserver-example-training:efaDevices": 17}
         )
-    assert [p.split(":")[1] for p in error.value.problems] == ["workers", "efaDevices"]
+    assert [p.split(":")[1] for p in [str(p) for p in error.value.items]] == ["workers", "efaDevices"]
     assert "got 19" in str(error.value) and "got 17" in str(error.value)
 
 

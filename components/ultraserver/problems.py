@@ -66,9 +66,13 @@ class Problem:
     """error (blocks), warning (reported, does not block) or info."""
 
     def __str__(self) -> str:
+        return f"{self.key}: {self.finding()}" if self.key else self.finding()
+
+    def finding(self) -> str:
+        """The value, what is allowed and the fix, without the key (for a report that names the place itself)."""
         if not self.allowed and not self.fix:
-            return f"{self.key}: {self.value}" if self.key else str(self.value)
-        return f"{self.key}: got {plain(self.value)!r}; allowed: {self.allowed}; fix: {self.fix}"
+            return str(self.value)
+        return f"got {plain(self.value)!r}; allowed: {self.allowed}; fix: {self.fix}"
 
 
 KeyName = Callable[[str], str]
@@ -86,6 +90,15 @@ def under(prefix: str, spell: Callable[[str], str] | None = None) -> KeyName:
         return f"{prefix}{written}" if written.startswith("[") else f"{prefix}.{written}"
 
     return name
+
+
+def below(name: KeyName, path: str) -> KeyName:
+    """Keys below ``path``, spelt by ``name`` (a block's window below the block)."""
+
+    def key(field: str) -> str:
+        return name(f"{path}.{field}" if field else path)
+
+    return key
 
 
 def blocking(problems: Iterable[Problem]) -> list[Problem]:

@@ -32,8 +32,8 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
     change(config)
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=TODAY)
-    text = "\n".join(info.value.problems)
-    assert all(p.startswith(("ultraserver-eks:", "aws:")) for p in info.value.problems), text
+    text = "\n".join([str(p) for p in info.value.items])
+    assert all(p.startswith(("ultraserver-eks:", "aws:")) for p in [str(p) for p in info.value.items]), text
     return text
 
 
@@ -340,4 +340,4 @@ def test_a_gpu_zone_of_another_region_is_one_problem() -> None:
     config["ultraserver-eks:gpuNodeGroups"][0]["availabilityZone"] = "us-west-2-lax-1a"
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=TODAY)
-    assert len([p for p in info.value.problems if "gpuNodeGroups[0].availabilityZone" in p]) == 1
+    assert len([p for p in [str(p) for p in info.value.items] if "gpuNodeGroups[0].availabilityZone" in p]) == 1

@@ -131,7 +131,7 @@ def test_custom_item_shape_errors_name_the_item() -> None:
             ],
             key="nodeGroups.gpu.efa",
         )
-    problems = error.value.problems
+    problems = [str(p) for p in error.value.items]
     assert problems[0].startswith("nodeGroups.gpu.efa.custom[0]") and "interfaceType" in problems[0]
     assert problems[1].startswith("nodeGroups.gpu.efa.custom[1]") and "integers" in problems[1]
     assert problems[2].startswith("nodeGroups.gpu.efa.custom[2]")
@@ -175,7 +175,7 @@ def test_efa_count_limit() -> None:
 def test_custom_layout_errors_raise_config_error_with_key() -> None:
     with pytest.raises(ConfigError) as error:
         efa.layout_for(GB200, None, [{"networkCardIndex": 3, "deviceIndex": 0, "interfaceType": "interface"}])
-    assert error.value.problems == [
+    assert [str(p) for p in error.value.items] == [
         "efa: card 3 device 0: 'interface' is not allowed on this card of p6e-gb200.36xlarge; allowed: efa-only "
         "(rule: interface type per card)."
     ]

@@ -52,7 +52,7 @@ def test_every_bad_entry_is_named_at_once() -> None:
                 "eks-managed-node-group-quota": {"quota": True, "limit": 3},
             }
         )
-    problems = caught.value.problems
+    problems = [str(p) for p in caught.value.items]
     assert len(problems) == 5
     assert any("'no-such-rule': no such rule" in p for p in problems)
     assert any("'warn' is not one of mandatory, advisory, disabled" in p for p in problems)

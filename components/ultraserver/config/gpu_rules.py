@@ -33,8 +33,8 @@ KUBELET_ALLOWED_LABELS = (
 )
 
 
-def label_problem(name: str, value: str) -> str | None:
-    """Why a node label would be refused (syntax, kubelet-forbidden prefix, comma in value), or None."""
+def label_allowed(name: str, value: str) -> str | None:
+    """What a node label must be when it would be refused (syntax, kubelet prefix, comma in value), or None."""
     prefix, _, short = name.rpartition("/")
     if not _LABEL_NAME.match(short) or limits.over(limits.KUBERNETES_LABEL_NAME, len(short)):
         return "a label name: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"
@@ -312,7 +312,7 @@ def storage_and_labels(s: Settings, g: GpuNodeGroupSettings, at: str, today: dat
             )
         )
     for name, value in g.labels.items():
-        why = label_problem(name, value)
+        why = label_allowed(name, value)
         if why:
             found.append(Problem(f"{at}.labels.{name}", value, why, "rename the label or change its value"))
     return found

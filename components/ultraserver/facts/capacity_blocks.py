@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from ultraserver.facts import aws_ids, limits, ultraservers
-from ultraserver.problems import WARNING, ConfigError, Described, KeyName, Problem, under
+from ultraserver.problems import ConfigError, Described, KeyName, Problem, below, under
 
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
@@ -96,24 +96,6 @@ def desired_size_problem(
             f"set it to {limit} or less, or leave it unset for all of them",
         )
     return None
-
-
-def managed_node_group_problem(
-    node_groups: int, key: str, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
-) -> Problem | None:
-    """A number of managed node groups above the cluster quota, as a warning at ``key`` (it is adjustable), or None."""
-    if node_groups <= quota:
-        return None
-    return Problem(
-        key,
-        Described(f"{node_groups} managed node groups"),
-        f"at most {quota}, the default EKS quota '{limits.MANAGED_NODE_GROUP_QUOTA_NAME}' "
-        f"({limits.MANAGED_NODE_GROUP_QUOTA_CODE})",
-        "raise it before deploying: aws service-quotas request-service-quota-increase --service-code eks "
-        f"--quota-code {limits.MANAGED_NODE_GROUP_QUOTA_CODE} --desired-value {node_groups}, or use mode: "
-        "self-managed groups, which have no such quota",
-        WARNING,
-    )
 
 
 @dataclass(frozen=True)
@@ -390,17 +372,8 @@ def blocks_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) ->
                 Problem(name(f"[{index}].window"), None, "a start and end", "give each of several blocks its window")
             )
         else:
-            problems += window_problems(block.window, _below(name, f"[{index}].window"))
+            problems += window_problems(block.window, below(name, f"[{index}].window"))
     return problems + sequence_problems(blocks, name) + schedule_count_problems(blocks, name(""))
-
-
-def _below(name: KeyName, path: str) -> KeyName:
-    """Keys below ``path``, spelt by ``name``."""
-
-    def below(field: str) -> str:
-        return name(f"{path}.{field}" if field else path)
-
-    return below
 
 
 def schedule_count_problems(blocks: Sequence[CapacityBlock], key: str = "capacityBlocks") -> list[Problem]:

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.facts import efa, limits
-from ultraserver.facts.capacity_blocks import managed_node_group_problem
 from ultraserver.facts.tags import EFA_LAYOUT
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.groups import GroupView
@@ -216,5 +215,5 @@ def summary(plan: Plan) -> str:
 def plan_warnings(plan: Plan, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum) -> list[Problem]:
     """Warnings the recorded plan gives (the settings' own warnings come from config/)."""
     managed_groups = len(plan.of_type(NODE_GROUP)) + len(plan.of_type("eks:index:ManagedNodeGroup"))
-    past_quota = managed_node_group_problem(managed_groups, f"{plan.project}:{plan.stack}", quota)
+    past_quota = limits.managed_node_group_problem(managed_groups, f"{plan.project}:{plan.stack}", quota)
     return [past_quota] if past_quota else []

@@ -23,6 +23,7 @@ from ultraserver.policy.model import (
     is_unknown,
 )
 from ultraserver.policy.network_interfaces import has_efa
+from ultraserver.problems import Described, Problem
 
 GPU_OPERATOR = "gpu-operator"
 DRA_DRIVER = "nvidia-dra-driver-gpu"
@@ -41,22 +42,24 @@ def values_of(props: Mapping[str, Any]) -> Mapping[str, Any]:
     return values if isinstance(values, Mapping) else {}
 
 
-def _version_messages(props: Mapping[str, Any], minimum: str, what: str) -> list[str]:
-    """A pinned chart version at least the minimum."""
-    version = props.get("version")
-    if is_unknown(version) or version_at_least(version, minimum):
-        return []
-    return [f"{what} chart version is {version!r}; pin {minimum} or later (set version on the release)."]
-
-
-def check_gpu_operator_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_gpu_operator_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """GPU Operator chart pinned at the minimum version or later."""
-    if chart_name(props) != GPU_OPERATOR:
+    version, minimum = props.get("version"), str(opts["minVersion"])
+    if chart_name(props) != GPU_OPERATOR or is_unknown(version) or version_at_least(version, minimum):
         return []
-    return _version_messages(props, str(opts["minVersion"]), "GPU Operator")
+    return [
+        Problem(
+            "version",
+            version,
+            f"a GPU Operator chart version of {minimum} or later",
+            f"pin {minimum} or later (set version on the release)",
+        )
+    ]
 
 
-def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_gpu_operator_host_driver(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[Problem]:
     """With the AL2023 NVIDIA AMI the driver and toolkit come with the AMI, so the operator must not install them."""
     if chart_name(props) != GPU_OPERATOR:
         return []
@@ -69,12 +72,19 @@ def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any],
     if not on:
         return []
     return [
-        f"{' and '.join(on)} {'is' if len(on) == 1 else 'are'} enabled, but the AL2023 NVIDIA AMI already ships "
-        f"them. Set {', '.join(k + '.enabled=false' for k in on)} in the GPU Operator values."
+        Problem(
+            f"values.{key}.enabled",
+            Described("enabled"),
+            "false: the AL2023 NVIDIA AMI already ships the driver and the container toolkit",
+            f"set {key}.enabled=false in the GPU Operator values",
+        )
+        for key in on
     ]
 
 
-def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_gpu_operator_mig_manager(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[Problem]:
     """MIG manager off: driver 580 turns on CDMM, which does not support MIG."""
     if chart_name(props) != GPU_OPERATOR:
         return []
@@ -82,12 +92,16 @@ def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any],
     if as_bool(enabled) is False or is_unknown(enabled):
         return []
     return [
-        "migManager is enabled (the chart's default), but MIG is unsupported with CDMM on driver 580. "
-        "Set migManager.enabled=false in the GPU Operator values."
+        Problem(
+            "values.migManager.enabled",
+            Described("enabled (the chart's default)" if enabled is None else str(enabled)),
+            "false: MIG is unsupported with CDMM on driver 580",
+            "set migManager.enabled=false in the GPU Operator values",
+        )
     ]
 
 
-def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """DRA driver pinned, and new enough for ComputeDomains with numNodes 0."""
     index = StackIndex(resources)
     zero = [cd.name for cd in index.of_type(COMPUTE_DOMAIN) if as_int(get_path(cd.inputs, "spec", "numNodes")) == 0]
@@ -101,25 +115,27 @@ def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]
         minimum = str(opts["minVersion"])
         if version_tuple(version) is None:
             out.append(
-                (
+                Problem(
                     release.urn,
-                    f"DRA driver chart version is {version!r}. Pin an exact version "
-                    f"({minimum} or later) on the release.",
+                    version,
+                    f"an exact DRA driver chart version, {minimum} or later",
+                    "pin an exact version on the release",
                 )
             )
         elif zero and not version_at_least(version, minimum):
             out.append(
-                (
+                Problem(
                     release.urn,
-                    f"DRA driver chart version is {version!r} but ComputeDomains "
-                    f"{', '.join(zero)} use numNodes 0, which needs {minimum} or later. "
-                    f"Pin {minimum} or later, or set numNodes to the node count.",
+                    version,
+                    f"a DRA driver chart version of {minimum} or later: ComputeDomains {', '.join(zero)} use "
+                    "numNodes 0",
+                    f"pin {minimum} or later, or set numNodes to the node count",
                 )
             )
     return out
 
 
-def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """ComputeDomains stay enabled in the DRA driver (they carry IMEX on GB200)."""
     if chart_name(props) != DRA_DRIVER:
         return []
@@ -127,12 +143,16 @@ def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts
     if as_bool(enabled) is not False:
         return []
     return [
-        "resources.computeDomains.enabled is false, so no IMEX channels for multi-node NVLink. "
-        "Set resources.computeDomains.enabled=true in the DRA driver values."
+        Problem(
+            "values.resources.computeDomains.enabled",
+            enabled,
+            "true: without ComputeDomains there are no IMEX channels for multi-node NVLink",
+            "set resources.computeDomains.enabled=true in the DRA driver values",
+        )
     ]
 
 
-def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """GPU allocation through DRA off (GPUs come from the device plugin) unless explicitly overridden."""
     if chart_name(props) != DRA_DRIVER:
         return []
@@ -141,13 +161,16 @@ def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts:
     if as_bool(enabled) is False or is_unknown(enabled) or as_bool(values.get("gpuResourcesEnabledOverride")):
         return []
     return [
-        "resources.gpus.enabled is not false, so the DRA driver would allocate GPUs beside the GPU "
-        "Operator's device plugin. Set resources.gpus.enabled=false (or gpuResourcesEnabledOverride=true "
-        "if DRA GPU allocation is intended)."
+        Problem(
+            "values.resources.gpus.enabled",
+            enabled,
+            "false: the DRA driver would allocate GPUs beside the GPU Operator's device plugin",
+            "set resources.gpus.enabled=false (or gpuResourcesEnabledOverride=true if DRA GPU allocation is intended)",
+        )
     ]
 
 
-def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """A stack with EFA interfaces installs the EFA device plugin, or DRANET in DRA mode (facts/devices.py)."""
     index = StackIndex(resources)
     if any(chart_name(r.inputs) in (EFA_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
@@ -159,11 +182,11 @@ def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[st
     users = [t for t in index.of_type(LAUNCH_TEMPLATE) if has_efa(t.inputs)]
     users += [g for g in index.of_type(EKS_MANAGED_NODE_GROUP) if as_bool(g.inputs.get("enableEfaSupport"))]
     return [
-        (
+        Problem(
             u.urn,
-            "nodes get EFA interfaces but no aws-efa-k8s-device-plugin release is installed, so pods "
-            "cannot request vpc.amazonaws.com/efa. Install the chart (0.5.14 or later), or DRANET (aws-dranet) in "
-            "DRA mode.",
+            Described("nodes with EFA interfaces and no aws-efa-k8s-device-plugin release"),
+            "an EFA device plugin, so pods can request vpc.amazonaws.com/efa",
+            "install the chart (0.5.14 or later), or DRANET (aws-dranet) in DRA mode",
         )
         for u in users
     ]
@@ -178,7 +201,9 @@ def _tolerates(toleration: Any, key: str) -> bool:
     return bool(toleration.get("key") == key)
 
 
-def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_efa_plugin_tolerations(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[Problem]:
     """The EFA device plugin tolerates the GPU taint, so it runs on the GPU nodes."""
     if chart_name(props) != EFA_PLUGIN:
         return []
@@ -189,8 +214,12 @@ def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], o
     if not missing:
         return []
     return [
-        f"the EFA device plugin does not tolerate taints {', '.join(missing)}, so it skips tainted GPU nodes. "
-        f"Add tolerations [{{key: {missing[0]}, operator: Exists, effect: NoSchedule}}] to its values."
+        Problem(
+            "values.tolerations",
+            tolerations,
+            f"tolerations of the GPU taints {', '.join(missing)} (without them the plugin skips tainted GPU nodes)",
+            f"add tolerations [{{key: {missing[0]}, operator: Exists, effect: NoSchedule}}] to its values",
+        )
     ]
 
 

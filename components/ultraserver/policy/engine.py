@@ -127,9 +127,9 @@ def evaluate(
             for resource in resources:
                 if resource.type in rule.resource_types:
                     out += [
-                        Violation(rule.name, level, resource.urn, message)
-                        for message in rule.check_resource(resource.type, resource.inputs, options)
+                        Violation(rule.name, level, resource.urn, problem)
+                        for problem in rule.check_resource(resource.type, resource.inputs, options)
                     ]
         elif rule.check_stack is not None:
-            out += [Violation(rule.name, level, urn, message) for urn, message in rule.check_stack(resources, options)]
+            out += [Violation(rule.name, level, p.key, p) for p in rule.check_stack(resources, options)]
     return out
