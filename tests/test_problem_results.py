@@ -89,9 +89,7 @@ def _text_annotation(node: ast.expr | None) -> bool:
 def _is_check(module: str, name: str) -> bool:
     if name.startswith("format_"):
         return False  # a renderer of Problems (format_problems) returns text by design
-    return name.endswith(FINDING_SUFFIXES) or (
-        name.startswith(CHECK_PREFIX) and module.split("/")[0] in CHECK_PACKAGES
-    )
+    return name.endswith(FINDING_SUFFIXES) or (name.startswith(CHECK_PREFIX) and module.split("/")[0] in CHECK_PACKAGES)
 
 
 def text_checks(module: str, tree: ast.Module) -> list[str]:
@@ -126,21 +124,21 @@ def test_every_config_error_subclass_is_watched() -> None:
     assert subclasses <= ERROR_NAMES, f"add {subclasses - ERROR_NAMES} to ERROR_NAMES"
 
 
-BAD_ERRORS = '''
+BAD_ERRORS = """
 raise ConfigError("key: bad")
 raise ConfigError(f"{key}: bad")
 raise ConfigError("key: " + value)
 raise ConfigError([f"{k}: bad" for k in keys])
 raise StackConfigError(["a", "b"])
 raise errors.ConfigError("{}: bad".format(key))
-'''
-GOOD_ERRORS = '''
+"""
+GOOD_ERRORS = """
 raise ConfigError(Problem("key", value, "allowed", "fix"))
 raise ConfigError([Problem(f"{at}.key", v, f"at most {n}", "lower it") for v in values])
 raise ConfigError(problems)
 raise StackConfigError(err.items)
 log.warn(f"text is fine outside ConfigError")
-'''
+"""
 
 
 def test_the_error_rule_catches_each_text_form_and_passes_problems() -> None:
@@ -148,19 +146,19 @@ def test_the_error_rule_catches_each_text_form_and_passes_problems() -> None:
     assert text_errors(ast.parse(GOOD_ERRORS)) == []
 
 
-BAD_CHECKS = '''
+BAD_CHECKS = """
 def zone_problem(zone: str) -> str | None: ...
 def blocks_problems(blocks) -> list[str]: ...
 def check_imdsv2(t, props, opts) -> list[str]: ...
 def check_order(resources, opts) -> list[tuple[str, str]]: ...
-'''
-GOOD_CHECKS = '''
+"""
+GOOD_CHECKS = """
 def zone_problem(zone: str, key: str) -> Problem | None: ...
 def blocks_problems(blocks) -> list[Problem]: ...
 def check_imdsv2(t, props, opts) -> list[Problem]: ...
 def node_group_names(group) -> list[str]: ...
 def check_output(path: str | None) -> None: ...
-'''
+"""
 
 
 def test_the_check_rule_catches_text_results_and_passes_problems_and_other_functions() -> None:

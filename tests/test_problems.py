@@ -49,7 +49,10 @@ def test_only_errors_block() -> None:
 def test_config_error_keeps_its_problems_and_shows_one_line_each() -> None:
     err = ConfigError([Problem("cluster.name", "", "a name", "set it"), Problem("x", 1, "y", "z")])
     assert [p.key for p in err.items] == ["cluster.name", "x"]
-    assert str(err).splitlines() == ["cluster.name: got ''; allowed: a name; fix: set it", "x: got 1; allowed: y; fix: z"]
+    assert str(err).splitlines() == [
+        "cluster.name: got ''; allowed: a name; fix: set it",
+        "x: got 1; allowed: y; fix: z",
+    ]
 
 
 def test_a_described_value_shows_without_quotes_and_a_written_one_with_them() -> None:

@@ -89,7 +89,9 @@ def test_an_unknown_device_mode_is_refused_with_the_allowed_ones() -> None:
     config["ultraserver-eks:kubernetes"]["devices"] = "cdi"
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=date(2026, 11, 25))
-    assert "kubernetes.devices" in str([str(p) for p in info.value.items]) and "dra" in str([str(p) for p in info.value.items])
+    assert "kubernetes.devices" in str([str(p) for p in info.value.items]) and "dra" in str(
+        [str(p) for p in info.value.items]
+    )
 
 
 def test_a_dranet_value_the_chart_lacks_is_refused() -> None:
