@@ -263,7 +263,7 @@ def test_successive_blocks_parse_in_order_with_one_id_list_per_block() -> None:
                     (["cr-0bbbbbbbbbbbbbbbb"], "2026-12-10T11:30:00+00:00"),
                 )
             ),
-            ["gpuNodeGroups[0].capacityBlocks", "is not after block 0 has scaled to 0 and settled"],
+            ["gpuNodeGroups[0].capacityBlocks[1].start", "a start after block 0 has scaled to 0 and settled"],
         ),
         (
             _renewal(

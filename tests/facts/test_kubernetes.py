@@ -106,7 +106,7 @@ def test_release_version_problems(release: str, says: str) -> None:
 
 def test_future_ami_release_is_refused() -> None:
     problem = ami.release_problem("v20991231", date(2026, 11, 23))
-    assert problem is not None and "a published release (dated 20261123 or earlier)" in problem.allowed
+    assert problem is not None and "dated in the future (dated 20261123 or earlier)" in problem.allowed
 
 
 def test_instance_store_disks_and_architecture() -> None:

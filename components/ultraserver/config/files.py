@@ -58,7 +58,7 @@ def read_bytes(path: Path, what: str, limit: int) -> bytes:
         raise ConfigError(
             Problem(
                 _label(what, path),
-                Described(f"cannot be read ({err.strerror})"),
+                Described(f"a file that cannot be read ({err.strerror})"),
                 "a readable file",
                 "pass an existing file",
             )
@@ -67,7 +67,7 @@ def read_bytes(path: Path, what: str, limit: int) -> bytes:
         raise ConfigError(
             Problem(
                 _label(what, path),
-                Described(f"larger than {_size(limit)}"),
+                Described(f"a file larger than {_size(limit)}"),
                 f"at most {_size(limit)}",
                 "pass the right file, or cut it down",
             )
@@ -84,7 +84,7 @@ def read_text(path: Path, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
         raise ConfigError(
             Problem(
                 _label(what, path),
-                Described(f"not UTF-8 at byte {err.start} (0x{data[err.start]:02x})"),
+                Described(f"text that is not UTF-8 at byte {err.start} (0x{data[err.start]:02x})"),
                 "UTF-8 text",
                 "save the file as UTF-8",
             )
@@ -98,7 +98,7 @@ def load_json(path: Path, what: str, limit: int = MAX_CONFIG_BYTES, fix: str = "
         return json.loads(text)
     except ValueError as err:
         raise ConfigError(
-            Problem(_label(what, path), Described(f"not valid JSON ({err})"), "a JSON document", fix)
+            Problem(_label(what, path), Described(f"text that is not valid JSON ({err})"), "a JSON document", fix)
         ) from None
 
 
@@ -122,7 +122,7 @@ def load_yaml(path: Path, what: str = "", pulumi: bool = True) -> Any:
         raise ConfigError([dataclasses.replace(p, key=f"{name} {p.key}") for p in err.items]) from None
     except yaml.YAMLError as err:
         raise ConfigError(
-            Problem(name, Described(f"not valid YAML ({err})"), "a YAML document", "correct the file")
+            Problem(name, Described(f"text that is not valid YAML ({err})"), "a YAML document", "correct the file")
         ) from None
     finally:
         loader.dispose()
@@ -166,7 +166,7 @@ def _check_aliases(root: yaml.Node) -> None:
             raise ConfigError(
                 Problem(
                     _line(node),
-                    Described(f"aliases expand this value to more than {MAX_ALIAS_NODES:,} YAML nodes"),
+                    Described(f"aliases that expand this value to more than {MAX_ALIAS_NODES:,} YAML nodes"),
                     f"at most {MAX_ALIAS_NODES:,} nodes added by aliases",
                     "write the value out without nested aliases",
                 )
@@ -189,7 +189,7 @@ class _BoundedLoader(yaml.SafeLoader):
                 raise ConfigError(
                     Problem(
                         f"line {self.peek_event().start_mark.line + 1}",
-                        Described(f"nested deeper than {MAX_DEPTH} levels"),
+                        Described(f"a value nested deeper than {MAX_DEPTH} levels"),
                         f"at most {MAX_DEPTH}",
                         "flatten the value",
                     )

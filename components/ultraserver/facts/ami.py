@@ -149,7 +149,10 @@ def release_problem(value: str, today: date | None = None, key: str = "amiReleas
         return Problem(key, value, f"a release with a valid date (YYYYMMDD), as in {forms}", "correct the date")
     if today is not None and datetime.strptime(match["date"], "%Y%m%d").date() > today:
         return Problem(
-            key, value, f"a published release (dated {today:%Y%m%d} or earlier)", "pin a release that is out"
+            key,
+            value,
+            f"a published release, not one dated in the future (dated {today:%Y%m%d} or earlier)",
+            "pin a release that is out",
         )
     if match["date"] < MIN_RELEASE:
         return Problem(
