@@ -42,7 +42,7 @@ def test_every_bad_field_is_reported() -> None:
         "compute_domain.num_nodes",
         "compute_domain.allocation_mode",
     ]
-    assert "use one of Single, All" in str(err.value)
+    assert "compute_domain.allocation_mode: got 'Many'; allowed: one of Single, All" in str(err.value)
 
 
 def test_pod_pieces_link_claim_container_and_clique() -> None:

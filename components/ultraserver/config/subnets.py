@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ultraserver.facts import limits, network
-from ultraserver.problems import ConfigError, Described, Problem
+from ultraserver.problems import ConfigError, Problem
 
 # AWS keeps five addresses of every subnet.
 AWS_RESERVED_IPS = 5
@@ -120,9 +120,9 @@ def _too_small(vpc_cidr: str, wanted: Sequence[tuple[str, str, str, int]], block
     return ConfigError(
         Problem(
             "ultraserver-eks:network.vpcCidr",
-            Described(f"{vpc_cidr} with secondaryVpcCidrs {list(blocks[1:])}"),
+            vpc_cidr,
             f"blocks large enough for {len(wanted)} subnets of /{wanted[-1][3]} to /{wanted[0][3]} (a subnet is at "
-            "most one /16 block)",
+            f"most one /16 block); secondaryVpcCidrs now: {list(blocks[1:])}",
             fix,
         )
     )
