@@ -225,7 +225,7 @@ def test_custom_platform_installs_gpu_software_without_mpi_or_check(custom: Plan
 
 
 def test_custom_platform_rejects_an_unknown_efa_layout() -> None:
-    with pytest.raises(ConfigError, match="efaLayout.preset: 'widest'"):
+    with pytest.raises(ConfigError, match="efaLayout: got 'widest'; allowed: one of one-per-nci-group"):
         run_plan(CUSTOM, "dev", {"ultraserver-example-custom-platform:efaLayout": "widest"})
 
 

@@ -128,7 +128,7 @@ def test_unquoted_float_version_says_quote_it(tmp_path: Path) -> None:
     (project / "stacks" / "Pulumi.bad.yaml").write_text(stack.replace('"1.35"', "1.30"))
     result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.code == 2
-    assert "cluster.kubernetesVersion: got 1.3" in result.stderr and "quote it" in result.stderr
+    assert "ultraserver-eks:cluster.kubernetesVersion  1.3\n" in result.stderr and "quote it" in result.stderr
 
 
 @pytest.mark.parametrize(

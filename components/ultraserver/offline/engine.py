@@ -376,7 +376,7 @@ def record(
             [
                 Problem(
                     "urn",
-                    urn,
+                    Described(f"{urn}, declared twice"),
                     "one resource per URN (the Pulumi engine refuses duplicates)",
                     "give the resources different names (e.g. rename one of the node groups)",
                 )

@@ -215,5 +215,5 @@ def summary(plan: Plan) -> str:
 def plan_warnings(plan: Plan, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum) -> list[Problem]:
     """Warnings the recorded plan gives (the settings' own warnings come from config/)."""
     managed_groups = len(plan.of_type(NODE_GROUP)) + len(plan.of_type("eks:index:ManagedNodeGroup"))
-    past_quota = limits.managed_node_group_problem(managed_groups, f"{plan.project}:{plan.stack}", quota)
+    past_quota = limits.managed_node_group_problem(managed_groups, "EKS cluster", quota)
     return [past_quota] if past_quota else []
