@@ -29,7 +29,9 @@ CRD_DIR = REPO / "tests" / "fixtures" / "crds"
 # (aws/eks-charts stable/aws-efa-k8s-device-plugin at commit 52396092, 2026-08-03).
 CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("gpu-operator", "gpu-operator", "v26.7.0", "v26.7.0", "https://helm.ngc.nvidia.com/nvidia"),
-    ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "25.8.0", "25.8.0", "https://helm.ngc.nvidia.com/nvidia"),
+    # The DRA driver under its kubernetes-sigs name (0.4.0 renamed the chart; upgrade.md at tag v0.4.1), published as
+    # an OCI chart at oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu.
+    ("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu", "0.4.1", None, "oci://registry.k8s.io/dra-driver-nvidia/charts"),
     ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "v0.5.30", None, "https://aws.github.io/eks-charts"),
     # Published as an OCI chart (config/helm/aws-node-termination-handler/README.md at tag v1.25.6).
     (
@@ -53,7 +55,7 @@ PASS_THROUGH_NAMES = frozenset(
 
 # Keys named like a Kubernetes object that are chart settings instead (the DRA driver's resources.gpus.enabled).
 NOT_PASS_THROUGH: dict[str, tuple[str, ...]] = {
-    "nvidia-dra-driver-gpu": ("resources",),
+    "dra-driver-nvidia-gpu": ("resources",),
 }
 
 # Values read by the chart templates but absent from values.yaml, checked in the template at the pinned tag.
@@ -71,8 +73,14 @@ OPEN_SUBTREES: dict[str, tuple[str, ...]] = {
 CRDS: tuple[tuple[str, str, str, str], ...] = (
     (
         "computedomain-v1beta1",
-        "nvidia-dra-driver-gpu/25.8.0",
+        "dra-driver-nvidia-gpu/0.4.1",
         "crds/resource.nvidia.com_computedomains.yaml",
+        "v1beta1",
+    ),
+    (
+        "computedomainclique-v1beta1",
+        "dra-driver-nvidia-gpu/0.4.1",
+        "crds/resource.nvidia.com_computedomaincliques.yaml",
         "v1beta1",
     ),
     ("mpijob-v2beta1", "mpi-operator/v0.7.0", "kubeflow.org_mpijobs.yaml", "v2beta1"),
@@ -247,6 +255,7 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
     for path in OPEN_SUBTREES.get(name, ()):
         keys = {k for k in keys if not k.startswith(path + ".")}
         open_maps = {k for k in open_maps if not k.startswith(path + ".")} | {path}
+    source = source_of(base, "values.yaml")
     extra = {"defaultConfiguration": kueue_configuration(values)} if name == "kueue" else {}
     if chart_yaml["name"] != name:
         raise SystemExit(f"{base}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
@@ -255,11 +264,31 @@ def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, versio
         "version": version or str(chart_yaml["version"]),
         "repo": repo,
         "kubeVersion": chart_yaml.get("kubeVersion"),
-        "source": source_of(base, "values.yaml"),
+        "crds": crd_names(base, source["path"]),
+        "source": source,
         "keys": sorted(keys),
         "openMaps": sorted(open_maps),
         **extra,
     }
+
+
+def crd_names(chart_dir: Path, values_path: str) -> list[str]:
+    """Names of the CRDs in the chart's own crds/ folder (Helm installs them when absent and never upgrades them).
+
+    Saved CRD files count only when SOURCE.md places them in crds/ next to the chart's values.yaml: Kueue's saved CRDs
+    come from config/components/crd, not from its chart.
+    """
+    chart_crds = values_path.rpartition("/")[0] + "/crds/"
+    names = []
+    for path in sorted((chart_dir / "crds").glob("*.yaml")):
+        if not source_of(chart_dir, f"crds/{path.name}")["path"].startswith(chart_crds):
+            continue
+        names += [
+            d["metadata"]["name"]
+            for d in yaml.safe_load_all(path.read_text())
+            if d and d.get("kind") == "CustomResourceDefinition"
+        ]
+    return sorted(names)
 
 
 def kueue_configuration(values: dict[str, Any]) -> dict[str, Any]:
@@ -283,6 +312,10 @@ def crd_fixture(upstream: Path, folder: str, saved: str, version: str) -> dict:
     """openAPIV3Schema of one CRD version, with its identity and source."""
     path = upstream / folder / saved
     crd = yaml.safe_load(path.read_text())
+    source = source_of(upstream / folder, saved)
+    # Without a blob id in SOURCE.md, the copy's own: a reviewer compares it with the tree at the commit (git ls-tree).
+    raw = path.read_bytes()
+    source["blob"] = source["blob"] or hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
     served = [v for v in crd["spec"]["versions"] if v["name"] == version]
     if not served:
         raise SystemExit(f"{path}: version {version} not in the CRD")
@@ -291,7 +324,7 @@ def crd_fixture(upstream: Path, folder: str, saved: str, version: str) -> dict:
         "version": version,
         "kind": crd["spec"]["names"]["kind"],
         "scope": crd["spec"]["scope"],
-        "source": source_of(upstream / folder, saved),
+        "source": source,
         "openAPIV3Schema": strip_prose(served[0]["schema"]["openAPIV3Schema"]),
     }
 

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from ultraserver.problems import ConfigError, Problem
 
 PACKAGE = Path(__file__).resolve().parents[1] / "components" / "ultraserver"

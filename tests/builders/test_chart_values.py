@@ -32,9 +32,14 @@ def test_catalog_pins_the_documented_versions_and_repos() -> None:
         "v26.7.0",
         "https://helm.ngc.nvidia.com/nvidia",
     )
+    # Renamed in 0.4.0 and published as an OCI chart (upgrade.md at tag v0.4.1).
     assert (cat[charts.DRA_DRIVER].version, cat[charts.DRA_DRIVER].repo) == (
-        "25.8.0",
-        "https://helm.ngc.nvidia.com/nvidia",
+        "0.4.1",
+        "oci://registry.k8s.io/dra-driver-nvidia/charts",
+    )
+    assert charts.chart_reference(cat[charts.DRA_DRIVER]) == (
+        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+        None,
     )
     # eks-charts publishes this chart version with a leading v.
     assert (cat[charts.EFA_DEVICE_PLUGIN].version, cat[charts.EFA_DEVICE_PLUGIN].repo) == (
@@ -126,7 +131,7 @@ def test_bad_override_message_names_setting_chart_version_and_fix() -> None:
     message = str(err.value)
     assert "charts.draDriver.values" in message
     assert "'kubeletPlugin.tolerationz'" in message
-    assert "nvidia-dra-driver-gpu 25.8.0" in message
+    assert "dra-driver-nvidia-gpu 0.4.1" in message
     assert "did you mean 'kubeletPlugin.tolerations'" in message
 
 

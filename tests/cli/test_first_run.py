@@ -80,7 +80,9 @@ def test_deployed_state_of_another_stack_is_refused(tmp_path: Path) -> None:
     result = run_main("plan", "--stack", "gb200-x72", *PROJECT, "--deployed", str(other))
     assert result.code == 2 and "Resources:" not in result.stdout
     assert "  -  --deployed  the state of stack gb200-multi" in result.stderr
-    assert "allowed: the state of stack gb200-x72\n" in result.stderr and "fix: pass `pulumi stack export" in result.stderr
+    assert (
+        "allowed: the state of stack gb200-x72\n" in result.stderr and "fix: pass `pulumi stack export" in result.stderr
+    )
 
 
 def test_plan_outside_a_project_is_not_called_invalid_settings(tmp_path: Path) -> None:

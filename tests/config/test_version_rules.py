@@ -58,3 +58,31 @@ def test_the_pinned_add_on_version_is_accepted() -> None:
     pin = addons.pinned_version(addons.COREDNS, "1.35")
     settings = parse_settings(_config(addons={"coredns": pin}), today=TODAY)
     assert settings.addons.coredns == pin
+
+
+@pytest.mark.parametrize("version", ["25.8.0", "25.12.0", "v25.3.2", "0.3.0"])
+def test_the_dra_driver_cannot_go_back_to_the_old_chart_even_untested(version: str) -> None:
+    """The chart was renamed at 0.4.0 (calendar versions 25.x before) and 0.4.0 is forward-only (upgrade.md)."""
+    config = _config(kubernetes={"draDriver": {"version": version}})
+    config["ultraserver-eks:acceptUntestedVersions"] = True
+    with pytest.raises(ConfigError) as err:
+        parse_settings(config, today=TODAY)
+    text = str(err.value)
+    assert f"ultraserver-eks:kubernetes.draDriver.version: got {version!r}" in text
+    assert "0.4.0 or later" in text and "docs/dra-driver-upgrade.md" in text
+
+
+def test_a_newer_dra_driver_release_is_only_untested() -> None:
+    config = _config(kubernetes={"draDriver": {"version": "0.5.0"}})
+    config["ultraserver-eks:acceptUntestedVersions"] = True
+    warnings = [str(w) for w in settings_warnings(parse_settings(config, today=TODAY), TODAY)]
+    assert any("draDriver.version: got '0.5.0'" in w and "accepted as untested" in w for w in warnings)
+
+
+def test_kubernetes_below_the_dra_drivers_prerequisite_warns() -> None:
+    config = _config()
+    config["ultraserver-eks:cluster"]["kubernetesVersion"] = "1.33"
+    warned = [str(w) for w in settings_warnings(parse_settings(config, today=TODAY), TODAY)]
+    assert any("cluster.kubernetesVersion: got '1.33'" in w and "v1.34.2+" in w for w in warned)
+    shipped = [str(w) for w in settings_warnings(parse_settings(_config(), today=TODAY), TODAY)]
+    assert not any("v1.34.2+" in w for w in shipped)

@@ -113,8 +113,6 @@ def _literals(path: Path) -> list[tuple[int, str]]:
 NOT_PINS = {
     ("policy/charts.py", "v25.3.4"): "the EKS UltraServer guide's minimum GPU Operator in a policy's message",
     ("policy/charts.py", "25.3.4"): "the policy's default minVersion (the EKS UltraServer guide's minimum)",
-    ("policy/charts.py", "25.8.0"): "the DRA driver minimum for numNodes 0 (EKS UltraServer guide)",
-    ("facts/manifests.py", "25.8.0"): "the release the ComputeDomain CRD manifest was taken from",
     ("facts/devices.py", "1.35"): "DRA mode's minimum Kubernetes (the aws-dranet chart README), not the default minor",
 }
 

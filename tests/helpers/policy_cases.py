@@ -676,7 +676,7 @@ PASSING: list[tuple[Case, dict | Config | None]] = [
         ),
         None,
     ),
-    (Case("dra-driver-version", lambda stack: release("dra", {"version": "25.3.2"})(stack).without("domain")), None),
+    (Case("dra-driver-version", release("dra", {"version": "0.5.0"})), None),
     (Case("eks-managed-node-group-quota", many_node_groups(28)), None),
     (
         Case("node-role-managed-policies", extra_attachment("arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore")),
@@ -730,7 +730,10 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     (Case("eks-authentication-mode", cluster({"authenticationMode": "CONFIG_MAP"}), "cluster", "CONFIG_MAP"), None),
     (Case("eks-no-auto-mode-with-gb200", auto_mode, "cluster", "Auto Mode"), None),
     (Case("eks-secrets-encryption", cluster({"encryptionConfigKeyArn": DELETE}), "cluster", "KMS key"), None),
-    (Case("eks-public-endpoint-cidrs", public_cluster(DELETE), "cluster", "none with the public API endpoint on"), None),
+    (
+        Case("eks-public-endpoint-cidrs", public_cluster(DELETE), "cluster", "none with the public API endpoint on"),
+        None,
+    ),
     (Case("eks-public-endpoint-cidrs", public_cluster(["0.0.0.0/0"]), "cluster", "0.0.0.0/0"), None),
     (Case("eks-kubernetes-version", aws_cluster({"version": "1.31"}), "aws_cluster", ">= 1.33"), None),
     (
@@ -808,7 +811,15 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         Case("eks-managed-node-group-quota", with_pulumi_eks_group, "cluster", "at most 2, the default EKS quota"),
         {"eks-managed-node-group-quota": {"quota": 2}},
     ),
-    (Case("gb200-ami-variant", self_managed_with("sm_lt", {"imageId": DELETE}), "sm_group", "a launch template without imageId"), None),
+    (
+        Case(
+            "gb200-ami-variant",
+            self_managed_with("sm_lt", {"imageId": DELETE}),
+            "sm_group",
+            "a launch template without imageId",
+        ),
+        None,
+    ),
     (
         Case(
             "capacity-block-launch-template",
@@ -844,7 +855,15 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         ),
         None,
     ),
-    (Case("efa-security-group-self-referencing", card(1, "securityGroups", []), "gpu_lt", "an EFA interface without security groups"), None),
+    (
+        Case(
+            "efa-security-group-self-referencing",
+            card(1, "securityGroups", []),
+            "gpu_lt",
+            "an EFA interface without security groups",
+        ),
+        None,
+    ),
     (Case("launch-template-imdsv2", lt({"metadataOptions.httpTokens": "optional"}), "gpu_lt", "IMDSv1"), None),
     (Case("launch-template-imdsv2", changed("system_lt", {"metadataOptions": DELETE}), "system_lt", "None"), None),
     (Case("launch-template-encrypted-root-volume", lt({"blockDeviceMappings": DELETE}), "gpu_lt", "root device"), None),
@@ -936,8 +955,27 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         ),
         None,
     ),
-    (Case("dra-driver-version", release("dra", {"version": "25.3.2"}), "dra", "numNodes 0"), None),
-    (Case("dra-driver-version", release("dra", {"version": DELETE}), "dra", "an exact DRA driver chart version"), None),
+    (
+        Case(
+            "gpu-operator-no-dra-driver",
+            release("gpu_operator", {"values.gpuCluster.deployCR": True}),
+            "gpu_operator",
+            "its own DRA driver",
+        ),
+        None,
+    ),
+    (Case("dra-driver-version", release("dra", {"version": "25.12.0"}), "dra", "cannot go back to 25.x"), None),
+    (Case("dra-driver-version", release("dra", {"version": "0.3.0"}), "dra", "0.4.0 or later"), None),
+    (
+        Case(
+            "dra-driver-version",
+            release("dra", {"chart": "nvidia-dra-driver-gpu", "version": "25.8.0"}),
+            "dra",
+            "the pre-0.4 name",
+        ),
+        None,
+    ),
+    (Case("dra-driver-version", release("dra", {"version": DELETE}), "dra", "pin an exact version"), None),
     (
         Case(
             "dra-driver-compute-domains-enabled",

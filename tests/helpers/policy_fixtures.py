@@ -232,18 +232,18 @@ def good_stack() -> list[PlanResource]:
         "kubernetes:helm.sh/v3:Release",
         "nvidia-dra-driver-gpu",
         {
-            "chart": "nvidia-dra-driver-gpu",
+            "chart": "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
             "skipAwait": True,
             "atomic": False,
-            "version": "25.8.0",
+            "version": "0.4.1",
             "namespace": "nvidia-dra-driver-gpu",
-            "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
             "values": {
+                "nameOverride": "nvidia-dra-driver-gpu",
                 "nvidiaDriverRoot": "/",
                 "resources": {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}},
             },
         },
-        [cluster, gpu_operator],
+        [cluster],
     )
     efa_plugin = res(
         "kubernetes:helm.sh/v3:Release",

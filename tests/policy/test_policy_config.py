@@ -62,6 +62,5 @@ def test_every_bad_entry_is_named_at_once() -> None:
     assert "policy config eks-kubernetes-version.minVersion: got 1.33; allowed: a JSON string" in str(caught.value)
     assert "policy config eks-managed-node-group-quota.quota: got True; allowed: a JSON integer" in str(caught.value)
     assert (
-        "policy config eks-managed-node-group-quota.limit: got 3; allowed: an option of the rule: quota; "
-        "fix: remove it"
+        "policy config eks-managed-node-group-quota.limit: got 3; allowed: an option of the rule: quota; fix: remove it"
     ) in problems

@@ -16,7 +16,7 @@ ADVISORY = Violation(
 
 def test_mandatory_first_with_stack_marker() -> None:
     """A count line, then mandatory before advisory, stack-level violations marked, multi-line values indented, a key
-    too long for the column on its own line; the report is format_problems: each problem's allowed and fix lines under its value."""
+    too long for the column on its own line: the report is format_problems, allowed and fix under each value."""
     text = format_violations([ADVISORY, MANDATORY], rule_count=29)
     assert text.splitlines() == [
         "Policy violations: 1 mandatory, 1 advisory (29 rules checked):",

@@ -173,7 +173,9 @@ def test_manifests_pair_the_domain_with_the_job() -> None:
 
 @pytest.mark.parametrize(("nodes", "max_nodes"), [(1, 18), (19, 18), (10, 9), (0, 9), (True, 9)])
 def test_node_count_must_fit_the_ultraserver(nodes: int, max_nodes: int) -> None:
-    with pytest.raises(ConfigError, match=f"imex_check.nodes: got {nodes!r}; allowed: 2 to {max_nodes}, .* fix: give 2 to {max_nodes}"):
+    with pytest.raises(
+        ConfigError, match=f"imex_check.nodes: got {nodes!r}; allowed: 2 to {max_nodes}, .* fix: give 2 to {max_nodes}"
+    ):
         mpijob_manifest(NvbandwidthJobArgs(name="nvb", namespace="imex", nodes=nodes, max_nodes=max_nodes))
 
 

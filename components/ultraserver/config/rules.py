@@ -18,9 +18,14 @@ from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
-from ultraserver.config.network_rules import vpc_blocks
+from ultraserver.config.network_rules import local_zone_nats, vpc_blocks
 from ultraserver.config.reachability import deployer_reach
-from ultraserver.config.version_rules import support_window, untested_versions
+from ultraserver.config.version_rules import (
+    dra_driver_forward_only,
+    dra_driver_prerequisites,
+    support_window,
+    untested_versions,
+)
 from ultraserver.facts import aws_ids, instances, limits, tags
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts.versions import version_at_least
@@ -316,6 +321,7 @@ RULES: tuple[Rule, ...] = (
     stack_tags,
     network_zones,
     network_vpc,
+    local_zone_nats,
     system_nodes,
     *GPU_RULES,
     addons,
@@ -326,6 +332,8 @@ RULES: tuple[Rule, ...] = (
     checks,
     support_window,
     untested_versions,
+    dra_driver_forward_only,
+    dra_driver_prerequisites,
     alert_topic,
     derived_names,
 )

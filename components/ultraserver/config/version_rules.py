@@ -14,7 +14,7 @@ from datetime import date
 from pydantic.alias_generators import to_camel
 
 from ultraserver.config.model import RELEASE_KEYS, Settings
-from ultraserver.facts import addons, ami, kubernetes
+from ultraserver.facts import addons, ami, charts, kubernetes
 from ultraserver.facts import version_set as vs
 from ultraserver.problems import ERROR, WARNING, Problem
 
@@ -84,3 +84,40 @@ def untested_versions(s: Settings, today: date) -> list[Problem]:
         if version and version not in known:
             found.append(_problem(s, f"addons.{to_camel(field)}", version, f"{addon} version on {minor}", known))
     return found
+
+
+def dra_driver_forward_only(s: Settings, today: date) -> list[Problem]:
+    """A DRA driver version must be a release of the renamed chart: no way back to 25.x, even untested."""
+    version = s.kubernetes.dra_driver.version
+    if not version or charts.is_dra_driver_release(version):
+        return []
+    first = ".".join(map(str, charts.DRA_DRIVER_FIRST_SEMVER))
+    return [
+        Problem(
+            f"{s.project}:kubernetes.draDriver.version",
+            version,
+            f"a release of chart {charts.DRA_DRIVER}, {first} or later: the chart was renamed at {first} (25.x "
+            "releases are the old chart) and a cluster on it cannot go back (the DRA driver's upgrade guide)",
+            f"remove kubernetes.draDriver.version to take the pin {charts.pinned(charts.DRA_DRIVER).version} "
+            "(docs/dra-driver-upgrade.md)",
+        )
+    ]
+
+
+def dra_driver_prerequisites(s: Settings, today: date) -> list[Problem]:
+    """A warning below the DRA driver's stated Kubernetes minimum (v1.34.2, where DRA is on by default: its
+    docs/prerequisites.md:10-11 at tag v0.4.1); its chart still installs from 1.32 on (kubeVersion >=1.32.0-0)."""
+    version = s.cluster.kubernetes_version
+    if not kubernetes.is_newer(kubernetes.DRA_GA_TEXT, version):
+        return []
+    return [
+        Problem(
+            f"{s.project}:cluster.kubernetesVersion",
+            version,
+            f"Kubernetes {kubernetes.DRA_GA_TEXT} or later for chart {charts.DRA_DRIVER} "
+            f"{charts.pinned(charts.DRA_DRIVER).version} (its prerequisites ask for v1.34.2+; on {version} it runs "
+            "against the beta DRA API, outside what the driver's project supports)",
+            f'upgrade to kubernetesVersion: "{kubernetes.DEFAULT_TEXT}" (docs/dra-driver-upgrade.md#kubernetes-133)',
+            WARNING,
+        )
+    ]

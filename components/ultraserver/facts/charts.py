@@ -10,10 +10,36 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ultraserver.facts.versions import version_tuple
 from ultraserver.problems import ConfigError, Problem
 
 GPU_OPERATOR = "gpu-operator"
-DRA_DRIVER = "nvidia-dra-driver-gpu"
+# The DRA driver for NVIDIA GPUs under its kubernetes-sigs name since 0.4.0 (chart `dra-driver-nvidia-gpu`, OCI at
+# registry.k8s.io). Its release, namespace and object names keep the old chart name (LEGACY_DRA_DRIVER_NAME).
+DRA_DRIVER = "dra-driver-nvidia-gpu"
+LEGACY_DRA_DRIVER_NAME = "nvidia-dra-driver-gpu"
+"""The DRA driver's chart name before 0.4.0 (NVIDIA/k8s-dra-driver-gpu 25.x). The toolkit keeps it as release name,
+namespace and `nameOverride`, so a stack installed at 25.x is upgraded in place and its DaemonSet, Deployment and RBAC
+keep their names: without the override the renamed chart creates a second set beside them (upgrade.md at tag v0.4.1,
+"Upgrade procedure" step 2; the chart's names come from `default .Chart.Name .Values.nameOverride`,
+templates/_helpers.tpl:5, 17, 83)."""
+DRA_DRIVER_FIRST_SEMVER = (0, 4, 0)
+"""The first release under the new name (strict SemVer); 0.4.0 cannot be downgraded (kubelet checkpoint BootID field,
+ComputeDomain numNodes optional: upgrade.md at tag v0.4.1)."""
+LEGACY_DRA_DRIVER_FIRST_MAJOR = 25
+"""Before 0.4.0 the driver had calendar versions (YY.MM.patch: tags v25.3.0 ... v25.12.0 in the repository), so a
+major of 25 or more is a release of the old chart, never of the new one."""
+# Newest found: 0.5.0 (2026-08; GPU Operator v26.7.0 values.yaml draDriver.version is v0.5.0). Not pinned: the mirror
+# of kubernetes-sigs/dra-driver-nvidia-gpu read on 2026-11-25 ends at 2026-08-07 with tag v0.4.1, so no chart or CRD
+# data of 0.5.0 could be derived. 0.4.1 (tag v0.4.1, commit 764900e7) is the newest whose data is checked here.
+
+
+def is_dra_driver_release(version: str) -> bool:
+    """Whether `version` can be a release of the renamed chart: exact, 0.4.0 or later, not a 25.x calendar version."""
+    parsed = version_tuple(version)
+    return parsed is not None and DRA_DRIVER_FIRST_SEMVER <= parsed and parsed[0] < LEGACY_DRA_DRIVER_FIRST_MAJOR
+
+
 EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
 # AWS Node Termination Handler chart 0.27.6 = app v1.25.6 (aws/aws-node-termination-handler tag v1.25.6, commit
 # 77ca841d), published as an OCI chart under oci://public.ecr.aws/aws-ec2/helm (its config/helm README).
@@ -50,6 +76,8 @@ class PinnedChart:
     """Every dotted values key path of the chart (e.g. `driver.enabled`)."""
     open_maps: frozenset[str]
     """Key paths whose content is free-form (Kubernetes objects, label maps, unpinned subcharts)."""
+    crds: frozenset[str] = frozenset()
+    """Names of the CRDs in the chart's crds/ (Helm creates each one that is absent on install, never on upgrade)."""
     values_checked: bool = True
     """False when the chart's values.yaml was not pinned here: user values are then passed on unchecked."""
 
@@ -88,6 +116,7 @@ def catalog() -> dict[str, PinnedChart]:
             source_commit=entry["source"]["commit"],
             keys=frozenset(entry["keys"]),
             open_maps=frozenset(entry["openMaps"]),
+            crds=frozenset(entry["crds"]),
         )
         for name, entry in raw["charts"].items()
     }

@@ -7,9 +7,8 @@ from typing import Any
 
 from ultraserver.facts import charts
 from ultraserver.facts.scheduling import GPU_TAINT_KEY
-from ultraserver.facts.versions import version_at_least, version_tuple
+from ultraserver.facts.versions import version_at_least
 from ultraserver.policy.model import (
-    COMPUTE_DOMAIN,
     EKS_MANAGED_NODE_GROUP,
     HELM_RELEASE,
     LAUNCH_TEMPLATE,
@@ -17,7 +16,6 @@ from ultraserver.policy.model import (
     Rule,
     StackIndex,
     as_bool,
-    as_int,
     as_list,
     get_path,
     is_unknown,
@@ -26,7 +24,7 @@ from ultraserver.policy.network_interfaces import has_efa
 from ultraserver.problems import Described, Problem
 
 GPU_OPERATOR = "gpu-operator"
-DRA_DRIVER = "nvidia-dra-driver-gpu"
+DRA_DRIVER = charts.DRA_DRIVER
 EFA_PLUGIN = "aws-efa-k8s-device-plugin"
 
 
@@ -101,38 +99,59 @@ def check_gpu_operator_mig_manager(
     ]
 
 
+def check_gpu_operator_no_dra_driver(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[Problem]:
+    """The GPU Operator deploys no DRA driver of its own: its GPUCluster mode (values `gpuCluster.deployCR`, off by
+    default) renders a second one beside the toolkit's release (NVIDIA/gpu-operator v26.7.0 values.yaml draDriver:
+    "rendered only when gpuCluster.deployCR=true")."""
+    if chart_name(props) != GPU_OPERATOR:
+        return []
+    deploy = get_path(values_of(props), "gpuCluster", "deployCR")
+    if as_bool(deploy) is not True:
+        return []
+    return [
+        Problem(
+            "values.gpuCluster.deployCR",
+            deploy,
+            f"false: with true the GPU Operator deploys its own DRA driver beside the toolkit's {DRA_DRIVER} release "
+            "(two kubelet plugins, two owners of the ComputeDomain CRDs)",
+            "leave gpuCluster.deployCR false in the GPU Operator values",
+        )
+    ]
+
+
 def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
-    """DRA driver pinned, and new enough for ComputeDomains with numNodes 0."""
-    index = StackIndex(resources)
-    zero = [cd.name for cd in index.of_type(COMPUTE_DOMAIN) if as_int(get_path(cd.inputs, "spec", "numNodes")) == 0]
+    """DRA driver pinned exactly, under its new chart name at `minVersion` or later (forward-only since 0.4.0)."""
     out = []
-    for release in index.of_type(HELM_RELEASE):
-        if chart_name(release.inputs) != DRA_DRIVER:
-            continue
-        version = release.inputs.get("version")
-        if is_unknown(version):
-            continue
-        minimum = str(opts["minVersion"])
-        if version_tuple(version) is None:
+    minimum = str(opts["minVersion"])
+    for release in StackIndex(resources).of_type(HELM_RELEASE):
+        name, version = chart_name(release.inputs), release.inputs.get("version")
+        if name == charts.LEGACY_DRA_DRIVER_NAME:
             out.append(
                 Problem(
                     release.urn,
-                    version,
-                    f"an exact DRA driver chart version, {minimum} or later",
-                    "pin an exact version on the release",
+                    Described(f"DRA driver chart {name}, the pre-0.4 name"),
+                    f"the driver as published since 0.4.0: {DRA_DRIVER} {minimum} or later",
+                    f"install {DRA_DRIVER} (its CRDs first, nameOverride {name}: docs/dra-driver-upgrade.md)",
                 )
             )
-        elif zero and not version_at_least(version, minimum):
+        elif name == DRA_DRIVER and not is_unknown(version) and not _release_at_least(version, minimum):
             out.append(
                 Problem(
                     release.urn,
                     version,
-                    f"a DRA driver chart version of {minimum} or later: ComputeDomains {', '.join(zero)} use "
-                    "numNodes 0",
-                    f"pin {minimum} or later, or set numNodes to the node count",
+                    f"an exact DRA driver chart version, {minimum} or later: the chart follows SemVer since 0.4.0 "
+                    "and cannot go back to 25.x",
+                    f"pin an exact version, {minimum} or later",
                 )
             )
     return out
+
+
+def _release_at_least(version: Any, minimum: str) -> bool:
+    """Whether `version` is an exact release of the renamed DRA driver chart, at least `minimum`."""
+    return isinstance(version, str) and charts.is_dra_driver_release(version) and version_at_least(version, minimum)
 
 
 def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
@@ -248,14 +267,21 @@ RULES: tuple[Rule, ...] = (
         check_resource=check_gpu_operator_mig_manager,
     ),
     Rule(
+        name="gpu-operator-no-dra-driver",
+        description="The GPU Operator deploys no DRA driver of its own (GPUCluster mode off); the toolkit installs it.",
+        fix="Leave gpuCluster.deployCR false.",
+        resource_types=(HELM_RELEASE,),
+        check_resource=check_gpu_operator_no_dra_driver,
+    ),
+    Rule(
         name="dra-driver-version",
-        description="The NVIDIA DRA driver chart is pinned, at 25.8.0 or later when a ComputeDomain uses numNodes 0.",
-        fix="Set the release version to 25.8.0 or later.",
+        description="The DRA driver is the dra-driver-nvidia-gpu chart at an exact version, 0.4.0 or later "
+        "(ComputeDomains with numNodes 0 need 25.8.0 or later, which every release under the new name is; no way "
+        "back to 25.x).",
+        fix="Use chart dra-driver-nvidia-gpu at the pinned version (docs/dra-driver-upgrade.md).",
         check_stack=check_dra_version,
-        config_schema={
-            "minVersion": {"type": "string", "description": "Oldest version when a ComputeDomain uses numNodes 0."}
-        },
-        defaults={"minVersion": "25.8.0"},
+        config_schema={"minVersion": {"type": "string", "description": "Oldest DRA driver version accepted."}},
+        defaults={"minVersion": ".".join(map(str, charts.DRA_DRIVER_FIRST_SEMVER))},
     ),
     Rule(
         name="dra-driver-compute-domains-enabled",
