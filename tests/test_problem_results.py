@@ -21,7 +21,7 @@ from ultraserver.problems import ConfigError, Problem
 PACKAGE = Path(__file__).resolve().parents[1] / "components" / "ultraserver"
 ERROR_NAMES = {"ConfigError", "StackConfigError"}
 """ConfigError and the package's subclasses of it (checked below to be complete)."""
-FINDING_SUFFIXES = ("_problem", "_problems")
+FINDING_SUFFIXES = ("_problem", "_problems", "_refusals", "_violations")
 CHECK_PREFIX = "check_"
 CHECK_PACKAGES = ("policy", "preflight", "verify", "status")
 
