@@ -47,7 +47,7 @@ def check_imdsv2(resource_type: str, props: Mapping[str, Any], opts: Mapping[str
     return [
         Problem(
             "metadataOptions.httpTokens",
-            tokens,
+            Described("unset") if tokens is None else tokens,
             "required (anything else allows IMDSv1)",
             'set metadata_options http_tokens="required" (and http_put_response_hop_limit=2 for pods that need IMDS)',
         )
