@@ -865,7 +865,7 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         None,
     ),
     (Case("launch-template-imdsv2", lt({"metadataOptions.httpTokens": "optional"}), "gpu_lt", "IMDSv1"), None),
-    (Case("launch-template-imdsv2", changed("system_lt", {"metadataOptions": DELETE}), "system_lt", "None"), None),
+    (Case("launch-template-imdsv2", changed("system_lt", {"metadataOptions": DELETE}), "system_lt", "got unset"), None),
     (Case("launch-template-encrypted-root-volume", lt({"blockDeviceMappings": DELETE}), "gpu_lt", "root device"), None),
     (
         Case(
