@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from ultraserver.facts import capacity_blocks as cb
-from ultraserver.facts import limits
+from ultraserver.facts import limits, successive_blocks
 from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.problems import WARNING, ConfigError
 
@@ -141,7 +141,7 @@ def test_a_block_starting_before_the_previous_one_settles_is_refused() -> None:
     # Lead 30: scale-down 30 minutes before the end; the next block starts 25 minutes before it (inside the settling).
     before = _block("cr-0000000000000000a", first, lead=30)
     after = _block("cr-0000000000000000b", first + timedelta(days=14, minutes=-25))
-    (problem,) = cb.sequence_problems([before, after])
+    (problem,) = successive_blocks.sequence_problems([before, after])
     assert problem.key == "capacityBlocks[1].start"
     assert "has scaled to 0 and settled" in problem.allowed and "plus 10 minutes" in problem.allowed
 
@@ -149,9 +149,9 @@ def test_a_block_starting_before_the_previous_one_settles_is_refused() -> None:
 def test_back_to_back_blocks_are_a_valid_sequence_and_overlap_is_not() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     back_to_back = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
-    assert cb.sequence_problems(back_to_back) == []
+    assert successive_blocks.sequence_problems(back_to_back) == []
     overlapping = [back_to_back[1], back_to_back[0]]
-    (problem,) = cb.sequence_problems(overlapping)
+    (problem,) = successive_blocks.sequence_problems(overlapping)
     assert str(problem).startswith(
         "capacityBlocks[1].start: got '2026-12-01T11:30:00+00:00'; allowed: a start after block 0 has scaled to 0"
     )
@@ -162,7 +162,7 @@ def test_a_block_starting_at_the_previous_scale_down_is_refused() -> None:
     first = _block("cr-0000000000000000a", datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc))
     assert first.usable_end is not None
     same_moment = _block("cr-0000000000000000b", first.usable_end)
-    (problem,) = cb.sequence_problems([first, same_moment])
+    (problem,) = successive_blocks.sequence_problems([first, same_moment])
     assert "a start after block 0 has scaled to 0 and settled" in problem.allowed
 
 
@@ -212,15 +212,15 @@ def test_switch_window_runs_from_the_settled_scale_down_to_the_next_start() -> N
     ],
 )
 def test_blocks_problems_name_the_block(blocks: list[cb.CapacityBlock], says: str) -> None:
-    found = [str(p) for p in cb.blocks_problems(blocks)]
+    found = [str(p) for p in successive_blocks.blocks_problems(blocks)]
     assert any(says in p for p in found), found
 
 
 def test_more_blocks_than_an_auto_scaling_group_holds_actions_for_are_refused() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     blocks = [_block(f"cr-{n:017x}", first + timedelta(days=2 * n), days=1) for n in range(63)]
-    assert cb.schedule_count_problems(blocks[:62]) == []
-    (problem,) = cb.schedule_count_problems(blocks)
+    assert successive_blocks.schedule_count_problems(blocks[:62]) == []
+    (problem,) = successive_blocks.schedule_count_problems(blocks)
     assert str(problem) == (
         "capacityBlocks: got 63 blocks (126 scheduled actions); allowed: at most 62 blocks: an Auto Scaling group "
         "holds 125 scheduled actions; fix: list fewer blocks and add later ones after earlier ones end"

@@ -10,7 +10,7 @@ from datetime import date
 from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
-from ultraserver.facts import ami, capacity_blocks, instances, limits
+from ultraserver.facts import ami, capacity_blocks, instances, limits, successive_blocks
 from ultraserver.problems import WARNING, ConfigError, Problem, under
 
 GroupRule = Callable[[Settings, GpuNodeGroupSettings, str, date], list[Problem]]
@@ -116,8 +116,8 @@ def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -
                     "list one reservation per UltraServer in the same order in every block",
                 )
             )
-    found += capacity_blocks.sequence_problems(g.blocks, under(f"{at}.capacityBlocks"))
-    found += capacity_blocks.schedule_count_problems(g.blocks, f"{at}.capacityBlocks")
+    found += successive_blocks.sequence_problems(g.blocks, under(f"{at}.capacityBlocks"))
+    found += successive_blocks.schedule_count_problems(g.blocks, f"{at}.capacityBlocks")
     return found
 
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.facts import aws_ids, limits, ultraservers
-from ultraserver.problems import ConfigError, Described, KeyName, Problem, below, under
+from ultraserver.facts import aws_ids, ultraservers
+from ultraserver.problems import ConfigError, Described, KeyName, Problem, under
 
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
@@ -37,7 +37,7 @@ MAX_BLOCK_DAYS = 182
 first, partial day before 11:30 UTC)."""
 
 # How the checks below name their keys unless the caller says otherwise: as a stack file writes them.
-_STACK_KEYS, _BLOCKS, _WINDOW = under(""), under("capacityBlocks"), under("reservationWindow")
+_STACK_KEYS, _WINDOW = under(""), under("reservationWindow")
 
 
 def reservation_id_problem(value: object, key: str = "capacityReservationId") -> Problem | None:
@@ -183,31 +183,6 @@ def current_block(blocks: Sequence[CapacityBlock], now: datetime) -> int:
         if block.switch_at is None or block.switch_at > now:
             return index
     return len(blocks) - 1
-
-
-def sequence_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) -> list[Problem]:
-    """Why successive blocks cannot run one after another on one group; empty when they can.
-
-    Each block starts no earlier than the previous one's scale-down time: the group must be at 0 between
-    them for the launch template to move to the next reservation without a rolling update.
-    """
-    problems = []
-    for index, (before, after) in enumerate(zip(blocks, blocks[1:], strict=False), start=1):
-        if before.window is None or after.window is None or before.switch_at is None:
-            continue
-        # After the settling time: the group must be at 0, its nodes gone, for the launch template to move to the next
-        # reservation (and Auto Scaling rejects two scheduled actions of a group at the same time, see ACTION_PREFIX).
-        if after.window.start <= before.switch_at:
-            problems.append(
-                Problem(
-                    name(f"[{index}].start"),
-                    after.window.start.isoformat(),
-                    f"a start after block {index - 1} has scaled to 0 and settled ({before.switch_at.isoformat()}: "
-                    f"its end minus scaleDownLeadMinutes plus {SWITCH_SETTLE_MINUTES} minutes)",
-                    "list blocks in time order, or lengthen the earlier block's scaleDownLeadMinutes",
-                )
-            )
-    return problems
 
 
 # Auto Scaling scheduled actions (EC2 Auto Scaling user guide, "Scheduled scaling", Limitations,
@@ -365,54 +340,3 @@ def switch_window(blocks: Sequence[CapacityBlock], index: int) -> tuple[datetime
     if before.switch_at is None or after.window is None:
         return None
     return before.switch_at, after.window.start
-
-
-def blocks_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) -> list[Problem]:
-    """Why one node group's successive blocks cannot be scheduled: each has a window and at most one reservation (the
-    group's UltraServer; none for a resource group), the windows are valid and in order. Keys are spelt by ``name``
-    (given a block's path such as ``[1].window.start``). Empty when they can."""
-    problems = []
-    counts = [len(block.reservation_ids) for block in blocks]
-    if len(set(counts)) > 1:
-        problems.append(
-            Problem(
-                name(""),
-                Described(f"reservations per block: {counts}"),
-                "every block names this group's reservation, or none does (resource group)",
-                "give each block this group's reservation",
-            )
-        )
-    for index, block in enumerate(blocks):
-        ids_key = name(f"[{index}].reservationIds")
-        if len(block.reservation_ids) > 1:
-            problems.append(
-                Problem(
-                    ids_key,
-                    list(block.reservation_ids),
-                    "one reservation: a node group runs one UltraServer",
-                    "give the group its own reservation of each block (the n-th id of every block)",
-                )
-            )
-        problems += [why for rid in block.reservation_ids if (why := reservation_id_problem(rid, ids_key))]
-        if block.window is None:
-            problems.append(
-                Problem(name(f"[{index}].window"), None, "a start and end", "give each of several blocks its window")
-            )
-        else:
-            problems += window_problems(block.window, below(name, f"[{index}].window"))
-    return problems + sequence_problems(blocks, name) + schedule_count_problems(blocks, name(""))
-
-
-def schedule_count_problems(blocks: Sequence[CapacityBlock], key: str = "capacityBlocks") -> list[Problem]:
-    """A group's blocks needing more scheduled actions (two each) than Auto Scaling holds per group; empty if not."""
-    most = limits.SCHEDULED_ACTIONS_PER_GROUP.maximum
-    if 2 * len(blocks) <= most:
-        return []
-    return [
-        Problem(
-            key,
-            Described(f"{len(blocks)} blocks ({2 * len(blocks)} scheduled actions)"),
-            f"at most {most // 2} blocks: an Auto Scaling group holds {most} scheduled actions",
-            "list fewer blocks and add later ones after earlier ones end",
-        )
-    ]

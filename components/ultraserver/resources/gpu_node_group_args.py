@@ -21,7 +21,6 @@ from ultraserver.facts import ami, instances
 from ultraserver.facts.capacity_blocks import (
     CapacityBlock,
     ReservationWindow,
-    blocks_problems,
     desired_size_problem,
     full_size,
     reservation_id_problem,
@@ -35,6 +34,7 @@ from ultraserver.facts.efa import (
 )
 from ultraserver.facts.iam import IMDS_HOP_LIMITS
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.successive_blocks import blocks_problems
 from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE
 from ultraserver.facts.ultraservers import DEFAULT_TYPE, NODE_GROUP_MODES, NodeGroupMode, UltraServerTypeName
 from ultraserver.problems import ConfigError, Described, Problem, under
