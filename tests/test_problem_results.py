@@ -1,7 +1,7 @@
 """Problem is the only result type: no check hands its findings over as text (issue 22 §2).
 
 Two source rules over every module of components/ultraserver, read with ``ast`` (no import, no Pulumi):
-- ``ConfigError`` (and its subclasses) is never raised with text: no str literal, f-string, string concatenation,
+- ``ConfigError`` (and its subclasses, and the command line's input errors) is never raised with text: no str literal, f-string, string concatenation,
   ``%``/``.format`` text, or a list/tuple/comprehension of those;
 - a function named for its findings (``*_problem``, ``*_problems``) or a policy/preflight/verify check (``check_*``)
   never declares text as its result: ``str``, ``str | None``, ``list[str]``, ``tuple[str, ...]`` or
@@ -19,8 +19,9 @@ import pytest
 from ultraserver.problems import ConfigError, Problem
 
 PACKAGE = Path(__file__).resolve().parents[1] / "components" / "ultraserver"
-ERROR_NAMES = {"ConfigError", "StackConfigError"}
-"""ConfigError and the package's subclasses of it (checked below to be complete)."""
+ERROR_NAMES = {"ConfigError", "StackConfigError", "UsageError", "ExtendUsageError", "LogFileError"}
+"""The errors that carry Problems: ConfigError and its subclasses (checked below to be complete), and the command
+line's input errors (an option's value, a log file that cannot be judged)."""
 FINDING_SUFFIXES = ("_problem", "_problems", "_refusals", "_violations")
 CHECK_PREFIX = "check_"
 CHECK_PACKAGES = ("policy", "preflight", "verify", "status")
@@ -121,6 +122,13 @@ def test_every_config_error_subclass_is_watched() -> None:
         if isinstance(node, ast.ClassDef) and any(ast.unparse(b) in ERROR_NAMES for b in node.bases)
     }
     assert subclasses <= ERROR_NAMES, f"add {subclasses - ERROR_NAMES} to ERROR_NAMES"
+    defined = {
+        node.name
+        for _, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name in ERROR_NAMES
+    }
+    assert defined == ERROR_NAMES, f"watched errors the package no longer defines: {ERROR_NAMES - defined}"
 
 
 BAD_ERRORS = """

@@ -98,8 +98,12 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
         path = Path(target).resolve()
         if path in seen:
             raise UsageError(
-                f"{flag}: got {target!r}, the file {seen[path]} writes too; allowed: a file of its own; fix: give "
-                f"{flag} another path"
+                Problem(
+                    flag,
+                    target,
+                    f"a file of its own (the file {seen[path]} writes too)",
+                    f"give {flag} another path",
+                )
             )
         seen[path] = flag
 
@@ -149,7 +153,9 @@ def policy_config_file(path: str | None) -> dict[str, Any] | None:
         return None
     data = load_json(Path(path), "--policy-config")
     if not isinstance(data, dict):
-        raise UsageError(f"--policy-config: got {type(data).__name__}; allowed: a JSON object; fix: correct the file")
+        raise UsageError(
+            Problem("--policy-config", Described(f"a JSON {type(data).__name__}"), "a JSON object", "correct the file")
+        )
     return data
 
 

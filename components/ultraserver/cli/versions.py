@@ -79,8 +79,12 @@ def cmd_versions(args: argparse.Namespace) -> int:
     check_output(args.json, None, "--json")
     if not kubernetes.is_minor(args.kubernetes_version):
         raise UsageError(
-            f"--kubernetes-version '{args.kubernetes_version}' is not a Kubernetes minor; give one such as "
-            f"{kubernetes.DEFAULT_TEXT}"
+            Problem(
+                "--kubernetes-version",
+                args.kubernetes_version,
+                f"a Kubernetes minor such as {kubernetes.DEFAULT_TEXT}",
+                "give a minor",
+            )
         )
     with clock.pinned(args.now):
         on = clock.now().date()

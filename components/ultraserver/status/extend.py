@@ -27,7 +27,11 @@ from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
 
 
 class ExtendUsageError(ValueError):
-    """A group name or duration the command cannot use; the message lists what is allowed."""
+    """A group name or duration the command cannot use, as a Problem naming what is allowed."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
 
 
 @dataclass(frozen=True)
@@ -61,9 +65,7 @@ def pick_group(settings: Settings, name: str) -> GpuNodeGroupSettings:
     groups = {g.name: g for g in settings.gpu_node_groups}
     if name not in groups:
         allowed = ", ".join(groups) or "none (the stack has no GPU groups)"
-        raise ExtendUsageError(
-            f"--group: got {name!r}; allowed: {allowed}; fix: pass the name of one of the stack's gpuNodeGroups"
-        )
+        raise ExtendUsageError(Problem("--group", name, allowed, "pass the name of one of the stack's gpuNodeGroups"))
     return groups[name]
 
 
@@ -71,8 +73,7 @@ def check_hours(hours: int) -> int:
     """``hours`` when EC2 sells extensions of that length; ExtendUsageError with the allowed lengths otherwise."""
     if hours not in capacity_states.EXTENSION_DURATION_HOURS:
         raise ExtendUsageError(
-            f"--hours: got {hours}; allowed: {capacity_states.allowed_extension_hours_text()}; "
-            "fix: pass one of those lengths"
+            Problem("--hours", hours, capacity_states.allowed_extension_hours_text(), "pass one of those lengths")
         )
     return hours
 
