@@ -1,10 +1,10 @@
 """Problem is the only result type: no check hands its findings over as text (issue 22 §2).
 
 Two source rules over every module of components/ultraserver, read with ``ast`` (no import, no Pulumi):
-- ``ConfigError`` (and its subclasses, and the command line's input errors) is never raised with text: no str literal, f-string, string concatenation,
-  ``%``/``.format`` text, or a list/tuple/comprehension of those;
-- a function named for its findings (``*_problem``, ``*_problems``) or a policy/preflight/verify check (``check_*``)
-  never declares text as its result: ``str``, ``str | None``, ``list[str]``, ``tuple[str, ...]`` or
+- ``ConfigError`` (its subclasses too, and the command line's input errors) is never raised with text: no str
+  literal, f-string, string concatenation, ``%``/``.format`` text, or a list/tuple/comprehension of those;
+- a function named for its findings (``*_problem(s)``, ``*_refusals``, ``*_violations``) or a policy, preflight,
+  verify or status check (``check_*``) never declares text as its result: ``str``, ``str | None``, ``list[str]``, ``tuple[str, ...]`` or
   ``list[tuple[str, str]]`` (the (urn, message) pairs).
 Each rule is also run on a small bad sample, so a rule that stopped matching anything fails too.
 """
