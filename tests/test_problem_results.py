@@ -4,8 +4,8 @@ Two source rules over every module of components/ultraserver, read with ``ast`` 
 - ``ConfigError`` (its subclasses too, and the command line's input errors) is never raised with text: no str
   literal, f-string, string concatenation, ``%``/``.format`` text, or a list/tuple/comprehension of those;
 - a function named for its findings (``*_problem(s)``, ``*_refusals``, ``*_violations``) or a policy, preflight,
-  verify or status check (``check_*``) never declares text as its result: ``str``, ``str | None``, ``list[str]``, ``tuple[str, ...]`` or
-  ``list[tuple[str, str]]`` (the (urn, message) pairs).
+  verify or status check (``check_*``) never declares text as its result: ``str``, ``str | None``, ``list[str]``,
+  ``tuple[str, ...]`` or ``list[tuple[str, str]]`` (the (urn, message) pairs).
 Each rule is also run on a small bad sample, so a rule that stopped matching anything fails too.
 """
 
