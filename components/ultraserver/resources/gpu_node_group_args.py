@@ -169,8 +169,11 @@ class GpuNodeGroupArgs:
 
 
 ARGS = "GpuNodeGroupArgs"
-_ARG = under(ARGS, to_snake)
-"""Names a checked field as the Python argument a program passed (capacityReservationId -> capacity_reservation_id)."""
+_ARG = under(ARGS)
+"""The key of an argument as the program passed it: GpuNodeGroupArgs.capacity_reservation_id."""
+_FACTS = under(ARGS, to_snake)
+"""The same for a facts check that names its fields as a stack file writes them (reservationWindow.scaleDownLeadMinutes
+-> GpuNodeGroupArgs.reservation_window.scale_down_lead_minutes)."""
 
 
 def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
@@ -184,19 +187,19 @@ def _ami_problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[Pro
         if args.image_id is None or args.ami_release is None:
             return [
                 Problem(
-                    _ARG("imageId") if args.image_id is None else _ARG("amiRelease"),
+                    _ARG("image_id") if args.image_id is None else _ARG("ami_release"),
                     None,
                     "image_id and ami_release together: a custom AMI needs both (the release shows its NVIDIA driver)",
                     "give both, or to pin the EKS AMI set release_version instead",
                 )
             ]
-        return [p for p in [ami.release_problem(args.ami_release, key=_ARG("amiRelease"))] if p]
+        return [p for p in [ami.release_problem(args.ami_release, key=_ARG("ami_release"))] if p]
     if args.release_version is None:
         if ami.default_release_version(version):
             return []
         return [
             Problem(
-                _ARG("releaseVersion"),
+                _ARG("release_version"),
                 None,
                 f"a release version: no default for Kubernetes {version} (defaults exist for "
                 f"{', '.join(ami.RELEASE_VERSIONS)})",
@@ -204,7 +207,9 @@ def _ami_problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[Pro
                 "release_version",
             )
         ]
-    return [p for p in [ami.release_version_problem(args.release_version, version, today, _ARG("releaseVersion"))] if p]
+    return [
+        p for p in [ami.release_version_problem(args.release_version, version, today, _ARG("release_version"))] if p
+    ]
 
 
 def _target_problems(args: GpuNodeGroupArgs) -> list[Problem]:
@@ -212,7 +217,7 @@ def _target_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     if args.capacity_blocks and (args.capacity_reservation_id is not None or args.reservation_window is not None):
         return [
             Problem(
-                _ARG("capacityBlocks"),
+                _ARG("capacity_blocks"),
                 Described(f"{len(args.capacity_blocks)} blocks"),
                 "capacity_blocks, or capacity_reservation_id / reservation_window, not both",
                 "drop one of them",
@@ -222,7 +227,7 @@ def _target_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     reservation_id: pulumi.Input[str] | None
     if args.capacity_blocks:
         # blocks_problems checks every block's reservation IDs.
-        problems += blocks_problems(args.capacity_blocks, under(_ARG("capacityBlocks"), to_snake))
+        problems += blocks_problems(args.capacity_blocks, under(_ARG("capacity_blocks"), to_snake))
         first = args.capacity_blocks[0].reservation_ids
         reservation_id = first[0] if first else None
     else:
@@ -231,7 +236,7 @@ def _target_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     if (reservation_id is None) == (group_arn is None):
         return problems + [
             Problem(
-                _ARG("capacityReservationId"),
+                _ARG("capacity_reservation_id"),
                 reservation_id,
                 "exactly one of capacity_reservation_id and capacity_reservation_resource_group_arn: the reservation "
                 "ID targets one UltraServer, the resource group ARN a grouped fleet",
@@ -240,13 +245,13 @@ def _target_problems(args: GpuNodeGroupArgs) -> list[Problem]:
         ]
     # Outputs come from resources whose shape AWS already enforces; only plain strings are checked.
     if not args.capacity_blocks and isinstance(reservation_id, str):
-        problems += [p for p in [reservation_id_problem(reservation_id, _ARG("capacityReservationId"))] if p]
+        problems += [p for p in [reservation_id_problem(reservation_id, _ARG("capacity_reservation_id"))] if p]
     if isinstance(group_arn, str):
         problems += [
-            p for p in [resource_group_arn_problem(group_arn, _ARG("capacityReservationResourceGroupArn"))] if p
+            p for p in [resource_group_arn_problem(group_arn, _ARG("capacity_reservation_resource_group_arn"))] if p
         ]
     if args.reservation_window is not None:
-        problems += window_problems(args.reservation_window, under(_ARG("reservationWindow"), to_snake))
+        problems += window_problems(args.reservation_window, under(_ARG("reservation_window"), to_snake))
     return problems
 
 
@@ -260,7 +265,7 @@ def _group_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     if args.capacity_reservation_id is not None and args.ultraserver_count != 1:
         problems.append(
             Problem(
-                _ARG("ultraserverCount"),
+                _ARG("ultraserver_count"),
                 args.ultraserver_count,
                 "1 with a capacity reservation ID (it covers one UltraServer); more only with a resource group",
                 "make one group per UltraServer, or a self-managed group on a resource group",
@@ -269,7 +274,7 @@ def _group_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     if args.capacity_reservation_resource_group_arn is not None and args.mode == "managed":
         problems.append(
             Problem(
-                _ARG("capacityReservationResourceGroupArn"),
+                _ARG("capacity_reservation_resource_group_arn"),
                 args.capacity_reservation_resource_group_arn,
                 "no resource group with mode managed: managed node groups target one capacity reservation each (the "
                 "only target EKS documents for capacity blocks)",
@@ -279,7 +284,7 @@ def _group_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     if args.auto_repair and args.mode != "managed":
         problems.append(
             Problem(
-                _ARG("autoRepair"),
+                _ARG("auto_repair"),
                 True,
                 "auto_repair only with mode managed: EKS node auto repair works only with managed node groups "
                 "(and Karpenter)",
@@ -289,7 +294,7 @@ def _group_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
         problems.append(
             Problem(
-                _ARG("instanceProfileArn"),
+                _ARG("instance_profile_arn"),
                 None,
                 "the instance profile of node_role_arn (required with it for self-managed nodes)",
                 "pass instance_profile_arn",
@@ -304,22 +309,22 @@ def _node_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     if args.local_storage not in instances.LOCAL_STORAGE:
         problems.append(
             Problem(
-                _ARG("localStorage"),
+                _ARG("local_storage"),
                 args.local_storage,
                 "a nodeadm strategy: " + ", ".join(instances.LOCAL_STORAGE),
                 "use RAID0",
             )
         )
     if args.imds_hop_limit not in IMDS_HOP_LIMITS:
-        problems.append(Problem(_ARG("imdsHopLimit"), args.imds_hop_limit, "1 or 2", "use 1 (default) or 2"))
-    sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count, _ARG))
+        problems.append(Problem(_ARG("imds_hop_limit"), args.imds_hop_limit, "1 or 2", "use 1 (default) or 2"))
+    sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count, _FACTS))
     problems += sizes
     if not sizes and args.desired_size is not None:
         too_big = desired_size_problem(
-            args.ultraserver_type, args.ultraserver_count, args.desired_size, _ARG("desiredSize")
+            args.ultraserver_type, args.ultraserver_count, args.desired_size, _ARG("desired_size")
         )
         problems += [too_big] if too_big else []
-    kind = _raised(lambda: instance_facts(args.instance_type, _ARG("instanceType")))
+    kind = _raised(lambda: instance_facts(args.instance_type, _ARG("instance_type")))
     problems += kind
     if not kind and args.interfaces is not None:
         problems += validate_layout(args.instance_type, args.interfaces, _ARG("interfaces"))
@@ -340,7 +345,7 @@ def args_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     version = core_of(args.cluster).kubernetes_version
     today = (args.now or clock.now()).date()
     problems = _group_problems(args) + _target_problems(args) + _node_problems(args)
-    version_problems = _raised(lambda: ami.checked_version(version, f"{_ARG('cluster')}.kubernetes_version"))
+    version_problems = _raised(lambda: ami.checked_version(version, _ARG("cluster.kubernetes_version")))
     return problems + (version_problems or _ami_problems(args, version, today))
 
 
