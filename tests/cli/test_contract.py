@@ -90,8 +90,8 @@ def test_internal_error_is_one_line_and_the_traceback_only_with_debug(monkeypatc
 def test_example_values_warn_without_failing() -> None:
     result = run_main("plan", "--stack", "gb200-x72")
     assert result.code == 0
-    assert "warning: ultraserver-eks:cluster.adminPrincipalArns[0]" in result.stderr
-    assert "warning: ultraserver-eks:gpuNodeGroups[0].capacityReservationIds[0]" in result.stderr
+    assert "WARNING  ultraserver-eks:cluster.adminPrincipalArns[0]" in result.stderr
+    assert "WARNING  ultraserver-eks:gpuNodeGroups[0].capacityReservationIds[0]" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
-from ultraserver.problems import ConfigError, Described, Problem
+from ultraserver.problems import ConfigError, Described, Problem, format_problems
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -49,7 +49,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with clock.pinned(args.now):
         now = clock.now()
         settings = stack_settings(args.project_dir, args.stack, platform_only=True)
-        warnings = settings_warnings_text(settings) if settings is not None else []
+        warnings = stack_warnings(settings) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
@@ -57,7 +57,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
-        warnings=[*warnings, *(str(w) for w in plan_warnings(plan))],
+        warnings=[*warnings, *plan_warnings(plan)],
         policies=format_violations(violations, len(RULES)),
         tree=tree(plan),
         summary=summary(plan),
@@ -159,7 +159,7 @@ def policy_config_file(path: str | None) -> dict[str, Any] | None:
     return data
 
 
-def settings_warnings_text(settings: Any) -> list[str]:
+def stack_warnings(settings: Any) -> list[Problem]:
     """Warnings that do not stop a plan: example values left in the stack, paid extended support, quotas.
 
     The plan prints them in its Warnings section; when stdout is piped to a file they also go to stderr, so the
@@ -168,8 +168,7 @@ def settings_warnings_text(settings: Any) -> list[str]:
     from ultraserver.config.examples import example_value_warnings
     from ultraserver.config.settings import settings_warnings
 
-    found = [str(w) for w in [*example_value_warnings(settings), *settings_warnings(settings)]]
-    if not sys.stdout.isatty():
-        for item in found:
-            print(f"warning: {item}", file=sys.stderr)
+    found = [*example_value_warnings(settings), *settings_warnings(settings)]
+    if found and not sys.stdout.isatty():
+        print(format_problems(found), file=sys.stderr)
     return found

@@ -39,7 +39,7 @@ class PlanText:
     title: str
     clock: str
     groups: Sequence[GroupView]
-    warnings: Sequence[str]
+    warnings: Sequence[Problem]
     policies: str
     tree: str
     summary: str
