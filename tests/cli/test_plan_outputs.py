@@ -69,7 +69,7 @@ def test_plan_prints_the_clock_tables_warnings_then_policies() -> None:
     markers = [
         "GPU node group gb200-x72-nvl72",
         "Warnings:",
-        "  cr-0123456789abcdef0\n",  # the example-value warning's value, in format_problems' column
+        "allowed: your capacity block's cr-... id",  # the example-value warning, rendered by format_problems
         "Policies:",
         "pulumi:pulumi:Stack",
     ]
