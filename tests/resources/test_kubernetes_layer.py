@@ -258,8 +258,8 @@ def test_prometheus_stack_is_optional_and_installed_before_the_gpu_operator_serv
     recorded = deploy(prometheus_stack=ReleaseSettings())
     stack = one(recorded, RELEASE, "prometheus-stack")
     assert (stack.inputs["chart"], stack.inputs["version"], stack.inputs["namespace"]) == (
-        "kube-prometheus-stack",
-        "81.4.5",
+        charts.KUBE_PROMETHEUS_STACK,
+        charts.pinned(charts.KUBE_PROMETHEUS_STACK).version,
         "monitoring",
     )
     assert stack.inputs["repositoryOpts"]["repo"] == "https://prometheus-community.github.io/helm-charts"

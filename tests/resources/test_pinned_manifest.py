@@ -90,7 +90,7 @@ def test_offline_plan_never_downloads_and_shows_a_placeholder() -> None:
 
 def test_mpi_operator_pin_is_a_fixed_commit_of_the_release_manifest() -> None:
     mpi = manifests.MPI_OPERATOR
-    # The same commit (tag v0.7.0) as the MPIJob CRD the job manifests are validated against.
+    # The same commit (the pinned tag) as the MPIJob CRD the job manifests are validated against.
     fixture = json.loads((ROOT / "tests" / "fixtures" / "crds" / "mpijob-v2beta1.json").read_text())
     assert mpi.url.startswith(f"https://raw.githubusercontent.com/kubeflow/mpi-operator/{fixture['source']['commit']}/")
     assert mpi.url.endswith("/deploy/v2beta1/mpi-operator.yaml")

@@ -232,8 +232,8 @@ RELEASE_KEYS = {
     "gpu_operator": chart_facts.GPU_OPERATOR,
     "dra_driver": chart_facts.DRA_DRIVER,
     "efa_device_plugin": chart_facts.EFA_DEVICE_PLUGIN,
-    "node_termination_handler": "aws-node-termination-handler",
-    "prometheus_stack": "kube-prometheus-stack",
+    "node_termination_handler": chart_facts.NODE_TERMINATION_HANDLER,
+    "prometheus_stack": chart_facts.KUBE_PROMETHEUS_STACK,
     "kueue": chart_facts.KUEUE,
     "dranet": chart_facts.DRANET,
 }

@@ -29,9 +29,7 @@ ComputeDomain numNodes optional: upgrade.md at tag v0.4.1)."""
 LEGACY_DRA_DRIVER_FIRST_MAJOR = 25
 """Before 0.4.0 the driver had calendar versions (YY.MM.patch: tags v25.3.0 ... v25.12.0 in the repository), so a
 major of 25 or more is a release of the old chart, never of the new one."""
-# Newest found: 0.5.0 (2026-08; GPU Operator v26.7.0 values.yaml draDriver.version is v0.5.0). Not pinned: the mirror
-# of kubernetes-sigs/dra-driver-nvidia-gpu read on 2026-11-25 ends at 2026-08-07 with tag v0.4.1, so no chart or CRD
-# data of 0.5.0 could be derived. 0.4.1 (tag v0.4.1, commit 764900e7) is the newest whose data is checked here.
+# The newest release found (0.5.0) and why it is not pinned: facts/version_set.py NEWEST_FOUND.
 
 
 def is_dra_driver_release(version: str) -> bool:
@@ -45,6 +43,8 @@ EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
 # 77ca841d), published as an OCI chart under oci://public.ecr.aws/aws-ec2/helm (its config/helm README).
 NODE_TERMINATION_HANDLER = "aws-node-termination-handler"
 NODE_TERMINATION_HANDLER_IMAGE = "public.ecr.aws/aws-ec2/aws-node-termination-handler"
+# kube-prometheus-stack is pinned at a release tag of prometheus-community/helm-charts (MIRROR_CHARTS in
+# scripts/regen_upstream_fixtures.py says which and why).
 KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"
 # DRANET (EFA through DRA, DRA device mode): chart aws-dranet 1.0.0 in aws/eks-charts stable/aws-dranet @5239609.
 DRANET = "aws-dranet"
@@ -78,27 +78,9 @@ class PinnedChart:
     """Key paths whose content is free-form (Kubernetes objects, label maps, unpinned subcharts)."""
     crds: frozenset[str] = frozenset()
     """Names of the CRDs in the chart's crds/ (Helm creates each one that is absent on install, never on upgrade)."""
-    values_checked: bool = True
-    """False when the chart's values.yaml was not pinned here: user values are then passed on unchecked."""
-
-
-# The optional Prometheus stack. Version 81.4.5 is the `version` of charts/kube-prometheus-stack/Chart.yaml at
-# prometheus-community/helm-charts @4879317737d492d49903e5ee87f928e9a1042649 (appVersion v0.88.0, kubeVersion
-# >=1.25.0-0); the chart is published at https://prometheus-community.github.io/helm-charts (Chart.yaml dependency
-# repositories). UNVERIFIED: that the repository index lists 81.4.5 (helm search was not run) and which version is
-# newest. Its values.yaml at that commit was not stored, so no key paths are pinned and user values go unchecked.
-_UNCHECKED_CHARTS = {
-    KUBE_PROMETHEUS_STACK: PinnedChart(
-        name=KUBE_PROMETHEUS_STACK,
-        version="81.4.5",
-        repo="https://prometheus-community.github.io/helm-charts",
-        source_repository="https://github.com/prometheus-community/helm-charts",
-        source_commit="4879317737d492d49903e5ee87f928e9a1042649",
-        keys=frozenset(),
-        open_maps=frozenset(),
-        values_checked=False,
-    )
-}
+    kube_version: str | None = None
+    """The Chart.yaml `kubeVersion` constraint (None: the chart states none); Helm refuses to install the chart on a
+    cluster outside it, so the plan checks it (config/version_rules.py)."""
 
 
 @cache
@@ -107,7 +89,7 @@ def catalog() -> dict[str, PinnedChart]:
     scripts/regen_upstream_fixtures.py).
     """
     raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
-    return _UNCHECKED_CHARTS | {
+    return {
         name: PinnedChart(
             name=entry["name"],
             version=entry["version"],
@@ -117,6 +99,7 @@ def catalog() -> dict[str, PinnedChart]:
             keys=frozenset(entry["keys"]),
             open_maps=frozenset(entry["openMaps"]),
             crds=frozenset(entry["crds"]),
+            kube_version=entry.get("kubeVersion"),
         )
         for name, entry in raw["charts"].items()
     }
@@ -136,8 +119,6 @@ def pinned(chart: str) -> PinnedChart:
 
 def _walk(chart: PinnedChart, values: Mapping[str, Any], prefix: str) -> list[str]:
     """Unknown key paths below `prefix`."""
-    if not chart.values_checked:
-        return []
     unknown: list[str] = []
     for key, value in values.items():
         path = f"{prefix}{key}"

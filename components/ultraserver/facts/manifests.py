@@ -53,16 +53,19 @@ DRA_DRIVER_CRDS = {
 }
 """The DRA driver's CRDs by name, each applied by the toolkit from its pin."""
 
-# Kubeflow MPI Operator v0.7.0 (tag v0.7.0 = commit 07a32d9a): the all-in-one manifest (namespace, MPIJob CRD,
-# RBAC, controller). sha256 computed from a copy (670391 bytes) whose git blob id equals the one at the tag
-# (89e467b6...), i.e. the same bytes.
-MPI_OPERATOR_VERSION = "v0.7.0"
+# Kubeflow MPI Operator v0.8.0 (tag v0.8.0 = commit 101db144, 2026-02-18; the newest tag in a mirror of
+# kubeflow/mpi-operator whose last commit is 2026-07-02, re-checked 2026-11-25 for issue 21): the all-in-one manifest
+# (namespace, MPIJob CRD, RBAC, controller, image mpioperator/mpi-operator:0.8.0). sha256 and git blob computed from
+# the blob at the tag (674987 bytes). From v0.7.0: Kubernetes libraries 1.35, the CRD's pod template refreshed from
+# the 1.35 API, launcher scheduling directives fixed when a job is unsuspended (kubeflow/mpi-operator#772; Kueue
+# unsuspends the checks' MPIJobs); MPIJob kubeflow.org/v2beta1 itself unchanged.
+MPI_OPERATOR_VERSION = "v0.8.0"
 MPI_OPERATOR = PinnedManifest(
     name=f"MPI Operator {MPI_OPERATOR_VERSION} manifest",
     url=(
-        "https://raw.githubusercontent.com/kubeflow/mpi-operator/07a32d9a8cb5e667d754a107cfb0629712811619/"
+        "https://raw.githubusercontent.com/kubeflow/mpi-operator/101db144e019e1de65aaded07745e9d805c2852a/"
         "deploy/v2beta1/mpi-operator.yaml"
     ),
-    sha256="507d5dc8e12bcef43be5b9c89bc93c450581fedb316c62282d7831720ef7b5c4",
-    git_blob="89e467b6e60e9d2641b13e045b86b0da52d7db3e",
+    sha256="b38def13a94abe60b2a4b3485239d77f64892b8fbd202e9e435a6031b7500a8f",
+    git_blob="7dc9b94defd93c8f51d6552e96323a51ddda5ee3",
 )

@@ -1,4 +1,8 @@
-"""Rules for the Helm releases: GPU Operator, NVIDIA DRA driver, EFA device plugin."""
+"""Rules for the Helm releases: GPU Operator, NVIDIA DRA driver, EFA device plugin.
+
+Chart names and minimum versions come from facts (facts/charts.py, facts/version_set.minimum_version): the policy keeps
+no copy of either.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 
 from ultraserver.facts import charts
 from ultraserver.facts.scheduling import GPU_TAINT_KEY
+from ultraserver.facts.version_set import minimum_version
 from ultraserver.facts.versions import version_at_least
 from ultraserver.policy.model import (
     EKS_MANAGED_NODE_GROUP,
@@ -23,9 +28,8 @@ from ultraserver.policy.model import (
 from ultraserver.policy.network_interfaces import has_efa
 from ultraserver.problems import Described, Problem
 
-GPU_OPERATOR = "gpu-operator"
-DRA_DRIVER = charts.DRA_DRIVER
-EFA_PLUGIN = "aws-efa-k8s-device-plugin"
+GPU_OPERATOR_MINIMUM = str(minimum_version(charts.GPU_OPERATOR))
+EFA_PLUGIN_MINIMUM = str(minimum_version(charts.EFA_DEVICE_PLUGIN))
 
 
 def chart_name(props: Mapping[str, Any]) -> str:
@@ -43,7 +47,7 @@ def values_of(props: Mapping[str, Any]) -> Mapping[str, Any]:
 def check_gpu_operator_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """GPU Operator chart pinned at the minimum version or later."""
     version, minimum = props.get("version"), str(opts["minVersion"])
-    if chart_name(props) != GPU_OPERATOR or is_unknown(version) or version_at_least(version, minimum):
+    if chart_name(props) != charts.GPU_OPERATOR or is_unknown(version) or version_at_least(version, minimum):
         return []
     return [
         Problem(
@@ -59,7 +63,7 @@ def check_gpu_operator_host_driver(
     resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
 ) -> list[Problem]:
     """With the AL2023 NVIDIA AMI the driver and toolkit come with the AMI, so the operator must not install them."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     values = values_of(props)
     on = [
@@ -84,7 +88,7 @@ def check_gpu_operator_mig_manager(
     resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
 ) -> list[Problem]:
     """MIG manager off: driver 580 turns on CDMM, which does not support MIG."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     enabled = get_path(values_of(props), "migManager", "enabled")
     if as_bool(enabled) is False or is_unknown(enabled):
@@ -105,7 +109,7 @@ def check_gpu_operator_no_dra_driver(
     """The GPU Operator deploys no DRA driver of its own: its GPUCluster mode (values `gpuCluster.deployCR`, off by
     default) renders a second one beside the toolkit's release (NVIDIA/gpu-operator v26.7.0 values.yaml draDriver:
     "rendered only when gpuCluster.deployCR=true")."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     deploy = get_path(values_of(props), "gpuCluster", "deployCR")
     if as_bool(deploy) is not True:
@@ -114,8 +118,8 @@ def check_gpu_operator_no_dra_driver(
         Problem(
             "values.gpuCluster.deployCR",
             deploy,
-            f"false: with true the GPU Operator deploys its own DRA driver beside the toolkit's {DRA_DRIVER} release "
-            "(two kubelet plugins, two owners of the ComputeDomain CRDs)",
+            f"false: with true the GPU Operator deploys its own DRA driver beside the toolkit's {charts.DRA_DRIVER} "
+            "release (two kubelet plugins, two owners of the ComputeDomain CRDs)",
             "leave gpuCluster.deployCR false in the GPU Operator values",
         )
     ]
@@ -132,11 +136,11 @@ def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]
                 Problem(
                     release.urn,
                     Described(f"DRA driver chart {name}, the pre-0.4 name"),
-                    f"the driver as published since 0.4.0: {DRA_DRIVER} {minimum} or later",
-                    f"install {DRA_DRIVER} (its CRDs first, nameOverride {name}: docs/dra-driver-upgrade.md)",
+                    f"the driver as published since 0.4.0: {charts.DRA_DRIVER} {minimum} or later",
+                    f"install {charts.DRA_DRIVER} (its CRDs first, nameOverride {name}: docs/dra-driver-upgrade.md)",
                 )
             )
-        elif name == DRA_DRIVER and not is_unknown(version) and not _release_at_least(version, minimum):
+        elif name == charts.DRA_DRIVER and not is_unknown(version) and not _release_at_least(version, minimum):
             out.append(
                 Problem(
                     release.urn,
@@ -156,7 +160,7 @@ def _release_at_least(version: Any, minimum: str) -> bool:
 
 def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """ComputeDomains stay enabled in the DRA driver (they carry IMEX on GB200)."""
-    if chart_name(props) != DRA_DRIVER:
+    if chart_name(props) != charts.DRA_DRIVER:
         return []
     enabled = get_path(values_of(props), "resources", "computeDomains", "enabled")
     if as_bool(enabled) is not False:
@@ -173,7 +177,7 @@ def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts
 
 def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """GPU allocation through DRA off (GPUs come from the device plugin) unless explicitly overridden."""
-    if chart_name(props) != DRA_DRIVER:
+    if chart_name(props) != charts.DRA_DRIVER:
         return []
     values = values_of(props)
     enabled = get_path(values, "resources", "gpus", "enabled")
@@ -192,7 +196,7 @@ def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts:
 def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """A stack with EFA interfaces installs the EFA device plugin, or DRANET in DRA mode (facts/devices.py)."""
     index = StackIndex(resources)
-    if any(chart_name(r.inputs) in (EFA_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
+    if any(chart_name(r.inputs) in (charts.EFA_DEVICE_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
         return []
     # A stack that declares nothing in Kubernetes has its Kubernetes layer in another stack (kubernetes.layer
     # separate-stack, the kubernetes-layer/ project), whose own plan is checked by this rule's sibling rules.
@@ -203,9 +207,9 @@ def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[st
     return [
         Problem(
             u.urn,
-            Described("nodes with EFA interfaces and no aws-efa-k8s-device-plugin release"),
+            Described(f"nodes with EFA interfaces and no {charts.EFA_DEVICE_PLUGIN} release"),
             "an EFA device plugin, so pods can request vpc.amazonaws.com/efa",
-            "install the chart (0.5.14 or later), or DRANET (aws-dranet) in DRA mode",
+            f"install the chart ({EFA_PLUGIN_MINIMUM} or later), or DRANET ({charts.DRANET}) in DRA mode",
         )
         for u in users
     ]
@@ -224,7 +228,7 @@ def check_efa_plugin_tolerations(
     resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
 ) -> list[Problem]:
     """The EFA device plugin tolerates the GPU taint, so it runs on the GPU nodes."""
-    if chart_name(props) != EFA_PLUGIN:
+    if chart_name(props) != charts.EFA_DEVICE_PLUGIN:
         return []
     tolerations = get_path(values_of(props), "tolerations")
     if is_unknown(tolerations):
@@ -245,12 +249,13 @@ def check_efa_plugin_tolerations(
 RULES: tuple[Rule, ...] = (
     Rule(
         name="gpu-operator-version",
-        description="The GPU Operator chart is pinned at v25.3.4 or later.",
-        fix="Set the release version to v25.3.4 or later.",
+        description=f"The GPU Operator chart is pinned at {GPU_OPERATOR_MINIMUM} or later (the EKS UltraServer guide's "
+        "minimum, or NVIDIA's oldest supported release line if newer).",
+        fix=f"Set the release version to {GPU_OPERATOR_MINIMUM} or later.",
         resource_types=(HELM_RELEASE,),
         check_resource=check_gpu_operator_version,
         config_schema={"minVersion": {"type": "string", "description": "Oldest allowed chart version."}},
-        defaults={"minVersion": "25.3.4"},
+        defaults={"minVersion": GPU_OPERATOR_MINIMUM},
     ),
     Rule(
         name="gpu-operator-host-driver",
@@ -300,7 +305,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         name="efa-device-plugin-present",
         description="A stack whose nodes have EFA interfaces installs the EFA device plugin (DRANET in DRA mode).",
-        fix="Add the aws-efa-k8s-device-plugin Helm release, or aws-dranet in DRA mode.",
+        fix=f"Add the {charts.EFA_DEVICE_PLUGIN} Helm release, or {charts.DRANET} in DRA mode.",
         check_stack=check_efa_plugin_present,
     ),
     Rule(

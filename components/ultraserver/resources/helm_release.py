@@ -163,14 +163,16 @@ class ChartRelease(pulumi.ComponentResource):
 # whose ClusterPolicy uses fields the old CRD lacks fails before the hook (nothing is applied; the release is not
 # atomic, see above, so it stays failed rather than rolling back); then apply the new CRDs first as NVIDIA's upgrade
 # guide describes (docs/deploy.md "Upgrading the GPU Operator and the DRA driver").
-GPU_OPERATOR = ChartTarget(charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, disable_openapi_validation=True)
+GPU_OPERATOR_RELEASE = ChartTarget(
+    charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, disable_openapi_validation=True
+)
 # The DRA driver keeps its pre-0.4 release name (charts.LEGACY_DRA_DRIVER_NAME): a release named differently would be a
 # second installation, and pulumi-kubernetes replaces a Release only when `name` or `namespace` changes (a new chart,
 # repository or version is an in-place helm upgrade: provider/pkg/provider/helm_release.go:907 at v4.32.0).
-DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, charts.LEGACY_DRA_DRIVER_NAME, DRA_DRIVER_NAMESPACE, True)
+DRA_DRIVER_RELEASE = ChartTarget(charts.DRA_DRIVER, charts.LEGACY_DRA_DRIVER_NAME, DRA_DRIVER_NAMESPACE, True)
 # The chart's docs install it into kube-system, next to the other node networking agents.
-EFA_DEVICE_PLUGIN = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False)
-KUBE_PROMETHEUS_STACK = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
+EFA_DEVICE_PLUGIN_RELEASE = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False)
+KUBE_PROMETHEUS_STACK_RELEASE = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
 
 
 @dataclass
@@ -194,7 +196,7 @@ class GpuOperator(ChartRelease):
         super().__init__(
             "ultraserver:index:GpuOperator",
             name,
-            GPU_OPERATOR,
+            GPU_OPERATOR_RELEASE,
             deep_merge(
                 gpu_operator_values(args.system_node_selector, args.service_monitor),
                 gpu_operator_mode_values(args.devices),
@@ -267,7 +269,7 @@ class DraDriver(ChartRelease):
         super().__init__(
             "ultraserver:index:DraDriver",
             name,
-            DRA_DRIVER,
+            DRA_DRIVER_RELEASE,
             deep_merge(
                 dra_driver_values(args.system_node_selector, args.nvidia_driver_root),
                 dra_driver_mode_values(args.devices),
@@ -292,14 +294,14 @@ class EfaDevicePlugin(ChartRelease):
         super().__init__(
             "ultraserver:index:EfaDevicePlugin",
             name,
-            EFA_DEVICE_PLUGIN,
+            EFA_DEVICE_PLUGIN_RELEASE,
             efa_device_plugin_values(),
             args.release,
             opts,
         )
 
 
-NODE_TERMINATION_HANDLER = ChartTarget(
+NODE_TERMINATION_HANDLER_RELEASE = ChartTarget(
     charts.NODE_TERMINATION_HANDLER, "aws-node-termination-handler", "kube-system", False
 )
 
@@ -325,7 +327,7 @@ class NodeTerminationHandler(ChartRelease):
         super().__init__(
             "ultraserver:index:NodeTerminationHandler",
             name,
-            NODE_TERMINATION_HANDLER,
+            NODE_TERMINATION_HANDLER_RELEASE,
             handler_values(args.region, args.system_node_selector),
             args.release,
             opts,
@@ -350,7 +352,7 @@ class PrometheusStack(ChartRelease):
         super().__init__(
             "ultraserver:index:PrometheusStack",
             name,
-            KUBE_PROMETHEUS_STACK,
+            KUBE_PROMETHEUS_STACK_RELEASE,
             kube_prometheus_stack_values(args.system_node_selector),
             args.release,
             opts,

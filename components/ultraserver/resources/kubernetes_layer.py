@@ -20,9 +20,9 @@ from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
 from ultraserver.resources.helm_release import (
-    DRA_DRIVER,
-    GPU_OPERATOR,
-    KUBE_PROMETHEUS_STACK,
+    DRA_DRIVER_RELEASE,
+    GPU_OPERATOR_RELEASE,
+    KUBE_PROMETHEUS_STACK_RELEASE,
     DraDriver,
     DraDriverArgs,
     EfaDevicePlugin,
@@ -36,7 +36,7 @@ from ultraserver.resources.helm_release import (
     ReleaseSettings,
 )
 from ultraserver.resources.imex_check import ImexCheck, ImexCheckArgs
-from ultraserver.resources.kueue import KUEUE, Kueue, check_queue_namespaces
+from ultraserver.resources.kueue import KUEUE_RELEASE, Kueue, check_queue_namespaces
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.resources.nccl_check import NcclCheck
 
@@ -85,7 +85,7 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
     """Namespaces the layer creates itself (checks, and releases that create theirs), with what creates them."""
     owners: dict[str, str] = {}
     if args.kueue is not None:
-        owners[args.kueue.release.namespace or KUEUE.namespace] = "Kueue"
+        owners[args.kueue.release.namespace or KUEUE_RELEASE.namespace] = "Kueue"
     for what, check in (
         ("IMEX check", args.imex_check),
         ("EFA check", args.efa_check),
@@ -95,9 +95,12 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
             owners[check.namespace] = what
     if args.nccl_check:
         owners[NCCL_NAMESPACE] = "NCCL check"
-    releases = [("GPU Operator", args.gpu_operator, GPU_OPERATOR), ("DRA driver", args.dra_driver, DRA_DRIVER)]
+    releases = [
+        ("GPU Operator", args.gpu_operator, GPU_OPERATOR_RELEASE),
+        ("DRA driver", args.dra_driver, DRA_DRIVER_RELEASE),
+    ]
     if args.prometheus_stack is not None:
-        releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK))
+        releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK_RELEASE))
     for what, release, target in releases:
         owners[release.namespace or target.namespace] = what
     return owners

@@ -19,7 +19,7 @@ from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.expiry import group_expired
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
-from ultraserver.config.views import gpu_ip_needs, node_group_names
+from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, node_group_names
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
@@ -29,11 +29,6 @@ from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
 from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.resources.network import Network, NetworkArgs
 from ultraserver.resources.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
-
-
-def needs_termination_handler(s: Settings) -> bool:
-    """Self-managed groups need the Node Termination Handler; managed node groups drain on their own."""
-    return any(group.mode == "self-managed" for group in s.gpu_node_groups)
 
 
 def kubernetes_layer_args(
