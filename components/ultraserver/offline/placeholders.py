@@ -9,6 +9,8 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
+from ultraserver.offline import sdk_schema
+
 ACCOUNT = "000000000000"
 # The organization the DIY backends (S3, local) report; StackReference names start with it.
 ORGANIZATION = "organization"
@@ -88,6 +90,11 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":
         outputs["status"] = {"status": "offline-placeholder", "name": inputs.get("name", name)}
+    # Every other string output the SDK declares (generated names, endpoints, ids): labelled, never None, so an input
+    # read from it keeps its value and its dependency edge (offline/sdk_schema.py).
+    for output in sdk_schema.text_outputs(resource_type):
+        if output not in inputs and output not in outputs:
+            outputs[output] = region if output == "region" else f"{name}-{output}-offline-placeholder"
     return outputs
 
 
