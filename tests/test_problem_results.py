@@ -1,6 +1,7 @@
 """Problem is the only result type: no check hands its findings over as text (issue 22 §2).
 
-Two source rules over every module of components/ultraserver, read with ``ast`` (no import, no Pulumi):
+Two source rules over every module of components/ultraserver and of the example programs, read with ``ast``
+(no import, no Pulumi):
 - ``ConfigError`` (its subclasses too, and the command line's input errors) is never raised with text: no str
   literal, f-string, string concatenation, ``%``/``.format`` text, or a list/tuple/comprehension of those;
 - a function named for its findings (``*_problem(s)``, ``*_refusals``, ``*_violations``) or a policy, preflight,
@@ -18,7 +19,10 @@ from pathlib import Path
 import pytest
 from ultraserver.problems import ConfigError, Problem
 
-PACKAGE = Path(__file__).resolve().parents[1] / "components" / "ultraserver"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "components" / "ultraserver"
+EXAMPLES = ROOT / "examples"
+"""The example programs show users how to raise input errors, so they are held to the same rule."""
 ERROR_NAMES = {"ConfigError", "StackConfigError", "UsageError", "ExtendUsageError", "LogFileError"}
 """The errors that carry Problems: ConfigError and its subclasses (checked below to be complete), and the command
 line's input errors (an option's value, a log file that cannot be judged)."""
@@ -30,6 +34,8 @@ CHECK_PACKAGES = ("policy", "preflight", "verify", "status")
 def _modules() -> Iterator[tuple[str, ast.Module]]:
     for path in sorted(PACKAGE.rglob("*.py")):
         yield str(path.relative_to(PACKAGE)), ast.parse(path.read_text(), str(path))
+    for path in sorted(EXAMPLES.rglob("*.py")):
+        yield str(path.relative_to(ROOT)), ast.parse(path.read_text(), str(path))
 
 
 def _is_text(node: ast.expr) -> bool:
