@@ -174,7 +174,7 @@ BLOCKS = tuple(
         ({"capacity_blocks": BLOCKS, "capacity_reservation_id": IDS[0][0]}, "not both"),
         (
             {"capacity_blocks": (BLOCKS[1], BLOCKS[0])},
-            r"capacity_blocks\[1\].start: got '2026-12-01T11:30:00\+00:00'; allowed: a start after block 0 has",
+            r"capacity_blocks\[1\].window.start: got '2026-12-01T11:30:00\+00:00'; allowed: a start after block 0",
         ),
         (
             {"capacity_blocks": (CapacityBlock(tuple(IDS[0]), BLOCKS[0].window),)},

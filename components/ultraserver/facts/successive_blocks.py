@@ -18,11 +18,12 @@ from ultraserver.problems import Described, KeyName, Problem, below, under
 _BLOCKS = under("capacityBlocks")
 
 
-def sequence_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) -> list[Problem]:
+def sequence_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS, window: str = "") -> list[Problem]:
     """Why successive blocks cannot run one after another on one group; empty when they can.
 
     Each block starts no earlier than the previous one's scale-down time: the group must be at 0 between
-    them for the launch template to move to the next reservation without a rolling update.
+    them for the launch template to move to the next reservation without a rolling update. ``window`` is the path of
+    a block's window below the block (a stack file writes start and end on the block, CapacityBlock under .window).
     """
     problems = []
     for index, (before, after) in enumerate(zip(blocks, blocks[1:], strict=False), start=1):
@@ -33,11 +34,11 @@ def sequence_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) 
         if after.window.start <= before.switch_at:
             problems.append(
                 Problem(
-                    name(f"[{index}].start"),
+                    name(f"[{index}]{window}.start"),
                     after.window.start.isoformat(),
                     f"a start after block {index - 1} has scaled to 0 and settled ({before.switch_at.isoformat()}: "
-                    f"its end minus scaleDownLeadMinutes plus {SWITCH_SETTLE_MINUTES} minutes)",
-                    "list blocks in time order, or lengthen the earlier block's scaleDownLeadMinutes",
+                    f"its end minus its scale-down lead plus {SWITCH_SETTLE_MINUTES} minutes)",
+                    f"list blocks in time order, or lengthen {name(f'[{index - 1}]{window}.scaleDownLeadMinutes')}",
                 )
             )
     return problems
@@ -76,7 +77,7 @@ def blocks_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) ->
             )
         else:
             problems += window_problems(block.window, below(name, f"[{index}].window"))
-    return problems + sequence_problems(blocks, name) + schedule_count_problems(blocks, name(""))
+    return problems + sequence_problems(blocks, name, ".window") + schedule_count_problems(blocks, name(""))
 
 
 def schedule_count_problems(blocks: Sequence[CapacityBlock], key: str = "capacityBlocks") -> list[Problem]:
