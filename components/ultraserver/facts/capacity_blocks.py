@@ -77,7 +77,7 @@ def full_size(ultraserver_type: str, ultraserver_count: int, name: KeyName = _ST
     """Instances in ``ultraserver_count`` UltraServers of a type, or ConfigError (keys spelt by ``name``)."""
     if not isinstance(ultraserver_count, int) or isinstance(ultraserver_count, bool) or ultraserver_count < 1:
         raise ConfigError(
-            Problem(name("ultraserverCount"), ultraserver_count, "a whole number of 1 or more", "count 1 or more")
+            Problem(name("ultraserverCount"), ultraserver_count, "a whole number of 1 or more", "give 1 or more")
         )
     return instances_per_ultraserver(ultraserver_type, name("ultraserverType")) * ultraserver_count
 
