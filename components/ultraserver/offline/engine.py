@@ -241,19 +241,7 @@ def load_project(directory: Path) -> Project:
 
 def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str]]:
     """A stack file's config as the engine hands it to programs: namespaced keys, objects as JSON."""
-    path = project.stack_file(stack)
-    if not path.is_file():
-        known = ", ".join(project.stacks()) or "none"
-        # A stack file's name or path (stacks/Pulumi.gb200-x72.yaml) instead of the stack's name.
-        named = re.fullmatch(r"(?:.*/)?Pulumi\.(.+)\.ya?ml", stack)
-        fix = (
-            f"pass the stack's name, --stack {named[1]}, not its file"
-            if named
-            else f"pick one of those or add {path.name}"
-        )
-        raise ConfigError(
-            Problem("--stack", stack, f"a stack with a file in {project.stack_config_dir} ({known})", fix)
-        )
+    path = _stack_file(project, stack)
     data = load_yaml(path)
     found = data.get("config") if isinstance(data, Mapping) else data
     if not isinstance(data, Mapping) or not isinstance(found or {}, Mapping):
@@ -273,15 +261,7 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             problems.append(Problem(path.name, key, "a text config key", "quote it"))
             continue
         full = key if ":" in key else f"{project.name}:{key}"
-        problems += [
-            Problem(
-                f"{full}{where}",
-                moment,
-                "a string",
-                f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
-            )
-            for where, moment in timestamps(value)
-        ]
+        problems += _timestamp_problems(full, value)
         if isinstance(value, Mapping) and set(value) == {"secure"}:
             # Secrets are encrypted for the real backend; offline they are placeholders.
             secret_keys.append(full)
@@ -293,6 +273,33 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
     if problems:
         raise ConfigError(problems)
     return config, secret_keys
+
+
+def _stack_file(project: Project, stack: str) -> Path:
+    """The stack's file; a stack without one (or named by its file) is refused, naming the stacks there are."""
+    path = project.stack_file(stack)
+    if path.is_file():
+        return path
+    known = ", ".join(project.stacks()) or "none"
+    # A stack file's name or path (stacks/Pulumi.gb200-x72.yaml) instead of the stack's name.
+    named = re.fullmatch(r"(?:.*/)?Pulumi\.(.+)\.ya?ml", stack)
+    fix = (
+        f"pass the stack's name, --stack {named[1]}, not its file" if named else f"pick one of those or add {path.name}"
+    )
+    raise ConfigError(Problem("--stack", stack, f"a stack with a file in {project.stack_config_dir} ({known})", fix))
+
+
+def _timestamp_problems(full: str, value: Any) -> list[Problem]:
+    """A value YAML read as a timestamp (unquoted time or date) where the program expects text."""
+    return [
+        Problem(
+            f"{full}{where}",
+            moment,
+            "a string",
+            f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
+        )
+        for where, moment in timestamps(value)
+    ]
 
 
 def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:
