@@ -1,0 +1,70 @@
+"""Checks of a recorded plan against the provider SDKs and the engine's view of Outputs (issue 23 §8)."""
+
+from __future__ import annotations
+
+from ultraserver.offline import Plan, sdk_types
+from ultraserver.offline.graph import boxes, contains, edges
+
+
+def missing_required_inputs(plan: Plan) -> list[str]:
+    """One line per required argument (an SDK Args parameter with no default) absent from a resource's inputs."""
+    return [
+        f"{plan.stack}: {r.urn} ({r.type}) has no {name!r}"
+        for r in plan.resources
+        if r.custom
+        for name in sdk_types.required_inputs(r.type)
+        if r.inputs.get(name) is None
+    ]
+
+
+def _descendants(urn: str, plan: Plan) -> set[str]:
+    children = {r.urn for r in plan.resources if r.parent == urn}
+    return children.union(*(_descendants(c, plan) for c in children))
+
+
+def _covered(source: str, recorded: list[str], plan: Plan) -> bool:
+    """Pulumi records a component dependency as the custom resources inside it (resource.py _expand_dependencies)."""
+    if source in recorded:
+        return True
+    by_urn = plan.by_urn()
+    inside = {d for d in _descendants(source, plan) if by_urn[d].custom}
+    return source in by_urn and not by_urn[source].custom and (not inside or bool(inside & set(recorded)))
+
+
+def lost_edges(plan: Plan) -> list[str]:
+    """One line per declared Output input that resolved to None or whose source is missing from the edges."""
+    problems = [
+        f"{plan.stack}: {r.urn} ({r.type}) input {path} was an Output that resolved to None"
+        for r in plan.resources
+        for path in r.unresolved_inputs
+    ]
+    for resource in plan.resources:
+        for name, sources in resource.declared_sources.items():
+            recorded = resource.property_dependencies.get(name, [])
+            problems += [
+                f"{plan.stack}: {resource.urn} ({resource.type}) input {name!r} came from {source} "
+                "but the plan records no such dependency"
+                for source in sources
+                if not (_covered(source, recorded, plan) and _covered(source, resource.dependencies, plan))
+            ]
+    return problems + _missing_graph_edges(plan)
+
+
+def _missing_graph_edges(plan: Plan) -> list[str]:
+    """Every recorded property dependency of a custom resource between two boxes of the report graph is an arrow.
+
+    The graph draws custom resources' waits only: pulumi-eks's Cluster (a remote component) waiting for the
+    network's subnets would close a cycle with the network's rules on the cluster security group (not yet drawn).
+    """
+    _, arrows = edges(plan)
+    box_of = boxes(plan)
+    by_urn = plan.by_urn()
+    problems: set[str] = set()
+    for resource in (r for r in plan.resources if r.custom):
+        for source in {s for sources in resource.property_dependencies.values() for s in sources}:
+            pair = (box_of.get(source), box_of.get(resource.urn))
+            if pair[0] is None or pair[1] is None or pair[0] == pair[1] or contains(pair[0], pair[1], by_urn):
+                continue
+            if pair not in arrows:
+                problems.add(f"{plan.stack}: the graph has no edge {pair[0]} -> {pair[1]}")
+    return sorted(problems)
