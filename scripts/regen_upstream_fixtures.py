@@ -1,7 +1,8 @@
 """Regenerate the chart key catalog and CRD schema fixtures from a local copy of the pinned upstream files.
 
-Usage: python scripts/regen_upstream_fixtures.py UPSTREAM_DIR
-(UPSTREAM_DIR holds <chart>/<version>/ with each pinned chart's values.yaml, Chart.yaml and CRDs.)
+Usage: python scripts/regen_upstream_fixtures.py UPSTREAM_DIR --mirrors DIR
+(UPSTREAM_DIR holds <chart>/<version>/ with each pinned chart's values.yaml, Chart.yaml and CRDs; DIR holds bare git
+mirrors <owner>+<name>/repo, read at a tag for files UPSTREAM_DIR lacks, see scripts/upstream_mirror.py.)
 
 Writes components/ultraserver/facts/data/chart_keys.json and tests/fixtures/crds/*.json. Only key paths and schema
 structure are kept: no upstream prose (comments and `description` fields are dropped).
@@ -19,8 +20,15 @@ from typing import Any
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its helper module, scripts/upstream_mirror.py
+from go_schema import go_struct_schema  # noqa: E402
+from source_notes import source_of  # noqa: E402
+from template_reads import chart_reads  # noqa: E402
+from upstream_mirror import MirrorRef, chart_files, read  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 DATA_FILE = REPO / "components" / "ultraserver" / "facts" / "data" / "chart_keys.json"
+READS_FILE = DATA_FILE.with_name("chart_template_reads.json")
 CRD_DIR = REPO / "tests" / "fixtures" / "crds"
 
 # Pinned charts: (catalog name, upstream folder, version folder, published version, Helm repo).
@@ -29,7 +37,9 @@ CRD_DIR = REPO / "tests" / "fixtures" / "crds"
 # (aws/eks-charts stable/aws-efa-k8s-device-plugin at commit 52396092, 2026-08-03).
 CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("gpu-operator", "gpu-operator", "v26.7.0", "v26.7.0", "https://helm.ngc.nvidia.com/nvidia"),
-    ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "25.8.0", "25.8.0", "https://helm.ngc.nvidia.com/nvidia"),
+    # The DRA driver under its kubernetes-sigs name (0.4.0 renamed the chart; upgrade.md at tag v0.4.1), published as
+    # an OCI chart at oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu.
+    ("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu", "0.4.1", None, "oci://registry.k8s.io/dra-driver-nvidia/charts"),
     ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin", "v0.5.30", None, "https://aws.github.io/eks-charts"),
     # Published as an OCI chart (config/helm/aws-node-termination-handler/README.md at tag v1.25.6).
     (
@@ -45,6 +55,39 @@ CHARTS: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("aws-dranet", "aws-dranet", "1.0.0", None, "https://aws.github.io/eks-charts"),
 )
 
+# Pinned charts read from a mirror at their release tag: (catalog name, repository at tag, chart folder, Helm repo).
+MIRROR_CHARTS: tuple[tuple[str, MirrorRef, str, str], ...] = (
+    # kube-prometheus-stack 88.5.3: the newest kube-prometheus-stack-* tag (2026-08-21) of a mirror whose last commit
+    # is 2026-08-22, published at https://prometheus-community.github.io/helm-charts (the repository of its
+    # dependencies in Chart.yaml). The pin before, 81.4.5, was never released: no tag (81.4.3, then 81.5.0), and the
+    # commit that said 81.4.5 (4879317) is only on a pull-request ref, so a stack installing it failed at deploy time.
+    (
+        "kube-prometheus-stack",
+        MirrorRef("prometheus-community/helm-charts", "kube-prometheus-stack-88.5.3"),
+        "charts/kube-prometheus-stack",
+        "https://prometheus-community.github.io/helm-charts",
+    ),
+)
+
+# Charts whose template reads are derived (tests/builders/test_template_reads.py): the chart folder in a mirror at the
+# pinned tag, or the upstream folder when it holds every template.
+TEMPLATE_CHARTS: dict[str, tuple[MirrorRef, str] | str] = {
+    "gpu-operator": (MirrorRef("NVIDIA/gpu-operator", "v26.7.0"), "deployments/gpu-operator"),
+    # The upstream folder holds only the DeviceClass templates.
+    "dra-driver-nvidia-gpu": (
+        MirrorRef("kubernetes-sigs/dra-driver-nvidia-gpu", "v0.4.1"),
+        "deployments/helm/dra-driver-nvidia-gpu",
+    ),
+    "aws-efa-k8s-device-plugin": "aws-efa-k8s-device-plugin/v0.5.30",
+    "aws-dranet": "aws-dranet/1.0.0",
+    "aws-node-termination-handler": (
+        MirrorRef("aws/aws-node-termination-handler", "v1.25.6"),
+        "config/helm/aws-node-termination-handler",
+    ),
+    "kueue": (MirrorRef("kubernetes-sigs/kueue", "v0.19.2"), "charts/kueue"),
+    **{name: (ref, folder) for name, ref, folder, _ in MIRROR_CHARTS},
+}
+
 # Keys whose value is a Kubernetes object handed to the templates as a whole (toYaml): anything below them
 # is the user's, so the key check stops there. Maps that default to {} are open too (featureGates, labels).
 PASS_THROUGH_NAMES = frozenset(
@@ -53,7 +96,7 @@ PASS_THROUGH_NAMES = frozenset(
 
 # Keys named like a Kubernetes object that are chart settings instead (the DRA driver's resources.gpus.enabled).
 NOT_PASS_THROUGH: dict[str, tuple[str, ...]] = {
-    "nvidia-dra-driver-gpu": ("resources",),
+    "dra-driver-nvidia-gpu": ("resources",),
 }
 
 # Values read by the chart templates but absent from values.yaml, checked in the template at the pinned tag.
@@ -71,11 +114,16 @@ OPEN_SUBTREES: dict[str, tuple[str, ...]] = {
 CRDS: tuple[tuple[str, str, str, str], ...] = (
     (
         "computedomain-v1beta1",
-        "nvidia-dra-driver-gpu/25.8.0",
+        "dra-driver-nvidia-gpu/0.4.1",
         "crds/resource.nvidia.com_computedomains.yaml",
         "v1beta1",
     ),
-    ("mpijob-v2beta1", "mpi-operator/v0.7.0", "kubeflow.org_mpijobs.yaml", "v2beta1"),
+    (
+        "computedomainclique-v1beta1",
+        "dra-driver-nvidia-gpu/0.4.1",
+        "crds/resource.nvidia.com_computedomaincliques.yaml",
+        "v1beta1",
+    ),
     # Kueue 0.19.2 serves v1beta1 and v1beta2; v1beta2 is the storage version, so the toolkit writes it. The Workload
     # CRD is saved upstream too but not derived: the toolkit never writes Workloads (Kueue creates them).
     *(
@@ -89,6 +137,17 @@ CRDS: tuple[tuple[str, str, str, str], ...] = (
     ),
 )
 
+# CRD fixtures read from a mirror: (output name, repository at tag, path, served version).
+MIRROR_CRDS: tuple[tuple[str, MirrorRef, str, str], ...] = (
+    # MPI Operator v0.8.0 (2026-02-18, newest tag; issue 21 re-check): the MPIJob CRD of the pinned manifest's commit.
+    (
+        "mpijob-v2beta1",
+        MirrorRef("kubeflow/mpi-operator", "v0.8.0"),
+        "manifests/base/kubeflow.org_mpijobs.yaml",
+        "v2beta1",
+    ),
+)
+
 # Kueue's Configuration API (the Go types behind managerConfig.controllerManagerConfigYaml), derived into a JSON Schema
 # of field names and types so tests can validate the Configuration the toolkit generates.
 # (upstream folder, saved file, upstream path, fixture name); SOURCE.md names the file in prose, not in its table.
@@ -98,65 +157,6 @@ KUEUE_CONFIGURATION = (
     "apis/config/v1beta2/configuration_types.go",
     "kueue-configuration-v1beta2",
 )
-# Types from other packages: what their JSON looks like (an open object where the toolkit never writes into them).
-GO_EXTERNAL_TYPES: dict[str, dict[str, Any]] = {
-    "metav1.Duration": {"type": "string"},
-    "time.Duration": {"type": "integer"},
-    "corev1.ResourceName": {"type": "string"},
-    "resourcev1.QualifiedName": {"type": "string"},
-    "corev1.ResourceList": {"type": "object"},
-    "metav1.LabelSelector": {"type": "object"},
-}
-GO_BUILTINS: dict[str, dict[str, Any]] = {
-    "string": {"type": "string"},
-    "bool": {"type": "boolean"},
-    **{n: {"type": "integer"} for n in ("int", "int32", "int64", "uint", "uint32", "uint64")},
-    **{n: {"type": "number"} for n in ("float32", "float64")},
-}
-_GO_STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.S | re.M)
-_GO_STRING_TYPE = re.compile(r"^type (\w+) string$", re.M)
-_GO_FIELD = re.compile(r"^\t(?:(\w+)\s+)?([\w.*\[\]]+)\s+`json:\"([^\"]*)\"`", re.M)
-
-
-def go_type_schema(go_type: str, structs: set[str], strings: set[str]) -> dict[str, Any]:
-    """JSON Schema of one Go field type (pointers dropped, slices as arrays, string maps as objects)."""
-    go_type = go_type.lstrip("*")
-    if go_type.startswith("[]"):
-        return {"type": "array", "items": go_type_schema(go_type[2:], structs, strings)}
-    if go_type.startswith("map[string]"):
-        return {"type": "object", "additionalProperties": go_type_schema(go_type[11:], structs, strings)}
-    if go_type in structs:
-        return {"$ref": f"#/$defs/{go_type}"}
-    if go_type in strings:
-        return {"type": "string"}
-    return GO_BUILTINS.get(go_type) or GO_EXTERNAL_TYPES.get(go_type, {})
-
-
-def go_struct_schema(source: str, root: str) -> dict[str, Any]:
-    """JSON Schema of a Go struct and the structs it uses, from their `json` tags: field names and types only, no
-    unknown fields (inline embedded structs merged, `json:"-"` fields left out)."""
-    bodies = {m.group(1): m.group(2) for m in _GO_STRUCT.finditer(source)}
-    strings = set(_GO_STRING_TYPE.findall(source))
-
-    def properties(name: str) -> dict[str, Any]:
-        props: dict[str, Any] = {}
-        for field_name, go_type, tag in _GO_FIELD.findall(bodies[name]):
-            json_name, _, options = tag.partition(",")
-            if json_name == "-":
-                continue
-            if not json_name and "inline" in options:
-                if go_type == "metav1.TypeMeta":
-                    props |= {"apiVersion": {"type": "string"}, "kind": {"type": "string"}}
-                elif go_type in bodies:
-                    props |= properties(go_type)
-                continue
-            props[json_name or field_name] = go_type_schema(go_type, set(bodies), strings)
-        return props
-
-    defs = {name: {"type": "object", "properties": properties(name), "additionalProperties": False} for name in bodies}
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": f"#/$defs/{root}", "$defs": defs}
-
-
 # Prose-only schema keywords dropped from the fixtures.
 PROSE_KEYS = ("description", "message", "messageExpression")
 
@@ -177,89 +177,100 @@ def key_paths(values: dict[str, Any], structured: tuple[str, ...] = (), prefix: 
     return keys, open_maps
 
 
-def source_of(folder: Path, saved: str) -> dict[str, str]:
-    """Repository, commit, upstream path and git blob of one saved file, as recorded in the folder's SOURCE.md."""
-    text = (folder / "SOURCE.md").read_text()
-    # One-line form: "Repository owner/name, path some/dir at commit <sha>".
-    short = re.search(r"Repository ([\w.-]+/[\w.-]+), path (\S+) at commit ([0-9a-f]{40})", text)
-    if short:
-        repository, base, sha = short.groups()
-        return {"repository": f"https://github.com/{repository}", "commit": sha, "path": f"{base}/{saved}", "blob": ""}
-    repo = re.search(r"Repository: (https://github\.com/\S+)", text)
-    commit = re.search(r"\b([0-9a-f]{40})\b", text)
-    row = re.search(rf"^\| `{re.escape(saved)}` +\| `([^`]+)` +\| `([0-9a-f]{{40}})` \|", text, re.MULTILINE)
-    if repo and commit and row:
-        return {"repository": repo.group(1), "commit": commit.group(1), "path": row.group(1), "blob": row.group(2)}
-    # Some SOURCE.md files list several saved files per row with their upstream folder and no blob id.
-    folder_row = re.search(rf"^\|[^|\n]*\b{re.escape(saved)}\b[^|\n]*\| +([^|\s]+/) +\|", text, re.MULTILINE)
-    if repo and commit and folder_row:
-        return {"repository": repo.group(1), "commit": commit.group(1), "path": folder_row.group(1) + saved, "blob": ""}
-    # Newer ones are prose: "Repository OWNER/NAME, tag T, commit C." with "Files: FOLDER/{...}" or ", path FOLDER".
-    short = _short_source(text, saved)
-    if short:
-        return short
-    # Others name each saved file (or a glob of them) with its full upstream path (the same glob).
-    path = _glob_row_path(text, saved)
-    if not repo or not commit or not path:
-        raise SystemExit(f"{folder}/SOURCE.md: repository URL, commit or the row of {saved} not found")
-    return {"repository": repo.group(1), "commit": commit.group(1), "path": path, "blob": ""}
-
-
-def _short_source(text: str, saved: str) -> dict[str, str] | None:
-    """Source of `saved` from a one-line SOURCE.md ("Repository owner/name, ... commit C" plus its folder)."""
-    repo = re.search(r"^Repository ([\w.-]+/[\w.-]+)[ ,]", text, re.MULTILINE)
-    commit = re.search(r"\bcommit ([0-9a-f]{40})\b", text)
-    folder = re.search(r"^Files: (\S+?)/\{", text, re.MULTILINE) or re.search(r", path (\S+) at commit", text)
-    if not (repo and commit and folder):
-        return None
-    return {
-        "repository": f"https://github.com/{repo.group(1)}",
-        "commit": commit.group(1),
-        "path": f"{folder.group(1)}/{saved}",
-        "blob": "",
-    }
-
-
-def _glob_row_path(text: str, saved: str) -> str | None:
-    """Upstream path of `saved` from a `| saved-or-glob | upstream-path-or-glob ... |` row of a SOURCE.md."""
-    for line in text.splitlines():
-        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
-        if len(cells) < 2 or not cells[1]:
-            continue
-        pattern, upstream = cells[0], cells[1].split()[0].strip("`")
-        if "*" not in pattern and pattern == saved:
-            return upstream
-        prefix, star, suffix = pattern.partition("*")
-        if star and saved.startswith(prefix) and saved.endswith(suffix) and len(saved) >= len(prefix + suffix):
-            return upstream.replace("*", saved[len(prefix) : len(saved) - len(suffix)], 1)
-    return None
-
-
 def chart_entry(upstream: Path, name: str, folder: str, version_dir: str, version: str | None, repo: str) -> dict:
-    """Catalog entry of one pinned chart."""
+    """Catalog entry of one pinned chart in the upstream folder."""
     base = upstream / folder / version_dir
-    chart_yaml = yaml.safe_load((base / "Chart.yaml").read_text())
-    values = yaml.safe_load((base / "values.yaml").read_text()) or {}
+    source = source_of(base, "values.yaml")
+    files = {"Chart.yaml": (base / "Chart.yaml").read_text(), "values.yaml": (base / "values.yaml").read_text()}
+    entry = catalog_entry(name, files, source, OPEN_SUBTREES.get(name, ()), version, repo, str(base))
+    return entry | {"crds": crd_names(base, source["path"])}
+
+
+def mirror_chart_entry(mirrors: Path, name: str, ref: MirrorRef, folder: str, repo: str) -> dict:
+    """Catalog entry of one pinned chart read from a mirror at its release tag. Dependencies fetched from a repository
+    at packaging time have no values pinned here (open subtrees); CRDs are those of crds/ folders, subcharts' too."""
+    files = chart_files(mirrors, ref, folder)
+    source = {**read(mirrors, ref, f"{folder}/values.yaml")[1]}
+    dependencies = (yaml.safe_load(files["Chart.yaml"]) or {}).get("dependencies") or []
+    remote = tuple(d.get("alias") or d["name"] for d in dependencies if d.get("repository"))
+    entry = catalog_entry(name, files, source, remote, None, repo, f"{ref.repository}@{ref.tag}:{folder}")
+    # BaseLoader: the CRDs are read for their names only (some hold YAML a typed load refuses, e.g. a bare `=`).
+    crd_files = [text for path, text in files.items() if path.split("/")[-2:-1] == ["crds"]]
+    crds = [
+        d["metadata"]["name"]
+        for t in crd_files
+        for d in yaml.load_all(t, Loader=yaml.BaseLoader)
+        if d and d.get("kind") == "CustomResourceDefinition"
+    ]
+    return entry | {"crds": sorted(crds)}
+
+
+def catalog_entry(
+    name: str,
+    files: dict[str, str],
+    source: dict,
+    open_subtrees: tuple[str, ...],
+    version: str | None,
+    repo: str,
+    where: str,
+) -> dict:
+    """Catalog entry from a chart's Chart.yaml and values.yaml texts."""
+    chart_yaml = yaml.safe_load(files["Chart.yaml"])
+    values = yaml.safe_load(files["values.yaml"]) or {}
     keys, open_maps = key_paths(values, NOT_PASS_THROUGH.get(name, ()))
     for path in TEMPLATE_ONLY_KEYS.get(name, ()):
         keys.add(path)
         open_maps.add(path)
-    for path in OPEN_SUBTREES.get(name, ()):
-        keys = {k for k in keys if not k.startswith(path + ".")}
+    for path in open_subtrees:
+        keys = {k for k in keys if not k.startswith(path + ".")} | {path}
         open_maps = {k for k in open_maps if not k.startswith(path + ".")} | {path}
     extra = {"defaultConfiguration": kueue_configuration(values)} if name == "kueue" else {}
     if chart_yaml["name"] != name:
-        raise SystemExit(f"{base}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
+        raise SystemExit(f"{where}/Chart.yaml: name {chart_yaml['name']!r}, expected {name!r}")
     return {
         "name": name,
         "version": version or str(chart_yaml["version"]),
         "repo": repo,
         "kubeVersion": chart_yaml.get("kubeVersion"),
-        "source": source_of(base, "values.yaml"),
+        "source": source,
         "keys": sorted(keys),
         "openMaps": sorted(open_maps),
         **extra,
     }
+
+
+def template_reads_entry(upstream: Path, mirrors: Path, where: tuple[MirrorRef, str] | str, version: str) -> dict:
+    """The values paths a pinned chart's templates read, with the chart version and where they were read."""
+    if isinstance(where, str):
+        base = upstream / where
+        files = {p.relative_to(base).as_posix(): p.read_text() for p in base.rglob("*") if p.is_file()}
+        values = source_of(base, "values.yaml")
+        source = {**values, "path": values["path"].rsplit("/", 1)[0], "blob": ""}
+    else:
+        ref, folder = where
+        files = chart_files(mirrors, ref, folder)
+        source = {**read(mirrors, ref, f"{folder}/Chart.yaml")[1], "path": folder, "blob": ""}
+    reads = chart_reads(files)
+    return {"version": version, "source": source, "reads": sorted(reads.paths), "wholeReads": sorted(reads.whole)}
+
+
+def crd_names(chart_dir: Path, values_path: str) -> list[str]:
+    """Names of the CRDs in the chart's own crds/ folder (Helm installs them when absent and never upgrades them).
+
+    Saved CRD files count only when SOURCE.md places them in crds/ next to the chart's values.yaml: Kueue's saved CRDs
+    come from config/components/crd, not from its chart.
+    """
+    chart_crds = values_path.rpartition("/")[0] + "/crds/"
+    names = []
+    for path in sorted((chart_dir / "crds").glob("*.yaml")):
+        if not source_of(chart_dir, f"crds/{path.name}")["path"].startswith(chart_crds):
+            continue
+        names += [
+            d["metadata"]["name"]
+            for d in yaml.safe_load_all(path.read_text())
+            if d and d.get("kind") == "CustomResourceDefinition"
+        ]
+    return sorted(names)
 
 
 def kueue_configuration(values: dict[str, Any]) -> dict[str, Any]:
@@ -282,16 +293,24 @@ def strip_prose(node: Any) -> Any:
 def crd_fixture(upstream: Path, folder: str, saved: str, version: str) -> dict:
     """openAPIV3Schema of one CRD version, with its identity and source."""
     path = upstream / folder / saved
-    crd = yaml.safe_load(path.read_text())
+    source = source_of(upstream / folder, saved)
+    # Without a blob id in SOURCE.md, the copy's own: a reviewer compares it with the tree at the commit (git ls-tree).
+    raw = path.read_bytes()
+    source["blob"] = source["blob"] or hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+    return crd_version(yaml.safe_load(raw), version, source, str(path))
+
+
+def crd_version(crd: dict[str, Any], version: str, source: dict[str, str], where: str) -> dict:
+    """The fixture of one served version of a parsed CRD."""
     served = [v for v in crd["spec"]["versions"] if v["name"] == version]
     if not served:
-        raise SystemExit(f"{path}: version {version} not in the CRD")
+        raise SystemExit(f"{where}: version {version} not in the CRD")
     return {
         "group": crd["spec"]["group"],
         "version": version,
         "kind": crd["spec"]["names"]["kind"],
         "scope": crd["spec"]["scope"],
-        "source": source_of(upstream / folder, saved),
+        "source": source,
         "openAPIV3Schema": strip_prose(served[0]["schema"]["openAPIV3Schema"]),
     }
 
@@ -300,16 +319,28 @@ def main(argv: list[str] | None = None) -> int:
     """Write the fixtures; exit code 0 on success."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("upstream", help="directory of the pinned upstream charts and CRDs")
-    upstream = Path(parser.parse_args(argv).upstream).resolve()
+    parser.add_argument("--mirrors", required=True, help="directory of bare git mirrors (<owner>+<name>/repo)")
+    args = parser.parse_args(argv)
+    upstream, mirrors = Path(args.upstream).resolve(), Path(args.mirrors).resolve()
     if not upstream.is_dir():
         print(f"upstream directory {upstream} not found; pass its path as the first argument", file=sys.stderr)
         return 2
     charts = {c[0]: chart_entry(upstream, *c) for c in CHARTS}
+    charts |= {c[0]: mirror_chart_entry(mirrors, *c) for c in MIRROR_CHARTS}
     DATA_FILE.parent.mkdir(parents=True, exist_ok=True)
     DATA_FILE.write_text(json.dumps({"charts": charts}, indent=1, sort_keys=True) + "\n")
+    reads = {
+        name: template_reads_entry(upstream, mirrors, where, charts[name]["version"])
+        for name, where in TEMPLATE_CHARTS.items()
+    }
+    READS_FILE.write_text(json.dumps({"charts": reads}, indent=1, sort_keys=True) + "\n")
     CRD_DIR.mkdir(parents=True, exist_ok=True)
     for name, folder, saved, version in CRDS:
         fixture = crd_fixture(upstream, folder, saved, version)
+        (CRD_DIR / f"{name}.json").write_text(json.dumps(fixture, sort_keys=True) + "\n")
+    for name, ref, path, version in MIRROR_CRDS:
+        data, source = read(mirrors, ref, path)
+        fixture = crd_version(yaml.safe_load(data), version, source, f"{ref.repository}@{ref.tag}:{path}")
         (CRD_DIR / f"{name}.json").write_text(json.dumps(fixture, sort_keys=True) + "\n")
     folder, saved, path, name = KUEUE_CONFIGURATION
     raw = (upstream / folder / saved).read_bytes()
@@ -324,7 +355,9 @@ def main(argv: list[str] | None = None) -> int:
         "blob": blob,
     }
     (CRD_DIR.parent / f"{name}.json").write_text(json.dumps(schema, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {DATA_FILE.relative_to(REPO)}, {len(CRDS)} CRD fixtures in {CRD_DIR.relative_to(REPO)} and {name}")
+    crds = len(CRDS) + len(MIRROR_CRDS)
+    wrote = f"{DATA_FILE.relative_to(REPO)}, {READS_FILE.name}, {crds} CRD fixtures in {CRD_DIR.relative_to(REPO)}"
+    print(f"wrote {wrote} and {name}")
     return 0
 
 

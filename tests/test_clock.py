@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 from ultraserver import clock
@@ -22,3 +22,10 @@ def test_a_moment_without_a_zone_is_refused() -> None:
     with pytest.raises(ValueError, match="has no time zone"), clock.pinned(datetime(2026, 12, 1)):
         pass
     assert clock.now().tzinfo == timezone.utc
+
+
+def test_moment_on_is_the_clock_on_its_own_day_and_midnight_on_another() -> None:
+    moment = datetime(2026, 12, 15, 11, 31, tzinfo=timezone.utc)
+    with clock.pinned(moment):
+        assert clock.moment_on(date(2026, 12, 15)) == moment
+        assert clock.moment_on(date(2026, 12, 20)) == datetime(2026, 12, 20, tzinfo=timezone.utc)

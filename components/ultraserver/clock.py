@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import date, datetime, time, timezone
 
 _pinned: list[datetime] = []
 
@@ -31,3 +31,15 @@ def pinned(moment: datetime | None) -> Iterator[None]:
     finally:
         if moment is not None:
             _pinned.pop()
+
+
+def moment_on(day: date) -> datetime:
+    """:func:`now` when it falls on ``day`` (UTC); else the start of ``day``, for a check asked about another date.
+
+    Settings rules take the day they judge; a Capacity Block ends at 11:30 UTC, so a check of whether it has ended
+    needs the moment, and on the plan's own day that is the clock's.
+    """
+    current = now()
+    if current.astimezone(timezone.utc).date() == day:
+        return current
+    return datetime.combine(day, time(0), tzinfo=timezone.utc)

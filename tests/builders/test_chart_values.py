@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -16,9 +18,9 @@ from ultraserver.builders.helm_values import (
 from ultraserver.facts import charts
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import (
-    DRA_DRIVER,
-    EFA_DEVICE_PLUGIN,
-    GPU_OPERATOR,
+    DRA_DRIVER_RELEASE,
+    EFA_DEVICE_PLUGIN_RELEASE,
+    GPU_OPERATOR_RELEASE,
     ReleaseSettings,
     release_values,
 )
@@ -32,9 +34,14 @@ def test_catalog_pins_the_documented_versions_and_repos() -> None:
         "v26.7.0",
         "https://helm.ngc.nvidia.com/nvidia",
     )
+    # Renamed in 0.4.0 and published as an OCI chart (upgrade.md at tag v0.4.1).
     assert (cat[charts.DRA_DRIVER].version, cat[charts.DRA_DRIVER].repo) == (
-        "25.8.0",
-        "https://helm.ngc.nvidia.com/nvidia",
+        "0.4.1",
+        "oci://registry.k8s.io/dra-driver-nvidia/charts",
+    )
+    assert charts.chart_reference(cat[charts.DRA_DRIVER]) == (
+        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
+        None,
     )
     # eks-charts publishes this chart version with a leading v.
     assert (cat[charts.EFA_DEVICE_PLUGIN].version, cat[charts.EFA_DEVICE_PLUGIN].repo) == (
@@ -122,11 +129,11 @@ def test_open_maps_accept_any_content() -> None:
 def test_bad_override_message_names_setting_chart_version_and_fix() -> None:
     settings = ReleaseSettings(values={"kubeletPlugin": {"tolerationz": []}}, settings_key="charts.draDriver.values")
     with pytest.raises(ConfigError) as err:
-        release_values(DRA_DRIVER, dra_driver_values(SYSTEM), settings)
+        release_values(DRA_DRIVER_RELEASE, dra_driver_values(SYSTEM), settings)
     message = str(err.value)
     assert "charts.draDriver.values" in message
     assert "'kubeletPlugin.tolerationz'" in message
-    assert "nvidia-dra-driver-gpu 25.8.0" in message
+    assert "dra-driver-nvidia-gpu 0.4.1" in message
     assert "did you mean 'kubeletPlugin.tolerations'" in message
 
 
@@ -145,17 +152,17 @@ def test_every_bad_key_is_reported_at_once() -> None:
 def test_null_override_is_rejected_because_pulumi_would_drop_it() -> None:
     settings = ReleaseSettings(values={"controller": {"affinity": None}})
     with pytest.raises(ConfigError, match="'controller.affinity' is null"):
-        release_values(DRA_DRIVER, dra_driver_values(SYSTEM), settings)
+        release_values(DRA_DRIVER_RELEASE, dra_driver_values(SYSTEM), settings)
 
 
 def test_non_positive_timeout_is_rejected() -> None:
     with pytest.raises(ConfigError, match="timeout_seconds: 0"):
-        release_values(EFA_DEVICE_PLUGIN, {}, ReleaseSettings.model_construct(timeout_seconds=0))
+        release_values(EFA_DEVICE_PLUGIN_RELEASE, {}, ReleaseSettings.model_construct(timeout_seconds=0))
 
 
 def test_user_override_is_merged_over_toolkit_values() -> None:
     override = {"daemonsets": {"tolerations": []}, "dcgmExporter": {"enabled": False}, "driver": {"version": "x"}}
-    values = release_values(GPU_OPERATOR, gpu_operator_values(SYSTEM), ReleaseSettings(values=override))
+    values = release_values(GPU_OPERATOR_RELEASE, gpu_operator_values(SYSTEM), ReleaseSettings(values=override))
     assert values["daemonsets"]["tolerations"] == []
     assert values["dcgmExporter"] == {"enabled": False, "serviceMonitor": {"enabled": False}}
     assert values["driver"] == {"enabled": False, "version": "x"}
@@ -163,7 +170,7 @@ def test_user_override_is_merged_over_toolkit_values() -> None:
 
 def test_other_version_skips_the_key_check() -> None:
     settings = ReleaseSettings(version="v25.10.0", values={"newKeyIn2510": True})
-    assert release_values(GPU_OPERATOR, {}, settings) == {"newKeyIn2510": True}
+    assert release_values(GPU_OPERATOR_RELEASE, {}, settings) == {"newKeyIn2510": True}
 
 
 def test_deep_merge_merges_maps_replaces_lists_and_leaves_inputs_alone() -> None:
@@ -184,9 +191,21 @@ def test_dcgm_exporter_is_on_and_its_service_monitor_only_on_request() -> None:
 
 def test_prometheus_stack_is_pinned_with_its_repo_and_selects_every_service_monitor() -> None:
     pin = charts.pinned(charts.KUBE_PROMETHEUS_STACK)
-    assert (pin.version, pin.repo) == ("81.4.5", "https://prometheus-community.github.io/helm-charts")
-    assert pin.values_checked is False
-    assert charts.unknown_value_paths(charts.KUBE_PROMETHEUS_STACK, {"anything": {"goes": 1}}) == []
+    assert (pin.version, pin.repo) == ("88.5.3", "https://prometheus-community.github.io/helm-charts")
     values = kube_prometheus_stack_values(SYSTEM)
+    assert charts.unknown_value_paths(charts.KUBE_PROMETHEUS_STACK, values) == []
+    # Its own keys are checked; those of dependencies fetched when it is packaged (grafana ...) are open.
+    typo = {"grafana": {"anything": 1}, "prometheus": {"prometheusSpec": {"nodeSelectr": {}}}}
+    assert charts.unknown_value_paths(charts.KUBE_PROMETHEUS_STACK, typo) == ["prometheus.prometheusSpec.nodeSelectr"]
     assert values["prometheus"]["prometheusSpec"]["serviceMonitorSelectorNilUsesHelmValues"] is False
     assert values["prometheusOperator"]["nodeSelector"] == SYSTEM
+
+
+def test_a_chart_read_at_a_release_tag_is_pinned_at_that_tags_version() -> None:
+    """A chart pinned from a git copy names the release tag it was read at: a version that was never released (like
+    kube-prometheus-stack 81.4.5, only on a pull-request ref) has no tag."""
+    raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
+    tagged = {name: e for name, e in raw["charts"].items() if e["source"].get("tag")}
+    assert charts.KUBE_PROMETHEUS_STACK in tagged
+    for name, entry in tagged.items():
+        assert entry["source"]["tag"].rsplit("-", 1)[-1].lstrip("v") == entry["version"].lstrip("v"), name

@@ -59,3 +59,15 @@ def test_the_plan_names_the_stack_minor_and_what_is_not_supported(tmp_path: Path
     late = [f"{name} " for (kind, name), s in statuses.items() if s.startswith((vs.DEPRECATED, vs.END_OF_SUPPORT))]
     assert all(name in note for name in late)
     assert {kind for kind, _ in statuses} == {"kubernetes", "ami", "chart", "addon", "image", "manifest"}
+
+
+def test_a_newer_release_found_upstream_is_listed_with_why_the_pin_stays(tmp_path: Path) -> None:
+    out = tmp_path / "versions.json"
+    result = run_main("versions", "--json", str(out))
+    rows = {r["name"]: r for r in json.loads(out.read_text())["entries"] if "newest" in r}
+    assert set(rows) == set(vs.NEWEST_FOUND)
+    for name, found in vs.NEWEST_FOUND.items():
+        row = rows[name]
+        assert (row["newestSource"], row["pinKeptBecause"]) == (found.source, found.pin_kept_because)
+        assert row["newest"] == (found.newer or row["version"])
+        assert (f"newer release {found.newer} found, pin kept" in result.stdout) is bool(found.newer)

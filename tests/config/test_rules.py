@@ -175,7 +175,7 @@ def test_old_minors_warn_with_the_end_date_and_both_prices(version: str, says: s
     config = copy.deepcopy(stack_config("gb200-x72"))
     config["ultraserver-eks:cluster"]["kubernetesVersion"] = version
     settings = parse_settings(config, today=TODAY)
-    warnings = [str(w) for w in settings_warnings(settings, TODAY) if "kubernetesVersion" in str(w)]
+    warnings = [str(w) for w in settings_warnings(settings, TODAY) if "EKS standard support" in str(w)]
     assert len(warnings) == 1 and says in warnings[0]
     assert "$0.60 per cluster-hour instead of $0.10" in warnings[0]
     assert f'next kubernetesVersion: "{upgrade}"' in warnings[0]

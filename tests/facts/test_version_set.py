@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from ultraserver.facts import addons, ami, charts, images, kubernetes, manifests
 from ultraserver.facts import version_set as vs
+from ultraserver.facts.versions import version_tuple
 
 PACKAGE = Path(vs.__file__).resolve().parents[1]
 
@@ -59,11 +60,15 @@ def test_a_chart_whose_kube_version_excludes_the_default_fails_the_set(monkeypat
         (">=1.32.0-0", "1.31", False),
         (">=1.25.0 <1.35.0", "1.35", False),
         ("<=1.35.0", "1.35", False),  # the cluster runs the pinned kubelet patch, 1.35.6
-        ("~1.35", "1.35", True),
-        ("~1.34", "1.35", False),
-        ("^1.30", "1.36", True),
-        (">=1.30 <1.33 || >=1.35", "1.34", False),
-        (">=1.30 <1.33 || >=1.35", "1.36", True),
+        ("~1.35.0-0", "1.35", True),
+        ("~1.34.0-0", "1.35", False),
+        ("^1.30.0-0", "1.36", True),
+        (">=1.30.0-0 <1.33.0-0 || >=1.35.0-0", "1.34", False),
+        (">=1.30.0-0 <1.33.0-0 || >=1.35.0-0", "1.36", True),
+        # EKS reports v1.35.6-eks-<hash>, a pre-release: an alternative with no pre-release comparator never admits it.
+        (">= 1.25.0", "1.35", False),
+        ("~1.35", "1.35", False),
+        (">=1.30 <1.33 || >=1.35.0-0", "1.36", True),
     ],
 )
 def test_kube_version_constraints(constraint: str | None, minor: str, allowed: bool) -> None:
@@ -110,10 +115,6 @@ def _literals(path: Path) -> list[tuple[int, str]]:
 
 # Literals that equal a pin today but are other facts (reviewed; each says what it is instead).
 NOT_PINS = {
-    ("policy/charts.py", "v25.3.4"): "the EKS UltraServer guide's minimum GPU Operator in a policy's message",
-    ("policy/charts.py", "25.3.4"): "the policy's default minVersion (the EKS UltraServer guide's minimum)",
-    ("policy/charts.py", "25.8.0"): "the DRA driver minimum for numNodes 0 (EKS UltraServer guide)",
-    ("facts/manifests.py", "25.8.0"): "the release the ComputeDomain CRD manifest was taken from",
     ("facts/devices.py", "1.35"): "DRA mode's minimum Kubernetes (the aws-dranet chart README), not the default minor",
 }
 
@@ -151,3 +152,22 @@ def test_the_scan_finds_a_version_written_twice(tmp_path: Path) -> None:
     repeated = "cluster.py:1 repeats kubernetes Kubernetes 1.35 (home: facts/kubernetes.py)"
     assert _pinned_twice((default,), copy) == [repeated]
     assert _pinned_twice((entry,), copy) == ["builders.py:2 repeats ami x 1.35.6-20260714 (home: facts/ami.py)"]
+
+
+def test_the_newest_release_of_the_other_charts_was_rechecked_with_its_source() -> None:
+    entries = {e.name: e for e in vs.version_set()}
+    for name in (charts.KUBE_PROMETHEUS_STACK, charts.NODE_TERMINATION_HANDLER, vs.MPI_OPERATOR):
+        found = entries[name].newest
+        assert found is not None, name
+        assert found.checked == date(2026, 11, 25) and "UNVERIFIED" in found.source, name
+    assert set(vs.NEWEST_FOUND) <= set(entries)
+
+
+@pytest.mark.parametrize("entry", [e for e in vs.version_set() if e.newest], ids=lambda e: e.name)
+def test_a_newer_release_comes_with_why_the_pin_stays(entry: vs.VersionEntry) -> None:
+    assert entry.newest is not None
+    if entry.newest.newer:
+        assert (version_tuple(entry.newest.newer) or ()) > (version_tuple(entry.version) or ())
+        assert entry.newest.pin_kept_because
+    else:
+        assert entry.newest.pin_kept_because == ""

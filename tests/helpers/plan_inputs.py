@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ultraserver.offline import Plan, sdk_types
+from ultraserver.offline import Plan, sdk_schema
 from ultraserver.offline.graph import boxes, contains, edges
 
 
@@ -12,7 +12,7 @@ def missing_required_inputs(plan: Plan) -> list[str]:
         f"{plan.stack}: {r.urn} ({r.type}) has no {name!r}"
         for r in plan.resources
         if r.custom
-        for name in sdk_types.required_inputs(r.type)
+        for name in sdk_schema.required_arguments(r.type)
         if r.inputs.get(name) is None
     ]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ultraserver.offline import Plan, PlanResource
 
 
-def one(plan: Plan, type_: str, name_part: str = "") -> PlanResource:
-    """The single resource of `type_` whose name contains `name_part`."""
-    found = [r for r in plan.of_type(type_) if name_part in r.name]
+def one(plan: Plan, type_: str, name_part: str = "", exact: bool = False) -> PlanResource:
+    """The single resource of `type_` whose name contains `name_part` (is `name_part` when `exact`)."""
+    found = [r for r in plan.of_type(type_) if (r.name == name_part if exact else name_part in r.name)]
     assert len(found) == 1, f"{len(found)} {type_} resources match {name_part!r}: {[r.name for r in found]}"
     return found[0]

@@ -676,7 +676,7 @@ PASSING: list[tuple[Case, dict | Config | None]] = [
         ),
         None,
     ),
-    (Case("dra-driver-version", lambda stack: release("dra", {"version": "25.3.2"})(stack).without("domain")), None),
+    (Case("dra-driver-version", release("dra", {"version": "0.5.0"})), None),
     (Case("eks-managed-node-group-quota", many_node_groups(28)), None),
     (
         Case("node-role-managed-policies", extra_attachment("arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore")),
@@ -936,7 +936,26 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         ),
         None,
     ),
-    (Case("dra-driver-version", release("dra", {"version": "25.3.2"}), "dra", "numNodes 0"), None),
+    (
+        Case(
+            "gpu-operator-no-dra-driver",
+            release("gpu_operator", {"values.gpuCluster.deployCR": True}),
+            "gpu_operator",
+            "its own DRA driver",
+        ),
+        None,
+    ),
+    (Case("dra-driver-version", release("dra", {"version": "25.12.0"}), "dra", "cannot go back to 25.x"), None),
+    (Case("dra-driver-version", release("dra", {"version": "0.3.0"}), "dra", "0.4.0 or later"), None),
+    (
+        Case(
+            "dra-driver-version",
+            release("dra", {"chart": "nvidia-dra-driver-gpu", "version": "25.8.0"}),
+            "dra",
+            "the pre-0.4 name",
+        ),
+        None,
+    ),
     (Case("dra-driver-version", release("dra", {"version": DELETE}), "dra", "Pin an exact version"), None),
     (
         Case(

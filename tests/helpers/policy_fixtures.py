@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ultraserver.facts import charts
 from ultraserver.policy import PlanResource
 from ultraserver.resources.node_role import NODE_POLICY_ARNS, assume_role_policy
 
@@ -214,7 +215,8 @@ def good_stack() -> list[PlanResource]:
             "chart": "gpu-operator",
             "skipAwait": True,
             "atomic": False,
-            "version": "v25.3.4",
+            # The pin: the policy's minimum follows NVIDIA's support lines, so a hand-written old release would fail.
+            "version": charts.pinned(charts.GPU_OPERATOR).version,
             "namespace": "gpu-operator",
             "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
             "values": {
@@ -232,18 +234,18 @@ def good_stack() -> list[PlanResource]:
         "kubernetes:helm.sh/v3:Release",
         "nvidia-dra-driver-gpu",
         {
-            "chart": "nvidia-dra-driver-gpu",
+            "chart": "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu",
             "skipAwait": True,
             "atomic": False,
-            "version": "25.8.0",
+            "version": "0.4.1",
             "namespace": "nvidia-dra-driver-gpu",
-            "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
             "values": {
+                "nameOverride": "nvidia-dra-driver-gpu",
                 "nvidiaDriverRoot": "/",
                 "resources": {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}},
             },
         },
-        [cluster, gpu_operator],
+        [cluster],
     )
     efa_plugin = res(
         "kubernetes:helm.sh/v3:Release",

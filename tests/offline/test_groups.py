@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -12,6 +13,7 @@ from ultraserver.offline.groups import (
     ACTIVE,
     ENDED,
     FUTURE,
+    SCHEDULE,
     clock_line,
     describe_window,
     group_views,
@@ -19,6 +21,7 @@ from ultraserver.offline.groups import (
     window_state,
     windows_by_group,
 )
+from ultraserver.offline.resource import NODE_GROUP
 
 BEFORE = datetime(2026, 11, 23, 2, 50, tzinfo=timezone.utc)
 DURING = datetime(2026, 12, 5, 0, 0, tzinfo=timezone.utc)
@@ -86,14 +89,16 @@ def test_the_clock_decides_the_window_state_in_the_rows(shipped_plan) -> None:  
     assert views(plan, "gb200-x72", AFTER)[0].row("window").startswith("ended: ")
 
 
-def test_a_2020_window_plans_and_reads_ended(plan_with) -> None:  # type: ignore[no-untyped-def]
+def test_a_2020_window_is_left_out_of_the_plan_and_a_view_of_it_reads_ended(plan_with, shipped_plan) -> None:  # type: ignore[no-untyped-def]
     group = {
         "name": "nvl72",
         "availabilityZone": "us-east-1-dfw-2a",
         "capacityReservationIds": ["cr-0123456789abcdef0"],
         "reservationWindow": {"start": "2020-01-01T11:30:00Z", "end": "2020-01-15T11:30:00Z"},
     }
+    # Every block ended: nothing can launch, so the plan makes no group for it (config/expiry.py; the plan warns).
     plan = plan_with("gb200-x72", {"gpuNodeGroups": [group]})
+    assert not [r for r in plan.resources if r.type in (NODE_GROUP, SCHEDULE) and "nvl72" in r.name]
     windows = {
         "gb200-x72-nvl72": [
             ReservationWindow(
@@ -103,7 +108,10 @@ def test_a_2020_window_plans_and_reads_ended(plan_with) -> None:  # type: ignore
             )
         ]
     }
-    (view,) = group_views(plan, windows, BEFORE)
+    # A group a custom program declares on ended windows (no scheduled action left) still reads as ended.
+    shipped = shipped_plan("gb200-x72")
+    unscheduled = dataclasses.replace(shipped, resources=[r for r in shipped.resources if r.type != SCHEDULE])
+    (view,) = group_views(unscheduled, windows, BEFORE)
     assert view.row("window").startswith("ended: 2020-01-01T11:30Z")
     assert view.row("min/desired/max at block start") == "none (every block has ended)"
     assert view.row("schedule") == "none"

@@ -7,18 +7,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pulumi
-import pulumi_aws as aws
 import pytest
 from helpers.stacks import STACKS
-from ultraserver.offline import Plan, placeholders, sdk_types
-from ultraserver.offline.engine import record
+from ultraserver.offline import Plan, placeholders, sdk_schema
 
 REGION = "us-east-1"
 
 
 def _shipped_types(shipped_plan: Callable[[str], Plan]) -> list[str]:
     types = {r.type for stack in STACKS for r in shipped_plan(stack).resources}
-    return sorted(t for t in types if sdk_types.resource_class(t) is not None)
+    return sorted(t for t in types if sdk_schema.resource_class(t) is not None)
 
 
 def _labelled(value: Any) -> bool:
@@ -41,9 +39,9 @@ def test_every_required_output_of_every_shipped_type_has_a_labelled_placeholder(
         # Declared with no inputs: everything the SDK says always has a value must come from the mock.
         outputs = placeholders.resource_outputs(token, "probe", {}, REGION)
         generic = placeholders.generated_outputs(token, "probe", {}, REGION)
-        cls = sdk_types.resource_class(token)
+        cls = sdk_schema.resource_class(token)
         assert cls is not None
-        for prop in sdk_types.output_properties(cls):
+        for prop in sdk_schema.output_properties(cls):
             # Resource references and untyped values (pulumi-eks's kubeconfig) have no generic form; the engine's
             # pulumi-eks stand-in gives those.
             if (
@@ -57,32 +55,6 @@ def test_every_required_output_of_every_shipped_type_has_a_labelled_placeholder(
             # Known shapes (a node group's status ACTIVE) may replace the generic value; that one is labelled.
             if typing.get_origin(prop.type) is not typing.Literal:  # a fixed value (apiVersion) is the real one
                 assert _labelled(generic[prop.name]), (token, prop.name, generic[prop.name])
-
-
-def test_inputs_keep_their_value_and_edge_when_read_from_generated_outputs() -> None:
-    """Outputs no input gives (the VPC's default security group, a role's unique id, a security group's generated
-    name) reach their dependents, with the dependency edge."""
-
-    def program() -> None:
-        vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
-        role = aws.iam.Role("role", assume_role_policy="{}")
-        group = aws.ec2.SecurityGroup("sg", vpc_id=vpc.id)
-        aws.ec2.Tag("tag", resource_id=vpc.default_security_group_id, key=role.unique_id, value=group.name)
-
-    plan = record(program)
-    (tag,) = plan.of_type("aws:ec2/tag:Tag")
-    urns = {r.type: r.urn for r in plan.resources}
-    assert tag.inputs == {
-        "resourceId": "vpc-offline-defaultSecurityGroupId",
-        "key": "role-offline-uniqueId",
-        "value": "sg-offline",
-    }
-    assert tag.property_dependencies == {
-        "resourceId": [urns["aws:ec2/vpc:Vpc"]],
-        "key": [urns["aws:iam/role:Role"]],
-        "value": [urns["aws:ec2/securityGroup:SecurityGroup"]],
-    }
-    assert not tag.unresolved_inputs
 
 
 @pytest.mark.parametrize("name_prefix", ["alerts-", "x-"])

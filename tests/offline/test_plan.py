@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
+from ultraserver.facts import charts
 from ultraserver.offline import run_plan
 from ultraserver.offline.graph import edges, mermaid
 
@@ -268,9 +269,12 @@ def test_helm_releases_never_wait_for_gpu_node_groups(shipped_plan, stack: str) 
 
     for release in plan.of_type("kubernetes:helm.sh/v3:Release"):
         assert not waits_for(release.urn, set()) & gpu_side, release.name
-    dra = next(r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "nvidia-dra-driver-gpu")
-    operator = next(r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "gpu-operator")
-    assert operator.urn in dra.dependencies
+    releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r for r in plan.of_type("kubernetes:helm.sh/v3:Release")}
+    dra, operator = releases[charts.DRA_DRIVER], releases[charts.GPU_OPERATOR]
+    # The GPU Operator waits for all the DRA driver waits for (its CRDs: the operator's crds/ ships older copies), and
+    # neither release waits for the other.
+    assert set(dra.dependencies) <= set(operator.dependencies)
+    assert dra.urn not in operator.dependencies and operator.urn not in dra.dependencies
 
 
 def test_gpu_nodes_wait_for_the_control_plane_security_group_rules(shipped_plan) -> None:  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ import pytest
 from helpers.plan_lookup import one
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.config.views import ImexTarget
-from ultraserver.facts import charts, helm
+from ultraserver.facts import charts, helm, manifests
 from ultraserver.offline import Plan, record
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import ReleaseSettings
@@ -45,16 +45,26 @@ def base_urns(recorded: Plan) -> set[str]:
 def test_releases_use_the_pinned_charts() -> None:
     recorded = deploy()
     seen = {
-        r.inputs["chart"]: (r.inputs["version"], r.inputs["repositoryOpts"]["repo"], r.inputs["namespace"])
+        r.inputs["chart"]: (r.inputs["version"], r.inputs.get("repositoryOpts", {}).get("repo"), r.inputs["namespace"])
         for r in recorded.of_type(RELEASE)
     }
     assert seen == {
         "gpu-operator": ("v26.7.0", "https://helm.ngc.nvidia.com/nvidia", "gpu-operator"),
-        "nvidia-dra-driver-gpu": ("25.8.0", "https://helm.ngc.nvidia.com/nvidia", "nvidia-dra-driver-gpu"),
+        # An OCI chart carries its registry in the chart reference, with no repositoryOpts.
+        charts.chart_reference(charts.pinned(charts.DRA_DRIVER))[0]: ("0.4.1", None, "nvidia-dra-driver-gpu"),
         "aws-efa-k8s-device-plugin": ("v0.5.30", "https://aws.github.io/eks-charts", "kube-system"),
     }
     for release in recorded.of_type(RELEASE):
         assert release.inputs["timeout"] == 900
+
+
+def test_dra_driver_keeps_the_names_of_its_pre_0_4_chart() -> None:
+    """The renamed chart upgrades a 25.x install in place: same release name and namespace (pulumi-kubernetes replaces a
+    Release only on those), and nameOverride so its DaemonSet, Deployment and RBAC keep their names."""
+    dra = one(deploy(), RELEASE, "dra-driver")
+    assert dra.inputs["name"] == dra.inputs["namespace"] == charts.LEGACY_DRA_DRIVER_NAME
+    assert dra.inputs["values"]["nameOverride"] == charts.LEGACY_DRA_DRIVER_NAME
+    assert dra.inputs["skipCrds"] is True
 
 
 def test_releases_use_the_layers_provider() -> None:
@@ -90,18 +100,22 @@ def test_dependency_edges() -> None:
     dra = one(recorded, RELEASE, "dra-driver")
     efa = one(recorded, RELEASE, "efa-device-plugin")
     mpi = one(recorded, GROUP, "mpi-operator")
-    crd = one(recorded, GROUP, "dra-driver-crd")
-    assert set(gpu_operator.dependencies) == base
+    crds = {
+        one(recorded, GROUP, "gb200-dra-driver-crd", exact=True).urn,
+        one(recorded, GROUP, "gb200-dra-driver-crd-computedomaincliques", exact=True).urn,
+    }
+    # The DRA driver's CRDs before both charts that ship them (the GPU Operator's crds/ has older copies).
+    assert set(gpu_operator.dependencies) == base | crds
+    assert set(dra.dependencies) == base | crds
     assert set(efa.dependencies) == base
     assert set(mpi.dependencies) == base
-    assert set(dra.dependencies) == base | {gpu_operator.urn, crd.urn}
     gpu_group = one(recorded, "aws:eks/nodeGroup:NodeGroup", "gpu").urn
     everything = [d for r in recorded.resources for d in r.dependencies]
     assert gpu_group not in everything
     job = one(recorded, "kubernetes:kubeflow.org/v2beta1:MPIJob")
     domain = one(recorded, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
-    assert {mpi.urn, dra.urn} <= set(domain.dependencies)
-    assert set(job.dependencies) == {mpi.urn, dra.urn, domain.urn, crd.urn}
+    assert {mpi.urn, dra.urn, gpu_operator.urn} <= set(domain.dependencies)
+    assert {mpi.urn, dra.urn, gpu_operator.urn, domain.urn} <= set(job.dependencies)
 
 
 def test_mpi_operator_is_the_pinned_release_manifest() -> None:
@@ -145,20 +159,41 @@ def test_gpu_operator_upgrade_crd_hook_gets_openapi_validation_off() -> None:
     assert all("disableOpenapiValidation" not in i for c, i in releases.items() if c != "gpu-operator")
 
 
-def test_dra_driver_crd_is_applied_by_the_toolkit_before_the_release() -> None:
+def test_dra_driver_crds_are_applied_by_the_toolkit_before_the_release() -> None:
     recorded = deploy()
     dra = one(recorded, RELEASE, "dra-driver")
-    crd = one(recorded, "ultraserver:index:PinnedManifest", "dra-driver-crd")
+    driver = one(recorded, "ultraserver:index:DraDriver").urn
     assert dra.inputs["skipCrds"] is True
-    assert one(recorded, GROUP, "dra-driver-crd").urn in dra.dependencies
-    assert crd.parent == one(recorded, "ultraserver:index:DraDriver").urn
+    applied = {r.name for r in recorded.of_type("ultraserver:index:PinnedManifest") if r.parent == driver}
+    # One group per CRD of the pinned chart's crds/ (the ComputeDomain one under its pre-0.4 name, so existing stacks
+    # update it in place), and the release waits for all of them.
+    assert len(charts.pinned(charts.DRA_DRIVER).crds) == len(manifests.DRA_DRIVER_CRDS) == 2
+    assert applied == {"gb200-dra-driver-crd", "gb200-dra-driver-crd-computedomaincliques"}
+    groups = {r.urn for r in recorded.of_type(GROUP) if r.name in applied}
+    assert len(groups) == 2 and groups <= set(dra.dependencies)
+
+
+def test_every_release_shipping_a_toolkit_applied_crd_waits_for_it() -> None:
+    """No chart installs its own copy of a CRD the toolkit applies: Helm creates a crds/ entry only when it is absent
+    (helm v3.20.2 pkg/action/install.go:174-176), so each such release skips crds/ or comes after the toolkit's."""
+    recorded = deploy(prometheus_stack=ReleaseSettings())
+    crd_groups = {r.urn for r in recorded.of_type(GROUP) if r.name.startswith("gb200-dra-driver-crd")}
+    checked = []
+    for release in recorded.of_type(RELEASE):
+        chart = release.inputs["chart"].rsplit("/", 1)[-1]
+        if set(charts.pinned(chart).crds) & set(manifests.DRA_DRIVER_CRDS) and not release.inputs.get("skipCrds"):
+            assert crd_groups <= set(release.dependencies), chart
+            checked.append(chart)
+    assert checked == ["gpu-operator"]
 
 
 def test_dra_driver_at_another_version_leaves_its_crd_to_helm() -> None:
-    recorded = deploy(dra_driver=ReleaseSettings(version="25.12.0"))
+    recorded = deploy(dra_driver=ReleaseSettings(version="0.5.0"))
     dra = one(recorded, RELEASE, "dra-driver")
     assert "skipCrds" not in dra.inputs
     assert [r for r in recorded.of_type("ultraserver:index:PinnedManifest") if "dra" in r.name] == []
+    # Helm installs that version's CRDs with the release, so the GPU Operator (older copies in its crds/) waits for it.
+    assert dra.urn in one(recorded, RELEASE, "gpu-operator").dependencies
 
 
 def test_no_imex_check_unless_asked() -> None:
@@ -221,14 +256,14 @@ def test_prometheus_stack_is_optional_and_installed_before_the_gpu_operator_serv
     recorded = deploy(prometheus_stack=ReleaseSettings())
     stack = one(recorded, RELEASE, "prometheus-stack")
     assert (stack.inputs["chart"], stack.inputs["version"], stack.inputs["namespace"]) == (
-        "kube-prometheus-stack",
-        "81.4.5",
+        charts.KUBE_PROMETHEUS_STACK,
+        charts.pinned(charts.KUBE_PROMETHEUS_STACK).version,
         "monitoring",
     )
     assert stack.inputs["repositoryOpts"]["repo"] == "https://prometheus-community.github.io/helm-charts"
     gpu_operator = one(recorded, RELEASE, "gpu-operator")
     assert gpu_operator.inputs["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
-    assert set(gpu_operator.dependencies) == base_urns(recorded) | {stack.urn}
+    assert {stack.urn, *base_urns(recorded)} <= set(gpu_operator.dependencies)
     assert set(stack.dependencies) == base_urns(recorded)
 
 

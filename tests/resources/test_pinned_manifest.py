@@ -10,7 +10,7 @@ import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import ROOT
 from ultraserver.builders.manifests import PATCH_FORCE, git_blob_id
-from ultraserver.facts import manifests
+from ultraserver.facts import charts, manifests
 from ultraserver.facts.manifests import PinnedManifest
 from ultraserver.offline import Plan, record
 from ultraserver.resources import pinned_manifest
@@ -90,16 +90,23 @@ def test_offline_plan_never_downloads_and_shows_a_placeholder() -> None:
 
 def test_mpi_operator_pin_is_a_fixed_commit_of_the_release_manifest() -> None:
     mpi = manifests.MPI_OPERATOR
-    # The same commit (tag v0.7.0) as the MPIJob CRD the job manifests are validated against.
+    # The same commit (the pinned tag) as the MPIJob CRD the job manifests are validated against.
     fixture = json.loads((ROOT / "tests" / "fixtures" / "crds" / "mpijob-v2beta1.json").read_text())
     assert mpi.url.startswith(f"https://raw.githubusercontent.com/kubeflow/mpi-operator/{fixture['source']['commit']}/")
     assert mpi.url.endswith("/deploy/v2beta1/mpi-operator.yaml")
     assert len(mpi.sha256) == 64 and len(mpi.git_blob) == 40
 
 
-def test_dra_crd_pin_matches_the_crd_fixture_source() -> None:
-    fixture = json.loads((ROOT / "tests" / "fixtures" / "crds" / "computedomain-v1beta1.json").read_text())
-    crd = manifests.DRA_COMPUTE_DOMAIN_CRD
-    assert crd.git_blob == fixture["source"]["blob"]
-    assert fixture["source"]["commit"] in crd.url and crd.url.endswith(fixture["source"]["path"])
-    assert crd.sha256 is not None and len(crd.sha256) == 64
+@pytest.mark.parametrize("crd", sorted(manifests.DRA_DRIVER_CRDS))
+def test_dra_crd_pins_are_the_pinned_charts_crds(crd: str) -> None:
+    """Each CRD of the pinned DRA driver chart's crds/ has a pin at the chart's own commit, with the same bytes (git
+    blob) as the CRD fixture the manifests are validated against: a chart bump without its CRDs fails here."""
+    chart = charts.pinned(charts.DRA_DRIVER)
+    assert set(manifests.DRA_DRIVER_CRDS) == chart.crds
+    pin = manifests.DRA_DRIVER_CRDS[crd]
+    kind = crd.partition(".")[0].removesuffix("s")
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "crds" / f"{kind}-v1beta1.json").read_text())
+    assert pin.git_blob == fixture["source"]["blob"]
+    assert f"/{chart.source_commit}/" in pin.url and pin.url.endswith(fixture["source"]["path"])
+    assert fixture["source"]["commit"] == chart.source_commit
+    assert len(pin.sha256) == 64

@@ -65,9 +65,9 @@ def alert_patterns(
 
 
 def topic_policy(topic_arn: str) -> dict[str, Any]:
-    """EventBridge may publish to the topic. No Condition: EventBridge does not match one on SNS topic policies
-    (facts/capacity_events.py, EventBridge guide "Amazon SNS permissions"), so a rule-scoped statement would drop
-    every alert."""
+    """EventBridge may publish to the topic. No Condition: the EventBridge guide says Condition blocks cannot be used
+    in SNS topic policies for EventBridge, and a condition it does not honour would drop every alert silently
+    (facts/capacity_events.py weighs the sources)."""
     return {
         "Version": "2012-10-17",
         "Statement": [

@@ -6,6 +6,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from ultraserver.facts.charts import LEGACY_DRA_DRIVER_NAME
 from ultraserver.facts.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
 from ultraserver.problems import ConfigError
 
@@ -71,9 +72,12 @@ def dra_driver_values(system_node_selector: Mapping[str, str], nvidia_driver_roo
     """NVIDIA DRA driver values: ComputeDomains only, controller on system nodes, kubelet plugin on GPU nodes."""
     system = require_node_selector(system_node_selector, "system_node_selector")
     return {
+        # Object names of the pre-0.4 chart, on every install: a stack first deployed at 25.x is upgraded in place
+        # rather than given a second DaemonSet, Deployment and RBAC (facts/charts.py LEGACY_DRA_DRIVER_NAME).
+        "nameOverride": LEGACY_DRA_DRIVER_NAME,
         # The driver lives on the host (AMI), not under /run/nvidia/driver as when the GPU Operator installs it.
         "nvidiaDriverRoot": nvidia_driver_root,
-        # GPUs are allocated by the device plugin; DRA GPU allocation is still experimental in 25.8.
+        # In plugins mode GPUs are allocated by the device plugin (device_mode_values.py turns DRA GPUs on otherwise).
         "resources": {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}},
         # The chart pins the controller to control-plane nodes, which EKS does not expose: replace that
         # affinity (lists are replaced whole by Helm) and drop the control-plane toleration.

@@ -1,4 +1,5 @@
-"""The MPIJob (kubeflow.org/v2beta1, mpi-operator v0.7.0) shape every fabric check shares, and its namespace."""
+"""The MPIJob (kubeflow.org/v2beta1, of the mpi-operator pinned in facts/manifests.py) shape every fabric check
+shares, and its namespace."""
 
 from __future__ import annotations
 

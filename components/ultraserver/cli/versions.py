@@ -51,9 +51,23 @@ def rows(on: date) -> list[dict[str, str]]:
             "source": entry.source,
             "checked": entry.checked.isoformat(),
             "home": entry.home,
+            **_newest(entry),
         }
         for entry in vs.version_set()
     ]
+
+
+def _newest(entry: vs.VersionEntry) -> dict[str, str]:
+    """The entry's re-check of the newest upstream release: newest version found, its source, why the pin stays."""
+    found = entry.newest
+    if found is None:
+        return {}
+    return {
+        "newest": found.newer or entry.version,
+        "newestSource": found.source,
+        "newestChecked": found.checked.isoformat(),
+        "pinKeptBecause": found.pin_kept_because,
+    }
 
 
 def text(table: list[dict[str, str]], on: date, problems: list[str]) -> str:
@@ -67,6 +81,8 @@ def text(table: list[dict[str, str]], on: date, problems: list[str]) -> str:
             lines.append(f"\n{kind}")
         cells = [r["name"].ljust(width["name"]), r["minor"].ljust(width["minor"]), r["version"].ljust(width["version"])]
         why = f"; status: {r['statusSource']}" if r["statusSource"] and r["kind"] == "chart" else ""
+        if r.get("pinKeptBecause"):
+            why += f"; newer release {r['newest']} found, pin kept (--json says why)"
         lines.append(f"  {'  '.join(cells)}  {r['status'].ljust(width['status'])}  {r['source']} ({r['checked']}){why}")
     lines.append("")
     lines.extend(f"FAIL {p}" for p in problems)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
-from ultraserver.facts.capacity_blocks import CapacityBlock, current_block, switch_window, window_state
+from ultraserver.facts.capacity_blocks import CapacityBlock, current_block, has_ended, switch_window, window_state
 from ultraserver.problems import Problem
 
 
@@ -124,7 +124,7 @@ def standby_groups(group: GpuNodeGroupSettings, position: int, name: str, now: d
     return [
         StandbyGroup(f"{name}-{block.window.start.astimezone(timezone.utc):%Y%m%dt%H%Mz}", block)
         for block in group_blocks(group, position)
-        if block.window is not None and (now is None or block.window.end > now)
+        if block.window is not None and (now is None or not has_ended(block, now))
     ]
 
 

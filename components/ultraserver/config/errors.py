@@ -87,6 +87,13 @@ class _Where:
             model = _inner_model(found[1].annotation) if found else None
 
 
+RENAMED_KEYS = {
+    "singleNatGateway": "network.singleNatGateway became network.natGateways (2026-11): write natGateways: single for "
+    "true, natGateways: per-zone for false",
+}
+"""Keys an earlier release accepted, with how to write them now (a stack file written for it gets this fix)."""
+
+
 def _bounds(field: FieldInfo | None) -> str:
     if field is None:
         return ""
@@ -114,6 +121,8 @@ def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[s
         return "a value (this key is required)", fix
     if kind == "extra_forbidden":
         known = known_keys(where.parent) if where.parent else []
+        if name in RENAMED_KEYS:
+            return "known keys: " + ", ".join(known), RENAMED_KEYS[name]
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         return "known keys: " + ", ".join(known), f"did you mean {close[0]!r}?" if close else "remove it"
     if kind == "literal_error":

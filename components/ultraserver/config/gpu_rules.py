@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import date
 
 from ultraserver.config.blocks import created_node_groups, standby_problems
+from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
 from ultraserver.facts import ami, capacity_blocks, instances, limits
 from ultraserver.problems import WARNING, ConfigError, Problem
@@ -121,26 +122,6 @@ def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -
     return found
 
 
-def _ended_blocks(g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
-    """A block that ended before today still referenced by the group (its reservation has expired)."""
-    found = []
-    for index, block in enumerate(g.blocks):
-        if block.window is None or block.window.end.date() >= today:
-            continue
-        key = f"{at}.capacityBlocks[{index}]" if g.capacity_blocks_setting else f"{at}.reservationWindow"
-        found.append(
-            Problem(
-                f"{key}.end",
-                block.window.end.isoformat(),
-                "a block that has not ended (its reservation "
-                f"{', '.join(block.reservation_ids) or 'group'} is expired once the block ends)",
-                "remove the ended block, or add the successor block under capacityBlocks",
-                WARNING,
-            )
-        )
-    return found
-
-
 def _zone_offers(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
     """The zone is one the catalog knows offers the instance type, or the group says it is not in the catalog."""
     known = instances.OFFERED_ZONES.get(g.instance_type)
@@ -241,7 +222,8 @@ def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pr
 
 
 def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
-    """Each window ends after it starts, leaves room for the scale-down, fits the block schedule; ended warns."""
+    """Each window ends after it starts, leaves room for the scale-down, fits the block schedule (ended ones:
+    config.expiry)."""
     found = []
     for index, block in enumerate(g.blocks):
         w = block.window
@@ -263,7 +245,7 @@ def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[P
             for p in capacity_blocks.window_problems(w)
         ]
         found += capacity_blocks.aws_schedule_problems(w, key)
-    return found + _ended_blocks(g, at, today)
+    return found
 
 
 def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
@@ -341,6 +323,7 @@ GROUP_RULES: tuple[GroupRule, ...] = (
     efa_layout,
     sizes,
     window,
+    expiry_problems,
     amis,
     storage_and_labels,
 )

@@ -47,6 +47,7 @@ from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import ami, aws_ids, control_plane_logs, instances, kubernetes, limits
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts import devices as device_facts
+from ultraserver.facts import network as network_facts
 from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
 
 PROJECT = "ultraserver-eks"
@@ -58,7 +59,7 @@ LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 class ReleaseSettings(Model):
     """User-tunable settings shared by every chart release."""
 
-    version: Annotated[str, pattern(r"v?\d+\.\d+\.\d+", "a chart version such as 25.3.4")] | None = Field(
+    version: Annotated[str, pattern(r"v?\d+\.\d+\.\d+", "an exact chart version such as 1.2.3")] | None = Field(
         None, description="Chart version; empty keeps the toolkit's pinned version (recommended)."
     )
     values: dict[StrictStr, Any] = Field(
@@ -167,7 +168,16 @@ class NetworkSettings(Model):
     availability_zones: tuple[Zone, ...] = Field(
         (), description="Regional zones for the control plane and system nodes (at least two)."
     )
-    single_nat_gateway: StrictBool = Field(True, description="One NAT gateway (cheaper) instead of one per zone.")
+    nat_gateways: Literal[network_facts.NAT_GATEWAY_MODES] = Field(  # type: ignore[valid-type]
+        "single",
+        description="single (one NAT gateway, cheaper) or per-zone (one per regional zone); docs/deploy.md, "
+        "GPU subnets' egress.",
+    )
+    local_zone_nat_gateways: tuple[Zone, ...] = Field(
+        (),
+        description="GPU Local Zones that get their own NAT gateway; only zones the AWS Local Zones features page "
+        "lists with NAT gateways (docs/deploy.md, GPU subnets' egress).",
+    )
     pods_per_node: StrictInt = Field(110, ge=8, le=737, description="Planned pods per system node (subnet sizing).")
     gpu_pods_per_node: StrictInt = Field(32, ge=8, le=737, description="Planned pods per GPU node (subnet sizing).")
     vpc_id: Annotated[str, pattern(aws_ids.VPC_ID, "a VPC id like vpc-0123456789abcdef0", empty=True)] = Field(
@@ -222,8 +232,8 @@ RELEASE_KEYS = {
     "gpu_operator": chart_facts.GPU_OPERATOR,
     "dra_driver": chart_facts.DRA_DRIVER,
     "efa_device_plugin": chart_facts.EFA_DEVICE_PLUGIN,
-    "node_termination_handler": "aws-node-termination-handler",
-    "prometheus_stack": "kube-prometheus-stack",
+    "node_termination_handler": chart_facts.NODE_TERMINATION_HANDLER,
+    "prometheus_stack": chart_facts.KUBE_PROMETHEUS_STACK,
     "kueue": chart_facts.KUEUE,
     "dranet": chart_facts.DRANET,
 }

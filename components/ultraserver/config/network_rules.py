@@ -1,12 +1,14 @@
-"""Rules of a new VPC's CIDR blocks: ranges EKS documents, AWS block sizes, no overlap, the block quota."""
+"""Rules of a new VPC: CIDR blocks in ranges EKS documents, AWS block sizes, no overlap, the block quota; NAT gateways
+in Local Zones only in the stack's GPU Local Zones, each flagged while AWS support there is unverified."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
+from datetime import date
 
-from ultraserver.config.model import NetworkSettings
-from ultraserver.facts import limits, network
+from ultraserver.config.model import NetworkSettings, Settings, key
+from ultraserver.facts import aws_ids, limits, network
 from ultraserver.problems import WARNING, Problem
 
 
@@ -63,4 +65,33 @@ def vpc_blocks(n: NetworkSettings, key: Callable[[str], str]) -> list[Problem]:
                 WARNING,
             )
         )
+    return found
+
+
+def local_zone_nats(s: Settings, today: date) -> list[Problem]:
+    """Each ``localZoneNatGateways`` entry: a new VPC, once, a Local Zone of a GPU group; warned while unverified."""
+    n, found = s.network, []
+    gpu_zones = sorted({g.availability_zone for g in s.gpu_node_groups})
+    for index, zone in enumerate(n.local_zone_nat_gateways):
+        at = key(s, f"network.localZoneNatGateways[{index}]")
+        if n.existing:
+            found.append(
+                Problem(at, zone, "only for a VPC the stack creates", "add it to your own VPC, or remove the entry")
+            )
+        elif not aws_ids.matches(aws_ids.LOCAL_ZONE, zone) or zone not in gpu_zones:
+            allowed = f"a Local Zone of a GPU node group ({', '.join(gpu_zones) or 'none'})"
+            found.append(Problem(at, zone, allowed, "list the Local Zone of a gpuNodeGroups entry, or remove it"))
+        elif n.local_zone_nat_gateways.index(zone) != index:
+            found.append(Problem(at, zone, "each zone once", "remove the duplicate"))
+        elif zone not in network.NAT_GATEWAY_LOCAL_ZONES:
+            found.append(
+                Problem(
+                    at,
+                    zone,
+                    f"a Local Zone with NAT gateways; the toolkit could not verify that {zone} has them (AWS lists "
+                    f"them on {network.LOCAL_ZONES_FEATURES_URL}); if it does not, CreateNatGateway fails at deploy",
+                    "check the zone on that page before `pulumi up`; remove the entry if it is not listed",
+                    WARNING,
+                )
+            )
     return found

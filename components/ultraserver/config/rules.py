@@ -8,8 +8,9 @@ Each rule names the stack key as written, the bad value, what is allowed and the
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
+from typing import Any
 
 from pydantic.alias_generators import to_camel
 
@@ -18,13 +19,19 @@ from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
-from ultraserver.config.network_rules import vpc_blocks
+from ultraserver.config.network_rules import local_zone_nats, vpc_blocks
 from ultraserver.config.reachability import deployer_reach
-from ultraserver.config.version_rules import support_window, untested_versions
-from ultraserver.facts import aws_ids, instances, limits, tags
+from ultraserver.config.version_rules import (
+    chart_kubernetes_versions,
+    dra_driver_forward_only,
+    dra_driver_prerequisites,
+    support_window,
+    untested_versions,
+)
+from ultraserver.facts import aws_ids, chart_templates, instances, limits, tags
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts.versions import version_at_least
-from ultraserver.problems import Problem
+from ultraserver.problems import WARNING, Problem
 
 Rule = Callable[[Settings, date], list[Problem]]
 
@@ -224,7 +231,8 @@ def chart_values(s: Settings, today: date) -> list[Problem]:
             )
         if chart not in pinned or release.version not in (None, chart_facts.pinned(chart).version):
             continue  # another chart version has other keys; the release builder checks the pinned one only
-        for path in chart_facts.unknown_value_paths(chart, release.values):
+        unknown = chart_facts.unknown_value_paths(chart, release.values)
+        for path in unknown:
             found.append(
                 Problem(
                     key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
@@ -233,7 +241,27 @@ def chart_values(s: Settings, today: date) -> list[Problem]:
                     "fix the key or remove it (see the chart's values.yaml)",
                 )
             )
+        found += _unread_values(s, field, chart, release.values, unknown)
     return found
+
+
+def _unread_values(s: Settings, field: str, chart: str, values: Mapping[str, Any], unknown: list[str]) -> list[Problem]:
+    """A warning for each known key no template of the pinned chart reads: setting it changes nothing."""
+    if chart not in chart_templates.template_reads():
+        return []
+    version = chart_facts.pinned(chart).version
+    return [
+        Problem(
+            key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
+            path,
+            f"a value some template of {chart} {version} reads (this key is in its values.yaml, but no template "
+            "reads it, so it changes nothing)",
+            "remove it, or set the value the templates read instead (see the chart's templates)",
+            WARNING,
+        )
+        for path in chart_templates.unread_paths(chart, values)
+        if not any(path == u or path.startswith(u + ".") or u.startswith(path + ".") for u in unknown)
+    ]
 
 
 def release_waits(s: Settings, today: date) -> list[Problem]:
@@ -316,6 +344,7 @@ RULES: tuple[Rule, ...] = (
     stack_tags,
     network_zones,
     network_vpc,
+    local_zone_nats,
     system_nodes,
     *GPU_RULES,
     addons,
@@ -326,6 +355,9 @@ RULES: tuple[Rule, ...] = (
     checks,
     support_window,
     untested_versions,
+    chart_kubernetes_versions,
+    dra_driver_forward_only,
+    dra_driver_prerequisites,
     alert_topic,
     derived_names,
 )

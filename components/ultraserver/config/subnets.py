@@ -32,7 +32,8 @@ class SubnetPlan:
     name: str
     """Resource name suffix, e.g. private-us-east-1a."""
     kind: str
-    """public, private (regional) or gpu (the reservation's zone)."""
+    """public, private (regional), gpu (the reservation's zone) or nat (a Local Zone's public subnet for its own NAT
+    gateway, named public-<zone>; no load-balancer tags)."""
     zone: str
     """Availability zone or Local Zone."""
     cidr: str
@@ -67,6 +68,7 @@ def _wanted(
     gpu_ip_needs: Mapping[str, int],
     system_nodes: int,
     pods_per_node: int,
+    nat_zones: Sequence[str] = (),
 ) -> list[tuple[str, str, str, int]]:
     """(name, kind, zone, prefix) of every subnet, largest first so blocks stay aligned."""
     private_prefix = min(prefix_for(ips_needed(system_nodes, pods_per_node, 1)), vpc.prefixlen + 3)
@@ -77,6 +79,8 @@ def _wanted(
     for zone in regional_zones:
         wanted.append((f"private-{zone}", "private", zone, private_prefix))
         wanted.append((f"public-{zone}", "public", zone, max(vpc.prefixlen + 4, 24) if vpc.prefixlen <= 20 else 27))
+    # A NAT gateway needs one address: the smallest subnet AWS allows (/28), placed last so no other subnet moves.
+    wanted += [(f"public-{zone}", "nat", zone, limits.VPC_PREFIX_SMALLEST) for zone in nat_zones]
     wanted.sort(key=lambda w: w[3])
     return wanted
 
@@ -131,15 +135,19 @@ def plan_subnets(
     system_nodes: int,
     pods_per_node: int,
     secondary_cidrs: Sequence[str] = (),
+    nat_zones: Sequence[str] = (),
 ) -> list[SubnetPlan]:
     """Carve the VPC's CIDR blocks into public, private and GPU subnets.
 
     ``gpu_ip_needs`` maps each GPU zone to the addresses its nodes and pods need; a zone that needs more than a
     /16 gets several subnets (``gpu-<zone>``, ``gpu-<zone>-2`` ...). Subnets fill the primary block first, then
-    the ``secondary_cidrs`` in order.
+    the ``secondary_cidrs`` in order. Each of ``nat_zones`` (Local Zones with their own NAT gateway) gets a /28 public
+    subnet ``public-<zone>`` of kind nat.
     """
     blocks = [vpc_cidr, *secondary_cidrs]
-    wanted = _wanted(ipaddress.ip_network(vpc_cidr), regional_zones, gpu_ip_needs, system_nodes, pods_per_node)
+    wanted = _wanted(
+        ipaddress.ip_network(vpc_cidr), regional_zones, gpu_ip_needs, system_nodes, pods_per_node, nat_zones
+    )
     plans = _place(wanted, blocks)
     if plans is None:
         raise _too_small(vpc_cidr, wanted, blocks)

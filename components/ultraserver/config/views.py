@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ultraserver.config.settings import GpuNodeGroupSettings, Settings
+# From the model modules, not config.settings: the settings rules (config/version_rules.py) use these views too.
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
+from ultraserver.config.model import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.facts import devices, efa
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
@@ -90,3 +92,22 @@ def kueue_enabled(settings: Settings) -> bool:
     """Whether the stack installs Kueue: as set, else on when the stack has GPU groups."""
     enabled = settings.kubernetes.kueue.enabled
     return bool(settings.gpu_node_groups) if enabled is None else enabled
+
+
+def needs_termination_handler(settings: Settings) -> bool:
+    """Self-managed groups need the Node Termination Handler; managed node groups drain on their own."""
+    return any(group.mode == "self-managed" for group in settings.gpu_node_groups)
+
+
+def installed_releases(settings: Settings) -> tuple[str, ...]:
+    """The release fields (config.model.RELEASE_KEYS) whose charts the stack installs, as the Kubernetes layer
+    (resources/kubernetes_layer.py) declares them: EFA devices come from DRANET in DRA mode, else the EFA plugin."""
+    k = settings.kubernetes
+    optional = {
+        "dranet": k.devices == devices.DRA,
+        "efa_device_plugin": k.devices != devices.DRA,
+        "prometheus_stack": k.prometheus_stack_enabled,
+        "kueue": kueue_enabled(settings),
+        "node_termination_handler": needs_termination_handler(settings),
+    }
+    return ("gpu_operator", "dra_driver", *(field for field, on in optional.items() if on))

@@ -64,9 +64,10 @@ ADDON_VERSIONS: dict[str, dict[str, AddonPin]] = {
         minor: AddonPin("v1.3.10-eksbuild.2", _PEER, _CHECKED, verified=False) for minor in ("1.33", "1.34", "1.35")
     }
     | {"1.36": AddonPin("", _NONE, _CHECKED, verified=False)},
-    # The agent's Go module is at v1.6.7 (pkg.go.dev, 2026-07-14), but the add-on's eksbuild suffix was not found.
+    # The agent's Go module is at v1.7.0 (pkg.go.dev, published 2026-08-04; read 2026-11-25), but no published
+    # addonVersion (the eksbuild suffix EKS adds) was found: the EKS default of the day is used; preflight reads it.
     NODE_MONITORING_AGENT: {
-        minor: AddonPin("", _NONE + " (agent module v1.6.7)", _CHECKED, verified=False)
+        minor: AddonPin("", _NONE + " (agent module v1.7.0)", _CHECKED, verified=False)
         for minor in ("1.33", "1.34", "1.35", "1.36")
     },
 }

@@ -131,6 +131,27 @@ class CapacityBlock:
 FUTURE, ACTIVE, ENDED = "future", "active", "ended"
 
 
+# What AWS does with a block once it has ended (checked 2026-11-25):
+# - Launches: EC2 API reference (botocore 1.44.5, ec2 2016-11-15 service-2.json), CapacityReservation.EndDate: "When a
+#   Capacity Reservation expires, the reserved capacity is released and you can no longer launch instances into it.";
+#   EC2 user guide, capacity-reservations-launch: "You can only launch an instance into a Capacity Reservation that:
+#   ... Is in the active state". So a group whose template names an expired block can never launch a node.
+# - The launch template itself: EC2 user guide, launch-template-restrictions: "Launch template parameters are not fully
+#   validated when you create the launch template. If you specify incorrect values or use unsupported parameter
+#   combinations, instances will fail to launch using this launch template." Whether CreateLaunchTemplate, EKS
+#   CreateNodegroup or CreateAutoScalingGroup refuses (or only warns, CreateLaunchTemplateResult.Warning) an expired
+#   CapacityReservationTarget is not documented: UNVERIFIED, not tried against AWS.
+# - Auto Scaling after the end: "When a Capacity Block expires ... Amazon EC2 terminates the instances running in it.
+#   The Auto Scaling health checker detects the termination and attempts to launch a replacement instance" (EC2 Auto
+#   Scaling user guide, capacity-reservation-create-asg-procedure, "Operational guidelines").
+# Hence the plan makes nothing for an ended block (config/expiry.py) rather than a group that can only fail to launch.
+
+
+def has_ended(block: CapacityBlock, now: datetime) -> bool:
+    """Whether the block has a window and it has ended at ``now`` (its reservation is expired)."""
+    return block.window is not None and window_state(block.window, now) == ENDED
+
+
 def window_state(window: ReservationWindow, now: datetime) -> str:
     """future (not started), active (started, not ended: paid for, though the group is at 0 after its scale-down)
     or ended, at ``now``."""
@@ -190,8 +211,14 @@ def sequence_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
 # Auto Scaling scheduled actions (EC2 Auto Scaling user guide, "Scheduled scaling", Limitations,
 # https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scheduled-scaling.html): names are unique per
 # group, "a scheduled action must have a unique time value" (a second action at the same time is rejected), and a group
-# holds at most 125 of them; a start time in the past is rejected (API PutScheduledUpdateGroupAction).
+# holds at most 125 of them. A time in the past is refused: PutScheduledUpdateGroupAction (botocore 1.44.5, autoscaling
+# 2011-01-01 service-2.json, operation documentation): "If you try to schedule your action in the past, Amazon EC2
+# Auto Scaling returns an error message." (checked 2026-11-25). Its EndTime and Recurrence bound recurring actions
+# only; the toolkit's actions are one-time (StartTime only), so that sentence is the one that binds.
 ACTION_PREFIX = "capacity-block"
+ACTION_DEPLOY_MARGIN_MINUTES = 30
+"""An action due within this many minutes of the plan may be in the past by the time ``pulumi up`` creates it: a first
+deploy makes the cluster before any group (a judgement, not measured; EKS documents no creation time)."""
 
 
 def action_stem(start: datetime) -> str:

@@ -51,25 +51,38 @@ UNDERUTILIZATION_EVENT_CODES = (
 EVENT_PATTERN_MAX_CHARS = 2048
 
 EVENTS_PRINCIPAL = "events.amazonaws.com"
-# EventBridge user guide, "Using resource-based policies for Amazon EventBridge"
-# (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html): EventBridge publishes to an
-# SNS topic under the topic's resource-based policy, and an SNS target must not name a RoleArn ("event delivery may
-# fail, particularly for Amazon SQS and Amazon SNS targets with AWS KMS encryption enabled").
-# Its "Amazon SNS permissions" section (source: awsdocs/amazon-eventbridge-user-guide,
-# doc_source/eb-use-resource-based.md) grants sns:Publish to events.amazonaws.com on the topic with no Condition and
-# notes that Condition blocks cannot be used in SNS topic policies for EventBridge: a statement conditioned on
-# aws:SourceArn / aws:SourceAccount would not match, and every delivery would fail silently (the rule's
-# FailedInvocations metric is the only trace). So the topic statement has no Condition. The cost: an EventBridge rule
-# of any account that knows the topic ARN could publish to it (noise, not access to anything). Whether EventBridge now
-# fills aws:SourceArn for SNS targets was not tried against AWS (unverified), so the documented form is used.
-# Re-checked for issue 23 §6, which asked for an aws:SourceArn / aws:SourceAccount condition: two more sources say it
-# breaks delivery. The SNS developer guide, "Key management" (sns-key-management.html): "Adding the aws:SourceAccount
-# and aws:SourceArn to a AWS KMS policy is not supported for EventBridge-to-encrypted topics" (quoted in
-# awslabs/landing-zone-accelerator-on-aws#407, where such a condition made every invocation fail); and
-# awsdocs/aws-cloudformation-user-guide#481 (2019): "SourceAccount is not supported for events sources, and if
-# supplied, will cause invocations to silently fail". The statement therefore stays unconditioned. A scoped
-# alternative, an IAM execution role on each target (the newer EventBridge guide allows one for SNS targets) with the
-# topic policy naming only that role, was not tried against AWS (unverified) and is left for a verified change.
+# The SNS topic policy: why its events.amazonaws.com statement has no Condition (re-examined 2026-11-25, issue 23 §6,
+# which asked for aws:SourceArn / aws:SourceAccount). The topic policy and the KMS key policy are two questions:
+# - Topic policy, for EventBridge specifically. EventBridge user guide, "Using resource-based policies for Amazon
+#   EventBridge", section "Amazon SNS permissions" (awsdocs/amazon-eventbridge-user-guide, doc_source/
+#   eb-use-resource-based.md at 4ddcc77a1f4b and at 10e936eebdd8; the repository was archived in 2023): "You can't use
+#   of `Condition` blocks in Amazon SNS topic policies for EventBridge." Its statement grants sns:Publish to
+#   events.amazonaws.com with no Condition, while the same page conditions the SQS, Lambda and API Gateway statements
+#   on the rule ARN (aws:SourceArn): the SNS exception is deliberate. The live page
+#   (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html) was read only up to its API
+#   Gateway section; whether its SNS section still carries that note is UNVERIFIED.
+# - Confused-deputy guidance. EventBridge user guide, "Cross-service confused deputy prevention in Amazon
+#   EventBridge" (cross-service-confused-deputy-prevention.html): "We recommend using the aws:SourceArn and
+#   aws:SourceAccount global condition context keys in resource policies to limit the permissions that Amazon
+#   EventBridge gives another service to the resource" and "For EventBridge event bus rule targets, the value of
+#   aws:SourceArn must be the rule ARN." What was read names no target service; its example policy could not be read,
+#   so that it covers SNS topic policies is UNVERIFIED, and it does not override the SNS-specific note above.
+# - KMS key policy, a different document. SNS developer guide, "Key management" (sns-key-management.html): "Adding the
+#   aws:SourceAccount, aws:SourceArn, and aws:SourceOrgID to a AWS KMS policy is not supported for
+#   EventBridge-to-encrypted topics" (the page itself was read only in part; the sentence as quoted in
+#   awslabs/landing-zone-accelerator-on-aws#407, there without aws:SourceOrgID, where a conditioned key policy made
+#   every invocation fail). It is about the key policy, so the key statement below has no Condition either; it says
+#   nothing about the topic policy.
+# - Third-party only: awsdocs/aws-cloudformation-user-guide#481 (2019, a community pull request, closed unmerged):
+#   "SourceAccount is not supported for events sources, and if supplied, will cause invocations to silently fail";
+#   it does not say which policy.
+# Decision: no AWS document read shows a topic-policy condition supported for EventBridge -> SNS, and the one written
+# for SNS topic policies says a Condition cannot be used, so the statement stays unconditioned. A wrong guess fails
+# silently (every delivery dropped; the rule's FailedInvocations metric is the only trace), whereas the cost of no
+# Condition is that an EventBridge rule of any account that knows the topic ARN could publish to it (noise, not access
+# to anything). A scoped alternative, an IAM execution role on each target with the topic policy naming only that role,
+# conflicts with the same guide's "do not specify a RoleArn" for SNS targets ("event delivery may fail, particularly
+# for Amazon SQS and Amazon SNS targets with AWS KMS encryption enabled") and was not tried against AWS.
 # For a KMS-encrypted topic the key policy must let events.amazonaws.com use the key: "Allow CWE to use the key" with
 # exactly kms:Decrypt and kms:GenerateDataKey, Resource "*" (Amazon Q Developer in chat applications admin guide,
 # troubleshooting, "The Amazon SNS topic has server-side encryption turned on", quoting it as the EventBridge example;

@@ -121,13 +121,14 @@ def allowed_extension_hours_text() -> str:
 def stale_fix(block_key: str, state: str, past: bool) -> str:
     """How to fix a group that still names an ended reservation (``block_key`` e.g. gpuNodeGroups[0].capacityBlocks[0]).
 
-    A past block's reservation is left over: remove the entry (an ended reservation in a launch template makes the
-    next update fail). A current or future one will never launch: replace it with a new block's reservation.
+    A past block's reservation is left over: remove the entry (nothing launches into it again; the plan already makes
+    nothing for a block whose window has ended, config/expiry.py). A current or future one will never launch: replace
+    it with a new block's reservation.
     """
     if past:
         return (
-            f"remove {block_key} from the stack file (the group has moved on, and a reservation in state {state} "
-            "breaks later updates of the launch template)"
+            f"remove {block_key} from the stack file (the group has moved on, and EC2 launches nothing into a "
+            f"reservation in state {state})"
         )
     return f"{block_key} will never launch ({state}): {state_fix(state)}, e.g. with `ultraserver extend` beforehand"
 

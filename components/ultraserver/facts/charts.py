@@ -10,15 +10,41 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ultraserver.facts.versions import version_tuple
 from ultraserver.problems import ConfigError
 
 GPU_OPERATOR = "gpu-operator"
-DRA_DRIVER = "nvidia-dra-driver-gpu"
+# The DRA driver for NVIDIA GPUs under its kubernetes-sigs name since 0.4.0 (chart `dra-driver-nvidia-gpu`, OCI at
+# registry.k8s.io). Its release, namespace and object names keep the old chart name (LEGACY_DRA_DRIVER_NAME).
+DRA_DRIVER = "dra-driver-nvidia-gpu"
+LEGACY_DRA_DRIVER_NAME = "nvidia-dra-driver-gpu"
+"""The DRA driver's chart name before 0.4.0 (NVIDIA/k8s-dra-driver-gpu 25.x). The toolkit keeps it as release name,
+namespace and `nameOverride`, so a stack installed at 25.x is upgraded in place and its DaemonSet, Deployment and RBAC
+keep their names: without the override the renamed chart creates a second set beside them (upgrade.md at tag v0.4.1,
+"Upgrade procedure" step 2; the chart's names come from `default .Chart.Name .Values.nameOverride`,
+templates/_helpers.tpl:5, 17, 83)."""
+DRA_DRIVER_FIRST_SEMVER = (0, 4, 0)
+"""The first release under the new name (strict SemVer); 0.4.0 cannot be downgraded (kubelet checkpoint BootID field,
+ComputeDomain numNodes optional: upgrade.md at tag v0.4.1)."""
+LEGACY_DRA_DRIVER_FIRST_MAJOR = 25
+"""Before 0.4.0 the driver had calendar versions (YY.MM.patch: tags v25.3.0 ... v25.12.0 in the repository), so a
+major of 25 or more is a release of the old chart, never of the new one."""
+# The newest release found (0.5.0) and why it is not pinned: facts/version_set.py NEWEST_FOUND.
+
+
+def is_dra_driver_release(version: str) -> bool:
+    """Whether `version` can be a release of the renamed chart: exact, 0.4.0 or later, not a 25.x calendar version."""
+    parsed = version_tuple(version)
+    return parsed is not None and DRA_DRIVER_FIRST_SEMVER <= parsed and parsed[0] < LEGACY_DRA_DRIVER_FIRST_MAJOR
+
+
 EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
 # AWS Node Termination Handler chart 0.27.6 = app v1.25.6 (aws/aws-node-termination-handler tag v1.25.6, commit
 # 77ca841d), published as an OCI chart under oci://public.ecr.aws/aws-ec2/helm (its config/helm README).
 NODE_TERMINATION_HANDLER = "aws-node-termination-handler"
 NODE_TERMINATION_HANDLER_IMAGE = "public.ecr.aws/aws-ec2/aws-node-termination-handler"
+# kube-prometheus-stack is pinned at a release tag of prometheus-community/helm-charts (MIRROR_CHARTS in
+# scripts/regen_upstream_fixtures.py says which and why).
 KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"
 # DRANET (EFA through DRA, DRA device mode): chart aws-dranet 1.0.0 in aws/eks-charts stable/aws-dranet @5239609.
 DRANET = "aws-dranet"
@@ -50,27 +76,11 @@ class PinnedChart:
     """Every dotted values key path of the chart (e.g. `driver.enabled`)."""
     open_maps: frozenset[str]
     """Key paths whose content is free-form (Kubernetes objects, label maps, unpinned subcharts)."""
-    values_checked: bool = True
-    """False when the chart's values.yaml was not pinned here: user values are then passed on unchecked."""
-
-
-# The optional Prometheus stack. Version 81.4.5 is the `version` of charts/kube-prometheus-stack/Chart.yaml at
-# prometheus-community/helm-charts @4879317737d492d49903e5ee87f928e9a1042649 (appVersion v0.88.0, kubeVersion
-# >=1.25.0-0); the chart is published at https://prometheus-community.github.io/helm-charts (Chart.yaml dependency
-# repositories). UNVERIFIED: that the repository index lists 81.4.5 (helm search was not run) and which version is
-# newest. Its values.yaml at that commit was not stored, so no key paths are pinned and user values go unchecked.
-_UNCHECKED_CHARTS = {
-    KUBE_PROMETHEUS_STACK: PinnedChart(
-        name=KUBE_PROMETHEUS_STACK,
-        version="81.4.5",
-        repo="https://prometheus-community.github.io/helm-charts",
-        source_repository="https://github.com/prometheus-community/helm-charts",
-        source_commit="4879317737d492d49903e5ee87f928e9a1042649",
-        keys=frozenset(),
-        open_maps=frozenset(),
-        values_checked=False,
-    )
-}
+    crds: frozenset[str] = frozenset()
+    """Names of the CRDs in the chart's crds/ (Helm creates each one that is absent on install, never on upgrade)."""
+    kube_version: str | None = None
+    """The Chart.yaml `kubeVersion` constraint (None: the chart states none); Helm refuses to install the chart on a
+    cluster outside it, so the plan checks it (config/version_rules.py)."""
 
 
 @cache
@@ -79,7 +89,7 @@ def catalog() -> dict[str, PinnedChart]:
     scripts/regen_upstream_fixtures.py).
     """
     raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
-    return _UNCHECKED_CHARTS | {
+    return {
         name: PinnedChart(
             name=entry["name"],
             version=entry["version"],
@@ -88,6 +98,8 @@ def catalog() -> dict[str, PinnedChart]:
             source_commit=entry["source"]["commit"],
             keys=frozenset(entry["keys"]),
             open_maps=frozenset(entry["openMaps"]),
+            crds=frozenset(entry["crds"]),
+            kube_version=entry.get("kubeVersion"),
         )
         for name, entry in raw["charts"].items()
     }
@@ -107,8 +119,6 @@ def pinned(chart: str) -> PinnedChart:
 
 def _walk(chart: PinnedChart, values: Mapping[str, Any], prefix: str) -> list[str]:
     """Unknown key paths below `prefix`."""
-    if not chart.values_checked:
-        return []
     unknown: list[str] = []
     for key, value in values.items():
         path = f"{prefix}{key}"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ultraserver.facts.dra import COMPUTE_DOMAIN_CRD
+
 
 @dataclass(frozen=True)
 class PinnedManifest:
@@ -24,28 +26,46 @@ class PinnedManifest:
     reviewer can check the pin against the repository without downloading the file."""
 
 
-# NVIDIA DRA driver 25.8.0 (tag v25.8.0 = commit 2ef1f2ad), the chart's only CRD. sha256 computed from a copy whose
-# git blob id equals the one at the tag (5a28ae17...), i.e. the same bytes.
-DRA_COMPUTE_DOMAIN_CRD = PinnedManifest(
-    name="ComputeDomain CRD (nvidia-dra-driver-gpu 25.8.0)",
-    url=(
-        "https://raw.githubusercontent.com/NVIDIA/k8s-dra-driver-gpu/2ef1f2ad8ad2e65756d19f454f55e5b021d0bf3b/"
-        "deployments/helm/nvidia-dra-driver-gpu/crds/resource.nvidia.com_computedomains.yaml"
-    ),
-    sha256="9345244a663bd1b05551dee3e3749e0fc8a4aca4ff46e48308f7b5053c90d265",
-    git_blob="5a28ae17ca7443e91b1505860fd31ee3173d740d",
+# DRA driver for NVIDIA GPUs 0.4.1 (kubernetes-sigs/dra-driver-nvidia-gpu tag v0.4.1 = commit 764900e7): the two
+# CRDs of the chart's crds/. sha256 computed from copies whose git blob ids equal those at the tag, i.e. the same
+# bytes. The toolkit applies them before any chart (resources/helm_release.py DraDriver.crd_owner), so the GPU
+# Operator's older copies of the same CRDs (its crds/ at v26.7.0, where ComputeDomain still requires numNodes) are
+# never installed.
+_DRA_DRIVER_CRDS_AT = (
+    "https://raw.githubusercontent.com/kubernetes-sigs/dra-driver-nvidia-gpu/764900e7833798a1528bd52a2af3e1b2d5f7a616/"
+    "deployments/helm/dra-driver-nvidia-gpu/crds/"
 )
+DRA_COMPUTE_DOMAIN_CRD = PinnedManifest(
+    name="ComputeDomain CRD of the pinned DRA driver",
+    url=_DRA_DRIVER_CRDS_AT + "resource.nvidia.com_computedomains.yaml",
+    sha256="653b477ad084f6cfed479ecdcc1149f3c14499bcac2ae1d2acbb82ccf7419f89",
+    git_blob="0811b3ce2c8e38dad3db6b8df309a43d33a475b9",
+)
+DRA_COMPUTE_DOMAIN_CLIQUE_CRD = PinnedManifest(
+    name="ComputeDomainClique CRD of the pinned DRA driver",
+    url=_DRA_DRIVER_CRDS_AT + "resource.nvidia.com_computedomaincliques.yaml",
+    sha256="bc822436bb7f516c51a6adb8ef503a8fda8b7e151aff723897a0fb3072a20c1f",
+    git_blob="b3eddef718face4c0d85529599830241e6b7b2e1",
+)
+DRA_DRIVER_CRDS = {
+    COMPUTE_DOMAIN_CRD: DRA_COMPUTE_DOMAIN_CRD,
+    "computedomaincliques.resource.nvidia.com": DRA_COMPUTE_DOMAIN_CLIQUE_CRD,
+}
+"""The DRA driver's CRDs by name, each applied by the toolkit from its pin."""
 
-# Kubeflow MPI Operator v0.7.0 (tag v0.7.0 = commit 07a32d9a): the all-in-one manifest (namespace, MPIJob CRD,
-# RBAC, controller). sha256 computed from a copy (670391 bytes) whose git blob id equals the one at the tag
-# (89e467b6...), i.e. the same bytes.
-MPI_OPERATOR_VERSION = "v0.7.0"
+# Kubeflow MPI Operator v0.8.0 (tag v0.8.0 = commit 101db144, 2026-02-18; the newest tag in a mirror of
+# kubeflow/mpi-operator whose last commit is 2026-07-02, re-checked 2026-11-25 for issue 21): the all-in-one manifest
+# (namespace, MPIJob CRD, RBAC, controller, image mpioperator/mpi-operator:0.8.0). sha256 and git blob computed from
+# the blob at the tag (674987 bytes). From v0.7.0: Kubernetes libraries 1.35, the CRD's pod template refreshed from
+# the 1.35 API, launcher scheduling directives fixed when a job is unsuspended (kubeflow/mpi-operator#772; Kueue
+# unsuspends the checks' MPIJobs); MPIJob kubeflow.org/v2beta1 itself unchanged.
+MPI_OPERATOR_VERSION = "v0.8.0"
 MPI_OPERATOR = PinnedManifest(
     name=f"MPI Operator {MPI_OPERATOR_VERSION} manifest",
     url=(
-        "https://raw.githubusercontent.com/kubeflow/mpi-operator/07a32d9a8cb5e667d754a107cfb0629712811619/"
+        "https://raw.githubusercontent.com/kubeflow/mpi-operator/101db144e019e1de65aaded07745e9d805c2852a/"
         "deploy/v2beta1/mpi-operator.yaml"
     ),
-    sha256="507d5dc8e12bcef43be5b9c89bc93c450581fedb316c62282d7831720ef7b5c4",
-    git_blob="89e467b6e60e9d2641b13e045b86b0da52d7db3e",
+    sha256="b38def13a94abe60b2a4b3485239d77f64892b8fbd202e9e435a6031b7500a8f",
+    git_blob="7dc9b94defd93c8f51d6552e96323a51ddda5ee3",
 )

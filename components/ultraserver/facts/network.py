@@ -64,3 +64,33 @@ def association_restriction(existing: str, added: str) -> str | None:
     if have.subnet_of(ipaddress.IPv4Network("10.0.0.0/15")) and new.subnet_of(ipaddress.IPv4Network("10.0.0.0/16")):
         return f"10.0.0.0/16 blocks cannot join a VPC with {existing} (inside 10.0.0.0/15)"
     return None
+
+
+# ---------------------------------------------------------------- NAT gateways and Local Zones (checked 2026-11-25)
+# - Amazon VPC user guide, "Subnets in AWS Local Zones" (https://docs.aws.amazon.com/vpc/latest/userguide/
+#   local-zone.html): "Outbound internet traffic leaves a Local Zone from the Local Zone."; "You must provision public
+#   IP addresses for use in a Local Zone. When you allocate addresses, you can specify the location from which the IP
+#   address is advertised. We refer to this as a network border group"; Local Zone subnets "follow the same routing
+#   rules as Availability Zone subnets, including route tables".
+# - AWS Local Zones user guide, "NAT gateway connection in Local Zones" (local-zones-connectivity-nat.html): a NAT
+#   gateway in a public subnet of the Local Zone serves its private subnets; "For a list of Local Zones that support
+#   NAT gateways, see AWS Local Zones features" (https://aws.amazon.com/about-aws/global-infrastructure/localzones/
+#   features/). That page could not be read here: which Local Zones (us-east-1-dfw-2a among them or not) support NAT
+#   gateways is UNVERIFIED, so NAT_GATEWAY_LOCAL_ZONES is empty and a stack that asks for one gets a warning.
+# - EC2 API reference (botocore 1.44.5, ec2 2016-11-15, CreateNatGateway): "the network border group of the EIPs must
+#   match the network border group of the Availability Zone (AZ) that the public NAT gateway is in. If it's not the
+#   same, the NAT gateway will fail to launch."
+# - A Local Zone's network border group is its name without the zone letter (us-east-1-dfw-2a -> us-east-1-dfw-2): the
+#   documented examples agree (AvailabilityZone.GroupName "Local Zones - us-west-2-lax-1"; ProvisionByoipCidr lists
+#   the border group "us-east-1-dfw-2"), but no page states it as a rule (unverified; DescribeAvailabilityZones
+#   NetworkBorderGroup tells).
+NAT_GATEWAY_LOCAL_ZONES: tuple[str, ...] = ()
+"""Local Zones the toolkit has verified offer NAT gateways (none yet: the features page was not read)."""
+LOCAL_ZONES_FEATURES_URL = "https://aws.amazon.com/about-aws/global-infrastructure/localzones/features/"
+NAT_GATEWAY_MODES = ("single", "per-zone")
+"""single: one NAT gateway in the first regional zone for every private subnet; per-zone: one per regional zone."""
+
+
+def network_border_group(zone: str) -> str:
+    """The network border group of a Local Zone's addresses: its name without the zone letter (see above)."""
+    return zone[:-1]

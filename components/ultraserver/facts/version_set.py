@@ -9,12 +9,9 @@ support, and judges the set: a chart whose ``kubeVersion`` excludes the stack's 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import date
-from functools import cache
-from importlib import resources
 
 from ultraserver.facts import addons, ami, charts, images, kubernetes, manifests
 from ultraserver.facts.versions import version_tuple
@@ -54,6 +51,68 @@ CHART_SUPPORT: dict[str, tuple[SupportLine, ...]] = {
 }
 """Support statements per chart, newest line first; a chart with none has NO_POLICY."""
 
+# EKS user guide "Use P6e-GB200 UltraServers with Amazon EKS" (awsdocs/amazon-eks-user-guide
+# latest/ug/ml/ml-eks-nvidia-ultraserver.adoc), versions it names for GB200: GPU Operator 25.3.4+, EFA device plugin
+# 0.5.14+, NVIDIA DRA driver 25.8.0+ (ComputeDomain numNodes 0). The DRA minimum is of the chart under its old name;
+# every release of the renamed chart (charts.DRA_DRIVER_FIRST_SEMVER on) is newer, so policy/charts.py holds the DRA
+# driver to that first release instead. Taken from the project's GB200 fact sheet of that guide; the guide page itself
+# was not re-read on 2026-11-25 (not in the searched copies): UNVERIFIED there.
+GUIDE_MINIMUMS: dict[str, str] = {
+    charts.GPU_OPERATOR: "25.3.4",
+    charts.EFA_DEVICE_PLUGIN: "0.5.14",
+}
+"""The oldest chart release the EKS UltraServer guide names for GB200, per chart."""
+
+
+@dataclass(frozen=True)
+class NewestFound:
+    """A re-check of the newest upstream release of a pinned component, and why the pin stays if one is newer."""
+
+    source: str
+    checked: date
+    newer: str = ""
+    """The newest release found when it is newer than the pin; empty when the pin is the newest found."""
+    pin_kept_because: str = ""
+    """Why the toolkit stays on its pin when `newer` is set."""
+
+
+MPI_OPERATOR = "mpi-operator"
+# Mirrors fetched 2026-11-25 stop in 2026-07/08 (last commits below); releases after them are UNVERIFIED.
+NEWEST_FOUND: dict[str, NewestFound] = {
+    charts.KUBE_PROMETHEUS_STACK: NewestFound(
+        "prometheus-community/helm-charts: the pinned release's tag (commit ea930bae, 2026-08-21) is the newest "
+        "kube-prometheus-stack tag in a mirror whose last commit is 2026-08-22; later releases UNVERIFIED. The pin "
+        "before it, 81.4.5, had no tag: it was never released",
+        CHECKED,
+    ),
+    charts.DRA_DRIVER: NewestFound(
+        "the pinned GPU Operator's values.yaml (draDriver.version, line 584 at its tag) names v0.5.0 (2026-08); the "
+        "mirror of kubernetes-sigs/dra-driver-nvidia-gpu read on 2026-11-25 ends on 2026-08-07 at the pinned tag "
+        "(commit 764900e7), the newest release whose data is derived here",
+        CHECKED,
+        newer="0.5.0",
+        pin_kept_because="no chart, CRD or template data of 0.5.0 could be derived (its tag is not in the mirror "
+        "read), and its upgrade notes were not read",
+    ),
+    charts.NODE_TERMINATION_HANDLER: NewestFound(
+        "aws/aws-node-termination-handler: the pinned chart's tag (v1.25.6, commit 77ca841d, 2026-04-02) is the "
+        "newest tag; main at 62a8761d (2026-07-21, the mirror's last commit) has not changed the chart version; later "
+        "releases UNVERIFIED",
+        CHECKED,
+    ),
+    MPI_OPERATOR: NewestFound(
+        "kubeflow/mpi-operator: the pinned tag (commit 101db144, 2026-02-18) is the newest tag in a mirror whose last "
+        "commit is 2026-07-02; later releases UNVERIFIED",
+        CHECKED,
+    ),
+    charts.GPU_OPERATOR: NewestFound(
+        "NVIDIA/gpu-operator: the pinned tag (commit 10ee5b36, 2026-08-20) is the newest tag in a mirror whose last "
+        "commit is 2026-08-23; later releases UNVERIFIED",
+        CHECKED,
+    ),
+}
+"""Re-checks of the newest upstream release (issue 21), by set entry name."""
+
 
 @dataclass(frozen=True)
 class VersionEntry:
@@ -69,6 +128,8 @@ class VersionEntry:
     """The module that pins it (the one place to change it)."""
     minor: str = ""
     """The Kubernetes minor the entry belongs to (AMI releases, add-ons); empty when it applies to all."""
+    newest: NewestFound | None = None
+    """The newest release found upstream, when it was re-checked."""
 
 
 def chart_support(chart: str, version: str) -> str:
@@ -84,6 +145,19 @@ def chart_support(chart: str, version: str) -> str:
     if line < lines[-1].line:
         return END_OF_SUPPORT
     return NO_POLICY
+
+
+def supported_floor(chart: str) -> str | None:
+    """The first release (x.y.0) of the oldest line the vendor has not ended support for; None without a policy."""
+    alive = [entry.line for entry in CHART_SUPPORT.get(chart, ()) if entry.status != END_OF_SUPPORT]
+    return f"{alive[-1][0]}.{alive[-1][1]}.0" if alive else None
+
+
+def minimum_version(chart: str) -> str | None:
+    """The oldest release of a chart the toolkit accepts: the newer of the EKS UltraServer guide's minimum and the
+    vendor's supported floor (policy/charts.py enforces it on the plan)."""
+    known = [v for v in (GUIDE_MINIMUMS.get(chart), supported_floor(chart)) if v]
+    return max(known, key=lambda v: version_tuple(v) or ()) if known else None
 
 
 def status_source(entry: VersionEntry) -> str:
@@ -149,6 +223,7 @@ def _chart_entries() -> list[VersionEntry]:
             f"{entry.source_repository} @{entry.source_commit[:8]}",
             CHECKED,
             "facts/charts.py",
+            newest=NEWEST_FOUND.get(name),
         )
         for name, entry in sorted(charts.catalog().items())
     ]
@@ -170,11 +245,12 @@ def _artifact_entries() -> list[VersionEntry]:
     found.append(
         VersionEntry(
             "manifest",
-            "mpi-operator",
+            MPI_OPERATOR,
             manifests.MPI_OPERATOR_VERSION,
             manifests.MPI_OPERATOR.url.split("/deploy/")[0],
             CHECKED,
             "facts/manifests.py",
+            newest=NEWEST_FOUND[MPI_OPERATOR],
         )
     )
     return found
@@ -208,14 +284,12 @@ def same_version(a: str, b: str) -> bool:
     return a.strip().lstrip("vV") == b.strip().lstrip("vV")
 
 
-@cache
 def chart_kube_versions() -> dict[str, str | None]:
     """Each pinned chart's Chart.yaml kubeVersion constraint (None: the chart states none)."""
-    raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
-    return {name: entry.get("kubeVersion") for name, entry in raw["charts"].items()}
+    return {name: entry.kube_version for name, entry in charts.catalog().items()}
 
 
-_COMPARATOR = re.compile(r"(>=|<=|!=|=|>|<|~|\^)?\s*v?(\d+(?:\.\d+){0,2})(?:-[0-9A-Za-z.]+)?")
+_COMPARATOR = re.compile(r"(>=|<=|!=|=|>|<|~|\^)?\s*v?(\d+(?:\.\d+){0,2})(-[0-9A-Za-z.]+)?")
 
 
 def _satisfies(op: str, have: tuple[int, ...], want: tuple[int, ...]) -> bool:
@@ -234,10 +308,14 @@ def _satisfies(op: str, have: tuple[int, ...], want: tuple[int, ...]) -> bool:
 
 
 def kube_version_allows(constraint: str | None, kubernetes_version: str) -> bool:
-    """Whether a Helm kubeVersion constraint (">= 1.16.0-0", ">=1.25 <1.36 || >=1.37") admits a cluster version.
+    """Whether a Helm kubeVersion constraint (">= 1.16.0-0", ">=1.25.0-0 <1.36.0-0 || >=1.37.0-0") admits an EKS
+    cluster of a Kubernetes minor.
 
-    The cluster's patch is the pinned AMI's kubelet patch (1.35 -> 1.35.6) where known, else .0; Helm compares the
-    server's version with pre-releases allowed by the "-0" suffixes charts use.
+    Helm checks the server's GitVersion (helm v3.21.4 pkg/action/action.go:119-123, :282), which EKS reports as a
+    SemVer pre-release, v1.35.6-eks-<hash> (helm/helm#10375). Masterminds semver admits a pre-release only in an `||`
+    alternative where some comparator carries a pre-release itself (constraints.go:79 and :421-427 at v3.4.0; Helm
+    v3.21.4 vendors v3.5.0, same rule UNVERIFIED there): the "-0" charts add for this. The cluster's patch is the
+    pinned AMI's kubelet patch (1.35 -> 1.35.6) where known, else .0 (the control plane's own patch is not pinned).
     """
     if not constraint:
         return True
@@ -245,9 +323,17 @@ def kube_version_allows(constraint: str | None, kubernetes_version: str) -> bool
     have = version_tuple(release.split("-")[0] if release else f"{kubernetes_version}.0") or ()
     for alternative in constraint.split("||"):
         comparators = _COMPARATOR.findall(alternative)
-        if comparators and all(_satisfies(op, have, version_tuple(v) or ()) for op, v in comparators):
+        if not any(pre for _, _, pre in comparators):
+            continue  # no pre-release in the alternative: the EKS version never matches it
+        if all(_satisfies(op, have, version_tuple(v) or ()) for op, v, _ in comparators):
             return True
     return False
+
+
+def admits_eks_versions(constraint: str) -> bool:
+    """Whether some alternative of a kubeVersion constraint carries a pre-release, without which no EKS version
+    (v1.35.6-eks-<hash>) can match it (kube_version_allows)."""
+    return any(pre for alternative in constraint.split("||") for _, _, pre in _COMPARATOR.findall(alternative))
 
 
 def kube_version_problems(kubernetes_version: str) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 from pulumi import _types as pulumi_types
 
-from ultraserver.offline import sdk_types
+from ultraserver.offline import sdk_schema
 
 
 def _outputs(value: Any, path: str) -> Iterator[tuple[str, pulumi.Output[Any]]]:
@@ -45,7 +45,7 @@ class OutputInputs:
 
     def transformation(self, args: pulumi.ResourceTransformationArgs) -> None:
         """Watch every Output in the declared inputs; change nothing."""
-        typ = sdk_types.args_class(args.type_)
+        typ = sdk_schema.args_class(args.type_)
         names = pulumi_types.input_type_py_to_pulumi_names(typ) if typ else {}
         for key, value in dict(args.props or {}).items():
             name = names.get(key, key)

@@ -10,9 +10,9 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pulumi import _types as pulumi_types
+from pulumi import _types
 
-from ultraserver.offline import sdk_types
+from ultraserver.offline import sdk_schema
 
 ACCOUNT = "000000000000"
 # The organization the DIY backends (S3, local) report; StackReference names start with it.
@@ -64,45 +64,38 @@ def _value(hint: Any, label: str, depth: int = 0) -> Any:
     if origin is typing.Literal:
         return typing.get_args(hint)[0]
     if hint is str:
-        return label
+        return f"{label}-offline-placeholder"
     if hint in (int, float, bool):
         return hint()
     if origin in (list, Sequence):
         return []
     if origin in (dict, Mapping):
         return {}
-    if isinstance(hint, type) and pulumi_types.is_output_type(hint) and depth < 4:
-        properties = [p for p in sdk_types.output_properties(hint) if not p.optional]
+    if isinstance(hint, type) and _types.is_output_type(hint) and depth < 4:
+        properties = [p for p in sdk_schema.output_properties(hint) if not p.optional]
         fields = {p.name: _value(p.type, f"{label}-{p.name}", depth + 1) for p in properties}
         return {k: v for k, v in fields.items() if v is not None}
     return None  # a resource reference or an untyped value: nothing generic stands in for it
 
 
 def generated_outputs(resource_type: str, name: str, inputs: dict[str, Any], region: str) -> dict[str, Any]:
-    """A labelled value for every output the SDK says always has one (not Optional) that the inputs do not give.
+    """A labelled value for every output the SDK declares that the inputs do not give: each text output, and every
+    other output the SDK says always has a value (not Optional: lists, numbers, nested objects).
 
     These are what a real deploy knows after creation: ids, ARNs, generated names, endpoints. Without them Pulumi
     serializes an input read from such an output as None and drops it, with its dependency edge (issue 23 §8).
     """
-    cls = sdk_types.resource_class(resource_type)
-    if cls is None:
-        return {}
+    cls = sdk_schema.resource_class(resource_type)
     outputs: dict[str, Any] = {}
-    for prop in sdk_types.output_properties(cls):
-        if not prop.optional and prop.name not in inputs:
-            outputs[prop.name] = _value(
-                prop.type, f"{name}-offline" if prop.name == "name" else f"{name}-offline-{prop.name}"
-            )
+    for prop in sdk_schema.output_properties(cls) if cls else ():
+        if prop.name not in inputs and (prop.type is str or not prop.optional):
+            outputs[prop.name] = region if prop.name == "region" else _value(prop.type, f"{name}-{prop.name}")
     return {k: v for k, v in outputs.items() if v is not None}
 
 
 def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], region: str) -> dict[str, Any]:
-    """Outputs a resource would have beyond its inputs: the generic ones, then the ones with known shapes."""
-    outputs = generated_outputs(resource_type, name, inputs, region)
-    if "arn" in outputs:
-        outputs["arn"] = arn(region, resource_type, name)
-    if "region" in outputs:
-        outputs["region"] = region
+    """Outputs a resource would have beyond its inputs: the ones with known shapes, then the generated ones."""
+    outputs: dict[str, Any] = {"arn": arn(region, resource_type, name)}
     if inputs.get("namePrefix") and not inputs.get("name"):
         # AWS names it prefix + a unique suffix.
         outputs["name"] = f"{inputs['namePrefix']}offline-placeholder"
@@ -110,9 +103,16 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         outputs.update(latestVersion=1, defaultVersion=1)
     elif resource_type == "aws:eks/nodeGroup:NodeGroup":
         outputs.update(
+            nodeGroupName=inputs.get("nodeGroupName", name),
             status="ACTIVE",
             resources=[{"autoscalingGroups": [{"name": f"{name}-offline-asg"}]}],
         )
+    elif resource_type in (
+        "aws:iam/role:Role",
+        "aws:iam/instanceProfile:InstanceProfile",
+        "aws:autoscaling/group:Group",
+    ):
+        outputs.setdefault("name", inputs.get("name", f"{name}-offline"))
     elif resource_type == "aws:sqs/queue:Queue":
         outputs["url"] = f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{name}-offline-placeholder"
     elif resource_type == "aws:kms/key:Key":
@@ -127,6 +127,8 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":
         outputs["status"] = {"status": "offline-placeholder", "name": inputs.get("name", name)}
+    for key, value in generated_outputs(resource_type, name, inputs, region).items():
+        outputs.setdefault(key, value)
     return outputs
 
 

@@ -1,4 +1,8 @@
-"""Rules for the Helm releases: GPU Operator, NVIDIA DRA driver, EFA device plugin."""
+"""Rules for the Helm releases: GPU Operator, NVIDIA DRA driver, EFA device plugin.
+
+Chart names and minimum versions come from facts (facts/charts.py, facts/version_set.minimum_version): the policy keeps
+no copy of either.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,9 @@ from typing import Any
 
 from ultraserver.facts import charts
 from ultraserver.facts.scheduling import GPU_TAINT_KEY
-from ultraserver.facts.versions import version_at_least, version_tuple
+from ultraserver.facts.version_set import minimum_version
+from ultraserver.facts.versions import version_at_least
 from ultraserver.policy.model import (
-    COMPUTE_DOMAIN,
     EKS_MANAGED_NODE_GROUP,
     HELM_RELEASE,
     LAUNCH_TEMPLATE,
@@ -17,16 +21,14 @@ from ultraserver.policy.model import (
     Rule,
     StackIndex,
     as_bool,
-    as_int,
     as_list,
     get_path,
     is_unknown,
 )
 from ultraserver.policy.network_interfaces import has_efa
 
-GPU_OPERATOR = "gpu-operator"
-DRA_DRIVER = "nvidia-dra-driver-gpu"
-EFA_PLUGIN = "aws-efa-k8s-device-plugin"
+GPU_OPERATOR_MINIMUM = str(minimum_version(charts.GPU_OPERATOR))
+EFA_PLUGIN_MINIMUM = str(minimum_version(charts.EFA_DEVICE_PLUGIN))
 
 
 def chart_name(props: Mapping[str, Any]) -> str:
@@ -51,14 +53,14 @@ def _version_messages(props: Mapping[str, Any], minimum: str, what: str) -> list
 
 def check_gpu_operator_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """GPU Operator chart pinned at the minimum version or later."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     return _version_messages(props, str(opts["minVersion"]), "GPU Operator")
 
 
 def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """With the AL2023 NVIDIA AMI the driver and toolkit come with the AMI, so the operator must not install them."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     values = values_of(props)
     on = [
@@ -76,7 +78,7 @@ def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any],
 
 def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """MIG manager off: driver 580 turns on CDMM, which does not support MIG."""
-    if chart_name(props) != GPU_OPERATOR:
+    if chart_name(props) != charts.GPU_OPERATOR:
         return []
     enabled = get_path(values_of(props), "migManager", "enabled")
     if as_bool(enabled) is False or is_unknown(enabled):
@@ -87,41 +89,57 @@ def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any],
     ]
 
 
+def check_gpu_operator_no_dra_driver(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[str]:
+    """The GPU Operator deploys no DRA driver of its own: its GPUCluster mode (values `gpuCluster.deployCR`, off by
+    default) renders a second one beside the toolkit's release (NVIDIA/gpu-operator v26.7.0 values.yaml draDriver:
+    "rendered only when gpuCluster.deployCR=true")."""
+    if chart_name(props) != charts.GPU_OPERATOR:
+        return []
+    deploy = get_path(values_of(props), "gpuCluster", "deployCR")
+    if as_bool(deploy) is not True:
+        return []
+    return [
+        "gpuCluster.deployCR is true, so the GPU Operator deploys its own DRA driver beside the toolkit's "
+        f"{charts.DRA_DRIVER} release (two kubelet plugins, two owners of the ComputeDomain CRDs). Leave "
+        "gpuCluster.deployCR false in the GPU Operator values."
+    ]
+
+
 def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """DRA driver pinned, and new enough for ComputeDomains with numNodes 0."""
-    index = StackIndex(resources)
-    zero = [cd.name for cd in index.of_type(COMPUTE_DOMAIN) if as_int(get_path(cd.inputs, "spec", "numNodes")) == 0]
+    """DRA driver pinned exactly, under its new chart name at `minVersion` or later (forward-only since 0.4.0)."""
     out = []
-    for release in index.of_type(HELM_RELEASE):
-        if chart_name(release.inputs) != DRA_DRIVER:
-            continue
-        version = release.inputs.get("version")
-        if is_unknown(version):
-            continue
-        minimum = str(opts["minVersion"])
-        if version_tuple(version) is None:
+    minimum = str(opts["minVersion"])
+    for release in StackIndex(resources).of_type(HELM_RELEASE):
+        name, version = chart_name(release.inputs), release.inputs.get("version")
+        if name == charts.LEGACY_DRA_DRIVER_NAME:
             out.append(
                 (
                     release.urn,
-                    f"DRA driver chart version is {version!r}. Pin an exact version "
-                    f"({minimum} or later) on the release.",
+                    f"DRA driver chart {name} is the pre-0.4 name; the driver is published as {charts.DRA_DRIVER} "
+                    f"{minimum} or later (its CRDs first, nameOverride {name}: docs/dra-driver-upgrade.md).",
                 )
             )
-        elif zero and not version_at_least(version, minimum):
+        elif name == charts.DRA_DRIVER and not is_unknown(version) and not _release_at_least(version, minimum):
             out.append(
                 (
                     release.urn,
-                    f"DRA driver chart version is {version!r} but ComputeDomains "
-                    f"{', '.join(zero)} use numNodes 0, which needs {minimum} or later. "
-                    f"Pin {minimum} or later, or set numNodes to the node count.",
+                    f"DRA driver chart version is {version!r}. Pin an exact version, {minimum} or later: the chart "
+                    "follows SemVer since 0.4.0 and cannot go back to 25.x.",
                 )
             )
     return out
 
 
+def _release_at_least(version: Any, minimum: str) -> bool:
+    """Whether `version` is an exact release of the renamed DRA driver chart, at least `minimum`."""
+    return isinstance(version, str) and charts.is_dra_driver_release(version) and version_at_least(version, minimum)
+
+
 def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """ComputeDomains stay enabled in the DRA driver (they carry IMEX on GB200)."""
-    if chart_name(props) != DRA_DRIVER:
+    if chart_name(props) != charts.DRA_DRIVER:
         return []
     enabled = get_path(values_of(props), "resources", "computeDomains", "enabled")
     if as_bool(enabled) is not False:
@@ -134,7 +152,7 @@ def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts
 
 def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """GPU allocation through DRA off (GPUs come from the device plugin) unless explicitly overridden."""
-    if chart_name(props) != DRA_DRIVER:
+    if chart_name(props) != charts.DRA_DRIVER:
         return []
     values = values_of(props)
     enabled = get_path(values, "resources", "gpus", "enabled")
@@ -150,7 +168,7 @@ def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts:
 def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
     """A stack with EFA interfaces installs the EFA device plugin, or DRANET in DRA mode (facts/devices.py)."""
     index = StackIndex(resources)
-    if any(chart_name(r.inputs) in (EFA_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
+    if any(chart_name(r.inputs) in (charts.EFA_DEVICE_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
         return []
     # A stack that declares nothing in Kubernetes has its Kubernetes layer in another stack (kubernetes.layer
     # separate-stack, the kubernetes-layer/ project), whose own plan is checked by this rule's sibling rules.
@@ -161,9 +179,9 @@ def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[st
     return [
         (
             u.urn,
-            "nodes get EFA interfaces but no aws-efa-k8s-device-plugin release is installed, so pods "
-            "cannot request vpc.amazonaws.com/efa. Install the chart (0.5.14 or later), or DRANET (aws-dranet) in "
-            "DRA mode.",
+            f"nodes get EFA interfaces but no {charts.EFA_DEVICE_PLUGIN} release is installed, so pods "
+            f"cannot request vpc.amazonaws.com/efa. Install the chart ({EFA_PLUGIN_MINIMUM} or later), or DRANET "
+            f"({charts.DRANET}) in DRA mode.",
         )
         for u in users
     ]
@@ -180,7 +198,7 @@ def _tolerates(toleration: Any, key: str) -> bool:
 
 def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
     """The EFA device plugin tolerates the GPU taint, so it runs on the GPU nodes."""
-    if chart_name(props) != EFA_PLUGIN:
+    if chart_name(props) != charts.EFA_DEVICE_PLUGIN:
         return []
     tolerations = get_path(values_of(props), "tolerations")
     if is_unknown(tolerations):
@@ -197,12 +215,13 @@ def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], o
 RULES: tuple[Rule, ...] = (
     Rule(
         name="gpu-operator-version",
-        description="The GPU Operator chart is pinned at v25.3.4 or later.",
-        fix="Set the release version to v25.3.4 or later.",
+        description=f"The GPU Operator chart is pinned at {GPU_OPERATOR_MINIMUM} or later (the EKS UltraServer guide's "
+        "minimum, or NVIDIA's oldest supported release line if newer).",
+        fix=f"Set the release version to {GPU_OPERATOR_MINIMUM} or later.",
         resource_types=(HELM_RELEASE,),
         check_resource=check_gpu_operator_version,
         config_schema={"minVersion": {"type": "string", "description": "Oldest allowed chart version."}},
-        defaults={"minVersion": "25.3.4"},
+        defaults={"minVersion": GPU_OPERATOR_MINIMUM},
     ),
     Rule(
         name="gpu-operator-host-driver",
@@ -219,14 +238,21 @@ RULES: tuple[Rule, ...] = (
         check_resource=check_gpu_operator_mig_manager,
     ),
     Rule(
+        name="gpu-operator-no-dra-driver",
+        description="The GPU Operator deploys no DRA driver of its own (GPUCluster mode off); the toolkit installs it.",
+        fix="Leave gpuCluster.deployCR false.",
+        resource_types=(HELM_RELEASE,),
+        check_resource=check_gpu_operator_no_dra_driver,
+    ),
+    Rule(
         name="dra-driver-version",
-        description="The NVIDIA DRA driver chart is pinned, at 25.8.0 or later when a ComputeDomain uses numNodes 0.",
-        fix="Set the release version to 25.8.0 or later.",
+        description="The DRA driver is the dra-driver-nvidia-gpu chart at an exact version, 0.4.0 or later "
+        "(ComputeDomains with numNodes 0 need 25.8.0 or later, which every release under the new name is; no way "
+        "back to 25.x).",
+        fix="Use chart dra-driver-nvidia-gpu at the pinned version (docs/dra-driver-upgrade.md).",
         check_stack=check_dra_version,
-        config_schema={
-            "minVersion": {"type": "string", "description": "Oldest version when a ComputeDomain uses numNodes 0."}
-        },
-        defaults={"minVersion": "25.8.0"},
+        config_schema={"minVersion": {"type": "string", "description": "Oldest DRA driver version accepted."}},
+        defaults={"minVersion": ".".join(map(str, charts.DRA_DRIVER_FIRST_SEMVER))},
     ),
     Rule(
         name="dra-driver-compute-domains-enabled",
@@ -245,7 +271,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         name="efa-device-plugin-present",
         description="A stack whose nodes have EFA interfaces installs the EFA device plugin (DRANET in DRA mode).",
-        fix="Add the aws-efa-k8s-device-plugin Helm release, or aws-dranet in DRA mode.",
+        fix=f"Add the {charts.EFA_DEVICE_PLUGIN} Helm release, or {charts.DRANET} in DRA mode.",
         check_stack=check_efa_plugin_present,
     ),
     Rule(

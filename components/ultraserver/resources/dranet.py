@@ -13,7 +13,7 @@ from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 
 # The chart README installs it into kube-system, like the EFA device plugin; as a DaemonSet on every GPU node it skips
 # Helm's wait and is not atomic (charts.ON_GPU_NODES).
-DRANET = ChartTarget(charts.DRANET, "aws-dranet", "kube-system", False)
+DRANET_RELEASE = ChartTarget(charts.DRANET, "aws-dranet", "kube-system", False)
 
 
 @dataclass
@@ -28,4 +28,4 @@ class Dranet(ChartRelease):
     """DRANET on the GPU nodes, creating the EFA DeviceClass (efa.networking.k8s.aws)."""
 
     def __init__(self, name: str, args: DranetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("ultraserver:index:Dranet", name, DRANET, dranet_values(), args.release, opts)
+        super().__init__("ultraserver:index:Dranet", name, DRANET_RELEASE, dranet_values(), args.release, opts)

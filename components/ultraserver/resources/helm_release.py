@@ -20,7 +20,7 @@ from ultraserver.builders.helm_values import (
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts, devices, manifests
-from ultraserver.facts.dra import DRA_DRIVER_NAMESPACE
+from ultraserver.facts.dra import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE
 from ultraserver.problems import ConfigError
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
@@ -155,11 +155,16 @@ class ChartRelease(pulumi.ComponentResource):
 # whose ClusterPolicy uses fields the old CRD lacks fails before the hook (nothing is applied; the release is not
 # atomic, see above, so it stays failed rather than rolling back); then apply the new CRDs first as NVIDIA's upgrade
 # guide describes (docs/deploy.md "Upgrading the GPU Operator and the DRA driver").
-GPU_OPERATOR = ChartTarget(charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, disable_openapi_validation=True)
-DRA_DRIVER = ChartTarget(charts.DRA_DRIVER, "nvidia-dra-driver-gpu", DRA_DRIVER_NAMESPACE, True)
+GPU_OPERATOR_RELEASE = ChartTarget(
+    charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, disable_openapi_validation=True
+)
+# The DRA driver keeps its pre-0.4 release name (charts.LEGACY_DRA_DRIVER_NAME): a release named differently would be a
+# second installation, and pulumi-kubernetes replaces a Release only when `name` or `namespace` changes (a new chart,
+# repository or version is an in-place helm upgrade: provider/pkg/provider/helm_release.go:907 at v4.32.0).
+DRA_DRIVER_RELEASE = ChartTarget(charts.DRA_DRIVER, charts.LEGACY_DRA_DRIVER_NAME, DRA_DRIVER_NAMESPACE, True)
 # The chart's docs install it into kube-system, next to the other node networking agents.
-EFA_DEVICE_PLUGIN = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False)
-KUBE_PROMETHEUS_STACK = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
+EFA_DEVICE_PLUGIN_RELEASE = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-device-plugin", "kube-system", False)
+KUBE_PROMETHEUS_STACK_RELEASE = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
 
 
 @dataclass
@@ -183,7 +188,7 @@ class GpuOperator(ChartRelease):
         super().__init__(
             "ultraserver:index:GpuOperator",
             name,
-            GPU_OPERATOR,
+            GPU_OPERATOR_RELEASE,
             deep_merge(
                 gpu_operator_values(args.system_node_selector, args.service_monitor),
                 gpu_operator_mode_values(args.devices),
@@ -208,14 +213,16 @@ class DraDriverArgs:
 
 
 class DraDriver(ChartRelease):
-    """NVIDIA DRA driver serving ComputeDomains (IMEX channels) on GB200 nodes.
+    """DRA driver for NVIDIA GPUs serving ComputeDomains (IMEX channels) on GB200 nodes.
 
-    Helm installs a chart's crds/ on first install only and never upgrades them, so at the pinned version the
-    ComputeDomain CRD is applied by the toolkit (downloaded, digest-checked, server-side, taking over from Helm)
-    and the release skips crds/: a chart version bump comes with its CRD.
+    Helm installs a chart's crds/ on first install only and never upgrades them, so at the pinned version the toolkit
+    applies the driver's CRDs itself (downloaded, digest-checked, server-side, taking over from Helm) before the
+    release, which skips crds/: a chart version bump comes with its CRDs, applied first as the driver's upgrade guide
+    asks. The GPU Operator waits for these CRDs too (``crd_owner``), so its older copies are never installed.
     """
 
-    crd: PinnedManifestGroup | None = None
+    crds: list[PinnedManifestGroup]
+    """The toolkit-applied CRDs (empty when the version is not the pinned one)."""
 
     def _pinned(self, settings: ReleaseSettings) -> bool:
         return settings.version in (None, charts.pinned(charts.DRA_DRIVER).version)
@@ -223,27 +230,38 @@ class DraDriver(ChartRelease):
     def _before_release(
         self, name: str, settings: ReleaseSettings, opts: pulumi.ResourceOptions | None
     ) -> list[pulumi.Resource]:
+        self.crds = []
         if not self._pinned(settings):
             pulumi.log.warn(
-                f"{name}: DRA driver version {settings.version} is not the pinned one, so its CRD is left to Helm, "
-                "which installs it once and never upgrades it. Pin its CRD in ultraserver.facts.manifests."
+                f"{name}: DRA driver version {settings.version} is not the pinned one, so its CRDs are left to Helm, "
+                "which installs them once and never upgrades them. Pin its CRDs in ultraserver.facts.manifests."
             )
             return []
-        self.crd = PinnedManifestGroup(
-            f"{name}-crd",
-            PinnedManifestArgs(manifests.DRA_COMPUTE_DOMAIN_CRD, force_kinds=("CustomResourceDefinition",)),
-            opts=child_options(self, opts),
-        )
-        return [self.crd]
+        for crd, pin in manifests.DRA_DRIVER_CRDS.items():
+            # The ComputeDomain CRD group keeps the name it had before the CRDs were two: a new name would be a new
+            # resource, and deleting the old one deletes the CRD and every ComputeDomain with it.
+            group = f"{name}-crd" if crd == COMPUTE_DOMAIN_CRD else f"{name}-crd-{crd.partition('.')[0]}"
+            self.crds.append(
+                PinnedManifestGroup(
+                    group,
+                    PinnedManifestArgs(pin, force_kinds=("CustomResourceDefinition",)),
+                    opts=child_options(self, opts),
+                )
+            )
+        return list(self.crds)
 
     def _skip_crds(self, settings: ReleaseSettings) -> bool:
         return self._pinned(settings)
+
+    def crd_owner(self) -> list[pulumi.Resource]:
+        """What a release shipping the same CRDs waits for: the toolkit's CRDs, or the release if Helm installs them."""
+        return list(self.crds) or [self.release]
 
     def __init__(self, name: str, args: DraDriverArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(
             "ultraserver:index:DraDriver",
             name,
-            DRA_DRIVER,
+            DRA_DRIVER_RELEASE,
             deep_merge(
                 dra_driver_values(args.system_node_selector, args.nvidia_driver_root),
                 dra_driver_mode_values(args.devices),
@@ -268,14 +286,14 @@ class EfaDevicePlugin(ChartRelease):
         super().__init__(
             "ultraserver:index:EfaDevicePlugin",
             name,
-            EFA_DEVICE_PLUGIN,
+            EFA_DEVICE_PLUGIN_RELEASE,
             efa_device_plugin_values(),
             args.release,
             opts,
         )
 
 
-NODE_TERMINATION_HANDLER = ChartTarget(
+NODE_TERMINATION_HANDLER_RELEASE = ChartTarget(
     charts.NODE_TERMINATION_HANDLER, "aws-node-termination-handler", "kube-system", False
 )
 
@@ -301,7 +319,7 @@ class NodeTerminationHandler(ChartRelease):
         super().__init__(
             "ultraserver:index:NodeTerminationHandler",
             name,
-            NODE_TERMINATION_HANDLER,
+            NODE_TERMINATION_HANDLER_RELEASE,
             handler_values(args.region, args.system_node_selector),
             args.release,
             opts,
@@ -326,7 +344,7 @@ class PrometheusStack(ChartRelease):
         super().__init__(
             "ultraserver:index:PrometheusStack",
             name,
-            KUBE_PROMETHEUS_STACK,
+            KUBE_PROMETHEUS_STACK_RELEASE,
             kube_prometheus_stack_values(args.system_node_selector),
             args.release,
             opts,

@@ -20,9 +20,9 @@ from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
 from ultraserver.resources.helm_release import (
-    DRA_DRIVER,
-    GPU_OPERATOR,
-    KUBE_PROMETHEUS_STACK,
+    DRA_DRIVER_RELEASE,
+    GPU_OPERATOR_RELEASE,
+    KUBE_PROMETHEUS_STACK_RELEASE,
     DraDriver,
     DraDriverArgs,
     EfaDevicePlugin,
@@ -36,7 +36,7 @@ from ultraserver.resources.helm_release import (
     ReleaseSettings,
 )
 from ultraserver.resources.imex_check import ImexCheck, ImexCheckArgs
-from ultraserver.resources.kueue import KUEUE, Kueue, check_queue_namespaces
+from ultraserver.resources.kueue import KUEUE_RELEASE, Kueue, check_queue_namespaces
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.resources.nccl_check import NcclCheck
 
@@ -85,7 +85,7 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
     """Namespaces the layer creates itself (checks, and releases that create theirs), with what creates them."""
     owners: dict[str, str] = {}
     if args.kueue is not None:
-        owners[args.kueue.release.namespace or KUEUE.namespace] = "Kueue"
+        owners[args.kueue.release.namespace or KUEUE_RELEASE.namespace] = "Kueue"
     for what, check in (
         ("IMEX check", args.imex_check),
         ("EFA check", args.efa_check),
@@ -95,9 +95,12 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
             owners[check.namespace] = what
     if args.nccl_check:
         owners[NCCL_NAMESPACE] = "NCCL check"
-    releases = [("GPU Operator", args.gpu_operator, GPU_OPERATOR), ("DRA driver", args.dra_driver, DRA_DRIVER)]
+    releases = [
+        ("GPU Operator", args.gpu_operator, GPU_OPERATOR_RELEASE),
+        ("DRA driver", args.dra_driver, DRA_DRIVER_RELEASE),
+    ]
     if args.prometheus_stack is not None:
-        releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK))
+        releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK_RELEASE))
     for what, release, target in releases:
         owners[release.namespace or target.namespace] = what
     return owners
@@ -159,19 +162,24 @@ class KubernetesLayer(pulumi.ComponentResource):
             if args.prometheus_stack is not None
             else None
         )
+        # The DRA driver's CRDs come first: the GPU Operator's chart ships older copies of the ComputeDomain CRDs in its
+        # crds/, and Helm creates only those that are absent (helm v3.20.2 pkg/action/install.go:174-176), so with the
+        # driver's applied first no chart ever installs a second version. The operator's CRD hooks leave them alone
+        # (NVIDIA/gpu-operator v26.7.0 templates/upgrade_crd.yaml:88-97, cleanup_crd.yaml:41-47 list only its own).
+        # The driver does not wait for the operator: both skip Helm's wait (facts/helm.py), so ordering them never
+        # meant GFD's clique labels were there; the checks below wait for both.
+        self.dra_driver = DraDriver(
+            f"{name}-dra-driver",
+            DraDriverArgs(system, release=args.dra_driver, devices=args.devices),
+            child(*base),
+        )
         # The dcgm-exporter ServiceMonitor needs the Prometheus Operator CRDs first (the operator reports NotReady
         # without them), so it is on only with the stack, and the GPU Operator then waits for the stack.
         monitored = [self.prometheus_stack] if self.prometheus_stack else []
         self.gpu_operator = GpuOperator(
             f"{name}-gpu-operator",
             GpuOperatorArgs(system, args.gpu_operator, service_monitor=bool(monitored), devices=args.devices),
-            child(*base, *monitored),
-        )
-        # ComputeDomains rely on the clique label GFD (deployed by the GPU Operator) puts on nodes.
-        self.dra_driver = DraDriver(
-            f"{name}-dra-driver",
-            DraDriverArgs(system, release=args.dra_driver, devices=args.devices),
-            child(*base, self.gpu_operator),
+            child(*base, *monitored, *self.dra_driver.crd_owner()),
         )
         # The release that publishes EFA devices: DRANET in DRA mode, else the EFA device plugin; the EFA check waits
         # for it.
@@ -209,7 +217,7 @@ class KubernetesLayer(pulumi.ComponentResource):
         if args.imex_check is not None and self.mpi_operator is not None:
             check_args = _on_system(args.imex_check, "launcher_node_selector", system)
             self.imex_check = ImexCheck(
-                f"{name}-imex-check", check_args, child(self.mpi_operator, self.dra_driver, *queued)
+                f"{name}-imex-check", check_args, child(self.mpi_operator, self.gpu_operator, self.dra_driver, *queued)
             )
         self.efa_check = None
         if args.efa_check is not None and self.mpi_operator is not None:
@@ -223,7 +231,9 @@ class KubernetesLayer(pulumi.ComponentResource):
         if args.nccl_check and self.mpi_operator is not None:
             jobs = [_on_system(j, "launcher_node_selector", system) for j in args.nccl_check]
             self.nccl_check = NcclCheck(
-                f"{name}-nccl-check", jobs, child(self.mpi_operator, self.dra_driver, efa_release, *queued)
+                f"{name}-nccl-check",
+                jobs,
+                child(self.mpi_operator, self.gpu_operator, self.dra_driver, efa_release, *queued),
             )
         self.drift_check = None
         if args.drift_check is not None:

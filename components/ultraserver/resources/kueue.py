@@ -27,7 +27,7 @@ from ultraserver.resources.child_options import child_options
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 from ultraserver.resources.replaced_resource import custom_resource
 
-KUEUE = ChartTarget(charts.KUEUE, "kueue", kueue_facts.NAMESPACE, True)
+KUEUE_RELEASE = ChartTarget(charts.KUEUE, "kueue", kueue_facts.NAMESPACE, True)
 """The Kueue release: chart, release name and namespace (created by Helm)."""
 # Namespaces that exist in every cluster: a LocalQueue there needs no Namespace object of ours.
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
@@ -62,13 +62,13 @@ class KueueRelease(ChartRelease):
         super().__init__(
             "ultraserver:index:KueueRelease",
             name,
-            KUEUE,
+            KUEUE_RELEASE,
             kueue_values(
                 args.system_node_selector,
                 args.release.version,
                 args.unmanaged_namespaces,
-                args.release.namespace or KUEUE.namespace,
-                KUEUE.release_name,
+                args.release.namespace or KUEUE_RELEASE.namespace,
+                KUEUE_RELEASE.release_name,
                 args.device_quota,
                 args.kubernetes_version,
             ),

@@ -19,7 +19,7 @@ class MpiOperatorArgs:
     """Inputs of the MPI Operator install."""
 
     version: str = MPI_OPERATOR_VERSION
-    """Release tag of `manifest` (informational); the MPIJob manifests are built for kubeflow.org/v2beta1 (v0.7.0)."""
+    """Release tag of `manifest` (informational); the MPIJob manifests are built for kubeflow.org/v2beta1."""
     manifest: PinnedManifest = field(default_factory=lambda: manifests.MPI_OPERATOR)
     """URL and digests of the all-in-one manifest; another version needs its own pin."""
 
@@ -31,9 +31,9 @@ class MpiOperator(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: MpiOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:MpiOperator", name, None, opts)
-        # No Helm chart is published for v0.7.0, so the release manifest is applied. The program downloads it and
-        # checks it against the pin (it used to be fetched by the provider on every run with no integrity check);
-        # ConfigGroup orders the CRD before its users and applies server-side, which the ~665 KB MPIJob CRD needs
-        # (client-side apply overflows the last-applied annotation).
+        # No Helm chart is published (none in the repository at v0.8.0), so the release manifest is applied. The
+        # program downloads it and checks it against the pin (it used to be fetched by the provider on every run with
+        # no integrity check); ConfigGroup orders the CRD before its users and applies server-side, which the ~665 KB
+        # MPIJob CRD needs (client-side apply overflows the last-applied annotation).
         self.manifest = PinnedManifestGroup(name, PinnedManifestArgs(args.manifest), opts=child_options(self, opts))
         self.register_outputs({"version": args.version, "url": args.manifest.url})

@@ -1,7 +1,8 @@
 """The VPC: regional subnets for the control plane and system nodes, zone subnets for GPU nodes, the EFA security group.
 
-P6e-GB200 capacity lives in a Local Zone (e.g. ``us-east-1-dfw-2a``), so GPU subnets sit in that
-zone and route out through the regional NAT gateway; the control plane needs two regional zones.
+P6e-GB200 capacity lives in a Local Zone (e.g. ``us-east-1-dfw-2a``), so GPU subnets sit in that zone and route out
+through a regional NAT gateway, or the zone's own (builders.egress; docs/deploy.md, "GPU subnets' egress"); the
+control plane needs two regional zones.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.builders.egress import egress_plan
 from ultraserver.config.subnets import SubnetPlan
 
 
@@ -56,8 +58,9 @@ class NetworkArgs:
     """Subnets of a new VPC, from plan_subnets."""
     vpc_cidr: str = "10.0.0.0/16"
     """Primary CIDR of a new VPC; subnets in other blocks (SubnetPlan.vpc_block) get those blocks associated."""
-    single_nat_gateway: bool = True
-    """One NAT gateway instead of one per regional zone."""
+    nat_gateways: str = "single"
+    """single (one NAT gateway, in the first regional zone) or per-zone (one per regional zone); a Local Zone gets its
+    own only with a ``nat`` subnet in ``subnets`` (plan_subnets' nat_zones; builders.egress)."""
     vpc_id: str = ""
     """Use this existing VPC instead of creating one."""
     private_subnet_ids: Sequence[str] = ()
@@ -192,51 +195,59 @@ class Network(pulumi.ComponentResource):
             tags={**tags, "Name": f"{name}-public"},
             opts=vpc_child,
         )
+        egress = egress_plan(plans, args.nat_gateways)
+        gateways = {g.subnet: g for g in egress.nat_gateways}
         nat_by_zone: dict[str, aws.ec2.NatGateway] = {}
-        for zone in regional_zones:
-            public = subnets[f"public-{zone}"]
+        for public_name in egress.public_subnets:
+            public = subnets[public_name]
             aws.ec2.RouteTableAssociation(
-                f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=vpc_child
+                f"{name}-{public_name}", subnet_id=public.id, route_table_id=public_rt.id, opts=vpc_child
             )
-            if not args.single_nat_gateway or not nat_by_zone:
-                eip = aws.ec2.Eip(
-                    f"{name}-nat-{zone}", domain="vpc", tags={**tags, "Name": f"{name}-nat-{zone}"}, opts=vpc_child
-                )
-                nat_by_zone[zone] = aws.ec2.NatGateway(
-                    f"{name}-{zone}",
-                    allocation_id=eip.id,
-                    subnet_id=public.id,
-                    tags={**tags, "Name": f"{name}-{zone}"},
-                    opts=pulumi.ResourceOptions(parent=vpc, depends_on=[igw]),
-                )
-        first_nat = next(iter(nat_by_zone.values()))
-        private_rts: dict[str, aws.ec2.RouteTable] = {}
-        for zone in regional_zones:
-            nat = nat_by_zone.get(zone, first_nat)
-            private_rts[zone] = aws.ec2.RouteTable(
-                f"{name}-private-{zone}",
+            gateway = gateways.get(public_name)
+            if gateway is None:
+                continue
+            zone = gateway.zone
+            # A Local Zone's NAT gateway fails to launch unless its Elastic IP is of the zone's border group.
+            eip = aws.ec2.Eip(
+                f"{name}-nat-{zone}",
+                domain="vpc",
+                network_border_group=gateway.border_group or None,
+                tags={**tags, "Name": f"{name}-nat-{zone}"},
+                opts=vpc_child,
+            )
+            nat_by_zone[zone] = aws.ec2.NatGateway(
+                f"{name}-{zone}",
+                allocation_id=eip.id,
+                subnet_id=public.id,
+                tags={**tags, "Name": f"{name}-{zone}"},
+                opts=pulumi.ResourceOptions(parent=vpc, depends_on=[igw]),
+            )
+        tables: dict[str, aws.ec2.RouteTable] = {}
+        for table in egress.route_tables:
+            nat = nat_by_zone[table.nat_zone]
+            tables[table.name] = aws.ec2.RouteTable(
+                f"{name}-{table.name}",
                 vpc_id=vpc.id,
                 routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
-                tags={**tags, "Name": f"{name}-private-{zone}"},
+                tags={**tags, "Name": f"{name}-{table.name}"},
                 opts=vpc_child,
             )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-private-{zone}",
-                subnet_id=subnets[f"private-{zone}"].id,
-                route_table_id=private_rts[zone].id,
-                opts=vpc_child,
-            )
-        # Local Zones have no NAT gateway of their own: GPU subnets route out through the parent region's.
-        gpu_rt = private_rts[regional_zones[0]]
-        for plan in (p for p in plans if p.kind == "gpu"):
-            aws.ec2.RouteTableAssociation(
-                f"{name}-{plan.name}", subnet_id=subnets[plan.name].id, route_table_id=gpu_rt.id, opts=vpc_child
-            )
+            if table.name in table.subnets:  # a regional table first takes its own private subnet
+                self._associate(f"{name}-{table.name}", subnets[table.name], tables[table.name], vpc_child)
+        for table in egress.route_tables:
+            for subnet_name in (n for n in table.subnets if n != table.name):
+                self._associate(f"{name}-{subnet_name}", subnets[subnet_name], tables[table.name], vpc_child)
         self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
         self.public_subnet_ids = [subnets[f"public-{z}"].id for z in regional_zones]
         self.gpu_subnet_ids = {
             z: [subnets[p.name].id for p in plans if p.kind == "gpu" and p.zone == z] for z in gpu_zones
         }
+
+    @staticmethod
+    def _associate(
+        name: str, subnet: aws.ec2.Subnet, table: aws.ec2.RouteTable, opts: pulumi.ResourceOptions
+    ) -> aws.ec2.RouteTableAssociation:
+        return aws.ec2.RouteTableAssociation(name, subnet_id=subnet.id, route_table_id=table.id, opts=opts)
 
     def _use_existing(self, args: NetworkArgs) -> None:
         child = pulumi.ResourceOptions(parent=self)

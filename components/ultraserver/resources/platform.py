@@ -16,9 +16,10 @@ from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import kueue_args
 from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.blocks import StandbyGroup, standby_groups
+from ultraserver.config.expiry import group_expired
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
-from ultraserver.config.views import gpu_ip_needs, node_group_names
+from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, node_group_names
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
@@ -28,11 +29,6 @@ from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
 from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.resources.network import Network, NetworkArgs
 from ultraserver.resources.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
-
-
-def needs_termination_handler(s: Settings) -> bool:
-    """Self-managed groups need the Node Termination Handler; managed node groups drain on their own."""
-    return any(group.mode == "self-managed" for group in s.gpu_node_groups)
 
 
 def kubernetes_layer_args(
@@ -105,6 +101,7 @@ class Platform(pulumi.ComponentResource):
                 s.system_node_group.max_size,
                 net.pods_per_node,
                 net.secondary_vpc_cidrs,
+                net.local_zone_nat_gateways,
             )
         )
         super().__init__("ultraserver:index:Platform", name, None, opts)
@@ -116,7 +113,7 @@ class Platform(pulumi.ComponentResource):
                 cluster_name=s.cluster.name,
                 subnets=subnets,
                 vpc_cidr=net.vpc_cidr,
-                single_nat_gateway=net.single_nat_gateway,
+                nat_gateways=net.nat_gateways,
                 vpc_id=net.vpc_id,
                 private_subnet_ids=net.private_subnet_ids,
                 public_subnet_ids=net.public_subnet_ids,
@@ -159,12 +156,15 @@ class Platform(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster.eks]),
             )
         self.gpu_node_groups = {}
+        now = args.now or clock.now()
         for group in s.gpu_node_groups:
+            if group_expired(group, now):
+                continue  # every block has ended: nothing can launch (config.expiry; the plan warns)
             # Node group n runs the n-th reservation of every block (capacityBlocks) or of capacityReservationIds.
             for position, group_name in enumerate(node_group_names(group)):
                 if group.handover == "standby" and group.capacity_blocks_setting:
                     # One group per block, each on its own reservation and schedule (config.blocks.standby_groups).
-                    for standby in standby_groups(group, position, group_name, args.now or clock.now()):
+                    for standby in standby_groups(group, position, group_name, now):
                         self.gpu_node_groups[standby.name] = self._gpu_node_group(
                             s, group, group_name, position, tags, cluster_rules, args.now, standby
                         )

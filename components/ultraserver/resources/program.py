@@ -9,15 +9,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
+from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.problems import ConfigError
 from ultraserver.resources.kubernetes_layer import KubernetesLayer
-from ultraserver.resources.platform import (
-    Platform,
-    PlatformArgs,
-    kubernetes_layer_args,
-    needs_termination_handler,
-)
+from ultraserver.resources.platform import Platform, PlatformArgs, kubernetes_layer_args
 
 # The project of kubernetes-layer/Pulumi.yaml: it shares the platform's stack files and stack names.
 KUBERNETES_PROJECT = f"{PROJECT}-kubernetes"

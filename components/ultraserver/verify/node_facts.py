@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME
+from ultraserver.facts.dra import DRA_DRIVER_NAMESPACE, KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
@@ -96,7 +97,7 @@ def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str
             Problem(
                 f"{where} DRA kubelet plugin",
                 "no running and ready pod",
-                "one ready nvidia-dra-driver-gpu kubelet-plugin pod per GPU node",
+                "one ready DRA driver kubelet-plugin pod per GPU node",
                 f"kubectl get pods -A -l {KUBELET_PLUGIN_SELECTOR} -o wide; check its affinity and tolerations",
             )
         )
@@ -214,8 +215,8 @@ def device_class_verdict(expected: Iterable[str], present: list[str] | ClusterEr
         Problem(
             f"DeviceClass {name}",
             None,
-            "created by the nvidia-dra-driver-gpu chart with resources.computeDomains.enabled",
-            "check the DRA driver release: helm -n nvidia-dra-driver-gpu status nvidia-dra-driver-gpu",
+            f"created by the {DRA_DRIVER} chart with resources.computeDomains.enabled",
+            f"check the DRA driver release: helm -n {DRA_DRIVER_NAMESPACE} status {LEGACY_DRA_DRIVER_NAME}",
         )
         for name in missing
     )
