@@ -98,6 +98,21 @@ def test_generated_outputs_reach_their_readers_with_their_edges() -> None:
     assert lost_edges(plan) == []
 
 
+def test_outputs_that_are_objects_reach_their_readers() -> None:
+    """Not only text: the EKS cluster's certificate authority (an object the SDK says is always there) gives its data
+    to what reads it, as a kubeconfig would."""
+
+    def program() -> None:
+        cluster = aws.eks.Cluster("eks", role_arn="arn:aws:iam::0:role/r", vpc_config={"subnet_ids": ["s"]})
+        aws.ec2.Tag("ca", resource_id="vpc-1", key="ca", value=cluster.certificate_authority.data)
+
+    plan = record(program)
+    tag, cluster = one(plan, "aws:ec2/tag:Tag"), one(plan, "aws:eks/cluster:Cluster")
+    assert tag.inputs["value"] == "eks-certificateAuthority-data-offline-placeholder"
+    assert tag.property_dependencies["value"] == [cluster.urn]
+    assert lost_edges(plan) == []
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_provider_resource_has_its_required_arguments(shipped_plan: Callable[[str], Plan], stack: str) -> None:
     plan = shipped_plan(stack)

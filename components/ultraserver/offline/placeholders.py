@@ -72,10 +72,17 @@ def _value(hint: Any, label: str, depth: int = 0) -> Any:
     if origin in (dict, Mapping):
         return {}
     if isinstance(hint, type) and _types.is_output_type(hint) and depth < 4:
-        properties = [p for p in sdk_schema.output_properties(hint) if not p.optional]
-        fields = {p.name: _value(p.type, f"{label}-{p.name}", depth + 1) for p in properties}
+        fields = {
+            p.name: _value(p.type, f"{label}-{p.name}", depth + 1) for p in _known(sdk_schema.output_properties(hint))
+        }
         return {k: v for k, v in fields.items() if v is not None}
     return None  # a resource reference or an untyped value: nothing generic stands in for it
+
+
+def _known(properties: tuple[sdk_schema.OutputProperty, ...]) -> list[sdk_schema.OutputProperty]:
+    """The properties a placeholder stands in for: all text (ids, names, certificate data), and whatever else the
+    SDK says always has a value."""
+    return [p for p in properties if p.type is str or not p.optional]
 
 
 def generated_outputs(resource_type: str, name: str, inputs: dict[str, Any], region: str) -> dict[str, Any]:
@@ -87,8 +94,8 @@ def generated_outputs(resource_type: str, name: str, inputs: dict[str, Any], reg
     """
     cls = sdk_schema.resource_class(resource_type)
     outputs: dict[str, Any] = {}
-    for prop in sdk_schema.output_properties(cls) if cls else ():
-        if prop.name not in inputs and (prop.type is str or not prop.optional):
+    for prop in _known(sdk_schema.output_properties(cls)) if cls else ():
+        if prop.name not in inputs:
             outputs[prop.name] = region if prop.name == "region" else _value(prop.type, f"{name}-{prop.name}")
     return {k: v for k, v in outputs.items() if v is not None}
 
