@@ -9,7 +9,6 @@ before that, so the plan can check that every such input arrived and kept its ed
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -41,7 +40,6 @@ class OutputInputs:
         self.sources: dict[str, dict[str, set[str]]] = {}
         # URN -> paths of declared Outputs that resolved to None (the engine never saw them).
         self.unresolved: dict[str, list[str]] = {}
-        self._lock = threading.Lock()
 
     def transformation(self, args: pulumi.ResourceTransformationArgs) -> None:
         """Watch every Output in the declared inputs; change nothing."""
@@ -59,8 +57,8 @@ class OutputInputs:
     ) -> None:
         urn = str(await resource.urn.future())
         sources = {await r.urn.future() for r in await output.resources()}
-        with self._lock:
-            if sources:
-                self.sources.setdefault(urn, {}).setdefault(name, set()).update(s for s in sources if s)
-            if value is None:
-                self.unresolved.setdefault(urn, []).append(path)
+        # Applies run on the program's event loop, one at a time: no lock needed (the monitor's threads never get here).
+        if sources:
+            self.sources.setdefault(urn, {}).setdefault(name, set()).update(s for s in sources if s)
+        if value is None:
+            self.unresolved.setdefault(urn, []).append(path)
