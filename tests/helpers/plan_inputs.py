@@ -1,20 +1,9 @@
-"""Checks of a recorded plan against the provider SDKs and the engine's view of Outputs (issue 23 §8)."""
+"""The edge check of a recorded plan: every input declared as an Output kept its edge (issue 23 §8)."""
 
 from __future__ import annotations
 
-from ultraserver.offline import Plan, sdk_schema
+from ultraserver.offline import Plan, completeness
 from ultraserver.offline.graph import boxes, contains, edges
-
-
-def missing_required_inputs(plan: Plan) -> list[str]:
-    """One line per required argument (an SDK Args parameter with no default) absent from a resource's inputs."""
-    return [
-        f"{plan.stack}: {r.urn} ({r.type}) has no {name!r}"
-        for r in plan.resources
-        if r.custom
-        for name in sdk_schema.required_arguments(r.type)
-        if r.inputs.get(name) is None
-    ]
 
 
 def _descendants(urn: str, plan: Plan) -> set[str]:
@@ -33,11 +22,7 @@ def _covered(source: str, recorded: list[str], plan: Plan) -> bool:
 
 def lost_edges(plan: Plan) -> list[str]:
     """One line per declared Output input that resolved to None or whose source is missing from the edges."""
-    problems = [
-        f"{plan.stack}: {r.urn} ({r.type}) input {path} was an Output that resolved to None"
-        for r in plan.resources
-        for path in r.unresolved_inputs
-    ]
+    problems = completeness.unresolved_inputs(plan)
     for resource in plan.resources:
         for name, sources in resource.declared_sources.items():
             recorded = resource.property_dependencies.get(name, [])

@@ -29,6 +29,7 @@ from ultraserver.problems import ConfigError
 def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
+    from ultraserver.offline.completeness import gaps
     from ultraserver.offline.graph import dot, mermaid
     from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
     from ultraserver.offline.html_report import html_report
@@ -52,12 +53,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         warnings = settings_warnings_text(settings) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
+    # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
+    incomplete = gaps(plan)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
-        warnings=[*warnings, *plan_warnings(plan)],
+        warnings=[*warnings, *plan_warnings(plan), *incomplete],
         policies=format_violations(violations, len(RULES)),
         tree=tree(plan),
         summary=summary(plan),
@@ -81,12 +84,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_output(args.html, html_report(plan, text))
         print(f"HTML report written to {args.html}")
     blocking = blocks(violations)
+    reasons = [f"the plan is incomplete ({len(incomplete)} input(s): see the warnings)"] if incomplete else []
     if blocking:
         rules = sorted({v.policy for v in violations if v.level == "mandatory"})
-        args.exit_reason = (
+        reasons.append(
             f"{len(rules)} mandatory {'policy' if len(rules) == 1 else 'policies'} violated: " + ", ".join(rules)
         )
-    return EXIT_FAILED if blocking else EXIT_OK
+    if reasons:
+        args.exit_reason = "; ".join(reasons)
+    return EXIT_FAILED if reasons else EXIT_OK
 
 
 def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
