@@ -11,12 +11,16 @@ import pulumi_aws as aws
 import pytest
 from helpers.plan_inputs import lost_edges
 from helpers.plan_lookup import one
-from helpers.stacks import STACKS
-from ultraserver.offline import Plan, record, sdk_schema
+from helpers.stacks import ROOT, STACKS, stack_config
+from ultraserver.offline import Plan, record, run_plan, sdk_schema
 from ultraserver.offline.completeness import missing_arguments
 
 RULE = "aws:cloudwatch/eventRule:EventRule"
 TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+# Shipped stacks whose Kubernetes objects live in the kubernetes-layer/ project.
+SEPARATE_LAYER_STACKS = [
+    s for s in STACKS if (stack_config(s).get("ultraserver-eks:kubernetes") or {}).get("layer") == "separate-stack"
+]
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -40,6 +44,14 @@ def test_every_output_valued_input_arrives_with_its_edge(shipped_plan: Callable[
     plan = shipped_plan(stack)
     assert sum(len(r.declared_sources) for r in plan.resources) > 50
     assert lost_edges(plan) == []
+    assert missing_arguments(plan) == []
+
+
+@pytest.mark.parametrize("stack", SEPARATE_LAYER_STACKS)
+def test_the_separate_kubernetes_layer_keeps_its_inputs_and_edges(stack: str) -> None:
+    plan = run_plan(ROOT / "kubernetes-layer", stack)
+    assert any(r.declared_sources for r in plan.resources)
+    assert lost_edges(plan) == [] and missing_arguments(plan) == []
 
 
 def test_an_input_that_resolves_to_none_is_seen() -> None:
