@@ -10,6 +10,10 @@ from ultraserver.offline import sdk_schema
 def test_a_type_token_finds_its_sdk_class() -> None:
     assert sdk_schema.resource_class("aws:eks/nodeGroup:NodeGroup") is aws.eks.NodeGroup
     assert sdk_schema.resource_class("kubernetes:helm.sh/v3:Release") is k8s.helm.v3.Release
+    # Providers register as packages, not modules.
+    assert sdk_schema.resource_class("pulumi:providers:kubernetes") is k8s.Provider
+    assert sdk_schema.args_class("pulumi:providers:kubernetes") is k8s.ProviderArgs
+    assert sdk_schema.resource_class("pulumi:pulumi:Stack") is None
     # Components and CRD objects have no SDK class.
     assert sdk_schema.resource_class("ultraserver:index:GpuNodeGroup") is None
     assert sdk_schema.resource_class("kubernetes:kubeflow.org/v2beta1:MPIJob") is None

@@ -39,14 +39,18 @@ class OutputProperty:
 
 @cache
 def resource_class(resource_type: str) -> type | None:
-    """The SDK class of a provider resource type, or None when no loaded SDK registers it."""
+    """The SDK class of a provider resource type (or of a provider, ``pulumi:providers:kubernetes``), or None when no
+    loaded SDK registers it."""
     package, _, rest = resource_type.partition(":")
-    module_name, _, _ = rest.partition(":")
-    module = rpc.get_resource_module(package, module_name, "")
-    info = getattr(module, "mod_info", None)  # the SDKs' _utilities.Module keeps its registration here
-    if not isinstance(info, dict) or resource_type not in info.get("classes", {}):
-        return None
-    found = getattr(importlib.import_module(info["fqn"]), info["classes"][resource_type], None)
+    module_name, _, provider = rest.partition(":")
+    if package == "pulumi" and module_name == "providers":
+        # Providers register as packages (_utilities.register's resource_packages: token, fqn, class).
+        info = getattr(rpc.get_resource_package(provider, ""), "pkg_info", None)
+        name = info.get("class") if isinstance(info, dict) and info.get("token") == resource_type else None
+    else:
+        info = getattr(rpc.get_resource_module(package, module_name, ""), "mod_info", None)
+        name = info.get("classes", {}).get(resource_type) if isinstance(info, dict) else None
+    found = getattr(importlib.import_module(info["fqn"]), name, None) if info and name else None
     return found if isinstance(found, type) else None
 
 
