@@ -12,12 +12,14 @@ def _descendants(urn: str, plan: Plan) -> set[str]:
 
 
 def _covered(source: str, recorded: list[str], plan: Plan) -> bool:
-    """Pulumi records a component dependency as the custom resources inside it (resource.py _expand_dependencies)."""
-    if source in recorded:
-        return True
+    """Whether a dependency on ``source`` is in ``recorded``: Pulumi records one on a component (not a remote one) as
+    the custom and remote resources inside it (pulumi/runtime/rpc.py ``_add_dependency``, pulumi 3.272.0)."""
     by_urn = plan.by_urn()
-    inside = {d for d in _descendants(source, plan) if by_urn[d].custom}
-    return source in by_urn and not by_urn[source].custom and (not inside or bool(inside & set(recorded)))
+    found = by_urn.get(source)
+    if source in recorded or found is None or found.custom or found.remote:
+        return source in recorded
+    inside = {d for d in _descendants(source, plan) if by_urn[d].custom or by_urn[d].remote}
+    return not inside or bool(inside & set(recorded))
 
 
 def lost_edges(plan: Plan) -> list[str]:
@@ -38,8 +40,9 @@ def lost_edges(plan: Plan) -> list[str]:
 def _missing_graph_edges(plan: Plan) -> list[str]:
     """Every recorded property dependency of a custom resource between two boxes of the report graph is an arrow.
 
-    The graph draws custom resources' waits only: pulumi-eks's Cluster (a remote component) waiting for the
-    network's subnets would close a cycle with the network's rules on the cluster security group (not yet drawn).
+    The graph draws custom resources' waits only, so a component's are not checked: pulumi-eks's Cluster (a remote
+    component) waits for the network's subnets, but drawing that arrow would close a cycle between the network box
+    and the cluster box (the network's rules on the cluster security group wait for the cluster).
     """
     _, arrows = edges(plan)
     box_of = boxes(plan)

@@ -85,6 +85,20 @@ def test_a_lost_edge_in_a_shipped_plan_is_caught(shipped_plan: Callable[[str], P
     assert any(f"input 'rule' came from {rule}" in p for p in problems)
 
 
+def test_an_edge_missing_from_the_graph_is_caught(shipped_plan: Callable[[str], Plan]) -> None:
+    """A node group whose recorded dependencies lost the cluster: its input still names the cluster, the order checks
+    and the report graph would not."""
+    plan = copy.deepcopy(shipped_plan("gb200-x72"))
+    group = one(plan, "aws:eks/nodeGroup:NodeGroup", "system")
+    (cluster,) = group.property_dependencies["clusterName"]
+    group.dependencies.remove(cluster)
+    problems = lost_edges(plan)
+    assert any(
+        f"{group.urn} (aws:eks/nodeGroup:NodeGroup) input 'clusterName' came from {cluster}" in p for p in problems
+    )
+    assert f"gb200-x72: the graph has no edge {cluster} -> {group.urn}" in problems
+
+
 def test_generated_outputs_reach_their_readers_with_their_edges() -> None:
     """Outputs nobody special-cased (the VPC's default security group and route table, a role's unique id, a
     security group's generated name, a node group's disk size) reach the resources that read them, with the edge:

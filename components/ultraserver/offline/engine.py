@@ -186,6 +186,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 dependencies,
                 bool(request.custom),
                 by_input,
+                remote=bool(request.remote),
             )
         )
         return response
