@@ -95,6 +95,8 @@ def args_table(cls: type) -> str:
     docs = field_docs(cls)
     lines = ["| Field | Type | Default | Description |", "|---|---|---|---|"]
     for field in dataclasses.fields(cls):
+        if not field.init:  # derived in __post_init__, not an argument
+            continue
         lines.append(
             f"| `{field.name}` | `{_cell(str(field.type))}` | {_cell(default_text(field))} | "
             f"{_cell(docs.get(field.name, ''))} |"

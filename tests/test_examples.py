@@ -9,9 +9,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from helpers.manifests import K8S_VERSION, as_pod, validate_custom
+from helpers.manifests import K8S_VERSION, as_pod, paired_requests, validate_custom
 from helpers.modules import load_file
-from ultraserver.builders import device_claims
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
@@ -242,7 +241,7 @@ def test_training_job_in_dra_mode_claims_paired_devices_and_is_valid(layout: str
     job = module.TrainingJob(ultraserver="nvl72", workers=4, devices="dra", efa_layout=layout)
     template = module.device_claim_template(job)
     kubernetes_validate.validate(template, "1.35", strict=True)
-    pairs = device_claims.paired_requests(template["spec"]["spec"])
+    pairs = paired_requests(template["spec"]["spec"])
     assert len(pairs) == 4
     manifest = module.job_manifest(job)
     spec = manifest["spec"]["template"]["spec"]

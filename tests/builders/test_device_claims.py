@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import kubernetes_validate
 import pytest
+from helpers.manifests import paired_requests
 from ultraserver.builders import device_claims
 from ultraserver.facts import devices, efa
 from ultraserver.facts.kueue_admission import devices_per_class
@@ -31,7 +32,7 @@ def test_each_gpu_gets_the_efa_devices_of_its_own_card_group(preset: str, per_gp
 def test_the_claim_pairs_every_gpu_with_its_efa_devices_on_one_pcie_root(preset: str) -> None:
     spec = device_claims.claim_spec(node(preset))
     requests = {r["name"]: r["exactly"] for r in spec["devices"]["requests"]}
-    pairs = device_claims.paired_requests(spec)
+    pairs = paired_requests(spec)
     assert len(pairs) == 4
     for gpu, (gpu_request, efa_request) in enumerate(pairs):
         assert requests[gpu_request] == {

@@ -121,7 +121,7 @@ def test_kueue_is_pinned_as_an_oci_chart_with_checked_keys() -> None:
 
 
 def test_the_pinned_default_configuration_enables_the_integrations_the_jobs_need() -> None:
-    assert set(facts.REQUIRED_INTEGRATIONS) <= facts.default_integrations()
+    assert set(facts.REQUIRED_INTEGRATIONS) <= set(facts.default_configuration()["integrations"]["frameworks"])
     assert "kubeflow.org/mpijob" in facts.REQUIRED_INTEGRATIONS
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from ultraserver.facts import devices
 
 CRDS = Path(__file__).resolve().parent.parent / "fixtures" / "crds"
 K8S_VERSION = "1.33"
@@ -65,3 +66,12 @@ def pair_manifests(args: Any) -> list[dict[str, Any]]:
     from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
 
     return [compute_domain_manifest(compute_domain_args(args)), mpijob_manifest(args)]
+
+
+def paired_requests(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """(GPU request, EFA request) pairs a DRA claim spec constrains to one PCIe root."""
+    return [
+        (c["requests"][0], c["requests"][1])
+        for c in (spec.get("devices") or {}).get("constraints") or []
+        if c.get("matchAttribute") == devices.PCIE_ROOT_ATTRIBUTE and len(c.get("requests") or []) == 2
+    ]

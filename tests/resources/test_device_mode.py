@@ -8,8 +8,8 @@ from collections.abc import Callable
 from datetime import date
 
 import pytest
+from helpers.manifests import paired_requests
 from helpers.stacks import ROOT, stack_config
-from ultraserver.builders import device_claims
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import devices
 from ultraserver.offline import Plan, run_plan
@@ -61,7 +61,7 @@ def test_every_dra_job_claims_paired_devices_and_its_channel(shipped_plan: Calla
         for template in workers:
             claims = [c["resourceClaimTemplateName"] for c in template["spec"]["resourceClaims"]]
             device = [templates[c] for c in claims if c in templates]
-            assert len(device) == 1 and len(device_claims.paired_requests(device[0])) == 4
+            assert len(device) == 1 and len(paired_requests(device[0])) == 4
             assert len(claims) == 2  # the ComputeDomain channel claim stays
             (container,) = template["spec"]["containers"]
             assert not devices.requests_plugin_resource(container["resources"])
@@ -133,7 +133,7 @@ def test_the_efa_check_claims_paired_devices_in_dra_mode() -> None:
     (claim,) = worker["resourceClaims"]
     (template,) = [r for r in plan.resources if r.type.endswith(":ResourceClaimTemplate") and "efa" in r.name]
     assert claim["resourceClaimTemplateName"] == template.inputs["metadata"]["name"]
-    assert len(device_claims.paired_requests(template.inputs["spec"]["spec"])) == 4
+    assert len(paired_requests(template.inputs["spec"]["spec"])) == 4
     assert not devices.requests_plugin_resource(worker["containers"][0]["resources"])
 
 

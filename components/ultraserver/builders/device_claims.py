@@ -69,12 +69,3 @@ def pod_claim(template_name: str) -> dict[str, Any]:
 def container_claim() -> dict[str, str]:
     """Entry for a container's ``resources.claims``."""
     return {"name": POD_CLAIM_NAME}
-
-
-def paired_requests(spec: dict[str, Any]) -> list[tuple[str, str]]:
-    """(GPU request, EFA request) pairs a claim spec constrains to one PCIe root."""
-    return [
-        (c["requests"][0], c["requests"][1])
-        for c in (spec.get("devices") or {}).get("constraints") or []
-        if c.get("matchAttribute") == devices.PCIE_ROOT_ATTRIBUTE and len(c.get("requests") or []) == 2
-    ]

@@ -60,7 +60,16 @@ def egress_plan(subnets: Sequence[SubnetPlan], mode: str = "single") -> EgressPl
     nat_subnets = {p.zone: p.name for p in subnets if p.kind == "nat"}
     gateways = [NatGatewayPlan(zone, f"public-{zone}") for zone in (regional if mode == "per-zone" else regional[:1])]
     gateways += [NatGatewayPlan(zone, name, network_border_group(zone)) for zone, name in nat_subnets.items()]
-    own = {g.zone for g in gateways}
+    tables = _route_tables(subnets, regional, nat_subnets, {g.zone for g in gateways})
+    public = tuple(p.name for p in subnets if p.kind == "public") + tuple(nat_subnets.values())
+    return EgressPlan(tuple(gateways), tuple(tables), public)
+
+
+def _route_tables(
+    subnets: Sequence[SubnetPlan], regional: list[str], nat_subnets: dict[str, str], own: set[str]
+) -> list[RouteTablePlan]:
+    """A private table per regional zone (through its own NAT gateway, else the first zone's), and one per Local Zone
+    that has a NAT gateway of its own."""
     tables = [
         RouteTablePlan(f"private-{zone}", zone if zone in own else regional[0], (f"private-{zone}",))
         for zone in regional
@@ -77,5 +86,4 @@ def egress_plan(subnets: Sequence[SubnetPlan], mode: str = "single") -> EgressPl
         for zone in gpu_zones
         if zone in nat_subnets
     ]
-    public = tuple(p.name for p in subnets if p.kind == "public") + tuple(nat_subnets.values())
-    return EgressPlan(tuple(gateways), tuple(tables), public)
+    return tables

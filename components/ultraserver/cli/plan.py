@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ultraserver import clock
 from ultraserver.cli.common import (
@@ -25,14 +25,17 @@ from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
 from ultraserver.problems import ConfigError
 
+if TYPE_CHECKING:  # imported where used: the CLI loads a subcommand's modules only when it runs
+    from ultraserver.config.settings import Settings
+    from ultraserver.offline.engine import Plan
+    from ultraserver.offline.terminal import PlanText
+
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
     from ultraserver.offline.completeness import gaps
-    from ultraserver.offline.graph import dot, mermaid
     from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
-    from ultraserver.offline.html_report import html_report
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
     from ultraserver.policy.engine import RULES, evaluate
@@ -68,21 +71,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         notes=[*([deployed_note] if deployed_note else []), *version_notes(settings, now.date())],
     )
     print_plan(console_for(sys.stdout), text, sys.stdout)
-    if args.json:
-        document = plan.to_json()
-        if settings is not None:
-            document["versions"] = stack_rows(settings.cluster.kubernetes_version, now.date())
-        write_output(args.json, json.dumps(document, indent=2, sort_keys=False) + "\n")
-        print(f"\nPlan JSON written to {args.json}")
-    if args.graph:
-        kind = GRAPH_FORMATS[suffix(args.graph)]
-        graph = dot(plan) if kind == "dot" else mermaid(plan)
-        # A Markdown file gets a fenced block, so GitHub and editors draw it.
-        write_output(args.graph, f"```mermaid\n{graph}```\n" if suffix(args.graph) == ".md" else graph)
-        print(f"Dependency graph written to {args.graph}")
-    if args.html:
-        write_output(args.html, html_report(plan, text))
-        print(f"HTML report written to {args.html}")
+    _write_outputs(args, plan, settings, now, text)
     blocking = blocks(violations)
     reasons = [f"the plan is incomplete ({len(incomplete)} input(s): see the warnings)"] if incomplete else []
     if blocking:
@@ -93,6 +82,31 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if reasons:
         args.exit_reason = "; ".join(reasons)
     return EXIT_FAILED if reasons else EXIT_OK
+
+
+def _write_outputs(
+    args: argparse.Namespace, plan: Plan, settings: Settings | None, now: datetime, text: PlanText
+) -> None:
+    """The plan JSON, dependency graph and HTML report the command line asked for (their modules load only then)."""
+    if args.json:
+        document = plan.to_json()
+        if settings is not None:
+            document["versions"] = stack_rows(settings.cluster.kubernetes_version, now.date())
+        write_output(args.json, json.dumps(document, indent=2, sort_keys=False) + "\n")
+        print(f"\nPlan JSON written to {args.json}")
+    if args.graph:
+        from ultraserver.offline.graph import dot, mermaid
+
+        kind = GRAPH_FORMATS[suffix(args.graph)]
+        graph = dot(plan) if kind == "dot" else mermaid(plan)
+        # A Markdown file gets a fenced block, so GitHub and editors draw it.
+        write_output(args.graph, f"```mermaid\n{graph}```\n" if suffix(args.graph) == ".md" else graph)
+        print(f"Dependency graph written to {args.graph}")
+    if args.html:
+        from ultraserver.offline.html_report import html_report
+
+        write_output(args.html, html_report(plan, text))
+        print(f"HTML report written to {args.html}")
 
 
 def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:

@@ -15,14 +15,6 @@ from ultraserver.facts.capacity_blocks import CapacityBlock, current_block, has_
 from ultraserver.problems import Problem
 
 
-def group_blocks(group: GpuNodeGroupSettings, position: int) -> tuple[CapacityBlock, ...]:
-    """The blocks of the entry's ``position``-th node group: its own reservation of each block (none when grouped)."""
-    return tuple(
-        CapacityBlock(() if group.grouped else (block.reservation_ids[position],), block.window)
-        for block in group.blocks
-    )
-
-
 @dataclass(frozen=True)
 class BlockView:
     """One node group's Capacity Block at a moment."""
@@ -74,7 +66,7 @@ def block_views(settings: Settings, now: datetime) -> list[BlockView]:
         if group.handover == "standby" and group.capacity_blocks_setting:
             continue  # no switch to run: standby_timelines describes its block groups
         for position, name in enumerate(group.node_group_names):
-            blocks = group_blocks(group, position)
+            blocks = group.position_blocks(position)
             index = current_block(blocks, now)
             views.append(
                 BlockView(
@@ -123,7 +115,7 @@ def standby_groups(group: GpuNodeGroupSettings, position: int, name: str, now: d
     """
     return [
         StandbyGroup(f"{name}-{block.window.start.astimezone(timezone.utc):%Y%m%dt%H%Mz}", block)
-        for block in group_blocks(group, position)
+        for block in group.position_blocks(position)
         if block.window is not None and (now is None or not has_ended(block, now))
     ]
 

@@ -105,15 +105,17 @@ def _bounds(field: FieldInfo | None) -> str:
     return " " + " and ".join(texts) if texts else ""
 
 
+Found = tuple[str, str] | None
+"""What is allowed and the fix, or None when the error is of another kind."""
+
+
 def _choices(ctx: dict[str, Any]) -> list[str]:
     return re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
 
 
-def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[str, str]:
-    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+def _key_allowed(kind: str, ctx: dict[str, Any], value: Any, where: _Where, typo: dict[str, str]) -> Found:
+    """Errors about which keys or choices exist: missing, unknown, not one of the choices."""
     name = where.name
-    if kind == "ultraserver":
-        return ctx["allowed"], ctx["fix"]
     if kind == "missing":
         fix = f"add {name} to {where.parent_key or 'the stack config'}"
         if name in typo:
@@ -129,14 +131,27 @@ def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[s
         choices = _choices(ctx)
         close = difflib.get_close_matches(str(value), choices, n=1)
         return "one of " + ", ".join(choices), f"use {close[0]!r}" if close else f"use one of {', '.join(choices)}"
+    return None
+
+
+def _shape_allowed(kind: str, ctx: dict[str, Any], where: _Where) -> Found:
+    """Errors about a value's pattern, length or bounds."""
+    name = where.name
     if kind == "string_pattern_mismatch":
         return PATTERNS.get(str(ctx.get("pattern")), f"text matching {ctx.get('pattern')}"), f"correct {name}"
+    unit = "characters" if "string" in kind else "items"
     if kind in ("string_too_long", "too_long"):
-        return f"at most {ctx.get('max_length')} {'characters' if 'string' in kind else 'items'}", f"shorten {name}"
+        return f"at most {ctx.get('max_length')} {unit}", f"shorten {name}"
     if kind in ("string_too_short", "too_short"):
-        return f"at least {ctx.get('min_length')} {'characters' if 'string' in kind else 'items'}", f"add to {name}"
+        return f"at least {ctx.get('min_length')} {unit}", f"add to {name}"
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         return f"a number{_bounds(where.field)}", f"set {name} within the bounds"
+    return None
+
+
+def _type_allowed(kind: str, error: Any, value: Any, where: _Where) -> tuple[str, str]:
+    """Errors about a value's type: YAML's numbers and timestamps where text belongs, empty values, the rest."""
+    name = where.name
     if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
         # YAML already dropped trailing zeros: 1.30 arrives as 1.3, so offer both spellings.
         meant = f'"{value}" or "{value}0"' if isinstance(value, float) else f'"{value}"'
@@ -149,6 +164,17 @@ def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[s
     if kind in ("int_type", "int_from_float", "float_type"):
         text += _bounds(where.field)
     return text, f"write {name} as {text}"
+
+
+def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[str, str]:
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    if kind == "ultraserver":
+        return ctx["allowed"], ctx["fix"]
+    return (
+        _key_allowed(kind, ctx, value, where, typo)
+        or _shape_allowed(kind, ctx, where)
+        or _type_allowed(kind, error, value, where)
+    )
 
 
 def problems_from(error: ValidationError, project: str) -> list[Problem]:

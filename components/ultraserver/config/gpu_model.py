@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
@@ -24,6 +25,7 @@ from ultraserver.config.fields import (
     efa_layout_shape,
     pattern,
 )
+from ultraserver.config.node_group_spec import NodeGroupInputs, NodeGroupSpec, node_group_spec
 from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, instances
 from ultraserver.facts import ultraservers as us_types
 from ultraserver.facts.ultraservers import NodeGroupMode, UltraServerTypeName
@@ -165,6 +167,49 @@ class GpuNodeGroupSettings(Model):
             )
             for b in self.capacity_blocks_setting
         )
+
+    def position_blocks(self, position: int) -> tuple[capacity_blocks.CapacityBlock, ...]:
+        """The blocks of the entry's ``position``-th node group: its own reservation of each (none when grouped)."""
+        return tuple(
+            capacity_blocks.CapacityBlock(() if self.grouped else (block.reservation_ids[position],), block.window)
+            for block in self.blocks
+        )
+
+    def spec(
+        self,
+        position: int,
+        now: datetime,
+        kubernetes_version: str,
+        standby: capacity_blocks.CapacityBlock | None = None,
+    ) -> NodeGroupSpec:
+        """Node group ``position`` at ``now`` on a cluster of ``kubernetes_version`` (with ``standby``, the group of
+        that one block under handover: standby).
+
+        Successive blocks (capacityBlocks, handover: switch) keep all of the group's blocks; a single block, and a
+        standby group, run one block only (and keep the undated scheduled action names).
+        """
+        successive = bool(self.capacity_blocks_setting) and standby is None
+        if standby is not None:
+            blocks: tuple[capacity_blocks.CapacityBlock, ...] = (standby,)
+        elif successive:
+            blocks = self.position_blocks(position)
+        else:
+            target = () if self.grouped else (self.capacity_reservation_ids[position],)
+            blocks = (capacity_blocks.CapacityBlock(target, self.reservation_window),)
+        given = NodeGroupInputs(
+            instance_type=self.instance_type,
+            interfaces=self.efa_interfaces,
+            full_size=self.full_size,
+            desired_size=self.desired_size,
+            blocks=blocks,
+            successive=successive,
+            release_version=self.release_version,
+            kubernetes_version=kubernetes_version,
+            custom_image=bool(self.ami_id),
+            managed=self.mode == "managed",
+            hold_at_zero=self.scale_to_zero_for_upgrade,
+        )
+        return node_group_spec(given, now)
 
     @property
     def all_reservation_ids(self) -> tuple[str, ...]:

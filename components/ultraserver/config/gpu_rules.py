@@ -350,6 +350,12 @@ def across_groups(s: Settings, today: date) -> list[Problem]:
         found.append(
             Problem(at, rid, "each capacity reservation in one group only", f"remove {rid} from all but one group")
         )
+    return found + _quota_problems(s, at)
+
+
+def _quota_problems(s: Settings, at: str) -> list[Problem]:
+    """The stack's node groups against the managed node group and Auto Scaling group quotas (warnings)."""
+    found = []
     managed = 1 + sum(created_node_groups(g) for g in s.gpu_node_groups if g.mode == "managed")
     quota = limits.MANAGED_NODE_GROUPS_PER_CLUSTER
     if limits.over(quota, managed):

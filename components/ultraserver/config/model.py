@@ -14,13 +14,14 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    ConfigDict,
     Field,
     StrictBool,
     StrictInt,
     StrictStr,
     StringConstraints,
     ValidationInfo,
-    model_validator,
+    field_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
@@ -131,6 +132,7 @@ class ClusterSettings(Model):
     tags: Tags = Field(default_factory=dict, description="Tags applied to every AWS resource of the stack.")
     deployer_access: Literal["public-endpoint", "in-vpc", ""] = Field(
         "",
+        validate_default=True,
         description="How `pulumi up` reaches the API: public-endpoint (default with CIDRs) or in-vpc.",
     )
     deployer_cidrs: tuple[Cidr, ...] = Field(
@@ -148,11 +150,11 @@ class ClusterSettings(Model):
         description="CI runner labels of the deploy job (in-vpc: a self-hosted runner).",
     )
 
-    @model_validator(mode="after")
-    def _default_deployer_access(self) -> ClusterSettings:
-        if not self.deployer_access and self.public_access_cidrs:
-            object.__setattr__(self, "deployer_access", "public-endpoint")
-        return self
+    @field_validator("deployer_access", mode="after")
+    @classmethod
+    def _default_deployer_access(cls, value: str, info: ValidationInfo) -> str:
+        """Unset, a stack with public endpoint CIDRs is deployed over the public endpoint."""
+        return value or ("public-endpoint" if info.data.get("public_access_cidrs") else "")
 
 
 class NetworkSettings(Model):
@@ -243,6 +245,9 @@ RELEASE_KEYS = {
 class KubernetesSettings(Model):
     """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin or DRANET, NTH, Prometheus, MPI operator."""
 
+    # Defaults are validated too, so each default release gets its stack key (_name_release_key).
+    model_config = ConfigDict(validate_default=True)
+
     devices: Literal[device_facts.MODES] = Field(  # type: ignore[valid-type]
         device_facts.DEFAULT_MODE,
         description="How pods get GPUs and EFA: device plugins, or DRA drivers (1.35+; docs/device-modes.md).",
@@ -259,10 +264,12 @@ class KubernetesSettings(Model):
         description="AWS Node Termination Handler (on when any GPU group is self-managed).",
     )
     prometheus_stack: PrometheusStackSettings = Field(
-        default_factory=PrometheusStackSettings, description="kube-prometheus-stack (enabled: true to install)."
+        default_factory=PrometheusStackSettings,
+        description="kube-prometheus-stack (enabled: true to install).",
     )
     kueue: KueueSettings = Field(
-        default_factory=KueueSettings, description="Kueue (on by default when the stack has GPU groups)."
+        default_factory=KueueSettings,
+        description="Kueue (on by default when the stack has GPU groups).",
     )
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
@@ -273,14 +280,14 @@ class KubernetesSettings(Model):
         """Whether kube-prometheus-stack is installed."""
         return self.prometheus_stack.enabled
 
-    @model_validator(mode="after")
-    def _name_release_keys(self, info: ValidationInfo) -> KubernetesSettings:
+    @field_validator(*RELEASE_KEYS, mode="after")
+    @classmethod
+    def _name_release_key(cls, release: ReleaseSettings, info: ValidationInfo) -> ReleaseSettings:
+        """Each release knows its stack key, for error messages about its values (a copy: settings are frozen)."""
+        if release.settings_key is not None:
+            return release
         project = (info.context or {}).get("project", PROJECT)
-        for field in RELEASE_KEYS:
-            release = getattr(self, field)
-            if release.settings_key is None:
-                object.__setattr__(release, "settings_key", f"{project}:kubernetes.{to_camel(field)}")
-        return self
+        return release.model_copy(update={"settings_key": f"{project}:kubernetes.{to_camel(info.field_name or '')}"})
 
 
 class AlertSettings(Model):
@@ -361,16 +368,20 @@ class Settings(Model):
             return ()
         return tuple(rid for g in self.gpu_node_groups for rid in g.all_reservation_ids)
 
-    @model_validator(mode="after")
-    def _default_release_versions(self) -> Settings:
+    @field_validator("gpu_node_groups", mode="after")
+    @classmethod
+    def _default_release_versions(
+        cls, groups: tuple[GpuNodeGroupSettings, ...], info: ValidationInfo
+    ) -> tuple[GpuNodeGroupSettings, ...]:
         """Managed EKS AMIs follow the toolkit's pinned release of the cluster's Kubernetes minor."""
-        pin = ami.default_release_version(self.cluster.kubernetes_version)
-        groups = tuple(
+        cluster = info.data.get("cluster")
+        if cluster is None:  # the cluster section is invalid: its own error says why
+            return groups
+        pin = ami.default_release_version(cluster.kubernetes_version)
+        return tuple(
             g.model_copy(update={"release_version": pin}) if not (g.release_version or g.ami_id or g.ami_release) else g
-            for g in self.gpu_node_groups
+            for g in groups
         )
-        object.__setattr__(self, "gpu_node_groups", groups)
-        return self
 
 
 def known_keys(model: type[BaseModel]) -> list[str]:

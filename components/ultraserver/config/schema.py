@@ -77,8 +77,13 @@ def _type_text(node: dict[str, Any], defs: dict[str, Any]) -> str:
         return f"list of {_type_text(node.get('items', {}), defs)}"
     if kind == "object":
         return "mapping"
-    bounds = [f">= {node[k]}" for k in ("minimum",) if k in node] + [f"<= {node[k]}" for k in ("maximum",) if k in node]
-    return kind + (f" ({', '.join(bounds)})" if bounds else "")
+    return kind + _bounds_text(node)
+
+
+def _bounds_text(node: dict[str, Any]) -> str:
+    """(>= minimum, <= maximum) of a number's schema, or nothing."""
+    bounds = [f"{word} {node[k]}" for k, word in (("minimum", ">="), ("maximum", "<=")) if k in node]
+    return f" ({', '.join(bounds)})" if bounds else ""
 
 
 def _default_text(node: dict[str, Any], required: bool) -> str:

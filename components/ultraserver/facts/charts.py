@@ -42,7 +42,6 @@ EFA_DEVICE_PLUGIN = "aws-efa-k8s-device-plugin"
 # AWS Node Termination Handler chart 0.27.6 = app v1.25.6 (aws/aws-node-termination-handler tag v1.25.6, commit
 # 77ca841d), published as an OCI chart under oci://public.ecr.aws/aws-ec2/helm (its config/helm README).
 NODE_TERMINATION_HANDLER = "aws-node-termination-handler"
-NODE_TERMINATION_HANDLER_IMAGE = "public.ecr.aws/aws-ec2/aws-node-termination-handler"
 # kube-prometheus-stack is pinned at a release tag of prometheus-community/helm-charts (MIRROR_CHARTS in
 # scripts/regen_upstream_fixtures.py says which and why).
 KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"

@@ -118,8 +118,3 @@ def default_configuration() -> dict[str, Any]:
     raw = json.loads(resources.files("ultraserver.facts").joinpath("data/chart_keys.json").read_text())
     config: dict[str, Any] = raw["charts"][KUEUE]["defaultConfiguration"]
     return config
-
-
-def default_integrations() -> frozenset[str]:
-    """Integrations the pinned chart's default configuration enables."""
-    return frozenset(default_configuration()["integrations"]["frameworks"])

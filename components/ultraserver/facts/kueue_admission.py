@@ -23,7 +23,7 @@ the offline plan, so a changed Kueue default or a lost mapping fails before a jo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,10 +167,3 @@ def admission_problems(
 def _refused(workload: Workload, got: Any, allowed: str, fix: str) -> Problem:
     """A reason Kueue never admits the workload: what it has, what Kueue accepts instead, the fix."""
     return Problem(workload.key, got, f"Kueue {pinned(KUEUE).version} admits {allowed}", fix)
-
-
-def all_problems(
-    workloads: Iterable[Workload], claim_templates: Mapping[tuple[str, str], Mapping[str, Any]], queue: Queue
-) -> list[Problem]:
-    """admission_problems of every workload, in order."""
-    return [p for w in workloads for p in admission_problems(w, claim_templates, queue)]

@@ -51,11 +51,6 @@ IAM_ROLE_NAME = Limit(
     "IAM quotas: role name up to 64 characters "
     "(https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html)",
 )
-IAM_ROLE_NAME_PREFIX = Limit(
-    "IAM role name_prefix",
-    IAM_ROLE_NAME.maximum - NAME_PREFIX_SUFFIX,
-    "IAM role name limit 64 minus the 26-character unique suffix (Terraform AWS provider: name_prefix up to 38)",
-)
 INSTANCE_PROFILE_NAME = Limit(
     "IAM instance profile name",
     128,
@@ -195,35 +190,6 @@ AUTO_SCALING_GROUPS_PER_REGION = Limit(
 VPC_PREFIX_LARGEST = 16
 VPC_PREFIX_SMALLEST = 28
 """VPC IPv4 CIDR blocks are /16 to /28 (https://docs.aws.amazon.com/vpc/latest/userguide/vpc-cidr-blocks.html)."""
-
-LIMITS: tuple[Limit, ...] = (
-    EKS_CLUSTER_NAME,
-    NODE_GROUP_NAME,
-    NODE_GROUP_NAME_PREFIX,
-    IAM_ROLE_NAME,
-    IAM_ROLE_NAME_PREFIX,
-    INSTANCE_PROFILE_NAME,
-    LAUNCH_TEMPLATE_NAME,
-    SECURITY_GROUP_NAME,
-    ASG_NAME,
-    HELM_RELEASE_NAME,
-    KUBERNETES_LABEL_NAME,
-    KUBERNETES_LABEL_PREFIX,
-    PUBLIC_ACCESS_CIDRS,
-    TAGS_PER_RESOURCE,
-    TAG_KEY,
-    TAG_VALUE,
-    MANAGED_NODE_GROUPS_PER_CLUSTER,
-    NODES_PER_MANAGED_NODE_GROUP,
-    VPC_CIDR_BLOCKS,
-    AUTO_SCALING_GROUPS_PER_REGION,
-    SCHEDULED_ACTION_NAME,
-    SCHEDULED_ACTIONS_PER_GROUP,
-    EVENT_RULE_NAME,
-    EVENT_RULE_NAME_PREFIX,
-    SNS_TOPIC_NAME,
-    IMEX_TARGET_NAME,
-)
 
 
 def autonamed(logical: str) -> int:

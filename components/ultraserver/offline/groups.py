@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ultraserver.config.blocks import block_views, group_blocks, standby_timelines
+from ultraserver.config.blocks import block_views, standby_timelines
 from ultraserver.facts import efa
 from ultraserver.facts.capacity_blocks import ACTIVE, ENDED, FUTURE, ReservationWindow, window_state
 from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER, EFA_LAYOUT, RESERVATION_ZONE, UPGRADE_SAFE
@@ -226,14 +226,19 @@ def group_view(
         ("EFA", _efa(instance_type, layout, interfaces)),
         ("schedule", _schedule_text(schedules)),
     ]
+    rows += _block_rows(windows, now, block)
     states = tuple(window_state(w, now) for w in windows)
-    if block:
-        rows.append(("capacity block", block))
+    return GroupView(group.name, instance_type, layout, interfaces, tuple(rows), states)
+
+
+def _block_rows(windows: Sequence[ReservationWindow], now: datetime, block: str) -> list[tuple[str, str]]:
+    """The group's capacity block line (when given) and one row per window."""
+    rows = [("capacity block", block)] if block else []
     if not windows:
         rows.append(("window", "none given (no scheduled scaling)"))
     for index, window in enumerate(windows, start=1):
         rows.append(("window" if len(windows) == 1 else f"window {index}", describe_window(window, now)))
-    return GroupView(group.name, instance_type, layout, interfaces, tuple(rows), states)
+    return rows
 
 
 def group_views(
@@ -259,7 +264,7 @@ def windows_by_group(settings: Any) -> dict[str, list[ReservationWindow]]:
     found: dict[str, list[ReservationWindow]] = {}
     for group in getattr(settings, "gpu_node_groups", ()):
         for position, name in enumerate(group.node_group_names):
-            blocks = group_blocks(group, position)
+            blocks = group.position_blocks(position)
             found[f"{settings.cluster.name}-{name}"] = [b.window for b in blocks if b.window is not None]
     # A custom platform passes no settings; a standby block group has its own block's window.
     standby = standby_timelines(settings, None) if getattr(settings, "gpu_node_groups", ()) else {}

@@ -151,6 +151,14 @@ def _current_checks(
         checks.append(check(f"{prefix} reservations exist", PASS, f"{len(found)} found: {', '.join(found)}"))
     if not found:
         return checks
+    return checks + _found_checks(prefix, group, found, ec2, now, horizon_hours)
+
+
+def _found_checks(
+    prefix: str, group: PreflightGroup, found: dict[str, dict], ec2: Client, now: datetime, horizon_hours: int
+) -> list[Problem]:
+    """Checks of the reservations found: state, instance type, count, zone, window and block."""
+    checks: list[Problem] = []
 
     states: list[tuple[str, str, str]] = []
     for cr_id, cr in found.items():
@@ -172,22 +180,7 @@ def _current_checks(
         )
     )
 
-    expected = group.ultraserver_count * group.instances_per_ultraserver
-    total = sum(int(cr.get("TotalInstanceCount", 0)) for cr in found.values())
-    counts = ", ".join(f"{cr_id}={cr.get('TotalInstanceCount')}" for cr_id, cr in found.items())
-    count_ok = total == expected
-    checks.append(
-        check(
-            f"{prefix} instance count",
-            PASS if count_ok else FAIL,
-            f"reserved {total} ({counts}); group needs {group.ultraserver_count} x "
-            f"{group.instances_per_ultraserver} = {expected}",
-            ""
-            if count_ok
-            else f"set the group's UltraServer count/type to match the reservations ({total} instances), "
-            "or purchase a block of the planned size",
-        )
-    )
+    checks.append(_count_check(prefix, group, found))
 
     zones: list[tuple[str, str, str]] = []
     for cr_id, cr in found.items():
@@ -205,6 +198,24 @@ def _current_checks(
     checks.append(_window_check(prefix, found, now, horizon_hours))
     checks.extend(_block_checks(prefix, group, found, ec2))
     return checks
+
+
+def _count_check(prefix: str, group: PreflightGroup, found: dict[str, dict]) -> Problem:
+    """The reservations hold the group's instances: its UltraServers times the type's nodes."""
+    expected = group.ultraserver_count * group.instances_per_ultraserver
+    total = sum(int(cr.get("TotalInstanceCount", 0)) for cr in found.values())
+    counts = ", ".join(f"{cr_id}={cr.get('TotalInstanceCount')}" for cr_id, cr in found.items())
+    count_ok = total == expected
+    return check(
+        f"{prefix} instance count",
+        PASS if count_ok else FAIL,
+        f"reserved {total} ({counts}); group needs {group.ultraserver_count} x "
+        f"{group.instances_per_ultraserver} = {expected}",
+        ""
+        if count_ok
+        else f"set the group's UltraServer count/type to match the reservations ({total} instances), "
+        "or purchase a block of the planned size",
+    )
 
 
 def _other_blocks_check(prefix: str, group: PreflightGroup, current: int, ec2: Client) -> Problem:

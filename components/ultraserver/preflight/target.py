@@ -55,7 +55,18 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     pinned = next((g.release_version for g in settings.gpu_node_groups if g.release_version), None)
     release = pinned or next((g.ami_release for g in settings.gpu_node_groups if g.ami_release), None)
     parameter = ami.pinned_ssm_parameter_name(version, pinned) if pinned else None
-    groups = [
+    groups = _gpu_groups(settings)
+    subnets, needs = _subnet_needs(settings)
+    managed = 1 + sum(g.node_groups for g in settings.gpu_node_groups if g.mode == "managed")
+    target = PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
+    target.addon_versions = pinned_addons(settings)
+    target.admin_principal_arns = settings.cluster.admin_principal_arns
+    return target
+
+
+def _gpu_groups(settings: Settings) -> list[PreflightGroup]:
+    """The stack's GPU groups as preflight checks them: reservations, zone, type, count and blocks."""
+    return [
         PreflightGroup(
             name=g.name,
             ultraserver_type=g.ultraserver_type,
@@ -73,6 +84,10 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
         )
         for index, g in enumerate(settings.gpu_node_groups)
     ]
+
+
+def _subnet_needs(settings: Settings) -> tuple[dict[str, str], dict[str, int]]:
+    """Existing subnets (id -> expected zone, "" for any regional zone) and the IPs each must have free."""
     net = settings.network
     subnets: dict[str, str] = {s: "" for s in (*net.private_subnet_ids, *net.public_subnet_ids)}
     needs: dict[str, int] = {}
@@ -83,11 +98,7 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     for zone, ids in net.gpu_subnet_ids.items():
         subnets.update({s: zone for s in ids})
         needs.update({s: -(-zone_needs.get(zone, 0) // len(ids)) for s in ids})
-    managed = 1 + sum(g.node_groups for g in settings.gpu_node_groups if g.mode == "managed")
-    target = PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
-    target.addon_versions = pinned_addons(settings)
-    target.admin_principal_arns = settings.cluster.admin_principal_arns
-    return target
+    return subnets, needs
 
 
 def pinned_addons(settings: Settings) -> dict[str, str]:

@@ -27,21 +27,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver import clock
-from ultraserver.facts import ami
-from ultraserver.facts.capacity_blocks import (
-    CapacityBlock,
-    block_schedule,
-    current_block,
-    full_size,
-    scheduled_actions,
-    size_now,
-)
-from ultraserver.facts.efa import (
-    LayoutSummary,
-    layout_for,
-    summarize_layout,
-)
+from ultraserver.facts.efa import LayoutSummary
 from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.gpu_node_group_args import GpuNodeGroupArgs, core_of
@@ -74,36 +60,25 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         core = core_of(args.cluster)
-        now = args.now or clock.now()
-        interfaces = args.interfaces if args.interfaces is not None else layout_for(args.instance_type, None, None)
+        spec = args.spec
         super().__init__("ultraserver:index:GpuNodeGroup", name, None, opts)
         # Children repeat the group's own depends_on (e.g. the control-plane security group rules).
         child = child_options(self, opts)
         managed = args.mode == "managed"
-        self.layout = summarize_layout(args.instance_type, interfaces)
-        self.full_size = full_size(args.ultraserver_type, args.ultraserver_count)
-        wanted = args.desired_size if args.desired_size is not None else self.full_size
+        self.layout = spec.layout
+        self.full_size = spec.full_size
         self.upgrade_safe = args.scale_to_zero_for_upgrade
         # With successive blocks the template targets the block current at `now` (the first whose scale-down is ahead):
         # it moves to the next reservation only once the group has scaled to 0, so never rolls nodes inside a block.
-        blocks = list(args.capacity_blocks) or [CapacityBlock((), args.reservation_window)]
-        self.current_block = current_block(blocks, now)
-        block = blocks[self.current_block]
-        self.reservation_id = args.capacity_reservation_id
-        if args.capacity_blocks:
-            self.reservation_id = block.reservation_ids[0] if block.reservation_ids else None
-        self.desired_size = 0 if self.upgrade_safe else size_now(block.window, wanted, now)
-        if not managed and block.window is None and args.desired_size is None:
-            # EKS capacity-blocks guide (self-managed): create the group at desired 0 before the block is active and
-            # scale it when the block starts; without a window the toolkit cannot know when, so it starts at 0.
-            # Give reservationWindow (scheduled actions) or an explicit desiredSize once the block is active.
-            self.desired_size = 0
+        self.current_block = spec.current_block
+        self.reservation_id = args.reservation_target
+        self.desired_size = spec.desired_size
         # Only the group carries the upgrade tag: on the template it would make a new version, itself an upgrade.
         group_tags = {**args.tags, **({UPGRADE_SAFE: "true"} if self.upgrade_safe else {})}
         self.image = NodeImage(
-            kubernetes_version=core.kubernetes_version,
-            release_version=args.release_version or ami.default_release_version(core.kubernetes_version),
+            release_version=spec.release_version,
             managed=managed,
+            ssm_parameter=spec.ami_ssm_parameter,
             image_id=args.image_id,
             ami_release=args.ami_release,
         )
@@ -112,7 +87,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             name,
             GpuTemplateSpec(
                 instance_type=args.instance_type,
-                interfaces=interfaces,
+                interfaces=spec.interfaces,
                 # With custom security groups in the template EKS adds no cluster security group: name it here.
                 security_group_ids=[*args.security_group_ids, core.security_group_id],
                 image=self.image,
@@ -166,12 +141,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 opts=after,
             )
             group_name = self.auto_scaling_group.name
-        if args.capacity_blocks:
-            actions = block_schedule(blocks, wanted, now)
-        else:
-            actions = scheduled_actions(block.window, wanted, now=now) if block.window else []
-        # None while held at 0 for an upgrade.
-        self.schedules = [] if self.upgrade_safe else declare_schedules(name, actions, block, group_name, child)
+        self.schedules = declare_schedules(name, spec.actions, spec.block, group_name, child)
         self.register_outputs(
             {
                 "launchTemplateId": self.launch_template.id,

@@ -15,7 +15,8 @@ from datetime import date, datetime
 import pulumi
 
 from ultraserver import clock
-from ultraserver.config.blocks import StandbyGroup, group_blocks
+from ultraserver.config.blocks import StandbyGroup
+from ultraserver.config.node_group_spec import NodeGroupInputs, NodeGroupSpec, node_group_spec
 from ultraserver.config.settings import GpuNodeGroupSettings
 from ultraserver.facts import ami, instances
 from ultraserver.facts.capacity_blocks import (
@@ -31,6 +32,7 @@ from ultraserver.facts.capacity_blocks import (
 from ultraserver.facts.efa import (
     EfaInterface,
     instance_facts,
+    layout_for,
     validate_layout,
 )
 from ultraserver.facts.iam import IMDS_HOP_LIMITS
@@ -100,8 +102,12 @@ class GpuNodeGroupArgs:
     """Clock for the reservation window and the release date check; the current UTC time when unset."""
     auto_repair: bool = False
     """EKS node auto repair (managed mode only; see docs/health.md for why it is off by default)."""
-    checked: dataclasses.InitVar[bool] = False
-    """Set by ``from_settings`` only: the stack settings already checked every rule, so they are not run twice."""
+    settings_spec: dataclasses.InitVar[NodeGroupSpec | None] = None
+    """Set by ``from_settings`` only: the values the stack settings derived; they checked every rule already, so the
+    rules are not run twice."""
+    spec: NodeGroupSpec = field(init=False)
+    """What the group comes to at ``now`` (layout, full size, blocks and the current one, AMI release): from the
+    settings, or derived here once from the arguments; the component only reads it."""
 
     @classmethod
     def from_settings(
@@ -117,55 +123,78 @@ class GpuNodeGroupArgs:
         now: datetime | None,
     ) -> GpuNodeGroupArgs:
         """The arguments of UltraServer ``position`` of a stack's group entry (one group, or a grouped fleet; with
-        ``standby``, the group of that one block).
+        ``standby``, the group of that one block), carrying the values the settings derived.
 
         The settings checked every rule already, so the arguments are not checked again.
         """
-        # A single block keeps the reservation/window arguments (and the undated scheduled action names); so does a
-        # standby group (handover: standby), which runs one block only.
-        renewal = bool(group.capacity_blocks_setting) and standby is None
-        reservation_id, window = None, group.reservation_window
-        if standby is not None:
-            reservation_id = standby.block.reservation_ids[0] if standby.block.reservation_ids else None
-            window = standby.block.window
-        elif not (group.grouped or renewal):
-            reservation_id = group.capacity_reservation_ids[position]
+        version = core_of(cluster).kubernetes_version
+        spec = group.spec(position, now or clock.now(), version, standby.block if standby is not None else None)
         return cls(
             cluster=cluster,
             subnet_ids=subnet_ids,
             security_group_ids=security_group_ids,
             mode=group.mode,
             instance_type=group.instance_type,
-            interfaces=list(group.efa_interfaces),
-            capacity_reservation_id=reservation_id,
+            interfaces=list(spec.interfaces),
+            capacity_reservation_id=None if spec.successive else spec.reservation_id,
             capacity_reservation_resource_group_arn=group.capacity_reservation_resource_group_arn or None,
             ultraserver_type=group.ultraserver_type,
             ultraserver_count=group.ultraserver_count if group.grouped else 1,
             desired_size=group.desired_size,
-            release_version=group.release_version or None,
+            release_version=spec.release_version or None,
             image_id=group.ami_id or None,
             ami_release=group.ami_release or None,
             imds_hop_limit=group.imds_hop_limit,
             # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
             labels={**group.labels, ULTRASERVER_LABEL: group.node_group_names[position]},
-            reservation_window=None if renewal else window,
-            capacity_blocks=group_blocks(group, position) if renewal else (),
+            reservation_window=None if spec.successive else spec.block.window,
+            capacity_blocks=spec.blocks if spec.successive else (),
             now=now,
             scale_to_zero_for_upgrade=group.scale_to_zero_for_upgrade,
             auto_repair=group.auto_repair,
             local_storage=group.local_storage,
             root_volume_size_gib=group.root_volume_size_gib,
             tags={**tags, EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},
-            checked=True,
+            settings_spec=spec,
         )
 
-    def __post_init__(self, checked: bool) -> None:
-        """Check the arguments where a program hands them in (stack files are checked by their settings)."""
-        if checked:
+    def __post_init__(self, settings_spec: NodeGroupSpec | None) -> None:
+        """Check the arguments where a program hands them in (stack files are checked by their settings), then
+        derive the spec from them once; a stack file's spec comes from its settings."""
+        if settings_spec is not None:
+            self.spec = settings_spec
             return
         problems = args_problems(self)
         if problems:
             raise ConfigError([f"GpuNodeGroupArgs: {python_names(p)}" for p in problems])
+        self.spec = self._derived_spec()
+
+    def _derived_spec(self) -> NodeGroupSpec:
+        """The spec of checked arguments: the same facts the settings derive theirs from."""
+        reservation = self.capacity_reservation_id
+        # An Output reservation stays an argument (reservation_target); the block carries plain IDs only.
+        one = CapacityBlock((reservation,) if isinstance(reservation, str) else (), self.reservation_window)
+        interfaces = self.interfaces if self.interfaces is not None else layout_for(self.instance_type, None, None)
+        version = core_of(self.cluster).kubernetes_version
+        given = NodeGroupInputs(
+            instance_type=self.instance_type,
+            interfaces=tuple(interfaces),
+            full_size=full_size(self.ultraserver_type, self.ultraserver_count),
+            desired_size=self.desired_size,
+            blocks=tuple(self.capacity_blocks) or (one,),
+            successive=bool(self.capacity_blocks),
+            release_version=self.release_version or ami.default_release_version(version),
+            kubernetes_version=version,
+            custom_image=self.image_id is not None,
+            managed=self.mode == "managed",
+            hold_at_zero=self.scale_to_zero_for_upgrade,
+        )
+        return node_group_spec(given, self.now or clock.now())
+
+    @property
+    def reservation_target(self) -> pulumi.Input[str] | None:
+        """The reservation the launch template targets: the one given, else the current block's (None: grouped)."""
+        return self.capacity_reservation_id if self.capacity_reservation_id is not None else self.spec.reservation_id
 
 
 def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:

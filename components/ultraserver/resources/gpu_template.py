@@ -19,7 +19,6 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, user_data
-from ultraserver.facts import ami
 from ultraserver.facts.efa import EfaInterface
 from ultraserver.facts.instances import LocalStorage
 from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
@@ -31,12 +30,12 @@ from ultraserver.resources.launch_template import LaunchTemplateSpec, launch_tem
 class NodeImage:
     """How a group's nodes get their AMI."""
 
-    kubernetes_version: str
-    """Cluster Kubernetes minor version."""
     release_version: str
     """Pinned EKS AMI release version (1.35.6-20260714)."""
     managed: bool
     """Managed node group (EKS can pick the AMI) or self-managed."""
+    ssm_parameter: str | None = None
+    """The dated SSM parameter of the pinned release, when the template's ImageId comes from SSM (NodeGroupSpec)."""
     image_id: pulumi.Input[str] | None = None
     """Custom AMI; overrides the pinned EKS AMI."""
     ami_release: str | None = None
@@ -46,13 +45,6 @@ class NodeImage:
     def eks_picks_the_ami(self) -> bool:
         """No ImageId in the template: the managed group's amiType + releaseVersion choose it, EKS bootstraps."""
         return self.managed and self.image_id is None
-
-    @property
-    def ssm_parameter(self) -> str | None:
-        """The dated SSM parameter of the pinned release, when the template's ImageId comes from SSM."""
-        if self.image_id is not None or self.eks_picks_the_ami:
-            return None
-        return ami.pinned_ssm_parameter_name(self.kubernetes_version, self.release_version)
 
     def resolve(self) -> pulumi.Input[str] | None:
         """The template's ImageId: the custom AMI, the pinned release's AMI from SSM, or none."""
@@ -115,6 +107,7 @@ def node_user_data(spec: GpuTemplateSpec) -> pulumi.Input[str]:
 
 def gpu_launch_template(name: str, spec: GpuTemplateSpec, opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
     """The capacity-block EFA launch template of one GPU node group."""
+    image_id, image_tags = spec.image.resolve(), spec.image.tags()
     return aws.ec2.LaunchTemplate(
         name,
         **launch_template_args(
@@ -125,12 +118,12 @@ def gpu_launch_template(name: str, spec: GpuTemplateSpec, opts: pulumi.ResourceO
                 user_data=node_user_data(spec),
                 capacity_reservation_id=spec.capacity_reservation_id,
                 capacity_reservation_resource_group_arn=spec.capacity_reservation_resource_group_arn,
-                image_id=spec.image.resolve(),
+                image_id=image_id,
                 iam_instance_profile_arn=spec.iam_instance_profile_arn,
                 root_volume_size_gib=spec.root_volume_size_gib,
                 kms_key_id=spec.kms_key_id,
                 metadata_hop_limit=spec.imds_hop_limit,
-                tags={**spec.tags, **spec.image.tags()},
+                tags={**spec.tags, **image_tags},
             )
         ),
         opts=opts,

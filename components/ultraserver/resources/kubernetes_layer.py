@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -213,6 +214,27 @@ class KubernetesLayer(pulumi.ComponentResource):
             self.node_termination_handler = NodeTerminationHandler(
                 f"{name}-node-termination-handler", handler_args, child(*base)
             )
+        self._declare_checks(name, args, system, child, efa_release, queued)
+        self.register_outputs(
+            {
+                "efaCheckJob": self.efa_check.job_name if self.efa_check else None,
+                "imexCheckNamespace": args.imex_check.namespace if args.imex_check else None,
+                "imexCheckJobs": self.imex_check.job_names if self.imex_check else [],
+            }
+        )
+
+    def _declare_checks(
+        self,
+        name: str,
+        args: KubernetesLayerArgs,
+        system: dict[str, str],
+        child: Callable[..., pulumi.ResourceOptions],
+        efa_release: pulumi.Resource,
+        queued: list[pulumi.Resource],
+    ) -> None:
+        """The IMEX, EFA and NCCL checks (MPIJobs, so only with the MPI operator) and the drift check; the EFA checks
+        wait for ``efa_release`` (the release that publishes EFA devices), queued jobs for ``queued`` (Kueue)."""
+        base = args.depends_on
         self.imex_check = None
         if args.imex_check is not None and self.mpi_operator is not None:
             check_args = _on_system(args.imex_check, "launcher_node_selector", system)
@@ -239,10 +261,3 @@ class KubernetesLayer(pulumi.ComponentResource):
         if args.drift_check is not None:
             drift_args = _on_system(args.drift_check, "node_selector", system)
             self.drift_check = DriftCheck(f"{name}-drift-check", drift_args, child(*base))
-        self.register_outputs(
-            {
-                "efaCheckJob": self.efa_check.job_name if self.efa_check else None,
-                "imexCheckNamespace": args.imex_check.namespace if args.imex_check else None,
-                "imexCheckJobs": self.imex_check.job_names if self.imex_check else [],
-            }
-        )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.builders.egress import egress_plan
+from ultraserver.builders.egress import EgressPlan, egress_plan
 from ultraserver.config.subnets import SubnetPlan
 
 
@@ -169,13 +169,7 @@ class Network(pulumi.ComponentResource):
         )
         self.vpc_id = vpc.id
         vpc_child = pulumi.ResourceOptions(parent=vpc)
-        # A subnet in a secondary block can be made only once the block is associated with the VPC.
-        block_opts = {args.vpc_cidr: vpc_child}
-        for block in dict.fromkeys(p.vpc_block for p in plans if p.vpc_block not in ("", args.vpc_cidr)):
-            association = aws.ec2.VpcIpv4CidrBlockAssociation(
-                f"{name}-{block.replace('/', '-')}", vpc_id=vpc.id, cidr_block=block, opts=vpc_child
-            )
-            block_opts[block] = pulumi.ResourceOptions(parent=vpc, depends_on=[association])
+        block_opts = self._secondary_blocks(vpc, args.vpc_cidr, plans)
         igw = aws.ec2.InternetGateway(name, vpc_id=vpc.id, tags={**tags, "Name": name}, opts=vpc_child)
         subnets: dict[str, aws.ec2.Subnet] = {}
         for plan in plans:
@@ -196,6 +190,38 @@ class Network(pulumi.ComponentResource):
             opts=vpc_child,
         )
         egress = egress_plan(plans, args.nat_gateways)
+        nat_by_zone = self._nat_gateways(vpc, igw, egress, subnets, public_rt)
+        self._route_tables(vpc, egress, subnets, nat_by_zone)
+        self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
+        self.public_subnet_ids = [subnets[f"public-{z}"].id for z in regional_zones]
+        self.gpu_subnet_ids = {
+            z: [subnets[p.name].id for p in plans if p.kind == "gpu" and p.zone == z] for z in gpu_zones
+        }
+
+    def _secondary_blocks(
+        self, vpc: aws.ec2.Vpc, primary: str, plans: list[SubnetPlan]
+    ) -> dict[str, pulumi.ResourceOptions]:
+        """Subnet options by VPC block: a subnet in a secondary block waits for the block's association."""
+        vpc_child = pulumi.ResourceOptions(parent=vpc)
+        block_opts = {primary: vpc_child}
+        for block in dict.fromkeys(p.vpc_block for p in plans if p.vpc_block not in ("", primary)):
+            association = aws.ec2.VpcIpv4CidrBlockAssociation(
+                f"{self._name}-{block.replace('/', '-')}", vpc_id=vpc.id, cidr_block=block, opts=vpc_child
+            )
+            block_opts[block] = pulumi.ResourceOptions(parent=vpc, depends_on=[association])
+        return block_opts
+
+    def _nat_gateways(
+        self,
+        vpc: aws.ec2.Vpc,
+        igw: aws.ec2.InternetGateway,
+        egress: EgressPlan,
+        subnets: dict[str, aws.ec2.Subnet],
+        public_rt: aws.ec2.RouteTable,
+    ) -> dict[str, aws.ec2.NatGateway]:
+        """The public subnets on the public route table, and the NAT gateways the egress plan places, by zone."""
+        name, tags = self._name, self._tags
+        vpc_child = pulumi.ResourceOptions(parent=vpc)
         gateways = {g.subnet: g for g in egress.nat_gateways}
         nat_by_zone: dict[str, aws.ec2.NatGateway] = {}
         for public_name in egress.public_subnets:
@@ -222,6 +248,18 @@ class Network(pulumi.ComponentResource):
                 tags={**tags, "Name": f"{name}-{zone}"},
                 opts=pulumi.ResourceOptions(parent=vpc, depends_on=[igw]),
             )
+        return nat_by_zone
+
+    def _route_tables(
+        self,
+        vpc: aws.ec2.Vpc,
+        egress: EgressPlan,
+        subnets: dict[str, aws.ec2.Subnet],
+        nat_by_zone: dict[str, aws.ec2.NatGateway],
+    ) -> None:
+        """The private route tables through their NAT gateways, each with the subnets the egress plan gives it."""
+        name, tags = self._name, self._tags
+        vpc_child = pulumi.ResourceOptions(parent=vpc)
         tables: dict[str, aws.ec2.RouteTable] = {}
         for table in egress.route_tables:
             nat = nat_by_zone[table.nat_zone]
@@ -237,11 +275,6 @@ class Network(pulumi.ComponentResource):
         for table in egress.route_tables:
             for subnet_name in (n for n in table.subnets if n != table.name):
                 self._associate(f"{name}-{subnet_name}", subnets[subnet_name], tables[table.name], vpc_child)
-        self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
-        self.public_subnet_ids = [subnets[f"public-{z}"].id for z in regional_zones]
-        self.gpu_subnet_ids = {
-            z: [subnets[p.name].id for p in plans if p.kind == "gpu" and p.zone == z] for z in gpu_zones
-        }
 
     @staticmethod
     def _associate(

@@ -15,9 +15,6 @@ from ultraserver.problems import ConfigError
 from ultraserver.resources.kubernetes_layer import KubernetesLayer
 from ultraserver.resources.platform import Platform, PlatformArgs, kubernetes_layer_args
 
-# The project of kubernetes-layer/Pulumi.yaml: it shares the platform's stack files and stack names.
-KUBERNETES_PROJECT = f"{PROJECT}-kubernetes"
-
 
 def load_settings(project: str | None = None) -> Settings:
     """Read and validate the running Pulumi program's stack config (keys of `project`, default: this project)."""

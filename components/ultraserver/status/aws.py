@@ -6,7 +6,7 @@ PreflightAccessError, which the command reports in one line with exit 2).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -99,20 +99,39 @@ def combined(reservations: Sequence[Reservation]) -> Reservation:
     """Several reservations judged as one (a fleet over a resource group): counts summed, the worst state."""
     if not reservations:
         return Reservation("(empty resource group)", NOT_FOUND)
-    states = [r.state for r in reservations]
-    links = [r.interconnect for r in reservations]
-    starts = [r.start for r in reservations if r.start]
-    ends = [r.end for r in reservations if r.end]
+    start, end = _overlap(reservations)
     return Reservation(
         id=", ".join(r.id for r in reservations),
-        state=next((s for s in states if s not in USABLE), "active" if "active" in states else states[0]),
-        start=max(starts) if starts else None,
-        end=min(ends) if ends else None,
+        state=_worst_state([r.state for r in reservations]),
+        start=start,
+        end=end,
         total=sum(r.total for r in reservations),
         available=sum(r.available for r in reservations),
-        block_id=", ".join(dict.fromkeys(r.block_id for r in reservations if r.block_id)),
-        block_state=", ".join(dict.fromkeys(r.block_state for r in reservations if r.block_state)),
-        interconnect=INTERCONNECT_IMPAIRED
-        if INTERCONNECT_IMPAIRED in links
-        else next((link for link in links if link != INTERCONNECT_OK), INTERCONNECT_OK),
+        block_id=_distinct(r.block_id for r in reservations),
+        block_state=_distinct(r.block_state for r in reservations),
+        interconnect=_worst_link([r.interconnect for r in reservations]),
     )
+
+
+def _overlap(reservations: Sequence[Reservation]) -> tuple[datetime | None, datetime | None]:
+    """When all of them run: the latest start and the earliest end (None where none is known)."""
+    starts = [r.start for r in reservations if r.start]
+    ends = [r.end for r in reservations if r.end]
+    return (max(starts) if starts else None), (min(ends) if ends else None)
+
+
+def _worst_state(states: Sequence[str]) -> str:
+    """The first state that is not usable, else active if any is, else the first."""
+    return next((s for s in states if s not in USABLE), "active" if "active" in states else states[0])
+
+
+def _distinct(values: Iterable[str]) -> str:
+    """The distinct non-empty values, in order, comma-separated."""
+    return ", ".join(dict.fromkeys(v for v in values if v))
+
+
+def _worst_link(links: Sequence[str]) -> str:
+    """impaired if any link is, else the first that is not ok (insufficient data), else ok."""
+    if INTERCONNECT_IMPAIRED in links:
+        return INTERCONNECT_IMPAIRED
+    return next((link for link in links if link != INTERCONNECT_OK), INTERCONNECT_OK)

@@ -66,10 +66,15 @@ def cluster_side(nodes: Sequence[Node], node_group: str, gpus_per_node: int, efa
         gpus_per_node=gpus_per_node,
         efa_per_node=efa_per_node,
         short_efa=tuple(sorted(n.name for n in ready if _count(n, EFA_RESOURCE) < efa_per_node)),
-        cliques=tuple(sorted({n.labels[CLIQUE_LABEL] for n in members if n.labels.get(CLIQUE_LABEL)})),
+        cliques=_cliques(members),
         not_ready_since=min(not_ready) if not_ready else None,
         ready_since=tuple(sorted((n.ready_changed for n in ready), key=lambda t: (t is not None, t))),
     )
+
+
+def _cliques(nodes: Sequence[Node]) -> tuple[str, ...]:
+    """The NVLink cliques the nodes are labelled with, sorted."""
+    return tuple(sorted({n.labels[CLIQUE_LABEL] for n in nodes if n.labels.get(CLIQUE_LABEL)}))
 
 
 def idle_gpu_hours(

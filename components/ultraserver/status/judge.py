@@ -93,25 +93,7 @@ def judge(
     several = len(blocks) > 1
     block_key = f"{settings_key}.capacityBlocks[{index}]" if several else settings_key
     end_key = f"{block_key}.end" if several else f"{settings_key}.reservationWindow.end"
-    problems: list[Problem] = []
-    # The block's own state counts when the reservation looks usable but its block does not.
-    state = r.state if r.state not in capacity_states.USABLE or not r.block_state else r.block_state
-    kind = capacity_states.state_kind(state) if r.state != NOT_FOUND else "missing"
-    if kind == "missing":
-        problems.append(
-            Problem(
-                f"{key}: reservation",
-                f"{r.id} not found",
-                "a reservation of this account and region",
-                f"correct the reservation id in {block_key} or the region (aws:region / --region)",
-            )
-        )
-    elif kind == "ended":
-        fix = capacity_states.stale_fix(block_key, state, past=False)
-        problems.append(Problem(f"{key}: reservation", f"{r.id} {state}", "active or scheduled", fix))
-    elif kind != "usable":
-        fix = capacity_states.state_fix(state)
-        problems.append(Problem(f"{key}: reservation", f"{r.id} {state}", "active or scheduled", fix, WARNING))
+    problems = _state_problems(key, r, block_key)
     window = blocks[index].window
     if window and r.end and r.end != window.end:
         problems.append(
@@ -131,6 +113,29 @@ def judge(
         None if side is None else (idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0)
     )
     return UltraServerStatus(group, node_group, index, len(blocks), r, side, idle, tuple(problems))
+
+
+def _state_problems(key: str, r: Reservation, block_key: str) -> list[Problem]:
+    """The reservation is missing, has ended, or is in a state that is not usable."""
+    # The block's own state counts when the reservation looks usable but its block does not.
+    state = r.state if r.state not in capacity_states.USABLE or not r.block_state else r.block_state
+    kind = capacity_states.state_kind(state) if r.state != NOT_FOUND else "missing"
+    if kind == "missing":
+        return [
+            Problem(
+                f"{key}: reservation",
+                f"{r.id} not found",
+                "a reservation of this account and region",
+                f"correct the reservation id in {block_key} or the region (aws:region / --region)",
+            )
+        ]
+    if kind == "ended":
+        fix = capacity_states.stale_fix(block_key, state, past=False)
+        return [Problem(f"{key}: reservation", f"{r.id} {state}", "active or scheduled", fix)]
+    if kind != "usable":
+        fix = capacity_states.state_fix(state)
+        return [Problem(f"{key}: reservation", f"{r.id} {state}", "active or scheduled", fix, WARNING)]
+    return []
 
 
 def _running_problems(
@@ -155,31 +160,7 @@ def _running_problems(
     lead = timedelta(minutes=lead_minutes if lead_minutes is not None else EC2_TERMINATION_LEAD_MINUTES)
     in_window = r.end is None or now < r.end - lead
     if in_window and side is not None and side.ready < r.total:
-        # Missing nodes: short since the block started; only NotReady ones: since the first turned NotReady.
-        since = r.start if side.nodes < r.total or side.not_ready_since is None else max(r.start, side.not_ready_since)
-        if now - since > limits.grace:
-            minutes = int((now - since).total_seconds() // 60)
-            short = f"{minutes} minutes" if minutes < 120 else f"{minutes / 60:.1f} hours"
-            problems.append(
-                Problem(
-                    f"{key}: nodes Ready",
-                    f"{side.ready} of {r.total} reserved, short for {short}",
-                    f"{r.total} Ready within {int(limits.grace.total_seconds() // 60)} minutes",
-                    "the block is paid for: check the node group (aws eks describe-nodegroup; for self-managed groups "
-                    "the Auto Scaling group's activity), `kubectl get nodes -l ultraserver.io/ultraserver="
-                    f"{key}` and the node bootstrap logs; `ultraserver verify` judges the nodes that joined"
-                    + (
-                        f"; no node at all after a block switch: if no `pulumi up` ran between the previous block's "
-                        "scale-down and this start, the launch template still targets the previous reservation: scale "
-                        "the group to 0 outside Pulumi first (`aws eks update-nodegroup-config --scaling-config "
-                        "minSize=0,desiredSize=0`, which a deploy would not do before rolling the template), then set "
-                        f"{switched}.scaleToZeroForUpgrade: true and `pulumi up`, then remove it and `pulumi up` again "
-                        "(docs/running-on-capacity-blocks.md)"
-                        if switched and side.nodes == 0
-                        else ""
-                    ),
-                )
-            )
+        problems += _short_problems(key, r, side, limits, switched)
     if r.interconnect == capacity_states.INTERCONNECT_IMPAIRED:
         problems.append(
             Problem(
@@ -207,6 +188,39 @@ def _running_problems(
                 f"{side.efa_per_node} vpc.amazonaws.com/efa per node (the group's efaLayout)",
                 "check the EFA device plugin pods on those nodes and the launch template's network interfaces "
                 "(`ultraserver verify --node-facts-only`)",
+            )
+        )
+    return problems
+
+
+def _short_problems(key: str, r: Reservation, side: ClusterSide, limits: Limits, switched: str | None) -> list[Problem]:
+    """Fewer Ready nodes than reserved, for longer than the grace period."""
+    assert r.start is not None  # _running_problems: an active block that has started
+    now = limits.now
+    problems: list[Problem] = []
+    # Missing nodes: short since the block started; only NotReady ones: since the first turned NotReady.
+    since = r.start if side.nodes < r.total or side.not_ready_since is None else max(r.start, side.not_ready_since)
+    if now - since > limits.grace:
+        minutes = int((now - since).total_seconds() // 60)
+        short = f"{minutes} minutes" if minutes < 120 else f"{minutes / 60:.1f} hours"
+        problems.append(
+            Problem(
+                f"{key}: nodes Ready",
+                f"{side.ready} of {r.total} reserved, short for {short}",
+                f"{r.total} Ready within {int(limits.grace.total_seconds() // 60)} minutes",
+                "the block is paid for: check the node group (aws eks describe-nodegroup; for self-managed groups "
+                "the Auto Scaling group's activity), `kubectl get nodes -l ultraserver.io/ultraserver="
+                f"{key}` and the node bootstrap logs; `ultraserver verify` judges the nodes that joined"
+                + (
+                    f"; no node at all after a block switch: if no `pulumi up` ran between the previous block's "
+                    "scale-down and this start, the launch template still targets the previous reservation: scale "
+                    "the group to 0 outside Pulumi first (`aws eks update-nodegroup-config --scaling-config "
+                    "minSize=0,desiredSize=0`, which a deploy would not do before rolling the template), then set "
+                    f"{switched}.scaleToZeroForUpgrade: true and `pulumi up`, then remove it and `pulumi up` again "
+                    "(docs/running-on-capacity-blocks.md)"
+                    if switched and side.nodes == 0
+                    else ""
+                ),
             )
         )
     return problems

@@ -29,7 +29,7 @@ from ultraserver.verify.verdict import (
     NVLINK,
     RESOURCE_SLICES,
     Verdict,
-    _api_problem,
+    api_problem,
 )
 
 NOT_JUDGED = "not judged: the Kubernetes API did not answer"
@@ -64,7 +64,7 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
     try:
         nodes = reader.nodes()
     except ClusterError as err:
-        problem = _api_problem("nodes", err)
+        problem = api_problem("nodes", err)
         return [Verdict(u, c, NOT_JUDGED, (problem,)) for u, c in planned_checks(expected)]
     plugin_pods = _read(lambda: reader.pods(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR))
     verdicts = [device_class_verdict(expected.device_classes, _read(reader.device_classes))]

@@ -21,7 +21,7 @@ from ultraserver.verify.nvbandwidth import (
     log_tail,
     parse_bandwidth_matrix,
 )
-from ultraserver.verify.verdict import _NODE_REPORT, ACROSS, COVERAGE, EFA, NVLINK, Verdict, _api_problem
+from ultraserver.verify.verdict import ACROSS, COVERAGE, EFA, NODE_REPORT_LINE, NVLINK, Verdict, api_problem
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherRe
     try:
         pods = reader.pods(namespace, selector)
     except ClusterError as err:
-        return LauncherResult(problems=(_api_problem(f"launcher pods of {job}", err),))
+        return LauncherResult(problems=(api_problem(f"launcher pods of {job}", err),))
     if not pods:
         return LauncherResult(
             problems=(
@@ -68,13 +68,13 @@ def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherRe
     try:
         log = reader.pod_log(namespace, newest.name)
     except ClusterError as err:
-        return LauncherResult(phase=newest.phase, problems=(_api_problem(f"log of {newest.name}", err),))
+        return LauncherResult(phase=newest.phase, problems=(api_problem(f"log of {newest.name}", err),))
     return LauncherResult(log=log, phase=newest.phase)
 
 
 def reported_nodes(log_text: str) -> list[str]:
     """Nodes the launcher's node report names (one line per worker, before the nvbandwidth run)."""
-    return sorted(set(_NODE_REPORT.findall(log_text)))
+    return sorted(set(NODE_REPORT_LINE.findall(log_text)))
 
 
 def nvlink_verdict(

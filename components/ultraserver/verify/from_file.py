@@ -17,7 +17,6 @@ from ultraserver.verify.fabric import LauncherResult, efa_findings, judge_nvband
 from ultraserver.verify.nvbandwidth import log_tail
 from ultraserver.verify.verdict import ACROSS, EFA, Verdict
 
-KINDS = ("nvbandwidth", "nccl")
 _NVBANDWIDTH = re.compile(r"^(nvbandwidth Version|Running multinode_|memcpy (CE|SM) )", re.M)
 _NCCL = re.compile(r"#\s+(size\s+count\s+type|Avg bus bandwidth|Out of bounds values)|NCCL INFO")
 

@@ -111,11 +111,13 @@ class EfaJudgement:
     findings: tuple[tuple[str, str, str, str], ...]
 
 
-def judge_efa(run: NcclRun, min_bus_bandwidth_gbps: float, large_bytes: int) -> EfaJudgement:
-    """Fail on no table, wrong values, no EFA / TCP sockets, or large-message bus bandwidth under the threshold."""
-    findings: list[tuple[str, str, str, str]] = []
+Finding = tuple[str, str, str, str]
+
+
+def _network_findings(run: NcclRun) -> list[Finding]:
+    """NCCL ran over TCP sockets, or the log shows no EFA transport at all."""
     if run.uses_socket:
-        findings.append(
+        return [
             (
                 "NCCL network",
                 "TCP sockets (NET/Socket)",
@@ -123,17 +125,22 @@ def judge_efa(run: NcclRun, min_bus_bandwidth_gbps: float, large_bytes: int) -> 
                 "NCCL fell back to TCP: check the pods request vpc.amazonaws.com/efa, /dev/infiniband is present, and "
                 "the image's aws-ofi-nccl plugin loads (NCCL_DEBUG=INFO 'NET/Plugin' lines)",
             )
-        )
-    elif not run.uses_efa:
-        findings.append(
+        ]
+    if not run.uses_efa:
+        return [
             (
                 "NCCL network",
                 "no NET/OFI efa or Libfabric line",
                 "Libfabric / NET/OFI with the efa provider (NCCL_DEBUG=INFO)",
                 "run with NCCL_DEBUG=INFO and an image with aws-ofi-nccl; read the log tail",
             )
-        )
-    large = [r for r in run.rows if r.size_bytes >= large_bytes and r.best_busbw is not None]
+        ]
+    return []
+
+
+def _table_findings(run: NcclRun, large: list[SizeRow]) -> list[Finding]:
+    """The size table is missing, has no large-message row, holds wrong values, or never finished."""
+    findings: list[Finding] = []
     if not run.rows:
         findings.append(("all_reduce_perf table", "no rows", "the size table", "read the log tail: the run failed"))
     elif not large:
@@ -145,6 +152,13 @@ def judge_efa(run: NcclRun, min_bus_bandwidth_gbps: float, large_bytes: int) -> 
         findings.append(("wrong values", str(wrong), "0", "a GPU or link corrupts data: run dcgmi diag on the nodes"))
     if run.rows and run.out_of_bounds is None:
         findings.append(("footer", "missing", "# Out of bounds values", "the run did not finish: read the log tail"))
+    return findings
+
+
+def judge_efa(run: NcclRun, min_bus_bandwidth_gbps: float, large_bytes: int) -> EfaJudgement:
+    """Fail on no table, wrong values, no EFA / TCP sockets, or large-message bus bandwidth under the threshold."""
+    large = [r for r in run.rows if r.size_bytes >= large_bytes and r.best_busbw is not None]
+    findings = _network_findings(run) + _table_findings(run, large)
     best = large[-1] if large else None
     busbw = best.best_busbw if best else None
     if busbw is not None and busbw * 8 < min_bus_bandwidth_gbps:

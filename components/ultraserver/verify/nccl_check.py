@@ -7,16 +7,14 @@ from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
 from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterReader
 from ultraserver.verify.fabric import read_launcher, reported_nodes
-from ultraserver.verify.nccl import NcclRun, parse_nccl_output
+from ultraserver.verify.nccl import NcclRun, SizeRow, parse_nccl_output
 from ultraserver.verify.nvbandwidth import log_tail
 from ultraserver.verify.verdict import NCCL, Verdict
 
 
-def judge_all_reduce(run: NcclRun, job: str, min_gbytes: float) -> tuple[list[Problem], str]:
-    """Problems and evidence of one run: a table with 1 GiB+ rows, no wrong values, the footer, the threshold."""
+def _table_problems(where: str, run: NcclRun, large: list[SizeRow]) -> list[Problem]:
+    """No large-message row, wrong values, or no footer (the run did not finish)."""
     found: list[Problem] = []
-    where = f"MPIJob {job}"
-    large = [r for r in run.rows if r.size_bytes >= LARGE_MESSAGE_BYTES and r.best_busbw is not None]
     if not large:
         found.append(
             Problem(f"{where} all_reduce_perf table", "no row of 1 GiB or more", "large-message rows", "read the log")
@@ -26,6 +24,14 @@ def judge_all_reduce(run: NcclRun, job: str, min_gbytes: float) -> tuple[list[Pr
         found.append(Problem(f"{where} wrong values", wrong, "0", "a GPU or NVLink corrupts data: run dcgmi diag"))
     if run.rows and run.out_of_bounds is None:
         found.append(Problem(f"{where} footer", "missing", "# Out of bounds values", "the run did not finish"))
+    return found
+
+
+def judge_all_reduce(run: NcclRun, job: str, min_gbytes: float) -> tuple[list[Problem], str]:
+    """Problems and evidence of one run: a table with 1 GiB+ rows, no wrong values, the footer, the threshold."""
+    where = f"MPIJob {job}"
+    large = [r for r in run.rows if r.size_bytes >= LARGE_MESSAGE_BYTES and r.best_busbw is not None]
+    found = _table_problems(where, run, large)
     best = max(large, key=lambda r: r.best_busbw or 0.0) if large else None
     busbw = best.best_busbw if best else None
     if best is not None and busbw is not None and busbw < min_gbytes:

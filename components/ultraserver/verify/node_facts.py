@@ -12,15 +12,15 @@ from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation
 from ultraserver.verify.verdict import (
-    _NO_MNNVL_UUID,
     CLUSTER,
     DEVICE_CLASSES,
     EFA_RESOURCE,
     FLEET,
     GPU_RESOURCE,
+    NO_MNNVL_UUID,
     NODE_FACTS,
     Verdict,
-    _api_problem,
+    api_problem,
 )
 
 
@@ -83,7 +83,7 @@ def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str
                 "(nvidia-smi -q | grep -A3 Fabric)",
             )
         )
-    elif split_clique(clique)[0] == _NO_MNNVL_UUID:
+    elif split_clique(clique)[0] == NO_MNNVL_UUID:
         found.append(
             Problem(
                 f"{where} label {CLIQUE_LABEL}",
@@ -165,7 +165,15 @@ def _fleet(
             Verdict(name, NODE_FACTS, _describe_nodes(members, group, [clique] if clique else []), tuple(found))
         )
     cliques = sorted(c for c in by_clique if c)
-    fleet_found = []
+    fleet_found = _fleet_problems(group, nodes, cliques)
+    evidence = f"{len(nodes)} nodes in {len(cliques)} cliques (expected {group.nodes} in {group.ultraservers})"
+    verdicts.append(Verdict(group.name, FLEET, evidence, tuple(fleet_found)))
+    return verdicts
+
+
+def _fleet_problems(group: NodeGroupExpectation, nodes: list[Node], cliques: list[str]) -> list[Problem]:
+    """The fleet has another number of cliques than UltraServers, or of nodes than its desired size."""
+    fleet_found: list[Problem] = []
     if len(cliques) != group.ultraservers and (group.full or len(cliques) > group.ultraservers):
         fleet_found.append(
             Problem(
@@ -184,9 +192,7 @@ def _fleet(
                 f"kubectl get nodes -l {ULTRASERVER_LABEL}={group.name}; check the node group and the capacity blocks",
             )
         )
-    evidence = f"{len(nodes)} nodes in {len(cliques)} cliques (expected {group.nodes} in {group.ultraservers})"
-    verdicts.append(Verdict(group.name, FLEET, evidence, tuple(fleet_found)))
-    return verdicts
+    return fleet_found
 
 
 def node_fact_verdicts(
@@ -197,7 +203,7 @@ def node_fact_verdicts(
     extra: list[Problem] = []
     plugin_nodes: set[str] | None = None
     if isinstance(plugin_pods, ClusterError):
-        extra.append(_api_problem("DRA kubelet plugin pods", plugin_pods))
+        extra.append(api_problem("DRA kubelet plugin pods", plugin_pods))
     else:
         plugin_nodes = {p.node_name for p in plugin_pods if p.phase == "Running" and p.ready}
     if group.fleet:
@@ -209,7 +215,7 @@ def device_class_verdict(expected: Iterable[str], present: list[str] | ClusterEr
     """The DRA DeviceClasses the ComputeDomains need exist."""
     wanted = tuple(expected)
     if isinstance(present, ClusterError):
-        return Verdict(CLUSTER, DEVICE_CLASSES, "DeviceClasses not readable", (_api_problem("deviceclasses", present),))
+        return Verdict(CLUSTER, DEVICE_CLASSES, "DeviceClasses not readable", (api_problem("deviceclasses", present),))
     missing = [name for name in wanted if name not in present]
     found = tuple(
         Problem(

@@ -31,6 +31,16 @@ def format_verdicts(verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> s
         state = "PASSED" if v.passed else "FAILED"
         lines.append(f"{v.ultraserver:<{width_u}}  {v.check:<{width_c}}  {state:<7}  {v.evidence}")
     failed = [v for v in verdicts if not v.passed]
+    lines += _failure_lines(failed)
+    passed = sum(v.passed for v in verdicts)
+    lines += ["", f"{passed} of {len(verdicts)} checks passed" + ("" if not failed else f", {len(failed)} FAILED")]
+    lines += [f"note: {note}" for note in notes]
+    return "\n".join(lines)
+
+
+def _failure_lines(failed: Sequence[Verdict]) -> list[str]:
+    """Each failed check's problems, fixes and log tail (a repeat of the previous problems said once)."""
+    lines: list[str] = []
     previous: tuple[object, ...] = ()
     for v in failed:
         lines += ["", f"{v.ultraserver} {v.check} FAILED:"]
@@ -44,10 +54,7 @@ def format_verdicts(verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> s
         if v.log_tail:
             lines.append("  log tail:")
             lines += [f"    | {line}" for line in v.log_tail]
-    passed = sum(v.passed for v in verdicts)
-    lines += ["", f"{passed} of {len(verdicts)} checks passed" + ("" if not failed else f", {len(failed)} FAILED")]
-    lines += [f"note: {note}" for note in notes]
-    return "\n".join(lines)
+    return lines
 
 
 def verdicts_json(stack: str, verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from ultraserver.facts.scheduling import ULTRASERVER_LABEL
 from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node
 from ultraserver.verify.expect import NodeGroupExpectation
-from ultraserver.verify.verdict import RESOURCE_SLICES, Verdict, _api_problem
+from ultraserver.verify.verdict import RESOURCE_SLICES, Verdict, api_problem
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def resource_slice_verdict(
     expected = group.node_devices
     assert expected is not None, "only DRA-mode groups have a ResourceSlice check"
     if isinstance(slices, ClusterError):
-        return Verdict(group.name, RESOURCE_SLICES, "ResourceSlices not readable", (_api_problem("slices", slices),))
+        return Verdict(group.name, RESOURCE_SLICES, "ResourceSlices not readable", (api_problem("slices", slices),))
     members = sorted(n.name for n in nodes if n.labels.get(ULTRASERVER_LABEL) == group.name)
     published = published_devices(slices)
     problems = tuple(p for name in members for p in node_problems(name, published.get(name, []), expected))

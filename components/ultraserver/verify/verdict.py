@@ -15,9 +15,11 @@ NODE_FACTS, DEVICE_CLASSES, NVLINK, FLEET, EFA = "node-facts", "dra-device-class
 COVERAGE = "nvlink-coverage"
 RESOURCE_SLICES = "resource-slices"
 NCCL = "nccl-all-reduce"
-_NODE_REPORT = re.compile(rf"^{re.escape(NODE_REPORT_PREFIX)}(\S+)\s*$", re.M)
+NODE_REPORT_LINE = re.compile(rf"^{re.escape(NODE_REPORT_PREFIX)}(\S+)\s*$", re.M)
+"""A worker's report line in a job log (builders.node_report); its group is the report."""
 GPU_RESOURCE, EFA_RESOURCE = "nvidia.com/gpu", "vpc.amazonaws.com/efa"
-_NO_MNNVL_UUID = "00000000-0000-0000-0000-000000000000"
+NO_MNNVL_UUID = "00000000-0000-0000-0000-000000000000"
+"""The clique UUID of a node without a multi-node NVLink domain (all zeros)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ class Verdict:
         }
 
 
-def _api_problem(what: str, err: ClusterError) -> Problem:
+def api_problem(what: str, err: ClusterError) -> Problem:
+    """The problem of a Kubernetes read that failed: ``what`` was not readable, and how to reach the API."""
     return Problem(
         what,
         str(err),
