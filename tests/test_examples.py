@@ -171,7 +171,7 @@ def test_training_rejects_a_job_larger_than_an_ultraserver() -> None:
         run_plan(
             TRAINING, "dev", {"ultraserver-example-training:workers": 19, "ultraserver-example-training:efaDevices": 17}
         )
-    assert [p.split(":")[1] for p in error.value.problems] == ["workers", "efaDevices"]
+    assert [p.split(":")[1] for p in [str(p) for p in error.value.items]] == ["workers", "efaDevices"]
     assert "got 19" in str(error.value) and "got 17" in str(error.value)
 
 
@@ -223,7 +223,7 @@ def test_custom_platform_installs_gpu_software_without_mpi_or_check(custom: Plan
 
 
 def test_custom_platform_rejects_an_unknown_efa_layout() -> None:
-    with pytest.raises(ConfigError, match="efaLayout.preset: 'widest'"):
+    with pytest.raises(ConfigError, match="efaLayout: got 'widest'; allowed: one of one-per-nci-group"):
         run_plan(CUSTOM, "dev", {"ultraserver-example-custom-platform:efaLayout": "widest"})
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ultraserver.problems import ERROR, INFO, WARNING, ConfigError, Problem, blocking, format_problems
+from ultraserver.problems import ERROR, INFO, WARNING, ConfigError, Described, Problem, blocking, format_problems, under
 
 URN = "urn:pulumi:dev::ultraserver-eks::ultraserver:index:Platform$aws:ec2/launchTemplate:LaunchTemplate::gpu"
 
@@ -46,7 +46,26 @@ def test_only_errors_block() -> None:
     assert blocking([warning, error]) == [error]
 
 
-def test_config_error_keeps_problems_and_lines() -> None:
-    err = ConfigError(["cluster.name: got ''; allowed: a name; fix: set it", Problem("x", 1, "y", "z")])
+def test_config_error_keeps_its_problems_and_shows_one_line_each() -> None:
+    err = ConfigError([Problem("cluster.name", "", "a name", "set it"), Problem("x", 1, "y", "z")])
     assert [p.key for p in err.items] == ["cluster.name", "x"]
-    assert err.problems[1] == "x: got 1; allowed: y; fix: z"
+    assert str(err).splitlines() == [
+        "cluster.name: got ''; allowed: a name; fix: set it",
+        "x: got 1; allowed: y; fix: z",
+    ]
+
+
+def test_a_described_value_shows_without_quotes_and_a_written_one_with_them() -> None:
+    assert str(Problem("f", Described("larger than 1 MiB"), "at most 1 MiB", "cut it")).startswith(
+        "f: got larger than 1 MiB;"
+    )
+    assert str(Problem("v", "1.3", "a string", "quote it")).startswith("v: got '1.3';")
+
+
+def test_keys_under_a_prefix_are_spelt_by_the_caller() -> None:
+    from pydantic.alias_generators import to_snake
+
+    args = under("GpuNodeGroupArgs.reservation_window", to_snake)
+    assert args("scaleDownLeadMinutes") == "GpuNodeGroupArgs.reservation_window.scale_down_lead_minutes"
+    assert args("") == "GpuNodeGroupArgs.reservation_window"
+    assert under("blocks")("[1].start") == "blocks[1].start"

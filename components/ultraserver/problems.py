@@ -9,8 +9,7 @@ This module is the base layer: it imports nothing of ours and no Pulumi.
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -22,10 +21,6 @@ LEVELS = (ERROR, WARNING, INFO)
 LABELS = {ERROR: "ERROR", WARNING: "WARNING", INFO: "INFO"}
 # Keys up to this long form an aligned column; a longer key (a resource URN) puts its value on the next line.
 KEY_COLUMN_MAX = 48
-
-_FORMATTED = re.compile(
-    r"^(?P<key>[^:\s][^:]*?): got (?P<value>.*?); allowed: (?P<allowed>.*?); fix: (?P<fix>.*)$", re.S
-)
 
 
 def plain(value: Any) -> Any:
@@ -46,6 +41,15 @@ def plain(value: Any) -> Any:
     return value
 
 
+class Described(str):
+    """A finding described in words rather than a value the user wrote ("larger than 1 MiB"): shown without quotes."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One finding: key, bad value, what is allowed, how to fix it, and how serious it is."""
@@ -62,25 +66,39 @@ class Problem:
     """error (blocks), warning (reported, does not block) or info."""
 
     def __str__(self) -> str:
+        return f"{self.key}: {self.finding()}" if self.key else self.finding()
+
+    def finding(self) -> str:
+        """The value, what is allowed and the fix, without the key (for a report that names the place itself)."""
         if not self.allowed and not self.fix:
-            return f"{self.key}: {self.value}" if self.key else str(self.value)
-        return f"{self.key}: got {plain(self.value)!r}; allowed: {self.allowed}; fix: {self.fix}"
-
-    @classmethod
-    def of(cls, item: Problem | str, level: str = ERROR) -> Problem:
-        """A Problem from a Problem or from one formatted line (``key: got v; allowed: a; fix: f``)."""
-        if isinstance(item, Problem):
-            return item
-        match = _FORMATTED.match(item)
-        if match is None:
-            key, sep, rest = item.partition(": ")
-            return cls(key, rest, "", "", level) if sep and " " not in key else cls("", item, "", "", level)
-        return cls(match["key"], match["value"], match["allowed"], match["fix"], level)
+            return str(self.value)
+        return f"got {plain(self.value)!r}; allowed: {self.allowed}; fix: {self.fix}"
 
 
-def problem(key: str, value: Any, allowed: str, fix: str) -> str:
-    """One problem as the line users read: key, bad value, what is allowed, how to fix it."""
-    return str(Problem(key, value, allowed, fix))
+KeyName = Callable[[str], str]
+"""Names a field for the reader: a check shared by the stack settings and the component arguments gets the camelCase
+path it checks ("" for the checked object itself) and reports the key its caller wrote (see ``under``)."""
+
+
+def under(prefix: str, spell: Callable[[str], str] | None = None) -> KeyName:
+    """Keys below ``prefix``, each path spelt by ``spell`` (e.g. pydantic's to_snake for Python argument names)."""
+
+    def name(path: str) -> str:
+        written = spell(path) if spell and path else path
+        if not prefix or not written:
+            return prefix or written
+        return f"{prefix}{written}" if written.startswith("[") else f"{prefix}.{written}"
+
+    return name
+
+
+def below(name: KeyName, path: str) -> KeyName:
+    """Keys below ``path``, spelt by ``name`` (a block's window below the block)."""
+
+    def key(field: str) -> str:
+        return name(f"{path}.{field}" if field else path)
+
+    return key
 
 
 def blocking(problems: Iterable[Problem]) -> list[Problem]:
@@ -112,10 +130,12 @@ def format_problems(problems: Iterable[Problem], labels: Mapping[str, str] = LAB
 
 
 class ConfigError(Exception):
-    """Invalid input, found before anything is declared; each line names the key, value, what is allowed, the fix."""
+    """Invalid input, found before anything is declared: the Problems, each naming the key, value, what is allowed
+    and the fix. Its text is one ``str(problem)`` per line; reports render ``items`` with ``format_problems``."""
 
-    def __init__(self, problems: Iterable[Problem | str] | Problem | str) -> None:
-        items = [problems] if isinstance(problems, (str, Problem)) else list(problems)
-        self.items = [Problem.of(p) for p in items]
-        self.problems = [str(p) for p in items]
-        super().__init__("\n".join(self.problems))
+    def __init__(self, problems: Problem | Iterable[Problem]) -> None:
+        self.items = [problems] if isinstance(problems, Problem) else list(problems)
+        strays = [p for p in self.items if not isinstance(p, Problem)]
+        if strays:
+            raise TypeError(f"ConfigError takes Problems, got {type(strays[0]).__name__}: {strays[0]!r}")
+        super().__init__("\n".join(str(p) for p in self.items))

@@ -15,6 +15,7 @@ from ultraserver import (
     ULTRASERVER_LABEL,
     ComputeDomainArgs,
     ConfigError,
+    Problem,
     claim_template,
     compute_domain_pod_pieces,
     container_claim,
@@ -72,22 +73,33 @@ def check_training_job(job: TrainingJob) -> None:
     problems = []
     if isinstance(job.workers, bool) or not 1 <= job.workers <= MAX_WORKERS:
         problems.append(
-            f"{PROJECT}:workers: got {job.workers!r}; allowed: 1 to {MAX_WORKERS} (the job stays in one UltraServer: "
-            "9 nodes for u-p6e-gb200x36, 18 for u-p6e-gb200x72); fix: lower it to the UltraServer's size"
+            Problem(
+                f"{PROJECT}:workers",
+                job.workers,
+                f"1 to {MAX_WORKERS} (the job stays in one UltraServer: 9 nodes for u-p6e-gb200x36, 18 for "
+                "u-p6e-gb200x72)",
+                "lower it to the UltraServer's size",
+            )
         )
     if isinstance(job.efa_devices, bool) or not 0 <= job.efa_devices <= MAX_EFA_DEVICES:
         problems.append(
-            f"{PROJECT}:efaDevices: got {job.efa_devices!r}; allowed: 0 to {MAX_EFA_DEVICES}; fix: use the EFA "
-            "devices per node of the node group's layout (stack output gpuNodeGroups.<name>.efaDevicesPerNode)"
+            Problem(
+                f"{PROJECT}:efaDevices",
+                job.efa_devices,
+                f"0 to {MAX_EFA_DEVICES}",
+                "use the EFA devices per node of the node group's layout (stack output "
+                "gpuNodeGroups.<name>.efaDevicesPerNode)",
+            )
         )
     if job.devices not in DEVICE_MODES:
         problems.append(
-            f"{PROJECT}:devices: got {job.devices!r}; allowed: {', '.join(DEVICE_MODES)}; fix: use the cluster "
-            "stack's kubernetes.devices"
+            Problem(
+                f"{PROJECT}:devices", job.devices, ", ".join(DEVICE_MODES), "use the cluster stack's kubernetes.devices"
+            )
         )
     if not job.ultraserver:
         problems.append(
-            f"{PROJECT}:ultraserver: empty; allowed: a GPU node group name of the cluster stack; fix: set it"
+            Problem(f"{PROJECT}:ultraserver", job.ultraserver, "a GPU node group name of the cluster stack", "set it")
         )
     if problems:
         raise ConfigError(problems)

@@ -146,17 +146,17 @@ def test_hint_lists_valid_siblings_when_nothing_is_close() -> None:
 def test_every_bad_key_is_reported_at_once() -> None:
     with pytest.raises(ConfigError) as err:
         charts.check_values(charts.GPU_OPERATOR, {"a": 1, "b": 2}, "gpu values")
-    assert len(err.value.problems) == 2
+    assert len([str(p) for p in err.value.items]) == 2
 
 
 def test_null_override_is_rejected_because_pulumi_would_drop_it() -> None:
     settings = ReleaseSettings(values={"controller": {"affinity": None}})
-    with pytest.raises(ConfigError, match="'controller.affinity' is null"):
+    with pytest.raises(ConfigError, match="values.controller.affinity: got None; allowed: a value"):
         release_values(DRA_DRIVER_RELEASE, dra_driver_values(SYSTEM), settings)
 
 
 def test_non_positive_timeout_is_rejected() -> None:
-    with pytest.raises(ConfigError, match="timeout_seconds: 0"):
+    with pytest.raises(ConfigError, match="timeout_seconds: got 0; allowed: a positive number of seconds"):
         release_values(EFA_DEVICE_PLUGIN_RELEASE, {}, ReleaseSettings.model_construct(timeout_seconds=0))
 
 

@@ -171,5 +171,5 @@ def test_two_controllers_spread_over_system_nodes_keep_the_webhooks_up() -> None
 def test_bad_local_queue_namespaces_are_refused() -> None:
     with pytest.raises(ConfigError) as info:
         kueue.check_kueue_args(KueueArgs(GpuCapacity(1, 4, 4), local_queue_namespaces=["Team_A", "b", "b"]))
-    text = "\n".join(info.value.problems)
+    text = "\n".join([str(p) for p in info.value.items])
     assert "Team_A" in text and "each namespace once" in text

@@ -90,8 +90,8 @@ def test_internal_error_is_one_line_and_the_traceback_only_with_debug(monkeypatc
 def test_example_values_warn_without_failing() -> None:
     result = run_main("plan", "--stack", "gb200-x72")
     assert result.code == 0
-    assert "warning: ultraserver-eks:cluster.adminPrincipalArns[0]" in result.stderr
-    assert "warning: ultraserver-eks:gpuNodeGroups[0].capacityReservationIds[0]" in result.stderr
+    assert "WARNING  ultraserver-eks:cluster.adminPrincipalArns[0]" in result.stderr
+    assert "WARNING  ultraserver-eks:gpuNodeGroups[0].capacityReservationIds[0]" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,7 @@ def test_unquoted_float_version_says_quote_it(tmp_path: Path) -> None:
     (project / "stacks" / "Pulumi.bad.yaml").write_text(stack.replace('"1.35"', "1.30"))
     result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.code == 2
-    assert "cluster.kubernetesVersion: got 1.3" in result.stderr and "quote it" in result.stderr
+    assert "ultraserver-eks:cluster.kubernetesVersion  1.3\n" in result.stderr and "quote it" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -79,8 +79,10 @@ def test_deployed_state_of_another_stack_is_refused(tmp_path: Path) -> None:
     other.write_text(json.dumps({"resources": [{"urn": urn, "type": "pulumi:pulumi:Stack"}]}))
     result = run_main("plan", "--stack", "gb200-x72", *PROJECT, "--deployed", str(other))
     assert result.code == 2 and "Resources:" not in result.stdout
-    assert "--deployed: got the state of stack gb200-multi" in result.stderr
-    assert "allowed: the state of stack gb200-x72; fix:" in result.stderr
+    assert "  -  --deployed  the state of stack gb200-multi" in result.stderr
+    assert (
+        "allowed: the state of stack gb200-x72\n" in result.stderr and "fix: pass `pulumi stack export" in result.stderr
+    )
 
 
 def test_plan_outside_a_project_is_not_called_invalid_settings(tmp_path: Path) -> None:

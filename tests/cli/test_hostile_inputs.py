@@ -42,7 +42,7 @@ def test_alias_bomb_in_config_exits_2(tmp_path: Path, command: str) -> None:
     result = ultraserver(command, "--stack", "bad", "--project-dir", str(project))
     assert result.returncode == 2, result.stderr
     assert "Pulumi.bad.yaml" in result.stderr
-    assert "aliases expand this value to more than 100,000 YAML nodes" in result.stderr
+    assert "aliases that expand this value to more than 100,000 YAML nodes" in result.stderr
 
 
 def test_non_utf8_stack_file_exits_2_with_the_byte_offset(tmp_path: Path) -> None:
@@ -50,7 +50,8 @@ def test_non_utf8_stack_file_exits_2_with_the_byte_offset(tmp_path: Path) -> Non
     offset = (project / "stacks" / "Pulumi.bad.yaml").read_bytes().index(b"\xe9")
     result = ultraserver("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.returncode == 2, result.stderr
-    assert f"Pulumi.bad.yaml: not UTF-8 at byte {offset} (0xe9)" in result.stderr
+    assert "Pulumi.bad.yaml\n" in result.stderr
+    assert f"  text that is not UTF-8 at byte {offset} (0xe9)\n" in result.stderr
     assert "internal error" not in result.stderr
 
 
@@ -59,7 +60,8 @@ def test_non_utf8_deployed_file_exits_2_with_the_byte_offset(tmp_path: Path) -> 
     deployed.write_bytes(b'{"resources": ["\xff"]}')
     result = ultraserver("plan", "--stack", "gb200-x72", "--project-dir", str(ROOT), "--deployed", str(deployed))
     assert result.returncode == 2, result.stderr
-    assert f"--deployed {str(deployed)!r}: not UTF-8 at byte 16 (0xff)" in result.stderr
+    assert f"--deployed {str(deployed)!r}\n" in result.stderr
+    assert "  text that is not UTF-8 at byte 16 (0xff)\n" in result.stderr
 
 
 def test_yaml11_boolean_is_refused_not_read_as_true(tmp_path: Path) -> None:
@@ -69,7 +71,7 @@ def test_yaml11_boolean_is_refused_not_read_as_true(tmp_path: Path) -> None:
     (project / "stacks" / "Pulumi.bad.yaml").write_text(shipped.replace("    enabled: true\n", "    enabled: yes\n"))
     result = ultraserver("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.returncode == 2, result.stderr
-    assert "got yes unquoted; the Pulumi CLI reads it as the text 'yes'" in result.stderr
+    assert "Pulumi.bad.yaml line 45  yes unquoted: the Pulumi CLI reads it as the text 'yes'" in result.stderr
     assert "write true or false" in result.stderr
 
 
@@ -81,4 +83,7 @@ def test_window_time_without_time_zone_exits_2(tmp_path: Path) -> None:
     (project / "stacks" / "Pulumi.bad.yaml").write_text(naive)
     result = ultraserver("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.returncode == 2, result.stderr
-    assert "reservationWindow.start: got '2026-12-01T11:30:00'; allowed: a time with its time zone" in result.stderr
+    assert "  -  ultraserver-eks:gpuNodeGroups[0].reservationWindow.start\n       '2026-12-01T11:30:00'\n" in (
+        result.stderr
+    )
+    assert "\n       allowed: a time with its time zone" in result.stderr

@@ -11,7 +11,8 @@ import pytest
 from helpers.cli import run_main
 from helpers.stacks import ROOT
 from ultraserver import cli
-from ultraserver.cli.plan import settings_warnings_text
+from ultraserver.cli.plan import stack_warnings
+from ultraserver.problems import format_problems
 
 
 def test_version_comes_from_the_package_metadata() -> None:
@@ -68,7 +69,7 @@ def test_plan_prints_the_clock_tables_warnings_then_policies() -> None:
     markers = [
         "GPU node group gb200-x72-nvl72",
         "Warnings:",
-        "cr-0123456789abcdef0'",
+        "allowed: your capacity block's cr-... id",  # the example-value warning, rendered by format_problems
         "Policies:",
         "pulumi:pulumi:Stack",
     ]
@@ -85,11 +86,11 @@ def test_warnings_go_to_stderr_only_when_stdout_is_piped(monkeypatch: pytest.Mon
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     monkeypatch.setattr(sys, "stdout", Terminal())
-    found = settings_warnings_text(settings)
+    found = stack_warnings(settings)
     assert found and err.getvalue() == ""
     monkeypatch.setattr(sys, "stdout", io.StringIO())
-    assert settings_warnings_text(settings) == found
-    assert err.getvalue().count("warning: ") == len(found)
+    assert stack_warnings(settings) == found
+    assert err.getvalue() == format_problems(found) + "\n"
 
 
 @pytest.mark.parametrize("example", ["compute-domain-job", "custom-platform"])

@@ -23,7 +23,7 @@ def with_kueue(kueue: dict[str, Any], stack: str = "gb200-x72") -> dict[str, Any
 def problems(kueue: dict[str, Any]) -> str:
     with pytest.raises(ConfigError) as info:
         parse_settings(with_kueue(kueue), stack="gb200-x72")
-    return "\n".join(info.value.problems)
+    return "\n".join([str(p) for p in info.value.items])
 
 
 @pytest.mark.parametrize("stack", STACKS)

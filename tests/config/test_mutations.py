@@ -106,7 +106,8 @@ def test_every_mutation_plans_or_is_refused_cleanly(project: Path, data: st.Data
     if result.code == 2:
         assert "Resources:" not in result.stdout, "nothing may be declared when the input is refused"
         # Every problem names a stack key as written (or the stack file), never an internal name.
-        lines = [line[4:] for line in result.stderr.splitlines() if line.startswith("  - ")]
+        # format_problems with the label "-": "  -  <key>  <value>", then allowed and fix lines below the value.
+        lines = [line[5:] for line in result.stderr.splitlines() if line.startswith("  -  ")]
         assert lines and all(line.startswith(("ultraserver-eks:", "aws:", "Pulumi.mutated.yaml")) for line in lines), (
             result.stderr
         )

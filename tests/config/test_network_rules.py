@@ -22,7 +22,7 @@ def settings_with(network: dict[str, Any], stack: str = STACK) -> Any:
 def problems_with(network: dict[str, Any]) -> list[str]:
     with pytest.raises(ConfigError) as info:
         settings_with(network)
-    return info.value.problems
+    return [str(p) for p in info.value.items]
 
 
 @pytest.mark.parametrize("cidr", ["8.8.0.0/16", "52.0.0.0/16", "198.18.0.0/16", "172.32.0.0/16"])

@@ -25,7 +25,7 @@ BASE: dict[str, Any] = {
 def problems(config: dict[str, Any]) -> list[str]:
     with pytest.raises(ConfigError) as info:
         parse_settings(config)
-    return info.value.problems
+    return [str(p) for p in info.value.items]
 
 
 def with_(

@@ -32,8 +32,8 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
     change(config)
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=TODAY)
-    text = "\n".join(info.value.problems)
-    assert all(p.startswith(("ultraserver-eks:", "aws:")) for p in info.value.problems), text
+    text = "\n".join([str(p) for p in info.value.items])
+    assert all(p.startswith(("ultraserver-eks:", "aws:")) for p in [str(p) for p in info.value.items]), text
     return text
 
 
@@ -263,7 +263,7 @@ def test_successive_blocks_parse_in_order_with_one_id_list_per_block() -> None:
                     (["cr-0bbbbbbbbbbbbbbbb"], "2026-12-10T11:30:00+00:00"),
                 )
             ),
-            ["gpuNodeGroups[0].capacityBlocks", "is not after block 0 has scaled to 0 and settled"],
+            ["gpuNodeGroups[0].capacityBlocks[1].start", "a start after block 0 has scaled to 0 and settled"],
         ),
         (
             _renewal(
@@ -340,4 +340,4 @@ def test_a_gpu_zone_of_another_region_is_one_problem() -> None:
     config["ultraserver-eks:gpuNodeGroups"][0]["availabilityZone"] = "us-west-2-lax-1a"
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=TODAY)
-    assert len([p for p in info.value.problems if "gpuNodeGroups[0].availabilityZone" in p]) == 1
+    assert len([p for p in [str(p) for p in info.value.items] if "gpuNodeGroups[0].availabilityZone" in p]) == 1

@@ -22,7 +22,7 @@ def problems_for(stack: str, section: str, change: Any) -> list[str]:
         config[key] = change
     with pytest.raises(ConfigError) as info:
         parse_settings(config, stack=stack)
-    return info.value.problems
+    return [str(p) for p in info.value.items]
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -194,7 +194,7 @@ def test_every_problem_is_reported_at_once() -> None:
     config["aws:region"] = "nowhere"
     with pytest.raises(ConfigError) as info:
         parse_settings(config)
-    assert len(info.value.problems) >= 3
+    assert len([str(p) for p in info.value.items]) >= 3
 
 
 def test_existing_vpc_needs_gpu_subnets_in_the_reservation_zone() -> None:

@@ -16,7 +16,9 @@ def test_pinned_parameter_accepts_every_release_form(release: str) -> None:
 
 
 def test_pinned_release_for_another_kubernetes_version_is_refused() -> None:
-    with pytest.raises(ConfigError, match="built for Kubernetes 1.32.9.*1.33"):
+    with pytest.raises(
+        ConfigError, match="got '1.32.9-20251201'; allowed: a release built for the cluster's Kubernetes 1.33"
+    ):
         ami.pinned_ssm_parameter_name("1.33", "1.32.9-20251201")
 
 
@@ -34,11 +36,12 @@ def test_current_releases_are_accepted(release: str) -> None:
 @pytest.mark.parametrize("release", ["v20251102", "20250519", "1.32.3-20250519"])
 def test_releases_before_driver_580_are_refused(release: str) -> None:
     problem = ami.release_problem(release)
-    assert problem is not None
-    assert problem.startswith("amiRelease") and "older than v20251103" in problem and release in problem
+    assert problem is not None and (problem.key, problem.value) == ("amiRelease", release)
+    assert problem.allowed.startswith("v20251103 or later") and "v20251103 or later" in problem.fix
 
 
 @pytest.mark.parametrize("release", ["latest", "v2025110", "V20251103", "1.33-20251103", "v20251303", " 20251103"])
 def test_malformed_releases_are_refused(release: str) -> None:
-    problem = ami.release_problem(release)
-    assert problem is not None and problem.startswith("amiRelease") and "v20251103" in problem
+    problem = ami.release_problem(release, key="gpu.ami_release")
+    assert problem is not None and (problem.key, problem.value) == ("gpu.ami_release", release)
+    assert "v20251103" in problem.allowed

@@ -6,8 +6,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from ultraserver.facts import capacity_blocks as cb
+from ultraserver.facts import limits, successive_blocks
 from ultraserver.facts.capacity_blocks import ReservationWindow
-from ultraserver.problems import ConfigError
+from ultraserver.problems import WARNING, ConfigError
 
 START = datetime(2026, 3, 2, 11, 30, tzinfo=timezone.utc)
 END = datetime(2026, 3, 9, 11, 30, tzinfo=timezone.utc)
@@ -22,8 +23,9 @@ def test_reservation_ids_accepted(value: str) -> None:
     "value", ["cr-0123456789abcdef", "cr-0123456789ABCDEF0", "cb-0123456789abcdef0", "0123456789abcdef0", "", None, 7]
 )
 def test_reservation_ids_refused(value: object) -> None:
-    problem = cb.reservation_id_problem(value)
-    assert problem is not None and problem.startswith("capacityReservationId") and "17" in problem
+    problem = cb.reservation_id_problem(value, "gpu.capacity_reservation_id")
+    assert problem is not None and problem.key == "gpu.capacity_reservation_id" and problem.value == value
+    assert "17 lowercase hex digits" in problem.allowed and "describe-capacity-blocks" in problem.fix
 
 
 def test_resource_group_arns() -> None:
@@ -31,13 +33,13 @@ def test_resource_group_arns() -> None:
     assert cb.resource_group_arn_problem("arn:aws-us-gov:resource-groups:us-gov-west-1:123456789012:group/g") is None
     for bad in ("arn:aws:ec2:us-east-1:123456789012:group/x", "arn:aws:resource-groups:us-east-1:1234:group/x", "x"):
         problem = cb.resource_group_arn_problem(bad)
-        assert problem is not None and problem.startswith("capacityReservationResourceGroupArn")
+        assert problem is not None and (problem.key, problem.value) == ("capacityReservationResourceGroupArn", bad)
 
 
 def test_sizes() -> None:
     assert cb.full_size("u-p6e-gb200x36", 1) == 9
     assert cb.full_size("u-p6e-gb200x72", 3) == 54
-    with pytest.raises(ConfigError, match="ultraserverType: 'u-p6e-gb200x4'"):
+    with pytest.raises(ConfigError, match="ultraserverType: got 'u-p6e-gb200x4'; allowed: one of u-p6e-gb200x36"):
         cb.full_size("u-p6e-gb200x4", 1)
     with pytest.raises(ConfigError, match="ultraserverCount"):
         cb.full_size("u-p6e-gb200x72", 0)
@@ -47,17 +49,20 @@ def test_desired_size_above_the_ultraserver_is_refused() -> None:
     assert cb.desired_size_problem("u-p6e-gb200x72", 1, 18) is None
     assert cb.desired_size_problem("u-p6e-gb200x72", 1, 0) is None
     problem = cb.desired_size_problem("u-p6e-gb200x36", 1, 10)
-    assert problem is not None and problem.startswith("desiredSize: 10") and "between 0 and 9" in problem
+    assert problem is not None and (problem.key, problem.value) == ("desiredSize", 10)
+    assert problem.allowed.startswith("0 to 9, the instances in 1 x u-p6e-gb200x36")
     assert cb.desired_size_problem("u-p6e-gb200x36", 1, -1) is not None
 
 
 def test_quota_warning_names_the_quota_and_how_to_raise_it() -> None:
-    assert cb.managed_node_group_problem(30) is None
-    problem = cb.managed_node_group_problem(100)
-    assert problem is not None
-    assert "'Managed node groups per cluster' (L-6D54EA21) of 30" in problem
-    assert "request-service-quota-increase --service-code eks --quota-code L-6D54EA21 --desired-value 100" in problem
-    assert "self-managed" in problem
+    assert limits.managed_node_group_problem(30, "cluster") is None
+    problem = limits.managed_node_group_problem(100, "cluster")
+    assert problem is not None and problem.level == WARNING and problem.key == "cluster"
+    assert "at most 30, the default EKS quota 'Managed node groups per cluster' (L-6D54EA21)" in problem.allowed
+    assert (
+        "request-service-quota-increase --service-code eks --quota-code L-6D54EA21 --desired-value 100" in problem.fix
+    )
+    assert "self-managed" in problem.fix
 
 
 def test_scheduled_actions() -> None:
@@ -91,9 +96,12 @@ def test_past_actions_are_left_out() -> None:
     ("window", "message"),
     [
         (ReservationWindow(START.replace(tzinfo=None), END), "reservationWindow.start.*time zone"),
-        (ReservationWindow(START, END, scale_down_lead_minutes=20), "scaleDownLeadMinutes: 20.*30"),
-        (ReservationWindow(END, START), "is not after start"),
-        (ReservationWindow(START, START + timedelta(minutes=50)), "is not after start"),
+        (
+            ReservationWindow(START, END, scale_down_lead_minutes=20),
+            "scaleDownLeadMinutes: got 20; allowed: 30 or more",
+        ),
+        (ReservationWindow(END, START), "minutes; allowed: a time after start"),
+        (ReservationWindow(START, START + timedelta(minutes=50)), "minutes; allowed: a time after start"),
     ],
 )
 def test_bad_windows(window: ReservationWindow, message: str) -> None:
@@ -133,17 +141,20 @@ def test_a_block_starting_before_the_previous_one_settles_is_refused() -> None:
     # Lead 30: scale-down 30 minutes before the end; the next block starts 25 minutes before it (inside the settling).
     before = _block("cr-0000000000000000a", first, lead=30)
     after = _block("cr-0000000000000000b", first + timedelta(days=14, minutes=-25))
-    (problem,) = cb.sequence_problems([before, after])
-    assert "has scaled to 0 and settled" in problem and "plus 10 minutes" in problem
+    (problem,) = successive_blocks.sequence_problems([before, after])
+    assert problem.key == "capacityBlocks[1].start"
+    assert "has scaled to 0 and settled" in problem.allowed and "plus 10 minutes" in problem.allowed
 
 
 def test_back_to_back_blocks_are_a_valid_sequence_and_overlap_is_not() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     back_to_back = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
-    assert cb.sequence_problems(back_to_back) == []
+    assert successive_blocks.sequence_problems(back_to_back) == []
     overlapping = [back_to_back[1], back_to_back[0]]
-    (problem,) = cb.sequence_problems(overlapping)
-    assert problem.startswith("capacityBlocks[1].start: 2026-12-01T11:30:00+00:00 is not after block 0 has scaled to 0")
+    (problem,) = successive_blocks.sequence_problems(overlapping)
+    assert str(problem).startswith(
+        "capacityBlocks[1].start: got '2026-12-01T11:30:00+00:00'; allowed: a start after block 0 has scaled to 0"
+    )
 
 
 def test_a_block_starting_at_the_previous_scale_down_is_refused() -> None:
@@ -151,8 +162,8 @@ def test_a_block_starting_at_the_previous_scale_down_is_refused() -> None:
     first = _block("cr-0000000000000000a", datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc))
     assert first.usable_end is not None
     same_moment = _block("cr-0000000000000000b", first.usable_end)
-    (problem,) = cb.sequence_problems([first, same_moment])
-    assert "is not after block 0 has scaled to 0 and settled" in problem
+    (problem,) = successive_blocks.sequence_problems([first, same_moment])
+    assert "a start after block 0 has scaled to 0 and settled" in problem.allowed
 
 
 def test_block_schedule_covers_the_current_and_later_blocks_with_unique_names_and_times() -> None:
@@ -182,8 +193,11 @@ def test_switch_window_runs_from_the_settled_scale_down_to_the_next_start() -> N
 @pytest.mark.parametrize(
     ("blocks", "says"),
     [
-        ([cb.CapacityBlock(("cr-0000000000000000a", "cr-0000000000000000b"), None)], "names several reservations"),
-        ([cb.CapacityBlock(("cr-0000000000000000a",), None)], "capacityBlocks[0]: no start and end"),
+        (
+            [cb.CapacityBlock(("cr-0000000000000000a", "cr-0000000000000000b"), None)],
+            "capacityBlocks[0].reservationIds: got ['cr-0000000000000000a', 'cr-0000000000000000b']; allowed: one",
+        ),
+        ([cb.CapacityBlock(("cr-0000000000000000a",), None)], "capacityBlocks[0].window: got None; allowed: a start"),
         (
             [
                 cb.CapacityBlock(("cr-0000000000000000a",), ReservationWindow(START, END)),
@@ -191,16 +205,23 @@ def test_switch_window_runs_from_the_settled_scale_down_to_the_next_start() -> N
             ],
             "every block names this group's reservation, or none does",
         ),
-        ([cb.CapacityBlock(("cr-0000000000000000a",), ReservationWindow(START, END, 20))], "capacityBlocks[0].scale"),
+        (
+            [cb.CapacityBlock(("cr-0000000000000000a",), ReservationWindow(START, END, 20))],
+            "capacityBlocks[0].window.scaleDownLeadMinutes: got 20",
+        ),
     ],
 )
 def test_blocks_problems_name_the_block(blocks: list[cb.CapacityBlock], says: str) -> None:
-    assert any(says in p for p in cb.blocks_problems(blocks)), cb.blocks_problems(blocks)
+    found = [str(p) for p in successive_blocks.blocks_problems(blocks)]
+    assert any(says in p for p in found), found
 
 
 def test_more_blocks_than_an_auto_scaling_group_holds_actions_for_are_refused() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     blocks = [_block(f"cr-{n:017x}", first + timedelta(days=2 * n), days=1) for n in range(63)]
-    assert cb.schedule_count_problems(blocks[:62]) == []
-    (problem,) = cb.schedule_count_problems(blocks)
-    assert "126 scheduled actions, above the 125" in problem
+    assert successive_blocks.schedule_count_problems(blocks[:62]) == []
+    (problem,) = successive_blocks.schedule_count_problems(blocks)
+    assert str(problem) == (
+        "capacityBlocks: got 63 blocks (126 scheduled actions); allowed: at most 62 blocks: an Auto Scaling group "
+        "holds 125 scheduled actions; fix: list fewer blocks and add later ones after earlier ones end"
+    )

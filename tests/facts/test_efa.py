@@ -95,15 +95,16 @@ def test_maximum_on_other_types_fills_every_card(instance_type: str) -> None:
 def test_gb200_preset_with_another_type_is_refused(preset: str) -> None:
     with pytest.raises(ConfigError) as error:
         efa.layout_for("p5.48xlarge", preset, None)
-    assert "efa.preset" in str(error.value) and preset in str(error.value) and "p5.48xlarge" in str(error.value)
+    (problem,) = error.value.items
+    assert (problem.key, problem.value) == ("efa", preset) and problem.allowed.startswith("a preset for p5.48xlarge")
 
 
 def test_unknown_instance_type_and_preset_are_refused() -> None:
-    with pytest.raises(ConfigError, match="m5.large.*supported"):
+    with pytest.raises(ConfigError, match="got 'm5.large'; allowed: a type of the EFA network-card catalog: p5"):
         efa.layout_for("m5.large", None, None)
-    with pytest.raises(ConfigError, match="'fastest' is not a preset"):
+    with pytest.raises(ConfigError, match="got 'fastest'; allowed: one of one-per-nci-group"):
         efa.layout_for(GB200, "fastest", None)
-    with pytest.raises(ConfigError, match="not both"):
+    with pytest.raises(ConfigError, match="allowed: a preset or a custom card list"):
         efa.layout_for(GB200, "maximum", [])
 
 
@@ -131,10 +132,10 @@ def test_custom_item_shape_errors_name_the_item() -> None:
             ],
             key="nodeGroups.gpu.efa",
         )
-    problems = error.value.problems
-    assert problems[0].startswith("nodeGroups.gpu.efa.custom[0]") and "interfaceType" in problems[0]
-    assert problems[1].startswith("nodeGroups.gpu.efa.custom[1]") and "integers" in problems[1]
-    assert problems[2].startswith("nodeGroups.gpu.efa.custom[2]")
+    problems = [str(p) for p in error.value.items]
+    assert problems[0].startswith("nodeGroups.gpu.efa[0]: got") and "add ['interfaceType']" in problems[0]
+    assert problems[1].startswith("nodeGroups.gpu.efa[1]: got") and "integers" in problems[1]
+    assert problems[2].startswith("nodeGroups.gpu.efa[2]: got 'card 3'")
 
 
 @pytest.mark.parametrize(
@@ -161,23 +162,24 @@ def test_custom_item_shape_errors_name_the_item() -> None:
     ],
 )
 def test_layouts_aws_would_reject_name_card_and_rule(interfaces: list[EfaInterface], card: str, rule: str) -> None:
-    problems = efa.validate_layout(GB200, interfaces)
-    assert any(p.startswith(card) and rule in p for p in problems), problems
+    problems = efa.validate_layout(GB200, interfaces, "gpu.interfaces")
+    assert all(p.key == "gpu.interfaces" for p in problems), problems
+    assert any(p.value.startswith(card) and rule in p.allowed for p in problems), problems
 
 
 def test_efa_count_limit() -> None:
     # p6-b200 allows 8 EFA interfaces; 9 (two on card 1) break the limit.
     layout = efa.layout_for("p6-b200.48xlarge", "maximum", None) + [EfaInterface(1, 1, "efa")]
     problems = efa.validate_layout("p6-b200.48xlarge", layout)
-    assert any("EFA count limit" in p and "9 EFA" in p for p in problems), problems
+    assert any("EFA count limit" in p.allowed and "9 EFA" in p.value for p in problems), problems
 
 
 def test_custom_layout_errors_raise_config_error_with_key() -> None:
     with pytest.raises(ConfigError) as error:
         efa.layout_for(GB200, None, [{"networkCardIndex": 3, "deviceIndex": 0, "interfaceType": "interface"}])
-    assert error.value.problems == [
-        "efa: card 3 device 0: 'interface' is not allowed on this card of p6e-gb200.36xlarge; allowed: efa-only "
-        "(rule: interface type per card)."
+    assert [str(p) for p in error.value.items] == [
+        "efa: got card 3 device 0: interface; allowed: efa-only on this card of p6e-gb200.36xlarge (rule: interface "
+        "type per card); fix: use efa-only on card 3"
     ]
 
 

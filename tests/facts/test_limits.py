@@ -61,7 +61,7 @@ def refused(change: Any, stack: str = "gb200-x72") -> str:
     change(config)
     with pytest.raises(ConfigError) as info:
         parse_settings(config)
-    return "\n".join(info.value.problems)
+    return "\n".join([str(p) for p in info.value.items])
 
 
 @pytest.mark.parametrize(

@@ -46,8 +46,9 @@ def test_every_chart_of_the_set_admits_every_allowed_minor(minor: str) -> None:
 
 def test_a_chart_whose_kube_version_excludes_the_default_fails_the_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vs, "chart_kube_versions", lambda: {"old-chart": ">=1.25.0-0 <1.35.0-0"})
-    assert vs.kube_version_problems(kubernetes.DEFAULT_TEXT) == [
-        f"chart old-chart kubeVersion '>=1.25.0-0 <1.35.0-0' excludes Kubernetes {kubernetes.DEFAULT_TEXT}"
+    assert [str(p) for p in vs.kube_version_problems(kubernetes.DEFAULT_TEXT)] == [
+        "chart old-chart kubeVersion: got '>=1.25.0-0 <1.35.0-0'; allowed: a constraint that admits Kubernetes "
+        f"{kubernetes.DEFAULT_TEXT}; fix: pin a chart version that supports this minor, or use a minor the chart admits"
     ]
     assert vs.kube_version_problems("1.34") == []
 

@@ -17,6 +17,7 @@ from ultraserver.offline.groups import clock_line, group_views
 from ultraserver.offline.html_report import html_report
 from ultraserver.offline.report import PlanText, summary, tree
 from ultraserver.offline.svg import cards_svg, graph_svg, layers
+from ultraserver.problems import WARNING, Problem
 
 SVG = "{http://www.w3.org/2000/svg}"
 NOW = datetime(2026, 11, 23, 2, 50, tzinfo=timezone.utc)
@@ -42,7 +43,7 @@ def text_of(plan, **changes) -> PlanText:  # type: ignore[no-untyped-def]
         title=f"Offline plan of {plan.stack}",
         clock=clock_line(NOW),
         groups=group_views(plan, {}, NOW),
-        warnings=["example value left in the stack"],
+        warnings=[Problem("cluster.name", "example", "your own value", "change it", WARNING)],
         policies="Policies: 30 rules checked, no violations.",
         tree=tree(plan),
         summary=summary(plan),
@@ -113,7 +114,9 @@ def test_page_is_self_contained_with_graph_cards_tables(shipped_plan, stack: str
 
 def test_everything_is_escaped(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     plan = shipped_plan("gb200-x72")
-    page = html_report(plan, text_of(plan, warnings=["<script>alert(1)</script>"], title="a & <b>"))
+    page = html_report(
+        plan, text_of(plan, warnings=[Problem("k", "<script>alert(1)</script>", "", "", WARNING)], title="a & <b>")
+    )
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<title>a &amp; &lt;b&gt;</title>" in page
 

@@ -11,6 +11,7 @@ from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.facts import charts
 from ultraserver.offline import run_plan
 from ultraserver.offline.graph import edges, mermaid
+from ultraserver.problems import WARNING
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -196,7 +197,7 @@ def test_cli_rejects_bad_settings_with_exit_2_and_no_traceback(tmp_path) -> None
     (project / "stacks" / "Pulumi.bad.yaml").write_text(stack)
     result = run_cli("plan", "--stack", "bad", "--project-dir", str(project))
     assert result.returncode == 2
-    assert "cluster.kubernetesVersion: got '1.29'" in result.stderr
+    assert "ultraserver-eks:cluster.kubernetesVersion  '1.29'\n" in result.stderr
     assert "Traceback" not in result.stderr and "Resources:" not in result.stdout
 
 
@@ -248,10 +249,14 @@ def test_multi_ultraserver_stack_plans_one_group_per_ultraserver_plus_the_groupe
 def test_plan_warns_past_the_managed_node_group_quota(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     from ultraserver.offline.report import plan_warnings
 
-    (text,) = plan_warnings(shipped_plan("gb200-multi"), quota=4)
+    (found,) = plan_warnings(shipped_plan("gb200-multi"), quota=4)
     # Four managed GPU groups (one per UltraServer) plus the system group; the self-managed fleet counts for none.
-    assert "5 managed node groups exceed the default EKS quota 'Managed node groups per cluster'" in text
-    assert "--quota-code L-6D54EA21" in text
+    assert found.level == WARNING
+    assert str(found).startswith(
+        "EKS cluster: got 5 managed node groups; allowed: at most 4, the default EKS quota 'Managed node groups per "
+        "cluster'"
+    )
+    assert "--quota-code L-6D54EA21" in found.fix
 
 
 @pytest.mark.parametrize("stack", [s for s in STACKS if s != "gb200-multi"])  # gb200-multi: separate-stack layer

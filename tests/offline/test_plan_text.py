@@ -10,6 +10,7 @@ from helpers.stacks import STACKS
 from ultraserver.offline.groups import clock_line, group_views
 from ultraserver.offline.report import PlanText, counts, creation_order, summary, tree
 from ultraserver.offline.terminal import console_for, print_plan
+from ultraserver.problems import WARNING, Problem
 
 NOW = datetime(2026, 11, 23, 2, 50, tzinfo=timezone.utc)
 
@@ -26,7 +27,7 @@ def plan_text(plan) -> PlanText:  # type: ignore[no-untyped-def]
         title="Offline plan of test",
         clock=clock_line(NOW, injected=True),
         groups=group_views(plan, {}, NOW),
-        warnings=["a warning [with brackets]"],
+        warnings=[Problem("key[0]", "a warning [with brackets]", "[x]", "fix [y]", WARNING)],
         policies="Policies: 30 rules checked, no violations.",
         tree=tree(plan),
         summary=summary(plan),

@@ -27,8 +27,9 @@ def _lines(ended: bool) -> list[tuple[int, int]]:
 
 @pytest.mark.parametrize("line", _lines(ended=True))
 def test_a_gpu_operator_release_past_end_of_support_is_refused(line: tuple[int, int]) -> None:
-    (message,) = _gpu_operator(f"v{line[0]}.{line[1]}.9")
-    assert f"pin {vs.minimum_version(charts.GPU_OPERATOR)} or later" in message
+    (problem,) = _gpu_operator(f"v{line[0]}.{line[1]}.9")
+    assert (problem.key, problem.value) == ("version", f"v{line[0]}.{line[1]}.9")
+    assert problem.fix.startswith(f"pin {vs.minimum_version(charts.GPU_OPERATOR)} or later")
 
 
 @pytest.mark.parametrize("line", _lines(ended=False))

@@ -155,8 +155,9 @@ def test_unreadable_deployed_file_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("not json")
     with pytest.raises(
-        ConfigError, match=r"--deployed '.*bad.json': not valid JSON .* fix: pass the file `pulumi stack export"
+        ConfigError,
+        match=r"--deployed '.*bad.json': got text that is not valid JSON .* fix: pass the file `pulumi stack export",
     ):
         with_deployed_state(None, bad)
-    with pytest.raises(ConfigError, match="neither a `pulumi stack export` file"):
+    with pytest.raises(ConfigError, match="allowed: a `pulumi stack export` file"):
         deployed_resources({"stack": "x"})

@@ -52,10 +52,15 @@ def test_every_bad_entry_is_named_at_once() -> None:
                 "eks-managed-node-group-quota": {"quota": True, "limit": 3},
             }
         )
-    problems = caught.value.problems
+    problems = [str(p) for p in caught.value.items]
     assert len(problems) == 5
-    assert any("'no-such-rule': no such rule" in p for p in problems)
-    assert any("'warn' is not one of mandatory, advisory, disabled" in p for p in problems)
-    assert any("'minVersion' is 1.33; it must be a JSON string" in p for p in problems)
-    assert any("'quota' is True; it must be a JSON integer" in p for p in problems)
-    assert any("unknown option 'limit'; options: quota" in p for p in problems)
+    assert "policy config no-such-rule: got 'no-such-rule'; allowed: a rule: " in problems[0]
+    assert (
+        "policy config eks-kubernetes-version.enforcementLevel: got 'warn'; allowed: one of mandatory, advisory, "
+        "disabled; fix: use one of those"
+    ) in problems
+    assert "policy config eks-kubernetes-version.minVersion: got 1.33; allowed: a JSON string" in str(caught.value)
+    assert "policy config eks-managed-node-group-quota.quota: got True; allowed: a JSON integer" in str(caught.value)
+    assert (
+        "policy config eks-managed-node-group-quota.limit: got 3; allowed: an option of the rule: quota; fix: remove it"
+    ) in problems

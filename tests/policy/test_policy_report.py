@@ -7,28 +7,45 @@ from ultraserver.policy import Violation, evaluate
 from ultraserver.policy.report import blocks, format_violations
 from ultraserver.problems import ERROR, WARNING, Problem
 
-MANDATORY = Violation("launch-template-imdsv2", "mandatory", "urn:a", "IMDSv1 is allowed. Set http_tokens.")
-ADVISORY = Violation("eks-public-endpoint-cidrs", "advisory", "", "open endpoint.\nList your networks.")
+IMDS = Problem("metadataOptions.httpTokens", "optional", "required", 'set http_tokens="required"')
+MANDATORY = Violation("launch-template-imdsv2", "mandatory", "urn:a", IMDS)
+ADVISORY = Violation(
+    "eks-public-endpoint-cidrs", "advisory", "", Problem("", "open endpoint.\nList your networks.", "", "")
+)
 
 
 def test_mandatory_first_with_stack_marker() -> None:
-    """A count line, then mandatory before advisory, stack-level violations marked, multi-line messages indented."""
+    """A count line, then mandatory before advisory, stack-level violations marked, multi-line values indented, a key
+    too long for the column on its own line: the report is format_problems, allowed and fix under each value."""
     text = format_violations([ADVISORY, MANDATORY], rule_count=29)
     assert text.splitlines() == [
         "Policy violations: 1 mandatory, 1 advisory (29 rules checked):",
-        "MANDATORY  [launch-template-imdsv2] urn:a       IMDSv1 is allowed. Set http_tokens.",
+        "MANDATORY  [launch-template-imdsv2] urn:a metadataOptions.httpTokens",
+        "                                                optional",
+        "                                                allowed: required",
+        '                                                fix: set http_tokens="required"',
         "ADVISORY   [eks-public-endpoint-cidrs] (stack)  open endpoint.",
         "                                                List your networks.",
     ]
 
 
 def test_violations_are_problems() -> None:
-    """A mandatory violation is an error, an advisory one a warning; the key names the rule and the resource."""
+    """A mandatory violation is an error, an advisory one a warning; the key names the rule, resource and input."""
     assert MANDATORY.to_problem() == Problem(
-        "[launch-template-imdsv2] urn:a", "IMDSv1 is allowed. Set http_tokens.", "", "", ERROR
+        "[launch-template-imdsv2] urn:a metadataOptions.httpTokens",
+        "optional",
+        "required",
+        'set http_tokens="required"',
+        ERROR,
     )
     assert ADVISORY.to_problem().level == WARNING
     assert ADVISORY.to_problem().key == "[eks-public-endpoint-cidrs] (stack)"
+
+
+def test_a_stack_check_keyed_by_the_urn_does_not_repeat_it() -> None:
+    found = Violation("rule", "mandatory", "urn:b", Problem("urn:b", 3, "at most 2", "lower it"))
+    assert found.message == "got 3; allowed: at most 2; fix: lower it"
+    assert found.to_problem().key == "[rule] urn:b"
 
 
 def test_no_violations_is_one_line() -> None:
@@ -50,5 +67,5 @@ def test_json_entry_shape() -> None:
         "policy": "launch-template-imdsv2",
         "level": "mandatory",
         "urn": "urn:a",
-        "message": "IMDSv1 is allowed. Set http_tokens.",
+        "message": "metadataOptions.httpTokens: got 'optional'; allowed: required; fix: set http_tokens=\"required\"",
     }

@@ -219,7 +219,7 @@ def test_bad_alert_settings_are_refused_with_the_key(alerts: dict[str, Any], say
     config["ultraserver-eks:alerts"] = alerts
     with pytest.raises(ConfigError) as info:
         parse_settings(config)
-    assert says in "\n".join(info.value.problems)
+    assert says in "\n".join([str(p) for p in info.value.items])
 
 
 def test_rule_and_topic_names_fit_the_api_for_the_longest_names() -> None:

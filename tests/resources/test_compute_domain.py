@@ -34,7 +34,7 @@ def test_every_bad_field_is_reported() -> None:
     args = ComputeDomainArgs(name="Bad_Name", namespace="x" * 64, num_nodes=-1, allocation_mode="Many")
     with pytest.raises(ConfigError) as err:
         compute_domain_manifest(args)
-    fields = [p.split(":")[0] for p in err.value.problems]
+    fields = [p.split(":")[0] for p in [str(p) for p in err.value.items]]
     assert fields == [
         "compute_domain.name",
         "compute_domain.claim_template_name",
@@ -42,7 +42,7 @@ def test_every_bad_field_is_reported() -> None:
         "compute_domain.num_nodes",
         "compute_domain.allocation_mode",
     ]
-    assert "use one of Single, All" in str(err.value)
+    assert "compute_domain.allocation_mode: got 'Many'; allowed: one of Single, All" in str(err.value)
 
 
 def test_pod_pieces_link_claim_container_and_clique() -> None:

@@ -72,7 +72,7 @@ def test_dra_mode_below_kubernetes_1_35_is_a_settings_error_naming_the_fix() -> 
     config["ultraserver-eks:cluster"]["kubernetesVersion"] = "1.34"
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=date(2026, 11, 25))
-    text = "\n".join(info.value.problems)
+    text = "\n".join([str(p) for p in info.value.items])
     assert "ultraserver-eks:kubernetes.devices" in text and "Kubernetes 1.34" in text
     assert 'kubernetesVersion: "1.35"' in text and "devices: plugins" in text
 
@@ -89,7 +89,9 @@ def test_an_unknown_device_mode_is_refused_with_the_allowed_ones() -> None:
     config["ultraserver-eks:kubernetes"]["devices"] = "cdi"
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=date(2026, 11, 25))
-    assert "kubernetes.devices" in str(info.value.problems) and "dra" in str(info.value.problems)
+    assert "kubernetes.devices" in str([str(p) for p in info.value.items]) and "dra" in str(
+        [str(p) for p in info.value.items]
+    )
 
 
 def test_a_dranet_value_the_chart_lacks_is_refused() -> None:
@@ -97,7 +99,7 @@ def test_a_dranet_value_the_chart_lacks_is_refused() -> None:
     config["ultraserver-eks:kubernetes"]["dranet"] = {"values": {"deviceClas": {"name": "x"}}}
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=date(2026, 11, 25))
-    assert "kubernetes.dranet.values.deviceClas" in str(info.value.problems)
+    assert "kubernetes.dranet.values.deviceClas" in str([str(p) for p in info.value.items])
 
 
 def _with_gpu_pod(resources: list[PlanResource], resource: str) -> list[PlanResource]:
@@ -144,4 +146,4 @@ def test_values_of_the_release_the_mode_does_not_install_are_refused(mode: str, 
     config["ultraserver-eks:kubernetes"][unused] = {"values": {"tolerations": []}}
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=date(2026, 11, 25))
-    assert f"ultraserver-eks:kubernetes.{unused}.values" in "\n".join(info.value.problems)
+    assert f"ultraserver-eks:kubernetes.{unused}.values" in "\n".join([str(p) for p in info.value.items])

@@ -70,8 +70,11 @@ def test_the_plan_shows_the_skipped_block() -> None:
     result = run_main("plan", "--stack", "gb200-x72", "--now", "2026-12-16T00:00:00Z")
     assert result.code == 0, result.stderr
     assert "0 GPU in 0 GPU node groups" in result.stdout
-    (line,) = [w for w in result.stdout.splitlines() if "reservationWindow.end" in w]
-    assert "expired" in line and "leaves the whole group out" in line
+    # The Warnings section is format_problems: the key's line, then its value, allowed and fix lines below it.
+    lines = result.stdout.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if "reservationWindow.end" in line and "WARNING" in line]
+    warning = "\n".join(lines[at : at + 4])
+    assert "expired" in warning and "leaves the whole group out" in warning
 
 
 def test_an_ended_block_before_a_coming_one_makes_nothing_and_the_group_runs_on_the_next() -> None:

@@ -333,73 +333,80 @@ def test_desired_size_below_full() -> None:
     assert only(recorded, NG)["scalingConfig"] == {"minSize": 0, "maxSize": 9, "desiredSize": 8}
 
 
+RG_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/g"
+
+
 @pytest.mark.parametrize(
-    ("changes", "message"),
+    ("changes", "key", "says"),
     [
-        ({"ultraserver_type": "u-p6e-gb200x36", "desired_size": 10}, "desired_size: 10 must be between 0 and 9"),
+        ({"ultraserver_type": "u-p6e-gb200x36", "desired_size": 10}, "desired_size", "got 10; allowed: 0 to 9"),
         (
             {"image_id": "ami-0ccccccccccccccc0", "ami_release": "v20250704"},
-            "ami_release: 'v20250704' is older than v20251103",
+            "ami_release",
+            "got 'v20250704'; allowed: v20251103 or later",
         ),
-        ({"ami_release": "v20251204"}, "image_id / ami_release: a custom AMI needs both"),
-        ({"image_id": "ami-0ccccccccccccccc0"}, "image_id / ami_release: a custom AMI needs both"),
-        ({"release_version": "1.34.2-20260120"}, "a release of the cluster's Kubernetes 1.35"),
-        ({"release_version": "1.35.5-20250704"}, "release 20251103 or later"),
-        ({"release_version": "1.35.5-20991231"}, "a release already published"),
-        ({"cluster": core(kubernetes_version="1.37")}, "release_version: no default for Kubernetes 1.37"),
-        ({"imds_hop_limit": 3}, "imds_hop_limit: 3"),
+        ({"ami_release": "v20251204"}, "image_id", "image_id and ami_release together: a custom AMI needs both"),
+        ({"image_id": "ami-0ccccccccccccccc0"}, "ami_release", "a custom AMI needs both"),
+        ({"release_version": "1.34.2-20260120"}, "release_version", "a release of the cluster's Kubernetes 1.35"),
+        ({"release_version": "1.35.5-20250704"}, "release_version", "release 20251103 or later"),
+        ({"release_version": "1.35.5-20991231"}, "release_version", "a release already published"),
+        ({"cluster": core(kubernetes_version="1.37")}, "release_version", "no default for Kubernetes 1.37"),
+        ({"imds_hop_limit": 3}, "imds_hop_limit", "got 3; allowed: 1 or 2"),
         (
             {
                 "capacity_reservation_id": None,
-                "capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g",
+                "capacity_reservation_resource_group_arn": RG_ARN,
                 "ultraserver_count": 2,
             },
+            "capacity_reservation_resource_group_arn",
             "managed node groups target one capacity reservation each",
         ),
-        ({"mode": "spot"}, "mode: 'spot'"),
-        ({"ultraserver_count": 2}, "ultraserver_count: 2 needs a resource group"),
-        ({"capacity_reservation_id": "cr-123"}, "capacity_reservation_id: 'cr-123'"),
-        ({"ultraserver_type": "u-p6e-gb200x8"}, "ultraserver_type: 'u-p6e-gb200x8'"),
-        ({"instance_type": "p4d.24xlarge"}, "'p4d.24xlarge' is not in the EFA network-card catalog"),
-        ({"cluster": core(kubernetes_version="1.33.2")}, "kubernetesVersion: '1.33.2'"),
-        ({"local_storage": "raid0"}, "local_storage: 'raid0'"),
-        ({"capacity_reservation_id": None}, "set exactly one"),
+        ({"mode": "spot"}, "mode", "got 'spot'; allowed: one of managed, self-managed"),
+        ({"ultraserver_count": 2}, "ultraserver_count", "got 2; allowed: 1 with a capacity reservation ID"),
+        ({"capacity_reservation_id": "cr-123"}, "capacity_reservation_id", "got 'cr-123'; allowed: a Capacity"),
+        ({"ultraserver_type": "u-p6e-gb200x8"}, "ultraserver_type", "got 'u-p6e-gb200x8'; allowed: one of"),
+        ({"instance_type": "p4d.24xlarge"}, "instance_type", "allowed: a type of the EFA network-card catalog"),
+        ({"cluster": core(kubernetes_version="1.33.2")}, "cluster.kubernetes_version", "got '1.33.2'"),
+        ({"local_storage": "raid0"}, "local_storage", "got 'raid0'; allowed: a nodeadm strategy"),
+        ({"capacity_reservation_id": None}, "capacity_reservation_id", "fix: set exactly one"),
+        ({"capacity_reservation_resource_group_arn": RG_ARN}, "capacity_reservation_id", "fix: set exactly one"),
         (
-            {"capacity_reservation_resource_group_arn": "arn:aws:resource-groups:us-east-1:123456789012:group/g"},
-            "set exactly one",
-        ),
-        (
-            {
-                "mode": "self-managed",
-                "capacity_reservation_id": None,
-                "capacity_reservation_resource_group_arn": "my-group",
-            },
-            "capacity_reservation_resource_group_arn: 'my-group'",
+            {"mode": "self-managed", "capacity_reservation_id": None, "capacity_reservation_resource_group_arn": "g"},
+            "capacity_reservation_resource_group_arn",
+            "got 'g'; allowed: a resource group ARN",
         ),
         (
             {"interfaces": [efa.EfaInterface(0, 0, "interface"), efa.EfaInterface(3, 0, "interface")]},
-            "efa: card 3 device 0",
+            "interfaces",
+            "got card 3 device 0: interface; allowed: efa-only on this card",
         ),
         (
             {"mode": "self-managed", "node_role_arn": "arn:aws:iam::123456789012:role/shared"},
-            "instance_profile_arn: required",
+            "instance_profile_arn",
+            "required with it for self-managed nodes",
         ),
         (
             {"reservation_window": ReservationWindow(START, END, scale_down_lead_minutes=10)},
-            "scale_down_lead_minutes: 10",
+            "reservation_window.scale_down_lead_minutes",
+            "got 10; allowed: 30 or more",
         ),
     ],
 )
-def test_bad_arguments_name_the_python_argument(changes: dict, message: str) -> None:
+def test_bad_arguments_name_the_python_argument(changes: dict, key: str, says: str) -> None:
+    """Each Problem is keyed by the argument a program passed (GpuNodeGroupArgs.<python name>), never a stack key."""
     with pytest.raises(ConfigError) as error:
         record(lambda: GpuNodeGroup("gpu", args(**changes)))
-    text = str(error.value)
-    assert message in text and text.startswith("GpuNodeGroupArgs: ")
+    found = {p.key: str(p) for p in error.value.items}
+    assert f"GpuNodeGroupArgs.{key}" in found, found
+    assert says in found[f"GpuNodeGroupArgs.{key}"]
+    assert not any(c.isupper() for k in found for c in k.removeprefix("GpuNodeGroupArgs")), found
 
 
 @pytest.mark.parametrize("cluster", [None, "gb200", {"name": "gb200"}])
 def test_a_missing_cluster_is_a_config_error(cluster: object) -> None:
-    with pytest.raises(ConfigError, match="cluster: got .*; allowed: a Cluster component or its ClusterCoreData"):
+    with pytest.raises(
+        ConfigError, match="GpuNodeGroupArgs.cluster: got .*; allowed: a Cluster component or its ClusterCoreData"
+    ):
         args(cluster=cluster)
 
 
@@ -457,7 +464,9 @@ def test_auto_repair_is_off_by_default_and_cautious_when_on() -> None:
 
 
 def test_auto_repair_needs_a_managed_group() -> None:
-    with pytest.raises(ConfigError, match="auto_repair: true needs mode: managed"):
+    with pytest.raises(
+        ConfigError, match="GpuNodeGroupArgs.auto_repair: got True; allowed: auto_repair only with mode managed"
+    ):
         record(lambda: GpuNodeGroup("gpu", args(auto_repair=True, mode="self-managed")))
 
 

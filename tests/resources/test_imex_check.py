@@ -33,10 +33,10 @@ def test_job_args_reports_every_problem() -> None:
     with pytest.raises(ConfigError) as err:
         job_args(args)
     text = str(err.value)
-    assert "imex_check.namespace: 'Bad'" in text
-    assert "UltraServer name 'US_0'" in text
-    assert "names a appear more than once" in text
-    assert "imex_check.threshold_gbps: -1" in text
+    assert "imex_check.namespace: got 'Bad'; allowed: a namespace name" in text
+    assert "imex_check.targets: got 'US_0'; allowed: an UltraServer name" in text
+    assert "imex_check.targets: got ['a']; allowed: each name once" in text
+    assert "imex_check.threshold_gbps: got -1; allowed: a positive GB/s" in text
 
 
 def test_a_grouped_fleet_gets_one_job_per_ultraserver_on_distinct_cliques() -> None:

@@ -234,12 +234,14 @@ def test_user_overrides_reach_the_release() -> None:
 
 
 def test_unknown_override_key_stops_the_program() -> None:
-    with pytest.raises(ConfigError, match="'devicePlugn' is not a value of chart gpu-operator v26.7.0"):
+    with pytest.raises(
+        ConfigError, match="devicePlugn: got 'devicePlugn'; allowed: a value key of chart gpu-operator v26.7.0"
+    ):
         deploy(gpu_operator=ReleaseSettings(values={"devicePlugn": {"enabled": False}}))
 
 
 def test_imex_check_needs_the_mpi_operator() -> None:
-    with pytest.raises(ConfigError, match="mpi_operator is disabled"):
+    with pytest.raises(ConfigError, match="got an MPIJob check with mpi_operator disabled"):
         deploy(mpi_operator=None, imex_check=ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"})]))
 
 
@@ -278,7 +280,10 @@ def test_efa_check_waits_for_the_mpi_operator_and_the_efa_plugin_and_runs_its_la
 
 
 def test_mpijob_checks_need_the_mpi_operator() -> None:
-    with pytest.raises(ConfigError, match="efa_check: the check runs as an MPIJob but mpi_operator is disabled"):
+    with pytest.raises(
+        ConfigError,
+        match="efa_check: got an MPIJob check with mpi_operator disabled; allowed: the check only with the MPI",
+    ):
         deploy(
             mpi_operator=None,
             efa_check=EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0),

@@ -87,7 +87,7 @@ def test_local_queue_namespaces_are_created_and_kueue_can_be_turned_off(plan_wit
 def test_a_local_queue_in_a_namespace_the_stack_creates_is_refused(plan_with: Any, namespace: str) -> None:
     with pytest.raises(ConfigError) as info:
         plan_with("gb200-x72", {"kubernetes": {"kueue": {"localQueueNamespaces": ["team-a", namespace]}}})
-    (line,) = info.value.problems
+    (line,) = [str(p) for p in info.value.items]
     assert (
         line.startswith("ultraserver-eks:kubernetes.kueue.localQueueNamespaces")
         and namespace in line

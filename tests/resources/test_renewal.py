@@ -172,8 +172,14 @@ BLOCKS = tuple(
     ("changes", "says"),
     [
         ({"capacity_blocks": BLOCKS, "capacity_reservation_id": IDS[0][0]}, "not both"),
-        ({"capacity_blocks": (BLOCKS[1], BLOCKS[0])}, "is not after block 0 has scaled to 0 and settled"),
-        ({"capacity_blocks": (CapacityBlock(tuple(IDS[0]), BLOCKS[0].window),)}, "several reservations"),
+        (
+            {"capacity_blocks": (BLOCKS[1], BLOCKS[0])},
+            r"capacity_blocks\[1\].window.start: got '2026-12-01T11:30:00\+00:00'; allowed: a start after block 0",
+        ),
+        (
+            {"capacity_blocks": (CapacityBlock(tuple(IDS[0]), BLOCKS[0].window),)},
+            r"capacity_blocks\[0\].reservation_ids: got \['cr-",
+        ),
     ],
 )
 def test_the_component_refuses_unusable_blocks(changes: dict[str, Any], says: str) -> None:

@@ -59,7 +59,7 @@ def test_healthy_exits_0_and_writes_json(monkeypatch: pytest.MonkeyPatch, tmp_pa
 def test_impaired_interconnect_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
     wire(monkeypatch, healthy(), interconnect="impaired")
     done = status()
-    assert done.code == 1 and "FAIL nvl72: interconnect" in done.stdout
+    assert done.code == 1 and "FAIL  nvl72: interconnect  " in done.stdout
 
 
 def test_the_horizon_and_grace_are_flags(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,7 +106,7 @@ def test_no_kubeconfig_still_reports_what_aws_knows(monkeypatch: pytest.MonkeyPa
 def test_an_aws_side_failure_without_the_cluster_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
     wire(monkeypatch, FakeCluster(down=True), interconnect="impaired")
     done = status()
-    assert done.code == 1 and "FAIL nvl72: interconnect" in done.stdout and "AWS side only" in done.stdout
+    assert done.code == 1 and "FAIL  nvl72: interconnect  " in done.stdout and "AWS side only" in done.stdout
 
 
 def test_no_credentials_exits_2_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

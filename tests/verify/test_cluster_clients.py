@@ -92,19 +92,19 @@ def test_connect_needs_the_kubernetes_client(monkeypatch: pytest.MonkeyPatch) ->
 def test_connect_rejects_a_malformed_kubeconfig_file(tmp_path: Path) -> None:
     path = tmp_path / "kubeconfig"
     path.write_text("clusters: [\n")
-    with pytest.raises(KubeconfigError, match=f"--kubeconfig '{path}': not valid YAML"):
+    with pytest.raises(KubeconfigError, match=f"--kubeconfig '{path}': got text that is not valid YAML"):
         connect(str(path))
 
 
 def test_connect_reads_a_kubeconfig_file_bounded_and_strictly(tmp_path: Path) -> None:
     path = tmp_path / "kubeconfig"
     path.write_bytes(b"clusters: []\nusers: [caf\xe9]\n")
-    with pytest.raises(KubeconfigError, match=f"--kubeconfig '{path}': not UTF-8 at byte 24"):
+    with pytest.raises(KubeconfigError, match=f"--kubeconfig '{path}': got text that is not UTF-8 at byte 24"):
         connect(str(path))
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(KubeconfigError, match="aliases expand this value to more than 100,000 YAML nodes"):
+    with pytest.raises(KubeconfigError, match="got aliases that expand this value to more than 100,000 YAML nodes"):
         connect(str(path))
 
 

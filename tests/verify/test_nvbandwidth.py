@@ -86,7 +86,8 @@ def test_single_node_run_cannot_pass() -> None:
 def test_size_not_matching_gpus_per_node_cannot_pass() -> None:
     result = check_bandwidth(parse_bandwidth_matrix(nvbandwidth_log(matrix_values())), gpus_per_node=3)
     assert not result.passed
-    assert "not a whole number of 3-GPU nodes" in result.problems[0]
+    (problem,) = result.problems
+    assert "not a whole number of 3-GPU nodes" in problem.value and problem.allowed == "a multiple of 3 GPUs"
 
 
 def test_sum_line_is_optional() -> None:
@@ -100,7 +101,7 @@ def test_sum_line_is_optional() -> None:
         ("ERROR: no IMEX channel available\nmpirun exited\n", "log ends with: ERROR: no IMEX channel"),
         (nvbandwidth_log(matrix_values()).split("\n  5 ")[0], "only 5 rows"),
         (nvbandwidth_log(matrix_values(overrides={(2, 3): "fast"}), with_sum=False), "line .*column 3: 'fast'"),
-        (nvbandwidth_log(matrix_values(overrides={(2, 3): "-1.0"})), "not a valid bandwidth"),
+        (nvbandwidth_log(matrix_values(overrides={(2, 3): "-1.0"})), "expected a valid bandwidth"),
         (nvbandwidth_log(matrix_values()).replace("         7\n", "         8\n", 1), "expected column indices"),
         (nvbandwidth_log(matrix_values()).replace("\n  3 ", "\n  9 ", 1), "expected row 3"),
         (nvbandwidth_log(matrix_values()).replace("   N/A\n", "\n", 1), "expected row 7 with 8 values"),
@@ -172,7 +173,9 @@ def test_manifests_pair_the_domain_with_the_job() -> None:
 
 @pytest.mark.parametrize(("nodes", "max_nodes"), [(1, 18), (19, 18), (10, 9), (0, 9), (True, 9)])
 def test_node_count_must_fit_the_ultraserver(nodes: int, max_nodes: int) -> None:
-    with pytest.raises(ConfigError, match=f"imex_check.nodes: {nodes!r} .* give 2 to {max_nodes}"):
+    with pytest.raises(
+        ConfigError, match=f"imex_check.nodes: got {nodes!r}; allowed: 2 to {max_nodes}, .* fix: give 2 to {max_nodes}"
+    ):
         mpijob_manifest(NvbandwidthJobArgs(name="nvb", namespace="imex", nodes=nodes, max_nodes=max_nodes))
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ultraserver.facts.kubernetes_names import DNS_LABEL, DNS_SUBDOMAIN
 from ultraserver.facts.scheduling import CLIQUE_LABEL
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 API_VERSION = "resource.nvidia.com/v1beta1"
 KIND = "ComputeDomain"
@@ -45,23 +45,40 @@ def check_compute_domain(args: ComputeDomainArgs) -> None:
     for key, value in (("name", args.name), ("claim_template_name", args.template_name)):
         if not DNS_SUBDOMAIN.match(value):
             problems.append(
-                f"compute_domain.{key}: {value!r} is not a valid Kubernetes name; use lowercase letters, digits, "
-                "'-' and '.', starting and ending with a letter or digit."
+                Problem(
+                    f"compute_domain.{key}",
+                    value,
+                    "a Kubernetes name: lowercase letters, digits, '-' and '.', starting and ending with a letter "
+                    "or digit",
+                    "rename it",
+                )
             )
     if not DNS_LABEL.match(args.namespace):
         problems.append(
-            f"compute_domain.namespace: {args.namespace!r} is not a valid namespace; use up to 63 lowercase "
-            "letters, digits and '-'."
+            Problem(
+                "compute_domain.namespace",
+                args.namespace,
+                "a namespace name: up to 63 lowercase letters, digits and '-'",
+                "rename it",
+            )
         )
     if isinstance(args.num_nodes, bool) or not isinstance(args.num_nodes, int) or args.num_nodes < 0:
         problems.append(
-            f"compute_domain.num_nodes: {args.num_nodes!r} is not allowed; give 0 (elastic, recommended) or a "
-            "positive node count."
+            Problem(
+                "compute_domain.num_nodes",
+                args.num_nodes,
+                "0 (elastic, recommended) or a positive node count",
+                "give 0",
+            )
         )
     if args.allocation_mode not in ALLOCATION_MODES:
         problems.append(
-            f"compute_domain.allocation_mode: {args.allocation_mode!r} is not allowed; use one of "
-            f"{', '.join(ALLOCATION_MODES)}."
+            Problem(
+                "compute_domain.allocation_mode",
+                args.allocation_mode,
+                "one of " + ", ".join(ALLOCATION_MODES),
+                f"use {ALLOCATION_MODES[0]}",
+            )
         )
     if problems:
         raise ConfigError(problems)
@@ -103,8 +120,12 @@ def compute_domain_pod_pieces(
     check_compute_domain(args)
     if not pod_labels:
         raise ConfigError(
-            "pod_labels: empty; give the labels that identify the workload's pods so the clique affinity "
-            "selects exactly them."
+            Problem(
+                "pod_labels",
+                dict(pod_labels),
+                "the labels that identify the workload's pods",
+                "give them, so the clique affinity selects exactly those pods",
+            )
         )
     expressions = [{"key": key, "operator": "In", "values": [value]} for key, value in sorted(pod_labels.items())]
     return ComputeDomainPodPieces(

@@ -22,7 +22,7 @@ from ultraserver.facts.devices import NodeDevices
 from ultraserver.facts.images import NCCL_TESTS_IMAGE
 from ultraserver.facts.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION, ULTRASERVER_LABEL
-from ultraserver.problems import ConfigError, problem
+from ultraserver.problems import ConfigError, Problem
 
 ALL_REDUCE_PERF = "/opt/nccl-tests/build/all_reduce_perf"
 MPIRUN = "/opt/amazon/openmpi/bin/mpirun"
@@ -90,17 +90,17 @@ def check_args(args: EfaCheckArgs) -> None:
     problems = []
     if args.ultraservers < 2:
         problems.append(
-            problem("efa_check.ultraservers", args.ultraservers, "2 or more", "EFA is only used between UltraServers")
+            Problem("efa_check.ultraservers", args.ultraservers, "2 or more", "EFA is only used between UltraServers")
         )
     if args.nodes_per_ultraserver < 1:
-        problems.append(problem("efa_check.nodes_per_ultraserver", args.nodes_per_ultraserver, "1 or more", "set 1"))
+        problems.append(Problem("efa_check.nodes_per_ultraserver", args.nodes_per_ultraserver, "1 or more", "set 1"))
     if args.efa_devices < 1:
         problems.append(
-            problem("efa_check.efa_devices", args.efa_devices, "1 or more", "use a layout with EFA devices")
+            Problem("efa_check.efa_devices", args.efa_devices, "1 or more", "use a layout with EFA devices")
         )
     if args.min_bus_bandwidth_gbps <= 0:
         problems.append(
-            problem(
+            Problem(
                 "efa_check.min_bus_bandwidth_gbps",
                 args.min_bus_bandwidth_gbps,
                 "a positive Gbit/s",
@@ -108,7 +108,7 @@ def check_args(args: EfaCheckArgs) -> None:
             )
         )
     if not args.node_groups:
-        problems.append(problem("efa_check.node_groups", [], "at least one GPU node group", "add GPU node groups"))
+        problems.append(Problem("efa_check.node_groups", [], "at least one GPU node group", "add GPU node groups"))
     if problems:
         raise ConfigError(problems)
 
@@ -265,7 +265,7 @@ def efa_check_args(settings: Settings) -> EfaCheckArgs | None:
         return None
     if best is None or available < check.ultraservers:
         raise ConfigError(
-            problem(
+            Problem(
                 "ultraserver-eks:efaCheck.ultraservers",
                 check.ultraservers,
                 f"at most {available} (the UltraServers that share one EFA layout)",

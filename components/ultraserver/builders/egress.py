@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ultraserver.config.subnets import SubnetPlan
 from ultraserver.facts.network import NAT_GATEWAY_MODES, network_border_group
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,7 @@ def egress_plan(subnets: Sequence[SubnetPlan], mode: str = "single") -> EgressPl
     with a ``nat`` subnet (plan_subnets' ``nat_zones``) gets its own NAT gateway and route table."""
     if mode not in NAT_GATEWAY_MODES:
         raise ConfigError(
-            f"nat_gateways: got {mode!r}; allowed: {', '.join(NAT_GATEWAY_MODES)}; fix: pick one (stack key "
-            "network.natGateways)"
+            Problem("nat_gateways", mode, ", ".join(NAT_GATEWAY_MODES), "pick one (stack key network.natGateways)")
         )
     regional = [p.zone for p in subnets if p.kind == "private"]
     nat_subnets = {p.zone: p.name for p in subnets if p.kind == "nat"}

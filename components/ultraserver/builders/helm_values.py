@@ -8,7 +8,7 @@ from typing import Any
 
 from ultraserver.facts.charts import LEGACY_DRA_DRIVER_NAME
 from ultraserver.facts.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -26,9 +26,12 @@ def require_node_selector(selector: Mapping[str, str], setting: str) -> dict[str
     """The selector as a dict, or ConfigError if it is empty or not string-to-string."""
     if not selector or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in selector.items()):
         raise ConfigError(
-            f"{setting}: {dict(selector)!r} is not a usable node selector; give at least one label as "
-            f'{{"<label key>": "<value>"}} that the system node group carries, e.g. '
-            f'{{"ultraserver.io/role": "system"}}.'
+            Problem(
+                setting,
+                dict(selector),
+                'a node selector of at least one label, {"<label key>": "<value>"}, that the system node group carries',
+                'give one, e.g. {"ultraserver.io/role": "system"}',
+            )
         )
     return dict(selector)
 

@@ -10,7 +10,7 @@ from ultraserver.config.settings import Settings
 from ultraserver.config.views import ImexTarget, imex_targets, kueue_enabled
 from ultraserver.facts import limits
 from ultraserver.facts.kubernetes_names import DNS_LABEL
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 
 @dataclass
@@ -33,24 +33,32 @@ class ImexCheckArgs:
 
 def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
     """One nvbandwidth job per target; ConfigError on bad names or duplicates."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     if not DNS_LABEL.match(args.namespace):
         problems.append(
-            f"imex_check.namespace: {args.namespace!r} is not a valid namespace; use up to 63 lowercase letters, "
-            "digits and '-'."
+            Problem(
+                "imex_check.namespace",
+                args.namespace,
+                "a namespace name: up to 63 lowercase letters, digits and '-'",
+                "rename it",
+            )
         )
     names = [t.name for t in args.targets]
     for name in names:
         if not DNS_LABEL.match(f"nvbandwidth-{name}") or limits.over(limits.IMEX_TARGET_NAME, len(name)):
             problems.append(
-                f"imex_check.targets: UltraServer name {name!r} is not allowed; use up to "
-                f"{limits.IMEX_TARGET_NAME.maximum} lowercase letters, digits and '-'."
+                Problem(
+                    "imex_check.targets",
+                    name,
+                    f"an UltraServer name of up to {limits.IMEX_TARGET_NAME.maximum} lowercase letters, digits and '-'",
+                    "rename it",
+                )
             )
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        problems.append(f"imex_check.targets: names {', '.join(duplicates)} appear more than once; make them unique.")
+        problems.append(Problem("imex_check.targets", duplicates, "each name once", "make the names unique"))
     if args.threshold_gbps <= 0:
-        problems.append(f"imex_check.threshold_gbps: {args.threshold_gbps!r} is not allowed; give a positive GB/s.")
+        problems.append(Problem("imex_check.threshold_gbps", args.threshold_gbps, "a positive GB/s", "raise it"))
     if problems:
         raise ConfigError(problems)
     return [

@@ -25,7 +25,7 @@ from ultraserver.facts.scheduling import (
     INSTANCE_TYPE_LABEL,
     ULTRASERVER_LABEL,
 )
-from ultraserver.problems import ConfigError, problem
+from ultraserver.problems import ConfigError, Problem
 
 TOPOLOGY_NAME = "gb200-ultraserver"
 """Name of the Topology the GB200 flavor uses."""
@@ -133,7 +133,7 @@ def kueue_args(settings: Settings) -> KueueArgs | None:
 def check_kueue_args(args: KueueArgs) -> None:
     """ConfigError for namespaces that are not DNS labels or appear twice."""
     problems = [
-        problem(
+        Problem(
             "kueue.local_queue_namespaces",
             namespace,
             "a namespace name (up to 63 lowercase letters, digits and '-')",
@@ -145,7 +145,7 @@ def check_kueue_args(args: KueueArgs) -> None:
     duplicates = sorted({n for n in args.local_queue_namespaces if args.local_queue_namespaces.count(n) > 1})
     if duplicates:
         problems.append(
-            problem("kueue.local_queue_namespaces", duplicates, "each namespace once", "remove the duplicates")
+            Problem("kueue.local_queue_namespaces", duplicates, "each namespace once", "remove the duplicates")
         )
     if problems:
         raise ConfigError(problems)

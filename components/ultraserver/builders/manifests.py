@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.problems import Described, Problem
 
 # pulumi-kubernetes: take over fields another manager (e.g. Helm, which created the CRD from the chart's crds/)
 # set, instead of failing the server-side apply with a conflict.
@@ -19,21 +20,29 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def digest_problem(pin: PinnedManifest, data: bytes) -> str | None:
-    """Why the downloaded bytes do not match the pin, or None when they do."""
+_TAMPERED = (
+    "nothing was applied: the file changed upstream or the download was tampered with; check the file, then update "
+    "the pin if the change is expected"
+)
+
+
+def digest_problem(pin: PinnedManifest, data: bytes) -> Problem | None:
+    """The downloaded bytes not matching the pin, as a Problem keyed by the manifest, or None when they match."""
     seen = hashlib.sha256(data).hexdigest()
     if seen != pin.sha256:
-        return (
-            f"{pin.name}: {pin.url} has sha256 {seen}, but {pin.sha256} is pinned (ultraserver.facts.manifests). "
-            "The file changed upstream or the download was tampered with; nothing was applied. Check the file, "
-            "then update the pin if the change is expected."
+        return Problem(
+            pin.name,
+            Described(f"{pin.url} has sha256 {seen}"),
+            f"sha256 {pin.sha256}, the pin in ultraserver.facts.manifests",
+            _TAMPERED,
         )
     blob = git_blob_id(data)
     if blob != pin.git_blob:
-        return (
-            f"{pin.name}: {pin.url} has git blob id {blob}, but {pin.git_blob} is pinned "
-            "(ultraserver.facts.manifests). The file changed upstream or the download was tampered with; nothing "
-            "was applied. Check the file, then update the pin if the change is expected."
+        return Problem(
+            pin.name,
+            Described(f"{pin.url} has git blob id {blob}"),
+            f"git blob id {pin.git_blob}, the pin in ultraserver.facts.manifests",
+            _TAMPERED,
         )
     return None
 

@@ -29,7 +29,7 @@ from ultraserver.facts import efa
 from ultraserver.facts.devices import NodeDevices
 from ultraserver.facts.images import NCCL_TESTS_IMAGE
 from ultraserver.facts.scheduling import EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION
-from ultraserver.problems import ConfigError, problem
+from ultraserver.problems import ConfigError, Problem
 
 NAMESPACE = "nccl-check"
 JOB_LABEL = "ultraserver.io/nccl-check"
@@ -162,7 +162,7 @@ def nccl_check_args(settings: Settings) -> list[NcclJobArgs]:
         nodes = target.available_nodes if check.nodes is None else check.nodes
         if nodes > target.available_nodes:
             raise ConfigError(
-                problem(
+                Problem(
                     f"{settings.project}:ncclCheck.nodes",
                     nodes,
                     f"at most {target.available_nodes} (the nodes of UltraServer {target.name})",

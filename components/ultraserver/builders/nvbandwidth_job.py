@@ -18,7 +18,7 @@ from ultraserver.facts.images import NVBANDWIDTH_IMAGE
 from ultraserver.facts.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_RESOURCE, GPU_TOLERATION
 from ultraserver.facts.ultraservers import GPUS_PER_NODE, MAX_NODES
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 TESTCASE = "multinode_device_to_device_memcpy_read_ce"
 DEFAULT_THRESHOLD_GBPS = 700.0
@@ -77,11 +77,16 @@ def check_job_args(args: NvbandwidthJobArgs) -> None:
     """Raise ConfigError if the node count does not fit the UltraServer."""
     if isinstance(args.nodes, bool) or not isinstance(args.nodes, int) or not 2 <= args.nodes <= args.max_nodes:
         raise ConfigError(
-            f"imex_check.nodes: {args.nodes!r} is not allowed for an UltraServer of {args.max_nodes} instances; "
-            f"give 2 to {args.max_nodes} (the check needs at least two nodes to cross the NVLink switch)."
+            Problem(
+                "imex_check.nodes",
+                args.nodes,
+                f"2 to {args.max_nodes}, the instances of the UltraServer (the check needs at least two nodes to "
+                "cross the NVLink switch)",
+                f"give 2 to {args.max_nodes}",
+            )
         )
     if args.gpus_per_node < 1:
-        raise ConfigError(f"imex_check.gpus_per_node: {args.gpus_per_node!r} is not allowed; give 4 for GB200.")
+        raise ConfigError(Problem("imex_check.gpus_per_node", args.gpus_per_node, "1 or more", "give 4 for GB200"))
 
 
 def compute_domain_args(args: NvbandwidthJobArgs) -> ComputeDomainArgs:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +30,7 @@ from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_veri
 from ultraserver.cli.plan import cmd_plan, with_deployed_state
 from ultraserver.cli.versions import add_parser as add_versions_parser
 from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ERROR, ConfigError, format_problems
 
 __all__ = ["build_parser", "main", "stack_settings", "with_deployed_state"]
 
@@ -179,8 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # directory) is not about the stack file's settings.
         settings = any(":" in problem.key for problem in err.items)
         print(f"Invalid {'settings' if settings else 'input'}, nothing was declared:", file=sys.stderr)
-        for problem in err.problems:
-            print(f"  - {problem}", file=sys.stderr)
+        print(textwrap.indent(format_problems(err.items, {ERROR: "-"}), "  "), file=sys.stderr)
         return EXIT_USAGE
     except UsageError as err:
         print(f"ultraserver {args.command}: {err}", file=sys.stderr)

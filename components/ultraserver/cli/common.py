@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ultraserver.facts import aws_ids
+from ultraserver.problems import Described, Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 EXIT_TABLE: tuple[tuple[int, str], ...] = (
@@ -101,7 +102,12 @@ OUTPUT_KINDS = {"--graph": "Mermaid or DOT text, not an image", "--html": "one s
 
 
 class UsageError(Exception):
-    """Bad command-line input (a file argument that cannot be read or written)."""
+    """Bad command-line input (an option's value, a file argument that cannot be read or written), as a Problem keyed
+    by the option; the command prints its line and exits 2."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
 
 
 def region_arg(value: str) -> str:
@@ -140,27 +146,34 @@ def check_output(path: str | None, formats: Mapping[str, str] | None, flag: str)
         return
     if formats is not None and suffix(path) not in formats:
         raise UsageError(
-            f"{flag}: got {path!r}; allowed: a file ending in {', '.join(formats)} "
-            f"({flag} writes {OUTPUT_KINDS[flag]}); fix: rename it"
+            Problem(
+                flag, path, f"a file ending in {', '.join(formats)} ({flag} writes {OUTPUT_KINDS[flag]})", "rename it"
+            )
         )
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
-        raise UsageError(f"{flag}: got {path!r}; allowed: a file, not a directory; fix: give a file name")
+        raise UsageError(Problem(flag, path, "a file, not a directory", "give a file name"))
     if not folder.is_dir():
         raise UsageError(
-            f"{flag}: got {path!r}; allowed: a file in an existing folder, and {str(folder)!r} does not exist; "
-            "fix: create it or pick another path"
+            Problem(
+                flag,
+                path,
+                f"a file in an existing folder, and {str(folder)!r} does not exist",
+                "create it or pick another path",
+            )
         )
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise UsageError(f"{flag}: got {path!r}; allowed: a writable path; fix: pick a writable path")
+        raise UsageError(Problem(flag, path, "a writable path", "pick a writable path"))
 
 
 def write_output(path: str, text: str) -> None:
     try:
         Path(path).write_text(text)
     except OSError as err:
-        raise UsageError(f"{path}: cannot write ({err.strerror}); fix: pick a writable path") from None
+        raise UsageError(
+            Problem(path, Described(f"a file that cannot be written ({err.strerror})"), "a writable path", "pick one")
+        ) from None
 
 
 def stack_settings(project_dir: Path, stack: str, *, platform_only: bool = False) -> Any:

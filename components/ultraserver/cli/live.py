@@ -19,6 +19,7 @@ from ultraserver.cli.common import (
     stack_settings,
     write_output,
 )
+from ultraserver.problems import Problem
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
@@ -81,7 +82,7 @@ def _verify_file(args: argparse.Namespace, expected: Any) -> int:
     try:
         verdict = judge_log_file(Path(args.from_file), expected, args.log_kind or "")
     except LogFileError as err:
-        raise UsageError(str(err)) from None
+        raise UsageError(err.problem) from None
     print(format_verdicts([verdict], []))
     if args.json:
         write_output(args.json, json.dumps(verdicts_json(args.stack, [verdict], []), indent=2) + "\n")
@@ -99,7 +100,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     for flag, value in (("--grace-minutes", args.grace_minutes), ("--horizon-hours", args.horizon_hours)):
         if value < 0:
-            raise UsageError(f"{flag}: got {value}; allowed: 0 or more; fix: pass a whole number of 0 or more")
+            raise UsageError(Problem(flag, value, "0 or more", "pass a whole number of 0 or more"))
     settings = stack_settings(args.project_dir, args.stack)
     check_output(args.json, None, "--json")
     now = args.now or datetime.now(timezone.utc)
@@ -136,7 +137,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     try:
         group, hours = pick_group(settings, args.group), check_hours(args.hours)
     except ExtendUsageError as err:
-        raise UsageError(str(err)) from None
+        raise UsageError(err.problem) from None
     try:
         clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
         lines, ok = run_extend(group, clients, hours, args.yes, args.now or datetime.now(timezone.utc))

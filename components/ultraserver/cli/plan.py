@@ -23,7 +23,7 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem, format_problems
 
 if TYPE_CHECKING:  # imported where used: the CLI loads a subcommand's modules only when it runs
     from ultraserver.config.settings import Settings
@@ -53,7 +53,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with clock.pinned(args.now):
         now = clock.now()
         settings = stack_settings(args.project_dir, args.stack, platform_only=True)
-        warnings = settings_warnings_text(settings) if settings is not None else []
+        warnings = stack_warnings(settings) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
@@ -118,8 +118,12 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
         path = Path(target).resolve()
         if path in seen:
             raise UsageError(
-                f"{flag}: got {target!r}, the file {seen[path]} writes too; allowed: a file of its own; fix: give "
-                f"{flag} another path"
+                Problem(
+                    flag,
+                    target,
+                    f"a file of its own (the file {seen[path]} writes too)",
+                    f"give {flag} another path",
+                )
             )
         seen[path] = flag
 
@@ -147,9 +151,13 @@ def with_deployed_state(
     stacks = sorted({r.urn.split(":", 3)[2] for r in resources if r.urn.count(":") >= 3})
     if stack and stacks and stack not in stacks:
         raise ConfigError(
-            f"--deployed: got the state of stack {', '.join(stacks)} in {path}; allowed: the state of stack "
-            f"{stack}; fix: pass `pulumi stack export --stack {stack} --file FILE` or the "
-            f"`ultraserver plan --stack {stack} --json FILE` of the deployed commit"
+            Problem(
+                "--deployed",
+                Described(f"the state of stack {', '.join(stacks)} in {path}"),
+                f"the state of stack {stack}",
+                f"pass `pulumi stack export --stack {stack} --file FILE` or the `ultraserver plan --stack {stack} "
+                "--json FILE` of the deployed commit",
+            )
         )
     state = deployed_state(resources)
     config = dict(policy_config or {})
@@ -165,11 +173,13 @@ def policy_config_file(path: str | None) -> dict[str, Any] | None:
         return None
     data = load_json(Path(path), "--policy-config")
     if not isinstance(data, dict):
-        raise UsageError(f"--policy-config: got {type(data).__name__}; allowed: a JSON object; fix: correct the file")
+        raise UsageError(
+            Problem("--policy-config", Described(f"a JSON {type(data).__name__}"), "a JSON object", "correct the file")
+        )
     return data
 
 
-def settings_warnings_text(settings: Any) -> list[str]:
+def stack_warnings(settings: Any) -> list[Problem]:
     """Warnings that do not stop a plan: example values left in the stack, paid extended support, quotas.
 
     The plan prints them in its Warnings section; when stdout is piped to a file they also go to stderr, so the
@@ -178,8 +188,7 @@ def settings_warnings_text(settings: Any) -> list[str]:
     from ultraserver.config.examples import example_value_warnings
     from ultraserver.config.settings import settings_warnings
 
-    found = [str(w) for w in [*example_value_warnings(settings), *settings_warnings(settings)]]
-    if not sys.stdout.isatty():
-        for item in found:
-            print(f"warning: {item}", file=sys.stderr)
+    found = [*example_value_warnings(settings), *settings_warnings(settings)]
+    if found and not sys.stdout.isatty():
+        print(format_problems(found), file=sys.stderr)
     return found

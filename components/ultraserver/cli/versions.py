@@ -20,6 +20,7 @@ from ultraserver.cli.common import (
 )
 from ultraserver.facts import kubernetes
 from ultraserver.facts import version_set as vs
+from ultraserver.problems import ERROR, Problem, format_problems, plain
 
 
 def add_parser(sub: Any) -> None:
@@ -70,7 +71,7 @@ def _newest(entry: vs.VersionEntry) -> dict[str, str]:
     }
 
 
-def text(table: list[dict[str, str]], on: date, problems: list[str]) -> str:
+def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
     """The set as aligned text, grouped by kind, then what the kubeVersion check found."""
     width = {k: max(len(r[k]) for r in table) for k in ("name", "minor", "version", "status")}
     lines = [f"Tested version set (checked {vs.CHECKED}); support status on {on}:"]
@@ -85,7 +86,7 @@ def text(table: list[dict[str, str]], on: date, problems: list[str]) -> str:
             why += f"; newer release {r['newest']} found, pin kept (--json says why)"
         lines.append(f"  {'  '.join(cells)}  {r['status'].ljust(width['status'])}  {r['source']} ({r['checked']}){why}")
     lines.append("")
-    lines.extend(f"FAIL {p}" for p in problems)
+    lines += [format_problems(problems, {ERROR: "FAIL"})] if problems else []
     return "\n".join(lines) + "\n"
 
 
@@ -94,8 +95,12 @@ def cmd_versions(args: argparse.Namespace) -> int:
     check_output(args.json, None, "--json")
     if not kubernetes.is_minor(args.kubernetes_version):
         raise UsageError(
-            f"--kubernetes-version '{args.kubernetes_version}' is not a Kubernetes minor; give one such as "
-            f"{kubernetes.DEFAULT_TEXT}"
+            Problem(
+                "--kubernetes-version",
+                args.kubernetes_version,
+                f"a Kubernetes minor such as {kubernetes.DEFAULT_TEXT}",
+                "give a minor",
+            )
         )
     with clock.pinned(args.now):
         on = clock.now().date()
@@ -103,7 +108,12 @@ def cmd_versions(args: argparse.Namespace) -> int:
     problems = vs.kube_version_problems(args.kubernetes_version)
     sys.stdout.write(text(table, on, problems))
     if args.json:
-        document = {"checked": vs.CHECKED.isoformat(), "on": on.isoformat(), "entries": table, "problems": problems}
+        document = {
+            "checked": vs.CHECKED.isoformat(),
+            "on": on.isoformat(),
+            "entries": table,
+            "problems": [plain(p) for p in problems],
+        }
         write_output(args.json, json.dumps(document, indent=2) + "\n")
     return EXIT_FAILED if problems else EXIT_OK
 

@@ -59,7 +59,7 @@ def check(test: Callable[[Any], str | None], fix: str = "") -> AfterValidator:
     return AfterValidator(run)
 
 
-def _cidr_problem(value: str) -> str | None:
+def _cidr_allowed(value: str) -> str | None:
     try:
         ipaddress.ip_network(value, strict=True)
     except ValueError as err:
@@ -124,7 +124,7 @@ def all_nodes(value: Any) -> Any:
     return None if value == "all" else value
 
 
-Cidr = Annotated[StrictStr, check(_cidr_problem, "write the network address, e.g. 10.0.0.0/16")]
+Cidr = Annotated[StrictStr, check(_cidr_allowed, "write the network address, e.g. 10.0.0.0/16")]
 Zone = Annotated[
     str,
     pattern(aws_ids.ZONE, "a zone name such as us-east-1a or us-east-1-dfw-2a"),

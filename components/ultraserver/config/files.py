@@ -19,6 +19,7 @@ offline.engine.stack_config). Checked 2026-11-25.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem
 
 MAX_CONFIG_BYTES = 2**20
 """Largest stack file, Pulumi.yaml or policy config (1 MiB; a shipped stack file is under 10 KiB)."""
@@ -55,12 +56,21 @@ def read_bytes(path: Path, what: str, limit: int) -> bytes:
             data = handle.read(limit + 1)
     except OSError as err:
         raise ConfigError(
-            f"{_label(what, path)}: cannot be read ({err.strerror}); fix: pass an existing file"
+            Problem(
+                _label(what, path),
+                Described(f"a file that cannot be read ({err.strerror})"),
+                "a readable file",
+                "pass an existing file",
+            )
         ) from None
     if len(data) > limit:
         raise ConfigError(
-            f"{_label(what, path)}: larger than {_size(limit)}; allowed: at most {_size(limit)}; "
-            "fix: pass the right file, or cut it down"
+            Problem(
+                _label(what, path),
+                Described(f"a file larger than {_size(limit)}"),
+                f"at most {_size(limit)}",
+                "pass the right file, or cut it down",
+            )
         )
     return data
 
@@ -72,8 +82,12 @@ def read_text(path: Path, what: str, limit: int = MAX_CONFIG_BYTES) -> str:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:
         raise ConfigError(
-            f"{_label(what, path)}: not UTF-8 at byte {err.start} (0x{data[err.start]:02x}); allowed: UTF-8 text; "
-            "fix: save the file as UTF-8"
+            Problem(
+                _label(what, path),
+                Described(f"text that is not UTF-8 at byte {err.start} (0x{data[err.start]:02x})"),
+                "UTF-8 text",
+                "save the file as UTF-8",
+            )
         ) from None
 
 
@@ -83,7 +97,9 @@ def load_json(path: Path, what: str, limit: int = MAX_CONFIG_BYTES, fix: str = "
     try:
         return json.loads(text)
     except ValueError as err:
-        raise ConfigError(f"{_label(what, path)}: not valid JSON ({err}); fix: {fix}") from None
+        raise ConfigError(
+            Problem(_label(what, path), Described(f"text that is not valid JSON ({err})"), "a JSON document", fix)
+        ) from None
 
 
 def load_yaml(path: Path, what: str = "", pulumi: bool = True) -> Any:
@@ -103,9 +119,11 @@ def load_yaml(path: Path, what: str = "", pulumi: bool = True) -> Any:
         _check_aliases(node)
         return loader.construct_document(node) or {}
     except ConfigError as err:
-        raise ConfigError([f"{name}: {p}" for p in err.problems]) from None
+        raise ConfigError([dataclasses.replace(p, key=f"{name} {p.key}") for p in err.items]) from None
     except yaml.YAMLError as err:
-        raise ConfigError(f"{name}: not valid YAML ({err}); fix: correct the file") from None
+        raise ConfigError(
+            Problem(name, Described(f"text that is not valid YAML ({err})"), "a YAML document", "correct the file")
+        ) from None
     finally:
         loader.dispose()
 
@@ -134,7 +152,9 @@ def _check_aliases(root: yaml.Node) -> None:
         if id(node) in sizes:
             return sizes[id(node)]
         if id(node) in open_nodes:
-            raise ConfigError(f"{_line(node)}: an alias contains itself; allowed: plain YAML; fix: remove the alias")
+            raise ConfigError(
+                Problem(_line(node), Described("an alias that contains itself"), "plain YAML", "remove the alias")
+            )
         written += 1
         open_nodes.add(id(node))
         children = node.value if isinstance(node, yaml.SequenceNode) else []
@@ -144,8 +164,12 @@ def _check_aliases(root: yaml.Node) -> None:
         open_nodes.discard(id(node))
         if size - written > MAX_ALIAS_NODES:
             raise ConfigError(
-                f"{_line(node)}: aliases expand this value to more than {MAX_ALIAS_NODES:,} YAML nodes; allowed: "
-                f"at most {MAX_ALIAS_NODES:,} nodes added by aliases; fix: write the value out without nested aliases"
+                Problem(
+                    _line(node),
+                    Described(f"aliases that expand this value to more than {MAX_ALIAS_NODES:,} YAML nodes"),
+                    f"at most {MAX_ALIAS_NODES:,} nodes added by aliases",
+                    "write the value out without nested aliases",
+                )
             )
         sizes[id(node)] = size
         return size
@@ -163,8 +187,12 @@ class _BoundedLoader(yaml.SafeLoader):
         try:
             if self.depth > MAX_DEPTH:
                 raise ConfigError(
-                    f"line {self.peek_event().start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels; "
-                    f"allowed: at most {MAX_DEPTH}; fix: flatten the value"
+                    Problem(
+                        f"line {self.peek_event().start_mark.line + 1}",
+                        Described(f"a value nested deeper than {MAX_DEPTH} levels"),
+                        f"at most {MAX_DEPTH}",
+                        "flatten the value",
+                    )
                 )
             return super().compose_node(parent, index)
         finally:
@@ -180,8 +208,12 @@ class _PulumiLoader(_BoundedLoader):
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (str, int, float, bool)) and key in seen:
                 raise ConfigError(
-                    f"{_line(key_node)}: got the key {key!r} twice; allowed: each key once "
-                    "(Pulumi refuses duplicate keys); fix: keep one of them"
+                    Problem(
+                        _line(key_node),
+                        Described(f"the key {key!r} twice"),
+                        "each key once (Pulumi refuses duplicate keys)",
+                        "keep one of them",
+                    )
                 )
             if isinstance(key, (str, int, float, bool)):
                 seen.add(key)
@@ -190,9 +222,16 @@ class _PulumiLoader(_BoundedLoader):
 
 def _ambiguous(node: yaml.ScalarNode, pulumi_reads: str, pyyaml_reads: str) -> ConfigError:
     return ConfigError(
-        f"{_line(node)}: got {node.value} unquoted; the Pulumi CLI reads it as {pulumi_reads} (YAML 1.2), older "
-        f'YAML readers as {pyyaml_reads}; allowed: an unambiguous value; fix: quote it ("{node.value}") for text'
-        + (", or write true or false" if pulumi_reads.startswith("the text") and "true" in pyyaml_reads else "")
+        Problem(
+            _line(node),
+            Described(
+                f"{node.value} unquoted: the Pulumi CLI reads it as {pulumi_reads} (YAML 1.2), older YAML readers "
+                f"as {pyyaml_reads}"
+            ),
+            "an unambiguous value",
+            f'quote it ("{node.value}") for text'
+            + (", or write true or false" if pulumi_reads.startswith("the text") and "true" in pyyaml_reads else ""),
+        )
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from datetime import date
@@ -9,8 +10,8 @@ from datetime import date
 from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
-from ultraserver.facts import ami, capacity_blocks, instances, limits
-from ultraserver.problems import WARNING, ConfigError, Problem
+from ultraserver.facts import ami, capacity_blocks, instances, limits, successive_blocks
+from ultraserver.problems import WARNING, ConfigError, Problem, under
 
 GroupRule = Callable[[Settings, GpuNodeGroupSettings, str, date], list[Problem]]
 
@@ -33,8 +34,8 @@ KUBELET_ALLOWED_LABELS = (
 )
 
 
-def label_problem(name: str, value: str) -> str | None:
-    """Why a node label would be refused (syntax, kubelet-forbidden prefix, comma in value), or None."""
+def label_allowed(name: str, value: str) -> str | None:
+    """What a node label must be when it would be refused (syntax, kubelet prefix, comma in value), or None."""
     prefix, _, short = name.rpartition("/")
     if not _LABEL_NAME.match(short) or limits.over(limits.KUBERNETES_LABEL_NAME, len(short)):
         return "a label name: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"
@@ -115,10 +116,8 @@ def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -
                     "list one reservation per UltraServer in the same order in every block",
                 )
             )
-    found += [
-        Problem(f"{at}.capacityBlocks", len(g.blocks), why, "reorder the blocks or fix their dates")
-        for why in capacity_blocks.sequence_problems(g.blocks) + capacity_blocks.schedule_count_problems(g.blocks)
-    ]
+    found += successive_blocks.sequence_problems(g.blocks, under(f"{at}.capacityBlocks"))
+    found += successive_blocks.schedule_count_problems(g.blocks, f"{at}.capacityBlocks")
     return found
 
 
@@ -179,15 +178,8 @@ def efa_layout(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> li
     try:
         g.efa_interfaces  # noqa: B018 - resolving the layout validates it
     except ConfigError as err:
-        return [
-            Problem(
-                f"{at}.efaLayout",
-                g.efa_layout_setting,
-                p.removeprefix("efaLayout: ").replace("efaLayout.custom", "efaLayout"),
-                "fix the layout or pick a preset (one-per-nci-group)",
-            )
-            for p in err.problems
-        ]
+        # The model resolves the layout under its own key (efaLayout); the group's position goes in front.
+        return [dataclasses.replace(p, key=f"{at}.{p.key}") for p in err.items]
     return []
 
 
@@ -240,10 +232,7 @@ def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[P
                 )
             )
             continue
-        found += [
-            Problem(key, w.end.isoformat(), p, "check the dates or shorten scaleDownLeadMinutes")
-            for p in capacity_blocks.window_problems(w)
-        ]
+        found += capacity_blocks.window_problems(w, under(key))
         found += capacity_blocks.aws_schedule_problems(w, key)
     return found
 
@@ -252,13 +241,7 @@ def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pro
     """An EKS AMI release of the cluster's version, or a custom AMI with its release; none in the future."""
     found = []
     if g.ami_release:
-        why = ami.release_problem(g.ami_release, today)
-        if why:
-            found.append(
-                Problem(
-                    f"{at}.amiRelease", g.ami_release, why, f"pin a published release (v{ami.MIN_RELEASE} or later)"
-                )
-            )
+        found += [p for p in [ami.release_problem(g.ami_release, today, f"{at}.amiRelease")] if p]
     if g.ami_release and not g.ami_id:
         pin = ami.default_release_version(s.cluster.kubernetes_version)
         found.append(
@@ -289,9 +272,10 @@ def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pro
             )
         )
     elif g.release_version:
-        why = ami.release_version_problem(g.release_version, s.cluster.kubernetes_version, today)
-        if why:
-            found.append(Problem(f"{at}.releaseVersion", g.release_version, why, "remove it to take the toolkit's pin"))
+        version = s.cluster.kubernetes_version
+        found += [
+            p for p in [ami.release_version_problem(g.release_version, version, today, f"{at}.releaseVersion")] if p
+        ]
     return found
 
 
@@ -310,7 +294,7 @@ def storage_and_labels(s: Settings, g: GpuNodeGroupSettings, at: str, today: dat
             )
         )
     for name, value in g.labels.items():
-        why = label_problem(name, value)
+        why = label_allowed(name, value)
         if why:
             found.append(Problem(f"{at}.labels.{name}", value, why, "rename the label or change its value"))
     return found

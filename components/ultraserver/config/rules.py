@@ -110,7 +110,7 @@ def stack_tags(s: Settings, today: date) -> list[Problem]:
     return found
 
 
-def _zone_problem(zone: str, region: str) -> str | None:
+def _zone_allowed(zone: str, region: str) -> str | None:
     if zone == region:
         return f"a zone of {region} such as {region}a, not the region itself"
     if not zone.startswith(f"{region}"):
@@ -123,7 +123,7 @@ def network_zones(s: Settings, today: date) -> list[Problem]:
     n, at, found = s.network, key(s, "network.availabilityZones"), []
     zones = list(n.availability_zones)
     for index, zone in enumerate(zones):
-        why = _zone_problem(zone, s.region)
+        why = _zone_allowed(zone, s.region)
         if why is None and aws_ids.matches(aws_ids.LOCAL_ZONE, zone):
             why = "a regional zone (Local Zones cannot host the EKS control plane)"
         if why is None and zones.index(zone) != index:
@@ -147,7 +147,7 @@ def network_vpc(s: Settings, today: date) -> list[Problem]:
     n, found = s.network, []
     if n.existing:
         for zone in n.gpu_subnet_ids:
-            why = _zone_problem(zone, s.region)
+            why = _zone_allowed(zone, s.region)
             if why:
                 found.append(Problem(key(s, f"network.gpuSubnetIds.{zone}"), zone, why, "use the reservation's zone"))
         if len(n.private_subnet_ids) < 2:

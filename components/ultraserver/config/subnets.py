@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ultraserver.facts import limits, network
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 # AWS keeps five addresses of every subnet.
 AWS_RESERVED_IPS = 5
@@ -122,9 +122,13 @@ def _too_small(vpc_cidr: str, wanted: Sequence[tuple[str, str, str, int]], block
     else:
         fix = f"lower gpuPodsPerNode, or bring existing subnets (vpcId): {most} extra /16 blocks are not enough"
     return ConfigError(
-        f"ultraserver-eks:network.vpcCidr: got {vpc_cidr!r} with secondaryVpcCidrs {list(blocks[1:])}; allowed: "
-        f"blocks large enough for {len(wanted)} subnets of /{wanted[-1][3]} to /{wanted[0][3]} (a subnet is at most "
-        f"one /16 block); fix: {fix}"
+        Problem(
+            "ultraserver-eks:network.vpcCidr",
+            vpc_cidr,
+            f"blocks large enough for {len(wanted)} subnets of /{wanted[-1][3]} to /{wanted[0][3]} (a subnet is at "
+            f"most one /16 block); secondaryVpcCidrs now: {list(blocks[1:])}",
+            fix,
+        )
     )
 
 

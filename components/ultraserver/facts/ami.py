@@ -18,7 +18,7 @@ import re
 from datetime import date, datetime
 
 from ultraserver.facts.kubernetes import DEFAULT_TEXT as _EXAMPLE_MINOR
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 MIN_RELEASE = "20251103"
 """Oldest release date the EKS UltraServer guide recommends for GB200 (see the module docstring)."""
@@ -59,11 +59,11 @@ _K8S = re.compile(r"^1\.\d{2,}$")
 _RELEASE = re.compile(r"^(?:v|(?P<k8s>1\.\d+\.\d+)-)?(?P<date>\d{8})$")
 
 
-def checked_version(kubernetes_version: str) -> str:
-    """The Kubernetes minor version, or ConfigError."""
+def checked_version(kubernetes_version: str, key: str = "kubernetesVersion") -> str:
+    """The Kubernetes minor version, or ConfigError naming ``key``."""
     if not _K8S.match(kubernetes_version):
         raise ConfigError(
-            f"kubernetesVersion: '{kubernetes_version}' is not a Kubernetes minor version; use the form 1.33."
+            Problem(key, kubernetes_version, "a Kubernetes minor version such as 1.33", "use the form 1.33")
         )
     return kubernetes_version
 
@@ -84,8 +84,12 @@ def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
     match = _checked_release(release)
     if match["k8s"] and not match["k8s"].startswith(f"{version}."):
         raise ConfigError(
-            f"amiRelease: '{release}' is built for Kubernetes {match['k8s']}, the cluster runs {version}; "
-            f"pin a {version} release."
+            Problem(
+                "amiRelease",
+                release,
+                f"a release built for the cluster's Kubernetes {version} (this one is for {match['k8s']})",
+                f"pin a {version} release",
+            )
         )
     name = f"amazon-eks-node-al2023-arm64-nvidia-{version}-v{match['date']}"
     return f"{SSM_ROOT}/{version}/{VARIANT}/{name}/image_id"
@@ -105,19 +109,23 @@ def default_release_version(kubernetes_version: str) -> str:
 _RELEASE_VERSION = re.compile(r"^(?P<minor>1\.\d+)\.\d+-(?P<date>\d{8})$")
 
 
-def release_version_problem(value: str, kubernetes_version: str, today: date) -> str | None:
-    """Why an EKS AMI release version (1.35.6-20260714) does not fit the cluster, or None when it does."""
+def release_version_problem(
+    value: str, kubernetes_version: str, today: date, key: str = "releaseVersion"
+) -> Problem | None:
+    """An EKS AMI release version (1.35.6-20260714) that does not fit the cluster, as a Problem at ``key``, or None."""
     match = _RELEASE_VERSION.match(value)
     if match is None:
-        return f"an EKS AMI release version such as {EXAMPLE_RELEASE} (<k8s version>-<YYYYMMDD>)"
-    if match["minor"] != kubernetes_version:
+        allowed: str | None = f"an EKS AMI release version such as {EXAMPLE_RELEASE} (<k8s version>-<YYYYMMDD>)"
+    elif match["minor"] != kubernetes_version:
         example = default_release_version(kubernetes_version) or f"{kubernetes_version}.<patch>-<date>"
-        return f"a release of the cluster's Kubernetes {kubernetes_version}, e.g. {example}"
-    return _date_problem(match["date"], today)
+        allowed = f"a release of the cluster's Kubernetes {kubernetes_version}, e.g. {example}"
+    else:
+        allowed = _date_allowed(match["date"], today)
+    return Problem(key, value, allowed, "remove it to take the toolkit's pin") if allowed else None
 
 
-def _date_problem(text: str, today: date | None) -> str | None:
-    """Why a YYYYMMDD release date is unusable: invalid, before driver 580, or in the future."""
+def _date_allowed(text: str, today: date | None) -> str | None:
+    """What a YYYYMMDD release date must be when it is invalid, before driver 580, or in the future; else None."""
     try:
         day = datetime.strptime(text, "%Y%m%d").date()
     except ValueError:
@@ -129,23 +137,28 @@ def _date_problem(text: str, today: date | None) -> str | None:
     return None
 
 
-def release_problem(value: str, today: date | None = None) -> str | None:
-    """Why an AMI release string is unusable on GB200, or None when it is fine."""
+def release_problem(value: str, today: date | None = None, key: str = "amiRelease") -> Problem | None:
+    """An AMI release string unusable on GB200, as a Problem at ``key``, or None when it is fine."""
     match = _RELEASE.match(value) if isinstance(value, str) else None
-    allowed = f"v{MIN_RELEASE}, {MIN_RELEASE} or {EXAMPLE_RELEASE}"
+    forms = f"v{MIN_RELEASE}, {MIN_RELEASE} or {EXAMPLE_RELEASE}"
     if match is None:
-        return f"amiRelease: '{value}' is not a release; use one of the forms {allowed}."
+        return Problem(key, value, f"a release in one of the forms {forms}", "write the release in one of these forms")
     try:
         datetime.strptime(match["date"], "%Y%m%d")
     except ValueError:
-        return f"amiRelease: '{value}' has no valid date (YYYYMMDD); use one of the forms {allowed}."
+        return Problem(key, value, f"a release with a valid date (YYYYMMDD), as in {forms}", "correct the date")
     if today is not None and datetime.strptime(match["date"], "%Y%m%d").date() > today:
-        return (
-            f"amiRelease: '{value}' is dated in the future; pin a published release (dated {today:%Y%m%d} or earlier)."
+        return Problem(
+            key,
+            value,
+            f"a published release, not one dated in the future (dated {today:%Y%m%d} or earlier)",
+            "pin a release that is out",
         )
     if match["date"] < MIN_RELEASE:
-        return (
-            f"amiRelease: '{value}' is older than v{MIN_RELEASE}; the {MIN_RELEASE_SOURCE} recommends "
-            f"v{MIN_RELEASE} or later for GB200 (NVIDIA driver 580). Use an AMI of v{MIN_RELEASE} or later."
+        return Problem(
+            key,
+            value,
+            f"v{MIN_RELEASE} or later: the {MIN_RELEASE_SOURCE} recommends it for GB200 (NVIDIA driver 580)",
+            f"use an AMI of v{MIN_RELEASE} or later",
         )
     return None

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.facts import aws_ids, limits, ultraservers
-from ultraserver.problems import ConfigError, Problem
+from ultraserver.facts import aws_ids, ultraservers
+from ultraserver.problems import ConfigError, Described, KeyName, Problem, under
 
 # EC2 begins terminating Capacity Block instances this long before the block ends.
 EC2_TERMINATION_LEAD_MINUTES = 30
@@ -36,67 +36,66 @@ MAX_BLOCK_DAYS = 182
 """Longest Capacity Block AWS sells, extensions included; a block that starts at once runs up to a day more (its
 first, partial day before 11:30 UTC)."""
 
+# How the checks below name their keys unless the caller says otherwise: as a stack file writes them.
+_STACK_KEYS, _WINDOW = under(""), under("reservationWindow")
 
-def reservation_id_problem(value: object) -> str | None:
-    """Why a Capacity Reservation ID is malformed, or None (cr- then 17 lowercase hex digits)."""
+
+def reservation_id_problem(value: object, key: str = "capacityReservationId") -> Problem | None:
+    """A malformed Capacity Reservation ID (cr- then 17 lowercase hex digits) as a Problem at ``key``, or None."""
     if aws_ids.matches(aws_ids.RESERVATION_ID, value):
         return None
-    return (
-        f"capacityReservationId: {value!r} is not a Capacity Reservation ID; expected 'cr-' followed by "
-        "17 lowercase hex digits (e.g. cr-0123456789abcdef0). Copy it from describe-capacity-blocks "
-        "(CapacityReservationIds) or the EC2 console."
+    return Problem(
+        key,
+        value,
+        "a Capacity Reservation ID: 'cr-' followed by 17 lowercase hex digits (e.g. cr-0123456789abcdef0)",
+        "copy it from describe-capacity-blocks (CapacityReservationIds) or the EC2 console",
     )
 
 
-def resource_group_arn_problem(value: object) -> str | None:
-    """Why a capacity-reservation resource group ARN is malformed, or None."""
+def resource_group_arn_problem(value: object, key: str = "capacityReservationResourceGroupArn") -> Problem | None:
+    """A malformed capacity-reservation resource group ARN as a Problem at ``key``, or None."""
     if aws_ids.matches(aws_ids.RESOURCE_GROUP_ARN, value):
         return None
-    return (
-        f"capacityReservationResourceGroupArn: {value!r} is not a resource group ARN; expected "
-        "arn:aws:resource-groups:<region>:<12-digit account>:group/<name>."
+    return Problem(
+        key,
+        value,
+        "a resource group ARN: arn:aws:resource-groups:<region>:<12-digit account>:group/<name>",
+        "copy the ARN of the capacity-reservation resource group",
     )
 
 
-def instances_per_ultraserver(ultraserver_type: str) -> int:
-    """Instances in one UltraServer of a type, or ConfigError."""
+def instances_per_ultraserver(ultraserver_type: str, key: str = "ultraserverType") -> int:
+    """Instances in one UltraServer of a type, or ConfigError naming ``key``."""
     if ultraserver_type not in ultraservers.NODES:
         raise ConfigError(
-            f"ultraserverType: '{ultraserver_type}' is unknown; allowed: {', '.join(ultraservers.NODES)}."
+            Problem(key, ultraserver_type, "one of " + ", ".join(ultraservers.NODES), "use a known UltraServer type")
         )
     return ultraservers.NODES[ultraserver_type]
 
 
-def full_size(ultraserver_type: str, ultraserver_count: int) -> int:
-    """Instances in ``ultraserver_count`` UltraServers of a type, or ConfigError."""
+def full_size(ultraserver_type: str, ultraserver_count: int, name: KeyName = _STACK_KEYS) -> int:
+    """Instances in ``ultraserver_count`` UltraServers of a type, or ConfigError (keys spelt by ``name``)."""
     if not isinstance(ultraserver_count, int) or isinstance(ultraserver_count, bool) or ultraserver_count < 1:
-        raise ConfigError(f"ultraserverCount: {ultraserver_count!r} must be a whole number of 1 or more.")
-    return instances_per_ultraserver(ultraserver_type) * ultraserver_count
+        raise ConfigError(
+            Problem(name("ultraserverCount"), ultraserver_count, "a whole number of 1 or more", "give 1 or more")
+        )
+    return instances_per_ultraserver(ultraserver_type, name("ultraserverType")) * ultraserver_count
 
 
-def desired_size_problem(ultraserver_type: str, ultraserver_count: int, desired_size: int) -> str | None:
-    """Why a desired size does not fit the reserved UltraServers, or None."""
+def desired_size_problem(
+    ultraserver_type: str, ultraserver_count: int, desired_size: int, key: str = "desiredSize"
+) -> Problem | None:
+    """A desired size that does not fit the reserved UltraServers, as a Problem at ``key``, or None."""
     limit = full_size(ultraserver_type, ultraserver_count)
     if isinstance(desired_size, bool) or not isinstance(desired_size, int) or not 0 <= desired_size <= limit:
-        return (
-            f"desiredSize: {desired_size!r} must be between 0 and {limit}, the instances in "
-            f"{ultraserver_count} x {ultraserver_type}; a Capacity Block launches nothing beyond that."
+        return Problem(
+            key,
+            desired_size,
+            f"0 to {limit}, the instances in {ultraserver_count} x {ultraserver_type} (a Capacity Block launches "
+            "nothing beyond that)",
+            f"set it to {limit} or less, or leave it unset for all of them",
         )
     return None
-
-
-def managed_node_group_problem(
-    node_groups: int, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
-) -> str | None:
-    """Why a number of managed node groups would exceed the cluster quota (a warning: it is adjustable), or None."""
-    if node_groups <= quota:
-        return None
-    return (
-        f"{node_groups} managed node groups exceed the default EKS quota '{limits.MANAGED_NODE_GROUP_QUOTA_NAME}' "
-        f"({limits.MANAGED_NODE_GROUP_QUOTA_CODE}) of {quota}; raise it before deploying: aws service-quotas "
-        f"request-service-quota-increase --service-code eks --quota-code {limits.MANAGED_NODE_GROUP_QUOTA_CODE} "
-        f"--desired-value {node_groups}, or use mode: self-managed groups, which have no such quota."
-    )
 
 
 @dataclass(frozen=True)
@@ -186,28 +185,6 @@ def current_block(blocks: Sequence[CapacityBlock], now: datetime) -> int:
     return len(blocks) - 1
 
 
-def sequence_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
-    """Why successive blocks cannot run one after another on one group; empty when they can.
-
-    Each block starts no earlier than the previous one's scale-down time: the group must be at 0 between
-    them for the launch template to move to the next reservation without a rolling update.
-    """
-    problems = []
-    for index, (before, after) in enumerate(zip(blocks, blocks[1:], strict=False), start=1):
-        if before.window is None or after.window is None or before.switch_at is None:
-            continue
-        # After the settling time: the group must be at 0, its nodes gone, for the launch template to move to the next
-        # reservation (and Auto Scaling rejects two scheduled actions of a group at the same time, see ACTION_PREFIX).
-        if after.window.start <= before.switch_at:
-            problems.append(
-                f"capacityBlocks[{index}].start: {after.window.start.isoformat()} is not after block {index - 1} "
-                f"has scaled to 0 and settled ({before.switch_at.isoformat()}: its end minus scaleDownLeadMinutes "
-                f"plus {SWITCH_SETTLE_MINUTES} minutes); list blocks in time order, or lengthen the earlier block's "
-                "scaleDownLeadMinutes."
-            )
-    return problems
-
-
 # Auto Scaling scheduled actions (EC2 Auto Scaling user guide, "Scheduled scaling", Limitations,
 # https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scheduled-scaling.html): names are unique per
 # group, "a scheduled action must have a unique time value" (a second action at the same time is rejected), and a group
@@ -243,25 +220,38 @@ class ScheduledAction:
         return self.start_time.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def window_problems(window: ReservationWindow) -> list[str]:
-    """Why a reservation window cannot be scheduled; empty when it can."""
+def window_problems(window: ReservationWindow, name: KeyName = _WINDOW) -> list[Problem]:
+    """Why a reservation window cannot be scheduled, keys spelt by ``name``; empty when it can."""
     problems = [
-        f"reservationWindow.{name}: {moment.isoformat()} needs a time zone (e.g. 2026-01-05T11:30:00Z)."
-        for name, moment in (("start", window.start), ("end", window.end))
+        Problem(
+            name(field),
+            moment.isoformat(),
+            "a time with its time zone (e.g. 2026-01-05T11:30:00Z)",
+            "add the zone: Z if it is UTC, as describe-capacity-blocks prints it",
+        )
+        for field, moment in (("start", window.start), ("end", window.end))
         if moment.tzinfo is None
     ]
     if problems:
         return problems
     if window.scale_down_lead_minutes < EC2_TERMINATION_LEAD_MINUTES:
         problems.append(
-            f"reservationWindow.scaleDownLeadMinutes: {window.scale_down_lead_minutes} is below "
-            f"{EC2_TERMINATION_LEAD_MINUTES}; EC2 starts terminating Capacity Block instances "
-            f"{EC2_TERMINATION_LEAD_MINUTES} minutes before the end."
+            Problem(
+                name("scaleDownLeadMinutes"),
+                window.scale_down_lead_minutes,
+                f"{EC2_TERMINATION_LEAD_MINUTES} or more: EC2 starts terminating Capacity Block instances "
+                f"{EC2_TERMINATION_LEAD_MINUTES} minutes before the end",
+                f"set {EC2_TERMINATION_LEAD_MINUTES} or more (60 by default)",
+            )
         )
     if window.end - timedelta(minutes=window.scale_down_lead_minutes) <= window.start:
         problems.append(
-            f"reservationWindow: end {window.end.isoformat()} minus {window.scale_down_lead_minutes} minutes "
-            f"is not after start {window.start.isoformat()}; check the dates or shorten the lead."
+            Problem(
+                name(""),
+                Described(f"end {window.end.isoformat()} minus {window.scale_down_lead_minutes} minutes"),
+                f"a time after start {window.start.isoformat()}",
+                "check the dates or shorten the lead",
+            )
         )
     return problems
 
@@ -350,35 +340,3 @@ def switch_window(blocks: Sequence[CapacityBlock], index: int) -> tuple[datetime
     if before.switch_at is None or after.window is None:
         return None
     return before.switch_at, after.window.start
-
-
-def blocks_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
-    """Why one node group's successive blocks cannot be scheduled: each has a window and at most one reservation (the
-    group's UltraServer; none for a resource group), the windows are valid and in order. Empty when they can."""
-    problems = []
-    if len({len(block.reservation_ids) for block in blocks}) > 1:
-        problems.append("capacityBlocks: every block names this group's reservation, or none does (resource group).")
-    for index, block in enumerate(blocks):
-        key = f"capacityBlocks[{index}]"
-        if len(block.reservation_ids) > 1:
-            problems.append(
-                f"{key}.capacityReservationIds: {list(block.reservation_ids)} names several reservations; a node group "
-                "runs one UltraServer, so give it its own reservation of each block (the n-th id of every block)."
-            )
-        problems += [why for rid in block.reservation_ids if (why := reservation_id_problem(rid))]
-        if block.window is None:
-            problems.append(f"{key}: no start and end; each of several blocks needs its window.")
-        else:
-            problems += [why.replace("reservationWindow", key, 1) for why in window_problems(block.window)]
-    return problems + sequence_problems(blocks) + schedule_count_problems(blocks)
-
-
-def schedule_count_problems(blocks: Sequence[CapacityBlock]) -> list[str]:
-    """Why a group's blocks need more scheduled actions (two each) than Auto Scaling holds per group; empty if not."""
-    most = limits.SCHEDULED_ACTIONS_PER_GROUP.maximum
-    if 2 * len(blocks) <= most:
-        return []
-    return [
-        f"capacityBlocks: {len(blocks)} blocks need {2 * len(blocks)} scheduled actions, above the {most} an Auto "
-        f"Scaling group holds; list at most {most // 2} blocks and add later ones after earlier ones end."
-    ]

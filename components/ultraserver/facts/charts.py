@@ -11,7 +11,7 @@ from importlib import resources
 from typing import Any
 
 from ultraserver.facts.versions import version_tuple
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 GPU_OPERATOR = "gpu-operator"
 # The DRA driver for NVIDIA GPUs under its kubernetes-sigs name since 0.4.0 (chart `dra-driver-nvidia-gpu`, OCI at
@@ -148,8 +148,12 @@ def check_values(chart: str, values: Mapping[str, Any], setting: str) -> None:
     """Raise ConfigError naming `setting` if `values` use keys the pinned chart does not have."""
     entry = pinned(chart)
     problems = [
-        f"{setting}: '{path}' is not a value of chart {entry.name} {entry.version}; {_hint(entry, path)} "
-        f"Fix the key or remove it."
+        Problem(
+            f"{setting}.{path}",
+            path,
+            f"a value key of chart {entry.name} {entry.version}",
+            f"{_hint(entry, path)}; fix the key or remove it",
+        )
         for path in unknown_value_paths(chart, values)
     ]
     if problems:

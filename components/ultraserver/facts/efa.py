@@ -29,7 +29,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem
 
 PRESETS = ("one-per-nci-group", "all-odd-cards", "maximum")
 INTERFACE_TYPES = ("interface", "efa", "efa-only")
@@ -82,9 +82,12 @@ def instance_facts(instance_type: str, key: str = "instanceType") -> dict[str, A
     facts = _catalog().get(instance_type)
     if facts is None:
         raise ConfigError(
-            f"{key}: '{instance_type}' is not in the EFA network-card catalog; supported: "
-            f"{', '.join(supported_instance_types())}. Use one of these or add the type to "
-            "components/ultraserver/facts/data/network_cards.json."
+            Problem(
+                key,
+                instance_type,
+                "a type of the EFA network-card catalog: " + ", ".join(supported_instance_types()),
+                "use one of these or add the type to components/ultraserver/facts/data/network_cards.json",
+            )
         )
     return facts
 
@@ -110,24 +113,24 @@ def _preset_layout(facts: dict[str, Any], preset: str) -> list[EfaInterface]:
 
 def _custom_layout(custom: Sequence[Any], key: str) -> list[EfaInterface]:
     """Interfaces from stack YAML items; the primary is added when the list leaves card 0/device 0 out."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     layout: list[EfaInterface] = []
+    shape = "a mapping of " + ", ".join(CUSTOM_KEYS)
     for position, item in enumerate(custom):
         where = f"{key}[{position}]"
         if not isinstance(item, dict):
-            problems.append(f"{where}: expected a mapping with {', '.join(CUSTOM_KEYS)}, got {item!r}.")
+            problems.append(Problem(where, item, shape, "write the interface as networkCardIndex, deviceIndex, ..."))
             continue
         unknown = sorted(set(item) - set(CUSTOM_KEYS))
         missing = [name for name in CUSTOM_KEYS if name not in item]
         if unknown or missing:
-            problems.append(
-                f"{where}: keys must be {', '.join(CUSTOM_KEYS)}; unknown {unknown or 'none'}, "
-                f"missing {missing or 'none'}."
-            )
+            problems.append(Problem(where, item, shape, f"remove {unknown or 'nothing'}, add {missing or 'nothing'}"))
             continue
         card, device, kind = item["networkCardIndex"], item["deviceIndex"], item["interfaceType"]
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (card, device)):
-            problems.append(f"{where}: networkCardIndex and deviceIndex must be integers, got {card!r}, {device!r}.")
+            problems.append(
+                Problem(where, item, "integers for networkCardIndex and deviceIndex", "write the indexes as numbers")
+            )
             continue
         layout.append(EfaInterface(card, device, str(kind)))
     if problems:
@@ -151,69 +154,119 @@ def layout_for(
     """
     facts = instance_facts(instance_type)
     if preset is not None and custom is not None:
-        raise ConfigError(f"{key}: set either a preset or a custom card list, not both.")
+        raise ConfigError(
+            Problem(key, {"preset": preset, "custom": custom}, "a preset or a custom card list", "drop one of them")
+        )
     if custom is not None:
-        layout = _custom_layout(custom, f"{key}.custom")
+        layout = _custom_layout(custom, key)
     else:
         chosen = preset if preset is not None else facts["default_preset"]
         if chosen not in PRESETS:
-            raise ConfigError(f"{key}.preset: '{chosen}' is not a preset; allowed: {', '.join(PRESETS)}.")
+            raise ConfigError(Problem(key, chosen, "one of " + ", ".join(PRESETS), "use a preset"))
         if chosen not in facts["presets"]:
             raise ConfigError(
-                f"{key}.preset: '{chosen}' does not apply to {instance_type} (it follows the p6e-gb200 NCI "
-                f"groups); presets for {instance_type}: {', '.join(facts['presets'])}, or give a custom card list."
+                Problem(
+                    key,
+                    chosen,
+                    f"a preset for {instance_type}: {', '.join(facts['presets'])} ({chosen} follows the p6e-gb200 "
+                    "NCI groups)",
+                    "pick one of these, or give a custom card list",
+                )
             )
         layout = _preset_layout(facts, chosen)
-    problems = validate_layout(instance_type, layout)
+    problems = validate_layout(instance_type, layout, key)
     if problems:
-        raise ConfigError([f"{key}: {problem}" for problem in problems])
+        raise ConfigError(problems)
     return layout
 
 
-def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface]) -> list[str]:
-    """Problems AWS would reject the layout for; each names the card and the rule."""
+def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key: str = "efa") -> list[Problem]:
+    """Problems AWS would reject the layout for, at ``key``; each value names the card, each allowed text the rule."""
     facts = instance_facts(instance_type)
     cards = {card["index"]: card for card in facts["cards"]}
     last = max(cards)
-    problems: list[str] = []
+    problems: list[Problem] = []
     seen: set[tuple[int, int]] = set()
     per_card: dict[int, int] = {}
     for item in interfaces:
         card_no, device = item.network_card_index, item.device_index
-        label = f"card {card_no} device {device}"
+        label = f"card {card_no} device {device}: {item.interface_type}"
         if item.interface_type not in INTERFACE_TYPES:
             problems.append(
-                f"{label}: interface type '{item.interface_type}' unknown; use {', '.join(INTERFACE_TYPES)}."
+                Problem(
+                    key,
+                    Described(label),
+                    f"interface type one of {', '.join(INTERFACE_TYPES)} (rule: type unknown)",
+                    "correct the type",
+                )
             )
         if card_no not in cards:
-            problems.append(f"{label}: {instance_type} has network cards 0-{last} only (rule: card index exists).")
+            problems.append(
+                Problem(
+                    key,
+                    Described(label),
+                    f"network cards 0-{last} of {instance_type} (rule: card index exists)",
+                    "use a card that exists",
+                )
+            )
             continue
         if device < 0:
-            problems.append(f"{label}: device index must be 0 or more.")
+            problems.append(Problem(key, Described(label), "device index 0 or more", "correct the device index"))
         if (card_no, device) in seen:
-            problems.append(f"{label}: used twice (rule: one interface per card and device index).")
+            problems.append(
+                Problem(key, Described(label), "one interface per card and device index (rule)", "remove one")
+            )
         seen.add((card_no, device))
         per_card[card_no] = per_card.get(card_no, 0) + 1
         allowed = cards[card_no]["interface_types"]
         if item.interface_type in INTERFACE_TYPES and item.interface_type not in allowed:
             problems.append(
-                f"{label}: '{item.interface_type}' is not allowed on this card of {instance_type}; "
-                f"allowed: {', '.join(allowed)} (rule: interface type per card)."
+                Problem(
+                    key,
+                    Described(label),
+                    f"{', '.join(allowed)} on this card of {instance_type} (rule: interface type per card)",
+                    f"use {allowed[0]} on card {card_no}",
+                )
             )
     for card_no, count in sorted(per_card.items()):
         limit = cards[card_no]["maximum_interfaces"]
         if count > limit:
-            problems.append(f"card {card_no}: {count} interfaces, at most {limit} (rule: interfaces per card).")
+            problems.append(
+                Problem(
+                    key,
+                    Described(f"card {card_no}: {count} interfaces"),
+                    f"at most {limit} (rule: interfaces per card)",
+                    "move interfaces to other cards",
+                )
+            )
     primary = [i for i in interfaces if (i.network_card_index, i.device_index) == (0, 0)]
     if not primary:
-        problems.append("card 0 device 0: the primary interface is missing (rule: card 0 carries the ENA primary).")
+        problems.append(
+            Problem(
+                key,
+                Described("card 0 device 0: missing"),
+                "an ENA primary (rule: card 0 carries the ENA primary)",
+                "add it",
+            )
+        )
     elif primary[0].interface_type == "efa-only":
-        problems.append("card 0 device 0: efa-only cannot be the primary interface (rule: primary needs ENA).")
+        problems.append(
+            Problem(
+                key,
+                Described("card 0 device 0: efa-only"),
+                "interface or efa (rule: primary needs ENA)",
+                "use interface",
+            )
+        )
     efa = sum(1 for i in interfaces if i.interface_type in EFA_TYPES)
     if efa > facts["maximum_efa_interfaces"]:
         problems.append(
-            f"all cards: {efa} EFA interfaces, at most {facts['maximum_efa_interfaces']} on {instance_type} "
-            "(rule: EFA count limit)."
+            Problem(
+                key,
+                Described(f"all cards: {efa} EFA interfaces"),
+                f"at most {facts['maximum_efa_interfaces']} on {instance_type} (rule: EFA count limit)",
+                "remove EFA interfaces",
+            )
         )
     return problems
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ultraserver.problems import WARNING, Described, Problem
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -200,3 +202,20 @@ def autonamed(logical: str) -> int:
 def over(limit: Limit, length: int) -> bool:
     """Whether a length or count breaks a limit."""
     return length > limit.maximum
+
+
+def managed_node_group_problem(
+    node_groups: int, key: str, quota: int = MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
+) -> Problem | None:
+    """A number of managed node groups above the cluster quota, as a warning at ``key`` (it is adjustable), or None."""
+    if node_groups <= quota:
+        return None
+    return Problem(
+        key,
+        Described(f"{node_groups} managed node groups"),
+        f"at most {quota}, the default EKS quota '{MANAGED_NODE_GROUP_QUOTA_NAME}' ({MANAGED_NODE_GROUP_QUOTA_CODE})",
+        "raise it before deploying: aws service-quotas request-service-quota-increase --service-code eks "
+        f"--quota-code {MANAGED_NODE_GROUP_QUOTA_CODE} --desired-value {node_groups}, or use mode: "
+        "self-managed groups, which have no such quota",
+        WARNING,
+    )

@@ -15,6 +15,7 @@ from datetime import date
 
 from ultraserver.facts import addons, ami, charts, images, kubernetes, manifests
 from ultraserver.facts.versions import version_tuple
+from ultraserver.problems import Problem
 
 SUPPORTED = "supported"
 DEPRECATED = "deprecated"
@@ -336,10 +337,15 @@ def admits_eks_versions(constraint: str) -> bool:
     return any(pre for alternative in constraint.split("||") for _, _, pre in _COMPARATOR.findall(alternative))
 
 
-def kube_version_problems(kubernetes_version: str) -> list[str]:
-    """Charts of the set whose kubeVersion excludes a Kubernetes minor, one line each."""
+def kube_version_problems(kubernetes_version: str) -> list[Problem]:
+    """Charts of the set whose kubeVersion excludes a Kubernetes minor, one Problem each (keyed by the chart)."""
     return [
-        f"chart {name} kubeVersion '{constraint}' excludes Kubernetes {kubernetes_version}"
+        Problem(
+            f"chart {name} kubeVersion",
+            constraint,
+            f"a constraint that admits Kubernetes {kubernetes_version}",
+            "pin a chart version that supports this minor, or use a minor the chart admits",
+        )
         for name, constraint in sorted(chart_kube_versions().items())
         if not kube_version_allows(constraint, kubernetes_version)
     ]

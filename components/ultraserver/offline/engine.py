@@ -27,7 +27,7 @@ from ultraserver.config.files import load_yaml
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem
 from ultraserver.resources import pinned_manifest
 
 # Sentinels of the Pulumi wire format (sdk/python/lib/pulumi/runtime/rpc.py).
@@ -225,13 +225,16 @@ def load_project(directory: Path) -> Project:
     manifest = directory / "Pulumi.yaml"
     if not manifest.is_file():
         raise ConfigError(
-            f"project: no Pulumi.yaml in {directory}; fix: run from the project directory or pass --project-dir"
+            Problem(
+                "project",
+                Described(f"no Pulumi.yaml in {directory}"),
+                "a Pulumi project directory",
+                "run from the project directory or pass --project-dir",
+            )
         )
     data = load_yaml(manifest)
     if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
-        raise ConfigError(
-            f"Pulumi.yaml: got {str(data)[:60]!r}; allowed: a mapping with name:; fix: add name: <project>"
-        )
+        raise ConfigError(Problem("Pulumi.yaml", str(data)[:60], "a mapping with name:", "add name: <project>"))
     main = directory / str(data.get("main", "")).strip("/")
     return Project(
         directory,
@@ -254,26 +257,34 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             else f"pick one of those or add {path.name}"
         )
         raise ConfigError(
-            f"--stack: got {stack!r}; allowed: a stack with a file in {project.stack_config_dir} ({known}); fix: {fix}"
+            Problem("--stack", stack, f"a stack with a file in {project.stack_config_dir} ({known})", fix)
         )
     data = load_yaml(path)
     found = data.get("config") if isinstance(data, Mapping) else data
     if not isinstance(data, Mapping) or not isinstance(found or {}, Mapping):
         raise ConfigError(
-            f"{path.name}: got {str(found)[:60]!r}; allowed: a mapping with a config: mapping of stack keys; "
-            "fix: write config: followed by indented key: value pairs"
+            Problem(
+                path.name,
+                str(found)[:60],
+                "a mapping with a config: mapping of stack keys",
+                "write config: followed by indented key: value pairs",
+            )
         )
     config: dict[str, str] = {}
     secret_keys: list[str] = []
-    problems: list[str] = []
+    problems: list[Problem] = []
     for key, value in (data.get("config") or {}).items():
         if not isinstance(key, str):
-            problems.append(f"{path.name}: got the config key {key!r}; allowed: a text key; fix: quote it")
+            problems.append(Problem(path.name, key, "a text config key", "quote it"))
             continue
         full = key if ":" in key else f"{project.name}:{key}"
         problems += [
-            f'{full}{where}: got {moment!r}; allowed: a string; fix: quote it: "{moment.isoformat()}" '
-            "(YAML reads unquoted times and dates as timestamps)"
+            Problem(
+                f"{full}{where}",
+                moment,
+                "a string",
+                f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
+            )
             for where, moment in timestamps(value)
         ]
         if isinstance(value, Mapping) and set(value) == {"secure"}:
@@ -283,7 +294,7 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
         try:
             config[full] = value if isinstance(value, str) else json.dumps(value, default=str)
         except ValueError:  # a YAML alias that contains itself
-            problems.append(f"{full}: got a value that contains itself; allowed: plain YAML; fix: remove the alias")
+            problems.append(Problem(full, Described("a value that contains itself"), "plain YAML", "remove the alias"))
     if problems:
         raise ConfigError(problems)
     return config, secret_keys
@@ -371,8 +382,12 @@ def record(
     if monitor.duplicates:
         raise ConfigError(
             [
-                f"urn: got {urn!r} twice; allowed: one resource per URN (the Pulumi engine refuses duplicates); "
-                "fix: give the resources different names (e.g. rename one of the node groups)"
+                Problem(
+                    "urn",
+                    Described(f"{urn}, declared twice"),
+                    "one resource per URN (the Pulumi engine refuses duplicates)",
+                    "give the resources different names (e.g. rename one of the node groups)",
+                )
                 for urn in sorted(set(monitor.duplicates))
             ]
         )

@@ -90,7 +90,7 @@ def html_report(plan: Plan, text: PlanText) -> str:
 <h2 id="summary">Summary</h2>
 <pre>{escape(text.summary)}</pre>
 <h2 id="warnings">Warnings</h2>
-{_list(text.warnings, "warnings", "none")}
+{_list([str(w) for w in text.warnings], "warnings", "none")}
 <h2 id="policies">Policy results</h2>
 {notes}{_policies(plan, text)}
 <h2 id="placeholders">Offline placeholders (what AWS would answer at deploy time)</h2>

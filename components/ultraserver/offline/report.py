@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.facts import efa, limits
-from ultraserver.facts.capacity_blocks import managed_node_group_problem
 from ultraserver.facts.tags import EFA_LAYOUT
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.groups import GroupView
 from ultraserver.offline.resource import AUTOSCALING_GROUP, LAUNCH_TEMPLATE, NODE_GROUP, STACK_TYPE, PlanResource
+from ultraserver.problems import Problem
 
 # The few inputs per type that tell a reader what a resource is; the JSON has all of them.
 KEY_SETTINGS: dict[str, tuple[str, ...]] = {
@@ -39,7 +39,7 @@ class PlanText:
     title: str
     clock: str
     groups: Sequence[GroupView]
-    warnings: Sequence[str]
+    warnings: Sequence[Problem]
     policies: str
     tree: str
     summary: str
@@ -212,8 +212,8 @@ def summary(plan: Plan) -> str:
     )
 
 
-def plan_warnings(plan: Plan, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum) -> list[str]:
+def plan_warnings(plan: Plan, quota: int = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum) -> list[Problem]:
     """Warnings the recorded plan gives (the settings' own warnings come from config/)."""
     managed_groups = len(plan.of_type(NODE_GROUP)) + len(plan.of_type("eks:index:ManagedNodeGroup"))
-    past_quota = managed_node_group_problem(managed_groups, quota)
+    past_quota = limits.managed_node_group_problem(managed_groups, "EKS cluster", quota)
     return [past_quota] if past_quota else []

@@ -19,6 +19,7 @@ from rich.text import Text
 from ultraserver.facts.capacity_blocks import ACTIVE, ENDED, FUTURE
 from ultraserver.offline.groups import GroupView
 from ultraserver.offline.report import PlanText
+from ultraserver.problems import format_problems
 
 # Width of piped output: no row wraps, so a file or grep sees each value (an SSM parameter path, a schedule) whole;
 # tables are only as wide as their content.
@@ -82,7 +83,7 @@ def render_plan(console: Console, text: PlanText) -> None:
     console.print(Text(text.summary))
     console.print()
     console.print(Text("Warnings:", style="bold"))
-    for line in text.warnings or ["none"]:
+    for line in format_problems(text.warnings).splitlines() or ["none"]:
         console.print(Text(f"  {line}", style="yellow" if text.warnings else ""), soft_wrap=True)
     console.print()
     for note in text.notes:

@@ -26,6 +26,7 @@ from ultraserver.policy.model import (
     is_unknown,
 )
 from ultraserver.policy.network_interfaces import has_efa
+from ultraserver.problems import Described, Problem
 
 GPU_OPERATOR_MINIMUM = str(minimum_version(charts.GPU_OPERATOR))
 EFA_PLUGIN_MINIMUM = str(minimum_version(charts.EFA_DEVICE_PLUGIN))
@@ -43,22 +44,24 @@ def values_of(props: Mapping[str, Any]) -> Mapping[str, Any]:
     return values if isinstance(values, Mapping) else {}
 
 
-def _version_messages(props: Mapping[str, Any], minimum: str, what: str) -> list[str]:
-    """A pinned chart version at least the minimum."""
-    version = props.get("version")
-    if is_unknown(version) or version_at_least(version, minimum):
-        return []
-    return [f"{what} chart version is {version!r}; pin {minimum} or later (set version on the release)."]
-
-
-def check_gpu_operator_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_gpu_operator_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """GPU Operator chart pinned at the minimum version or later."""
-    if chart_name(props) != charts.GPU_OPERATOR:
+    version, minimum = props.get("version"), str(opts["minVersion"])
+    if chart_name(props) != charts.GPU_OPERATOR or is_unknown(version) or version_at_least(version, minimum):
         return []
-    return _version_messages(props, str(opts["minVersion"]), "GPU Operator")
+    return [
+        Problem(
+            "version",
+            version,
+            f"a GPU Operator chart version of {minimum} or later",
+            f"pin {minimum} or later (set version on the release)",
+        )
+    ]
 
 
-def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_gpu_operator_host_driver(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[Problem]:
     """With the AL2023 NVIDIA AMI the driver and toolkit come with the AMI, so the operator must not install them."""
     if chart_name(props) != charts.GPU_OPERATOR:
         return []
@@ -71,12 +74,19 @@ def check_gpu_operator_host_driver(resource_type: str, props: Mapping[str, Any],
     if not on:
         return []
     return [
-        f"{' and '.join(on)} {'is' if len(on) == 1 else 'are'} enabled, but the AL2023 NVIDIA AMI already ships "
-        f"them. Set {', '.join(k + '.enabled=false' for k in on)} in the GPU Operator values."
+        Problem(
+            f"values.{key}.enabled",
+            Described("enabled"),
+            "false: the AL2023 NVIDIA AMI already ships the driver and the container toolkit",
+            f"set {key}.enabled=false in the GPU Operator values",
+        )
+        for key in on
     ]
 
 
-def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_gpu_operator_mig_manager(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[Problem]:
     """MIG manager off: driver 580 turns on CDMM, which does not support MIG."""
     if chart_name(props) != charts.GPU_OPERATOR:
         return []
@@ -84,14 +94,18 @@ def check_gpu_operator_mig_manager(resource_type: str, props: Mapping[str, Any],
     if as_bool(enabled) is False or is_unknown(enabled):
         return []
     return [
-        "migManager is enabled (the chart's default), but MIG is unsupported with CDMM on driver 580. "
-        "Set migManager.enabled=false in the GPU Operator values."
+        Problem(
+            "values.migManager.enabled",
+            Described("enabled (the chart's default)" if enabled is None else str(enabled)),
+            "false: MIG is unsupported with CDMM on driver 580",
+            "set migManager.enabled=false in the GPU Operator values",
+        )
     ]
 
 
 def check_gpu_operator_no_dra_driver(
     resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
-) -> list[str]:
+) -> list[Problem]:
     """The GPU Operator deploys no DRA driver of its own: its GPUCluster mode (values `gpuCluster.deployCR`, off by
     default) renders a second one beside the toolkit's release (NVIDIA/gpu-operator v26.7.0 values.yaml draDriver:
     "rendered only when gpuCluster.deployCR=true")."""
@@ -101,13 +115,17 @@ def check_gpu_operator_no_dra_driver(
     if as_bool(deploy) is not True:
         return []
     return [
-        "gpuCluster.deployCR is true, so the GPU Operator deploys its own DRA driver beside the toolkit's "
-        f"{charts.DRA_DRIVER} release (two kubelet plugins, two owners of the ComputeDomain CRDs). Leave "
-        "gpuCluster.deployCR false in the GPU Operator values."
+        Problem(
+            "values.gpuCluster.deployCR",
+            deploy,
+            f"false: with true the GPU Operator deploys its own DRA driver beside the toolkit's {charts.DRA_DRIVER} "
+            "release (two kubelet plugins, two owners of the ComputeDomain CRDs)",
+            "leave gpuCluster.deployCR false in the GPU Operator values",
+        )
     ]
 
 
-def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """DRA driver pinned exactly, under its new chart name at `minVersion` or later (forward-only since 0.4.0)."""
     out = []
     minimum = str(opts["minVersion"])
@@ -115,18 +133,21 @@ def check_dra_version(resources: Sequence[PlanResource], opts: Mapping[str, Any]
         name, version = chart_name(release.inputs), release.inputs.get("version")
         if name == charts.LEGACY_DRA_DRIVER_NAME:
             out.append(
-                (
+                Problem(
                     release.urn,
-                    f"DRA driver chart {name} is the pre-0.4 name; the driver is published as {charts.DRA_DRIVER} "
-                    f"{minimum} or later (its CRDs first, nameOverride {name}: docs/dra-driver-upgrade.md).",
+                    Described(f"DRA driver chart {name}, the pre-0.4 name"),
+                    f"the driver as published since 0.4.0: {charts.DRA_DRIVER} {minimum} or later",
+                    f"install {charts.DRA_DRIVER} (its CRDs first, nameOverride {name}: docs/dra-driver-upgrade.md)",
                 )
             )
         elif name == charts.DRA_DRIVER and not is_unknown(version) and not _release_at_least(version, minimum):
             out.append(
-                (
+                Problem(
                     release.urn,
-                    f"DRA driver chart version is {version!r}. Pin an exact version, {minimum} or later: the chart "
-                    "follows SemVer since 0.4.0 and cannot go back to 25.x.",
+                    version,
+                    f"an exact DRA driver chart version, {minimum} or later: the chart follows SemVer since 0.4.0 "
+                    "and cannot go back to 25.x",
+                    f"pin an exact version, {minimum} or later",
                 )
             )
     return out
@@ -137,7 +158,7 @@ def _release_at_least(version: Any, minimum: str) -> bool:
     return isinstance(version, str) and charts.is_dra_driver_release(version) and version_at_least(version, minimum)
 
 
-def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """ComputeDomains stay enabled in the DRA driver (they carry IMEX on GB200)."""
     if chart_name(props) != charts.DRA_DRIVER:
         return []
@@ -145,12 +166,16 @@ def check_dra_compute_domains(resource_type: str, props: Mapping[str, Any], opts
     if as_bool(enabled) is not False:
         return []
     return [
-        "resources.computeDomains.enabled is false, so no IMEX channels for multi-node NVLink. "
-        "Set resources.computeDomains.enabled=true in the DRA driver values."
+        Problem(
+            "values.resources.computeDomains.enabled",
+            enabled,
+            "true: without ComputeDomains there are no IMEX channels for multi-node NVLink",
+            "set resources.computeDomains.enabled=true in the DRA driver values",
+        )
     ]
 
 
-def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """GPU allocation through DRA off (GPUs come from the device plugin) unless explicitly overridden."""
     if chart_name(props) != charts.DRA_DRIVER:
         return []
@@ -159,13 +184,16 @@ def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts:
     if as_bool(enabled) is False or is_unknown(enabled) or as_bool(values.get("gpuResourcesEnabledOverride")):
         return []
     return [
-        "resources.gpus.enabled is not false, so the DRA driver would allocate GPUs beside the GPU "
-        "Operator's device plugin. Set resources.gpus.enabled=false (or gpuResourcesEnabledOverride=true "
-        "if DRA GPU allocation is intended)."
+        Problem(
+            "values.resources.gpus.enabled",
+            enabled,
+            "false: the DRA driver would allocate GPUs beside the GPU Operator's device plugin",
+            "set resources.gpus.enabled=false (or gpuResourcesEnabledOverride=true if DRA GPU allocation is intended)",
+        )
     ]
 
 
-def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """A stack with EFA interfaces installs the EFA device plugin, or DRANET in DRA mode (facts/devices.py)."""
     index = StackIndex(resources)
     if any(chart_name(r.inputs) in (charts.EFA_DEVICE_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
@@ -177,11 +205,11 @@ def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[st
     users = [t for t in index.of_type(LAUNCH_TEMPLATE) if has_efa(t.inputs)]
     users += [g for g in index.of_type(EKS_MANAGED_NODE_GROUP) if as_bool(g.inputs.get("enableEfaSupport"))]
     return [
-        (
+        Problem(
             u.urn,
-            f"nodes get EFA interfaces but no {charts.EFA_DEVICE_PLUGIN} release is installed, so pods "
-            f"cannot request vpc.amazonaws.com/efa. Install the chart ({EFA_PLUGIN_MINIMUM} or later), or DRANET "
-            f"({charts.DRANET}) in DRA mode.",
+            Described(f"nodes with EFA interfaces and no {charts.EFA_DEVICE_PLUGIN} release"),
+            "an EFA device plugin, so pods can request vpc.amazonaws.com/efa",
+            f"install the chart ({EFA_PLUGIN_MINIMUM} or later), or DRANET ({charts.DRANET}) in DRA mode",
         )
         for u in users
     ]
@@ -196,7 +224,9 @@ def _tolerates(toleration: Any, key: str) -> bool:
     return bool(toleration.get("key") == key)
 
 
-def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_efa_plugin_tolerations(
+    resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]
+) -> list[Problem]:
     """The EFA device plugin tolerates the GPU taint, so it runs on the GPU nodes."""
     if chart_name(props) != charts.EFA_DEVICE_PLUGIN:
         return []
@@ -207,8 +237,12 @@ def check_efa_plugin_tolerations(resource_type: str, props: Mapping[str, Any], o
     if not missing:
         return []
     return [
-        f"the EFA device plugin does not tolerate taints {', '.join(missing)}, so it skips tainted GPU nodes. "
-        f"Add tolerations [{{key: {missing[0]}, operator: Exists, effect: NoSchedule}}] to its values."
+        Problem(
+            "values.tolerations",
+            tolerations,
+            f"tolerations of the GPU taints {', '.join(missing)} (without them the plugin skips tainted GPU nodes)",
+            f"add tolerations [{{key: {missing[0]}, operator: Exists, effect: NoSchedule}}] to its values",
+        )
     ]
 
 

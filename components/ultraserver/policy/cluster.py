@@ -22,6 +22,7 @@ from ultraserver.policy.model import (
     get_path,
     is_unknown,
 )
+from ultraserver.problems import Described, Problem
 
 OPEN_CIDRS = ("0.0.0.0/0", "::/0")
 
@@ -77,32 +78,38 @@ def _opted_in(props: Mapping[str, Any]) -> bool:
     return isinstance(tags, Mapping) and tags.get(PUBLIC_ENDPOINT_FROM_ANYWHERE) == "true"
 
 
-def check_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_version(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """Kubernetes version at least the minimum (DRA needs 1.33)."""
     view = cluster_view(resource_type, props)
     if view is None or is_unknown(view.version) or version_at_least(view.version, opts["minVersion"]):
         return []
-    version = view.version
     return [
-        f"Kubernetes version is {version!r}; GB200 needs DRA, so it must be >= {opts['minVersion']}. "
-        f'Set the cluster version to "{opts["minVersion"]}" or later.'
+        Problem(
+            "version",
+            view.version,
+            f">= {opts['minVersion']}: GB200 needs DRA",
+            f'set the cluster version to "{opts["minVersion"]}" or later',
+        )
     ]
 
 
-def check_authentication_mode(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_authentication_mode(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """Access entries (API mode) rather than the aws-auth ConfigMap alone."""
     view = cluster_view(resource_type, props)
     allowed = list(opts["allowed"])
     if view is None or is_unknown(view.authentication_mode) or view.authentication_mode in allowed:
         return []
-    mode = view.authentication_mode
     return [
-        f"authentication mode is {mode!r}; allowed: {', '.join(allowed)}. "
-        'Set authentication_mode="API" and grant node and admin access through access entries.'
+        Problem(
+            "authenticationMode",
+            view.authentication_mode,
+            ", ".join(allowed),
+            'set authentication_mode="API" and grant node and admin access through access entries',
+        )
     ]
 
 
-def check_secrets_encryption(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_secrets_encryption(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """Kubernetes secrets encrypted with a KMS key."""
     view = cluster_view(resource_type, props)
     if (
@@ -112,50 +119,64 @@ def check_secrets_encryption(resource_type: str, props: Mapping[str, Any], opts:
     ):
         return []
     return [
-        "secrets encryption is off. Set encryption_config_key_arn to a KMS key ARN "
-        "(create an aws.kms.Key with rotation enabled)."
+        Problem(
+            "secrets encryption",
+            Described("off"),
+            "secrets encrypted with a KMS key",
+            "set encryption_config_key_arn to a KMS key ARN (create an aws.kms.Key with rotation enabled)",
+        )
     ]
 
 
-def check_public_endpoint(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_public_endpoint(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """A public API endpoint only with explicit, non-open CIDRs."""
     view = cluster_view(resource_type, props)
     if view is None or not view.public_endpoint:
         return []
     if not view.public_cidrs:
         return [
-            "the public API endpoint is on without publicAccessCidrs, so it is open to 0.0.0.0/0. "
-            "Set public_access_cidrs to your admin networks, or endpoint_public_access=False "
-            "with endpoint_private_access=True."
+            Problem(
+                "publicAccessCidrs",
+                Described("none with the public API endpoint on, so it is open to 0.0.0.0/0"),
+                "your admin networks",
+                "set public_access_cidrs to your admin networks, or endpoint_public_access=False with "
+                "endpoint_private_access=True",
+            )
         ]
     open_cidrs = [c for c in view.public_cidrs if c in OPEN_CIDRS]
     if open_cidrs and not view.open_endpoint_allowed:
         return [
-            f"publicAccessCidrs contains {', '.join(open_cidrs)}. List only your admin networks, "
-            "or set allowPublicEndpointFromAnywhere: true in the stack if an open endpoint is intended."
+            Problem(
+                "publicAccessCidrs",
+                open_cidrs,
+                "only your admin networks, or an open endpoint the stack opted in to",
+                "list only your admin networks, or set allowPublicEndpointFromAnywhere: true in the stack if an "
+                "open endpoint is intended",
+            )
         ]
     return []
 
 
-def check_no_auto_mode_with_gb200(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_no_auto_mode_with_gb200(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """No Auto Mode on a cluster that runs GB200 groups (DRA is unsupported there)."""
     index = StackIndex(resources)
     gb200_clusters = {index.cluster_of(group) for group in index.gpu_groups()}
-    out: list[tuple[str, str]] = []
+    out: list[Problem] = []
     for cluster in index.of_type(*CLUSTER_TYPES):
         view = cluster_view(cluster.type, cluster.inputs)
         if index.cluster_key(cluster) in gb200_clusters and view is not None and view.auto_mode:
             out.append(
-                (
+                Problem(
                     cluster.urn,
-                    "EKS Auto Mode is on, but this cluster has GB200 node groups and Auto Mode does not support DRA. "
-                    "Turn Auto Mode off and run GB200 on managed or self-managed node groups.",
+                    Described("EKS Auto Mode on, with GB200 node groups"),
+                    "Auto Mode off: it does not support DRA, which GB200 needs",
+                    "turn Auto Mode off and run GB200 on managed or self-managed node groups",
                 )
             )
     return out
 
 
-def check_node_group_order(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_node_group_order(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """No node group waits, directly or through a component, for something that needs running nodes."""
     by_urn = {r.urn: r for r in resources}
     first: dict[str, Any] = {}
@@ -165,12 +186,14 @@ def check_node_group_order(resources: Sequence[PlanResource], opts: Mapping[str,
     for urn, found in first.items():
         path = " -> ".join(by_urn[u].name if u in by_urn else u for u in found.path)
         out.append(
-            (
+            Problem(
                 urn,
-                f"this node group waits for {by_urn[found.blocker].name} ({found.reason}), through {path}: neither "
-                "ever becomes ready (a deadlock that times out after 20 minutes or more). Make the add-on or "
-                "release wait for the node group instead; for CoreDNS set corednsAddonOptions.enabled=false on "
-                "pulumi-eks and declare the coredns add-on after the system node group.",
+                Described(f"this node group waits for {by_urn[found.blocker].name} ({found.reason}), through {path}"),
+                "no wait on what needs running nodes: neither would ever become ready (a deadlock that times out "
+                "after 20 minutes or more)",
+                "make the add-on or release wait for the node group instead; for CoreDNS set "
+                "corednsAddonOptions.enabled=false on pulumi-eks and declare the coredns add-on after the system "
+                "node group",
             )
         )
     return out

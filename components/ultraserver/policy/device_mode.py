@@ -13,6 +13,7 @@ from typing import Any
 from ultraserver.facts import charts, devices
 from ultraserver.policy.model import HELM_RELEASE, PlanResource, Rule, as_list, get_path
 from ultraserver.policy.workloads import pod_sets
+from ultraserver.problems import Described, Problem
 
 
 def _release_chart(resource: PlanResource) -> str:
@@ -34,7 +35,7 @@ def _plugin_resources(template: Mapping[str, Any]) -> list[str]:
     return sorted(found)
 
 
-def check_no_plugin_resources(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_no_plugin_resources(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """In DRA mode, every workload that asks for nvidia.com/gpu or vpc.amazonaws.com/efa."""
     if not dra_mode(resources):
         return []
@@ -46,12 +47,14 @@ def check_no_plugin_resources(resources: Sequence[PlanResource], opts: Mapping[s
         if found:
             name = get_path(r.inputs, "metadata", "name")
             out.append(
-                (
+                Problem(
                     r.urn,
-                    f"{r.inputs.get('kind')} {name!r} requests {', '.join(found)}, which no node advertises in DRA "
-                    f"mode (kubernetes.devices: {devices.DRA}). Claim the devices through a ResourceClaimTemplate "
-                    f"of DeviceClasses {devices.GPU_DEVICE_CLASS} and {devices.EFA_DEVICE_CLASS} "
-                    "(builders/device_claims.py), or run the stack in plugins mode.",
+                    Described(f"{r.inputs.get('kind')} {name!r} requests {', '.join(found)}"),
+                    f"devices claimed through DRA: no node advertises {', '.join(found)} in DRA mode "
+                    f"(kubernetes.devices: {devices.DRA})",
+                    "claim the devices through a ResourceClaimTemplate of DeviceClasses "
+                    f"{devices.GPU_DEVICE_CLASS} and {devices.EFA_DEVICE_CLASS} (builders/device_claims.py), or run "
+                    "the stack in plugins mode",
                 )
             )
     return out

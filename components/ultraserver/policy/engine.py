@@ -18,7 +18,7 @@ from ultraserver.policy import (
     workloads,
 )
 from ultraserver.policy.model import DISABLED, LEVELS, PlanResource, Rule, Violation
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 
 RULES: tuple[Rule, ...] = (
     *cluster.RULES,
@@ -60,17 +60,15 @@ def options_for(rule: Rule, entry: Any) -> dict[str, Any]:
     return options
 
 
-def _problems(rule: Rule, entry: Any) -> list[str]:
-    """What is wrong with one rule's config entry."""
-    key = f"policy config {rule.name!r}"
+def _problems(rule: Rule, entry: Any) -> list[Problem]:
+    """What is wrong with one rule's config entry, keyed by the rule's entry in the policy config."""
+    key = f"policy config {rule.name}"
     level = entry.get(ENFORCEMENT_LEVEL) if isinstance(entry, Mapping) else entry
     problems = []
     if level is not None and level not in LEVELS:
-        problems.append(f"{key}: enforcementLevel {level!r} is not one of {', '.join(LEVELS)}; use one of those.")
+        problems.append(Problem(f"{key}.{ENFORCEMENT_LEVEL}", level, "one of " + ", ".join(LEVELS), "use one of those"))
     if not isinstance(entry, (Mapping, str)):
-        problems.append(
-            f'{key}: {entry!r} must be a level string or an object; use e.g. {{"enforcementLevel": "advisory"}}.'
-        )
+        problems.append(Problem(key, entry, "a level string or an object", 'use e.g. {"enforcementLevel": "advisory"}'))
         return problems
     for option, value in entry.items() if isinstance(entry, Mapping) else []:
         if option == ENFORCEMENT_LEVEL:
@@ -78,11 +76,13 @@ def _problems(rule: Rule, entry: Any) -> list[str]:
         schema = rule.config_schema.get(option)
         if schema is None:
             known = ", ".join(sorted(rule.config_schema)) or "none"
-            problems.append(f"{key}: unknown option {option!r}; options: {known}.")
+            problems.append(Problem(f"{key}.{option}", value, f"an option of the rule: {known}", "remove it"))
             continue
         want = JSON_TYPES.get(str(schema.get("type")), object)
         if not isinstance(value, want) or (isinstance(value, bool) and schema.get("type") != "boolean"):
-            problems.append(f"{key}: option {option!r} is {value!r}; it must be a JSON {schema.get('type')}.")
+            problems.append(
+                Problem(f"{key}.{option}", value, f"a JSON {schema.get('type')}", "correct the option's value")
+            )
     return problems
 
 
@@ -91,13 +91,15 @@ def resolve_config(config: Mapping[str, Any] | None, rules: Sequence[Rule] = RUL
     config = dict(config or {})
     by_name = {rule.name: rule for rule in rules}
     problems = [
-        f"policy config {name!r}: no such rule; rules: {', '.join(sorted(by_name))}."
+        Problem(f"policy config {name}", name, "a rule: " + ", ".join(sorted(by_name)), "name a rule of the pack")
         for name in config
         if name not in by_name and name != ALL
     ]
     default_level = config.get(ALL)
     if default_level is not None and default_level not in LEVELS:
-        problems.append(f"policy config 'all': {default_level!r} is not one of {', '.join(LEVELS)}.")
+        problems.append(
+            Problem(f"policy config {ALL}", default_level, "one of " + ", ".join(LEVELS), "use one of those")
+        )
     settings = {}
     for rule in rules:
         entry = config.get(rule.name)
@@ -125,9 +127,9 @@ def evaluate(
             for resource in resources:
                 if resource.type in rule.resource_types:
                     out += [
-                        Violation(rule.name, level, resource.urn, message)
-                        for message in rule.check_resource(resource.type, resource.inputs, options)
+                        Violation(rule.name, level, resource.urn, problem)
+                        for problem in rule.check_resource(resource.type, resource.inputs, options)
                     ]
         elif rule.check_stack is not None:
-            out += [Violation(rule.name, level, urn, message) for urn, message in rule.check_stack(resources, options)]
+            out += [Violation(rule.name, level, p.key, p) for p in rule.check_stack(resources, options)]
     return out

@@ -13,21 +13,32 @@ from typing import Any
 from ultraserver.facts import charts, helm
 from ultraserver.policy.charts import chart_name
 from ultraserver.policy.model import HELM_RELEASE, Rule, as_bool
+from ultraserver.problems import Problem
 
 
-def check_release_waits(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_release_waits(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """skipAwait and atomic together, or a GPU-node chart whose release waits."""
     skip_await, atomic = bool(as_bool(props.get("skipAwait"))), bool(as_bool(props.get("atomic")))
     name = chart_name(props)
     if skip_await and atomic:
         return [
-            f"Release of {name!r} sets skipAwait but is atomic, and Helm waits whenever a release is atomic "
-            "(helm pkg/action/install.go:289, upgrade.go:158): set atomic false."
+            Problem(
+                "atomic",
+                True,
+                f"false with skipAwait on the release of {name!r}: Helm waits whenever a release is atomic "
+                "(helm pkg/action/install.go:289, upgrade.go:158)",
+                "set atomic false",
+            )
         ]
     if name in charts.ON_GPU_NODES and helm.waits(atomic, skip_await):
         return [
-            f"Release of {name!r} waits for its DaemonSet pods on every GPU node, so one unhealthy node fails (or "
-            "rolls back) the release everywhere: set skipAwait true and atomic false."
+            Problem(
+                "skipAwait",
+                skip_await,
+                f"true (and atomic false) on the release of {name!r}: it waits for its DaemonSet pods on every GPU "
+                "node, so one unhealthy node fails (or rolls back) the release everywhere",
+                "set skipAwait true and atomic false",
+            )
         ]
     return []
 

@@ -19,6 +19,7 @@ from ultraserver.policy.model import (
     as_list,
     is_unknown,
 )
+from ultraserver.problems import Problem
 
 SERVICE_WILDCARD = re.compile(r"^[A-Za-z0-9-]+:\*$")
 EC2_SERVICE = "ec2.amazonaws.com"
@@ -64,7 +65,7 @@ def _documents(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, 
     return [("policy", props.get("policy"))]
 
 
-def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """No IAM policy in the stack allows "*" or "service:*" actions."""
     out = []
     for label, raw in _documents(resource_type, props):
@@ -72,13 +73,17 @@ def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mappi
             continue
         document = policy_document(raw)
         if document is None:
-            out.append(f"{label} is not a readable JSON policy document. Pass json.dumps(<policy dict>).")
+            out.append(Problem(label, raw, "a readable JSON policy document", "pass json.dumps(<policy dict>)"))
             continue
         found = wildcard_actions(document)
         if found:
             out.append(
-                f"{label} allows wildcard actions {sorted(set(found))}. List the exact actions "
-                "the role needs (least privilege)."
+                Problem(
+                    label,
+                    sorted(set(found)),
+                    'no "*" or "service:*" actions and no NotAction (least privilege)',
+                    "list the exact actions the role needs",
+                )
             )
     return out
 
@@ -95,7 +100,7 @@ def is_node_role(role: PlanResource) -> bool:
     return False
 
 
-def check_node_role_policies(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_node_role_policies(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """Node roles get only allow-listed AWS managed policies (or in-stack policies, which are wildcard-checked)."""
     index = StackIndex(resources)
     allowed = set(opts["allowedPolicyArns"])
@@ -108,13 +113,13 @@ def check_node_role_policies(resources: Sequence[PlanResource], opts: Mapping[st
             if is_unknown(arn) or arn in allowed or index.deps(attachment, IAM_POLICY):
                 continue
             out.append(
-                (
+                Problem(
                     attachment.urn,
-                    (
-                        f"node role {role.name} gets policy {arn!r}, which is not on the allow-list. Nodes need only "
-                        "the EKS worker and ECR pull-only policies; give the VPC CNI and workloads their own roles "
-                        "through Pod Identity, or add the ARN to this rule's allowedPolicyArns."
-                    ),
+                    arn,
+                    f"a policy of the allow-list on node role {role.name}: nodes need only the EKS worker and ECR "
+                    "pull-only policies",
+                    "give the VPC CNI and workloads their own roles through Pod Identity, or add the ARN to this "
+                    "rule's allowedPolicyArns",
                 )
             )
     return out

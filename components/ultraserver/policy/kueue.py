@@ -7,6 +7,7 @@ NVIDIA DRA driver for a ComputeDomain's channel (facts/dra.channel_claim_spec).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from ultraserver.facts import dra, kueue
 from ultraserver.facts.kueue_admission import PodSet, Queue, Workload, admission_problems, cluster_queue_quota
 from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_list, get_path
 from ultraserver.policy.workloads import pod_sets
+from ultraserver.problems import Problem
 
 CLAIM_TEMPLATE_KIND = "ResourceClaimTemplate"
 
@@ -93,7 +95,7 @@ def queued_workloads(resources: Sequence[PlanResource]) -> list[tuple[PlanResour
     return out
 
 
-def check_kueue_admission(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_kueue_admission(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """Jobs queued to a LocalQueue of the stack that Kueue would never admit, with the reason."""
     configuration = kueue_configuration(resources)
     if configuration is None:
@@ -104,7 +106,8 @@ def check_kueue_admission(resources: Sequence[PlanResource], opts: Mapping[str, 
     for resource, queue_name, workload in queued_workloads(resources):
         queue = local_queues.get((workload.namespace, queue_name))
         if queue is not None:
-            out += [(resource.urn, str(p)) for p in admission_problems(workload, templates, queue)]
+            # The workload's key (kind namespace/name) is what its URN names: report it at the URN.
+            out += [dataclasses.replace(p, key=resource.urn) for p in admission_problems(workload, templates, queue)]
     return out
 
 

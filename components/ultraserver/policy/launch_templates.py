@@ -28,6 +28,7 @@ from ultraserver.policy.model import (
     tags_of,
 )
 from ultraserver.policy.network_interfaces import EFA_TYPES, has_efa, is_gb200_template
+from ultraserver.problems import Described, Problem
 
 ALL_PROTOCOLS = ("-1", "all")
 OPEN_EGRESS = ("0.0.0.0/0",)
@@ -38,34 +39,46 @@ NVIDIA_SSM_PATH = re.compile(r"^/aws/service/eks/optimized-ami/[0-9.]+/amazon-li
 FLOATING_RELEASES = ("recommended",)
 
 
-def check_imdsv2(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_imdsv2(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """Instance metadata requires session tokens (IMDSv2)."""
     tokens = get_path(props, "metadataOptions", "httpTokens")
     if tokens == "required" or is_unknown(tokens):
         return []
     return [
-        f"metadataOptions.httpTokens is {tokens!r}, so IMDSv1 is allowed. Set metadata_options "
-        'http_tokens="required" (and http_put_response_hop_limit=2 for pods that need IMDS).'
+        Problem(
+            "metadataOptions.httpTokens",
+            Described("unset") if tokens is None else tokens,
+            "required (anything else allows IMDSv1)",
+            'set metadata_options http_tokens="required" (and http_put_response_hop_limit=2 for pods that need IMDS)',
+        )
     ]
 
 
-def check_encrypted_root(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_encrypted_root(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """The root volume (and every EBS mapping) is encrypted."""
     roots = tuple(opts["rootDeviceNames"])
     mappings = [m for m in as_list(props.get("blockDeviceMappings")) if isinstance(m, Mapping)]
     out = []
     if not any(m.get("deviceName") in roots for m in mappings):
         out.append(
-            f"no block device mapping for the root device ({', '.join(roots)}), so the AMI's unencrypted default "
-            'is used. Add a mapping for the root device with ebs.encrypted="true".'
+            Problem(
+                "blockDeviceMappings",
+                Described(f"no mapping for the root device ({', '.join(roots)}): the AMI's unencrypted default"),
+                "an encrypted root volume",
+                'add a mapping for the root device with ebs.encrypted="true"',
+            )
         )
     for mapping in mappings:
         ebs = mapping.get("ebs")
         encrypted = ebs.get("encrypted") if isinstance(ebs, Mapping) else None
         if isinstance(ebs, Mapping) and not is_unknown(encrypted) and as_bool(encrypted) is not True:
             out.append(
-                f'EBS volume {mapping.get("deviceName")!r} is not encrypted. Set ebs.encrypted="true" '
-                "(optionally with a kms_key_id)."
+                Problem(
+                    f"blockDeviceMappings[{mapping.get('deviceName')}].ebs.encrypted",
+                    encrypted,
+                    "true (every EBS volume encrypted)",
+                    'set ebs.encrypted="true" (optionally with a kms_key_id)',
+                )
             )
     return out
 
@@ -124,7 +137,7 @@ def _self_directions(index: StackIndex, sg: PlanResource) -> set[str]:
     return found & {"ingress", "egress"}
 
 
-def check_efa_security_group(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_efa_security_group(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """An EFA launch template's in-stack security groups include one open to itself both ways."""
     index = StackIndex(resources)
     out = []
@@ -138,10 +151,11 @@ def check_efa_security_group(resources: Sequence[PlanResource], opts: Mapping[st
         ]
         if any(not as_list(n.get("securityGroups")) and not is_unknown(n.get("securityGroups")) for n in efa_nics):
             out.append(
-                (
+                Problem(
                     template.urn,
-                    "an EFA interface has no security groups. Attach the EFA security group "
-                    "(all traffic in and out to itself) to every EFA interface.",
+                    Described("an EFA interface without security groups"),
+                    "the EFA security group (all traffic in and out to itself) on every EFA interface",
+                    "attach the EFA security group to every EFA interface",
                 )
             )
             continue
@@ -149,13 +163,12 @@ def check_efa_security_group(resources: Sequence[PlanResource], opts: Mapping[st
         if groups and not any(_self_directions(index, sg) == {"ingress", "egress"} for sg in groups):
             names = ", ".join(sg.name for sg in groups)
             out.append(
-                (
+                Problem(
                     template.urn,
-                    (
-                        f"none of the security groups on this EFA template ({names}) allows all traffic to and from "
-                        'itself. Add a self-referencing ingress and egress rule with ip_protocol="-1" '
-                        "(referenced_security_group_id = the group's own id)."
-                    ),
+                    Described(f"security groups {names}, none open to itself both ways"),
+                    "a security group that allows all traffic to and from itself",
+                    'add a self-referencing ingress and egress rule with ip_protocol="-1" '
+                    "(referenced_security_group_id = the group's own id)",
                 )
             )
     return out
@@ -172,7 +185,7 @@ def release_ok(release: Any, minimum: str) -> bool:
     return have is not None and want is not None and have >= want
 
 
-def check_ami_release(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_ami_release(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """A pinned AL2023 NVIDIA AMI release is at least the EKS UltraServer guide's minimum (v20251103, driver 580)."""
     minimum = str(opts["minRelease"])
     if resource_type == LAUNCH_TEMPLATE:
@@ -186,13 +199,16 @@ def check_ami_release(resource_type: str, props: Mapping[str, Any], opts: Mappin
     if release is None or is_unknown(release) or release_ok(release, minimum):
         return []
     return [
-        f"AMI release {release!r} ({where}) is older than {minimum} or unreadable; the EKS UltraServer guide "
-        f"recommends {minimum} or later for GB200 (driver 580). Pin {minimum} or later, or use the "
-        '"recommended" release.'
+        Problem(
+            where,
+            release,
+            f"{minimum} or later: the EKS UltraServer guide recommends it for GB200 (driver 580)",
+            f'pin {minimum} or later, or use the "recommended" release',
+        )
     ]
 
 
-def check_ami_variant(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_ami_variant(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """GB200 groups boot the AL2023 ARM64 NVIDIA AMI."""
     index = StackIndex(resources)
     out = []
@@ -204,45 +220,40 @@ def check_ami_variant(resources: Sequence[PlanResource], opts: Mapping[str, Any]
             path = tags_of(template.inputs).get(TAG_AMI_SSM_PARAMETER)
             if not isinstance(path, str) or not NVIDIA_SSM_PATH.match(path):
                 out.append(
-                    (
+                    Problem(
                         template.urn,
-                        (
-                            f"the GB200 launch template sets imageId but its {TAG_AMI_SSM_PARAMETER} "
-                            f"tag is {path!r}, not "
-                            "an AL2023 ARM64 NVIDIA path. Look the AMI up from "
-                            "/aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/... and record that "
-                            "path in the tag."
-                        ),
+                        path,
+                        f"an AL2023 ARM64 NVIDIA SSM path in the {TAG_AMI_SSM_PARAMETER} tag of a GB200 launch "
+                        "template that sets imageId",
+                        "look the AMI up from /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/"
+                        "... and record that path in the tag",
                     )
                 )
             if group.type in MANAGED_NODE_GROUP_TYPES and ami_type not in (None, CUSTOM_AMI_TYPE):
                 out.append(
-                    (
+                    Problem(
                         group.urn,
-                        (
-                            f"amiType is {ami_type!r} while the launch template sets imageId. Leave amiType unset "
-                            "(EKS shows CUSTOM) or drop imageId and use amiType AL2023_ARM_64_NVIDIA."
-                        ),
+                        ami_type,
+                        "amiType unset (EKS shows CUSTOM) while the launch template sets imageId",
+                        "leave amiType unset, or drop imageId and use amiType AL2023_ARM_64_NVIDIA",
                     )
                 )
         elif group.type == AUTOSCALING_GROUP:
             out.append(
-                (
+                Problem(
                     group.urn,
-                    (
-                        "a self-managed GB200 group's launch template has no imageId. Set image_id from the "
-                        "AL2023 ARM64 NVIDIA SSM parameter."
-                    ),
+                    Described("a launch template without imageId"),
+                    "an imageId on a self-managed GB200 group's launch template",
+                    "set image_id from the AL2023 ARM64 NVIDIA SSM parameter",
                 )
             )
         elif ami_type != NVIDIA_AMI_TYPE and not is_unknown(ami_type):
             out.append(
-                (
+                Problem(
                     group.urn,
-                    (
-                        f"amiType is {ami_type!r}; GB200 needs the AL2023 ARM64 NVIDIA AMI. "
-                        f'Set ami_type="{NVIDIA_AMI_TYPE}".'
-                    ),
+                    ami_type,
+                    f"amiType {NVIDIA_AMI_TYPE}: GB200 needs the AL2023 ARM64 NVIDIA AMI",
+                    f'set ami_type="{NVIDIA_AMI_TYPE}"',
                 )
             )
     return out

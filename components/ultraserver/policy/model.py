@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,23 +77,31 @@ class Violation:
     """Effective enforcement level: mandatory or advisory."""
     urn: str
     """URN of the offending resource; empty for the whole stack."""
-    message: str
-    """What is wrong and how to fix it."""
+    problem: Problem
+    """What the rule found: the input (or the resource's URN), the value, what is allowed and the fix."""
+
+    @property
+    def message(self) -> str:
+        """The problem as a report beside the URN shows it: the input named unless the key is the URN itself."""
+        return self.problem.finding() if self.problem.key in ("", self.urn) else str(self.problem)
 
     def to_json(self) -> dict[str, str]:
         """The plan JSON's policies entry."""
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message}
 
     def to_problem(self) -> Problem:
-        """This violation as the shared result type: a mandatory rule blocks (error), an advisory one warns."""
+        """This violation as a report entry: a mandatory rule blocks (error), an advisory one warns."""
         where = f"[{self.policy}] {self.urn or '(stack)'}"
-        return Problem(where, self.message, "", "", ERROR if self.level == MANDATORY else WARNING)
+        if self.problem.key not in ("", self.urn):
+            where += f" {self.problem.key}"
+        level = ERROR if self.level == MANDATORY else WARNING
+        return dataclasses.replace(self.problem, key=where, level=level)
 
 
-ResourceCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], list[str]]
-"""(resource type, inputs, rule options) -> violation messages."""
-StackCheck = Callable[[Sequence[PlanResource], Mapping[str, Any]], list[tuple[str, str]]]
-"""(all resources, rule options) -> (urn, message) pairs."""
+ResourceCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], list[Problem]]
+"""(resource type, inputs, rule options) -> Problems keyed by the input at fault."""
+StackCheck = Callable[[Sequence[PlanResource], Mapping[str, Any]], list[Problem]]
+"""(all resources, rule options) -> Problems keyed by the URN of the resource at fault ("" for the stack)."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ultraserver.facts.efa import EFA_TYPES, INTERFACE_TYPES
 from ultraserver.policy.model import LAUNCH_TEMPLATE, Rule, as_int, as_list, is_gb200, is_unknown
+from ultraserver.problems import Described, Problem
 
 ENA, EFA, EFA_ONLY = INTERFACE_TYPES
 
@@ -54,21 +55,25 @@ def has_efa(props: Mapping[str, Any]) -> bool:
     return any(nic.kind in EFA_TYPES for nic in interfaces(props))
 
 
-def check_ena_primary(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_ena_primary(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """Card 0 carries the ENA primary interface at device index 0."""
     if not is_gb200_template(resource_type, props):
         return []
     primary = [nic for nic in interfaces(props) if nic.card == 0 and nic.device == 0]
     if len(primary) == 1 and primary[0].kind == ENA:
         return []
-    found = f"an {primary[0].kind!r} interface" if primary else "no interface"
+    found = Described(f"an {primary[0].kind!r} interface" if primary else "no interface")
     return [
-        f"network card 0, device index 0 has {found}; P6e-GB200 needs its primary ENA interface there. "
-        'Add {networkCardIndex: 0, deviceIndex: 0, interfaceType: "interface"} (or leave interfaceType unset).'
+        Problem(
+            "networkInterfaces card 0 device 0",
+            found,
+            "the ENA primary interface (P6e-GB200 needs it there)",
+            'add {networkCardIndex: 0, deviceIndex: 0, interfaceType: "interface"} (or leave interfaceType unset)',
+        )
     ]
 
 
-def check_no_efa_only_primary(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_no_efa_only_primary(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """No EFA-only interface on network card 0, where the primary lives."""
     if not is_gb200_template(resource_type, props):
         return []
@@ -76,12 +81,16 @@ def check_no_efa_only_primary(resource_type: str, props: Mapping[str, Any], opts
     if not bad:
         return []
     return [
-        f"network card 0 has an efa-only interface at device index {bad[0].device}; an EFA-only interface can "
-        'never be the primary. Use interfaceType "interface" on card 0 and put EFA-only interfaces on odd cards.'
+        Problem(
+            f"networkInterfaces card 0 device {bad[0].device}",
+            EFA_ONLY,
+            "no efa-only interface on card 0: an EFA-only interface can never be the primary",
+            'use interfaceType "interface" on card 0 and put EFA-only interfaces on odd cards',
+        )
     ]
 
 
-def check_card_range(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_card_range(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """Network card indices stay within the instance's cards, one interface per card and device index."""
     if not is_gb200_template(resource_type, props):
         return []
@@ -91,17 +100,28 @@ def check_card_range(resource_type: str, props: Mapping[str, Any], opts: Mapping
     outside = sorted({nic.card for nic in nics if nic.card is not None and not 0 <= nic.card < limit})
     if outside:
         out.append(
-            f"network card indices {outside} are outside 0..{limit - 1}; p6e-gb200.36xlarge has {limit} cards. "
-            "Build the interfaces from the instance type's NetworkCards."
+            Problem(
+                "networkInterfaces networkCardIndex",
+                outside,
+                f"0..{limit - 1}: p6e-gb200.36xlarge has {limit} cards",
+                "build the interfaces from the instance type's NetworkCards",
+            )
         )
     pairs = [(nic.card, nic.device) for nic in nics if nic.card is not None and nic.device is not None]
     duplicates = sorted({p for p in pairs if pairs.count(p) > 1})
     if duplicates:
-        out.append(f"(card, device index) pairs {duplicates} are used twice. Give each interface its own slot.")
+        out.append(
+            Problem(
+                "networkInterfaces (card, device index)",
+                duplicates,
+                "each pair once",
+                "give each interface its own slot",
+            )
+        )
     return out
 
 
-def check_odd_cards_efa_only(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[str]:
+def check_odd_cards_efa_only(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
     """Odd network cards carry only EFA-only interfaces."""
     if not is_gb200_template(resource_type, props):
         return []
@@ -111,8 +131,12 @@ def check_odd_cards_efa_only(resource_type: str, props: Mapping[str, Any], opts:
     if not bad:
         return []
     return [
-        f"odd network cards {bad} have interfaces that are not efa-only; on P6e-GB200 odd cards support only "
-        'EFA-only. Set interfaceType "efa-only" on every odd card.'
+        Problem(
+            "networkInterfaces odd cards",
+            bad,
+            "efa-only interfaces only: odd cards of P6e-GB200 support nothing else",
+            'set interfaceType "efa-only" on every odd card',
+        )
     ]
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ultraserver.facts import limits
-from ultraserver.facts.capacity_blocks import managed_node_group_problem
+from ultraserver.facts.limits import managed_node_group_problem
 from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
 from ultraserver.policy.model import (
@@ -28,6 +29,7 @@ from ultraserver.policy.model import (
     tags_of,
 )
 from ultraserver.policy.rolling import changed_fields, rolling_fields
+from ultraserver.problems import Described, Problem
 
 CAPACITY_BLOCK = "CAPACITY_BLOCK"
 UPGRADE_RULE = "capacity-block-upgrade-at-zero"
@@ -50,7 +52,7 @@ def capacity_block_groups(index: StackIndex) -> list[tuple[PlanResource, PlanRes
     return out
 
 
-def check_capacity_block_group(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_capacity_block_group(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """A capacity-block managed group: custom launch template, CAPACITY_BLOCK, no instance types."""
     out = []
     for group, _ in capacity_block_groups(StackIndex(resources)):
@@ -59,32 +61,35 @@ def check_capacity_block_group(resources: Sequence[PlanResource], opts: Mapping[
         props = group.inputs
         if not isinstance(props.get("launchTemplate"), Mapping):
             out.append(
-                (
+                Problem(
                     group.urn,
-                    "a capacity-block managed node group needs a custom launch template. "
-                    "Pass launch_template={id, version} built for the reservation.",
+                    Described("no launch template"),
+                    "a custom launch template (a capacity-block managed node group needs one)",
+                    "pass launch_template={id, version} built for the reservation",
                 )
             )
         if props.get("capacityType") != CAPACITY_BLOCK:
             out.append(
-                (
+                Problem(
                     group.urn,
-                    f"capacityType is {props.get('capacityType')!r} but the launch template "
-                    'targets a capacity block. Set capacity_type="CAPACITY_BLOCK".',
+                    props.get("capacityType"),
+                    f"capacityType {CAPACITY_BLOCK}: the launch template targets a capacity block",
+                    'set capacity_type="CAPACITY_BLOCK"',
                 )
             )
         if as_list(props.get("instanceTypes")):
             out.append(
-                (
+                Problem(
                     group.urn,
-                    "instanceTypes is set on a capacity-block node group. Leave it unset and "
-                    "put the instance type in the launch template.",
+                    as_list(props.get("instanceTypes")),
+                    "no instanceTypes on a capacity-block node group",
+                    "leave it unset and put the instance type in the launch template",
                 )
             )
     return out
 
 
-def check_capacity_block_template(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_capacity_block_template(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """A capacity-block group's template: market type capacity-block, a reservation target, an instance type."""
     out = []
     seen: set[str] = set()
@@ -95,10 +100,11 @@ def check_capacity_block_template(resources: Sequence[PlanResource], opts: Mappi
         props = template.inputs
         if _market_type(template) != CAPACITY_BLOCK_MARKET:
             out.append(
-                (
+                Problem(
                     template.urn,
-                    f"instanceMarketOptions.marketType is {_market_type(template)!r} on a "
-                    'capacity-block group\'s template. Set market_type="capacity-block".',
+                    _market_type(template),
+                    f"instanceMarketOptions.marketType {CAPACITY_BLOCK_MARKET} on a capacity-block group's template",
+                    'set market_type="capacity-block"',
                 )
             )
         target = get_path(props, "capacityReservationSpecification", "capacityReservationTarget")
@@ -106,19 +112,21 @@ def check_capacity_block_template(resources: Sequence[PlanResource], opts: Mappi
             target.get("capacityReservationId") or target.get("capacityReservationResourceGroupArn")
         ):
             out.append(
-                (
+                Problem(
                     template.urn,
-                    "the template has no capacity reservation target. Set "
-                    "capacity_reservation_specification.capacity_reservation_target to the "
-                    "block's capacity_reservation_id (or its resource group ARN).",
+                    target,
+                    "a capacity reservation target (capacityReservationId or capacityReservationResourceGroupArn)",
+                    "set capacity_reservation_specification.capacity_reservation_target to the block's "
+                    "capacity_reservation_id (or its resource group ARN)",
                 )
             )
         if not props.get("instanceType"):
             out.append(
-                (
+                Problem(
                     template.urn,
-                    "the template has no instanceType. Capacity blocks need the instance type "
-                    "in the launch template (e.g. p6e-gb200.36xlarge).",
+                    props.get("instanceType"),
+                    "an instanceType in the launch template (capacity blocks need it there)",
+                    "set it, e.g. p6e-gb200.36xlarge",
                 )
             )
     return out
@@ -138,7 +146,7 @@ def deployed_state(resources: Sequence[PlanResource]) -> dict[str, dict[str, Any
     }
 
 
-def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """A change that rolls a capacity-block group's nodes happens only while the group is at desired size 0."""
     deployed: Mapping[str, Any] = opts["deployed"]
     out = []
@@ -148,10 +156,11 @@ def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, 
             continue
         if tags_of(group.inputs).get(TAG_UPGRADE_SAFE) == "true":
             out.append(
-                (
+                Problem(
                     group.urn,
-                    f"the group is tagged {TAG_UPGRADE_SAFE}=true but its desired size is "
-                    f"{desired}. Scale it to 0 (desired and min) for the upgrade.",
+                    Described(f"desired size {desired} with the tag {TAG_UPGRADE_SAFE}=true"),
+                    "desired size 0 while the group is tagged for an upgrade",
+                    "scale it to 0 (desired and min) for the upgrade",
                 )
             )
         before = deployed.get(group.name) or deployed.get(group.urn)
@@ -161,20 +170,19 @@ def check_upgrade_at_zero(resources: Sequence[PlanResource], opts: Mapping[str, 
         if changed:
             shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
             out.append(
-                (
+                Problem(
                     group.urn,
-                    (
-                        f"{shown} changes on a capacity-block group with desired size {desired}: that rolls "
-                        "every node, and a capacity block has no spare capacity. EKS needs the group at 0 before "
-                        "an upgrade: set scaleToZeroForUpgrade: true and deploy, then make the change, then set it "
-                        "back (docs/deploy.md, Upgrading GPU nodes)."
-                    ),
+                    Described(f"{shown} changes on a capacity-block group with desired size {desired}"),
+                    "changes that roll nodes only at desired size 0: a roll replaces every node, and a capacity block "
+                    "has no spare capacity",
+                    "set scaleToZeroForUpgrade: true and deploy, then make the change, then set it back "
+                    "(docs/deploy.md, Upgrading GPU nodes)",
                 )
             )
     return out
 
 
-def check_node_group_quota(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_node_group_quota(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """Managed node groups per cluster within the EKS quota."""
     index = StackIndex(resources)
     counts: Counter[str] = Counter()
@@ -185,9 +193,9 @@ def check_node_group_quota(resources: Sequence[PlanResource], opts: Mapping[str,
         counts[index.cluster_of(group) or ""] += 1
     quota = int(opts["quota"])
     return [
-        (cluster, f"{why} Then set this rule's quota option to the raised value.")
+        dataclasses.replace(why, fix=f"{why.fix}; then set this rule's quota option to the raised value")
         for cluster, count in counts.items()
-        if (why := managed_node_group_problem(count, quota))
+        if (why := managed_node_group_problem(count, cluster, quota))
     ]
 
 
@@ -200,7 +208,7 @@ def reservation_zone(index: StackIndex, group: PlanResource) -> str | None:
     return zone
 
 
-def check_subnets_in_zone(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_subnets_in_zone(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """Every GPU group's in-stack subnets lie in its reservation's zone (unresolvable ones are skipped)."""
     index = StackIndex(resources)
     out = []
@@ -221,12 +229,11 @@ def check_subnets_in_zone(resources: Sequence[PlanResource], opts: Mapping[str, 
         ]
         if wrong:
             out.append(
-                (
+                Problem(
                     group.urn,
-                    (
-                        f"subnets {', '.join(wrong)} are outside the reservation's zone {zone}. Capacity-block nodes "
-                        "launch only there: give the group only subnets in that zone."
-                    ),
+                    Described(f"subnets {', '.join(wrong)} outside the reservation's zone {zone}"),
+                    f"subnets in {zone} only: capacity-block nodes launch only there",
+                    "give the group only subnets in that zone",
                 )
             )
     return out

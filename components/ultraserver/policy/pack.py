@@ -19,7 +19,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError
 
 from ultraserver.policy.engine import RULES, options_for
-from ultraserver.policy.model import UNKNOWN, PlanResource, Rule
+from ultraserver.policy.model import UNKNOWN, PlanResource, Rule, Violation
 
 PACK_NAME = "ultraserver-gb200"
 
@@ -67,26 +67,26 @@ def _schema(rule: Rule) -> PolicyConfigSchema | None:
 
 
 def _validate_resource(rule: Rule) -> Any:
-    """A ResourceValidation that reports each message of the rule's resource check."""
+    """A ResourceValidation that reports each Problem of the rule's resource check."""
 
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         if rule.check_resource is None or args.resource_type not in rule.resource_types:
             return
-        for message in rule.check_resource(args.resource_type, plain(args.props), options_for(rule, args.get_config())):
-            report(message, args.urn)
+        for problem in rule.check_resource(args.resource_type, plain(args.props), options_for(rule, args.get_config())):
+            report(Violation(rule.name, rule.level, args.urn, problem).message, args.urn)
 
     return validate
 
 
 def _validate_stack(rule: Rule) -> Any:
-    """A StackValidation that reports each (urn, message) of the rule's stack check."""
+    """A StackValidation that reports each Problem of the rule's stack check at the URN it names."""
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         if rule.check_stack is None:
             return
         resources = [to_plan_resource(r) for r in args.resources]
-        for urn, message in rule.check_stack(resources, options_for(rule, args.get_config())):
-            report(message, urn or None)
+        for problem in rule.check_stack(resources, options_for(rule, args.get_config())):
+            report(Violation(rule.name, rule.level, problem.key, problem).message, problem.key or None)
 
     return validate
 

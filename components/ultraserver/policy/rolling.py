@@ -22,7 +22,7 @@ import yaml
 from ultraserver.facts.node_image import NODECONFIG_CONTENT_TYPE
 from ultraserver.facts.tags import AMI_RELEASE
 from ultraserver.policy.model import AUTOSCALING_GROUP, PlanResource, is_unknown, tags_of
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem
 
 # Node-group inputs whose change replaces the group's nodes (EKS UpdateNodegroupVersion / UpdateNodegroupConfig).
 ROLLING_GROUP_INPUTS = ("version", "releaseVersion", "amiType", "labels", "taints")
@@ -149,9 +149,13 @@ def deployed_resources(data: Any, source: str = "--deployed") -> list[PlanResour
         raw = data["resources"]
     else:
         raise ConfigError(
-            f"{source}: neither a `pulumi stack export` file (deployment.resources) nor an `ultraserver plan "
-            "--json` file (resources); fix: pass the output of `pulumi stack export --file FILE` or of "
-            "`ultraserver plan --stack NAME --json FILE` from the deployed commit."
+            Problem(
+                source,
+                Described("a file with neither deployment.resources nor resources"),
+                "a `pulumi stack export` file (deployment.resources) or an `ultraserver plan --json` file (resources)",
+                "pass the output of `pulumi stack export --file FILE` or of `ultraserver plan --stack NAME --json "
+                "FILE` from the deployed commit",
+            )
         )
     out = []
     for item in raw:

@@ -9,6 +9,7 @@ from ultraserver.facts import kueue
 from ultraserver.facts.devices import GPU_DEVICE_CLASS
 from ultraserver.facts.scheduling import GPU_RESOURCE
 from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_int, as_list, get_path
+from ultraserver.problems import Described, Problem
 
 KUEUE_TYPE_PREFIX = f"kubernetes:{kueue.API_GROUP}/"
 CLAIM_TEMPLATE_PREFIX = "kubernetes:resource.k8s.io/"
@@ -68,7 +69,7 @@ def _declares_kueue(resources: Sequence[PlanResource]) -> bool:
     )
 
 
-def check_multi_node_placement(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[tuple[str, str]]:
+def check_multi_node_placement(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """Multi-node GPU workloads join a ComputeDomain of their namespace and name a Kueue queue."""
     domains = {
         (
@@ -118,12 +119,15 @@ def check_multi_node_placement(resources: Sequence[PlanResource], opts: Mapping[
             missing.append(f"on each GPU pod template {' or '.join(topology)} (without one Kueue admits no GPUs)")
         if missing:
             out.append(
-                (
+                Problem(
                     r.urn,
-                    f"{r.inputs.get('kind')} {metadata.get('name')!r} runs {sum(n for n, _ in gpu_sets)} GPU pods "
-                    f"across nodes but lacks {' and '.join(missing)}. Add them (ultraserver's "
-                    "compute_domain_pod_pieces and queue_labels/podset_topology_annotations build them), or annotate "
-                    f"it {kueue.EXEMPT_ANNOTATION}: <why> if it must bypass them.",
+                    Described(
+                        f"{r.inputs.get('kind')} {metadata.get('name')!r} runs {sum(n for n, _ in gpu_sets)} GPU pods "
+                        "across nodes"
+                    ),
+                    " and ".join(missing),
+                    "add them (ultraserver's compute_domain_pod_pieces and queue_labels/podset_topology_annotations "
+                    f"build them), or annotate it {kueue.EXEMPT_ANNOTATION}: <why> if it must bypass them",
                 )
             )
     return out

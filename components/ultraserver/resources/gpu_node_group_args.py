@@ -7,12 +7,12 @@ settings were checked by the settings model, so ``from_settings`` builds the arg
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
 import pulumi
+from pydantic.alias_generators import to_snake
 
 from ultraserver import clock
 from ultraserver.config.blocks import StandbyGroup
@@ -22,7 +22,6 @@ from ultraserver.facts import ami, instances
 from ultraserver.facts.capacity_blocks import (
     CapacityBlock,
     ReservationWindow,
-    blocks_problems,
     desired_size_problem,
     full_size,
     reservation_id_problem,
@@ -37,9 +36,10 @@ from ultraserver.facts.efa import (
 )
 from ultraserver.facts.iam import IMDS_HOP_LIMITS
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.successive_blocks import blocks_problems
 from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE
 from ultraserver.facts.ultraservers import DEFAULT_TYPE, NODE_GROUP_MODES, NodeGroupMode, UltraServerTypeName
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem, under
 from ultraserver.resources.cluster import Cluster, ClusterCoreData
 
 
@@ -166,7 +166,7 @@ class GpuNodeGroupArgs:
             return
         problems = args_problems(self)
         if problems:
-            raise ConfigError([f"GpuNodeGroupArgs: {python_names(p)}" for p in problems])
+            raise ConfigError(problems)
         self.spec = self._derived_spec()
 
     def _derived_spec(self) -> NodeGroupSpec:
@@ -197,44 +197,66 @@ class GpuNodeGroupArgs:
         return self.capacity_reservation_id if self.capacity_reservation_id is not None else self.spec.reservation_id
 
 
+ARGS = "GpuNodeGroupArgs"
+_ARG = under(ARGS)
+"""The key of an argument as the program passed it: GpuNodeGroupArgs.capacity_reservation_id."""
+_FACTS = under(ARGS, to_snake)
+"""The same for a facts check that names its fields as a stack file writes them (reservationWindow.scaleDownLeadMinutes
+-> GpuNodeGroupArgs.reservation_window.scale_down_lead_minutes)."""
+
+
 def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
     """The cluster's core data, from the component or as given."""
     return cluster.core if isinstance(cluster, Cluster) else cluster
 
 
-def _ami_problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[str]:
+def _ami_problems(args: GpuNodeGroupArgs, version: str, today: date) -> list[Problem]:
     """Why the AMI choice is unusable."""
     if args.image_id is not None or args.ami_release is not None:
         if args.image_id is None or args.ami_release is None:
             return [
-                "imageId / amiRelease: a custom AMI needs both (the release shows its NVIDIA driver); to pin the "
-                "EKS AMI set releaseVersion instead."
+                Problem(
+                    _ARG("image_id") if args.image_id is None else _ARG("ami_release"),
+                    None,
+                    "image_id and ami_release together: a custom AMI needs both (the release shows its NVIDIA driver)",
+                    "give both, or to pin the EKS AMI set release_version instead",
+                )
             ]
-        why = ami.release_problem(args.ami_release)
-        return [why] if why else []
+        return [p for p in [ami.release_problem(args.ami_release, key=_ARG("ami_release"))] if p]
     if args.release_version is None:
         if ami.default_release_version(version):
             return []
         return [
-            f"releaseVersion: no default for Kubernetes {version} (defaults exist for "
-            f"{', '.join(ami.RELEASE_VERSIONS)}); set release_version to the value of SSM "
-            f"{ami.SSM_ROOT}/{version}/{ami.VARIANT}/recommended/release_version."
+            Problem(
+                _ARG("release_version"),
+                None,
+                f"a release version: no default for Kubernetes {version} (defaults exist for "
+                f"{', '.join(ami.RELEASE_VERSIONS)})",
+                f"set release_version to the value of SSM {ami.SSM_ROOT}/{version}/{ami.VARIANT}/recommended/"
+                "release_version",
+            )
         ]
-    why = ami.release_version_problem(args.release_version, version, today)
-    return [f"releaseVersion: {why}."] if why else []
+    return [
+        p for p in [ami.release_version_problem(args.release_version, version, today, _ARG("release_version"))] if p
+    ]
 
 
-def _target_problems(args: GpuNodeGroupArgs) -> list[str]:
+def _target_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     """Why the capacity reservation target is unusable: exactly one kind, each ID checked once."""
     if args.capacity_blocks and (args.capacity_reservation_id is not None or args.reservation_window is not None):
         return [
-            "capacityBlocks: give either capacity_blocks or capacity_reservation_id / reservation_window, not both."
+            Problem(
+                _ARG("capacity_blocks"),
+                Described(f"{len(args.capacity_blocks)} blocks"),
+                "capacity_blocks, or capacity_reservation_id / reservation_window, not both",
+                "drop one of them",
+            )
         ]
     problems = []
     reservation_id: pulumi.Input[str] | None
     if args.capacity_blocks:
         # blocks_problems checks every block's reservation IDs.
-        problems += blocks_problems(args.capacity_blocks)
+        problems += blocks_problems(args.capacity_blocks, under(_ARG("capacity_blocks"), to_snake))
         first = args.capacity_blocks[0].reservation_ids
         reservation_id = first[0] if first else None
     else:
@@ -242,99 +264,124 @@ def _target_problems(args: GpuNodeGroupArgs) -> list[str]:
     group_arn = args.capacity_reservation_resource_group_arn
     if (reservation_id is None) == (group_arn is None):
         return problems + [
-            "capacityReservationId / capacityReservationResourceGroupArn: set exactly one; the reservation "
-            "ID targets one UltraServer, the resource group ARN a grouped fleet."
+            Problem(
+                _ARG("capacity_reservation_id"),
+                reservation_id,
+                "exactly one of capacity_reservation_id and capacity_reservation_resource_group_arn: the reservation "
+                "ID targets one UltraServer, the resource group ARN a grouped fleet",
+                "set exactly one",
+            )
         ]
     # Outputs come from resources whose shape AWS already enforces; only plain strings are checked.
     if not args.capacity_blocks and isinstance(reservation_id, str):
-        problems += [p for p in [reservation_id_problem(reservation_id)] if p]
+        problems += [p for p in [reservation_id_problem(reservation_id, _ARG("capacity_reservation_id"))] if p]
     if isinstance(group_arn, str):
-        problems += [p for p in [resource_group_arn_problem(group_arn)] if p]
+        problems += [
+            p for p in [resource_group_arn_problem(group_arn, _ARG("capacity_reservation_resource_group_arn"))] if p
+        ]
     if args.reservation_window is not None:
-        problems += window_problems(args.reservation_window)
+        problems += window_problems(args.reservation_window, under(_ARG("reservation_window"), to_snake))
     return problems
 
 
-def _group_problems(args: GpuNodeGroupArgs) -> list[str]:
+def _group_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     """Why the group's mode, count and node options do not fit together."""
     problems = []
     if args.mode not in NODE_GROUP_MODES:
-        problems.append(f"mode: '{args.mode}' is not a node-group mode; allowed: {', '.join(NODE_GROUP_MODES)}.")
+        problems.append(
+            Problem(_ARG("mode"), args.mode, "one of " + ", ".join(NODE_GROUP_MODES), "use a node-group mode")
+        )
     if args.capacity_reservation_id is not None and args.ultraserver_count != 1:
         problems.append(
-            f"ultraserverCount: {args.ultraserver_count} needs a resource group; a reservation ID covers one "
-            "UltraServer, so make one group per UltraServer (or a self-managed group on a resource group)."
+            Problem(
+                _ARG("ultraserver_count"),
+                args.ultraserver_count,
+                "1 with a capacity reservation ID (it covers one UltraServer); more only with a resource group",
+                "make one group per UltraServer, or a self-managed group on a resource group",
+            )
         )
     if args.capacity_reservation_resource_group_arn is not None and args.mode == "managed":
         problems.append(
-            "capacityReservationResourceGroupArn: managed node groups target one capacity reservation each (the "
-            "only target EKS documents for capacity blocks); use one managed group per UltraServer with its "
-            "capacityReservationId, or mode: self-managed for a resource group."
+            Problem(
+                _ARG("capacity_reservation_resource_group_arn"),
+                args.capacity_reservation_resource_group_arn,
+                "no resource group with mode managed: managed node groups target one capacity reservation each (the "
+                "only target EKS documents for capacity blocks)",
+                "use one managed group per UltraServer with its capacity_reservation_id, or mode self-managed",
+            )
         )
     if args.auto_repair and args.mode != "managed":
         problems.append(
-            "autoRepair: true needs mode: managed; EKS node auto repair works only with managed node groups "
-            "(and Karpenter). Remove autoRepair or use a managed group."
+            Problem(
+                _ARG("auto_repair"),
+                True,
+                "auto_repair only with mode managed: EKS node auto repair works only with managed node groups "
+                "(and Karpenter)",
+                "remove auto_repair or use a managed group",
+            )
         )
     if args.mode == "self-managed" and args.node_role_arn is not None and args.instance_profile_arn is None:
-        problems.append("instanceProfileArn: required with nodeRoleArn for self-managed nodes.")
+        problems.append(
+            Problem(
+                _ARG("instance_profile_arn"),
+                None,
+                "the instance profile of node_role_arn (required with it for self-managed nodes)",
+                "pass instance_profile_arn",
+            )
+        )
     return problems
 
 
-def _node_problems(args: GpuNodeGroupArgs) -> list[str]:
+def _node_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     """Why the sizes, instance type, EFA layout, storage or metadata options are unusable."""
     problems = []
     if args.local_storage not in instances.LOCAL_STORAGE:
         problems.append(
-            f"localStorage: '{args.local_storage}' is not a nodeadm strategy; allowed: "
-            f"{', '.join(instances.LOCAL_STORAGE)}."
+            Problem(
+                _ARG("local_storage"),
+                args.local_storage,
+                "a nodeadm strategy: " + ", ".join(instances.LOCAL_STORAGE),
+                "use RAID0",
+            )
         )
     if args.imds_hop_limit not in IMDS_HOP_LIMITS:
-        problems.append(f"imdsHopLimit: {args.imds_hop_limit!r} is not allowed; use 1 (default) or 2.")
-    sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count))
+        problems.append(Problem(_ARG("imds_hop_limit"), args.imds_hop_limit, "1 or 2", "use 1 (default) or 2"))
+    sizes = _raised(lambda: full_size(args.ultraserver_type, args.ultraserver_count, _FACTS))
     problems += sizes
     if not sizes and args.desired_size is not None:
-        too_big = desired_size_problem(args.ultraserver_type, args.ultraserver_count, args.desired_size)
+        too_big = desired_size_problem(
+            args.ultraserver_type, args.ultraserver_count, args.desired_size, _ARG("desired_size")
+        )
         problems += [too_big] if too_big else []
-    kind = _raised(lambda: instance_facts(args.instance_type))
+    kind = _raised(lambda: instance_facts(args.instance_type, _ARG("instance_type")))
     problems += kind
     if not kind and args.interfaces is not None:
-        problems += [f"efa: {p}" for p in validate_layout(args.instance_type, args.interfaces)]
+        problems += validate_layout(args.instance_type, args.interfaces, _ARG("interfaces"))
     return problems
 
 
-def args_problems(args: GpuNodeGroupArgs) -> list[str]:
-    """Every problem of a component's arguments, in stack-key words (python_names turns them into argument names)."""
+def args_problems(args: GpuNodeGroupArgs) -> list[Problem]:
+    """Every problem of a component's arguments, keyed by the Python argument names."""
     if not isinstance(args.cluster, Cluster | ClusterCoreData):
-        return [f"cluster: got {type(args.cluster).__name__}; allowed: a Cluster component or its ClusterCoreData."]
+        return [
+            Problem(
+                _ARG("cluster"),
+                type(args.cluster).__name__,
+                "a Cluster component or its ClusterCoreData",
+                "pass the Cluster (or cluster.core)",
+            )
+        ]
     version = core_of(args.cluster).kubernetes_version
     today = (args.now or clock.now()).date()
     problems = _group_problems(args) + _target_problems(args) + _node_problems(args)
-    version_problems = _raised(lambda: ami.checked_version(version))
+    version_problems = _raised(lambda: ami.checked_version(version, _ARG("cluster.kubernetes_version")))
     return problems + (version_problems or _ami_problems(args, version, today))
 
 
-def python_names(message: str) -> str:
-    """A check's message with the camelCase keys it names as the Python arguments of GpuNodeGroupArgs.
-
-    The checks are shared with the stack settings, which speak in stack keys; a component's caller passed
-    ``ultraserver_count``, not ``ultraserverCount``.
-    """
-    known = {f.name for f in dataclasses.fields(GpuNodeGroupArgs)} | {
-        f.name for f in dataclasses.fields(ReservationWindow)
-    }
-
-    def snake(match: re.Match[str]) -> str:
-        name = re.sub(r"(?<!^)(?=[A-Z])", "_", match.group(0)).lower()
-        return name if name in known else match.group(0)
-
-    return re.sub(r"\b[a-z]+(?:[A-Z][a-z0-9]*)+\b", snake, message)
-
-
-def _raised(check: Callable[[], object]) -> list[str]:
+def _raised(check: Callable[[], object]) -> list[Problem]:
     """The problems a check raises as ConfigError; empty when it passes."""
     try:
         check()
     except ConfigError as error:
-        return error.problems
+        return error.items
     return []

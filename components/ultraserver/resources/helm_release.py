@@ -21,7 +21,7 @@ from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts, devices, manifests
 from ultraserver.facts.dra import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
@@ -57,15 +57,23 @@ def release_values(target: ChartTarget, base: Mapping[str, Any], settings: Relea
     if nulls:
         raise ConfigError(
             [
-                f"{key}: '{path}' is null; Pulumi drops nulls, so the chart default would stay. Set the value "
-                "you want instead (a list replaces the chart's list, a map is merged into the chart's map)."
+                Problem(
+                    f"{key}.{path}",
+                    None,
+                    "a value (Pulumi drops nulls, so the chart default would stay)",
+                    "set the value you want (a list replaces the chart's list, a map is merged into the chart's map)",
+                )
                 for path in nulls
             ]
         )
     if settings.timeout_seconds <= 0:
         raise ConfigError(
-            f"{target.chart} timeout_seconds: {settings.timeout_seconds} is not allowed; give a positive number "
-            "of seconds (e.g. 900)."
+            Problem(
+                f"{target.chart} timeout_seconds",
+                settings.timeout_seconds,
+                "a positive number of seconds",
+                "give e.g. 900",
+            )
         )
     if settings.version in (None, pin.version):
         charts.check_values(target.chart, settings.values, key)

@@ -16,7 +16,7 @@ from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import NcclJobArgs
 from ultraserver.facts import devices
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
@@ -144,8 +144,12 @@ class KubernetesLayer(pulumi.ComponentResource):
         for check, given in (("imex_check", args.imex_check), ("efa_check", args.efa_check)):
             if given is not None and args.mpi_operator is None:
                 raise ConfigError(
-                    f"{check}: the check runs as an MPIJob but mpi_operator is disabled; enable the MPI operator "
-                    "or turn the check off."
+                    Problem(
+                        check,
+                        Described("an MPIJob check with mpi_operator disabled"),
+                        "the check only with the MPI operator (it runs as an MPIJob)",
+                        "enable the MPI operator or turn the check off",
+                    )
                 )
 
         if args.kueue is not None:

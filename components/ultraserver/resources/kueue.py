@@ -22,7 +22,7 @@ from ultraserver.builders.kueue import (
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.facts import charts, devices
 from ultraserver.facts import kueue as kueue_facts
-from ultraserver.problems import ConfigError, problem
+from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 from ultraserver.resources.replaced_resource import custom_resource
@@ -39,7 +39,7 @@ def check_queue_namespaces(args: KueueArgs, taken: Mapping[str, str]) -> None:
     clash = sorted(n for n in args.local_queue_namespaces if n in taken)
     if clash:
         raise ConfigError(
-            problem(
+            Problem(
                 f"{args.release.settings_key or 'kubernetes.kueue'}.localQueueNamespaces",
                 clash,
                 "namespaces for your teams' jobs, not the stack's own ("

@@ -79,7 +79,7 @@ class PinnedManifestGroup(pulumi.ComponentResource):
         if data is not None:
             problem = digest_problem(pin, data)
             if problem:
-                raise ManifestIntegrityError(problem)
+                raise ManifestIntegrityError(str(problem))
             self.sha256 = hashlib.sha256(data).hexdigest()
             objects = documents(data, args.force_kinds)
         self.group = k8s.yaml.v2.ConfigGroup(name, objs=objects, opts=child_options(self, opts))

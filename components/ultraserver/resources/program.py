@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.scheduling import system_node_labels
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.kubernetes_layer import KubernetesLayer
 from ultraserver.resources.platform import Platform, PlatformArgs, kubernetes_layer_args
 
@@ -85,11 +85,13 @@ def run_kubernetes() -> KubernetesLayer:
     settings = _settings(PROJECT)
     if settings.kubernetes.layer != "separate-stack":
         raise StackConfigError(
-            [
-                f"{PROJECT}:kubernetes.layer: got {settings.kubernetes.layer!r}; allowed: separate-stack for the "
-                "kubernetes-layer/ project; fix: this stack's platform program installs the Kubernetes layer "
-                "itself, so deploy only the root project, or set kubernetes.layer: separate-stack"
-            ]
+            Problem(
+                f"{PROJECT}:kubernetes.layer",
+                settings.kubernetes.layer,
+                "separate-stack for the kubernetes-layer/ project",
+                "this stack's platform program installs the Kubernetes layer itself, so deploy only the root "
+                "project, or set kubernetes.layer: separate-stack",
+            )
         )
     platform = pulumi.StackReference(platform_stack_name())
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(platform.require_output("kubeconfig")).apply(_kubeconfig_text)

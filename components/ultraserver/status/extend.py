@@ -11,6 +11,7 @@ EC2 API (botocore ec2 model, ec2-2016-11-15): DescribeCapacityBlockExtensionOffe
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
@@ -21,11 +22,16 @@ from ultraserver.facts import capacity_states
 from ultraserver.facts.capacity_blocks import current_block, require_aware
 from ultraserver.preflight.capacity import resource_group_reservation_ids
 from ultraserver.preflight.clients import ApiFailure, Client, PreflightAccessError, PreflightClients, call, call_all
+from ultraserver.problems import ERROR, Described, Problem, format_problems
 from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
 
 
 class ExtendUsageError(ValueError):
-    """A group name or duration the command cannot use; the message lists what is allowed."""
+    """A group name or duration the command cannot use, as a Problem naming what is allowed."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
 
 
 @dataclass(frozen=True)
@@ -59,9 +65,7 @@ def pick_group(settings: Settings, name: str) -> GpuNodeGroupSettings:
     groups = {g.name: g for g in settings.gpu_node_groups}
     if name not in groups:
         allowed = ", ".join(groups) or "none (the stack has no GPU groups)"
-        raise ExtendUsageError(
-            f"--group: got {name!r}; allowed: {allowed}; fix: pass the name of one of the stack's gpuNodeGroups"
-        )
+        raise ExtendUsageError(Problem("--group", name, allowed, "pass the name of one of the stack's gpuNodeGroups"))
     return groups[name]
 
 
@@ -69,8 +73,7 @@ def check_hours(hours: int) -> int:
     """``hours`` when EC2 sells extensions of that length; ExtendUsageError with the allowed lengths otherwise."""
     if hours not in capacity_states.EXTENSION_DURATION_HOURS:
         raise ExtendUsageError(
-            f"--hours: got {hours}; allowed: {capacity_states.allowed_extension_hours_text()}; "
-            "fix: pass one of those lengths"
+            Problem("--hours", hours, capacity_states.allowed_extension_hours_text(), "pass one of those lengths")
         )
     return hours
 
@@ -128,8 +131,8 @@ def purchase(ec2: Client, offering: Offering) -> str:
     return str(extensions[0].get("CapacityBlockExtensionStatus", "unknown")) if extensions else "unknown"
 
 
-def extension_refusals(found: dict[str, Reservation], ids: list[str], now: datetime) -> list[str]:
-    """Why EC2 would refuse to extend these reservations: state, or too early or too late before the end."""
+def extension_refusals(found: dict[str, Reservation], ids: list[str], now: datetime) -> list[Problem]:
+    """Why EC2 would refuse to extend these reservations, keyed by reservation: state, or too early or too late."""
     earliest = timedelta(days=capacity_states.EXTENSION_EARLIEST_DAYS_BEFORE_END)
     latest = timedelta(hours=capacity_states.EXTENSION_LATEST_HOURS_BEFORE_END)
     refusals = []
@@ -137,11 +140,16 @@ def extension_refusals(found: dict[str, Reservation], ids: list[str], now: datet
         r = found.get(cr_id, Reservation(cr_id, NOT_FOUND))
         if r.state not in capacity_states.EXTENSION_USABLE_STATES:
             fix = capacity_states.state_fix(r.state) if r.state != NOT_FOUND else "correct the id or the region"
-            refusals.append(f"  {cr_id}: {r.state}; a block is extended only while active or scheduled ({fix})")
+            refusals.append(Problem(cr_id, r.state, "a block that is active or scheduled (only those extend)", fix))
         elif r.end and not r.end - earliest <= now <= r.end - latest:
             refusals.append(
-                f"  {cr_id}: ends {_utc(r.end)}; an extension is bought from {earliest.days} days to "
-                f"{capacity_states.EXTENSION_LATEST_HOURS_BEFORE_END} hour before the end"
+                Problem(
+                    cr_id,
+                    Described(f"ends {_utc(r.end)}"),
+                    f"a purchase from {earliest.days} days to {capacity_states.EXTENSION_LATEST_HOURS_BEFORE_END} "
+                    "hour before the end",
+                    "extend it inside that span",
+                )
             )
     return refusals
 
@@ -157,7 +165,8 @@ def run_extend(
     ids = current_reservations(group, clients, require_aware(now))
     refused = extension_refusals(read_reservations(ids, clients.ec2, with_blocks=False), ids, now)
     if refused:
-        return [f"cannot extend {group.name}; nothing was bought:", *refused], False
+        report = textwrap.indent(format_problems(refused, {ERROR: "-"}), "  ")
+        return [f"cannot extend {group.name}; nothing was bought:", *report.splitlines()], False
     lines = [f"Capacity Block extensions of {hours} h for {group.name} ({len(ids)} reservation(s)):"]
     chosen: list[Offering] = []
     missing: list[str] = []

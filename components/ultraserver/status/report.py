@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
 from datetime import datetime, timezone
 from typing import Any
 
-from ultraserver.problems import ERROR, WARNING, Problem
+from ultraserver.problems import ERROR, WARNING, Problem, format_problems
 from ultraserver.status.judge import UltraServerStatus
 from ultraserver.status.run import StatusReport
 
@@ -27,11 +28,7 @@ def _left(end: datetime | None, now: datetime) -> str:
 
 
 def _problem_lines(problems: tuple[Problem, ...] | list[Problem]) -> list[str]:
-    lines = []
-    for p in problems:
-        lines.append(f"  {MARKS.get(p.level, 'INFO')} {p.key}: got {p.value}; expected {p.allowed}")
-        lines.append(f"       fix: {p.fix}")
-    return lines
+    return textwrap.indent(format_problems(problems, MARKS), "  ").splitlines()
 
 
 def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:

@@ -10,7 +10,7 @@ from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
 from ultraserver.builders.nvbandwidth_job import TESTCASE
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
-from ultraserver.problems import Problem
+from ultraserver.problems import Described, Problem
 from ultraserver.verify.clients import ClusterError, ClusterReader, Node
 from ultraserver.verify.expect import NodeGroupExpectation, StackExpectation
 from ultraserver.verify.nccl import judge_efa, parse_nccl_output
@@ -122,17 +122,21 @@ def judge_nvbandwidth(
             ultraserver,
             NVLINK,
             f"MPIJob {job} (launcher {launcher.phase}): {why.reason}",
-            (Problem(f"MPIJob {job}", str(err).split("; the log ends with")[0], "a bandwidth matrix", why.fix),),
+            (
+                Problem(
+                    f"MPIJob {job}",
+                    Described(f"{err.where}: {err.found}"),
+                    f"a bandwidth matrix ({err.expected})",
+                    why.fix,
+                ),
+            ),
             tail,
         )
     found: list[Problem] = []
     if matrix.testcase not in (None, TESTCASE):
         found.append(Problem(f"MPIJob {job} testcase", matrix.testcase, TESTCASE, "run the multi-node read testcase"))
     result = check_bandwidth(matrix, threshold_gbps, gpus_per_node)
-    found.extend(
-        Problem(f"MPIJob {job}", p, "a matrix over at least two whole nodes", "rerun with nodes >= 2")
-        for p in result.problems
-    )
+    found.extend(dataclasses.replace(p, key=f"MPIJob {job}") for p in result.problems)
     for link in result.failures[:8]:
         found.append(
             Problem(

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from ultraserver.config.files import MAX_LOG_BYTES, read_text
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem
 from ultraserver.verify.expect import StackExpectation
 from ultraserver.verify.fabric import LauncherResult, efa_findings, judge_nvbandwidth
 from ultraserver.verify.nvbandwidth import log_tail
@@ -22,7 +22,11 @@ _NCCL = re.compile(r"#\s+(size\s+count\s+type|Avg bus bandwidth|Out of bounds va
 
 
 class LogFileError(ValueError):
-    """A log file that cannot be judged: missing, too large, not UTF-8, or of no known tool."""
+    """A log file that cannot be judged (missing, too large, not UTF-8, or of no known tool), as a Problem."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
 
 
 def read_log(path: Path) -> str:
@@ -30,7 +34,7 @@ def read_log(path: Path) -> str:
     try:
         return read_text(path, "--from-file", MAX_LOG_BYTES)
     except ConfigError as err:
-        raise LogFileError(str(err)) from None
+        raise LogFileError(err.items[0]) from None  # read_text refuses a file for one reason
 
 
 def log_kind(text: str) -> str:
@@ -50,8 +54,12 @@ def judge_log_file(path: Path, expected: StackExpectation, kind: str = "") -> Ve
     if kind == "nvbandwidth":
         if not expected.groups or expected.nvlink_threshold_gbps <= 0:
             raise LogFileError(
-                "--from-file: the stack deploys no IMEX check, so it sets no NVLink threshold; fix: enable imexCheck "
-                "in the stack (imexCheck.thresholdGbps sets the threshold)"
+                Problem(
+                    "--from-file",
+                    Described("an nvbandwidth log, and the stack deploys no IMEX check (no NVLink threshold)"),
+                    "a log of a check the stack deploys",
+                    "enable imexCheck in the stack (imexCheck.thresholdGbps sets the threshold)",
+                )
             )
         # Every GB200 group has the same GPUs per node; which UltraServer ran the log, a file does not say.
         gpus_per_node = expected.groups[0].gpus_per_node
@@ -61,13 +69,23 @@ def judge_log_file(path: Path, expected: StackExpectation, kind: str = "") -> Ve
     if kind == "nccl":
         if expected.efa_min_bus_bandwidth_gbps <= 0:
             raise LogFileError(
-                "--from-file: the stack deploys no EFA check, so it sets no bus-bandwidth threshold; fix: set "
-                "efaCheck.enabled: true in the stack (the threshold follows its EFA layout)"
+                Problem(
+                    "--from-file",
+                    Described("an nccl-tests log, and the stack deploys no EFA check (no bus-bandwidth threshold)"),
+                    "a log of a check the stack deploys",
+                    "set efaCheck.enabled: true in the stack (the threshold follows its EFA layout)",
+                )
             )
         found, judged = efa_findings(text, path.name, expected.efa_min_bus_bandwidth_gbps)
         evidence = f"file {path.name}: {judged}; the nodes and cliques it ran on are not known from a file"
         return Verdict(ACROSS, EFA, evidence, tuple(found), log_tail(text) if found else ())
     raise LogFileError(
-        f"--from-file {str(path)!r}: neither nvbandwidth nor nccl-tests output (no bandwidth matrix header, no "
-        "all_reduce_perf table); fix: pass the launcher log of one run, or name the tool with --log-kind"
+        Problem(
+            f"--from-file {str(path)!r}",
+            Described(
+                "neither nvbandwidth nor nccl-tests output (no bandwidth matrix header, no all_reduce_perf table)"
+            ),
+            "the launcher log of one nvbandwidth or nccl-tests run",
+            "pass the launcher log of one run, or name the tool with --log-kind",
+        )
     )

@@ -8,11 +8,17 @@ from dataclasses import dataclass
 
 from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS
 from ultraserver.facts.ultraservers import GPUS_PER_NODE
-from ultraserver.problems import ConfigError
+from ultraserver.problems import ConfigError, Described, Problem
 
 
 class BandwidthOutputError(ValueError):
-    """nvbandwidth output that does not hold a well-formed bandwidth matrix."""
+    """nvbandwidth output that does not hold a well-formed bandwidth matrix: where, what was found there, what was
+    expected, and the end of the log when there is no matrix at all (a verdict reads the fields, not the text)."""
+
+    def __init__(self, where: str, found: str, expected: str, tail: str = "") -> None:
+        self.where, self.found, self.expected, self.tail = where, found, expected, tail
+        ends = f"; the log ends with: {tail}" if tail else ""
+        super().__init__(f"{where}: {found}; expected {expected}{ends}")
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,9 @@ def _value(token: str, where: str) -> float | None:
     try:
         value = float(token)
     except ValueError:
-        raise BandwidthOutputError(f"{where}: {token!r} is neither a bandwidth in GB/s nor N/A") from None
+        raise BandwidthOutputError(where, repr(token), "a bandwidth in GB/s or N/A") from None
     if not math.isfinite(value) or value < 0:
-        raise BandwidthOutputError(f"{where}: {token!r} is not a valid bandwidth")
+        raise BandwidthOutputError(where, repr(token), "a valid bandwidth (a finite GB/s of 0 or more)")
     return value
 
 
@@ -57,27 +63,31 @@ def parse_bandwidth_matrix(log_text: str) -> BandwidthMatrix:
     if start is None:
         tail = " | ".join(line for line in lines[-5:] if line) or "(empty)"
         raise BandwidthOutputError(
-            "no bandwidth matrix in the nvbandwidth output (expected a line like "
-            f"'memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)'); the log ends with: {tail}"
+            "nvbandwidth output",
+            "no bandwidth matrix",
+            "a line like 'memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)'",
+            tail,
         )
     running = [m.group(1) for m in (_RUNNING.match(line) for line in lines[:start]) if m]
     testcase = running[-1] if running else None
     body = [(i, line) for i, line in enumerate(lines[start + 1 :], start + 2) if line]
     if not body:
-        raise BandwidthOutputError(f"line {start + 1}: matrix header is not followed by column indices")
+        raise BandwidthOutputError(f"line {start + 1}", "a matrix header alone", "column indices 0 1 2 ... below it")
     col_line, col_text = body[0]
     columns = col_text.split()
     if columns != [str(i) for i in range(len(columns))]:
-        raise BandwidthOutputError(f"line {col_line}: expected column indices 0 1 2 ..., found {col_text!r}")
+        raise BandwidthOutputError(f"line {col_line}", repr(col_text), "column indices 0 1 2 ...")
     size = len(columns)
     rows_raw = body[1 : size + 1]
     if len(rows_raw) < size:
-        raise BandwidthOutputError(f"matrix has {size} columns but only {len(rows_raw)} rows (output cut short?)")
+        raise BandwidthOutputError(
+            "matrix", f"{size} columns but only {len(rows_raw)} rows (output cut short?)", f"{size} rows"
+        )
     rows: list[tuple[float | None, ...]] = []
     for expected, (line_no, text) in enumerate(rows_raw):
         tokens = text.split()
         if tokens[0] != str(expected) or len(tokens) != size + 1:
-            raise BandwidthOutputError(f"line {line_no}: expected row {expected} with {size} values, found {text!r}")
+            raise BandwidthOutputError(f"line {line_no}", repr(text), f"row {expected} with {size} values")
         rows.append(tuple(_value(tok, f"line {line_no}, column {col}") for col, tok in enumerate(tokens[1:])))
     total = None
     for _, text in body[size + 1 :]:
@@ -118,13 +128,13 @@ class CheckResult:
     """Lowest measured cross-node bandwidth (None if nothing was measured)."""
     failures: tuple[LinkResult, ...] = ()
     """Pairs below the threshold or not measured."""
-    problems: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     """Reasons the matrix could not be judged (wrong size, single node)."""
 
     def summary(self) -> str:
         """One human-readable line (plus one line per problem)."""
         if self.problems:
-            return "IMEX check FAILED: " + "; ".join(self.problems)
+            return "IMEX check FAILED: " + "; ".join(str(p.value) for p in self.problems)
         state = "passed" if self.passed else "FAILED"
         lowest = "n/a" if self.min_cross_node_gbps is None else f"{self.min_cross_node_gbps:.2f} GB/s"
         text = (
@@ -147,14 +157,33 @@ def check_bandwidth(
     """Pass when every GPU pair on different nodes (ranks are packed `gpus_per_node` per node) reaches the threshold."""
     if threshold_gbps <= 0 or gpus_per_node < 1:
         raise ConfigError(
-            f"imex_check: threshold_gbps {threshold_gbps!r} and gpus_per_node {gpus_per_node!r} must be positive."
+            [
+                Problem(f"imex_check.{name}", value, "a positive number", "raise it")
+                for name, value in (("threshold_gbps", threshold_gbps), ("gpus_per_node", gpus_per_node))
+                if value <= 0
+            ]
         )
-    problems: list[str] = []
+    problems: list[Problem] = []
+    rerun = "rerun with nodes >= 2"
     if matrix.size % gpus_per_node:
-        problems.append(f"{matrix.size} GPUs is not a whole number of {gpus_per_node}-GPU nodes")
+        problems.append(
+            Problem(
+                "matrix",
+                Described(f"{matrix.size} GPUs is not a whole number of {gpus_per_node}-GPU nodes"),
+                f"a multiple of {gpus_per_node} GPUs",
+                rerun,
+            )
+        )
     nodes = matrix.size // gpus_per_node
     if nodes < 2:
-        problems.append(f"the run covered {matrix.size} GPUs, fewer than two nodes: no cross-node pair to check")
+        problems.append(
+            Problem(
+                "matrix",
+                Described(f"the run covered {matrix.size} GPUs, fewer than two nodes: no cross-node pair to check"),
+                "a matrix over at least two whole nodes",
+                rerun,
+            )
+        )
     if problems:
         return CheckResult(False, threshold_gbps, nodes, 0, None, problems=tuple(problems))
     measured: list[float] = []

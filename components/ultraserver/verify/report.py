@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from ultraserver.problems import ERROR, WARNING, format_problems
 from ultraserver.verify.checks import Verdict
 from ultraserver.verify.expect import StackExpectation
+
+MARKS = {ERROR: "-", WARNING: "~"}
+"""How the report marks a problem: an error fails its check, a warning does not."""
 
 
 def not_checked(expected: StackExpectation) -> list[str]:
@@ -48,9 +53,7 @@ def _failure_lines(failed: Sequence[Verdict]) -> list[str]:
             lines.append("  - the same problem as above")
             continue
         previous = v.problems
-        for p in v.problems:
-            lines.append(f"  - {p.key}: got {p.value}; expected {p.allowed}")
-            lines.append(f"    fix: {p.fix}")
+        lines += textwrap.indent(format_problems(v.problems, MARKS), "  ").splitlines()
         if v.log_tail:
             lines.append("  log tail:")
             lines += [f"    | {line}" for line in v.log_tail]

@@ -1,0 +1,95 @@
+"""Checks of one node group's successive Capacity Blocks: in time order with room to switch, one reservation each,
+and no more scheduled actions than Auto Scaling holds. Each Problem is keyed by ``name`` (the stack key
+``capacityBlocks`` by default, a component's ``capacity_blocks`` argument when it passes its own)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ultraserver.facts import limits
+from ultraserver.facts.capacity_blocks import (
+    SWITCH_SETTLE_MINUTES,
+    CapacityBlock,
+    reservation_id_problem,
+    window_problems,
+)
+from ultraserver.problems import Described, KeyName, Problem, below, under
+
+_BLOCKS = under("capacityBlocks")
+
+
+def sequence_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS, window: str = "") -> list[Problem]:
+    """Why successive blocks cannot run one after another on one group; empty when they can.
+
+    Each block starts no earlier than the previous one's scale-down time: the group must be at 0 between
+    them for the launch template to move to the next reservation without a rolling update. ``window`` is the path of
+    a block's window below the block (a stack file writes start and end on the block, CapacityBlock under .window).
+    """
+    problems = []
+    for index, (before, after) in enumerate(zip(blocks, blocks[1:], strict=False), start=1):
+        if before.window is None or after.window is None or before.switch_at is None:
+            continue
+        # After the settling time: the group must be at 0, its nodes gone, for the launch template to move to the next
+        # reservation (and Auto Scaling rejects two scheduled actions of a group at the same time, see ACTION_PREFIX).
+        if after.window.start <= before.switch_at:
+            problems.append(
+                Problem(
+                    name(f"[{index}]{window}.start"),
+                    after.window.start.isoformat(),
+                    f"a start after block {index - 1} has scaled to 0 and settled ({before.switch_at.isoformat()}: "
+                    f"its end minus its scale-down lead plus {SWITCH_SETTLE_MINUTES} minutes)",
+                    f"list blocks in time order, or lengthen {name(f'[{index - 1}]{window}.scaleDownLeadMinutes')}",
+                )
+            )
+    return problems
+
+
+def blocks_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) -> list[Problem]:
+    """Why one node group's successive blocks cannot be scheduled: each has a window and at most one reservation (the
+    group's UltraServer; none for a resource group), the windows are valid and in order. Keys are spelt by ``name``
+    (given a block's path such as ``[1].window.start``). Empty when they can."""
+    problems = []
+    counts = [len(block.reservation_ids) for block in blocks]
+    if len(set(counts)) > 1:
+        problems.append(
+            Problem(
+                name(""),
+                Described(f"reservations per block: {counts}"),
+                "every block names this group's reservation, or none does (resource group)",
+                "give each block this group's reservation",
+            )
+        )
+    for index, block in enumerate(blocks):
+        ids_key = name(f"[{index}].reservationIds")
+        if len(block.reservation_ids) > 1:
+            problems.append(
+                Problem(
+                    ids_key,
+                    list(block.reservation_ids),
+                    "one reservation: a node group runs one UltraServer",
+                    "give the group its own reservation of each block (the n-th id of every block)",
+                )
+            )
+        problems += [why for rid in block.reservation_ids if (why := reservation_id_problem(rid, ids_key))]
+        if block.window is None:
+            problems.append(
+                Problem(name(f"[{index}].window"), None, "a start and end", "give each of several blocks its window")
+            )
+        else:
+            problems += window_problems(block.window, below(name, f"[{index}].window"))
+    return problems + sequence_problems(blocks, name, ".window") + schedule_count_problems(blocks, name(""))
+
+
+def schedule_count_problems(blocks: Sequence[CapacityBlock], key: str = "capacityBlocks") -> list[Problem]:
+    """A group's blocks needing more scheduled actions (two each) than Auto Scaling holds per group; empty if not."""
+    most = limits.SCHEDULED_ACTIONS_PER_GROUP.maximum
+    if 2 * len(blocks) <= most:
+        return []
+    return [
+        Problem(
+            key,
+            Described(f"{len(blocks)} blocks ({2 * len(blocks)} scheduled actions)"),
+            f"at most {most // 2} blocks: an Auto Scaling group holds {most} scheduled actions",
+            "list fewer blocks and add later ones after earlier ones end",
+        )
+    ]
