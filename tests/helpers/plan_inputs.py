@@ -24,7 +24,7 @@ def _covered(source: str, recorded: list[str], plan: Plan) -> bool:
 
 def lost_edges(plan: Plan) -> list[str]:
     """One line per declared Output input that resolved to None or whose source is missing from the edges."""
-    problems = completeness.unresolved_inputs(plan)
+    problems = [str(p) for p in completeness.unresolved_inputs(plan)]
     for resource in plan.resources:
         for name, sources in resource.declared_sources.items():
             recorded = resource.property_dependencies.get(name, [])

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # imported where used: the CLI loads a subcommand's modules o
 def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
-    from ultraserver.offline.completeness import gaps
+    from ultraserver.offline.completeness import completeness_problems
     from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
@@ -57,7 +57,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
-    incomplete = gaps(plan)
+    incomplete = completeness_problems(plan)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",

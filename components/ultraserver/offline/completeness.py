@@ -3,19 +3,26 @@
 - A provider resource without a required argument of its SDK Args class: the provider refuses it at deploy time
   ("Missing required property"), so the plan refuses it first.
 - An input the program declared as an Output that resolved to None: Pulumi drops it, and the dependency edge
-  with it (pulumi/runtime/rpc.py ``serialize_properties``), so the resource may be created before what it reads.
+  with it (pulumi/runtime/rpc.py ``serialize_properties``, pulumi 3.272.0), so the resource may be created before
+  what it reads.
 """
 
 from __future__ import annotations
 
 from ultraserver.offline import sdk_schema
 from ultraserver.offline.engine import Plan
+from ultraserver.problems import Described, Problem
 
 
-def missing_arguments(plan: Plan) -> list[str]:
-    """One line per required argument absent from a provider resource's inputs."""
+def missing_arguments(plan: Plan) -> list[Problem]:
+    """One Problem per required argument absent from a provider resource's inputs, keyed by the resource's URN."""
     return [
-        f"{plan.stack}: {r.urn} ({r.type}) has no {name!r}, a required argument of {r.type}"
+        Problem(
+            r.urn,
+            Described(f"no {name!r}"),
+            f"every required argument of {r.type} (its SDK Args class has no default for {name!r})",
+            f"pass {name}; if it is read from another resource, that value resolved to None (see its input's line)",
+        )
         for r in plan.resources
         if r.custom
         for name in sdk_schema.required_arguments(r.type)
@@ -23,16 +30,20 @@ def missing_arguments(plan: Plan) -> list[str]:
     ]
 
 
-def unresolved_inputs(plan: Plan) -> list[str]:
-    """One line per input declared as another resource's Output that resolved to None."""
+def unresolved_inputs(plan: Plan) -> list[Problem]:
+    """One Problem per input declared as another resource's Output that resolved to None."""
     return [
-        f"{plan.stack}: {r.urn} ({r.type}) input {path} was an Output that resolved to None, so Pulumi drops it "
-        "and its dependency edge"
+        Problem(
+            r.urn,
+            Described(f"input {path} of {r.type} resolved to None"),
+            "a value: Pulumi drops an input that resolves to None, and its dependency edge with it",
+            "give the output it reads a value the offline engine knows (offline/placeholders.py), or pass none",
+        )
         for r in plan.resources
         for path in r.unresolved_inputs
     ]
 
 
-def gaps(plan: Plan) -> list[str]:
+def completeness_problems(plan: Plan) -> list[Problem]:
     """Everything above, for the plan command to fail on."""
     return missing_arguments(plan) + unresolved_inputs(plan)
