@@ -25,8 +25,6 @@ ALLOWED: dict[str, str] = {
     "EXTENSION_STATUSES": "EC2's whole enum (sourced); tests hold it against the botocore model",
     "SCHEDULED_ACTION_NAME": "an AWS limit the tests hold the generated action names against",
     "SNS_TOPIC_NAME": "an AWS limit the tests hold the generated topic name prefix against",
-    "required_arguments": "offline.sdk_schema's reading of the SDK (beside the output names the engine uses); the "
-    "plan-completeness tests hold every shipped plan against it",
 }
 """Public names no shipped code reads, and why they stay."""
 

@@ -1,21 +1,26 @@
-"""The offline plan keeps inputs read from names AWS generates, and their dependency edges (issue 23 §8)."""
+"""The offline plan keeps every input and every edge (issue 23 §8): inputs read from outputs AWS generates, the
+required arguments of every provider resource, and the dependency edge of every input declared as an Output."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-import pulumi
 import pulumi_aws as aws
 import pytest
+from helpers.plan_inputs import lost_edges
 from helpers.plan_lookup import one
-from helpers.stacks import ROOT, STACKS
-from pulumi.runtime import rpc
+from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.offline import Plan, record, run_plan, sdk_schema
+from ultraserver.offline.completeness import missing_arguments
 
 RULE = "aws:cloudwatch/eventRule:EventRule"
 TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+# Shipped stacks whose Kubernetes objects live in the kubernetes-layer/ project.
+SEPARATE_LAYER_STACKS = [
+    s for s in STACKS if (stack_config(s).get("ultraserver-eks:kubernetes") or {}).get("layer") == "separate-stack"
+]
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -32,81 +37,107 @@ def test_every_event_target_names_its_rule_and_waits_for_it(shipped_plan: Callab
         assert target.inputs["rule"] == expected
 
 
-class DroppedInputs:
-    """Records each Output-valued input Pulumi drops because it resolved to None (with it go its dependency edges:
-    pulumi/runtime/rpc.py serialize_properties treats a property that serializes to None as absent)."""
-
-    def __init__(self) -> None:
-        self.found: list[tuple[str, str]] = []
-
-    def __enter__(self) -> DroppedInputs:
-        self._original = rpc.serialize_property
-
-        async def watched(value: Any, deps: list[Any], key: str, resource: Any = None, *args: Any, **kw: Any) -> Any:
-            result = await self._original(value, deps, key, resource, *args, **kw)
-            if result is None and isinstance(value, pulumi.Output) and await value.resources():
-                self.found.append((getattr(resource, "_name", type(resource).__name__), key))
-            return result
-
-        rpc.serialize_property = watched
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        rpc.serialize_property = self._original
-
-
 @pytest.mark.parametrize("stack", STACKS)
-def test_no_input_read_from_another_resource_is_dropped(stack: str) -> None:
-    with DroppedInputs() as dropped:
-        run_plan(ROOT, stack)
-    assert dropped.found == []
+def test_every_output_valued_input_arrives_with_its_edge(shipped_plan: Callable[[str], Plan], stack: str) -> None:
+    """Each input declared as another resource's Output resolved (not None), is a property dependency and a
+    dependency of its resource (the edges the order and deadlock checks walk), and an arrow of the report graph."""
+    plan = shipped_plan(stack)
+    assert sum(len(r.declared_sources) for r in plan.resources) > 50
+    assert lost_edges(plan) == []
+    assert missing_arguments(plan) == []
 
 
-def test_the_watch_sees_an_input_that_resolves_to_none() -> None:
-    """The check above can fail: an input read from an output the engine does not know is reported."""
+@pytest.mark.parametrize("stack", SEPARATE_LAYER_STACKS)
+def test_the_separate_kubernetes_layer_keeps_its_inputs_and_edges(stack: str) -> None:
+    plan = run_plan(ROOT / "kubernetes-layer", stack)
+    assert any(r.declared_sources for r in plan.resources)
+    assert lost_edges(plan) == [] and missing_arguments(plan) == []
+
+
+def test_an_input_that_resolves_to_none_is_seen() -> None:
+    """The engine notes a declared Output that Pulumi drops because it resolved to None, with where it came from."""
 
     def program() -> None:
         vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
         aws.ec2.Subnet("subnet", vpc_id=vpc.id.apply(lambda _: None), cidr_block="10.0.0.0/24")
 
-    with DroppedInputs() as dropped:
-        plan = record(program)
-    assert dropped.found == [("subnet", "vpc_id")]
-    assert "vpcId" not in one(plan, "aws:ec2/subnet:Subnet").inputs
+    plan = record(program)
+    subnet, vpc = one(plan, "aws:ec2/subnet:Subnet"), one(plan, "aws:ec2/vpc:Vpc")
+    assert "vpcId" not in subnet.inputs and subnet.unresolved_inputs == ["vpcId"]
+    assert subnet.declared_sources == {"vpcId": [vpc.urn]}
+    assert vpc.urn not in subnet.dependencies
+    assert len(lost_edges(plan)) == 2  # the None, and the edge it took with it
 
 
-def test_every_string_output_of_a_resource_has_a_labelled_placeholder() -> None:
-    """An output nobody special-cased (the VPC's default route table) still reaches the resource that reads it, with
-    its edge: the placeholder comes from the SDK's own list of the type's outputs."""
+def test_a_lost_edge_in_a_shipped_plan_is_caught(shipped_plan: Callable[[str], Plan]) -> None:
+    plan = copy.deepcopy(shipped_plan(STACKS[0]))
+    target = plan.of_type(TARGET)[0]
+    (rule,) = target.declared_sources["rule"]
+    # As Pulumi records an input whose Output resolved to None: the value and its dependency are gone.
+    del target.inputs["rule"], target.property_dependencies["rule"]
+    target.dependencies.remove(rule)
+    target.unresolved_inputs.append("rule")
+    problems = lost_edges(plan)
+    assert any(p.startswith(f"{target.urn}: got input rule of {TARGET} resolved to None") for p in problems)
+    assert any(f"input 'rule' came from {rule}" in p for p in problems)
+
+
+def test_an_edge_missing_from_the_graph_is_caught(shipped_plan: Callable[[str], Plan]) -> None:
+    """A node group whose recorded dependencies lost the cluster: its input still names the cluster, the order checks
+    and the report graph would not."""
+    plan = copy.deepcopy(shipped_plan("gb200-x72"))
+    group = one(plan, "aws:eks/nodeGroup:NodeGroup", "system")
+    (cluster,) = group.property_dependencies["clusterName"]
+    group.dependencies.remove(cluster)
+    problems = lost_edges(plan)
+    assert any(
+        f"{group.urn} (aws:eks/nodeGroup:NodeGroup) input 'clusterName' came from {cluster}" in p for p in problems
+    )
+    assert f"gb200-x72: the graph has no edge {cluster} -> {group.urn}" in problems
+
+
+def test_generated_outputs_reach_their_readers_with_their_edges() -> None:
+    """Outputs nobody special-cased (the VPC's default security group and route table, a role's unique id, a
+    security group's generated name, a node group's disk size) reach the resources that read them, with the edge:
+    the placeholders come from the SDK's own list of the type's outputs."""
 
     def program() -> None:
         vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
+        role = aws.iam.Role("role", assume_role_policy="{}")
+        group = aws.ec2.SecurityGroup("sg", vpc_id=vpc.id)
         aws.ec2.Route("route", route_table_id=vpc.default_route_table_id, destination_cidr_block="0.0.0.0/0")
+        aws.ec2.Tag("tag", resource_id=vpc.default_security_group_id, key=role.unique_id, value=group.name)
 
-    with DroppedInputs() as dropped:
-        plan = record(program)
-    route, vpc = one(plan, "aws:ec2/route:Route"), one(plan, "aws:ec2/vpc:Vpc")
-    assert dropped.found == []
-    assert "offline-placeholder" in route.inputs["routeTableId"]
-    assert route.property_dependencies["routeTableId"] == [vpc.urn] and vpc.urn in route.dependencies
+    plan = record(program)
+    tag, route = one(plan, "aws:ec2/tag:Tag"), one(plan, "aws:ec2/route:Route")
+    urns = {r.type: r.urn for r in plan.resources}
+    assert tag.inputs == {
+        "resourceId": "vpc-defaultSecurityGroupId-offline-placeholder",
+        "key": "role-uniqueId-offline-placeholder",
+        "value": "sg-name-offline-placeholder",
+    }
+    assert tag.property_dependencies == {
+        "resourceId": [urns["aws:ec2/vpc:Vpc"]],
+        "key": [urns["aws:iam/role:Role"]],
+        "value": [urns["aws:ec2/securityGroup:SecurityGroup"]],
+    }
+    assert route.inputs["routeTableId"] == "vpc-defaultRouteTableId-offline-placeholder"
+    assert lost_edges(plan) == []
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_every_input_edge_is_in_the_graph(shipped_plan: Callable[[str], Plan], stack: str) -> None:
-    """What each input was read from is a dependency of the resource: the edges the order and deadlock checks walk."""
-    for resource in shipped_plan(stack).resources:
-        for key, urns in resource.property_dependencies.items():
-            assert set(urns) <= set(resource.dependencies), (resource.name, key)
+def test_outputs_that_are_objects_reach_their_readers() -> None:
+    """Not only text: the EKS cluster's certificate authority (an object the SDK says is always there) gives its data
+    to what reads it, as a kubeconfig would."""
 
+    def program() -> None:
+        cluster = aws.eks.Cluster("eks", role_arn="arn:aws:iam::0:role/r", vpc_config={"subnet_ids": ["s"]})
+        aws.ec2.Tag("ca", resource_id="vpc-1", key="ca", value=cluster.certificate_authority.data)
 
-def missing_arguments(plan: Plan) -> list[str]:
-    """Required arguments (by the provider SDK's Args classes) absent from a plan's provider resources."""
-    found = []
-    for resource in plan.resources:
-        for argument in sdk_schema.required_arguments(resource.type) if resource.custom else ():
-            if argument not in resource.inputs:
-                found.append(f"{resource.urn}: {argument}")
-    return found
+    plan = record(program)
+    tag, cluster = one(plan, "aws:ec2/tag:Tag"), one(plan, "aws:eks/cluster:Cluster")
+    assert tag.inputs["value"] == "eks-certificateAuthority-data-offline-placeholder"
+    assert tag.property_dependencies["value"] == [cluster.urn]
+    assert lost_edges(plan) == []
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -122,4 +153,9 @@ def test_a_missing_required_argument_is_found(shipped_plan: Callable[[str], Plan
     group = one(plan, "aws:eks/nodeGroup:NodeGroup", "system")
     inputs = {k: v for k, v in group.inputs.items() if k != "nodeRoleArn"}
     broken = Plan(plan.project, plan.stack, [replace(group, inputs=inputs)], [])
-    assert missing_arguments(broken) == [f"{group.urn}: nodeRoleArn"]
+    (problem,) = missing_arguments(broken)
+    # The stack is in the URN (urn:pulumi:gb200-x72::...), then the type and the argument.
+    assert problem.key == group.urn and group.urn.startswith("urn:pulumi:gb200-x72::")
+    assert str(problem).startswith(
+        f"{group.urn}: got no 'nodeRoleArn'; allowed: every required argument of aws:eks/nodeGroup:NodeGroup"
+    )

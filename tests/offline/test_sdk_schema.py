@@ -1,4 +1,4 @@
-"""The provider SDKs' own view of a resource type: its class, string outputs and required arguments."""
+"""The provider SDKs' own view of a resource type: its class, Args class, required arguments and outputs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from ultraserver.offline import sdk_schema
 def test_a_type_token_finds_its_sdk_class() -> None:
     assert sdk_schema.resource_class("aws:eks/nodeGroup:NodeGroup") is aws.eks.NodeGroup
     assert sdk_schema.resource_class("kubernetes:helm.sh/v3:Release") is k8s.helm.v3.Release
+    # Providers register as packages, not modules.
+    assert sdk_schema.resource_class("pulumi:providers:kubernetes") is k8s.Provider
+    assert sdk_schema.args_class("pulumi:providers:kubernetes") is k8s.ProviderArgs
+    assert sdk_schema.resource_class("pulumi:pulumi:Stack") is None
     # Components and CRD objects have no SDK class.
     assert sdk_schema.resource_class("ultraserver:index:GpuNodeGroup") is None
     assert sdk_schema.resource_class("kubernetes:kubeflow.org/v2beta1:MPIJob") is None
@@ -26,8 +30,17 @@ def test_required_arguments_are_the_args_constructors_parameters_without_default
     assert sdk_schema.required_arguments("ultraserver:index:GpuNodeGroup") == ()
 
 
-def test_text_outputs_are_the_string_getters() -> None:
-    outputs = sdk_schema.text_outputs("aws:cloudwatch/eventRule:EventRule")
-    assert {"arn", "name", "namePrefix"} <= set(outputs)
-    # Not strings: tags (a map) and state fields of other types are left to the specific placeholders.
-    assert "tags" not in outputs and "tagsAll" not in outputs
+def test_kubernetes_core_types_find_their_init_args() -> None:
+    """pulumi_kubernetes names core Args classes XInitArgs (CronJobInitArgs): found through the typed overload."""
+    assert sdk_schema.args_class("kubernetes:batch/v1:CronJob") is k8s.batch.v1.CronJobInitArgs
+    assert sdk_schema.required_arguments("kubernetes:batch/v1:CronJob") == ("spec",)
+    assert sdk_schema.required_arguments("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding") == ("roleRef",)
+
+
+def test_output_properties_carry_engine_names_types_and_optionality() -> None:
+    cls = sdk_schema.resource_class("aws:cloudwatch/eventRule:EventRule")
+    assert cls is not None
+    outputs = {p.name: p for p in sdk_schema.output_properties(cls)}
+    assert outputs["name"].type is str and not outputs["name"].optional
+    assert outputs["eventBusName"].optional  # Output[Optional[str]], camelCase from pulumi.getter(name=...)
+    assert not outputs["tagsAll"].optional and outputs["tagsAll"].type is not str

@@ -19,7 +19,8 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "ok"),
     (
         EXIT_FAILED,
-        "checks failed: a mandatory policy (plan), a preflight check, a `verify` check (node facts, NVLink, EFA; "
+        "checks failed: a mandatory policy or an incomplete plan (a required argument missing, an input dropped) "
+        "(plan), a preflight check, a `verify` check (node facts, NVLink, EFA; "
         "also of a log given with --from-file), a `status` check (of the AWS side too when the cluster could not be "
         "read), or an `extend` with no offering or a failed purchase; also an AWS call the caller's IAM policy "
         "denies (the line names the IAM action to grant)",
@@ -67,7 +68,13 @@ EXIT_SUMMARY = {
 def exit_codes(codes: tuple[int, ...] | None = None) -> str:
     """The exit-code table (of `codes`, or every code) as --help epilog text."""
     return "exit codes:\n" + "\n".join(
-        textwrap.fill(meaning.replace("`", ""), 110, initial_indent=f"  {code}  ", subsequent_indent="     ")
+        textwrap.fill(
+            meaning.replace("`", ""),
+            110,
+            initial_indent=f"  {code}  ",
+            subsequent_indent="     ",
+            break_on_hyphens=False,  # an option (--from-file) stays whole
+        )
         for code, meaning in EXIT_TABLE
         if codes is None or code in codes
     )

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # imported where used: the CLI loads a subcommand's modules o
 def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
+    from ultraserver.offline.completeness import completeness_problems
     from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
@@ -55,12 +56,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
         warnings = stack_warnings(settings) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
+    # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
+    incomplete = completeness_problems(plan)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
-        warnings=[*warnings, *plan_warnings(plan)],
+        warnings=[*warnings, *plan_warnings(plan), *incomplete],
         policies=format_violations(violations, len(RULES)),
         tree=tree(plan),
         summary=summary(plan),
@@ -70,12 +73,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print_plan(console_for(sys.stdout), text, sys.stdout)
     _write_outputs(args, plan, settings, now, text)
     blocking = blocks(violations)
+    reasons = [f"the plan is incomplete ({len(incomplete)} input(s): see the warnings)"] if incomplete else []
     if blocking:
         rules = sorted({v.policy for v in violations if v.level == "mandatory"})
-        args.exit_reason = (
+        reasons.append(
             f"{len(rules)} mandatory {'policy' if len(rules) == 1 else 'policies'} violated: " + ", ".join(rules)
         )
-    return EXIT_FAILED if blocking else EXIT_OK
+    if reasons:
+        args.exit_reason = "; ".join(reasons)
+    return EXIT_FAILED if reasons else EXIT_OK
 
 
 def _write_outputs(

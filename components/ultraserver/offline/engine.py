@@ -25,6 +25,7 @@ from pulumi.runtime import settings as pulumi_settings
 from ultraserver import clock
 from ultraserver.config.files import load_yaml
 from ultraserver.offline import placeholders
+from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
 from ultraserver.problems import ConfigError, Described, Problem
 from ultraserver.resources import pinned_manifest
@@ -156,6 +157,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             "oidcIssuer": "https://oidc.offline-placeholder",
         }
 
+    def owner(self, urn: str) -> str:
+        """The recorded resource a URN stands for: a stand-in's pulumi-eks component, else itself."""
+        return self._owner_of.get(urn, urn)
+
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record the request, then let the mock monitor answer it."""
         urn = self.make_urn(request.parent, request.type, request.name)
@@ -167,10 +172,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self._registering.urn = urn
         response = super().RegisterResource(request)
         inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
-        dependencies = sorted({self._owner_of.get(d, d) for d in request.dependencies})
+        dependencies = sorted({self.owner(d) for d in request.dependencies})
         by_input = {
-            key: sorted({self._owner_of.get(d, d) for d in deps.urns})
-            for key, deps in request.propertyDependencies.items()
+            key: sorted({self.owner(d) for d in deps.urns}) for key, deps in request.propertyDependencies.items()
         }
         self.records.append(
             PlanResource(
@@ -182,6 +186,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 dependencies,
                 bool(request.custom),
                 by_input,
+                remote=bool(request.remote),
             )
         )
         return response
@@ -190,7 +195,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         """Record a read of an existing resource (e.g. a StackReference), then let the mock monitor answer it."""
         response = super().ReadResource(request)
         inputs = plain(json_format.MessageToDict(request.properties))
-        dependencies = sorted({self._owner_of.get(d, d) for d in request.dependencies})
+        dependencies = sorted({self.owner(d) for d in request.dependencies})
         self.records.append(
             PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, True, {})
         )
@@ -362,8 +367,11 @@ def record(
         mocks, project, stack, preview=False, monitor=monitor, organization=placeholders.ORGANIZATION
     )
 
+    watch = OutputInputs()
+
     @pulumi.runtime.test
     def run() -> None:
+        pulumi.runtime.register_stack_transformation(watch.transformation)
         if import_dir is not None:
             sys.path.insert(0, str(import_dir))
         try:
@@ -390,5 +398,10 @@ def record(
                 for urn in sorted(set(monitor.duplicates))
             ]
         )
+    for resource in monitor.records:
+        resource.declared_sources = {
+            k: sorted({monitor.owner(d) for d in v}) for k, v in watch.sources.get(resource.urn, {}).items()
+        }
+        resource.unresolved_inputs = sorted(watch.unresolved.get(resource.urn, []))
     # Registrations run concurrently; sorting by URN makes the plan repeatable.
     return Plan(project, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))

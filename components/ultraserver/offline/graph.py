@@ -37,10 +37,16 @@ def label(resource: PlanResource) -> str:
     return f"{resource.name} ({parts[0]}:{parts[-1]})"
 
 
+def boxes(plan: Plan) -> dict[str, str | None]:
+    """The box each resource is drawn in (URN -> the box's URN), None for the stack."""
+    by_urn = plan.by_urn()
+    return {r.urn: _box(r, by_urn) for r in plan.resources}
+
+
 def edges(plan: Plan) -> tuple[dict[str, str], set[tuple[str, str]]]:
     """Boxes (URN -> label) and edges (dependency -> dependent) between boxes."""
     by_urn = plan.by_urn()
-    box_of = {r.urn: _box(r, by_urn) for r in plan.resources}
+    box_of = boxes(plan)
     used: set[str] = set()
     pairs: set[tuple[str, str]] = set()
     for resource in plan.resources:
@@ -50,14 +56,14 @@ def edges(plan: Plan) -> tuple[dict[str, str], set[tuple[str, str]]]:
         used.add(target)
         for dep in resource.dependencies:
             source = box_of.get(dep)
-            if source and source != target and not _contains(source, target, by_urn):
+            if source and source != target and not contains(source, target, by_urn):
                 pairs.add((source, target))
                 used.add(source)
     labels = {urn: label(by_urn[urn]) for urn in used}
     return labels, pairs
 
 
-def _contains(outer: str, inner: str, by_urn: dict[str, PlanResource]) -> bool:
+def contains(outer: str, inner: str, by_urn: dict[str, PlanResource]) -> bool:
     """Whether box ``outer`` is an ancestor of ``inner`` (a component waiting on its own parts)."""
     current = by_urn.get(inner)
     while current is not None:

@@ -6,8 +6,11 @@ Every value says it is a placeholder, so nobody mistakes an offline plan for a d
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from pulumi import _types
 
 from ultraserver.offline import sdk_schema
 
@@ -55,12 +58,53 @@ def kubeconfig(cluster_name: str) -> dict[str, Any]:
     }
 
 
+def _value(hint: Any, label: str, depth: int = 0) -> Any:
+    """A placeholder of an SDK output type: labelled text, zero, false, empty, or an object of its required fields."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return typing.get_args(hint)[0]
+    if hint is str:
+        return f"{label}-offline-placeholder"
+    if hint in (int, float, bool):
+        return hint()
+    if origin in (list, Sequence):
+        return []
+    if origin in (dict, Mapping):
+        return {}
+    if isinstance(hint, type) and _types.is_output_type(hint) and depth < 4:
+        fields = {
+            p.name: _value(p.type, f"{label}-{p.name}", depth + 1) for p in _known(sdk_schema.output_properties(hint))
+        }
+        return {k: v for k, v in fields.items() if v is not None}
+    return None  # a resource reference or an untyped value: nothing generic stands in for it
+
+
+def _known(properties: tuple[sdk_schema.OutputProperty, ...]) -> list[sdk_schema.OutputProperty]:
+    """The properties a placeholder stands in for: all text (ids, names, certificate data), and whatever else the
+    SDK says always has a value."""
+    return [p for p in properties if p.type is str or not p.optional]
+
+
+def generated_outputs(resource_type: str, name: str, inputs: dict[str, Any], region: str) -> dict[str, Any]:
+    """A labelled value for every output the SDK declares that the inputs do not give: each text output, and every
+    other output the SDK says always has a value (not Optional: lists, numbers, nested objects).
+
+    These are what a real deploy knows after creation: ids, ARNs, generated names, endpoints. Without them Pulumi
+    serializes an input read from such an output as None and drops it, with its dependency edge (issue 23 §8).
+    """
+    cls = sdk_schema.resource_class(resource_type)
+    outputs: dict[str, Any] = {}
+    for prop in _known(sdk_schema.output_properties(cls)) if cls else ():
+        if prop.name not in inputs:
+            outputs[prop.name] = region if prop.name == "region" else _value(prop.type, f"{name}-{prop.name}")
+    return {k: v for k, v in outputs.items() if v is not None}
+
+
 def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], region: str) -> dict[str, Any]:
-    """Outputs a resource would have beyond its inputs."""
+    """Outputs a resource would have beyond its inputs: the ones with known shapes, then the generated ones."""
     outputs: dict[str, Any] = {"arn": arn(region, resource_type, name)}
     if inputs.get("namePrefix") and not inputs.get("name"):
-        # AWS names it prefix + a unique suffix; without a name here Pulumi would drop every input read from it,
-        # and their dependency edges with them (issue 23 §8).
+        # AWS names it prefix + a unique suffix.
         outputs["name"] = f"{inputs['namePrefix']}offline-placeholder"
     if resource_type == "aws:ec2/launchTemplate:LaunchTemplate":
         outputs.update(latestVersion=1, defaultVersion=1)
@@ -90,11 +134,8 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
         outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":
         outputs["status"] = {"status": "offline-placeholder", "name": inputs.get("name", name)}
-    # Every other string output the SDK declares (generated names, endpoints, ids): labelled, never None, so an input
-    # read from it keeps its value and its dependency edge (offline/sdk_schema.py).
-    for output in sdk_schema.text_outputs(resource_type):
-        if output not in inputs and output not in outputs:
-            outputs[output] = region if output == "region" else f"{name}-{output}-offline-placeholder"
+    for key, value in generated_outputs(resource_type, name, inputs, region).items():
+        outputs.setdefault(key, value)
     return outputs
 
 

@@ -42,6 +42,12 @@ class PlanResource:
     dependencies: list[str] = field(default_factory=list)
     custom: bool = True
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    # A component a provider builds (pulumi-eks's Cluster): a dependency on it stays its own URN, not its children's.
+    remote: bool = False
+    # Seen before serialization (offline/output_inputs.py): input name -> URNs its declared Outputs came from, and
+    # paths of declared Outputs that resolved to None. Not in the plan JSON: they check it.
+    declared_sources: dict[str, list[str]] = field(default_factory=dict)
+    unresolved_inputs: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The plan-JSON form (the stable contract)."""

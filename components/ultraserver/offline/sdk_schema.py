@@ -1,13 +1,16 @@
-"""What the installed provider SDKs say about a resource type: its string outputs and its required arguments.
+"""What the installed provider SDKs say about a resource type: its class, Args class, required arguments, outputs.
 
 The offline engine answers every output AWS would compute with a labelled placeholder, so no input read from another
 resource resolves to None (Pulumi drops such an input and its dependency edge: ``pulumi/runtime/rpc.py``
-``serialize_properties``, "We treat properties that serialize to None as if they don't exist"). Which outputs a type
-has, and which arguments it requires, is read from the SDK classes the program itself uses, not written down here.
+``serialize_properties``, "We treat properties that serialize to None as if they don't exist", pulumi 3.272.0).
+Which outputs a type has, and which arguments it requires, is read from the SDK classes the program itself uses, not
+written down here.
 
 A type token ``pkg:module/name:Type`` finds its class through the resource modules each SDK registers with
-``pulumi.runtime.rpc.register_resource_module`` (pulumi_aws and pulumi_kubernetes ``_utilities.register``: ``fqn`` and
-``classes`` per module). Types no SDK registers (components, custom resources of CRDs) have none.
+``pulumi.runtime.rpc.register_resource_module`` (pulumi_aws, pulumi_eks and pulumi_kubernetes ``_utilities.register``:
+``fqn`` and ``classes`` per module). The class's typed ``__init__`` overload names its Args class (``EventTargetArgs``;
+pulumi_kubernetes's core types use ``NamespaceInitArgs``). Types no SDK registers (components, custom resources of
+CRDs) have none.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import typing
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -23,54 +27,76 @@ from pulumi import _types
 from pulumi.runtime import rpc
 
 
+@dataclass(frozen=True)
+class OutputProperty:
+    """One output property of a resource or output class: the engine's name, its Python type, whether it may be
+    null (``Output[Optional[T]]``)."""
+
+    name: str
+    type: Any
+    optional: bool
+
+
 @cache
 def resource_class(resource_type: str) -> type | None:
-    """The SDK class of a provider resource type, or None when no loaded SDK registers it."""
+    """The SDK class of a provider resource type (or of a provider, ``pulumi:providers:kubernetes``), or None when no
+    loaded SDK registers it."""
     package, _, rest = resource_type.partition(":")
-    module_name, _, _ = rest.partition(":")
-    module = rpc.get_resource_module(package, module_name, "")
-    info = getattr(module, "mod_info", None)
-    if not isinstance(info, dict) or resource_type not in info.get("classes", {}):
-        return None
-    found = getattr(importlib.import_module(info["fqn"]), info["classes"][resource_type], None)
+    module_name, _, provider = rest.partition(":")
+    if package == "pulumi" and module_name == "providers":
+        # Providers register as packages (_utilities.register's resource_packages: token, fqn, class).
+        info = getattr(rpc.get_resource_package(provider, ""), "pkg_info", None)
+        name = info.get("class") if isinstance(info, dict) and info.get("token") == resource_type else None
+    else:
+        info = getattr(rpc.get_resource_module(package, module_name, ""), "mod_info", None)
+        name = info.get("classes", {}).get(resource_type) if isinstance(info, dict) else None
+    found = getattr(importlib.import_module(info["fqn"]), name, None) if info and name else None
     return found if isinstance(found, type) else None
 
 
-def _is_text(annotation: Any) -> bool:
-    """Whether a getter's return annotation is Output[str] or Output[Optional[str]]."""
-    args = typing.get_args(annotation)
-    if typing.get_origin(annotation) is not pulumi.Output or len(args) != 1:
-        return False
-    inner = args[0]
-    return inner is str or (
-        typing.get_origin(inner) is typing.Union and set(typing.get_args(inner)) == {str, type(None)}
-    )
-
-
 @cache
-def text_outputs(resource_type: str) -> tuple[str, ...]:
-    """Pulumi names of a resource type's string outputs (``arn``, ``name``, ``endpoint`` ...), sorted."""
+def args_class(resource_type: str) -> type | None:
+    """The ``@pulumi.input_type`` Args class of a resource type, from the ``args`` of its typed ``__init__``."""
     cls = resource_class(resource_type)
-    if cls is None:
-        return ()
-    names = []
-    for attribute in vars(cls).values():
-        getter = attribute.fget if isinstance(attribute, property) else None
-        pulumi_name = getattr(getter, "_pulumi_name", None)
-        if pulumi_name and _is_text(typing.get_type_hints(getter).get("return")):
-            names.append(pulumi_name)
-    return tuple(sorted(names))
+    init = vars(cls).get("__init__") if cls else None
+    for overload in typing.get_overloads(init) if init else ():
+        hint = overload.__annotations__.get("args")
+        for candidate in (hint, *typing.get_args(hint)):  # Optional[XArgs] in pulumi_kubernetes and pulumi_eks
+            if isinstance(candidate, type) and _types.is_input_type(candidate):
+                return candidate
+    return None
 
 
 @cache
 def required_arguments(resource_type: str) -> tuple[str, ...]:
     """Pulumi names of the arguments a resource type's Args class requires (no default in its constructor)."""
-    cls = resource_class(resource_type)
-    args_class = getattr(importlib.import_module(cls.__module__), f"{cls.__name__}Args", None) if cls else None
-    if args_class is None or not _types.is_input_type(args_class):
+    args = args_class(resource_type)
+    if args is None:
         return ()
-    to_pulumi = _types.input_type_py_to_pulumi_names(args_class)
-    # The first parameter is the instance (the SDKs name it __self__).
-    parameters = list(inspect.signature(args_class.__init__).parameters.values())[1:]
-    required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
+    to_pulumi = _types.input_type_py_to_pulumi_names(args)
+    parameters = inspect.signature(vars(args)["__init__"]).parameters.values()
+    required = [p.name for p in parameters if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
     return tuple(sorted(to_pulumi.get(name, name) for name in required))
+
+
+def _unwrap(hint: Any) -> tuple[Any, bool]:
+    """``Output[Optional[T]]`` -> (T, True); ``Output[T]`` -> (T, False); a union of several types -> (Any, ...)."""
+    if typing.get_origin(hint) is pulumi.Output:
+        hint = typing.get_args(hint)[0]
+    if typing.get_origin(hint) is not typing.Union:
+        return hint, False
+    inner = [a for a in typing.get_args(hint) if a is not type(None)]
+    return (inner[0] if len(inner) == 1 else Any), len(inner) < len(typing.get_args(hint))
+
+
+@cache
+def output_properties(cls: type) -> tuple[OutputProperty, ...]:
+    """The ``@pulumi.getter`` properties of a resource class or an ``@pulumi.output_type`` class."""
+    found: dict[str, OutputProperty] = {}
+    for base in reversed(cls.__mro__):
+        for attribute in vars(base).values():
+            getter = attribute.fget if isinstance(attribute, property) else None
+            name = getattr(getter, "_pulumi_name", None)  # set by pulumi.getter (pulumi/_types.py)
+            if isinstance(name, str):
+                found[name] = OutputProperty(name, *_unwrap(typing.get_type_hints(getter).get("return")))
+    return tuple(found.values())
