@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
 from ultraserver import clock
-from ultraserver.config.files import load_yaml
+from ultraserver.config.files import load_yaml, timestamps
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -305,20 +305,6 @@ def _timestamp_problems(full: str, value: Any) -> list[Problem]:
         )
         for where, moment in timestamps(value)
     ]
-
-
-def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:
-    """(path, value) of every unquoted YAML timestamp inside a config value (a self-containing alias ends the walk)."""
-    if isinstance(value, date):
-        return [(where, value)]
-    if id(value) in inside:
-        return []
-    inside = inside | {id(value)}
-    if isinstance(value, Mapping):
-        return [t for k, v in value.items() for t in timestamps(v, f"{where}.{k}", inside)]
-    if isinstance(value, list):
-        return [t for i, v in enumerate(value) for t in timestamps(v, f"{where}[{i}]", inside)]
-    return []
 
 
 def run_plan(
