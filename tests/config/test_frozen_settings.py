@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, ValidationError
-from ultraserver.config.model import ClusterSettings, KubernetesSettings, ReleaseSettings, Settings
+from ultraserver.config.model import ClusterSettings, KubernetesSettings, Settings
+from ultraserver.config.release_model import ReleaseSettings
 
 CONFIG = Path(__file__).resolve().parents[2] / "components" / "ultraserver" / "config"
 MUTATORS = {"__setattr__", "__delattr__", "setattr", "delattr"}

@@ -22,6 +22,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Mapping
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +261,17 @@ def _construct_str(loader: _PulumiLoader, node: yaml.ScalarNode) -> str:
 _PulumiLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 _PulumiLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _PulumiLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
+
+
+def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:
+    """(path, value) of every unquoted YAML timestamp inside a config value (a self-containing alias ends the walk)."""
+    if isinstance(value, date):
+        return [(where, value)]
+    if id(value) in inside:
+        return []
+    inside = inside | {id(value)}
+    if isinstance(value, Mapping):
+        return [t for k, v in value.items() for t in timestamps(v, f"{where}.{k}", inside)]
+    if isinstance(value, list):
+        return [t for i, v in enumerate(value) for t in timestamps(v, f"{where}[{i}]", inside)]
+    return []

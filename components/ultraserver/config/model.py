@@ -4,12 +4,13 @@ Attribute names are what the program reads (``settings.gpu_node_groups[0].availa
 the stack keys as written (``ultraserver-eks:gpuNodeGroups[0].availabilityZone``). Rules that span several
 fields live in ``config.rules``; turning raw Pulumi config into ``Settings`` lives in ``config.load``.
 The JSON Schema of stack files (stacks/stack.schema.json) and the settings reference (docs/settings.md) come from here.
-Field types live in ``config.fields``, the GPU node group model in ``config.gpu_model``.
+Field types live in ``config.fields``, the GPU node group model in ``config.gpu_model``, a chart release's in
+``config.release_model``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -45,56 +46,16 @@ from ultraserver.config.fields import (
     pattern,
 )
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
+from ultraserver.config.release_model import KueueSettings, PrometheusStackSettings, ReleaseSettings
 from ultraserver.facts import ami, aws_ids, control_plane_logs, instances, kubernetes, limits
 from ultraserver.facts import charts as chart_facts
 from ultraserver.facts import devices as device_facts
 from ultraserver.facts import network as network_facts
-from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
 
 PROJECT = "ultraserver-eks"
 # A GitHub Actions runner label (letters, digits, . _ : -).
 RUNNER_LABEL = r"^[A-Za-z0-9_.:-]+$"
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
-
-
-class ReleaseSettings(Model):
-    """User-tunable settings shared by every chart release."""
-
-    version: Annotated[str, pattern(r"v?\d+\.\d+\.\d+", "an exact chart version such as 1.2.3")] | None = Field(
-        None, description="Chart version; empty keeps the toolkit's pinned version (recommended)."
-    )
-    values: dict[StrictStr, Any] = Field(
-        default_factory=dict, description="Values deep-merged over the toolkit's values (maps merge, lists replace)."
-    )
-    namespace: Annotated[str, pattern(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a namespace name")] | None = Field(
-        None, description="Namespace of the release; empty uses the chart's usual namespace."
-    )
-    timeout_seconds: StrictInt = Field(
-        900, ge=60, le=7200, description="How long Helm waits for the release's resources to become ready."
-    )
-    atomic: StrictBool = Field(
-        True, description="Roll back a failed install or upgrade instead of leaving it half done."
-    )
-    settings_key: SkipJsonSchema[str | None] = Field(None, alias="__settingsKey", exclude=True)
-    """Settings key named in error messages about `values` (set by the loader; defaults to '<chart> values')."""
-
-
-class PrometheusStackSettings(ReleaseSettings):
-    """kube-prometheus-stack, off unless enabled."""
-
-    enabled: StrictBool = Field(False, description="Install kube-prometheus-stack.")
-
-
-class KueueSettings(ReleaseSettings):
-    """Kueue: gang admission, GPU quota and UltraServer/NVLink-clique topology for jobs."""
-
-    enabled: StrictBool | None = Field(None, description="Install Kueue; default: on when the stack has GPU groups.")
-    local_queue_namespaces: tuple[
-        Annotated[str, pattern(DNS_LABEL_PATTERN, "a namespace name (DNS-1123 label)")], ...
-    ] = Field(
-        ("default",),
-        description="Namespaces that get a LocalQueue (created if missing) for submitting jobs.",
-    )
 
 
 class ClusterSettings(Model):
@@ -242,10 +203,24 @@ RELEASE_KEYS = {
 """Release field -> chart name."""
 
 
+def _keyed(field: str) -> AfterValidator:
+    """Gives a release its stack key (``<project>:kubernetes.<field>``, for errors about its values) on a copy, as
+    settings are frozen; named here, not from the validation info, which older pydantic-core leaves without the field
+    name when it validates a default (pydantic/pydantic-core#1826)."""
+
+    def name(release: ReleaseSettings, info: ValidationInfo) -> ReleaseSettings:
+        if release.settings_key is not None:
+            return release
+        project = (info.context or {}).get("project", PROJECT)
+        return release.model_copy(update={"settings_key": f"{project}:kubernetes.{to_camel(field)}"})
+
+    return AfterValidator(name)
+
+
 class KubernetesSettings(Model):
     """The Kubernetes layer: GPU Operator, DRA driver, EFA device plugin or DRANET, NTH, Prometheus, MPI operator."""
 
-    # Defaults are validated too, so each default release gets its stack key (_name_release_key).
+    # Defaults are validated too, so each default release gets its stack key (_keyed).
     model_config = ConfigDict(validate_default=True)
 
     devices: Literal[device_facts.MODES] = Field(  # type: ignore[valid-type]
@@ -253,21 +228,27 @@ class KubernetesSettings(Model):
         description="How pods get GPUs and EFA: device plugins, or DRA drivers (1.35+; docs/device-modes.md).",
     )
 
-    gpu_operator: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA GPU Operator chart.")
-    dra_driver: ReleaseSettings = Field(default_factory=ReleaseSettings, description="NVIDIA DRA driver chart.")
-    efa_device_plugin: ReleaseSettings = Field(
+    gpu_operator: Annotated[ReleaseSettings, _keyed("gpu_operator")] = Field(
+        default_factory=ReleaseSettings, description="NVIDIA GPU Operator chart."
+    )
+    dra_driver: Annotated[ReleaseSettings, _keyed("dra_driver")] = Field(
+        default_factory=ReleaseSettings, description="NVIDIA DRA driver chart."
+    )
+    efa_device_plugin: Annotated[ReleaseSettings, _keyed("efa_device_plugin")] = Field(
         default_factory=ReleaseSettings, description="AWS EFA Kubernetes device plugin chart."
     )
-    dranet: ReleaseSettings = Field(default_factory=ReleaseSettings, description="DRANET chart (EFA in DRA mode).")
-    node_termination_handler: ReleaseSettings = Field(
+    dranet: Annotated[ReleaseSettings, _keyed("dranet")] = Field(
+        default_factory=ReleaseSettings, description="DRANET chart (EFA in DRA mode)."
+    )
+    node_termination_handler: Annotated[ReleaseSettings, _keyed("node_termination_handler")] = Field(
         default_factory=ReleaseSettings,
         description="AWS Node Termination Handler (on when any GPU group is self-managed).",
     )
-    prometheus_stack: PrometheusStackSettings = Field(
+    prometheus_stack: Annotated[PrometheusStackSettings, _keyed("prometheus_stack")] = Field(
         default_factory=PrometheusStackSettings,
         description="kube-prometheus-stack (enabled: true to install).",
     )
-    kueue: KueueSettings = Field(
+    kueue: Annotated[KueueSettings, _keyed("kueue")] = Field(
         default_factory=KueueSettings,
         description="Kueue (on by default when the stack has GPU groups).",
     )
@@ -279,15 +260,6 @@ class KubernetesSettings(Model):
     def prometheus_stack_enabled(self) -> bool:
         """Whether kube-prometheus-stack is installed."""
         return self.prometheus_stack.enabled
-
-    @field_validator(*RELEASE_KEYS, mode="after")
-    @classmethod
-    def _name_release_key(cls, release: ReleaseSettings, info: ValidationInfo) -> ReleaseSettings:
-        """Each release knows its stack key, for error messages about its values (a copy: settings are frozen)."""
-        if release.settings_key is not None:
-            return release
-        project = (info.context or {}).get("project", PROJECT)
-        return release.model_copy(update={"settings_key": f"{project}:kubernetes.{to_camel(info.field_name or '')}"})
 
 
 class AlertSettings(Model):

@@ -19,13 +19,11 @@ from ultraserver.config.model import (
     HealthSettings,
     ImexCheckSettings,
     KubernetesSettings,
-    KueueSettings,
     NetworkSettings,
-    PrometheusStackSettings,
-    ReleaseSettings,
     Settings,
     SystemNodeGroupSettings,
 )
+from ultraserver.config.release_model import KueueSettings, PrometheusStackSettings, ReleaseSettings
 from ultraserver.facts.instances import GB200_INSTANCE_TYPE
 from ultraserver.facts.kubernetes import FLOOR as MIN_KUBERNETES
 

@@ -23,6 +23,7 @@ device index 0 on the other cards, as AWS recommends.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -111,30 +112,28 @@ def _preset_layout(facts: dict[str, Any], preset: str) -> list[EfaInterface]:
     return layout
 
 
+def _custom_interface(item: Any, where: str) -> EfaInterface | Problem:
+    """One stack YAML item as an interface, or the problem with its shape."""
+    shape = "a mapping of " + ", ".join(CUSTOM_KEYS)
+    if not isinstance(item, dict):
+        return Problem(where, item, shape, "write the interface as networkCardIndex, deviceIndex, ...")
+    unknown = sorted(set(item) - set(CUSTOM_KEYS))
+    missing = [name for name in CUSTOM_KEYS if name not in item]
+    if unknown or missing:
+        return Problem(where, item, shape, f"remove {unknown or 'nothing'}, add {missing or 'nothing'}")
+    card, device, kind = item["networkCardIndex"], item["deviceIndex"], item["interfaceType"]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (card, device)):
+        return Problem(where, item, "integers for networkCardIndex and deviceIndex", "write the indexes as numbers")
+    return EfaInterface(card, device, str(kind))
+
+
 def _custom_layout(custom: Sequence[Any], key: str) -> list[EfaInterface]:
     """Interfaces from stack YAML items; the primary is added when the list leaves card 0/device 0 out."""
-    problems: list[Problem] = []
-    layout: list[EfaInterface] = []
-    shape = "a mapping of " + ", ".join(CUSTOM_KEYS)
-    for position, item in enumerate(custom):
-        where = f"{key}[{position}]"
-        if not isinstance(item, dict):
-            problems.append(Problem(where, item, shape, "write the interface as networkCardIndex, deviceIndex, ..."))
-            continue
-        unknown = sorted(set(item) - set(CUSTOM_KEYS))
-        missing = [name for name in CUSTOM_KEYS if name not in item]
-        if unknown or missing:
-            problems.append(Problem(where, item, shape, f"remove {unknown or 'nothing'}, add {missing or 'nothing'}"))
-            continue
-        card, device, kind = item["networkCardIndex"], item["deviceIndex"], item["interfaceType"]
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (card, device)):
-            problems.append(
-                Problem(where, item, "integers for networkCardIndex and deviceIndex", "write the indexes as numbers")
-            )
-            continue
-        layout.append(EfaInterface(card, device, str(kind)))
+    read = [_custom_interface(item, f"{key}[{position}]") for position, item in enumerate(custom)]
+    problems = [r for r in read if isinstance(r, Problem)]
     if problems:
         raise ConfigError(problems)
+    layout = [r for r in read if isinstance(r, EfaInterface)]
     if not any(i.network_card_index == 0 and i.device_index == 0 for i in layout):
         layout.insert(0, _primary())
     return sorted(layout, key=lambda i: (i.network_card_index, i.device_index))
@@ -184,50 +183,11 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key:
     """Problems AWS would reject the layout for, at ``key``; each value names the card, each allowed text the rule."""
     facts = instance_facts(instance_type)
     cards = {card["index"]: card for card in facts["cards"]}
-    last = max(cards)
     problems: list[Problem] = []
     seen: set[tuple[int, int]] = set()
-    per_card: dict[int, int] = {}
     for item in interfaces:
-        card_no, device = item.network_card_index, item.device_index
-        label = f"card {card_no} device {device}: {item.interface_type}"
-        if item.interface_type not in INTERFACE_TYPES:
-            problems.append(
-                Problem(
-                    key,
-                    Described(label),
-                    f"interface type one of {', '.join(INTERFACE_TYPES)} (rule: type unknown)",
-                    "correct the type",
-                )
-            )
-        if card_no not in cards:
-            problems.append(
-                Problem(
-                    key,
-                    Described(label),
-                    f"network cards 0-{last} of {instance_type} (rule: card index exists)",
-                    "use a card that exists",
-                )
-            )
-            continue
-        if device < 0:
-            problems.append(Problem(key, Described(label), "device index 0 or more", "correct the device index"))
-        if (card_no, device) in seen:
-            problems.append(
-                Problem(key, Described(label), "one interface per card and device index (rule)", "remove one")
-            )
-        seen.add((card_no, device))
-        per_card[card_no] = per_card.get(card_no, 0) + 1
-        allowed = cards[card_no]["interface_types"]
-        if item.interface_type in INTERFACE_TYPES and item.interface_type not in allowed:
-            problems.append(
-                Problem(
-                    key,
-                    Described(label),
-                    f"{', '.join(allowed)} on this card of {instance_type} (rule: interface type per card)",
-                    f"use {allowed[0]} on card {card_no}",
-                )
-            )
+        problems += _interface_problems(item, cards, seen, instance_type, key)
+    per_card = Counter(i.network_card_index for i in interfaces if i.network_card_index in cards)
     for card_no, count in sorted(per_card.items()):
         limit = cards[card_no]["maximum_interfaces"]
         if count > limit:
@@ -239,25 +199,7 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key:
                     "move interfaces to other cards",
                 )
             )
-    primary = [i for i in interfaces if (i.network_card_index, i.device_index) == (0, 0)]
-    if not primary:
-        problems.append(
-            Problem(
-                key,
-                Described("card 0 device 0: missing"),
-                "an ENA primary (rule: card 0 carries the ENA primary)",
-                "add it",
-            )
-        )
-    elif primary[0].interface_type == "efa-only":
-        problems.append(
-            Problem(
-                key,
-                Described("card 0 device 0: efa-only"),
-                "interface or efa (rule: primary needs ENA)",
-                "use interface",
-            )
-        )
+    problems += _primary_problems(interfaces, key)
     efa = sum(1 for i in interfaces if i.interface_type in EFA_TYPES)
     if efa > facts["maximum_efa_interfaces"]:
         problems.append(
@@ -269,6 +211,74 @@ def validate_layout(instance_type: str, interfaces: Sequence[EfaInterface], key:
             )
         )
     return problems
+
+
+def _interface_problems(
+    item: EfaInterface, cards: dict[int, dict[str, Any]], seen: set[tuple[int, int]], instance_type: str, key: str
+) -> list[Problem]:
+    """One interface's type, card, device index and its place (``seen`` collects the card and device indexes)."""
+    card_no, device = item.network_card_index, item.device_index
+    label = Described(f"card {card_no} device {device}: {item.interface_type}")
+    problems: list[Problem] = []
+    if item.interface_type not in INTERFACE_TYPES:
+        problems.append(
+            Problem(
+                key,
+                label,
+                f"interface type one of {', '.join(INTERFACE_TYPES)} (rule: type unknown)",
+                "correct the type",
+            )
+        )
+    if card_no not in cards:
+        return [
+            *problems,
+            Problem(
+                key,
+                label,
+                f"network cards 0-{max(cards)} of {instance_type} (rule: card index exists)",
+                "use a card that exists",
+            ),
+        ]
+    if device < 0:
+        problems.append(Problem(key, label, "device index 0 or more", "correct the device index"))
+    if (card_no, device) in seen:
+        problems.append(Problem(key, label, "one interface per card and device index (rule)", "remove one"))
+    seen.add((card_no, device))
+    allowed = cards[card_no]["interface_types"]
+    if item.interface_type in INTERFACE_TYPES and item.interface_type not in allowed:
+        problems.append(
+            Problem(
+                key,
+                label,
+                f"{', '.join(allowed)} on this card of {instance_type} (rule: interface type per card)",
+                f"use {allowed[0]} on card {card_no}",
+            )
+        )
+    return problems
+
+
+def _primary_problems(interfaces: Sequence[EfaInterface], key: str) -> list[Problem]:
+    """Card 0 device 0 carries the ENA primary."""
+    primary = [i for i in interfaces if (i.network_card_index, i.device_index) == (0, 0)]
+    if not primary:
+        return [
+            Problem(
+                key,
+                Described("card 0 device 0: missing"),
+                "an ENA primary (rule: card 0 carries the ENA primary)",
+                "add it",
+            )
+        ]
+    if primary[0].interface_type == "efa-only":
+        return [
+            Problem(
+                key,
+                Described("card 0 device 0: efa-only"),
+                "interface or efa (rule: primary needs ENA)",
+                "use interface",
+            )
+        ]
+    return []
 
 
 def summarize_layout(instance_type: str, interfaces: Sequence[EfaInterface]) -> LayoutSummary:

@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
 from ultraserver import clock
-from ultraserver.config.files import load_yaml
+from ultraserver.config.files import load_yaml, timestamps
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -246,19 +246,7 @@ def load_project(directory: Path) -> Project:
 
 def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str]]:
     """A stack file's config as the engine hands it to programs: namespaced keys, objects as JSON."""
-    path = project.stack_file(stack)
-    if not path.is_file():
-        known = ", ".join(project.stacks()) or "none"
-        # A stack file's name or path (stacks/Pulumi.gb200-x72.yaml) instead of the stack's name.
-        named = re.fullmatch(r"(?:.*/)?Pulumi\.(.+)\.ya?ml", stack)
-        fix = (
-            f"pass the stack's name, --stack {named[1]}, not its file"
-            if named
-            else f"pick one of those or add {path.name}"
-        )
-        raise ConfigError(
-            Problem("--stack", stack, f"a stack with a file in {project.stack_config_dir} ({known})", fix)
-        )
+    path = _stack_file(project, stack)
     data = load_yaml(path)
     found = data.get("config") if isinstance(data, Mapping) else data
     if not isinstance(data, Mapping) or not isinstance(found or {}, Mapping):
@@ -278,15 +266,7 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             problems.append(Problem(path.name, key, "a text config key", "quote it"))
             continue
         full = key if ":" in key else f"{project.name}:{key}"
-        problems += [
-            Problem(
-                f"{full}{where}",
-                moment,
-                "a string",
-                f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
-            )
-            for where, moment in timestamps(value)
-        ]
+        problems += _timestamp_problems(full, value)
         if isinstance(value, Mapping) and set(value) == {"secure"}:
             # Secrets are encrypted for the real backend; offline they are placeholders.
             secret_keys.append(full)
@@ -300,18 +280,31 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
     return config, secret_keys
 
 
-def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:
-    """(path, value) of every unquoted YAML timestamp inside a config value (a self-containing alias ends the walk)."""
-    if isinstance(value, date):
-        return [(where, value)]
-    if id(value) in inside:
-        return []
-    inside = inside | {id(value)}
-    if isinstance(value, Mapping):
-        return [t for k, v in value.items() for t in timestamps(v, f"{where}.{k}", inside)]
-    if isinstance(value, list):
-        return [t for i, v in enumerate(value) for t in timestamps(v, f"{where}[{i}]", inside)]
-    return []
+def _stack_file(project: Project, stack: str) -> Path:
+    """The stack's file; a stack without one (or named by its file) is refused, naming the stacks there are."""
+    path = project.stack_file(stack)
+    if path.is_file():
+        return path
+    known = ", ".join(project.stacks()) or "none"
+    # A stack file's name or path (stacks/Pulumi.gb200-x72.yaml) instead of the stack's name.
+    named = re.fullmatch(r"(?:.*/)?Pulumi\.(.+)\.ya?ml", stack)
+    fix = (
+        f"pass the stack's name, --stack {named[1]}, not its file" if named else f"pick one of those or add {path.name}"
+    )
+    raise ConfigError(Problem("--stack", stack, f"a stack with a file in {project.stack_config_dir} ({known})", fix))
+
+
+def _timestamp_problems(full: str, value: Any) -> list[Problem]:
+    """A value YAML read as a timestamp (unquoted time or date) where the program expects text."""
+    return [
+        Problem(
+            f"{full}{where}",
+            moment,
+            "a string",
+            f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
+        )
+        for where, moment in timestamps(value)
+    ]
 
 
 def run_plan(

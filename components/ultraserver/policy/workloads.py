@@ -83,40 +83,10 @@ def check_multi_node_placement(resources: Sequence[PlanResource], opts: Mapping[
     need_queue = bool(opts["requireQueueName"]) or _declares_kueue(resources)
     out = []
     for r in resources:
-        if not r.type.startswith("kubernetes:") or not isinstance(r.inputs.get("spec"), Mapping):
-            continue
-        raw = r.inputs.get("metadata")
-        metadata: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-        if get_path(metadata, "annotations", kueue.EXEMPT_ANNOTATION):
-            continue
-        namespace = metadata.get("namespace") or "default"
-        gpu_sets = [
-            (n, t)
-            for n, t in pod_sets(r.inputs.get("kind"), r.inputs["spec"])
-            if _requests_gpus(t.get("spec") or {}, gpu_templates)
-        ]
+        metadata, gpu_sets = _gpu_pod_sets(r, gpu_templates)
         if sum(n for n, _ in gpu_sets) < 2:
             continue
-        missing = []
-        for _, template in gpu_sets:
-            claims = {
-                get_path(c, "resourceClaimTemplateName") for c in as_list(get_path(template, "spec", "resourceClaims"))
-            }
-            if not any((namespace, claim) in domains for claim in claims):
-                missing.append(
-                    "a ComputeDomain claim (resourceClaims[].resourceClaimTemplateName = the channel template of a "
-                    "ComputeDomain in its namespace, one ComputeDomain per job)"
-                )
-                break
-        labels = {**(get_path(metadata, "labels") or {}), **(get_path(gpu_sets[0][1], "metadata", "labels") or {})}
-        queued = bool(labels.get(kueue.QUEUE_NAME_LABEL))
-        if need_queue and not queued:
-            missing.append(f"the label {kueue.QUEUE_NAME_LABEL} naming a LocalQueue of its namespace")
-        # The toolkit's ClusterQueue is not topology-only (builders.kueue.UNPLACED_FLAVOR_NAME): a GPU pod set without
-        # a topology annotation gets no GPU quota and waits for good.
-        topology = (kueue.PODSET_REQUIRED_TOPOLOGY, kueue.PODSET_PREFERRED_TOPOLOGY)
-        if queued and not all(any(get_path(t, "metadata", "annotations", a) for a in topology) for _, t in gpu_sets):
-            missing.append(f"on each GPU pod template {' or '.join(topology)} (without one Kueue admits no GPUs)")
+        missing = _missing_placement(metadata, gpu_sets, domains, need_queue)
         if missing:
             out.append(
                 Problem(
@@ -131,6 +101,55 @@ def check_multi_node_placement(resources: Sequence[PlanResource], opts: Mapping[
                 )
             )
     return out
+
+
+def _gpu_pod_sets(
+    r: PlanResource, gpu_templates: set[str]
+) -> tuple[Mapping[str, Any], list[tuple[int, Mapping[str, Any]]]]:
+    """A Kubernetes workload's metadata and its pod sets that request GPUs (none when exempt or not a workload)."""
+    if not r.type.startswith("kubernetes:") or not isinstance(r.inputs.get("spec"), Mapping):
+        return {}, []
+    raw = r.inputs.get("metadata")
+    metadata: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    if get_path(metadata, "annotations", kueue.EXEMPT_ANNOTATION):
+        return metadata, []
+    gpu_sets = [
+        (n, t)
+        for n, t in pod_sets(r.inputs.get("kind"), r.inputs["spec"])
+        if _requests_gpus(t.get("spec") or {}, gpu_templates)
+    ]
+    return metadata, gpu_sets
+
+
+def _missing_placement(
+    metadata: Mapping[str, Any],
+    gpu_sets: list[tuple[int, Mapping[str, Any]]],
+    domains: set[tuple[Any, Any]],
+    need_queue: bool,
+) -> list[str]:
+    """What a multi-node GPU workload lacks: a ComputeDomain claim, the queue-name label, a topology annotation."""
+    namespace = metadata.get("namespace") or "default"
+    missing = []
+    for _, template in gpu_sets:
+        claims = {
+            get_path(c, "resourceClaimTemplateName") for c in as_list(get_path(template, "spec", "resourceClaims"))
+        }
+        if not any((namespace, claim) in domains for claim in claims):
+            missing.append(
+                "a ComputeDomain claim (resourceClaims[].resourceClaimTemplateName = the channel template of a "
+                "ComputeDomain in its namespace, one ComputeDomain per job)"
+            )
+            break
+    labels = {**(get_path(metadata, "labels") or {}), **(get_path(gpu_sets[0][1], "metadata", "labels") or {})}
+    queued = bool(labels.get(kueue.QUEUE_NAME_LABEL))
+    if need_queue and not queued:
+        missing.append(f"the label {kueue.QUEUE_NAME_LABEL} naming a LocalQueue of its namespace")
+    # The toolkit's ClusterQueue is not topology-only (builders.kueue.UNPLACED_FLAVOR_NAME): a GPU pod set without
+    # a topology annotation gets no GPU quota and waits for good.
+    topology = (kueue.PODSET_REQUIRED_TOPOLOGY, kueue.PODSET_PREFERRED_TOPOLOGY)
+    if queued and not all(any(get_path(t, "metadata", "annotations", a) for a in topology) for _, t in gpu_sets):
+        missing.append(f"on each GPU pod template {' or '.join(topology)} (without one Kueue admits no GPUs)")
+    return missing
 
 
 RULES: tuple[Rule, ...] = (

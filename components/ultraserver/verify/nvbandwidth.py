@@ -73,6 +73,12 @@ def parse_bandwidth_matrix(log_text: str) -> BandwidthMatrix:
     body = [(i, line) for i, line in enumerate(lines[start + 1 :], start + 2) if line]
     if not body:
         raise BandwidthOutputError(f"line {start + 1}", "a matrix header alone", "column indices 0 1 2 ... below it")
+    rows = _matrix_rows(body)
+    return BandwidthMatrix(testcase=testcase, values=rows, sum_gbps=_matrix_sum(body[len(rows) + 1 :]))
+
+
+def _matrix_rows(body: list[tuple[int, str]]) -> tuple[tuple[float | None, ...], ...]:
+    """The matrix under its header: the column indices line, then one numbered row of values per column."""
     col_line, col_text = body[0]
     columns = col_text.split()
     if columns != [str(i) for i in range(len(columns))]:
@@ -89,15 +95,18 @@ def parse_bandwidth_matrix(log_text: str) -> BandwidthMatrix:
         if tokens[0] != str(expected) or len(tokens) != size + 1:
             raise BandwidthOutputError(f"line {line_no}", repr(text), f"row {expected} with {size} values")
         rows.append(tuple(_value(tok, f"line {line_no}, column {col}") for col, tok in enumerate(tokens[1:])))
-    total = None
-    for _, text in body[size + 1 :]:
+    return tuple(rows)
+
+
+def _matrix_sum(after: list[tuple[int, str]]) -> float | None:
+    """The SUM line that follows the matrix, before the next test case or matrix; None when there is none."""
+    for _, text in after:
         if _RUNNING.match(text) or _HEADER.match(text):
-            break
+            return None
         match = _SUM.match(text)
         if match:
-            total = _value(match.group(2), "SUM line")
-            break
-    return BandwidthMatrix(testcase=testcase, values=tuple(rows), sum_gbps=total)
+            return _value(match.group(2), "SUM line")
+    return None
 
 
 @dataclass(frozen=True)
