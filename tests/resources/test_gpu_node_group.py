@@ -298,6 +298,19 @@ def test_inside_the_window_only_the_scale_down_remains() -> None:
     assert only(recorded, NG)["scalingConfig"]["desiredSize"] == 18
 
 
+def test_a_program_whose_every_block_has_ended_is_refused() -> None:
+    """EC2 launches nothing into an expired reservation: a program's group on an ended window is an argument error
+    (a stack file's is left out with a warning instead, config/expiry.py)."""
+    window = ReservationWindow(START, END)
+    with pytest.raises(ConfigError) as err:
+        args(reservation_window=window, now=END + timedelta(minutes=1))
+    (problem,) = [p for p in err.value.items if "expired" in p.allowed]
+    assert problem.key == "GpuNodeGroupArgs.reservation_window.end"
+    assert problem.value == END.isoformat() and "next block" in problem.fix
+    # A window still running at the same moment is fine.
+    args(reservation_window=ReservationWindow(START, END + timedelta(days=1)), now=END + timedelta(minutes=1))
+
+
 @pytest.mark.parametrize("mode", ["managed", "self-managed"])
 def test_scale_to_zero_for_upgrade(mode: str) -> None:
     window = ReservationWindow(START, END)

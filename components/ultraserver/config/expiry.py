@@ -110,3 +110,20 @@ def expiry_problems(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) 
         if block.window is not None and not has_ended(block, now) and block.usable_end is not None:
             found += _actions(block, _key(g, at, index), now)
     return found
+
+
+def program_blocks_ended(blocks: tuple[CapacityBlock, ...], key: str, now: datetime) -> list[Problem]:
+    """An error when every block a program hands a node group has ended: unlike a stack file, whose blocks end while
+    it stays the same (and so are left out with a warning), a program's arguments are written for this run."""
+    if not blocks or not all(has_ended(block, now) for block in blocks):
+        return []
+    last = blocks[-1]
+    assert last.window is not None  # has_ended: only a block with a window ends
+    return [
+        Problem(
+            f"{key}.end",
+            last.window.end.isoformat(),
+            f"{EXPIRED_LAUNCH}; every block of this group has ended",
+            "pass the next block's reservation and window, or leave this node group out of the program",
+        )
+    ]

@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_snake
 
 from ultraserver import clock
 from ultraserver.config.blocks import StandbyGroup
+from ultraserver.config.expiry import program_blocks_ended
 from ultraserver.config.node_group_spec import NodeGroupInputs, NodeGroupSpec, node_group_spec
 from ultraserver.config.settings import GpuNodeGroupSettings
 from ultraserver.facts import ami, instances
@@ -374,6 +375,11 @@ def args_problems(args: GpuNodeGroupArgs) -> list[Problem]:
     version = core_of(args.cluster).kubernetes_version
     today = (args.now or clock.now()).date()
     problems = _group_problems(args) + _target_problems(args) + _node_problems(args)
+    given = tuple(args.capacity_blocks) or (
+        (CapacityBlock((), args.reservation_window),) if args.reservation_window else ()
+    )
+    key = f"{_ARG('capacity_blocks')}[{len(given) - 1}]" if args.capacity_blocks else _ARG("reservation_window")
+    problems += program_blocks_ended(given, key, args.now or clock.now())
     version_problems = _raised(lambda: ami.checked_version(version, _ARG("cluster.kubernetes_version")))
     return problems + (version_problems or _ami_problems(args, version, today))
 
