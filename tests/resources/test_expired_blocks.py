@@ -153,3 +153,18 @@ def test_a_block_past_its_scale_down_but_not_ended_reports_only_the_scale_down()
     assert not plan.of_type(SCHEDULE)
     (past,) = [p for p in warnings_at(now) if p.key.startswith(f"{GROUP}.reservationWindow")]
     assert past.key.endswith(".end") and past.level == INFO and "desired size to 0" in past.fix
+
+
+def test_a_group_left_out_gets_no_fabric_check_and_no_quota_but_kueue_stays() -> None:
+    """Nothing on the Kubernetes side waits for nodes of a group whose every block has ended, and Kueue (whose chart
+    carries its CRDs, so an uninstall would delete the users' queues) stays installed with no GPU quota."""
+    during, after = START + timedelta(days=1), END + timedelta(minutes=1)
+    running, ended = run_plan(ROOT, "gb200-x72", now=during), run_plan(ROOT, "gb200-x72", now=after)
+    jobs, queue = "kubernetes:kubeflow.org/v2beta1:MPIJob", "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+    assert running.of_type(jobs) and ended.of_type(jobs) == []
+
+    def quotas(plan: Plan) -> set[int]:
+        groups = one(plan, queue).inputs["spec"]["resourceGroups"]
+        return {r["nominalQuota"] for g in groups for f in g["flavors"] for r in f["resources"]}
+
+    assert 72 in quotas(running) and quotas(ended) == {0}

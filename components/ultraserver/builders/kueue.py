@@ -114,11 +114,11 @@ def device_quota(capacity: GpuCapacity, kubernetes_version: str, mode: str = dev
     return quota
 
 
-def kueue_args(settings: Settings) -> KueueArgs | None:
-    """The stack's Kueue, or None when it is off."""
+def kueue_args(settings: Settings, live: Settings | None = None) -> KueueArgs | None:
+    """The stack's Kueue, or None when it is off; its quota counts the groups of ``live`` (default: all of them)."""
     if not kueue_enabled(settings):
         return None
-    capacity = gpu_capacity(settings)
+    capacity = gpu_capacity(settings if live is None else live)
     version, mode = settings.cluster.kubernetes_version, settings.kubernetes.devices
     return KueueArgs(
         capacity=capacity,

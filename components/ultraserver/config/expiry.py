@@ -36,6 +36,14 @@ def group_expired(group: GpuNodeGroupSettings, now: datetime) -> bool:
     return all(has_ended(block, now) for block in group.blocks)
 
 
+def live_settings(s: Settings, now: datetime) -> Settings:
+    """The settings without the GPU groups whose every block has ended at ``now``: the plan makes no node group for
+    them, so no fabric check targets their nodes and no Kueue quota counts them. Decisions about what the stack
+    installs stay with the stack's own groups (Kueue is not uninstalled, with its CRDs, when a block ends)."""
+    groups = tuple(g for g in s.gpu_node_groups if not group_expired(g, now))
+    return s if len(groups) == len(s.gpu_node_groups) else s.model_copy(update={"gpu_node_groups": groups})
+
+
 def _key(group: GpuNodeGroupSettings, at: str, index: int) -> str:
     return f"{at}.capacityBlocks[{index}]" if group.capacity_blocks_setting else f"{at}.reservationWindow"
 

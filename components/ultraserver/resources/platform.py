@@ -16,7 +16,7 @@ from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import kueue_args
 from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.blocks import StandbyGroup, standby_groups
-from ultraserver.config.expiry import group_expired
+from ultraserver.config.expiry import group_expired, live_settings
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, node_group_names
@@ -36,8 +36,11 @@ def kubernetes_layer_args(
     provider: k8s.Provider,
     depends_on: list[pulumi.Resource],
     termination_queue_url: pulumi.Input[str] | None = None,
+    now: datetime | None = None,
 ) -> KubernetesLayerArgs:
-    """The Kubernetes layer a stack's settings ask for, in this program or in the kubernetes-layer/ project."""
+    """The Kubernetes layer a stack's settings ask for, in this program or in the kubernetes-layer/ project. Checks and
+    Kueue quota leave out the GPU groups whose every block has ended at ``now`` (default: the clock)."""
+    live = live_settings(s, now or clock.now())
     handler = None
     if termination_queue_url is not None:
         handler = NodeTerminationHandlerArgs(
@@ -57,10 +60,10 @@ def kubernetes_layer_args(
         devices=s.kubernetes.devices,
         dranet=s.kubernetes.dranet,
         prometheus_stack=s.kubernetes.prometheus_stack if s.kubernetes.prometheus_stack_enabled else None,
-        imex_check=imex_check_args(s),
+        imex_check=imex_check_args(live),
         efa_check=efa_check_args(s),
-        nccl_check=nccl_check_args(s),
-        kueue=kueue_args(s),
+        nccl_check=nccl_check_args(live),
+        kueue=kueue_args(s, live),
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
@@ -197,6 +200,7 @@ class Platform(pulumi.ComponentResource):
                     self.cluster.provider,
                     [self.cluster.eks, self.cluster.system_node_group, self.cluster.coredns],
                     self.termination_queue.queue.url if self.termination_queue else None,
+                    args.now,
                 ),
                 opts=child,
             )
