@@ -39,7 +39,9 @@ def group_expired(group: GpuNodeGroupSettings, now: datetime) -> bool:
 def live_settings(s: Settings, now: datetime) -> Settings:
     """The settings without the GPU groups whose every block has ended at ``now``: the plan makes no node group for
     them, so no fabric check targets their nodes and no Kueue quota counts them. Decisions about what the stack
-    installs stay with the stack's own groups (Kueue is not uninstalled, with its CRDs, when a block ends)."""
+    installs stay with the stack's own groups: Kueue is not uninstalled when a block ends, since its chart renders its
+    CRDs as templates with no resource-policy keep (charts/kueue/templates/crd/ at v0.19.2), so an uninstall would
+    delete them and every user's queue."""
     groups = tuple(g for g in s.gpu_node_groups if not group_expired(g, now))
     return s if len(groups) == len(s.gpu_node_groups) else s.model_copy(update={"gpu_node_groups": groups})
 
