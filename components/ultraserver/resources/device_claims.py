@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
+
+from ultraserver.resources.replaced_resource import custom_resource
 
 
 def claim_template_resource(
@@ -14,13 +15,4 @@ def claim_template_resource(
     """The template (none when `manifest` is None, i.e. plugins mode), to be created before the job's pods."""
     if manifest is None:
         return []
-    return [
-        k8s.apiextensions.CustomResource(
-            name,
-            api_version=manifest["apiVersion"],
-            kind=manifest["kind"],
-            metadata=manifest["metadata"],
-            spec=manifest["spec"],
-            opts=opts,
-        )
-    ]
+    return [custom_resource(name, manifest, opts)]
