@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import typing
+
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
+import pytest
+from pulumi import _types as pulumi_types
 from ultraserver.offline import sdk_schema
 
 
@@ -44,3 +48,27 @@ def test_output_properties_carry_engine_names_types_and_optionality() -> None:
     assert outputs["name"].type is str and not outputs["name"].optional
     assert outputs["eventBusName"].optional  # Output[Optional[str]], camelCase from pulumi.getter(name=...)
     assert not outputs["tagsAll"].optional and outputs["tagsAll"].type is not str
+
+
+def test_a_class_type_hints_are_evaluated_once_between_the_sdk_and_the_offline_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK evaluates every getter's return hint when it resolves outputs (pulumi/_types.py _raw_return_hints);
+    the offline engine reads the same cached hints rather than paying for them again."""
+    cls = aws.sqs.QueuePolicy  # a class no other test of this module reads
+    evaluated: list[object] = []
+    real = typing.get_type_hints
+
+    def counting(obj: object, *args: object, **kwargs: object) -> dict[str, object]:
+        evaluated.append(obj)
+        return real(obj, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pulumi_types, "get_type_hints", counting)
+    monkeypatch.setattr(typing, "get_type_hints", counting)
+    sdk_schema.output_properties.cache_clear()
+    pulumi_types._raw_return_hints.cache_clear()
+    pulumi_types._types_from_py_properties.cache_clear()
+    properties = sdk_schema.output_properties(cls)
+    pulumi_types.resource_types(cls)  # what resolve_outputs asks for (pulumi/runtime/rpc.py)
+    assert {p.name for p in properties} == {"policy", "queueUrl", "region"}
+    assert len(evaluated) == len(properties)
