@@ -8,30 +8,43 @@ of one group, only 500 groups per region), and prints resources, managed node gr
 beyond the primary /16 go into secondary blocks of 100.64.0.0/10 (config/subnets.py). Timings are
 measurements for this machine, not assertions.
 
-Each line also gives the plan's cost per resource and its ratio to the bare offline engine's (the same recording
-engine declaring plain resources with no toolkit code). Unless ``--no-floor``, the end compares
-``ultraserver plan --stack gb200-x72`` with importing the same Pulumi SDK modules in a fresh interpreter (the import
-floor; issue 22 targets at most 1.2x), best of three runs each.
+Each line also gives the plan's cost per resource against two baselines of the same recording engine: bare, plain
+resources with no toolkit code and no provider SDK; and flat, the plan's own provider resources declared again
+through their SDK classes with the inputs the plan recorded, without the toolkit's settings, components and
+builders (so plan/flat is what the toolkit adds on top of the declarations it makes). In-process runs use the
+collector thresholds of the installed script (``ultraserver.cli.console``).
+
+Unless ``--no-floor``, the end compares ``python -m ultraserver plan --stack gb200-x72`` (the installed script's
+entry) with importing the same Pulumi SDK modules in a fresh interpreter (the import floor; issue 22 targets at most
+1.2x), best of three runs each: against the floor with Python's default collector (the issue's measure), against
+the floor under the script's own collector settings (like for like: what the toolkit costs beyond the SDK), and
+main() with the default collector. The subprocesses may write bytecode, as an installed package has it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
+import os
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pulumi
 import yaml
+from ultraserver.cli import SHORT_RUN_GC_THRESHOLDS
 from ultraserver.config.subnets import free_blocks, ips_needed
 from ultraserver.facts import limits
 from ultraserver.facts.ultraservers import GPUS_PER_NODE, TYPES
-from ultraserver.offline import record, run_plan
+from ultraserver.offline import Plan, record, run_plan
 from ultraserver.offline.report import NODE_GROUP, gpu_groups
+from ultraserver.offline.sdk_schema import resource_class
 
 MANAGED_NODE_GROUP_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,35 +101,86 @@ def bare_seconds_per_resource(count: int = 2000) -> float:
     return (time.perf_counter() - start) / count
 
 
-def best_seconds(code: str, repeats: int = 3) -> float:
-    """The fastest of ``repeats`` runs of ``code`` in a fresh interpreter from the repository root."""
+def flat_program(plan: Plan) -> Callable[[], None]:
+    """A program declaring ``plan``'s provider resources again, flat: each through its SDK class with every output
+    property unset and the inputs the plan recorded, as a generated constructor hands them on (Kubernetes custom
+    resources, which have no SDK class, as pulumi_kubernetes's CustomResource declares them: their fields as inputs)."""
+    declared = []
+    for resource_ in plan.resources:
+        if not resource_.custom or resource_.type.startswith("pulumi:providers:"):
+            continue
+        cls = resource_class(resource_.type) or pulumi.CustomResource
+        names = pulumi._types.resource_pulumi_to_py_names(cls) if cls is not pulumi.CustomResource else {}
+        props = dict.fromkeys(names.values()) | {names.get(k, k): v for k, v in resource_.inputs.items()}
+        declared.append((cls, resource_.type, props))
+
+    def program() -> None:
+        for index, (cls, type_, props) in enumerate(declared):
+            pulumi.CustomResource.__init__(cls.__new__(cls), type_, f"r{index}", props)
+
+    return program
+
+
+def flat_seconds(plan: Plan) -> float:
+    """Seconds the offline engine takes to run ``flat_program(plan)``."""
+    program = flat_program(plan)
+    start = time.perf_counter()
+    record(program)
+    return time.perf_counter() - start
+
+
+SUBPROCESS_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def best_seconds(command: list[str], repeats: int = 3) -> float:
+    """The fastest of ``repeats`` runs of ``command`` in a fresh interpreter from the repository root."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True)
+        subprocess.run(command, cwd=ROOT, env=SUBPROCESS_ENV, check=True, capture_output=True)
         times.append(time.perf_counter() - start)
     return min(times)
 
 
-PLAN_X72 = (
-    "import contextlib, io, sys\n"
-    "from ultraserver.cli import main\n"
-    "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
-    "    main(['plan', '--stack', 'gb200-x72'])\n"
-)
+PLAN_ARGS = ["plan", "--stack", "gb200-x72"]
+PLAN_BY_MAIN = f"import sys\nfrom ultraserver.cli import main\nsys.exit(main({PLAN_ARGS!r}))\n"
+SCRIPT_COLLECTOR = f"import gc\ngc.set_threshold(*{SHORT_RUN_GC_THRESHOLDS!r})\n"
 
 
 def import_floor() -> str:
-    """The gb200-x72 plan against importing the Pulumi SDK modules it uses, as one line."""
-    probe = PLAN_X72 + "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0].startswith('pulumi'))))"
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True)
-    modules = done.stdout.split()
-    floor = best_seconds("".join(f"import {m}\n" for m in modules))
-    plan = best_seconds(PLAN_X72)
-    return (
-        f"plan --stack gb200-x72: {plan:.2f}s; importing its {len(modules)} Pulumi SDK modules: {floor:.2f}s; "
-        f"ratio {plan / floor:.2f}"
+    """The gb200-x72 plan against importing the Pulumi SDK modules it uses, as lines."""
+    # After the plan's report, the module list is the last line of stdout.
+    probe = PLAN_BY_MAIN.replace("sys.exit(", "code = (") + (
+        "print('\\n' + ' '.join(sorted(m for m in sys.modules if m.split('.')[0].startswith('pulumi'))))"
     )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=SUBPROCESS_ENV, check=True, capture_output=True, text=True
+    )
+    modules = done.stdout.splitlines()[-1].split()
+    imports = "".join(f"import {m}\n" for m in modules)
+    floor = best_seconds([sys.executable, "-c", imports])
+    floor_alike = best_seconds([sys.executable, "-c", SCRIPT_COLLECTOR + imports + "gc.freeze()\n"])
+    plan = best_seconds([sys.executable, "-m", "ultraserver", *PLAN_ARGS])
+    by_main = best_seconds([sys.executable, "-c", PLAN_BY_MAIN])
+    return (
+        f"python -m ultraserver plan --stack gb200-x72: {plan:.2f}s\n"
+        f"  importing its {len(modules)} Pulumi SDK modules, default collector: {floor:.2f}s; "
+        f"ratio {plan / floor:.2f} (issue 22's floor)\n"
+        f"  the same imports under the script's collector settings: {floor_alike:.2f}s; ratio {plan / floor_alike:.2f} "
+        "(like for like)\n"
+        f"  main() with the default collector: {by_main:.2f}s; ratio {by_main / floor:.2f} to the default floor"
+    )
+
+
+@contextlib.contextmanager
+def script_collector() -> Iterator[None]:
+    """The installed script's collector thresholds for the in-process plans, restored after."""
+    previous = gc.get_threshold()
+    gc.set_threshold(*SHORT_RUN_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 def measure(project: Path, ultraservers: int, grouped: bool, bare: float) -> str:
@@ -134,9 +198,11 @@ def measure(project: Path, ultraservers: int, grouped: bool, bare: float) -> str
     mode = "grouped" if grouped else "per-UltraServer"
     blocks = 1 + len(plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation"))
     per_resource = seconds / len(plan.resources)
+    flat = flat_seconds(plan)
     return (
         f"{ultraservers:5d}  {mode:15s}  {len(plan.resources):9d}  {managed:11d}  {gpus:6d}  {blocks:6d}  "
-        f"{seconds:7.2f}s  {per_resource * 1000:6.2f} ms ({per_resource / bare:4.2f}x bare)  {peak_mib:8.1f} MiB{flag}"
+        f"{seconds:7.2f}s  {per_resource * 1000:6.2f} ms ({per_resource / bare:4.2f}x bare; "
+        f"{seconds / flat:4.2f}x flat)  {peak_mib:8.1f} MiB{flag}"
     )
 
 
@@ -159,13 +225,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the comparison with the SDK import floor")
     args = parser.parse_args(argv)
-    bare = bare_seconds_per_resource()
-    print(f"bare offline engine: {bare * 1000:.2f} ms per resource")
-    with tempfile.TemporaryDirectory() as tmp:
+    with script_collector(), tempfile.TemporaryDirectory() as tmp:
+        bare = bare_seconds_per_resource()
+        print(f"bare offline engine: {bare * 1000:.2f} ms per resource")
         project = Path(tmp)
         shutil.copy(ROOT / "Pulumi.yaml", project)
         shutil.copy(ROOT / "__main__.py", project)
         (project / "stacks").mkdir()
+        # The first plan of a process also pays the SDK's lazy imports: one untimed plan first.
+        measure(project, 1, True, bare)
         print(
             "  UltraServers  mode           resources  managed NGs  GPUs    blocks  plan time  per resource"
             "                 peak memory"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date
+from collections import Counter
+from datetime import UTC, date, datetime
 
 import pytest
 from helpers.modules import load_file
@@ -10,6 +11,7 @@ from helpers.stacks import ROOT
 from ultraserver.config.settings import parse_settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs
+from ultraserver.offline import record, run_plan
 
 plan_scale = load_file(ROOT / "benchmarks" / "plan_scale.py", "plan_scale")
 
@@ -35,7 +37,15 @@ def test_a_small_plan_runs_and_reports_memory(capsys: pytest.CaptureFixture[str]
     plan_scale.main(["--sizes", "1", "--no-floor"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("bare offline engine: ") and lines[0].endswith(" ms per resource")
-    assert len(lines) == 4 and all("MiB" in line and "x bare)" in line for line in lines[2:])
+    assert len(lines) == 4 and all("MiB" in line and "x bare; " in line and "x flat)" in line for line in lines[2:])
+
+
+def test_the_flat_baseline_declares_every_provider_resource_of_the_plan() -> None:
+    plan = run_plan(ROOT, "gb200-x72", now=datetime(2026, 11, 23, tzinfo=UTC))
+    replay = record(plan_scale.flat_program(plan))
+    wanted = [r.type for r in plan.resources if r.custom and not r.type.startswith("pulumi:providers:")]
+    assert Counter(r.type for r in replay.resources if r.custom) == Counter(wanted)
+    assert any(t.startswith("kubernetes:kueue.x-k8s.io/") for t in wanted)  # custom resources without an SDK class
 
 
 @pytest.mark.parametrize("size", ["0", "-3"])

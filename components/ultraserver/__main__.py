@@ -1,5 +1,5 @@
 """``python -m ultraserver``: the command-line interface."""
 
-from ultraserver.cli import main
+from ultraserver.cli import console
 
-raise SystemExit(main())
+raise SystemExit(console())
