@@ -4,8 +4,9 @@ Run: ``python benchmarks/plan_scale.py [--sizes 1 4 16 32 100 1000]``. For each 
 one managed node group per UltraServer and grouped mode (one self-managed Auto Scaling group per resource
 group of up to FLEET_PER_GROUP UltraServers, a toolkit choice: Auto Scaling documents no cap on the instances
 of one group, only 500 groups per region), and prints resources, managed node groups (against the EKS quota of
-30), GPUs, VPC CIDR blocks, the wall time and the peak resident memory of the process so far (getrusage). GPU subnets
-beyond the primary /16 go into secondary blocks of 100.64.0.0/10 (config/subnets.py). Timings are
+30), GPUs, VPC CIDR blocks, the wall time and the peak resident memory (getrusage). Each line comes from a process
+of its own that first plans one UltraServer untimed (the SDK's lazy imports), so its peak is that stack's alone. GPU
+subnets beyond the primary /16 go into secondary blocks of 100.64.0.0/10 (config/subnets.py). Timings are
 measurements for this machine, not assertions.
 
 Each line also gives the plan's cost per resource against two baselines of the same recording engine: bare, plain
@@ -190,7 +191,7 @@ def measure(project: Path, ultraservers: int, grouped: bool, bare: float) -> str
     start = time.perf_counter()
     plan = run_plan(project, stack)
     seconds = time.perf_counter() - start
-    # Linux reports ru_maxrss in KiB: the process's peak so far, so sizes run smallest first.
+    # Linux reports ru_maxrss in KiB: the peak of this row's process, read before the flat replay.
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
     managed = len(plan.of_type(NODE_GROUP))
     gpus = sum(g.full_size * GPUS_PER_NODE for g in gpu_groups(plan))
@@ -213,6 +214,18 @@ def size_arg(value: str) -> int:
     return int(value)
 
 
+def row(ultraservers: int, grouped: bool, bare: float) -> str:
+    """One table line, from a process of its own so that its peak memory is this stack's alone."""
+    with script_collector(), tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        shutil.copy(ROOT / "Pulumi.yaml", project)
+        shutil.copy(ROOT / "__main__.py", project)
+        (project / "stacks").mkdir()
+        # The first plan of a process also pays the SDK's lazy imports: one untimed plan first.
+        measure(project, 1, True, bare)
+        return measure(project, ultraservers, grouped, bare)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Plan stacks of growing size and print one line per stack."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -224,23 +237,25 @@ def main(argv: list[str] | None = None) -> None:
         help="UltraServers per planned stack (default: 1 4 16 32 100 1000)",
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the comparison with the SDK import floor")
+    # One table line in this process (what main runs for each stack): size, per-us or grouped, bare seconds.
+    parser.add_argument("--row", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    with script_collector(), tempfile.TemporaryDirectory() as tmp:
+    if args.row:
+        size, mode, bare = args.row
+        print(row(int(size), mode == "grouped", float(bare)))
+        return
+    with script_collector():
         bare = bare_seconds_per_resource()
-        print(f"bare offline engine: {bare * 1000:.2f} ms per resource")
-        project = Path(tmp)
-        shutil.copy(ROOT / "Pulumi.yaml", project)
-        shutil.copy(ROOT / "__main__.py", project)
-        (project / "stacks").mkdir()
-        # The first plan of a process also pays the SDK's lazy imports: one untimed plan first.
-        measure(project, 1, True, bare)
-        print(
-            "  UltraServers  mode           resources  managed NGs  GPUs    blocks  plan time  per resource"
-            "                 peak memory"
-        )
-        for size in args.sizes:
-            for grouped in (False, True):
-                print(measure(project, size, grouped, bare))
+    print(f"bare offline engine: {bare * 1000:.2f} ms per resource")
+    print(
+        "  UltraServers  mode           resources  managed NGs  GPUs    blocks  plan time  per resource"
+        "                 peak memory"
+    )
+    for size in args.sizes:
+        for mode in ("per-us", "grouped"):
+            command = [sys.executable, __file__, "--row", str(size), mode, repr(bare)]
+            done = subprocess.run(command, env=SUBPROCESS_ENV, check=True, capture_output=True, text=True)
+            print(done.stdout, end="")
     if not args.no_floor:
         print(import_floor())
 
