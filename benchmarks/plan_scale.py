@@ -144,14 +144,15 @@ def best_seconds(command: list[str], repeats: int = 3) -> float:
 
 
 PLAN_ARGS = ["plan", "--stack", "gb200-x72"]
-PLAN_BY_MAIN = f"import sys\nfrom ultraserver.cli import main\nsys.exit(main({PLAN_ARGS!r}))\n"
+PLAN_CODE = f"import sys\nfrom ultraserver.cli import main\ncode = main({PLAN_ARGS!r})\n"
+PLAN_BY_MAIN = PLAN_CODE + "sys.exit(code)\n"
 SCRIPT_COLLECTOR = f"import gc\ngc.set_threshold(*{SHORT_RUN_GC_THRESHOLDS!r})\n"
 
 
 def import_floor() -> str:
     """The gb200-x72 plan against importing the Pulumi SDK modules it uses, as lines."""
     # After the plan's report, the module list is the last line of stdout.
-    probe = PLAN_BY_MAIN.replace("sys.exit(", "code = (") + (
+    probe = PLAN_CODE + (
         "print('\\n' + ' '.join(sorted(m for m in sys.modules if m.split('.')[0].startswith('pulumi'))))"
     )
     done = subprocess.run(

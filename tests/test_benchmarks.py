@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, date, datetime
+from collections.abc import Callable
+from datetime import date
 
 import pytest
 from helpers.modules import load_file
@@ -11,7 +12,7 @@ from helpers.stacks import ROOT
 from ultraserver.config.settings import parse_settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs
-from ultraserver.offline import record, run_plan
+from ultraserver.offline import Plan, record
 
 plan_scale = load_file(ROOT / "benchmarks" / "plan_scale.py", "plan_scale")
 
@@ -40,8 +41,8 @@ def test_a_small_plan_runs_and_reports_memory(capsys: pytest.CaptureFixture[str]
     assert len(lines) == 4 and all("MiB" in line and "x bare; " in line and "x flat)" in line for line in lines[2:])
 
 
-def test_the_flat_baseline_declares_every_provider_resource_of_the_plan() -> None:
-    plan = run_plan(ROOT, "gb200-x72", now=datetime(2026, 11, 23, tzinfo=UTC))
+def test_the_flat_baseline_declares_every_provider_resource_of_the_plan(shipped_plan: Callable[[str], Plan]) -> None:
+    plan = shipped_plan("gb200-x72")
     replay = record(plan_scale.flat_program(plan))
     wanted = [r.type for r in plan.resources if r.custom and not r.type.startswith("pulumi:providers:")]
     assert Counter(r.type for r in replay.resources if r.custom) == Counter(wanted)

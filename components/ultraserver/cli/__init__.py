@@ -208,13 +208,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def console() -> int:
     """The installed ``ultraserver`` script and ``python -m ultraserver``: main() in a process that exits after it.
 
-    The Pulumi SDK and provider modules leave about 280,000 tracked objects that live until exit, and the default
-    thresholds make the collector walk them again and again (full collections during a plan, one more at interpreter
-    exit) that find little garbage. Measured on 2026-11-26, 2 cores, benchmarks/plan_scale.py: the gb200-x72 plan
-    took 2.15 s with the default thresholds and 1.45 s with these and the freeze; a 100-UltraServer plan 4.18 s and
-    3.14 s, peak memory unchanged (211 and 212 MiB). Cyclic garbage is still collected, in larger batches; the
-    freeze at the end leaves the objects still alive to the process exit instead of collecting them at interpreter exit.
-    main() leaves the collector alone: tests and programs call it in their own long-lived process.
+    The Pulumi SDK and provider modules leave about 280,000 tracked objects that live until exit; with the default
+    thresholds the collector walks them again and again during a plan, and once more at interpreter exit, finding
+    little garbage. Measured on 2026-11-26, 2 cores, benchmarks/plan_scale.py: the gb200-x72 plan took 2.15 s with
+    the default thresholds and 1.45 s with these and the freeze; a 100-UltraServer plan 4.18 s and 3.14 s, peak
+    memory unchanged (211 and 212 MiB). Cyclic garbage is still collected, in larger batches; the freeze spares the
+    collection at exit. main() leaves the collector alone: tests and programs call it in their own long-lived process.
     """
     gc.set_threshold(*SHORT_RUN_GC_THRESHOLDS)
     code = main()
