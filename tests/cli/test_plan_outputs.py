@@ -21,6 +21,15 @@ def test_version_comes_from_the_package_metadata() -> None:
     assert result.stdout.strip() == f"ultraserver {version('ultraserver')}"
 
 
+def test_only_version_reads_the_package_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The metadata lookup scans every installed distribution (about 15 ms): other commands must not pay for it.
+    def unread() -> str:
+        raise AssertionError("the package metadata was read")
+
+    monkeypatch.setattr(cli, "package_version", unread)
+    assert cli.build_parser().parse_args(["plan", "--stack", "gb200-x72"]).stack == "gb200-x72"
+
+
 @pytest.mark.parametrize(
     ("flag", "name", "says"),
     [
