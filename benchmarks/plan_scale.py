@@ -10,10 +10,11 @@ subnets beyond the primary /16 go into secondary blocks of 100.64.0.0/10 (config
 measurements for this machine, not assertions.
 
 Each line also gives the plan's cost per resource against two baselines of the same recording engine: bare, plain
-resources with no toolkit code and no provider SDK; and flat, the plan's own provider resources declared again
-through their SDK classes with the inputs the plan recorded, without the toolkit's settings, components and
-builders (so plan/flat is what the toolkit adds on top of the declarations it makes). In-process runs use the
-collector thresholds of the installed script (``ultraserver.cli.console``).
+resources with no toolkit code and no provider SDK; and replay, the plan's own resource graph declared again through
+the SDK alone (each provider resource by its SDK class with the inputs the plan recorded, each component as a plain
+ComponentResource, under the same parents, names and dependencies), without the toolkit's settings, components'
+logic, builders or Output chains: plan/replay is what the toolkit costs per resource beyond the SDK (issue 22 targets
+at most 1.3x). In-process runs use the collector thresholds of the installed script (``ultraserver.cli.console``).
 
 Unless ``--no-floor``, the end compares ``python -m ultraserver plan --stack gb200-x72`` (the installed script's
 entry) with importing the same Pulumi SDK modules in a fresh interpreter (the import floor; issue 22 targets at most
@@ -38,6 +39,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pulumi
+import pulumi_kubernetes
 import yaml
 from ultraserver.cli import SHORT_RUN_GC_THRESHOLDS
 from ultraserver.config.subnets import free_blocks, ips_needed
@@ -45,7 +47,8 @@ from ultraserver.facts import limits
 from ultraserver.facts.ultraservers import GPUS_PER_NODE, TYPES
 from ultraserver.offline import Plan, record, run_plan
 from ultraserver.offline.report import NODE_GROUP, gpu_groups
-from ultraserver.offline.sdk_schema import resource_class
+from ultraserver.offline.resource import STACK_TYPE, PlanResource
+from ultraserver.offline.sdk_schema import args_class, resource_class
 
 MANAGED_NODE_GROUP_QUOTA = limits.MANAGED_NODE_GROUPS_PER_CLUSTER.maximum
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,29 +105,86 @@ def bare_seconds_per_resource(count: int = 2000) -> float:
     return (time.perf_counter() - start) / count
 
 
-def flat_program(plan: Plan) -> Callable[[], None]:
-    """A program declaring ``plan``'s provider resources again, flat: each through its SDK class with every output
-    property unset and the inputs the plan recorded, as a generated constructor hands them on (Kubernetes custom
-    resources, which have no SDK class, as pulumi_kubernetes's CustomResource declares them: their fields as inputs)."""
-    declared = []
-    for resource_ in plan.resources:
-        if not resource_.custom or resource_.type.startswith("pulumi:providers:"):
-            continue
-        cls = resource_class(resource_.type) or pulumi.CustomResource
-        names = pulumi._types.resource_pulumi_to_py_names(cls) if cls is not pulumi.CustomResource else {}
-        props = dict.fromkeys(names.values()) | {names.get(k, k): v for k, v in resource_.inputs.items()}
-        declared.append((cls, resource_.type, props))
+Declare = Callable[[PlanResource, pulumi.ResourceOptions], pulumi.Resource]
+
+
+def replay_program(plan: Plan) -> Callable[[], None]:
+    """A program declaring ``plan``'s resource graph again through the SDK alone, as a hand-written flat program
+    would: every provider resource by calling its SDK class with the inputs the plan recorded (Kubernetes custom
+    resources through pulumi_kubernetes's CustomResource), every component as a plain ComponentResource that registers
+    empty outputs (remote ones as remote), each under its recorded parent and name and after the resources it waited
+    for. What it leaves out is the toolkit: settings, builders, Output chains, the components' own logic. Providers
+    are left to the SDK's defaults."""
+    by_urn = {r.urn: r for r in plan.resources if r.type != STACK_TYPE and not r.type.startswith("pulumi:providers:")}
+    order: list[PlanResource] = []
+    placed: set[str] = set()
+
+    def place(urn: str) -> None:
+        # Parents and dependencies first; a dependency on an ancestor (already being placed) is left to its order.
+        if urn in placed or urn not in by_urn:
+            return
+        placed.add(urn)
+        resource_ = by_urn[urn]
+        for before in (resource_.parent, *resource_.dependencies):
+            place(before)
+        order.append(resource_)
+
+    for urn in by_urn:
+        place(urn)
+    steps = [(resource_, declaration(resource_)) for resource_ in order]
 
     def program() -> None:
-        for index, (cls, type_, props) in enumerate(declared):
-            pulumi.CustomResource.__init__(cls.__new__(cls), type_, f"r{index}", props)
+        declared: dict[str, pulumi.Resource] = {}
+        for resource_, declare in steps:
+            opts = pulumi.ResourceOptions(
+                parent=declared.get(resource_.parent),
+                depends_on=[declared[u] for u in resource_.dependencies if u in declared],
+            )
+            declared[resource_.urn] = declare(resource_, opts)
 
     return program
 
 
-def flat_seconds(plan: Plan) -> float:
-    """Seconds the offline engine takes to run ``flat_program(plan)``."""
-    program = flat_program(plan)
+def declaration(resource_: PlanResource) -> Declare:
+    """How ``replay_program`` declares ``resource_``: its SDK constructor with an instance of its Args class holding
+    the recorded inputs under their Python names, pulumi_kubernetes's CustomResource, or a component."""
+    if not resource_.custom:
+        return declare_component
+    cls = resource_class(resource_.type)
+    args = args_class(resource_.type) if cls else None
+    if cls is None or args is None:
+        return declare_kubernetes_custom_resource
+    names = {name: py for py, name in pulumi._types.input_type_py_to_pulumi_names(args).items()}
+    inputs = dict.fromkeys(names.values()) | {names[k]: v for k, v in resource_.inputs.items() if k in names}
+
+    def declare(resource_: PlanResource, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+        props = args.__new__(args)
+        vars(props).update(inputs)
+        return cls(resource_.name, props, opts)
+
+    return declare
+
+
+def declare_component(resource_: PlanResource, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """A component under its recorded type and name; a local one registers empty outputs, as components end."""
+    inputs = resource_.inputs if resource_.remote else None
+    component = pulumi.ComponentResource(resource_.type, resource_.name, inputs, opts, remote=resource_.remote)
+    if not resource_.remote:
+        component.register_outputs({})
+    return component
+
+
+def declare_kubernetes_custom_resource(resource_: PlanResource, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """A Kubernetes custom resource (its CRD has no SDK class) as pulumi_kubernetes's CustomResource declares it."""
+    fields = {k: v for k, v in resource_.inputs.items() if k not in ("apiVersion", "kind")}
+    return pulumi_kubernetes.apiextensions.CustomResource(
+        resource_.name, resource_.inputs["apiVersion"], resource_.inputs["kind"], opts=opts, **fields
+    )
+
+
+def replay_seconds(plan: Plan) -> float:
+    """Seconds the offline engine takes to run ``replay_program(plan)``."""
+    program = replay_program(plan)
     start = time.perf_counter()
     record(program)
     return time.perf_counter() - start
@@ -192,7 +252,7 @@ def measure(project: Path, ultraservers: int, grouped: bool, bare: float) -> str
     start = time.perf_counter()
     plan = run_plan(project, stack)
     seconds = time.perf_counter() - start
-    # Linux reports ru_maxrss in KiB: the peak of this row's process, read before the flat replay.
+    # Linux reports ru_maxrss in KiB: the peak of this row's process, read before the replay.
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
     managed = len(plan.of_type(NODE_GROUP))
     gpus = sum(g.full_size * GPUS_PER_NODE for g in gpu_groups(plan))
@@ -200,11 +260,11 @@ def measure(project: Path, ultraservers: int, grouped: bool, bare: float) -> str
     mode = "grouped" if grouped else "per-UltraServer"
     blocks = 1 + len(plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation"))
     per_resource = seconds / len(plan.resources)
-    flat = flat_seconds(plan)
+    replay = replay_seconds(plan)
     return (
         f"{ultraservers:5d}  {mode:15s}  {len(plan.resources):9d}  {managed:11d}  {gpus:6d}  {blocks:6d}  "
         f"{seconds:7.2f}s  {per_resource * 1000:6.2f} ms ({per_resource / bare:4.2f}x bare; "
-        f"{seconds / flat:4.2f}x flat)  {peak_mib:8.1f} MiB{flag}"
+        f"{seconds / replay:4.2f}x replay)  {peak_mib:8.1f} MiB{flag}"
     )
 
 
