@@ -115,7 +115,7 @@ def replay_program(plan: Plan) -> Callable[[], None]:
     empty outputs (remote ones as remote), each under its recorded parent and name and after the resources it waited
     for. What it leaves out is the toolkit: settings, builders, Output chains, the components' own logic. Providers
     are left to the SDK's defaults."""
-    by_urn = {r.urn: r for r in plan.resources if r.type != STACK_TYPE and not r.type.startswith("pulumi:providers:")}
+    by_urn = {r.urn: r for r in plan.resources if r.type != STACK_TYPE and not r.provider}
     order: list[PlanResource] = []
     placed: set[str] = set()
 

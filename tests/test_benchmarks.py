@@ -48,7 +48,7 @@ def test_the_replay_declares_the_plan_graph_again(shipped_plan: Callable[[str], 
         return {
             r.urn: (r.type, r.parent, r.inputs, r.dependencies, r.custom, r.remote)
             for r in of.resources
-            if not r.type.startswith("pulumi:providers:")
+            if not r.provider
         }
 
     declared = []

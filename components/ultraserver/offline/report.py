@@ -173,7 +173,7 @@ def counts(plan: Plan) -> str:
         "stack"
         if r.type == STACK_TYPE
         else "provider"
-        if r.type.startswith("pulumi:providers:")
+        if r.provider
         else "component"
         if not r.custom
         else r.type.split(":")[0]

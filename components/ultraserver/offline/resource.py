@@ -49,6 +49,11 @@ class PlanResource:
     declared_sources: dict[str, list[str]] = field(default_factory=dict)
     unresolved_inputs: list[str] = field(default_factory=list)
 
+    @property
+    def provider(self) -> bool:
+        """A provider resource (``pulumi:providers:<package>``): engine plumbing, not a cloud resource."""
+        return self.type.startswith("pulumi:providers:")
+
     def to_json(self) -> dict[str, Any]:
         """The plan-JSON form (the stable contract)."""
         return {
