@@ -120,7 +120,7 @@ def replay_program(plan: Plan) -> Callable[[], None]:
     placed: set[str] = set()
 
     def place(urn: str) -> None:
-        # Parents and dependencies first; a dependency on an ancestor (already being placed) is left to its order.
+        # Parents and dependencies before the resource; one placed already (or being placed) is not placed again.
         if urn in placed or urn not in by_urn:
             return
         placed.add(urn)

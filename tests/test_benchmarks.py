@@ -45,11 +45,7 @@ def test_the_replay_declares_the_plan_graph_again(shipped_plan: Callable[[str], 
     # inputs and dependencies (providers are left to the SDK's defaults; inputs arrive resolved, so the per-input
     # dependency map is the one thing that may differ).
     def graph(of: Plan) -> dict[str, tuple]:
-        return {
-            r.urn: (r.type, r.parent, r.inputs, r.dependencies, r.custom, r.remote)
-            for r in of.resources
-            if not r.provider
-        }
+        return {r.urn: (r.to_json(), r.custom, r.remote) for r in of.resources if not r.provider}
 
     declared = []
     for stack in ("gb200-x72", "gb200-x72-dra", "gb200-multi"):
