@@ -25,8 +25,8 @@ class Injected:
     node: str
     runs: RunFaults = RunFaults()
     group: str = ""
-    """The node group (UltraServer) a verdict may name instead of the node (a node that never joined has no
-    object to name; a split clique is a fact of the UltraServer)."""
+    """The node group (UltraServer) or job a verdict may name instead of the node (a node that never joined has
+    no object to name; a split clique is a fact of the UltraServer; sockets are a fact of the EFA run)."""
 
 
 def _first(cluster: Cluster, wanted: Callable[[GpuNode], bool] = lambda n: True) -> GpuNode:
@@ -66,7 +66,8 @@ def _imex(cluster: Cluster, runs: RunFaults) -> Injected:
 def _socket(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster)
     what = "NCCL falls back to TCP sockets (no aws-ofi-nccl / EFA provider): 'Using network Socket'"
-    return Injected("socket", what, node.name, dataclasses.replace(runs, network="Socket"))
+    job = cluster.expected.efa_job
+    return Injected("socket", what, node.name, dataclasses.replace(runs, network="Socket"), job)
 
 
 def _missing(cluster: Cluster, runs: RunFaults) -> Injected:
@@ -91,10 +92,11 @@ def _needs_imex(cluster: Cluster) -> str:
     return "" if cluster.expected.imex_namespace else "the stack runs no IMEX check (imexCheck.enabled)"
 
 
-def _needs_nccl(cluster: Cluster) -> str:
-    if cluster.expected.efa_job or cluster.expected.nccl_jobs:
+def _needs_efa(cluster: Cluster) -> str:
+    # Within one UltraServer NCCL's traffic travels NVLink (MNNVL): a fallback to sockets shows where EFA carries it.
+    if cluster.expected.efa_job:
         return ""
-    return "the stack runs no NCCL job (an EFA check needs two UltraServers; or enable ncclCheck)"
+    return "the stack runs no EFA check (it needs two UltraServers of one EFA layout; efaCheck.enabled)"
 
 
 CATALOGUE: tuple[Fault, ...] = (
@@ -102,7 +104,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("efa", "a GPU node shows an EFA device count of 0", _efa),
     Fault("clique", "an UltraServer's nodes split across two NVLink domains", _clique),
     Fault("imex", "an IMEX daemon never becomes ready", _imex, _needs_imex),
-    Fault("socket", "NCCL falls back to TCP sockets", _socket, _needs_nccl),
+    Fault("socket", "NCCL falls back to TCP sockets", _socket, _needs_efa),
     Fault("missing-node", "a GPU node is missing at the block's start", _missing),
 )
 FAULTS = {fault.name: fault for fault in CATALOGUE}

@@ -63,13 +63,18 @@ def _eligible(node: GpuNode, pod_spec: Mapping[str, Any]) -> bool:
         "requiredDuringSchedulingIgnoredDuringExecution"
     ) or {}
     for term in required.get("nodeSelectorTerms") or []:
-        selector = ",".join(
-            f"{e['key']} {e['operator'].lower()} ({','.join(e.get('values') or [])})"
-            for e in term.get("matchExpressions") or []
-        )
+        selector = ",".join(_requirement(e) for e in term.get("matchExpressions") or [])
         if not matches(selector, labels):
             return False
     return True
+
+
+def _requirement(expression: Mapping[str, Any]) -> str:
+    """A node selector requirement (In, NotIn, Exists, DoesNotExist) in label-selector syntax."""
+    key, operator = expression["key"], expression["operator"]
+    if operator in ("Exists", "DoesNotExist"):
+        return key if operator == "Exists" else f"!{key}"
+    return f"{key} {operator.lower()} ({','.join(expression.get('values') or [])})"
 
 
 def _same_clique(pod_spec: Mapping[str, Any]) -> bool:
@@ -136,7 +141,8 @@ def runs(
         if not nodes:
             found.append(Run(meta["namespace"], meta["name"], (), None, ""))
             continue
-        taken |= {n.clique for n in nodes}
+        if _same_clique(_worker(spec)[1]):
+            taken |= {n.clique for n in nodes}
         hosts = [n.name for n in nodes]
         imex_ok = not faults.no_imex.intersection(hosts)
         command = _command(spec)

@@ -35,6 +35,8 @@ from ultraserver.verify.expect import StackExpectation, expectation
 from ultraserver.verify.report import format_verdicts, not_checked
 from ultraserver.verify.verdict import Verdict
 
+LAYER_PROJECT = "kubernetes-layer"
+"""The project that deploys a separate-stack stack's Kubernetes layer (next to the platform's Pulumi.yaml)."""
 AFTER_WINDOW_OPENS = timedelta(hours=1)
 """The default moment: an hour into the first block's full-size window, when every node has joined."""
 
@@ -130,7 +132,9 @@ def build(settings: Settings, plan: Plan, at: datetime, faults: Sequence[str]) -
 def _thresholds(expected: StackExpectation) -> dict[str, float]:
     found = {job: expected.nccl_min_bus_bandwidth_gbytes for _, job in expected.nccl_jobs}
     if expected.efa_job:
-        found[expected.efa_job] = expected.efa_min_bus_bandwidth_gbps
+        found[expected.efa_job] = (
+            expected.efa_min_bus_bandwidth_gbps / 8
+        )  # Gbit/s to the log's GB/s / 8  # Gbit/s to the log's GB/s
     return found
 
 
@@ -182,13 +186,28 @@ def status_stage(kubeconfig: Path, expected: StackExpectation) -> Stage:
     return Stage("status (cluster side)", 0, "\n".join(lines))
 
 
-def rehearse(
-    project_dir: Path, stack: str, settings: Settings, faults: Sequence[str], at: datetime | None
-) -> Rehearsal:
-    """Plan, serve, break, run. ConfigError for a fault the stack cannot show."""
-    moment = at or default_moment(expectation(settings))
+def stack_plan(project_dir: Path, stack: str, settings: Settings, moment: datetime) -> Plan:
+    """The stack's plan at ``moment``, with its kubernetes-layer/ project's objects for a separate-stack layer."""
     with clock.pinned(moment):
         plan = run_plan(project_dir, stack, now=moment)
+        if settings.kubernetes.layer == "separate-stack":
+            # The Kubernetes objects are declared by the kubernetes-layer/ project of the same stack.
+            plan.resources += run_plan(project_dir / LAYER_PROJECT, stack, now=moment).resources
+    return plan
+
+
+def rehearse(
+    project_dir: Path,
+    stack: str,
+    settings: Settings,
+    faults: Sequence[str],
+    at: datetime | None,
+    plan: Plan | None = None,
+) -> Rehearsal:
+    """Plan (unless given the plan at that moment), serve, break, run. ConfigError for a fault the stack cannot
+    show."""
+    moment = at or default_moment(expectation(settings))
+    plan = plan or stack_plan(project_dir, stack, settings, moment)
     cluster, injected = build(settings, plan, moment, faults)
     mpijobs = [o for o in cluster.objects if o["kind"] == "MPIJob"]
     faults_of_runs = injected[-1].runs if injected else jobs.RunFaults()
