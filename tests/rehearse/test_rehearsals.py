@@ -53,6 +53,9 @@ def test_a_healthy_rehearsal_passes_every_check(stack: str) -> None:
     verdicts = rehearsal.stages[0].verdicts
     assert verdicts and all(v.passed for v in verdicts)
     assert "Passed (" in format_rehearsal(rehearsal)
+    # status's cluster side reads DRA-mode devices from the ResourceSlices: no healthy node is short of EFA.
+    status = next(s for s in rehearsal.stages if s.name == "status (cluster side)")
+    assert "short of EFA" not in status.output and " 0 GPUs" not in status.output
 
 
 def expected_check(stack: str, fault: str) -> str | None:

@@ -28,7 +28,7 @@ from ultraserver.rehearse.cluster import Cluster, gpu_nodes, plugin_pods, system
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.registration import LAUNCH_TEMPLATE, registrations
-from ultraserver.status.cluster import cluster_side
+from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.checks import exit_code, run_checks
 from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import StackExpectation, expectation
@@ -174,10 +174,12 @@ def drift_stage(url: str, groups: list[dict[str, Any]], at: datetime) -> Stage:
 
 def status_stage(kubeconfig: Path, expected: StackExpectation) -> Stage:
     """``status``'s cluster side of each UltraServer (the AWS side needs EC2, which a rehearsal has not)."""
-    nodes = connect(str(kubeconfig)).nodes()
+    sides, unread = read_cluster(connect(str(kubeconfig)), expected.groups)
+    if sides is None:
+        return Stage("status (cluster side)", 1, f"status: cluster API unreachable: {unread}")
     lines = []
     for group in expected.groups:
-        side = cluster_side(nodes, group.name, group.gpus_per_node, group.efa_devices)
+        side = sides[group.name]
         short = f"; short of EFA: {', '.join(side.short_efa)}" if side.short_efa else ""
         lines.append(
             f"{group.name}: {side.ready}/{side.nodes} nodes Ready, {side.gpus} GPUs and {side.efa} EFA devices "
