@@ -11,6 +11,7 @@ leave it.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -138,7 +139,8 @@ def gpu_nodes(
                 continue
             for i in range(facts.nodes):
                 us = i // facts.instances
-                clique = f"{g_index:04x}{n_index:04x}-0000-4000-8000-{us:012x}.{us + 1}"
+                # GFD's value: the fabric's ClusterUUID and CliqueID; one per UltraServer, stable per stack.
+                clique = f"{uuid.uuid5(uuid.NAMESPACE_URL, f'ultraserver:{settings.cluster.name}/{name}/{us}')}.1"
                 nodes.append(
                     GpuNode(
                         name=f"ip-10-{100 + g_index}-{n_index * 16 + i // 250}-{i % 250 + 4}.ec2.internal",

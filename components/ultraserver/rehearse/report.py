@@ -9,7 +9,7 @@ from ultraserver.rehearse.run import Rehearsal
 def _summary(rehearsal: Rehearsal) -> list[str]:
     verdicts = [v for s in rehearsal.stages for v in s.verdicts]
     passed = [f"{v.ultraserver} {v.check}" for v in verdicts if v.passed]
-    passed += [s.name for s in rehearsal.stages if not s.verdicts and not s.code]
+    passed += [s.name for s in rehearsal.stages if s.judged and not s.verdicts and not s.code]
     lines = [f"Passed ({len(passed)}): " + (", ".join(passed) or "none")]
     lines += [f"FAILED {v.ultraserver} {v.check}: {p}" for v in verdicts if not v.passed for p in v.problems]
     lines += [f"FAILED {s.name}: {s.output.splitlines()[0]}" for s in rehearsal.stages if not s.verdicts and s.code]

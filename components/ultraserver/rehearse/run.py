@@ -49,6 +49,9 @@ class Stage:
     code: int
     output: str
     verdicts: tuple[Verdict, ...] = ()
+    judged: bool = True
+    """False for output the stage shows without a verdict of its own (status's cluster side: status judges it
+    against the EC2 reservation, which a rehearsal has not)."""
 
 
 @dataclass
@@ -150,10 +153,10 @@ def serve(emulator: Emulator, cluster: Cluster, runs: list[jobs.Run]) -> list[st
             emulator.set_log(run.namespace, run.launcher["metadata"]["name"], run.log)
     groups = len({n.group.name for n in cluster.gpu_nodes})
     return [
-        f"{len(nodes)} GPU nodes in {groups} node groups, {len(cluster.system_nodes)} system nodes",
+        f"{len(nodes)} GPU nodes in {groups} node group(s), {len(cluster.system_nodes)} system nodes",
         f"{len(slices)} ResourceSlices, {len(pods)} DRA kubelet-plugin pods",
         f"{len(cluster.objects)} objects of the plan",
-        f"{len(launchers)} finished check runs of {len(runs)} MPIJobs, with their launcher logs",
+        f"{len(launchers)} finished check run(s) of {len(runs)} MPIJob(s), with their launcher logs",
     ]
 
 
@@ -185,7 +188,7 @@ def status_stage(kubeconfig: Path, expected: StackExpectation) -> Stage:
             f"{group.name}: {side.ready}/{side.nodes} nodes Ready, {side.gpus} GPUs and {side.efa} EFA devices "
             f"allocatable, cliques {', '.join(side.cliques) or 'none'}{short}"
         )
-    return Stage("status (cluster side)", 0, "\n".join(lines))
+    return Stage("status (cluster side)", 0, "\n".join(lines), judged=False)
 
 
 def stack_plan(project_dir: Path, stack: str, settings: Settings, moment: datetime) -> Plan:
