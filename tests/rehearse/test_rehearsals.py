@@ -89,16 +89,16 @@ def test_each_fault_ends_with_its_verdict_naming_the_node_and_the_fix(stack: str
     assert rehearsal.detected(injected), format_rehearsal(rehearsal)
     assert all("fix:" in text for text in problems[check])
     if fault in ("notready", "efa"):
-        assert any(injected.node in text for text in problems[check])
+        assert any(injected.subject in text for text in problems[check])
     text = format_rehearsal(rehearsal)
-    assert f"Fault {fault} on {injected.node}: named by the checks above" in text
+    assert f"Fault {fault} on {injected.subject}: named by the checks above" in text
 
 
 def test_the_drift_script_sees_a_notready_node_through_the_api() -> None:
     rehearsal = run("gb200-x72", "notready")
     drift = next(s for s in rehearsal.stages if s.name == "drift check")
     assert drift.code == 1
-    assert f"DRIFT node {rehearsal.injected[0].node}: NotReady" in drift.output
+    assert f"DRIFT node {rehearsal.injected[0].subject}: NotReady" in drift.output
 
 
 def test_status_counts_the_nodes_it_reads_through_the_api() -> None:

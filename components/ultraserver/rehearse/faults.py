@@ -22,7 +22,8 @@ class Injected:
 
     fault: str
     what: str
-    node: str
+    subject: str
+    """The node the fault hits (the EFA check's MPIJob for a transport fault)."""
     runs: RunFaults = RunFaults()
     group: str = ""
     """The node group (UltraServer) or job a verdict may name instead of the node (a node that never joined has
@@ -42,7 +43,8 @@ def _notready(cluster: Cluster, runs: RunFaults) -> Injected:
 def _efa(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster)
     node.efa_devices = 0
-    return Injected("efa", f"node {node.name} shows 0 EFA devices (its EFA device plugin found none)", node.name, runs)
+    found_by = "DRANET" if node.group.node_devices is not None else "its EFA device plugin"
+    return Injected("efa", f"node {node.name} shows 0 EFA devices ({found_by} found none)", node.name, runs)
 
 
 def _clique(cluster: Cluster, runs: RunFaults) -> Injected:
@@ -64,10 +66,9 @@ def _imex(cluster: Cluster, runs: RunFaults) -> Injected:
 
 
 def _socket(cluster: Cluster, runs: RunFaults) -> Injected:
-    node = _first(cluster)
-    what = "NCCL falls back to TCP sockets (no aws-ofi-nccl / EFA provider): 'Using network Socket'"
     job = cluster.expected.efa_job
-    return Injected("socket", what, node.name, dataclasses.replace(runs, network="Socket"), job)
+    what = f"NCCL in MPIJob {job} falls back to TCP sockets (no aws-ofi-nccl / EFA provider): 'Using network Socket'"
+    return Injected("socket", what, f"MPIJob {job}", dataclasses.replace(runs, network="Socket"), job)
 
 
 def _missing(cluster: Cluster, runs: RunFaults) -> Injected:

@@ -29,7 +29,7 @@ def format_rehearsal(rehearsal: Rehearsal) -> str:
     lines += ["", *_summary(rehearsal)]
     for injected in rehearsal.injected:
         found = "named by the checks above" if rehearsal.detected(injected) else "NOT DETECTED by the day-2 checks"
-        lines.append(f"Fault {injected.fault} on {injected.node}: {found}")
+        lines.append(f"Fault {injected.fault} on {injected.subject}: {found}")
     return "\n".join(lines)
 
 

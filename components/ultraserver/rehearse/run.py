@@ -73,7 +73,7 @@ class Rehearsal:
     def detected(self, injected: Injected) -> bool:
         """Whether a failing stage names the fault's node, or its node group when the fault is the group's."""
         failures = self.failures
-        return injected.node in failures or bool(injected.group and injected.group in failures)
+        return injected.subject in failures or bool(injected.group and injected.group in failures)
 
     @property
     def code(self) -> int:
