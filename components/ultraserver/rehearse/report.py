@@ -6,12 +6,17 @@ from __future__ import annotations
 from ultraserver.rehearse.run import Rehearsal
 
 
+def _passed(rehearsal: Rehearsal) -> list[str]:
+    """Each passed verdict, and each judged stage without verdicts of its own that exited 0."""
+    found = [f"{v.ultraserver} {v.check}" for s in rehearsal.stages for v in s.verdicts if v.passed]
+    return found + [s.name for s in rehearsal.stages if s.judged and not s.verdicts and not s.code]
+
+
 def _summary(rehearsal: Rehearsal) -> list[str]:
-    verdicts = [v for s in rehearsal.stages for v in s.verdicts]
-    passed = [f"{v.ultraserver} {v.check}" for v in verdicts if v.passed]
-    passed += [s.name for s in rehearsal.stages if s.judged and not s.verdicts and not s.code]
+    passed = _passed(rehearsal)
     lines = [f"Passed ({len(passed)}): " + (", ".join(passed) or "none")]
-    lines += [f"FAILED {v.ultraserver} {v.check}: {p}" for v in verdicts if not v.passed for p in v.problems]
+    failed = [v for s in rehearsal.stages for v in s.verdicts if not v.passed]
+    lines += [f"FAILED {v.ultraserver} {v.check}: {p}" for v in failed for p in v.problems]
     lines += [f"FAILED {s.name}: {s.output.splitlines()[0]}" for s in rehearsal.stages if not s.verdicts and s.code]
     return lines
 
