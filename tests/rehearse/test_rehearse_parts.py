@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import pytest
 from helpers.cli import run_main
-from helpers.stacks import ROOT
+from helpers.stacks import ROOT, stack_config
+from ultraserver.config.settings import parse_settings
 from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE, ULTRASERVER_LABEL
+from ultraserver.offline.resource import LAUNCH_TEMPLATE
 from ultraserver.rehearse import logs
-from ultraserver.rehearse.registration import LAUNCH_TEMPLATE, registration, registrations
+from ultraserver.rehearse.cluster import INSTANCE_LABEL, plugin_pods
+from ultraserver.rehearse.registration import registration, registrations
+from ultraserver.rehearse.run import build, default_moment, stack_plan
+from ultraserver.verify.expect import expectation
 from ultraserver.verify.nccl import parse_nccl_output
 from ultraserver.verify.nvbandwidth import parse_bandwidth_matrix
 
@@ -60,3 +65,22 @@ def test_rehearse_refuses_a_fault_outside_the_catalogue() -> None:
     refused = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT), "--break", "fire")
     assert refused.code == 2
     assert "--break: got 'fire'; allowed: one of notready, efa, clique, imex, socket, missing-node" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("stack", "plugins"),
+    [
+        ("gb200-x72", {"gpu-operator", "aws-efa-k8s-device-plugin"}),
+        ("gb200-x72-dra", {"gpu-operator", "aws-dranet"}),
+    ],
+)
+def test_every_gpu_node_runs_the_plugins_of_the_plans_device_mode(stack: str, plugins: set[str]) -> None:
+    settings = parse_settings(stack_config(stack))
+    moment = default_moment(expectation(settings))
+    cluster, _ = build(settings, stack_plan(ROOT, stack, settings, moment), moment, [])
+    pods = plugin_pods(cluster, cluster.releases)
+    for node in cluster.gpu_nodes:
+        on_node = [p for p in pods if p["spec"]["nodeName"] == node.name]
+        instances = {p["metadata"]["labels"].get(INSTANCE_LABEL) for p in on_node} - {None}
+        assert instances == plugins
+        assert len(on_node) == len(plugins) + 1  # and the DRA driver's kubelet plugin

@@ -12,6 +12,7 @@ leave it.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -21,6 +22,7 @@ from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
 from ultraserver.facts.capacity_blocks import NODE_JOIN_GRACE_MINUTES
+from ultraserver.facts.charts import DRANET, EFA_DEVICE_PLUGIN, GPU_OPERATOR
 from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.scheduling import (
     CLIQUE_LABEL,
@@ -107,6 +109,8 @@ class Cluster:
     system_nodes: list[dict[str, Any]] = field(default_factory=list)
     objects: list[dict[str, Any]] = field(default_factory=list)
     """The toolkit's own objects from the plan, and the DeviceClasses the charts create."""
+    releases: list[Mapping[str, Any]] = field(default_factory=list)
+    """The inputs of the plan's Helm releases (name, namespace, chart)."""
 
     def node(self, name: str) -> GpuNode:
         """A GPU node by name."""
@@ -190,11 +194,34 @@ def pod(namespace: str, name: str, node: str, labels: dict[str, str], ready: boo
     }
 
 
-def plugin_pods(cluster: Cluster) -> list[dict[str, Any]]:
-    """The DRA driver's kubelet plugin on every GPU node (the pod verify reads), ready on Ready nodes."""
+NODE_PLUGIN_CHARTS = (GPU_OPERATOR, EFA_DEVICE_PLUGIN, DRANET)
+"""Charts whose daemonsets run a device plugin on every GPU node (the GPU Operator's device plugin, the EFA device
+plugin in plugins mode, DRANET in DRA mode)."""
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+"""Helm's recommended label naming the release (helm.sh/docs/chart_best_practices/labels); that each chart sets it
+on its daemonset's pods is UNVERIFIED, and no day-2 check reads it."""
+
+
+def plugin_pods(cluster: Cluster, releases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """On every GPU node: the DRA driver's kubelet plugin (the pod verify reads) and a pod of each node-level
+    device-plugin release of the plan; Ready on Ready nodes."""
     key, _, value = KUBELET_PLUGIN_SELECTOR.partition("=")
-    namespace = cluster.expected.dra_namespace
-    return [
-        pod(namespace, f"kubelet-plugin-{n.name.split('.')[0]}", n.name, {key: value}, n.ready, n.joined)
-        for n in cluster.gpu_nodes
-    ]
+    found = []
+    for node in cluster.gpu_nodes:
+        short = node.name.split(".")[0]
+        found.append(
+            pod(
+                cluster.expected.dra_namespace,
+                f"kubelet-plugin-{short}",
+                node.name,
+                {key: value},
+                node.ready,
+                node.joined,
+            )
+        )
+        for release in releases:
+            if str(release.get("chart", "")).rsplit("/", 1)[-1] in NODE_PLUGIN_CHARTS:
+                name, namespace = release["name"], release.get("namespace") or "default"
+                labels = {INSTANCE_LABEL: name}
+                found.append(pod(namespace, f"{name}-{short}", node.name, labels, node.ready, node.joined))
+    return found

@@ -19,7 +19,6 @@ import yaml
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
 from ultraserver.offline.resource import PlanResource
 
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 NODECONFIG_TYPE = "application/node.eks.aws"
 
 

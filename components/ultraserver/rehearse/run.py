@@ -22,12 +22,13 @@ from ultraserver.builders import drift_script
 from ultraserver.config.settings import Settings
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.offline.engine import Plan, run_plan
+from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs
 from ultraserver.rehearse.cluster import Cluster, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import Injected, inject
-from ultraserver.rehearse.registration import LAUNCH_TEMPLATE, registrations
+from ultraserver.rehearse.registration import registrations
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.checks import exit_code, run_checks
 from ultraserver.verify.clients import connect
@@ -119,6 +120,7 @@ def build(settings: Settings, plan: Plan, at: datetime, faults: Sequence[str]) -
     """The cluster at ``at`` with the faults injected; ConfigError when a fault is unknown or cannot show."""
     expected = expectation(settings)
     cluster = Cluster(expected, at, objects=plan_objects(plan))
+    cluster.releases = [r.inputs for r in plan.of_type(HELM_RELEASE)]
     cluster.gpu_nodes = gpu_nodes(settings, expected, registrations(plan.of_type(LAUNCH_TEMPLATE)), at)
     system = settings.system_node_group
     cluster.system_nodes = system_nodes(system.desired_size if system else 0, system_node_labels(), at)
@@ -145,7 +147,7 @@ def serve(emulator: Emulator, cluster: Cluster, runs: list[jobs.Run]) -> list[st
     """Put the cluster into the emulator; one line per kind of thing served."""
     nodes = [n.to_api() for n in cluster.gpu_nodes]
     slices = [s for n in cluster.gpu_nodes for s in n.slices()]
-    pods = plugin_pods(cluster)
+    pods = plugin_pods(cluster, cluster.releases)
     launchers = [r.launcher for r in runs if r.launcher is not None]
     emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers])
     for run in runs:
@@ -154,7 +156,7 @@ def serve(emulator: Emulator, cluster: Cluster, runs: list[jobs.Run]) -> list[st
     groups = len({n.group.name for n in cluster.gpu_nodes})
     return [
         f"{len(nodes)} GPU nodes in {groups} node group(s), {len(cluster.system_nodes)} system nodes",
-        f"{len(slices)} ResourceSlices, {len(pods)} DRA kubelet-plugin pods",
+        f"{len(slices)} ResourceSlices, {len(pods)} plugin pods",
         f"{len(cluster.objects)} objects of the plan",
         f"{len(launchers)} finished check run(s) of {len(runs)} MPIJob(s), with their launcher logs",
     ]
