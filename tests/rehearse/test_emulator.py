@@ -54,6 +54,25 @@ def test_pod_logs_whole_and_tailed(api: object) -> None:
         api.pod_log("ns", "p2")  # type: ignore[attr-defined]
 
 
+def test_cordon_and_eviction_change_what_the_api_serves(tmp_path: Path) -> None:
+    import kubernetes
+
+    with Emulator() as emulator:
+        emulator.put([node("n", {}), pod("p", {}, "n"), pod("q", {}, "m")])
+        client = kubernetes.config.new_client_from_config(str(emulator.kubeconfig(tmp_path)))
+        core = kubernetes.client.CoreV1Api(client)
+        core.patch_node("n", {"spec": {"unschedulable": True}})
+        assert core.read_node("n").spec.unschedulable is True
+        on_node = core.list_pod_for_all_namespaces(field_selector="spec.nodeName=n").items
+        assert [p.metadata.name for p in on_node] == ["p"]
+        eviction = kubernetes.client.V1Eviction(metadata=kubernetes.client.V1ObjectMeta(name="p", namespace="ns"))
+        core.create_namespaced_pod_eviction("p", "ns", eviction)
+        assert [p.metadata.name for p in core.list_namespaced_pod("ns").items] == ["q"]
+        with pytest.raises(kubernetes.client.ApiException) as gone:
+            core.create_namespaced_pod_eviction("p", "ns", eviction)
+        assert gone.value.status == 404
+
+
 def test_a_served_resource_with_nothing_stored_is_an_empty_list(api: object) -> None:
     assert api.resource_slices() == [] and api.device_classes() == []  # type: ignore[attr-defined]
 

@@ -3,8 +3,9 @@
 kmock (https://github.com/nolar/kmock, 0.8, MIT) stores objects and serves create, fetch, list, watch, merge-patch
 and delete over HTTP, with API discovery. What the day-2 code needs beyond that is added here, as a real API server
 would answer it: lists filtered by ``labelSelector`` and ``fieldSelector`` (kmock returns every object of the
-resource), the ``pods/<name>/log`` subresource (text, ``tailLines``), and an empty list, not 404, for a resource
-the cluster serves but holds nothing of (resource.k8s.io ResourceSlices in plugins mode).
+resource), the ``pods/<name>/log`` subresource (text, ``tailLines``), the ``pods/<name>/eviction`` subresource
+(the pod is deleted; kmock answers 404), and an empty list, not 404, for a resource the cluster serves but holds
+nothing of (resource.k8s.io ResourceSlices in plugins mode).
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class Emulator:
             api.resources[resource] = kmock.ResourceInfo()
         api[kmock.action.LIST] << self._list
         api[kmock.action.FETCH, kmock.resource("v1/pods"), kmock.subresource("log")] << self._log
+        api[kmock.method.POST, kmock.resource("v1/pods"), kmock.subresource("eviction")] << self._evict
         async with api, kmock.Server(api, host=LOOPBACK) as server:
             self._api, self._loop, self._stop = api, asyncio.get_running_loop(), asyncio.Event()
             self.url = str(server.url).rstrip("/")
@@ -128,6 +130,16 @@ class Emulator:
             raise kmock.KubernetesObjectNotFoundError()
         tail = request.params.get("tailLines")
         return "".join(text.splitlines(keepends=True)[-int(tail) :]) if tail else text
+
+    def _evict(self, request: Any) -> dict[str, Any]:
+        """An eviction (POST pods/<name>/eviction) deletes the pod: no PodDisruptionBudget is judged here."""
+        import kmock
+
+        key = (request.resource, request.namespace, request.name)
+        if key not in self._api.objects or self._api.objects[key].deleted:
+            raise kmock.KubernetesObjectNotFoundError()
+        self._api.objects[key].delete()
+        return {"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Success", "code": 201}
 
     def _on_loop(self, call: Callable[[], T]) -> T:
         """Run a change on the server's loop, between requests, and wait for it."""
