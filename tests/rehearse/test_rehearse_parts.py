@@ -45,9 +45,13 @@ def test_generated_nvbandwidth_output_is_one_rank_per_gpu_of_the_named_hosts() -
 
 def test_generated_all_reduce_output_has_the_commands_sizes() -> None:
     sizes = logs.message_sizes(1 << 30, 16 << 30, 2)
-    run = parse_nccl_output(logs.nccl_output(72, sizes, 750.0, "Socket"))
+    hosts = [f"n{rank // 4}" for rank in range(8)]
+    run = parse_nccl_output(logs.nccl_output(hosts, sizes, 750.0, socket_hosts={"n1"}))
     assert [r.size_bytes for r in run.rows] == sizes == [1 << 30, 2 << 30, 4 << 30, 8 << 30, 16 << 30]
-    assert run.uses_socket and run.out_of_bounds == 0 and {r.best_busbw for r in run.rows} == {750.0}
+    assert run.uses_socket and run.uses_efa and run.out_of_bounds == 0 and {r.best_busbw for r in run.rows} == {750.0}
+    text = logs.nccl_output(hosts, sizes, 750.0, socket_hosts={"n1"})
+    assert "[1,4]<stdout>:n1:30:30 [0] NCCL INFO Using network Socket" in text
+    assert "[1,3]<stdout>:n0:29:29 [3] NCCL INFO Using network Libfabric" in text
 
 
 def test_rehearse_command_passes_a_healthy_stack_and_names_a_notready_node() -> None:

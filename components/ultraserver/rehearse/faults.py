@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ultraserver.problems import Problem
 from ultraserver.rehearse.cluster import Cluster, GpuNode
-from ultraserver.rehearse.jobs import RunFaults
+from ultraserver.rehearse.jobs import RunFaults, place
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Injected:
     fault: str
     what: str
     subject: str
-    """The node the fault hits (the EFA check's MPIJob for a transport fault)."""
+    """The node the fault hits."""
     runs: RunFaults = RunFaults()
     group: str = ""
     """The node group (UltraServer) or job a verdict may name instead of the node (a node that never joined has
@@ -67,8 +67,11 @@ def _imex(cluster: Cluster, runs: RunFaults) -> Injected:
 
 def _socket(cluster: Cluster, runs: RunFaults) -> Injected:
     job = cluster.expected.efa_job
-    what = f"NCCL in MPIJob {job} falls back to TCP sockets (no aws-ofi-nccl / EFA provider): 'Using network Socket'"
-    return Injected("socket", what, f"MPIJob {job}", dataclasses.replace(runs, network="Socket"), job)
+    spec = next(o["spec"] for o in cluster.objects if o["kind"] == "MPIJob" and o["metadata"]["name"] == job)
+    node = place(cluster, spec, set())[0]  # a node the EFA check's workers run on
+    what = f"the NCCL ranks on node {node.name} fall back to TCP sockets ('Using network Socket') in MPIJob {job}"
+    changed = dataclasses.replace(runs, socket_nodes=runs.socket_nodes | {node.name})
+    return Injected("socket", what, node.name, changed, job)
 
 
 def _missing(cluster: Cluster, runs: RunFaults) -> Injected:

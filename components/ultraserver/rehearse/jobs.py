@@ -33,8 +33,8 @@ judging code paths, not the hardware's bandwidth)."""
 class RunFaults:
     """How the check runs go wrong in a rehearsal."""
 
-    network: str = "Libfabric"
-    """The NCCL transport of cross-UltraServer runs ('Socket' when NCCL fell back to TCP)."""
+    socket_nodes: frozenset[str] = field(default_factory=frozenset)
+    """Nodes whose ranks fall back to TCP sockets in NCCL runs (no EFA provider there)."""
     no_imex: frozenset[str] = field(default_factory=frozenset)
     """Nodes whose IMEX daemon never became ready: a job with a worker there gets no IMEX channel."""
 
@@ -125,7 +125,9 @@ def run_log(command: str, hosts: list[str], gpus: int, threshold: float, faults:
             return report + logs.nvbandwidth_without_imex(ranked_hosts, gpus)
         return report + logs.nvbandwidth_output(ranked_hosts, gpus)
     busbw = threshold * HEALTHY_MARGIN
-    return report + logs.nccl_output(ranks, _sizes(command), busbw, faults.network, ranked_hosts[0])
+    per_node = max(ranks // max(len(ranked_hosts), 1), 1)
+    rank_hosts = [host for host in ranked_hosts for _ in range(per_node)]
+    return report + logs.nccl_output(rank_hosts, _sizes(command), busbw, socket_hosts=faults.socket_nodes)
 
 
 def runs(

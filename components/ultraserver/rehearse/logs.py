@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
 from ultraserver.builders.nvbandwidth_job import TESTCASE
@@ -67,25 +67,29 @@ def nvbandwidth_without_imex(hosts: Sequence[str], gpus_per_node: int) -> str:
 
 
 def nccl_output(
-    ranks: int,
+    rank_hosts: Sequence[str],
     sizes: Sequence[int],
     busbw: float,
     network: str = "Libfabric",
-    host: str = "worker-0",
+    socket_hosts: Collection[str] = (),
     average: float | None = None,
 ) -> str:
-    """all_reduce_perf over ``ranks`` ranks, one row per size (bytes), every row at ``busbw`` GB/s; the footer's
+    """all_reduce_perf over one rank per entry of ``rank_hosts`` (its node), one row per size (bytes), every row at
+    ``busbw`` GB/s. Each rank reports its transport: 'Socket' on ``socket_hosts``, else ``network``. The footer's
     average is ``average`` when given (the tool averages every size, small ones included)."""
     low, high = (sizes[0], sizes[-1]) if sizes else (0, 0)
+    ranks = len(rank_hosts)
     tag = "[1,0]<stdout>:"
-    lines = [
-        f"{tag}# nThread 1 nGpus 1 minBytes {low} maxBytes {high} step: 2(factor) warmup iters: 5 iters: 20",
-        f"{tag}{host}:26:26 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.21.1",
-        f"{tag}{host}:26:26 [0] NCCL INFO Using network {network}",
-        f"{tag}{host}:26:26 [0] NCCL INFO comm 0x55fb28c68190 rank 0 nranks {ranks} cudaDev 0 - Init COMPLETE",
+    lines = [f"{tag}# nThread 1 nGpus 1 minBytes {low} maxBytes {high} step: 2(factor) warmup iters: 5 iters: 20"]
+    for rank, host in enumerate(rank_hosts):
+        where = f"[1,{rank}]<stdout>:{host}:{26 + rank}:{26 + rank} [{rank % 4}] NCCL INFO"
+        lines.append(f"{where} NET/OFI Initializing aws-ofi-nccl 1.21.1")
+        lines.append(f"{where} Using network {'Socket' if host in socket_hosts else network}")
+        lines.append(f"{where} comm 0x55fb28c68190 rank {rank} nranks {ranks} cudaDev {rank % 4} - Init COMPLETE")
+    lines.append(
         f"{tag}#       size         count      type   redop    root     time   algbw   busbw #wrong     time"
-        "   algbw   busbw #wrong",
-    ]
+        "   algbw   busbw #wrong"
+    )
     # all_reduce moves 2(n-1)/n of the data per rank: algbw = busbw * n / (2(n-1)), time = size / algbw.
     factor = ranks / (2 * (ranks - 1)) if ranks > 1 else 1.0
     algbw = busbw * factor
