@@ -11,7 +11,7 @@ from ultraserver.offline.resource import LAUNCH_TEMPLATE
 from ultraserver.rehearse import logs
 from ultraserver.rehearse.cluster import INSTANCE_LABEL, plugin_pods
 from ultraserver.rehearse.registration import registration, registrations
-from ultraserver.rehearse.run import build, default_moment, stack_plan
+from ultraserver.rehearse.run import build, default_moment, drift_expected, stack_plan
 from ultraserver.verify.expect import expectation
 from ultraserver.verify.nccl import parse_nccl_output
 from ultraserver.verify.nvbandwidth import parse_bandwidth_matrix
@@ -88,3 +88,11 @@ def test_every_gpu_node_runs_the_plugins_of_the_plans_device_mode(stack: str, pl
         instances = {p["metadata"]["labels"].get(INSTANCE_LABEL) for p in on_node} - {None}
         assert instances == plugins
         assert len(on_node) == len(plugins) + 1  # and the DRA driver's kubelet plugin
+
+
+def test_the_drift_check_runs_with_the_expected_groups_its_cronjob_carries() -> None:
+    settings = parse_settings(stack_config("gb200-x72"))
+    moment = default_moment(expectation(settings))
+    cluster, _ = build(settings, stack_plan(ROOT, "gb200-x72", settings, moment), moment, [])
+    assert drift_expected(cluster.objects) == [g.to_json() for g in expectation(settings).groups]
+    assert drift_expected([o for o in cluster.objects if o["kind"] != "CronJob"]) is None
