@@ -77,6 +77,19 @@ def test_a_served_resource_with_nothing_stored_is_an_empty_list(api: object) -> 
     assert api.resource_slices() == [] and api.device_classes() == []  # type: ignore[attr-defined]
 
 
+def test_a_resource_is_listed_once_served_and_404_before(tmp_path: Path) -> None:
+    import kubernetes
+
+    with Emulator() as emulator:
+        client = kubernetes.config.new_client_from_config(str(emulator.kubeconfig(tmp_path)))
+        custom = kubernetes.client.CustomObjectsApi(client)
+        with pytest.raises(kubernetes.client.ApiException) as unknown:
+            custom.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "workloads")
+        assert unknown.value.status == 404
+        emulator.serve(["kueue.x-k8s.io/v1beta2/workloads"])
+        assert custom.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "workloads")["items"] == []
+
+
 @pytest.mark.parametrize(
     ("selector", "expected"),
     [

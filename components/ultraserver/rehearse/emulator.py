@@ -161,6 +161,10 @@ class Emulator:
 
         self._on_loop(store)
 
+    def serve(self, resources: Iterable[str]) -> None:
+        """Serve more resources ('<group>/<version>/<plural>'), as installing their CRDs would: listed, even empty."""
+        self._on_loop(lambda: self._served.update(resources))
+
     def remove(self, obj: Mapping[str, Any]) -> None:
         """Delete an object, as its controller or the node's disappearance would."""
         meta = obj["metadata"]

@@ -20,6 +20,7 @@ from typing import Any
 from ultraserver import clock
 from ultraserver.builders import drift_script
 from ultraserver.config.settings import Settings
+from ultraserver.facts.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.offline.engine import Plan, run_plan
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
@@ -149,6 +150,10 @@ def serve(emulator: Emulator, cluster: Cluster, runs: list[jobs.Run]) -> list[st
     slices = [s for n in cluster.gpu_nodes for s in n.slices()]
     pods = plugin_pods(cluster, cluster.releases)
     launchers = [r.launcher for r in runs if r.launcher is not None]
+    # Kueue's CRDs come with its chart: its Workloads are listed (empty: no workload is submitted) beside the
+    # queues and flavors the plan declares.
+    kueue = {o["apiVersion"] for o in cluster.objects if o["apiVersion"].startswith(f"{KUEUE_GROUP}/")}
+    emulator.serve(f"{version}/workloads" for version in kueue)
     emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers])
     for run in runs:
         if run.launcher is not None:
