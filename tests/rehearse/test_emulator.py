@@ -9,8 +9,6 @@ from ultraserver.rehearse.emulator import Emulator, plural
 from ultraserver.rehearse.selectors import field_values, matches
 from ultraserver.verify.clients import ClusterError, connect
 
-pytest.importorskip("kmock")
-
 
 def node(name: str, labels: dict[str, str], ready: bool = True) -> dict:
     status = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}

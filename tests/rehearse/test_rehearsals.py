@@ -20,8 +20,6 @@ from ultraserver.rehearse.run import Rehearsal, default_moment, rehearse, stack_
 from ultraserver.verify.expect import expectation
 from ultraserver.verify.verdict import EFA, NODE_FACTS, NVLINK, RESOURCE_SLICES
 
-pytest.importorskip("kmock")
-
 
 @cache
 def _stack(stack: str) -> tuple[Any, Any, Any]:

@@ -16,8 +16,6 @@ from ultraserver.verify.expect import expectation
 from ultraserver.verify.nccl import parse_nccl_output
 from ultraserver.verify.nvbandwidth import parse_bandwidth_matrix
 
-pytest.importorskip("kmock")
-
 
 def test_nodes_register_with_the_labels_and_taint_of_their_launch_template(shipped_plan: object) -> None:
     found = registrations(shipped_plan("gb200-multi").of_type(LAUNCH_TEMPLATE))  # type: ignore[operator]
