@@ -94,3 +94,13 @@ def test_the_drift_check_runs_with_the_expected_groups_its_cronjob_carries() -> 
     cluster, _ = build(settings, stack_plan(ROOT, "gb200-x72", settings, moment), moment, [])
     assert drift_expected(cluster.objects) == [g.to_json() for g in expectation(settings).groups]
     assert drift_expected([o for o in cluster.objects if o["kind"] != "CronJob"]) is None
+
+
+def test_without_the_emulator_the_command_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "kmock" else real(name, *a))
+    refused = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT))
+    assert refused.code == 2
+    assert "pip install 'ultraserver[rehearse]'" in refused.stderr
