@@ -236,6 +236,17 @@ def test_plan_runs_for_every_stack_without_splicing_the_name_into_shell() -> Non
     assert "${{" not in step["run"]
 
 
+def test_every_stack_is_rehearsed_after_its_plan_without_splicing_the_name_into_shell() -> None:
+    plan = load("checks.yml")["jobs"]["plan"]
+    install = next(s for s in plan["steps"] if s.get("name") == "Install")
+    assert "'.[rehearse]'" in install["run"]
+    step = next(s for s in plan["steps"] if "ultraserver rehearse" in s.get("run", ""))
+    assert step["env"]["STACK"] == "${{ matrix.stack }}"
+    assert 'ultraserver rehearse --stack "$STACK"' in step["run"] and 'exit "$status"' in step["run"]
+    assert "${{" not in step["run"]
+    assert 'ultraserver rehearse --stack "$stack"' in (ROOT / ".ci" / "run").read_text()
+
+
 def test_permissions_are_granted_per_job_and_only_where_needed() -> None:
     for path in workflow_files():
         data = load(path.name)
