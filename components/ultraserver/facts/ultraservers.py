@@ -51,7 +51,6 @@ assert tuple(TYPES) == get_args(UltraServerTypeName)
 DEFAULT_TYPE: UltraServerTypeName = "u-p6e-gb200x72"
 NodeGroupMode = Literal["managed", "self-managed"]
 """How a group of UltraServer nodes is run: an EKS managed node group or a self-managed Auto Scaling group."""
-NODE_GROUP_MODES: tuple[str, ...] = get_args(NodeGroupMode)
 NODES = {name: t.nodes for name, t in TYPES.items()}
 """Instances per UltraServer type."""
 MAX_NODES = max(NODES.values())
