@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pytest
 from helpers.ec2_request import create_launch_template_request, request_problems
-from ultraserver.builders.nodeconfig import NodeConfigSpec, user_data
+from ultraserver.builders.nodeconfig import ClusterDetails
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.node_group_spec import node_group_spec
 from ultraserver.facts import efa
@@ -18,7 +18,7 @@ from ultraserver.resources.launch_template import NodeImage, gpu_launch_template
 
 GB200 = "p6e-gb200.36xlarge"
 NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
-USER_DATA = user_data(NodeConfigSpec())
+CLUSTER = ClusterDetails("gb200", "https://ABC.gr7.us-east-1.eks.amazonaws.com", "Y2VydA==", "10.100.0.0/16")
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
@@ -37,7 +37,7 @@ def template_of(settings: GpuNodeGroupSettings | None = None, **wiring: Any) -> 
     spec = node_group_spec(settings, 0, NOW, "1.35")
     given: dict[str, Any] = {
         "image": NodeImage(release_version=spec.release_version, managed=True),
-        "user_data": USER_DATA,
+        "cluster": pulumi.Output.from_input(CLUSTER),
         "security_group_ids": ["sg-0aaaaaaaaaaaaaaaa", "sg-0bbbbbbbbbbbbbbbb"],
         "instance_profile_arn": None,
         "kms_key_id": None,
@@ -105,10 +105,13 @@ def test_the_settings_root_volume_and_hop_limit_reach_the_template() -> None:
     assert data["MetadataOptions"]["HttpPutResponseHopLimit"] == 2
 
 
-def test_user_data_is_base64_and_within_the_ec2_limit() -> None:
-    data = data_of()
+@pytest.mark.parametrize("managed", [True, False])
+def test_user_data_is_base64_and_within_the_ec2_limit(managed: bool) -> None:
+    """Nodes EKS bootstraps get no cluster section; the others are told the cluster."""
+    data = data_of(image=NodeImage(release_version="1.35.6-20260714", managed=managed))
     decoded = base64.b64decode(data["UserData"]).decode()
-    assert decoded == USER_DATA
+    assert "ultraserver.io/ultraserver=gpu" in decoded and "nvidia.com/gpu=true:NoSchedule" in decoded
+    assert ("apiServerEndpoint: https://ABC.gr7.us-east-1.eks.amazonaws.com" in decoded) is not managed
     assert len(decoded) <= 16 * 1024
 
 

@@ -30,12 +30,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 import pulumi
 import pulumi_aws as aws
 
 from ultraserver import clock
-from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, user_data
+from ultraserver.builders.nodeconfig import ClusterDetails
 from ultraserver.config.expiry import program_blocks_ended
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.gpu_rules import group_problems
@@ -43,7 +44,6 @@ from ultraserver.config.node_group_spec import NodeGroupSpec, node_group_spec
 from ultraserver.facts import ami
 from ultraserver.facts.capacity_blocks import CapacityBlock
 from ultraserver.facts.efa import LayoutSummary
-from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.problems import ERROR, ConfigError, Problem
 from ultraserver.resources.arguments import checked
@@ -51,7 +51,7 @@ from ultraserver.resources.child_options import child_options
 from ultraserver.resources.cluster import Cluster, ClusterCoreData
 from ultraserver.resources.launch_template import NodeImage, gpu_launch_template
 from ultraserver.resources.managed import managed_node_group
-from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
+from ultraserver.resources.node_role import node_identity
 from ultraserver.resources.schedules import declare_schedules
 from ultraserver.resources.self_managed import self_managed_group
 
@@ -115,6 +115,13 @@ class GpuNodeGroupArgs:
     now: datetime | None = None
     """Clock for the reservation window and the release date check; the current UTC time when unset."""
 
+    @cached_property
+    def spec(self) -> NodeGroupSpec:
+        """What the group comes to at ``now`` (layout, sizes, blocks and the current one, AMI release, labels), derived
+        once from the checked settings."""
+        version = core_of(self.cluster).kubernetes_version
+        return node_group_spec(self.settings, self.position, self.now or clock.now(), version, self.standby)
+
     def problems(self) -> list[Problem]:
         """The group's own rules (the stack file's, keyed under ``GpuNodeGroupArgs.settings``) and the wiring's."""
         g, now = self.settings, self.now or clock.now()
@@ -146,24 +153,6 @@ class GpuNodeGroupArgs:
         return found
 
 
-def node_user_data(
-    labels: Mapping[str, str], group: GpuNodeGroupSettings, image: NodeImage, core: ClusterCoreData
-) -> pulumi.Input[str]:
-    """MIME NodeConfig: instance and kubelet, plus the cluster section for nodes EKS does not bootstrap.
-
-    The kubelet flags register the GPU taint and the labels at start. With EKS's bootstrap merged in, EKS passes
-    the same labels and taint from the node-group API; the flags agree with them.
-    """
-    flags = kubelet_flags(dict(labels), [(GPU_TAINT_KEY, GPU_TAINT_VALUE, GPU_TAINT_EFFECT)])
-    if image.eks_picks_the_ami:
-        return user_data(NodeConfigSpec(local_storage=group.local_storage, kubelet_flags=flags))
-    return pulumi.Output.all(core.name, core.endpoint, core.certificate_authority, core.service_cidr).apply(
-        lambda v: user_data(
-            NodeConfigSpec(local_storage=group.local_storage, kubelet_flags=flags, cluster=ClusterDetails(*v))
-        )
-    )
-
-
 class GpuNodeGroup(pulumi.ComponentResource):
     """Capacity-block GPU nodes with an EFA launch template, in managed or self-managed mode."""
 
@@ -187,8 +176,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
     layout: LayoutSummary
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        core, group = core_of(args.cluster), args.settings
-        spec = node_group_spec(group, args.position, args.now or clock.now(), core.kubernetes_version, args.standby)
+        core, group, spec = core_of(args.cluster), args.settings, args.spec
         super().__init__("ultraserver:index:GpuNodeGroup", name, None, opts)
         # Children repeat the group's own depends_on (e.g. the control-plane security group rules).
         child = child_options(self, opts)
@@ -210,13 +198,18 @@ class GpuNodeGroup(pulumi.ComponentResource):
             image_id=group.ami_id or None,
             ami_release=group.ami_release or None,
         )
-        self.node_role_arn, instance_profile_arn, role_ready = self._node_role(name, args, managed, tags, child)
+        self.node_role_arn, instance_profile_arn, role_ready = node_identity(
+            name, args.node_role_arn, args.instance_profile_arn, managed, tags, child
+        )
+        cluster = pulumi.Output.all(core.name, core.endpoint, core.certificate_authority, core.service_cidr).apply(
+            lambda v: ClusterDetails(*v)
+        )
         self.launch_template = gpu_launch_template(
             name,
             group,
             spec,
             image=self.image,
-            user_data=node_user_data(spec.labels, group, self.image, core),
+            cluster=cluster,
             # With custom security groups in the template EKS adds no cluster security group: name it here.
             security_group_ids=[*args.security_group_ids, core.security_group_id],
             instance_profile_arn=instance_profile_arn,
@@ -269,14 +262,3 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 "efaDevices": self.layout.efa_devices,
             }
         )
-
-    def _node_role(
-        self, name: str, args: GpuNodeGroupArgs, managed: bool, tags: dict[str, str], child: pulumi.ResourceOptions
-    ) -> tuple[pulumi.Input[str], pulumi.Input[str] | None, list[pulumi.Resource]]:
-        """Node role ARN, instance profile ARN (self-managed only) and what to wait for; makes a role if none given."""
-        if args.node_role_arn is not None:
-            return args.node_role_arn, None if managed else args.instance_profile_arn, []
-        role = NodeRole(f"{name}-node", NodeRoleArgs(instance_profile=not managed, tags=tags), opts=child)
-        profile = role.instance_profile.arn if role.instance_profile is not None else None
-        # Waiting on the component waits for its policy attachments, which nodes need to join.
-        return role.role.arn, profile, [role]

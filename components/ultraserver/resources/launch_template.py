@@ -27,8 +27,10 @@ from typing import Any, cast
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, user_data
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.node_group_spec import NodeGroupSpec
+from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER
 
 ROOT_DEVICE = "/dev/xvda"
@@ -104,6 +106,24 @@ def secure_node_args(
     }
 
 
+def node_user_data(
+    group: GpuNodeGroupSettings, spec: NodeGroupSpec, image: NodeImage, cluster: pulumi.Output[ClusterDetails]
+) -> pulumi.Input[str]:
+    """MIME NodeConfig: instance and kubelet, plus the cluster section for nodes EKS does not bootstrap.
+
+    The kubelet flags register the GPU taint and the labels at start. With EKS's bootstrap merged in, EKS passes
+    the same labels and taint from the node-group API; the flags agree with them.
+    """
+    flags = kubelet_flags(dict(spec.labels), [(GPU_TAINT_KEY, GPU_TAINT_VALUE, GPU_TAINT_EFFECT)])
+    if image.eks_picks_the_ami:
+        return user_data(NodeConfigSpec(local_storage=group.local_storage, kubelet_flags=flags))
+    return cluster.apply(
+        lambda details: user_data(
+            NodeConfigSpec(local_storage=group.local_storage, kubelet_flags=flags, cluster=details)
+        )
+    )
+
+
 def _target(group: GpuNodeGroupSettings, spec: NodeGroupSpec) -> dict[str, Any]:
     """The capacity reservation target: the current block's reservation, or the resource group (grouped)."""
     if spec.reservation_id is not None:
@@ -117,14 +137,15 @@ def gpu_launch_template(
     spec: NodeGroupSpec,
     *,
     image: NodeImage,
-    user_data: pulumi.Input[str],
+    cluster: pulumi.Output[ClusterDetails],
     security_group_ids: Sequence[pulumi.Input[str]],
     instance_profile_arn: pulumi.Input[str] | None,
     kms_key_id: pulumi.Input[str] | None,
     tags: Mapping[str, str],
     opts: pulumi.ResourceOptions,
 ) -> aws.ec2.LaunchTemplate:
-    """The capacity-block EFA launch template of one GPU node group (``user_data`` in plain text)."""
+    """The capacity-block EFA launch template of one GPU node group (``cluster`` names it in the user data of nodes
+    EKS does not bootstrap)."""
     image_id = image.resolve()
     all_tags = {**tags, **image.tags()}
     args: dict[str, Any] = {
@@ -142,7 +163,7 @@ def gpu_launch_template(
             }
             for item in spec.interfaces
         ],
-        "user_data": _base64(user_data),
+        "user_data": _base64(node_user_data(group, spec, image, cluster)),
         "update_default_version": True,
         "tags": all_tags,
     }
