@@ -278,7 +278,7 @@ def storage_and_labels(g: GpuNodeGroupSettings, at: str, version: str, today: da
                 g.local_storage,
                 f"RAID0 or Mount: {g.instance_type} has {disks} instance-store disks and nodeadm needs "
                 f"{instances.RAID10_MIN_DISKS} for RAID10",
-                "set localStorage: RAID0 (AWS's recommendation for p6e-gb200)",
+                f"set localStorage: RAID0 (AWS's recommendation for {g.instance_type})",
             )
         )
     for name, value in g.labels.items():
