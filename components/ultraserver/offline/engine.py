@@ -21,8 +21,10 @@ import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
+from pydantic import ValidationError
 
 from ultraserver import clock
+from ultraserver.config.errors import program_problems
 from ultraserver.config.files import load_yaml, timestamps
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
@@ -362,6 +364,9 @@ def record(
             sys.path.insert(0, str(import_dir))
         try:
             program()
+        except ValidationError as error:
+            # A settings model the program built (GpuNodeGroupSettings(...)): the same Problems as a stack file's.
+            raise ConfigError(program_problems(error)) from None
         finally:
             if import_dir is not None:
                 sys.path.remove(str(import_dir))

@@ -220,10 +220,10 @@ class Platform(pulumi.ComponentResource):
         """One capacity-block node group: one UltraServer, or a grouped fleet; with ``standby``, that block's group."""
         return GpuNodeGroup(
             f"{s.cluster.name}-{standby.name if standby else name}",
-            GpuNodeGroupArgs.from_settings(
-                group,
-                position,
-                standby=standby,
+            GpuNodeGroupArgs(
+                settings=group,
+                position=position,
+                standby=standby.block if standby else None,
                 cluster=self.cluster,
                 subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
                 security_group_ids=[self.network.efa_security_group.id],
