@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ultraserver.facts import devices
+from ultraserver.facts import allocatable, devices
 from ultraserver.facts.devices import NodeDevices
 
 GPU_REQUEST = "gpu-{}"
@@ -69,3 +69,19 @@ def pod_claim(template_name: str) -> dict[str, Any]:
 def container_claim() -> dict[str, str]:
     """Entry for a container's ``resources.claims``."""
     return {"name": POD_CLAIM_NAME}
+
+
+def whole_node_requests(node: NodeDevices) -> dict[str, str]:
+    """Requests of the one container of a pod that claims the whole node: a CPU share above half the node's
+    allocatable, so Kueue's topology-aware placement, which does not see claims, fits one such pod per node
+    (facts/allocatable.py). Empty for a type without a known vCPU count (the policy rule kueue-tas-placement then
+    refuses the job)."""
+    share = allocatable.whole_node_cpu_millicores(node.instance_type)
+    return {} if share is None else {"cpu": str(share // allocatable.MILLICORES_PER_CORE)}
+
+
+def whole_node_resources(node: NodeDevices, *claims: dict[str, str]) -> dict[str, Any]:
+    """A whole-node container's ``resources``: the CPU share (whole_node_requests), the given claims (e.g. a
+    ComputeDomain channel) and the node's devices."""
+    requests = whole_node_requests(node)
+    return {**({"requests": requests} if requests else {}), "claims": [*claims, container_claim()]}

@@ -90,7 +90,7 @@ def launcher_command(args: NcclJobArgs) -> list[str]:
 
 def _worker_resources(args: NcclJobArgs, channel: dict[str, str]) -> dict[str, Any]:
     if args.node_devices is not None:
-        return {"claims": [channel, device_claims.container_claim()]}
+        return device_claims.whole_node_resources(args.node_devices, channel)
     plugin = {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices}
     return {"limits": dict(plugin), "requests": dict(plugin), "claims": [channel]}
 

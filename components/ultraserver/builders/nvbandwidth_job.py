@@ -200,7 +200,7 @@ def _worker_resources(args: NvbandwidthJobArgs, channel_claim: dict[str, str]) -
     """A worker container's resources: the channel claim, and the node's GPUs as a plugin resource or a DRA claim."""
     if args.node_devices is None:
         return {"limits": {GPU_RESOURCE: args.gpus_per_node}, "claims": [channel_claim]}
-    return {"claims": [channel_claim, device_claims.container_claim()]}
+    return device_claims.whole_node_resources(args.node_devices, channel_claim)
 
 
 def device_claim_template(args: NvbandwidthJobArgs) -> dict[str, Any] | None:

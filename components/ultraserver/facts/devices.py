@@ -102,6 +102,8 @@ def gpus_per_node(instance_type: str) -> int:
 class NodeDevices:
     """What one node offers through DRA: its GPUs and, per GPU, the EFA devices of its card group."""
 
+    instance_type: str
+    """The node's instance type (its allocatable CPU sizes a whole-node pod's request, facts/allocatable.py)."""
     gpus: int
     efa_per_gpu: tuple[int, ...]
     """EFA devices paired with GPU i; empty when the catalog gives no pairing for the type."""
@@ -118,7 +120,7 @@ def node_devices(instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> 
     """GPUs and paired EFA devices of one node, from the instance catalog and the group's EFA layout."""
     per_gpu = tuple(len(p.efa_cards) for p in pairing(instance_type, interfaces))
     total = efa.summarize_layout(instance_type, interfaces).efa_devices
-    return NodeDevices(gpus_per_node(instance_type), per_gpu, total - sum(per_gpu))
+    return NodeDevices(instance_type, gpus_per_node(instance_type), per_gpu, total - sum(per_gpu))
 
 
 def requests_plugin_resource(resources: dict[str, Any] | None) -> list[str]:
