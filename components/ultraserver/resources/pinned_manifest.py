@@ -55,6 +55,24 @@ class PinnedManifestArgs:
     """URL and digests (ultraserver.facts.manifests)."""
     force_kinds: tuple[str, ...] = ()
     """Kinds whose fields this stack takes over from other managers (e.g. a CRD Helm created)."""
+    retain_kinds: tuple[str, ...] = ()
+    """Kinds Pulumi never deletes from the cluster (retain_on_delete): their objects stay when they leave the
+    program, are renamed or replaced."""
+
+
+def retaining(kinds: tuple[str, ...]) -> pulumi.ResourceTransform:
+    """A transform marking every object of `kinds` that a ConfigGroup declares retain_on_delete. The ConfigGroup
+    builds its objects in the Kubernetes provider, where a component's own retain_on_delete does not reach them
+    (pulumi/pulumi-kubernetes#3065, closed as won't fix, points at transforms); transforms reach them."""
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        if not args.custom or args.type_.rsplit(":", 1)[-1] not in kinds:
+            return None
+        return pulumi.ResourceTransformResult(
+            args.props, pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(retain_on_delete=True))
+        )
+
+    return transform
 
 
 class PinnedManifestGroup(pulumi.ComponentResource):
@@ -82,5 +100,10 @@ class PinnedManifestGroup(pulumi.ComponentResource):
                 raise ManifestIntegrityError(str(problem))
             self.sha256 = hashlib.sha256(data).hexdigest()
             objects = documents(data, args.force_kinds)
-        self.group = k8s.yaml.v2.ConfigGroup(name, objs=objects, opts=child_options(self, opts))
+        retain = (
+            pulumi.ResourceOptions(retain_on_delete=True, transforms=[retaining(args.retain_kinds)])
+            if args.retain_kinds
+            else None
+        )
+        self.group = k8s.yaml.v2.ConfigGroup(name, objs=objects, opts=child_options(self, opts, retain))
         self.register_outputs({"url": pin.url, "sha256": self.sha256})
