@@ -61,7 +61,7 @@ class TrainingJob:
     """EFA devices per node the pod takes; 4 with the platform's default one-per-nci-group layout."""
     devices: str = "plugins"
     """The cluster stack's device mode (its kubernetes.devices): device-plugin resources, or in "dra" a
-    ResourceClaimTemplate of the node's GPUs, each paired with its EFA devices on one PCIe root."""
+    ResourceClaimTemplate of the whole node's GPUs and EFA devices, with a CPU share: Kueue places one pod per node."""
     efa_layout: str = "one-per-nci-group"
     """The node group's EFA layout preset (its efaLayout); in "dra" mode the claim takes the layout's EFA devices."""
     queue_name: str = LOCAL_QUEUE_NAME

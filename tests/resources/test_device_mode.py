@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import date
 
 import pytest
-from helpers.manifests import paired_requests
+from helpers.manifests import whole_node_gpus
 from helpers.stacks import ROOT, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import devices
@@ -47,7 +47,7 @@ def test_the_plugins_stack_keeps_the_device_plugins(shipped_plan: Callable[[str]
     assert dra_values["resources"]["gpus"] == {"enabled": False}
 
 
-def test_every_dra_job_claims_paired_devices_and_its_channel(shipped_plan: Callable[[str], Plan]) -> None:
+def test_every_dra_job_claims_whole_node_devices_and_its_channel(shipped_plan: Callable[[str], Plan]) -> None:
     plan = shipped_plan(DRA_STACK)
     templates = {
         r.inputs["metadata"]["name"]: r.inputs["spec"]["spec"]
@@ -61,7 +61,7 @@ def test_every_dra_job_claims_paired_devices_and_its_channel(shipped_plan: Calla
         for template in workers:
             claims = [c["resourceClaimTemplateName"] for c in template["spec"]["resourceClaims"]]
             device = [templates[c] for c in claims if c in templates]
-            assert len(device) == 1 and len(paired_requests(device[0])) == 4
+            assert len(device) == 1 and whole_node_gpus(device[0]) == 4
             assert len(claims) == 2  # the ComputeDomain channel claim stays
             (container,) = template["spec"]["containers"]
             assert not devices.requests_plugin_resource(container["resources"])
@@ -126,7 +126,7 @@ def test_policy_flags_plugin_resources_in_dra_mode_only(resource: str, shipped_p
     assert not [v for v in evaluate(shipped_plan(DRA_STACK).resources) if v.policy == rule]
 
 
-def test_the_efa_check_claims_paired_devices_in_dra_mode() -> None:
+def test_the_efa_check_claims_whole_node_devices_in_dra_mode() -> None:
     group = copy.deepcopy(stack_config(DRA_STACK)["ultraserver-eks:gpuNodeGroups"][0])
     group["capacityReservationIds"] = ["cr-0123456789abcdef0", "cr-0123456789abcdef1"]
     plan = run_plan(ROOT, DRA_STACK, {"ultraserver-eks:gpuNodeGroups": json.dumps([group])})
@@ -135,7 +135,7 @@ def test_the_efa_check_claims_paired_devices_in_dra_mode() -> None:
     (claim,) = worker["resourceClaims"]
     (template,) = [r for r in plan.resources if r.type.endswith(":ResourceClaimTemplate") and "efa" in r.name]
     assert claim["resourceClaimTemplateName"] == template.inputs["metadata"]["name"]
-    assert len(paired_requests(template.inputs["spec"]["spec"])) == 4
+    assert whole_node_gpus(template.inputs["spec"]["spec"]) == 4
     assert not devices.requests_plugin_resource(worker["containers"][0]["resources"])
 
 
