@@ -219,6 +219,8 @@ class DraDriverArgs:
     """Device mode (facts/devices.py): the driver allocates GPUs too in DRA mode."""
     release: ReleaseSettings = field(default_factory=ReleaseSettings)
     """Version, values override and Helm options."""
+    manifest_mirror: str = ""
+    """Where the CRDs are read instead of GitHub (PinnedManifestArgs.mirror); empty reads the pinned URLs."""
 
 
 class DraDriver(ChartRelease):
@@ -238,6 +240,8 @@ class DraDriver(ChartRelease):
 
     crds: list[PinnedManifestGroup]
     """The toolkit-applied CRDs (those of the pinned chart version, whatever version the release runs)."""
+    crd_mirror: str
+    """Where the CRDs are read (DraDriverArgs.manifest_mirror)."""
 
     def _before_release(
         self, name: str, settings: ReleaseSettings, opts: pulumi.ResourceOptions | None
@@ -257,7 +261,7 @@ class DraDriver(ChartRelease):
             self.crds.append(
                 PinnedManifestGroup(
                     group,
-                    PinnedManifestArgs(pin, force_kinds=(CRD_KIND,), retain_kinds=(CRD_KIND,)),
+                    PinnedManifestArgs(pin, force_kinds=(CRD_KIND,), mirror=self.crd_mirror, retain_kinds=(CRD_KIND,)),
                     opts=child_options(self, opts, pulumi.ResourceOptions(retain_on_delete=True)),
                 )
             )
@@ -271,6 +275,7 @@ class DraDriver(ChartRelease):
         return list(self.crds)
 
     def __init__(self, name: str, args: DraDriverArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        self.crd_mirror = args.manifest_mirror  # read by _before_release, which the base constructor calls
         super().__init__(
             "ultraserver:index:DraDriver",
             name,
