@@ -14,6 +14,7 @@ from ultraserver.config.settings import parse_settings
 from ultraserver.facts import devices
 from ultraserver.offline import Plan, run_plan
 from ultraserver.policy import PlanResource, evaluate
+from ultraserver.policy.device_mode import check_no_plugin_resources, kubernetes_version
 from ultraserver.policy.workloads import pod_sets
 from ultraserver.problems import ConfigError
 
@@ -147,3 +148,34 @@ def test_values_of_the_release_the_mode_does_not_install_are_refused(mode: str, 
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=date(2026, 11, 25))
     assert f"ultraserver-eks:kubernetes.{unused}.values" in "\n".join([str(p) for p in info.value.items])
+
+
+def _dra_at(version: str) -> list[PlanResource]:
+    cluster = dict(stack_config(DRA_STACK)["ultraserver-eks:cluster"])
+    cluster["kubernetesVersion"] = version
+    return run_plan(ROOT, DRA_STACK, {"ultraserver-eks:cluster": json.dumps(cluster)}).resources
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36"])
+def test_nvidia_gpu_is_refused_in_dra_mode_only_below_1_36_where_no_device_class_serves_it(version: str) -> None:
+    # From 1.36 the DRA driver's DeviceClass gpu.nvidia.com serves nvidia.com/gpu (extendedResourceName,
+    # DRAExtendedResource on by default); DRANET's DeviceClass maps no extended resource, so EFA stays unserved.
+    rule = "dra-mode-no-plugin-resources"
+    resources = _dra_at(version)
+    assert kubernetes_version(resources) == version
+    gpu = [v for v in evaluate(_with_gpu_pod(resources, "nvidia.com/gpu")) if v.policy == rule]
+    efa = [v for v in evaluate(_with_gpu_pod(resources, "vpc.amazonaws.com/efa")) if v.policy == rule]
+    assert len(efa) == 1
+    if version == "1.36":
+        assert gpu == [] and "DeviceClasses serve only nvidia.com/gpu" in efa[0].message
+    else:
+        assert len(gpu) == 1 and "below 1.36 (here Kubernetes 1.35) no DeviceClass serves them" in gpu[0].message
+
+
+def test_without_a_cluster_in_the_plan_the_minor_is_unknown_and_nvidia_gpu_is_refused(
+    shipped_plan: Callable[[str], Plan],
+) -> None:
+    layer_only = [r for r in shipped_plan(DRA_STACK).resources if "eks" not in r.type.split(":")[0]]
+    assert kubernetes_version(layer_only) is None
+    found = check_no_plugin_resources(_with_gpu_pod(layer_only, "nvidia.com/gpu"), {})
+    assert len(found) == 1 and "an unknown Kubernetes version" in str(found[0])

@@ -31,6 +31,7 @@ from typing import Any
 
 from ultraserver.facts import efa, kubernetes
 from ultraserver.facts.scheduling import EFA_RESOURCE, GPU_RESOURCE
+from ultraserver.facts.versions import version_at_least
 
 PLUGINS = "plugins"
 DRA = "dra"
@@ -58,7 +59,23 @@ PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
 """The PCIe-root attribute both drivers publish (module docstring)."""
 
 PLUGIN_RESOURCES = (GPU_RESOURCE, EFA_RESOURCE)
-"""Extended resources of the device plugins; they do not exist on a DRA-mode node."""
+"""Extended resources of the device plugins; no DRA-mode node advertises them."""
+EXTENDED_RESOURCE_MIN_KUBERNETES = "1.36"
+"""First minor on which the scheduler serves an extended-resource request from a DeviceClass's
+``extendedResourceName`` by default: feature gate DRAExtendedResource (KEP-5004) is alpha and off in 1.34 and 1.35,
+beta and on from 1.36, GA in 1.37 (the versioned feature-gate table of kubernetes' scheduler features, read in a
+stored copy of the kubernetes source at a 1.37 development commit, 2026-11-27; that EKS 1.36 keeps the upstream
+default is UNVERIFIED)."""
+DRA_EXTENDED_RESOURCES = {GPU_RESOURCE: GPU_DEVICE_CLASS}
+"""Device-plugin resource names a DRA DeviceClass takes over: dra-driver-nvidia-gpu 0.4.1
+``templates/deviceclass-gpu.yaml:12-14`` sets ``extendedResourceName: nvidia.com/gpu`` on gpu.nvidia.com whenever
+the cluster serves resource.k8s.io/v1; aws-dranet 1.0.0 ``templates/deviceclass.yaml`` sets none for EFA."""
+
+
+def served_through_dra(resource: str, kubernetes_version: str | None) -> bool:
+    """Whether a DRA-mode cluster of this minor serves a request for a device-plugin resource name through a
+    DeviceClass (False when the minor is unknown)."""
+    return resource in DRA_EXTENDED_RESOURCES and version_at_least(kubernetes_version, EXTENDED_RESOURCE_MIN_KUBERNETES)
 
 
 def needs_newer_kubernetes(mode: str, version: str) -> bool:
