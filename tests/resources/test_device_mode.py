@@ -12,6 +12,7 @@ from helpers.manifests import whole_node_gpus
 from helpers.stacks import ROOT, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import devices
+from ultraserver.facts.kueue_admission import devices_per_class
 from ultraserver.offline import Plan, run_plan
 from ultraserver.policy import PlanResource, evaluate
 from ultraserver.policy.device_mode import check_no_plugin_resources, kubernetes_version
@@ -179,3 +180,17 @@ def test_without_a_cluster_in_the_plan_the_minor_is_unknown_and_nvidia_gpu_is_re
     assert kubernetes_version(layer_only) is None
     found = check_no_plugin_resources(_with_gpu_pod(layer_only, "nvidia.com/gpu"), {})
     assert len(found) == 1 and "an unknown Kubernetes version" in str(found[0])
+
+
+def test_the_imex_check_claims_the_nodes_gpus_and_no_efa_device(shipped_plan: Callable[[str], Plan]) -> None:
+    # nvbandwidth copies over NVLink only; the NCCL check, which may go over EFA, keeps the node's EFA devices.
+    templates = {
+        r.name: devices_per_class(r.inputs["spec"]["spec"])[0]
+        for r in shipped_plan(DRA_STACK).resources
+        if r.type.endswith(":ResourceClaimTemplate")
+    }
+    imex = [counts for name, counts in templates.items() if "imex-check" in name]
+    nccl = [counts for name, counts in templates.items() if "nccl-check" in name]
+    assert imex and nccl
+    assert all(counts == {devices.GPU_DEVICE_CLASS: 4} for counts in imex)
+    assert all(counts[devices.EFA_DEVICE_CLASS] > 0 for counts in nccl)

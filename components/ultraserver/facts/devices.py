@@ -25,6 +25,7 @@ Checked 2026-11-25.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -131,6 +132,10 @@ class NodeDevices:
     def efa_devices(self) -> int:
         """EFA devices of the node."""
         return sum(self.efa_per_gpu) + self.unpaired_efa
+
+    def gpus_only(self) -> NodeDevices:
+        """The node's GPUs without its EFA devices (what a job that never leaves NVLink claims)."""
+        return dataclasses.replace(self, efa_per_gpu=(), unpaired_efa=0)
 
 
 def node_devices(instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> NodeDevices:
