@@ -255,6 +255,14 @@ class KubernetesSettings(Model):
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
     )
+    manifest_mirror: Annotated[
+        str,
+        pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True),
+    ] = Field(
+        "",
+        description="Read the pinned manifests (DRA driver CRDs, MPI operator) here instead of GitHub: an https:// "
+        "URL prefix or a local directory holding each file under its pinned name; its sha256 is checked all the same.",
+    )
 
     @property
     def prometheus_stack_enabled(self) -> bool:

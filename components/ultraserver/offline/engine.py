@@ -189,6 +189,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 bool(request.custom),
                 by_input,
                 remote=bool(request.remote),
+                protect=bool(request.protect),
+                retain_on_delete=bool(request.retainOnDelete),
+                ignore_changes=list(request.ignoreChanges),
             )
         )
         return response

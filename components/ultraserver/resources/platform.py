@@ -64,6 +64,7 @@ def kubernetes_layer_args(
         efa_check=efa_check_args(s),
         nccl_check=nccl_check_args(live),
         kueue=kueue_args(s, live),
+        manifest_mirror=s.kubernetes.manifest_mirror,
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
