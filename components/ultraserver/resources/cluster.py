@@ -11,6 +11,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import log_group_key_policy, pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
 from ultraserver.facts import addons, control_plane_logs, kubernetes
@@ -19,24 +20,6 @@ from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import PUBLIC_ENDPOINT_FROM_ANYWHERE
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
-
-CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-
-
-def access_entries(admin_principal_arns: Sequence[str]) -> dict[str, eks.AccessEntryArgs]:
-    """Cluster-admin access entries, one per principal, keyed by a stable short name."""
-    entries = {}
-    for index, arn in enumerate(admin_principal_arns):
-        entries[f"admin-{index}"] = eks.AccessEntryArgs(
-            principal_arn=arn,
-            access_policies={
-                "cluster-admin": eks.AccessPolicyAssociationArgs(
-                    policy_arn=CLUSTER_ADMIN_POLICY,
-                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                )
-            },
-        )
-    return entries
 
 
 def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> dict:
@@ -94,6 +77,8 @@ class ClusterArgs:
     """The stack allows 0.0.0.0/0 or ::/0 in public_access_cidrs; tagged on the cluster for the policy."""
     admin_principal_arns: Sequence[str] = ()
     """IAM principals granted cluster admin."""
+    preview_principal_arns: Sequence[str] = ()
+    """IAM principals granted read-only access (AmazonEKSViewPolicy), e.g. the pull-request preview role."""
     deployer_cidrs: Sequence[str] = ()
     """CIDRs in the VPC that `pulumi up` runs from: HTTPS to the private endpoint through the cluster security group."""
     deployer_security_group_ids: Sequence[str] = ()
@@ -114,6 +99,10 @@ class ClusterArgs:
     """Declare a Kubernetes provider for the cluster; False when another stack installs the Kubernetes layer."""
     node_monitoring_agent: bool = True
     """Install the eks-node-monitoring-agent add-on (node health conditions; see docs/health.md)."""
+    aws_profile: str = ""
+    """The stack's aws:profile: the kubeconfig runs `aws eks get-token --profile` with it (empty: the environment's)."""
+    assume_role_arn: str = ""
+    """The role the AWS provider assumes (aws:assumeRoles): the kubeconfig runs `aws eks get-token --role` with it."""
 
 
 def control_plane_log_group(
@@ -197,7 +186,6 @@ class Cluster(pulumi.ComponentResource):
             endpoint_public_access=public,
             public_access_cidrs=list(args.public_access_cidrs) if public else None,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries=access_entries(args.admin_principal_arns),
             skip_default_node_group=True,
             # Otherwise pulumi-eks adds its own cluster security group (plus an internet egress rule) and a node
             # security group nothing uses; the control plane and every node keep the EKS-created cluster
@@ -226,8 +214,15 @@ class Cluster(pulumi.ComponentResource):
         self.service_cidr = aws_cluster.kubernetes_network_config.apply(lambda c: c.service_ipv4_cidr)
         # The security group EKS attaches to the control plane and to nodes without custom groups.
         self.security_group_id = aws_cluster.vpc_config.apply(lambda c: c.cluster_security_group_id)
-        self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
+        # pulumi-eks's kubeconfigJson carries neither the stack's aws:profile nor a role (v4.3.0
+        # nodejs/eks/cluster/cluster.ts:908-912 and 1275: the exported kubeconfig is the one without the profile;
+        # :2166 kubeconfigJson; pulumi/pulumi-eks#1426, #669), so the providers would run `aws eks get-token` as
+        # whoever the environment names and get 401 from every release. getKubeconfig (:2324-2335) takes both.
+        self.kubeconfig = pulumi.Output.secret(
+            self.eks.get_kubeconfig(profile_name=args.aws_profile or None, role_arn=args.assume_role_arn or None)
+        )
         deployer_rules = self._deployer_https(name, args, tags)
+        entries = self._access_entries(name, args, tags)
         agent = self._addon(
             f"{name}-pod-identity-agent",
             addons.POD_IDENTITY_AGENT,
@@ -240,7 +235,8 @@ class Cluster(pulumi.ComponentResource):
             k8s.Provider(
                 f"{name}-k8s",
                 kubeconfig=self.kubeconfig,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=deployer_rules),
+                # Its Helm releases run as the deployer: a listed admin's entry must be there first.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*deployer_rules, *entries]),
             )
             if args.kubernetes_provider
             else None
@@ -295,6 +291,42 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-node-monitoring-agent", addons.NODE_MONITORING_AGENT, monitoring, tags, after_system_nodes
             )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
+
+    def _access_entries(self, name: str, args: ClusterArgs, tags: Mapping[str, str]) -> list[pulumi.Resource]:
+        """One entry per principal, named after it, each with its cluster-scoped policy association.
+
+        Declared here rather than through pulumi-eks's accessEntries, which named them
+        ``<cluster>-<key>`` under the eks:index:Cluster component with the association ``<entry>-<policy>`` under
+        the entry (pulumi/pulumi-eks nodejs/eks/cluster/authenticationMode.ts:178-212 at v4.3.0). The aliases name
+        what pulumi-eks made for the same position (admin-<index>, and its association under it), so an existing
+        stack adopts them instead of replacing them. Adopting works for a list left in its order for that one
+        update: each alias points at one position (docs/deploy.md, Who can reach the cluster).
+        """
+        made: list[pulumi.Resource] = []
+        for spec in access_entry_specs(args.admin_principal_arns, args.preview_principal_arns):
+            former, former_association = [], []
+            if spec.former_key:
+                old = f"{name}-{spec.former_key}"
+                former = [pulumi.Alias(name=old, parent=self.eks)]
+                old_urn = pulumi.create_urn(old, "aws:eks/accessEntry:AccessEntry", parent=self.eks)
+                former_association = [pulumi.Alias(name=f"{old}-{spec.association}", parent=old_urn)]
+            entry = aws.eks.AccessEntry(
+                f"{name}-{spec.key}",
+                cluster_name=self.name,
+                principal_arn=spec.principal_arn,
+                tags=dict(tags),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.eks], aliases=former),
+            )
+            association = aws.eks.AccessPolicyAssociation(
+                f"{name}-{spec.key}-{spec.association}",
+                cluster_name=self.name,
+                principal_arn=spec.principal_arn,
+                policy_arn=spec.policy_arn,
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                opts=pulumi.ResourceOptions(parent=entry, depends_on=[entry], aliases=former_association),
+            )
+            made += [entry, association]
+        return made
 
     def _deployer_https(self, name: str, args: ClusterArgs, tags: Mapping[str, str]) -> list[pulumi.Resource]:
         """Port 443 on the cluster security group from each deployer source: with a private-only endpoint this group

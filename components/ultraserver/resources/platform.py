@@ -136,6 +136,7 @@ class Platform(pulumi.ComponentResource):
                 public_access_cidrs=s.cluster.public_access_cidrs,
                 public_endpoint_from_anywhere=s.cluster.allow_public_endpoint_from_anywhere,
                 admin_principal_arns=s.cluster.admin_principal_arns,
+                preview_principal_arns=s.cluster.preview_principal_arns,
                 deployer_cidrs=s.cluster.deployer_cidrs,
                 deployer_security_group_ids=s.cluster.deployer_security_group_ids,
                 log_types=s.cluster.log_types,
@@ -146,6 +147,8 @@ class Platform(pulumi.ComponentResource):
                 node_monitoring_agent=s.health.node_monitoring_agent,
                 tags=tags,
                 kubernetes_provider=s.kubernetes.layer == "same-stack",
+                aws_profile=s.aws_profile,
+                assume_role_arn=s.deployer_role_arn,
             ),
             opts=child,
         )
