@@ -86,6 +86,9 @@ class ClusterSettings(Model):
         description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the pull-request "
         "preview role.",
     )
+    deletion_protection: StrictBool = Field(
+        True, description="EKS deletion protection: the cluster cannot be deleted until it is turned off."
+    )
     log_types: tuple[Literal[LOG_TYPES], ...] = Field(  # type: ignore[valid-type]
         ("api", "audit", "authenticator"), description="Control-plane log types sent to CloudWatch."
     )

@@ -12,12 +12,13 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.access_entries import access_entry_specs
-from ultraserver.builders.iam import log_group_key_policy, pod_identity_trust_policy
+from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
-from ultraserver.facts import addons, control_plane_logs, kubernetes
+from ultraserver.facts import addons, control_plane_logs, kubernetes, vpc_cni
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import PUBLIC_ENDPOINT_FROM_ANYWHERE
+from ultraserver.resources.control_plane_logs import control_plane_log_group
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
 
@@ -83,12 +84,18 @@ class ClusterArgs:
     """CIDRs in the VPC that `pulumi up` runs from: HTTPS to the private endpoint through the cluster security group."""
     deployer_security_group_ids: Sequence[str] = ()
     """Security groups of the runner or bastion that runs `pulumi up`: HTTPS through the cluster security group."""
+    deletion_protection: bool = True
+    """EKS deletion protection ("the cluster cannot be deleted unless deletion protection is first disabled",
+    pulumi-aws 7.51.1 eks.Cluster): turn it off, pulumi up, then destroy."""
     log_types: Sequence[str] = ("api", "audit", "authenticator")
     """Control-plane log types."""
     log_retention_days: int = control_plane_logs.DEFAULT_RETENTION_DAYS
     """Retention of the control-plane log group, which the component creates (KMS-encrypted) before the cluster."""
     create_oidc_provider: bool = False
     """Create the cluster's IAM OIDC provider, for IRSA; the toolkit's own roles use EKS Pod Identity."""
+    pod_ips_per_node: int = 32
+    """The VPC CNI's MINIMUM_IP_TARGET, with WARM_IP_TARGET 2 instead of a whole warm ENI (facts/vpc_cni.py): the
+    planned pods per GPU node, which the subnets are sized for."""
     addons: AddonSettings = field(default_factory=AddonSettings)
     """EKS add-on versions (vpc-cni, coredns, kube-proxy, pod identity agent); empty takes the EKS default."""
     system_node_group: SystemNodeGroupSettings = field(default_factory=SystemNodeGroupSettings)
@@ -103,42 +110,6 @@ class ClusterArgs:
     """The stack's aws:profile: the kubeconfig runs `aws eks get-token --profile` with it (empty: the environment's)."""
     assume_role_arn: str = ""
     """The role the AWS provider assumes (aws:assumeRoles): the kubeconfig runs `aws eks get-token --role` with it."""
-
-
-def control_plane_log_group(
-    name: str, args: ClusterArgs, tags: Mapping[str, str], parent: pulumi.Resource
-) -> aws.cloudwatch.LogGroup:
-    """The log group EKS writes control-plane logs to, made first with the stack's retention and its own KMS key
-    (otherwise EKS makes it with no retention and no key: facts/control_plane_logs.py)."""
-    child = pulumi.ResourceOptions(parent=parent)
-    invoke = pulumi.InvokeOutputOptions(parent=parent)
-    group_name = control_plane_logs.log_group_name(args.name)
-    identity, partition = aws.get_caller_identity_output(opts=invoke), aws.get_partition_output(opts=invoke)
-    region = aws.get_region_output(opts=invoke)
-
-    def policy(account: str, part: str, where: str) -> str:
-        arn = f"arn:{part}:logs:{where}:{account}:log-group:{group_name}"
-        return json.dumps(log_group_key_policy(account, part, where, arn))
-
-    key = aws.kms.Key(
-        f"{name}-logs",
-        description=f"EKS control-plane logs of {args.name}",
-        enable_key_rotation=True,
-        deletion_window_in_days=30,
-        policy=pulumi.Output.all(identity.account_id, partition.partition, region.region).apply(
-            lambda v: policy(v[0], v[1], v[2])
-        ),
-        tags=dict(tags),
-        opts=child,
-    )
-    return aws.cloudwatch.LogGroup(
-        f"{name}-control-plane",
-        name=group_name,
-        retention_in_days=args.log_retention_days,
-        kms_key_id=key.arn,
-        tags=dict(tags),
-        opts=child,
-    )
 
 
 class Cluster(pulumi.ComponentResource):
@@ -170,7 +141,7 @@ class Cluster(pulumi.ComponentResource):
             opts=child,
         )
         public = bool(args.public_access_cidrs)
-        logs = control_plane_log_group(name, args, tags, self) if args.log_types else None
+        logs = control_plane_log_group(name, args.name, args.log_retention_days, tags, self) if args.log_types else None
 
         def version(addon: str, override: str) -> str:
             return addons.addon_version(addon, override, args.kubernetes_version)
@@ -186,6 +157,8 @@ class Cluster(pulumi.ComponentResource):
             endpoint_public_access=public,
             public_access_cidrs=list(args.public_access_cidrs) if public else None,
             authentication_mode=eks.AuthenticationMode.API,
+            # pulumi-eks hands it to its aws.eks.Cluster (nodejs/eks/cluster/cluster.ts:743 at v4.3.0).
+            deletion_protection=args.deletion_protection,
             skip_default_node_group=True,
             # Otherwise pulumi-eks adds its own cluster security group (plus an internet egress rule) and a node
             # security group nothing uses; the control plane and every node keep the EKS-created cluster
@@ -197,7 +170,11 @@ class Cluster(pulumi.ComponentResource):
             enabled_cluster_log_types=list(args.log_types),
             encryption_config_key_arn=key.arn,
             create_oidc_provider=args.create_oidc_provider,
-            vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=version(addons.VPC_CNI, args.addons.vpc_cni) or None),
+            # pulumi-eks merges these env values over its own (nodejs/eks/addons/cni-addon.ts:539-556 at v4.3.0).
+            vpc_cni_options=eks.VpcCniOptionsArgs(
+                addon_version=version(addons.VPC_CNI, args.addons.vpc_cni) or None,
+                configuration_values=vpc_cni.configuration_values(args.pod_ips_per_node),
+            ),
             # CoreDNS is a Deployment: its add-on reaches ACTIVE only once pods run, and everything that waits for
             # this component waits for all its children. Declared below, after the system node group, instead.
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
