@@ -18,7 +18,7 @@ from helpers.mime import parts
 from helpers.stacks import STACKS
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import efa
-from ultraserver.facts.capacity_blocks import ReservationWindow
+from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
 from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.offline import Plan, placeholders, record, run_plan
 from ultraserver.problems import ConfigError
@@ -399,9 +399,17 @@ RG_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/g"
             "required with it for self-managed nodes",
         ),
         (
-            {"reservation_window": ReservationWindow(START, END, scale_down_lead_minutes=10)},
+            {"reservation_window": ReservationWindow(START, END, scale_down_lead_minutes=60)},
             "reservation_window.scale_down_lead_minutes",
-            "got 10; allowed: 30 or more",
+            "got 60; allowed: 75 or more: EC2 starts terminating an UltraServer block's instances 60 minutes",
+        ),
+        (
+            {
+                "capacity_reservation_id": None,
+                "capacity_blocks": [CapacityBlock(("cr-0123456789abcdef0",), ReservationWindow(START, END, 74))],
+            },
+            "capacity_blocks[0].window.scale_down_lead_minutes",
+            "got 74; allowed: 75 or more",
         ),
     ],
 )
