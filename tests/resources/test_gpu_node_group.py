@@ -413,10 +413,10 @@ def test_the_stack_files_group_rules_check_a_programs_settings(changes: dict, ke
 @pytest.mark.parametrize(
     "changes",
     [
-        {"reservation_window": window(START, END, lead=74)},
+        {"reservationWindow": window(START, END, lead=74)},
         {
             "capacity_reservation_ids": (),
-            "capacity_blocks": [{"capacityReservationIds": ["cr-0123456789abcdef0"], **window(START, END, lead=74)}],
+            "capacityBlocks": [{"capacityReservationIds": ["cr-0123456789abcdef0"], **window(START, END, lead=74)}],
         },
     ],
 )
