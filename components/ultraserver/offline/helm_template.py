@@ -156,15 +156,19 @@ class TemplateError(Exception):
     """`helm template` refused a release (a template's `fail`, a values schema error, an unknown chart)."""
 
 
+_DONE: dict[str, str | TemplateError] = {}
+"""Each distinct `helm template` command's answer, once per process: renders repeat across key probes, stacks and
+plans of one session."""
+_LOCK = threading.Lock()
+
+
 class Templater:
-    """Runs `helm template` for releases, each distinct command once (renders repeat across stacks and key probes)."""
+    """Runs `helm template` for releases with one Helm, one folder of packaged charts and one Kubernetes version."""
 
     def __init__(self, helm: Path, charts_dir: Path, kube_version: str) -> None:
         self.helm = helm
         self.charts_dir = charts_dir
         self.kube_version = kube_version
-        self._done: dict[str, str | TemplateError] = {}
-        self._lock = threading.Lock()
 
     def text(
         self,
@@ -179,23 +183,15 @@ class Templater:
         chart = chart_file(release, self.charts_dir)
         document = json.dumps(values, sort_keys=True)
         key = json.dumps(
-            [
-                release.name,
-                release.namespace,
-                str(chart),
-                document,
-                self.kube_version,
-                list(api_versions),
-                attempt,
-                crds,
-            ]
+            [str(self.helm), release.name, release.namespace, str(chart.resolve()), document]
+            + [self.kube_version, list(api_versions), attempt, crds]
         )
-        with self._lock:
-            known = self._done.get(key)
+        with _LOCK:
+            known = _DONE.get(key)
         if known is None:
             known = self._run(release, chart, document, api_versions, crds)
-            with self._lock:
-                self._done[key] = known
+            with _LOCK:
+                _DONE[key] = known
         if isinstance(known, TemplateError):
             raise known
         return known

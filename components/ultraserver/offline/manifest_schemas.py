@@ -1,5 +1,6 @@
 """Rendered objects against their schemas: built-in kinds against the stack's Kubernetes version (strict, as
-`kubectl --validate=strict`), custom resources against the openAPIV3Schema of the CRD version that serves them.
+`kubectl --validate=strict`; the schemas kubernetes-validate ships per version), custom resources against the
+openAPIV3Schema of the CRD version that serves them.
 
 Custom resources are checked for types, enums and required fields only: the API server prunes unknown fields of a
 structural schema rather than refusing them, so reporting them would flag what deploys fine.
@@ -7,13 +8,22 @@ structural schema rather than refusing them, so reporting them would flag what d
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import jsonschema
-import kubernetes_validate
+from referencing import Registry, Resource
 
-from ultraserver.offline.served_apis import Api, api_of
+from ultraserver.offline.served_apis import Api, api_of, schema_folder
+
+# kubernetes-validate's file per kind: `<kind>-<first label of the group>-<version>.json` (`deployment-apps-v1`,
+# `configmap-v1`), beside `_definitions.json` that they refer to; read once per process, not per object as its
+# validate() does.
+_GROUP_LABEL = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
 
 
 def crd_schemas(bodies: Iterable[Mapping[str, Any]]) -> dict[Api, Mapping[str, Any]]:
@@ -44,10 +54,27 @@ def schema_error(
     if schema is not None:
         error = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(schema).iter_errors(dict(body)))
         return (_where(error), error.message) if error is not None else None
-    try:
-        kubernetes_validate.validate(dict(body), kube_version, strict=True)
-    except kubernetes_validate.ValidationError as error:
-        return _where(error), error.message
-    except kubernetes_validate.SchemaNotFoundError:
+    validator = _builtin(kube_version, str(body.get("apiVersion", "")), str(body.get("kind", "")))
+    if validator is None:
         return None
-    return None
+    error = jsonschema.exceptions.best_match(validator.iter_errors(dict(body)))
+    return (_where(error), error.message) if error is not None else None
+
+
+@cache
+def _definitions(kube_version: str) -> Resource[Any]:
+    folder = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", schema_folder(kube_version))
+    return Resource.from_contents(json.loads(folder.joinpath("_definitions.json").read_text()))
+
+
+@cache
+def _builtin(kube_version: str, api_version: str, kind: str) -> jsonschema.Draft202012Validator | None:
+    """The strict validator of a built-in kind at that Kubernetes minor; None when it has no schema."""
+    folder = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", schema_folder(kube_version))
+    group_version = _GROUP_LABEL.sub(r"\1-", api_version)
+    path = folder.joinpath(f"{kind.lower()}-{group_version}.json")
+    if not path.is_file():
+        return None
+    schema = json.loads(path.read_text())
+    registry: Registry[Any] = _definitions(kube_version) @ (Resource.from_contents(schema) @ Registry())
+    return jsonschema.Draft202012Validator(schema, registry=registry)
