@@ -210,3 +210,14 @@ def _with(kubernetes: Mapping[str, Any], stack: str = "gb200-x72") -> dict[str, 
     config = stack_config(stack)
     config[KUBERNETES] = deep_merge(config.get(KUBERNETES) or {}, kubernetes)
     return config
+
+
+def test_a_charts_folder_without_the_pinned_chart_exits_2_naming_it(templater: Templater, tmp_path: Path) -> None:
+    run = run_main("plan", "--stack", "gb200-x72", "--render", str(tmp_path / "out"), "--charts", str(tmp_path))
+    assert run.code == 2
+    assert "--charts" in run.stderr and ".tgz" in run.stderr
+
+
+def test_charts_without_render_is_a_usage_error(tmp_path: Path) -> None:
+    run = run_main("plan", "--stack", "gb200-x72", "--charts", str(tmp_path))
+    assert run.code == 2 and "add --render DIR" in run.stderr
