@@ -89,21 +89,22 @@ def test_gpu_nodes_are_read_from_the_plans_launch_templates(stack: str, shipped_
     assert labels["ultraserver.io/ultraserver"].startswith("nvl") and labels["nvidia.com/gpu.present"] == "true"
 
 
+def widget_crd(*versions: Mapping[str, Any]) -> dict[str, Any]:
+    """A CRD of kind Widget in group example.com with these versions."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "spec": {"group": "example.com", "names": {"kind": "Widget"}, "versions": list(versions)},
+    }
+
+
 def test_the_cluster_serves_ga_builtins_of_its_version_and_the_crds_installed() -> None:
     builtins = builtin_apis("1.35")
     assert ("resource.k8s.io", "v1", "DeviceClass") in builtins and ("apps", "v1", "DaemonSet") in builtins
     # Beta APIs are off by default, lists and meta types are no kinds a chart creates.
     assert ("resource.k8s.io", "v1beta1", "DeviceClass") not in builtins
     assert not [k for k in builtins if k[2].endswith("List") or k[2] == "WatchEvent"]
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Widget"},
-            "versions": [{"name": "v1", "served": True}, {"name": "v0", "served": False}],
-        },
-    }
+    crd = widget_crd({"name": "v1", "served": True}, {"name": "v0", "served": False})
     assert crd_apis([crd]) == {("example.com", "v1", "Widget")}
     assert manifest_apis([MPI_OPERATOR.url]) == {("kubeflow.org", "v2beta1", "MPIJob")}
     certificate = {"apiVersion": "cert-manager.io/v1", "kind": "Certificate"}
@@ -120,26 +121,8 @@ def test_builtins_validate_strictly_and_custom_resources_against_their_crd() -> 
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
     assert schema_error(pod, "1.35", {}) is None
     assert schema_error({**pod, "spec": {"containers": [{"name": "c", "imagee": "x"}]}}, "1.35", {}) is not None
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "spec": {
-            "group": "example.com",
-            "names": {"kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    size = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}
+    crd = widget_crd({"name": "v1", "served": True, "schema": {"openAPIV3Schema": size}})
     schemas = crd_schemas([crd])
     widget = {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"size": 3}}
     assert schema_error(widget, "1.35", schemas) is None

@@ -210,17 +210,6 @@ class Templater:
             return TemplateError(done.stderr.strip() or f"helm exited {done.returncode}")
         return done.stdout
 
-    def objects(
-        self,
-        release: ReleaseInput,
-        values: Mapping[str, Any],
-        api_versions: Sequence[str],
-        attempt: int = 0,
-        crds: bool = False,
-    ) -> list[Rendered]:
-        """The rendered objects of a release (with its crds/ when ``crds``)."""
-        return parse(self.text(release, values, api_versions, attempt, crds))
-
 
 def pull_charts(helm: Path, releases: Sequence[ReleaseInput], destination: Path) -> None:
     """Pull each release's chart at its version (needs the chart repositories; ConfigError naming the first failure)."""

@@ -93,7 +93,7 @@ def render_stack(
     everything: list[Mapping[str, Any]] = []
     for release in releases:
         try:
-            objects = templater.objects(release, release.values, first, crds=True)
+            objects = parse(templater.text(release, release.values, first, crds=True))
         except TemplateError:
             continue  # reported by the second pass
         chart_crds[release.resource] = [o for o in objects if o.from_crds]
@@ -105,7 +105,7 @@ def render_stack(
         render = ReleaseRender(release)
         stack.releases.append(render)
         try:
-            objects = templater.objects(release, release.values, flag)
+            objects = parse(templater.text(release, release.values, flag))
         except TemplateError as error:
             render.error = str(error)
             stack.problems.append(_template_problem(release, render.error))
