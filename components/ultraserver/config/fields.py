@@ -139,7 +139,10 @@ PrincipalArn = Annotated[
     ),
 ]
 AddonVersion = Annotated[
-    str, pattern(r"v\d+\.\d+\.\d+-eksbuild\.\d+", "an EKS add-on version such as v1.20.4-eksbuild.1", empty=True)
+    str,
+    pattern(
+        r"v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+", "an EKS add-on version such as v1.20.4-eksbuild.1", empty=True
+    ),
 ]
 Tags = Annotated[dict[StrictStr, StrictStr], BeforeValidator(_to_text)]
 Time = Annotated[StrictStr, AfterValidator(_parse_time), WithJsonSchema({"type": "string", "format": "date-time"})]

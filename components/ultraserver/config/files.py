@@ -48,7 +48,7 @@ PyYAML's composer recurses per level, so a much deeper file would exhaust Python
 
 _YAML11_BOOLS = {"yes", "no", "on", "off"}  # PyYAML's 1.1 booleans besides true/false
 # Plain scalars Go reads as numbers that PyYAML keeps as text: 0o/0O/0B/0X prefixes and exponents without a dot.
-_GO_NUMBER = re.compile(r"[-+]?(0[oObBxX][0-9a-fA-F_]+|(\d[\d_]*(\.\d*)?|\.\d+)[eE][-+]?\d+)")
+_GO_NUMBER = re.compile(r"[-+]?(0[oObBxX][0-9a-fA-F_]+|([0-9][0-9_]*(\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+)")
 
 
 def read_bytes(path: Path, what: str, limit: int) -> bytes:

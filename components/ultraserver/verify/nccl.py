@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_PREFIX = re.compile(r"^(\[\d+,\d+\]<std(out|err)>:|\d+: )")
-_OUT_OF_BOUNDS = re.compile(r"^# Out of bounds values\s*:\s*(\d+)")
+_PREFIX = re.compile(r"^(\[[0-9]+,[0-9]+\]<std(out|err)>:|[0-9]+: )")
+_OUT_OF_BOUNDS = re.compile(r"^# Out of bounds values\s*:\s*([0-9]+)")
 _AVG = re.compile(r"^# Avg bus bandwidth\s*:\s*([0-9.eE+-]+)")
 # EFA through aws-ofi-nccl: "NET/OFI Selected provider is efa" (older plugins: "Selected Provider is efa"),
 # "Using network Libfabric" (older: "Using network AWS Libfabric"), channels "via NET/Libfabric/...".
@@ -77,14 +77,14 @@ def _float(token: str) -> float | None:
 
 
 def _row(tokens: list[str]) -> SizeRow | None:
-    if len(tokens) < 12 or not (tokens[0].isdigit() and tokens[1].isdigit()) or tokens[2] not in _TYPES:
+    if len(tokens) < 12 or not all(t.isascii() and t.isdigit() for t in tokens[:2]) or tokens[2] not in _TYPES:
         return None
     rest = tokens[4:]
     if len(rest) == 9:  # root column present
         rest = rest[1:]
     if len(rest) != 8:
         return None
-    wrong = sum(int(t) for t in (rest[3], rest[7]) if t.isdigit())
+    wrong = sum(int(t) for t in (rest[3], rest[7]) if t.isascii() and t.isdigit())
     return SizeRow(int(tokens[0]), _float(rest[2]), _float(rest[6]), wrong)
 
 
