@@ -77,12 +77,12 @@ def test_drift_check_schedule_out_of_range_is_refused(schedule: str) -> None:
     "schedule", ["*/30 * * * *", "0 0 1 1 *", "0-59/15 0,12 1-31 jan-dec sun-sat", "? * * * ?", "5/10 23 31 12 6"]
 )
 def test_valid_cron_schedules_pass(schedule: str) -> None:
-    assert cron.schedule_problem(schedule) is None
+    assert cron.schedule_fault(schedule) is None
     config = copy.deepcopy(stack_config("gb200-x72"))
     config["ultraserver-eks:health"] = {"driftCheck": {"schedule": schedule}}
     assert parse_settings(config, stack="gb200-x72").health.drift_check_schedule == schedule
 
 
 def test_cron_problem_names_the_field_and_its_part() -> None:
-    assert cron.schedule_problem("61 * * * *") == "the minute field's '61' is outside 0-59"
-    assert cron.schedule_problem("*/0 * * * *") == "the minute field's '*/0' is a step that is not 1 or more"
+    assert cron.schedule_fault("61 * * * *") == "the minute field's '61' is outside 0-59"
+    assert cron.schedule_fault("*/0 * * * *") == "the minute field's '*/0' is a step that is not 1 or more"

@@ -27,7 +27,7 @@ class ImexCheckSettings(Model):
 
 
 def _schedule_allowed(schedule: str) -> str | None:
-    why = cron.schedule_problem(schedule)
+    why = cron.schedule_fault(schedule)
     return f"{cron.ALLOWED} (here {why})" if why else None
 
 

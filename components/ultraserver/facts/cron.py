@@ -36,7 +36,7 @@ def _value(text: str, names: dict[str, int]) -> int | None:
     return int(text) if _NUMBER.fullmatch(text) else None
 
 
-def _range_problem(part: str, low: int, high: int, names: dict[str, int]) -> str | None:
+def _part_fault(part: str, low: int, high: int, names: dict[str, int]) -> str | None:
     """Why one comma-separated part of a field is refused, or None."""
     span, slash, step_text = part.partition("/")
     start, end = low, high
@@ -59,14 +59,14 @@ def _range_problem(part: str, low: int, high: int, names: dict[str, int]) -> str
     return None
 
 
-def schedule_problem(schedule: str) -> str | None:
+def schedule_fault(schedule: str) -> str | None:
     """Why a CronJob would refuse ``schedule``, naming the field and its bad part, or None when it is valid."""
     fields = schedule.split()
     if len(fields) != len(FIELDS):
         return f"{len(fields)} field(s), not {len(FIELDS)}"
     for text, (name, low, high, names) in zip(fields, FIELDS, strict=True):
         for part in text.split(","):
-            why = _range_problem(part, low, high, names)
+            why = _part_fault(part, low, high, names)
             if why:
                 return f"the {name} field's {part!r} is {why}"
     return None

@@ -24,6 +24,7 @@ from pulumi.runtime import settings as pulumi_settings
 
 from ultraserver import clock
 from ultraserver.config.files import load_yaml, timestamps
+from ultraserver.facts import limits
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -282,12 +283,15 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
 
 def _stack_file(project: Project, stack: str) -> Path:
     """The stack's file; a stack without one (or named by its file) is refused, naming the stacks there are."""
-    path = project.stack_file(stack)
-    if path.is_file():
-        return path
-    known = ", ".join(project.stacks()) or "none"
     # A stack file's name or path (stacks/Pulumi.gb200-x72.yaml) instead of the stack's name.
     named = re.fullmatch(r"(?:.*/)?Pulumi\.(.+)\.ya?ml", stack)
+    refused = None if named else limits.stack_name_problem(stack)
+    if refused:
+        raise ConfigError(refused)
+    path = project.stack_file(stack)
+    if not named and path.is_file():
+        return path
+    known = ", ".join(project.stacks()) or "none"
     fix = (
         f"pass the stack's name, --stack {named[1]}, not its file" if named else f"pick one of those or add {path.name}"
     )
