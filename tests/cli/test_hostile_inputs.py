@@ -227,3 +227,40 @@ def test_plan_outputs_overwrite_only_their_earlier_output_unless_forced(tmp_path
     written = target.read_text()
     assert written != "the user's own words\n"
     assert run_main("plan", "--stack", "gb200-x72", flag, str(target)).code == 0, "its own earlier output"
+
+
+def test_yaml_merge_keys_are_read_as_pulumi_reads_them(tmp_path: Path) -> None:
+    project = stack_with(
+        tmp_path,
+        b"  ultraserver-eks:ncclCheck:\n    <<: &base {enabled: true, nodes: 2}\n    enabled: false\n"
+        b"  ultraserver-eks:efaCheck:\n    <<: {enabled: false}\n",
+    )
+    result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
+    assert result.code == 0, result.stderr
+    duplicate = stack_with(tmp_path / "dup", b"  ultraserver-eks:ncclCheck:\n    enabled: true\n    enabled: false\n")
+    refused = run_main("plan", "--stack", "bad", "--project-dir", str(duplicate))
+    assert refused.code == 2 and "the key 'enabled' twice" in refused.stderr
+
+
+def test_a_secret_nested_in_an_object_plans(tmp_path: Path) -> None:
+    project = stack_with(
+        tmp_path,
+        b"  ultraserver-eks:alerts:\n    emailSubscriptions:\n      - secure: v1:c2FsdA==:Y2lwaGVy\n",
+    )
+    result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
+    assert result.code == 0, result.stderr
+    # A secret where a rule reads the value further (an ARN's region and account) is refused, saying why.
+    arn = stack_with(
+        tmp_path / "arn", b"  ultraserver-eks:alerts:\n    snsTopicArn:\n      secure: v1:c2FsdA==:b3duZXI=\n"
+    )
+    refused = run_main("plan", "--stack", "bad", "--project-dir", str(arn))
+    assert refused.code == 2, refused.stderr
+    assert "ultraserver-eks:alerts.snsTopicArn  a secret value (encrypted in the stack file;" in refused.stderr
+
+
+def test_a_bad_secret_names_its_key_and_says_it_is_a_secret(tmp_path: Path) -> None:
+    project = stack_with(tmp_path, b"  ultraserver-eks:ncclCheck:\n    secure: v1:c2FsdA==:Y2lwaGVy\n")
+    result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
+    assert result.code == 2, result.stderr
+    assert "ultraserver-eks:ncclCheck  a secret value (encrypted in the stack file;" in result.stderr
+    assert "placeholder" not in result.stderr

@@ -226,16 +226,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ultraserver: interrupted", file=sys.stderr)
         return EXIT_INTERNAL
     except Exception as err:  # noqa: BLE001 - the contract: one line, the traceback only with --debug
-        if stdout_gone(err):
-            print(f"ultraserver {args.command}: {STDOUT_CLOSED}", file=sys.stderr)
-            return EXIT_USAGE
-        if debug:
-            traceback.print_exc()
-        cause = str(err).splitlines()[0] if str(err) else ""
-        hint = "" if debug else " (rerun with --debug for the traceback)"
-        print(f"ultraserver {args.command}: internal error: {type(err).__name__}: {cause}{hint}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _unexpected(args.command, err, debug)
     return _exit(args, code)
+
+
+def _unexpected(command: str, err: Exception, debug: bool) -> int:
+    """A closed stdout is the caller's (2); anything else is an internal error (3): one line, or the traceback."""
+    if stdout_gone(err):
+        print(f"ultraserver {command}: {STDOUT_CLOSED}", file=sys.stderr)
+        return EXIT_USAGE
+    if debug:
+        traceback.print_exc()
+    cause = str(err).splitlines()[0] if str(err) else ""
+    hint = "" if debug else " (rerun with --debug for the traceback)"
+    print(f"ultraserver {command}: internal error: {type(err).__name__}: {cause}{hint}", file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 def console() -> int:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from ultraserver.config.fields import PATTERNS
+from ultraserver.config.files import SECRET_PLACEHOLDER
 from ultraserver.config.model import Settings, known_keys
 from ultraserver.problems import Problem
 
@@ -204,4 +205,6 @@ class Shown:
         self.value = value
 
     def __repr__(self) -> str:
+        if self.value == SECRET_PLACEHOLDER:  # the user wrote ciphertext: name it, never the placeholder
+            return "a secret value (encrypted in the stack file; the offline plan cannot read or check it)"
         return value_text(self.value)

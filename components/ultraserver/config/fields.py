@@ -16,15 +16,18 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    GetCoreSchemaHandler,
+    GetPydanticSchema,
     StrictStr,
     StringConstraints,
     ValidationInfo,
     WithJsonSchema,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, core_schema
 
 from ultraserver import clock
+from ultraserver.config.files import SECRET_PLACEHOLDER
 from ultraserver.facts import ami, aws_ids, efa, kubernetes
 from ultraserver.facts.ultraservers import MAX_NODES
 
@@ -32,14 +35,26 @@ PATTERNS: dict[str, str] = {}
 """Regex -> what it allows, in words; error messages show the words, the JSON Schema the regex."""
 
 
-def pattern(regex: str, allowed: str, *, empty: bool = False) -> StringConstraints:
+def pattern(regex: str, allowed: str, *, empty: bool = False, secret: bool = False) -> GetPydanticSchema:
     """Strict string constraints matching ``regex`` (or empty when ``empty``), described as ``allowed`` in errors.
 
-    Use as ``Annotated[str, pattern(...)]``.
+    Use as ``Annotated[str, pattern(...)]``. With ``secret`` (a value no rule reads further), a Pulumi secret passes
+    unchecked: offline it is a placeholder (the backend that decrypts it is not asked), and the program checks the
+    real value when `pulumi up` runs it.
     """
     full = f"^(?:{regex})?$" if empty else f"^(?:{regex})$"
     PATTERNS[full] = allowed + (" (or empty)" if empty else "")
-    return StringConstraints(strict=True, pattern=full)
+    constraints = StringConstraints(strict=True, pattern=full)
+
+    def schema(source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        checked = handler.generate_schema(Annotated[source, constraints])
+        return core_schema.no_info_wrap_validator_function(_unless_secret, checked) if secret else checked
+
+    return GetPydanticSchema(schema)
+
+
+def _unless_secret(value: Any, checked: Callable[[Any], Any]) -> Any:
+    return value if value == SECRET_PLACEHOLDER else checked(value)
 
 
 def problem_error(allowed: str, fix: str) -> PydanticCustomError:

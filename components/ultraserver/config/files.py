@@ -55,6 +55,7 @@ _KINDS = {
     stat.S_IFBLK: "block device",
     stat.S_IFSOCK: "socket",
 }
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 _YAML11_BOOLS = {"yes", "no", "on", "off"}  # PyYAML's 1.1 booleans besides true/false
 # Plain scalars Go reads as numbers that PyYAML keeps as text: 0o/0O/0B/0X prefixes and exponents without a dot.
 _GO_NUMBER = re.compile(r"[-+]?(0[oObBxX][0-9a-fA-F_]+|([0-9][0-9_]*(\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+)")
@@ -237,6 +238,8 @@ class _PulumiLoader(_BoundedLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:  # <<: *anchor merges keys (yaml.v3 does too); the base loader expands it
+                continue
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (str, int, float, bool)) and key in seen:
                 raise ConfigError(
@@ -291,6 +294,33 @@ def _construct_str(loader: _PulumiLoader, node: yaml.ScalarNode) -> str:
 _PulumiLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 _PulumiLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _PulumiLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
+
+
+SECRET_PLACEHOLDER = "offline-placeholder-secret"
+"""What a Pulumi secret reads as offline: the backend that decrypts it is never asked."""
+
+
+def without_secrets(value: Any, inside: frozenset[int] = frozenset()) -> tuple[Any, bool]:
+    """``value`` with every Pulumi secret in it replaced by SECRET_PLACEHOLDER, and whether it held one.
+
+    A secret is a mapping whose only key is ``secure`` with a text value, at the top of a config value or anywhere
+    inside an object or list: Pulumi v3.259.0 sdk/go/common/resource/config/object.go reads such a mapping as a
+    secure value wherever it appears (read 2026-11-27). A self-containing alias ends the walk.
+    """
+    if isinstance(value, Mapping) and set(value) == {"secure"} and isinstance(value["secure"], str):
+        return SECRET_PLACEHOLDER, True
+    if id(value) in inside or not isinstance(value, (Mapping, list)):
+        return value, False
+    inside = inside | {id(value)}
+    pairs = [
+        (k, without_secrets(v, inside)) for k, v in (value.items() if isinstance(value, Mapping) else enumerate(value))
+    ]
+    found = any(secret for _, (_, secret) in pairs)
+    if not found:
+        return value, False
+    if isinstance(value, Mapping):
+        return {k: v for k, (v, _) in pairs}, True
+    return [v for _, (v, _) in pairs], True
 
 
 def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:

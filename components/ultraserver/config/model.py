@@ -277,7 +277,8 @@ class AlertSettings(Model):
         ),
     ] = Field("", description="Existing SNS topic (it must let EventBridge publish); empty creates an encrypted one.")
     email_subscriptions: tuple[
-        Annotated[str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com")], ...
+        Annotated[str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com", secret=True)],
+        ...,
     ] = Field((), description="E-mail addresses subscribed to the topic (each confirms from the mail AWS sends).")
 
 

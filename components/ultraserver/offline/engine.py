@@ -23,7 +23,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 
 from ultraserver import clock
-from ultraserver.config.files import load_yaml, timestamps
+from ultraserver.config.files import load_yaml, timestamps, without_secrets
 from ultraserver.facts import limits
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
@@ -268,10 +268,9 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             continue
         full = key if ":" in key else f"{project.name}:{key}"
         problems += _timestamp_problems(full, value)
-        if isinstance(value, Mapping) and set(value) == {"secure"}:
-            # Secrets are encrypted for the real backend; offline they are placeholders.
+        value, secret = without_secrets(value)
+        if secret:
             secret_keys.append(full)
-            value = "offline-placeholder-secret"
         try:
             config[full] = value if isinstance(value, str) else json.dumps(value, default=str)
         except ValueError:  # a YAML alias that contains itself
