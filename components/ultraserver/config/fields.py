@@ -7,6 +7,7 @@ validators), so a bad value is reported as the stack key, the value, what is all
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
@@ -28,9 +29,10 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from ultraserver import clock
 from ultraserver.config.files import SECRET_PLACEHOLDER
-from ultraserver.facts import ami, aws_ids, efa, kubernetes
+from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, kubernetes
 from ultraserver.facts.ultraservers import MAX_NODES
 
+_TIME_OF_DAY = re.compile(r"[T ][0-9]{2}:[0-9]{2}")
 PATTERNS: dict[str, str] = {}
 """Regex -> what it allows, in words; error messages show the words, the JSON Schema the regex."""
 
@@ -57,9 +59,9 @@ def _unless_secret(value: Any, checked: Callable[[Any], Any]) -> Any:
     return value if value == SECRET_PLACEHOLDER else checked(value)
 
 
-def problem_error(allowed: str, fix: str) -> PydanticCustomError:
-    """A validation error that carries its own 'allowed' and 'fix' text."""
-    return PydanticCustomError("ultraserver", "{allowed}", {"allowed": allowed, "fix": fix})
+def problem_error(allowed: str, fix: str, suggestion: Any = None) -> PydanticCustomError:
+    """A validation error that carries its own 'allowed' and 'fix' text (and the value the fix proposes, if one)."""
+    return PydanticCustomError("ultraserver", "{allowed}", {"allowed": allowed, "fix": fix, "suggestion": suggestion})
 
 
 def check(test: Callable[[Any], str | None], fix: str = "") -> AfterValidator:
@@ -101,11 +103,16 @@ def _parse_time(value: str) -> datetime:
         raise problem_error(
             "an ISO 8601 time such as 2026-12-01T11:30:00Z", "copy the time from describe-capacity-blocks"
         ) from None
-    if moment.tzinfo is None:
+    if moment.tzinfo is None or not _TIME_OF_DAY.search(value):
         # Read as UTC it could be hours off a block given in local time; --now refuses a naive time the same way.
+        # A date alone (Python reads 2026-12-08+00:00 as a date without a zone) gets the hour blocks end at.
+        if not _TIME_OF_DAY.search(value):
+            moment = moment.replace(hour=capacity_blocks.BLOCK_END_UTC[0], minute=capacity_blocks.BLOCK_END_UTC[1])
+        suggestion = f"{moment:%Y-%m-%dT%H:%M:%S}Z"
         raise problem_error(
             "a time with its time zone, such as 2026-12-01T11:30:00Z",
-            f"add the zone: {value}Z if it is UTC, as describe-capacity-blocks prints it",
+            f"write {suggestion} if it is UTC, as describe-capacity-blocks prints it",
+            suggestion,
         )
     return moment
 
