@@ -23,8 +23,9 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
         "checks failed: a mandatory policy or an incomplete plan (a required argument missing, an input dropped) "
         "(plan), a preflight check, a `verify` check (node facts, NVLink, EFA; "
         "also of a log given with --from-file), a `status` check (of the AWS side too when the cluster could not be "
-        "read), or an `extend` with no offering or a failed purchase; also an AWS call the caller's IAM policy "
-        "denies (the line names the IAM action to grant)",
+        "read), an `extend` with no offering or a failed purchase, or a `rehearse` whose day-2 checks failed on the "
+        "emulated cluster (an injected fault, or a healthy rehearsal that did not pass); also an AWS call the "
+        "caller's IAM policy denies (the line names the IAM action to grant)",
     ),
     (
         EXIT_USAGE,
@@ -33,8 +34,9 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
         "`--json`/`--graph`/`--html` path that cannot be written or has the wrong extension, a `plan` output path "
         "naming a file the plan reads or did not write (`--force` overwrites it), a missing or invalid "
         "`--policy-config`, a `--deployed` file that is unreadable or another stack's, a `--from-file` log that is "
-        "missing, too large, not UTF-8 or of no known tool, a `verify --kubeconfig` that is missing or malformed; no "
-        "usable AWS credentials",
+        "missing, too large, not UTF-8 or of no known tool, a `verify --kubeconfig` that is missing or malformed, a "
+        "`rehearse --break` outside the catalogue or that the stack cannot show, `rehearse` without the emulator "
+        "installed; no usable AWS credentials",
     ),
     (
         EXIT_INTERNAL,
@@ -57,6 +59,7 @@ SUBCOMMAND_EXITS: dict[str, tuple[int, ...]] = {
     "extend": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
     "versions": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
     "stacks": (EXIT_OK, EXIT_USAGE, EXIT_INTERNAL),
+    "rehearse": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
 }
 """The exit codes each subcommand can return (its --help lists them)."""
 EXIT_SUMMARY = {
