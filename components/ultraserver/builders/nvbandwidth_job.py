@@ -43,13 +43,13 @@ class NvbandwidthJobArgs:
     nodes: int = 2
     """Worker nodes (one MPI worker of `gpus_per_node` ranks each), 2 up to `max_nodes`."""
     max_nodes: int = MAX_NODES
-    """Instances in the UltraServer (9 for u-p6e-gb200x36, 18 for u-p6e-gb200x72)."""
+    """Instances in the UltraServer (facts.ultraservers.NODES of its type)."""
     worker_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels that pick the UltraServer's nodes; empty lets the clique affinity pick any one NVLink domain."""
     launcher_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where the launcher (no GPU) runs."""
     gpus_per_node: int = GPUS_PER_NODE
-    """GPUs per node (4 on p6e-gb200.36xlarge)."""
+    """GPUs per node (of the UltraServer's instance type, from the catalog)."""
     image: str = NVBANDWIDTH_IMAGE
     """Image with nvbandwidth built for multi-node, OpenMPI and sshd."""
     fleet: str = ""
