@@ -31,8 +31,8 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
 from ultraserver.cli.plan import cmd_plan, with_deployed_state
-from ultraserver.cli.stacks import add_parser as add_stacks_parser
 from ultraserver.cli.rehearse import add_parser as add_rehearse_parser
+from ultraserver.cli.stacks import add_parser as add_stacks_parser
 from ultraserver.cli.versions import add_parser as add_versions_parser
 from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, ConfigError, format_problems
