@@ -153,6 +153,10 @@ Zone = Annotated[
 ]
 SecurityGroupId = Annotated[str, pattern(aws_ids.SECURITY_GROUP_ID, "a security group id like sg-0123456789abcdef0")]
 SubnetId = Annotated[str, pattern(aws_ids.SUBNET_ID, "a subnet id like subnet-0123456789abcdef0")]
+ManifestMirror = Annotated[
+    str, pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True)
+]
+"""Where pinned manifests are read instead of their URLs: an https:// URL prefix or an absolute local directory."""
 PrincipalArn = Annotated[
     str,
     pattern(

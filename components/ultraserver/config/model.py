@@ -37,6 +37,7 @@ from ultraserver.config.check_model import (
 from ultraserver.config.fields import (
     AddonVersion,
     Cidr,
+    ManifestMirror,
     Model,
     PrincipalArn,
     SecurityGroupId,
@@ -264,10 +265,7 @@ class KubernetesSettings(Model):
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
     )
-    manifest_mirror: Annotated[
-        str,
-        pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True),
-    ] = Field(
+    manifest_mirror: ManifestMirror = Field(
         "",
         description="Read the pinned manifests (DRA driver CRDs, MPI operator) here instead of GitHub: an https:// "
         "URL prefix or a local directory holding each file under its pinned name; its sha256 is checked all the same.",
