@@ -49,6 +49,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for target, formats, flag in outputs:
         check_output(target, formats, flag)
     same_path(outputs)
+    if args.charts and not args.render:
+        raise UsageError(Problem("--charts", str(args.charts), "--charts with --render", "add --render DIR"))
     # The program sizes capacity-block groups against the clock (the wall clock, or --now); the report names it.
     with clock.pinned(args.now):
         now = clock.now()
@@ -121,8 +123,6 @@ def render_check(args: argparse.Namespace, plan: Plan, settings: Settings | None
     """With --render: the releases rendered by a real Helm and written to the folder; what the checks found, and the
     line saying where the manifests went."""
     if not args.render:
-        if args.charts:
-            raise UsageError(Problem("--charts", str(args.charts), "--charts with --render", "add --render DIR"))
         return [], []
     try:
         from ultraserver.offline.render import render_plan
