@@ -231,3 +231,15 @@ def test_a_charts_folder_without_the_pinned_chart_exits_2_naming_it(tmp_path: Pa
 def test_charts_without_render_is_a_usage_error(tmp_path: Path) -> None:
     run = run_main("plan", "--stack", "gb200-x72", "--charts", str(tmp_path))
     assert run.code == 2 and "add --render DIR" in run.stderr
+
+
+def test_values_helm_refuses_are_an_error_with_helms_message(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72", only="dra-driver").plan
+    resources = []
+    for resource in base.resources:
+        if resource.type == HELM_RELEASE:  # the chart refuses the default namespace (templates/validation.yaml)
+            resource = replace(resource, inputs={**resource.inputs, "namespace": "default"})
+        resources.append(resource)
+    (problem,) = render_stack(replace(base, resources=resources), templater, gpu_nodes(base), {}).problems
+    assert problem.key == "gb200-x72-k8s-dra-driver" and problem.level == ERROR
+    assert "`helm template` failed" in problem.value and "default' namespace" in problem.value

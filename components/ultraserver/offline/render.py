@@ -124,7 +124,10 @@ def render_stack(
         stack.problems.append(
             Problem(
                 "GPU nodes",
-                Described(f"none in the plan of {plan.project}/{plan.stack}"),
+                Described(
+                    f"none in the plan of {plan.project}/{plan.stack}: GPU DaemonSet placement and release waits "
+                    "not judged (render the platform project's stack for them)"
+                ),
                 "",
                 "",
                 INFO,
