@@ -46,8 +46,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.deployed:
         policy_config, deployed_note = with_deployed_state(policy_config, Path(args.deployed), args.stack)
     outputs = ((args.json, None, "--json"), (args.graph, GRAPH_FORMATS, "--graph"), (args.html, HTML_FORMATS, "--html"))
+    inputs = plan_inputs(args)
     for target, formats, flag in outputs:
-        check_output(target, formats, flag)
+        check_output(target, formats, flag, EARLIER_OUTPUT[flag], inputs=inputs, force=args.force)
     same_path(outputs)
     if args.charts and not args.render:
         raise UsageError(Problem("--charts", str(args.charts), "--charts with --render", "add --render DIR"))
@@ -63,7 +64,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     rendered, render_notes = render_check(args, plan, settings)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
-        title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
+        title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
         warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
@@ -132,6 +133,47 @@ def render_check(args: argparse.Namespace, plan: Plan, settings: Settings | None
         ) from None
     stack, written = render_plan(plan, settings, args.render, args.charts)
     return stack.problems, [f"Rendered manifests: {len(written)} release(s) written to {args.render}."]
+
+
+PLAN_TITLE = "Offline plan of"
+"""The plan's title starts so: in the terminal and in the HTML report's <title>."""
+
+
+def _earlier_json(data: bytes) -> bool:
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and {"project", "stack", "resources", "policies"} <= document.keys()
+
+
+def _earlier_graph(data: bytes) -> bool:
+    from ultraserver.offline.graph import DOT_HEAD, MERMAID_HEAD
+
+    heads = (f"{MERMAID_HEAD}\n", f"```mermaid\n{MERMAID_HEAD}\n", f"{DOT_HEAD}\n")
+    return data.startswith(tuple(head.encode() for head in heads))
+
+
+def _earlier_html(data: bytes) -> bool:
+    return data.startswith(b"<!DOCTYPE html>") and f"<title>{PLAN_TITLE} ".encode() in data[:4096]
+
+
+EARLIER_OUTPUT = {"--json": _earlier_json, "--graph": _earlier_graph, "--html": _earlier_html}
+"""Whether an existing file is an earlier output of the option (it may be overwritten without --force)."""
+
+
+def plan_inputs(args: argparse.Namespace) -> dict[Path, str]:
+    """The files a plan reads, by what it reads them as: no output option may write onto them."""
+    project = args.project_dir / "Pulumi.yaml"
+    found = {project: "the project file", args.project_dir / "__main__.py": "the Pulumi program"}
+    if project.is_file():
+        from ultraserver.offline.engine import load_project
+
+        found[load_project(args.project_dir.resolve()).stack_file(args.stack)] = "the stack file"
+    for option in ("deployed", "policy_config"):
+        if getattr(args, option):
+            found[Path(getattr(args, option))] = f"--{option.replace('_', '-')}"
+    return found
 
 
 def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
