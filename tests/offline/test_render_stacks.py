@@ -27,7 +27,7 @@ from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, on_gpu_nodes
 from ultraserver.offline.helm_template import Templater
 from ultraserver.offline.render import StackRender, render_stack, user_values
 from ultraserver.offline.resource import HELM_RELEASE
-from ultraserver.problems import ERROR, WARNING, Problem
+from ultraserver.problems import ERROR, WARNING, ConfigError, Problem
 
 KUBE_VERSION = "1.35"
 """Every shipped stack's Kubernetes version (checked in ``render``)."""
@@ -243,3 +243,11 @@ def test_values_helm_refuses_are_an_error_with_helms_message(rendered: Render, t
     (problem,) = render_stack(replace(base, resources=resources), templater, gpu_nodes(base), {}).problems
     assert problem.key == "gb200-x72-k8s-dra-driver" and problem.level == ERROR
     assert "`helm template` failed" in problem.value and "default' namespace" in problem.value
+
+
+def test_a_render_folder_that_cannot_be_written_exits_2(rendered: Render, tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    with pytest.raises(ConfigError) as caught:
+        rendered("gb200-x72").stack.write(blocked / "out")
+    assert caught.value.items[0].key == "--render"

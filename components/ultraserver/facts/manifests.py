@@ -75,7 +75,8 @@ MPI_OPERATOR = PinnedManifest(
     ),
     sha256="b38def13a94abe60b2a4b3485239d77f64892b8fbd202e9e435a6031b7500a8f",
     git_blob="7dc9b94defd93c8f51d6552e96323a51ddda5ee3",
-    # Its CRD kubeflow.org_mpijobs.yaml (manifests/base at the tag) serves v2beta1 only.
+    # Its CRD (manifests/base/kubeflow.org_mpijobs.yaml) serves v2beta1, the version the toolkit's MPIJobs use
+    # (tests/fixtures/crds/mpijob-v2beta1.json is read from it at the tag); whether it serves others is UNVERIFIED.
     serves=("kubeflow.org/v2beta1/MPIJob",),
 )
 
