@@ -38,7 +38,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
-    from ultraserver.policy.engine import RULES, evaluate
+    from ultraserver.policy.engine import RULES, disabled_count, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
     policy_config = policy_config_file(args.policy_config)
@@ -65,7 +65,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
         warnings=[*warnings, *plan_warnings(plan), *incomplete],
-        policies=format_violations(violations, len(RULES)),
+        policies=format_violations(
+            violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
+        ),
         tree=tree(plan),
         summary=summary(plan),
         placeholders=list(dict.fromkeys(plan.placeholders)),

@@ -146,6 +146,7 @@ def network_vpc(s: Settings, today: date) -> list[Problem]:
     """A new VPC's CIDR AWS accepts; existing-VPC keys only with vpcId."""
     n, found = s.network, []
     if n.existing:
+        found += _repeated_subnets(s)
         for zone in n.gpu_subnet_ids:
             why = _zone_allowed(zone, s.region)
             if why:
@@ -170,6 +171,26 @@ def network_vpc(s: Settings, today: date) -> list[Problem]:
             Problem(key(s, "network.gpuSubnetIds"), dict(n.gpu_subnet_ids), "only together with vpcId", "set vpcId too")
         )
     found += vpc_blocks(n, lambda path: key(s, path))
+    return found
+
+
+def _repeated_subnets(s: Settings) -> list[Problem]:
+    """A subnet listed twice: the toolkit tags each listed subnet for its role, so a repeat would tag it twice."""
+    n, seen, found = s.network, set(), []
+    listed = [("privateSubnetIds", i, v) for i, v in enumerate(n.private_subnet_ids)]
+    listed += [("publicSubnetIds", i, v) for i, v in enumerate(n.public_subnet_ids)]
+    listed += [(f"gpuSubnetIds.{zone}", i, v) for zone, ids in n.gpu_subnet_ids.items() for i, v in enumerate(ids)]
+    for where, index, subnet in listed:
+        if subnet in seen:
+            found.append(
+                Problem(
+                    key(s, f"network.{where}[{index}]"),
+                    subnet,
+                    "each subnet once across privateSubnetIds, publicSubnetIds and gpuSubnetIds",
+                    f"remove the repeated {subnet}, or list the subnet you meant",
+                )
+            )
+        seen.add(subnet)
     return found
 
 

@@ -382,7 +382,7 @@ def record(
                     "urn",
                     Described(f"{urn}, declared twice"),
                     "one resource per URN (the Pulumi engine refuses duplicates)",
-                    "give the resources different names (e.g. rename one of the node groups)",
+                    "make the settings that name it differ (the name above ends in the value it came from)",
                 )
                 for urn in sorted(set(monitor.duplicates))
             ]
