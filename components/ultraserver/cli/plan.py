@@ -71,7 +71,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         tree=tree(plan),
         summary=summary(plan),
         placeholders=list(dict.fromkeys(plan.placeholders)),
-        notes=[*([deployed_note] if deployed_note else []), *version_notes(settings, now.date())],
+        notes=[
+            *([deployed_note] if deployed_note else []),
+            *version_notes(settings, now.date()),
+            *zone_notes(settings),
+        ],
     )
     print_plan(console_for(sys.stdout), text, sys.stdout)
     _write_outputs(args, plan, settings, now, text)
@@ -175,6 +179,15 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
 def version_notes(settings: Any, on: date) -> list[str]:
     """The plan's line about the stack's version set (none without settings)."""
     return [plan_note(settings.cluster.kubernetes_version, on)] if settings is not None else []
+
+
+def zone_notes(settings: Any) -> list[str]:
+    """The plan's line saying which zones it took on trust: which zones exist differs by region and account."""
+    if settings is None:
+        return []
+    network = () if settings.network.existing else settings.network.availability_zones  # else its subnets are checked
+    zones = sorted({*network, *(g.availability_zone for g in settings.gpu_node_groups)})
+    return [f"Zones not checked offline ({', '.join(zones)}): `ultraserver preflight` checks that they exist."]
 
 
 def with_deployed_state(

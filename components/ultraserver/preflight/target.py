@@ -44,6 +44,7 @@ class PreflightTarget:
     end_horizon_hours: int = 48
     addon_versions: dict[str, str] = field(default_factory=dict)  # EKS add-on -> the addonVersion the stack pins
     admin_principal_arns: tuple[str, ...] = ()  # cluster.adminPrincipalArns
+    control_plane_zones: tuple[str, ...] = ()  # network.availabilityZones of a new VPC (the plan cannot check them)
 
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
@@ -61,6 +62,8 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     target = PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
     target.addon_versions = pinned_addons(settings)
     target.admin_principal_arns = settings.cluster.admin_principal_arns
+    if not settings.network.existing:
+        target.control_plane_zones = tuple(settings.network.availability_zones)
     return target
 
 
