@@ -71,6 +71,7 @@ def test_the_link_check_catches_a_missing_file_and_heading(tmp_path: Path) -> No
 # An in-repo pointer written in prose: README.md#anchor, docs/x.md#anchor, docs/x.md "Heading" or docs/x.md, Heading.
 _POINTER = re.compile(r'(README(?:\.md)?|docs/[\w-]+\.md)(?:#([\w-]+)|,? "([^"]+)"|, ([A-Z][^.;)"]*))?')
 _UPSTREAM = re.compile(r"[\w-] $")  # "chart README", "aws-node-termination-handler README": another project's
+_THEIRS = re.compile(r"(\b[Ii]ts|[\w.]*[-/][\w./-]*) $")  # "its docs/x.md", "owner/repo docs/x.md": another project's
 POINTER_SOURCES = sorted(
     {
         *DOCUMENTS,
@@ -99,7 +100,9 @@ def broken_pointers(path: Path, root: Path = ROOT) -> list[str]:
             name, fragment, quoted, unquoted = match.groups()
             before = line[: match.start()]
             after = line[match.end() :]
-            if name.startswith("README") and _UPSTREAM.search(before) or before.endswith(("/", "](")):
+            if name.startswith("README") and _UPSTREAM.search(before) or _THEIRS.search(before):
+                continue  # another project's file
+            if before.endswith(("/", "](")):
                 continue  # another project's README, a longer path, or a Markdown link (checked above)
             if re.match(r"(:[0-9]|`? at tag )", after):
                 continue  # an upstream file cited at a line or tag (docs/prerequisites.md:41, at tag v0.4.1)
@@ -127,7 +130,8 @@ def test_the_pointer_check_catches_moved_sections(tmp_path: Path) -> None:
     page.write_text(
         '# runner (docs/deploy.md "Reachability"), see docs/deploy.md#reachability-where-pulumi-up-runs\n'
         '# gone: README "Reachability", docs/deploy.md#nope, docs/gone.md, docs/deploy.md, Upgrading GPU nodes\n'
-        '# not ours: chart README, "Upgrading Chart", docs/upgrade.md:12, `docs/upgrade.md` at tag v0.4.1\n',
+        '# not ours: chart README, "Upgrading Chart", docs/upgrade.md:12, `docs/upgrade.md` at tag v0.4.1\n'
+        "# not ours either: its docs/x.md, aws/amazon-vpc-cni-k8s docs/y.md\n",
         encoding="utf-8",
     )
     assert broken_pointers(page, tmp_path) == [

@@ -89,6 +89,14 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
         (group(autoRepair=True, mode="self-managed"), ["autoRepair", "managed groups"]),
         (group(imdsHopLimit=3), ["imdsHopLimit", "<= 2"]),
         (
+            lambda c: c["ultraserver-eks:gpuNodeGroups"][0]["reservationWindow"].update(scaleDownLeadMinutes=60),
+            [
+                "reservationWindow.scaleDownLeadMinutes: got 60; allowed: 75 or more: EC2 starts terminating an "
+                "UltraServer block's instances 60 minutes before its end",
+                "fix: set 75 or more",
+            ],
+        ),
+        (
             lambda c: c["ultraserver-eks:imexCheck"].update(thresholdGbps=float("inf")),
             ["imexCheck.thresholdGbps", "a finite number"],
         ),

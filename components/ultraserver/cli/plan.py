@@ -23,7 +23,7 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
-from ultraserver.problems import ConfigError, Described, Problem, format_problems
+from ultraserver.problems import ConfigError, Described, Problem, blocking, format_problems
 
 if TYPE_CHECKING:  # imported where used: the CLI loads a subcommand's modules only when it runs
     from ultraserver.config.settings import Settings
@@ -54,17 +54,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with clock.pinned(args.now):
         now = clock.now()
         settings = stack_settings(args.project_dir, args.stack, platform_only=True)
-        warnings = stack_warnings(settings) if settings is not None else []
+        warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
     incomplete = completeness_problems(plan)
+    rendered, render_notes = render_check(args, plan, settings)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
-        warnings=[*warnings, *plan_warnings(plan), *incomplete],
+        warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
         policies=format_violations(
             violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
         ),
@@ -74,6 +75,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         notes=[
             *([deployed_note] if deployed_note else []),
             *version_notes(settings, now.date()),
+            *render_notes,
             *zone_notes(settings),
         ],
     )
@@ -81,6 +83,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     _write_outputs(args, plan, settings, now, text)
     blocking = blocks(violations)
     reasons = [f"the plan is incomplete ({len(incomplete)} input(s): see the warnings)"] if incomplete else []
+    reasons += render_reasons(rendered)
     if blocking:
         rules = sorted({v.policy for v in violations if v.level == "mandatory"})
         reasons.append(
@@ -114,6 +117,29 @@ def _write_outputs(
 
         write_output(args.html, html_report(plan, text))
         print(f"HTML report written to {args.html}")
+
+
+def render_reasons(rendered: list[Problem]) -> list[str]:
+    """Why the plan fails on its rendered checks (none without an error among them)."""
+    failed = blocking(rendered)
+    return [f"{len(failed)} rendered check(s) failed: see the warnings"] if failed else []
+
+
+def render_check(args: argparse.Namespace, plan: Plan, settings: Settings | None) -> tuple[list[Problem], list[str]]:
+    """With --render: the releases rendered by a real Helm and written to the folder; what the checks found, and the
+    line saying where the manifests went."""
+    if not args.render:
+        if args.charts:
+            raise UsageError(Problem("--charts", str(args.charts), "--charts with --render", "add --render DIR"))
+        return [], []
+    try:
+        from ultraserver.offline.render import render_plan
+    except ImportError as err:  # kubernetes-validate (the schemas) is an extra
+        raise UsageError(
+            Problem("--render", Described(f"no {err.name}"), "the render extra", "pip install 'ultraserver[render]'")
+        ) from None
+    stack, written = render_plan(plan, settings, args.render, args.charts)
+    return stack.problems, [f"Rendered manifests: {len(written)} release(s) written to {args.render}."]
 
 
 PLAN_TITLE = "Offline plan of"
@@ -236,16 +262,21 @@ def policy_config_file(path: str | None) -> dict[str, Any] | None:
     return data
 
 
-def stack_warnings(settings: Any) -> list[Problem]:
+def stack_warnings(settings: Any, rendered: bool = False) -> list[Problem]:
     """Warnings that do not stop a plan: example values left in the stack, paid extended support, quotas.
 
     The plan prints them in its Warnings section; when stdout is piped to a file they also go to stderr, so the
-    person who ran the command still sees them.
+    person who ran the command still sees them. ``rendered``: value keys that change nothing are judged by
+    rendering (offline/render.py), in place of the static analysis of the templates.
     """
     from ultraserver.config.examples import example_value_warnings
+    from ultraserver.config.rules import unread_chart_values
     from ultraserver.config.settings import settings_warnings
 
     found = [*example_value_warnings(settings), *settings_warnings(settings)]
+    if rendered:
+        static = unread_chart_values(settings, clock.now().date())
+        found = [p for p in found if p not in static]
     if found and not sys.stdout.isatty():
         print(format_problems(found), file=sys.stderr)
     return found

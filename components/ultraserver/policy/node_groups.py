@@ -12,6 +12,7 @@ from ultraserver.facts import limits
 from ultraserver.facts.limits import managed_node_group_problem
 from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
+from ultraserver.facts.ultraservers import NODE_INSTANCE_TYPE
 from ultraserver.policy.model import (
     ADVISORY,
     AUTOSCALING_GROUP,
@@ -126,7 +127,7 @@ def check_capacity_block_template(resources: Sequence[PlanResource], opts: Mappi
                     template.urn,
                     props.get("instanceType"),
                     "an instanceType in the launch template (capacity blocks need it there)",
-                    "set it, e.g. p6e-gb200.36xlarge",
+                    f"set it, e.g. {NODE_INSTANCE_TYPE}",
                 )
             )
     return out
