@@ -9,7 +9,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from helpers.manifests import K8S_VERSION, as_pod, paired_requests, validate_custom
+from helpers.manifests import K8S_VERSION, as_pod, validate_custom, whole_node_gpus
 from helpers.modules import load_file
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
@@ -236,17 +236,17 @@ def test_example_is_a_pulumi_project_of_its_own(example: Path) -> None:
 
 
 @pytest.mark.parametrize("layout", ["one-per-nci-group", "all-odd-cards"])
-def test_training_job_in_dra_mode_claims_paired_devices_and_is_valid(layout: str) -> None:
+def test_training_job_in_dra_mode_claims_whole_node_devices_and_is_valid(layout: str) -> None:
     module = training_module()
     job = module.TrainingJob(ultraserver="nvl72", workers=4, devices="dra", efa_layout=layout)
     template = module.device_claim_template(job)
     kubernetes_validate.validate(template, "1.35", strict=True)
-    pairs = paired_requests(template["spec"]["spec"])
-    assert len(pairs) == 4
+    assert whole_node_gpus(template["spec"]["spec"]) == 4
     manifest = module.job_manifest(job)
     spec = manifest["spec"]["template"]["spec"]
     assert [c.get("resourceClaimTemplateName") for c in spec["resourceClaims"]][1] == template["metadata"]["name"]
     assert "limits" not in spec["containers"][0]["resources"]  # no device-plugin resources in DRA mode
+    assert spec["containers"][0]["resources"]["requests"]["cpu"]  # the share Kueue's TAS counts
     kubernetes_validate.validate(
         as_pod(manifest["spec"]["template"], f"{job.name}-0", job.namespace), "1.35", strict=True
     )

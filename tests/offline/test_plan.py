@@ -21,7 +21,17 @@ def test_plan_json_contract(shipped_plan, stack: str) -> None:  # type: ignore[n
     assert data["project"] == "ultraserver-eks" and data["stack"] == stack
     urns = {r["urn"] for r in data["resources"]}
     for resource in data["resources"]:
-        assert set(resource) == {"urn", "type", "name", "parent", "inputs", "dependencies"}
+        assert set(resource) == {
+            "urn",
+            "type",
+            "name",
+            "parent",
+            "inputs",
+            "dependencies",
+            "protect",
+            "retainOnDelete",
+            "ignoreChanges",
+        }
         assert resource["parent"] in urns or resource["type"] == "pulumi:pulumi:Stack"
         assert set(resource["dependencies"]) <= urns, resource["name"]
 

@@ -17,14 +17,14 @@ class PreflightGroup:
     """One GPU node group as preflight sees it."""
 
     name: str  # node group name, for messages
-    ultraserver_type: str  # "u-p6e-gb200x36" | "u-p6e-gb200x72"
+    ultraserver_type: str  # a type of the UltraServer catalog (facts.ultraservers.TYPES)
     capacity_reservation_ids: list[str]  # one per UltraServer; empty in grouped mode
     capacity_reservation_resource_group_arn: str | None
     ultraserver_count: int
     instances_per_ultraserver: int  # 9 or 18
     availability_zone: str  # zone of the GPU subnets, e.g. us-east-1-dfw-2a
     managed: bool  # managed node group (counts against the MNG quota)
-    instance_type: str  # the EC2 instance type the group launches, e.g. p6e-gb200.36xlarge
+    instance_type: str  # the EC2 instance type the group launches (its UltraServer type's)
     blocks: tuple[CapacityBlock, ...] = field(default=())  # every block of capacityBlocks (one without it)
     settings_key: str = ""  # the group's stack key, e.g. gpuNodeGroups[0]
     zone_not_in_catalog: bool = False  # the zone is outside facts.instances.OFFERED_ZONES: ask EC2

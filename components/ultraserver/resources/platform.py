@@ -64,6 +64,7 @@ def kubernetes_layer_args(
         efa_check=efa_check_args(s),
         nccl_check=nccl_check_args(live),
         kueue=kueue_args(s, live),
+        manifest_mirror=s.kubernetes.manifest_mirror,
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
@@ -225,10 +226,10 @@ class Platform(pulumi.ComponentResource):
         """One capacity-block node group: one UltraServer, or a grouped fleet; with ``standby``, that block's group."""
         return GpuNodeGroup(
             f"{s.cluster.name}-{standby.name if standby else name}",
-            GpuNodeGroupArgs.from_settings(
-                group,
-                position,
-                standby=standby,
+            GpuNodeGroupArgs(
+                settings=group,
+                position=position,
+                standby=standby.block if standby else None,
                 cluster=self.cluster,
                 subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
                 security_group_ids=[self.network.efa_security_group.id],
