@@ -83,9 +83,7 @@ class ClusterSettings(Model):
         (), description="IAM roles or users granted cluster admin through access entries."
     )
     preview_principal_arns: tuple[PrincipalArn, ...] = Field(
-        (),
-        description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the pull-request "
-        "preview role.",
+        (), description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the PR preview role."
     )
     deletion_protection: StrictBool = Field(
         True, description="EKS deletion protection: the cluster cannot be deleted until it is turned off."
@@ -323,14 +321,10 @@ class Settings(Model):
         alias="aws:region", description="AWS region."
     )
     aws_profile: StrictStr = Field(
-        "",
-        alias="aws:profile",
-        description="AWS profile of the AWS provider; the Kubernetes providers' kubeconfig and preflight use it too.",
+        "", alias="aws:profile", description="AWS profile of the AWS provider; the kubeconfig and preflight use it too."
     )
     aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
-        (),
-        alias="aws:assumeRoles",
-        description="Roles the AWS provider assumes; the kubeconfig runs `aws eks get-token --role` with the last.",
+        (), alias="aws:assumeRoles", description="Roles the AWS provider assumes; the kubeconfig assumes the last."
     )
     cluster: ClusterSettings = Field(description="The EKS control plane.")
     network: NetworkSettings = Field(default_factory=NetworkSettings, description="The VPC and subnets.")

@@ -25,18 +25,15 @@ from pydantic import ValidationError
 
 from ultraserver import clock
 from ultraserver.config.errors import program_problems
-from ultraserver.offline import placeholders
+from ultraserver.offline import placeholders, wire
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.project import load_project, stack_config
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
 from ultraserver.problems import ConfigError, Described, Problem
 from ultraserver.resources import pinned_manifest
 
-# Sentinels of the Pulumi wire format (sdk/python/lib/pulumi/runtime/rpc.py).
-_SIG = "4dabf18193072939515e22adb298388d"
-_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
-_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+ANSWER_SHOWN = 120
+"""Characters of a data-source answer the plan's placeholder list shows."""
 
 
 @dataclass
@@ -66,26 +63,6 @@ class Plan:
     def by_urn(self) -> dict[str, PlanResource]:
         """Resources keyed by URN."""
         return {r.urn: r for r in self.resources}
-
-
-def plain(value: Any) -> Any:
-    """Turn a wire-format value into plain JSON: secrets masked, references as URNs, ints as ints."""
-    if isinstance(value, dict):
-        sig = value.get(_SIG)
-        if sig == _SECRET_SIG:
-            return "[secret]"
-        if sig == _RESOURCE_SIG:
-            return value.get("urn", "")
-        if sig is not None:
-            return f"[{sig}]"
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if value == _UNKNOWN:
-        return "[unknown]"
-    return value
 
 
 class OfflineMocks(pulumi.runtime.Mocks):
@@ -121,7 +98,9 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if result is None:
             self.calls.append(f"{note} -> no offline value (empty answer)")
             return {}, []
-        self.calls.append(f"{note} -> {result.get('value', result)}")
+        answer = str(result.get("value", result))
+        # A whole document (pulumi-eks's kubeconfig) would drown the list: its arguments above say what was asked.
+        self.calls.append(f"{note} -> {answer if len(answer) <= ANSWER_SHOWN else answer[:ANSWER_SHOWN] + '...'}")
         return result, []
 
 
@@ -150,7 +129,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self._owner_of[urn] = owner
         kubeconfig = placeholders.kubeconfig(cluster_name, region)
         return {
-            "eksCluster": {_SIG: _RESOURCE_SIG, "urn": urn, "id": placeholders.resource_id(cluster_name)},
+            "eksCluster": wire.resource_reference(urn, placeholders.resource_id(cluster_name)),
             "kubeconfig": kubeconfig,
             "kubeconfigJson": json.dumps(kubeconfig),
             "clusterSecurityGroupId": "sg-offline-pulumi-eks-cluster",
@@ -174,7 +153,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             self._urns.add(urn)
         self._registering.urn = urn
         response = super().RegisterResource(request)
-        inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
+        inputs = wire.plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
         dependencies = sorted({self.owner(d) for d in request.dependencies})
         by_input = {
             key: sorted({self.owner(d) for d in deps.urns}) for key, deps in request.propertyDependencies.items()
@@ -200,7 +179,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def Call(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """A component method (pulumi-eks's Cluster.getKubeconfig), which the SDK's mock monitor does not answer:
         the mocks answer it as a data-source call, with the receiver's registered state as ``__self__``."""
-        args = plain(json_format.MessageToDict(request.args))
+        args = wire.plain(json_format.MessageToDict(request.args))
         receiver = self.resources.get(args.get("__self__", ""))
         args["__self__"] = dict(receiver.state) if receiver else {}
         result, _ = self.mocks.call(pulumi.runtime.MockCallArgs(request.tok, args, request.provider))
@@ -209,7 +188,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record a read of an existing resource (e.g. a StackReference), then let the mock monitor answer it."""
         response = super().ReadResource(request)
-        inputs = plain(json_format.MessageToDict(request.properties))
+        inputs = wire.plain(json_format.MessageToDict(request.properties))
         dependencies = sorted({self.owner(d) for d in request.dependencies})
         self.records.append(
             PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, True, {})
