@@ -279,7 +279,7 @@ def stack_settings(project_dir: Path, stack: str, *, platform_only: bool = False
     (an example that imports the library) that validates its own configuration when it runs.
     """
     from ultraserver.config.settings import PROJECT, parse_settings
-    from ultraserver.offline.engine import load_project, stack_config
+    from ultraserver.offline.project import load_project, stack_config
 
     project = load_project(project_dir.resolve())
     config, _ = stack_config(project, stack)

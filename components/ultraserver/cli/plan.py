@@ -174,7 +174,7 @@ def plan_inputs(args: argparse.Namespace) -> dict[Path, str]:
     project = args.project_dir / "Pulumi.yaml"
     found = {project: "the project file", args.project_dir / "__main__.py": "the Pulumi program"}
     if project.is_file():
-        from ultraserver.offline.engine import load_project
+        from ultraserver.offline.project import load_project
 
         found[load_project(args.project_dir.resolve()).stack_file(args.stack)] = "the stack file"
     for option in ("deployed", "policy_config"):

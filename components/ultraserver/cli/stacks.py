@@ -31,7 +31,7 @@ def stack_matrix(project_dir: Path) -> dict[str, list[Any]]:
     platform job and, for kubernetes.layer separate-stack, of the kubernetes-layer/ job. Raises ConfigError listing
     every bad stack file."""
     from ultraserver.config.settings import parse_settings
-    from ultraserver.offline.engine import load_project, stack_config
+    from ultraserver.offline.project import load_project, stack_config
 
     project = load_project(project_dir.resolve())
     found: dict[str, list[Any]] = {key: [] for key in ("preview", "separate", "deploy", "platform", "kubernetes")}

@@ -161,6 +161,10 @@ SnsTopicArn = Annotated[
 EmailAddress = Annotated[
     str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com", secret=True)
 ]
+ManifestMirror = Annotated[
+    str, pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True)
+]
+"""Where pinned manifests are read instead of their URLs: an https:// URL prefix or an absolute local directory."""
 PrincipalArn = Annotated[
     str,
     pattern(

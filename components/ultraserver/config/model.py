@@ -38,6 +38,7 @@ from ultraserver.config.fields import (
     AddonVersion,
     Cidr,
     EmailAddress,
+    ManifestMirror,
     Model,
     PrincipalArn,
     SecurityGroupId,
@@ -84,9 +85,7 @@ class ClusterSettings(Model):
         (), description="IAM roles or users granted cluster admin through access entries."
     )
     preview_principal_arns: tuple[PrincipalArn, ...] = Field(
-        (),
-        description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the pull-request "
-        "preview role.",
+        (), description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the PR preview role."
     )
     deletion_protection: StrictBool = Field(
         True, description="EKS deletion protection: the cluster cannot be deleted until it is turned off."
@@ -266,10 +265,7 @@ class KubernetesSettings(Model):
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
     )
-    manifest_mirror: Annotated[
-        str,
-        pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True),
-    ] = Field(
+    manifest_mirror: ManifestMirror = Field(
         "",
         description="Read the pinned manifests (DRA driver CRDs, MPI operator) here instead of GitHub: an https:// "
         "URL prefix or a local directory holding each file under its pinned name; its sha256 is checked all the same.",
@@ -321,14 +317,10 @@ class Settings(Model):
         alias="aws:region", description="AWS region."
     )
     aws_profile: StrictStr = Field(
-        "",
-        alias="aws:profile",
-        description="AWS profile of the AWS provider; the Kubernetes providers' kubeconfig and preflight use it too.",
+        "", alias="aws:profile", description="AWS profile of the AWS provider; the kubeconfig and preflight use it too."
     )
     aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
-        (),
-        alias="aws:assumeRoles",
-        description="Roles the AWS provider assumes; the kubeconfig runs `aws eks get-token --role` with the last.",
+        (), alias="aws:assumeRoles", description="Roles the AWS provider assumes; the kubeconfig assumes the last."
     )
     cluster: ClusterSettings = Field(description="The EKS control plane.")
     network: NetworkSettings = Field(default_factory=NetworkSettings, description="The VPC and subnets.")
