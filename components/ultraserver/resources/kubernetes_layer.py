@@ -17,6 +17,7 @@ from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import NcclJobArgs
 from ultraserver.facts import devices
 from ultraserver.problems import ConfigError, Described, Problem
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
@@ -44,6 +45,7 @@ from ultraserver.resources.nccl_check import NcclCheck
 T = TypeVar("T", bound=Any)
 
 
+@checked()
 @dataclass
 class KubernetesLayerArgs:
     """Inputs of the Kubernetes layer."""

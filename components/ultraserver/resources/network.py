@@ -15,6 +15,7 @@ import pulumi_aws as aws
 
 from ultraserver.builders.egress import EgressPlan, egress_plan
 from ultraserver.config.subnets import SubnetPlan
+from ultraserver.resources.arguments import checked
 
 
 def subnet_tags(cluster_name: str, kind: str) -> dict[str, str]:
@@ -48,6 +49,7 @@ def _all_traffic(
     )
 
 
+@checked()
 @dataclass
 class NetworkArgs:
     """Inputs of the Network component."""

@@ -23,6 +23,7 @@ from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, no
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
@@ -70,6 +71,7 @@ def kubernetes_layer_args(
     )
 
 
+@checked()
 @dataclass
 class PlatformArgs:
     """Inputs of the Platform component."""
