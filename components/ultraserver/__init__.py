@@ -85,6 +85,7 @@ _EXPORTS: dict[str, str] = {
     "claim_template": "builders.device_claims",
     "pod_claim": "builders.device_claims",
     "container_claim": "builders.device_claims",
+    "whole_node_resources": "builders.device_claims",
     "GPU_TOLERATION": "facts.scheduling",
     "ULTRASERVER_LABEL": "facts.scheduling",
     "CLIQUE_LABEL": "facts.scheduling",

@@ -74,7 +74,7 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
             lambda c: c["ultraserver-eks:systemNodeGroup"].update(instanceType="m7i.xlarge"),
             ["systemNodeGroup.instanceType", "arm64", "AL2023_x86_64_STANDARD"],
         ),
-        (group(instanceType="p5.48xlarge"), ["gpuNodeGroups[0].instanceType", "p6e-gb200.36xlarge"]),
+        (group(instanceType="p5.48xlarge"), ["gpuNodeGroups[0].instanceType", "follows ultraserverType"]),
         (group(localStorage="RAID10"), ["gpuNodeGroups[0].localStorage", "3 instance-store disks", "RAID0"]),
         (group(labels={"kubernetes.io/role": "gpu"}), ["labels.kubernetes.io/role", "kubelet"]),
         (group(labels={"team": "a,b"}), ["labels.team", "commas"]),
@@ -88,6 +88,14 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
         ),
         (group(autoRepair=True, mode="self-managed"), ["autoRepair", "managed groups"]),
         (group(imdsHopLimit=3), ["imdsHopLimit", "<= 2"]),
+        (
+            lambda c: c["ultraserver-eks:gpuNodeGroups"][0]["reservationWindow"].update(scaleDownLeadMinutes=60),
+            [
+                "reservationWindow.scaleDownLeadMinutes: got 60; allowed: 75 or more: EC2 starts terminating an "
+                "UltraServer block's instances 60 minutes before its end",
+                "fix: set 75 or more",
+            ],
+        ),
         (
             lambda c: c["ultraserver-eks:imexCheck"].update(thresholdGbps=float("inf")),
             ["imexCheck.thresholdGbps", "a finite number"],

@@ -38,21 +38,38 @@ def test_scheduled_actions() -> None:
     up, down = cb.scheduled_actions(ReservationWindow(START, END), 18)
     assert (up.start_time, up.min_size, up.max_size, up.desired_capacity) == (START, 0, 18, 18)
     assert (down.start_time, down.min_size, down.max_size, down.desired_capacity) == (
-        END - timedelta(minutes=60),
+        END - timedelta(minutes=90),
         0,
         18,
         0,
     )
-    assert down.start_time_iso == "2026-03-09T10:30:00Z"
+    assert down.start_time_iso == "2026-03-09T10:00:00Z"
     assert up.name != down.name
+
+
+def test_the_default_scale_down_leaves_thirty_minutes_to_drain_before_the_ultraserver_reclaim() -> None:
+    window = ReservationWindow(START, END)
+    assert window.reclaim_at == END - timedelta(minutes=60) == cb.reclaim_at(END, cb.ULTRASERVER)
+    assert cb.reclaim_at(END, cb.INSTANCE) == END - timedelta(minutes=30)
+    assert window.reclaim_at - window.scale_down_at == timedelta(minutes=30)
+    # EKS's own managed-group action comes after the reclaim has begun: it is no drain for an UltraServer block.
+    assert END - timedelta(minutes=40) > window.reclaim_at
+
+
+@pytest.mark.parametrize("lead", [29, 30, 60, 74, True, "90"])
+def test_a_lead_that_leaves_less_than_the_drain_floor_before_the_reclaim_is_refused(lead: object) -> None:
+    problem = cb.scale_down_lead_problem(lead, "k")
+    assert problem is not None and problem.key == "k" and problem.value == lead
+    assert problem.allowed.startswith("75 or more: EC2 starts terminating an UltraServer block's instances 60 minutes")
+    assert cb.scale_down_lead_problem(75) is None and cb.scale_down_lead_problem(90) is None
 
 
 def test_scheduled_actions_in_utc_and_custom_lead() -> None:
     tokyo = timezone(timedelta(hours=9))
-    window = ReservationWindow(START.astimezone(tokyo), END.astimezone(tokyo), scale_down_lead_minutes=45)
+    window = ReservationWindow(START.astimezone(tokyo), END.astimezone(tokyo), scale_down_lead_minutes=80)
     up, down = cb.scheduled_actions(window, 9)
     assert up.start_time_iso == "2026-03-02T11:30:00Z"
-    assert down.start_time_iso == "2026-03-09T10:45:00Z"
+    assert down.start_time_iso == "2026-03-09T10:10:00Z"
 
 
 def test_past_actions_are_left_out() -> None:
@@ -66,8 +83,8 @@ def test_past_actions_are_left_out() -> None:
     [
         (ReservationWindow(START.replace(tzinfo=None), END), "reservationWindow.start.*time zone"),
         (
-            ReservationWindow(START, END, scale_down_lead_minutes=20),
-            "scaleDownLeadMinutes: got 20; allowed: 30 or more",
+            ReservationWindow(START, END, scale_down_lead_minutes=60),
+            "scaleDownLeadMinutes: got 60; allowed: 75 or more",
         ),
         (ReservationWindow(END, START), "minutes; allowed: a time after start"),
         (ReservationWindow(START, START + timedelta(minutes=50)), "minutes; allowed: a time after start"),
@@ -82,19 +99,19 @@ def test_size_now_follows_the_window() -> None:
     window = ReservationWindow(START, END)
     assert cb.size_now(window, 18, START - timedelta(seconds=1)) == 0
     assert cb.size_now(window, 18, START) == 18
-    assert cb.size_now(window, 18, END - timedelta(minutes=61)) == 18
-    assert cb.size_now(window, 18, END - timedelta(minutes=60)) == 0
+    assert cb.size_now(window, 18, END - timedelta(minutes=91)) == 18
+    assert cb.size_now(window, 18, END - timedelta(minutes=90)) == 0
     assert cb.size_now(None, 18, END) == 18
 
 
-def _block(rid: str, start: datetime, days: int = 14, lead: int = 60) -> cb.CapacityBlock:
+def _block(rid: str, start: datetime, days: int = 14, lead: int = 90) -> cb.CapacityBlock:
     return cb.CapacityBlock((rid,), ReservationWindow(start, start + timedelta(days=days), lead))
 
 
 def test_current_block_moves_on_once_the_scale_down_has_settled() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     blocks = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
-    scale_down = first + timedelta(days=14, minutes=-60)
+    scale_down = first + timedelta(days=14, minutes=-90)
     settled = scale_down + timedelta(minutes=cb.SWITCH_SETTLE_MINUTES)
     assert cb.current_block(blocks, first - timedelta(days=3)) == 0
     # At the scale-down and just after it the instances may still be running: no template switch yet.
@@ -107,9 +124,9 @@ def test_current_block_moves_on_once_the_scale_down_has_settled() -> None:
 
 def test_a_block_starting_before_the_previous_one_settles_is_refused() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
-    # Lead 30: scale-down 30 minutes before the end; the next block starts 25 minutes before it (inside the settling).
-    before = _block("cr-0000000000000000a", first, lead=30)
-    after = _block("cr-0000000000000000b", first + timedelta(days=14, minutes=-25))
+    # Lead 80: scale-down 80 minutes before the end; the next block starts 75 minutes before it (inside the settling).
+    before = _block("cr-0000000000000000a", first, lead=80)
+    after = _block("cr-0000000000000000b", first + timedelta(days=14, minutes=-75))
     (problem,) = successive_blocks.sequence_problems([before, after])
     assert problem.key == "capacityBlocks[1].start"
     assert "has scaled to 0 and settled" in problem.allowed and "plus 10 minutes" in problem.allowed
@@ -154,7 +171,7 @@ def test_block_schedule_covers_the_current_and_later_blocks_with_unique_names_an
 def test_switch_window_runs_from_the_settled_scale_down_to_the_next_start() -> None:
     first = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
     blocks = [_block("cr-0000000000000000a", first), _block("cr-0000000000000000b", first + timedelta(days=14))]
-    settled = first + timedelta(days=14, minutes=-60 + cb.SWITCH_SETTLE_MINUTES)
+    settled = first + timedelta(days=14, minutes=-90 + cb.SWITCH_SETTLE_MINUTES)
     assert cb.switch_window(blocks, 0) == (settled, first + timedelta(days=14))
     assert cb.switch_window(blocks, 1) is None
 

@@ -77,7 +77,7 @@ def test_gb200_x72_rows(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     assert view.row("min/desired/max at block start") == "0 / 18 / 18 (scheduled 2026-12-01T11:30:00Z)"
     assert view.row("AMI") == "EKS AL2023_ARM_64_NVIDIA, release 1.35.6-20260714"
     assert view.row("EFA").startswith("one-per-nci-group: 4 EFA devices, 1 ENA, 1600 Gbps EFA per node")
-    assert "2026-12-15T10:30:00Z desired 0 (capacity-block-end)" in view.row("schedule")
+    assert "2026-12-15T10:00:00Z desired 0 (capacity-block-end)" in view.row("schedule")
     assert view.row("window") == "future: 2026-12-01T11:30Z to 2026-12-15T11:30Z (starts in 8d 8h)"
     assert view.window_states == (FUTURE,)
     assert len(view.interfaces) == 5
@@ -190,7 +190,7 @@ def test_a_renewed_group_shows_every_window_its_current_block_and_the_next_switc
     (view,) = group_views(plan, windows_by_group(settings), now, block_lines(settings, now))
     assert view.row("reservation") == "cr-0aaaaaaaaaaaaaaaa"
     assert view.row("capacity block") == (
-        "block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between 2026-12-15 10:40Z and "
+        "block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between 2026-12-15 10:10Z and "
         "2026-12-15 11:30Z"
     )
     assert view.row("window 1").startswith("active: 2026-12-01T11:30Z") and view.row("window 2").startswith("future")

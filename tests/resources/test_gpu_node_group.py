@@ -62,7 +62,7 @@ def settings(**changes: Any) -> GpuNodeGroupSettings:
     return GpuNodeGroupSettings(**{**base, **changes})
 
 
-def window(start: datetime, end: datetime, lead: int = 60) -> dict[str, Any]:
+def window(start: datetime, end: datetime, lead: int = 90) -> dict[str, Any]:
     """A reservationWindow as a program writes it."""
     return {"start": start.isoformat(), "end": end.isoformat(), "scaleDownLeadMinutes": lead}
 
@@ -408,6 +408,23 @@ def test_the_stack_files_group_rules_check_a_programs_settings(changes: dict, ke
     found = {p.key: str(p) for p in error.value.items}
     assert f"GpuNodeGroupArgs.{key}" in found, found
     assert says in found[f"GpuNodeGroupArgs.{key}"]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"reservationWindow": window(START, END, lead=74)},
+        {
+            "capacity_reservation_ids": (),
+            "capacityBlocks": [{"capacityReservationIds": ["cr-0123456789abcdef0"], **window(START, END, lead=74)}],
+        },
+    ],
+)
+def test_a_programs_scale_down_inside_the_reclaim_is_refused(changes: dict) -> None:
+    """A program's window gets the stack file's floor: EC2 reclaims an UltraServer block 60 minutes before its end,
+    so a scale-down 74 minutes before leaves too little time to drain."""
+    with pytest.raises(ValueError, match="75"):
+        settings(**changes)
 
 
 def test_one_group_check_serves_the_stack_file_and_the_program() -> None:

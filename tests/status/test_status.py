@@ -79,10 +79,13 @@ def test_during_a_healthy_block_nothing_fails_and_the_idle_time_is_counted() -> 
     # 18 nodes x 4 GPUs x 10 minutes from the block start to Ready.
     assert u.idle_gpu_hours == pytest.approx(18 * 4 * 10 / 60)
     text = format_status("gb200-x72", report, DURING_A)
-    assert "cr-0aaaaaaaaaaaaaaa1 (cb-0aaaaaaaaaaaaaaa1) active" in text and "6d 0.0h left" in text
+    assert "cr-0aaaaaaaaaaaaaaa1 (cb-0aaaaaaaaaaaaaaa1) active" in text
+    assert "5d 23.0h left before the reclaim at 2026-12-08 10:30 UTC" in text
     assert "18 of 18 nodes Ready" in text and "12.0 GPU-hours" in text
     data = status_json("gb200-x72", report, DURING_A)
     assert data["passed"] is True and data["ultraservers"][0]["reservation"]["interconnect"] == "ok"
+    # Time left counts to the reclaim, 60 minutes before the end of an UltraServer block.
+    assert data["ultraservers"][0]["secondsLeft"] == (A_END - timedelta(minutes=60) - DURING_A).total_seconds()
 
 
 def test_missing_nodes_fail_after_the_grace_period_and_count_as_idle() -> None:
@@ -189,6 +192,20 @@ def test_a_block_ending_within_the_horizon_fails_only_without_a_successor() -> N
     assert "ultraserver extend" in found["nvl72: block end"]
     # Block A has ended but the stack still names it: stale, with the fix.
     assert found["nvl72: gpuNodeGroups[0].capacityBlocks[0]"].startswith("remove gpuNodeGroups[0].capacityBlocks[0]")
+
+
+def test_the_horizon_counts_to_the_reclaim_not_to_the_end() -> None:
+    # 30 minutes beyond the horizon from the end, 30 inside it from the reclaim (60 minutes before the end).
+    ended_a = reservation(A, "expired", A_START, A_END, BLOCK_A)
+    b_active = reservation(B, "active", B_START, B_END, BLOCK_B)
+    ec2, stub = stubbed("ec2")
+    queue_current(stub, b_active)
+    queue_other(stub, ended_a)
+    now = B_END - timedelta(hours=48, minutes=30)
+    cluster = gpu_nodes(SETTINGS, ready=18, ready_since=B_START)
+    report = run_status(SETTINGS, clients(ec2), cluster, Limits(now, horizon=timedelta(hours=48)))
+    [block_end] = [p for p in report.ultraservers[0].problems if p.key == "nvl72: block end"]
+    assert "is reclaimed from " in str(block_end.value) and "(in 47.5 h;" in str(block_end.value)
 
 
 def test_after_the_last_block_its_reservation_is_stale() -> None:

@@ -52,7 +52,7 @@ def test_socket_fallback_fails_even_without_a_table() -> None:
 def test_socket_network_is_matched_case_insensitively(network: str) -> None:
     run = parse_nccl_output(nccl_output(busbw=190.0, network=network))
     assert run.uses_socket
-    assert judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings[0][1] == "TCP sockets (NET/Socket)"
+    assert judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings[0][1] == "TCP sockets (NET/Socket) on rank 0"
 
 
 def test_threshold_is_judged_on_the_largest_message_not_the_average() -> None:
@@ -72,3 +72,15 @@ def test_wrong_values_fail() -> None:
 
 def test_derived_threshold_is_half_the_layout_line_rate() -> None:
     assert P6E_THRESHOLD == 800.0
+
+
+def test_without_rank_prefixes_the_socket_fallback_names_the_hosts() -> None:
+    log = (
+        "gpu-a:6831:6840 [0] NCCL INFO Using network Libfabric\n"
+        "gpu-b:6310:6318 [0] NCCL INFO Using network Socket\n"
+        "gpu-b:6310:6318 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n"
+    )
+    run = parse_nccl_output(log)
+    assert (run.socket_ranks, run.efa_ranks) == (("gpu-b",), ("gpu-a",))
+    (finding, _) = judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings
+    assert finding[1] == "TCP sockets (NET/Socket) on host gpu-b; Libfabric (EFA) on host gpu-a"

@@ -196,7 +196,7 @@ def worker_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
 def _worker_resources(args: EfaCheckArgs) -> dict[str, Any]:
     """A worker's devices: every GPU and EFA device of its node, as plugin resources or one DRA claim."""
     if args.node_devices is not None:
-        return {"claims": [device_claims.container_claim()]}
+        return device_claims.whole_node_resources(args.node_devices)
     plugin = {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices}
     return {"limits": dict(plugin), "requests": dict(plugin)}
 

@@ -29,6 +29,7 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
 from ultraserver.cli.plan import cmd_plan, with_deployed_state
+from ultraserver.cli.stacks import add_parser as add_stacks_parser
 from ultraserver.cli.versions import add_parser as add_versions_parser
 from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, ConfigError, format_problems
@@ -163,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
     ext.set_defaults(func=cmd_extend)
     add_versions_parser(sub)
+    add_stacks_parser(sub)
     return parser
 
 

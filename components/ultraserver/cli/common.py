@@ -54,6 +54,7 @@ SUBCOMMAND_EXITS: dict[str, tuple[int, ...]] = {
     "status": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE),
     "extend": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
     "versions": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
+    "stacks": (EXIT_OK, EXIT_USAGE, EXIT_INTERNAL),
 }
 """The exit codes each subcommand can return (its --help lists them)."""
 EXIT_SUMMARY = {

@@ -36,7 +36,13 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     try:
         checks = [
             check_aws_cli(aws_cli_version()),
-            *run_preflight(target, make_clients(target.region, args.profile, args.endpoint_url)),
+            # As Pulumi's AWS provider signs: the stack's aws:profile (unless --profile), then its aws:assumeRoles.
+            *run_preflight(
+                target,
+                make_clients(
+                    target.region, args.profile or target.aws_profile or None, args.endpoint_url, target.assume_roles
+                ),
+            ),
         ]
     except PreflightAccessError as err:
         print(f"preflight: {err}", file=sys.stderr)

@@ -275,3 +275,16 @@ def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()
     if isinstance(value, list):
         return [t for i, v in enumerate(value) for t in timestamps(v, f"{where}[{i}]", inside)]
     return []
+
+
+def timestamp_problems(full: str, value: Any) -> list[Problem]:
+    """A value YAML read as a timestamp (unquoted time or date) where the program expects text."""
+    return [
+        Problem(
+            f"{full}{where}",
+            moment,
+            "a string",
+            f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
+        )
+        for where, moment in timestamps(value)
+    ]

@@ -28,16 +28,27 @@ from ultraserver.facts import ultraservers as us_types
 from ultraserver.facts.ultraservers import NodeGroupMode, UltraServerTypeName
 
 
+def _lead_allowed(value: int) -> str | None:
+    """What the floor allows, from the one check of it (facts), when ``value`` is below it."""
+    problem = capacity_blocks.scale_down_lead_problem(value)
+    return None if problem is None else problem.allowed
+
+
+_LEAD_FIX = f"set {capacity_blocks.MIN_SCALE_DOWN_LEAD_MINUTES} or more"
+
+
 class ReservationWindowSettings(Model):
     """When a Capacity Block runs (from describe-capacity-blocks)."""
 
     start: Time = Field(description="Block start, ISO 8601 (quote it in YAML).")
     end: Time = Field(description="Block end, ISO 8601 (quote it in YAML).")
-    scale_down_lead_minutes: StrictInt = Field(
-        60,
-        ge=capacity_blocks.EC2_TERMINATION_LEAD_MINUTES,
+    scale_down_lead_minutes: Annotated[StrictInt, check(_lead_allowed, _LEAD_FIX)] = Field(
+        capacity_blocks.DEFAULT_SCALE_DOWN_LEAD_MINUTES,
         le=1440,
-        description="Scale to 0 this long before the end (EC2 terminates 30 minutes before).",
+        json_schema_extra={"minimum": capacity_blocks.MIN_SCALE_DOWN_LEAD_MINUTES},
+        description=f"Scale to 0 (and drain) this long before the end: EC2 reclaims an UltraServer block "
+        f"{capacity_blocks.RECLAIM_LEAD_MINUTES[capacity_blocks.ULTRASERVER]} minutes before its end, so at least "
+        f"{capacity_blocks.MIN_DRAIN_MINUTES} minutes more.",
     )
 
 

@@ -27,6 +27,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
+from ultraserver.config.aws_identity import AssumeRoleSettings
 from ultraserver.config.check_model import (
     EfaCheckSettings,
     HealthSettings,
@@ -79,6 +80,14 @@ class ClusterSettings(Model):
     )
     admin_principal_arns: tuple[PrincipalArn, ...] = Field(
         (), description="IAM roles or users granted cluster admin through access entries."
+    )
+    preview_principal_arns: tuple[PrincipalArn, ...] = Field(
+        (),
+        description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the pull-request "
+        "preview role.",
+    )
+    deletion_protection: StrictBool = Field(
+        True, description="EKS deletion protection: the cluster cannot be deleted until it is turned off."
     )
     log_types: tuple[Literal[LOG_TYPES], ...] = Field(  # type: ignore[valid-type]
         ("api", "audit", "authenticator"), description="Control-plane log types sent to CloudWatch."
@@ -255,6 +264,14 @@ class KubernetesSettings(Model):
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
     )
+    manifest_mirror: Annotated[
+        str,
+        pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True),
+    ] = Field(
+        "",
+        description="Read the pinned manifests (DRA driver CRDs, MPI operator) here instead of GitHub: an https:// "
+        "URL prefix or a local directory holding each file under its pinned name; its sha256 is checked all the same.",
+    )
 
     @property
     def prometheus_stack_enabled(self) -> bool:
@@ -306,6 +323,16 @@ class Settings(Model):
     region: Annotated[str, pattern(aws_ids.REGION, "an AWS region such as us-east-1")] = Field(
         alias="aws:region", description="AWS region."
     )
+    aws_profile: StrictStr = Field(
+        "",
+        alias="aws:profile",
+        description="AWS profile of the AWS provider; the Kubernetes providers' kubeconfig and preflight use it too.",
+    )
+    aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
+        (),
+        alias="aws:assumeRoles",
+        description="Roles the AWS provider assumes; the kubeconfig runs `aws eks get-token --role` with the last.",
+    )
     cluster: ClusterSettings = Field(description="The EKS control plane.")
     network: NetworkSettings = Field(default_factory=NetworkSettings, description="The VPC and subnets.")
     system_node_group: SystemNodeGroupSettings = Field(
@@ -327,6 +354,11 @@ class Settings(Model):
     accept_untested_versions: StrictBool = Field(
         False, description="Allow chart and add-on versions outside the tested set (a warning instead of an error)."
     )
+
+    @property
+    def deployer_role_arn(self) -> str:
+        """The role the AWS provider ends up as (the last of aws:assumeRoles), or empty."""
+        return self.aws_assume_roles[-1].role_arn if self.aws_assume_roles else ""
 
     @property
     def alerts_enabled(self) -> bool:

@@ -44,6 +44,8 @@ SNS_TOPIC_ARN = r"arn:aws(-cn|-us-gov)?:sns:" + REGION + ":" + ACCOUNT + r":[A-Z
 """An SNS topic ARN (a FIFO topic's name ends in .fifo)."""
 PRINCIPAL_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":(role|user)/[\w+=,.@/-]+"
 """An IAM role or user ARN."""
+ROLE_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":role/[\w+=,.@/-]+"
+"""An IAM role ARN."""
 
 _COMPILED: dict[str, re.Pattern[str]] = {}
 
@@ -66,3 +68,10 @@ PRINCIPAL_ARN_PARTS = (
     r"arn:(?P<partition>aws[a-z-]*):iam::(?P<account>" + ACCOUNT + r"):(?P<kind>role|user)/(?:.*/)?(?P<name>[^/]+)"
 )
 """An IAM role or user ARN, split into the parts that name one principal whatever its path."""
+
+
+def principal_parts(arn: str) -> tuple[str, str, str, str] | None:
+    """Partition, account, kind (role or user) and name of an IAM principal ARN, its path dropped: the parts that
+    name one principal (role and user names are unique in an account whatever their path); None for other text."""
+    found = re.fullmatch(PRINCIPAL_ARN_PARTS, arn)
+    return (found["partition"], found["account"], found["kind"], found["name"]) if found else None

@@ -1,8 +1,9 @@
 """Capacity Blocks for UltraServers: reservation targets, group sizes and the reservation window.
 
-EC2 starts terminating Capacity Block instances 30 minutes before the block ends, and EKS scales a
-managed node group down 40 minutes before; scaling to 0 earlier (60 minutes by default) lets pods
-drain cleanly.
+EC2 reclaims an UltraServer block 60 minutes before its end (an instance block 30), so a group scales to 0 at least
+``MIN_DRAIN_MINUTES`` before that reclaim (90 minutes before the end by default): its pods drain while the nodes are
+still paid for and running. EKS's own scale-down of a managed group, 40 minutes before the end, comes 20 minutes after
+an UltraServer block's reclaim has begun and cannot be relied on.
 """
 
 from __future__ import annotations
@@ -14,8 +15,33 @@ from datetime import datetime, timedelta, timezone
 from ultraserver.facts import ultraservers
 from ultraserver.problems import ConfigError, Described, KeyName, Problem, under
 
-# EC2 begins terminating Capacity Block instances this long before the block ends.
-EC2_TERMINATION_LEAD_MINUTES = 30
+# What EC2 does at a block's end, per kind of reservation. EC2 user guide, "Capacity Blocks for ML"
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html, quoted 2026-11-27 from the checked
+# reference file, aws-gb200-facts.md; the search corpus holds the page's opening only):
+#   "You can use all the instances you reserved until 30 minutes (for instance types) or 60 minutes (for UltraServer
+#   type) before the end time of the Capacity Block."
+#   "With 30 minutes (for instance types) or 60 minutes (for UltraServer types) left in your Capacity Block
+#   reservation, we begin terminating any instances that are running in the Capacity Block."
+#   Considerations: "For P6e-GB200 UltraServer Capacity Blocks, you must terminate your instances at least 60 minutes
+#   before the Capacity Block end time."
+# Older pages still say 30 for every block (capacity-blocks-using: "Thirty minutes before the reservation expires, we
+# begin to terminate"; EKS ml-node-groups: "EC2 begins shutting down instances 30 minutes before the reservation
+# ends"): they predate UltraServer blocks and hold for instance blocks only.
+ULTRASERVER, INSTANCE = "ultraserver", "instance"
+RECLAIM_LEAD_MINUTES = {INSTANCE: 30, ULTRASERVER: 60}
+"""Minutes before a block's end at which EC2 starts terminating its instances, per kind of reservation."""
+# EKS user guide, ml-node-groups (awsdocs/amazon-eks-user-guide, "Manage compute for AI/ML workloads on Amazon EKS
+# with node groups", read 2026-11-27): "EKS automatically creates a scheduled scaling policy named Amazon EKS Node
+# Group Capacity Scaledown Before Reservation End to scale the node group down to 0 40 minutes before the reservation
+# ends ... Don't edit or delete this scheduled action." On an UltraServer block that is 20 minutes after the reclaim
+# began, so the toolkit's own scale-down (and drain) must come first.
+MIN_DRAIN_MINUTES = 15
+"""Least time between a group's scale-down (when its drain starts) and the reclaim: pods are evicted, a trainer
+checkpoints and the Auto Scaling group terminates the instances (minutes each, EC2 user guide capacity-blocks-launch:
+"it takes several minutes to clean up your instance"). A judgement, not measured."""
+DEFAULT_DRAIN_MINUTES = 30
+DEFAULT_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + DEFAULT_DRAIN_MINUTES
+MIN_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + MIN_DRAIN_MINUTES
 # A group moves to its next block this long after the scale-down, not at it: a scheduled action may run up to two
 # minutes late (EC2 Auto Scaling guide, "Scheduled scaling", Considerations) and its instances then take minutes to
 # terminate; a template switch before they are gone would roll nodes. Ten minutes is a judgement, not measured.
@@ -64,7 +90,22 @@ class ReservationWindow:
 
     start: datetime
     end: datetime
-    scale_down_lead_minutes: int = 60
+    scale_down_lead_minutes: int = DEFAULT_SCALE_DOWN_LEAD_MINUTES
+
+    @property
+    def scale_down_at(self) -> datetime:
+        """When the group scales to 0 and its drain starts: the end minus the lead."""
+        return self.end - timedelta(minutes=self.scale_down_lead_minutes)
+
+    @property
+    def reclaim_at(self) -> datetime:
+        """When EC2 starts terminating the block's instances (every block this toolkit makes is an UltraServer's)."""
+        return reclaim_at(self.end)
+
+
+def reclaim_at(end: datetime, kind: str = ULTRASERVER) -> datetime:
+    """When EC2 starts terminating the instances of a block of ``kind`` that ends at ``end``."""
+    return end - timedelta(minutes=RECLAIM_LEAD_MINUTES[kind])
 
 
 @dataclass(frozen=True)
@@ -77,8 +118,7 @@ class CapacityBlock:
     @property
     def usable_end(self) -> datetime | None:
         """When the group scales to 0 for this block (end minus the lead); None without a window."""
-        w = self.window
-        return None if w is None else w.end - timedelta(minutes=w.scale_down_lead_minutes)
+        return None if self.window is None else self.window.scale_down_at
 
     @property
     def switch_at(self) -> datetime | None:
@@ -194,17 +234,9 @@ def window_problems(window: ReservationWindow, name: KeyName = _WINDOW) -> list[
     ]
     if problems:
         return problems
-    if window.scale_down_lead_minutes < EC2_TERMINATION_LEAD_MINUTES:
-        problems.append(
-            Problem(
-                name("scaleDownLeadMinutes"),
-                window.scale_down_lead_minutes,
-                f"{EC2_TERMINATION_LEAD_MINUTES} or more: EC2 starts terminating Capacity Block instances "
-                f"{EC2_TERMINATION_LEAD_MINUTES} minutes before the end",
-                f"set {EC2_TERMINATION_LEAD_MINUTES} or more (60 by default)",
-            )
-        )
-    if window.end - timedelta(minutes=window.scale_down_lead_minutes) <= window.start:
+    lead = scale_down_lead_problem(window.scale_down_lead_minutes, name("scaleDownLeadMinutes"))
+    problems += [lead] if lead else []
+    if window.scale_down_at <= window.start:
         problems.append(
             Problem(
                 name(""),
@@ -214,6 +246,24 @@ def window_problems(window: ReservationWindow, name: KeyName = _WINDOW) -> list[
             )
         )
     return problems
+
+
+def scale_down_lead_problem(lead_minutes: object, key: str = "scaleDownLeadMinutes") -> Problem | None:
+    """A scale-down lead that leaves less than ``MIN_DRAIN_MINUTES`` before the UltraServer reclaim, as a Problem at
+    ``key``, or None. The one check of the floor: the stack settings and a component's arguments both call it."""
+    if isinstance(lead_minutes, int) and not isinstance(lead_minutes, bool):
+        if lead_minutes >= MIN_SCALE_DOWN_LEAD_MINUTES:
+            return None
+    reclaim = RECLAIM_LEAD_MINUTES[ULTRASERVER]
+    return Problem(
+        key,
+        lead_minutes,
+        f"{MIN_SCALE_DOWN_LEAD_MINUTES} or more: EC2 starts terminating an UltraServer block's instances {reclaim} "
+        f"minutes before its end (EC2 user guide, ec2-capacity-blocks), and the drain needs at least "
+        f"{MIN_DRAIN_MINUTES} minutes before that",
+        f"set {MIN_SCALE_DOWN_LEAD_MINUTES} or more ({DEFAULT_SCALE_DOWN_LEAD_MINUTES} by default: "
+        f"{DEFAULT_DRAIN_MINUTES} minutes to drain)",
+    )
 
 
 def aws_schedule_problems(window: ReservationWindow, key: str) -> list[Problem]:
@@ -256,7 +306,7 @@ def scheduled_actions(
     problems = window_problems(window)
     if problems:
         raise ConfigError(problems)
-    down_at = window.end - timedelta(minutes=window.scale_down_lead_minutes)
+    down_at = window.scale_down_at
     stem = action_stem(window.start) if dated else ACTION_PREFIX
     actions = [
         ScheduledAction(f"{stem}-start", window.start, 0, desired_size, desired_size),
@@ -269,8 +319,7 @@ def size_now(window: ReservationWindow | None, desired_size: int, now: datetime)
     """Desired size at ``now``: full inside the usable window (or with no window), 0 outside it."""
     if window is None:
         return desired_size
-    down_at = window.end - timedelta(minutes=window.scale_down_lead_minutes)
-    return desired_size if window.start <= now < down_at else 0
+    return desired_size if window.start <= now < window.scale_down_at else 0
 
 
 def block_schedule(blocks: Sequence[CapacityBlock], desired_size: int, now: datetime) -> list[ScheduledAction]:

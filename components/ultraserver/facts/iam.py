@@ -20,3 +20,8 @@ VPC_CNI_SERVICE_ACCOUNT = "aws-node"
 # pod-identities / pod-id-role).
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 POD_IDENTITY_TRUST_ACTIONS: tuple[str, ...] = ("sts:AssumeRole", "sts:TagSession")
+# EKS access policies (EKS user guide access-policy-permissions, "aws eks list-access-policies"): cluster admin for
+# adminPrincipalArns; read-only for the pull-request preview role (previewPrincipalArns). AmazonEKSViewPolicy's rules
+# are the Kubernetes "view" role's kind: reads most objects, not Secrets.
+CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+VIEW_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"

@@ -14,6 +14,12 @@ from ultraserver.facts import efa
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 """The instance type of every UltraServer node (EKS UltraServer guide)."""
 
+VCPUS: dict[str, int] = {GB200_INSTANCE_TYPE: 144}
+"""vCPUs per instance (a node's CPU capacity; facts/allocatable.py derives what pods get). p6e-gb200.36xlarge: 144,
+two Grace CPUs of 72 Arm cores without SMT. UNVERIFIED against an AWS page here: moto's DescribeInstanceTypes snapshot
+has no p6e-gb200 entry and the EC2 specifications page (https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html)
+was not in the stored corpus; the number is read from a third-party copy of that table (144 vCPUs, 960 GiB memory),
+checked 2026-11-27. Read VCpuInfo.DefaultVCpus of DescribeInstanceTypes in the target region to confirm."""
 OFFERED_ZONES: dict[str, tuple[str, ...]] = {GB200_INSTANCE_TYPE: ("us-east-1-dfw-2a",)}
 """Zones known to offer each GPU instance type: P6e-GB200 UltraServers run in the Dallas Local Zone of
 N. Virginia, us-east-1-dfw-2a, which the account must opt in to (EC2 User Guide, "Launch instances into Capacity

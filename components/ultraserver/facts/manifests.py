@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 from ultraserver.facts.dra import COMPUTE_DOMAIN_CRD
 
+CRD_KIND = "CustomResourceDefinition"
+"""Kind of the objects the toolkit applies from the DRA driver's pins (and takes over from Helm)."""
+
 
 @dataclass(frozen=True)
 class PinnedManifest:

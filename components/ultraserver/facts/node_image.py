@@ -12,3 +12,12 @@ HOST_IMEX_SERVICE = "nvidia-imex.service"
 
 NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
 """MIME type of a nodeadm NodeConfig part in EC2 user data (amazon-eks-ami, nodeadm docs)."""
+
+# GPUDirect RDMA between EFA and GB200 GPUs on the R580 driver needs the NVIDIA kernel module parameter
+# NVreg_GrdmaPciTopoCheckOverride=1; without it NCCL silently falls back to TCP sockets (NVIDIA/aicr pull request
+# #668, "required on the NVIDIA driver so EFA can attach dma-buf to the Grace PCI topology. Without it, NCCL silently
+# falls back to Socket on NET", merged 2026-04-24). A node shows the value in /proc/driver/nvidia/params as
+# "GrdmaPciTopoCheckOverride: 1" (NVIDIA/aicr issue #2459, which also reports that the R595 driver no longer has the
+# parameter). Whether the EKS AL2023 NVIDIA AMI sets it is UNVERIFIED.
+GRDMA_TOPO_OVERRIDE = "NVreg_GrdmaPciTopoCheckOverride"
+NVIDIA_PARAMS_FILE = "/proc/driver/nvidia/params"

@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.proto import provider_pb2
 from pydantic import ValidationError
 
 from ultraserver import clock
 from ultraserver.config.errors import program_problems
-from ultraserver.config.files import load_yaml, timestamps
+from ultraserver.config.files import load_yaml, timestamp_problems
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -147,7 +148,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             urn, placeholders.resource_id(cluster_name), state
         )
         self._owner_of[urn] = owner
-        kubeconfig = placeholders.kubeconfig(cluster_name)
+        kubeconfig = placeholders.kubeconfig(cluster_name, region)
         return {
             "eksCluster": {_SIG: _RESOURCE_SIG, "urn": urn, "id": placeholders.resource_id(cluster_name)},
             "kubeconfig": kubeconfig,
@@ -189,9 +190,21 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 bool(request.custom),
                 by_input,
                 remote=bool(request.remote),
+                protect=bool(request.protect),
+                retain_on_delete=bool(request.retainOnDelete),
+                ignore_changes=list(request.ignoreChanges),
             )
         )
         return response
+
+    def Call(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """A component method (pulumi-eks's Cluster.getKubeconfig), which the SDK's mock monitor does not answer:
+        the mocks answer it as a data-source call, with the receiver's registered state as ``__self__``."""
+        args = plain(json_format.MessageToDict(request.args))
+        receiver = self.resources.get(args.get("__self__", ""))
+        args["__self__"] = dict(receiver.state) if receiver else {}
+        result, _ = self.mocks.call(pulumi.runtime.MockCallArgs(request.tok, args, request.provider))
+        return provider_pb2.CallResponse(**{"return": json_format.ParseDict(result, struct_pb2.Struct())})
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record a read of an existing resource (e.g. a StackReference), then let the mock monitor answer it."""
@@ -268,7 +281,7 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             problems.append(Problem(path.name, key, "a text config key", "quote it"))
             continue
         full = key if ":" in key else f"{project.name}:{key}"
-        problems += _timestamp_problems(full, value)
+        problems += timestamp_problems(full, value)
         if isinstance(value, Mapping) and set(value) == {"secure"}:
             # Secrets are encrypted for the real backend; offline they are placeholders.
             secret_keys.append(full)
@@ -294,19 +307,6 @@ def _stack_file(project: Project, stack: str) -> Path:
         f"pass the stack's name, --stack {named[1]}, not its file" if named else f"pick one of those or add {path.name}"
     )
     raise ConfigError(Problem("--stack", stack, f"a stack with a file in {project.stack_config_dir} ({known})", fix))
-
-
-def _timestamp_problems(full: str, value: Any) -> list[Problem]:
-    """A value YAML read as a timestamp (unquoted time or date) where the program expects text."""
-    return [
-        Problem(
-            f"{full}{where}",
-            moment,
-            "a string",
-            f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
-        )
-        for where, moment in timestamps(value)
-    ]
 
 
 def run_plan(

@@ -66,9 +66,10 @@ def describe_window(window: ReservationWindow, now: datetime) -> str:
     if state == FUTURE:
         return f"{state}: {times} (starts in {span(window.start - now)})"
     if state == ACTIVE:
-        down_at = window.end - timedelta(minutes=window.scale_down_lead_minutes)
+        down_at, reclaim = window.scale_down_at, window.reclaim_at
         scale = f"scales to 0 in {span(down_at - now)}" if now < down_at else "scaled to 0 for the end"
-        return f"{state}: {times} (ends in {span(window.end - now)}; {scale})"
+        left = f"reclaimed in {span(reclaim - now)}" if now < reclaim else "being reclaimed"
+        return f"{state}: {times} ({left}, ends in {span(window.end - now)}; {scale})"
     return f"{state}: {times} (ended {span(now - window.end)} ago)"
 
 

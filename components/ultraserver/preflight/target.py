@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ultraserver.config.aws_identity import AssumeRoleSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
@@ -44,6 +45,9 @@ class PreflightTarget:
     end_horizon_hours: int = 48
     addon_versions: dict[str, str] = field(default_factory=dict)  # EKS add-on -> the addonVersion the stack pins
     admin_principal_arns: tuple[str, ...] = ()  # cluster.adminPrincipalArns
+    cluster_name: str = ""  # cluster.name: an existing cluster's access entries decide the creator check
+    aws_profile: str = ""  # aws:profile, the profile Pulumi's AWS provider uses
+    assume_roles: tuple[AssumeRoleSettings, ...] = ()  # aws:assumeRoles, assumed in order as the provider does
 
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
@@ -61,6 +65,8 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     target = PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
     target.addon_versions = pinned_addons(settings)
     target.admin_principal_arns = settings.cluster.admin_principal_arns
+    target.cluster_name = settings.cluster.name
+    target.aws_profile, target.assume_roles = settings.aws_profile, settings.aws_assume_roles
     return target
 
 

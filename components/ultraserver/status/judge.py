@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from ultraserver.facts import capacity_states
-from ultraserver.facts.capacity_blocks import EC2_TERMINATION_LEAD_MINUTES, CapacityBlock, require_aware
+from ultraserver.facts.capacity_blocks import DEFAULT_SCALE_DOWN_LEAD_MINUTES, CapacityBlock, reclaim_at, require_aware
 from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, WARNING, Problem
 from ultraserver.status.aws import NOT_FOUND, UNREPORTED, Reservation
@@ -54,13 +54,16 @@ class UltraServerStatus:
     def to_json(self, now: datetime) -> dict[str, object]:
         """Plain JSON data."""
         end = self.reservation.end
+        reclaim = reclaim_at(end) if end else None
         return {
             "group": self.group,
             "nodeGroup": self.node_group,
             "block": self.block,
             "blocks": self.blocks,
             "reservation": self.reservation.to_json(),
-            "secondsLeft": max(int((end - now).total_seconds()), 0) if end else None,
+            # Time left is time to the reclaim: the block's last 60 minutes are paid for but not usable.
+            "reclaimAt": reclaim.isoformat() if reclaim else None,
+            "secondsLeft": max(int((reclaim - now).total_seconds()), 0) if reclaim else None,
             "cluster": self.cluster.to_json() if self.cluster else None,
             "idleGpuHours": None if self.idle_gpu_hours is None else round(self.idle_gpu_hours, 2),
             "problems": [
@@ -157,7 +160,7 @@ def _running_problems(
     if r.state != "active" or r.start is None or r.start > now:
         return problems
     # Nodes are expected between the start and the scale-down before the end.
-    lead = timedelta(minutes=lead_minutes if lead_minutes is not None else EC2_TERMINATION_LEAD_MINUTES)
+    lead = timedelta(minutes=lead_minutes if lead_minutes is not None else DEFAULT_SCALE_DOWN_LEAD_MINUTES)
     in_window = r.end is None or now < r.end - lead
     if in_window and side is not None and side.ready < r.total:
         problems += _short_problems(key, r, side, limits, switched)
@@ -237,15 +240,17 @@ def _ending_problems(
 ) -> list[Problem]:
     """A block ending within the horizon with no successor (the next entry of the group's capacityBlocks)."""
     now = limits.now
-    if r.end is None or r.end <= now or r.end - now > limits.horizon or index + 1 < len(blocks):
+    if r.end is None or r.end <= now or index + 1 < len(blocks):
         return []
-    if capacity_states.state_kind(r.state) != "usable":
+    reclaim = reclaim_at(r.end)
+    if reclaim - now > limits.horizon or capacity_states.state_kind(r.state) != "usable":
         return []
-    hours = (r.end - now).total_seconds() / 3600
+    hours = max((reclaim - now).total_seconds(), 0) / 3600
     return [
         Problem(
             f"{key}: block end",
-            f"{r.block_id or r.id} ends {_utc(r.end)} (in {hours:.1f} h) with no next block",
+            f"{r.block_id or r.id} is reclaimed from {_utc(reclaim)} (in {hours:.1f} h; it ends {_utc(r.end)}) with no "
+            "next block",
             f"more than {int(limits.horizon.total_seconds() // 3600)} h left, or a next block",
             f"extend it (ultraserver extend --stack {limits.stack} --group {group} --hours 24), or buy the next block "
             f"and list it after this one in {settings_key}.capacityBlocks",

@@ -6,6 +6,7 @@ import textwrap
 from datetime import datetime, timezone
 from typing import Any
 
+from ultraserver.facts.capacity_blocks import reclaim_at
 from ultraserver.problems import ERROR, WARNING, Problem, format_problems
 from ultraserver.status.judge import UltraServerStatus
 from ultraserver.status.run import StatusReport
@@ -18,13 +19,18 @@ def _utc(moment: datetime | None) -> str:
 
 
 def _left(end: datetime | None, now: datetime) -> str:
+    """Time left to the reclaim (EC2 terminates an UltraServer block's instances 60 minutes before its end)."""
     if end is None:
         return "no end"
-    seconds = (end - now).total_seconds()
-    if seconds <= 0:
+    if end <= now:
         return "ended"
+    reclaim = reclaim_at(end)
+    seconds = (reclaim - now).total_seconds()
+    if seconds <= 0:
+        return f"reclaimed since {_utc(reclaim)}"
     days, rest = divmod(int(seconds), 86400)
-    return f"{days}d {rest / 3600:.1f}h left" if days else f"{rest / 3600:.1f}h left"
+    left = f"{days}d {rest / 3600:.1f}h" if days else f"{rest / 3600:.1f}h"
+    return f"{left} left before the reclaim at {_utc(reclaim)}"
 
 
 def _problem_lines(problems: tuple[Problem, ...] | list[Problem]) -> list[str]:

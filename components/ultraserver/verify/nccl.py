@@ -13,7 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ultraserver.facts.node_image import GRDMA_TOPO_OVERRIDE, NVIDIA_PARAMS_FILE
+
 _PREFIX = re.compile(r"^(\[\d+,\d+\]<std(out|err)>:|\d+: )")
+# Who wrote a line: the rank of mpirun --tag-output ("[1,<rank>]<stdout>:") or srun -l ("<rank>: "), else the host of
+# NCCL's own "<host>:<pid>:<tid> [<dev>] NCCL INFO" prefix.
+_RANK = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:|^(\d+): ")
+_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\] NCCL")
 _OUT_OF_BOUNDS = re.compile(r"^# Out of bounds values\s*:\s*(\d+)")
 _AVG = re.compile(r"^# Avg bus bandwidth\s*:\s*([0-9.eE+-]+)")
 # EFA through aws-ofi-nccl: "NET/OFI Selected provider is efa" (older plugins: "Selected Provider is efa"),
@@ -67,6 +73,10 @@ class NcclRun:
     """NCCL_DEBUG=INFO shows the OFI plugin with the efa provider or the Libfabric network."""
     uses_socket: bool
     """NCCL_DEBUG=INFO shows the TCP socket transport."""
+    socket_ranks: tuple[str, ...] = ()
+    """The ranks (or hosts, without a rank prefix) whose lines show the socket transport."""
+    efa_ranks: tuple[str, ...] = ()
+    """The ranks (or hosts) whose lines show EFA."""
 
 
 def _float(token: str) -> float | None:
@@ -92,15 +102,51 @@ def parse_nccl_output(text: str) -> NcclRun:
     """The table, footer and network evidence of one all_reduce_perf log (never raises)."""
     rows: list[SizeRow] = []
     out_of_bounds = avg = None
+    socket: set[str] = set()
+    efa: set[str] = set()
     for raw in text.splitlines():
         line = _PREFIX.sub("", raw.rstrip()).strip()
+        for pattern, seen in ((_SOCKET, socket), (_EFA, efa)):
+            if pattern.search(line):
+                seen.add(_writer(raw.strip(), line))
         if match := _OUT_OF_BOUNDS.match(line):
             out_of_bounds = int(match.group(1))
         elif match := _AVG.match(line):
             avg = _float(match.group(1))
         elif line and not line.startswith("#") and (row := _row(line.split())):
             rows.append(row)
-    return NcclRun(tuple(rows), out_of_bounds, avg, bool(_EFA.search(text)), bool(_SOCKET.search(text)))
+    return NcclRun(
+        tuple(rows), out_of_bounds, avg, bool(efa), bool(socket), _in_order(socket - {""}), _in_order(efa - {""})
+    )
+
+
+def _writer(raw: str, line: str) -> str:
+    """The rank that wrote a log line, else its host, else ''."""
+    if match := _RANK.match(raw):
+        return match.group(1) or match.group(2)
+    host = _HOST.match(line)
+    return host.group(1) if host else ""
+
+
+def _in_order(names: set[str]) -> tuple[str, ...]:
+    """Ranks in numeric order (hosts after them, by name)."""
+    return tuple(sorted(names, key=lambda n: (not n.isdigit(), int(n) if n.isdigit() else 0, n)))
+
+
+def _who(names: tuple[str, ...]) -> str:
+    if not names:
+        return ""
+    kind = "rank" if names[0].isdigit() else "host"
+    return f" on {kind}{'s' if len(names) > 1 else ''} {', '.join(names)}"
+
+
+SOCKET_FALLBACK_FIX = (
+    "NCCL fell back to TCP; known causes: the pods do not request vpc.amazonaws.com/efa or lack /dev/infiniband; the "
+    "image's aws-ofi-nccl plugin does not load (NCCL_DEBUG=INFO 'NET/Plugin' lines); on GB200 with the R580 driver, "
+    f"the NVIDIA module parameter {GRDMA_TOPO_OVERRIDE}=1 is missing (NVIDIA/aicr#668): read "
+    f"{NVIDIA_PARAMS_FILE} on a node for 'GrdmaPciTopoCheckOverride: 1' (whether the EKS AL2023 NVIDIA AMI sets it "
+    "is UNVERIFIED)"
+)
 
 
 @dataclass(frozen=True)
@@ -117,15 +163,10 @@ Finding = tuple[str, str, str, str]
 def _network_findings(run: NcclRun) -> list[Finding]:
     """NCCL ran over TCP sockets, or the log shows no EFA transport at all."""
     if run.uses_socket:
-        return [
-            (
-                "NCCL network",
-                "TCP sockets (NET/Socket)",
-                "Libfabric / NET/OFI with the efa provider",
-                "NCCL fell back to TCP: check the pods request vpc.amazonaws.com/efa, /dev/infiniband is present, and "
-                "the image's aws-ofi-nccl plugin loads (NCCL_DEBUG=INFO 'NET/Plugin' lines)",
-            )
-        ]
+        seen = f"TCP sockets (NET/Socket){_who(run.socket_ranks)}"
+        if run.uses_efa:
+            seen += f"; Libfabric (EFA){_who(run.efa_ranks)}"
+        return [("NCCL network", seen, "Libfabric / NET/OFI with the efa provider on every rank", SOCKET_FALLBACK_FIX)]
     if not run.uses_efa:
         return [
             (
@@ -171,7 +212,9 @@ def judge_efa(run: NcclRun, min_bus_bandwidth_gbps: float, large_bytes: int) -> 
                 "traffic within itself, and NCCL used every NIC (NET/OFI '... found N nics')",
             )
         )
-    network = "EFA" if run.uses_efa and not run.uses_socket else "sockets" if run.uses_socket else "unknown"
+    network = {(True, False): "EFA", (True, True): "EFA and sockets", (False, True): "sockets"}.get(
+        (run.uses_efa, run.uses_socket), "unknown"
+    )
     shown = f"{busbw:.2f} GB/s at {best.size_bytes} B" if best and busbw is not None else "no large-message row"
     evidence = f"network {network}; {shown} (threshold {min_bus_bandwidth_gbps / 8:.2f} GB/s); {len(run.rows)} sizes"
     return EfaJudgement(evidence, tuple(findings))

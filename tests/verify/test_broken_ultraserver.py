@@ -1,0 +1,111 @@
+"""``verify`` must not pass a broken UltraServer: each case breaks one thing in an otherwise healthy cluster, and the
+one check that judges it fails (and only that one)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from helpers.fake_cluster import FakeCluster, healthy_cluster, nccl_output, sample
+from helpers.stacks import ROOT
+from ultraserver import cli
+from ultraserver.builders.node_report import NODE_REPORT_PREFIX
+from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.verify.checks import run_checks
+from ultraserver.verify.clients import Pod
+from ultraserver.verify.expect import StackExpectation, expectation
+from ultraserver.verify.verdict import EFA, NCCL, NODE_FACTS, NVLINK, Verdict
+
+
+def expected_of(stack: str) -> StackExpectation:
+    return expectation(cli.stack_settings(ROOT, stack))
+
+
+def failed(cluster: FakeCluster, expected: StackExpectation) -> list[Verdict]:
+    return [v for v in run_checks(cluster, expected) if not v.passed]
+
+
+def test_a_not_ready_gpu_node_fails_its_ultraserver() -> None:
+    expected = expected_of("gb200-x72")
+    cluster = healthy_cluster(expected, nvlink_nodes=2)
+    assert failed(cluster, expected) == []
+    node = cluster.node_list[5]
+    cluster.node_list[5] = dataclasses.replace(node, ready=False)
+    (verdict,) = failed(cluster, expected)
+    assert (verdict.ultraserver, verdict.check) == ("nvl72", NODE_FACTS)
+    (problem,) = verdict.problems
+    assert (problem.key, problem.value, problem.allowed) == (f"node {node.name}", "NotReady", "Ready")
+
+
+def test_nvbandwidth_workers_in_two_clique_domains_fail_the_nvlink_check() -> None:
+    expected = expected_of("gb200-multi")
+    cluster = healthy_cluster(expected, nvlink_nodes=4)
+    assert failed(cluster, expected) == []
+    other = next(n for n in cluster.node_list if n.labels[ULTRASERVER_LABEL] == "nvl72-2")
+    key = next(k for k in cluster.logs if k[1].startswith("nvbandwidth-nvl72-1-"))
+    lines = cluster.logs[key].splitlines(keepends=True)
+    # The last worker the launcher names ran on another UltraServer; the matrix itself is healthy.
+    last = max(i for i, line in enumerate(lines) if line.startswith(NODE_REPORT_PREFIX))
+    lines[last] = f"{NODE_REPORT_PREFIX}{other.name}\n"
+    cluster.logs[key] = "".join(lines)
+    (verdict,) = failed(cluster, expected)
+    assert (verdict.ultraserver, verdict.check) == ("nvl72-1", NVLINK)
+    (problem,) = verdict.problems
+    assert problem.key == "MPIJob nvbandwidth-nvl72-1 cliques"
+    assert other.labels[CLIQUE_LABEL] in problem.value and len(problem.value) == 2
+
+
+def _nccl_cluster(log: str) -> tuple[FakeCluster, StackExpectation]:
+    expected = expected_of("gb200-x72-dra")
+    cluster = healthy_cluster(expected, nvlink_nodes=2)
+    ((_, job),) = expected.nccl_jobs
+    launcher = Pod(f"{job}-launcher-x", expected.nccl_namespace, "sys-0", "Succeeded", False, "1")
+    cluster.pod_map[(expected.nccl_namespace, f"job-name={job}-launcher")] = [launcher]
+    cluster.logs[(expected.nccl_namespace, launcher.name)] = log
+    return cluster, expected
+
+
+def test_out_of_bounds_values_fail_the_per_ultraserver_nccl_check() -> None:
+    healthy = nccl_output(busbw=900.0)
+    cluster, expected = _nccl_cluster(healthy)
+    assert failed(cluster, expected) == []
+    # The rows say 0 wrong values; only the footer counts them.
+    cluster, expected = _nccl_cluster(healthy.replace("Out of bounds values : 0 OK", "Out of bounds values : 7 FAILED"))
+    (verdict,) = failed(cluster, expected)
+    assert (verdict.ultraserver, verdict.check) == ("nvl72", NCCL)
+    (problem,) = verdict.problems
+    assert (problem.key, problem.value, problem.allowed) == ("MPIJob nccl-nvl72 wrong values", 7, "0")
+
+
+def _mixed_efa_log(log: str) -> str:
+    """The healthy EFA log with a second rank that chose TCP sockets."""
+    return log.replace(
+        "[1,0]<stdout>:w-0:26:26 [0] NCCL INFO Using network Libfabric",
+        "[1,0]<stdout>:w-0:26:26 [0] NCCL INFO Using network Libfabric\n"
+        "[1,1]<stdout>:w-1:31:31 [0] NCCL INFO Using network Socket\n"
+        "[1,1]<stdout>:w-1:31:31 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/Socket/0",
+    )
+
+
+def test_an_efa_run_where_some_ranks_used_tcp_sockets_fails_naming_them_and_the_causes() -> None:
+    expected = expected_of("gb200-multi")
+    cluster = healthy_cluster(expected, nvlink_nodes=4)
+    key = (expected.efa_namespace, f"{expected.efa_job}-launcher-x")
+    cluster.logs[key] = _mixed_efa_log(cluster.logs[key])
+    (verdict,) = failed(cluster, expected)
+    assert (verdict.ultraserver, verdict.check) == ("across-ultraservers", EFA)
+    (problem,) = verdict.problems
+    assert problem.value == "TCP sockets (NET/Socket) on rank 1; Libfabric (EFA) on rank 0"
+    assert "NVreg_GrdmaPciTopoCheckOverride" in problem.fix and "/proc/driver/nvidia/params" in problem.fix
+    assert "NVIDIA/aicr#668" in problem.fix and "UNVERIFIED" in problem.fix
+    assert "network EFA and sockets" in verdict.evidence
+
+
+def test_the_published_socket_fallback_names_the_rank_it_saw() -> None:
+    expected = expected_of("gb200-multi")
+    cluster = healthy_cluster(expected, nvlink_nodes=4)
+    cluster.logs[(expected.efa_namespace, f"{expected.efa_job}-launcher-x")] = sample(
+        "nccl-debug-socket-fallback-eks.txt"
+    )
+    (verdict,) = failed(cluster, expected)
+    # Rank 1 wrote no transport line before the excerpt ends; only rank 0 is named.
+    assert verdict.problems[0].value == "TCP sockets (NET/Socket) on rank 0"
