@@ -16,7 +16,8 @@ from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import NcclJobArgs
 from ultraserver.facts import devices
-from ultraserver.problems import ConfigError, Described, Problem
+from ultraserver.facts.devices import NodeDevices
+from ultraserver.problems import Described, Problem
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
@@ -86,6 +87,38 @@ class KubernetesLayerArgs:
     """Where the pinned manifests (DRA driver CRDs, MPI operator) are read instead of GitHub: an https:// URL prefix
     or a local directory with the files under their pinned names; the digests are checked all the same."""
 
+    def problems(self) -> list[Problem]:
+        """MPIJob checks need the MPI operator; each check's workers claim devices as ``devices`` says (DRA claims in
+        DRA mode, device-plugin resources otherwise): the layer's device mode is the one read."""
+        checks = {"imex_check": self.imex_check, "efa_check": self.efa_check, "nccl_check": self.nccl_check}
+        found = [
+            Problem(
+                f"KubernetesLayerArgs.{check}",
+                Described("an MPIJob check with mpi_operator=None"),
+                "the check only with the MPI operator (it runs as an MPIJob)",
+                "enable the MPI operator or turn the check off",
+            )
+            for check, given in checks.items()
+            if given and self.mpi_operator is None
+        ]
+        claimed: list[tuple[str, NodeDevices | None]] = (
+            [("efa_check", self.efa_check.node_devices)] if self.efa_check else []
+        )
+        claimed += [(f"nccl_check[{i}]", job.node_devices) for i, job in enumerate(self.nccl_check)]
+        if self.imex_check is not None:
+            claimed += [(f"imex_check.targets[{i}]", t.node_devices) for i, t in enumerate(self.imex_check.targets)]
+        dra = self.devices == devices.DRA
+        return found + [
+            Problem(
+                f"KubernetesLayerArgs.{key}.node_devices",
+                Described("set" if node is not None else "None"),
+                f"the node's devices exactly in DRA mode (here devices={self.devices!r})",
+                "build the checks in the layer's device mode (kubernetes_layer_args does)",
+            )
+            for key, node in claimed
+            if (node is not None) != dra
+        ]
+
 
 def mpi_operator_args(args: KubernetesLayerArgs) -> MpiOperatorArgs | None:
     """The MPI operator install, reading its manifest from the layer's mirror unless it names its own."""
@@ -153,17 +186,6 @@ class KubernetesLayer(pulumi.ComponentResource):
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
         system = require_node_selector(args.system_node_selector, "system_node_selector")
-        for check, given in (("imex_check", args.imex_check), ("efa_check", args.efa_check)):
-            if given is not None and args.mpi_operator is None:
-                raise ConfigError(
-                    Problem(
-                        check,
-                        Described("an MPIJob check with mpi_operator disabled"),
-                        "the check only with the MPI operator (it runs as an MPIJob)",
-                        "enable the MPI operator or turn the check off",
-                    )
-                )
-
         if args.kueue is not None:
             check_queue_namespaces(args.kueue, own_namespaces(args))
 
@@ -250,27 +272,23 @@ class KubernetesLayer(pulumi.ComponentResource):
         """The IMEX, EFA and NCCL checks (MPIJobs, so only with the MPI operator) and the drift check; the EFA checks
         wait for ``efa_release`` (the release that publishes EFA devices), queued jobs for ``queued`` (Kueue)."""
         base = args.depends_on
+        # The arguments refused a check without the MPI operator.
+        mpi = [self.mpi_operator] if self.mpi_operator is not None else []
         self.imex_check = None
-        if args.imex_check is not None and self.mpi_operator is not None:
+        if args.imex_check is not None:
             check_args = _on_system(args.imex_check, "launcher_node_selector", system)
             self.imex_check = ImexCheck(
-                f"{name}-imex-check", check_args, child(self.mpi_operator, self.gpu_operator, self.dra_driver, *queued)
+                f"{name}-imex-check", check_args, child(*mpi, self.gpu_operator, self.dra_driver, *queued)
             )
         self.efa_check = None
-        if args.efa_check is not None and self.mpi_operator is not None:
+        if args.efa_check is not None:
             efa_args = _on_system(args.efa_check, "launcher_node_selector", system)
-            self.efa_check = EfaCheck(
-                f"{name}-efa-check",
-                efa_args,
-                child(self.mpi_operator, efa_release, *queued),
-            )
+            self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(*mpi, efa_release, *queued))
         self.nccl_check = None
-        if args.nccl_check and self.mpi_operator is not None:
+        if args.nccl_check:
             jobs = [_on_system(j, "launcher_node_selector", system) for j in args.nccl_check]
             self.nccl_check = NcclCheck(
-                f"{name}-nccl-check",
-                jobs,
-                child(self.mpi_operator, self.gpu_operator, self.dra_driver, efa_release, *queued),
+                f"{name}-nccl-check", jobs, child(*mpi, self.gpu_operator, self.dra_driver, efa_release, *queued)
             )
         self.drift_check = None
         if args.drift_check is not None:
