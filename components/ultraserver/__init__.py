@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "GpuNodeGroup": "resources.gpu_node_group",
     "GpuNodeGroupArgs": "resources.gpu_node_group",
     "GpuNodeGroupSettings": "config.settings",
+    "NetworkSettings": "config.settings",
     "KubernetesLayer": "resources.kubernetes_layer",
     "KubernetesLayerArgs": "resources.kubernetes_layer",
     "GpuOperator": "resources.helm_release",

@@ -83,10 +83,16 @@ def test_the_same_program_with_right_arguments_plans(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("statement", "key", "says"),
     [
+        ('Network("net", NetworkArgs(cluster_name="gb200", subnets="10.0.0.0/24"))', "NetworkArgs.subnets", "a list"),
         (
-            'Network("net", NetworkArgs(cluster_name="gb200", vpc_id="vpc-0a", private_subnet_ids="subnet-0a"))',
-            "NetworkArgs.private_subnet_ids",
-            "a list of strings",
+            'Network("net", NetworkArgs(cluster_name="g", settings=NetworkSettings(private_subnet_ids="subnet-0a")))',
+            "NetworkSettings.private_subnet_ids",
+            "a list",
+        ),
+        (
+            'Network("net", NetworkArgs(cluster_name="gb200", vpc_id="vpc-0a"))',
+            "NetworkArgs.vpc_id",
+            "settings=NetworkSettings(...): write vpc_id=",
         ),
         ('Network("net", NetworkArgs(cluster_name=["gb200"]))', "NetworkArgs.cluster_name", "a string"),
         ('NodeRole("role", NodeRoleArgs(instance_profile="yes"))', "NodeRoleArgs.instance_profile", "true or false"),
@@ -95,7 +101,7 @@ def test_the_same_program_with_right_arguments_plans(tmp_path: Path) -> None:
 def test_every_components_arguments_are_checked(tmp_path: Path, statement: str, key: str, says: str) -> None:
     (tmp_path / "Pulumi.yaml").write_text("name: wrong-arguments\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
-    prelude = "from ultraserver import Network, NetworkArgs, NodeRole, NodeRoleArgs\n"
+    prelude = "from ultraserver import Network, NetworkArgs, NetworkSettings, NodeRole, NodeRoleArgs\n"
     (tmp_path / "__main__.py").write_text(f"{prelude}{statement}\n")
     result = run_main("plan", "--stack", "dev", "--project-dir", str(tmp_path))
     assert result.code == 2, result.stderr

@@ -115,17 +115,7 @@ class Platform(pulumi.ComponentResource):
         tags = {STACK: s.stack, **s.cluster.tags}
         self.network = Network(
             f"{s.cluster.name}-net",
-            NetworkArgs(
-                cluster_name=s.cluster.name,
-                subnets=subnets,
-                vpc_cidr=net.vpc_cidr,
-                nat_gateways=net.nat_gateways,
-                vpc_id=net.vpc_id,
-                private_subnet_ids=net.private_subnet_ids,
-                public_subnet_ids=net.public_subnet_ids,
-                gpu_subnet_ids=net.gpu_subnet_ids,
-                tags=tags,
-            ),
+            NetworkArgs(cluster_name=s.cluster.name, settings=net, subnets=subnets, tags=tags),
             opts=child,
         )
         self.cluster = Cluster(
