@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     "GpuNodeGroupArgs": "resources.gpu_node_group",
     "GpuNodeGroupSettings": "config.settings",
     "NetworkSettings": "config.settings",
+    "KubernetesSettings": "config.settings",
+    "PrometheusStackSettings": "config.settings",
     "KubernetesLayer": "resources.kubernetes_layer",
     "KubernetesLayerArgs": "resources.kubernetes_layer",
     "GpuOperator": "resources.helm_release",

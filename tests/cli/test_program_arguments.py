@@ -96,12 +96,25 @@ def test_the_same_program_with_right_arguments_plans(tmp_path: Path) -> None:
         ),
         ('Network("net", NetworkArgs(cluster_name=["gb200"]))', "NetworkArgs.cluster_name", "a string"),
         ('NodeRole("role", NodeRoleArgs(instance_profile="yes"))', "NodeRoleArgs.instance_profile", "true or false"),
+        (
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, system_node_selector={}, devices="dra"))',
+            "KubernetesLayerArgs.devices",
+            "settings=KubernetesSettings(...): write devices=",
+        ),
+        (
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider="k8s", system_node_selector={}))',
+            "KubernetesLayerArgs.provider",
+            "Provider",
+        ),
     ],
 )
 def test_every_components_arguments_are_checked(tmp_path: Path, statement: str, key: str, says: str) -> None:
     (tmp_path / "Pulumi.yaml").write_text("name: wrong-arguments\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
-    prelude = "from ultraserver import Network, NetworkArgs, NetworkSettings, NodeRole, NodeRoleArgs\n"
+    prelude = (
+        "from ultraserver import KubernetesLayer, KubernetesLayerArgs, Network, NetworkArgs, NetworkSettings, "
+        "NodeRole, NodeRoleArgs\n"
+    )
     (tmp_path / "__main__.py").write_text(f"{prelude}{statement}\n")
     result = run_main("plan", "--stack", "dev", "--project-dir", str(tmp_path))
     assert result.code == 2, result.stderr

@@ -10,7 +10,7 @@ from helpers.stacks import stack_config
 from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.nccl_check import nccl_check_args
-from ultraserver.config.settings import Settings, parse_settings
+from ultraserver.config.settings import KubernetesSettings, PrometheusStackSettings, Settings, parse_settings
 from ultraserver.config.views import ImexTarget
 from ultraserver.facts import charts, devices, helm, manifests
 from ultraserver.offline import Plan, record
@@ -36,9 +36,11 @@ def build(**overrides: object) -> tuple[KubernetesLayer, k8s.Provider]:
     cluster = pulumi.CustomResource("aws:eks/cluster:Cluster", "cluster", {})
     system = pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "system", {})
     pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "gpu", {})
+    section = {k: overrides.pop(k) for k in list(overrides) if k in KubernetesSettings.model_fields}
     args = KubernetesLayerArgs(
         provider=provider,
         system_node_selector=SYSTEM,
+        settings=KubernetesSettings(**section),  # type: ignore[arg-type]
         depends_on=[cluster, system],
         **overrides,  # type: ignore[arg-type]
     )
@@ -184,7 +186,7 @@ def test_dra_driver_crds_are_applied_by_the_toolkit_before_the_release() -> None
 def test_every_release_shipping_a_toolkit_applied_crd_waits_for_it() -> None:
     """No chart installs its own copy of a CRD the toolkit applies: Helm creates a crds/ entry only when it is absent
     (helm v3.20.2 pkg/action/install.go:174-176), so each such release skips crds/ or comes after the toolkit's."""
-    recorded = deploy(prometheus_stack=ReleaseSettings())
+    recorded = deploy(prometheus_stack=PrometheusStackSettings(enabled=True))
     crd_groups = {r.urn for r in recorded.of_type(GROUP) if r.name.startswith("gb200-dra-driver-crd")}
     checked = []
     for release in recorded.of_type(RELEASE):
@@ -282,7 +284,7 @@ def test_prometheus_stack_is_optional_and_installed_before_the_gpu_operator_serv
     values = one(without, RELEASE, "gpu-operator").inputs["values"]
     assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
 
-    recorded = deploy(prometheus_stack=ReleaseSettings())
+    recorded = deploy(prometheus_stack=PrometheusStackSettings(enabled=True))
     stack = one(recorded, RELEASE, "prometheus-stack")
     assert (stack.inputs["chart"], stack.inputs["version"], stack.inputs["namespace"]) == (
         charts.KUBE_PROMETHEUS_STACK,

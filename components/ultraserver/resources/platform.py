@@ -55,17 +55,11 @@ def kubernetes_layer_args(
         provider=provider,
         system_node_selector=system_node_labels(),
         depends_on=depends_on,
-        gpu_operator=s.kubernetes.gpu_operator,
-        dra_driver=s.kubernetes.dra_driver,
-        efa_device_plugin=s.kubernetes.efa_device_plugin,
-        devices=s.kubernetes.devices,
-        dranet=s.kubernetes.dranet,
-        prometheus_stack=s.kubernetes.prometheus_stack if s.kubernetes.prometheus_stack_enabled else None,
+        settings=s.kubernetes,
         imex_check=imex_check_args(live),
         efa_check=efa_check_args(s),
         nccl_check=nccl_check_args(live),
         kueue=kueue_args(s, live),
-        manifest_mirror=s.kubernetes.manifest_mirror,
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
