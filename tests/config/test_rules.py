@@ -1,4 +1,4 @@
-"""Cross-field rules: each plan-time rejection of issue 11 names the stack key, the bad value and the fix."""
+"""Cross-field rules: each plan-time rejection names the stack key, the bad value and the fix."""
 
 from __future__ import annotations
 
