@@ -17,7 +17,8 @@ Layers, bottom up; each may import itself and the layers listed after its colon,
     preflight: problems facts config
     verify: problems facts config builders
     status: problems facts config builders preflight verify
-    cli: problems clock facts config builders offline policy preflight verify status
+    rehearse: problems clock facts config builders offline verify status
+    cli: problems clock facts config builders offline policy preflight verify status rehearse
 
 ``resources`` holds the Pulumi components (the wiring); everything below it is plain Python.
 """

@@ -34,7 +34,7 @@ class ImexCheckArgs:
 def _problems(args: ImexCheckArgs) -> list[Problem]:
     """Bad names, duplicate targets, a threshold that is not positive."""
     problems: list[Problem] = []
-    if not DNS_LABEL.match(args.namespace):
+    if not DNS_LABEL.fullmatch(args.namespace):
         problems.append(
             Problem(
                 "imex_check.namespace",
@@ -45,7 +45,7 @@ def _problems(args: ImexCheckArgs) -> list[Problem]:
         )
     names = [t.name for t in args.targets]
     for name in names:
-        if not DNS_LABEL.match(f"nvbandwidth-{name}") or limits.over(limits.IMEX_TARGET_NAME, len(name)):
+        if not DNS_LABEL.fullmatch(f"nvbandwidth-{name}") or limits.over(limits.IMEX_TARGET_NAME, len(name)):
             problems.append(
                 Problem(
                     "imex_check.targets",

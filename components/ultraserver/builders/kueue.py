@@ -138,7 +138,7 @@ def check_kueue_args(args: KueueArgs) -> None:
             "fix the name",
         )
         for namespace in args.local_queue_namespaces
-        if not DNS_LABEL.match(namespace)
+        if not DNS_LABEL.fullmatch(namespace)
     ]
     duplicates = sorted({n for n in args.local_queue_namespaces if args.local_queue_namespaces.count(n) > 1})
     if duplicates:

@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
 from ultraserver.config.fields import PATTERNS, Model
+from ultraserver.config.files import SECRET_PLACEHOLDER
 from ultraserver.config.model import Settings, known_keys
 from ultraserver.problems import Problem
 
@@ -122,8 +123,11 @@ Found = tuple[str, str] | None
 """What is allowed and the fix, or None when the error is of another kind."""
 
 
-def _choices(ctx: dict[str, Any]) -> list[str]:
-    return re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+def _choices(ctx: dict[str, Any]) -> list[str | int]:
+    """A Literal's choices from pydantic's "'a', 'b' or 'c'" (texts) or "1, 3 or 5" (numbers)."""
+    expected = str(ctx.get("expected", ""))
+    quoted: list[str | int] = list(re.findall(r"'([^']*)'", expected))
+    return quoted or [int(c) for c in re.split(r", | or ", expected) if re.fullmatch(r"-?[0-9]+", c)]
 
 
 def _key_allowed(kind: str, ctx: dict[str, Any], value: Any, where: _Where, typo: dict[str, str]) -> Found:
@@ -143,9 +147,19 @@ def _key_allowed(kind: str, ctx: dict[str, Any], value: Any, where: _Where, typo
         return "known keys: " + ", ".join(known), f"did you mean {close[0]!r}?" if close else "remove it"
     if kind == "literal_error":
         choices = _choices(ctx)
-        close = difflib.get_close_matches(str(value), choices, n=1)
-        return "one of " + ", ".join(choices), f"use {close[0]!r}" if close else f"use one of {', '.join(choices)}"
+        nearest = _closest(value, choices)
+        listed = ", ".join(map(str, choices))
+        return "one of " + listed, f"use {nearest!r}" if nearest is not None else f"use one of {listed}"
     return None
+
+
+def _closest(value: Any, choices: list[str | int]) -> str | int | None:
+    """The choice nearest a bad value: by size for numbers, by spelling for words (None when nothing is close)."""
+    numbers = [c for c in choices if isinstance(c, int)]
+    if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return min(numbers, key=lambda c: (abs(c - value), c))
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
+    return next((c for c in choices if close and str(c) == close[0]), None)
 
 
 def _shape_allowed(kind: str, ctx: dict[str, Any], where: _Where) -> Found:
@@ -222,9 +236,20 @@ def problems_from(error: ValidationError, project: str, model: type[BaseModel] |
     problems = []
     for e, w in located:
         allowed, fix = _allowed_and_fix(e, w, typo)
+        suggestion = _suggestion(e)
         value = None if e["type"] == "missing" else e.get("input")
-        problems.append(Problem(w.key, Shown(value), allowed, fix))
+        problems.append(Problem(w.key, Shown(value), allowed, fix, suggestion=suggestion))
     return problems
+
+
+def _suggestion(error: Any) -> Any:
+    """The one value a validation error's fix proposes, or None."""
+    ctx = error.get("ctx") or {}
+    if error["type"] == "ultraserver":
+        return ctx.get("suggestion")
+    if error["type"] == "literal_error":
+        return _closest(error.get("input"), _choices(ctx))
+    return None
 
 
 class Shown:
@@ -234,4 +259,6 @@ class Shown:
         self.value = value
 
     def __repr__(self) -> str:
+        if self.value == SECRET_PLACEHOLDER:  # the user wrote ciphertext: name it, never the placeholder
+            return "a secret value (encrypted in the stack file; the offline plan cannot read or check it)"
         return value_text(self.value)

@@ -106,7 +106,8 @@ class GpuNodeGroupSettings(Model):
         None, ge=0, description="Nodes per group; defaults to every instance of the UltraServer(s)."
     )
     release_version: Annotated[
-        str, pattern(r"1\.\d+\.\d+-\d{8}", f"an EKS AMI release version such as {ami.EXAMPLE_RELEASE}", empty=True)
+        str,
+        pattern(r"1\.[0-9]+\.[0-9]+-[0-9]{8}", f"an EKS AMI release version such as {ami.EXAMPLE_RELEASE}", empty=True),
     ] = Field(
         "",
         description="EKS AMI release (AL2023_ARM_64_NVIDIA); default: the toolkit's pin for the cluster version.",

@@ -18,8 +18,8 @@ GroupRule = Callable[[GpuNodeGroupSettings, str, str, date], list[Problem]]
 a program's component arguments are checked by the same rules."""
 
 # Kubernetes label syntax (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/).
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
-_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_LABEL_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 # The kubelet may set labels on its own node under kubernetes.io / k8s.io only in these
 # (NodeRestriction admission; https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
 KUBELET_ALLOWED_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
@@ -39,16 +39,16 @@ KUBELET_ALLOWED_LABELS = (
 def label_allowed(name: str, value: str) -> str | None:
     """What a node label must be when it would be refused (syntax, kubelet prefix, comma in value), or None."""
     prefix, _, short = name.rpartition("/")
-    if not _LABEL_NAME.match(short) or limits.over(limits.KUBERNETES_LABEL_NAME, len(short)):
+    if not _LABEL_NAME.fullmatch(short) or limits.over(limits.KUBERNETES_LABEL_NAME, len(short)):
         return "a label name: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"
-    if prefix and (not _LABEL_PREFIX.match(prefix) or limits.over(limits.KUBERNETES_LABEL_PREFIX, len(prefix))):
+    if prefix and (not _LABEL_PREFIX.fullmatch(prefix) or limits.over(limits.KUBERNETES_LABEL_PREFIX, len(prefix))):
         return "a label prefix that is a DNS subdomain (lowercase, e.g. example.com/)"
     restricted = prefix.endswith(("kubernetes.io", "k8s.io"))
     if restricted and name not in KUBELET_ALLOWED_LABELS and not prefix.endswith(KUBELET_ALLOWED_PREFIXES):
         return "no kubernetes.io or k8s.io prefix other than kubelet.kubernetes.io/ and node.kubernetes.io/ (kubelet)"
     if "," in value:
         return "a value without commas (the kubelet's --node-labels is comma-separated)"
-    if value and (not _LABEL_NAME.match(value) or limits.over(limits.KUBERNETES_LABEL_NAME, len(value))):
+    if value and (not _LABEL_NAME.fullmatch(value) or limits.over(limits.KUBERNETES_LABEL_NAME, len(value))):
         return "a label value: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"
     return None
 

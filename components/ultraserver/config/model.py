@@ -67,7 +67,7 @@ class ClusterSettings(Model):
         StringConstraints(strict=True, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=limits.EKS_CLUSTER_NAME.maximum),
     ] = Field(description="EKS cluster name (letters, digits, - and _; starts with a letter).")
     kubernetes_version: Annotated[
-        Annotated[str, pattern(r"\d+\.\d+", 'a Kubernetes minor version such as "1.33"')],
+        Annotated[str, pattern(r"[0-9]+\.[0-9]+", 'a Kubernetes minor version such as "1.33"')],
         AfterValidator(kubernetes_version_check),
     ] = Field(kubernetes.DEFAULT_TEXT, description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA).")
     public_access_cidrs: tuple[Cidr, ...] = Field(
@@ -173,7 +173,7 @@ class SystemNodeGroupSettings(Model):
     """The CPU node group where controllers run (GPU nodes are tainted)."""
 
     instance_type: Annotated[
-        str, pattern(r"[a-z][a-z0-9-]*\d[a-z0-9-]*\.[a-z0-9]+", "an EC2 instance type such as m7g.xlarge")
+        str, pattern(r"[a-z][a-z0-9-]*[0-9][a-z0-9-]*\.[a-z0-9]+", "an EC2 instance type such as m7g.xlarge")
     ] = Field(
         instances.SYSTEM_INSTANCE_TYPE,
         description="Instance type (Graviton, like GB200, so images are arm64 everywhere).",
@@ -294,7 +294,8 @@ class AlertSettings(Model):
         ),
     ] = Field("", description="Existing SNS topic (it must let EventBridge publish); empty creates an encrypted one.")
     email_subscriptions: tuple[
-        Annotated[str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com")], ...
+        Annotated[str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com", secret=True)],
+        ...,
     ] = Field((), description="E-mail addresses subscribed to the topic (each confirms from the mail AWS sends).")
 
 

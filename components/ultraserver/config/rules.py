@@ -256,14 +256,24 @@ def chart_values(s: Settings, today: date) -> list[Problem]:
                     "fix the key or remove it (see the chart's values.yaml)",
                 )
             )
-        found += _unread_values(s, field, chart, release.values, unknown)
     return found
 
 
-def _unread_values(s: Settings, field: str, chart: str, values: Mapping[str, Any], unknown: list[str]) -> list[Problem]:
-    """A warning for each known key no template of the pinned chart reads: setting it changes nothing."""
+def unread_chart_values(s: Settings, today: date) -> list[Problem]:
+    """A warning for each known value key no template of the pinned chart reads (static analysis of the templates,
+    facts/chart_templates.py): setting it changes nothing. `ultraserver plan --render` judges this by rendering."""
+    found = []
+    for field, chart in RELEASE_KEYS.items():
+        release = getattr(s.kubernetes, field)
+        if release.version in (None, chart_facts.pinned(chart).version):
+            found += _unread_values(s, field, chart, release.values)
+    return found
+
+
+def _unread_values(s: Settings, field: str, chart: str, values: Mapping[str, Any]) -> list[Problem]:
     if chart not in chart_templates.template_reads():
         return []
+    unknown = chart_facts.unknown_value_paths(chart, values)
     version = chart_facts.pinned(chart).version
     return [
         Problem(
@@ -364,6 +374,7 @@ RULES: tuple[Rule, ...] = (
     *GPU_RULES,
     addons,
     chart_values,
+    unread_chart_values,
     device_mode,
     release_waits,
     kueue_settings,

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 
-REGION = r"[a-z]{2}(-[a-z]+)+-\d"
+REGION = r"[a-z]{2}(-[a-z]+)+-[0-9]"
 """An AWS region name such as us-east-1."""
-ZONE = REGION + r"[a-z]?(-[a-z]+-\d+[a-z])?"
+ZONE = REGION + r"[a-z]?(-[a-z]+-[0-9]+[a-z])?"
 """An Availability Zone (us-east-1a) or Local Zone (us-east-1-dfw-2a) name."""
-LOCAL_ZONE = REGION + r"-[a-z]+-\d+[a-z]"
+LOCAL_ZONE = REGION + r"-[a-z]+-[0-9]+[a-z]"
 """A Local Zone name such as us-east-1-dfw-2a."""
-ACCOUNT = r"\d{12}"
+ACCOUNT = r"[0-9]{12}"
 """A 12-digit AWS account ID."""
 RESERVATION_ID = r"cr-[0-9a-f]{17}"
 """An EC2 Capacity Reservation ID."""
@@ -42,7 +42,7 @@ RESOURCE_GROUP_ARN = (
 """A resource group ARN arn:aws:resource-groups:<region>:<account>:group/<name>."""
 SNS_TOPIC_ARN = r"arn:aws(-cn|-us-gov)?:sns:" + REGION + ":" + ACCOUNT + r":[A-Za-z0-9_-]{1,256}(\.fifo)?"
 """An SNS topic ARN (a FIFO topic's name ends in .fifo)."""
-PRINCIPAL_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":(role|user)/[\w+=,.@/-]+"
+PRINCIPAL_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":(role|user)/[A-Za-z0-9_+=,.@/-]+"
 """An IAM role or user ARN."""
 ROLE_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":role/[\w+=,.@/-]+"
 """An IAM role ARN."""

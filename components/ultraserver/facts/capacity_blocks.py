@@ -227,7 +227,8 @@ def window_problems(window: ReservationWindow, name: KeyName = _WINDOW) -> list[
             name(field),
             moment.isoformat(),
             "a time with its time zone (e.g. 2026-01-05T11:30:00Z)",
-            "add the zone: Z if it is UTC, as describe-capacity-blocks prints it",
+            f"write {moment:%Y-%m-%dT%H:%M:%S}Z if it is UTC, as describe-capacity-blocks prints it",
+            suggestion=f"{moment:%Y-%m-%dT%H:%M:%S}Z",
         )
         for field, moment in (("start", window.start), ("end", window.end))
         if moment.tzinfo is None

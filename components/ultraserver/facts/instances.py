@@ -48,14 +48,14 @@ SYSTEM_AMI_TYPES = {"AL2023_ARM_64_STANDARD": "arm64", "AL2023_x86_64_STANDARD":
 
 # EC2 naming: family letters, generation digit, then attribute letters; "g" among the attributes means AWS
 # Graviton (arm64) (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html).
-_TYPE = re.compile(r"^(?P<family>[a-z]+)(?P<generation>\d+)(?P<attributes>[a-z-]*)\.(?P<size>[a-z0-9]+)$")
+_TYPE = re.compile(r"(?P<family>[a-z]+)(?P<generation>[0-9]+)(?P<attributes>[a-z-]*)\.(?P<size>[a-z0-9]+)")
 
 
 def architecture(instance_type: str) -> str:
     """arm64 or x86_64 of an instance type: the catalog's, else the naming convention's ('' when unknown)."""
     if instance_type in efa.supported_instance_types():
         return str(efa.instance_facts(instance_type)["architecture"])
-    match = _TYPE.match(instance_type)
+    match = _TYPE.fullmatch(instance_type)
     if match is None:
         return ""
     return "arm64" if "g" in match["attributes"] else "x86_64"

@@ -26,7 +26,8 @@ from pydantic import ValidationError
 
 from ultraserver import clock
 from ultraserver.config.errors import program_problems
-from ultraserver.config.files import load_yaml, timestamp_problems
+from ultraserver.config.files import load_yaml, timestamp_problems, without_secrets
+from ultraserver.facts import limits
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -49,6 +50,7 @@ class Plan:
     resources: list[PlanResource]
     placeholders: list[str] = field(default_factory=list)
     policies: list[dict[str, str]] = field(default_factory=list)
+    manifests: list[str] = field(default_factory=list)  # URLs of the pinned upstream manifests applied
 
     def to_json(self) -> dict[str, Any]:
         """The plan JSON: ``{project, stack, resources, policies}``."""
@@ -282,10 +284,9 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             continue
         full = key if ":" in key else f"{project.name}:{key}"
         problems += timestamp_problems(full, value)
-        if isinstance(value, Mapping) and set(value) == {"secure"}:
-            # Secrets are encrypted for the real backend; offline they are placeholders.
+        value, secret = without_secrets(value)
+        if secret:
             secret_keys.append(full)
-            value = "offline-placeholder-secret"
         try:
             config[full] = value if isinstance(value, str) else json.dumps(value, default=str)
         except ValueError:  # a YAML alias that contains itself
@@ -297,12 +298,15 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
 
 def _stack_file(project: Project, stack: str) -> Path:
     """The stack's file; a stack without one (or named by its file) is refused, naming the stacks there are."""
-    path = project.stack_file(stack)
-    if path.is_file():
-        return path
-    known = ", ".join(project.stacks()) or "none"
     # A stack file's name or path (stacks/Pulumi.gb200-x72.yaml) instead of the stack's name.
     named = re.fullmatch(r"(?:.*/)?Pulumi\.(.+)\.ya?ml", stack)
+    refused = None if named else limits.stack_name_problem(stack)
+    if refused:
+        raise ConfigError(refused)
+    path = project.stack_file(stack)
+    if not named and path.is_file():
+        return path
+    known = ", ".join(project.stacks()) or "none"
     fix = (
         f"pass the stack's name, --stack {named[1]}, not its file" if named else f"pick one of those or add {path.name}"
     )
@@ -371,8 +375,10 @@ def record(
             if import_dir is not None:
                 sys.path.remove(str(import_dir))
 
-    # The offline plan downloads nothing: pinned manifests become empty placeholders (no digest is checked).
-    previous = pinned_manifest.set_fetcher(placeholders.fetch_manifest)
+    # The offline plan downloads nothing: pinned manifests become empty groups (no digest is checked); their URLs
+    # are noted (the APIs they add: ultraserver plan --render).
+    fetched: list[str] = []
+    previous = pinned_manifest.set_fetcher(fetched.append)
     try:
         run()
     finally:
@@ -395,4 +401,5 @@ def record(
         }
         resource.unresolved_inputs = sorted(watch.unresolved.get(resource.urn, []))
     # Registrations run concurrently; sorting by URN makes the plan repeatable.
-    return Plan(project, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))
+    records = sorted(monitor.records, key=lambda r: r.urn)
+    return Plan(project, stack, records, sorted(set(mocks.calls)), manifests=sorted(set(fetched)))

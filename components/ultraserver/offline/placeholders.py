@@ -201,8 +201,3 @@ def call_result(token: str, args: dict[str, Any], region: str) -> dict[str, Any]
     """The placeholder answer to a data-source call in the stack's region, or None when there is none."""
     handler = CALLS.get(token)
     return handler(args, region) if handler else None
-
-
-def fetch_manifest(url: str) -> None:
-    """Pinned upstream manifests are not downloaded offline: the plan shows their group with no objects."""
-    return None

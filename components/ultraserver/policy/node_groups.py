@@ -35,7 +35,7 @@ from ultraserver.problems import Described, Problem
 CAPACITY_BLOCK = "CAPACITY_BLOCK"
 UPGRADE_RULE = "capacity-block-upgrade-at-zero"
 CAPACITY_BLOCK_MARKET = "capacity-block"
-ZONE_ID = re.compile(r"^[a-z]{2,4}[0-9]+-az[0-9]+$")
+ZONE_ID = re.compile(r"[a-z]{2,4}[0-9]+-az[0-9]+")
 
 
 def _market_type(template: PlanResource | None) -> Any:
@@ -222,7 +222,7 @@ def check_subnets_in_zone(resources: Sequence[PlanResource], opts: Mapping[str, 
         zone = reservation_zone(index, group)
         if zone is None:
             continue
-        key = "availabilityZoneId" if ZONE_ID.match(zone) else "availabilityZone"
+        key = "availabilityZoneId" if ZONE_ID.fullmatch(zone) else "availabilityZone"
         wrong = [
             s.name
             for s in index.deps(group, SUBNET)

@@ -153,9 +153,10 @@ class ChartRelease(pulumi.ComponentResource):
 
 # Helm waits for every DaemonSet pod when it waits at all, and it waits whenever a release is atomic, whatever
 # skipAwait says (facts/helm.py, read in Helm's and pulumi-kubernetes's sources). So the releases with DaemonSets on
-# every GPU node (charts.ON_GPU_NODES: GPU Operator, DRA driver kubelet plugin, EFA plugin) skip the await and are not
-# atomic: one unhealthy GPU node can no longer roll them back on every node. Template and API errors still fail the
-# release; the fabric checks (the IMEX nvbandwidth check per UltraServer, `ultraserver verify`) are the health signal.
+# every GPU node (charts.ON_GPU_NODES: GPU Operator, DRA driver kubelet plugin, EFA plugin, DRANET, the Prometheus
+# stack's node exporter) skip the await and are not atomic: one unhealthy GPU node can no longer roll them back on
+# every node. Template and API errors still fail the release; the fabric checks (the IMEX nvbandwidth check per
+# UltraServer, `ultraserver verify`) are the health signal.
 #
 # GPU Operator upgrades: the chart's `operator.upgradeCRD` pre-upgrade hook Job (kept at its default, true) applies
 # the new ClusterPolicy/NVIDIADriver CRDs, and needs Helm's OpenAPI validation off so the new ClusterPolicy is not
