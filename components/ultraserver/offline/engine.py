@@ -6,6 +6,7 @@ engine receives them (camelCase, serialized), with the URNs each resource waits 
 
 from __future__ import annotations
 
+import functools
 import json
 import runpy
 import sys
@@ -209,15 +210,9 @@ def run_plan(
     config, secret_keys = stack_config(project, stack)
     for key, value in (overrides or {}).items():
         config[key] = value if isinstance(value, str) else json.dumps(value)
+    program = functools.partial(runpy.run_path, str(project.main), run_name="__main__")
     with clock.pinned(now):
-        return record(
-            lambda: runpy.run_path(str(project.main), run_name="__main__"),
-            project.name,
-            stack,
-            config,
-            secret_keys,
-            project.directory,
-        )
+        return record(program, project.name, stack, config, secret_keys, project.directory)
 
 
 def record(
