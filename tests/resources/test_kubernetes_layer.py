@@ -137,13 +137,16 @@ def test_mpi_operator_is_the_pinned_release_manifest() -> None:
     assert recorded.of_type("kubernetes:yaml/v2:ConfigFile") == []
 
 
-def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
     """Helm waits whenever a release is atomic, whatever skipAwait says (facts/helm.py): the GPU-node releases are
     neither waiting nor atomic, so one unhealthy GPU node cannot roll them back on every node."""
     seen: set[str] = set()
-    # The plugins-mode stack has the EFA device plugin, the DRA-mode stack DRANET instead.
-    for stack in ("gb200-x72", "gb200-x72-dra"):
-        releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in shipped_plan(stack).of_type(RELEASE)}
+    # The plugins-mode stack has the EFA device plugin, the DRA-mode stack DRANET instead; the Prometheus stack (its
+    # node exporter on every GPU node) is off unless enabled.
+    plans = [shipped_plan("gb200-x72"), shipped_plan("gb200-x72-dra")]
+    plans.append(plan_with("gb200-x72", {"kubernetes": {"prometheusStack": {"enabled": True}}}))
+    for plan in plans:
+        releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in plan.of_type(RELEASE)}
         for chart in set(charts.ON_GPU_NODES) & set(releases):
             inputs = releases[chart]
             assert inputs["skipAwait"] is True and inputs["atomic"] is False, chart
