@@ -1,4 +1,4 @@
-"""Messages and exits people can act on (issue 24 §5): the reason for a failing exit comes last, on stderr too when
+"""Messages and exits people can act on: the reason for a failing exit comes last, on stderr too when
 piped; each subcommand's --help says what it does and which exit codes it returns; one output file per option;
 no Python object reprs in messages."""
 

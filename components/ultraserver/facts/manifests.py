@@ -66,7 +66,7 @@ DRA_DRIVER_CRDS = {
 """The DRA driver's CRDs by name, each applied by the toolkit from its pin."""
 
 # Kubeflow MPI Operator v0.8.0 (tag v0.8.0 = commit 101db144, 2026-02-18; the newest tag in a mirror of
-# kubeflow/mpi-operator whose last commit is 2026-07-02, re-checked 2026-11-25 for issue 21): the all-in-one manifest
+# kubeflow/mpi-operator whose last commit is 2026-07-02, re-checked 2026-11-25): the all-in-one manifest
 # (namespace, MPIJob CRD, RBAC, controller, image mpioperator/mpi-operator:0.8.0). sha256 and git blob computed from
 # the blob at the tag (674987 bytes). From v0.7.0: Kubernetes libraries 1.35, the CRD's pod template refreshed from
 # the 1.35 API, launcher scheduling directives fixed when a job is unsuspended (kubeflow/mpi-operator#772; Kueue

@@ -24,7 +24,7 @@ NO_POLICY = "no published support policy"
 UNPINNED = "unpinned (EKS default; unverified)"
 
 CHECKED = date(2026, 11, 25)
-"""When the set was last checked against its sources as a whole (issue 21)."""
+"""When the set was last checked against its sources as a whole."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ NEWEST_FOUND: dict[str, NewestFound] = {
         CHECKED,
     ),
 }
-"""Re-checks of the newest upstream release (issue 21), by set entry name."""
+"""Re-checks of the newest upstream release, by set entry name."""
 
 
 @dataclass(frozen=True)
