@@ -1,0 +1,74 @@
+"""The reclaim drain through the official Kubernetes client: the decisions the in-cluster CronJob makes
+(``builders.drain_script``), driven from a program with its own client and clock (a rehearsal on an emulated API, a
+one-off run from a workstation). ``drain_step(api_client, blocks, now)`` reads, decides and applies once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ultraserver.builders.drain_script import Block, run_once
+from ultraserver.facts.capacity_blocks import require_aware
+
+_TIMEOUT = (10, 60)
+
+
+class KubernetesApi:
+    """The drain's REST calls over a ``kubernetes.client.ApiClient`` (its configuration, credentials and TLS)."""
+
+    def __init__(self, api_client: Any) -> None:
+        self._client = api_client
+
+    def _call(self, method: str, path: str, body: Any = None, content: str = "application/json") -> Any:
+        resource, _, query = path.partition("?")
+        params = [tuple(part.split("=", 1)) for part in query.split("&") if part]
+        return self._client.call_api(
+            resource,
+            method,
+            query_params=params,
+            header_params={"Accept": "application/json", "Content-Type": content},
+            body=body,
+            response_type="object",
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _request_timeout=_TIMEOUT,
+        )
+
+    def get(self, path: str) -> dict[str, Any]:
+        answer: dict[str, Any] = self._call("GET", path)
+        return answer
+
+    def patch(self, path: str, body: dict[str, Any]) -> None:
+        self._call("PATCH", path, body, "application/merge-patch+json")
+
+    def post(self, path: str, body: dict[str, Any]) -> bool:
+        from kubernetes.client.exceptions import ApiException  # the client is imported only when a cluster is used
+
+        try:
+            self._call("POST", path, body)
+        except ApiException as err:
+            if err.status == 429:
+                return False
+            raise
+        return True
+
+    def delete(self, path: str) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            self._call("DELETE", path)
+        except ApiException as err:
+            if err.status != 404:
+                raise
+
+
+def drain_step(
+    api_client: Any,
+    blocks: list[Block],
+    now: datetime,
+    cluster_queue: str = "",
+    warnings: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """One run of the reclaim drain at ``now`` against the cluster behind ``api_client``: the actions taken."""
+    return run_once(KubernetesApi(api_client), blocks, require_aware(now), cluster_queue, warnings)
