@@ -35,6 +35,8 @@ RECLAIM_LEAD_MINUTES = {INSTANCE: 30, ULTRASERVER: 60}
 # Group Capacity Scaledown Before Reservation End to scale the node group down to 0 40 minutes before the reservation
 # ends ... Don't edit or delete this scheduled action." On an UltraServer block that is 20 minutes after the reclaim
 # began, so the toolkit's own scale-down (and drain) must come first.
+EKS_MANAGED_SCALEDOWN_ACTION = "Amazon EKS Node Group Capacity Scaledown Before Reservation End"
+EKS_MANAGED_SCALEDOWN_LEAD = timedelta(minutes=40)
 MIN_DRAIN_MINUTES = 15
 """Least time between a group's scale-down (when its drain starts) and the reclaim: pods are evicted, a trainer
 checkpoints and the Auto Scaling group terminates the instances (minutes each, EC2 user guide capacity-blocks-launch:
