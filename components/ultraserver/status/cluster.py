@@ -71,8 +71,13 @@ def cluster_side(nodes: Sequence[Node], node_group: str, gpus_per_node: int, efa
         cliques=_cliques(members),
         not_ready_since=min(not_ready) if not_ready else None,
         ready_since=tuple(sorted((n.ready_changed for n in ready), key=lambda t: (t is not None, t))),
-        instance_ids=tuple(sorted(n.provider_id.rsplit("/", 1)[-1] for n in members if n.provider_id)),
+        instance_ids=_instance_ids(members),
     )
+
+
+def _instance_ids(nodes: Sequence[Node]) -> tuple[str, ...]:
+    """EC2 instance ids from the nodes' providerID (aws:///<zone>/<instance id>), sorted."""
+    return tuple(sorted(n.provider_id.rsplit("/", 1)[-1] for n in nodes if n.provider_id))
 
 
 def _cliques(nodes: Sequence[Node]) -> tuple[str, ...]:

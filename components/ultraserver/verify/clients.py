@@ -120,7 +120,7 @@ class KubernetesReader:
                 allocatable={k: str(v) for k, v in (n.status.allocatable or {}).items()},
                 ready=_ready(n.status.conditions),
                 ready_changed=_ready_changed(n.status.conditions),
-                provider_id=(n.spec.provider_id if n.spec else None) or "",
+                provider_id=getattr(getattr(n, "spec", None), "provider_id", None) or "",
             )
             for n in items
         ]
