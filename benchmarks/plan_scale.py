@@ -139,6 +139,9 @@ def replay_program(plan: Plan) -> Callable[[], None]:
             opts = pulumi.ResourceOptions(
                 parent=declared.get(resource_.parent),
                 depends_on=[declared[u] for u in resource_.dependencies if u in declared],
+                protect=resource_.protect,
+                retain_on_delete=resource_.retain_on_delete,
+                ignore_changes=resource_.ignore_changes or None,
             )
             declared[resource_.urn] = declare(resource_, opts)
 

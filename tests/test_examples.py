@@ -9,7 +9,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from helpers.manifests import K8S_VERSION, as_pod, paired_requests, validate_custom
+from helpers.manifests import K8S_VERSION, as_pod, validate_custom, whole_node_gpus
 from helpers.modules import load_file
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
 from ultraserver.builders.helm_values import GPU_TOLERATION
@@ -64,7 +64,8 @@ def test_training_reaches_the_cluster_through_the_stack_reference(training: Plan
     wanted = stack_file(TRAINING)["clusterStack"]
     (reference,) = provider.dependencies
     assert reference.endswith(f"$pulumi:pulumi:StackReference::{wanted}")
-    assert provider.inputs["kubeconfig"]["current-context"] == wanted.rsplit("/", 1)[-1]
+    token = provider.inputs["kubeconfig"]["users"][0]["user"]["exec"]["args"]
+    assert token[token.index("--cluster-name") + 1] == wanted.rsplit("/", 1)[-1]
 
 
 def test_training_job_waits_for_its_compute_domain(training: Plan) -> None:
@@ -179,8 +180,7 @@ def test_custom_platform_runs_one_self_managed_ultraserver(custom: Plan) -> None
     config = stack_file(CUSTOM)
     (group,) = custom.of_type("aws:autoscaling/group:Group")
     assert group.inputs["maxSize"] == 9
-    (entry,) = custom.of_type("aws:eks/accessEntry:AccessEntry")
-    assert entry.inputs["type"] == "EC2_LINUX"
+    (entry,) = [e for e in custom.of_type("aws:eks/accessEntry:AccessEntry") if e.inputs.get("type") == "EC2_LINUX"]
     assert entry.urn in group.dependencies
     # The only managed node group is the system one; GPU nodes are self-managed.
     (managed,) = custom.of_type("aws:eks/nodeGroup:NodeGroup")
@@ -236,17 +236,17 @@ def test_example_is_a_pulumi_project_of_its_own(example: Path) -> None:
 
 
 @pytest.mark.parametrize("layout", ["one-per-nci-group", "all-odd-cards"])
-def test_training_job_in_dra_mode_claims_paired_devices_and_is_valid(layout: str) -> None:
+def test_training_job_in_dra_mode_claims_whole_node_devices_and_is_valid(layout: str) -> None:
     module = training_module()
     job = module.TrainingJob(ultraserver="nvl72", workers=4, devices="dra", efa_layout=layout)
     template = module.device_claim_template(job)
     kubernetes_validate.validate(template, "1.35", strict=True)
-    pairs = paired_requests(template["spec"]["spec"])
-    assert len(pairs) == 4
+    assert whole_node_gpus(template["spec"]["spec"]) == 4
     manifest = module.job_manifest(job)
     spec = manifest["spec"]["template"]["spec"]
     assert [c.get("resourceClaimTemplateName") for c in spec["resourceClaims"]][1] == template["metadata"]["name"]
     assert "limits" not in spec["containers"][0]["resources"]  # no device-plugin resources in DRA mode
+    assert spec["containers"][0]["resources"]["requests"]["cpu"]  # the share Kueue's TAS counts
     kubernetes_validate.validate(
         as_pod(manifest["spec"]["template"], f"{job.name}-0", job.namespace), "1.35", strict=True
     )

@@ -113,3 +113,16 @@ def test_patterns_match_whole_identifiers_only(pattern: str, good: str, bad: str
     assert not aws_ids.matches(pattern, bad)
     assert not aws_ids.matches(pattern, f" {good}")
     assert not aws_ids.matches(pattern, None)
+
+
+def test_the_gb200_instance_family_is_named_only_in_facts() -> None:
+    """Logic reads the UltraServer catalog (facts/ultraservers.py, facts/instances.py), so a new UltraServer type
+    touches the catalog and its data only: the instance family is named nowhere else, not even in a comment."""
+    paths = [p for p in sorted(PACKAGE.rglob("*.py")) if "facts" not in p.relative_to(PACKAGE).parts]
+    found = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in paths
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if "p6e-gb200" in line
+    ]
+    assert found == []

@@ -1,30 +1,28 @@
-"""What users read for a few representative bad inputs, now that every check hands over Problems (issue 22 §2).
-
-Each test pins the whole message. The text before this change is quoted in each docstring so the comparison can be
-read: the key, value, allowed and fix are the same facts, now in fields every report renders the same way
-(``format_problems``), with the key a program or stack file actually wrote.
+"""What users read for a few representative bad inputs: each test pins the whole message, whose key, value,
+allowed and fix every report renders the same way (``format_problems``), with the key a program or stack file
+actually wrote.
 """
 
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
 
 import pytest
 from helpers.policy_fixtures import DELETE, good_stack, patch
 from helpers.stacks import stack_config
+from pydantic import ValidationError
+from ultraserver.config.errors import program_problems
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.load import parse_settings
 from ultraserver.policy import evaluate
 from ultraserver.policy.report import format_violations
 from ultraserver.problems import ERROR, ConfigError, format_problems
-from ultraserver.resources.cluster import ClusterCoreData
-from ultraserver.resources.gpu_node_group_args import GpuNodeGroupArgs
 from ultraserver.verify.fabric import LauncherResult, judge_nvbandwidth
 from ultraserver.verify.report import format_verdicts
 
 
 def test_a_settings_key_is_named_as_the_stack_file_writes_it() -> None:
-    """Before: the same line; the CLI printed it as '  - <line>'. Now the CLI renders the fields in columns."""
+    """The CLI renders the fields in columns."""
     config = copy.deepcopy(stack_config("gb200-x72"))
     config["ultraserver-eks:gpuNodeGroups"][0]["availabilityZone"] = "eu-west-1a"
     with pytest.raises(ConfigError) as caught:
@@ -42,33 +40,17 @@ def test_a_settings_key_is_named_as_the_stack_file_writes_it() -> None:
     ]
 
 
-def test_a_component_argument_is_named_as_the_python_argument() -> None:
-    """Before: 'GpuNodeGroupArgs: capacity_reservation_id: 'cr-123' is not a Capacity Reservation ID; expected 'cr-'
-    followed by 17 lowercase hex digits (e.g. cr-0123456789abcdef0). Copy it from describe-capacity-blocks
-    (CapacityReservationIds) or the EC2 console.' (a stack-key message rewritten by a regex)."""
-    cluster = ClusterCoreData(
-        "gb200", "https://x.eks.amazonaws.com", "Y2VydA==", "10.100.0.0/16", "sg-0ccccccccccccccc1"
-    )
-    with pytest.raises(ConfigError) as caught:
-        GpuNodeGroupArgs(
-            cluster=cluster,
-            subnet_ids=["subnet-0aaaaaaaaaaaaaaaa"],
-            capacity_reservation_id="cr-123",
-            now=datetime(2026, 3, 1, tzinfo=timezone.utc),
-        )
-    (problem,) = caught.value.items
-    assert (problem.key, problem.value) == ("GpuNodeGroupArgs.capacity_reservation_id", "cr-123")
+def test_a_programs_setting_is_named_as_the_program_wrote_it() -> None:
+    with pytest.raises(ValidationError) as caught:
+        GpuNodeGroupSettings(name="gpu", availability_zone="us-east-1-dfw-2a", capacity_reservation_ids=("cr-123",))
+    (problem,) = program_problems(caught.value)
     assert str(problem) == (
-        "GpuNodeGroupArgs.capacity_reservation_id: got 'cr-123'; allowed: a Capacity Reservation ID: 'cr-' followed "
-        "by 17 lowercase hex digits (e.g. cr-0123456789abcdef0); fix: copy it from describe-capacity-blocks "
-        "(CapacityReservationIds) or the EC2 console"
+        "GpuNodeGroupSettings.capacity_reservation_ids[0]: got 'cr-123'; allowed: 'cr-' and 17 lowercase hex digits "
+        "(e.g. cr-0123456789abcdef0); fix: correct capacity_reservation_ids"
     )
 
 
 def test_a_policy_violation_names_rule_resource_and_input() -> None:
-    """Before: 'MANDATORY  [launch-template-imdsv2] <urn>' then 'metadataOptions.httpTokens is None, so IMDSv1 is
-    allowed. Set metadata_options http_tokens="required" (and http_put_response_hop_limit=2 for pods that need
-    IMDS).' as one value."""
     stack = patch(good_stack(), "LaunchTemplate", "gpu", {"metadataOptions": DELETE})
     (found,) = [v for v in evaluate(stack) if v.policy == "launch-template-imdsv2"]
     assert found.message == (
@@ -87,8 +69,6 @@ def test_a_policy_violation_names_rule_resource_and_input() -> None:
 
 
 def test_a_verify_failure_reads_the_parser_error_fields_not_its_text() -> None:
-    """Before: '  - MPIJob nvbandwidth-nvl72: got no bandwidth matrix in the nvbandwidth output (expected a line like
-    ...); expected a bandwidth matrix' (the parser's message cut at '; the log ends with')."""
     log = "ERROR: no IMEX channel available\nmpirun exited\n"
     verdict = judge_nvbandwidth(LauncherResult(log=log, phase="Failed"), "imex", "nvbandwidth-nvl72", "nvl72", 700, 4)
     (problem,) = verdict.problems

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 import yaml
 from helpers.stacks import STACKS
+from ultraserver.cli.common import stack_settings
+from ultraserver.config.settings import settings_warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -36,16 +38,33 @@ def check_schema(paths: list[pathlib.Path]) -> subprocess.CompletedProcess[str]:
 
 
 def discover(workdir: pathlib.Path, tmp_path: pathlib.Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    """Run the stack-discovery step exactly as stacks.yml ships it, in workdir; return the run and its outputs."""
+    """Run the stack-discovery step exactly as stacks.yml ships it (its shell command, `python` being this
+    interpreter and this checkout's package), in workdir; return the run and its outputs."""
     steps = load("stacks.yml")["jobs"]["discover"]["steps"]
     step = next(s for s in steps if s.get("id") == "discover")
-    assert step["shell"] == "python"
+    assert "shell" not in step and "yaml" not in step["run"].lower(), "the workflow parses no stack file itself"
     output = tmp_path / "github_output"
     output.write_text("", encoding="utf-8")
-    env = {"GITHUB_OUTPUT": str(output), "PATH": ""}
-    run = subprocess.run([sys.executable, "-c", step["run"]], cwd=workdir, env=env, capture_output=True, text=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    python = bin_dir / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    env = {"GITHUB_OUTPUT": str(output), "PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHONPATH": str(ROOT / "components")}
+    run = subprocess.run(["bash", "-c", step["run"]], cwd=workdir, env=env, capture_output=True, text=True)
     pairs = (line.split("=", 1) for line in output.read_text(encoding="utf-8").splitlines())
     return run, {key: json.loads(value) for key, value in pairs}
+
+
+def stack(*lines: str, cluster: str = "", kubernetes: str = "", network: str = "") -> str:
+    """A valid stack file (public endpoint limited to CIDRs, a new VPC) with extra config lines and section keys."""
+    return (
+        "config:\n  aws:region: us-east-1\n"
+        + "".join(f"  {line}\n" for line in lines)
+        + f"  ultraserver-eks:cluster:\n    name: c1\n{cluster or '    endpointPublicAccessCidrs: [198.18.0.0/24]'}\n"
+        + f"  ultraserver-eks:network:\n    availabilityZones: [us-east-1a, us-east-1b]\n{network}"
+        + (f"  ultraserver-eks:kubernetes:\n{kubernetes}\n" if kubernetes else "")
+    )
 
 
 def write_project(root: pathlib.Path, stacks: dict[str, str]) -> None:
@@ -89,37 +108,64 @@ def test_discovery_previews_every_stack_and_deploys_only_opted_in_ones(tmp_path:
     write_project(
         work,
         {
-            "gb200-x72": "config:\n  ultraserver-eks:autoDeploy: true\n  aws:region: us-east-1\n",
-            "gb200-x36": "config:\n  ultraserver-eks:autoDeploy: false\n",
-            "gb200-multi": "config:\n  aws:region: us-east-1\n",
-            "empty": "",
+            "gb200-x72": stack("ultraserver-eks:autoDeploy: true"),
+            "gb200-x36": stack("ultraserver-eks:autoDeploy: false"),
+            "gb200-multi": stack(),
         },
     )
     (work / "stacks" / "README.md").write_text("not a stack\n", encoding="utf-8")
     run, outputs = discover(work, tmp_path)
     assert run.returncode == 0, run.stderr
     assert outputs == {
-        "preview": ["empty", "gb200-multi", "gb200-x36", "gb200-x72"],
+        "preview": ["gb200-multi", "gb200-x36", "gb200-x72"],
+        "separate": [],
         "deploy": ["gb200-x72"],
         "platform": [{"stack": "gb200-x72", "runs-on": ["ubuntu-latest"]}],
         "kubernetes": [],
     }
 
 
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "ultraserver-eks:autoDeploy: true",
+        "ultraserver-eks:autoDeploy: 'true'",
+        "autoDeploy: true",
+        'autoDeploy: "true"',
+    ],
+)
+def test_autodeploy_means_what_it_means_to_pulumi_whether_bare_or_quoted(tmp_path: pathlib.Path, flag: str) -> None:
+    """The engine hands programs every config value as text, and puts bare keys in the project's namespace: these
+    four are one setting to `pulumi up`, so to CI too."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    write_project(work, {"a": stack(flag)})
+    run, outputs = discover(work, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert outputs["deploy"] == ["a"]
+
+
 def test_discovery_runs_each_deploy_where_the_stack_reaches_its_api_server(tmp_path: pathlib.Path) -> None:
     work = tmp_path / "repo"
     work.mkdir()
     in_vpc = (
-        "  ultraserver-eks:cluster:\n    deployerAccess: in-vpc\n    deployerRunnerLabels: [self-hosted, vpc]\n"
-        "    deployerSecurityGroupIds: [sg-0123456789abcdef0]\n"
-        "  ultraserver-eks:network:\n    vpcId: vpc-0123456789abcdef0\n"
+        "    deployerAccess: in-vpc\n    deployerRunnerLabels: [self-hosted, vpc]\n"
+        "    deployerSecurityGroupIds: [sg-0123456789abcdef0]"
     )
-    split = (
-        "  ultraserver-eks:cluster:\n    deployerRunnerLabels: [self-hosted, vpc]\n"
-        "  ultraserver-eks:kubernetes:\n    layer: separate-stack\n"
+    existing = (
+        "    vpcId: vpc-0123456789abcdef0\n    privateSubnetIds: [subnet-0123456789abcdef0, subnet-0123456789abcdef1]\n"
     )
-    on = "config:\n  ultraserver-eks:autoDeploy: true\n"
-    write_project(work, {"in-vpc": on + in_vpc, "split": on + split, "off": "config:\n" + split})
+    split = "    deployerRunnerLabels: [self-hosted, vpc]\n    deployerCidrs: [10.0.0.0/16]"
+    on = "ultraserver-eks:autoDeploy: true"
+    layer = "    layer: separate-stack"
+    write_project(
+        work,
+        {
+            "in-vpc": stack(on, cluster=in_vpc, network=existing),
+            "split": stack(on, cluster=split, kubernetes=layer),
+            "off": stack(cluster=split, kubernetes=layer),
+        },
+    )
     run, outputs = discover(work, tmp_path)
     assert run.returncode == 0, run.stderr
     assert outputs["platform"] == [
@@ -128,6 +174,7 @@ def test_discovery_runs_each_deploy_where_the_stack_reaches_its_api_server(tmp_p
         {"stack": "split", "runs-on": ["ubuntu-latest"]},
     ]
     assert outputs["kubernetes"] == [{"stack": "split", "runs-on": ["self-hosted", "vpc"]}]
+    assert outputs["separate"] == ["off", "split"]
 
 
 def test_shipped_deploy_targets_follow_each_stacks_reachability(tmp_path: pathlib.Path) -> None:
@@ -166,13 +213,13 @@ def test_deploy_jobs_run_on_the_discovered_runners_and_the_split_layer_after_the
 @pytest.mark.parametrize(
     ("stacks", "message"),
     [
-        ({"a": "config:\n  ultraserver-eks:autoDeploy: 'true'\n"}, "ultraserver-eks:autoDeploy is 'true'"),
-        ({"a": "config:\n  ultraserver-eks:autoDeploy: 1\n"}, "allowed: true or false"),
-        ({"a$(id)": "config: {}\n"}, "stack name 'a$(id)' may use only"),
-        ({}, "no stack file stacks/Pulumi.<stack>.yaml found"),
+        ({"a": stack("ultraserver-eks:autoDeploy: 1")}, "Pulumi.a.yaml: ultraserver-eks:autoDeploy"),
+        ({"a": stack("ultraserver-eks:autoDeploy: 'yes'")}, "Pulumi.a.yaml: ultraserver-eks:autoDeploy"),
+        ({"a$(id)": stack()}, "Pulumi.a$(id).yaml"),
+        ({}, "no stack file stacks/Pulumi.<stack>.yaml"),
         (
-            {"a": "config:\n  ultraserver-eks:autoDeploy: true\n  ultraserver-eks:cluster: {deployerRunnerLabels: 7}"},
-            "cluster.deployerRunnerLabels is 7",
+            {"a": stack("ultraserver-eks:autoDeploy: true", cluster="    deployerRunnerLabels: 7")},
+            "Pulumi.a.yaml: ultraserver-eks:cluster.deployerRunnerLabels",
         ),
     ],
 )
@@ -183,10 +230,21 @@ def test_discovery_fails_loudly_on_bad_stack_files(
     work.mkdir()
     write_project(work, stacks)
     run, outputs = discover(work, tmp_path)
-    assert run.returncode == 1
+    assert run.returncode == 2
     assert message in run.stderr
     assert "Traceback" not in run.stderr
     assert outputs == {}
+
+
+def test_the_plan_reads_autodeploy_as_ci_does(tmp_path: pathlib.Path) -> None:
+    """A bare, quoted autoDeploy is on for the plan too: it warns that a GitHub-hosted runner is outside the
+    endpoint's CIDRs (docs/deploy.md, Reachability)."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    write_project(work, {"a": stack('autoDeploy: "true"')})
+    settings = stack_settings(work, "a")
+    assert settings.auto_deploy is True
+    assert any(p.key == "ultraserver-eks:cluster.deployerRunnerLabels" for p in settings_warnings(settings))
 
 
 def test_every_stack_in_the_repo_is_in_the_preview_matrix(tmp_path: pathlib.Path) -> None:
@@ -194,7 +252,7 @@ def test_every_stack_in_the_repo_is_in_the_preview_matrix(tmp_path: pathlib.Path
     assert stack_files, "stacks/ holds no Pulumi.<stack>.yaml; CI would preview nothing"
     run, outputs = discover(ROOT, tmp_path)
     assert run.returncode == 0, run.stderr
-    assert outputs["preview"] == [f.name[len("Pulumi.") : -len(".yaml")] for f in stack_files]
+    assert outputs["preview"] == sorted(f.name[len("Pulumi.") : -len(".yaml")] for f in stack_files)
     assert set(outputs["deploy"]) <= set(outputs["preview"])
 
 

@@ -17,7 +17,8 @@ Layers, bottom up; each may import itself and the layers listed after its colon,
     preflight: problems facts config
     verify: problems facts config builders
     status: problems facts config builders preflight verify
-    cli: problems clock facts config builders offline policy preflight verify status
+    rehearse: problems clock facts config builders offline verify status
+    cli: problems clock facts config builders offline policy preflight verify status rehearse
 
 ``resources`` holds the Pulumi components (the wiring); everything below it is plain Python.
 """
@@ -40,7 +41,8 @@ _EXPORTS: dict[str, str] = {
     "NodeRole": "resources.node_role",
     "NodeRoleArgs": "resources.node_role",
     "GpuNodeGroup": "resources.gpu_node_group",
-    "GpuNodeGroupArgs": "resources.gpu_node_group_args",
+    "GpuNodeGroupArgs": "resources.gpu_node_group",
+    "GpuNodeGroupSettings": "config.settings",
     "KubernetesLayer": "resources.kubernetes_layer",
     "KubernetesLayerArgs": "resources.kubernetes_layer",
     "GpuOperator": "resources.helm_release",
@@ -88,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "claim_template": "builders.device_claims",
     "pod_claim": "builders.device_claims",
     "container_claim": "builders.device_claims",
+    "whole_node_resources": "builders.device_claims",
     "GPU_TOLERATION": "facts.scheduling",
     "ULTRASERVER_LABEL": "facts.scheduling",
     "CLIQUE_LABEL": "facts.scheduling",

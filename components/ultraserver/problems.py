@@ -64,6 +64,8 @@ class Problem:
     """What to do about it."""
     level: str = ERROR
     """error (blocks), warning (reported, does not block) or info."""
+    suggestion: Any = None
+    """The value the fix proposes, when the fix is one value (it must itself be accepted), else None."""
 
     def __str__(self) -> str:
         return f"{self.key}: {self.finding()}" if self.key else self.finding()

@@ -15,16 +15,17 @@ from ultraserver import (
     ULTRASERVER_LABEL,
     ComputeDomainArgs,
     ConfigError,
+    NodeDevices,
     Problem,
     claim_template,
     compute_domain_pod_pieces,
-    container_claim,
     layout_for,
     local_queue_manifest,
     node_devices,
     pod_claim,
     podset_topology_annotations,
     queue_labels,
+    whole_node_resources,
 )
 
 PROJECT = "ultraserver-example-training"
@@ -60,7 +61,7 @@ class TrainingJob:
     """EFA devices per node the pod takes; 4 with the platform's default one-per-nci-group layout."""
     devices: str = "plugins"
     """The cluster stack's device mode (its kubernetes.devices): device-plugin resources, or in "dra" a
-    ResourceClaimTemplate of the node's GPUs, each paired with its EFA devices on one PCIe root."""
+    ResourceClaimTemplate of the whole node's GPUs and EFA devices, with a CPU share: Kueue places one pod per node."""
     efa_layout: str = "one-per-nci-group"
     """The node group's EFA layout preset (its efaLayout); in "dra" mode the claim takes the layout's EFA devices."""
     queue_name: str = LOCAL_QUEUE_NAME
@@ -114,8 +115,12 @@ def device_claim_template(job: TrainingJob) -> dict[str, Any] | None:
     """In "dra" mode, the ResourceClaimTemplate every pod instantiates for its node's devices; None otherwise."""
     if job.devices != "dra":
         return None
-    layout = layout_for(INSTANCE_TYPE, job.efa_layout, None, key=f"{PROJECT}:efaLayout")
-    return claim_template(f"{job.name}-devices", job.namespace, node_devices(INSTANCE_TYPE, layout))
+    return claim_template(f"{job.name}-devices", job.namespace, dra_node(job))
+
+
+def dra_node(job: TrainingJob) -> NodeDevices:
+    """The devices one pod claims in "dra" mode: the whole node's GPUs and its layout's EFA devices."""
+    return node_devices(INSTANCE_TYPE, layout_for(INSTANCE_TYPE, job.efa_layout, None, key=f"{PROJECT}:efaLayout"))
 
 
 def pod_labels(job: TrainingJob) -> dict[str, str]:
@@ -178,11 +183,12 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
     pieces = compute_domain_pod_pieces(compute_domain_args(job), labels)
     template = device_claim_template(job)
     claims = [pieces.resource_claim] + ([pod_claim(template["metadata"]["name"])] if template else [])
-    resources: dict[str, Any] = {"claims": [pieces.container_claim]}
+    resources: dict[str, Any]
     if template:
-        resources["claims"].append(container_claim())
+        # Kueue's topology-aware placement does not count claims: the CPU share makes it place one pod per node.
+        resources = whole_node_resources(dra_node(job), pieces.container_claim)
     else:
-        resources["limits"] = {"nvidia.com/gpu": GPUS_PER_NODE}
+        resources = {"claims": [pieces.container_claim], "limits": {"nvidia.com/gpu": GPUS_PER_NODE}}
         if job.efa_devices:
             resources["limits"]["vpc.amazonaws.com/efa"] = job.efa_devices
     container = {

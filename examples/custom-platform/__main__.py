@@ -5,11 +5,11 @@ Unlike the full platform (ultraserver.platform), it installs no MPI operator and
 
 import pulumi
 from ultraserver import (
-    ULTRASERVER_LABEL,
     Cluster,
     ClusterArgs,
     GpuNodeGroup,
     GpuNodeGroupArgs,
+    GpuNodeGroupSettings,
     KubernetesLayer,
     KubernetesLayerArgs,
     Network,
@@ -60,18 +60,21 @@ cluster_rules = network.allow_cluster(cluster.security_group_id)
 gpu_nodes = GpuNodeGroup(
     f"{name}-{ULTRASERVER}",
     GpuNodeGroupArgs(
-        # The group reads what it needs from the cluster: name, endpoint, CA and service CIDR for the NodeConfig
-        # (self-managed nodes get no EKS bootstrap), the cluster security group, the Kubernetes version.
+        # What the group is: the same model as a stack file's gpuNodeGroups[] entry, checked by the same rules.
+        # Its nodes carry the label ultraserver.io/ultraserver=<name>, by which workloads pick this NVLink domain.
+        settings=GpuNodeGroupSettings(
+            name=ULTRASERVER,
+            availability_zone=gpu_zone,
+            mode="self-managed",
+            ultraserver_type=ULTRASERVER_TYPE,
+            efaLayout=config.get("efaLayout") or "one-per-nci-group",
+            capacity_reservation_ids=[config.require("capacityReservationId")],
+        ),
+        # The wiring: the group reads what it needs from the cluster (name, endpoint, CA and service CIDR for the
+        # NodeConfig of self-managed nodes, the cluster security group, the Kubernetes version).
         cluster=cluster,
         subnet_ids=network.gpu_subnet_ids[gpu_zone],
         security_group_ids=[network.efa_security_group.id],
-        mode="self-managed",
-        instance_type=INSTANCE_TYPE,
-        ultraserver_type=ULTRASERVER_TYPE,
-        interfaces=efa_layout,
-        capacity_reservation_id=config.require("capacityReservationId"),
-        # Workloads pick this UltraServer (one NVLink domain) by this label.
-        labels={ULTRASERVER_LABEL: ULTRASERVER},
     ),
     opts=pulumi.ResourceOptions(depends_on=cluster_rules),
 )

@@ -7,6 +7,7 @@ from importlib import resources
 from typing import Any
 
 import pytest
+from ultraserver.builders.device_mode_values import gpu_operator_mode_values
 from ultraserver.builders.helm_values import (
     GPU_TOLERATION,
     deep_merge,
@@ -74,6 +75,14 @@ def test_gpu_operator_leaves_driver_and_toolkit_to_the_ami() -> None:
     assert all(values[k]["enabled"] is True for k in ("devicePlugin", "nfd", "gfd"))
     assert GPU_TOLERATION in values["daemonsets"]["tolerations"]
     assert values["operator"]["nodeSelector"] == SYSTEM
+
+
+@pytest.mark.parametrize("mode", ["plugins", "dra"])
+def test_gpu_operator_never_deploys_its_own_experimental_dra_stack(mode: str) -> None:
+    # Set explicitly, not left to the chart default: the toolkit runs the DRA driver as its own release.
+    values = deep_merge(gpu_operator_values(SYSTEM), gpu_operator_mode_values(mode))
+    assert values["gpuCluster"] == {"deployCR": False}
+    assert charts.unknown_value_paths(charts.GPU_OPERATOR, {"gpuCluster": {"deployCR": False}}) == []
 
 
 def test_dra_driver_runs_controller_on_system_nodes_and_plugin_on_gpu_nodes() -> None:

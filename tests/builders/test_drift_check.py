@@ -114,7 +114,8 @@ def run_main(
 ) -> int:
     """The script's main() at a moment, with EXPECTED set and the API answered by `nodes`."""
     monkeypatch.setenv("EXPECTED", json.dumps(groups))
-    monkeypatch.setattr(drift_script, "_list_nodes", lambda: nodes)
+    monkeypatch.setattr(drift_script, "list_nodes", lambda *_: nodes)
+    monkeypatch.setattr(drift_script, "in_cluster", lambda: ("https://api", {}, None))
     return drift_script.main(drift_script._utc(now))
 
 

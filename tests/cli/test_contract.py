@@ -91,6 +91,7 @@ def test_example_values_warn_without_failing() -> None:
     result = run_main("plan", "--stack", "gb200-x72")
     assert result.code == 0
     assert "WARNING  ultraserver-eks:cluster.adminPrincipalArns[0]" in result.stderr
+    assert "WARNING  ultraserver-eks:cluster.endpointPublicAccessCidrs[0]" in result.stderr
     assert "WARNING  ultraserver-eks:gpuNodeGroups[0].capacityReservationIds[0]" in result.stderr
 
 

@@ -32,7 +32,7 @@ def test_extend_bad_hours_names_the_fix() -> None:
 def test_status_negative_option_names_the_one_given() -> None:
     result = run_main("status", "--stack", "gb200-x72", *PROJECT, "--horizon-hours", "-1")
     assert result.code == 2
-    assert "--horizon-hours: got -1; allowed: 0 or more; fix:" in result.stderr
+    assert "--horizon-hours: got -1; allowed: 0 to 4368 (182 days, the longest Capacity Block); fix:" in result.stderr
     assert "--grace-minutes" not in result.stderr
 
 

@@ -1,4 +1,4 @@
-"""Hostile or broken input files end at once with exit 2 naming the file (issue 24 §2).
+"""Hostile or broken input files and options end at once with exit 2 and a clear message.
 
 Each command runs in a subprocess with a generous timeout: before the bounded reader, the alias bomb ran at 100% CPU
 until killed, so a hang fails the test (subprocess.TimeoutExpired) instead of hanging the suite.
@@ -6,13 +6,15 @@ until killed, so a hang fails the test (subprocess.TimeoutExpired) instead of ha
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers.cli import copy_project
+from helpers.cli import copy_project, run_main
 from helpers.stacks import ROOT
+from ultraserver import cli
 
 GUARD_SECONDS = 120
 ALIAS_BOMB = "\n".join(
@@ -87,3 +89,178 @@ def test_window_time_without_time_zone_exits_2(tmp_path: Path) -> None:
         result.stderr
     )
     assert "\n       allowed: a time with its time zone" in result.stderr
+
+
+def test_nul_byte_in_a_stack_file_exits_2_naming_the_line(tmp_path: Path) -> None:
+    project = stack_with(tmp_path, b"  ultraserver-eks:note: a\x00b")
+    line = (project / "stacks" / "Pulumi.bad.yaml").read_bytes().count(b"\n")
+    result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
+    assert result.code == 2, result.stderr
+    assert f"Pulumi.bad.yaml line {line}  the character U+0000, which YAML does not allow" in result.stderr
+
+
+def test_a_300_character_stack_name_exits_2() -> None:
+    result = run_main("plan", "--stack", "s" * 300)
+    assert result.code == 2, result.stderr
+    assert "allowed: a Pulumi stack name: up to 100 letters, digits, -, _ and ." in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--grace-minutes", "--horizon-hours"])
+def test_status_limits_beyond_the_longest_block_exit_2(flag: str) -> None:
+    result = run_main("status", "--stack", "gb200-x72", flag, "99999999999999999999")
+    assert result.code == 2, result.stderr
+    assert f"{flag}: got 99999999999999999999; allowed: 0 to " in result.stderr
+    assert "(182 days, the longest Capacity Block)" in result.stderr
+
+
+def test_closed_stdout_exits_2_with_a_message() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ultraserver", "plan", "--stack", "gb200-x72", "--project-dir", str(ROOT)],
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=GUARD_SECONDS,
+        env={"PYTHONPATH": str(ROOT / "components"), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+        preexec_fn=lambda: os.close(1),
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("ultraserver: standard output was closed before the report was written")
+
+
+def test_stdout_pipe_without_a_reader_exits_2_with_a_message() -> None:
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "ultraserver", "plan", "--stack", "gb200-x72", "--project-dir", str(ROOT)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=GUARD_SECONDS,
+            env={"PYTHONPATH": str(ROOT / "components"), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+        )
+    finally:
+        os.close(write)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.rstrip().endswith("redirect it to a file or /dev/null")
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plan", "--stack", "gb200-x72", "--deployed"),
+        ("plan", "--stack", "gb200-x72", "--policy-config"),
+        ("verify", "--stack", "gb200-x72", "--from-file"),
+    ],
+)
+def test_a_fifo_with_no_writer_is_refused_not_waited_on(tmp_path: Path, args: tuple[str, ...]) -> None:
+    fifo = tmp_path / "input"
+    os.mkfifo(fifo)
+    result = ultraserver(*args, str(fifo), "--project-dir", str(ROOT))
+    assert result.returncode == 2, result.stderr
+    assert f"{args[-1]} {str(fifo)!r}" in result.stderr
+    assert "a FIFO (named pipe), not a regular file" in result.stderr
+
+
+def test_debug_prints_the_traceback_without_suggesting_debug(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(_: object) -> int:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "cmd_plan", broken)
+    result = run_main("--debug", "plan", "--stack", "gb200-x72")
+    assert result.code == 3
+    assert "Traceback" in result.stderr
+    assert result.stderr.rstrip().endswith("internal error: RuntimeError: boom")
+    assert "rerun with --debug" in run_main("plan", "--stack", "gb200-x72").stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("stacks/Pulumi.gb200-x72.yaml", "the stack file"),
+        ("Pulumi.yaml", "the project file"),
+        ("__main__.py", "the Pulumi program"),
+        ("deployed.json", "--deployed"),
+        ("policy.json", "--policy-config"),
+    ],
+)
+def test_plan_json_never_writes_onto_a_file_it_reads(tmp_path: Path, path: str, role: str) -> None:
+    project = copy_project(tmp_path / "project")
+    (project / "policy.json").write_text("{}")
+    assert (
+        run_main(
+            "plan", "--stack", "gb200-x72", "--project-dir", str(project), "--json", str(project / "deployed.json")
+        ).code
+        == 0
+    )
+    before = (project / path).read_bytes()
+    result = run_main(
+        "plan",
+        "--stack",
+        "gb200-x72",
+        "--project-dir",
+        str(project),
+        "--deployed",
+        str(project / "deployed.json"),
+        "--policy-config",
+        str(project / "policy.json"),
+        "--json",
+        str(project / path),
+    )
+    assert result.code == 2, result.stderr
+    assert f"allowed: a file the command does not read (it reads this one as {role})" in result.stderr
+    assert (project / path).read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("flag", "name"), [("--json", "notes.json"), ("--graph", "README.md"), ("--html", "page.html")]
+)
+def test_plan_outputs_overwrite_only_their_earlier_output_unless_forced(tmp_path: Path, flag: str, name: str) -> None:
+    target = tmp_path / name
+    target.write_text("the user's own words\n")
+    refused = run_main("plan", "--stack", "gb200-x72", flag, str(target))
+    assert refused.code == 2, refused.stderr
+    assert f"allowed: a new file or an earlier {flag} output (this file is neither)" in refused.stderr
+    assert target.read_text() == "the user's own words\n"
+    assert run_main("plan", "--stack", "gb200-x72", flag, str(target), "--force").code == 0
+    written = target.read_text()
+    assert written != "the user's own words\n"
+    assert run_main("plan", "--stack", "gb200-x72", flag, str(target)).code == 0, "its own earlier output"
+
+
+def test_yaml_merge_keys_are_read_as_pulumi_reads_them(tmp_path: Path) -> None:
+    project = stack_with(
+        tmp_path,
+        b"  ultraserver-eks:ncclCheck:\n    <<: &base {enabled: true, nodes: 2}\n    enabled: false\n"
+        b"  ultraserver-eks:efaCheck:\n    <<: {enabled: false}\n",
+    )
+    result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
+    assert result.code == 0, result.stderr
+    duplicate = stack_with(tmp_path / "dup", b"  ultraserver-eks:ncclCheck:\n    enabled: true\n    enabled: false\n")
+    refused = run_main("plan", "--stack", "bad", "--project-dir", str(duplicate))
+    assert refused.code == 2 and "the key 'enabled' twice" in refused.stderr
+
+
+def test_a_secret_nested_in_an_object_plans(tmp_path: Path) -> None:
+    project = stack_with(
+        tmp_path,
+        b"  ultraserver-eks:alerts:\n    emailSubscriptions:\n      - secure: v1:c2FsdA==:Y2lwaGVy\n",
+    )
+    result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
+    assert result.code == 0, result.stderr
+    # A secret where a rule reads the value further (an ARN's region and account) is refused, saying why.
+    arn = stack_with(
+        tmp_path / "arn", b"  ultraserver-eks:alerts:\n    snsTopicArn:\n      secure: v1:c2FsdA==:b3duZXI=\n"
+    )
+    refused = run_main("plan", "--stack", "bad", "--project-dir", str(arn))
+    assert refused.code == 2, refused.stderr
+    assert "ultraserver-eks:alerts.snsTopicArn  a secret value (encrypted in the stack file;" in refused.stderr
+
+
+def test_a_bad_secret_names_its_key_and_says_it_is_a_secret(tmp_path: Path) -> None:
+    project = stack_with(tmp_path, b"  ultraserver-eks:ncclCheck:\n    secure: v1:c2FsdA==:Y2lwaGVy\n")
+    result = run_main("plan", "--stack", "bad", "--project-dir", str(project))
+    assert result.code == 2, result.stderr
+    assert "ultraserver-eks:ncclCheck  a secret value (encrypted in the stack file;" in result.stderr
+    assert "placeholder" not in result.stderr

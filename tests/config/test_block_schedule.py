@@ -35,7 +35,7 @@ def test_window_time_without_time_zone_is_refused() -> None:
     message = refusal(with_window("2026-12-01T11:30:00", "2026-12-15T11:30:00Z"))
     assert f"{GROUP}.reservationWindow.start: got '2026-12-01T11:30:00'" in message
     assert "allowed: a time with its time zone" in message
-    assert "fix: add the zone: 2026-12-01T11:30:00Z if it is UTC" in message
+    assert "fix: write 2026-12-01T11:30:00Z if it is UTC" in message
 
 
 def test_window_end_off_the_capacity_block_schedule_is_refused_with_the_fix() -> None:

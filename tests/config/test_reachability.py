@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+from datetime import date
 from typing import Any
 
 import pytest
 from helpers.stacks import STACKS, stack_config
-from ultraserver.config.settings import parse_settings
+from ultraserver.config.reachability import deployer_reach
+from ultraserver.config.settings import parse_settings, settings_warnings
 from ultraserver.problems import ConfigError
 
 PRIVATE = {"name": "c1"}
@@ -57,7 +59,8 @@ def test_private_endpoint_same_stack_without_an_in_vpc_deployer_is_refused_with_
         ({**PRIVATE, "endpointPublicAccessCidrs": ["203.0.113.0/24"]}, None, "public-endpoint", "same-stack"),
         ({**PRIVATE, "deployerAccess": "in-vpc", **RUNNER_SG}, None, "in-vpc", "same-stack"),
         ({**PRIVATE, "deployerAccess": "in-vpc", "deployerCidrs": ["10.9.0.0/24"]}, None, "in-vpc", "same-stack"),
-        (PRIVATE, {"layer": "separate-stack"}, "", "separate-stack"),
+        ({**PRIVATE, **RUNNER_SG}, {"layer": "separate-stack"}, "", "separate-stack"),
+        ({**PRIVATE, "deployerCidrs": ["10.9.0.0/24"]}, {"layer": "separate-stack"}, "", "separate-stack"),
     ],
 )
 def test_each_reachable_form_is_accepted(
@@ -93,9 +96,42 @@ def test_in_vpc_needs_the_deployer_source_for_the_cluster_security_group() -> No
     assert "deployerCidrs or cluster.deployerSecurityGroupIds" in text
 
 
-def test_a_separate_kubernetes_layer_states_its_own_source() -> None:
-    settings = parse_settings(with_({**PRIVATE, "deployerAccess": "in-vpc"}, {"layer": "separate-stack"}))
-    assert settings.cluster.deployer_security_group_ids == ()
+def test_a_separate_kubernetes_layer_needs_its_runners_source_for_the_cluster_security_group() -> None:
+    (text,) = problems(with_(PRIVATE, {"layer": "separate-stack"}))
+    assert text.startswith("ultraserver-eks:cluster.deployerSecurityGroupIds: got []")
+    assert "kubernetes.layer: separate-stack" in text and "deployerCidrs" in text
+
+
+def test_a_separate_layer_with_a_public_endpoint_needs_no_in_vpc_source() -> None:
+    cluster = {**PRIVATE, "endpointPublicAccessCidrs": ["198.18.0.0/24"]}
+    assert parse_settings(with_(cluster, {"layer": "separate-stack"})).cluster.deployer_cidrs == ()
+
+
+def test_shipped_stacks_have_no_reachability_gap() -> None:
+    for stack in STACKS:
+        settings = parse_settings(stack_config(stack), stack=stack)
+        assert deployer_reach(settings, date(2026, 11, 27)) == [], stack
+
+
+@pytest.mark.parametrize(
+    ("labels", "cidrs", "warned"),
+    [
+        (["ubuntu-latest"], ["198.18.0.0/24"], True),
+        (["self-hosted", "gb200-deploy"], ["198.18.0.0/24"], False),
+        (["ubuntu-latest"], ["0.0.0.0/0"], False),  # allowPublicEndpointFromAnywhere: hosted runners get through
+    ],
+)
+def test_auto_deploy_from_a_hosted_runner_to_an_endpoint_limited_to_cidrs_warns(
+    labels: list[str], cidrs: list[str], warned: bool
+) -> None:
+    cluster = {**PRIVATE, "endpointPublicAccessCidrs": cidrs, "deployerRunnerLabels": labels}
+    cluster |= {"allowPublicEndpointFromAnywhere": True} if "0.0.0.0/0" in cidrs else {}
+    settings = parse_settings(with_(cluster, **{"ultraserver-eks:autoDeploy": True}))
+    found = settings_warnings(settings)
+    hits = [p for p in found if p.key == "ultraserver-eks:cluster.deployerRunnerLabels"]
+    assert bool(hits) == warned
+    if warned:
+        assert "GitHub-hosted runners" in hits[0].allowed and "self-hosted" in hits[0].fix
 
 
 def test_deployer_sources_are_checked() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from helpers.resource_slices import node_slices
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
-from ultraserver.builders.nvbandwidth_job import TESTCASE
 from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.rehearse import logs
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import StackExpectation
 
@@ -23,39 +23,14 @@ def sample(name: str) -> str:
 
 
 def nvbandwidth_output(nodes: int, gpus_per_node: int = 4, cross: float = 798.02) -> str:
-    """nvbandwidth's multinode output shape (see the NVIDIA docs sample) for `nodes` x `gpus_per_node` GPUs."""
-    size = nodes * gpus_per_node
-    lines = [
-        "nvbandwidth Version: v0.7",
-        "",
-        f"Running {TESTCASE}.",
-        "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)",
-    ]
-    lines.append("  " + "".join(f"{c:>10}" for c in range(size)))
-    for row in range(size):
-        cells = ["N/A" if row == col else f"{cross if row // 4 != col // 4 else 821.3:.2f}" for col in range(size)]
-        lines.append(f"{row:>2}" + "".join(f"{cell:>10}" for cell in cells))
-    lines += ["", f"SUM {TESTCASE} 1.00", ""]
-    return "\n".join(lines)
+    """nvbandwidth's multinode output (the rehearsal's generator) for `nodes` x `gpus_per_node` GPUs."""
+    return logs.nvbandwidth_output([f"worker-{n}" for n in range(nodes)], gpus_per_node, cross)
 
 
 def nccl_output(busbw: float = 180.0, network: str = "Libfabric") -> str:
-    """all_reduce_perf under mpirun --tag-output with NCCL_DEBUG=INFO, 1 GiB..16 GiB, in nccl-tests' format."""
-    lines = [
-        "[1,0]<stdout>:# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 17179869184 step: 2(factor) warmup iters: 5",
-        "[1,0]<stdout>:w-0:26:26 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.21.1",
-        f"[1,0]<stdout>:w-0:26:26 [0] NCCL INFO Using network {network}",
-        "[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time"
-        "   algbw   busbw #wrong",
-    ]
-    for power in range(30, 35):
-        size = 1 << power
-        lines.append(
-            f"[1,0]<stdout>:{size:>12}  {size // 4:>12}     float     sum      -1   9000.0  100.00  {busbw:>6.2f}"
-            f"      0   9000.0  100.00  {busbw:>6.2f}      0"
-        )
-    lines += ["[1,0]<stdout>:# Out of bounds values : 0 OK", "[1,0]<stdout>:# Avg bus bandwidth    : 170.1", ""]
-    return "\n".join(lines)
+    """all_reduce_perf under mpirun --tag-output with NCCL_DEBUG=INFO, 1 GiB..16 GiB (the rehearsal's generator)."""
+    hosts = ["w-0"]  # one rank reports its transport, as in the published logs
+    return logs.nccl_output(hosts, logs.message_sizes(1 << 30, 1 << 34, 2), busbw, network, average=170.1)
 
 
 @dataclass

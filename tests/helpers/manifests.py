@@ -68,6 +68,17 @@ def pair_manifests(args: Any) -> list[dict[str, Any]]:
     return [compute_domain_manifest(compute_domain_args(args)), mpijob_manifest(args)]
 
 
+def whole_node_gpus(spec: dict[str, Any]) -> int:
+    """GPUs a DRA claim spec takes by count without a constraint (0 when it constrains its devices)."""
+    if (spec.get("devices") or {}).get("constraints"):
+        return 0
+    return sum(
+        int(r["exactly"].get("count", 1))
+        for r in spec["devices"]["requests"]
+        if r["exactly"]["deviceClassName"] == devices.GPU_DEVICE_CLASS
+    )
+
+
 def paired_requests(spec: dict[str, Any]) -> list[tuple[str, str]]:
     """(GPU request, EFA request) pairs a DRA claim spec constrains to one PCIe root."""
     return [

@@ -432,17 +432,22 @@ def extra_attachment(arn: str) -> StackChange:
 
 
 def gpu_job(
-    claim: bool = True, queue: bool = True, exempt: bool = False, workers: int = 2, topology: bool = True
+    claim: bool = True,
+    queue: bool = True,
+    exempt: bool = False,
+    workers: int = 2,
+    topology: bool = True,
+    claims_only: bool = False,
 ) -> StackChange:
-    """The stack gets an MPIJob of `workers` 4-GPU workers in the namespace of the stack's ComputeDomain."""
+    """The stack gets an MPIJob of `workers` 4-GPU workers in the namespace of the stack's ComputeDomain
+    (`claims_only`: the workers request nothing but their claims)."""
 
     def build(stack: Stack) -> Stack:
         domain = stack.get("domain").inputs
         namespace = domain.get("metadata", {}).get("namespace", "default")
         template = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
-        worker: dict[str, Any] = {
-            "containers": [{"name": "w", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 4}}}]
-        }
+        resources = {} if claims_only else {"resources": {"limits": {"nvidia.com/gpu": 4}}}
+        worker: dict[str, Any] = {"containers": [{"name": "w", "image": "x", **resources}]}
         if claim:
             worker["resourceClaims"] = [{"name": "cd", "resourceClaimTemplateName": template}]
         metadata: dict[str, Any] = {"name": GPU_JOB, "namespace": namespace}
@@ -472,7 +477,7 @@ def gpu_job(
     return build
 
 
-def queued_on_kueue(mapped: bool) -> StackChange:
+def queued_on_kueue(mapped: bool, claims_only: bool = False) -> StackChange:
     """The queued GPU job plus a Kueue install: its Configuration maps the channel DeviceClass (or not) and the
     ClusterQueue behind the job's LocalQueue holds channel quota."""
     from ultraserver.facts import dra, kueue
@@ -514,7 +519,7 @@ def queued_on_kueue(mapped: bool) -> StackChange:
             and not str(r.inputs.get("chart", "")).endswith("/kueue")
             and not (r.inputs.get("metadata") or {}).get("labels", {}).get("kueue.x-k8s.io/queue-name")
         ]
-        return gpu_job()(stack.using(add(others, release, queue, local)))
+        return gpu_job(claims_only=claims_only)(stack.using(add(others, release, queue, local)))
 
     return build
 
@@ -631,6 +636,7 @@ def deployed(**before: str) -> Config:
 PASSING: list[tuple[Case, dict | Config | None]] = [
     (Case("helm-release-wait", release("gpu_operator", {"skipAwait": True, "atomic": False})), None),
     (Case("kueue-dra-admission", queued_on_kueue(mapped=True)), None),
+    (Case("kueue-tas-placement", queued_on_kueue(mapped=True)), None),
     (Case("gb200-multi-node-job-placement", gpu_job()), QUEUE_REQUIRED),
     (Case("gb200-multi-node-job-placement", gpu_job(claim=False, queue=False, exempt=True)), QUEUE_REQUIRED),
     (Case("gb200-multi-node-job-placement", gpu_job(claim=False, queue=False, workers=1)), QUEUE_REQUIRED),
@@ -716,6 +722,10 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
         None,
     ),
     (Case("kueue-dra-admission", queued_on_kueue(mapped=False), "gpu_job", "is not mapped in DRA configuration"), None),
+    (
+        Case("kueue-tas-placement", queued_on_kueue(mapped=True, claims_only=True), "gpu_job", "only DRA claims"),
+        None,
+    ),
     (Case("gb200-multi-node-job-placement", gpu_job(claim=False), "gpu_job", "ComputeDomain claim"), None),
     (
         Case("gb200-multi-node-job-placement", gpu_job(queue=False), "gpu_job", "kueue.x-k8s.io/queue-name"),

@@ -10,11 +10,13 @@ from html.parser import HTMLParser
 
 import pytest
 from helpers.stacks import STACKS
-from ultraserver.facts import efa
+from ultraserver.builders.device_claims import claim_template
+from ultraserver.facts import devices, efa
 from ultraserver.facts.capacity_blocks import ReservationWindow
 from ultraserver.offline.graph import edges
 from ultraserver.offline.groups import clock_line, group_views
 from ultraserver.offline.html_report import html_report
+from ultraserver.offline.pairing_svg import pairing_enforced
 from ultraserver.offline.report import PlanText, summary, tree
 from ultraserver.offline.svg import cards_svg, graph_svg, layers
 from ultraserver.problems import WARNING, Problem
@@ -104,8 +106,9 @@ def test_page_is_self_contained_with_graph_cards_tables(shipped_plan, stack: str
     assert set(re.findall(r"https?://[^\s\"'<>)]+", page)) <= {"http://www.w3.org/2000/svg"}
     assert "@import" not in page and "url(http" not in page
     pictures = svgs(page)
-    # Each GB200 group: its network cards and its GPU-to-EFA pairing.
-    assert [p.get("class") for p in pictures] == ["cards", "pairing"] * len(text.groups) + ["graph"]
+    # Each GB200 group: its network cards; no pairing picture, as no shipped stack's claims pair devices (device
+    # plugins do not, whole-node DRA claims take every device without a constraint).
+    assert [p.get("class") for p in pictures] == ["cards"] * len(text.groups) + ["graph"]
     assert tags.count("table") >= len(text.groups)
     for view in text.groups:
         assert f'id="group-{view.name}"' in page and view.row("reservation") in page
@@ -130,3 +133,15 @@ def test_policy_violations_and_window_state_are_shown(shipped_plan) -> None:  # 
     assert '<td class="future">future: 2026-12-01T11:30Z' not in page  # no windows were given to text_of
     windows_page = html_report(plan, text_of(plan, groups=group_views(plan, {"gb200-x72-nvl72": [WINDOW]}, NOW)))
     assert '<td class="future">future: 2026-12-01T11:30Z to 2026-12-15T11:30Z' in windows_page
+
+
+def test_the_pairing_picture_is_drawn_only_where_a_claim_enforces_the_pairing(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+    plan = shipped_plan("gb200-x72-dra")
+    templates = [r for r in plan.resources if r.type.endswith(":ResourceClaimTemplate")]
+    assert templates and not pairing_enforced(plan.resources)
+    layout = efa.layout_for(GB200, "one-per-nci-group", None)
+    partial = claim_template("half", "ml", devices.node_devices(GB200, layout), 2)
+    paired = replace(plan, resources=[*plan.resources, replace(templates[0], inputs=partial)])
+    assert pairing_enforced(paired.resources)
+    classes = [p.get("class") for p in svgs(html_report(paired, text_of(paired)))]
+    assert classes.count("pairing") == len(text_of(paired).groups) > 0

@@ -21,7 +21,17 @@ def test_plan_json_contract(shipped_plan, stack: str) -> None:  # type: ignore[n
     assert data["project"] == "ultraserver-eks" and data["stack"] == stack
     urns = {r["urn"] for r in data["resources"]}
     for resource in data["resources"]:
-        assert set(resource) == {"urn", "type", "name", "parent", "inputs", "dependencies"}
+        assert set(resource) == {
+            "urn",
+            "type",
+            "name",
+            "parent",
+            "inputs",
+            "dependencies",
+            "protect",
+            "retainOnDelete",
+            "ignoreChanges",
+        }
         assert resource["parent"] in urns or resource["type"] == "pulumi:pulumi:Stack"
         assert set(resource["dependencies"]) <= urns, resource["name"]
 
@@ -58,9 +68,9 @@ def test_cluster_is_eks_135_with_api_access_entries_encryption_and_no_auto_mode(
     # gb200-x72 creates its VPC: its first deploy reaches a public endpoint limited to the deployer's CIDRs.
     assert cluster["endpointPrivateAccess"] is True and cluster["endpointPublicAccess"] is True
     assert cluster["publicAccessCidrs"] == ["203.0.113.0/24"]
-    entry = cluster["accessEntries"]["admin-0"]
-    assert entry["principalArn"] == "arn:aws:iam::111122223333:role/PlatformAdmin"
-    assert entry["accessPolicies"]["cluster-admin"]["accessScope"] == {"type": "cluster"}
+    (association,) = shipped_plan("gb200-x72").of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert association.inputs["principalArn"] == "arn:aws:iam::111122223333:role/PlatformAdmin"
+    assert association.inputs["accessScope"] == {"type": "cluster"}
 
 
 def test_public_endpoint_only_with_the_stack_cidrs(shipped_plan) -> None:  # type: ignore[no-untyped-def]

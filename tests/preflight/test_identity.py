@@ -1,15 +1,63 @@
-"""The cluster creator (issue 23 §2): pulumi-eks makes the caller cluster admin, so it must not be listed again."""
+"""The cluster creator: pulumi-eks makes the caller cluster admin on a first create, so it must not be listed again
+then; on an existing cluster its access entries decide. Preflight asks AWS as the stack's profile and role."""
 
 from __future__ import annotations
 
+import json
+
+import boto3
 import pytest
-from helpers.preflight import NOW, quota_answer, stubbed, target
+from helpers.preflight import NOW, REGION, quota_answer, stubbed, target
+from ultraserver.config.aws_identity import AssumeRoleSettings
+from ultraserver.config.settings import parse_settings
 from ultraserver.preflight.checks import run_preflight
-from ultraserver.preflight.clients import PreflightClients
+from ultraserver.preflight.clients import PreflightClients, make_clients
 from ultraserver.preflight.identity import NAME, check_creator, principal_arn
-from ultraserver.preflight.report import FAIL, PASS
+from ultraserver.preflight.report import FAIL, PASS, WARN
+from ultraserver.preflight.target import target_from_settings
+
+STACK = {
+    "aws:region": REGION,
+    "ultraserver-eks:cluster": json.dumps({"name": "c", "endpointPublicAccessCidrs": ["10.1.0.0/16"]}),
+    "ultraserver-eks:network": json.dumps({"availabilityZones": ["us-east-1a", "us-east-1b"]}),
+}
 
 SESSION = "arn:aws:sts::123456789012:assumed-role/PlatformAdmin/botocore-session-1732520000"
+
+
+CALLER_ROLE = "arn:aws:iam::123456789012:role/platform/PlatformAdmin"
+
+
+def day_two(admins: tuple[str, ...], entries: list[str] | None, *, denied: bool = False) -> tuple[list, list]:  # type: ignore[type-arg]
+    """Preflight of a stack named ``c`` as the PlatformAdmin session; ``entries`` None: no such cluster yet."""
+    sts, sts_stub = stubbed("sts")
+    sts_stub.add_response("get_caller_identity", {"Account": "123456789012", "Arn": SESSION, "UserId": "AROA:s"})
+    eks, eks_stub = stubbed("eks")
+    if denied:
+        eks_stub.add_client_error("describe_cluster", service_error_code="AccessDeniedException", http_status_code=403)
+    elif entries is None:
+        eks_stub.add_client_error(
+            "describe_cluster", service_error_code="ResourceNotFoundException", http_status_code=404
+        )
+    else:
+        eks_stub.add_response("describe_cluster", {"cluster": {"name": "c", "status": "ACTIVE"}}, {"name": "c"})
+        eks_stub.add_response("list_access_entries", {"accessEntries": entries}, {"clusterName": "c"})
+    eks_stub.add_client_error("describe_cluster_versions", service_error_code="AccessDeniedException")
+    clients = PreflightClients(
+        ec2=stubbed("ec2")[0],
+        ssm=stubbed("ssm")[0],
+        eks=eks,
+        service_quotas=quota_answer(30.0),
+        resource_groups=stubbed("resource-groups")[0],
+        sts=sts,
+    )
+    t = target(
+        groups=[], ami_ssm_parameter=None, ami_release="v20251103", admin_principal_arns=admins, cluster_name="c"
+    )
+    checks = run_preflight(t, clients, now=NOW)
+    eks_stub.assert_no_pending_responses()
+    sts_stub.assert_no_pending_responses()
+    return [c for c in checks if c.key == NAME], checks
 
 
 @pytest.mark.parametrize(
@@ -28,26 +76,11 @@ def test_the_principal_is_the_role_not_the_session(caller: str, principal: str) 
 
 
 def test_preflight_refuses_a_stack_that_lists_the_calling_role_with_the_fix() -> None:
-    sts, sts_stub = stubbed("sts")
-    sts_stub.add_response("get_caller_identity", {"Account": "123456789012", "Arn": SESSION, "UserId": "AROA:s"})
-    eks, eks_stub = stubbed("eks")
-    eks_stub.add_client_error("describe_cluster_versions", service_error_code="AccessDeniedException")
-    clients = PreflightClients(
-        ec2=stubbed("ec2")[0],
-        ssm=stubbed("ssm")[0],
-        eks=eks,
-        service_quotas=quota_answer(30.0),
-        resource_groups=stubbed("resource-groups")[0],
-        sts=sts,
-    )
-    # The stack names the role with its path; the session ARN carries only the role's name.
-    listed = "arn:aws:iam::123456789012:role/platform/PlatformAdmin"
-    t = target(groups=[], ami_ssm_parameter=None, ami_release="v20251103", admin_principal_arns=(listed,))
-    (creator,) = [c for c in run_preflight(t, clients, now=NOW) if c.key == NAME]
+    # The stack names the role with its path; the session ARN carries only the role's name. No cluster yet.
+    (creator,), _ = day_two((CALLER_ROLE,), None)
     assert creator.level == FAIL
     assert "arn:aws:iam::123456789012:role/PlatformAdmin creates the cluster" in creator.value
-    assert creator.fix.startswith(f"remove {listed} from cluster.adminPrincipalArns")
-    sts_stub.assert_no_pending_responses()
+    assert creator.fix.startswith(f"remove {CALLER_ROLE} from cluster.adminPrincipalArns")
 
 
 @pytest.mark.parametrize(
@@ -61,3 +94,61 @@ def test_preflight_refuses_a_stack_that_lists_the_calling_role_with_the_fix() ->
 )
 def test_other_principals_pass(admins: tuple[str, ...]) -> None:
     assert check_creator(SESSION, admins, "cluster.adminPrincipalArns").level == PASS
+
+
+@pytest.mark.parametrize(
+    ("admins", "entries", "level", "says"),
+    [
+        # The CI deploy role or a platform admin, listed, on every day-2 run: its entry is there.
+        ((CALLER_ROLE,), [CALLER_ROLE], PASS, "has an access entry (listed in"),
+        # Listed but no entry yet (added to the list since): this update creates it.
+        ((CALLER_ROLE,), ["arn:aws:iam::123456789012:role/Other"], PASS, "this update adds its entry"),
+        # Not listed, with the creator's entry.
+        ((), [CALLER_ROLE], PASS, "the creator's entry"),
+        # Neither: the Kubernetes API will refuse it.
+        ((), ["arn:aws:iam::123456789012:role/Other"], WARN, "has no access entry there"),
+    ],
+)
+def test_an_existing_cluster_is_judged_by_its_access_entries(
+    admins: tuple[str, ...], entries: list[str], level: str, says: str
+) -> None:
+    (creator,), _ = day_two(admins, entries)
+    assert creator.level == level
+    assert says in creator.value
+
+
+def test_a_cluster_preflight_cannot_describe_is_a_fail_naming_the_action() -> None:
+    (creator,), _ = day_two((CALLER_ROLE,), [], denied=True)
+    assert creator.level == FAIL
+    assert "cannot tell whether cluster c exists" in creator.value
+    assert "eks:DescribeCluster" in creator.fix
+
+
+def test_preflight_asks_aws_as_the_stacks_assumed_role(moto: None) -> None:
+    iam = boto3.client("iam", region_name=REGION)
+    trust = (
+        '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]}'
+    )
+    role = iam.create_role(RoleName="Deployer", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+    chain = (AssumeRoleSettings(role_arn=role, session_name="ci"),)
+    clients = make_clients(REGION, None, None, chain)
+    caller = clients.sts.get_caller_identity()["Arn"]
+    assert principal_arn(caller) == role
+    # Listed as itself, it is the creator of a first deploy: the same identity Pulumi will create the cluster as.
+    assert check_creator(caller, (role,), "cluster.adminPrincipalArns").level == FAIL
+
+
+def test_the_stacks_identity_reaches_the_preflight_target() -> None:
+    settings = parse_settings(
+        {
+            **STACK,
+            "aws:profile": "gb200-prod",
+            "aws:assumeRoles": json.dumps([{"roleArn": "arn:aws:iam::123456789012:role/Deployer"}]),
+        }
+    )
+    t = target_from_settings(settings)
+    assert (t.aws_profile, [r.role_arn for r in t.assume_roles]) == (
+        "gb200-prod",
+        ["arn:aws:iam::123456789012:role/Deployer"],
+    )
+    assert t.cluster_name == "c"

@@ -8,12 +8,14 @@ from collections.abc import Callable
 from datetime import date
 
 import pytest
-from helpers.manifests import paired_requests
+from helpers.manifests import whole_node_gpus
 from helpers.stacks import ROOT, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import devices
+from ultraserver.facts.kueue_admission import devices_per_class
 from ultraserver.offline import Plan, run_plan
 from ultraserver.policy import PlanResource, evaluate
+from ultraserver.policy.device_mode import check_no_plugin_resources, kubernetes_version
 from ultraserver.policy.workloads import pod_sets
 from ultraserver.problems import ConfigError
 
@@ -47,7 +49,7 @@ def test_the_plugins_stack_keeps_the_device_plugins(shipped_plan: Callable[[str]
     assert dra_values["resources"]["gpus"] == {"enabled": False}
 
 
-def test_every_dra_job_claims_paired_devices_and_its_channel(shipped_plan: Callable[[str], Plan]) -> None:
+def test_every_dra_job_claims_whole_node_devices_and_its_channel(shipped_plan: Callable[[str], Plan]) -> None:
     plan = shipped_plan(DRA_STACK)
     templates = {
         r.inputs["metadata"]["name"]: r.inputs["spec"]["spec"]
@@ -61,7 +63,7 @@ def test_every_dra_job_claims_paired_devices_and_its_channel(shipped_plan: Calla
         for template in workers:
             claims = [c["resourceClaimTemplateName"] for c in template["spec"]["resourceClaims"]]
             device = [templates[c] for c in claims if c in templates]
-            assert len(device) == 1 and len(paired_requests(device[0])) == 4
+            assert len(device) == 1 and whole_node_gpus(device[0]) == 4
             assert len(claims) == 2  # the ComputeDomain channel claim stays
             (container,) = template["spec"]["containers"]
             assert not devices.requests_plugin_resource(container["resources"])
@@ -126,7 +128,7 @@ def test_policy_flags_plugin_resources_in_dra_mode_only(resource: str, shipped_p
     assert not [v for v in evaluate(shipped_plan(DRA_STACK).resources) if v.policy == rule]
 
 
-def test_the_efa_check_claims_paired_devices_in_dra_mode() -> None:
+def test_the_efa_check_claims_whole_node_devices_in_dra_mode() -> None:
     group = copy.deepcopy(stack_config(DRA_STACK)["ultraserver-eks:gpuNodeGroups"][0])
     group["capacityReservationIds"] = ["cr-0123456789abcdef0", "cr-0123456789abcdef1"]
     plan = run_plan(ROOT, DRA_STACK, {"ultraserver-eks:gpuNodeGroups": json.dumps([group])})
@@ -135,7 +137,7 @@ def test_the_efa_check_claims_paired_devices_in_dra_mode() -> None:
     (claim,) = worker["resourceClaims"]
     (template,) = [r for r in plan.resources if r.type.endswith(":ResourceClaimTemplate") and "efa" in r.name]
     assert claim["resourceClaimTemplateName"] == template.inputs["metadata"]["name"]
-    assert len(paired_requests(template.inputs["spec"]["spec"])) == 4
+    assert whole_node_gpus(template.inputs["spec"]["spec"]) == 4
     assert not devices.requests_plugin_resource(worker["containers"][0]["resources"])
 
 
@@ -147,3 +149,48 @@ def test_values_of_the_release_the_mode_does_not_install_are_refused(mode: str, 
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=date(2026, 11, 25))
     assert f"ultraserver-eks:kubernetes.{unused}.values" in "\n".join([str(p) for p in info.value.items])
+
+
+def _dra_at(version: str) -> list[PlanResource]:
+    cluster = dict(stack_config(DRA_STACK)["ultraserver-eks:cluster"])
+    cluster["kubernetesVersion"] = version
+    return run_plan(ROOT, DRA_STACK, {"ultraserver-eks:cluster": json.dumps(cluster)}).resources
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36"])
+def test_nvidia_gpu_is_refused_in_dra_mode_only_below_1_36_where_no_device_class_serves_it(version: str) -> None:
+    # From 1.36 the DRA driver's DeviceClass gpu.nvidia.com serves nvidia.com/gpu (extendedResourceName,
+    # DRAExtendedResource on by default); DRANET's DeviceClass maps no extended resource, so EFA stays unserved.
+    rule = "dra-mode-no-plugin-resources"
+    resources = _dra_at(version)
+    assert kubernetes_version(resources) == version
+    gpu = [v for v in evaluate(_with_gpu_pod(resources, "nvidia.com/gpu")) if v.policy == rule]
+    efa = [v for v in evaluate(_with_gpu_pod(resources, "vpc.amazonaws.com/efa")) if v.policy == rule]
+    assert len(efa) == 1
+    if version == "1.36":
+        assert gpu == [] and "DeviceClasses serve only nvidia.com/gpu" in efa[0].message
+    else:
+        assert len(gpu) == 1 and "below 1.36 (here Kubernetes 1.35) no DeviceClass serves them" in gpu[0].message
+
+
+def test_without_a_cluster_in_the_plan_the_minor_is_unknown_and_nvidia_gpu_is_refused(
+    shipped_plan: Callable[[str], Plan],
+) -> None:
+    layer_only = [r for r in shipped_plan(DRA_STACK).resources if "eks" not in r.type.split(":")[0]]
+    assert kubernetes_version(layer_only) is None
+    found = check_no_plugin_resources(_with_gpu_pod(layer_only, "nvidia.com/gpu"), {})
+    assert len(found) == 1 and "an unknown Kubernetes version" in str(found[0])
+
+
+def test_the_imex_check_claims_the_nodes_gpus_and_no_efa_device(shipped_plan: Callable[[str], Plan]) -> None:
+    # nvbandwidth copies over NVLink only; the NCCL check, which may go over EFA, keeps the node's EFA devices.
+    templates = {
+        r.name: devices_per_class(r.inputs["spec"]["spec"])[0]
+        for r in shipped_plan(DRA_STACK).resources
+        if r.type.endswith(":ResourceClaimTemplate")
+    }
+    imex = [counts for name, counts in templates.items() if "imex-check" in name]
+    nccl = [counts for name, counts in templates.items() if "nccl-check" in name]
+    assert imex and nccl
+    assert all(counts == {devices.GPU_DEVICE_CLASS: 4} for counts in imex)
+    assert all(counts[devices.EFA_DEVICE_CLASS] > 0 for counts in nccl)

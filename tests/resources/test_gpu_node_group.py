@@ -5,10 +5,7 @@ safety.
 from __future__ import annotations
 
 import base64
-import dataclasses
-import typing
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,12 +14,10 @@ from helpers.ec2_request import create_launch_template_request, request_problems
 from helpers.mime import parts
 from helpers.stacks import STACKS
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
-from ultraserver.facts import efa
-from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
+from ultraserver.config.gpu_rules import group_problems
 from ultraserver.facts.tags import UPGRADE_SAFE
-from ultraserver.offline import Plan, placeholders, record, run_plan
+from ultraserver.offline import Plan, placeholders, record
 from ultraserver.problems import ConfigError
-from ultraserver.resources import gpu_node_group_args
 from ultraserver.resources.cluster import ClusterCoreData
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 
@@ -53,19 +48,36 @@ def core(**changes: Any) -> ClusterCoreData:
     return ClusterCoreData(**base)
 
 
+WIRING = {"cluster", "subnet_ids", "security_group_ids", "node_role_arn", "instance_profile_arn", "tags", "now"}
+
+
+def settings(**changes: Any) -> GpuNodeGroupSettings:
+    """One UltraServer's group as a program writes it, with changes."""
+    base: dict[str, Any] = {
+        "name": "gpu",
+        "availability_zone": "us-east-1-dfw-2a",
+        "capacity_reservation_ids": ("cr-0123456789abcdef0",),
+        "labels": {"ultraserver.io/name": "us-a"},
+    }
+    return GpuNodeGroupSettings(**{**base, **changes})
+
+
+def window(start: datetime, end: datetime, lead: int = 90) -> dict[str, Any]:
+    """A reservationWindow as a program writes it."""
+    return {"start": start.isoformat(), "end": end.isoformat(), "scaleDownLeadMinutes": lead}
+
+
 def args(**changes: Any) -> GpuNodeGroupArgs:
-    """Arguments the platform would pass, with changes."""
+    """Arguments the platform would pass: settings with the changes to settings, wiring with the rest."""
     base: dict[str, Any] = {
         "cluster": core(),
         "subnet_ids": ["subnet-0aaaaaaaaaaaaaaaa"],
         "security_group_ids": ["sg-0eeeeeeeeeeeeeeee"],
-        "capacity_reservation_id": "cr-0123456789abcdef0",
-        "labels": {"ultraserver.io/name": "us-a"},
         "tags": {"team": "ml"},
         "now": BEFORE,
     }
-    base.update(changes)
-    return GpuNodeGroupArgs(**base)
+    base.update({k: v for k, v in changes.items() if k in WIRING})
+    return GpuNodeGroupArgs(settings=settings(**{k: v for k, v in changes.items() if k not in WIRING}), **base)
 
 
 def only(plan: Plan, typ: str) -> dict:
@@ -120,7 +132,7 @@ def test_managed_mode() -> None:
     }
     assert group["scalingConfig"] == {"minSize": 0, "maxSize": 18, "desiredSize": 18}
     assert group["subnetIds"] == ["subnet-0aaaaaaaaaaaaaaaa"]
-    assert group["labels"] == {"ultraserver.io/name": "us-a"}
+    assert group["labels"] == {"ultraserver.io/name": "us-a", "ultraserver.io/ultraserver": "gpu"}
     assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
     for absent in ("instanceTypes", "diskSize", "remoteAccess", "version"):
         assert absent not in group, absent
@@ -179,7 +191,7 @@ def test_self_managed_mode() -> None:
             args(
                 mode="self-managed",
                 ultraserver_type="u-p6e-gb200x36",
-                interfaces=efa.layout_for("p6e-gb200.36xlarge", "all-odd-cards", None),
+                efaLayout="all-odd-cards",
             ),
         ),
     )
@@ -208,7 +220,7 @@ def test_self_managed_mode() -> None:
         "cidr": "10.100.0.0/16",
     }
     assert spec["kubelet"]["flags"] == [
-        "--node-labels=ultraserver.io/name=us-a",
+        "--node-labels=ultraserver.io/name=us-a,ultraserver.io/ultraserver=gpu",
         "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
     ]
 
@@ -238,7 +250,7 @@ def test_given_role_and_pinned_release() -> None:
 @pytest.mark.parametrize("mode", ["managed", "self-managed"])
 def test_custom_image_skips_the_lookup(mode: str) -> None:
     recorded = record(
-        lambda: GpuNodeGroup("gpu", args(mode=mode, image_id="ami-0ccccccccccccccc0", ami_release="v20251204"))
+        lambda: GpuNodeGroup("gpu", args(mode=mode, ami_id="ami-0ccccccccccccccc0", ami_release="v20251204"))
     )
     template = only(recorded, LT)
     assert template["imageId"] == "ami-0ccccccccccccccc0"
@@ -256,7 +268,7 @@ def test_self_managed_group_on_a_resource_group() -> None:
             "fleet",
             args(
                 mode="self-managed",
-                capacity_reservation_id=None,
+                capacity_reservation_ids=(),
                 capacity_reservation_resource_group_arn=arn,
                 ultraserver_count=4,
             ),
@@ -272,8 +284,7 @@ def test_self_managed_group_on_a_resource_group() -> None:
 
 @pytest.mark.parametrize("mode", ["managed", "self-managed"])
 def test_reservation_window_schedules_on_the_group(mode: str) -> None:
-    window = ReservationWindow(START, END, scale_down_lead_minutes=90)
-    recorded = record(lambda: GpuNodeGroup("gpu", args(mode=mode, reservation_window=window)))
+    recorded = record(lambda: GpuNodeGroup("gpu", args(mode=mode, reservationWindow=window(START, END, 90))))
     # The schedules name the group AWS created: EKS's own autoscaling group, or ours.
     managed_asg = offline(NG, "gpu", "resources")[0]["autoscalingGroups"][0]["name"]
     expected_group = managed_asg if mode == "managed" else offline(ASG, "gpu", "name")
@@ -292,8 +303,9 @@ def test_reservation_window_schedules_on_the_group(mode: str) -> None:
 
 
 def test_inside_the_window_only_the_scale_down_remains() -> None:
-    window = ReservationWindow(START, END)
-    recorded = record(lambda: GpuNodeGroup("gpu", args(reservation_window=window, now=START + timedelta(hours=2))))
+    recorded = record(
+        lambda: GpuNodeGroup("gpu", args(reservationWindow=window(START, END), now=START + timedelta(hours=2)))
+    )
     assert [s.inputs["scheduledActionName"] for s in recorded.of_type(SCHEDULE)] == ["capacity-block-end"]
     assert only(recorded, NG)["scalingConfig"]["desiredSize"] == 18
 
@@ -301,26 +313,27 @@ def test_inside_the_window_only_the_scale_down_remains() -> None:
 def test_a_program_whose_every_block_has_ended_is_refused() -> None:
     """EC2 launches nothing into an expired reservation: a program's group on an ended window is an argument error
     (a stack file's is left out with a warning instead, config/expiry.py)."""
-    window = ReservationWindow(START, END)
     with pytest.raises(ConfigError) as err:
-        args(reservation_window=window, now=END + timedelta(minutes=1))
+        args(reservationWindow=window(START, END), now=END + timedelta(minutes=1))
     (problem,) = [p for p in err.value.items if "expired" in p.allowed]
-    assert problem.key == "GpuNodeGroupArgs.reservation_window.end"
+    assert problem.key == "GpuNodeGroupArgs.settings.reservationWindow.end"
     assert problem.value == END.isoformat() and "next block" in problem.fix
     # A window still running at the same moment is fine.
-    args(reservation_window=ReservationWindow(START, END + timedelta(days=1)), now=END + timedelta(minutes=1))
+    args(reservationWindow=window(START, END + timedelta(days=1)), now=END + timedelta(minutes=1))
 
 
 @pytest.mark.parametrize("mode", ["managed", "self-managed"])
 def test_scale_to_zero_for_upgrade(mode: str) -> None:
-    window = ReservationWindow(START, END)
     holder: list[GpuNodeGroup] = []
     recorded = record(
         lambda: holder.append(
             GpuNodeGroup(
                 "gpu",
                 args(
-                    mode=mode, reservation_window=window, scale_to_zero_for_upgrade=True, now=START + timedelta(hours=1)
+                    mode=mode,
+                    reservationWindow=window(START, END),
+                    scale_to_zero_for_upgrade=True,
+                    now=START + timedelta(hours=1),
                 ),
             )
         ),
@@ -352,94 +365,127 @@ RG_ARN = "arn:aws:resource-groups:us-east-1:123456789012:group/g"
 @pytest.mark.parametrize(
     ("changes", "key", "says"),
     [
-        ({"ultraserver_type": "u-p6e-gb200x36", "desired_size": 10}, "desired_size", "got 10; allowed: 0 to 9"),
+        ({"ultraserver_type": "u-p6e-gb200x36", "desired_size": 10}, "settings.desiredSize", "got 10; allowed: 0 to 9"),
         (
-            {"image_id": "ami-0ccccccccccccccc0", "ami_release": "v20250704"},
-            "ami_release",
+            {"ami_id": "ami-0ccccccccccccccc0", "ami_release": "v20250704"},
+            "settings.amiRelease",
             "got 'v20250704'; allowed: v20251103 or later",
         ),
-        ({"ami_release": "v20251204"}, "image_id", "image_id and ami_release together: a custom AMI needs both"),
-        ({"image_id": "ami-0ccccccccccccccc0"}, "ami_release", "a custom AMI needs both"),
-        ({"release_version": "1.34.2-20260120"}, "release_version", "a release of the cluster's Kubernetes 1.35"),
-        ({"release_version": "1.35.5-20250704"}, "release_version", "release 20251103 or later"),
-        ({"release_version": "1.35.5-20991231"}, "release_version", "a release already published"),
-        ({"cluster": core(kubernetes_version="1.37")}, "release_version", "no default for Kubernetes 1.37"),
-        ({"imds_hop_limit": 3}, "imds_hop_limit", "got 3; allowed: 1 or 2"),
+        ({"ami_release": "v20251204"}, "settings.amiRelease", "amiRelease only with amiId"),
+        ({"ami_id": "ami-0ccccccccccccccc0"}, "settings.amiId", "a pinned AMI together with amiRelease"),
         (
-            {
-                "capacity_reservation_id": None,
-                "capacity_reservation_resource_group_arn": RG_ARN,
-                "ultraserver_count": 2,
-            },
-            "capacity_reservation_resource_group_arn",
-            "managed node groups target one capacity reservation each",
+            {"release_version": "1.34.2-20260120"},
+            "settings.releaseVersion",
+            "a release of the cluster's Kubernetes 1.35",
         ),
-        ({"mode": "spot"}, "mode", "got 'spot'; allowed: one of managed, self-managed"),
-        ({"ultraserver_count": 2}, "ultraserver_count", "got 2; allowed: 1 with a capacity reservation ID"),
-        ({"capacity_reservation_id": "cr-123"}, "capacity_reservation_id", "got 'cr-123'; allowed: a Capacity"),
-        ({"ultraserver_type": "u-p6e-gb200x8"}, "ultraserver_type", "got 'u-p6e-gb200x8'; allowed: one of"),
-        ({"instance_type": "p4d.24xlarge"}, "instance_type", "allowed: a type of the EFA network-card catalog"),
+        ({"release_version": "1.35.5-20250704"}, "settings.releaseVersion", "release 20251103 or later"),
+        ({"release_version": "1.35.5-20991231"}, "settings.releaseVersion", "a release already published"),
         ({"cluster": core(kubernetes_version="1.33.2")}, "cluster.kubernetes_version", "got '1.33.2'"),
-        ({"local_storage": "raid0"}, "local_storage", "got 'raid0'; allowed: a nodeadm strategy"),
-        ({"capacity_reservation_id": None}, "capacity_reservation_id", "fix: set exactly one"),
-        ({"capacity_reservation_resource_group_arn": RG_ARN}, "capacity_reservation_id", "fix: set exactly one"),
         (
-            {"mode": "self-managed", "capacity_reservation_id": None, "capacity_reservation_resource_group_arn": "g"},
-            "capacity_reservation_resource_group_arn",
-            "got 'g'; allowed: a resource group ARN",
+            {"capacity_reservation_ids": (), "capacity_reservation_resource_group_arn": RG_ARN},
+            "settings.capacityReservationResourceGroupArn",
+            "resource-group targets only with mode: self-managed",
         ),
+        ({"capacity_reservation_ids": ()}, "settings.capacityReservationIds", "not both and not neither"),
         (
-            {"interfaces": [efa.EfaInterface(0, 0, "interface"), efa.EfaInterface(3, 0, "interface")]},
-            "interfaces",
-            "got card 3 device 0: interface; allowed: efa-only on this card",
+            {"efaLayout": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}] * 2},
+            "settings.efaLayout",
+            "allowed:",
         ),
         (
             {"mode": "self-managed", "node_role_arn": "arn:aws:iam::123456789012:role/shared"},
             "instance_profile_arn",
             "required with it for self-managed nodes",
         ),
-        (
-            {"reservation_window": ReservationWindow(START, END, scale_down_lead_minutes=60)},
-            "reservation_window.scale_down_lead_minutes",
-            "got 60; allowed: 75 or more: EC2 starts terminating an UltraServer block's instances 60 minutes",
-        ),
-        (
-            {
-                "capacity_reservation_id": None,
-                "capacity_blocks": [CapacityBlock(("cr-0123456789abcdef0",), ReservationWindow(START, END, 74))],
-            },
-            "capacity_blocks[0].window.scale_down_lead_minutes",
-            "got 74; allowed: 75 or more",
-        ),
+        ({"auto_repair": True, "mode": "self-managed"}, "settings.autoRepair", "autoRepair only on managed groups"),
     ],
 )
-def test_bad_arguments_name_the_python_argument(changes: dict, key: str, says: str) -> None:
-    """Each Problem is keyed by the argument a program passed (GpuNodeGroupArgs.<python name>), never a stack key."""
+def test_the_stack_files_group_rules_check_a_programs_settings(changes: dict, key: str, says: str) -> None:
+    """The rules a stack file's gpuNodeGroups[] entry passes are the ones a program's settings pass, keyed under the
+    argument (GpuNodeGroupArgs.settings.<key>)."""
     with pytest.raises(ConfigError) as error:
         record(lambda: GpuNodeGroup("gpu", args(**changes)))
     found = {p.key: str(p) for p in error.value.items}
     assert f"GpuNodeGroupArgs.{key}" in found, found
     assert says in found[f"GpuNodeGroupArgs.{key}"]
-    assert not any(c.isupper() for k in found for c in k.removeprefix("GpuNodeGroupArgs")), found
 
 
-@pytest.mark.parametrize("cluster", [None, "gb200", {"name": "gb200"}])
-def test_a_missing_cluster_is_a_config_error(cluster: object) -> None:
-    with pytest.raises(
-        ConfigError, match="GpuNodeGroupArgs.cluster: got .*; allowed: a Cluster component or its ClusterCoreData"
-    ):
-        args(cluster=cluster)
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"reservationWindow": window(START, END, lead=74)},
+        {
+            "capacity_reservation_ids": (),
+            "capacityBlocks": [{"capacityReservationIds": ["cr-0123456789abcdef0"], **window(START, END, lead=74)}],
+        },
+    ],
+)
+def test_a_programs_scale_down_inside_the_reclaim_is_refused(changes: dict) -> None:
+    """A program's window gets the stack file's floor: EC2 reclaims an UltraServer block 60 minutes before its end,
+    so a scale-down 74 minutes before leaves too little time to drain."""
+    with pytest.raises(ValueError, match="75"):
+        settings(**changes)
 
 
-def test_arguments_from_settings_are_not_checked_again(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> None:
-    """Stack files are checked by their settings; the component does not run the same rules a second time."""
-    calls: list[object] = []
-    monkeypatch.setattr(gpu_node_group_args, "args_problems", lambda a: calls.append(a) or [])
-    args()
-    assert len(calls) == 1
-    calls.clear()
-    assert run_plan(repo_root, "gb200-multi").of_type(LT)
-    assert calls == []
+def test_one_group_check_serves_the_stack_file_and_the_program() -> None:
+    """A root volume of 1 GiB is refused from a program as from a stack file (the model's bound, 50 GiB), and a
+    rule's finding is the same text on both paths."""
+    with pytest.raises(ValueError, match="root_volume_size_gib"):
+        settings(root_volume_size_gib=1)
+    group = settings(ultraserver_type="u-p6e-gb200x36", desired_size=10)
+    (stack,) = group_problems(group, "ultraserver-eks:gpuNodeGroups[0]", "1.35", BEFORE.date())
+    with pytest.raises(ConfigError) as error:
+        GpuNodeGroupArgs(settings=group, cluster=core(), subnet_ids=[], now=BEFORE)
+    (program,) = error.value.items
+    assert (
+        program.key
+        == "GpuNodeGroupArgs.settings.desiredSize"
+        == stack.key.replace("ultraserver-eks:gpuNodeGroups[0]", "GpuNodeGroupArgs.settings")
+    )
+    assert program.finding() == stack.finding()
+
+
+@pytest.mark.parametrize(
+    ("changes", "key", "allowed"),
+    [
+        ({"subnet_ids": "subnet-0aaaaaaaaaaaaaaaa"}, "subnet_ids", "a list of strings"),
+        ({"security_group_ids": "sg-0eeeeeeeeeeeeeeee"}, "security_group_ids", "a list of strings"),
+        ({"tags": ["team"]}, "tags", "a mapping of strings to strings"),
+        ({"settings": {"name": "gpu"}}, "settings", "GpuNodeGroupSettings"),
+        ({"cluster": "gb200"}, "cluster", "Cluster or ClusterCoreData"),
+        ({"cluster": None}, "cluster", "Cluster or ClusterCoreData"),
+        ({"now": "2026-03-01"}, "now", "datetime"),
+        ({"position": "0"}, "position", "a whole number"),
+    ],
+)
+def test_a_wrong_argument_type_names_the_argument(changes: dict, key: str, allowed: str) -> None:
+    """Never coerced: a string where a list of subnets belongs is refused, not 24 one-character subnets."""
+    given = {"settings": settings(), "cluster": core(), "subnet_ids": ["subnet-0aaaaaaaaaaaaaaaa"], "now": BEFORE}
+    with pytest.raises(ConfigError) as error:
+        GpuNodeGroupArgs(**{**given, **changes})
+    (problem,) = error.value.items
+    assert problem.key == f"GpuNodeGroupArgs.{key}"
+    assert allowed in problem.allowed
+
+
+@pytest.mark.parametrize(
+    ("old", "says"),
+    [
+        ("capacity_reservation_id", "capacity_reservation_ids=[<cr-...>]"),
+        ("root_volume_size_gib", "settings=GpuNodeGroupSettings(...): write root_volume_size_gib="),
+        ("instance_type", "the instance type follows settings' ultraserver_type"),
+    ],
+)
+def test_an_earlier_programs_argument_says_where_it_went(old: str, says: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        GpuNodeGroupArgs(cluster=core(), subnet_ids=[], **{old: "x"})  # type: ignore[call-arg]
+    (problem,) = error.value.items
+    assert problem.key == f"GpuNodeGroupArgs.{old}" and says in problem.fix
+
+
+def test_a_missing_argument_is_named() -> None:
+    with pytest.raises(ConfigError, match="missing a required argument: 'settings'"):
+        GpuNodeGroupArgs(cluster=core(), subnet_ids=[])  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(("mode", "typ"), [("managed", NG), ("self-managed", "aws:eks/accessEntry:AccessEntry")])
@@ -482,22 +528,3 @@ def test_auto_repair_is_off_by_default_and_cautious_when_on() -> None:
         "maxParallelNodesRepairedCount": 1,
         "maxUnhealthyNodeThresholdCount": 2,
     }
-
-
-def test_auto_repair_needs_a_managed_group() -> None:
-    with pytest.raises(
-        ConfigError, match="GpuNodeGroupArgs.auto_repair: got True; allowed: auto_repair only with mode managed"
-    ):
-        record(lambda: GpuNodeGroup("gpu", args(auto_repair=True, mode="self-managed")))
-
-
-def test_arguments_and_settings_share_field_names_and_literal_types() -> None:
-    """A settings field and the argument it becomes have one name and, for choices, one Literal type."""
-    module = vars(gpu_node_group_args)
-    settings = GpuNodeGroupSettings.model_fields
-    for name in ("mode", "ultraserver_type", "local_storage"):
-        hint = eval(GpuNodeGroupArgs.__annotations__[name], module)  # noqa: S307 -- the module's own annotation
-        assert typing.get_origin(hint) is typing.Literal
-        assert hint == settings[name].annotation, name
-    shared = {f.name for f in dataclasses.fields(GpuNodeGroupArgs)} & set(settings)
-    assert {"desired_size", "release_version", "ami_release", "imds_hop_limit", "auto_repair"} <= shared

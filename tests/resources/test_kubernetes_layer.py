@@ -14,6 +14,7 @@ from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import ReleaseSettings
 from ultraserver.resources.imex_check import ImexCheckArgs
 from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.resources.pinned_manifest import retaining
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 GROUP = "kubernetes:yaml/v2:ConfigGroup"
@@ -187,13 +188,32 @@ def test_every_release_shipping_a_toolkit_applied_crd_waits_for_it() -> None:
     assert checked == ["gpu-operator"]
 
 
-def test_dra_driver_at_another_version_leaves_its_crd_to_helm() -> None:
-    recorded = deploy(dra_driver=ReleaseSettings(version="0.5.0"))
+@pytest.mark.parametrize("version", [None, "0.4.0", "0.5.0"])
+def test_the_dra_driver_crds_are_declared_and_retained_at_every_chart_version(version: str | None) -> None:
+    # A CRD that leaves the program is deleted by `pulumi up`, and every ComputeDomain with it.
+    recorded = deploy(dra_driver=ReleaseSettings(version=version))
     dra = one(recorded, RELEASE, "dra-driver")
-    assert "skipCrds" not in dra.inputs
-    assert [r for r in recorded.of_type("ultraserver:index:PinnedManifest") if "dra" in r.name] == []
-    # Helm installs that version's CRDs with the release, so the GPU Operator (older copies in its crds/) waits for it.
-    assert dra.urn in one(recorded, RELEASE, "gpu-operator").dependencies
+    assert dra.inputs["skipCrds"] is True
+    names = {"gb200-dra-driver-crd", "gb200-dra-driver-crd-computedomaincliques"}
+    pinned = [r for r in recorded.of_type("ultraserver:index:PinnedManifest") if r.name in names]
+    groups = [r for r in recorded.of_type(GROUP) if r.name in names]
+    assert len(pinned) == len(groups) == 2
+    assert all(r.to_json()["retainOnDelete"] is True for r in pinned + groups)
+    assert {r.urn for r in groups} <= set(dra.dependencies)
+    assert {r.urn for r in groups} <= set(one(recorded, RELEASE, "gpu-operator").dependencies)
+
+
+def test_the_crd_objects_a_config_group_declares_are_retained_and_nothing_else() -> None:
+    transform = retaining(("CustomResourceDefinition",))
+    opts = pulumi.ResourceOptions(depends_on=[])
+
+    def run(type_: str, custom: bool = True) -> pulumi.ResourceTransformResult | None:
+        return transform(pulumi.ResourceTransformArgs(custom, type_, "x", {"a": 1}, opts))
+
+    crd = run("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
+    assert crd is not None and crd.opts.retain_on_delete is True and crd.props == {"a": 1}
+    assert run("kubernetes:core/v1:ConfigMap") is None
+    assert run("kubernetes:yaml/v2:CustomResourceDefinition", custom=False) is None
 
 
 def test_no_imex_check_unless_asked() -> None:

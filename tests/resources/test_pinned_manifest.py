@@ -5,14 +5,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from datetime import date
+from pathlib import Path
 
 import pytest
 from helpers.plan_lookup import one
-from helpers.stacks import ROOT
+from helpers.stacks import ROOT, stack_config
 from ultraserver.builders.manifests import PATCH_FORCE, git_blob_id
+from ultraserver.config.settings import parse_settings
 from ultraserver.facts import charts, manifests
 from ultraserver.facts.manifests import PinnedManifest
-from ultraserver.offline import Plan, record
+from ultraserver.offline import Plan, placeholders, record
+from ultraserver.problems import ConfigError
 from ultraserver.resources import pinned_manifest
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.resources.pinned_manifest import ManifestIntegrityError, PinnedManifestArgs, PinnedManifestGroup
@@ -70,8 +74,65 @@ def test_download_failure_names_the_url_and_what_the_deployer_must_reach() -> No
     def offline(url: str) -> bytes:
         raise OSError("Name or service not known")
 
-    with pytest.raises(ManifestIntegrityError, match="could not download .*raw.githubusercontent.com"):
+    with pytest.raises(ManifestIntegrityError, match="could not read .*demo.yaml.*kubernetes.manifestMirror"):
         apply(pin(), offline)
+
+
+@pytest.mark.parametrize(
+    ("mirror", "read"),
+    [
+        ("https://mirror.example.com/ultraserver/", "https://mirror.example.com/ultraserver/demo.yaml"),
+        ("https://mirror.example.com/ultraserver", "https://mirror.example.com/ultraserver/demo.yaml"),
+        ("/opt/manifests", "/opt/manifests/demo.yaml"),
+    ],
+)
+def test_a_mirror_is_read_instead_of_github_under_the_pinned_file_name(mirror: str, read: str) -> None:
+    seen: list[str] = []
+    plan = apply(pin(), lambda where: seen.append(where) or CONTENT, mirror=mirror)
+    assert seen == [read]
+    assert len(one(plan, GROUP).inputs["objs"]) == 2
+
+
+def test_a_local_copy_is_checked_against_the_pin_like_a_download(tmp_path: Path) -> None:
+    (tmp_path / "demo.yaml").write_bytes(CONTENT)
+    assert pinned_manifest.download(str(tmp_path / "demo.yaml")) == CONTENT
+    assert len(one(apply(pin(), pinned_manifest.download, mirror=str(tmp_path)), GROUP).inputs["objs"]) == 2
+    (tmp_path / "demo.yaml").write_bytes(TAMPERED)
+    with pytest.raises(ManifestIntegrityError, match=f"{tmp_path}/demo.yaml has sha256 .*nothing was applied"):
+        apply(pin(), pinned_manifest.download, mirror=str(tmp_path))
+    with pytest.raises(ManifestIntegrityError, match="could not read"):
+        apply(pin(), pinned_manifest.download, mirror=str(tmp_path / "missing"))
+
+
+def test_only_https_and_absolute_paths_are_read() -> None:
+    with pytest.raises(ManifestIntegrityError, match="only https:// URLs and absolute local paths"):
+        pinned_manifest.download("http://mirror.example.com/demo.yaml")
+
+
+def test_the_stack_mirror_reaches_the_dra_driver_crds_and_the_mpi_operator(plan_with: Callable[..., Plan]) -> None:
+    kubernetes = dict(stack_config("gb200-x72-dra")["ultraserver-eks:kubernetes"])
+    kubernetes["manifestMirror"] = "/srv/mirror"
+    seen: list[str] = []
+
+    def fetch(where: str) -> None:
+        seen.append(where)
+
+    original = placeholders.fetch_manifest
+    placeholders.fetch_manifest = fetch  # type: ignore[assignment]
+    try:
+        plan_with("gb200-x72-dra", {"kubernetes": json.dumps(kubernetes)})
+    finally:
+        placeholders.fetch_manifest = original  # type: ignore[assignment]
+    pins = [*manifests.DRA_DRIVER_CRDS.values(), manifests.MPI_OPERATOR]
+    assert sorted(seen) == sorted(f"/srv/mirror/{p.url.rsplit('/', 1)[-1]}" for p in pins)
+
+
+@pytest.mark.parametrize("mirror", ["http://mirror.example.com", "relative/dir", "ftp://x"])
+def test_a_mirror_that_is_neither_https_nor_an_absolute_directory_is_refused(mirror: str) -> None:
+    config = dict(stack_config("gb200-x72-dra"))
+    config["ultraserver-eks:kubernetes"] = {**config["ultraserver-eks:kubernetes"], "manifestMirror": mirror}
+    with pytest.raises(ConfigError, match="kubernetes.manifestMirror: got .*an https:// URL prefix or an absolute"):
+        parse_settings(config, today=date(2026, 11, 23))
 
 
 def test_offline_plan_never_downloads_and_shows_a_placeholder() -> None:

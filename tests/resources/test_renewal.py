@@ -12,9 +12,9 @@ import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import stack_config
 from ultraserver.config.blocks import block_views
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import limits
-from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
 from ultraserver.offline import Plan, engine, record
 from ultraserver.policy import evaluate
 from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
@@ -151,6 +151,7 @@ def test_block_view_names_the_current_block_and_the_next_switch(now: datetime, e
 
 
 def group_args(**changes: Any) -> GpuNodeGroupArgs:
+    """A program's group: settings with the changes (as a program writes them), on a cluster declared elsewhere."""
     core = ClusterCoreData(
         name="gb200",
         endpoint="https://ABC.gr7.us-east-1.eks.amazonaws.com",
@@ -158,27 +159,33 @@ def group_args(**changes: Any) -> GpuNodeGroupArgs:
         service_cidr="10.100.0.0/16",
         security_group_id="sg-0ccccccccccccccc1",
     )
-    base: dict[str, Any] = {"cluster": core, "subnet_ids": ["subnet-0aaaaaaaaaaaaaaaa"], "now": FIRST}
-    return GpuNodeGroupArgs(**{**base, **changes})
+    now = changes.pop("now", FIRST)
+    settings = GpuNodeGroupSettings(name="gpu", availability_zone="us-east-1-dfw-2a", **changes)
+    return GpuNodeGroupArgs(settings=settings, cluster=core, subnet_ids=["subnet-0aaaaaaaaaaaaaaaa"], now=now)
 
 
-BLOCKS = tuple(
-    CapacityBlock((ids[0],), ReservationWindow(start, start + timedelta(days=DAYS)))
-    for ids, start in zip(IDS, (FIRST, SECOND), strict=True)
-)
+def block(ids: list[str], start: datetime) -> dict[str, Any]:
+    end = start + timedelta(days=DAYS)
+    return {"capacityReservationIds": ids, "start": start.isoformat(), "end": end.isoformat()}
+
+
+BLOCKS = [block([ids[0]], start) for ids, start in zip(IDS, (FIRST, SECOND), strict=True)]
 
 
 @pytest.mark.parametrize(
     ("changes", "says"),
     [
-        ({"capacity_blocks": BLOCKS, "capacity_reservation_id": IDS[0][0]}, "not both"),
         (
-            {"capacity_blocks": (BLOCKS[1], BLOCKS[0])},
-            r"capacity_blocks\[1\].window.start: got '2026-12-01T11:30:00\+00:00'; allowed: a start after block 0",
+            {"capacityBlocks": BLOCKS, "capacity_reservation_ids": [IDS[0][0]]},
+            "capacityBlocks or capacityReservationIds",
         ),
         (
-            {"capacity_blocks": (CapacityBlock(tuple(IDS[0]), BLOCKS[0].window),)},
-            r"capacity_blocks\[0\].reservation_ids: got \['cr-",
+            {"capacityBlocks": [BLOCKS[1], BLOCKS[0]]},
+            r"settings.capacityBlocks\[1\].start: got '2026-12-01T11:30:00\+00:00'",
+        ),
+        (
+            {"capacityBlocks": [BLOCKS[0], block(IDS[1], SECOND)]},
+            r"settings.capacityBlocks\[1\].capacityReservationIds: got \['cr-",
         ),
     ],
 )
@@ -189,13 +196,13 @@ def test_the_component_refuses_unusable_blocks(changes: dict[str, Any], says: st
 
 def test_a_resource_group_fleet_renews_on_windows_only() -> None:
     arn = "arn:aws:resource-groups:us-east-1:111122223333:group/fleet"
-    windows = tuple(CapacityBlock((), b.window) for b in BLOCKS)
+    windows = [{k: v for k, v in b.items() if k != "capacityReservationIds"} for b in BLOCKS]
     plan = record(
         lambda: GpuNodeGroup(
             "gpu",
             group_args(
                 mode="self-managed",
-                capacity_blocks=windows,
+                capacityBlocks=windows,
                 capacity_reservation_resource_group_arn=arn,
                 ultraserver_count=2,
                 now=SECOND + timedelta(days=1),
@@ -222,7 +229,7 @@ def test_actions_are_deleted_before_replaced_and_the_current_block_takes_over_th
         return register(self, request)
 
     monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", spy)
-    record(lambda: GpuNodeGroup("gpu", group_args(capacity_blocks=BLOCKS, now=FIRST - timedelta(days=1))))
+    record(lambda: GpuNodeGroup("gpu", group_args(capacityBlocks=BLOCKS, now=FIRST - timedelta(days=1))))
     assert seen == {
         "gpu-capacity-block-20261201T1130Z-start": (True, ["gpu-capacity-block-start"]),
         "gpu-capacity-block-20261201T1130Z-end": (True, ["gpu-capacity-block-end"]),

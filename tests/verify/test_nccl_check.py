@@ -9,7 +9,7 @@ import json
 import kubernetes_validate
 import pytest
 from helpers.fake_cluster import healthy_cluster, sample
-from helpers.manifests import paired_requests
+from helpers.manifests import whole_node_gpus
 from helpers.stacks import ROOT, stack_config
 from ultraserver import cli
 from ultraserver.builders.nccl_check import nccl_check_args
@@ -46,7 +46,7 @@ def test_the_job_spans_the_whole_ultraserver_with_mnnvl_and_nvls_in_both_modes(m
     resources = spec["containers"][0]["resources"]
     if mode == devices.DRA:
         (template,) = [r.inputs for r in plan.resources if r.inputs.get("metadata", {}).get("name") == claims[1]]
-        assert len(paired_requests(template["spec"]["spec"])) == 4
+        assert whole_node_gpus(template["spec"]["spec"]) == 4
         kubernetes_validate.validate(template, "1.35", strict=True)
         assert not devices.requests_plugin_resource(resources)
     else:

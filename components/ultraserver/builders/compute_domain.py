@@ -43,7 +43,7 @@ def check_compute_domain(args: ComputeDomainArgs) -> None:
     """Raise ConfigError listing every invalid field of `args`."""
     problems = []
     for key, value in (("name", args.name), ("claim_template_name", args.template_name)):
-        if not DNS_SUBDOMAIN.match(value):
+        if not DNS_SUBDOMAIN.fullmatch(value):
             problems.append(
                 Problem(
                     f"compute_domain.{key}",
@@ -53,7 +53,7 @@ def check_compute_domain(args: ComputeDomainArgs) -> None:
                     "rename it",
                 )
             )
-    if not DNS_LABEL.match(args.namespace):
+    if not DNS_LABEL.fullmatch(args.namespace):
         problems.append(
             Problem(
                 "compute_domain.namespace",

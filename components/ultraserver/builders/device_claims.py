@@ -1,18 +1,23 @@
-"""ResourceClaimTemplates of DRA mode: a whole GB200 node's GPUs, each paired with its own EFA devices.
+"""ResourceClaimTemplates of DRA mode: a whole GB200 node's GPUs and EFA devices, or some GPUs each with its own EFA
+devices.
 
-One request per GPU and one per GPU's EFA devices, with a ``matchAttribute`` constraint on the PCIe root per pair
-(facts/devices.py names the attribute and where both drivers publish it). One constraint over all requests would
-ask for 4 GPUs under a single PCIe root, which a GB200 node does not have; a pair per GPU asks for what NCCL needs:
-each rank's GPU next to the NICs it sends through. Kueue counts each ExactCount request by its DeviceClass
-(facts/kueue_admission.py), so a claim counts as the node's GPUs and EFA devices.
+A whole-node claim asks for every GPU and every EFA device of the node by count, without a constraint: it takes all of
+them, so no constraint can pick better devices, and a ``matchAttribute`` on the PCIe root could only make it
+unsatisfiable should GPUs and EFA devices not share roots on this hardware (UNVERIFIED either way;
+docs/device-modes.md).
+A claim of part of a node (``gpus`` below the node's) pairs each GPU with the EFA devices of its card group under a
+``matchAttribute`` constraint on the PCIe root (facts/devices.py names the attribute and where both drivers publish
+it): there the constraint is what keeps a rank's GPU next to the NICs it sends through. Kueue counts each ExactCount
+request by its DeviceClass (facts/kueue_admission.py), so a claim counts as its GPUs and EFA devices.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ultraserver.facts import devices
+from ultraserver.facts import allocatable, devices
 from ultraserver.facts.devices import NodeDevices
+from ultraserver.problems import ConfigError, Problem
 
 GPU_REQUEST = "gpu-{}"
 EFA_REQUEST = "efa-{}"
@@ -24,40 +29,38 @@ def _request(name: str, device_class: str, count: int) -> dict[str, Any]:
     return {"name": name, "exactly": {"deviceClassName": device_class, "allocationMode": "ExactCount", "count": count}}
 
 
-def claim_spec(node: NodeDevices) -> dict[str, Any]:
-    """The ResourceClaimSpec for a whole node: its GPUs, each with its EFA devices on the same PCIe root."""
-    requests: list[dict[str, Any]] = []
-    constraints: list[dict[str, Any]] = []
-    paired = len(node.efa_per_gpu) == node.gpus
-    for gpu in range(node.gpus if paired else 0):
+def claim_spec(node: NodeDevices, gpus: int | None = None) -> dict[str, Any]:
+    """The ResourceClaimSpec for `gpus` GPUs of the node (default: the whole node, its GPUs and EFA devices by count);
+    fewer GPUs each come with the EFA devices on their PCIe root."""
+    wanted = node.gpus if gpus is None else gpus
+    if isinstance(wanted, bool) or not isinstance(wanted, int) or not 1 <= wanted <= node.gpus:
+        raise ConfigError(Problem("gpus", gpus, f"1 to {node.gpus}, the GPUs of one node", f"give 1 to {node.gpus}"))
+    if wanted == node.gpus or len(node.efa_per_gpu) != node.gpus:
+        requests = [_request("gpus", devices.GPU_DEVICE_CLASS, wanted)]
+        if wanted == node.gpus and node.efa_devices:
+            requests.append(_request("efa", devices.EFA_DEVICE_CLASS, node.efa_devices))
+        return {"devices": {"requests": requests}}
+    requests, constraints = [], []
+    for gpu in range(wanted):
         requests.append(_request(GPU_REQUEST.format(gpu), devices.GPU_DEVICE_CLASS, 1))
-        count = node.efa_per_gpu[gpu]
-        if count:
-            requests.append(_request(EFA_REQUEST.format(gpu), devices.EFA_DEVICE_CLASS, count))
-            constraints.append(
-                {
-                    "requests": [GPU_REQUEST.format(gpu), EFA_REQUEST.format(gpu)],
-                    "matchAttribute": devices.PCIE_ROOT_ATTRIBUTE,
-                }
-            )
-    if not paired:
-        requests.append(_request("gpus", devices.GPU_DEVICE_CLASS, node.gpus))
-    unpaired = node.unpaired_efa if paired else node.efa_devices
-    if unpaired:
-        requests.append(_request("efa", devices.EFA_DEVICE_CLASS, unpaired))
+        if node.efa_per_gpu[gpu]:
+            requests.append(_request(EFA_REQUEST.format(gpu), devices.EFA_DEVICE_CLASS, node.efa_per_gpu[gpu]))
+            pair = [GPU_REQUEST.format(gpu), EFA_REQUEST.format(gpu)]
+            constraints.append({"requests": pair, "matchAttribute": devices.PCIE_ROOT_ATTRIBUTE})
     spec: dict[str, Any] = {"devices": {"requests": requests}}
     if constraints:
         spec["devices"]["constraints"] = constraints
     return spec
 
 
-def claim_template(name: str, namespace: str, node: NodeDevices) -> dict[str, Any]:
-    """A ResourceClaimTemplate each pod of a job instantiates into its own claim for its node's devices."""
+def claim_template(name: str, namespace: str, node: NodeDevices, gpus: int | None = None) -> dict[str, Any]:
+    """A ResourceClaimTemplate each pod of a job instantiates into its own claim for its node's devices (`gpus`:
+    part of the node, see claim_spec; default the whole node)."""
     return {
         "apiVersion": devices.RESOURCE_API_VERSION,
         "kind": "ResourceClaimTemplate",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"spec": claim_spec(node)},
+        "spec": {"spec": claim_spec(node, gpus)},
     }
 
 
@@ -69,3 +72,19 @@ def pod_claim(template_name: str) -> dict[str, Any]:
 def container_claim() -> dict[str, str]:
     """Entry for a container's ``resources.claims``."""
     return {"name": POD_CLAIM_NAME}
+
+
+def whole_node_requests(node: NodeDevices) -> dict[str, str]:
+    """Requests of the one container of a pod that claims the whole node: a CPU share above half the node's
+    allocatable, so Kueue's topology-aware placement, which does not see claims, fits one such pod per node
+    (facts/allocatable.py). Empty for a type without a known vCPU count (the policy rule kueue-tas-placement then
+    refuses the job)."""
+    share = allocatable.whole_node_cpu_millicores(node.instance_type)
+    return {} if share is None else {"cpu": str(share // allocatable.MILLICORES_PER_CORE)}
+
+
+def whole_node_resources(node: NodeDevices, *claims: dict[str, str]) -> dict[str, Any]:
+    """A whole-node container's ``resources``: the CPU share (whole_node_requests), the given claims (e.g. a
+    ComputeDomain channel) and the node's devices."""
+    requests = whole_node_requests(node)
+    return {**({"requests": requests} if requests else {}), "claims": [*claims, container_claim()]}

@@ -16,6 +16,7 @@ import ssl
 import sys
 import urllib.request
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -74,25 +75,27 @@ def drift(nodes: list[dict[str, Any]], expected: list[dict[str, Any]]) -> list[s
     return found
 
 
-def _list_nodes() -> list[dict[str, Any]]:
-    host = os.environ["KUBERNETES_SERVICE_HOST"]
-    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
-    with open(f"{SERVICE_ACCOUNT}/token") as handle:
-        token = handle.read().strip()
-    request = urllib.request.Request(
-        f"https://{host}:{port}/api/v1/nodes", headers={"Authorization": f"Bearer {token}"}
-    )
-    context = ssl.create_default_context(cafile=f"{SERVICE_ACCOUNT}/ca.crt")
+def list_nodes(api: str, headers: dict[str, str], context: ssl.SSLContext | None) -> list[dict[str, Any]]:
+    """Every node, read from the API server at ``api`` (GET /api/v1/nodes)."""
+    request = urllib.request.Request(f"{api}/api/v1/nodes", headers=headers)
     with urllib.request.urlopen(request, context=context, timeout=60) as response:
         items: list[dict[str, Any]] = json.load(response)["items"]
     return items
 
 
-def main(now: datetime | None = None) -> int:
+def in_cluster() -> tuple[str, dict[str, str], ssl.SSLContext]:
+    """The API server, token and CA the pod's service account gives (the Job runs inside the cluster)."""
+    host = os.environ["KUBERNETES_SERVICE_HOST"]
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+    with open(f"{SERVICE_ACCOUNT}/token") as handle:
+        token = handle.read().strip()
+    context = ssl.create_default_context(cafile=f"{SERVICE_ACCOUNT}/ca.crt")
+    return f"https://{host}:{port}", {"Authorization": f"Bearer {token}"}, context
+
+
+def check(groups: list[dict[str, Any]], now: datetime, read_nodes: Callable[[], list[dict[str, Any]]]) -> int:
     """Print the drift and return 1, or print a summary and return 0. Groups outside their Capacity Blocks are
     skipped (they are at 0 nodes on purpose); with none in a block there is nothing to check, which is not a failure."""
-    now = now or datetime.now(timezone.utc)
-    groups = json.loads(os.environ["EXPECTED"])
     expected = [g for g in groups if running(g, now)]
     for group in groups:
         if group not in expected:
@@ -100,13 +103,18 @@ def main(now: datetime | None = None) -> int:
     if not expected:
         print("no block is active: no GPU node group should be running now, nothing to check")
         return 0
-    nodes = _list_nodes()
-    found = drift(nodes, expected)
+    found = drift(read_nodes(), expected)
     for line in found:
         print(f"DRIFT {line}")
     if not found:
         print(f"no drift: {sum(g['nodes'] for g in expected)} GPU nodes in {len(expected)} node groups as expected")
     return 1 if found else 0
+
+
+def main(now: datetime | None = None) -> int:
+    """The Job's run: the expected groups from EXPECTED, the nodes through the pod's service account."""
+    groups = json.loads(os.environ["EXPECTED"])
+    return check(groups, now or datetime.now(timezone.utc), lambda: list_nodes(*in_cluster()))
 
 
 if __name__ == "__main__":

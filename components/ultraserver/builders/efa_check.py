@@ -36,7 +36,7 @@ EFFICIENCY = 0.5
 Conservative, to be calibrated on the first real run and then raised: the published multi-node AWS runs reach
 59-64% of line rate (4x p4d: 29.61 GB/s of 50 GB/s at 1 GiB, NVIDIA/nccl#527; 2x p5en with fewer EFA devices:
 257 GB/s of 400 GB/s), and 2-node runs can exceed line rate because of tree algorithms (nccl-tests#22), so no
-published figure calibrates GB200. Half the line rate still separates EFA (1600 Gbps per p6e-gb200 node, so
+published figure calibrates GB200. Half the line rate still separates EFA (1600 Gbps per GB200 node, so
 800 Gbps = 100 GB/s) from a TCP fallback, which cannot get near it."""
 WORKER_LABEL = "ultraserver.io/efa-check"
 EXEMPT_REASON = "spans UltraServers over EFA on purpose; Kueue topology placement would pack it into one"
@@ -196,7 +196,7 @@ def worker_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
 def _worker_resources(args: EfaCheckArgs) -> dict[str, Any]:
     """A worker's devices: every GPU and EFA device of its node, as plugin resources or one DRA claim."""
     if args.node_devices is not None:
-        return {"claims": [device_claims.container_claim()]}
+        return device_claims.whole_node_resources(args.node_devices)
     plugin = {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices}
     return {"limits": dict(plugin), "requests": dict(plugin)}
 

@@ -38,7 +38,7 @@ class NodeGroupExpectation:
     """When the group should be at full size, per Capacity Block: (start, scale-down) in UTC ISO 8601, the start
     plus the join grace (facts.capacity_blocks.NODE_JOIN_GRACE_MINUTES); empty for a group without a window."""
     node_devices: NodeDevices | None = None
-    """DRA mode: the GPUs and paired EFA devices each node publishes as ResourceSlices (no allocatable
+    """DRA mode: the GPUs and EFA devices (per GPU's card group) each node publishes as ResourceSlices (no allocatable
     nvidia.com/gpu or vpc.amazonaws.com/efa then); None in plugins mode."""
 
     @property

@@ -66,6 +66,11 @@ def gpu_operator_values(system_node_selector: Mapping[str, str], service_monitor
         # The AMI's driver enables CDMM on GB200, which rules out MIG.
         "migManager": {"enabled": False},
         "daemonsets": {"tolerations": [GPU_TOLERATION]},
+        # Never the operator's own, experimental DRA stack (a GPUCluster CR with a second DRA driver): the toolkit
+        # runs the DRA driver as its own release in both device modes. Off at the v26.7.0 default too (values.yaml
+        # 568-576: the GPUCluster "is an experimental feature and is disabled by default"); set here so a default
+        # that changes in a later chart cannot bring up a second driver beside the toolkit's.
+        "gpuCluster": {"deployCR": False},
         "operator": {"nodeSelector": system},
         "node-feature-discovery": {"master": {"nodeSelector": system}, "gc": {"nodeSelector": system}},
     }

@@ -34,7 +34,7 @@ class ImexCheckArgs:
 def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
     """One nvbandwidth job per target; ConfigError on bad names or duplicates."""
     problems: list[Problem] = []
-    if not DNS_LABEL.match(args.namespace):
+    if not DNS_LABEL.fullmatch(args.namespace):
         problems.append(
             Problem(
                 "imex_check.namespace",
@@ -45,7 +45,7 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
         )
     names = [t.name for t in args.targets]
     for name in names:
-        if not DNS_LABEL.match(f"nvbandwidth-{name}") or limits.over(limits.IMEX_TARGET_NAME, len(name)):
+        if not DNS_LABEL.fullmatch(f"nvbandwidth-{name}") or limits.over(limits.IMEX_TARGET_NAME, len(name)):
             problems.append(
                 Problem(
                     "imex_check.targets",

@@ -15,7 +15,6 @@ import yaml
 from ultraserver.config.settings import ReleaseSettings, Settings
 from ultraserver.config.views import kueue_enabled
 from ultraserver.facts import charts, devices, dra, efa, kubernetes, kueue
-from ultraserver.facts.instances import GB200_INSTANCE_TYPE
 from ultraserver.facts.kubernetes_names import DNS_LABEL
 from ultraserver.facts.scheduling import (
     CLIQUE_LABEL,
@@ -25,6 +24,7 @@ from ultraserver.facts.scheduling import (
     INSTANCE_TYPE_LABEL,
     ULTRASERVER_LABEL,
 )
+from ultraserver.facts.ultraservers import NODE_INSTANCE_TYPE
 from ultraserver.problems import ConfigError, Problem
 
 TOPOLOGY_NAME = "gb200-ultraserver"
@@ -91,8 +91,6 @@ def gpu_capacity(settings: Settings) -> GpuCapacity:
     from the instance catalog and each group's EFA layout."""
     nodes = gpus = devices = 0
     for group in settings.gpu_node_groups:
-        if group.instance_type != GB200_INSTANCE_TYPE:
-            continue
         count = group.full_size * group.node_groups
         layout = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
         nodes += count
@@ -140,7 +138,7 @@ def check_kueue_args(args: KueueArgs) -> None:
             "fix the name",
         )
         for namespace in args.local_queue_namespaces
-        if not DNS_LABEL.match(namespace)
+        if not DNS_LABEL.fullmatch(namespace)
     ]
     duplicates = sorted({n for n in args.local_queue_namespaces if args.local_queue_namespaces.count(n) > 1})
     if duplicates:
@@ -172,7 +170,7 @@ def resource_flavor_manifest() -> dict[str, Any]:
         "kind": "ResourceFlavor",
         "metadata": _meta(FLAVOR_NAME),
         "spec": {
-            "nodeLabels": {INSTANCE_TYPE_LABEL: GB200_INSTANCE_TYPE},
+            "nodeLabels": {INSTANCE_TYPE_LABEL: NODE_INSTANCE_TYPE},
             "tolerations": [dict(GPU_TOLERATION)],
             "topologyName": TOPOLOGY_NAME,
         },
@@ -185,7 +183,7 @@ def unplaced_flavor_manifest() -> dict[str, Any]:
         "apiVersion": kueue.API_VERSION,
         "kind": "ResourceFlavor",
         "metadata": _meta(UNPLACED_FLAVOR_NAME),
-        "spec": {"nodeLabels": {INSTANCE_TYPE_LABEL: GB200_INSTANCE_TYPE}, "tolerations": [dict(GPU_TOLERATION)]},
+        "spec": {"nodeLabels": {INSTANCE_TYPE_LABEL: NODE_INSTANCE_TYPE}, "tolerations": [dict(GPU_TOLERATION)]},
     }
 
 

@@ -26,13 +26,23 @@ _TAMPERED = (
 )
 
 
-def digest_problem(pin: PinnedManifest, data: bytes) -> Problem | None:
-    """The downloaded bytes not matching the pin, as a Problem keyed by the manifest, or None when they match."""
+def source(pin: PinnedManifest, mirror: str = "") -> str:
+    """Where a pinned manifest is read: its pinned URL, or in `mirror` (an https:// URL prefix or a local directory)
+    the file of the same name (the last part of the pinned URL)."""
+    if not mirror:
+        return pin.url
+    return f"{mirror.rstrip('/')}/{pin.url.rsplit('/', 1)[-1]}"
+
+
+def digest_problem(pin: PinnedManifest, data: bytes, where: str = "") -> Problem | None:
+    """The bytes read from `where` (default the pinned URL) not matching the pin, as a Problem keyed by the manifest,
+    or None when they match."""
+    where = where or pin.url
     seen = hashlib.sha256(data).hexdigest()
     if seen != pin.sha256:
         return Problem(
             pin.name,
-            Described(f"{pin.url} has sha256 {seen}"),
+            Described(f"{where} has sha256 {seen}"),
             f"sha256 {pin.sha256}, the pin in ultraserver.facts.manifests",
             _TAMPERED,
         )
@@ -40,7 +50,7 @@ def digest_problem(pin: PinnedManifest, data: bytes) -> Problem | None:
     if blob != pin.git_blob:
         return Problem(
             pin.name,
-            Described(f"{pin.url} has git blob id {blob}"),
+            Described(f"{where} has git blob id {blob}"),
             f"git blob id {pin.git_blob}, the pin in ultraserver.facts.manifests",
             _TAMPERED,
         )

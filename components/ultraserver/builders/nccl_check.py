@@ -4,8 +4,8 @@ Every node of the UltraServer (18 by default) runs one worker with all its GPUs 
 ComputeDomain channel; NCCL_MNNVL_ENABLE=1 and NCCL_NVLS_ENABLE=1 make NCCL use multi-node NVLink and NVLink
 SHARP inside the domain (the shape of awslabs/awsome-distributed-training micro-benchmarks/nccl-tests/kubernetes/
 nccl-tests-gb200.yaml; that file was not read at a commit here, so the shape is UNVERIFIED). GPUs and EFA come from
-the stack's device mode: plugin resources, or one DRA claim pairing each GPU with its EFA devices
-(builders/device_claims.py).
+the stack's device mode: plugin resources, or one DRA claim of the whole node's GPUs and EFA devices with a CPU share
+that keeps Kueue's topology-aware placement to one worker per node (builders/device_claims.py).
 
 Default threshold: 600 GB/s large-message bus bandwidth, below the 811 GB/s a published 2-node GB200 MNNVL run
 reached (lixueduan.com "GB200 MNNVL" nccl-tests post, read 2026-11-25; no AWS figure for 18 nodes was found, so it is
@@ -64,7 +64,7 @@ class NcclJobArgs:
     queue_name: str = ""
     """Kueue LocalQueue to submit to; empty bypasses Kueue."""
     node_devices: NodeDevices | None = None
-    """DRA mode: the node's GPUs paired with their EFA devices; None requests plugin resources."""
+    """DRA mode: the node's GPUs and EFA devices, claimed whole; None requests plugin resources."""
 
     @property
     def claim_template_name(self) -> str:
@@ -90,7 +90,7 @@ def launcher_command(args: NcclJobArgs) -> list[str]:
 
 def _worker_resources(args: NcclJobArgs, channel: dict[str, str]) -> dict[str, Any]:
     if args.node_devices is not None:
-        return {"claims": [channel, device_claims.container_claim()]}
+        return device_claims.whole_node_resources(args.node_devices, channel)
     plugin = {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices}
     return {"limits": dict(plugin), "requests": dict(plugin), "claims": [channel]}
 

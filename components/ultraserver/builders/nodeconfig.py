@@ -1,6 +1,6 @@
 """nodeadm NodeConfig for AL2023 GPU nodes, delivered as MIME multipart user data.
 
-The instance store (3 x 7.5 TB on p6e-gb200) is assembled into RAID0 for containerd and kubelet.
+The instance store (3 x 7.5 TB on a GB200 node) is assembled into RAID0 for containerd and kubelet.
 The cluster section is only for nodes EKS does not bootstrap itself: self-managed nodes and any
 launch template with its own AMI.
 """

@@ -43,13 +43,13 @@ class NvbandwidthJobArgs:
     nodes: int = 2
     """Worker nodes (one MPI worker of `gpus_per_node` ranks each), 2 up to `max_nodes`."""
     max_nodes: int = MAX_NODES
-    """Instances in the UltraServer (9 for u-p6e-gb200x36, 18 for u-p6e-gb200x72)."""
+    """Instances in the UltraServer (facts.ultraservers.NODES of its type)."""
     worker_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels that pick the UltraServer's nodes; empty lets the clique affinity pick any one NVLink domain."""
     launcher_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where the launcher (no GPU) runs."""
     gpus_per_node: int = GPUS_PER_NODE
-    """GPUs per node (4 on p6e-gb200.36xlarge)."""
+    """GPUs per node (of the UltraServer's instance type, from the catalog)."""
     image: str = NVBANDWIDTH_IMAGE
     """Image with nvbandwidth built for multi-node, OpenMPI and sshd."""
     fleet: str = ""
@@ -59,8 +59,8 @@ class NvbandwidthJobArgs:
     """Kueue LocalQueue (in `namespace`) to submit to; empty bypasses Kueue. A fleet job always bypasses it: Kueue's
     placement ignores the anti-affinity that sends the fleet's jobs to different UltraServers."""
     node_devices: NodeDevices | None = None
-    """DRA mode: each worker claims these (the node's GPUs with their EFA devices) from `claim_template_name`;
-    None (plugins mode) requests nvidia.com/gpu instead."""
+    """DRA mode: each worker claims the node's GPUs (not its EFA devices) from `claim_template_name`; None (plugins
+    mode) requests nvidia.com/gpu instead."""
 
     @property
     def claim_template_name(self) -> str:
@@ -200,14 +200,15 @@ def _worker_resources(args: NvbandwidthJobArgs, channel_claim: dict[str, str]) -
     """A worker container's resources: the channel claim, and the node's GPUs as a plugin resource or a DRA claim."""
     if args.node_devices is None:
         return {"limits": {GPU_RESOURCE: args.gpus_per_node}, "claims": [channel_claim]}
-    return {"claims": [channel_claim, device_claims.container_claim()]}
+    return device_claims.whole_node_resources(args.node_devices, channel_claim)
 
 
 def device_claim_template(args: NvbandwidthJobArgs) -> dict[str, Any] | None:
-    """The workers' ResourceClaimTemplate in DRA mode (None in plugins mode)."""
+    """The workers' ResourceClaimTemplate in DRA mode (None in plugins mode): the node's GPUs and no EFA device, as
+    nvbandwidth copies over NVLink only."""
     if args.node_devices is None:
         return None
-    return device_claims.claim_template(args.claim_template_name, args.namespace, args.node_devices)
+    return device_claims.claim_template(args.claim_template_name, args.namespace, args.node_devices.gpus_only())
 
 
 def job_metadata(args: NvbandwidthJobArgs) -> dict[str, dict[str, str]]:

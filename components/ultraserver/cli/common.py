@@ -6,13 +6,14 @@ import argparse
 import os
 import textwrap
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ultraserver.config.files import MAX_STATE_BYTES, read_bytes
 from ultraserver.facts import aws_ids
-from ultraserver.problems import Described, Problem
+from ultraserver.problems import ConfigError, Described, Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 EXIT_TABLE: tuple[tuple[int, str], ...] = (
@@ -22,17 +23,20 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
         "checks failed: a mandatory policy or an incomplete plan (a required argument missing, an input dropped) "
         "(plan), a preflight check, a `verify` check (node facts, NVLink, EFA; "
         "also of a log given with --from-file), a `status` check (of the AWS side too when the cluster could not be "
-        "read), or an `extend` with no offering or a failed purchase; also an AWS call the caller's IAM policy "
-        "denies (the line names the IAM action to grant)",
+        "read), an `extend` with no offering or a failed purchase, or a `rehearse` whose day-2 checks failed on the "
+        "emulated cluster (an injected fault, or a healthy rehearsal that did not pass); also an AWS call the "
+        "caller's IAM policy denies (the line names the IAM action to grant)",
     ),
     (
         EXIT_USAGE,
         "bad input or usage: invalid settings (one line per problem: the stack key, the bad value, what is allowed "
         "and the fix; nothing is declared), a stack file that is not valid YAML or has duplicate keys, a "
-        "`--json`/`--graph`/`--html` path that cannot be written or has the wrong extension, a missing or invalid "
+        "`--json`/`--graph`/`--html` path that cannot be written or has the wrong extension, a `plan` output path "
+        "naming a file the plan reads or did not write (`--force` overwrites it), a missing or invalid "
         "`--policy-config`, a `--deployed` file that is unreadable or another stack's, a `--from-file` log that is "
-        "missing, too large, not UTF-8 or of no known tool, a `verify --kubeconfig` that is missing or malformed; no "
-        "usable AWS credentials",
+        "missing, too large, not UTF-8 or of no known tool, a `verify --kubeconfig` that is missing or malformed, a "
+        "`rehearse --break` outside the catalogue or that the stack cannot show, `rehearse` without the emulator "
+        "installed; no usable AWS credentials",
     ),
     (
         EXIT_INTERNAL,
@@ -54,6 +58,8 @@ SUBCOMMAND_EXITS: dict[str, tuple[int, ...]] = {
     "status": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE),
     "extend": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
     "versions": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
+    "stacks": (EXIT_OK, EXIT_USAGE, EXIT_INTERNAL),
+    "rehearse": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
 }
 """The exit codes each subcommand can return (its --help lists them)."""
 EXIT_SUMMARY = {
@@ -140,8 +146,21 @@ def suffix(path: str) -> str:
     return Path(path).suffix.lower()
 
 
-def check_output(path: str | None, formats: Mapping[str, str] | None, flag: str) -> None:
-    """UsageError unless an output file has a known extension and can be created (checked before the plan runs)."""
+def check_output(
+    path: str | None,
+    formats: Mapping[str, str] | None,
+    flag: str,
+    earlier: Callable[[bytes], bool] | None = None,
+    *,
+    inputs: Mapping[Path, str] | None = None,
+    force: bool = False,
+) -> None:
+    """UsageError unless an output file has a known extension and can be created (checked before the plan runs).
+
+    With ``earlier`` (whether a file's bytes are an earlier output of this option), an existing file is overwritten
+    only when it is empty or such an output, and never when it is one of ``inputs`` (path: what the command reads it
+    as); ``force`` lifts both.
+    """
     if not path:
         return
     if formats is not None and suffix(path) not in formats:
@@ -152,7 +171,7 @@ def check_output(path: str | None, formats: Mapping[str, str] | None, flag: str)
         )
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
+    if target.is_dir() or path.endswith(("/", os.sep)):
         raise UsageError(Problem(flag, path, "a file, not a directory", "give a file name"))
     if not folder.is_dir():
         raise UsageError(
@@ -165,6 +184,32 @@ def check_output(path: str | None, formats: Mapping[str, str] | None, flag: str)
         )
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
         raise UsageError(Problem(flag, path, "a writable path", "pick a writable path"))
+    if earlier is not None and not force and target.exists():
+        _check_overwrite(target, path, flag, earlier, inputs or {})
+
+
+def _check_overwrite(
+    target: Path, path: str, flag: str, earlier: Callable[[bytes], bool], inputs: Mapping[Path, str]
+) -> None:
+    """UsageError when an existing file is an input of the command or holds anything but an earlier output."""
+    fix = "pick another path, or pass --force to overwrite it"
+    for source, role in inputs.items():
+        if _same_file(source, target):
+            read_as = f"a file the command does not read (it reads this one as {role})"
+            raise UsageError(Problem(flag, path, read_as, fix))
+    try:
+        data = read_bytes(target, flag, MAX_STATE_BYTES)
+    except ConfigError:  # not a regular file, unreadable or larger than any output
+        data = None
+    if data is None or (data.strip() and not earlier(data)):
+        raise UsageError(Problem(flag, path, f"a new file or an earlier {flag} output (this file is neither)", fix))
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # missing, or a name too long to look up
+        return False
 
 
 def write_output(path: str, text: str) -> None:

@@ -36,7 +36,13 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     try:
         checks = [
             check_aws_cli(aws_cli_version()),
-            *run_preflight(target, make_clients(target.region, args.profile, args.endpoint_url)),
+            # As Pulumi's AWS provider signs: the stack's aws:profile (unless --profile), then its aws:assumeRoles.
+            *run_preflight(
+                target,
+                make_clients(
+                    target.region, args.profile or target.aws_profile or None, args.endpoint_url, target.assume_roles
+                ),
+            ),
         ]
     except PreflightAccessError as err:
         print(f"preflight: {err}", file=sys.stderr)
@@ -92,15 +98,26 @@ def _verify_file(args: argparse.Namespace, expected: Any) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Live state of the stack's Capacity Blocks per UltraServer: AWS side, cluster side, idle cost."""
+    from ultraserver.facts.capacity_blocks import MAX_BLOCK_DAYS
     from ultraserver.preflight.clients import PreflightAccessError, make_clients
     from ultraserver.status.judge import Limits
     from ultraserver.status.report import format_status, status_json
     from ultraserver.status.run import run_status
     from ultraserver.verify.clients import ClusterReader, KubeconfigError, connect
 
-    for flag, value in (("--grace-minutes", args.grace_minutes), ("--horizon-hours", args.horizon_hours)):
-        if value < 0:
-            raise UsageError(Problem(flag, value, "0 or more", "pass a whole number of 0 or more"))
+    # Beyond the longest Capacity Block a grace or horizon says nothing more (and would overflow a timedelta).
+    longest = (("--grace-minutes", args.grace_minutes, 60), ("--horizon-hours", args.horizon_hours, 1))
+    for flag, value, per_hour in longest:
+        most = MAX_BLOCK_DAYS * 24 * per_hour
+        if not 0 <= value <= most:
+            raise UsageError(
+                Problem(
+                    flag,
+                    value,
+                    f"0 to {most} ({MAX_BLOCK_DAYS} days, the longest Capacity Block)",
+                    f"pass a whole number from 0 to {most}",
+                )
+            )
     settings = stack_settings(args.project_dir, args.stack)
     check_output(args.json, None, "--json")
     now = args.now or datetime.now(timezone.utc)

@@ -23,7 +23,7 @@ from ultraserver.cli.common import (
 )
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
-from ultraserver.problems import ConfigError, Described, Problem, format_problems
+from ultraserver.problems import ConfigError, Described, Problem, blocking, format_problems
 
 if TYPE_CHECKING:  # imported where used: the CLI loads a subcommand's modules only when it runs
     from ultraserver.config.settings import Settings
@@ -46,34 +46,37 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.deployed:
         policy_config, deployed_note = with_deployed_state(policy_config, Path(args.deployed), args.stack)
     outputs = ((args.json, None, "--json"), (args.graph, GRAPH_FORMATS, "--graph"), (args.html, HTML_FORMATS, "--html"))
+    inputs = plan_inputs(args)
     for target, formats, flag in outputs:
-        check_output(target, formats, flag)
+        check_output(target, formats, flag, EARLIER_OUTPUT[flag], inputs=inputs, force=args.force)
     same_path(outputs)
     # The program sizes capacity-block groups against the clock (the wall clock, or --now); the report names it.
     with clock.pinned(args.now):
         now = clock.now()
         settings = stack_settings(args.project_dir, args.stack, platform_only=True)
-        warnings = stack_warnings(settings) if settings is not None else []
+        warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
     # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
     incomplete = completeness_problems(plan)
+    rendered, render_notes = render_check(args, plan, settings)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
-        title=f"Offline plan of {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
+        title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
-        warnings=[*warnings, *plan_warnings(plan), *incomplete],
+        warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
         policies=format_violations(violations, len(RULES)),
         tree=tree(plan),
         summary=summary(plan),
         placeholders=list(dict.fromkeys(plan.placeholders)),
-        notes=[*([deployed_note] if deployed_note else []), *version_notes(settings, now.date())],
+        notes=[*([deployed_note] if deployed_note else []), *version_notes(settings, now.date()), *render_notes],
     )
     print_plan(console_for(sys.stdout), text, sys.stdout)
     _write_outputs(args, plan, settings, now, text)
     blocking = blocks(violations)
     reasons = [f"the plan is incomplete ({len(incomplete)} input(s): see the warnings)"] if incomplete else []
+    reasons += render_reasons(rendered)
     if blocking:
         rules = sorted({v.policy for v in violations if v.level == "mandatory"})
         reasons.append(
@@ -107,6 +110,70 @@ def _write_outputs(
 
         write_output(args.html, html_report(plan, text))
         print(f"HTML report written to {args.html}")
+
+
+def render_reasons(rendered: list[Problem]) -> list[str]:
+    """Why the plan fails on its rendered checks (none without an error among them)."""
+    failed = blocking(rendered)
+    return [f"{len(failed)} rendered check(s) failed: see the warnings"] if failed else []
+
+
+def render_check(args: argparse.Namespace, plan: Plan, settings: Settings | None) -> tuple[list[Problem], list[str]]:
+    """With --render: the releases rendered by a real Helm and written to the folder; what the checks found, and the
+    line saying where the manifests went."""
+    if not args.render:
+        if args.charts:
+            raise UsageError(Problem("--charts", str(args.charts), "--charts with --render", "add --render DIR"))
+        return [], []
+    try:
+        from ultraserver.offline.render import render_plan
+    except ImportError as err:  # kubernetes-validate (the schemas) is an extra
+        raise UsageError(
+            Problem("--render", Described(f"no {err.name}"), "the render extra", "pip install 'ultraserver[render]'")
+        ) from None
+    stack, written = render_plan(plan, settings, args.render, args.charts)
+    return stack.problems, [f"Rendered manifests: {len(written)} release(s) written to {args.render}."]
+
+
+PLAN_TITLE = "Offline plan of"
+"""The plan's title starts so: in the terminal and in the HTML report's <title>."""
+
+
+def _earlier_json(data: bytes) -> bool:
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(document, dict) and {"project", "stack", "resources", "policies"} <= document.keys()
+
+
+def _earlier_graph(data: bytes) -> bool:
+    from ultraserver.offline.graph import DOT_HEAD, MERMAID_HEAD
+
+    heads = (f"{MERMAID_HEAD}\n", f"```mermaid\n{MERMAID_HEAD}\n", f"{DOT_HEAD}\n")
+    return data.startswith(tuple(head.encode() for head in heads))
+
+
+def _earlier_html(data: bytes) -> bool:
+    return data.startswith(b"<!DOCTYPE html>") and f"<title>{PLAN_TITLE} ".encode() in data[:4096]
+
+
+EARLIER_OUTPUT = {"--json": _earlier_json, "--graph": _earlier_graph, "--html": _earlier_html}
+"""Whether an existing file is an earlier output of the option (it may be overwritten without --force)."""
+
+
+def plan_inputs(args: argparse.Namespace) -> dict[Path, str]:
+    """The files a plan reads, by what it reads them as: no output option may write onto them."""
+    project = args.project_dir / "Pulumi.yaml"
+    found = {project: "the project file", args.project_dir / "__main__.py": "the Pulumi program"}
+    if project.is_file():
+        from ultraserver.offline.engine import load_project
+
+        found[load_project(args.project_dir.resolve()).stack_file(args.stack)] = "the stack file"
+    for option in ("deployed", "policy_config"):
+        if getattr(args, option):
+            found[Path(getattr(args, option))] = f"--{option.replace('_', '-')}"
+    return found
 
 
 def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
@@ -179,16 +246,21 @@ def policy_config_file(path: str | None) -> dict[str, Any] | None:
     return data
 
 
-def stack_warnings(settings: Any) -> list[Problem]:
+def stack_warnings(settings: Any, rendered: bool = False) -> list[Problem]:
     """Warnings that do not stop a plan: example values left in the stack, paid extended support, quotas.
 
     The plan prints them in its Warnings section; when stdout is piped to a file they also go to stderr, so the
-    person who ran the command still sees them.
+    person who ran the command still sees them. ``rendered``: value keys that change nothing are judged by
+    rendering (offline/render.py), in place of the static analysis of the templates.
     """
     from ultraserver.config.examples import example_value_warnings
+    from ultraserver.config.rules import unread_chart_values
     from ultraserver.config.settings import settings_warnings
 
     found = [*example_value_warnings(settings), *settings_warnings(settings)]
+    if rendered:
+        static = unread_chart_values(settings, clock.now().date())
+        found = [p for p in found if p not in static]
     if found and not sys.stdout.isatty():
         print(format_problems(found), file=sys.stderr)
     return found

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, WithJsonSchema
 
-from ultraserver.config.fields import Model, all_nodes, pattern
+from ultraserver.config.fields import Model, all_nodes, check, pattern
+from ultraserver.facts import cron
 from ultraserver.facts.ultraservers import MAX_NODES
 
 
@@ -25,13 +26,20 @@ class ImexCheckSettings(Model):
     threshold_gbps: StrictFloat = Field(700.0, ge=1.0, description="Minimum GB/s for every cross-node GPU pair.")
 
 
+def _schedule_allowed(schedule: str) -> str | None:
+    why = cron.schedule_fault(schedule)
+    return f"{cron.ALLOWED} (here {why})" if why else None
+
+
 class DriftCheckSettings(Model):
     """The scheduled check that the deployed fabric still matches the stack."""
 
     enabled: StrictBool = Field(True, description="Run the drift check on a schedule.")
-    schedule: Annotated[str, pattern(r"(\S+\s+){4}\S+", "a cron schedule with five fields such as */30 * * * *")] = (
-        Field("*/30 * * * *", description="Cron schedule of the drift check.")
-    )
+    schedule: Annotated[
+        str,
+        pattern(r"(\S+\s+){4}\S+", "a cron schedule with five fields such as */30 * * * *"),
+        check(_schedule_allowed, "write five fields such as */30 * * * *"),
+    ] = Field("*/30 * * * *", description="Cron schedule of the drift check.")
 
 
 class HealthSettings(Model):

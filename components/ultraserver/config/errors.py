@@ -9,9 +9,11 @@ from datetime import date, datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
-from ultraserver.config.fields import PATTERNS
+from ultraserver.config.fields import PATTERNS, Model
+from ultraserver.config.files import SECRET_PLACEHOLDER
 from ultraserver.config.model import Settings, known_keys
 from ultraserver.problems import Problem
 
@@ -54,21 +56,21 @@ def _inner_model(annotation: Any) -> type[BaseModel] | None:
 
 def _field(model: type[BaseModel] | None, alias: str) -> tuple[str, FieldInfo] | None:
     for name, info in (model.model_fields if model else {}).items():
-        if (info.alias or name) == alias:
+        if alias in (info.alias or name, name):
             return name, info
     return None
 
 
 class _Where:
-    """Where an error points: the stack key, the field and the model holding the last key."""
+    """Where an error points: the key as written (``project:`` stack keys, or ``Model.`` for a model a program
+    builds), the field and the model holding the last key."""
 
-    def __init__(self, project: str, loc: tuple[Any, ...]) -> None:
+    def __init__(self, project: str, loc: tuple[Any, ...], model: type[BaseModel] | None = Settings) -> None:
         self.key = ""
         self.field: FieldInfo | None = None
-        self.parent: type[BaseModel] | None = Settings
+        self.parent: type[BaseModel] | None = model
         self.parent_key = ""
         self.name = ""
-        model: type[BaseModel] | None = Settings
         for part in loc:
             if part == "[key]":
                 self.key += " (key)"
@@ -80,7 +82,7 @@ class _Where:
             self.parent, self.parent_key, self.name = model, self.key, part
             found = _field(model, part)
             if not self.key:
-                self.key = part if ":" in part else f"{project}:{part}"
+                self.key = part if ":" in part else f"{project}:{part}" if model is Settings else f"{project}.{part}"
             else:
                 self.key += f".{part}"
             self.field = found[1] if found else None
@@ -90,8 +92,20 @@ class _Where:
 RENAMED_KEYS = {
     "singleNatGateway": "network.singleNatGateway became network.natGateways (2026-11): write natGateways: single for "
     "true, natGateways: per-zone for false",
+    "GpuNodeGroupSettings.instanceType": "remove it: the instance type follows ultraserverType (each UltraServer type "
+    "has one: facts/ultraservers.py)",
 }
-"""Keys an earlier release accepted, with how to write them now (a stack file written for it gets this fix)."""
+"""Keys an earlier release accepted, with how to write them now (a stack file or program written for it gets this
+fix); a key only one model had is written ``Model.key``."""
+
+
+def _renamed(parent: type[BaseModel] | None, name: str) -> str | None:
+    """How to write a key an earlier release accepted, in either spelling (stack key or Python name)."""
+    for spelling in (name, to_camel(name)):
+        found = RENAMED_KEYS.get(f"{parent.__name__}.{spelling}" if parent else spelling) or RENAMED_KEYS.get(spelling)
+        if found:
+            return found
+    return None
 
 
 def _bounds(field: FieldInfo | None) -> str:
@@ -109,8 +123,11 @@ Found = tuple[str, str] | None
 """What is allowed and the fix, or None when the error is of another kind."""
 
 
-def _choices(ctx: dict[str, Any]) -> list[str]:
-    return re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+def _choices(ctx: dict[str, Any]) -> list[str | int]:
+    """A Literal's choices from pydantic's "'a', 'b' or 'c'" (texts) or "1, 3 or 5" (numbers)."""
+    expected = str(ctx.get("expected", ""))
+    quoted: list[str | int] = list(re.findall(r"'([^']*)'", expected))
+    return quoted or [int(c) for c in re.split(r", | or ", expected) if re.fullmatch(r"-?[0-9]+", c)]
 
 
 def _key_allowed(kind: str, ctx: dict[str, Any], value: Any, where: _Where, typo: dict[str, str]) -> Found:
@@ -123,15 +140,26 @@ def _key_allowed(kind: str, ctx: dict[str, Any], value: Any, where: _Where, typo
         return "a value (this key is required)", fix
     if kind == "extra_forbidden":
         known = known_keys(where.parent) if where.parent else []
-        if name in RENAMED_KEYS:
-            return "known keys: " + ", ".join(known), RENAMED_KEYS[name]
+        renamed = _renamed(where.parent, name)
+        if renamed:
+            return "known keys: " + ", ".join(known), renamed
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         return "known keys: " + ", ".join(known), f"did you mean {close[0]!r}?" if close else "remove it"
     if kind == "literal_error":
         choices = _choices(ctx)
-        close = difflib.get_close_matches(str(value), choices, n=1)
-        return "one of " + ", ".join(choices), f"use {close[0]!r}" if close else f"use one of {', '.join(choices)}"
+        nearest = _closest(value, choices)
+        listed = ", ".join(map(str, choices))
+        return "one of " + listed, f"use {nearest!r}" if nearest is not None else f"use one of {listed}"
     return None
+
+
+def _closest(value: Any, choices: list[str | int]) -> str | int | None:
+    """The choice nearest a bad value: by size for numbers, by spelling for words (None when nothing is close)."""
+    numbers = [c for c in choices if isinstance(c, int)]
+    if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return min(numbers, key=lambda c: (abs(c - value), c))
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
+    return next((c for c in choices if close and str(c) == close[0]), None)
 
 
 def _shape_allowed(kind: str, ctx: dict[str, Any], where: _Where) -> Found:
@@ -177,9 +205,25 @@ def _allowed_and_fix(error: Any, where: _Where, typo: dict[str, str]) -> tuple[s
     )
 
 
-def problems_from(error: ValidationError, project: str) -> list[Problem]:
-    """One Problem per validation error, keyed by the stack key as written."""
-    located = [(e, _Where(project, tuple(e["loc"]))) for e in error.errors(include_url=False)]
+def _models(base: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """Every settings model by class name (a validation error names its model by that name only)."""
+    found = {base.__name__: base}
+    for sub in base.__subclasses__():
+        found.update(_models(sub))
+    return found
+
+
+def program_problems(error: ValidationError) -> list[Problem]:
+    """The Problems of a settings model a program built (``GpuNodeGroupSettings(...)``), keyed as the program wrote
+    them: ``GpuNodeGroupSettings.root_volume_size_gib``."""
+    model = _models(Model).get(error.title)
+    return problems_from(error, error.title, model)
+
+
+def problems_from(error: ValidationError, project: str, model: type[BaseModel] | None = Settings) -> list[Problem]:
+    """One Problem per validation error, keyed by the stack key as written (or, with another ``model``, by
+    ``project`` and the key as written)."""
+    located = [(e, _Where(project, tuple(e["loc"]), model)) for e in error.errors(include_url=False)]
     # An unknown key next to a missing required key is almost always its misspelling.
     typo: dict[str, str] = {}
     extras = {w.key: w for e, w in located if e["type"] == "extra_forbidden"}
@@ -192,9 +236,20 @@ def problems_from(error: ValidationError, project: str) -> list[Problem]:
     problems = []
     for e, w in located:
         allowed, fix = _allowed_and_fix(e, w, typo)
+        suggestion = _suggestion(e)
         value = None if e["type"] == "missing" else e.get("input")
-        problems.append(Problem(w.key, Shown(value), allowed, fix))
+        problems.append(Problem(w.key, Shown(value), allowed, fix, suggestion=suggestion))
     return problems
+
+
+def _suggestion(error: Any) -> Any:
+    """The one value a validation error's fix proposes, or None."""
+    ctx = error.get("ctx") or {}
+    if error["type"] == "ultraserver":
+        return ctx.get("suggestion")
+    if error["type"] == "literal_error":
+        return _closest(error.get("input"), _choices(ctx))
+    return None
 
 
 class Shown:
@@ -204,4 +259,6 @@ class Shown:
         self.value = value
 
     def __repr__(self) -> str:
+        if self.value == SECRET_PLACEHOLDER:  # the user wrote ciphertext: name it, never the placeholder
+            return "a secret value (encrypted in the stack file; the offline plan cannot read or check it)"
         return value_text(self.value)

@@ -1,12 +1,13 @@
 """Placeholder values of the shipped example stacks, which a real stack must replace.
 
 A stack copied from stacks/ that still holds them plans fine offline but fails at deploy time (no such
-account or reservation), so ``ultraserver plan`` warns about them without failing.
+account or reservation, an API endpoint nobody can reach), so ``ultraserver plan`` warns about them without failing.
 """
 
 from __future__ import annotations
 
 from ultraserver.config.model import Settings
+from ultraserver.facts import network
 from ultraserver.problems import WARNING, Problem
 
 EXAMPLE_ACCOUNT_ID = "111122223333"
@@ -25,8 +26,8 @@ EXAMPLE_RESERVATION_IDS = frozenset(
 
 
 def example_value_warnings(s: Settings) -> list[Problem]:
-    """A warning for every example account ID or reservation ID still in the stack."""
-    found = []
+    """A warning for every example account ID, reservation ID or documentation address range still in the stack."""
+    found = documentation_cidr_warnings(s)
     for index, arn in enumerate(s.cluster.admin_principal_arns):
         if f":{EXAMPLE_ACCOUNT_ID}:" in arn:
             found.append(_warning(f"{s.project}:cluster.adminPrincipalArns[{index}]", arn, "your account's IAM ARN"))
@@ -50,6 +51,21 @@ def example_value_warnings(s: Settings) -> list[Problem]:
                 if rid in EXAMPLE_RESERVATION_IDS:
                     found.append(_warning(f"{key}[{n}]", rid, "your capacity block's cr-... id"))
     return found
+
+
+def documentation_cidr_warnings(s: Settings) -> list[Problem]:
+    """The API endpoint's and the deployer's CIDRs in a documentation range (RFC 5737, RFC 3849): the shipped stacks'
+    203.0.113.0/24 builds the cluster (about 15 minutes) and then nobody reaches its API."""
+    lists = (
+        ("cluster.endpointPublicAccessCidrs", s.cluster.public_access_cidrs, "the deployer's public CIDRs"),
+        ("cluster.deployerCidrs", s.cluster.deployer_cidrs, "the runner's CIDRs in the VPC"),
+    )
+    return [
+        _warning(f"{s.project}:{field}[{index}]", cidr, f"{wanted}, not a documentation range")
+        for field, cidrs, wanted in lists
+        for index, cidr in enumerate(cidrs)
+        if network.in_documentation_range(cidr)
+    ]
 
 
 def _warning(key: str, value: str, wanted: str) -> Problem:

@@ -112,7 +112,7 @@ def _actions(block: CapacityBlock, key: str, now: datetime) -> list[Problem]:
     return found
 
 
-def expiry_problems(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+def expiry_problems(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """Ended blocks (left out, warned) and the past or imminent scheduled actions of the blocks still to come."""
     now = clock.moment_on(today)
     found = _ended(g, at, now)
@@ -122,16 +122,16 @@ def expiry_problems(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) 
     return found
 
 
-def program_blocks_ended(blocks: tuple[CapacityBlock, ...], key: str, now: datetime) -> list[Problem]:
-    """An error when every block a program hands a node group has ended: unlike a stack file, whose blocks end while
-    it stays the same (and so are left out with a warning), a program's arguments are written for this run."""
-    if not blocks or not all(has_ended(block, now) for block in blocks):
+def program_blocks_ended(group: GpuNodeGroupSettings, at: str, now: datetime) -> list[Problem]:
+    """An error when every block of a group a program hands a node group has ended: unlike a stack file, whose blocks
+    end while it stays the same (and so are left out with a warning), a program's arguments are written for this run."""
+    if not group_expired(group, now):
         return []
-    last = blocks[-1]
+    last = group.blocks[-1]
     assert last.window is not None  # has_ended: only a block with a window ends
     return [
         Problem(
-            f"{key}.end",
+            f"{_key(group, at, len(group.blocks) - 1)}.end",
             last.window.end.isoformat(),
             f"{EXPIRED_LAUNCH}; every block of this group has ended",
             "pass the next block's reservation and window, or leave this node group out of the program",

@@ -7,6 +7,7 @@ validators), so a bad value is reported as the stack key, the value, what is all
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
@@ -16,35 +17,51 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    GetCoreSchemaHandler,
+    GetPydanticSchema,
     StrictStr,
     StringConstraints,
     ValidationInfo,
     WithJsonSchema,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, core_schema
 
 from ultraserver import clock
-from ultraserver.facts import ami, aws_ids, efa, kubernetes
+from ultraserver.config.files import SECRET_PLACEHOLDER
+from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, kubernetes
 from ultraserver.facts.ultraservers import MAX_NODES
 
+_TIME_OF_DAY = re.compile(r"[T ][0-9]{2}:[0-9]{2}")
 PATTERNS: dict[str, str] = {}
 """Regex -> what it allows, in words; error messages show the words, the JSON Schema the regex."""
 
 
-def pattern(regex: str, allowed: str, *, empty: bool = False) -> StringConstraints:
+def pattern(regex: str, allowed: str, *, empty: bool = False, secret: bool = False) -> GetPydanticSchema:
     """Strict string constraints matching ``regex`` (or empty when ``empty``), described as ``allowed`` in errors.
 
-    Use as ``Annotated[str, pattern(...)]``.
+    Use as ``Annotated[str, pattern(...)]``. With ``secret`` (a value no rule reads further), a Pulumi secret passes
+    unchecked: offline it is a placeholder (the backend that decrypts it is not asked), and the program checks the
+    real value when `pulumi up` runs it.
     """
     full = f"^(?:{regex})?$" if empty else f"^(?:{regex})$"
     PATTERNS[full] = allowed + (" (or empty)" if empty else "")
-    return StringConstraints(strict=True, pattern=full)
+    constraints = StringConstraints(strict=True, pattern=full)
+
+    def schema(source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        checked = handler.generate_schema(Annotated[source, constraints])
+        return core_schema.no_info_wrap_validator_function(_unless_secret, checked) if secret else checked
+
+    return GetPydanticSchema(schema)
 
 
-def problem_error(allowed: str, fix: str) -> PydanticCustomError:
-    """A validation error that carries its own 'allowed' and 'fix' text."""
-    return PydanticCustomError("ultraserver", "{allowed}", {"allowed": allowed, "fix": fix})
+def _unless_secret(value: Any, checked: Callable[[Any], Any]) -> Any:
+    return value if value == SECRET_PLACEHOLDER else checked(value)
+
+
+def problem_error(allowed: str, fix: str, suggestion: Any = None) -> PydanticCustomError:
+    """A validation error that carries its own 'allowed' and 'fix' text (and the value the fix proposes, if one)."""
+    return PydanticCustomError("ultraserver", "{allowed}", {"allowed": allowed, "fix": fix, "suggestion": suggestion})
 
 
 def check(test: Callable[[Any], str | None], fix: str = "") -> AfterValidator:
@@ -86,11 +103,16 @@ def _parse_time(value: str) -> datetime:
         raise problem_error(
             "an ISO 8601 time such as 2026-12-01T11:30:00Z", "copy the time from describe-capacity-blocks"
         ) from None
-    if moment.tzinfo is None:
+    if moment.tzinfo is None or not _TIME_OF_DAY.search(value):
         # Read as UTC it could be hours off a block given in local time; --now refuses a naive time the same way.
+        # A date alone (Python reads 2026-12-08+00:00 as a date without a zone) gets the hour blocks end at.
+        if not _TIME_OF_DAY.search(value):
+            moment = moment.replace(hour=capacity_blocks.BLOCK_END_UTC[0], minute=capacity_blocks.BLOCK_END_UTC[1])
+        suggestion = f"{moment:%Y-%m-%dT%H:%M:%S}Z"
         raise problem_error(
             "a time with its time zone, such as 2026-12-01T11:30:00Z",
-            f"add the zone: {value}Z if it is UTC, as describe-capacity-blocks prints it",
+            f"write {suggestion} if it is UTC, as describe-capacity-blocks prints it",
+            suggestion,
         )
     return moment
 
@@ -139,7 +161,10 @@ PrincipalArn = Annotated[
     ),
 ]
 AddonVersion = Annotated[
-    str, pattern(r"v\d+\.\d+\.\d+-eksbuild\.\d+", "an EKS add-on version such as v1.20.4-eksbuild.1", empty=True)
+    str,
+    pattern(
+        r"v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+", "an EKS add-on version such as v1.20.4-eksbuild.1", empty=True
+    ),
 ]
 Tags = Annotated[dict[StrictStr, StrictStr], BeforeValidator(_to_text)]
 Time = Annotated[StrictStr, AfterValidator(_parse_time), WithJsonSchema({"type": "string", "format": "date-time"})]

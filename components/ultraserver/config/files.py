@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -46,15 +48,34 @@ MAX_DEPTH = 64
 """Deepest YAML nesting read (a stack file nests under 10 levels). yaml.v3 stops at 10,000 (v3.0.1 scannerc.go:956);
 PyYAML's composer recurses per level, so a much deeper file would exhaust Python's stack first."""
 
+_KINDS = {
+    stat.S_IFIFO: "FIFO (named pipe)",
+    stat.S_IFDIR: "directory",
+    stat.S_IFCHR: "character device",
+    stat.S_IFBLK: "block device",
+    stat.S_IFSOCK: "socket",
+}
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 _YAML11_BOOLS = {"yes", "no", "on", "off"}  # PyYAML's 1.1 booleans besides true/false
 # Plain scalars Go reads as numbers that PyYAML keeps as text: 0o/0O/0B/0X prefixes and exponents without a dot.
-_GO_NUMBER = re.compile(r"[-+]?(0[oObBxX][0-9a-fA-F_]+|(\d[\d_]*(\.\d*)?|\.\d+)[eE][-+]?\d+)")
+_GO_NUMBER = re.compile(r"[-+]?(0[oObBxX][0-9a-fA-F_]+|([0-9][0-9_]*(\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+)")
 
 
 def read_bytes(path: Path, what: str, limit: int) -> bytes:
     """The bytes of ``path``, or ConfigError when it cannot be read or is larger than ``limit``."""
     try:
-        with Path(path).open("rb") as handle:
+        # Opened without blocking and checked before reading: a FIFO with no writer would wait forever.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            kind = stat.S_IFMT(os.fstat(handle.fileno()).st_mode)
+            if kind != stat.S_IFREG:
+                raise ConfigError(
+                    Problem(
+                        _label(what, path),
+                        Described(f"a {_KINDS.get(kind, 'special file')}, not a regular file"),
+                        "a regular file",
+                        "write the content to a file first and pass that file",
+                    )
+                )
             data = handle.read(limit + 1)
     except OSError as err:
         raise ConfigError(
@@ -113,7 +134,17 @@ def load_yaml(path: Path, what: str = "", pulumi: bool = True) -> Any:
     """
     name = _label(what, path) if what else Path(path).name
     text = read_text(path, what)
-    loader = _PulumiLoader(text) if pulumi else _BoundedLoader(text)
+    try:
+        loader = _PulumiLoader(text) if pulumi else _BoundedLoader(text)
+    except yaml.reader.ReaderError as err:  # a character YAML forbids anywhere (NUL, most other C0 controls)
+        raise ConfigError(
+            Problem(
+                f"{name} line {text.count(chr(10), 0, err.position) + 1}",
+                Described(f"the character U+{err.character:04X}, which YAML does not allow"),
+                "YAML text (no NUL or other control characters except tab and line breaks)",
+                "remove the character",
+            )
+        ) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -207,6 +238,8 @@ class _PulumiLoader(_BoundedLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:  # <<: *anchor merges keys (yaml.v3 does too); the base loader expands it
+                continue
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (str, int, float, bool)) and key in seen:
                 raise ConfigError(
@@ -263,6 +296,33 @@ _PulumiLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _PulumiLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
 
 
+SECRET_PLACEHOLDER = "offline-placeholder-secret"
+"""What a Pulumi secret reads as offline: the backend that decrypts it is never asked."""
+
+
+def without_secrets(value: Any, inside: frozenset[int] = frozenset()) -> tuple[Any, bool]:
+    """``value`` with every Pulumi secret in it replaced by SECRET_PLACEHOLDER, and whether it held one.
+
+    A secret is a mapping whose only key is ``secure`` with a text value, at the top of a config value or anywhere
+    inside an object or list: Pulumi v3.259.0 sdk/go/common/resource/config/object.go reads such a mapping as a
+    secure value wherever it appears (read 2026-11-27). A self-containing alias ends the walk.
+    """
+    if isinstance(value, Mapping) and set(value) == {"secure"} and isinstance(value["secure"], str):
+        return SECRET_PLACEHOLDER, True
+    if id(value) in inside or not isinstance(value, (Mapping, list)):
+        return value, False
+    inside = inside | {id(value)}
+    pairs = [
+        (k, without_secrets(v, inside)) for k, v in (value.items() if isinstance(value, Mapping) else enumerate(value))
+    ]
+    found = any(secret for _, (_, secret) in pairs)
+    if not found:
+        return value, False
+    if isinstance(value, Mapping):
+        return {k: v for k, (v, _) in pairs}, True
+    return [v for _, (v, _) in pairs], True
+
+
 def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()) -> list[tuple[str, date]]:
     """(path, value) of every unquoted YAML timestamp inside a config value (a self-containing alias ends the walk)."""
     if isinstance(value, date):
@@ -275,3 +335,16 @@ def timestamps(value: Any, where: str = "", inside: frozenset[int] = frozenset()
     if isinstance(value, list):
         return [t for i, v in enumerate(value) for t in timestamps(v, f"{where}[{i}]", inside)]
     return []
+
+
+def timestamp_problems(full: str, value: Any) -> list[Problem]:
+    """A value YAML read as a timestamp (unquoted time or date) where the program expects text."""
+    return [
+        Problem(
+            f"{full}{where}",
+            moment,
+            "a string",
+            f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
+        )
+        for where, moment in timestamps(value)
+    ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
@@ -16,7 +15,6 @@ from pydantic import (
 
 from ultraserver.config.fields import (
     EFA_LAYOUT_SCHEMA,
-    InstanceType,
     Model,
     Tags,
     Time,
@@ -25,7 +23,6 @@ from ultraserver.config.fields import (
     efa_layout_shape,
     pattern,
 )
-from ultraserver.config.node_group_spec import NodeGroupInputs, NodeGroupSpec, node_group_spec
 from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, instances
 from ultraserver.facts import ultraservers as us_types
 from ultraserver.facts.ultraservers import NodeGroupMode, UltraServerTypeName
@@ -100,7 +97,6 @@ class GpuNodeGroupSettings(Model):
     mode: NodeGroupMode = Field(
         "managed", description="managed (EKS managed node group) or self-managed (Auto Scaling group)."
     )
-    instance_type: InstanceType = Field(instances.GB200_INSTANCE_TYPE, description="Instance type.")
     efa_layout_setting: Annotated[Any, WithJsonSchema(EFA_LAYOUT_SCHEMA), check(efa_layout_shape)] = Field(
         "one-per-nci-group",
         alias="efaLayout",
@@ -110,7 +106,8 @@ class GpuNodeGroupSettings(Model):
         None, ge=0, description="Nodes per group; defaults to every instance of the UltraServer(s)."
     )
     release_version: Annotated[
-        str, pattern(r"1\.\d+\.\d+-\d{8}", f"an EKS AMI release version such as {ami.EXAMPLE_RELEASE}", empty=True)
+        str,
+        pattern(r"1\.[0-9]+\.[0-9]+-[0-9]{8}", f"an EKS AMI release version such as {ami.EXAMPLE_RELEASE}", empty=True),
     ] = Field(
         "",
         description="EKS AMI release (AL2023_ARM_64_NVIDIA); default: the toolkit's pin for the cluster version.",
@@ -150,6 +147,11 @@ class GpuNodeGroupSettings(Model):
     auto_repair: StrictBool = Field(False, description="EKS node auto repair (managed groups only).")
 
     @property
+    def instance_type(self) -> str:
+        """The instance type of the UltraServer type's nodes (the catalog in facts.ultraservers)."""
+        return us_types.TYPES[self.ultraserver_type].instance_type
+
+    @property
     def efa_layout(self) -> str:
         """The EFA preset name, or 'custom'."""
         return self.efa_layout_setting if isinstance(self.efa_layout_setting, str) else "custom"
@@ -185,42 +187,6 @@ class GpuNodeGroupSettings(Model):
             capacity_blocks.CapacityBlock(() if self.grouped else (block.reservation_ids[position],), block.window)
             for block in self.blocks
         )
-
-    def spec(
-        self,
-        position: int,
-        now: datetime,
-        kubernetes_version: str,
-        standby: capacity_blocks.CapacityBlock | None = None,
-    ) -> NodeGroupSpec:
-        """Node group ``position`` at ``now`` on a cluster of ``kubernetes_version`` (with ``standby``, the group of
-        that one block under handover: standby).
-
-        Successive blocks (capacityBlocks, handover: switch) keep all of the group's blocks; a single block, and a
-        standby group, run one block only (and keep the undated scheduled action names).
-        """
-        successive = bool(self.capacity_blocks_setting) and standby is None
-        if standby is not None:
-            blocks: tuple[capacity_blocks.CapacityBlock, ...] = (standby,)
-        elif successive:
-            blocks = self.position_blocks(position)
-        else:
-            target = () if self.grouped else (self.capacity_reservation_ids[position],)
-            blocks = (capacity_blocks.CapacityBlock(target, self.reservation_window),)
-        given = NodeGroupInputs(
-            instance_type=self.instance_type,
-            interfaces=self.efa_interfaces,
-            full_size=self.full_size,
-            desired_size=self.desired_size,
-            blocks=blocks,
-            successive=successive,
-            release_version=self.release_version,
-            kubernetes_version=kubernetes_version,
-            custom_image=bool(self.ami_id),
-            managed=self.mode == "managed",
-            hold_at_zero=self.scale_to_zero_for_upgrade,
-        )
-        return node_group_spec(given, now)
 
     @property
     def all_reservation_ids(self) -> tuple[str, ...]:

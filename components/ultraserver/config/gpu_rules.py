@@ -13,11 +13,13 @@ from ultraserver.config.model import GpuNodeGroupSettings, Settings
 from ultraserver.facts import ami, capacity_blocks, instances, limits, successive_blocks
 from ultraserver.problems import WARNING, ConfigError, Described, Problem, under
 
-GroupRule = Callable[[Settings, GpuNodeGroupSettings, str, date], list[Problem]]
+GroupRule = Callable[[GpuNodeGroupSettings, str, str, date], list[Problem]]
+"""A rule of one group entry: the entry, its key, the cluster's Kubernetes minor and the day; the stack file and
+a program's component arguments are checked by the same rules."""
 
 # Kubernetes label syntax (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/).
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
-_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_LABEL_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 # The kubelet may set labels on its own node under kubernetes.io / k8s.io only in these
 # (NodeRestriction admission; https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
 KUBELET_ALLOWED_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
@@ -37,21 +39,21 @@ KUBELET_ALLOWED_LABELS = (
 def label_allowed(name: str, value: str) -> str | None:
     """What a node label must be when it would be refused (syntax, kubelet prefix, comma in value), or None."""
     prefix, _, short = name.rpartition("/")
-    if not _LABEL_NAME.match(short) or limits.over(limits.KUBERNETES_LABEL_NAME, len(short)):
+    if not _LABEL_NAME.fullmatch(short) or limits.over(limits.KUBERNETES_LABEL_NAME, len(short)):
         return "a label name: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"
-    if prefix and (not _LABEL_PREFIX.match(prefix) or limits.over(limits.KUBERNETES_LABEL_PREFIX, len(prefix))):
+    if prefix and (not _LABEL_PREFIX.fullmatch(prefix) or limits.over(limits.KUBERNETES_LABEL_PREFIX, len(prefix))):
         return "a label prefix that is a DNS subdomain (lowercase, e.g. example.com/)"
     restricted = prefix.endswith(("kubernetes.io", "k8s.io"))
     if restricted and name not in KUBELET_ALLOWED_LABELS and not prefix.endswith(KUBELET_ALLOWED_PREFIXES):
         return "no kubernetes.io or k8s.io prefix other than kubelet.kubernetes.io/ and node.kubernetes.io/ (kubelet)"
     if "," in value:
         return "a value without commas (the kubelet's --node-labels is comma-separated)"
-    if value and (not _LABEL_NAME.match(value) or limits.over(limits.KUBERNETES_LABEL_NAME, len(value))):
+    if value and (not _LABEL_NAME.fullmatch(value) or limits.over(limits.KUBERNETES_LABEL_NAME, len(value))):
         return "a label value: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"
     return None
 
 
-def reservations(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+def reservations(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """Reservation ids or (self-managed) a resource group; each id once."""
     ids, found = list(g.blocks[0].reservation_ids), []
     if bool(ids) == g.grouped and not (g.grouped and g.capacity_blocks_setting):
@@ -90,7 +92,7 @@ def reservations(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> 
     return found
 
 
-def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order."""
     if not g.capacity_blocks_setting:
         return standby_problems(g, at)
@@ -121,7 +123,7 @@ def block_sequence(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -
     return found
 
 
-def _zone_offers(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
+def zone_offers(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """The zone is one the catalog knows offers the instance type, or the group says it is not in the catalog."""
     known = instances.OFFERED_ZONES.get(g.instance_type)
     if known is None or g.availability_zone in known or g.zone_not_in_catalog:
@@ -137,43 +139,30 @@ def _zone_offers(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
     ]
 
 
-def placement(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
-    """The zone in the region (and in gpuSubnetIds for an existing VPC); the UltraServer's instance type."""
-    found = []
+def placement(s: Settings, g: GpuNodeGroupSettings, at: str) -> list[Problem]:
+    """The zone in the stack's region (and in gpuSubnetIds for an existing VPC)."""
     if not g.availability_zone.startswith(s.region) or g.availability_zone == s.region:
-        found.append(
+        return [
             Problem(
                 f"{at}.availabilityZone",
                 g.availability_zone,
                 f"a zone of the stack's region {s.region}",
                 "use the zone of the capacity reservation",
             )
-        )
-    elif s.network.existing and g.availability_zone not in s.network.gpu_subnet_ids:
-        found.append(
+        ]
+    if s.network.existing and g.availability_zone not in s.network.gpu_subnet_ids:
+        return [
             Problem(
                 f"{at}.availabilityZone",
                 g.availability_zone,
                 "a zone listed in network.gpuSubnetIds (GPU subnets must sit in the reservation's zone)",
                 f"add gpuSubnetIds: {{{g.availability_zone}: [subnet-...]}} to the network settings",
             )
-        )
-    if not found:  # a zone of another region is one problem, not two
-        found += _zone_offers(g, at)
-    wanted = instances.ULTRASERVER_INSTANCE_TYPES[g.ultraserver_type]
-    if g.instance_type != wanted:
-        found.append(
-            Problem(
-                f"{at}.instanceType",
-                g.instance_type,
-                f"{wanted}, the instance type of {g.ultraserver_type}",
-                f"remove instanceType or set it to {wanted}",
-            )
-        )
-    return found
+        ]
+    return []
 
 
-def efa_layout(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+def efa_layout(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """The EFA layout fits the instance type's network cards."""
     try:
         g.efa_interfaces  # noqa: B018 - resolving the layout validates it
@@ -183,7 +172,7 @@ def efa_layout(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> li
     return []
 
 
-def sizes(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+def sizes(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """Desired size within the reserved instances and the managed-node-group limit."""
     found = []
     if g.desired_size is not None and g.desired_size > g.full_size:
@@ -232,7 +221,7 @@ def _windowless(g: GpuNodeGroupSettings, at: str) -> Problem:
     )
 
 
-def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+def window(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """Each window ends after it starts, leaves room for the scale-down, fits the block schedule (ended ones:
     config.expiry); a group with none is warned about."""
     if g.window is None and not g.capacity_blocks_setting:
@@ -258,13 +247,13 @@ def window(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[P
     return found
 
 
-def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+def amis(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """An EKS AMI release of the cluster's version, or a custom AMI with its release; none in the future."""
     found = []
     if g.ami_release:
         found += [p for p in [ami.release_problem(g.ami_release, today, f"{at}.amiRelease")] if p]
     if g.ami_release and not g.ami_id:
-        pin = ami.default_release_version(s.cluster.kubernetes_version)
+        pin = ami.default_release_version(version)
         found.append(
             Problem(
                 f"{at}.amiRelease",
@@ -293,14 +282,13 @@ def amis(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Pro
             )
         )
     elif g.release_version:
-        version = s.cluster.kubernetes_version
         found += [
             p for p in [ami.release_version_problem(g.release_version, version, today, f"{at}.releaseVersion")] if p
         ]
     return found
 
 
-def storage_and_labels(s: Settings, g: GpuNodeGroupSettings, at: str, today: date) -> list[Problem]:
+def storage_and_labels(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """RAID10 needs 4 instance-store disks; node labels the kubelet may set."""
     found = []
     disks = instances.instance_store_disks(g.instance_type)
@@ -311,7 +299,7 @@ def storage_and_labels(s: Settings, g: GpuNodeGroupSettings, at: str, today: dat
                 g.local_storage,
                 f"RAID0 or Mount: {g.instance_type} has {disks} instance-store disks and nodeadm needs "
                 f"{instances.RAID10_MIN_DISKS} for RAID10",
-                "set localStorage: RAID0 (AWS's recommendation for p6e-gb200)",
+                f"set localStorage: RAID0 (AWS's recommendation for {g.instance_type})",
             )
         )
     for name, value in g.labels.items():
@@ -324,7 +312,7 @@ def storage_and_labels(s: Settings, g: GpuNodeGroupSettings, at: str, today: dat
 GROUP_RULES: tuple[GroupRule, ...] = (
     reservations,
     block_sequence,
-    placement,
+    zone_offers,
     efa_layout,
     sizes,
     window,
@@ -334,14 +322,24 @@ GROUP_RULES: tuple[GroupRule, ...] = (
 )
 
 
+def group_problems(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
+    """Every rule of one group entry, under the key ``at``, on a cluster of Kubernetes ``version``."""
+    return [p for rule in GROUP_RULES for p in rule(g, at, version, today)]
+
+
 def each_group(s: Settings, today: date) -> list[Problem]:
-    """Every group rule on every group."""
-    return [
-        p
-        for index, g in enumerate(s.gpu_node_groups)
-        for rule in GROUP_RULES
-        for p in rule(s, g, f"{s.project}:gpuNodeGroups[{index}]", today)
-    ]
+    """Every group rule on every group; each group's zone in the stack's region and network."""
+    found = []
+    for index, g in enumerate(s.gpu_node_groups):
+        at = f"{s.project}:gpuNodeGroups[{index}]"
+        zone = placement(s, g, at)
+        found += zone + [
+            p
+            for p in group_problems(g, at, s.cluster.kubernetes_version, today)
+            # a zone of another region is one problem, not two
+            if not (zone and p.key == f"{at}.availabilityZone")
+        ]
+    return found
 
 
 def across_groups(s: Settings, today: date) -> list[Problem]:

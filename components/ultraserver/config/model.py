@@ -27,6 +27,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
+from ultraserver.config.aws_identity import AssumeRoleSettings
 from ultraserver.config.check_model import (
     EfaCheckSettings,
     HealthSettings,
@@ -66,7 +67,7 @@ class ClusterSettings(Model):
         StringConstraints(strict=True, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=limits.EKS_CLUSTER_NAME.maximum),
     ] = Field(description="EKS cluster name (letters, digits, - and _; starts with a letter).")
     kubernetes_version: Annotated[
-        Annotated[str, pattern(r"\d+\.\d+", 'a Kubernetes minor version such as "1.33"')],
+        Annotated[str, pattern(r"[0-9]+\.[0-9]+", 'a Kubernetes minor version such as "1.33"')],
         AfterValidator(kubernetes_version_check),
     ] = Field(kubernetes.DEFAULT_TEXT, description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA).")
     public_access_cidrs: tuple[Cidr, ...] = Field(
@@ -79,6 +80,14 @@ class ClusterSettings(Model):
     )
     admin_principal_arns: tuple[PrincipalArn, ...] = Field(
         (), description="IAM roles or users granted cluster admin through access entries."
+    )
+    preview_principal_arns: tuple[PrincipalArn, ...] = Field(
+        (),
+        description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the pull-request "
+        "preview role.",
+    )
+    deletion_protection: StrictBool = Field(
+        True, description="EKS deletion protection: the cluster cannot be deleted until it is turned off."
     )
     log_types: tuple[Literal[LOG_TYPES], ...] = Field(  # type: ignore[valid-type]
         ("api", "audit", "authenticator"), description="Control-plane log types sent to CloudWatch."
@@ -164,7 +173,7 @@ class SystemNodeGroupSettings(Model):
     """The CPU node group where controllers run (GPU nodes are tainted)."""
 
     instance_type: Annotated[
-        str, pattern(r"[a-z][a-z0-9-]*\d[a-z0-9-]*\.[a-z0-9]+", "an EC2 instance type such as m7g.xlarge")
+        str, pattern(r"[a-z][a-z0-9-]*[0-9][a-z0-9-]*\.[a-z0-9]+", "an EC2 instance type such as m7g.xlarge")
     ] = Field(
         instances.SYSTEM_INSTANCE_TYPE,
         description="Instance type (Graviton, like GB200, so images are arm64 everywhere).",
@@ -255,6 +264,14 @@ class KubernetesSettings(Model):
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
     )
+    manifest_mirror: Annotated[
+        str,
+        pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True),
+    ] = Field(
+        "",
+        description="Read the pinned manifests (DRA driver CRDs, MPI operator) here instead of GitHub: an https:// "
+        "URL prefix or a local directory holding each file under its pinned name; its sha256 is checked all the same.",
+    )
 
     @property
     def prometheus_stack_enabled(self) -> bool:
@@ -277,7 +294,8 @@ class AlertSettings(Model):
         ),
     ] = Field("", description="Existing SNS topic (it must let EventBridge publish); empty creates an encrypted one.")
     email_subscriptions: tuple[
-        Annotated[str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com")], ...
+        Annotated[str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com", secret=True)],
+        ...,
     ] = Field((), description="E-mail addresses subscribed to the topic (each confirms from the mail AWS sends).")
 
 
@@ -306,6 +324,16 @@ class Settings(Model):
     region: Annotated[str, pattern(aws_ids.REGION, "an AWS region such as us-east-1")] = Field(
         alias="aws:region", description="AWS region."
     )
+    aws_profile: StrictStr = Field(
+        "",
+        alias="aws:profile",
+        description="AWS profile of the AWS provider; the Kubernetes providers' kubeconfig and preflight use it too.",
+    )
+    aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
+        (),
+        alias="aws:assumeRoles",
+        description="Roles the AWS provider assumes; the kubeconfig runs `aws eks get-token --role` with the last.",
+    )
     cluster: ClusterSettings = Field(description="The EKS control plane.")
     network: NetworkSettings = Field(default_factory=NetworkSettings, description="The VPC and subnets.")
     system_node_group: SystemNodeGroupSettings = Field(
@@ -327,6 +355,11 @@ class Settings(Model):
     accept_untested_versions: StrictBool = Field(
         False, description="Allow chart and add-on versions outside the tested set (a warning instead of an error)."
     )
+
+    @property
+    def deployer_role_arn(self) -> str:
+        """The role the AWS provider ends up as (the last of aws:assumeRoles), or empty."""
+        return self.aws_assume_roles[-1].role_arn if self.aws_assume_roles else ""
 
     @property
     def alerts_enabled(self) -> bool:

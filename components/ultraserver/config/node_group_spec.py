@@ -1,16 +1,17 @@
-"""NodeGroupSpec: what one GPU node group comes to at the plan's moment, derived once where its inputs arrive.
+"""NodeGroupSpec: what one GPU node group comes to at the plan's moment, derived once from its settings.
 
-A stack file's group gets it from its settings (``GpuNodeGroupSettings.spec``), a program's from its arguments
-(``GpuNodeGroupArgs``); the component only reads it: the interface layout, the full size, the blocks and the one
-current at ``now`` (whose reservation the launch template targets), the size now, the scheduled actions still ahead,
-and the AMI release with the SSM parameter a self-managed group's image is read from.
+The component reads it: the interface layout, the full size, the blocks and the one current at ``now`` (whose
+reservation the launch template targets), the size now, the scheduled actions still ahead, the AMI release with the
+SSM parameter a self-managed group's image is read from, and the labels and tags the group's position adds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts import ami
 from ultraserver.facts.capacity_blocks import (
     CapacityBlock,
@@ -21,6 +22,8 @@ from ultraserver.facts.capacity_blocks import (
     size_now,
 )
 from ultraserver.facts.efa import EfaInterface, LayoutSummary, summarize_layout
+from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,10 @@ class NodeGroupSpec:
     ami_ssm_parameter: str | None
     """The dated SSM parameter the template's ImageId is read from: self-managed groups on the EKS AMI only (a
     managed group's amiType and releaseVersion pick the AMI; a custom AMI is given by its id)."""
+    labels: Mapping[str, str]
+    """Node labels: the settings' labels plus the UltraServer label workloads select one NVLink domain by."""
+    tags: Mapping[str, str]
+    """AWS tags the group adds: its EFA layout and its reservation's zone (the policy pack reads them)."""
 
     @property
     def block(self) -> CapacityBlock:
@@ -56,61 +63,64 @@ class NodeGroupSpec:
 
     @property
     def reservation_id(self) -> str | None:
-        """The current block's reservation (None with a resource group, or when a program passed an Output)."""
+        """The current block's reservation (None with a resource group)."""
         return self.block.reservation_ids[0] if self.block.reservation_ids else None
 
 
-@dataclass(frozen=True)
-class NodeGroupInputs:
-    """What a spec is derived from: checked settings, or checked component arguments."""
-
-    instance_type: str
-    interfaces: tuple[EfaInterface, ...]
-    full_size: int
-    desired_size: int | None
-    """As given: None runs the full size."""
-    blocks: tuple[CapacityBlock, ...]
-    successive: bool
-    """Successive blocks (dated scheduled actions per block), not one reservation and window (undated actions)."""
-    release_version: str
-    kubernetes_version: str
-    """The cluster's minor (the pinned release's SSM parameter is under it)."""
-    custom_image: bool
-    """A custom AMI id is given (with its release)."""
-    managed: bool
-    hold_at_zero: bool
-    """scaleToZeroForUpgrade: desired 0 and no scheduled actions."""
+def _blocks(group: GpuNodeGroupSettings, position: int, standby: CapacityBlock | None) -> tuple[CapacityBlock, ...]:
+    """Successive blocks (capacityBlocks, handover: switch) keep all of the group's blocks; a single block, and a
+    standby group, run one block only (and keep the undated scheduled action names)."""
+    if standby is not None:
+        return (standby,)
+    if group.capacity_blocks_setting:
+        return group.position_blocks(position)
+    target = () if group.grouped else (group.capacity_reservation_ids[position],)
+    return (CapacityBlock(target, group.reservation_window),)
 
 
-def node_group_spec(given: NodeGroupInputs, now: datetime) -> NodeGroupSpec:
-    """The spec at ``now``."""
-    wanted = given.full_size if given.desired_size is None else given.desired_size
-    index = current_block(given.blocks, now)
-    window = given.blocks[index].window
-    if given.hold_at_zero:
+def node_group_spec(
+    group: GpuNodeGroupSettings,
+    position: int,
+    now: datetime,
+    kubernetes_version: str,
+    standby: CapacityBlock | None = None,
+) -> NodeGroupSpec:
+    """Node group ``position`` of a checked entry at ``now`` on a cluster of ``kubernetes_version`` (with
+    ``standby``, the group of that one block under handover: standby)."""
+    successive = bool(group.capacity_blocks_setting) and standby is None
+    blocks = _blocks(group, position, standby)
+    managed = group.mode == "managed"
+    wanted = group.nodes_per_group
+    index = current_block(blocks, now)
+    window = blocks[index].window
+    if group.scale_to_zero_for_upgrade:
         size, actions = 0, []
     else:
         size = size_now(window, wanted, now)
-        if not given.managed and window is None and given.desired_size is None:
+        if not managed and window is None and group.desired_size is None:
             # EKS capacity-blocks guide (self-managed): create the group at desired 0 before the block is active and
             # scale it when the block starts; without a window the toolkit cannot know when, so it starts at 0.
             # Give reservationWindow (scheduled actions) or an explicit desiredSize once the block is active.
             size = 0
-        if given.successive:
-            actions = block_schedule(given.blocks, wanted, now)
+        if successive:
+            actions = block_schedule(blocks, wanted, now)
         else:
             actions = scheduled_actions(window, wanted, now=now) if window else []
+    release = group.release_version or ami.default_release_version(kubernetes_version)
     return NodeGroupSpec(
-        interfaces=given.interfaces,
-        layout=summarize_layout(given.instance_type, given.interfaces),
-        full_size=given.full_size,
-        blocks=given.blocks,
+        interfaces=group.efa_interfaces,
+        layout=summarize_layout(group.instance_type, group.efa_interfaces),
+        full_size=group.full_size,
+        blocks=blocks,
         current_block=index,
-        successive=given.successive,
+        successive=successive,
         desired_size=size,
         actions=tuple(actions),
-        release_version=given.release_version,
+        release_version=release,
         ami_ssm_parameter=None
-        if given.custom_image or given.managed
-        else ami.pinned_ssm_parameter_name(given.kubernetes_version, given.release_version),
+        if group.ami_id or managed
+        else ami.pinned_ssm_parameter_name(kubernetes_version, release),
+        # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
+        labels={**group.labels, ULTRASERVER_LABEL: group.node_group_names[position]},
+        tags={EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},
     )

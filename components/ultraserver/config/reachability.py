@@ -1,11 +1,12 @@
-"""Where `pulumi up` runs and how it reaches the cluster's API server on the first deploy (issue 23 §1)."""
+"""Where `pulumi up` runs and how it reaches the cluster's API server: the platform, and a separate Kubernetes layer."""
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import date
 
 from ultraserver.config.model import Settings, key
-from ultraserver.problems import Problem
+from ultraserver.problems import WARNING, Problem
 
 SELF_HOSTED_LABEL = "self-hosted"
 
@@ -23,8 +24,8 @@ def deployer_reach(s: Settings, today: date) -> list[Problem]:
             )
         ]
     if c.public_access_cidrs:
-        return []
-    found = _private_endpoint_reach(s) if s.kubernetes.layer == "same-stack" else []
+        return _hosted_runner_outside(s)
+    found = _private_endpoint_reach(s) if s.kubernetes.layer == "same-stack" else _layer_runner_reach(s)
     # GitHub-hosted runners run outside every customer VPC; only a self-hosted runner can sit inside one.
     if s.auto_deploy and SELF_HOSTED_LABEL not in c.deployer_runner_labels:
         found.append(
@@ -37,6 +38,47 @@ def deployer_reach(s: Settings, today: date) -> list[Problem]:
             )
         )
     return found
+
+
+def _hosted_runner_outside(s: Settings) -> list[Problem]:
+    """autoDeploy on a GitHub-hosted runner to a public endpoint limited to CIDRs: those runners' addresses change
+    and are in none of them (docs/deploy.md, Reachability), so the deploy job cannot reach the API."""
+    c = s.cluster
+    hosted = SELF_HOSTED_LABEL not in c.deployer_runner_labels
+    if not (s.auto_deploy and hosted) or any(
+        ipaddress.ip_network(cidr).prefixlen == 0 for cidr in c.public_access_cidrs
+    ):
+        return []
+    return [
+        Problem(
+            key(s, "cluster.deployerRunnerLabels"),
+            list(c.deployer_runner_labels),
+            "with autoDeploy and endpointPublicAccessCidrs, a runner inside those CIDRs: GitHub-hosted runners' "
+            "addresses change and are in none of them",
+            "run the deploy on a self-hosted runner whose egress is in endpointPublicAccessCidrs, e.g. "
+            "deployerRunnerLabels: [self-hosted, gb200-deploy]; or deploy by hand and leave autoDeploy off",
+            WARNING,
+        )
+    ]
+
+
+def _layer_runner_reach(s: Settings) -> list[Problem]:
+    """kubernetes.layer: separate-stack with a private-only endpoint: the runner of the kubernetes-layer/ project
+    reaches the API only through the cluster security group, which admits the deployer's sources alone."""
+    c = s.cluster
+    if c.deployer_cidrs or c.deployer_security_group_ids:
+        return []
+    return [
+        Problem(
+            key(s, "cluster.deployerSecurityGroupIds"),
+            [],
+            "with a private-only endpoint and kubernetes.layer: separate-stack, the source of the runner that "
+            "deploys kubernetes-layer/: cluster.deployerSecurityGroupIds or cluster.deployerCidrs (the cluster "
+            "security group admits HTTPS only from them)",
+            "list the in-VPC runner's security group, e.g. deployerSecurityGroupIds: [sg-0123456789abcdef0], or its "
+            "subnet CIDRs in deployerCidrs",
+        )
+    ]
 
 
 def _private_endpoint_reach(s: Settings) -> list[Problem]:

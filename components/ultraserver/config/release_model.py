@@ -15,8 +15,8 @@ from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
 class ReleaseSettings(Model):
     """User-tunable settings shared by every chart release."""
 
-    version: Annotated[str, pattern(r"v?\d+\.\d+\.\d+", "an exact chart version such as 1.2.3")] | None = Field(
-        None, description="Chart version; empty keeps the toolkit's pinned version (recommended)."
+    version: Annotated[str, pattern(r"v?[0-9]+\.[0-9]+\.[0-9]+", "an exact chart version such as 1.2.3")] | None = (
+        Field(None, description="Chart version; empty keeps the toolkit's pinned version (recommended).")
     )
     values: dict[StrictStr, Any] = Field(
         default_factory=dict, description="Values deep-merged over the toolkit's values (maps merge, lists replace)."

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from ultraserver.config.aws_identity import kubeconfig_identity
 from ultraserver.config.device_rules import device_mode
 from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
@@ -76,12 +77,26 @@ def public_endpoint(s: Settings, today: date) -> list[Problem]:
 
 
 def admin_principals(s: Settings, today: date) -> list[Problem]:
-    """Each admin principal once (one access entry each)."""
-    arns = list(s.cluster.admin_principal_arns)
-    return [
-        Problem(key(s, "cluster.adminPrincipalArns"), arn, "each principal once", "remove the duplicate")
-        for arn in sorted({a for a in arns if arns.count(a) > 1})
-    ]
+    """Each principal once across the admin and preview lists, whatever its path: one access entry each (EKS refuses
+    a second entry for a principal with a 409), named after the principal."""
+    seen: dict[tuple[str, ...], str] = {}
+    found = []
+    lists = (
+        ("adminPrincipalArns", s.cluster.admin_principal_arns),
+        ("previewPrincipalArns", s.cluster.preview_principal_arns),
+    )
+    for field, arns in lists:
+        for index, arn in enumerate(arns):
+            where = f"cluster.{field}[{index}]"
+            identity = aws_ids.principal_parts(arn) or (arn,)
+            if identity in seen:
+                found.append(
+                    Problem(
+                        key(s, where), arn, f"each principal once (it is {seen[identity]} too)", "remove the duplicate"
+                    )
+                )
+            seen.setdefault(identity, where)
+    return found
 
 
 def stack_tags(s: Settings, today: date) -> list[Problem]:
@@ -241,14 +256,24 @@ def chart_values(s: Settings, today: date) -> list[Problem]:
                     "fix the key or remove it (see the chart's values.yaml)",
                 )
             )
-        found += _unread_values(s, field, chart, release.values, unknown)
     return found
 
 
-def _unread_values(s: Settings, field: str, chart: str, values: Mapping[str, Any], unknown: list[str]) -> list[Problem]:
-    """A warning for each known key no template of the pinned chart reads: setting it changes nothing."""
+def unread_chart_values(s: Settings, today: date) -> list[Problem]:
+    """A warning for each known value key no template of the pinned chart reads (static analysis of the templates,
+    facts/chart_templates.py): setting it changes nothing. `ultraserver plan --render` judges this by rendering."""
+    found = []
+    for field, chart in RELEASE_KEYS.items():
+        release = getattr(s.kubernetes, field)
+        if release.version in (None, chart_facts.pinned(chart).version):
+            found += _unread_values(s, field, chart, release.values)
+    return found
+
+
+def _unread_values(s: Settings, field: str, chart: str, values: Mapping[str, Any]) -> list[Problem]:
     if chart not in chart_templates.template_reads():
         return []
+    unknown = chart_facts.unknown_value_paths(chart, values)
     version = chart_facts.pinned(chart).version
     return [
         Problem(
@@ -349,6 +374,7 @@ RULES: tuple[Rule, ...] = (
     *GPU_RULES,
     addons,
     chart_values,
+    unread_chart_values,
     device_mode,
     release_waits,
     kueue_settings,
@@ -360,6 +386,7 @@ RULES: tuple[Rule, ...] = (
     dra_driver_prerequisites,
     alert_topic,
     derived_names,
+    kubeconfig_identity,
 )
 
 

@@ -24,11 +24,9 @@ from ultraserver.config.model import (
     SystemNodeGroupSettings,
 )
 from ultraserver.config.release_model import KueueSettings, PrometheusStackSettings, ReleaseSettings
-from ultraserver.facts.instances import GB200_INSTANCE_TYPE
 from ultraserver.facts.kubernetes import FLOOR as MIN_KUBERNETES
 
 __all__ = [
-    "GB200_INSTANCE_TYPE",
     "LOG_TYPES",
     "MIN_KUBERNETES",
     "PROJECT",

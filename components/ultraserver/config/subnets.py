@@ -4,7 +4,8 @@ A subnet lives inside one VPC CIDR block, and a block is at most a /16 (65,536 a
 needs more gets several subnets, spread over the VPC's secondary CIDR blocks (``network.secondaryVpcCidrs``).
 That is how a fleet of 1,000 UltraServers (18,000 nodes) fits one cluster: EKS documents adding CIDR blocks to
 the VPC when it runs out of addresses (facts/network.py). Pods keep the VPC CNI default (same subnet as their
-node), so no custom networking is needed.
+node), so no custom networking is needed. The CNI holds the planned pods plus 2 addresses per node instead of a
+whole warm ENI (facts/vpc_cni.py), which is what this sizing assumes.
 """
 
 from __future__ import annotations

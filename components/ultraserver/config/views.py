@@ -43,7 +43,7 @@ class ImexTarget:
     node_selector: Mapping[str, str]
     """Labels carried only by this UltraServer's nodes (e.g. its node group label)."""
     instance_count: int = MAX_NODES
-    """Instances in the UltraServer: 9 (u-p6e-gb200x36) or 18 (u-p6e-gb200x72)."""
+    """Instances in the UltraServer (facts.ultraservers.NODES of its type)."""
     ultraservers: int = 1
     """UltraServers behind the selector: 1 for a node group per UltraServer, N for a grouped fleet (one job each)."""
     nodes_per_ultraserver: int | None = None

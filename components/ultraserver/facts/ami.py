@@ -54,14 +54,14 @@ RELEASE_VERSIONS: dict[str, str] = {
 }
 EXAMPLE_RELEASE = RELEASE_VERSIONS[_EXAMPLE_MINOR]
 """The pinned release of the default minor, the example error messages give."""
-_K8S = re.compile(r"^1\.\d{2,}$")
+_K8S = re.compile(r"1\.[0-9]{2,}")
 # v20260714 (GitHub tag), 20260714, or 1.35.6-20260714 (the SSM release_version form).
-_RELEASE = re.compile(r"^(?:v|(?P<k8s>1\.\d+\.\d+)-)?(?P<date>\d{8})$")
+_RELEASE = re.compile(r"(?:v|(?P<k8s>1\.[0-9]+\.[0-9]+)-)?(?P<date>[0-9]{8})")
 
 
 def checked_version(kubernetes_version: str, key: str = "kubernetesVersion") -> str:
     """The Kubernetes minor version, or ConfigError naming ``key``."""
-    if not _K8S.match(kubernetes_version):
+    if not _K8S.fullmatch(kubernetes_version):
         raise ConfigError(
             Problem(key, kubernetes_version, "a Kubernetes minor version such as 1.33", "use the form 1.33")
         )
@@ -73,7 +73,7 @@ def _checked_release(value: str) -> re.Match[str]:
     problem = release_problem(value)
     if problem:
         raise ConfigError(problem)
-    match = _RELEASE.match(value)
+    match = _RELEASE.fullmatch(value)
     assert match is not None  # release_problem accepted it
     return match
 
@@ -97,7 +97,7 @@ def pinned_ssm_parameter_name(kubernetes_version: str, release: str) -> str:
 
 def release_date_in(text: str) -> str | None:
     """The YYYYMMDD release date in any release text: 1.35.6-20260714, v20260714, or an AMI name."""
-    dates = re.findall(r"(?<!\d)(20\d{6})(?!\d)", text)
+    dates = re.findall(r"(?<![0-9])(20[0-9]{6})(?![0-9])", text)
     return dates[-1] if dates else None
 
 
@@ -106,14 +106,14 @@ def default_release_version(kubernetes_version: str) -> str:
     return RELEASE_VERSIONS.get(kubernetes_version, "")
 
 
-_RELEASE_VERSION = re.compile(r"^(?P<minor>1\.\d+)\.\d+-(?P<date>\d{8})$")
+_RELEASE_VERSION = re.compile(r"(?P<minor>1\.[0-9]+)\.[0-9]+-(?P<date>[0-9]{8})")
 
 
 def release_version_problem(
     value: str, kubernetes_version: str, today: date, key: str = "releaseVersion"
 ) -> Problem | None:
     """An EKS AMI release version (1.35.6-20260714) that does not fit the cluster, as a Problem at ``key``, or None."""
-    match = _RELEASE_VERSION.match(value)
+    match = _RELEASE_VERSION.fullmatch(value)
     if match is None:
         allowed: str | None = f"an EKS AMI release version such as {EXAMPLE_RELEASE} (<k8s version>-<YYYYMMDD>)"
     elif match["minor"] != kubernetes_version:
@@ -139,7 +139,7 @@ def _date_allowed(text: str, today: date | None) -> str | None:
 
 def release_problem(value: str, today: date | None = None, key: str = "amiRelease") -> Problem | None:
     """An AMI release string unusable on GB200, as a Problem at ``key``, or None when it is fine."""
-    match = _RELEASE.match(value) if isinstance(value, str) else None
+    match = _RELEASE.fullmatch(value) if isinstance(value, str) else None
     forms = f"v{MIN_RELEASE}, {MIN_RELEASE} or {EXAMPLE_RELEASE}"
     if match is None:
         return Problem(key, value, f"a release in one of the forms {forms}", "write the release in one of these forms")

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 
-REGION = r"[a-z]{2}(-[a-z]+)+-\d"
+REGION = r"[a-z]{2}(-[a-z]+)+-[0-9]"
 """An AWS region name such as us-east-1."""
-ZONE = REGION + r"[a-z]?(-[a-z]+-\d+[a-z])?"
+ZONE = REGION + r"[a-z]?(-[a-z]+-[0-9]+[a-z])?"
 """An Availability Zone (us-east-1a) or Local Zone (us-east-1-dfw-2a) name."""
-LOCAL_ZONE = REGION + r"-[a-z]+-\d+[a-z]"
+LOCAL_ZONE = REGION + r"-[a-z]+-[0-9]+[a-z]"
 """A Local Zone name such as us-east-1-dfw-2a."""
-ACCOUNT = r"\d{12}"
+ACCOUNT = r"[0-9]{12}"
 """A 12-digit AWS account ID."""
 RESERVATION_ID = r"cr-[0-9a-f]{17}"
 """An EC2 Capacity Reservation ID."""
@@ -42,8 +42,10 @@ RESOURCE_GROUP_ARN = (
 """A resource group ARN arn:aws:resource-groups:<region>:<account>:group/<name>."""
 SNS_TOPIC_ARN = r"arn:aws(-cn|-us-gov)?:sns:" + REGION + ":" + ACCOUNT + r":[A-Za-z0-9_-]{1,256}(\.fifo)?"
 """An SNS topic ARN (a FIFO topic's name ends in .fifo)."""
-PRINCIPAL_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":(role|user)/[\w+=,.@/-]+"
+PRINCIPAL_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":(role|user)/[A-Za-z0-9_+=,.@/-]+"
 """An IAM role or user ARN."""
+ROLE_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":role/[\w+=,.@/-]+"
+"""An IAM role ARN."""
 
 _COMPILED: dict[str, re.Pattern[str]] = {}
 
@@ -66,3 +68,10 @@ PRINCIPAL_ARN_PARTS = (
     r"arn:(?P<partition>aws[a-z-]*):iam::(?P<account>" + ACCOUNT + r"):(?P<kind>role|user)/(?:.*/)?(?P<name>[^/]+)"
 )
 """An IAM role or user ARN, split into the parts that name one principal whatever its path."""
+
+
+def principal_parts(arn: str) -> tuple[str, str, str, str] | None:
+    """Partition, account, kind (role or user) and name of an IAM principal ARN, its path dropped: the parts that
+    name one principal (role and user names are unique in an account whatever their path); None for other text."""
+    found = re.fullmatch(PRINCIPAL_ARN_PARTS, arn)
+    return (found["partition"], found["account"], found["kind"], found["name"]) if found else None

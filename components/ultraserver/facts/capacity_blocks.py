@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.facts import aws_ids, ultraservers
+from ultraserver.facts import ultraservers
 from ultraserver.problems import ConfigError, Described, KeyName, Problem, under
 
 # What EC2 does at a block's end, per kind of reservation. EC2 user guide, "Capacity Blocks for ML"
@@ -72,30 +72,6 @@ first, partial day before 11:30 UTC)."""
 _STACK_KEYS, _WINDOW = under(""), under("reservationWindow")
 
 
-def reservation_id_problem(value: object, key: str = "capacityReservationId") -> Problem | None:
-    """A malformed Capacity Reservation ID (cr- then 17 lowercase hex digits) as a Problem at ``key``, or None."""
-    if aws_ids.matches(aws_ids.RESERVATION_ID, value):
-        return None
-    return Problem(
-        key,
-        value,
-        "a Capacity Reservation ID: 'cr-' followed by 17 lowercase hex digits (e.g. cr-0123456789abcdef0)",
-        "copy it from describe-capacity-blocks (CapacityReservationIds) or the EC2 console",
-    )
-
-
-def resource_group_arn_problem(value: object, key: str = "capacityReservationResourceGroupArn") -> Problem | None:
-    """A malformed capacity-reservation resource group ARN as a Problem at ``key``, or None."""
-    if aws_ids.matches(aws_ids.RESOURCE_GROUP_ARN, value):
-        return None
-    return Problem(
-        key,
-        value,
-        "a resource group ARN: arn:aws:resource-groups:<region>:<12-digit account>:group/<name>",
-        "copy the ARN of the capacity-reservation resource group",
-    )
-
-
 def instances_per_ultraserver(ultraserver_type: str, key: str = "ultraserverType") -> int:
     """Instances in one UltraServer of a type, or ConfigError naming ``key``."""
     if ultraserver_type not in ultraservers.NODES:
@@ -112,22 +88,6 @@ def full_size(ultraserver_type: str, ultraserver_count: int, name: KeyName = _ST
             Problem(name("ultraserverCount"), ultraserver_count, "a whole number of 1 or more", "give 1 or more")
         )
     return instances_per_ultraserver(ultraserver_type, name("ultraserverType")) * ultraserver_count
-
-
-def desired_size_problem(
-    ultraserver_type: str, ultraserver_count: int, desired_size: int, key: str = "desiredSize"
-) -> Problem | None:
-    """A desired size that does not fit the reserved UltraServers, as a Problem at ``key``, or None."""
-    limit = full_size(ultraserver_type, ultraserver_count)
-    if isinstance(desired_size, bool) or not isinstance(desired_size, int) or not 0 <= desired_size <= limit:
-        return Problem(
-            key,
-            desired_size,
-            f"0 to {limit}, the instances in {ultraserver_count} x {ultraserver_type} (a Capacity Block launches "
-            "nothing beyond that)",
-            f"set it to {limit} or less, or leave it unset for all of them",
-        )
-    return None
 
 
 @dataclass(frozen=True)
@@ -273,7 +233,8 @@ def window_problems(window: ReservationWindow, name: KeyName = _WINDOW) -> list[
             name(field),
             moment.isoformat(),
             "a time with its time zone (e.g. 2026-01-05T11:30:00Z)",
-            "add the zone: Z if it is UTC, as describe-capacity-blocks prints it",
+            f"write {moment:%Y-%m-%dT%H:%M:%S}Z if it is UTC, as describe-capacity-blocks prints it",
+            suggestion=f"{moment:%Y-%m-%dT%H:%M:%S}Z",
         )
         for field, moment in (("start", window.start), ("end", window.end))
         if moment.tzinfo is None

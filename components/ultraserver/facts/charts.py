@@ -47,9 +47,12 @@ NODE_TERMINATION_HANDLER = "aws-node-termination-handler"
 KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"
 # DRANET (EFA through DRA, DRA device mode): chart aws-dranet 1.0.0 in aws/eks-charts stable/aws-dranet @5239609.
 DRANET = "aws-dranet"
-ON_GPU_NODES = (GPU_OPERATOR, DRA_DRIVER, EFA_DEVICE_PLUGIN, DRANET)
+ON_GPU_NODES = (GPU_OPERATOR, DRA_DRIVER, EFA_DEVICE_PLUGIN, DRANET, KUBE_PROMETHEUS_STACK)
 """Charts whose DaemonSets run on every GPU node (GPU Operator operands, the DRA kubelet plugin, the EFA plugin or
-DRANET): their releases must not wait, so neither may they be atomic (facts/helm.py)."""
+DRANET, and kube-prometheus-stack's node exporter, whose chart default tolerates every NoSchedule taint: values.yaml:471
+of prometheus-node-exporter 4.56.1, `tolerations: - effect: NoSchedule operator: Exists`): their releases must not
+wait, so neither may they be atomic (facts/helm.py). `ultraserver plan --render` checks this list against the
+rendered DaemonSets."""
 # Kueue chart 0.19.2 = app v0.19.2 (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877), published as an OCI chart at
 # oci://registry.k8s.io/kueue/charts/kueue (charts/kueue/README.md at that tag). helm.v3.Release takes an OCI chart as
 # the full oci:// reference in `chart` with no repositoryOpts (chart_reference below; OCI support in Release since

@@ -25,12 +25,14 @@ Checked 2026-11-25.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.facts import efa, kubernetes
 from ultraserver.facts.scheduling import EFA_RESOURCE, GPU_RESOURCE
+from ultraserver.facts.versions import version_at_least
 
 PLUGINS = "plugins"
 DRA = "dra"
@@ -58,7 +60,23 @@ PCIE_ROOT_ATTRIBUTE = "resource.kubernetes.io/pcieRoot"
 """The PCIe-root attribute both drivers publish (module docstring)."""
 
 PLUGIN_RESOURCES = (GPU_RESOURCE, EFA_RESOURCE)
-"""Extended resources of the device plugins; they do not exist on a DRA-mode node."""
+"""Extended resources of the device plugins; no DRA-mode node advertises them."""
+EXTENDED_RESOURCE_MIN_KUBERNETES = "1.36"
+"""First minor on which the scheduler serves an extended-resource request from a DeviceClass's
+``extendedResourceName`` by default: feature gate DRAExtendedResource (KEP-5004) is alpha and off in 1.34 and 1.35,
+beta and on from 1.36, GA in 1.37 (the versioned feature-gate table of kubernetes' scheduler features, read in a
+stored copy of the kubernetes source at a 1.37 development commit, 2026-11-27; that EKS 1.36 keeps the upstream
+default is UNVERIFIED)."""
+DRA_EXTENDED_RESOURCES = {GPU_RESOURCE: GPU_DEVICE_CLASS}
+"""Device-plugin resource names a DRA DeviceClass takes over: dra-driver-nvidia-gpu 0.4.1
+``templates/deviceclass-gpu.yaml:12-14`` sets ``extendedResourceName: nvidia.com/gpu`` on gpu.nvidia.com whenever
+the cluster serves resource.k8s.io/v1; aws-dranet 1.0.0 ``templates/deviceclass.yaml`` sets none for EFA."""
+
+
+def served_through_dra(resource: str, kubernetes_version: str | None) -> bool:
+    """Whether a DRA-mode cluster of this minor serves a request for a device-plugin resource name through a
+    DeviceClass (False when the minor is unknown)."""
+    return resource in DRA_EXTENDED_RESOURCES and version_at_least(kubernetes_version, EXTENDED_RESOURCE_MIN_KUBERNETES)
 
 
 def needs_newer_kubernetes(mode: str, version: str) -> bool:
@@ -102,6 +120,8 @@ def gpus_per_node(instance_type: str) -> int:
 class NodeDevices:
     """What one node offers through DRA: its GPUs and, per GPU, the EFA devices of its card group."""
 
+    instance_type: str
+    """The node's instance type (its allocatable CPU sizes a whole-node pod's request, facts/allocatable.py)."""
     gpus: int
     efa_per_gpu: tuple[int, ...]
     """EFA devices paired with GPU i; empty when the catalog gives no pairing for the type."""
@@ -113,12 +133,16 @@ class NodeDevices:
         """EFA devices of the node."""
         return sum(self.efa_per_gpu) + self.unpaired_efa
 
+    def gpus_only(self) -> NodeDevices:
+        """The node's GPUs without its EFA devices (what a job that never leaves NVLink claims)."""
+        return dataclasses.replace(self, efa_per_gpu=(), unpaired_efa=0)
+
 
 def node_devices(instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> NodeDevices:
     """GPUs and paired EFA devices of one node, from the instance catalog and the group's EFA layout."""
     per_gpu = tuple(len(p.efa_cards) for p in pairing(instance_type, interfaces))
     total = efa.summarize_layout(instance_type, interfaces).efa_devices
-    return NodeDevices(gpus_per_node(instance_type), per_gpu, total - sum(per_gpu))
+    return NodeDevices(instance_type, gpus_per_node(instance_type), per_gpu, total - sum(per_gpu))
 
 
 def requests_plugin_resource(resources: dict[str, Any] | None) -> list[str]:

@@ -20,6 +20,8 @@ VPC_CNI_SERVICE_ACCOUNT = "aws-node"
 # pod-identities / pod-id-role).
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 POD_IDENTITY_TRUST_ACTIONS: tuple[str, ...] = ("sts:AssumeRole", "sts:TagSession")
-# IMDSv2 PUT response hop limits a GPU node may use: 1 keeps the metadata (and the node role) away from pods
-# that are not on the host network (EKS best practices, security); 2 only when a pod must reach it.
-IMDS_HOP_LIMITS: tuple[int, ...] = (1, 2)
+# EKS access policies (EKS user guide access-policy-permissions, "aws eks list-access-policies"): cluster admin for
+# adminPrincipalArns; read-only for the pull-request preview role (previewPrincipalArns). AmazonEKSViewPolicy's rules
+# are the Kubernetes "view" role's kind: reads most objects, not Secrets.
+CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+VIEW_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"

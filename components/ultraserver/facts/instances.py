@@ -7,15 +7,19 @@ scripts/regen_network_cards.py with a source per fact).
 from __future__ import annotations
 
 import re
-from typing import Literal, get_args
+from typing import Literal
 
 from ultraserver.facts import efa
 
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 """The instance type of every UltraServer node (EKS UltraServer guide)."""
-ULTRASERVER_INSTANCE_TYPES = {"u-p6e-gb200x36": GB200_INSTANCE_TYPE, "u-p6e-gb200x72": GB200_INSTANCE_TYPE}
-"""Instance type inside each UltraServer type (EC2 UltraServers: https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html)."""
 
+VCPUS: dict[str, int] = {GB200_INSTANCE_TYPE: 144}
+"""vCPUs per instance (a node's CPU capacity; facts/allocatable.py derives what pods get). p6e-gb200.36xlarge: 144,
+two Grace CPUs of 72 Arm cores without SMT. UNVERIFIED against an AWS page here: moto's DescribeInstanceTypes snapshot
+has no p6e-gb200 entry and the EC2 specifications page (https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html)
+was not in the stored corpus; the number is read from a third-party copy of that table (144 vCPUs, 960 GiB memory),
+checked 2026-11-27. Read VCpuInfo.DefaultVCpus of DescribeInstanceTypes in the target region to confirm."""
 OFFERED_ZONES: dict[str, tuple[str, ...]] = {GB200_INSTANCE_TYPE: ("us-east-1-dfw-2a",)}
 """Zones known to offer each GPU instance type: P6e-GB200 UltraServers run in the Dallas Local Zone of
 N. Virginia, us-east-1-dfw-2a, which the account must opt in to (EC2 User Guide, "Launch instances into Capacity
@@ -28,7 +32,6 @@ RAID10_MIN_DISKS = 4
 (awslabs/amazon-eks-ami templates/al2023/runtime/bin/setup-local-disks)."""
 LocalStorage = Literal["RAID0", "RAID10", "Mount"]
 """nodeadm NodeConfig spec.instance.localStorage.strategy values."""
-LOCAL_STORAGE: tuple[str, ...] = get_args(LocalStorage)
 
 GPU_ROOT_VOLUME_GIB = 200
 """Default root volume of GPU nodes: CUDA/NGC images are tens of GB each and land on the root volume
@@ -45,14 +48,14 @@ SYSTEM_AMI_TYPES = {"AL2023_ARM_64_STANDARD": "arm64", "AL2023_x86_64_STANDARD":
 
 # EC2 naming: family letters, generation digit, then attribute letters; "g" among the attributes means AWS
 # Graviton (arm64) (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html).
-_TYPE = re.compile(r"^(?P<family>[a-z]+)(?P<generation>\d+)(?P<attributes>[a-z-]*)\.(?P<size>[a-z0-9]+)$")
+_TYPE = re.compile(r"(?P<family>[a-z]+)(?P<generation>[0-9]+)(?P<attributes>[a-z-]*)\.(?P<size>[a-z0-9]+)")
 
 
 def architecture(instance_type: str) -> str:
     """arm64 or x86_64 of an instance type: the catalog's, else the naming convention's ('' when unknown)."""
     if instance_type in efa.supported_instance_types():
         return str(efa.instance_facts(instance_type)["architecture"])
-    match = _TYPE.match(instance_type)
+    match = _TYPE.fullmatch(instance_type)
     if match is None:
         return ""
     return "arm64" if "g" in match["attributes"] else "x86_64"

@@ -69,12 +69,12 @@ EKS_VERSIONS: tuple[EksVersion, ...] = (
     EksVersion("1.36", date(2026, 6, 2), date(2027, 8, 2), date(2028, 8, 2), verified=False),
 )
 _BY_VERSION = {v.version: v for v in EKS_VERSIONS}
-_MINOR = re.compile(r"^1\.(\d+)$")
+_MINOR = re.compile(r"1\.([0-9]+)")
 
 
 def is_minor(version: str) -> bool:
     """Whether the text is a Kubernetes minor version such as 1.33."""
-    return bool(_MINOR.match(version))
+    return bool(_MINOR.fullmatch(version))
 
 
 def eks_version(version: str) -> EksVersion | None:

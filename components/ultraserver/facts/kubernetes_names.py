@@ -11,5 +11,5 @@ import re
 
 DNS_LABEL_PATTERN = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 """A DNS label, unanchored (for pattern arguments that anchor it themselves)."""
-DNS_LABEL = re.compile(rf"^{DNS_LABEL_PATTERN}$")
-DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+DNS_LABEL = re.compile(DNS_LABEL_PATTERN)
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")

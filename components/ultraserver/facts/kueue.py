@@ -31,6 +31,8 @@ PODSET_REQUIRED_TOPOLOGY = f"{API_GROUP}/podset-required-topology"
 """On a pod template: every pod of the pod set must land in one domain of this level, or the job waits."""
 PODSET_PREFERRED_TOPOLOGY = f"{API_GROUP}/podset-preferred-topology"
 """On a pod template: one domain of this level if it fits, else the next level up, else spread."""
+PODSET_TOPOLOGY_ANNOTATIONS = (PODSET_REQUIRED_TOPOLOGY, PODSET_PREFERRED_TOPOLOGY)
+"""Either makes a pod set topology-aware (placed by TAS)."""
 MPIJOB_FRAMEWORK = "kubeflow.org/mpijob"
 """Kueue integration name of the MPI operator's MPIJob (in the chart's default frameworks at 0.19.2)."""
 # DRA claims. At 0.19.2 Kueue counts ResourceClaimTemplates by DeviceClass: KueueDRAIntegration (renamed from

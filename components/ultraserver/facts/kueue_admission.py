@@ -16,6 +16,10 @@ kubernetes-sigs/kueue at tag v0.19.2 (commit 8eab6877):
 - ``pkg/features/kube_features.go`` (lines 745-755): both gates are Beta and on by default since 0.18.
 - A resource that no resource group of the ClusterQueue covers, or asks for more than the queue's nominal quota,
   never fits (the flavor assigner, ``pkg/scheduler/flavorassigner``; docs/kueue.md).
+- Topology-aware placement (TAS) sizes a pod from its pod spec's requests alone and never sees its claims
+  (facts/allocatable.py cites the lines): ``placement_problems`` refuses a topology-aware pod set whose pods request
+  nothing but claims (Kueue may put several on one node, where all but one wait for devices for good), and a pod set
+  claiming whole nodes whose CPU request fits a node more than once, or not at all.
 
 Everything here is plain data in, Problems out: the policy rule ``kueue-dra-admission`` and the tests run it over
 the offline plan, so a changed Kueue default or a lost mapping fails before a job waits forever in a cluster.
@@ -27,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ultraserver.facts import allocatable, devices
 from ultraserver.facts.charts import KUEUE, pinned
 from ultraserver.facts.kueue import DRA_FEATURE_GATES
 from ultraserver.problems import Problem
@@ -40,6 +45,10 @@ class PodSet:
     count: int
     claim_templates: tuple[str, ...]
     """Names of the ResourceClaimTemplates (``resourceClaims[].resourceClaimTemplateName``) in the pod spec."""
+    topology: bool = False
+    """Whether the pod template asks Kueue for a topology (podset-required/preferred-topology annotation)."""
+    requests: Mapping[str, Any] = field(default_factory=dict)
+    """What one pod requests as TAS counts it (the containers' requests, limits where a request is unset)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,8 @@ class Queue:
     configuration: Mapping[str, Any]
     quota: Mapping[str, int] = field(default_factory=dict)
     """Nominal quota per covered resource, summed over the queue's flavors."""
+    node_type: str = ""
+    """Instance type of the nodes of the queue's topology flavor (its nodeLabels); empty when unknown."""
 
 
 def gates(configuration: Mapping[str, Any]) -> dict[str, bool]:
@@ -162,6 +173,63 @@ def admission_problems(
                 _refused(workload, f"{resource}: {amount}", f"at most the queue's quota ({nominal})", "raise it")
             )
     return out
+
+
+def placement_problems(
+    workload: Workload, claim_templates: Mapping[tuple[str, str], Mapping[str, Any]], queue: Queue
+) -> list[Problem]:
+    """Why Kueue's topology-aware placement could send the workload's pods where they cannot all start (empty when
+    it places one whole-node pod per node): only topology-aware pod sets with claims are judged."""
+    out: list[Problem] = []
+    for pod_set in workload.pod_sets:
+        if not (pod_set.topology and pod_set.claim_templates):
+            continue
+        if not any(_counted(value) for value in pod_set.requests.values()):
+            out.append(
+                _refused(
+                    workload,
+                    f"pod set {pod_set.name}: requests only DRA claims",
+                    "topology-aware pod sets by their pods' requests alone; claims are not counted, so several of "
+                    "these pods may be placed on one node",
+                    "request CPU above half the node's allocatable (builders/device_claims.whole_node_resources)",
+                )
+            )
+            continue
+        per_node = _pods_per_node(pod_set, claim_templates, workload.namespace, queue.node_type)
+        if per_node is not None and per_node != 1:
+            out.append(
+                _refused(
+                    workload,
+                    f"pod set {pod_set.name}: {per_node} whole-node pods per {queue.node_type} node",
+                    f"one whole-node pod per node: a CPU request above half the node's allocatable "
+                    f"({allocatable.allocatable_cpu_millicores(queue.node_type)}m) and not above it",
+                    "use builders/device_claims.whole_node_resources",
+                )
+            )
+    return out
+
+
+def _counted(value: Any) -> bool:
+    """Whether a request is one TAS counts (a positive quantity)."""
+    return str(value).strip() not in ("", "0", "0m")
+
+
+def _pods_per_node(
+    pod_set: PodSet, claim_templates: Mapping[tuple[str, str], Mapping[str, Any]], namespace: str, node_type: str
+) -> int | None:
+    """How many of the pod set's pods TAS fits on one empty node by CPU, when each claims all the node's GPUs; None
+    when that cannot be told (partial claims, no CPU request, or an unknown node)."""
+    node_cpu = allocatable.allocatable_cpu_millicores(node_type)
+    pod_cpu = allocatable.cpu_millicores(pod_set.requests.get("cpu"))
+    if node_cpu is None or not pod_cpu:
+        return None
+    gpus = sum(
+        devices_per_class(claim_templates.get((namespace, name)) or {})[0].get(devices.GPU_DEVICE_CLASS, 0)
+        for name in pod_set.claim_templates
+    )
+    if gpus < devices.gpus_per_node(node_type):
+        return None
+    return node_cpu // pod_cpu
 
 
 def _refused(workload: Workload, got: Any, allowed: str, fix: str) -> Problem:

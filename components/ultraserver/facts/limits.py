@@ -7,6 +7,7 @@ the logical one, so the checks add those suffixes before comparing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ultraserver.problems import WARNING, Described, Problem
@@ -31,6 +32,14 @@ AUTONAME_SUFFIX = 8
 # name_prefix arguments go through it (hashicorp/terraform-plugin-sdk helper/id/id.go).
 NAME_PREFIX_SUFFIX = 26
 
+PULUMI_STACK_NAME = Limit(
+    "Pulumi stack name",
+    100,
+    "Pulumi CLI v3 pkg/backend/diy/store.go ParseReference: 'stack names are limited to 100 characters and may only "
+    "contain alphanumeric, hyphens, underscores, or periods' (read 2026-11-27)",
+)
+PULUMI_STACK_NAME_PATTERN = r"[A-Za-z0-9_.-]+"
+"""The characters of a Pulumi stack name (same source as PULUMI_STACK_NAME)."""
 EKS_CLUSTER_NAME = Limit(
     "EKS cluster name",
     100,
@@ -202,6 +211,18 @@ def autonamed(logical: str) -> int:
 def over(limit: Limit, length: int) -> bool:
     """Whether a length or count breaks a limit."""
     return length > limit.maximum
+
+
+def stack_name_problem(stack: str) -> Problem | None:
+    """A --stack the Pulumi CLI would refuse (and that may not fit a file name), or None."""
+    if re.fullmatch(PULUMI_STACK_NAME_PATTERN, stack) and not over(PULUMI_STACK_NAME, len(stack)):
+        return None
+    return Problem(
+        "--stack",
+        stack,
+        f"a Pulumi stack name: up to {PULUMI_STACK_NAME.maximum} letters, digits, -, _ and .",
+        "pass the name of a stacks/Pulumi.<stack>.yaml file",
+    )
 
 
 def managed_node_group_problem(

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 OPERATION_ACTIONS: dict[tuple[str, str], str] = {
     ("sts", "GetCallerIdentity"): "sts:GetCallerIdentity",
+    ("sts", "AssumeRole"): "sts:AssumeRole",
+    ("eks", "DescribeCluster"): "eks:DescribeCluster",
+    ("eks", "ListAccessEntries"): "eks:ListAccessEntries",
     ("ec2", "DescribeCapacityReservations"): "ec2:DescribeCapacityReservations",
     ("ec2", "DescribeCapacityBlocks"): "ec2:DescribeCapacityBlocks",
     ("ec2", "DescribeCapacityBlockStatus"): "ec2:DescribeCapacityBlockStatus",
@@ -51,6 +54,9 @@ COMMAND_ACTIONS: dict[str, tuple[str, ...]] = {
     "plan": (),
     "preflight": (
         "sts:GetCallerIdentity",
+        "sts:AssumeRole",  # only with aws:assumeRoles, as Pulumi's AWS provider assumes them
+        "eks:DescribeCluster",
+        "eks:ListAccessEntries",
         *_READ_RESERVATIONS,
         *_READ_BLOCKS,
         "ec2:DescribeAvailabilityZones",

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 from ultraserver.facts.dra import COMPUTE_DOMAIN_CRD
 
+CRD_KIND = "CustomResourceDefinition"
+"""Kind of the objects the toolkit applies from the DRA driver's pins (and takes over from Helm)."""
+
 
 @dataclass(frozen=True)
 class PinnedManifest:
@@ -24,6 +27,8 @@ class PinnedManifest:
     git_blob: str
     """Git blob id (SHA-1 of "blob <size>\\0" + bytes) of the file at that commit, as GitHub's tree lists it: a
     reviewer can check the pin against the repository without downloading the file."""
+    serves: tuple[str, ...] = ()
+    """APIs its CRDs add to the cluster, as `group/version/Kind` (the served versions in the file at the pin)."""
 
 
 # DRA driver for NVIDIA GPUs 0.4.1 (kubernetes-sigs/dra-driver-nvidia-gpu tag v0.4.1 = commit 764900e7): the two
@@ -40,12 +45,14 @@ DRA_COMPUTE_DOMAIN_CRD = PinnedManifest(
     url=_DRA_DRIVER_CRDS_AT + "resource.nvidia.com_computedomains.yaml",
     sha256="653b477ad084f6cfed479ecdcc1149f3c14499bcac2ae1d2acbb82ccf7419f89",
     git_blob="0811b3ce2c8e38dad3db6b8df309a43d33a475b9",
+    serves=("resource.nvidia.com/v1beta1/ComputeDomain",),
 )
 DRA_COMPUTE_DOMAIN_CLIQUE_CRD = PinnedManifest(
     name="ComputeDomainClique CRD of the pinned DRA driver",
     url=_DRA_DRIVER_CRDS_AT + "resource.nvidia.com_computedomaincliques.yaml",
     sha256="bc822436bb7f516c51a6adb8ef503a8fda8b7e151aff723897a0fb3072a20c1f",
     git_blob="b3eddef718face4c0d85529599830241e6b7b2e1",
+    serves=("resource.nvidia.com/v1beta1/ComputeDomainClique",),
 )
 DRA_DRIVER_CRDS = {
     COMPUTE_DOMAIN_CRD: DRA_COMPUTE_DOMAIN_CRD,
@@ -68,4 +75,11 @@ MPI_OPERATOR = PinnedManifest(
     ),
     sha256="b38def13a94abe60b2a4b3485239d77f64892b8fbd202e9e435a6031b7500a8f",
     git_blob="7dc9b94defd93c8f51d6552e96323a51ddda5ee3",
+    # Its CRD kubeflow.org_mpijobs.yaml (manifests/base at the tag) serves v2beta1 only.
+    serves=("kubeflow.org/v2beta1/MPIJob",),
 )
+
+
+def by_url() -> dict[str, PinnedManifest]:
+    """Every pinned manifest by its URL."""
+    return {pin.url: pin for pin in (*DRA_DRIVER_CRDS.values(), MPI_OPERATOR)}

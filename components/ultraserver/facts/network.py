@@ -31,6 +31,21 @@ VPC_RANGES = (*RFC1918, SHARED_ADDRESS_SPACE, EKS_EXTRA_RANGE)
 """Every range a VPC CIDR block of ours may come from."""
 
 
+DOCUMENTATION_RANGES = ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+"""Blocks reserved for documentation, which no host on the internet uses: RFC 5737 section 3, "The blocks
+192.0.2.0/24 (TEST-NET-1), 198.51.100.0/24 (TEST-NET-2), and 203.0.113.0/24 (TEST-NET-3) are provided for use in
+documentation", and RFC 3849, the IPv6 prefix 2001:DB8::/32 reserved for documentation (both read 2026-11-27). An
+endpoint limited to them admits nobody: the shipped stacks use them as placeholders."""
+
+
+def in_documentation_range(cidr: str) -> bool:
+    """Whether ``cidr`` overlaps a block reserved for documentation (a placeholder left in a copied stack)."""
+    net = ipaddress.ip_network(cidr, strict=False)
+    return any(
+        net.overlaps(doc) for doc in map(ipaddress.ip_network, DOCUMENTATION_RANGES) if doc.version == net.version
+    )
+
+
 def in_vpc_ranges(cidr: str) -> bool:
     """Whether an IPv4 block lies wholly inside one of VPC_RANGES."""
     net = ipaddress.ip_network(cidr)

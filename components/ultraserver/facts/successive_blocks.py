@@ -10,10 +10,8 @@ from ultraserver.facts import limits
 from ultraserver.facts.capacity_blocks import (
     SWITCH_SETTLE_MINUTES,
     CapacityBlock,
-    reservation_id_problem,
-    window_problems,
 )
-from ultraserver.problems import Described, KeyName, Problem, below, under
+from ultraserver.problems import Described, KeyName, Problem, under
 
 _BLOCKS = under("capacityBlocks")
 
@@ -42,42 +40,6 @@ def sequence_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS, 
                 )
             )
     return problems
-
-
-def blocks_problems(blocks: Sequence[CapacityBlock], name: KeyName = _BLOCKS) -> list[Problem]:
-    """Why one node group's successive blocks cannot be scheduled: each has a window and at most one reservation (the
-    group's UltraServer; none for a resource group), the windows are valid and in order. Keys are spelt by ``name``
-    (given a block's path such as ``[1].window.start``). Empty when they can."""
-    problems = []
-    counts = [len(block.reservation_ids) for block in blocks]
-    if len(set(counts)) > 1:
-        problems.append(
-            Problem(
-                name(""),
-                Described(f"reservations per block: {counts}"),
-                "every block names this group's reservation, or none does (resource group)",
-                "give each block this group's reservation",
-            )
-        )
-    for index, block in enumerate(blocks):
-        ids_key = name(f"[{index}].reservationIds")
-        if len(block.reservation_ids) > 1:
-            problems.append(
-                Problem(
-                    ids_key,
-                    list(block.reservation_ids),
-                    "one reservation: a node group runs one UltraServer",
-                    "give the group its own reservation of each block (the n-th id of every block)",
-                )
-            )
-        problems += [why for rid in block.reservation_ids if (why := reservation_id_problem(rid, ids_key))]
-        if block.window is None:
-            problems.append(
-                Problem(name(f"[{index}].window"), None, "a start and end", "give each of several blocks its window")
-            )
-        else:
-            problems += window_problems(block.window, below(name, f"[{index}].window"))
-    return problems + sequence_problems(blocks, name, ".window") + schedule_count_problems(blocks, name(""))
 
 
 def schedule_count_problems(blocks: Sequence[CapacityBlock], key: str = "capacityBlocks") -> list[Problem]:

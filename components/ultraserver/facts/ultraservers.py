@@ -51,10 +51,14 @@ assert tuple(TYPES) == get_args(UltraServerTypeName)
 DEFAULT_TYPE: UltraServerTypeName = "u-p6e-gb200x72"
 NodeGroupMode = Literal["managed", "self-managed"]
 """How a group of UltraServer nodes is run: an EKS managed node group or a self-managed Auto Scaling group."""
-NODE_GROUP_MODES: tuple[str, ...] = get_args(NodeGroupMode)
 NODES = {name: t.nodes for name, t in TYPES.items()}
 """Instances per UltraServer type."""
 MAX_NODES = max(NODES.values())
 """Instances in the largest UltraServer: the most nodes one NVLink check can span."""
 GPUS_PER_NODE = TYPES[DEFAULT_TYPE].gpus_per_node
 """GPUs of one GB200 instance."""
+NODE_INSTANCE_TYPES: tuple[str, ...] = tuple(dict.fromkeys(t.instance_type for t in TYPES.values()))
+"""The instance types UltraServer nodes run on: what the policy pack takes for a GPU node group."""
+(NODE_INSTANCE_TYPE,) = NODE_INSTANCE_TYPES
+"""The one instance type of every UltraServer type's nodes, which Kueue's flavor selects nodes by (a type of
+another instance type needs a flavor of its own)."""

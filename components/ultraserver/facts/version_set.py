@@ -290,7 +290,7 @@ def chart_kube_versions() -> dict[str, str | None]:
     return {name: entry.kube_version for name, entry in charts.catalog().items()}
 
 
-_COMPARATOR = re.compile(r"(>=|<=|!=|=|>|<|~|\^)?\s*v?(\d+(?:\.\d+){0,2})(-[0-9A-Za-z.]+)?")
+_COMPARATOR = re.compile(r"(>=|<=|!=|=|>|<|~|\^)?\s*v?([0-9]+(?:\.[0-9]+){0,2})(-[0-9A-Za-z.]+)?")
 
 
 def _satisfies(op: str, have: tuple[int, ...], want: tuple[int, ...]) -> bool:

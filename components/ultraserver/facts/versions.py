@@ -11,7 +11,7 @@ def version_tuple(value: Any) -> tuple[int, ...] | None:
         return None
     text = value.strip().lstrip("vV")
     parts = text.split(".")
-    if not text or not all(p.isdigit() for p in parts):
+    if not text or not all(p.isascii() and p.isdigit() for p in parts):  # int() takes other scripts' digits
         return None
     return tuple(int(p) for p in parts)
 

@@ -18,12 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.proto import provider_pb2
+from pydantic import ValidationError
 
 from ultraserver import clock
-from ultraserver.config.files import load_yaml, timestamps
+from ultraserver.config.errors import program_problems
+from ultraserver.config.files import load_yaml, timestamp_problems, without_secrets
+from ultraserver.facts import limits
 from ultraserver.offline import placeholders
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -46,6 +50,7 @@ class Plan:
     resources: list[PlanResource]
     placeholders: list[str] = field(default_factory=list)
     policies: list[dict[str, str]] = field(default_factory=list)
+    manifests: list[str] = field(default_factory=list)  # URLs of the pinned upstream manifests applied
 
     def to_json(self) -> dict[str, Any]:
         """The plan JSON: ``{project, stack, resources, policies}``."""
@@ -145,7 +150,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             urn, placeholders.resource_id(cluster_name), state
         )
         self._owner_of[urn] = owner
-        kubeconfig = placeholders.kubeconfig(cluster_name)
+        kubeconfig = placeholders.kubeconfig(cluster_name, region)
         return {
             "eksCluster": {_SIG: _RESOURCE_SIG, "urn": urn, "id": placeholders.resource_id(cluster_name)},
             "kubeconfig": kubeconfig,
@@ -187,9 +192,21 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 bool(request.custom),
                 by_input,
                 remote=bool(request.remote),
+                protect=bool(request.protect),
+                retain_on_delete=bool(request.retainOnDelete),
+                ignore_changes=list(request.ignoreChanges),
             )
         )
         return response
+
+    def Call(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """A component method (pulumi-eks's Cluster.getKubeconfig), which the SDK's mock monitor does not answer:
+        the mocks answer it as a data-source call, with the receiver's registered state as ``__self__``."""
+        args = plain(json_format.MessageToDict(request.args))
+        receiver = self.resources.get(args.get("__self__", ""))
+        args["__self__"] = dict(receiver.state) if receiver else {}
+        result, _ = self.mocks.call(pulumi.runtime.MockCallArgs(request.tok, args, request.provider))
+        return provider_pb2.CallResponse(**{"return": json_format.ParseDict(result, struct_pb2.Struct())})
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record a read of an existing resource (e.g. a StackReference), then let the mock monitor answer it."""
@@ -266,11 +283,10 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
             problems.append(Problem(path.name, key, "a text config key", "quote it"))
             continue
         full = key if ":" in key else f"{project.name}:{key}"
-        problems += _timestamp_problems(full, value)
-        if isinstance(value, Mapping) and set(value) == {"secure"}:
-            # Secrets are encrypted for the real backend; offline they are placeholders.
+        problems += timestamp_problems(full, value)
+        value, secret = without_secrets(value)
+        if secret:
             secret_keys.append(full)
-            value = "offline-placeholder-secret"
         try:
             config[full] = value if isinstance(value, str) else json.dumps(value, default=str)
         except ValueError:  # a YAML alias that contains itself
@@ -282,29 +298,19 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
 
 def _stack_file(project: Project, stack: str) -> Path:
     """The stack's file; a stack without one (or named by its file) is refused, naming the stacks there are."""
-    path = project.stack_file(stack)
-    if path.is_file():
-        return path
-    known = ", ".join(project.stacks()) or "none"
     # A stack file's name or path (stacks/Pulumi.gb200-x72.yaml) instead of the stack's name.
     named = re.fullmatch(r"(?:.*/)?Pulumi\.(.+)\.ya?ml", stack)
+    refused = None if named else limits.stack_name_problem(stack)
+    if refused:
+        raise ConfigError(refused)
+    path = project.stack_file(stack)
+    if not named and path.is_file():
+        return path
+    known = ", ".join(project.stacks()) or "none"
     fix = (
         f"pass the stack's name, --stack {named[1]}, not its file" if named else f"pick one of those or add {path.name}"
     )
     raise ConfigError(Problem("--stack", stack, f"a stack with a file in {project.stack_config_dir} ({known})", fix))
-
-
-def _timestamp_problems(full: str, value: Any) -> list[Problem]:
-    """A value YAML read as a timestamp (unquoted time or date) where the program expects text."""
-    return [
-        Problem(
-            f"{full}{where}",
-            moment,
-            "a string",
-            f'quote it: "{moment.isoformat()}" (YAML reads unquoted times and dates as timestamps)',
-        )
-        for where, moment in timestamps(value)
-    ]
 
 
 def run_plan(
@@ -362,12 +368,17 @@ def record(
             sys.path.insert(0, str(import_dir))
         try:
             program()
+        except ValidationError as error:
+            # A settings model the program built (GpuNodeGroupSettings(...)): the same Problems as a stack file's.
+            raise ConfigError(program_problems(error)) from None
         finally:
             if import_dir is not None:
                 sys.path.remove(str(import_dir))
 
-    # The offline plan downloads nothing: pinned manifests become empty placeholders (no digest is checked).
-    previous = pinned_manifest.set_fetcher(placeholders.fetch_manifest)
+    # The offline plan downloads nothing: pinned manifests become empty groups (no digest is checked); their URLs
+    # are noted (the APIs they add: ultraserver plan --render).
+    fetched: list[str] = []
+    previous = pinned_manifest.set_fetcher(fetched.append)
     try:
         run()
     finally:
@@ -390,4 +401,5 @@ def record(
         }
         resource.unresolved_inputs = sorted(watch.unresolved.get(resource.urn, []))
     # Registrations run concurrently; sorting by URN makes the plan repeatable.
-    return Plan(project, stack, sorted(monitor.records, key=lambda r: r.urn), sorted(set(mocks.calls)))
+    records = sorted(monitor.records, key=lambda r: r.urn)
+    return Plan(project, stack, records, sorted(set(mocks.calls)), manifests=sorted(set(fetched)))

@@ -73,11 +73,16 @@ def contains(outer: str, inner: str, by_urn: dict[str, PlanResource]) -> bool:
     return False
 
 
+MERMAID_HEAD = "flowchart LR"
+DOT_HEAD = "digraph plan {"
+"""The first lines of the two graph texts (an existing file that starts so is an earlier --graph output)."""
+
+
 def mermaid(plan: Plan) -> str:
     """A Mermaid flowchart, dependencies pointing to what waits for them."""
     labels, pairs = edges(plan)
     ids = {urn: f"n{i}" for i, urn in enumerate(sorted(labels))}
-    lines = ["flowchart LR"]
+    lines = [MERMAID_HEAD]
     lines += [f'  {ids[u]}["{labels[u]}"]' for u in sorted(labels)]
     lines += [f"  {ids[a]} --> {ids[b]}" for a, b in sorted(pairs)]
     return "\n".join(lines) + "\n"
@@ -86,7 +91,7 @@ def mermaid(plan: Plan) -> str:
 def dot(plan: Plan) -> str:
     """A Graphviz DOT digraph, for `dot -Tsvg`."""
     labels, pairs = edges(plan)
-    lines = ["digraph plan {", "  rankdir=LR;", "  node [shape=box];"]
+    lines = [DOT_HEAD, "  rankdir=LR;", "  node [shape=box];"]
     lines += [f'  "{u}" [label="{labels[u]}"];' for u in sorted(labels)]
     lines += [f'  "{a}" -> "{b}";' for a, b in sorted(pairs)]
     return "\n".join(lines + ["}"]) + "\n"

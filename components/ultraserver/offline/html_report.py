@@ -11,7 +11,7 @@ from html import escape
 
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.groups import GroupView
-from ultraserver.offline.pairing_svg import pairing_svg
+from ultraserver.offline.pairing_svg import pairing_enforced, pairing_svg
 from ultraserver.offline.report import PlanText
 from ultraserver.offline.svg import cards_svg, graph_svg
 
@@ -41,12 +41,17 @@ def _rows(view: GroupView) -> str:
     return "\n".join(cells)
 
 
-def _group(view: GroupView) -> str:
+def _group(view: GroupView, paired: bool) -> str:
+    pairing = (
+        f'<div class="scroll">\n{pairing_svg(view.name, view.instance_type, view.interfaces)}\n</div>\n'
+        if paired
+        else ""
+    )
     return (
         f'<section class="group" id="group-{escape(view.name)}">\n<h3>GPU node group {escape(view.name)}</h3>\n'
         f'<table class="group-table">\n{_rows(view)}\n</table>\n'
         f'<div class="scroll">\n{cards_svg(view.name, view.instance_type, view.interfaces)}\n</div>\n'
-        f'<div class="scroll">\n{pairing_svg(view.name, view.instance_type, view.interfaces)}\n</div>\n</section>'
+        f"{pairing}</section>"
     )
 
 
@@ -72,7 +77,8 @@ def _policies(plan: Plan, text: PlanText) -> str:
 
 def html_report(plan: Plan, text: PlanText) -> str:
     """The whole page: groups with their card pictures, summary, warnings, policies, placeholders, graph, tree."""
-    groups = "\n".join(_group(v) for v in text.groups) or "<p>No GPU node groups in this plan.</p>"
+    paired = pairing_enforced(plan.resources)
+    groups = "\n".join(_group(v, paired) for v in text.groups) or "<p>No GPU node groups in this plan.</p>"
     notes = "".join(f"<p>{escape(n)}</p>" for n in text.notes)
     return f"""<!DOCTYPE html>
 <html lang="en">

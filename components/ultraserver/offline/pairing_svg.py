@@ -1,18 +1,37 @@
 """Inline SVG of a GPU node's GPU-to-EFA pairing: which EFA devices share each GPU's PCIe root (facts/devices.py).
 
-The picture the fabric section of the HTML report shows per node group: every node of the group has the same
-pairing. In DRA mode the toolkit's claims ask for exactly these pairs (builders/device_claims.py).
+The picture the fabric section of the HTML report shows per node group (every node of the group has the same
+pairing), and only when the plan enforces the pairing: a claim template constrains devices to one PCIe root. That is
+a claim of part of a node (builders/device_claims.py); whole-node claims and device plugins do not pair, so a picture
+there would show what nothing asks for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from typing import Any
 
 from ultraserver.facts import devices, efa
+from ultraserver.offline.resource import PlanResource
 
 GPU_W, GPU_H, EFA_W, EFA_H, COLUMN_GAP, TOP = 96, 34, 74, 26, 18, 30
 GPU_FILL, EFA_FILL = "#76b900", "#2e9d6a"
+
+
+def pairing_enforced(resources: Sequence[PlanResource]) -> bool:
+    """Whether a ResourceClaimTemplate of the plan constrains its devices to one PCIe root."""
+    return any(
+        c.get("matchAttribute") == devices.PCIE_ROOT_ATTRIBUTE
+        for r in resources
+        if r.type.endswith(":ResourceClaimTemplate")
+        for c in _constraints(r.inputs)
+    )
+
+
+def _constraints(inputs: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = ((inputs.get("spec") or {}).get("spec") or {}).get("devices") or {}
+    return [c for c in spec.get("constraints") or [] if isinstance(c, dict)]
 
 
 def pairing_svg(name: str, instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> str:

@@ -6,6 +6,7 @@ Every value says it is a placeholder, so nobody mistakes an offline plan for a d
 from __future__ import annotations
 
 import base64
+import json
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -46,16 +47,46 @@ def eks_cluster_state(name: str, region: str) -> dict[str, Any]:
     }
 
 
-def kubeconfig(cluster_name: str) -> dict[str, Any]:
-    """A kubeconfig that points at the placeholder endpoint."""
+def kubeconfig(
+    cluster_name: str, region: str = "us-east-1", profile: str | None = None, role_arn: str | None = None
+) -> dict[str, Any]:
+    """A kubeconfig in the shape pulumi-eks writes (v4.3.0 nodejs/eks/cluster/cluster.ts:203-276, generateKubeconfig):
+    the user runs `aws eks get-token`, with `--role` and `--profile` when given, at the placeholder endpoint."""
+    token = ["--region", region, "eks", "get-token", "--cluster-name", cluster_name, "--output", "json"]
+    token += ["--role", role_arn] if role_arn else []
+    token += ["--profile", profile] if profile else []
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": cluster_name, "cluster": {"server": CLUSTER_ENDPOINT}}],
-        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
-        "current-context": cluster_name,
-        "users": [{"name": cluster_name, "user": {}}],
+        "clusters": [{"name": "kubernetes", "cluster": {"server": CLUSTER_ENDPOINT}}],
+        "contexts": [{"name": "aws", "context": {"cluster": "kubernetes", "user": "aws"}}],
+        "current-context": "aws",
+        "users": [
+            {
+                "name": "aws",
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "aws",
+                        "args": token,
+                        "env": [
+                            {
+                                "name": "KUBERNETES_EXEC_INFO",
+                                "value": '{"apiVersion": "client.authentication.k8s.io/v1beta1"}',
+                            }
+                        ],
+                    }
+                },
+            }
+        ],
     }
+
+
+def _get_kubeconfig(args: dict[str, Any], region: str) -> dict[str, Any]:
+    """pulumi-eks's Cluster.getKubeconfig (cluster.ts:2324-2335): the receiver's name and the options given."""
+    cluster = args.get("__self__") or {}
+    config = kubeconfig(str(cluster.get("name", "cluster")), region, args.get("profileName"), args.get("roleArn"))
+    return {"result": json.dumps(config)}
 
 
 def _value(hint: Any, label: str, depth: int = 0) -> Any:
@@ -127,7 +158,7 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
     elif resource_type == "pulumi:pulumi:StackReference":
         # Another stack's exports are unknown offline; a kubeconfig placeholder lets consumers wire a provider.
         outputs["outputs"] = {
-            "kubeconfig": kubeconfig(str(inputs.get("name", name)).rsplit("/", 1)[-1]),
+            "kubeconfig": kubeconfig(str(inputs.get("name", name)).rsplit("/", 1)[-1], region),
             "clusterName": "offline-placeholder-cluster",
             "nodeTerminationQueueUrl": "https://sqs.offline-placeholder.amazonaws.com/000000000000/queue",
         }
@@ -162,6 +193,7 @@ CALLS: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
     "aws:index/getPartition:getPartition": lambda a, region: {"partition": "aws", "dnsSuffix": "amazonaws.com"},
     # The stack's own aws:region: a real deploy answers with the provider's region.
     "aws:index/getRegion:getRegion": lambda a, region: {"name": region, "region": region, "id": region},
+    "eks:index:Cluster/getKubeconfig": _get_kubeconfig,
 }
 
 
@@ -169,8 +201,3 @@ def call_result(token: str, args: dict[str, Any], region: str) -> dict[str, Any]
     """The placeholder answer to a data-source call in the stack's region, or None when there is none."""
     handler = CALLS.get(token)
     return handler(args, region) if handler else None
-
-
-def fetch_manifest(url: str) -> None:
-    """Pinned upstream manifests are not downloaded offline: the plan shows their group with no objects."""
-    return None

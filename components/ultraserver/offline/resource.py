@@ -48,6 +48,10 @@ class PlanResource:
     # paths of declared Outputs that resolved to None. Not in the plan JSON: they check it.
     declared_sources: dict[str, list[str]] = field(default_factory=dict)
     unresolved_inputs: list[str] = field(default_factory=list)
+    # Resource options the engine acts on when a resource changes or leaves the program.
+    protect: bool = False
+    retain_on_delete: bool = False
+    ignore_changes: list[str] = field(default_factory=list)
 
     @property
     def provider(self) -> bool:
@@ -63,4 +67,7 @@ class PlanResource:
             "parent": self.parent,
             "inputs": self.inputs,
             "dependencies": self.dependencies,
+            "protect": self.protect,
+            "retainOnDelete": self.retain_on_delete,
+            "ignoreChanges": self.ignore_changes,
         }

@@ -133,7 +133,7 @@ def cards_svg(name: str, instance_type: str, interfaces: Sequence[efa.EfaInterfa
     cards = sorted(facts["cards"], key=lambda c: c["index"])
     nci = _nci_group_of(facts)
     shown = card_types(interfaces)
-    # Cards sharing an EFA bandwidth budget sit together (p6e-gb200: cards 1-4 serve one GPU).
+    # Cards sharing an EFA bandwidth budget sit together (on a GB200 node cards 1-4 serve one GPU).
     budget = {card: i for i, group in enumerate(facts.get("efa_bandwidth_groups") or []) for card in group["cards"]}
     x, placed, last = 8.0, [], None
     for card in cards:

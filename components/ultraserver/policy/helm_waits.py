@@ -48,7 +48,8 @@ RULES: tuple[Rule, ...] = (
         name="helm-release-wait",
         description=(
             "A Helm release that skips the wait is not atomic (Helm waits whenever a release is atomic), and a "
-            "release with DaemonSets on every GPU node (GPU Operator, DRA driver, EFA plugin) skips the wait."
+            "release with DaemonSets on every GPU node (GPU Operator, DRA driver, EFA plugin, DRANET, the Prometheus "
+            "stack's node exporter) skips the wait."
         ),
         fix="Set skipAwait true and atomic false on releases with DaemonSets on GPU nodes.",
         resource_types=(HELM_RELEASE,),

@@ -21,7 +21,7 @@ from ultraserver.policy.model import (
 )
 from ultraserver.problems import Problem
 
-SERVICE_WILDCARD = re.compile(r"^[A-Za-z0-9-]+:\*$")
+SERVICE_WILDCARD = re.compile(r"[A-Za-z0-9-]+:\*")
 EC2_SERVICE = "ec2.amazonaws.com"
 
 
@@ -49,7 +49,7 @@ def wildcard_actions(document: Mapping[str, Any]) -> list[str]:
             found.append("NotAction")
         actions = statement.get("Action")
         for action in actions if isinstance(actions, list) else [actions]:
-            if isinstance(action, str) and (action == "*" or SERVICE_WILDCARD.match(action)):
+            if isinstance(action, str) and (action == "*" or SERVICE_WILDCARD.fullmatch(action)):
                 found.append(action)
     return found
 

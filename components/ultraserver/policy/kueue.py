@@ -13,8 +13,16 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts import dra, kueue
-from ultraserver.facts.kueue_admission import PodSet, Queue, Workload, admission_problems, cluster_queue_quota
+from ultraserver.facts import allocatable, dra, kueue
+from ultraserver.facts.kueue_admission import (
+    PodSet,
+    Queue,
+    Workload,
+    admission_problems,
+    cluster_queue_quota,
+    placement_problems,
+)
+from ultraserver.facts.scheduling import INSTANCE_TYPE_LABEL
 from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_list, get_path
 from ultraserver.policy.workloads import pod_sets
 from ultraserver.problems import Problem
@@ -47,9 +55,10 @@ def queues(resources: Sequence[PlanResource], configuration: Mapping[str, Any]) 
         for r in resources
         if r.type.startswith(f"kubernetes:{kueue.API_GROUP}/") and _kind(r) == "ClusterQueue"
     }
+    node_type = topology_node_type(resources)
     return {
         (_namespace(r.inputs), str(get_path(r.inputs, "metadata", "name"))): Queue(
-            configuration, cluster_queues.get(str(get_path(r.inputs, "spec", "clusterQueue")), {})
+            configuration, cluster_queues.get(str(get_path(r.inputs, "spec", "clusterQueue")), {}), node_type
         )
         for r in resources
         if r.type.startswith(f"kubernetes:{kueue.API_GROUP}/") and _kind(r) == "LocalQueue"
@@ -70,6 +79,30 @@ def claim_templates(resources: Sequence[PlanResource]) -> dict[tuple[str, str], 
     return out
 
 
+def pod_requests(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """What one pod requests as Kueue's topology-aware placement counts it: each app container's requests (its
+    limits where a request is unset, as the API server defaults them), CPU summed in millicores."""
+    out: dict[str, Any] = {}
+    cpu = 0
+    for container in as_list(pod.get("containers")):
+        resources = get_path(container, "resources") or {}
+        merged = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        cpu += allocatable.cpu_millicores(merged.pop("cpu", 0)) or 0
+        out.update(merged)
+    if cpu:
+        out["cpu"] = f"{cpu}m"
+    return out
+
+
+def topology_node_type(resources: Sequence[PlanResource]) -> str:
+    """Instance type of the nodes of the plan's topology flavor (a ResourceFlavor with a topologyName), or ''."""
+    for r in resources:
+        if r.type.startswith(f"kubernetes:{kueue.API_GROUP}/") and _kind(r) == "ResourceFlavor":
+            if get_path(r.inputs, "spec", "topologyName"):
+                return str(get_path(r.inputs, "spec", "nodeLabels", INSTANCE_TYPE_LABEL) or "")
+    return ""
+
+
 def queued_workloads(resources: Sequence[PlanResource]) -> list[tuple[PlanResource, str, Workload]]:
     """(resource, its LocalQueue, the workload) of every job in the plan labelled with a Kueue queue name."""
     out = []
@@ -87,6 +120,10 @@ def queued_workloads(resources: Sequence[PlanResource]) -> list[tuple[PlanResour
                     for c in as_list(get_path(template, "spec", "resourceClaims"))
                     if isinstance(c, Mapping) and c.get("resourceClaimTemplateName")
                 ),
+                topology=bool(
+                    set(get_path(template, "metadata", "annotations") or {}) & set(kueue.PODSET_TOPOLOGY_ANNOTATIONS)
+                ),
+                requests=pod_requests(get_path(template, "spec") or {}),
             )
             for index, (count, template) in enumerate(pod_sets(r.inputs.get("kind"), spec))
         )
@@ -111,6 +148,21 @@ def check_kueue_admission(resources: Sequence[PlanResource], opts: Mapping[str, 
     return out
 
 
+def check_kueue_placement(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
+    """Jobs queued to a LocalQueue of the stack whose topology-aware pod sets Kueue could stack on one node."""
+    configuration = kueue_configuration(resources)
+    if configuration is None:
+        return []
+    local_queues = queues(resources, configuration)
+    templates = claim_templates(resources)
+    out = []
+    for resource, queue_name, workload in queued_workloads(resources):
+        queue = local_queues.get((workload.namespace, queue_name))
+        if queue is not None:
+            out += [dataclasses.replace(p, key=resource.urn) for p in placement_problems(workload, templates, queue)]
+    return out
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         name="kueue-dra-admission",
@@ -121,5 +173,15 @@ RULES: tuple[Rule, ...] = (
         ),
         fix="Map the DeviceClass and give its quota resource nominal quota (the toolkit's Kueue does), or drop it.",
         check_stack=check_kueue_admission,
+    ),
+    Rule(
+        name="kueue-tas-placement",
+        description=(
+            "Every topology-aware pod set the stack queues through Kueue is sized by requests Kueue's topology-aware "
+            "placement counts: pods that ask only for DRA claims are refused (TAS does not count claims and may put "
+            "several on one node), and pods claiming a whole node request CPU that fits a node exactly once."
+        ),
+        fix="Give each whole-node container the CPU share of builders/device_claims.whole_node_resources.",
+        check_stack=check_kueue_placement,
     ),
 )

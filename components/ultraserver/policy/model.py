@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ultraserver.facts.instances import GB200_INSTANCE_TYPE
+from ultraserver.facts.ultraservers import NODE_INSTANCE_TYPES
 from ultraserver.offline.resource import (  # noqa: F401 -- re-exported for the rule modules
     AUTOSCALING_GROUP,
     AWS_EKS_CLUSTER,
@@ -39,8 +39,6 @@ CLUSTER_TYPES: tuple[str, ...] = (EKS_CLUSTER, AWS_EKS_CLUSTER)
 MANAGED_NODE_GROUP_TYPES: tuple[str, ...] = (NODE_GROUP, EKS_MANAGED_NODE_GROUP)
 
 # Tags the project's components record so the rules can check what the inputs alone cannot show.
-
-GB200_INSTANCE_PREFIX = GB200_INSTANCE_TYPE.split(".")[0] + "."
 
 
 class Unknown:
@@ -188,8 +186,8 @@ def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
 
 
 def is_gb200(instance_type: Any) -> bool:
-    """True for a P6e-GB200 instance type."""
-    return isinstance(instance_type, str) and instance_type.startswith(GB200_INSTANCE_PREFIX)
+    """True for the instance type of an UltraServer's nodes (the catalog, facts.ultraservers)."""
+    return isinstance(instance_type, str) and instance_type in NODE_INSTANCE_TYPES
 
 
 # ---- the resource graph ------------------------------------------------------------------------

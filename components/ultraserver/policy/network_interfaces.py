@@ -103,7 +103,7 @@ def check_card_range(resource_type: str, props: Mapping[str, Any], opts: Mapping
             Problem(
                 "networkInterfaces networkCardIndex",
                 outside,
-                f"0..{limit - 1}: p6e-gb200.36xlarge has {limit} cards",
+                f"0..{limit - 1}: {props.get('instanceType')} has {limit} cards",
                 "build the interfaces from the instance type's NetworkCards",
             )
         )

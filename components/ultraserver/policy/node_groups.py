@@ -12,6 +12,7 @@ from ultraserver.facts import limits
 from ultraserver.facts.limits import managed_node_group_problem
 from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
+from ultraserver.facts.ultraservers import NODE_INSTANCE_TYPE
 from ultraserver.policy.model import (
     ADVISORY,
     AUTOSCALING_GROUP,
@@ -34,7 +35,7 @@ from ultraserver.problems import Described, Problem
 CAPACITY_BLOCK = "CAPACITY_BLOCK"
 UPGRADE_RULE = "capacity-block-upgrade-at-zero"
 CAPACITY_BLOCK_MARKET = "capacity-block"
-ZONE_ID = re.compile(r"^[a-z]{2,4}[0-9]+-az[0-9]+$")
+ZONE_ID = re.compile(r"[a-z]{2,4}[0-9]+-az[0-9]+")
 
 
 def _market_type(template: PlanResource | None) -> Any:
@@ -126,7 +127,7 @@ def check_capacity_block_template(resources: Sequence[PlanResource], opts: Mappi
                     template.urn,
                     props.get("instanceType"),
                     "an instanceType in the launch template (capacity blocks need it there)",
-                    "set it, e.g. p6e-gb200.36xlarge",
+                    f"set it, e.g. {NODE_INSTANCE_TYPE}",
                 )
             )
     return out
@@ -221,7 +222,7 @@ def check_subnets_in_zone(resources: Sequence[PlanResource], opts: Mapping[str, 
         zone = reservation_zone(index, group)
         if zone is None:
             continue
-        key = "availabilityZoneId" if ZONE_ID.match(zone) else "availabilityZone"
+        key = "availabilityZoneId" if ZONE_ID.fullmatch(zone) else "availabilityZone"
         wrong = [
             s.name
             for s in index.deps(group, SUBNET)

@@ -21,7 +21,8 @@ from ultraserver.preflight.clients import (
     call_all,
     clients_from_session,
 )
-from ultraserver.preflight.identity import check_creator
+from ultraserver.preflight.identity import NAME as IDENTITY
+from ultraserver.preflight.identity import check_creator, cluster_access
 from ultraserver.preflight.report import FAIL, PASS, WARN, check
 from ultraserver.preflight.target import PreflightTarget
 from ultraserver.problems import Problem
@@ -299,6 +300,18 @@ def _guarded(name: str, run: Callable[[], list[Problem]]) -> list[Problem]:
         ]
 
 
+def _creator(target: PreflightTarget, eks: Client, caller: str) -> Problem:
+    """The caller against adminPrincipalArns, judged by the cluster's access entries when it exists already."""
+    admins = "cluster.adminPrincipalArns"
+    if not target.cluster_name:
+        return check_creator(caller, target.admin_principal_arns, admins)
+    try:
+        access = cluster_access(eks, target.cluster_name)
+    except ApiFailure as exc:
+        return check(IDENTITY, FAIL, f"cannot tell whether cluster {target.cluster_name} exists: {exc}", exc.fix)
+    return check_creator(caller, target.admin_principal_arns, admins, access)
+
+
 def run_preflight(
     target: PreflightTarget, clients: PreflightClients | boto3.Session, now: datetime | None = None
 ) -> list[Problem]:
@@ -310,7 +323,7 @@ def run_preflight(
         caller = call(clients.sts, "get_caller_identity")["Arn"]
     except ApiFailure as exc:
         raise PreflightAccessError(f"cannot confirm AWS identity: {exc}") from None
-    checks = [check_creator(caller, target.admin_principal_arns, "cluster.adminPrincipalArns")]
+    checks = [_creator(target, clients.eks, caller)]
     for group in target.groups:
         checks += _guarded(
             f"{group.name}: reservations",

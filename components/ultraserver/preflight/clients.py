@@ -6,7 +6,7 @@ An access problem (no or expired credentials, unknown profile, unreachable endpo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,13 +153,39 @@ def _translated(client: Client, operation: str, run: Callable[[], dict]) -> dict
         raise ApiFailure(label, "ResponseParserError", "the endpoint's response is not an AWS response") from None
 
 
-def make_clients(region: str, profile: str | None = None, endpoint_url: str | None = None) -> PreflightClients:
-    """Build the clients from a profile/region, all pointed at endpoint_url when one is given."""
+def make_clients(
+    region: str, profile: str | None = None, endpoint_url: str | None = None, assume_roles: Sequence[Any] = ()
+) -> PreflightClients:
+    """Build the clients from a profile/region, all pointed at endpoint_url when one is given; with ``assume_roles``
+    (the stack's aws:assumeRoles) as the role the AWS provider ends up as, each assumed in turn from the last."""
     try:
         session = boto3.Session(profile_name=profile, region_name=region)
     except bex.ProfileNotFound as exc:
         raise PreflightAccessError(f"{one_line(str(exc))}; pick one from `aws configure list-profiles`") from None
+    for index, role in enumerate(assume_roles):
+        session = _assumed(session, role, f"aws:assumeRoles[{index}]", region, endpoint_url)
     return clients_from_session(session, region, endpoint_url)
+
+
+def _assumed(session: boto3.Session, role: Any, key: str, region: str, endpoint_url: str | None) -> boto3.Session:
+    """A session of ``role`` (role_arn, session_name, external_id), assumed with ``session``'s credentials."""
+    factory: Any = session.client
+    request = {"RoleArn": role.role_arn, "RoleSessionName": role.session_name or "ultraserver-preflight"}
+    if role.external_id:
+        request["ExternalId"] = role.external_id
+    try:
+        answer = call(factory("sts", region_name=region, endpoint_url=endpoint_url), "assume_role", **request)
+    except ApiFailure as exc:
+        raise PreflightAccessError(
+            f"cannot assume {role.role_arn} ({key}) as Pulumi's AWS provider would: {exc}"
+        ) from None
+    credentials = answer["Credentials"]
+    return boto3.Session(
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+        region_name=region,
+    )
 
 
 def clients_from_session(session: boto3.Session, region: str, endpoint_url: str | None = None) -> PreflightClients:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ultraserver.config.aws_identity import AssumeRoleSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
@@ -16,14 +17,14 @@ class PreflightGroup:
     """One GPU node group as preflight sees it."""
 
     name: str  # node group name, for messages
-    ultraserver_type: str  # "u-p6e-gb200x36" | "u-p6e-gb200x72"
+    ultraserver_type: str  # a type of the UltraServer catalog (facts.ultraservers.TYPES)
     capacity_reservation_ids: list[str]  # one per UltraServer; empty in grouped mode
     capacity_reservation_resource_group_arn: str | None
     ultraserver_count: int
     instances_per_ultraserver: int  # 9 or 18
     availability_zone: str  # zone of the GPU subnets, e.g. us-east-1-dfw-2a
     managed: bool  # managed node group (counts against the MNG quota)
-    instance_type: str  # the EC2 instance type the group launches, e.g. p6e-gb200.36xlarge
+    instance_type: str  # the EC2 instance type the group launches (its UltraServer type's)
     blocks: tuple[CapacityBlock, ...] = field(default=())  # every block of capacityBlocks (one without it)
     settings_key: str = ""  # the group's stack key, e.g. gpuNodeGroups[0]
     zone_not_in_catalog: bool = False  # the zone is outside facts.instances.OFFERED_ZONES: ask EC2
@@ -45,6 +46,9 @@ class PreflightTarget:
     end_horizon_hours: int = 48
     addon_versions: dict[str, str] = field(default_factory=dict)  # EKS add-on -> the addonVersion the stack pins
     admin_principal_arns: tuple[str, ...] = ()  # cluster.adminPrincipalArns
+    cluster_name: str = ""  # cluster.name: an existing cluster's access entries decide the creator check
+    aws_profile: str = ""  # aws:profile, the profile Pulumi's AWS provider uses
+    assume_roles: tuple[AssumeRoleSettings, ...] = ()  # aws:assumeRoles, assumed in order as the provider does
 
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
@@ -62,6 +66,8 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     target = PreflightTarget(settings.region, version, parameter, release, groups, subnets, needs, managed)
     target.addon_versions = pinned_addons(settings)
     target.admin_principal_arns = settings.cluster.admin_principal_arns
+    target.cluster_name = settings.cluster.name
+    target.aws_profile, target.assume_roles = settings.aws_profile, settings.aws_assume_roles
     return target
 
 

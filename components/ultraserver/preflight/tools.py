@@ -39,7 +39,7 @@ def check_aws_cli(version_output: str | None) -> Problem:
     """PASS when the AWS CLI on PATH is new enough for `aws eks get-token`; FAIL with how to install it otherwise."""
     if version_output is None:
         return check(NAME, FAIL, "no aws on PATH (the cluster's kubeconfig runs `aws eks get-token`)", INSTALL)
-    found = re.match(r"aws-cli/(\d+)\.(\d+)\.(\d+)", version_output)
+    found = re.match(r"aws-cli/([0-9]+)\.([0-9]+)\.([0-9]+)", version_output)
     if not found:
         return check(NAME, FAIL, f"cannot read the version in {version_output!r}", INSTALL)
     version = tuple(int(part) for part in found.groups())

@@ -11,32 +11,16 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from ultraserver.builders.iam import log_group_key_policy, pod_identity_trust_policy
+from ultraserver.builders.access_entries import access_entry_specs
+from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
-from ultraserver.facts import addons, control_plane_logs, kubernetes
+from ultraserver.facts import addons, control_plane_logs, kubernetes, vpc_cni
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import PUBLIC_ENDPOINT_FROM_ANYWHERE
+from ultraserver.resources.control_plane_logs import control_plane_log_group
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
-
-CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-
-
-def access_entries(admin_principal_arns: Sequence[str]) -> dict[str, eks.AccessEntryArgs]:
-    """Cluster-admin access entries, one per principal, keyed by a stable short name."""
-    entries = {}
-    for index, arn in enumerate(admin_principal_arns):
-        entries[f"admin-{index}"] = eks.AccessEntryArgs(
-            principal_arn=arn,
-            access_policies={
-                "cluster-admin": eks.AccessPolicyAssociationArgs(
-                    policy_arn=CLUSTER_ADMIN_POLICY,
-                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                )
-            },
-        )
-    return entries
 
 
 def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> dict:
@@ -94,16 +78,24 @@ class ClusterArgs:
     """The stack allows 0.0.0.0/0 or ::/0 in public_access_cidrs; tagged on the cluster for the policy."""
     admin_principal_arns: Sequence[str] = ()
     """IAM principals granted cluster admin."""
+    preview_principal_arns: Sequence[str] = ()
+    """IAM principals granted read-only access (AmazonEKSViewPolicy), e.g. the pull-request preview role."""
     deployer_cidrs: Sequence[str] = ()
     """CIDRs in the VPC that `pulumi up` runs from: HTTPS to the private endpoint through the cluster security group."""
     deployer_security_group_ids: Sequence[str] = ()
     """Security groups of the runner or bastion that runs `pulumi up`: HTTPS through the cluster security group."""
+    deletion_protection: bool = True
+    """EKS deletion protection ("the cluster cannot be deleted unless deletion protection is first disabled",
+    pulumi-aws 7.51.1 eks.Cluster): turn it off, pulumi up, then destroy."""
     log_types: Sequence[str] = ("api", "audit", "authenticator")
     """Control-plane log types."""
     log_retention_days: int = control_plane_logs.DEFAULT_RETENTION_DAYS
     """Retention of the control-plane log group, which the component creates (KMS-encrypted) before the cluster."""
     create_oidc_provider: bool = False
     """Create the cluster's IAM OIDC provider, for IRSA; the toolkit's own roles use EKS Pod Identity."""
+    pod_ips_per_node: int = 32
+    """The VPC CNI's MINIMUM_IP_TARGET, with WARM_IP_TARGET 2 instead of a whole warm ENI (facts/vpc_cni.py): the
+    planned pods per GPU node, which the subnets are sized for."""
     addons: AddonSettings = field(default_factory=AddonSettings)
     """EKS add-on versions (vpc-cni, coredns, kube-proxy, pod identity agent); empty takes the EKS default."""
     system_node_group: SystemNodeGroupSettings = field(default_factory=SystemNodeGroupSettings)
@@ -114,42 +106,10 @@ class ClusterArgs:
     """Declare a Kubernetes provider for the cluster; False when another stack installs the Kubernetes layer."""
     node_monitoring_agent: bool = True
     """Install the eks-node-monitoring-agent add-on (node health conditions; see docs/health.md)."""
-
-
-def control_plane_log_group(
-    name: str, args: ClusterArgs, tags: Mapping[str, str], parent: pulumi.Resource
-) -> aws.cloudwatch.LogGroup:
-    """The log group EKS writes control-plane logs to, made first with the stack's retention and its own KMS key
-    (otherwise EKS makes it with no retention and no key: facts/control_plane_logs.py)."""
-    child = pulumi.ResourceOptions(parent=parent)
-    invoke = pulumi.InvokeOutputOptions(parent=parent)
-    group_name = control_plane_logs.log_group_name(args.name)
-    identity, partition = aws.get_caller_identity_output(opts=invoke), aws.get_partition_output(opts=invoke)
-    region = aws.get_region_output(opts=invoke)
-
-    def policy(account: str, part: str, where: str) -> str:
-        arn = f"arn:{part}:logs:{where}:{account}:log-group:{group_name}"
-        return json.dumps(log_group_key_policy(account, part, where, arn))
-
-    key = aws.kms.Key(
-        f"{name}-logs",
-        description=f"EKS control-plane logs of {args.name}",
-        enable_key_rotation=True,
-        deletion_window_in_days=30,
-        policy=pulumi.Output.all(identity.account_id, partition.partition, region.region).apply(
-            lambda v: policy(v[0], v[1], v[2])
-        ),
-        tags=dict(tags),
-        opts=child,
-    )
-    return aws.cloudwatch.LogGroup(
-        f"{name}-control-plane",
-        name=group_name,
-        retention_in_days=args.log_retention_days,
-        kms_key_id=key.arn,
-        tags=dict(tags),
-        opts=child,
-    )
+    aws_profile: str = ""
+    """The stack's aws:profile: the kubeconfig runs `aws eks get-token --profile` with it (empty: the environment's)."""
+    assume_role_arn: str = ""
+    """The role the AWS provider assumes (aws:assumeRoles): the kubeconfig runs `aws eks get-token --role` with it."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -181,7 +141,7 @@ class Cluster(pulumi.ComponentResource):
             opts=child,
         )
         public = bool(args.public_access_cidrs)
-        logs = control_plane_log_group(name, args, tags, self) if args.log_types else None
+        logs = control_plane_log_group(name, args.name, args.log_retention_days, tags, self) if args.log_types else None
 
         def version(addon: str, override: str) -> str:
             return addons.addon_version(addon, override, args.kubernetes_version)
@@ -197,7 +157,8 @@ class Cluster(pulumi.ComponentResource):
             endpoint_public_access=public,
             public_access_cidrs=list(args.public_access_cidrs) if public else None,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries=access_entries(args.admin_principal_arns),
+            # pulumi-eks hands it to its aws.eks.Cluster (nodejs/eks/cluster/cluster.ts:743 at v4.3.0).
+            deletion_protection=args.deletion_protection,
             skip_default_node_group=True,
             # Otherwise pulumi-eks adds its own cluster security group (plus an internet egress rule) and a node
             # security group nothing uses; the control plane and every node keep the EKS-created cluster
@@ -209,7 +170,11 @@ class Cluster(pulumi.ComponentResource):
             enabled_cluster_log_types=list(args.log_types),
             encryption_config_key_arn=key.arn,
             create_oidc_provider=args.create_oidc_provider,
-            vpc_cni_options=eks.VpcCniOptionsArgs(addon_version=version(addons.VPC_CNI, args.addons.vpc_cni) or None),
+            # pulumi-eks merges these env values over its own (nodejs/eks/addons/cni-addon.ts:539-556 at v4.3.0).
+            vpc_cni_options=eks.VpcCniOptionsArgs(
+                addon_version=version(addons.VPC_CNI, args.addons.vpc_cni) or None,
+                configuration_values=vpc_cni.configuration_values(args.pod_ips_per_node),
+            ),
             # CoreDNS is a Deployment: its add-on reaches ACTIVE only once pods run, and everything that waits for
             # this component waits for all its children. Declared below, after the system node group, instead.
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
@@ -226,8 +191,15 @@ class Cluster(pulumi.ComponentResource):
         self.service_cidr = aws_cluster.kubernetes_network_config.apply(lambda c: c.service_ipv4_cidr)
         # The security group EKS attaches to the control plane and to nodes without custom groups.
         self.security_group_id = aws_cluster.vpc_config.apply(lambda c: c.cluster_security_group_id)
-        self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
+        # pulumi-eks's kubeconfigJson carries neither the stack's aws:profile nor a role (v4.3.0
+        # nodejs/eks/cluster/cluster.ts:908-912 and 1275: the exported kubeconfig is the one without the profile;
+        # :2166 kubeconfigJson; pulumi/pulumi-eks#1426, #669), so the providers would run `aws eks get-token` as
+        # whoever the environment names and get 401 from every release. getKubeconfig (:2324-2335) takes both.
+        self.kubeconfig = pulumi.Output.secret(
+            self.eks.get_kubeconfig(profile_name=args.aws_profile or None, role_arn=args.assume_role_arn or None)
+        )
         deployer_rules = self._deployer_https(name, args, tags)
+        entries = self._access_entries(name, args, tags)
         agent = self._addon(
             f"{name}-pod-identity-agent",
             addons.POD_IDENTITY_AGENT,
@@ -240,7 +212,8 @@ class Cluster(pulumi.ComponentResource):
             k8s.Provider(
                 f"{name}-k8s",
                 kubeconfig=self.kubeconfig,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=deployer_rules),
+                # Its Helm releases run as the deployer: a listed admin's entry must be there first.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*deployer_rules, *entries]),
             )
             if args.kubernetes_provider
             else None
@@ -295,6 +268,42 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-node-monitoring-agent", addons.NODE_MONITORING_AGENT, monitoring, tags, after_system_nodes
             )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
+
+    def _access_entries(self, name: str, args: ClusterArgs, tags: Mapping[str, str]) -> list[pulumi.Resource]:
+        """One entry per principal, named after it, each with its cluster-scoped policy association.
+
+        Declared here rather than through pulumi-eks's accessEntries, which named them
+        ``<cluster>-<key>`` under the eks:index:Cluster component with the association ``<entry>-<policy>`` under
+        the entry (pulumi/pulumi-eks nodejs/eks/cluster/authenticationMode.ts:178-212 at v4.3.0). The aliases name
+        what pulumi-eks made for the same position (admin-<index>, and its association under it), so an existing
+        stack adopts them instead of replacing them. Adopting works for a list left in its order for that one
+        update: each alias points at one position (docs/deploy.md, Who can reach the cluster).
+        """
+        made: list[pulumi.Resource] = []
+        for spec in access_entry_specs(args.admin_principal_arns, args.preview_principal_arns):
+            former, former_association = [], []
+            if spec.former_key:
+                old = f"{name}-{spec.former_key}"
+                former = [pulumi.Alias(name=old, parent=self.eks)]
+                old_urn = pulumi.create_urn(old, "aws:eks/accessEntry:AccessEntry", parent=self.eks)
+                former_association = [pulumi.Alias(name=f"{old}-{spec.association}", parent=old_urn)]
+            entry = aws.eks.AccessEntry(
+                f"{name}-{spec.key}",
+                cluster_name=self.name,
+                principal_arn=spec.principal_arn,
+                tags=dict(tags),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.eks], aliases=former),
+            )
+            association = aws.eks.AccessPolicyAssociation(
+                f"{name}-{spec.key}-{spec.association}",
+                cluster_name=self.name,
+                principal_arn=spec.principal_arn,
+                policy_arn=spec.policy_arn,
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                opts=pulumi.ResourceOptions(parent=entry, depends_on=[entry], aliases=former_association),
+            )
+            made += [entry, association]
+        return made
 
     def _deployer_https(self, name: str, args: ClusterArgs, tags: Mapping[str, str]) -> list[pulumi.Resource]:
         """Port 443 on the cluster security group from each deployer source: with a private-only endpoint this group

@@ -1,13 +1,16 @@
 """GpuNodeGroup: capacity-block GB200 nodes as an EKS managed node group or a self-managed Auto Scaling group.
 
-Both modes share one launch template (``gpu_template``: instance type, capacity-block market, reservation
+Its arguments are the group's settings (``GpuNodeGroupSettings``, the model of a stack file's ``gpuNodeGroups[]``
+entry, checked by the same rules) and the wiring: the cluster as an object (a ``Cluster`` or its ``ClusterCoreData``,
+as pulumi-eks's node groups take ``Cluster | CoreData``), subnets, security groups, role, tags and the clock.
+
+Both modes share one launch template (``launch_template``: instance type, capacity-block market, reservation
 target, EFA interfaces, IMDSv2, encrypted gp3 root, NodeConfig user data); ``managed`` and ``self_managed``
-declare the group itself. The node group takes the cluster as an object (a ``Cluster`` or its
-``ClusterCoreData``), as pulumi-eks's node groups take ``Cluster | CoreData``.
+declare the group itself.
 
 AMI: pinned, never "latest". Managed groups default to ``amiType`` AL2023_ARM_64_NVIDIA with a pinned
 ``release_version`` (the facts/ami.py default for the cluster's minor) and a template without ImageId;
-self-managed groups boot that release's AMI id from its dated SSM parameter; ``image_id`` + ``ami_release``
+self-managed groups boot that release's AMI id from its dated SSM parameter; ``ami_id`` + ``ami_release``
 boot a custom AMI. So a ``pulumi up`` with unchanged settings never makes a new template version, which would
 roll every node of a group whose capacity block has no spare capacity.
 
@@ -24,18 +27,130 @@ Upgrades (EKS: capacity-block groups must be at desired size 0 first): see docs/
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver import clock
+from ultraserver.builders.nodeconfig import ClusterDetails
+from ultraserver.config.expiry import program_blocks_ended
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
+from ultraserver.config.gpu_rules import group_problems
+from ultraserver.config.node_group_spec import NodeGroupSpec, node_group_spec
+from ultraserver.facts import ami
+from ultraserver.facts.capacity_blocks import CapacityBlock
 from ultraserver.facts.efa import LayoutSummary
 from ultraserver.facts.tags import UPGRADE_SAFE
+from ultraserver.problems import ERROR, ConfigError, Problem
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
-from ultraserver.resources.gpu_node_group_args import GpuNodeGroupArgs, core_of
-from ultraserver.resources.gpu_template import GpuTemplateSpec, NodeImage, gpu_launch_template
+from ultraserver.resources.cluster import Cluster, ClusterCoreData
+from ultraserver.resources.launch_template import NodeImage, gpu_launch_template
 from ultraserver.resources.managed import managed_node_group
-from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
+from ultraserver.resources.node_role import node_identity
 from ultraserver.resources.schedules import declare_schedules
 from ultraserver.resources.self_managed import self_managed_group
+
+ARGS = "GpuNodeGroupArgs"
+SETTINGS = f"{ARGS}.settings"
+_SETTING = "it moved into settings=GpuNodeGroupSettings(...): write {}"
+MOVED = {
+    "mode": _SETTING.format("mode=..."),
+    "instance_type": "remove it: the instance type follows settings' ultraserver_type",
+    "interfaces": _SETTING.format("efaLayout=<preset, or a list of interfaces>"),
+    "capacity_reservation_id": _SETTING.format("capacity_reservation_ids=[<cr-...>]"),
+    "capacity_reservation_resource_group_arn": _SETTING.format("capacity_reservation_resource_group_arn=..."),
+    "ultraserver_type": _SETTING.format("ultraserver_type=..."),
+    "ultraserver_count": _SETTING.format("ultraserver_count=..."),
+    "desired_size": _SETTING.format("desired_size=..."),
+    "release_version": _SETTING.format("release_version=..."),
+    "image_id": _SETTING.format("ami_id=..."),
+    "ami_release": _SETTING.format("ami_release=..."),
+    "labels": _SETTING.format("labels={...}"),
+    "reservation_window": _SETTING.format("reservationWindow={'start': ..., 'end': ...}"),
+    "capacity_blocks": _SETTING.format("capacityBlocks=[...]"),
+    "scale_to_zero_for_upgrade": _SETTING.format("scale_to_zero_for_upgrade=..."),
+    "local_storage": _SETTING.format("local_storage=..."),
+    "root_volume_size_gib": _SETTING.format("root_volume_size_gib=..."),
+    "imds_hop_limit": _SETTING.format("imds_hop_limit=..."),
+    "auto_repair": _SETTING.format("auto_repair=..."),
+}
+"""The arguments of the earlier GpuNodeGroupArgs that are settings now, and what to write instead."""
+
+
+def core_of(cluster: Cluster | ClusterCoreData) -> ClusterCoreData:
+    """The cluster's core data, from the component or as given."""
+    return cluster.core if isinstance(cluster, Cluster) else cluster
+
+
+@checked(MOVED)
+@dataclass
+class GpuNodeGroupArgs:
+    """Inputs of a capacity-block GPU node group: its settings, and what comes from other resources."""
+
+    settings: GpuNodeGroupSettings
+    """The group: a stack file's gpuNodeGroups[] entry as a model (``GpuNodeGroupSettings(name=..., ...)``)."""
+    cluster: Cluster | ClusterCoreData
+    """The cluster the nodes join: a Cluster component, or its ClusterCoreData (e.g. from another stack)."""
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """Subnets in the reservation's Availability Zone only (EKS rejects others for capacity blocks)."""
+    security_group_ids: Sequence[pulumi.Input[str]] = ()
+    """Extra security groups (the EFA group) for every interface; the cluster security group is always added."""
+    position: int = 0
+    """Which of the entry's UltraServers this group runs: the position-th reservation of every block."""
+    standby: CapacityBlock | None = None
+    """With handover standby: the one block this group runs on (config.blocks.standby_groups)."""
+    node_role_arn: pulumi.Input[str] | None = None
+    """Existing node role; a NodeRole is created when unset."""
+    instance_profile_arn: pulumi.Input[str] | None = None
+    """Instance profile of node_role_arn; required with it in self-managed mode."""
+    kms_key_id: pulumi.Input[str] | None = None
+    """KMS key for the root volume; the account default when unset."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """AWS tags for every resource."""
+    now: datetime | None = None
+    """Clock for the reservation window and the release date check; the current UTC time when unset."""
+
+    @cached_property
+    def spec(self) -> NodeGroupSpec:
+        """What the group comes to at ``now`` (layout, sizes, blocks and the current one, AMI release, labels), derived
+        once from the checked settings."""
+        version = core_of(self.cluster).kubernetes_version
+        return node_group_spec(self.settings, self.position, self.now or clock.now(), version, self.standby)
+
+    def problems(self) -> list[Problem]:
+        """The group's own rules (the stack file's, keyed under ``GpuNodeGroupArgs.settings``) and the wiring's."""
+        g, now = self.settings, self.now or clock.now()
+        version = core_of(self.cluster).kubernetes_version
+        try:
+            ami.checked_version(version, f"{ARGS}.cluster.kubernetes_version")
+        except ConfigError as error:
+            return error.items
+        found = [p for p in group_problems(g, SETTINGS, version, now.date()) if p.level == ERROR]
+        found += program_blocks_ended(g, SETTINGS, now)
+        if not 0 <= self.position < g.node_groups:
+            found.append(
+                Problem(
+                    f"{ARGS}.position",
+                    self.position,
+                    f"0 to {g.node_groups - 1}: the entry's UltraServers",
+                    "give the index of one of settings' reservations",
+                )
+            )
+        if g.mode == "self-managed" and self.node_role_arn is not None and self.instance_profile_arn is None:
+            found.append(
+                Problem(
+                    f"{ARGS}.instance_profile_arn",
+                    None,
+                    "the instance profile of node_role_arn (required with it for self-managed nodes)",
+                    "pass instance_profile_arn",
+                )
+            )
+        return found
 
 
 class GpuNodeGroup(pulumi.ComponentResource):
@@ -47,9 +162,11 @@ class GpuNodeGroup(pulumi.ComponentResource):
     access_entry: aws.eks.AccessEntry | None
     lifecycle_hook: aws.autoscaling.LifecycleHook | None
     schedules: list[aws.autoscaling.Schedule]
+    spec: NodeGroupSpec
+    """What the group comes to at ``now``: layout, sizes, blocks and the current one, AMI release, labels."""
     current_block: int
     """Index of the block the group runs on at ``now`` (0 without capacity_blocks)."""
-    reservation_id: pulumi.Input[str] | None
+    reservation_id: str | None
     """The reservation the launch template targets (None with a resource group)."""
     node_role_arn: pulumi.Input[str]
     image: NodeImage
@@ -59,53 +176,46 @@ class GpuNodeGroup(pulumi.ComponentResource):
     layout: LayoutSummary
 
     def __init__(self, name: str, args: GpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        core = core_of(args.cluster)
-        spec = args.spec
+        core, group, spec = core_of(args.cluster), args.settings, args.spec
         super().__init__("ultraserver:index:GpuNodeGroup", name, None, opts)
         # Children repeat the group's own depends_on (e.g. the control-plane security group rules).
         child = child_options(self, opts)
-        managed = args.mode == "managed"
-        self.layout = spec.layout
-        self.full_size = spec.full_size
-        self.upgrade_safe = args.scale_to_zero_for_upgrade
+        managed = group.mode == "managed"
+        self.spec, self.layout, self.full_size = spec, spec.layout, spec.full_size
+        self.upgrade_safe = group.scale_to_zero_for_upgrade
         # With successive blocks the template targets the block current at `now` (the first whose scale-down is ahead):
         # it moves to the next reservation only once the group has scaled to 0, so never rolls nodes inside a block.
         self.current_block = spec.current_block
-        self.reservation_id = args.reservation_target
+        self.reservation_id = spec.reservation_id
         self.desired_size = spec.desired_size
+        tags = {**args.tags, **spec.tags}
         # Only the group carries the upgrade tag: on the template it would make a new version, itself an upgrade.
-        group_tags = {**args.tags, **({UPGRADE_SAFE: "true"} if self.upgrade_safe else {})}
+        group_tags = {**tags, **({UPGRADE_SAFE: "true"} if self.upgrade_safe else {})}
         self.image = NodeImage(
             release_version=spec.release_version,
             managed=managed,
             ssm_parameter=spec.ami_ssm_parameter,
-            image_id=args.image_id,
-            ami_release=args.ami_release,
+            image_id=group.ami_id or None,
+            ami_release=group.ami_release or None,
         )
-        self.node_role_arn, instance_profile_arn, role_ready = self._node_role(name, args, managed, child)
+        self.node_role_arn, instance_profile_arn, role_ready = node_identity(
+            name, args.node_role_arn, args.instance_profile_arn, managed, tags, child
+        )
+        cluster = pulumi.Output.all(core.name, core.endpoint, core.certificate_authority, core.service_cidr).apply(
+            lambda v: ClusterDetails(*v)
+        )
         self.launch_template = gpu_launch_template(
             name,
-            GpuTemplateSpec(
-                instance_type=args.instance_type,
-                interfaces=spec.interfaces,
-                # With custom security groups in the template EKS adds no cluster security group: name it here.
-                security_group_ids=[*args.security_group_ids, core.security_group_id],
-                image=self.image,
-                cluster_name=core.name,
-                cluster_endpoint=core.endpoint,
-                cluster_certificate_authority=core.certificate_authority,
-                service_cidr=core.service_cidr,
-                labels=args.labels,
-                local_storage=args.local_storage,
-                capacity_reservation_id=self.reservation_id,
-                capacity_reservation_resource_group_arn=args.capacity_reservation_resource_group_arn,
-                iam_instance_profile_arn=instance_profile_arn,
-                root_volume_size_gib=args.root_volume_size_gib,
-                kms_key_id=args.kms_key_id,
-                imds_hop_limit=args.imds_hop_limit,
-                tags=args.tags,
-            ),
-            child,
+            group,
+            spec,
+            image=self.image,
+            cluster=cluster,
+            # With custom security groups in the template EKS adds no cluster security group: name it here.
+            security_group_ids=[*args.security_group_ids, core.security_group_id],
+            instance_profile_arn=instance_profile_arn,
+            kms_key_id=args.kms_key_id,
+            tags=tags,
+            opts=child,
         )
         # Nodes wait for their role's policies and for what the cluster says they need (the CNI's permissions).
         after = child_options(self, opts, pulumi.ResourceOptions(depends_on=[*role_ready, *core.node_prerequisites]))
@@ -122,8 +232,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 image=self.image,
                 full_size=self.full_size,
                 desired_size=self.desired_size,
-                labels=args.labels,
-                auto_repair=args.auto_repair,
+                labels=dict(spec.labels),
+                auto_repair=group.auto_repair,
                 tags=group_tags,
                 opts=after,
             )
@@ -137,7 +247,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 full_size=self.full_size,
                 desired_size=self.desired_size,
                 tags=group_tags,
-                entry_tags=args.tags,
+                entry_tags=tags,
                 opts=after,
             )
             group_name = self.auto_scaling_group.name
@@ -152,14 +262,3 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 "efaDevices": self.layout.efa_devices,
             }
         )
-
-    def _node_role(
-        self, name: str, args: GpuNodeGroupArgs, managed: bool, child: pulumi.ResourceOptions
-    ) -> tuple[pulumi.Input[str], pulumi.Input[str] | None, list[pulumi.Resource]]:
-        """Node role ARN, instance profile ARN (self-managed only) and what to wait for; makes a role if none given."""
-        if args.node_role_arn is not None:
-            return args.node_role_arn, None if managed else args.instance_profile_arn, []
-        role = NodeRole(f"{name}-node", NodeRoleArgs(instance_profile=not managed, tags=args.tags), opts=child)
-        profile = role.instance_profile.arn if role.instance_profile is not None else None
-        # Waiting on the component waits for its policy attachments, which nodes need to join.
-        return role.role.arn, profile, [role]

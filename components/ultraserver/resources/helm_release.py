@@ -21,6 +21,7 @@ from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts, devices, manifests
 from ultraserver.facts.dra import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE
+from ultraserver.facts.manifests import CRD_KIND
 from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
@@ -151,9 +152,10 @@ class ChartRelease(pulumi.ComponentResource):
 
 # Helm waits for every DaemonSet pod when it waits at all, and it waits whenever a release is atomic, whatever
 # skipAwait says (facts/helm.py, read in Helm's and pulumi-kubernetes's sources). So the releases with DaemonSets on
-# every GPU node (charts.ON_GPU_NODES: GPU Operator, DRA driver kubelet plugin, EFA plugin) skip the await and are not
-# atomic: one unhealthy GPU node can no longer roll them back on every node. Template and API errors still fail the
-# release; the fabric checks (the IMEX nvbandwidth check per UltraServer, `ultraserver verify`) are the health signal.
+# every GPU node (charts.ON_GPU_NODES: GPU Operator, DRA driver kubelet plugin, EFA plugin, DRANET, the Prometheus
+# stack's node exporter) skip the await and are not atomic: one unhealthy GPU node can no longer roll them back on
+# every node. Template and API errors still fail the release; the fabric checks (the IMEX nvbandwidth check per
+# UltraServer, `ultraserver verify`) are the health signal.
 #
 # GPU Operator upgrades: the chart's `operator.upgradeCRD` pre-upgrade hook Job (kept at its default, true) applies
 # the new ClusterPolicy/NVIDIADriver CRDs, and needs Helm's OpenAPI validation off so the new ClusterPolicy is not
@@ -218,33 +220,41 @@ class DraDriverArgs:
     """Device mode (facts/devices.py): the driver allocates GPUs too in DRA mode."""
     release: ReleaseSettings = field(default_factory=ReleaseSettings)
     """Version, values override and Helm options."""
+    manifest_mirror: str = ""
+    """Where the CRDs are read instead of GitHub (PinnedManifestArgs.mirror); empty reads the pinned URLs."""
 
 
 class DraDriver(ChartRelease):
     """DRA driver for NVIDIA GPUs serving ComputeDomains (IMEX channels) on GB200 nodes.
 
-    Helm installs a chart's crds/ on first install only and never upgrades them, so at the pinned version the toolkit
-    applies the driver's CRDs itself (downloaded, digest-checked, server-side, taking over from Helm) before the
-    release, which skips crds/: a chart version bump comes with its CRDs, applied first as the driver's upgrade guide
-    asks. The GPU Operator waits for these CRDs too (``crd_owner``), so its older copies are never installed.
+    Helm installs a chart's crds/ on first install only and never upgrades them, so the toolkit applies the driver's
+    CRDs itself (downloaded, digest-checked, server-side, taking over from Helm) before the release, which skips
+    crds/: a chart version bump comes with its CRDs, applied first as the driver's upgrade guide asks. The GPU
+    Operator waits for these CRDs too (``crd_owner``), so its older copies are never installed.
+
+    The CRDs are declared whatever the chart version: a resource that leaves the program is deleted by ``pulumi up``,
+    and deleting a CRD deletes every ComputeDomain with it (Helm never puts them back). They are also
+    ``retain_on_delete``, so a rename or any later change that drops them leaves them in the cluster. Not ``protect``:
+    that would make every ``pulumi destroy`` of a stack (routine once its Capacity Blocks end) fail until each CRD is
+    unprotected by hand, and retain already keeps them and the ComputeDomains when Pulumi lets go of them.
     """
 
     crds: list[PinnedManifestGroup]
-    """The toolkit-applied CRDs (empty when the version is not the pinned one)."""
-
-    def _pinned(self, settings: ReleaseSettings) -> bool:
-        return settings.version in (None, charts.pinned(charts.DRA_DRIVER).version)
+    """The toolkit-applied CRDs (those of the pinned chart version, whatever version the release runs)."""
+    crd_mirror: str
+    """Where the CRDs are read (DraDriverArgs.manifest_mirror)."""
 
     def _before_release(
         self, name: str, settings: ReleaseSettings, opts: pulumi.ResourceOptions | None
     ) -> list[pulumi.Resource]:
         self.crds = []
-        if not self._pinned(settings):
+        pinned = charts.pinned(charts.DRA_DRIVER).version
+        if settings.version not in (None, pinned):
             pulumi.log.warn(
-                f"{name}: DRA driver version {settings.version} is not the pinned one, so its CRDs are left to Helm, "
-                "which installs them once and never upgrades them. Pin its CRDs in ultraserver.facts.manifests."
+                f"{name}: DRA driver version {settings.version} is not the pinned one ({pinned}): the toolkit keeps "
+                f"applying the CRDs of {pinned}, never deleting them, and Helm skips the chart's own. Pin the new "
+                "version's CRDs in ultraserver.facts.manifests before relying on fields it adds."
             )
-            return []
         for crd, pin in manifests.DRA_DRIVER_CRDS.items():
             # The ComputeDomain CRD group keeps the name it had before the CRDs were two: a new name would be a new
             # resource, and deleting the old one deletes the CRD and every ComputeDomain with it.
@@ -252,20 +262,21 @@ class DraDriver(ChartRelease):
             self.crds.append(
                 PinnedManifestGroup(
                     group,
-                    PinnedManifestArgs(pin, force_kinds=("CustomResourceDefinition",)),
-                    opts=child_options(self, opts),
+                    PinnedManifestArgs(pin, force_kinds=(CRD_KIND,), mirror=self.crd_mirror, retain_kinds=(CRD_KIND,)),
+                    opts=child_options(self, opts, pulumi.ResourceOptions(retain_on_delete=True)),
                 )
             )
         return list(self.crds)
 
     def _skip_crds(self, settings: ReleaseSettings) -> bool:
-        return self._pinned(settings)
+        return True
 
     def crd_owner(self) -> list[pulumi.Resource]:
-        """What a release shipping the same CRDs waits for: the toolkit's CRDs, or the release if Helm installs them."""
-        return list(self.crds) or [self.release]
+        """What a release shipping the same CRDs waits for: the toolkit's CRDs."""
+        return list(self.crds)
 
     def __init__(self, name: str, args: DraDriverArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        self.crd_mirror = args.manifest_mirror  # read by _before_release, which the base constructor calls
         super().__init__(
             "ultraserver:index:DraDriver",
             name,

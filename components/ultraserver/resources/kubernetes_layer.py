@@ -84,6 +84,16 @@ class KubernetesLayerArgs:
     """CronJob draining each Capacity Block's nodes before EC2 reclaims them; None deploys none."""
     kueue: KueueArgs | None = None
     """Kueue with the GB200 topology and the stack's GPU quota; None installs none (jobs then bypass queueing)."""
+    manifest_mirror: str = ""
+    """Where the pinned manifests (DRA driver CRDs, MPI operator) are read instead of GitHub: an https:// URL prefix
+    or a local directory with the files under their pinned names; the digests are checked all the same."""
+
+
+def mpi_operator_args(args: KubernetesLayerArgs) -> MpiOperatorArgs | None:
+    """The MPI operator install, reading its manifest from the layer's mirror unless it names its own."""
+    if args.mpi_operator is None or args.mpi_operator.mirror:
+        return args.mpi_operator
+    return replace(args.mpi_operator, mirror=args.manifest_mirror)
 
 
 def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
@@ -181,7 +191,7 @@ class KubernetesLayer(pulumi.ComponentResource):
         # meant GFD's clique labels were there; the checks below wait for both.
         self.dra_driver = DraDriver(
             f"{name}-dra-driver",
-            DraDriverArgs(system, release=args.dra_driver, devices=args.devices),
+            DraDriverArgs(system, release=args.dra_driver, devices=args.devices, manifest_mirror=args.manifest_mirror),
             child(*base),
         )
         # The dcgm-exporter ServiceMonitor needs the Prometheus Operator CRDs first (the operator reports NotReady
@@ -202,9 +212,8 @@ class KubernetesLayer(pulumi.ComponentResource):
             efa_release = self.efa_device_plugin = EfaDevicePlugin(
                 f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base)
             )
-        self.mpi_operator = (
-            MpiOperator(f"{name}-mpi-operator", args.mpi_operator, child(*base)) if args.mpi_operator else None
-        )
+        mpi = mpi_operator_args(args)
+        self.mpi_operator = MpiOperator(f"{name}-mpi-operator", mpi, child(*base)) if mpi else None
         self.kueue = None
         queued: list[pulumi.Resource] = []
         if args.kueue is not None:

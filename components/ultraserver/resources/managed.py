@@ -15,7 +15,7 @@ import pulumi_aws as aws
 
 from ultraserver.facts import ami
 from ultraserver.facts.scheduling import GPU_TAINT_KEY, GPU_TAINT_VALUE
-from ultraserver.resources.gpu_template import NodeImage
+from ultraserver.resources.launch_template import NodeImage
 
 REPAIR_MAX_PARALLEL_NODES = 1
 """Nodes EKS repairs at once: a replaced node of a Capacity Block needs a free slot in the block, so one at a time."""

@@ -22,6 +22,8 @@ class MpiOperatorArgs:
     """Release tag of `manifest` (informational); the MPIJob manifests are built for kubeflow.org/v2beta1."""
     manifest: PinnedManifest = field(default_factory=lambda: manifests.MPI_OPERATOR)
     """URL and digests of the all-in-one manifest; another version needs its own pin."""
+    mirror: str = ""
+    """Where the manifest is read instead of GitHub (PinnedManifestArgs.mirror); empty reads the pinned URL."""
 
 
 class MpiOperator(pulumi.ComponentResource):
@@ -35,5 +37,7 @@ class MpiOperator(pulumi.ComponentResource):
         # program downloads it and checks it against the pin (it used to be fetched by the provider on every run with
         # no integrity check); ConfigGroup orders the CRD before its users and applies server-side, which the ~665 KB
         # MPIJob CRD needs (client-side apply overflows the last-applied annotation).
-        self.manifest = PinnedManifestGroup(name, PinnedManifestArgs(args.manifest), opts=child_options(self, opts))
-        self.register_outputs({"version": args.version, "url": args.manifest.url})
+        self.manifest = PinnedManifestGroup(
+            name, PinnedManifestArgs(args.manifest, mirror=args.mirror), opts=child_options(self, opts)
+        )
+        self.register_outputs({"version": args.version, "url": self.manifest.url})

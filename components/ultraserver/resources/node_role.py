@@ -57,3 +57,21 @@ class NodeRole(pulumi.ComponentResource):
             aws.iam.InstanceProfile(name, role=self.role.name, opts=child) if args.instance_profile else None
         )
         self.register_outputs({"roleArn": self.role.arn})
+
+
+def node_identity(
+    name: str,
+    role_arn: pulumi.Input[str] | None,
+    instance_profile_arn: pulumi.Input[str] | None,
+    managed: bool,
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> tuple[pulumi.Input[str], pulumi.Input[str] | None, list[pulumi.Resource]]:
+    """A node group's role ARN, its instance profile ARN (self-managed only) and what nodes wait for: the given role,
+    or a new NodeRole."""
+    if role_arn is not None:
+        return role_arn, None if managed else instance_profile_arn, []
+    role = NodeRole(f"{name}-node", NodeRoleArgs(instance_profile=not managed, tags=tags), opts=opts)
+    profile = role.instance_profile.arn if role.instance_profile is not None else None
+    # Waiting on the component waits for its policy attachments, which nodes need to join.
+    return role.role.arn, profile, [role]

@@ -65,6 +65,7 @@ def kubernetes_layer_args(
         efa_check=efa_check_args(s),
         nccl_check=nccl_check_args(live),
         kueue=kueue_args(s, live),
+        manifest_mirror=s.kubernetes.manifest_mirror,
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
@@ -145,16 +146,21 @@ class Platform(pulumi.ComponentResource):
                 public_access_cidrs=s.cluster.public_access_cidrs,
                 public_endpoint_from_anywhere=s.cluster.allow_public_endpoint_from_anywhere,
                 admin_principal_arns=s.cluster.admin_principal_arns,
+                preview_principal_arns=s.cluster.preview_principal_arns,
                 deployer_cidrs=s.cluster.deployer_cidrs,
                 deployer_security_group_ids=s.cluster.deployer_security_group_ids,
+                deletion_protection=s.cluster.deletion_protection,
                 log_types=s.cluster.log_types,
                 log_retention_days=s.cluster.log_retention_days,
                 create_oidc_provider=s.cluster.irsa,
+                pod_ips_per_node=s.network.gpu_pods_per_node,
                 addons=s.addons,
                 system_node_group=s.system_node_group,
                 node_monitoring_agent=s.health.node_monitoring_agent,
                 tags=tags,
                 kubernetes_provider=s.kubernetes.layer == "same-stack",
+                aws_profile=s.aws_profile,
+                assume_role_arn=s.deployer_role_arn,
             ),
             opts=child,
         )
@@ -229,10 +235,10 @@ class Platform(pulumi.ComponentResource):
         """One capacity-block node group: one UltraServer, or a grouped fleet; with ``standby``, that block's group."""
         return GpuNodeGroup(
             f"{s.cluster.name}-{standby.name if standby else name}",
-            GpuNodeGroupArgs.from_settings(
-                group,
-                position,
-                standby=standby,
+            GpuNodeGroupArgs(
+                settings=group,
+                position=position,
+                standby=standby.block if standby else None,
                 cluster=self.cluster,
                 subnet_ids=self.network.gpu_subnet_ids[group.availability_zone],
                 security_group_ids=[self.network.efa_security_group.id],

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.builders.kubeconfig import scoped_kubeconfig
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.scheduling import system_node_labels
@@ -72,8 +73,14 @@ def platform_stack_name() -> str:
     return f"{pulumi.get_organization()}/{PROJECT}/{pulumi.get_stack()}"
 
 
-def _kubeconfig_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+def _kubeconfig_text(value: Any, profile: str, role_arn: str) -> str:
+    """The platform stack's kubeconfig output, running `aws eks get-token` as this stack's AWS identity."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value  # not JSON (a YAML kubeconfig someone exported by hand): used as it is
+    return json.dumps(scoped_kubeconfig(value, profile, role_arn))
 
 
 def run_kubernetes() -> KubernetesLayer:
@@ -94,7 +101,9 @@ def run_kubernetes() -> KubernetesLayer:
             )
         )
     platform = pulumi.StackReference(platform_stack_name())
-    kubeconfig: pulumi.Output[str] = pulumi.Output.secret(platform.require_output("kubeconfig")).apply(_kubeconfig_text)
+    kubeconfig: pulumi.Output[str] = pulumi.Output.secret(platform.require_output("kubeconfig")).apply(
+        lambda value: _kubeconfig_text(value, settings.aws_profile, settings.deployer_role_arn)
+    )
     provider = k8s.Provider("cluster", kubeconfig=kubeconfig)
     queue_url = platform.require_output("nodeTerminationQueueUrl") if needs_termination_handler(settings) else None
     try:

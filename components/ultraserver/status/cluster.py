@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
-from ultraserver.verify.clients import Node
+from ultraserver.verify.clients import ClusterError, ClusterReader, Node
+from ultraserver.verify.resource_slices import published_devices
 from ultraserver.verify.verdict import EFA_RESOURCE, GPU_RESOURCE
 
 
@@ -18,9 +20,9 @@ class ClusterSide:
     nodes: int
     ready: int
     gpus: int
-    """nvidia.com/gpu allocatable over its Ready nodes."""
+    """nvidia.com/gpu allocatable over its Ready nodes (DRA mode: the GPUs their ResourceSlices publish)."""
     efa: int
-    """vpc.amazonaws.com/efa allocatable over its Ready nodes."""
+    """vpc.amazonaws.com/efa allocatable over its Ready nodes (DRA mode: the EFA devices their slices publish)."""
     gpus_per_node: int
     efa_per_node: int
     """What every node should show (the instance's GPUs; the EFA layout's device count)."""
@@ -48,26 +50,43 @@ class ClusterSide:
         }
 
 
-def _count(node: Node, resource: str) -> int:
+Published = Mapping[str, Mapping[str, int]]
+"""Node name -> device kind ('gpu', 'efa') -> how many of them its DRA ResourceSlices publish."""
+
+
+def published_counts(slices: Sequence[Mapping[str, object]]) -> dict[str, dict[str, int]]:
+    """How many GPUs and EFA devices each node's ResourceSlices publish (DRA mode has no device-plugin resources)."""
+    counts: dict[str, dict[str, int]] = {}
+    for node, found in published_devices(slices).items():
+        counts[node] = {kind: sum(1 for d in found if d.kind == kind) for kind in ("gpu", "efa")}
+    return counts
+
+
+def _count(node: Node, resource: str, published: Published | None) -> int:
+    if published is not None:
+        return published.get(node.name, {}).get("gpu" if resource == GPU_RESOURCE else "efa", 0)
     try:
         return int(str(node.allocatable.get(resource, "0")))
     except ValueError:
         return 0
 
 
-def cluster_side(nodes: Sequence[Node], node_group: str, gpus_per_node: int, efa_per_node: int) -> ClusterSide:
-    """The nodes labelled ``ultraserver.io/ultraserver=<node_group>``, summed up."""
+def cluster_side(
+    nodes: Sequence[Node], node_group: str, gpus_per_node: int, efa_per_node: int, published: Published | None = None
+) -> ClusterSide:
+    """The nodes labelled ``ultraserver.io/ultraserver=<node_group>``, summed up; their devices from the
+    ResourceSlices' counts when ``published`` is given (DRA mode), else from allocatable."""
     members = [n for n in nodes if n.labels.get(ULTRASERVER_LABEL) == node_group]
     ready = [n for n in members if n.ready]
     not_ready = [n.ready_changed for n in members if not n.ready and n.ready_changed]
     return ClusterSide(
         nodes=len(members),
         ready=len(ready),
-        gpus=sum(_count(n, GPU_RESOURCE) for n in ready),
-        efa=sum(_count(n, EFA_RESOURCE) for n in ready),
+        gpus=sum(_count(n, GPU_RESOURCE, published) for n in ready),
+        efa=sum(_count(n, EFA_RESOURCE, published) for n in ready),
         gpus_per_node=gpus_per_node,
         efa_per_node=efa_per_node,
-        short_efa=tuple(sorted(n.name for n in ready if _count(n, EFA_RESOURCE) < efa_per_node)),
+        short_efa=tuple(sorted(n.name for n in ready if _count(n, EFA_RESOURCE, published) < efa_per_node)),
         cliques=_cliques(members),
         not_ready_since=min(not_ready) if not_ready else None,
         ready_since=tuple(sorted((n.ready_changed for n in ready), key=lambda t: (t is not None, t))),
@@ -78,6 +97,25 @@ def cluster_side(nodes: Sequence[Node], node_group: str, gpus_per_node: int, efa
 def _instance_ids(nodes: Sequence[Node]) -> tuple[str, ...]:
     """EC2 instance ids from the nodes' providerID (aws:///<zone>/<instance id>), sorted."""
     return tuple(sorted(n.provider_id.rsplit("/", 1)[-1] for n in nodes if n.provider_id))
+
+
+def read_cluster(
+    reader: ClusterReader, groups: Sequence[NodeGroupExpectation]
+) -> tuple[dict[str, ClusterSide] | None, str]:
+    """Each node group's cluster side, read once (nodes; ResourceSlices when a group is in DRA mode); (None, why)
+    when the API does not answer."""
+    try:
+        nodes = reader.nodes()
+        published = published_counts(reader.resource_slices()) if any(g.node_devices for g in groups) else {}
+    except ClusterError as err:
+        return None, str(err)
+    sides = {
+        g.name: cluster_side(
+            nodes, g.name, g.gpus_per_node, g.efa_devices, published if g.node_devices is not None else None
+        )
+        for g in groups
+    }
+    return sides, ""
 
 
 def _cliques(nodes: Sequence[Node]) -> tuple[str, ...]:

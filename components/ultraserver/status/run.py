@@ -8,10 +8,10 @@ Resource Groups and judged against the one node group.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ultraserver.builders.expected_nodes import NodeGroupExpectation, node_group_expectations
+from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
@@ -20,9 +20,9 @@ from ultraserver.preflight.capacity import resource_group_reservation_ids
 from ultraserver.preflight.clients import ApiFailure, PreflightClients
 from ultraserver.problems import Problem, blocking
 from ultraserver.status.aws import NOT_FOUND, Reservation, combined, read_reservations
-from ultraserver.status.cluster import cluster_side
+from ultraserver.status.cluster import ClusterSide, read_cluster
 from ultraserver.status.judge import Limits, UltraServerStatus, judge, stale_problems
-from ultraserver.verify.clients import ClusterError, ClusterReader, Node
+from ultraserver.verify.clients import ClusterReader
 
 
 @dataclass(frozen=True)
@@ -48,20 +48,17 @@ def run_status(
     ``reader`` is the cluster, or why there is none (no usable kubeconfig). Without the cluster (or when its API
     does not answer) the AWS side is still judged: reservations, blocks, interconnect, the end of each block.
     """
-    nodes: list[Node] | None = None
+    expected = {g.name: g for g in node_group_expectations(settings)}
+    sides: dict[str, ClusterSide] | None = None
     unread = reader if isinstance(reader, str) else ""
     if not isinstance(reader, str):
-        try:
-            nodes = reader.nodes()
-        except ClusterError as err:
-            unread = str(err)
-    expected = {g.name: g for g in node_group_expectations(settings)}
+        sides, unread = read_cluster(reader, list(expected.values()))
     rows: list[UltraServerStatus] = []
     problems: list[Problem] = []
     for number, group in enumerate(settings.gpu_node_groups):
         key = f"gpuNodeGroups[{number}]"
         try:
-            group_rows, group_problems = _group_status(group, key, nodes, expected, clients, limits)
+            group_rows, group_problems = _group_status(group, key, sides, clients, limits)
         except ApiFailure as exc:
             problems.append(Problem(f"{group.name}: AWS", str(exc), "an answer from EC2", exc.fix))
             continue
@@ -73,8 +70,7 @@ def run_status(
 def _group_status(
     group: GpuNodeGroupSettings,
     key: str,
-    nodes: Sequence[Node] | None,
-    expected: dict[str, NodeGroupExpectation],
+    sides: Mapping[str, ClusterSide] | None,
     clients: PreflightClients,
     limits: Limits,
 ) -> tuple[list[UltraServerStatus], list[Problem]]:
@@ -92,8 +88,7 @@ def _group_status(
         pairs = [(found.get(i, Reservation(i, NOT_FOUND)), name) for i, name in zip(ids, names, strict=False)]
     rows = []
     for reservation, node_group in pairs:
-        facts = expected[node_group]
-        side = None if nodes is None else cluster_side(nodes, node_group, facts.gpus_per_node, facts.efa_devices)
+        side = None if sides is None else sides[node_group]
         switches = group.handover != "standby"
         rows.append(judge(group.name, node_group, blocks, index, reservation, side, limits, key, switches))
     others = [cr_id for i, b in enumerate(blocks) if i != index for cr_id in b.reservation_ids]

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 from ultraserver.facts.node_image import GRDMA_TOPO_OVERRIDE, NVIDIA_PARAMS_FILE
 
-_PREFIX = re.compile(r"^(\[\d+,\d+\]<std(out|err)>:|\d+: )")
+_PREFIX = re.compile(r"^(\[[0-9]+,[0-9]+\]<std(out|err)>:|[0-9]+: )")
 # Who wrote a line: the rank of mpirun --tag-output ("[1,<rank>]<stdout>:") or srun -l ("<rank>: "), else the host of
 # NCCL's own "<host>:<pid>:<tid> [<dev>] NCCL INFO" prefix.
-_RANK = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err)>:|^(\d+): ")
-_HOST = re.compile(r"^([^\s:]+):\d+:\d+ \[\d+\] NCCL")
-_OUT_OF_BOUNDS = re.compile(r"^# Out of bounds values\s*:\s*(\d+)")
+_RANK = re.compile(r"^\[[0-9]+,([0-9]+)\]<std(?:out|err)>:|^([0-9]+): ")
+_HOST = re.compile(r"^([^\s:]+):[0-9]+:[0-9]+ \[[0-9]+\] NCCL")
+_OUT_OF_BOUNDS = re.compile(r"^# Out of bounds values\s*:\s*([0-9]+)")
 _AVG = re.compile(r"^# Avg bus bandwidth\s*:\s*([0-9.eE+-]+)")
 # EFA through aws-ofi-nccl: "NET/OFI Selected provider is efa" (older plugins: "Selected Provider is efa"),
 # "Using network Libfabric" (older: "Using network AWS Libfabric"), channels "via NET/Libfabric/...".
@@ -87,14 +87,14 @@ def _float(token: str) -> float | None:
 
 
 def _row(tokens: list[str]) -> SizeRow | None:
-    if len(tokens) < 12 or not (tokens[0].isdigit() and tokens[1].isdigit()) or tokens[2] not in _TYPES:
+    if len(tokens) < 12 or not all(t.isascii() and t.isdigit() for t in tokens[:2]) or tokens[2] not in _TYPES:
         return None
     rest = tokens[4:]
     if len(rest) == 9:  # root column present
         rest = rest[1:]
     if len(rest) != 8:
         return None
-    wrong = sum(int(t) for t in (rest[3], rest[7]) if t.isdigit())
+    wrong = sum(int(t) for t in (rest[3], rest[7]) if t.isascii() and t.isdigit())
     return SizeRow(int(tokens[0]), _float(rest[2]), _float(rest[6]), wrong)
 
 

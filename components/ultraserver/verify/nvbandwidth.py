@@ -38,9 +38,9 @@ class BandwidthMatrix:
         return len(self.values)
 
 
-_HEADER = re.compile(r"^memcpy (CE|SM) \w+\(row\) (->|<-|<->) \w+\(column\) bandwidth \(GB/s\)$")
-_RUNNING = re.compile(r"^Running (\S+)\.$")
-_SUM = re.compile(r"^SUM (\S+) (\S+)$")
+_HEADER = re.compile(r"memcpy (CE|SM) [A-Za-z0-9_]+\(row\) (->|<-|<->) [A-Za-z0-9_]+\(column\) bandwidth \(GB/s\)")
+_RUNNING = re.compile(r"Running (\S+)\.")
+_SUM = re.compile(r"SUM (\S+) (\S+)")
 
 
 def _value(token: str, where: str) -> float | None:
@@ -59,7 +59,7 @@ def _value(token: str, where: str) -> float | None:
 def parse_bandwidth_matrix(log_text: str) -> BandwidthMatrix:
     """The first bandwidth matrix in nvbandwidth output; BandwidthOutputError if there is none or it is malformed."""
     lines = [line.strip() for line in log_text.splitlines()]
-    start = next((i for i, line in enumerate(lines) if _HEADER.match(line)), None)
+    start = next((i for i, line in enumerate(lines) if _HEADER.fullmatch(line)), None)
     if start is None:
         tail = " | ".join(line for line in lines[-5:] if line) or "(empty)"
         raise BandwidthOutputError(
@@ -68,7 +68,7 @@ def parse_bandwidth_matrix(log_text: str) -> BandwidthMatrix:
             "a line like 'memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)'",
             tail,
         )
-    running = [m.group(1) for m in (_RUNNING.match(line) for line in lines[:start]) if m]
+    running = [m.group(1) for m in (_RUNNING.fullmatch(line) for line in lines[:start]) if m]
     testcase = running[-1] if running else None
     body = [(i, line) for i, line in enumerate(lines[start + 1 :], start + 2) if line]
     if not body:
@@ -101,9 +101,9 @@ def _matrix_rows(body: list[tuple[int, str]]) -> tuple[tuple[float | None, ...],
 def _matrix_sum(after: list[tuple[int, str]]) -> float | None:
     """The SUM line that follows the matrix, before the next test case or matrix; None when there is none."""
     for _, text in after:
-        if _RUNNING.match(text) or _HEADER.match(text):
+        if _RUNNING.fullmatch(text) or _HEADER.fullmatch(text):
             return None
-        match = _SUM.match(text)
+        match = _SUM.fullmatch(text)
         if match:
             return _value(match.group(2), "SUM line")
     return None
@@ -217,7 +217,7 @@ def check_bandwidth(
 
 
 _NOT_FOUND = re.compile(r"ERROR: Testcase (?:index )?(\S+?) (?:not found|out of bound)!")
-_CUDA_ERROR = re.compile(r"\[(CUDA_ERROR_\w+|NVML_ERROR\w*)\][^\n]*?in expression (\w+)")
+_CUDA_ERROR = re.compile(r"\[(CUDA_ERROR_[A-Z_]+|NVML_ERROR[A-Za-z_]*)\][^\n]*?in expression ([A-Za-z0-9_]+)")
 _WAIVED = re.compile(r"^(Waived|Waiving )", re.M)
 _STATUS_ERROR = re.compile(r"^Error: (.*)$", re.M)
 

@@ -1,0 +1,65 @@
+"""Who the stack's AWS calls run as: ``aws:profile`` and ``aws:assumeRoles``, the AWS provider's own keys.
+
+The AWS provider signs every call with them, and EKS admits to the Kubernetes API only principals with an access
+entry. The kubeconfig of the toolkit's Kubernetes providers runs ``aws eks get-token`` as the same principal
+(``--profile``, ``--role``, as pulumi-eks's ``getKubeconfig`` writes them), and ``preflight`` asks AWS as it.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import ConfigDict, Field, StrictStr
+
+from ultraserver.config.fields import Model, pattern
+from ultraserver.facts import aws_ids
+from ultraserver.problems import WARNING, Problem
+
+if TYPE_CHECKING:
+    from ultraserver.config.model import Settings
+
+ASSUME_ROLES_KEY = "aws:assumeRoles"
+PROFILE_KEY = "aws:profile"
+
+
+class AssumeRoleSettings(Model):
+    """One role of the AWS provider's ``aws:assumeRoles`` chain; the provider validates the keys not read here."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    role_arn: Annotated[str, pattern(aws_ids.ROLE_ARN, "an IAM role ARN arn:aws:iam::<account>:role/<name>")] = Field(
+        description="Role the AWS provider assumes."
+    )
+    external_id: StrictStr = Field("", description="External id the AWS provider passes to AssumeRole.")
+    session_name: StrictStr = Field("", description="Session name of the assumed role.")
+
+
+def kubeconfig_identity(s: Settings, today: date) -> list[Problem]:
+    """A role chain or an external id that ``aws eks get-token`` cannot reproduce: it assumes one role, by ARN."""
+    roles = s.aws_assume_roles
+    found = []
+    if len(roles) > 1:
+        found.append(
+            Problem(
+                ASSUME_ROLES_KEY,
+                [r.role_arn for r in roles],
+                "one role for the Kubernetes providers' kubeconfig: it runs `aws eks get-token --role "
+                f"{roles[-1].role_arn}` with the base credentials, which must be allowed to assume that role directly",
+                "let the base credentials assume the last role, or put the chain in an AWS profile (role_arn with "
+                "source_profile) and set aws:profile instead",
+                WARNING,
+            )
+        )
+    if any(r.external_id for r in roles):
+        found.append(
+            Problem(
+                f"{ASSUME_ROLES_KEY}[].externalId",
+                "(set)",
+                "a role without an external id for the kubeconfig: `aws eks get-token` passes none",
+                "drop the external id from the role's trust policy for this principal, or use an AWS profile "
+                "(role_arn, external_id, source_profile) and set aws:profile",
+                WARNING,
+            )
+        )
+    return found

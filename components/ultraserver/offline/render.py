@@ -1,0 +1,287 @@
+"""`ultraserver plan --render`: every Helm release of the plan rendered by a real Helm, written, and checked.
+
+Two passes: the first, with the built-in APIs only, collects the CRDs the charts install; the second renders with
+every API the cluster will serve (offline/served_apis.py). The checks report Problems like the rest of the plan:
+objects of a kind nobody serves, schema errors, DaemonSets that must run on GPU nodes but do not, releases with
+pods on GPU nodes that wait or are atomic, and value keys that change nothing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ultraserver.config.model import RELEASE_KEYS
+from ultraserver.facts import charts, helm
+from ultraserver.facts.kubernetes import DEFAULT_TEXT
+from ultraserver.offline import gpu_placement, noop_keys, served_apis
+from ultraserver.offline.engine import Plan
+from ultraserver.offline.helm_binary import helm_binary
+from ultraserver.offline.helm_template import (
+    ReleaseInput,
+    Rendered,
+    TemplateError,
+    Templater,
+    parse,
+    pull_charts,
+    release_inputs,
+)
+from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
+from ultraserver.problems import INFO, WARNING, Described, Problem
+
+
+@dataclass
+class ReleaseRender:
+    """One release as rendered with the cluster's APIs."""
+
+    release: ReleaseInput
+    objects: list[Rendered] = field(default_factory=list)
+    """What Helm installs (the chart's crds/ left out when the release skips them)."""
+    error: str = ""
+
+    def manifest(self) -> str:
+        """The objects as one YAML stream, each under its `# Source:` line."""
+        return "".join(
+            f"---\n# Source: {o.source}\n{yaml.safe_dump(dict(o.body), sort_keys=False)}" for o in self.objects
+        )
+
+
+@dataclass
+class StackRender:
+    """Every release of a plan, rendered, and what the checks found."""
+
+    releases: list[ReleaseRender]
+    served: frozenset[served_apis.Api]
+    problems: list[Problem] = field(default_factory=list)
+
+    def write(self, folder: Path) -> list[Path]:
+        """One manifest file per release (`<plan resource name>.yaml`)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for render in self.releases:
+            path = folder / f"{render.release.resource}.yaml"
+            path.write_text(render.manifest())
+            written.append(path)
+        return written
+
+
+def _name(body: Mapping[str, Any]) -> str:
+    meta = body.get("metadata") or {}
+    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    return f"{body.get('kind')} {where}{meta.get('name')}"
+
+
+UserValues = Mapping[str, tuple[str, Mapping[str, Any]]]
+"""Chart name -> (settings key of its values, the values the stack sets)."""
+
+
+def render_stack(
+    plan: Plan, templater: Templater, nodes: Sequence[gpu_placement.GpuNodes], user_values: UserValues
+) -> StackRender:
+    """Render and check every release of ``plan``. ``user_values`` maps a chart name to (settings key, the values
+    the user set), so a finding about a user's key names it as written."""
+    releases = release_inputs(plan)
+    builtins = served_apis.builtin_apis(templater.kube_version)
+    first = served_apis.api_versions_flag(builtins)
+    # A chart's crds/ are plain files, the same whatever the values and APIs: read once, in the first pass.
+    chart_crds: dict[str, list[Rendered]] = {}
+    everything: list[Mapping[str, Any]] = []
+    for release in releases:
+        try:
+            objects = parse(templater.text(release, release.values, first, crds=True))
+        except TemplateError:
+            continue  # reported by the second pass
+        chart_crds[release.resource] = [o for o in objects if o.from_crds]
+        everything += [o.body for o in objects]
+    served = frozenset(builtins | served_apis.crd_apis(everything) | served_apis.manifest_apis(plan.manifests))
+    flag = served_apis.api_versions_flag(served)
+    stack = StackRender([], served)
+    for release in releases:
+        render = ReleaseRender(release)
+        stack.releases.append(render)
+        try:
+            objects = parse(templater.text(release, release.values, flag))
+        except TemplateError as error:
+            render.error = str(error)
+            stack.problems.append(_template_problem(release, render.error))
+            continue
+        render.objects = [*([] if release.skip_crds else chart_crds.get(release.resource, [])), *objects]
+    schemas = crd_schemas(everything)
+    for render in stack.releases:
+        release, bodies = render.release, [o.body for o in render.objects]
+        if render.error:
+            continue
+        stack.problems += _unserved(release, render.objects, served)
+        stack.problems += _schema_problems(release, render.objects, templater.kube_version, schemas)
+        stack.problems += _placement(release, bodies, nodes)
+        stack.problems += _idle(release, templater, flag, user_values.get(release.chart))
+    if not nodes and stack.releases:
+        stack.problems.append(
+            Problem(
+                "GPU nodes",
+                Described(f"none in the plan of {plan.project}/{plan.stack}"),
+                "",
+                "",
+                INFO,
+            )
+        )
+    return stack
+
+
+def _template_problem(release: ReleaseInput, message: str) -> Problem:
+    return Problem(
+        release.resource,
+        Described(f"`helm template` failed: {message}"),
+        f"values chart {release.chart} {release.version} renders",
+        "fix the values the message names",
+    )
+
+
+def _unserved(release: ReleaseInput, objects: Sequence[Rendered], served: frozenset[served_apis.Api]) -> list[Problem]:
+    missing = served_apis.unserved([o.body for o in objects], served)
+    if not missing:
+        return []
+    kinds = sorted({f"{b.get('kind')} ({b.get('apiVersion')})" for b in missing})
+    return [
+        Problem(
+            release.resource,
+            Described(f"renders {', '.join(kinds)}, which nothing in the planned cluster serves"),
+            "kinds the cluster serves: its Kubernetes version's built-in APIs and the CRDs the toolkit and the charts "
+            "install",
+            "turn off the values that render them, or install what serves them first",
+        )
+    ]
+
+
+def _schema_problems(
+    release: ReleaseInput, objects: Sequence[Rendered], kube_version: str, schemas: Mapping[served_apis.Api, Any]
+) -> list[Problem]:
+    found = []
+    for rendered in objects:
+        error = schema_error(rendered.body, kube_version, schemas)
+        if error is not None:
+            where, message = error
+            found.append(
+                Problem(
+                    f"{release.resource}: {_name(rendered.body)}",
+                    Described(f"{where}: {message} ({rendered.source})"),
+                    f"an object valid against the Kubernetes {kube_version} schemas and the CRDs",
+                    "fix the values that render this field",
+                )
+            )
+    return found
+
+
+def _placement(
+    release: ReleaseInput, bodies: Sequence[Mapping[str, Any]], nodes: Sequence[gpu_placement.GpuNodes]
+) -> list[Problem]:
+    """DaemonSets of GPU-node charts off some GPU group; a release with pods on GPU nodes that waits."""
+    found = []
+    if release.chart in charts.ON_GPU_NODES:
+        for body in bodies:
+            missed = gpu_placement.missed_groups(body, nodes)
+            if missed:
+                found.append(
+                    Problem(
+                        f"{release.resource}: {_name(body)}",
+                        Described(f"no pod on the GPU nodes of {', '.join(missed)}"),
+                        "a DaemonSet that tolerates the GPU nodes' taints and selects their labels",
+                        "set the chart's tolerations and node selector values for the GPU nodes",
+                    )
+                )
+    on_gpu = gpu_placement.on_gpu_nodes(bodies, nodes)
+    if on_gpu and helm.waits(release.atomic, release.skip_await):
+        found.append(
+            Problem(
+                release.resource,
+                Described(f"atomic {release.atomic}, skipAwait {release.skip_await}"),
+                f"skipAwait true and atomic false: {', '.join(_name(b) for b in on_gpu)} runs on every GPU node, and "
+                "Helm waits for every pod of it (facts/helm.py), so one unhealthy GPU node fails the release",
+                f"add {release.chart} to the charts whose releases skip the wait (facts/charts.py ON_GPU_NODES)",
+            )
+        )
+    return found
+
+
+_ABSENT = object()
+
+
+def _at(values: Mapping[str, Any], path: noop_keys.Path) -> Any:
+    """The value at a path, or _ABSENT."""
+    node: Any = values
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node
+
+
+def _idle(
+    release: ReleaseInput,
+    templater: Templater,
+    flag: Sequence[str],
+    user: tuple[str, Mapping[str, Any]] | None,
+) -> list[Problem]:
+    """A warning for each set value key whose change renders the same objects."""
+
+    def render(values: Mapping[str, Any]) -> str | None:
+        try:
+            return templater.text(release, values, flag)
+        except TemplateError:
+            return None
+
+    base = templater.text(release, release.values, flag)
+    again = templater.text(release, release.values, flag, attempt=1)
+
+    def bodies(text: str) -> list[Mapping[str, Any]]:
+        return [o.body for o in parse(text)]
+
+    found = []
+    for path in noop_keys.idle_keys(release.values, render, base, again, bodies):
+        dotted = ".".join(path)
+        if user is not None and _at(user[1], path) is not _ABSENT:
+            key, fix = f"{user[0]}.{dotted}", "remove it, or set the value the templates read in this configuration"
+        else:
+            key, fix = f"{release.resource} values.{dotted}", "drop it from the toolkit's values for this chart"
+        found.append(
+            Problem(
+                key,
+                _at(release.values, path),
+                f"a value that changes what {release.chart} {release.version} renders (changing it changes no "
+                "rendered object)",
+                fix,
+                WARNING,
+            )
+        )
+    return found
+
+
+def user_values(settings: Any) -> UserValues:
+    """Chart name -> (settings key of its values, the values the stack sets), from the stack's settings."""
+    if settings is None:
+        return {}
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for field_name, chart in RELEASE_KEYS.items():
+        release = getattr(settings.kubernetes, field_name)
+        found[chart] = (f"{release.settings_key}.values", dict(release.values))
+    return found
+
+
+def render_plan(plan: Plan, settings: Any, out: Path, charts_dir: Path | None) -> tuple[StackRender, list[Path]]:
+    """Render the plan's releases with a real Helm (on the PATH, else fetched: offline/helm_binary.py), check them
+    and write one manifest per release into ``out``. Charts come from ``charts_dir`` (packaged `.tgz`), else each is
+    pulled at its pin into a folder removed afterwards."""
+    helm_path = helm_binary()
+    kube_version = settings.cluster.kubernetes_version if settings is not None else DEFAULT_TEXT
+    with tempfile.TemporaryDirectory(prefix="ultraserver-charts-") as pulled:
+        if charts_dir is None:
+            charts_dir = Path(pulled)
+            pull_charts(helm_path, release_inputs(plan), charts_dir)
+        templater = Templater(helm_path, charts_dir, kube_version)
+        stack = render_stack(plan, templater, gpu_placement.gpu_nodes(plan), user_values(settings))
+    return stack, stack.write(out)

@@ -1,0 +1,85 @@
+"""The APIs the cluster will serve as planned, and the rendered objects of a kind it does not serve.
+
+Built-ins: the GA group/versions of the stack's Kubernetes version, read from the OpenAPI definitions
+kubernetes-validate ships per version (`x-kubernetes-group-version-kind`). Beta and alpha versions are left out:
+since Kubernetes 1.24 new beta APIs are off by default (KEP-3136, "Beta APIs Off by Default"), and EKS documents no
+exception for 1.33-1.35 (UNVERIFIED beyond that silence). Custom resources: every version a CRD serves, of the CRDs
+a chart renders (its crds/ and templates) and of the upstream manifests the toolkit applies (facts/manifests.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ultraserver.facts import manifests
+
+Api = tuple[str, str, str]
+"""(group, version, kind); the core group is ""."""
+_GA = re.compile(r"v\d+")
+_LEAVES = {"DeleteOptions", "WatchEvent", "Status", "APIGroup", "APIGroupList", "APIResourceList", "APIVersions"}
+
+
+def schema_folder(kube_version: str) -> str:
+    """kubernetes-validate's strict schema folder of a minor (`1.35` -> v1.35.0-local-strict)."""
+    return f"v{kube_version}.0-local-strict"
+
+
+@cache
+def builtin_apis(kube_version: str) -> frozenset[Api]:
+    """The GA kinds a cluster of that minor serves (every list and meta type left out)."""
+    root = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", schema_folder(kube_version))
+    definitions = json.loads(root.joinpath("_definitions.json").read_text())["$defs"]
+    return frozenset(
+        (entry["group"], entry["version"], entry["kind"])
+        for definition in definitions.values()
+        for entry in definition.get("x-kubernetes-group-version-kind", [])
+        if _GA.fullmatch(entry["version"]) and entry["kind"] not in _LEAVES and not entry["kind"].endswith("List")
+    )
+
+
+def api_of(body: Mapping[str, Any]) -> Api:
+    """An object's (group, version, kind)."""
+    group, _, version = str(body.get("apiVersion", "")).rpartition("/")
+    return group, version, str(body.get("kind", ""))
+
+
+def crd_apis(bodies: Iterable[Mapping[str, Any]]) -> set[Api]:
+    """The served versions of every CustomResourceDefinition among ``bodies``."""
+    found = set()
+    for body in bodies:
+        if api_of(body) != ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"):
+            continue
+        spec = body.get("spec") or {}
+        kind = (spec.get("names") or {}).get("kind", "")
+        found |= {(spec.get("group", ""), v["name"], kind) for v in spec.get("versions") or [] if v.get("served")}
+    return found
+
+
+def manifest_apis(urls: Iterable[str]) -> set[Api]:
+    """The APIs the toolkit's pinned upstream manifests at these URLs add."""
+    pins = manifests.by_url()
+    found = set()
+    for url in urls:
+        for served in pins[url].serves:
+            group, version, kind = served.rsplit("/", 2) if served.count("/") == 2 else ("", *served.split("/"))
+            found.add((group, version, kind))
+    return found
+
+
+def api_versions_flag(apis: Iterable[Api]) -> list[str]:
+    """`--api-versions` entries: each group/version, and each group/version/Kind (charts test either form)."""
+    found = set()
+    for group, version, kind in apis:
+        group_version = f"{group}/{version}" if group else version
+        found |= {group_version, f"{group_version}/{kind}"}
+    return sorted(found)
+
+
+def unserved(bodies: Sequence[Mapping[str, Any]], served: frozenset[Api] | set[Api]) -> list[Mapping[str, Any]]:
+    """The objects of a kind and version the cluster does not serve."""
+    return [body for body in bodies if api_of(body) not in served]

@@ -1,0 +1,142 @@
+"""The catalogue of faults a rehearsal can inject, each as it would show in the cluster's API objects and logs.
+
+A fault changes what the cluster serves, never the day-2 code: the verdict a user reads comes from ``verify``, the
+drift check and ``status`` as they would judge a real cluster in that state. A fault that cannot show in a stack
+(no IMEX check to starve, no NCCL run to fall back to sockets) is refused with what the stack lacks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ultraserver.problems import Problem
+from ultraserver.rehearse.cluster import Cluster, GpuNode
+from ultraserver.rehearse.jobs import RunFaults, place
+
+
+@dataclass(frozen=True)
+class Injected:
+    """What a fault did: one line naming the node or job, and how the check runs go wrong."""
+
+    fault: str
+    what: str
+    subject: str
+    """The node the fault hits."""
+    runs: RunFaults = RunFaults()
+    group: str = ""
+    """The node group (UltraServer) or job a verdict may name instead of the node (a node that never joined has
+    no object to name; a split clique is a fact of the UltraServer; sockets are a fact of the EFA run)."""
+
+
+def _first(cluster: Cluster, wanted: Callable[[GpuNode], bool] = lambda n: True) -> GpuNode:
+    return next(n for n in cluster.gpu_nodes if wanted(n))
+
+
+def _notready(cluster: Cluster, runs: RunFaults) -> Injected:
+    node = _first(cluster)
+    node.ready = False
+    return Injected("notready", f"node {node.name} stopped posting status (Ready Unknown)", node.name, runs)
+
+
+def _efa(cluster: Cluster, runs: RunFaults) -> Injected:
+    node = _first(cluster)
+    node.efa_devices = 0
+    found_by = "DRANET" if node.group.node_devices is not None else "its EFA device plugin"
+    return Injected("efa", f"node {node.name} shows 0 EFA devices ({found_by} found none)", node.name, runs)
+
+
+def _clique(cluster: Cluster, runs: RunFaults) -> Injected:
+    first = _first(cluster)
+    members = [n for n in cluster.gpu_nodes if n.clique == first.clique]
+    moved = members[len(members) // 2 :]
+    uuid, _, clique_id = first.clique.rpartition(".")
+    other = f"{uuid[:-1]}{'f' if uuid[-1] != 'f' else 'e'}.{clique_id}"
+    for node in moved:
+        node.clique = other
+    what = f"{len(moved)} nodes of {first.group.name} from {moved[0].name} on report NVLink domain {other}"
+    return Injected("clique", what, moved[0].name, runs, first.group.name)
+
+
+def _imex(cluster: Cluster, runs: RunFaults) -> Injected:
+    node = _first(cluster, lambda n: bool(n.group.nvlink_jobs))
+    what = f"the IMEX daemon of node {node.name} never becomes ready (its ComputeDomain stays not Ready)"
+    return Injected("imex", what, node.name, dataclasses.replace(runs, no_imex=runs.no_imex | {node.name}))
+
+
+def _socket(cluster: Cluster, runs: RunFaults) -> Injected:
+    job = cluster.expected.efa_job
+    spec = next(o["spec"] for o in cluster.objects if o["kind"] == "MPIJob" and o["metadata"]["name"] == job)
+    node = place(cluster, spec, set())[0]  # a node the EFA check's workers run on
+    what = f"the NCCL ranks on node {node.name} fall back to TCP sockets ('Using network Socket') in MPIJob {job}"
+    changed = dataclasses.replace(runs, socket_nodes=runs.socket_nodes | {node.name})
+    return Injected("socket", what, node.name, changed, job)
+
+
+def _missing(cluster: Cluster, runs: RunFaults) -> Injected:
+    node = cluster.gpu_nodes[-1]
+    cluster.gpu_nodes.remove(node)
+    what = f"node {node.name} of {node.group.name} never joined"
+    return Injected("missing-node", what, node.name, runs, node.group.name)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One entry of the catalogue."""
+
+    name: str
+    summary: str
+    inject: Callable[[Cluster, RunFaults], Injected]
+    needs: Callable[[Cluster], str] = lambda cluster: ""
+    """Why the stack cannot show the fault ('' when it can)."""
+
+
+def _needs_imex(cluster: Cluster) -> str:
+    return "" if cluster.expected.imex_namespace else "the stack runs no IMEX check (imexCheck.enabled)"
+
+
+def _needs_efa(cluster: Cluster) -> str:
+    # Within one UltraServer NCCL's traffic travels NVLink (MNNVL): a fallback to sockets shows where EFA carries it.
+    if cluster.expected.efa_job:
+        return ""
+    return "the stack runs no EFA check (it needs two UltraServers of one EFA layout; efaCheck.enabled)"
+
+
+CATALOGUE: tuple[Fault, ...] = (
+    Fault("notready", "a GPU node goes NotReady", _notready),
+    Fault("efa", "a GPU node shows an EFA device count of 0", _efa),
+    Fault("clique", "an UltraServer's nodes split across two NVLink domains", _clique),
+    Fault("imex", "an IMEX daemon never becomes ready", _imex, _needs_imex),
+    Fault("socket", "NCCL falls back to TCP sockets", _socket, _needs_efa),
+    Fault("missing-node", "a GPU node is missing at the block's start", _missing),
+)
+FAULTS = {fault.name: fault for fault in CATALOGUE}
+
+
+def fault_problem(name: str) -> Problem:
+    """--break names a fault outside the catalogue."""
+    return Problem("--break", name, f"one of {', '.join(FAULTS)}", "pick a fault from the catalogue (--help lists it)")
+
+
+def inject(cluster: Cluster, names: list[str]) -> tuple[list[Injected], list[Problem]]:
+    """Apply the named faults in order; the problems say which the stack cannot show and why."""
+    done: list[Injected] = []
+    problems: list[Problem] = []
+    runs = RunFaults()
+    if not cluster.gpu_nodes and names:
+        why = "no GPU node runs at this moment (pick --at inside a Capacity Block)"
+        return [], [Problem("--break", n, "a fault on a running GPU node", why) for n in names]
+    for name in names:
+        fault = FAULTS.get(name)
+        if fault is None:
+            problems.append(fault_problem(name))
+            continue
+        lacking = fault.needs(cluster)
+        if lacking:
+            problems.append(Problem("--break", name, f"a fault this stack can show: {lacking}", "pick another fault"))
+            continue
+        injected = fault.inject(cluster, runs)
+        runs = injected.runs
+        done.append(injected)
+    return done, problems

@@ -1,0 +1,47 @@
+"""A rehearsal as text: what was served and broken, each stage's own output, then what passed, what failed and
+whether each injected fault was named by the checks."""
+
+from __future__ import annotations
+
+from ultraserver.rehearse.run import Rehearsal
+
+
+def _passed(rehearsal: Rehearsal) -> list[str]:
+    """Each passed verdict, and each judged stage without verdicts of its own that exited 0."""
+    found = [f"{v.ultraserver} {v.check}" for s in rehearsal.stages for v in s.verdicts if v.passed]
+    return found + [s.name for s in rehearsal.stages if s.judged and not s.verdicts and not s.code]
+
+
+def _summary(rehearsal: Rehearsal) -> list[str]:
+    passed = _passed(rehearsal)
+    lines = [f"Passed ({len(passed)}): " + (", ".join(passed) or "none")]
+    failed = [v for s in rehearsal.stages for v in s.verdicts if not v.passed]
+    lines += [f"FAILED {v.ultraserver} {v.check}: {p}" for v in failed for p in v.problems]
+    lines += [f"FAILED {s.name}: {s.output.splitlines()[0]}" for s in rehearsal.stages if not s.verdicts and s.code]
+    return lines
+
+
+def format_rehearsal(rehearsal: Rehearsal) -> str:
+    """The whole report."""
+    lines = [
+        f"Rehearsal of {rehearsal.stack} at {rehearsal.at:%Y-%m-%dT%H:%M:%SZ} on an emulated Kubernetes API at "
+        f"{rehearsal.url} (no AWS, no hardware)",
+        "Served: " + "; ".join(rehearsal.served),
+    ]
+    lines += [f"Injected {i.fault}: {i.what}" for i in rehearsal.injected]
+    for stage in rehearsal.stages:
+        lines += ["", f"== {stage.name} (exit {stage.code})", stage.output]
+    lines += ["", *_summary(rehearsal)]
+    for injected in rehearsal.injected:
+        found = "named by the checks above" if rehearsal.detected(injected) else "NOT DETECTED by the day-2 checks"
+        lines.append(f"Fault {injected.fault} on {injected.subject}: {found}")
+    return "\n".join(lines)
+
+
+def exit_reason(rehearsal: Rehearsal) -> str:
+    """The last line's reason: the first failure, or the fault nobody named."""
+    missed = [i.fault for i in rehearsal.injected if not rehearsal.detected(i)]
+    if missed:
+        return f"fault {', '.join(missed)} not detected by the day-2 checks"
+    failed = [line for line in _summary(rehearsal) if line.startswith("FAILED ")]
+    return failed[0].removeprefix("FAILED ") if failed else ""

@@ -1,0 +1,232 @@
+"""One rehearsal: plan the stack, serve its cluster at a moment, inject the faults, run the day-2 code against it.
+
+The day-2 code runs unchanged, as it runs against a real cluster: ``verify`` reads the API through a kubeconfig
+written to a temporary directory and the official Kubernetes client over HTTP; the drift check's script lists the
+nodes over HTTP with the standard library and judges them against the EXPECTED its CronJob carries in the plan;
+``status``'s cluster side sums up each UltraServer from the same nodes.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from collections.abc import Sequence
+from contextlib import redirect_stdout
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ultraserver import clock
+from ultraserver.builders import drift_script
+from ultraserver.config.settings import Settings
+from ultraserver.facts.scheduling import system_node_labels
+from ultraserver.offline.engine import Plan, run_plan
+from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
+from ultraserver.problems import ConfigError
+from ultraserver.rehearse import jobs
+from ultraserver.rehearse.cluster import Cluster, gpu_nodes, plugin_pods, system_nodes
+from ultraserver.rehearse.emulator import Emulator
+from ultraserver.rehearse.faults import Injected, inject
+from ultraserver.rehearse.registration import registrations
+from ultraserver.status.cluster import read_cluster
+from ultraserver.verify.checks import exit_code, run_checks
+from ultraserver.verify.clients import connect
+from ultraserver.verify.expect import StackExpectation, expectation
+from ultraserver.verify.report import format_verdicts, not_checked
+from ultraserver.verify.verdict import Verdict
+
+LAYER_PROJECT = "kubernetes-layer"
+"""The project that deploys a separate-stack stack's Kubernetes layer (next to the platform's Pulumi.yaml)."""
+AFTER_WINDOW_OPENS = timedelta(hours=1)
+"""The default moment: an hour into the first block's full-size window, when every node has joined."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One piece of day-2 code run against the emulated cluster: its exit code and its output."""
+
+    name: str
+    code: int
+    output: str
+    verdicts: tuple[Verdict, ...] = ()
+    judged: bool = True
+    """False for output the stage shows without a verdict of its own (status's cluster side: status judges it
+    against the EC2 reservation, which a rehearsal has not)."""
+
+
+@dataclass
+class Rehearsal:
+    """What a rehearsal served, broke and found."""
+
+    stack: str
+    at: datetime
+    url: str = ""
+    served: list[str] = field(default_factory=list)
+    injected: list[Injected] = field(default_factory=list)
+    stages: list[Stage] = field(default_factory=list)
+
+    @property
+    def failures(self) -> str:
+        """The output of every stage that failed."""
+        return "\n".join(s.output for s in self.stages if s.code)
+
+    def detected(self, injected: Injected) -> bool:
+        """Whether a failing stage names the fault's node, or its node group when the fault is the group's."""
+        failures = self.failures
+        return injected.subject in failures or bool(injected.group and injected.group in failures)
+
+    @property
+    def code(self) -> int:
+        """The worst exit code of the day-2 code; 1 as well when an injected fault went undetected."""
+        worst = max((s.code for s in self.stages), default=0)
+        return max(worst, 1) if any(not self.detected(i) for i in self.injected) else worst
+
+
+def default_moment(expected: StackExpectation) -> datetime:
+    """An hour into the first full-size window of any group; the clock's time for stacks without windows."""
+    opens = sorted(w[0] for g in expected.groups for w in g.windows)
+    if not opens:
+        return clock.now()
+    return datetime.fromisoformat(opens[0].replace("Z", "+00:00")) + AFTER_WINDOW_OPENS
+
+
+def plan_objects(plan: Plan) -> list[dict[str, Any]]:
+    """The toolkit's own Kubernetes objects, as the plan declares them (Helm releases and YAML groups aside)."""
+    found = []
+    for resource in plan.resources:
+        inputs = resource.inputs
+        if resource.type.startswith("kubernetes:") and {"apiVersion", "kind"} <= set(inputs):
+            if isinstance((inputs.get("metadata") or {}).get("name"), str):
+                found.append(inputs)
+    return found
+
+
+def drift_expected(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The EXPECTED node groups the drift CronJob of the plan carries; None when the stack deploys none."""
+    import json
+
+    for obj in objects:
+        if obj["kind"] != "CronJob":
+            continue
+        for container in obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
+            for env in container.get("env") or []:
+                if env.get("name") == "EXPECTED":
+                    return list(json.loads(env["value"]))
+    return None
+
+
+def build(settings: Settings, plan: Plan, at: datetime, faults: Sequence[str]) -> tuple[Cluster, list[Injected]]:
+    """The cluster at ``at`` with the faults injected; ConfigError when a fault is unknown or cannot show."""
+    expected = expectation(settings)
+    cluster = Cluster(expected, at, objects=plan_objects(plan))
+    cluster.releases = [r.inputs for r in plan.of_type(HELM_RELEASE)]
+    cluster.gpu_nodes = gpu_nodes(settings, expected, registrations(plan.of_type(LAUNCH_TEMPLATE)), at)
+    system = settings.system_node_group
+    cluster.system_nodes = system_nodes(system.desired_size if system else 0, system_node_labels(), at)
+    cluster.objects += [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}}
+        for name in expected.device_classes
+    ]
+    injected, problems = inject(cluster, list(faults))
+    if problems:
+        raise ConfigError(problems)
+    return cluster, injected
+
+
+def _thresholds(expected: StackExpectation) -> dict[str, float]:
+    found = {job: expected.nccl_min_bus_bandwidth_gbytes for _, job in expected.nccl_jobs}
+    if expected.efa_job:
+        found[expected.efa_job] = (
+            expected.efa_min_bus_bandwidth_gbps / 8
+        )  # Gbit/s to the log's GB/s / 8  # Gbit/s to the log's GB/s
+    return found
+
+
+def serve(emulator: Emulator, cluster: Cluster, runs: list[jobs.Run]) -> list[str]:
+    """Put the cluster into the emulator; one line per kind of thing served."""
+    nodes = [n.to_api() for n in cluster.gpu_nodes]
+    slices = [s for n in cluster.gpu_nodes for s in n.slices()]
+    pods = plugin_pods(cluster, cluster.releases)
+    launchers = [r.launcher for r in runs if r.launcher is not None]
+    emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers])
+    for run in runs:
+        if run.launcher is not None:
+            emulator.set_log(run.namespace, run.launcher["metadata"]["name"], run.log)
+    groups = len({n.group.name for n in cluster.gpu_nodes})
+    return [
+        f"{len(nodes)} GPU nodes in {groups} node group(s), {len(cluster.system_nodes)} system nodes",
+        f"{len(slices)} ResourceSlices, {len(pods)} plugin pods",
+        f"{len(cluster.objects)} objects of the plan",
+        f"{len(launchers)} finished check run(s) of {len(runs)} MPIJob(s), with their launcher logs",
+    ]
+
+
+def verify_stage(kubeconfig: Path, expected: StackExpectation) -> Stage:
+    """``ultraserver verify`` as the command runs it: connect through the kubeconfig, every check, its report."""
+    verdicts = run_checks(connect(str(kubeconfig)), expected)
+    text = format_verdicts(verdicts, not_checked(expected))
+    return Stage("verify", exit_code(verdicts), text, tuple(verdicts))
+
+
+def drift_stage(url: str, groups: list[dict[str, Any]], at: datetime) -> Stage:
+    """The drift CronJob's script at ``at``, listing the nodes over HTTP as it does in its pod."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = drift_script.check(groups, at, lambda: drift_script.list_nodes(url, {}, None))
+    return Stage("drift check", code, out.getvalue().rstrip())
+
+
+def status_stage(kubeconfig: Path, expected: StackExpectation) -> Stage:
+    """``status``'s cluster side of each UltraServer (the AWS side needs EC2, which a rehearsal has not)."""
+    sides, unread = read_cluster(connect(str(kubeconfig)), expected.groups)
+    if sides is None:
+        return Stage("status (cluster side)", 1, f"status: cluster API unreachable: {unread}")
+    lines = []
+    for group in expected.groups:
+        side = sides[group.name]
+        short = f"; short of EFA: {', '.join(side.short_efa)}" if side.short_efa else ""
+        lines.append(
+            f"{group.name}: {side.ready}/{side.nodes} nodes Ready, {side.gpus} GPUs and {side.efa} EFA devices "
+            f"allocatable, cliques {', '.join(side.cliques) or 'none'}{short}"
+        )
+    return Stage("status (cluster side)", 0, "\n".join(lines), judged=False)
+
+
+def stack_plan(project_dir: Path, stack: str, settings: Settings, moment: datetime) -> Plan:
+    """The stack's plan at ``moment``, with its kubernetes-layer/ project's objects for a separate-stack layer."""
+    with clock.pinned(moment):
+        plan = run_plan(project_dir, stack, now=moment)
+        if settings.kubernetes.layer == "separate-stack":
+            # The Kubernetes objects are declared by the kubernetes-layer/ project of the same stack.
+            plan.resources += run_plan(project_dir / LAYER_PROJECT, stack, now=moment).resources
+    return plan
+
+
+def rehearse(
+    project_dir: Path,
+    stack: str,
+    settings: Settings,
+    faults: Sequence[str],
+    at: datetime | None,
+    plan: Plan | None = None,
+) -> Rehearsal:
+    """Plan (unless given the plan at that moment), serve, break, run. ConfigError for a fault the stack cannot
+    show."""
+    moment = at or default_moment(expectation(settings))
+    plan = plan or stack_plan(project_dir, stack, settings, moment)
+    cluster, injected = build(settings, plan, moment, faults)
+    mpijobs = [o for o in cluster.objects if o["kind"] == "MPIJob"]
+    faults_of_runs = injected[-1].runs if injected else jobs.RunFaults()
+    runs = jobs.runs(cluster, mpijobs, _thresholds(cluster.expected), faults_of_runs)
+    result = Rehearsal(stack, moment, injected=injected)
+    with Emulator() as emulator, tempfile.TemporaryDirectory(prefix="ultraserver-rehearse-") as directory:
+        result.url = emulator.url
+        result.served = serve(emulator, cluster, runs)
+        kubeconfig = emulator.kubeconfig(Path(directory))
+        result.stages.append(verify_stage(kubeconfig, cluster.expected))
+        groups = drift_expected(cluster.objects)
+        if groups is not None:
+            result.stages.append(drift_stage(emulator.url, groups, moment))
+        result.stages.append(status_stage(kubeconfig, cluster.expected))
+    return result

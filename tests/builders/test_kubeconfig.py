@@ -1,0 +1,47 @@
+"""scoped_kubeconfig: the `aws eks get-token` user runs as the stack's profile and role; nothing else changes."""
+
+from __future__ import annotations
+
+from ultraserver.builders.kubeconfig import scoped_kubeconfig
+
+ROLE = "arn:aws:iam::123456789012:role/Deployer"
+
+
+def config(*users: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Config", "users": list(users)}
+
+
+def aws_user(*extra: str) -> dict:
+    args = ["--region", "us-east-1", "eks", "get-token", "--cluster-name", "c", *extra]
+    return {"name": "aws", "user": {"exec": {"command": "aws", "args": args}}}
+
+
+def test_profile_and_role_replace_the_ones_there() -> None:
+    given = config(aws_user("--role-arn", "arn:aws:iam::123456789012:role/Old", "--profile", "old"))
+    scoped = scoped_kubeconfig(given, "new", ROLE)
+    args = scoped["users"][0]["user"]["exec"]["args"]
+    assert args == [
+        "--region",
+        "us-east-1",
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "c",
+        "--role",
+        ROLE,
+        "--profile",
+        "new",
+    ]
+    assert given["users"][0]["user"]["exec"]["args"][-1] == "old", "the input is not changed"
+
+
+def test_empty_identity_keeps_what_is_there() -> None:
+    given = config(aws_user("--profile", "kept"))
+    assert scoped_kubeconfig(given, "", "") == given
+
+
+def test_other_users_are_left_alone() -> None:
+    token = {"name": "t", "user": {"token": "abc"}}
+    other = {"name": "o", "user": {"exec": {"command": "aws-iam-authenticator", "args": ["token", "-i", "c"]}}}
+    given = config(token, other)
+    assert scoped_kubeconfig(given, "p", ROLE) == given

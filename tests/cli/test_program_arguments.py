@@ -1,0 +1,80 @@
+"""A program with a wrong component argument ends in exit 2 naming the argument: never exit 3, never coerced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.cli import run_main
+
+PROGRAM = """
+from ultraserver import ClusterCoreData, GpuNodeGroup, GpuNodeGroupArgs, GpuNodeGroupSettings
+
+cluster = ClusterCoreData(
+    name="gb200",
+    endpoint="https://ABC.gr7.us-east-1.eks.amazonaws.com",
+    certificate_authority="Y2VydA==",
+    service_cidr="10.100.0.0/16",
+    security_group_id="sg-0ccccccccccccccc1",
+)
+GROUP = dict(name="nvl72", availability_zone="us-east-1-dfw-2a", capacity_reservation_ids=["cr-0123456789abcdef0"])
+WIRING = dict(cluster=cluster, subnet_ids=["subnet-0aaaaaaaaaaaaaaaa"])
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "key", "says"),
+    [
+        (
+            'GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP), cluster=cluster, subnet_ids="subnet-0a")',
+            "GpuNodeGroupArgs.subnet_ids",
+            "a list of strings",
+        ),
+        (
+            'GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP, root_volume_size_gib="200"), **WIRING)',
+            "GpuNodeGroupSettings.root_volume_size_gib",
+            "a whole number",
+        ),
+        (
+            "GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP, root_volume_size_gib=1), **WIRING)",
+            "GpuNodeGroupSettings.root_volume_size_gib",
+            ">= 50",
+        ),
+        (
+            'GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP, instance_type="p5.48xlarge"), **WIRING)',
+            "GpuNodeGroupSettings.instance_type",
+            "follows ultraserverType",
+        ),
+        ("GpuNodeGroupArgs(settings=GROUP, **WIRING)", "GpuNodeGroupArgs.settings", "GpuNodeGroupSettings"),
+        (
+            'GpuNodeGroupArgs(capacity_reservation_id="cr-0123456789abcdef0", **WIRING)',
+            "GpuNodeGroupArgs.capacity_reservation_id",
+            "capacity_reservation_ids=[<cr-...>]",
+        ),
+        ("GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP), cluster=cluster)", "GpuNodeGroupArgs", "subnet_ids"),
+        (
+            "GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP), tags={'team': 7}, **WIRING)",
+            "GpuNodeGroupArgs.tags",
+            "a mapping of strings to strings",
+        ),
+    ],
+)
+def test_a_wrong_argument_is_exit_2_naming_it(tmp_path: Path, call: str, key: str, says: str) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: wrong-arguments\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    (tmp_path / "__main__.py").write_text(f'{PROGRAM}\nGpuNodeGroup("gpu", {call})\n')
+    result = run_main("plan", "--stack", "dev", "--project-dir", str(tmp_path), "--now", "2026-11-25T10:00:00Z")
+    assert result.code == 2, result.stderr
+    assert "internal error" not in result.stderr
+    line = next(line for line in result.stderr.splitlines() if key in line)
+    assert line.strip().startswith(f"-  {key}"), result.stderr
+    assert says in result.stderr, result.stderr
+
+
+def test_the_same_program_with_right_arguments_plans(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: right-arguments\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    call = "GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP), **WIRING)"
+    (tmp_path / "__main__.py").write_text(f'{PROGRAM}\nGpuNodeGroup("gpu", {call})\n')
+    result = run_main("plan", "--stack", "dev", "--project-dir", str(tmp_path), "--now", "2026-11-25T10:00:00Z")
+    assert result.code == 0, result.stderr

@@ -1,0 +1,35 @@
+"""Rendering the shipped stacks with a real Helm and the packaged charts of ../shared/upstream/charts/.
+
+Skipped when Helm or the charts are absent locally; .ci/run puts the toolkit's pinned Helm on the PATH and sets
+ULTRASERVER_REQUIRE_HELM=1, which turns that skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from helpers.stacks import ROOT
+from ultraserver.offline.helm_binary import find_helm
+
+CHARTS = ROOT.parent / "shared" / "upstream" / "charts"
+"""The toolkit's pinned charts, packaged (third-party: kept out of the repository)."""
+REQUIRED = os.environ.get("ULTRASERVER_REQUIRE_HELM") == "1"
+
+
+def helm_and_charts() -> tuple[Path, Path]:
+    """The Helm binary and the charts folder; skip (fail under ULTRASERVER_REQUIRE_HELM=1) when either is missing."""
+    helm = find_helm()
+    missing = []
+    if helm is None:
+        missing.append("no helm on the PATH or in the cache (`python -m ultraserver.offline.helm_binary` fetches it)")
+    if not any(CHARTS.glob("*.tgz")):
+        missing.append(f"no packaged charts in {CHARTS}")
+    if missing:
+        message = "; ".join(missing)
+        if REQUIRED:
+            pytest.fail(f"ULTRASERVER_REQUIRE_HELM=1 but {message}")
+        pytest.skip(message)
+    assert helm is not None
+    return helm, CHARTS

@@ -1,0 +1,222 @@
+"""The pure parts of `ultraserver plan --render`: GPU placement, served APIs, schemas, value probes, Helm's output and
+command lines (no Helm needed; tests/offline/test_render_stacks.py renders the shipped stacks with one)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ultraserver.facts.manifests import MPI_OPERATOR
+from ultraserver.facts.scheduling import GPU_TOLERATION
+from ultraserver.offline import Plan
+from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, missed_groups, on_gpu_nodes, selects, tolerates
+from ultraserver.offline.helm_template import ReleaseInput, chart_file, parse, release_inputs, template_command
+from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
+from ultraserver.offline.noop_keys import changed, idle_keys, leaves, with_changed
+from ultraserver.offline.served_apis import api_versions_flag, builtin_apis, crd_apis, manifest_apis, unserved
+from ultraserver.problems import ConfigError
+
+GPU = GpuNodes(
+    "nvl72",
+    {"kubernetes.io/os": "linux", "nvidia.com/gpu.present": "true", "ultraserver.io/ultraserver": "nvl72"},
+    (("nvidia.com/gpu", "true", "NoSchedule"),),
+)
+
+
+def daemonset(spec: Mapping[str, Any], name: str = "ds") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name},
+        "spec": {"template": {"spec": spec}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("toleration", "expected"),
+    [
+        (GPU_TOLERATION, True),
+        ({"operator": "Exists"}, True),  # every taint
+        ({"operator": "Exists", "effect": "NoSchedule"}, True),  # node-exporter's default
+        ({"key": "nvidia.com/gpu", "operator": "Equal", "value": "true"}, True),
+        ({"key": "nvidia.com/gpu", "value": "false"}, False),
+        ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}, False),
+        ({"key": "CriticalAddonsOnly", "operator": "Exists"}, False),
+    ],
+)
+def test_a_toleration_tolerates_the_gpu_taint_as_the_scheduler_reads_it(
+    toleration: dict[str, str], expected: bool
+) -> None:
+    assert tolerates([toleration], ("nvidia.com/gpu", "true", "NoSchedule")) is expected
+
+
+def test_a_selector_and_a_required_affinity_must_match_the_node_labels() -> None:
+    labels = GPU.labels
+    assert selects({}, labels)
+    assert selects({"nodeSelector": {"nvidia.com/gpu.present": "true"}}, labels)
+    assert not selects({"nodeSelector": {"ultraserver.io/role": "system"}}, labels)
+    term = {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}
+    other = {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "NotIn", "values": ["linux"]}]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [other]}}}
+    assert not selects({"affinity": affinity}, labels)
+    # Terms are alternatives: one match is enough.
+    affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = [other, term]
+    assert selects({"affinity": affinity}, labels)
+    absent = {"matchExpressions": [{"key": "feature.node.kubernetes.io/x", "operator": "DoesNotExist"}]}
+    affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = [absent]
+    assert selects({"affinity": affinity}, labels)
+
+
+def test_daemonsets_off_the_gpu_nodes_are_named_and_others_kinds_ignored() -> None:
+    on = daemonset({"tolerations": [GPU_TOLERATION]}, "on")
+    untolerated = daemonset({}, "untolerated")
+    elsewhere = daemonset({"tolerations": [GPU_TOLERATION], "nodeSelector": {"ultraserver.io/role": "system"}}, "x")
+    deployment = {**on, "kind": "Deployment"}
+    assert on_gpu_nodes([on, untolerated, elsewhere, deployment], [GPU]) == [on]
+    assert missed_groups(untolerated, [GPU]) == ["nvl72"] and missed_groups(deployment, [GPU]) == []
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])  # a managed and a self-managed GPU group
+def test_gpu_nodes_are_read_from_the_plans_launch_templates(stack: str, shipped_plan: Callable[[str], Plan]) -> None:
+    nodes = gpu_nodes(shipped_plan(stack))
+    assert [n.taints for n in nodes] == [(("nvidia.com/gpu", "true", "NoSchedule"),)]
+    (labels,) = [n.labels for n in nodes]
+    assert (
+        labels["kubernetes.io/arch"] == "arm64" and labels["node.kubernetes.io/instance-type"] == "p6e-gb200.36xlarge"
+    )
+    assert labels["ultraserver.io/ultraserver"].startswith("nvl") and labels["nvidia.com/gpu.present"] == "true"
+
+
+def widget_crd(*versions: Mapping[str, Any]) -> dict[str, Any]:
+    """A CRD of kind Widget in group example.com with these versions."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "spec": {"group": "example.com", "names": {"kind": "Widget"}, "versions": list(versions)},
+    }
+
+
+def test_the_cluster_serves_ga_builtins_of_its_version_and_the_crds_installed() -> None:
+    builtins = builtin_apis("1.35")
+    assert ("resource.k8s.io", "v1", "DeviceClass") in builtins and ("apps", "v1", "DaemonSet") in builtins
+    # Beta APIs are off by default, lists and meta types are no kinds a chart creates.
+    assert ("resource.k8s.io", "v1beta1", "DeviceClass") not in builtins
+    assert not [k for k in builtins if k[2].endswith("List") or k[2] == "WatchEvent"]
+    crd = widget_crd({"name": "v1", "served": True}, {"name": "v0", "served": False})
+    assert crd_apis([crd]) == {("example.com", "v1", "Widget")}
+    assert manifest_apis([MPI_OPERATOR.url]) == {("kubeflow.org", "v2beta1", "MPIJob")}
+    certificate = {"apiVersion": "cert-manager.io/v1", "kind": "Certificate"}
+    assert unserved([certificate, {"apiVersion": "v1", "kind": "ConfigMap"}], builtins) == [certificate]
+    assert api_versions_flag([("", "v1", "Pod"), ("apps", "v1", "DaemonSet")]) == [
+        "apps/v1",
+        "apps/v1/DaemonSet",
+        "v1",
+        "v1/Pod",
+    ]
+
+
+def test_builtins_validate_strictly_and_custom_resources_against_their_crd() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
+    assert schema_error(pod, "1.35", {}) is None
+    assert schema_error({**pod, "spec": {"containers": [{"name": "c", "imagee": "x"}]}}, "1.35", {}) is not None
+    size = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}
+    crd = widget_crd({"name": "v1", "served": True, "schema": {"openAPIV3Schema": size}})
+    schemas = crd_schemas([crd])
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"size": 3}}
+    assert schema_error(widget, "1.35", schemas) is None
+    assert schema_error({**widget, "spec": {"size": "big"}}, "1.35", schemas) == (
+        "spec.size",
+        "'big' is not of type 'integer'",
+    )
+    # No schema known (an unserved kind): left to the served-kinds check.
+    assert schema_error({"apiVersion": "cert-manager.io/v1", "kind": "Issuer"}, "1.35", schemas) is None
+
+
+def test_every_set_value_is_probed_with_another_value_of_its_shape() -> None:
+    values = {"a": {"b": True, "c": {"d": "x"}}, "e": [], "f": [1], "g": {}, "h": 2, "i": ""}
+    assert leaves(values) == [("a", "b"), ("a", "c", "d"), ("e",), ("f",), ("g",), ("h",), ("i",)]
+    assert [changed(v) for v in (True, 2, "x", "", [1], [], {})] == [
+        False,
+        3,
+        "x-changed",
+        "changed",
+        [],
+        [{"changed": "changed"}],
+        {"changed": "changed"},
+    ]
+    probed = with_changed(values, ("a", "c", "d"))
+    assert probed["a"]["c"]["d"] == "x-changed" and values["a"]["c"]["d"] == "x"
+
+
+def test_idle_keys_are_those_whose_change_renders_the_same_and_random_fields_are_ignored() -> None:
+    values = {"read": 1, "off": {"x": 1, "y": 2}, "alone": {"z": 1}, "refused": "a"}
+    passwords = iter(range(1000))  # a field that differs on every render, like a generated password
+
+    def render(given: Mapping[str, Any]) -> str | None:
+        if given["refused"] != "a":
+            return None  # Helm refused the values: the key is read
+        data = f"{{read: '{given['read']}', password: '{next(passwords)}'}}"
+        return f"kind: ConfigMap\nmetadata: {{name: c}}\ndata: {data}\n"
+
+    base, again = render(values), render(values)
+    assert base is not None and again is not None and base != again
+
+    def objects(text: str) -> list[Mapping[str, Any]]:
+        return [o.body for o in parse(text)]
+
+    assert idle_keys(values, render, base, again, objects) == [("off",), ("alone", "z")]
+
+
+def test_helm_output_is_read_with_each_objects_source_file() -> None:
+    text = (
+        "---\n# Source: c/crds/w.yaml\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: w}\n---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\n"
+        "metadata: {name: m}\ndata: {equals: =}\n"
+    )
+    crd, config_map = parse(text)
+    assert (crd.source, crd.from_crds, config_map.source, config_map.from_crds) == (
+        "c/crds/w.yaml",
+        True,
+        "c/templates/cm.yaml",
+        False,
+    )
+    assert config_map.body["data"] == {"equals": "="}
+
+
+RELEASE = ReleaseInput(
+    "r", "rel", "kueue", "oci://registry.k8s.io/kueue/charts/kueue", None, "0.19.2", "ns", {}, True, False, False
+)
+
+
+def test_the_template_command_passes_the_clusters_version_and_apis(tmp_path: Path) -> None:
+    command = template_command(
+        Path("helm"), RELEASE, tmp_path / "c.tgz", tmp_path / "v.json", "1.35", ["apps/v1", "v1"]
+    )
+    assert command[:4] == ["helm", "template", "rel", str(tmp_path / "c.tgz")]
+    assert ["--namespace", "ns"] == command[4:6] and "--skip-tests" in command and "--include-crds" not in command
+    assert command[command.index("--kube-version") + 1] == "1.35" and command[-1] == "--api-versions=apps/v1,v1"
+
+
+def test_a_chart_missing_from_the_folder_names_the_file_and_how_to_get_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        chart_file(RELEASE, tmp_path)
+    (problem,) = caught.value.items
+    assert problem.key == "--charts" and "kueue-0.19.2.tgz" in str(problem.value)
+    assert "helm pull oci://registry.k8s.io/kueue/charts/kueue --version 0.19.2" in problem.fix
+
+
+def test_release_inputs_are_the_plans_helm_releases(shipped_plan: Callable[[str], Plan]) -> None:
+    releases = {r.chart: r for r in release_inputs(shipped_plan("gb200-x72"))}
+    dra = releases["dra-driver-nvidia-gpu"]
+    assert (dra.name, dra.namespace, dra.version, dra.skip_crds, dra.atomic, dra.skip_await) == (
+        "nvidia-dra-driver-gpu",
+        "nvidia-dra-driver-gpu",
+        "0.4.1",
+        True,
+        False,
+        True,
+    )
+    assert releases["gpu-operator"].repo == "https://helm.ngc.nvidia.com/nvidia"
+    assert releases["kueue"].atomic is True and releases["kueue"].values["managerConfig"]

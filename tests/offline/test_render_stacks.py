@@ -1,0 +1,223 @@
+"""Every shipped stack rendered by a real Helm, with the plan's exact values, and checked (offline/render.py).
+
+Renders are shared within this module (one Templater: each distinct `helm template` runs once), and a variant of a
+stack renders only the release it changes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.cli import copy_project, run_main
+from helpers.render import CHARTS, helm_and_charts
+from helpers.stacks import ROOT, STACKS, stack_config
+from ultraserver.builders.helm_values import deep_merge
+from ultraserver.cli.plan import stack_warnings
+from ultraserver.config.load import parse_settings
+from ultraserver.config.rules import unread_chart_values
+from ultraserver.facts import charts
+from ultraserver.offline import Plan, run_plan
+from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, on_gpu_nodes
+from ultraserver.offline.helm_template import Templater
+from ultraserver.offline.render import StackRender, render_stack, user_values
+from ultraserver.offline.resource import HELM_RELEASE
+from ultraserver.problems import ERROR, WARNING, Problem
+
+KUBE_VERSION = "1.35"
+"""Every shipped stack's Kubernetes version (checked in ``render``)."""
+KUBERNETES = "ultraserver-eks:kubernetes"
+TODAY = date(2026, 11, 23)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    plan: Plan
+    nodes: list[GpuNodes]
+    stack: StackRender
+
+    def release(self, chart: str) -> Any:
+        (found,) = [r for r in self.stack.releases if r.release.chart == chart]
+        return found
+
+
+_RENDERS: dict[str, Rendered] = {}
+
+
+@pytest.fixture(scope="module")
+def templater() -> Templater:
+    helm, folder = helm_and_charts()
+    return Templater(helm, folder, KUBE_VERSION)
+
+
+def render(
+    templater: Templater, stack: str, kubernetes: Mapping[str, Any] | None = None, only: str | None = None
+) -> Rendered:
+    """A stack's plan, with ``kubernetes`` settings laid over its own, rendered; ``only``: that chart's release."""
+    key = json.dumps([stack, kubernetes, only])
+    if key not in _RENDERS:
+        config = _with(kubernetes or {}, stack)
+        settings = parse_settings(config, stack=stack)
+        assert settings.cluster.kubernetes_version == KUBE_VERSION
+        overrides = {KUBERNETES: config[KUBERNETES]} if kubernetes else None
+        platform = run_plan(ROOT, stack, overrides)
+        # A separate-stack layer is a project of its own; its GPU nodes are the platform's.
+        layered = settings.kubernetes.layer == "separate-stack"
+        plan = run_plan(ROOT / "kubernetes-layer", stack, overrides) if layered else platform
+        if only:
+            kept = [r for r in plan.resources if r.type != HELM_RELEASE or r.name.endswith(only)]
+            plan = replace(plan, resources=kept)
+        nodes = gpu_nodes(platform)
+        _RENDERS[key] = Rendered(plan, nodes, render_stack(plan, templater, nodes, user_values(settings)))
+    return _RENDERS[key]
+
+
+def shown(problems: list[Problem]) -> str:
+    return "\n".join(str(p) for p in problems)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_shipped_stack_renders_clean(templater: Templater, stack: str) -> None:
+    rendered = render(templater, stack)
+    assert rendered.stack.problems == [], shown(rendered.stack.problems)
+    assert rendered.nodes, "the placement checks need the stack's GPU nodes"
+    assert {charts.GPU_OPERATOR, charts.DRA_DRIVER, charts.KUEUE} <= {r.release.chart for r in rendered.stack.releases}
+    for release in rendered.stack.releases:
+        bodies = [o.body for o in release.objects]
+        assert bodies, release.release.resource
+        # The placement checks judge something: each GPU-node chart puts a DaemonSet on the GPU nodes.
+        if release.release.chart in charts.ON_GPU_NODES:
+            assert on_gpu_nodes(bodies, rendered.nodes), release.release.resource
+
+
+def test_the_manifests_are_written_one_file_per_release(templater: Templater, tmp_path: Path) -> None:
+    rendered = render(templater, "gb200-x72")
+    written = rendered.stack.write(tmp_path / "out")
+    assert sorted(p.name for p in written) == sorted(f"{r.release.resource}.yaml" for r in rendered.stack.releases)
+    dra = (tmp_path / "out" / "gb200-x72-k8s-dra-driver.yaml").read_text()
+    # The toolkit applies the DRA driver's CRDs itself (skipCrds): the release's manifest leaves them out.
+    assert "kind: DaemonSet" in dra and "kind: CustomResourceDefinition" not in dra
+    operator = (tmp_path / "out" / "gb200-x72-k8s-gpu-operator.yaml").read_text()
+    assert "# Source: gpu-operator/crds/" in operator
+
+
+def test_a_prometheus_stack_release_skips_the_wait_as_its_node_exporter_runs_on_every_gpu_node(
+    templater: Templater,
+) -> None:
+    rendered = render(templater, "gb200-x72", {"prometheusStack": {"enabled": True}}, only="prometheus-stack")
+    prometheus = rendered.release(charts.KUBE_PROMETHEUS_STACK)
+    exporters = on_gpu_nodes([o.body for o in prometheus.objects], rendered.nodes)
+    assert [b["metadata"]["name"] for b in exporters] == ["kube-prometheus-stack-prometheus-node-exporter"]
+    assert (prometheus.release.atomic, prometheus.release.skip_await) == (False, True)
+    assert rendered.stack.problems == [], shown(rendered.stack.problems)
+
+
+def test_a_release_with_pods_on_gpu_nodes_that_waits_is_reported(templater: Templater) -> None:
+    base = render(templater, "gb200-x72", only="efa-device-plugin").plan
+    waiting = []
+    for resource in base.resources:
+        inputs = {**resource.inputs, "atomic": True} if resource.type == HELM_RELEASE else resource.inputs
+        waiting.append(replace(resource, inputs=inputs))
+    found = render_stack(replace(base, resources=waiting), templater, gpu_nodes(base), {}).problems
+    (problem,) = found
+    assert problem.key == "gb200-x72-k8s-efa-device-plugin" and "atomic True" in str(problem.value)
+    assert "DaemonSet aws-efa-k8s-device-plugin runs on every GPU node" in problem.allowed
+
+
+def test_a_gpu_daemonset_that_does_not_tolerate_the_gpu_taint_is_reported(templater: Templater) -> None:
+    rendered = render(templater, "gb200-x72", {"efaDevicePlugin": {"values": {"tolerations": []}}}, "efa-device-plugin")
+    errors = [p for p in rendered.stack.problems if p.level == ERROR]
+    assert [p.key for p in errors] == ["gb200-x72-k8s-efa-device-plugin: DaemonSet aws-efa-k8s-device-plugin"]
+    assert "gb200-x72-nvl72" in str(errors[0].value)
+
+
+def test_a_user_key_that_rewrites_the_selectors_is_not_reported_though_the_template_analysis_was(
+    templater: Templater,
+) -> None:
+    override = {"draDriver": {"values": {"selectorLabelsOverride": {"app.kubernetes.io/name": "gpu-dra"}}}}
+    rendered = render(templater, "gb200-x72", override, only="dra-driver")
+    assert rendered.stack.problems == [], shown(rendered.stack.problems)
+    settings = parse_settings(_with(override), stack="gb200-x72")
+    # The template analysis does not follow `.context.Values` and calls the key unread; with --render the plan
+    # judges it by rendering instead.
+    (static,) = unread_chart_values(settings, TODAY)
+    assert static.key == "ultraserver-eks:kubernetes.draDriver.values.selectorLabelsOverride"
+    assert static in stack_warnings(settings)
+    assert static not in stack_warnings(settings, rendered=True)
+
+
+def test_user_keys_whose_templates_are_switched_off_are_reported(templater: Templater) -> None:
+    override = {
+        "nodeTerminationHandler": {"values": {"daemonsetTolerations": [{"operator": "Exists"}]}},
+        "gpuOperator": {"values": {"draDriver": {"version": "v0.4.1"}}},
+        "draDriver": {"values": {"webhook": {"replicas": 2}}},
+    }
+    found = []
+    for only in ("node-termination-handler", "gpu-operator", "dra-driver"):
+        found += render(templater, "gb200-x36", override, only=only).stack.problems
+    assert {(p.key, p.level) for p in found} == {
+        ("ultraserver-eks:kubernetes.nodeTerminationHandler.values.daemonsetTolerations", WARNING),
+        ("ultraserver-eks:kubernetes.gpuOperator.values.draDriver.version", WARNING),
+        ("ultraserver-eks:kubernetes.draDriver.values.webhook.replicas", WARNING),
+    }, shown(found)
+    # The template analysis passes all three: some template reads each key, in another configuration.
+    assert unread_chart_values(parse_settings(_with(override, "gb200-x36"), stack="gb200-x36"), TODAY) == []
+
+
+def test_a_toolkit_key_that_changes_nothing_is_named_by_its_release(templater: Templater) -> None:
+    base = render(templater, "gb200-x72", only="efa-device-plugin").plan
+    resources = []
+    for resource in base.resources:
+        if resource.type == HELM_RELEASE:
+            values = {**resource.inputs["values"], "notAValueOfTheChart": {"a": 1, "b": True}}
+            resource = replace(resource, inputs={**resource.inputs, "values": values})
+        resources.append(resource)
+    found = render_stack(replace(base, resources=resources), templater, gpu_nodes(base), {}).problems
+    # Both keys below the map change nothing: the map is named once.
+    assert [(p.key, p.level) for p in found] == [
+        ("gb200-x72-k8s-efa-device-plugin values.notAValueOfTheChart", WARNING)
+    ]
+
+
+def test_a_dra_webhook_turned_on_fails_the_plan_naming_the_kinds_nothing_serves(
+    templater: Templater, tmp_path: Path
+) -> None:
+    project = copy_project(tmp_path / "project")
+    stack_file = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    text = stack_file.read_text()
+    stack_file.write_text(
+        text
+        + "  ultraserver-eks:kubernetes:\n    draDriver:\n      values:\n        webhook:\n          enabled: true\n"
+    )
+    out = tmp_path / "out"
+    run = run_main(
+        "plan", "--stack", "gb200-x72", "--project-dir", str(project), "--render", str(out), "--charts", str(CHARTS)
+    )
+    assert run.code == 1, run.stdout[-2000:] + run.stderr
+    assert "renders Certificate (cert-manager.io/v1), Issuer (cert-manager.io/v1), which nothing in the planned" in (
+        " ".join(run.stdout.split())
+    )
+    assert "rendered check(s) failed" in run.stderr
+    assert (out / "gb200-x72-k8s-dra-driver.yaml").is_file()
+
+
+def _with(kubernetes: Mapping[str, Any], stack: str = "gb200-x72") -> dict[str, Any]:
+    config = stack_config(stack)
+    config[KUBERNETES] = deep_merge(config.get(KUBERNETES) or {}, kubernetes)
+    return config
+
+
+def test_a_charts_folder_without_the_pinned_chart_exits_2_naming_it(templater: Templater, tmp_path: Path) -> None:
+    run = run_main("plan", "--stack", "gb200-x72", "--render", str(tmp_path / "out"), "--charts", str(tmp_path))
+    assert run.code == 2
+    assert "--charts" in run.stderr and ".tgz" in run.stderr
+
+
+def test_charts_without_render_is_a_usage_error(tmp_path: Path) -> None:
+    run = run_main("plan", "--stack", "gb200-x72", "--charts", str(tmp_path))
+    assert run.code == 2 and "add --render DIR" in run.stderr

@@ -1,0 +1,126 @@
+"""Every shipped stack rehearsed healthy and with every fault of the catalogue: each ends with its verdict and exit.
+
+One plan per stack (at the rehearsal's default moment) is shared by all of its rehearsals; each rehearsal serves
+its own emulated API on 127.0.0.1 and runs verify, the drift script and status's cluster side against it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from functools import cache
+from typing import Any
+
+import pytest
+from helpers.stacks import ROOT, STACKS, stack_config
+from ultraserver.config.settings import parse_settings
+from ultraserver.problems import ConfigError
+from ultraserver.rehearse.faults import CATALOGUE
+from ultraserver.rehearse.report import format_rehearsal
+from ultraserver.rehearse.run import Rehearsal, default_moment, rehearse, stack_plan
+from ultraserver.verify.expect import expectation
+from ultraserver.verify.verdict import EFA, NODE_FACTS, NVLINK, RESOURCE_SLICES
+
+pytest.importorskip("kmock")
+
+
+@cache
+def _stack(stack: str) -> tuple[Any, Any, Any]:
+    settings = parse_settings(stack_config(stack))
+    moment = default_moment(expectation(settings))
+    return settings, moment, stack_plan(ROOT, stack, settings, moment)
+
+
+def run(stack: str, *faults: str) -> Rehearsal:
+    settings, moment, plan = _stack(stack)
+    return rehearse(ROOT, stack, settings, list(faults), moment, plan)
+
+
+def failed(rehearsal: Rehearsal) -> dict[str, list[str]]:
+    """Check name -> the text of its failed verdicts' problems."""
+    found: dict[str, list[str]] = {}
+    for stage in rehearsal.stages:
+        for verdict in stage.verdicts:
+            if not verdict.passed:
+                found.setdefault(verdict.check, []).extend(str(p) for p in verdict.problems)
+    return found
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_healthy_rehearsal_passes_every_check(stack: str) -> None:
+    rehearsal = run(stack)
+    assert rehearsal.code == 0, format_rehearsal(rehearsal)
+    names = [s.name for s in rehearsal.stages]
+    assert names[0] == "verify" and "status (cluster side)" in names and "drift check" in names
+    verdicts = rehearsal.stages[0].verdicts
+    assert verdicts and all(v.passed for v in verdicts)
+    assert "Passed (" in format_rehearsal(rehearsal)
+    # status's cluster side reads DRA-mode devices from the ResourceSlices: no healthy node is short of EFA.
+    status = next(s for s in rehearsal.stages if s.name == "status (cluster side)")
+    assert "short of EFA" not in status.output and " 0 GPUs" not in status.output
+
+
+def expected_check(stack: str, fault: str) -> str | None:
+    """The verify check a fault fails on the stack; None when the stack cannot show the fault."""
+    dra = stack == "gb200-x72-dra"
+    return {
+        "notready": NODE_FACTS,
+        "efa": RESOURCE_SLICES if dra else NODE_FACTS,
+        "clique": NODE_FACTS,
+        "imex": NVLINK,
+        "socket": EFA if stack == "gb200-multi" else None,
+        "missing-node": NODE_FACTS,
+    }[fault]
+
+
+@pytest.mark.parametrize("fault", [f.name for f in CATALOGUE])
+@pytest.mark.parametrize("stack", STACKS)
+def test_each_fault_ends_with_its_verdict_naming_the_node_and_the_fix(stack: str, fault: str) -> None:
+    check = expected_check(stack, fault)
+    if check is None:
+        with pytest.raises(ConfigError) as refused:
+            run(stack, fault)
+        assert "the stack runs no EFA check" in str(refused.value)
+        return
+    rehearsal = run(stack, fault)
+    (injected,) = rehearsal.injected
+    problems = failed(rehearsal)
+    assert rehearsal.code == 1, format_rehearsal(rehearsal)
+    assert check in problems, format_rehearsal(rehearsal)
+    assert rehearsal.detected(injected), format_rehearsal(rehearsal)
+    assert all("fix:" in text for text in problems[check])
+    if fault in ("notready", "efa"):
+        assert any(injected.subject in text for text in problems[check])
+    text = format_rehearsal(rehearsal)
+    assert f"Fault {fault} on {injected.subject}: named by the checks above" in text
+
+
+def test_the_drift_script_sees_a_notready_node_through_the_api() -> None:
+    rehearsal = run("gb200-x72", "notready")
+    drift = next(s for s in rehearsal.stages if s.name == "drift check")
+    assert drift.code == 1
+    assert f"DRIFT node {rehearsal.injected[0].subject}: NotReady" in drift.output
+
+
+def test_status_counts_the_nodes_it_reads_through_the_api() -> None:
+    rehearsal = run("gb200-x72", "notready")
+    status = next(s for s in rehearsal.stages if s.name == "status (cluster side)")
+    assert "nvl72: 17/18 nodes Ready, 68 GPUs" in status.output
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 11, 20, tzinfo=timezone.utc),  # before the block
+        datetime(2026, 12, 1, 11, 35, tzinfo=timezone.utc),  # the block has started; nodes are still joining
+        datetime(2026, 12, 15, 11, 29, tzinfo=timezone.utc),  # the block ends in a minute; the group is scaled down
+    ],
+)
+def test_outside_the_full_size_window_no_gpu_node_runs_and_a_fault_is_refused(moment: datetime) -> None:
+    settings = parse_settings(stack_config("gb200-x72"))
+    quiet = rehearse(ROOT, "gb200-x72", settings, [], moment)
+    # verify judges a running stack (it knows no windows); the drift check skips a group outside its blocks.
+    assert quiet.served[0].startswith("0 GPU nodes")
+    drift = next(s for s in quiet.stages if s.name == "drift check")
+    assert drift.code == 0 and "no block is active" in drift.output
+    with pytest.raises(ConfigError, match="no GPU node runs at this moment"):
+        rehearse(ROOT, "gb200-x72", settings, ["notready"], moment)

@@ -1,0 +1,90 @@
+"""The pieces of a rehearsal read the plan: node registration from the launch templates, runs from the MPIJobs."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.cli import run_main
+from helpers.stacks import ROOT, stack_config
+from ultraserver.config.settings import parse_settings
+from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE, ULTRASERVER_LABEL
+from ultraserver.offline.resource import LAUNCH_TEMPLATE
+from ultraserver.rehearse import logs
+from ultraserver.rehearse.cluster import INSTANCE_LABEL, plugin_pods
+from ultraserver.rehearse.registration import registration, registrations
+from ultraserver.rehearse.run import build, default_moment, stack_plan
+from ultraserver.verify.expect import expectation
+from ultraserver.verify.nccl import parse_nccl_output
+from ultraserver.verify.nvbandwidth import parse_bandwidth_matrix
+
+pytest.importorskip("kmock")
+
+
+def test_nodes_register_with_the_labels_and_taint_of_their_launch_template(shipped_plan: object) -> None:
+    found = registrations(shipped_plan("gb200-multi").of_type(LAUNCH_TEMPLATE))  # type: ignore[operator]
+    assert set(found) == {"nvl72-1", "nvl72-2", "nvl72-3", "nvl72-4", "fleet"}
+    for name, registered in found.items():
+        assert registered.labels[ULTRASERVER_LABEL] == name
+        assert registered.taints == ({"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT},)
+
+
+def test_kubelet_flags_with_several_labels_and_taints() -> None:
+    found = registration(["--node-labels=a=1,b=x=y", "--register-with-taints=k=v:NoSchedule,j=:NoExecute", "--v=2"])
+    assert found.labels == {"a": "1", "b": "x=y"}
+    assert found.taints == (
+        {"key": "k", "value": "v", "effect": "NoSchedule"},
+        {"key": "j", "value": "", "effect": "NoExecute"},
+    )
+
+
+def test_generated_nvbandwidth_output_is_one_rank_per_gpu_of_the_named_hosts() -> None:
+    text = logs.nvbandwidth_output(["n1", "n2", "n3"], 4)
+    matrix = parse_bandwidth_matrix(text)
+    assert matrix.size == 12 and "Process 11 (n3): device 3" in text
+    assert matrix.values[0][4] == logs.CROSS_NODE_GBYTES and matrix.values[0][1] == logs.INTRA_NODE_GBYTES
+
+
+def test_generated_all_reduce_output_has_the_commands_sizes() -> None:
+    sizes = logs.message_sizes(1 << 30, 16 << 30, 2)
+    hosts = [f"n{rank // 4}" for rank in range(8)]
+    run = parse_nccl_output(logs.nccl_output(hosts, sizes, 750.0, socket_hosts={"n1"}))
+    assert [r.size_bytes for r in run.rows] == sizes == [1 << 30, 2 << 30, 4 << 30, 8 << 30, 16 << 30]
+    assert run.uses_socket and run.uses_efa and run.out_of_bounds == 0 and {r.best_busbw for r in run.rows} == {750.0}
+    text = logs.nccl_output(hosts, sizes, 750.0, socket_hosts={"n1"})
+    assert "[1,4]<stdout>:n1:30:30 [0] NCCL INFO Using network Socket" in text
+    assert "[1,3]<stdout>:n0:29:29 [3] NCCL INFO Using network Libfabric" in text
+
+
+def test_rehearse_command_passes_a_healthy_stack_and_names_a_notready_node() -> None:
+    healthy = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT))
+    assert healthy.code == 0, healthy.stdout + healthy.stderr
+    assert "Passed (4): cluster dra-device-classes, nvl72 node-facts, nvl72 nvlink, drift check" in healthy.stdout
+    broken = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT), "--break", "notready")
+    assert broken.code == 1
+    node = broken.stdout.split("Injected notready: node ")[1].split()[0]
+    assert f"exit 1: nvl72 node-facts: node {node}: got 'NotReady'" in broken.stderr
+    assert f"fix: kubectl describe node {node}" in broken.stdout
+
+
+def test_rehearse_refuses_a_fault_outside_the_catalogue() -> None:
+    refused = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT), "--break", "fire")
+    assert refused.code == 2
+    assert "--break: got 'fire'; allowed: one of notready, efa, clique, imex, socket, missing-node" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("stack", "plugins"),
+    [
+        ("gb200-x72", {"gpu-operator", "aws-efa-k8s-device-plugin"}),
+        ("gb200-x72-dra", {"gpu-operator", "aws-dranet"}),
+    ],
+)
+def test_every_gpu_node_runs_the_plugins_of_the_plans_device_mode(stack: str, plugins: set[str]) -> None:
+    settings = parse_settings(stack_config(stack))
+    moment = default_moment(expectation(settings))
+    cluster, _ = build(settings, stack_plan(ROOT, stack, settings, moment), moment, [])
+    pods = plugin_pods(cluster, cluster.releases)
+    for node in cluster.gpu_nodes:
+        on_node = [p for p in pods if p["spec"]["nodeName"] == node.name]
+        instances = {p["metadata"]["labels"].get(INSTANCE_LABEL) for p in on_node} - {None}
+        assert instances == plugins
+        assert len(on_node) == len(plugins) + 1  # and the DRA driver's kubelet plugin
