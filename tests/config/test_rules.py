@@ -1,4 +1,4 @@
-"""Cross-field rules: each plan-time rejection of issue 11 names the stack key, the bad value and the fix."""
+"""Cross-field rules: each plan-time rejection names the stack key, the bad value and the fix."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
             lambda c: c["ultraserver-eks:systemNodeGroup"].update(instanceType="m7i.xlarge"),
             ["systemNodeGroup.instanceType", "arm64", "AL2023_x86_64_STANDARD"],
         ),
-        (group(instanceType="p5.48xlarge"), ["gpuNodeGroups[0].instanceType", "p6e-gb200.36xlarge"]),
+        (group(instanceType="p5.48xlarge"), ["gpuNodeGroups[0].instanceType", "follows ultraserverType"]),
         (group(localStorage="RAID10"), ["gpuNodeGroups[0].localStorage", "3 instance-store disks", "RAID0"]),
         (group(labels={"kubernetes.io/role": "gpu"}), ["labels.kubernetes.io/role", "kubelet"]),
         (group(labels={"team": "a,b"}), ["labels.team", "commas"]),

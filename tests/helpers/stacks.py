@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ultraserver.offline.engine import load_project
-from ultraserver.offline.engine import stack_config as read
+from ultraserver.offline.project import load_project
+from ultraserver.offline.project import stack_config as read
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 STACKS = ["gb200-multi", "gb200-x36", "gb200-x72", "gb200-x72-dra"]

@@ -20,7 +20,7 @@ from ultraserver.facts import devices, dra, kueue
 from ultraserver.facts.kueue_admission import PodSet, Queue, Workload, admission_problems, devices_per_class
 from ultraserver.offline import Plan, run_plan
 from ultraserver.policy import PlanResource, evaluate
-from ultraserver.policy.kueue import check_kueue_admission, kueue_configuration, queued_workloads
+from ultraserver.policy.kueue import check_kueue_admission, claim_templates, kueue_configuration, queued_workloads
 
 RULE = "kueue-dra-admission"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -122,7 +122,20 @@ def test_in_dra_mode_removing_a_device_mapping_makes_every_queued_job_inadmissib
 ) -> None:
     resources = [*kubernetes_plan(stack, shipped_plan).resources, *training_dra.resources]
     found = check_kueue_admission(with_configuration(resources, unmapping(device_class)), {})
-    assert len(found) == len(queued_workloads(resources)) > 0
+    templates = claim_templates(resources)
+    # Every job claiming the class; the IMEX check claims GPUs but no EFA device (it copies over NVLink only).
+    claiming = {
+        r.urn
+        for r, _, w in queued_workloads(resources)
+        if any(
+            device_class in devices_per_class(templates[(w.namespace, t)])[0]
+            for ps in w.pod_sets
+            for t in ps.claim_templates
+        )
+    }
+    assert {p.key for p in found} == claiming and len(claiming) >= (
+        3 if device_class == devices.GPU_DEVICE_CLASS else 2
+    )
     assert all(f"DeviceClass {device_class} is not mapped" in str(p) for p in found)
 
 

@@ -15,7 +15,7 @@ from ultraserver.builders.manifests import PATCH_FORCE, git_blob_id
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts import charts, manifests
 from ultraserver.facts.manifests import PinnedManifest
-from ultraserver.offline import Plan, placeholders, record
+from ultraserver.offline import Plan, record, served_apis
 from ultraserver.problems import ConfigError
 from ultraserver.resources import pinned_manifest
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
@@ -112,19 +112,11 @@ def test_only_https_and_absolute_paths_are_read() -> None:
 def test_the_stack_mirror_reaches_the_dra_driver_crds_and_the_mpi_operator(plan_with: Callable[..., Plan]) -> None:
     kubernetes = dict(stack_config("gb200-x72-dra")["ultraserver-eks:kubernetes"])
     kubernetes["manifestMirror"] = "/srv/mirror"
-    seen: list[str] = []
-
-    def fetch(where: str) -> None:
-        seen.append(where)
-
-    original = placeholders.fetch_manifest
-    placeholders.fetch_manifest = fetch  # type: ignore[assignment]
-    try:
-        plan_with("gb200-x72-dra", {"kubernetes": json.dumps(kubernetes)})
-    finally:
-        placeholders.fetch_manifest = original  # type: ignore[assignment]
+    plan = plan_with("gb200-x72-dra", {"kubernetes": json.dumps(kubernetes)})
     pins = [*manifests.DRA_DRIVER_CRDS.values(), manifests.MPI_OPERATOR]
-    assert sorted(seen) == sorted(f"/srv/mirror/{p.url.rsplit('/', 1)[-1]}" for p in pins)
+    # The offline plan notes where each manifest would be read, and still knows the APIs each adds (--render).
+    assert plan.manifests == sorted(f"/srv/mirror/{p.file_name}" for p in pins)
+    assert served_apis.manifest_apis(plan.manifests) == served_apis.manifest_apis(p.url for p in pins)
 
 
 @pytest.mark.parametrize("mirror", ["http://mirror.example.com", "relative/dir", "ftp://x"])

@@ -9,9 +9,11 @@ from helpers.resource_slices import efa_slice, gpu_slice
 from helpers.stacks import ROOT
 from ultraserver import cli
 from ultraserver.facts import devices
+from ultraserver.problems import WARNING
 from ultraserver.verify.checks import planned_checks, run_checks
 from ultraserver.verify.clients import ClusterError
 from ultraserver.verify.expect import StackExpectation, expectation
+from ultraserver.verify.report import format_verdicts
 from ultraserver.verify.verdict import NODE_FACTS, RESOURCE_SLICES
 
 STACK = "gb200-x72-dra"
@@ -53,7 +55,7 @@ def test_a_node_missing_a_gpu_fails_naming_the_node() -> None:
     assert node in problem.key and problem.value == "3 GPUs"
 
 
-def test_efa_devices_on_the_wrong_pcie_roots_fail_the_pairing() -> None:
+def test_efa_devices_on_other_pcie_roots_are_a_warning_as_whole_node_claims_do_not_pair() -> None:
     cluster = healthy_cluster(expected(), nvlink_nodes=2)
     node = cluster.node_list[0].name
     index = next(
@@ -61,8 +63,12 @@ def test_efa_devices_on_the_wrong_pcie_roots_fail_the_pairing() -> None:
     )
     # Same number of EFA devices, but two under GPU 0's root and none under GPU 3's.
     cluster.slices[index] = efa_slice(node, (2, 1, 1, 0))
-    (problem,) = verdict(cluster).problems
+    found = verdict(cluster)
+    (problem,) = found.problems
     assert devices.PCIE_ROOT_ATTRIBUTE in problem.key and "gpu-3@pci000b:00: 0" in str(problem.value)
+    assert problem.level == WARNING and found.passed and "whole-node claims are unaffected" in problem.fix
+    report = format_verdicts([found])
+    assert "passed with warnings" in report and "gpu-3@pci000b:00: 0" in report and "FAILED" not in report
 
 
 def test_the_ena_primary_is_not_counted_as_an_efa_device() -> None:

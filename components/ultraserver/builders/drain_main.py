@@ -10,20 +10,19 @@ import json
 import os
 import ssl
 import sys
-import urllib.error
 import urllib.request
 from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from ultraserver.builders.drain_script import Block, run_once
+    from ultraserver.builders.drain_script import Block, RestApi, run_once
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from drain_script import Block, run_once  # type: ignore[no-redef]
+    from drain_script import Block, RestApi, run_once  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
-class StdlibApi:
+class StdlibApi(RestApi):
     """The API server through the pod's service account, with urllib only."""
 
     def __init__(self) -> None:
@@ -33,34 +32,12 @@ class StdlibApi:
             self._token = handle.read().strip()
         self._tls = ssl.create_default_context(cafile=f"{SERVICE_ACCOUNT}/ca.crt")
 
-    def _call(self, method: str, path: str, body: Any = None, kind: str = "application/json") -> Any:
+    def _call(self, method: str, path: str, body: Any = None, content: str = "application/json") -> Any:
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Authorization": f"Bearer {self._token}", "Content-Type": kind, "Accept": "application/json"}
+        headers = {"Authorization": f"Bearer {self._token}", "Content-Type": content, "Accept": "application/json"}
         request = urllib.request.Request(self._base + path, data=data, headers=headers, method=method)
         with urllib.request.urlopen(request, context=self._tls, timeout=60) as response:
             return json.load(response)
-
-    def get(self, path: str) -> dict[str, Any]:
-        return self._call("GET", path)
-
-    def patch(self, path: str, body: dict[str, Any]) -> None:
-        self._call("PATCH", path, body, "application/merge-patch+json")
-
-    def post(self, path: str, body: dict[str, Any]) -> bool:
-        try:
-            self._call("POST", path, body)
-        except urllib.error.HTTPError as err:
-            if err.code == 429:
-                return False
-            raise
-        return True
-
-    def delete(self, path: str) -> None:
-        try:
-            self._call("DELETE", path)
-        except urllib.error.HTTPError as err:
-            if err.code != 404:
-                raise
 
 
 def main(now: datetime | None = None) -> int:

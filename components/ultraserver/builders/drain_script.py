@@ -294,7 +294,37 @@ class Api(Protocol):
     def delete(self, path: str) -> None: ...
 
 
-KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+class RestApi:
+    """``Api`` over one ``_call(method, path, body, content type)`` whose errors carry the HTTP status (urllib's
+    ``code``, the official client's ``status``): a refused eviction (429) is False, a gone pod's delete (404) done."""
+
+    def _call(self, method: str, path: str, body: Any = None, content: str = "application/json") -> Any:
+        raise NotImplementedError
+
+    def get(self, path: str) -> dict[str, Any]:
+        return self._call("GET", path)
+
+    def patch(self, path: str, body: dict[str, Any]) -> None:
+        self._call("PATCH", path, body, "application/merge-patch+json")
+
+    def post(self, path: str, body: dict[str, Any]) -> bool:
+        try:
+            self._call("POST", path, body)
+        except Exception as err:
+            if (getattr(err, "code", None) or getattr(err, "status", None)) == 429:
+                return False
+            raise
+        return True
+
+    def delete(self, path: str) -> None:
+        try:
+            self._call("DELETE", path)
+        except Exception as err:
+            if (getattr(err, "code", None) or getattr(err, "status", None)) != 404:
+                raise
+
+
+KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
 
 
 def _pod_path(action: dict[str, Any]) -> str:
@@ -309,7 +339,7 @@ def apply(api: Api, action: dict[str, Any]) -> bool:
     elif kind == "annotate-pod":
         api.patch(_pod_path(action), {"metadata": {"annotations": action["annotations"]}})
     elif kind == "annotate-workload":
-        path = f"{KUEUE}/namespaces/{action['namespace']}/workloads/{action['name']}"
+        path = f"{KUEUE_API}/namespaces/{action['namespace']}/workloads/{action['name']}"
         api.patch(path, {"metadata": {"annotations": action["annotations"]}})
     elif kind == "evict-pod":
         body = {
@@ -326,7 +356,7 @@ def apply(api: Api, action: dict[str, Any]) -> bool:
             "metadata": {"annotations": {HELD_ANNOTATION: "true" if hold else None}},
             "spec": {"stopPolicy": "Hold" if hold else "None"},
         }
-        api.patch(f"{KUEUE}/clusterqueues/{action['name']}", body)
+        api.patch(f"{KUEUE_API}/clusterqueues/{action['name']}", body)
     return True
 
 
@@ -343,7 +373,7 @@ def run_once(
         return []
     pods = _items(api, "/api/v1/pods")
     pdbs = _items(api, "/apis/policy/v1/poddisruptionbudgets")
-    workloads = _items(api, f"{KUEUE}/workloads") if queue_name else []
-    queue = api.get(f"{KUEUE}/clusterqueues/{queue_name}") if queue_name else None
+    workloads = _items(api, f"{KUEUE_API}/workloads") if queue_name else []
+    queue = api.get(f"{KUEUE_API}/clusterqueues/{queue_name}") if queue_name else None
     actions = decide(nodes, pods, pdbs, workloads, queue, blocks, now, warnings)
     return [a for a in actions if apply(api, a)]

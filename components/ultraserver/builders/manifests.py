@@ -31,7 +31,7 @@ def source(pin: PinnedManifest, mirror: str = "") -> str:
     the file of the same name (the last part of the pinned URL)."""
     if not mirror:
         return pin.url
-    return f"{mirror.rstrip('/')}/{pin.url.rsplit('/', 1)[-1]}"
+    return f"{mirror.rstrip('/')}/{pin.file_name}"
 
 
 def digest_problem(pin: PinnedManifest, data: bytes, where: str = "") -> Problem | None:

@@ -38,7 +38,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
-    from ultraserver.policy.engine import RULES, evaluate
+    from ultraserver.policy.engine import RULES, disabled_count, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
     policy_config = policy_config_file(args.policy_config)
@@ -66,11 +66,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
         warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
-        policies=format_violations(violations, len(RULES)),
+        policies=format_violations(
+            violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
+        ),
         tree=tree(plan),
         summary=summary(plan),
         placeholders=list(dict.fromkeys(plan.placeholders)),
-        notes=[*([deployed_note] if deployed_note else []), *version_notes(settings, now.date()), *render_notes],
+        notes=[
+            *([deployed_note] if deployed_note else []),
+            *version_notes(settings, now.date()),
+            *render_notes,
+            *zone_notes(settings),
+        ],
     )
     print_plan(console_for(sys.stdout), text, sys.stdout)
     _write_outputs(args, plan, settings, now, text)
@@ -167,7 +174,7 @@ def plan_inputs(args: argparse.Namespace) -> dict[Path, str]:
     project = args.project_dir / "Pulumi.yaml"
     found = {project: "the project file", args.project_dir / "__main__.py": "the Pulumi program"}
     if project.is_file():
-        from ultraserver.offline.engine import load_project
+        from ultraserver.offline.project import load_project
 
         found[load_project(args.project_dir.resolve()).stack_file(args.stack)] = "the stack file"
     for option in ("deployed", "policy_config"):
@@ -198,6 +205,15 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
 def version_notes(settings: Any, on: date) -> list[str]:
     """The plan's line about the stack's version set (none without settings)."""
     return [plan_note(settings.cluster.kubernetes_version, on)] if settings is not None else []
+
+
+def zone_notes(settings: Any) -> list[str]:
+    """The plan's line saying which zones it took on trust: which zones exist differs by region and account."""
+    if settings is None:
+        return []
+    network = () if settings.network.existing else settings.network.availability_zones  # else its subnets are checked
+    zones = sorted({*network, *(g.availability_zone for g in settings.gpu_node_groups)})
+    return [f"Zones not checked offline ({', '.join(zones)}): `ultraserver preflight` checks that they exist."]
 
 
 def with_deployed_state(

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ultraserver.cli.common import EXIT_OK, EXIT_USAGE
+from ultraserver.facts import limits
 from ultraserver.problems import ERROR, ConfigError, Described, Problem, format_problems
 
-STACK_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+STACK_NAME = re.compile(limits.PULUMI_STACK_NAME_PATTERN)
 """Stack names reach shell steps and concurrency groups, so only Pulumi's name characters pass."""
 HOSTED_RUNNER = ["ubuntu-latest"]
 """Where a deploy that needs AWS APIs only runs (the platform program of a separate-stack stack)."""
@@ -30,7 +31,7 @@ def stack_matrix(project_dir: Path) -> dict[str, list[Any]]:
     platform job and, for kubernetes.layer separate-stack, of the kubernetes-layer/ job. Raises ConfigError listing
     every bad stack file."""
     from ultraserver.config.settings import parse_settings
-    from ultraserver.offline.engine import load_project, stack_config
+    from ultraserver.offline.project import load_project, stack_config
 
     project = load_project(project_dir.resolve())
     found: dict[str, list[Any]] = {key: [] for key in ("preview", "separate", "deploy", "platform", "kubernetes")}

@@ -14,7 +14,7 @@ are numbers), floats by ``strconv.ParseFloat`` (1e3 is a number), no base-60 num
 timestamps become ``time.Time`` (resolve.go:184-187), which Pulumi passes on as Go's ``Time.String()`` text
 (sdk/go/common/resource/config/object.go:490-491). PyYAML reads YAML 1.1: ``yes`` is true, ``1:30`` is 90, ``0o17``
 and ``1e3`` are text. Each such scalar is refused here with "quote it" (timestamps are refused per stack key by
-offline.engine.stack_config). Checked 2026-11-25.
+offline.project.stack_config). Checked 2026-11-25.
 """
 
 from __future__ import annotations

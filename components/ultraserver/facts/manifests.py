@@ -30,6 +30,11 @@ class PinnedManifest:
     serves: tuple[str, ...] = ()
     """APIs its CRDs add to the cluster, as `group/version/Kind` (the served versions in the file at the pin)."""
 
+    @property
+    def file_name(self) -> str:
+        """The last part of the URL: the name a mirror holds the file under."""
+        return self.url.rsplit("/", 1)[-1]
+
 
 # DRA driver for NVIDIA GPUs 0.4.1 (kubernetes-sigs/dra-driver-nvidia-gpu tag v0.4.1 = commit 764900e7): the two
 # CRDs of the chart's crds/. sha256 computed from copies whose git blob ids equal those at the tag, i.e. the same
@@ -80,6 +85,6 @@ MPI_OPERATOR = PinnedManifest(
 )
 
 
-def by_url() -> dict[str, PinnedManifest]:
-    """Every pinned manifest by its URL."""
-    return {pin.url: pin for pin in (*DRA_DRIVER_CRDS.values(), MPI_OPERATOR)}
+def by_file_name() -> dict[str, PinnedManifest]:
+    """Every pinned manifest by its file name, the last part of its URL (unique; a mirror holds it under that name)."""
+    return {pin.file_name: pin for pin in (*DRA_DRIVER_CRDS.values(), MPI_OPERATOR)}

@@ -20,7 +20,7 @@ from ultraserver.facts import manifests
 
 Api = tuple[str, str, str]
 """(group, version, kind); the core group is ""."""
-_GA = re.compile(r"v\d+")
+_GA = re.compile(r"v[0-9]+")
 _LEAVES = {"DeleteOptions", "WatchEvent", "Status", "APIGroup", "APIGroupList", "APIResourceList", "APIVersions"}
 
 
@@ -61,11 +61,11 @@ def crd_apis(bodies: Iterable[Mapping[str, Any]]) -> set[Api]:
 
 
 def manifest_apis(urls: Iterable[str]) -> set[Api]:
-    """The APIs the toolkit's pinned upstream manifests at these URLs add."""
-    pins = manifests.by_url()
+    """The APIs the toolkit's pinned upstream manifests read at these URLs or mirror paths add."""
+    pins = manifests.by_file_name()
     found = set()
     for url in urls:
-        for served in pins[url].serves:
+        for served in pins[url.rsplit("/", 1)[-1]].serves:
             group, version, kind = served.rsplit("/", 2) if served.count("/") == 2 else ("", *served.split("/"))
             found.add((group, version, kind))
     return found

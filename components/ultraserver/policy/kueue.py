@@ -8,7 +8,7 @@ NVIDIA DRA driver for a ComputeDomain's channel (facts/dra.channel_claim_spec).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -132,8 +132,12 @@ def queued_workloads(resources: Sequence[PlanResource]) -> list[tuple[PlanResour
     return out
 
 
-def check_kueue_admission(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
-    """Jobs queued to a LocalQueue of the stack that Kueue would never admit, with the reason."""
+Judge = Callable[[Workload, Mapping[tuple[str, str], Mapping[str, Any]], Queue], list[Problem]]
+"""A replay of one Kueue decision over a workload, its claim templates and its queue (facts/kueue_admission.py)."""
+
+
+def _queued_problems(resources: Sequence[PlanResource], judge: Judge) -> list[Problem]:
+    """What `judge` finds in each job queued to a LocalQueue of the stack, reported at the job's URN."""
     configuration = kueue_configuration(resources)
     if configuration is None:
         return []
@@ -144,23 +148,18 @@ def check_kueue_admission(resources: Sequence[PlanResource], opts: Mapping[str, 
         queue = local_queues.get((workload.namespace, queue_name))
         if queue is not None:
             # The workload's key (kind namespace/name) is what its URN names: report it at the URN.
-            out += [dataclasses.replace(p, key=resource.urn) for p in admission_problems(workload, templates, queue)]
+            out += [dataclasses.replace(p, key=resource.urn) for p in judge(workload, templates, queue)]
     return out
+
+
+def check_kueue_admission(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
+    """Jobs queued to a LocalQueue of the stack that Kueue would never admit, with the reason."""
+    return _queued_problems(resources, admission_problems)
 
 
 def check_kueue_placement(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
     """Jobs queued to a LocalQueue of the stack whose topology-aware pod sets Kueue could stack on one node."""
-    configuration = kueue_configuration(resources)
-    if configuration is None:
-        return []
-    local_queues = queues(resources, configuration)
-    templates = claim_templates(resources)
-    out = []
-    for resource, queue_name, workload in queued_workloads(resources):
-        queue = local_queues.get((workload.namespace, queue_name))
-        if queue is not None:
-            out += [dataclasses.replace(p, key=resource.urn) for p in placement_problems(workload, templates, queue)]
-    return out
+    return _queued_problems(resources, placement_problems)
 
 
 RULES: tuple[Rule, ...] = (

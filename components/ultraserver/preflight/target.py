@@ -49,6 +49,7 @@ class PreflightTarget:
     cluster_name: str = ""  # cluster.name: an existing cluster's access entries decide the creator check
     aws_profile: str = ""  # aws:profile, the profile Pulumi's AWS provider uses
     assume_roles: tuple[AssumeRoleSettings, ...] = ()  # aws:assumeRoles, assumed in order as the provider does
+    control_plane_zones: tuple[str, ...] = ()  # network.availabilityZones of a new VPC (the plan cannot check them)
 
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
@@ -68,6 +69,8 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     target.admin_principal_arns = settings.cluster.admin_principal_arns
     target.cluster_name = settings.cluster.name
     target.aws_profile, target.assume_roles = settings.aws_profile, settings.aws_assume_roles
+    if not settings.network.existing:
+        target.control_plane_zones = tuple(settings.network.availability_zones)
     return target
 
 

@@ -24,6 +24,7 @@ from ultraserver.config.views import gpu_ip_needs, kueue_enabled, needs_terminat
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
@@ -55,17 +56,11 @@ def kubernetes_layer_args(
         provider=provider,
         system_node_selector=system_node_labels(),
         depends_on=depends_on,
-        gpu_operator=s.kubernetes.gpu_operator,
-        dra_driver=s.kubernetes.dra_driver,
-        efa_device_plugin=s.kubernetes.efa_device_plugin,
-        devices=s.kubernetes.devices,
-        dranet=s.kubernetes.dranet,
-        prometheus_stack=s.kubernetes.prometheus_stack if s.kubernetes.prometheus_stack_enabled else None,
+        settings=s.kubernetes,
         imex_check=imex_check_args(live),
         efa_check=efa_check_args(s),
         nccl_check=nccl_check_args(live),
         kueue=kueue_args(s, live),
-        manifest_mirror=s.kubernetes.manifest_mirror,
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
@@ -80,6 +75,7 @@ def _reclaim_drain(s: Settings) -> ReclaimDrainArgs | None:
     return ReclaimDrainArgs(blocks, cluster_queue=queue) if blocks else None
 
 
+@checked()
 @dataclass
 class PlatformArgs:
     """Inputs of the Platform component."""
@@ -122,17 +118,7 @@ class Platform(pulumi.ComponentResource):
         tags = {STACK: s.stack, **s.cluster.tags}
         self.network = Network(
             f"{s.cluster.name}-net",
-            NetworkArgs(
-                cluster_name=s.cluster.name,
-                subnets=subnets,
-                vpc_cidr=net.vpc_cidr,
-                nat_gateways=net.nat_gateways,
-                vpc_id=net.vpc_id,
-                private_subnet_ids=net.private_subnet_ids,
-                public_subnet_ids=net.public_subnet_ids,
-                gpu_subnet_ids=net.gpu_subnet_ids,
-                tags=tags,
-            ),
+            NetworkArgs(cluster_name=s.cluster.name, settings=net, subnets=subnets, tags=tags),
             opts=child,
         )
         self.cluster = Cluster(

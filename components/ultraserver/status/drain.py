@@ -8,13 +8,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ultraserver.builders.drain_script import Block, run_once
+from ultraserver.builders.drain_script import Block, RestApi, run_once
 from ultraserver.facts.capacity_blocks import require_aware
 
 _TIMEOUT = (10, 60)
 
 
-class KubernetesApi:
+class KubernetesApi(RestApi):
     """The drain's REST calls over a ``kubernetes.client.ApiClient`` (its configuration, credentials and TLS)."""
 
     def __init__(self, api_client: Any) -> None:
@@ -34,33 +34,6 @@ class KubernetesApi:
             _return_http_data_only=True,
             _request_timeout=_TIMEOUT,
         )
-
-    def get(self, path: str) -> dict[str, Any]:
-        answer: dict[str, Any] = self._call("GET", path)
-        return answer
-
-    def patch(self, path: str, body: dict[str, Any]) -> None:
-        self._call("PATCH", path, body, "application/merge-patch+json")
-
-    def post(self, path: str, body: dict[str, Any]) -> bool:
-        from kubernetes.client.exceptions import ApiException  # the client is imported only when a cluster is used
-
-        try:
-            self._call("POST", path, body)
-        except ApiException as err:
-            if err.status == 429:
-                return False
-            raise
-        return True
-
-    def delete(self, path: str) -> None:
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            self._call("DELETE", path)
-        except ApiException as err:
-            if err.status != 404:
-                raise
 
 
 def drain_step(

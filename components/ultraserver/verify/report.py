@@ -37,6 +37,10 @@ def format_verdicts(verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> s
         lines.append(f"{v.ultraserver:<{width_u}}  {v.check:<{width_c}}  {state:<7}  {v.evidence}")
     failed = [v for v in verdicts if not v.passed]
     lines += _failure_lines(failed)
+    for v in verdicts:
+        if v.passed and v.problems:
+            lines += ["", f"{v.ultraserver} {v.check} passed with warnings:"]
+            lines += textwrap.indent(format_problems(v.problems, MARKS), "  ").splitlines()
     passed = sum(v.passed for v in verdicts)
     lines += ["", f"{passed} of {len(verdicts)} checks passed" + ("" if not failed else f", {len(failed)} FAILED")]
     lines += [f"note: {note}" for note in notes]

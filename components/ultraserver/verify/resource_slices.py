@@ -18,7 +18,7 @@ from typing import Any
 from ultraserver.facts import devices
 from ultraserver.facts.devices import NodeDevices
 from ultraserver.facts.scheduling import ULTRASERVER_LABEL
-from ultraserver.problems import Problem
+from ultraserver.problems import WARNING, Problem
 from ultraserver.verify.clients import ClusterError, Node
 from ultraserver.verify.expect import NodeGroupExpectation
 from ultraserver.verify.verdict import RESOURCE_SLICES, Verdict, api_problem
@@ -94,13 +94,17 @@ def node_problems(node: str, published: list[PublishedDevice], expected: NodeDev
         seen = sorted(per_root.get(g.pcie_root, 0) for g in gpus if g.pcie_root)
         if seen != sorted(expected.efa_per_gpu):
             by_gpu = ", ".join(f"{g.name}@{g.pcie_root or '?'}: {per_root.get(g.pcie_root, 0)}" for g in gpus)
+            # A warning: whole-node claims take every device without a PCIe-root constraint; only a claim of part of
+            # a node (device_claims.claim_spec with gpus) pairs GPUs with EFA devices and cannot be allocated here.
             found.append(
                 Problem(
                     f"{where} {devices.PCIE_ROOT_ATTRIBUTE}",
                     by_gpu,
                     f"EFA devices per GPU's PCIe root {list(expected.efa_per_gpu)} (the layout's card groups)",
-                    "check both drivers publish resource.kubernetes.io/pcieRoot (DRANET logs 'Could not get pci root "
-                    "attribute' otherwise) and the node's EFA interfaces; paired claims cannot be allocated until then",
+                    "whole-node claims are unaffected; claims of part of a node, which pair each GPU with its EFA "
+                    "devices, cannot be allocated here: check both drivers publish resource.kubernetes.io/pcieRoot "
+                    "(DRANET logs 'Could not get pci root attribute' otherwise), or claim whole nodes",
+                    WARNING,
                 )
             )
     return found
