@@ -28,6 +28,7 @@ class PreflightGroup:
     blocks: tuple[CapacityBlock, ...] = field(default=())  # every block of capacityBlocks (one without it)
     settings_key: str = ""  # the group's stack key, e.g. gpuNodeGroups[0]
     zone_not_in_catalog: bool = False  # the zone is outside facts.instances.OFFERED_ZONES: ask EC2
+    successive: bool = False  # the blocks come from capacityBlocks (else reservationWindow)
 
 
 @dataclass
@@ -90,6 +91,7 @@ def _gpu_groups(settings: Settings) -> list[PreflightGroup]:
             blocks=g.blocks,
             settings_key=f"gpuNodeGroups[{index}]",
             zone_not_in_catalog=g.zone_not_in_catalog,
+            successive=bool(g.capacity_blocks_setting),
         )
         for index, g in enumerate(settings.gpu_node_groups)
     ]

@@ -15,6 +15,7 @@ from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import NcclJobArgs
+from ultraserver.builders.reclaim_drain import ReclaimDrainArgs
 from ultraserver.config.settings import KubernetesSettings
 from ultraserver.facts import devices
 from ultraserver.facts.devices import NodeDevices
@@ -42,6 +43,7 @@ from ultraserver.resources.imex_check import ImexCheck, ImexCheckArgs
 from ultraserver.resources.kueue import KUEUE_RELEASE, Kueue, check_queue_namespaces
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.resources.nccl_check import NcclCheck
+from ultraserver.resources.reclaim_drain import ReclaimDrain
 
 T = TypeVar("T", bound=Any)
 
@@ -86,6 +88,8 @@ class KubernetesLayerArgs:
     """nccl-tests all_reduce with MNNVL and NVLS per UltraServer; empty deploys none."""
     drift_check: DriftCheckArgs | None = None
     """CronJob re-running the node-facts check; None deploys none."""
+    reclaim_drain: ReclaimDrainArgs | None = None
+    """CronJob draining each Capacity Block's nodes before EC2 reclaims them; None deploys none."""
     kueue: KueueArgs | None = None
     """Kueue with the GB200 topology and the stack's GPU quota; None installs none (jobs then bypass queueing)."""
 
@@ -138,6 +142,7 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
         ("IMEX check", args.imex_check),
         ("EFA check", args.efa_check),
         ("drift check", args.drift_check),
+        ("reclaim drain", args.reclaim_drain),
     ):
         if check is not None:
             owners[check.namespace] = what
@@ -183,6 +188,7 @@ class KubernetesLayer(pulumi.ComponentResource):
     efa_check: EfaCheck | None
     nccl_check: NcclCheck | None
     drift_check: DriftCheck | None
+    reclaim_drain: ReclaimDrain | None
     kueue: Kueue | None
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -304,3 +310,7 @@ class KubernetesLayer(pulumi.ComponentResource):
         if args.drift_check is not None:
             drift_args = _on_system(args.drift_check, "node_selector", system)
             self.drift_check = DriftCheck(f"{name}-drift-check", drift_args, child(*base))
+        self.reclaim_drain = None
+        if args.reclaim_drain is not None:
+            drain_args = _on_system(args.reclaim_drain, "node_selector", system)
+            self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued))

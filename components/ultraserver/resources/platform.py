@@ -13,13 +13,14 @@ from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
-from ultraserver.builders.kueue import kueue_args
+from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, kueue_args
 from ultraserver.builders.nccl_check import nccl_check_args
+from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
 from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.expiry import group_expired, live_settings
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
-from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, node_group_names
+from ultraserver.config.views import gpu_ip_needs, kueue_enabled, needs_termination_handler, node_group_names
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
@@ -63,7 +64,15 @@ def kubernetes_layer_args(
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
+        reclaim_drain=_reclaim_drain(s),
     )
+
+
+def _reclaim_drain(s: Settings) -> ReclaimDrainArgs | None:
+    """The reclaim drain of every block with a window; none without one (nothing to time it by)."""
+    blocks = drain_blocks(s)
+    queue = CLUSTER_QUEUE_NAME if kueue_enabled(s) else ""
+    return ReclaimDrainArgs(blocks, cluster_queue=queue) if blocks else None
 
 
 @checked()

@@ -41,6 +41,8 @@ class Node:
     ready: bool = True
     ready_changed: datetime | None = None
     """When the Ready condition last changed status (its lastTransitionTime); None when not reported."""
+    provider_id: str = ""
+    """spec.providerID; on EC2 aws:///<zone>/<instance id>."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ class KubernetesReader:
                 allocatable={k: str(v) for k, v in (n.status.allocatable or {}).items()},
                 ready=_ready(n.status.conditions),
                 ready_changed=_ready_changed(n.status.conditions),
+                provider_id=getattr(getattr(n, "spec", None), "provider_id", None) or "",
             )
             for n in items
         ]
