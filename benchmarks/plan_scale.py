@@ -13,12 +13,12 @@ Each line also gives the plan's cost per resource against two baselines of the s
 resources with no toolkit code and no provider SDK; and replay, the plan's own resource graph declared again through
 the SDK alone (each provider resource by its SDK class with the inputs the plan recorded, each component as a plain
 ComponentResource, under the same parents, names and dependencies), without the toolkit's settings, components'
-logic, builders or Output chains: plan/replay is what the toolkit costs per resource beyond the SDK (issue 22 targets
+logic, builders or Output chains: plan/replay is what the toolkit costs per resource beyond the SDK (the target is
 at most 1.3x). In-process runs use the collector thresholds of the installed script (``ultraserver.cli.console``).
 
 Unless ``--no-floor``, the end compares ``python -m ultraserver plan --stack gb200-x72`` (the installed script's
-entry) with importing the same Pulumi SDK modules in a fresh interpreter (the import floor; issue 22 targets at most
-1.2x), best of three runs each: against the floor with Python's default collector (the issue's measure), against
+entry) with importing the same Pulumi SDK modules in a fresh interpreter (the import floor; the target is at most
+1.2x), best of three runs each: against the floor with Python's default collector (the target's measure), against
 the floor under the script's own collector settings (like for like: what the toolkit costs beyond the SDK), and
 main() with the default collector. The subprocesses may write bytecode, as an installed package has it.
 """
@@ -230,7 +230,7 @@ def import_floor() -> str:
     return (
         f"python -m ultraserver plan --stack gb200-x72: {plan:.2f}s\n"
         f"  importing its {len(modules)} Pulumi SDK modules, default collector: {floor:.2f}s; "
-        f"ratio {plan / floor:.2f} (issue 22's floor)\n"
+        f"ratio {plan / floor:.2f} (the target's floor)\n"
         f"  the same imports under the script's collector settings: {floor_alike:.2f}s; ratio {plan / floor_alike:.2f} "
         "(like for like)\n"
         f"  main() with the default collector: {by_main:.2f}s; ratio {by_main / floor:.2f} to the default floor"

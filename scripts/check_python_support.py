@@ -2,8 +2,8 @@
 
 `requires-python` in pyproject.toml is the one statement of supported Pythons. This script derives from it the
 lowest and highest supported minor versions, checks that the trove classifiers name exactly that range and that
-ruff targets the lowest, and with --resolve asks pip whether constraints.txt resolves on both ends (issue 24 §1:
-a pin once needed a newer Python than the project claimed). .ci/run runs it with --resolve.
+ruff targets the lowest, and with --resolve asks pip whether constraints.txt resolves on both ends (a
+pin once needed a newer Python than the project claimed). .ci/run runs it with --resolve.
 
     python scripts/check_python_support.py            # consistency only (offline)
     python scripts/check_python_support.py --resolve  # also pip install --dry-run for lowest and highest

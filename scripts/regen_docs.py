@@ -41,7 +41,8 @@ ARCHITECTURE_DOC = DOC.with_name("architecture.md")
 SCHEMA = ROOT / "stacks" / "stack.schema.json"
 END = "<!-- end -->"
 _BLOCK = re.compile(
-    r"(<!-- (args|attrs|fn|settings|permissions|layers|exits):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")", re.S
+    r"(<!-- (args|attrs|fn|settings|permissions|layers|exits|stacks):([\w.]+) -->\n)(.*?)(" + re.escape(END) + ")",
+    re.S,
 )
 
 
@@ -178,6 +179,38 @@ def permissions_block(commands: dict[str, tuple[str, ...]]) -> str:
     return "\n".join(parts).rstrip("\n")
 
 
+def stacks_table(parse: Any) -> str:
+    """One row per shipped stack file in stacks/: its opening comment, VPC, device mode and node groups."""
+    from ultraserver.config.files import load_yaml
+
+    rows = ["| Stack | What | VPC | Devices | Node groups |", "|---|---|---|---|---|"]
+    for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")):
+        name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        settings = parse(load_yaml(path)["config"], stack=name)
+        groups = settings.gpu_node_groups
+        managed = sum(g.node_groups for g in groups if g.mode == "managed")
+        self_managed = sum(g.node_groups for g in groups if g.mode != "managed")
+        counts = ", ".join(
+            f"{count} {kind}" for count, kind in ((managed, "managed"), (self_managed, "self-managed")) if count
+        )
+        vpc = "existing" if settings.network.existing else "new"
+        cells = [f"`{name}`", _opening_comment(path), vpc, settings.kubernetes.devices, counts]
+        rows.append("| " + " | ".join(_cell(str(c)) for c in cells) + " |")
+    return "\n".join(rows)
+
+
+def _opening_comment(path: Path) -> str:
+    """The first paragraph of a stack file's comments (after the schema line)."""
+    lines = []
+    for line in path.read_text().splitlines():
+        if line.startswith("# yaml-language-server"):
+            continue
+        if not line.startswith("# "):
+            break
+        lines.append(line[2:].strip())
+    return " ".join(lines)
+
+
 RENDERERS = {
     "args": args_table,
     "attrs": attrs_table,
@@ -186,6 +219,7 @@ RENDERERS = {
     "permissions": permissions_block,
     "layers": layers_table,
     "exits": exits_table,
+    "stacks": stacks_table,
 }
 
 

@@ -139,7 +139,8 @@ CRDS: tuple[tuple[str, str, str, str], ...] = (
 
 # CRD fixtures read from a mirror: (output name, repository at tag, path, served version).
 MIRROR_CRDS: tuple[tuple[str, MirrorRef, str, str], ...] = (
-    # MPI Operator v0.8.0 (2026-02-18, newest tag; issue 21 re-check): the MPIJob CRD of the pinned manifest's commit.
+    # MPI Operator v0.8.0 (2026-02-18, newest tag, re-checked 2026-11-25): the MPIJob CRD of the pinned
+    # manifest's commit.
     (
         "mpijob-v2beta1",
         MirrorRef("kubeflow/mpi-operator", "v0.8.0"),

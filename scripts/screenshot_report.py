@@ -1,12 +1,14 @@
 """Regenerate docs/plan-report-gb200-x72.png: the HTML report of the shipped gb200-x72 stack in headless Chromium.
 
-Run from the repository root: ``PYTHONPATH=components python scripts/screenshot_report.py``. Needs Debian's
-``chromium`` (``apt-get install -y --no-install-recommends chromium``). The report names the clock it was made
-with, so the picture changes with the date even when nothing else does.
+Run ``python scripts/screenshot_report.py`` (from any folder) with the Python that has the project's dependencies,
+e.g. ``.venv/bin/python`` after the README's setup; ``--output FILE`` writes elsewhere. Needs Debian's ``chromium``
+(``apt-get install -y --no-install-recommends chromium``). The report names the clock it was made with, so the
+picture changes with the date even when nothing else does.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import shutil
@@ -15,12 +17,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ultraserver.cli import main
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from helpers.browser import FLAGS as BROWSER_FLAGS  # noqa: E402 - the tests' helpers are not a package on the path
-
 ROOT = Path(__file__).resolve().parent.parent
+# This checkout's package and the tests' helpers (not a package on the path), whatever the current folder.
+sys.path[:0] = [str(ROOT / "components"), str(ROOT / "tests")]
+SETUP = (
+    "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e '.[test]', then "
+    ".venv/bin/python scripts/screenshot_report.py"
+)
+try:
+    from helpers.browser import FLAGS as BROWSER_FLAGS
+    from ultraserver.cli import main
+except ImportError as missing:  # a Python without the project's dependencies
+    sys.exit(f"screenshot_report.py needs the project's dependencies ({missing.name} is missing): {SETUP}")
+
 TARGET = ROOT / "docs" / "plan-report-gb200-x72.png"
 # The browser test's flags (offline, no first-run UI, no background fetches), plus no scrollbars in the picture.
 FLAGS = [*BROWSER_FLAGS, "--hide-scrollbars"]
@@ -51,8 +60,12 @@ def screenshot(target: Path = TARGET, width: int = 1400, height: int = 1900) -> 
             capture_output=True,
             timeout=120,
         )
-    print(f"wrote {target.relative_to(ROOT)}")
+    print(f"wrote {target}")
 
 
 if __name__ == "__main__":
-    screenshot()
+    parser = argparse.ArgumentParser(description="Regenerate the README's picture of the gb200-x72 HTML report.")
+    parser.add_argument(
+        "--output", type=Path, default=TARGET, help=f"PNG to write (default: {TARGET.relative_to(ROOT)})"
+    )
+    screenshot(parser.parse_args().output.resolve())

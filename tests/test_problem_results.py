@@ -1,4 +1,4 @@
-"""Problem is the only result type: no check hands its findings over as text (issue 22 §2).
+"""Problem is the only result type: no check hands its findings over as text.
 
 Two source rules over every module of components/ultraserver and of the example programs, read with ``ast``
 (no import, no Pulumi):

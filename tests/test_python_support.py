@@ -1,4 +1,4 @@
-"""Supported Pythons are stated once (requires-python) and the classifiers, ruff, mypy and CI agree (issue 24 §1)."""
+"""Supported Pythons are stated once (requires-python) and the classifiers, ruff, mypy and CI agree."""
 
 from __future__ import annotations
 

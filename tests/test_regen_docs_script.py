@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from types import ModuleType
 
 import pytest
@@ -30,3 +31,12 @@ def test_check_says_when_everything_is_up_to_date() -> None:
     with contextlib.redirect_stdout(out):
         code = regen_docs().main(["--check"])
     assert code == 0 and "up to date" in out.getvalue()
+
+
+def test_the_architecture_stacks_table_lists_every_shipped_stack() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text.split("## Stacks", 1)[1].split("<!-- end -->", 1)[0]
+    listed = set(re.findall(r"^\| `([^`]+)` \|", table, re.M))
+    shipped = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (ROOT / "stacks").glob("Pulumi.*.yaml")}
+    assert listed == shipped
+    assert "<!-- stacks:" in table, "the table is generated from stacks/ (scripts/regen_docs.py)"

@@ -78,18 +78,17 @@ class Problem:
 
 
 KeyName = Callable[[str], str]
-"""Names a field for the reader: a check shared by the stack settings and the component arguments gets the camelCase
-path it checks ("" for the checked object itself) and reports the key its caller wrote (see ``under``)."""
+"""Names a field for the reader: a check gets the camelCase path it checks ("" for the checked object itself) and
+reports the key its caller wrote (see ``under``)."""
 
 
-def under(prefix: str, spell: Callable[[str], str] | None = None) -> KeyName:
-    """Keys below ``prefix``, each path spelt by ``spell`` (e.g. pydantic's to_snake for Python argument names)."""
+def under(prefix: str) -> KeyName:
+    """Keys below ``prefix``."""
 
     def name(path: str) -> str:
-        written = spell(path) if spell and path else path
-        if not prefix or not written:
-            return prefix or written
-        return f"{prefix}{written}" if written.startswith("[") else f"{prefix}.{written}"
+        if not prefix or not path:
+            return prefix or path
+        return f"{prefix}{path}" if path.startswith("[") else f"{prefix}.{path}"
 
     return name
 

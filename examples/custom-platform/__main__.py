@@ -14,6 +14,7 @@ from ultraserver import (
     KubernetesLayerArgs,
     Network,
     NetworkArgs,
+    NetworkSettings,
     SystemNodeGroupSettings,
     ips_needed,
     layout_for,
@@ -41,7 +42,9 @@ gpu_ips = ips_needed(GPU_NODES, GPU_PODS_PER_NODE, summarize_layout(INSTANCE_TYP
 subnets = plan_subnets(
     vpc_cidr, config.require_object("availabilityZones"), {gpu_zone: gpu_ips}, SYSTEM_NODES_MAX, PODS_PER_NODE
 )
-network = Network(f"{name}-net", NetworkArgs(cluster_name=name, subnets=subnets, vpc_cidr=vpc_cidr))
+network = Network(
+    f"{name}-net", NetworkArgs(cluster_name=name, settings=NetworkSettings(vpc_cidr=vpc_cidr), subnets=subnets)
+)
 
 cluster = Cluster(
     name,

@@ -1,10 +1,11 @@
-"""Messages and exits people can act on (issue 24 §5): the reason for a failing exit comes last, on stderr too when
+"""Messages and exits people can act on: the reason for a failing exit comes last, on stderr too when
 piped; each subcommand's --help says what it does and which exit codes it returns; one output file per option;
 no Python object reprs in messages."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,12 @@ def test_problems_show_settings_as_written_not_python_objects() -> None:
     text = str(Problem("gpuNodeGroups[0].reservationWindow", window, "a window ahead", "move it"))
     assert "ReservationWindowSettings" not in text and "datetime" not in text
     assert "'start': '2026-12-01T11:30:00Z'" in text and "'scaleDownLeadMinutes': 90" in text
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMAND_EXITS))
+def test_each_subcommand_help_gives_only_its_own_exit_meanings(command: str) -> None:
+    section = run_cli(command, "--help").stdout.split("exit codes:")[1]
+    others = [other for other in SUBCOMMAND_EXITS if other != command and re.search(rf"\b{other}\b", section)]
+    assert others == [], f"{command} --help describes exits of {others}"
+    assert "--from-file" not in section or command == "verify"
+    assert len(section.splitlines()) <= 14

@@ -48,7 +48,9 @@ def test_live_commands_say_which_kubeconfig_they_read_by_default() -> None:
     for command in ("verify", "status"):
         result = run_main(command, "--help")
         assert result.code == 0
-        assert "default: ~/.kube/config" in " ".join(result.stdout.split())
+        assert "default: as kubectl, the files of $KUBECONFIG merged, else ~/.kube/config" in " ".join(
+            result.stdout.split()
+        )
 
 
 def test_status_help_shows_the_default_grace_and_horizon() -> None:

@@ -1,4 +1,4 @@
-"""`ultraserver plan` fails on a plan the real engine would refuse or silently lose an edge of (issue 23 §8)."""
+"""`ultraserver plan` fails on a plan the real engine would refuse or silently lose an edge of."""
 
 from __future__ import annotations
 

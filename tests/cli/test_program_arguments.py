@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.cli import run_main
@@ -20,6 +21,23 @@ cluster = ClusterCoreData(
 GROUP = dict(name="nvl72", availability_zone="us-east-1-dfw-2a", capacity_reservation_ids=["cr-0123456789abcdef0"])
 WIRING = dict(cluster=cluster, subnet_ids=["subnet-0aaaaaaaaaaaaaaaa"])
 """
+
+
+def plan_program(directory: Path, source: str) -> Any:
+    """``ultraserver plan`` of a one-file Pulumi project."""
+    (directory / "Pulumi.yaml").write_text("name: arguments\nruntime: python\n")
+    (directory / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    (directory / "__main__.py").write_text(source)
+    return run_main("plan", "--stack", "dev", "--project-dir", str(directory), "--now", "2026-11-25T10:00:00Z")
+
+
+def refused_naming(result: Any, key: str, says: str) -> None:
+    """Exit 2, one Problem line that starts with the argument, the fix or what is allowed in the text."""
+    assert result.code == 2, result.stderr
+    assert "internal error" not in result.stderr
+    line = next(line for line in result.stderr.splitlines() if key in line)
+    assert line.strip().startswith(f"-  {key}"), result.stderr
+    assert says in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize(
@@ -60,21 +78,46 @@ WIRING = dict(cluster=cluster, subnet_ids=["subnet-0aaaaaaaaaaaaaaaa"])
     ],
 )
 def test_a_wrong_argument_is_exit_2_naming_it(tmp_path: Path, call: str, key: str, says: str) -> None:
-    (tmp_path / "Pulumi.yaml").write_text("name: wrong-arguments\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
-    (tmp_path / "__main__.py").write_text(f'{PROGRAM}\nGpuNodeGroup("gpu", {call})\n')
-    result = run_main("plan", "--stack", "dev", "--project-dir", str(tmp_path), "--now", "2026-11-25T10:00:00Z")
-    assert result.code == 2, result.stderr
-    assert "internal error" not in result.stderr
-    line = next(line for line in result.stderr.splitlines() if key in line)
-    assert line.strip().startswith(f"-  {key}"), result.stderr
-    assert says in result.stderr, result.stderr
+    refused_naming(plan_program(tmp_path, f'{PROGRAM}\nGpuNodeGroup("gpu", {call})\n'), key, says)
 
 
 def test_the_same_program_with_right_arguments_plans(tmp_path: Path) -> None:
-    (tmp_path / "Pulumi.yaml").write_text("name: right-arguments\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
     call = "GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP), **WIRING)"
-    (tmp_path / "__main__.py").write_text(f'{PROGRAM}\nGpuNodeGroup("gpu", {call})\n')
-    result = run_main("plan", "--stack", "dev", "--project-dir", str(tmp_path), "--now", "2026-11-25T10:00:00Z")
+    result = plan_program(tmp_path, f'{PROGRAM}\nGpuNodeGroup("gpu", {call})\n')
     assert result.code == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("statement", "key", "says"),
+    [
+        ('Network("net", NetworkArgs(cluster_name="gb200", subnets="10.0.0.0/24"))', "NetworkArgs.subnets", "a list"),
+        (
+            'Network("net", NetworkArgs(cluster_name="g", settings=NetworkSettings(private_subnet_ids="subnet-0a")))',
+            "NetworkSettings.private_subnet_ids",
+            "a list",
+        ),
+        (
+            'Network("net", NetworkArgs(cluster_name="gb200", vpc_id="vpc-0a"))',
+            "NetworkArgs.vpc_id",
+            "settings=NetworkSettings(...): write vpc_id=",
+        ),
+        ('Network("net", NetworkArgs(cluster_name=["gb200"]))', "NetworkArgs.cluster_name", "a string"),
+        ('NodeRole("role", NodeRoleArgs(instance_profile="yes"))', "NodeRoleArgs.instance_profile", "true or false"),
+        (
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, system_node_selector={}, devices="dra"))',
+            "KubernetesLayerArgs.devices",
+            "settings=KubernetesSettings(...): write devices=",
+        ),
+        (
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider="k8s", system_node_selector={}))',
+            "KubernetesLayerArgs.provider",
+            "Provider",
+        ),
+    ],
+)
+def test_every_components_arguments_are_checked(tmp_path: Path, statement: str, key: str, says: str) -> None:
+    prelude = (
+        "from ultraserver import KubernetesLayer, KubernetesLayerArgs, Network, NetworkArgs, NetworkSettings, "
+        "NodeRole, NodeRoleArgs\n"
+    )
+    refused_naming(plan_program(tmp_path, f"{prelude}{statement}\n"), key, says)

@@ -57,7 +57,7 @@ def test_the_plan_names_the_stack_minor_and_what_is_not_supported(tmp_path: Path
     note = next(x for x in result.stdout.splitlines() if x.startswith("Version set on 2026-12-02"))
     assert "Kubernetes 1.35 supported" in note
     statuses = {(r["kind"], r["name"]): r["status"] for r in json.loads(out.read_text())["versions"]}
-    assert statuses[("kubernetes", "Kubernetes (default)")] == vs.SUPPORTED
+    assert statuses[("kubernetes", "Kubernetes (default)")].startswith(vs.SUPPORTED)
     late = [f"{name} " for (kind, name), s in statuses.items() if s.startswith((vs.DEPRECATED, vs.END_OF_SUPPORT))]
     assert all(name in note for name in late)
     assert {kind for kind, _ in statuses} == {"kubernetes", "ami", "chart", "addon", "image", "manifest"}
@@ -73,3 +73,16 @@ def test_a_newer_release_found_upstream_is_listed_with_why_the_pin_stays(tmp_pat
         assert (row["newestSource"], row["pinKeptBecause"]) == (found.source, found.pin_kept_because)
         assert row["newest"] == (found.newer or row["version"])
         assert (f"newer release {found.newer} found, pin kept" in result.stdout) is bool(found.newer)
+
+
+def test_supported_never_stands_bare_beside_an_unverified_source(tmp_path: Path) -> None:
+    out = tmp_path / "versions.json"
+    assert run_main("versions", "--json", str(out)).code in (0, 1)
+    entries = json.loads(out.read_text())["entries"]
+    doubtful = [r for r in entries if "unverified" in r["source"].lower() and r["status"].startswith(vs.SUPPORTED)]
+    assert doubtful, "the set has unverified sources to check"
+    bare = [f"{r['name']} {r['minor']}: {r['status']}" for r in doubtful if r["status"] == vs.SUPPORTED]
+    assert bare == []
+    assert all("unverified" in r["status"] for r in doubtful)
+    verified = [r for r in entries if r["kind"] == "kubernetes" and "unverified" not in r["source"].lower()]
+    assert verified and all("unverified" not in r["status"] for r in verified)

@@ -1,4 +1,4 @@
-"""Reservation windows follow the rules AWS applies to Capacity Blocks (issue 24 §3; sources in
+"""Reservation windows follow the rules AWS applies to Capacity Blocks (sources in
 facts/capacity_blocks.py): a zone on every time, an end at 11:30 UTC, no longer than the longest block AWS sells,
 and an ended window warns like an ended capacityBlocks entry."""
 

@@ -1,4 +1,4 @@
-"""The one bounded, strict reader of input files (issue 24 §2): size, alias expansion, UTF-8, Pulumi's YAML rules."""
+"""The one bounded, strict reader of input files: size, alias expansion, UTF-8, Pulumi's YAML rules."""
 
 from __future__ import annotations
 

@@ -89,3 +89,21 @@ def test_blocks_ec2_would_not_associate_are_refused(primary: str, secondary: str
 def test_blocks_ec2_associates_are_accepted(primary: str, secondary: str) -> None:
     settings = settings_with({"vpcCidr": primary, "secondaryVpcCidrs": [secondary]})
     assert settings.network.secondary_vpc_cidrs == (secondary,)
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"privateSubnetIds": ["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa1"]}, "privateSubnetIds[1]"),
+        ({"publicSubnetIds": ["subnet-0aaaaaaaaaaaaaaa2"]}, "publicSubnetIds[0]"),
+        ({"gpuSubnetIds": {"us-east-1-dfw-2a": ["subnet-0ccccccccccccccc1"] * 2}}, "gpuSubnetIds.us-east-1-dfw-2a[1]"),
+    ],
+)
+def test_a_subnet_listed_twice_is_refused_by_its_key(change: dict[str, Any], key: str) -> None:
+    config = copy.deepcopy(stack_config("gb200-x36"))
+    config["ultraserver-eks:network"].update(change)
+    with pytest.raises(ConfigError) as info:
+        parse_settings(config, stack="gb200-x36")
+    found = [p for p in info.value.items if p.key == f"ultraserver-eks:network.{key}"]
+    assert found and found[0].allowed == "each subnet once across privateSubnetIds, publicSubnetIds and gpuSubnetIds"
+    assert "node group" not in found[0].fix

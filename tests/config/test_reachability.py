@@ -1,4 +1,4 @@
-"""Where `pulumi up` runs must reach the API server: unreachable combinations are settings errors (issue 10 item 2)."""
+"""Where `pulumi up` runs must reach the API server: unreachable combinations are settings errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cross-field rules: each plan-time rejection of issue 11 names the stack key, the bad value and the fix."""
+"""Cross-field rules: each plan-time rejection names the stack key, the bad value and the fix."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
             lambda c: c["ultraserver-eks:systemNodeGroup"].update(instanceType="m7i.xlarge"),
             ["systemNodeGroup.instanceType", "arm64", "AL2023_x86_64_STANDARD"],
         ),
-        (group(instanceType="p5.48xlarge"), ["gpuNodeGroups[0].instanceType", "p6e-gb200.36xlarge"]),
+        (group(instanceType="p5.48xlarge"), ["gpuNodeGroups[0].instanceType", "follows ultraserverType"]),
         (group(localStorage="RAID10"), ["gpuNodeGroups[0].localStorage", "3 instance-store disks", "RAID0"]),
         (group(labels={"kubernetes.io/role": "gpu"}), ["labels.kubernetes.io/role", "kubelet"]),
         (group(labels={"team": "a,b"}), ["labels.team", "commas"]),
@@ -349,3 +349,15 @@ def test_a_gpu_zone_of_another_region_is_one_problem() -> None:
     with pytest.raises(ConfigError) as info:
         parse_settings(config, today=TODAY)
     assert len([p for p in [str(p) for p in info.value.items] if "gpuNodeGroups[0].availabilityZone" in p]) == 1
+
+
+def test_a_capacity_block_group_with_no_window_and_no_blocks_is_a_warning_saying_where_it_stays() -> None:
+    settings = parse_settings(stack_config("gb200-multi"), today=TODAY)
+    found = {str(p.key): str(p.value) for p in settings_warnings(settings, TODAY)}
+    # The self-managed fleet has no desired size: created at 0, nothing ever raises it.
+    fleet = found["ultraserver-eks:gpuNodeGroups[1].reservationWindow"]
+    assert fleet.startswith("not set, nor capacityBlocks: the group stays at 0 of 144 nodes for good")
+    assert "60 minutes before its end" in fleet
+    assert "stays at 18 of 18 nodes (no scale-up" in found["ultraserver-eks:gpuNodeGroups[0].reservationWindow"]
+    windowed = parse_settings(stack_config("gb200-x72"), today=TODAY)
+    assert not [p for p in settings_warnings(windowed, TODAY) if p.key.endswith("reservationWindow")]

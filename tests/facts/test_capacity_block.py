@@ -53,7 +53,7 @@ def test_the_default_scale_down_leaves_thirty_minutes_to_drain_before_the_ultras
     assert cb.reclaim_at(END, cb.INSTANCE) == END - timedelta(minutes=30)
     assert window.reclaim_at - window.scale_down_at == timedelta(minutes=30)
     # EKS's own managed-group action comes after the reclaim has begun: it is no drain for an UltraServer block.
-    assert END - timedelta(minutes=40) > window.reclaim_at
+    assert END - cb.EKS_MANAGED_SCALEDOWN_LEAD > window.reclaim_at
 
 
 @pytest.mark.parametrize("lead", [29, 30, 60, 74, True, "90"])

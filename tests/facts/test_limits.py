@@ -13,6 +13,7 @@ from ultraserver.problems import ConfigError
 
 # (limit, documented maximum, where the number is documented)
 TABLE = [
+    (limits.PULUMI_STACK_NAME, 100, "pkg/backend/diy/store.go"),
     (limits.EKS_CLUSTER_NAME, 100, "API_CreateCluster"),
     (limits.NODE_GROUP_NAME, 63, "API_CreateNodegroup"),
     (limits.NODE_GROUP_NAME_PREFIX, 37, "26-character unique suffix"),

@@ -131,5 +131,6 @@ def gpu_nodes(
         if efa is not None and n == 0:
             allocatable["vpc.amazonaws.com/efa"] = str(efa)
         labels = {ULTRASERVER_LABEL: group.name, CLIQUE_LABEL: CLIQUE}
-        nodes.append(Node(f"ip-10-0-0-{n}.ec2.internal", labels, allocatable, n < ready, ready_since))
+        provider = f"aws:///us-east-1-dfw-2a/i-0{n:016x}"
+        nodes.append(Node(f"ip-10-0-0-{n}.ec2.internal", labels, allocatable, n < ready, ready_since, provider))
     return FakeCluster(node_list=nodes)

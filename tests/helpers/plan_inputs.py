@@ -1,4 +1,4 @@
-"""The edge check of a recorded plan: every input declared as an Output kept its edge (issue 23 §8)."""
+"""The edge check of a recorded plan: every input declared as an Output kept its edge."""
 
 from __future__ import annotations
 

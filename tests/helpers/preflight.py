@@ -9,6 +9,7 @@ from typing import Any
 
 import boto3
 from botocore.stub import Stubber
+from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
 from ultraserver.preflight.target import PreflightGroup, PreflightTarget
 
 REGION = "us-east-1"
@@ -27,8 +28,12 @@ def stubbed(service: str) -> tuple[Any, Stubber]:
     return client, stub
 
 
+WINDOW = ReservationWindow(NOW - timedelta(days=1), NOW + timedelta(days=7))
+"""The window of ``reservation()``, as the default group's stack writes it."""
+
+
 def group(**changes: Any) -> PreflightGroup:
-    """A valid one-UltraServer u-p6e-gb200x72 group, with changes applied."""
+    """A valid one-UltraServer u-p6e-gb200x72 group on ``reservation()``'s block and window, with changes applied."""
     base = PreflightGroup(
         name="gpu",
         ultraserver_type="u-p6e-gb200x72",
@@ -39,6 +44,8 @@ def group(**changes: Any) -> PreflightGroup:
         availability_zone=LOCAL_ZONE,
         managed=True,
         instance_type="p6e-gb200.36xlarge",
+        blocks=(CapacityBlock(("cr-0aaaaaaaaaaaaaaa1",), WINDOW),),
+        settings_key="gpuNodeGroups[0]",
     )
     return dataclasses.replace(base, **changes)
 
@@ -81,8 +88,10 @@ def queue_reservations(
     reservations: list[dict[str, Any]],
     ultraserver_type: str = "u-p6e-gb200x72",
     interconnect: str = "ok",
+    **block: Any,
 ) -> None:
-    """Queue the EC2 answers check_reservations asks for: each reservation, then its blocks and their status."""
+    """Queue the EC2 answers check_reservations asks for: each reservation, then its blocks (with ``block``'s fields)
+    and their status."""
     for cr in reservations:
         stub.add_response(
             "describe_capacity_reservations",
@@ -102,6 +111,7 @@ def queue_reservations(
                     "AvailabilityZone": LOCAL_ZONE,
                     "CapacityReservationIds": [cr["CapacityReservationId"] for cr in reservations],
                     "State": "active",
+                    **block,
                 }
                 for b in blocks
             ]

@@ -92,3 +92,11 @@ def test_one_principal_listed_twice_is_refused(changes: dict[str, Any], where: s
     with pytest.raises(ConfigError) as err:
         parse_settings(config)
     assert [p.key for p in err.value.items] == [f"ultraserver-eks:cluster.{where}"]
+
+
+def test_a_program_passing_a_session_arn_gets_a_problem_naming_its_argument() -> None:
+    with pytest.raises(ConfigError) as err:
+        access_entry_specs([A], ["arn:aws:sts::111122223333:assumed-role/GitHubPreview/run-7"])
+    (problem,) = err.value.items
+    assert problem.key == "ClusterArgs.preview_principal_arns"
+    assert "assumed-role session ARN is not a principal" in problem.fix

@@ -65,3 +65,10 @@ def test_without_either_the_environment_decides(monkeypatch: pytest.MonkeyPatch)
     (kubeconfig,) = provider_kubeconfigs(monkeypatch, ROOT, "gb200-x72", {})
     args = token_args(kubeconfig)
     assert "--profile" not in args and "--role" not in args
+
+
+def test_the_plan_lists_the_kubeconfig_call_with_what_it_asked_for_in_one_line() -> None:
+    plan = run_plan(ROOT, "gb200-x72", {"aws:profile": "gb200-prod"})
+    (line,) = [p for p in plan.placeholders if "getKubeconfig" in p]
+    assert line.startswith("eks:index:Cluster/getKubeconfig(profileName=gb200-prod) -> ")
+    assert line.endswith("...") and len(line) < 250

@@ -7,6 +7,8 @@ ULTRASERVER_REQUIRE_BROWSER=1, which turns that skip into a failure.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,20 @@ def test_readme_shows_the_shipped_report_screenshot() -> None:
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     readme = (ROOT / "README.md").read_text()
     assert "](docs/plan-report-gb200-x72.png)" in readme and "scripts/screenshot_report.py" in readme
+
+
+def test_the_readme_screenshot_command_runs_from_any_folder_without_pythonpath(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "`python scripts/screenshot_report.py`" in readme
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path)}  # no chromium on this PATH: the run stops after its imports
+    script = str(ROOT / "scripts" / "screenshot_report.py")
+    ready = subprocess.run([sys.executable, script], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert ready.returncode == 1 and ready.stderr.strip().startswith("chromium is not installed"), ready.stderr
+    # A Python without the project's dependencies (no site-packages) is told how to get them, not shown a traceback.
+    bare = subprocess.run(
+        [sys.executable, "-I", "-S", script], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
+    assert bare.returncode == 1 and "Traceback" not in bare.stderr
+    assert "needs the project's dependencies" in bare.stderr and ".venv/bin/python scripts/screenshot_report.py" in (
+        bare.stderr
+    )

@@ -1,4 +1,4 @@
-"""Every output a real deploy would know has a labelled offline placeholder, from the provider SDKs (issue 23 §8)."""
+"""Every output a real deploy would know has a labelled offline placeholder, from the provider SDKs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The offline plan keeps every input and every edge (issue 23 §8): inputs read from outputs AWS generates, the
+"""The offline plan keeps every input and every edge: inputs read from outputs AWS generates, the
 required arguments of every provider resource, and the dependency edge of every input declared as an Output."""
 
 from __future__ import annotations

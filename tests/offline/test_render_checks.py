@@ -220,3 +220,17 @@ def test_release_inputs_are_the_plans_helm_releases(shipped_plan: Callable[[str]
     )
     assert releases["gpu-operator"].repo == "https://helm.ngc.nvidia.com/nvidia"
     assert releases["kueue"].atomic is True and releases["kueue"].values["managerConfig"]
+
+
+def test_a_noisy_document_does_not_hide_a_change_in_another() -> None:
+    values = {"name": "a", "idle": 1}
+    passwords = iter(range(1000))
+
+    def render(given: Mapping[str, Any]) -> str:
+        stable = f"kind: ConfigMap\nmetadata: {{name: {given['name']}}}\n"
+        return f"{stable}---\nkind: Secret\nmetadata: {{name: s}}\ndata: {{password: '{next(passwords)}'}}\n"
+
+    def objects(text: str) -> list[Mapping[str, Any]]:
+        return [o.body for o in parse(text)]
+
+    assert idle_keys(values, render, render(values), render(values), objects) == [("idle",)]

@@ -7,7 +7,7 @@ stack renders only the release it changes.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -27,7 +27,7 @@ from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, on_gpu_nodes
 from ultraserver.offline.helm_template import Templater
 from ultraserver.offline.render import StackRender, render_stack, user_values
 from ultraserver.offline.resource import HELM_RELEASE
-from ultraserver.problems import ERROR, WARNING, Problem
+from ultraserver.problems import ERROR, WARNING, ConfigError, Problem
 
 KUBE_VERSION = "1.35"
 """Every shipped stack's Kubernetes version (checked in ``render``)."""
@@ -55,26 +55,36 @@ def templater() -> Templater:
     return Templater(helm, folder, KUBE_VERSION)
 
 
-def render(
-    templater: Templater, stack: str, kubernetes: Mapping[str, Any] | None = None, only: str | None = None
-) -> Rendered:
-    """A stack's plan, with ``kubernetes`` settings laid over its own, rendered; ``only``: that chart's release."""
-    key = json.dumps([stack, kubernetes, only])
-    if key not in _RENDERS:
-        config = _with(kubernetes or {}, stack)
-        settings = parse_settings(config, stack=stack)
-        assert settings.cluster.kubernetes_version == KUBE_VERSION
-        overrides = {KUBERNETES: config[KUBERNETES]} if kubernetes else None
-        platform = run_plan(ROOT, stack, overrides)
-        # A separate-stack layer is a project of its own; its GPU nodes are the platform's.
-        layered = settings.kubernetes.layer == "separate-stack"
-        plan = run_plan(ROOT / "kubernetes-layer", stack, overrides) if layered else platform
-        if only:
-            kept = [r for r in plan.resources if r.type != HELM_RELEASE or r.name.endswith(only)]
-            plan = replace(plan, resources=kept)
-        nodes = gpu_nodes(platform)
-        _RENDERS[key] = Rendered(plan, nodes, render_stack(plan, templater, nodes, user_values(settings)))
-    return _RENDERS[key]
+Render = Callable[..., Rendered]
+
+
+@pytest.fixture(scope="module")
+def rendered(templater: Templater, shipped_plan: Callable[[str], Plan]) -> Render:
+    """``rendered(stack, kubernetes=None, only=None)``: a stack's plan, with ``kubernetes`` settings laid over its
+    own, rendered (``only``: that chart's release); the shipped stacks' plans are the session's."""
+
+    def plan_of(project: Path, stack: str, overrides: Any) -> Plan:
+        return shipped_plan(stack) if project == ROOT and not overrides else run_plan(project, stack, overrides)
+
+    def get(stack: str, kubernetes: Mapping[str, Any] | None = None, only: str | None = None) -> Rendered:
+        key = json.dumps([stack, kubernetes, only])
+        if key not in _RENDERS:
+            config = _with(kubernetes or {}, stack)
+            settings = parse_settings(config, stack=stack)
+            assert settings.cluster.kubernetes_version == KUBE_VERSION
+            overrides = {KUBERNETES: config[KUBERNETES]} if kubernetes else None
+            platform = plan_of(ROOT, stack, overrides)
+            # A separate-stack layer is a project of its own; its GPU nodes are the platform's.
+            layered = settings.kubernetes.layer == "separate-stack"
+            plan = plan_of(ROOT / "kubernetes-layer", stack, overrides) if layered else platform
+            if only:
+                kept = [r for r in plan.resources if r.type != HELM_RELEASE or r.name.endswith(only)]
+                plan = replace(plan, resources=kept)
+            nodes = gpu_nodes(platform)
+            _RENDERS[key] = Rendered(plan, nodes, render_stack(plan, templater, nodes, user_values(settings)))
+        return _RENDERS[key]
+
+    return get
 
 
 def shown(problems: list[Problem]) -> str:
@@ -82,23 +92,23 @@ def shown(problems: list[Problem]) -> str:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_every_shipped_stack_renders_clean(templater: Templater, stack: str) -> None:
-    rendered = render(templater, stack)
-    assert rendered.stack.problems == [], shown(rendered.stack.problems)
-    assert rendered.nodes, "the placement checks need the stack's GPU nodes"
-    assert {charts.GPU_OPERATOR, charts.DRA_DRIVER, charts.KUEUE} <= {r.release.chart for r in rendered.stack.releases}
-    for release in rendered.stack.releases:
+def test_every_shipped_stack_renders_clean(rendered: Render, stack: str) -> None:
+    result = rendered(stack)
+    assert result.stack.problems == [], shown(result.stack.problems)
+    assert result.nodes, "the placement checks need the stack's GPU nodes"
+    assert {charts.GPU_OPERATOR, charts.DRA_DRIVER, charts.KUEUE} <= {r.release.chart for r in result.stack.releases}
+    for release in result.stack.releases:
         bodies = [o.body for o in release.objects]
         assert bodies, release.release.resource
         # The placement checks judge something: each GPU-node chart puts a DaemonSet on the GPU nodes.
         if release.release.chart in charts.ON_GPU_NODES:
-            assert on_gpu_nodes(bodies, rendered.nodes), release.release.resource
+            assert on_gpu_nodes(bodies, result.nodes), release.release.resource
 
 
-def test_the_manifests_are_written_one_file_per_release(templater: Templater, tmp_path: Path) -> None:
-    rendered = render(templater, "gb200-x72")
-    written = rendered.stack.write(tmp_path / "out")
-    assert sorted(p.name for p in written) == sorted(f"{r.release.resource}.yaml" for r in rendered.stack.releases)
+def test_the_manifests_are_written_one_file_per_release(rendered: Render, tmp_path: Path) -> None:
+    result = rendered("gb200-x72")
+    written = result.stack.write(tmp_path / "out")
+    assert sorted(p.name for p in written) == sorted(f"{r.release.resource}.yaml" for r in result.stack.releases)
     dra = (tmp_path / "out" / "gb200-x72-k8s-dra-driver.yaml").read_text()
     # The toolkit applies the DRA driver's CRDs itself (skipCrds): the release's manifest leaves them out.
     assert "kind: DaemonSet" in dra and "kind: CustomResourceDefinition" not in dra
@@ -107,18 +117,18 @@ def test_the_manifests_are_written_one_file_per_release(templater: Templater, tm
 
 
 def test_a_prometheus_stack_release_skips_the_wait_as_its_node_exporter_runs_on_every_gpu_node(
-    templater: Templater,
+    rendered: Render,
 ) -> None:
-    rendered = render(templater, "gb200-x72", {"prometheusStack": {"enabled": True}}, only="prometheus-stack")
-    prometheus = rendered.release(charts.KUBE_PROMETHEUS_STACK)
-    exporters = on_gpu_nodes([o.body for o in prometheus.objects], rendered.nodes)
+    result = rendered("gb200-x72", {"prometheusStack": {"enabled": True}}, only="prometheus-stack")
+    prometheus = result.release(charts.KUBE_PROMETHEUS_STACK)
+    exporters = on_gpu_nodes([o.body for o in prometheus.objects], result.nodes)
     assert [b["metadata"]["name"] for b in exporters] == ["kube-prometheus-stack-prometheus-node-exporter"]
     assert (prometheus.release.atomic, prometheus.release.skip_await) == (False, True)
-    assert rendered.stack.problems == [], shown(rendered.stack.problems)
+    assert result.stack.problems == [], shown(result.stack.problems)
 
 
-def test_a_release_with_pods_on_gpu_nodes_that_waits_is_reported(templater: Templater) -> None:
-    base = render(templater, "gb200-x72", only="efa-device-plugin").plan
+def test_a_release_with_pods_on_gpu_nodes_that_waits_is_reported(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
     waiting = []
     for resource in base.resources:
         inputs = {**resource.inputs, "atomic": True} if resource.type == HELM_RELEASE else resource.inputs
@@ -129,19 +139,19 @@ def test_a_release_with_pods_on_gpu_nodes_that_waits_is_reported(templater: Temp
     assert "DaemonSet aws-efa-k8s-device-plugin runs on every GPU node" in problem.allowed
 
 
-def test_a_gpu_daemonset_that_does_not_tolerate_the_gpu_taint_is_reported(templater: Templater) -> None:
-    rendered = render(templater, "gb200-x72", {"efaDevicePlugin": {"values": {"tolerations": []}}}, "efa-device-plugin")
-    errors = [p for p in rendered.stack.problems if p.level == ERROR]
+def test_a_gpu_daemonset_that_does_not_tolerate_the_gpu_taint_is_reported(rendered: Render) -> None:
+    result = rendered("gb200-x72", {"efaDevicePlugin": {"values": {"tolerations": []}}}, "efa-device-plugin")
+    errors = [p for p in result.stack.problems if p.level == ERROR]
     assert [p.key for p in errors] == ["gb200-x72-k8s-efa-device-plugin: DaemonSet aws-efa-k8s-device-plugin"]
     assert "gb200-x72-nvl72" in str(errors[0].value)
 
 
 def test_a_user_key_that_rewrites_the_selectors_is_not_reported_though_the_template_analysis_was(
-    templater: Templater,
+    rendered: Render,
 ) -> None:
     override = {"draDriver": {"values": {"selectorLabelsOverride": {"app.kubernetes.io/name": "gpu-dra"}}}}
-    rendered = render(templater, "gb200-x72", override, only="dra-driver")
-    assert rendered.stack.problems == [], shown(rendered.stack.problems)
+    result = rendered("gb200-x72", override, only="dra-driver")
+    assert result.stack.problems == [], shown(result.stack.problems)
     settings = parse_settings(_with(override), stack="gb200-x72")
     # The template analysis does not follow `.context.Values` and calls the key unread; with --render the plan
     # judges it by rendering instead.
@@ -151,7 +161,7 @@ def test_a_user_key_that_rewrites_the_selectors_is_not_reported_though_the_templ
     assert static not in stack_warnings(settings, rendered=True)
 
 
-def test_user_keys_whose_templates_are_switched_off_are_reported(templater: Templater) -> None:
+def test_user_keys_whose_templates_are_switched_off_are_reported(rendered: Render) -> None:
     override = {
         "nodeTerminationHandler": {"values": {"daemonsetTolerations": [{"operator": "Exists"}]}},
         "gpuOperator": {"values": {"draDriver": {"version": "v0.4.1"}}},
@@ -159,7 +169,7 @@ def test_user_keys_whose_templates_are_switched_off_are_reported(templater: Temp
     }
     found = []
     for only in ("node-termination-handler", "gpu-operator", "dra-driver"):
-        found += render(templater, "gb200-x36", override, only=only).stack.problems
+        found += rendered("gb200-x36", override, only=only).stack.problems
     assert {(p.key, p.level) for p in found} == {
         ("ultraserver-eks:kubernetes.nodeTerminationHandler.values.daemonsetTolerations", WARNING),
         ("ultraserver-eks:kubernetes.gpuOperator.values.draDriver.version", WARNING),
@@ -169,8 +179,8 @@ def test_user_keys_whose_templates_are_switched_off_are_reported(templater: Temp
     assert unread_chart_values(parse_settings(_with(override, "gb200-x36"), stack="gb200-x36"), TODAY) == []
 
 
-def test_a_toolkit_key_that_changes_nothing_is_named_by_its_release(templater: Templater) -> None:
-    base = render(templater, "gb200-x72", only="efa-device-plugin").plan
+def test_a_toolkit_key_that_changes_nothing_is_named_by_its_release(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
     resources = []
     for resource in base.resources:
         if resource.type == HELM_RELEASE:
@@ -184,9 +194,8 @@ def test_a_toolkit_key_that_changes_nothing_is_named_by_its_release(templater: T
     ]
 
 
-def test_a_dra_webhook_turned_on_fails_the_plan_naming_the_kinds_nothing_serves(
-    templater: Templater, tmp_path: Path
-) -> None:
+@pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
+def test_a_dra_webhook_turned_on_fails_the_plan_naming_the_kinds_nothing_serves(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "project")
     stack_file = project / "stacks" / "Pulumi.gb200-x72.yaml"
     text = stack_file.read_text()
@@ -212,7 +221,8 @@ def _with(kubernetes: Mapping[str, Any], stack: str = "gb200-x72") -> dict[str, 
     return config
 
 
-def test_a_charts_folder_without_the_pinned_chart_exits_2_naming_it(templater: Templater, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
+def test_a_charts_folder_without_the_pinned_chart_exits_2_naming_it(tmp_path: Path) -> None:
     run = run_main("plan", "--stack", "gb200-x72", "--render", str(tmp_path / "out"), "--charts", str(tmp_path))
     assert run.code == 2
     assert "--charts" in run.stderr and ".tgz" in run.stderr
@@ -221,3 +231,23 @@ def test_a_charts_folder_without_the_pinned_chart_exits_2_naming_it(templater: T
 def test_charts_without_render_is_a_usage_error(tmp_path: Path) -> None:
     run = run_main("plan", "--stack", "gb200-x72", "--charts", str(tmp_path))
     assert run.code == 2 and "add --render DIR" in run.stderr
+
+
+def test_values_helm_refuses_are_an_error_with_helms_message(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72", only="dra-driver").plan
+    resources = []
+    for resource in base.resources:
+        if resource.type == HELM_RELEASE:  # the chart refuses the default namespace (templates/validation.yaml)
+            resource = replace(resource, inputs={**resource.inputs, "namespace": "default"})
+        resources.append(resource)
+    (problem,) = render_stack(replace(base, resources=resources), templater, gpu_nodes(base), {}).problems
+    assert problem.key == "gb200-x72-k8s-dra-driver" and problem.level == ERROR
+    assert "`helm template` failed" in problem.value and "default' namespace" in problem.value
+
+
+def test_a_render_folder_that_cannot_be_written_exits_2(rendered: Render, tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    with pytest.raises(ConfigError) as caught:
+        rendered("gb200-x72").stack.write(blocked / "out")
+    assert caught.value.items[0].key == "--render"

@@ -1,4 +1,4 @@
-"""Every Kubernetes version the settings accept plans cleanly (issue 10 item 9)."""
+"""Every Kubernetes version the settings accept plans cleanly."""
 
 from __future__ import annotations
 

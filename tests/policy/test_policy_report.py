@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from helpers.cli import run_main
 from helpers.policy_fixtures import DELETE, good_stack, patch
 from ultraserver.policy import Violation, evaluate
+from ultraserver.policy.engine import RULES
 from ultraserver.policy.report import blocks, format_violations
 from ultraserver.problems import ERROR, WARNING, Problem
 
@@ -69,3 +73,15 @@ def test_json_entry_shape() -> None:
         "urn": "urn:a",
         "message": "metadataOptions.httpTokens: got 'optional'; allowed: required; fix: set http_tokens=\"required\"",
     }
+
+
+def test_a_config_that_disables_every_rule_does_not_claim_a_check(tmp_path: Path) -> None:
+    config = tmp_path / "policy.json"
+    config.write_text('{"all": "disabled"}')
+    result = run_main("plan", "--stack", "gb200-x72", "--policy-config", str(config))
+    assert result.code == 0, result.stderr
+    assert f"Policies: no rule ran: all {len(RULES)} are disabled by the policy config." in result.stdout
+    assert "rules checked" not in result.stdout
+    config.write_text('{"all": "disabled", "launch-template-imdsv2": "mandatory"}')
+    one = run_main("plan", "--stack", "gb200-x72", "--policy-config", str(config))
+    assert f"Policies: 1 rule checked ({len(RULES) - 1} disabled by the policy config), no violations." in one.stdout

@@ -42,6 +42,7 @@ def test_reservation_all_pass() -> None:
         "instance count",
         "reservation zone",
         "reservation window",
+        "window matches the reservation",
         "UltraServer type",
         "interconnect",
     }

@@ -261,8 +261,8 @@ def test_run_preflight_all_pass(moto: None) -> None:
     checks = run_preflight(t, clients, now=NOW)
     ec2_stub.assert_no_pending_responses()
     assert [c.key for c in checks if c.level != PASS] == []
-    # The creator, 8 reservation checks, zone, AMI parameter + release, subnet zone + free IPs, version, quota.
-    assert len(checks) == 1 + 8 + 1 + 2 + 2 + 1 + 1
+    # The creator, 9 reservation checks, zone, AMI parameter + release, subnet zone + free IPs, version, quota.
+    assert len(checks) == 1 + 9 + 1 + 2 + 2 + 1 + 1
     assert exit_code(checks) == 0
 
 

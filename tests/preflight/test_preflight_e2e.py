@@ -129,7 +129,7 @@ def test_cli_against_moto_server(endpoint: str, tmp_path: Path) -> None:
     assert "ec2:DescribeCapacityReservations" in lines[fail_at]
     assert lines[fail_at + 1].strip().startswith("fix: ec2:DescribeCapacityReservations gave no usable answer")
     assert lines[-2].endswith("failed") and " 0 failed" not in lines[-2]
-    # The run ends with the reason for its exit code, on stderr too when stdout is piped (issue 24 §5).
+    # The run ends with the reason for its exit code, on stderr too when stdout is piped.
     assert lines[-1] == "ultraserver preflight: exit 1: checks failed (the failures are listed above)"
     assert result.stderr.splitlines()[-1] == lines[-1]
 

@@ -1,4 +1,4 @@
-"""The AWS CLI the kubeconfig runs (issue 23 §3): preflight fails when it is missing or older than EKS needs."""
+"""The AWS CLI the kubeconfig runs: preflight fails when it is missing or older than EKS needs."""
 
 from __future__ import annotations
 

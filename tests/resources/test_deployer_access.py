@@ -1,4 +1,4 @@
-"""The deployer's HTTPS rules on the cluster security group (issue 23 §1): one per deployer source, before the
+"""The deployer's HTTPS rules on the cluster security group: one per deployer source, before the
 Kubernetes provider uses the private endpoint."""
 
 from __future__ import annotations

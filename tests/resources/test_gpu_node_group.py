@@ -432,7 +432,7 @@ def test_one_group_check_serves_the_stack_file_and_the_program() -> None:
     rule's finding is the same text on both paths."""
     with pytest.raises(ValueError, match="root_volume_size_gib"):
         settings(root_volume_size_gib=1)
-    group = settings(ultraserver_type="u-p6e-gb200x36", desired_size=10)
+    group = settings(ultraserver_type="u-p6e-gb200x36", desired_size=10, reservationWindow=window(START, END))
     (stack,) = group_problems(group, "ultraserver-eks:gpuNodeGroups[0]", "1.35", BEFORE.date())
     with pytest.raises(ConfigError) as error:
         GpuNodeGroupArgs(settings=group, cluster=core(), subnet_ids=[], now=BEFORE)

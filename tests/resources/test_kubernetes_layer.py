@@ -6,9 +6,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from helpers.plan_lookup import one
+from helpers.stacks import stack_config
 from ultraserver.builders.efa_check import EfaCheckArgs
+from ultraserver.builders.imex_check import imex_check_args
+from ultraserver.builders.nccl_check import nccl_check_args
+from ultraserver.config.settings import KubernetesSettings, PrometheusStackSettings, Settings, parse_settings
 from ultraserver.config.views import ImexTarget
-from ultraserver.facts import charts, helm, manifests
+from ultraserver.facts import charts, devices, helm, manifests
 from ultraserver.offline import Plan, record
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import ReleaseSettings
@@ -32,9 +36,14 @@ def build(**overrides: object) -> tuple[KubernetesLayer, k8s.Provider]:
     cluster = pulumi.CustomResource("aws:eks/cluster:Cluster", "cluster", {})
     system = pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "system", {})
     pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "gpu", {})
-    args = KubernetesLayerArgs(provider=provider, system_node_selector=SYSTEM, depends_on=[cluster, system])
-    for key, value in overrides.items():
-        setattr(args, key, value)
+    section = {k: overrides.pop(k) for k in list(overrides) if k in KubernetesSettings.model_fields}
+    args = KubernetesLayerArgs(
+        provider=provider,
+        system_node_selector=SYSTEM,
+        settings=KubernetesSettings(**section),  # type: ignore[arg-type]
+        depends_on=[cluster, system],
+        **overrides,  # type: ignore[arg-type]
+    )
     return KubernetesLayer("gb200", args), provider
 
 
@@ -128,13 +137,16 @@ def test_mpi_operator_is_the_pinned_release_manifest() -> None:
     assert recorded.of_type("kubernetes:yaml/v2:ConfigFile") == []
 
 
-def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan) -> None:  # type: ignore[no-untyped-def]
+def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
     """Helm waits whenever a release is atomic, whatever skipAwait says (facts/helm.py): the GPU-node releases are
     neither waiting nor atomic, so one unhealthy GPU node cannot roll them back on every node."""
     seen: set[str] = set()
-    # The plugins-mode stack has the EFA device plugin, the DRA-mode stack DRANET instead.
-    for stack in ("gb200-x72", "gb200-x72-dra"):
-        releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in shipped_plan(stack).of_type(RELEASE)}
+    # The plugins-mode stack has the EFA device plugin, the DRA-mode stack DRANET instead; the Prometheus stack (its
+    # node exporter on every GPU node) is off unless enabled.
+    plans = [shipped_plan("gb200-x72"), shipped_plan("gb200-x72-dra")]
+    plans.append(plan_with("gb200-x72", {"kubernetes": {"prometheusStack": {"enabled": True}}}))
+    for plan in plans:
+        releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in plan.of_type(RELEASE)}
         for chart in set(charts.ON_GPU_NODES) & set(releases):
             inputs = releases[chart]
             assert inputs["skipAwait"] is True and inputs["atomic"] is False, chart
@@ -177,7 +189,7 @@ def test_dra_driver_crds_are_applied_by_the_toolkit_before_the_release() -> None
 def test_every_release_shipping_a_toolkit_applied_crd_waits_for_it() -> None:
     """No chart installs its own copy of a CRD the toolkit applies: Helm creates a crds/ entry only when it is absent
     (helm v3.20.2 pkg/action/install.go:174-176), so each such release skips crds/ or comes after the toolkit's."""
-    recorded = deploy(prometheus_stack=ReleaseSettings())
+    recorded = deploy(prometheus_stack=PrometheusStackSettings(enabled=True))
     crd_groups = {r.urn for r in recorded.of_type(GROUP) if r.name.startswith("gb200-dra-driver-crd")}
     checked = []
     for release in recorded.of_type(RELEASE):
@@ -261,7 +273,7 @@ def test_unknown_override_key_stops_the_program() -> None:
 
 
 def test_imex_check_needs_the_mpi_operator() -> None:
-    with pytest.raises(ConfigError, match="got an MPIJob check with mpi_operator disabled"):
+    with pytest.raises(ConfigError, match="imex_check: got an MPIJob check with mpi_operator=None"):
         deploy(mpi_operator=None, imex_check=ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"})]))
 
 
@@ -275,7 +287,7 @@ def test_prometheus_stack_is_optional_and_installed_before_the_gpu_operator_serv
     values = one(without, RELEASE, "gpu-operator").inputs["values"]
     assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
 
-    recorded = deploy(prometheus_stack=ReleaseSettings())
+    recorded = deploy(prometheus_stack=PrometheusStackSettings(enabled=True))
     stack = one(recorded, RELEASE, "prometheus-stack")
     assert (stack.inputs["chart"], stack.inputs["version"], stack.inputs["namespace"]) == (
         charts.KUBE_PROMETHEUS_STACK,
@@ -302,9 +314,37 @@ def test_efa_check_waits_for_the_mpi_operator_and_the_efa_plugin_and_runs_its_la
 def test_mpijob_checks_need_the_mpi_operator() -> None:
     with pytest.raises(
         ConfigError,
-        match="efa_check: got an MPIJob check with mpi_operator disabled; allowed: the check only with the MPI",
+        match="KubernetesLayerArgs.efa_check: got an MPIJob check with mpi_operator=None; allowed: the check only",
     ):
         deploy(
             mpi_operator=None,
             efa_check=EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0),
         )
+
+
+def test_an_nccl_check_without_the_mpi_operator_is_refused_not_dropped() -> None:
+    job = nccl_check_args(shipped_settings("gb200-x72", {"ultraserver-eks:ncclCheck": {"enabled": True}}))
+    with pytest.raises(ConfigError, match="KubernetesLayerArgs.nccl_check: got an MPIJob check with mpi_operator=None"):
+        deploy(mpi_operator=None, nccl_check=job)
+
+
+@pytest.mark.parametrize("mode", [devices.PLUGINS, devices.DRA])
+def test_the_checks_claim_devices_in_the_layers_device_mode(mode: str) -> None:
+    """A program that asks for plugins mode cannot get DRA claim templates (and no DRANET), nor the reverse."""
+    other = devices.DRA if mode == devices.PLUGINS else devices.PLUGINS
+    settings = shipped_settings("gb200-x72", {"ultraserver-eks:kubernetes": {"devices": other}})
+    check = imex_check_args(settings)
+    assert check is not None
+    with pytest.raises(ConfigError) as error:
+        deploy(devices=mode, imex_check=check)
+    (problem,) = error.value.items
+    assert problem.key == "KubernetesLayerArgs.imex_check.targets[0].node_devices"
+    assert f"devices={mode!r}" in problem.allowed
+
+
+def shipped_settings(stack: str, changes: dict[str, dict[str, object]]) -> Settings:
+    """A shipped stack's settings with sections merged in."""
+    config = stack_config(stack)
+    for key, section in changes.items():
+        config[key] = {**config.get(key, {}), **section}
+    return parse_settings(config, stack=stack)

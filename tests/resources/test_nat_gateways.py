@@ -1,4 +1,4 @@
-"""NAT gateways of a new VPC per setting (issue 23 §6): how many, in which zone, and which route table each private and
+"""NAT gateways of a new VPC per setting: how many, in which zone, and which route table each private and
 GPU subnet uses. ``natGateways: single | per-zone``; ``localZoneNatGateways`` gives a GPU Local Zone its own."""
 
 from __future__ import annotations

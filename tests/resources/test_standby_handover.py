@@ -1,4 +1,4 @@
-"""Back-to-back Capacity Blocks with ``handover: standby`` (issue 23 §7): one deploy before both blocks, then the clock
+"""Back-to-back Capacity Blocks with ``handover: standby``: one deploy before both blocks, then the clock
 walks through them with no further deploy. Each block's own group is made at 0 on its own reservation and its
 scheduled actions alone bring it to full size in its block and back to 0 before the block ends."""
 

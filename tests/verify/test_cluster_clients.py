@@ -34,6 +34,7 @@ class FakeCore:
     def list_node(self, **kwargs: Any) -> Any:
         node = SimpleNamespace(
             metadata=SimpleNamespace(name="n1", labels={"a": "b"}),
+            spec=SimpleNamespace(provider_id="aws:///us-east-1-dfw-2a/i-0123456789abcdef0"),
             status=SimpleNamespace(allocatable={"nvidia.com/gpu": "4"}, conditions=conditions("True")),
         )
         return SimpleNamespace(items=[node])
@@ -69,6 +70,7 @@ def test_reader_returns_plain_records_and_falls_back_to_the_served_deviceclass_v
     (node,) = reader.nodes()
     assert (node.name, dict(node.allocatable), node.ready) == ("n1", {"nvidia.com/gpu": "4"}, True)
     assert node.ready_changed == READY_SINCE  # the Ready condition's lastTransitionTime (status reads it)
+    assert node.provider_id == "aws:///us-east-1-dfw-2a/i-0123456789abcdef0"  # the remediation packet's instance
     (pod,) = reader.pods("ns", "x=y")
     assert (pod.node_name, pod.phase, pod.ready, pod.created) == ("n1", "Succeeded", False, "2026-01-01T00:00:00+00:00")
     assert reader.device_classes() == ["compute-domain-daemon.nvidia.com"]

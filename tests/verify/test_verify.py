@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -290,3 +291,34 @@ def test_an_efa_run_inside_one_ultraserver_fails() -> None:
     assert not verdict.passed
     (problem,) = verdict.problems
     assert problem.value == "1 cliques from 2 reported nodes"
+
+
+def test_kubeconfig_env_is_read_like_kubectl_merging_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The cluster is in one file, the current context in another: only a merge of both (as kubectl does) has both.
+    clusters = tmp_path / "clusters"
+    clusters.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9', insecure-skip-tls-verify: true}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    context = tmp_path / "context"
+    context.write_text("apiVersion: v1\nkind: Config\ncurrent-context: c\n")
+    listed = f"{tmp_path / 'missing'}{os.pathsep}{clusters}{os.pathsep}{context}"
+    monkeypatch.setenv("KUBECONFIG", listed)
+    code = cli.main(["verify", "--stack", "gb200-x72", "--project-dir", str(ROOT)])
+    captured = capsys.readouterr()
+    assert code == 4, captured.err
+    assert f"$KUBECONFIG={listed} (its files merged, as kubectl merges them)" in " ".join(captured.out.split())
+
+
+def test_kubeconfig_env_naming_no_file_is_bad_input_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nowhere"))
+    code = cli.main(["verify", "--stack", "gb200-x72", "--project-dir", str(ROOT)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"$KUBECONFIG={tmp_path / 'nowhere'}" in err and "names no existing file" in err
+    assert "~/.kube/config" not in err

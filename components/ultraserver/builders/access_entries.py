@@ -31,14 +31,14 @@ class AccessEntrySpec:
     """The positional key of earlier versions (admin-<index>), for an alias; empty for entries that had none."""
 
 
-def principal_key(principal_arn: str) -> str:
+def principal_key(principal_arn: str, where: str = "ClusterArgs.admin_principal_arns") -> str:
     """Account, kind and name of a principal (its path left out, as STS and EKS name one role whatever its path):
     stable across list changes, and valid in a Pulumi name (IAM names use letters, digits and +=,.@_-)."""
     parts = aws_ids.principal_parts(principal_arn)
     if parts is None:  # stack settings admit only these; a program's ClusterArgs may hold anything
         raise ConfigError(
             Problem(
-                "ClusterArgs.admin_principal_arns",
+                where,
                 principal_arn,
                 "an IAM role or user ARN arn:aws:iam::<account>:role/<name> (or :user/<name>)",
                 "name the principal by its IAM ARN (an assumed-role session ARN is not a principal)",
@@ -54,5 +54,8 @@ def access_entry_specs(admins: Sequence[str], previewers: Sequence[str] = ()) ->
         AccessEntrySpec(f"admin-{principal_key(arn)}", arn, CLUSTER_ADMIN_POLICY, "cluster-admin", f"admin-{index}")
         for index, arn in enumerate(admins)
     ]
-    specs += [AccessEntrySpec(f"preview-{principal_key(arn)}", arn, VIEW_POLICY, "view") for arn in previewers]
+    specs += [
+        AccessEntrySpec(f"preview-{principal_key(arn, 'ClusterArgs.preview_principal_arns')}", arn, VIEW_POLICY, "view")
+        for arn in previewers
+    ]
     return specs

@@ -208,13 +208,6 @@ def _pod_claims(args: EfaCheckArgs) -> dict[str, Any]:
     return {"resourceClaims": [device_claims.pod_claim(args.claim_template_name)]}
 
 
-def device_claim_template(args: EfaCheckArgs) -> dict[str, Any] | None:
-    """The workers' ResourceClaimTemplate in DRA mode (None in plugins mode)."""
-    if args.node_devices is None:
-        return None
-    return device_claims.claim_template(args.claim_template_name, args.namespace, args.node_devices)
-
-
 def launcher_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
     """The launcher: mpirun on a system node, no GPU."""
     # Each worker names its node first, so verify can check the run really spanned several UltraServers.

@@ -31,8 +31,8 @@ class ImexCheckArgs:
     """Kueue LocalQueue the jobs are submitted to (the check creates it in `namespace`); empty bypasses Kueue."""
 
 
-def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
-    """One nvbandwidth job per target; ConfigError on bad names or duplicates."""
+def _problems(args: ImexCheckArgs) -> list[Problem]:
+    """Bad names, duplicate targets, a threshold that is not positive."""
     problems: list[Problem] = []
     if not DNS_LABEL.fullmatch(args.namespace):
         problems.append(
@@ -59,6 +59,12 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
         problems.append(Problem("imex_check.targets", duplicates, "each name once", "make the names unique"))
     if args.threshold_gbps <= 0:
         problems.append(Problem("imex_check.threshold_gbps", args.threshold_gbps, "a positive GB/s", "raise it"))
+    return problems
+
+
+def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
+    """One nvbandwidth job per target; ConfigError on bad names or duplicates."""
+    problems = _problems(args)
     if problems:
         raise ConfigError(problems)
     return [
@@ -71,7 +77,8 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
             launcher_node_selector=dict(args.launcher_node_selector),
             fleet=t.name if t.ultraservers > 1 else "",
             queue_name=args.queue_name,
-            node_devices=t.node_devices,
+            # nvbandwidth copies over NVLink only: its workers claim the node's GPUs, not its EFA devices.
+            node_devices=t.node_devices.gpus_only() if t.node_devices is not None else None,
         )
         for t in args.targets
         for name in target_job_names(t)

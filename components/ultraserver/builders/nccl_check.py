@@ -144,13 +144,6 @@ def mpijob_manifest(args: NcclJobArgs) -> dict[str, Any]:
     )
 
 
-def device_claim_template(args: NcclJobArgs) -> dict[str, Any] | None:
-    """The workers' ResourceClaimTemplate in DRA mode (None in plugins mode)."""
-    if args.node_devices is None:
-        return None
-    return device_claims.claim_template(args.claim_template_name, args.namespace, args.node_devices)
-
-
 def nccl_check_args(settings: Settings) -> list[NcclJobArgs]:
     """One run per UltraServer node group when ncclCheck is on (a grouped fleet's run lands on one of its cliques)."""
     check = settings.nccl_check

@@ -203,14 +203,6 @@ def _worker_resources(args: NvbandwidthJobArgs, channel_claim: dict[str, str]) -
     return device_claims.whole_node_resources(args.node_devices, channel_claim)
 
 
-def device_claim_template(args: NvbandwidthJobArgs) -> dict[str, Any] | None:
-    """The workers' ResourceClaimTemplate in DRA mode (None in plugins mode): the node's GPUs and no EFA device, as
-    nvbandwidth copies over NVLink only."""
-    if args.node_devices is None:
-        return None
-    return device_claims.claim_template(args.claim_template_name, args.namespace, args.node_devices.gpus_only())
-
-
 def job_metadata(args: NvbandwidthJobArgs) -> dict[str, dict[str, str]]:
     """Labels and annotations of the MPIJob: the Kueue queue, or why a fleet job bypasses it."""
     if args.queued:

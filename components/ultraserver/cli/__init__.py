@@ -139,9 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
     ver.add_argument(
         "--kubeconfig",
-        default=str(Path.home() / ".kube" / "config"),
-        help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`; default: "
-        "~/.kube/config, $KUBECONFIG is not read)",
+        help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`; default: as "
+        "kubectl, the files of $KUBECONFIG merged, else ~/.kube/config)",
     )
     ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
     ver.add_argument(
@@ -161,8 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     aws_options(st)
     st.add_argument(
         "--kubeconfig",
-        default=str(Path.home() / ".kube" / "config"),
-        help="kubeconfig of the cluster (default: ~/.kube/config, $KUBECONFIG is not read)",
+        help="kubeconfig of the cluster (default: as kubectl, the files of $KUBECONFIG merged, else ~/.kube/config)",
     )
     st.add_argument("--json", metavar="FILE", help="write the status as JSON")
     st.add_argument(

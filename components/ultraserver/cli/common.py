@@ -16,52 +16,103 @@ from ultraserver.facts import aws_ids
 from ultraserver.problems import ConfigError, Described, Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
-EXIT_TABLE: tuple[tuple[int, str], ...] = (
-    (EXIT_OK, "ok"),
-    (
-        EXIT_FAILED,
-        "checks failed: a mandatory policy or an incomplete plan (a required argument missing, an input dropped) "
-        "(plan), a preflight check, a `verify` check (node facts, NVLink, EFA; "
-        "also of a log given with --from-file), a `status` check (of the AWS side too when the cluster could not be "
-        "read), an `extend` with no offering or a failed purchase, or a `rehearse` whose day-2 checks failed on the "
-        "emulated cluster (an injected fault, or a healthy rehearsal that did not pass); also an AWS call the "
-        "caller's IAM policy denies (the line names the IAM action to grant)",
-    ),
-    (
-        EXIT_USAGE,
-        "bad input or usage: invalid settings (one line per problem: the stack key, the bad value, what is allowed "
-        "and the fix; nothing is declared), a stack file that is not valid YAML or has duplicate keys, a "
-        "`--json`/`--graph`/`--html` path that cannot be written or has the wrong extension, a `plan` output path "
-        "naming a file the plan reads or did not write (`--force` overwrites it), a missing or invalid "
-        "`--policy-config`, a `--deployed` file that is unreadable or another stack's, a `--from-file` log that is "
-        "missing, too large, not UTF-8 or of no known tool, a `verify --kubeconfig` that is missing or malformed, a "
-        "`rehearse --break` outside the catalogue or that the stack cannot show, `rehearse` without the emulator "
-        "installed; no usable AWS credentials",
-    ),
-    (
-        EXIT_INTERNAL,
-        "internal error: one line with the cause; `--debug` (anywhere on the command line) prints the traceback",
-    ),
-    (
-        EXIT_UNREACHABLE,
-        "cluster API unreachable (`status`, `verify`): the Kubernetes API did not answer (`verify` then reports every "
-        "check as not judged); `status` also when it has no usable kubeconfig: it still prints the AWS side "
-        "(blocks, reservations, interconnect), says what it could not read, and exits 1 instead when the AWS side "
-        "fails",
-    ),
-)
-"""Every exit code of every command: the --help epilog and the table in docs/plan.md are rendered from it."""
-SUBCOMMAND_EXITS: dict[str, tuple[int, ...]] = {
-    "plan": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
-    "preflight": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
-    "verify": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE),
-    "status": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE),
-    "extend": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
-    "versions": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
-    "stacks": (EXIT_OK, EXIT_USAGE, EXIT_INTERNAL),
-    "rehearse": (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL),
+EXIT_HEADS = {
+    EXIT_OK: "ok",
+    EXIT_FAILED: "checks failed",
+    EXIT_USAGE: "bad input or usage",
+    EXIT_INTERNAL: "internal error",
+    EXIT_UNREACHABLE: "cluster API unreachable",
 }
+_SETTINGS = (
+    "invalid settings (one line per problem: the stack key, the bad value, what is allowed and the fix; nothing is "
+    "declared), a stack file that is not valid YAML or has duplicate keys"
+)
+_DENIED = "an AWS call the caller's IAM policy denies (the line names the IAM action to grant)"
+_CREDENTIALS = "no usable AWS credentials"
+_JSON = "a `--json` path that cannot be written"
+_STACK_COMMANDS = ("plan", "preflight", "verify", "status", "extend", "stacks", "rehearse")
+_SHARED: dict[int, tuple[str, tuple[str, ...]]] = {
+    EXIT_USAGE: (_SETTINGS, _STACK_COMMANDS),
+    EXIT_INTERNAL: ("one line with the cause; `--debug` (anywhere on the command line) prints the traceback", ()),
+}
+"""Meanings several commands share, and which (none named: every command)."""
+COMMAND_EXITS: dict[str, dict[int, str]] = {
+    "plan": {
+        EXIT_OK: "",
+        EXIT_FAILED: "a mandatory policy or an incomplete plan (a required argument missing, an input dropped)",
+        EXIT_USAGE: "a `--json`/`--graph`/`--html` path that cannot be written or has the wrong "
+        "extension or names a file the plan reads or did not write (`--force` overwrites it), a missing or invalid "
+        "`--policy-config`, a `--deployed` file that is unreadable or another stack's",
+        EXIT_INTERNAL: "",
+    },
+    "preflight": {
+        EXIT_OK: "",
+        EXIT_FAILED: f"a preflight check; {_DENIED}",
+        EXIT_USAGE: _CREDENTIALS,
+        EXIT_INTERNAL: "",
+    },
+    "verify": {
+        EXIT_OK: "",
+        EXIT_FAILED: "a verify check (node facts, NVLink, EFA; also of a log given with --from-file)",
+        EXIT_USAGE: f"{_JSON}, a `--from-file` log that is missing, too large, not UTF-8 or of no known "
+        "tool, a `--kubeconfig` that is missing or malformed",
+        EXIT_INTERNAL: "",
+        EXIT_UNREACHABLE: "the Kubernetes API did not answer (every check is reported as not judged)",
+    },
+    "status": {
+        EXIT_OK: "",
+        EXIT_FAILED: f"a status check (of the AWS side too when the cluster could not be read); {_DENIED}",
+        EXIT_USAGE: f"{_JSON}, a `--grace-minutes` or `--horizon-hours` outside 0 to the longest "
+        f"Capacity Block; {_CREDENTIALS}",
+        EXIT_INTERNAL: "",
+        EXIT_UNREACHABLE: "the Kubernetes API did not answer, or no usable kubeconfig: the AWS side (blocks, "
+        "reservations, interconnect) is still printed with what could not be read, and the exit is 1 instead when "
+        "the AWS side fails",
+    },
+    "extend": {
+        EXIT_OK: "",
+        EXIT_FAILED: f"no offering or a failed purchase; {_DENIED}",
+        EXIT_USAGE: f"an `--hours` EC2 does not sell, a `--group` the stack lacks; {_CREDENTIALS}",
+        EXIT_INTERNAL: "",
+    },
+    "versions": {
+        EXIT_OK: "",
+        EXIT_FAILED: "a chart's kubeVersion excludes the `--kubernetes-version` minor",
+        EXIT_USAGE: f"a `--kubernetes-version` that is not a minor, {_JSON}",
+        EXIT_INTERNAL: "",
+    },
+    "stacks": {EXIT_OK: "", EXIT_USAGE: "each bad stack file is listed", EXIT_INTERNAL: ""},
+    "rehearse": {
+        EXIT_OK: "",
+        EXIT_FAILED: "the day-2 checks failed on the emulated cluster (an injected fault, or a healthy rehearsal that "
+        "did not pass)",
+        EXIT_USAGE: "a `--break` outside the catalogue or that the stack cannot show, the emulator not installed",
+        EXIT_INTERNAL: "",
+    },
+}
+"""What each exit code means for each subcommand: its --help lists only its own; EXIT_TABLE joins them."""
+
+
+def exit_meaning(code: int, commands: tuple[str, ...]) -> str:
+    """What ``code`` means for ``commands``: the head, then each command's own cases (named when several)."""
+    named = len(commands) > 1
+    shared, users = _SHARED.get(code, ("", ()))
+    cases = []
+    if shared and (not users or set(users) & set(commands)):
+        everyone = not users or set(users) >= set(commands)
+        cases.append(shared if everyone else f"{shared} ({', '.join(f'`{u}`' for u in users)})")
+    cases += [
+        f"`{command}`: {COMMAND_EXITS[command][code]}" if named else COMMAND_EXITS[command][code]
+        for command in commands
+        if COMMAND_EXITS[command].get(code)
+    ]
+    return f"{EXIT_HEADS[code]}: {'; '.join(cases)}" if cases else EXIT_HEADS[code]
+
+
+SUBCOMMAND_EXITS: dict[str, tuple[int, ...]] = {name: tuple(sorted(codes)) for name, codes in COMMAND_EXITS.items()}
 """The exit codes each subcommand can return (its --help lists them)."""
+EXIT_TABLE: tuple[tuple[int, str], ...] = tuple((code, exit_meaning(code, tuple(COMMAND_EXITS))) for code in EXIT_HEADS)
+"""Every exit code of every command: the top-level --help epilog and the table in docs/plan.md are rendered from it."""
 EXIT_SUMMARY = {
     EXIT_FAILED: "checks failed (the failures are listed above)",
     EXIT_USAGE: "bad input or usage",
@@ -71,8 +122,9 @@ EXIT_SUMMARY = {
 """One line per non-zero exit code: the last line of a failing run when the command gives no more specific reason."""
 
 
-def exit_codes(codes: tuple[int, ...] | None = None) -> str:
-    """The exit-code table (of `codes`, or every code) as --help epilog text."""
+def exit_codes(command: str | None = None) -> str:
+    """The exit codes of one subcommand, with its own meanings (or every command's table) as --help epilog text."""
+    table = EXIT_TABLE if command is None else [(c, exit_meaning(c, (command,))) for c in SUBCOMMAND_EXITS[command]]
     return "exit codes:\n" + "\n".join(
         textwrap.fill(
             meaning.replace("`", ""),
@@ -81,8 +133,7 @@ def exit_codes(codes: tuple[int, ...] | None = None) -> str:
             subsequent_indent="     ",
             break_on_hyphens=False,  # an option (--from-file) stays whole
         )
-        for code, meaning in EXIT_TABLE
-        if codes is None or code in codes
+        for code, meaning in table
     )
 
 
@@ -95,7 +146,7 @@ def add_subcommand(sub: Any, name: str, summary: str) -> argparse.ArgumentParser
         name,
         help=summary,
         description=summary[0].upper() + summary[1:] + ".",
-        epilog=exit_codes(SUBCOMMAND_EXITS[name]),
+        epilog=exit_codes(name),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser

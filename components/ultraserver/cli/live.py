@@ -157,7 +157,8 @@ def cmd_extend(args: argparse.Namespace) -> int:
         raise UsageError(err.problem) from None
     try:
         clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
-        lines, ok = run_extend(group, clients, hours, args.yes, args.now or datetime.now(timezone.utc))
+        now = args.now or datetime.now(timezone.utc)
+        lines, ok = run_extend(group, clients, hours, args.yes, now, settings.cluster.name)
     except PreflightAccessError as err:
         print(f"extend: {err}", file=sys.stderr)
         return EXIT_USAGE

@@ -38,7 +38,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
-    from ultraserver.policy.engine import RULES, evaluate
+    from ultraserver.policy.engine import RULES, disabled_count, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
     policy_config = policy_config_file(args.policy_config)
@@ -50,6 +50,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for target, formats, flag in outputs:
         check_output(target, formats, flag, EARLIER_OUTPUT[flag], inputs=inputs, force=args.force)
     same_path(outputs)
+    if args.charts and not args.render:
+        raise UsageError(Problem("--charts", str(args.charts), "--charts with --render", "add --render DIR"))
     # The program sizes capacity-block groups against the clock (the wall clock, or --now); the report names it.
     with clock.pinned(args.now):
         now = clock.now()
@@ -66,11 +68,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
         warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
-        policies=format_violations(violations, len(RULES)),
+        policies=format_violations(
+            violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
+        ),
         tree=tree(plan),
         summary=summary(plan),
         placeholders=list(dict.fromkeys(plan.placeholders)),
-        notes=[*([deployed_note] if deployed_note else []), *version_notes(settings, now.date()), *render_notes],
+        notes=[
+            *([deployed_note] if deployed_note else []),
+            *version_notes(settings, now.date()),
+            *render_notes,
+            *zone_notes(settings),
+        ],
     )
     print_plan(console_for(sys.stdout), text, sys.stdout)
     _write_outputs(args, plan, settings, now, text)
@@ -122,8 +131,6 @@ def render_check(args: argparse.Namespace, plan: Plan, settings: Settings | None
     """With --render: the releases rendered by a real Helm and written to the folder; what the checks found, and the
     line saying where the manifests went."""
     if not args.render:
-        if args.charts:
-            raise UsageError(Problem("--charts", str(args.charts), "--charts with --render", "add --render DIR"))
         return [], []
     try:
         from ultraserver.offline.render import render_plan
@@ -198,6 +205,15 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
 def version_notes(settings: Any, on: date) -> list[str]:
     """The plan's line about the stack's version set (none without settings)."""
     return [plan_note(settings.cluster.kubernetes_version, on)] if settings is not None else []
+
+
+def zone_notes(settings: Any) -> list[str]:
+    """The plan's line saying which zones it took on trust: which zones exist differs by region and account."""
+    if settings is None:
+        return []
+    network = () if settings.network.existing else settings.network.availability_zones  # else its subnets are checked
+    zones = sorted({*network, *(g.availability_zone for g in settings.gpu_node_groups)})
+    return [f"Zones not checked offline ({', '.join(zones)}): `ultraserver preflight` checks that they exist."]
 
 
 def with_deployed_state(

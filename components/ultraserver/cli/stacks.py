@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ultraserver.cli.common import EXIT_OK, EXIT_USAGE
+from ultraserver.facts import limits
 from ultraserver.problems import ERROR, ConfigError, Described, Problem, format_problems
 
-STACK_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+STACK_NAME = re.compile(limits.PULUMI_STACK_NAME_PATTERN)
 """Stack names reach shell steps and concurrency groups, so only Pulumi's name characters pass."""
 HOSTED_RUNNER = ["ubuntu-latest"]
 """Where a deploy that needs AWS APIs only runs (the platform program of a separate-stack stack)."""

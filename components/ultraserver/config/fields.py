@@ -153,6 +153,14 @@ Zone = Annotated[
 ]
 SecurityGroupId = Annotated[str, pattern(aws_ids.SECURITY_GROUP_ID, "a security group id like sg-0123456789abcdef0")]
 SubnetId = Annotated[str, pattern(aws_ids.SUBNET_ID, "a subnet id like subnet-0123456789abcdef0")]
+SnsTopicArn = Annotated[
+    str,
+    pattern(aws_ids.SNS_TOPIC_ARN, "an SNS topic ARN arn:aws:sns:<region>:<12-digit account>:<topic name>", empty=True),
+]
+# A secret e-mail address passes offline: no rule reads it further.
+EmailAddress = Annotated[
+    str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com", secret=True)
+]
 ManifestMirror = Annotated[
     str, pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True)
 ]

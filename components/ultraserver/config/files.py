@@ -2,7 +2,7 @@
 
 Every input file (stack files and Pulumi.yaml, ``--deployed``, ``--policy-config``, ``--kubeconfig``, the logs
 ``verify --from-file`` judges) goes through here, so a huge file, a YAML alias bomb or bad bytes ends at once with
-a ConfigError naming the file (exit 2), never a long spin or an internal error (issue 24 §2).
+a ConfigError naming the file (exit 2), never a long spin or an internal error.
 
 YAML is read the way the Pulumi CLI reads a stack file, or refused where the two would differ. Pulumi v3.259.0
 decodes stack files with gopkg.in/yaml.v3 into ``any`` (sdk/go/common/encoding/marshal.go:27,111-115;

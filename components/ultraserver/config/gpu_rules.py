@@ -11,7 +11,7 @@ from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
 from ultraserver.facts import ami, capacity_blocks, instances, limits, successive_blocks
-from ultraserver.problems import WARNING, ConfigError, Problem, under
+from ultraserver.problems import WARNING, ConfigError, Described, Problem, under
 
 GroupRule = Callable[[GpuNodeGroupSettings, str, str, date], list[Problem]]
 """A rule of one group entry: the entry, its key, the cluster's Kubernetes minor and the day; the stack file and
@@ -202,9 +202,30 @@ def sizes(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[P
     return found
 
 
+def _windowless(g: GpuNodeGroupSettings, at: str) -> Problem:
+    """A capacity-block group with no window: nothing scales it for its block (preflight fails it while active)."""
+    stuck = g.mode != "managed" and g.desired_size is None  # node_group_spec creates it at 0 and nothing raises it
+    size = 0 if stuck else g.desired_size if g.desired_size is not None else g.full_size
+    return Problem(
+        f"{at}.reservationWindow",
+        Described(
+            f"not set, nor capacityBlocks: the group stays at {size} of {g.full_size} nodes"
+            + (" for good" if stuck else "")
+            + " (no scale-up at the block's start, no scale-down or drain before EC2 reclaims it 60 minutes before "
+            "its end)"
+        ),
+        "the block's start and end, or capacityBlocks",
+        "copy StartDate and EndDate from aws ec2 describe-capacity-blocks into reservationWindow (preflight fails "
+        "a group without them while its reservations are active)",
+        WARNING,
+    )
+
+
 def window(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """Each window ends after it starts, leaves room for the scale-down, fits the block schedule (ended ones:
-    config.expiry)."""
+    config.expiry); a group with none is warned about."""
+    if g.window is None and not g.capacity_blocks_setting:
+        return [_windowless(g, at)]
     found = []
     for index, block in enumerate(g.blocks):
         w = block.window

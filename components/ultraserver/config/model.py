@@ -37,10 +37,12 @@ from ultraserver.config.check_model import (
 from ultraserver.config.fields import (
     AddonVersion,
     Cidr,
+    EmailAddress,
     ManifestMirror,
     Model,
     PrincipalArn,
     SecurityGroupId,
+    SnsTopicArn,
     SubnetId,
     Tags,
     Zone,
@@ -83,9 +85,7 @@ class ClusterSettings(Model):
         (), description="IAM roles or users granted cluster admin through access entries."
     )
     preview_principal_arns: tuple[PrincipalArn, ...] = Field(
-        (),
-        description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the pull-request "
-        "preview role.",
+        (), description="IAM roles or users granted read-only access (AmazonEKSViewPolicy), e.g. the PR preview role."
     )
     deletion_protection: StrictBool = Field(
         True, description="EKS deletion protection: the cluster cannot be deleted until it is turned off."
@@ -283,18 +283,12 @@ class AlertSettings(Model):
     enabled: StrictBool | None = Field(
         None, description="Declare the alerts; default: on when the stack has GPU node groups."
     )
-    sns_topic_arn: Annotated[
-        str,
-        pattern(
-            aws_ids.SNS_TOPIC_ARN,
-            "an SNS topic ARN arn:aws:sns:<region>:<12-digit account>:<topic name>",
-            empty=True,
-        ),
-    ] = Field("", description="Existing SNS topic (it must let EventBridge publish); empty creates an encrypted one.")
-    email_subscriptions: tuple[
-        Annotated[str, pattern(r"[^@\s]+@[^@\s]+\.[^@\s]+", "an e-mail address such as ops@example.com", secret=True)],
-        ...,
-    ] = Field((), description="E-mail addresses subscribed to the topic (each confirms from the mail AWS sends).")
+    sns_topic_arn: SnsTopicArn = Field(
+        "", description="Existing SNS topic (it must let EventBridge publish); empty creates an encrypted one."
+    )
+    email_subscriptions: tuple[EmailAddress, ...] = Field(
+        (), description="E-mail addresses subscribed to the topic (each confirms from the mail AWS sends)."
+    )
 
 
 SECTIONS = (
@@ -323,14 +317,10 @@ class Settings(Model):
         alias="aws:region", description="AWS region."
     )
     aws_profile: StrictStr = Field(
-        "",
-        alias="aws:profile",
-        description="AWS profile of the AWS provider; the Kubernetes providers' kubeconfig and preflight use it too.",
+        "", alias="aws:profile", description="AWS profile of the AWS provider; the kubeconfig and preflight use it too."
     )
     aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
-        (),
-        alias="aws:assumeRoles",
-        description="Roles the AWS provider assumes; the kubeconfig runs `aws eks get-token --role` with the last.",
+        (), alias="aws:assumeRoles", description="Roles the AWS provider assumes; the kubeconfig assumes the last."
     )
     cluster: ClusterSettings = Field(description="The EKS control plane.")
     network: NetworkSettings = Field(default_factory=NetworkSettings, description="The VPC and subnets.")

@@ -1,5 +1,6 @@
 """Rules of a new VPC: CIDR blocks in ranges EKS documents, AWS block sizes, no overlap, the block quota; NAT gateways
-in Local Zones only in the stack's GPU Local Zones, each flagged while AWS support there is unverified."""
+in Local Zones only in the stack's GPU Local Zones, each flagged while AWS support there is unverified; each
+existing subnet listed once."""
 
 from __future__ import annotations
 
@@ -94,4 +95,24 @@ def local_zone_nats(s: Settings, today: date) -> list[Problem]:
                     WARNING,
                 )
             )
+    return found
+
+
+def repeated_subnets(s: Settings) -> list[Problem]:
+    """A subnet listed twice: the toolkit tags each listed subnet for its role, so a repeat would tag it twice."""
+    n, seen, found = s.network, set(), []
+    listed = [("privateSubnetIds", i, v) for i, v in enumerate(n.private_subnet_ids)]
+    listed += [("publicSubnetIds", i, v) for i, v in enumerate(n.public_subnet_ids)]
+    listed += [(f"gpuSubnetIds.{zone}", i, v) for zone, ids in n.gpu_subnet_ids.items() for i, v in enumerate(ids)]
+    for where, index, subnet in listed:
+        if subnet in seen:
+            found.append(
+                Problem(
+                    key(s, f"network.{where}[{index}]"),
+                    subnet,
+                    "each subnet once across privateSubnetIds, publicSubnetIds and gpuSubnetIds",
+                    f"remove the repeated {subnet}, or list the subnet you meant",
+                )
+            )
+        seen.add(subnet)
     return found

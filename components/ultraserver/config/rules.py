@@ -20,7 +20,7 @@ from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
-from ultraserver.config.network_rules import local_zone_nats, vpc_blocks
+from ultraserver.config.network_rules import local_zone_nats, repeated_subnets, vpc_blocks
 from ultraserver.config.reachability import deployer_reach
 from ultraserver.config.version_rules import (
     chart_kubernetes_versions,
@@ -161,6 +161,7 @@ def network_vpc(s: Settings, today: date) -> list[Problem]:
     """A new VPC's CIDR AWS accepts; existing-VPC keys only with vpcId."""
     n, found = s.network, []
     if n.existing:
+        found += repeated_subnets(s)
         for zone in n.gpu_subnet_ids:
             why = _zone_allowed(zone, s.region)
             if why:

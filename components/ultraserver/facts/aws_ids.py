@@ -44,7 +44,7 @@ SNS_TOPIC_ARN = r"arn:aws(-cn|-us-gov)?:sns:" + REGION + ":" + ACCOUNT + r":[A-Z
 """An SNS topic ARN (a FIFO topic's name ends in .fifo)."""
 PRINCIPAL_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":(role|user)/[A-Za-z0-9_+=,.@/-]+"
 """An IAM role or user ARN."""
-ROLE_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":role/[\w+=,.@/-]+"
+ROLE_ARN = r"arn:aws[a-z-]*:iam::" + ACCOUNT + r":role/[A-Za-z0-9_+=,.@/-]+"
 """An IAM role ARN."""
 
 _COMPILED: dict[str, re.Pattern[str]] = {}

@@ -35,11 +35,17 @@ RECLAIM_LEAD_MINUTES = {INSTANCE: 30, ULTRASERVER: 60}
 # Group Capacity Scaledown Before Reservation End to scale the node group down to 0 40 minutes before the reservation
 # ends ... Don't edit or delete this scheduled action." On an UltraServer block that is 20 minutes after the reclaim
 # began, so the toolkit's own scale-down (and drain) must come first.
+EKS_MANAGED_SCALEDOWN_ACTION = "Amazon EKS Node Group Capacity Scaledown Before Reservation End"
+EKS_MANAGED_SCALEDOWN_LEAD = timedelta(minutes=40)
 MIN_DRAIN_MINUTES = 15
 """Least time between a group's scale-down (when its drain starts) and the reclaim: pods are evicted, a trainer
 checkpoints and the Auto Scaling group terminates the instances (minutes each, EC2 user guide capacity-blocks-launch:
 "it takes several minutes to clean up your instance"). A judgement, not measured."""
 DEFAULT_DRAIN_MINUTES = 30
+DRAIN_NOTICE_MINUTES = 15
+"""How long before the scale-down the in-cluster drain cuts a block off (cordon, Kueue hold, reclaim time on pods
+and Workloads, checkpoint request) and evicts its pods, so they are gone when the Auto Scaling group terminates the
+instances (builders/drain_script.py keeps a copy). A judgement, not measured."""
 DEFAULT_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + DEFAULT_DRAIN_MINUTES
 MIN_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + MIN_DRAIN_MINUTES
 # A group moves to its next block this long after the scale-down, not at it: a scheduled action may run up to two

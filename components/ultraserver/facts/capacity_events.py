@@ -51,8 +51,8 @@ UNDERUTILIZATION_EVENT_CODES = (
 EVENT_PATTERN_MAX_CHARS = 2048
 
 EVENTS_PRINCIPAL = "events.amazonaws.com"
-# The SNS topic policy: why its events.amazonaws.com statement has no Condition (re-examined 2026-11-25, issue 23 §6,
-# which asked for aws:SourceArn / aws:SourceAccount). The topic policy and the KMS key policy are two questions:
+# The SNS topic policy: why its events.amazonaws.com statement has no Condition (re-examined 2026-11-25,
+# when aws:SourceArn / aws:SourceAccount were asked for). The topic policy and the KMS key policy are two questions:
 # - Topic policy, for EventBridge specifically. EventBridge user guide, "Using resource-based policies for Amazon
 #   EventBridge", section "Amazon SNS permissions" (awsdocs/amazon-eventbridge-user-guide, doc_source/
 #   eb-use-resource-based.md at 4ddcc77a1f4b and at 10e936eebdd8; the repository was archived in 2023): "You can't use

@@ -37,6 +37,9 @@ OPERATION_ACTIONS: dict[tuple[str, str], str] = {
     ("eks", "DescribeAddonVersions"): "eks:DescribeAddonVersions",
     ("service-quotas", "GetServiceQuota"): "servicequotas:GetServiceQuota",
     ("resource-groups", "ListGroupResources"): "resource-groups:ListGroupResources",
+    ("autoscaling", "DescribeAutoScalingGroups"): "autoscaling:DescribeAutoScalingGroups",
+    ("autoscaling", "DescribeScheduledActions"): "autoscaling:DescribeScheduledActions",
+    ("autoscaling", "PutScheduledUpdateGroupAction"): "autoscaling:PutScheduledUpdateGroupAction",
 }
 """(botocore service name, API operation) -> the IAM action that allows it."""
 
@@ -66,7 +69,14 @@ COMMAND_ACTIONS: dict[str, tuple[str, ...]] = {
     ),
     "status": (*_READ_RESERVATIONS, *_READ_BLOCKS),
     "extend": _EXTEND,
-    "extend --yes": (*_EXTEND, "ec2:PurchaseCapacityBlockExtension"),
+    "extend --yes": (
+        *_EXTEND,
+        "ec2:PurchaseCapacityBlockExtension",
+        # After the purchase, the scale-downs tied to the old end move (status/extend_moves.py).
+        "autoscaling:DescribeAutoScalingGroups",
+        "autoscaling:DescribeScheduledActions",
+        "autoscaling:PutScheduledUpdateGroupAction",
+    ),
 }
 """Every IAM action each command may call (plan runs offline and calls none; extend buys only with --yes)."""
 

@@ -66,7 +66,7 @@ DRA_DRIVER_CRDS = {
 """The DRA driver's CRDs by name, each applied by the toolkit from its pin."""
 
 # Kubeflow MPI Operator v0.8.0 (tag v0.8.0 = commit 101db144, 2026-02-18; the newest tag in a mirror of
-# kubeflow/mpi-operator whose last commit is 2026-07-02, re-checked 2026-11-25 for issue 21): the all-in-one manifest
+# kubeflow/mpi-operator whose last commit is 2026-07-02, re-checked 2026-11-25): the all-in-one manifest
 # (namespace, MPIJob CRD, RBAC, controller, image mpioperator/mpi-operator:0.8.0). sha256 and git blob computed from
 # the blob at the tag (674987 bytes). From v0.7.0: Kubernetes libraries 1.35, the CRD's pod template refreshed from
 # the 1.35 API, launcher scheduling directives fixed when a job is unsuspended (kubeflow/mpi-operator#772; Kueue
@@ -80,7 +80,8 @@ MPI_OPERATOR = PinnedManifest(
     ),
     sha256="b38def13a94abe60b2a4b3485239d77f64892b8fbd202e9e435a6031b7500a8f",
     git_blob="7dc9b94defd93c8f51d6552e96323a51ddda5ee3",
-    # Its CRD kubeflow.org_mpijobs.yaml (manifests/base at the tag) serves v2beta1 only.
+    # Its CRD (manifests/base/kubeflow.org_mpijobs.yaml) serves v2beta1, the version the toolkit's MPIJobs use
+    # (tests/fixtures/crds/mpijob-v2beta1.json is read from it at the tag); whether it serves others is UNVERIFIED.
     serves=("kubeflow.org/v2beta1/MPIJob",),
 )
 

@@ -20,7 +20,7 @@ LIFECYCLE_HEARTBEAT_SECONDS = 300
 MANAGED_TAG = "aws-node-termination-handler/managed"
 
 # README example queue: `MessageRetentionPeriod: 300`. Encryption: SSE-SQS; SSE-KMS with the AWS managed key is
-# not supported because EventBridge could not publish (README, SQS section).
+# not supported because EventBridge could not publish (the handler's README, SQS section).
 MESSAGE_RETENTION_SECONDS = 300
 
 # The EventBridge rules the README lists, all targeting the queue (name suffix -> event pattern).

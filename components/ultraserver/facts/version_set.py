@@ -24,7 +24,7 @@ NO_POLICY = "no published support policy"
 UNPINNED = "unpinned (EKS default; unverified)"
 
 CHECKED = date(2026, 11, 25)
-"""When the set was last checked against its sources as a whole (issue 21)."""
+"""When the set was last checked against its sources as a whole."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ NEWEST_FOUND: dict[str, NewestFound] = {
         CHECKED,
     ),
 }
-"""Re-checks of the newest upstream release (issue 21), by set entry name."""
+"""Re-checks of the newest upstream release, by set entry name."""
 
 
 @dataclass(frozen=True)
@@ -177,16 +177,23 @@ def kubernetes_support(version: str, on: date) -> str:
 
 
 def status(entry: VersionEntry, on: date) -> str:
-    """The support status of one entry on a date."""
-    if entry.kind == "kubernetes":
-        return kubernetes_support(entry.version, on)
+    """The support status of one entry on a date, saying which of its claims no checked source backs.
+
+    A row's status is its Kubernetes minor's EKS support; its source says where the pinned version comes from. When
+    either is unverified, the status says so instead of a bare "supported".
+    """
     if entry.kind == "chart":
         return chart_support(entry.name, entry.version)
     if entry.kind == "addon" and not entry.version:
         return UNPINNED
-    if entry.minor:
-        return kubernetes_support(entry.minor, on)
-    return NO_POLICY
+    minor = entry.version if entry.kind == "kubernetes" else entry.minor
+    if not minor:
+        return NO_POLICY
+    row = kubernetes.eks_version(minor)
+    doubts = [] if row and row.verified else ["EKS dates unverified"]
+    if entry.kind != "kubernetes" and "unverified" in entry.source.lower():
+        doubts.append("pinned version unverified")
+    return kubernetes_support(minor, on) + (f" ({'; '.join(doubts)})" if doubts else "")
 
 
 def _kubernetes_entries() -> list[VersionEntry]:

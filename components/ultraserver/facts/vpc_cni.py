@@ -8,8 +8,8 @@ aws/amazon-vpc-cni-k8s README.md (master b52188387, 2026-08-20; read 2026-11-27)
 - ``MINIMUM_IP_TARGET``: "a target number for a floor on how many total IP addresses are allocated"; ``WARM_IP_TARGET``
   "the number of free IP addresses that the ipamd daemon should attempt to keep available"; "It is strongly suggested
   to set MINIMUM_IP_TARGET when using WARM_IP_TARGET".
-docs/eni-and-ip-target.md: "If you plan to run around 10 pods, the advice is to set MINIMUM_IP_TARGET slightly higher
-than that, like 12, and have WARM_IP_TARGET=2"; it also warns that WARM_IP_TARGET adds EC2 calls (throttling) for
+Its docs/eni-and-ip-target.md: "If you plan to run around 10 pods, the advice is to set MINIMUM_IP_TARGET slightly
+higher than that, like 12, and have WARM_IP_TARGET=2"; it also warns that WARM_IP_TARGET adds EC2 calls (throttling) for
 clusters with high pod churn. GPU nodes run a fixed set of DaemonSets and few, long jobs (low churn), so the floor
 is the planned pods per GPU node (network.gpuPodsPerNode, which the subnets are sized for) and the warm pool 2: a
 node holds at most its pods plus 2 addresses, inside the sizing's headroom, instead of its pods plus a whole ENI.

@@ -1,4 +1,4 @@
-"""What the real engine would refuse or silently lose in a recorded plan (issue 23 §8).
+"""What the real engine would refuse or silently lose in a recorded plan.
 
 - A provider resource without a required argument of its SDK Args class: the provider refuses it at deploy time
   ("Missing required property"), so the plan refuses it first.

@@ -6,6 +6,7 @@ engine receives them (camelCase, serialized), with the URNs each resource waits 
 
 from __future__ import annotations
 
+import functools
 import json
 import runpy
 import sys
@@ -25,18 +26,15 @@ from pydantic import ValidationError
 
 from ultraserver import clock
 from ultraserver.config.errors import program_problems
-from ultraserver.offline import placeholders
+from ultraserver.offline import placeholders, wire
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.project import load_project, stack_config
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
 from ultraserver.problems import ConfigError, Described, Problem
 from ultraserver.resources import pinned_manifest
 
-# Sentinels of the Pulumi wire format (sdk/python/lib/pulumi/runtime/rpc.py).
-_SIG = "4dabf18193072939515e22adb298388d"
-_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
-_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+ANSWER_SHOWN = 120
+"""Characters of a data-source answer the plan's placeholder list shows."""
 
 
 @dataclass
@@ -66,26 +64,6 @@ class Plan:
     def by_urn(self) -> dict[str, PlanResource]:
         """Resources keyed by URN."""
         return {r.urn: r for r in self.resources}
-
-
-def plain(value: Any) -> Any:
-    """Turn a wire-format value into plain JSON: secrets masked, references as URNs, ints as ints."""
-    if isinstance(value, dict):
-        sig = value.get(_SIG)
-        if sig == _SECRET_SIG:
-            return "[secret]"
-        if sig == _RESOURCE_SIG:
-            return value.get("urn", "")
-        if sig is not None:
-            return f"[{sig}]"
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if value == _UNKNOWN:
-        return "[unknown]"
-    return value
 
 
 class OfflineMocks(pulumi.runtime.Mocks):
@@ -121,7 +99,9 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if result is None:
             self.calls.append(f"{note} -> no offline value (empty answer)")
             return {}, []
-        self.calls.append(f"{note} -> {result.get('value', result)}")
+        answer = str(result.get("value", result))
+        # A whole document (pulumi-eks's kubeconfig) would drown the list: its arguments above say what was asked.
+        self.calls.append(f"{note} -> {answer if len(answer) <= ANSWER_SHOWN else answer[:ANSWER_SHOWN] + '...'}")
         return result, []
 
 
@@ -150,7 +130,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self._owner_of[urn] = owner
         kubeconfig = placeholders.kubeconfig(cluster_name, region)
         return {
-            "eksCluster": {_SIG: _RESOURCE_SIG, "urn": urn, "id": placeholders.resource_id(cluster_name)},
+            "eksCluster": wire.resource_reference(urn, placeholders.resource_id(cluster_name)),
             "kubeconfig": kubeconfig,
             "kubeconfigJson": json.dumps(kubeconfig),
             "clusterSecurityGroupId": "sg-offline-pulumi-eks-cluster",
@@ -174,7 +154,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             self._urns.add(urn)
         self._registering.urn = urn
         response = super().RegisterResource(request)
-        inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
+        inputs = wire.plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
         dependencies = sorted({self.owner(d) for d in request.dependencies})
         by_input = {
             key: sorted({self.owner(d) for d in deps.urns}) for key, deps in request.propertyDependencies.items()
@@ -200,7 +180,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def Call(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """A component method (pulumi-eks's Cluster.getKubeconfig), which the SDK's mock monitor does not answer:
         the mocks answer it as a data-source call, with the receiver's registered state as ``__self__``."""
-        args = plain(json_format.MessageToDict(request.args))
+        args = wire.plain(json_format.MessageToDict(request.args))
         receiver = self.resources.get(args.get("__self__", ""))
         args["__self__"] = dict(receiver.state) if receiver else {}
         result, _ = self.mocks.call(pulumi.runtime.MockCallArgs(request.tok, args, request.provider))
@@ -209,7 +189,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record a read of an existing resource (e.g. a StackReference), then let the mock monitor answer it."""
         response = super().ReadResource(request)
-        inputs = plain(json_format.MessageToDict(request.properties))
+        inputs = wire.plain(json_format.MessageToDict(request.properties))
         dependencies = sorted({self.owner(d) for d in request.dependencies})
         self.records.append(
             PlanResource(response.urn, request.type, request.name, request.parent, inputs, dependencies, True, {})
@@ -230,15 +210,9 @@ def run_plan(
     config, secret_keys = stack_config(project, stack)
     for key, value in (overrides or {}).items():
         config[key] = value if isinstance(value, str) else json.dumps(value)
+    program = functools.partial(runpy.run_path, str(project.main), run_name="__main__")
     with clock.pinned(now):
-        return record(
-            lambda: runpy.run_path(str(project.main), run_name="__main__"),
-            project.name,
-            stack,
-            config,
-            secret_keys,
-            project.directory,
-        )
+        return record(program, project.name, stack, config, secret_keys, project.directory)
 
 
 def record(
@@ -288,17 +262,10 @@ def record(
     finally:
         pinned_manifest.set_fetcher(previous)
     if monitor.duplicates:
-        raise ConfigError(
-            [
-                Problem(
-                    "urn",
-                    Described(f"{urn}, declared twice"),
-                    "one resource per URN (the Pulumi engine refuses duplicates)",
-                    "give the resources different names (e.g. rename one of the node groups)",
-                )
-                for urn in sorted(set(monitor.duplicates))
-            ]
-        )
+        once = "one resource per URN (the Pulumi engine refuses duplicates)"
+        fix = "make the settings that name it differ (the name above ends in the value it came from)"
+        twice = [Described(f"{urn}, declared twice") for urn in sorted(set(monitor.duplicates))]
+        raise ConfigError([Problem("urn", urn, once, fix) for urn in twice])
     for resource in monitor.records:
         resource.declared_sources = {
             k: sorted({monitor.owner(d) for d in v}) for k, v in watch.sources.get(resource.urn, {}).items()

@@ -103,7 +103,7 @@ def _expression(expression: Mapping[str, Any], labels: Mapping[str, str]) -> boo
             return have is not None
         case "DoesNotExist":
             return have is None
-        case "Gt" | "Lt" if have is not None and have.isdigit():
+        case "Gt" | "Lt" if have is not None and have.isascii() and have.isdigit():
             return int(have) > int(values[0]) if operator == "Gt" else int(have) < int(values[0])
     return False
 

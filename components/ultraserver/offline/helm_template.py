@@ -14,6 +14,7 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -137,9 +138,11 @@ class Rendered:
         return "/crds/" in f"/{self.source}"
 
 
+@lru_cache(maxsize=64)
 def parse(text: str) -> list[Rendered]:
     """The objects of a `helm template` output, each with its `# Source:` path (a file of crds/ that starts with its
-    own `---` puts the path in a document of its own, which the objects after it keep)."""
+    own `---` puts the path in a document of its own, which the objects after it keep). The same output is read
+    once (renders repeat across checks); the objects are shared, so never changed."""
     found = []
     source = ""
     for document in text.split("\n---"):

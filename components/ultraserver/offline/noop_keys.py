@@ -19,6 +19,7 @@ Render = Callable[[Mapping[str, Any]], "str | None"]
 """Renders values into Helm's output text; None when Helm refuses them."""
 Parse = Callable[[str], Sequence[Mapping[str, Any]]]
 _WORKERS = 4
+_DOCUMENT = "\n---\n"
 
 
 def leaves(values: Mapping[str, Any], prefix: Path = ()) -> list[Path]:
@@ -79,23 +80,39 @@ def unstable(first: Flat, second: Flat) -> set[tuple[Any, ...]]:
 
 
 class _Judge:
-    """Whether a render equals the plain one: as text when two plain renders agree (most charts), else object by
-    object without the fields that differed between them."""
+    """Whether a render equals the plain one, document by document: as text where two plain renders agree (most
+    documents of most charts), else object by object without the fields that differed between them."""
 
     def __init__(self, base: str, again: str, parse: Parse) -> None:
-        self.base, self.parse = base, parse
-        self.noise: set[tuple[Any, ...]] | None = None
-        if base != again:
-            self.flat = flatten(parse(base))
-            self.noise = unstable(self.flat, flatten(parse(again)))
+        self.parse = parse
+        self.base = base.split(_DOCUMENT)
+        others = again.split(_DOCUMENT)
+        # Two renders with different document counts: no document can be matched, so each one is compared whole.
+        pairs = zip(self.base, others, strict=True) if len(others) == len(self.base) else [(base, again)]
+        self.noise: dict[int, tuple[Flat, set[tuple[Any, ...]]]] = {}
+        for index, (first, second) in enumerate(pairs):
+            if first != second:
+                flat = flatten(parse(first))
+                self.noise[index] = flat, unstable(flat, flatten(parse(second)))
+        if len(others) != len(self.base):
+            self.base = [base]
 
     def same(self, other: str | None) -> bool:
         if other is None:
             return False
-        if self.noise is None:
-            return other == self.base
-        flat = flatten(self.parse(other))
-        return all(self.flat.get(k) == flat.get(k) for k in (self.flat.keys() | flat.keys()) - self.noise)
+        documents = other.split(_DOCUMENT) if len(self.base) > 1 else [other]
+        if len(documents) != len(self.base):
+            return False
+        for index, (mine, theirs) in enumerate(zip(self.base, documents, strict=True)):
+            if mine == theirs:
+                continue
+            if index not in self.noise:
+                return False
+            flat, noise = self.noise[index]
+            changed = flatten(self.parse(theirs))
+            if any(flat.get(k) != changed.get(k) for k in (flat.keys() | changed.keys()) - noise):
+                return False
+        return True
 
 
 def _collapse(values: Mapping[str, Any], idle: set[Path], prefix: Path = ()) -> list[Path]:

@@ -3,7 +3,7 @@
 The engine's request only shows what survived serialization: Pulumi drops a top-level input whose Output resolved
 to None together with its dependency edge (pulumi/runtime/rpc.py ``serialize_properties``: "We treat properties that
 serialize to None as if they don't exist", pulumi 3.272.0). A stack transformation sees the inputs as declared,
-before that, so the plan can check that every such input arrived and kept its edge (issue 23 §8).
+before that, so the plan can check that every such input arrived and kept its edge.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def generated_outputs(resource_type: str, name: str, inputs: dict[str, Any], reg
     other output the SDK says always has a value (not Optional: lists, numbers, nested objects).
 
     These are what a real deploy knows after creation: ids, ARNs, generated names, endpoints. Without them Pulumi
-    serializes an input read from such an output as None and drops it, with its dependency edge (issue 23 §8).
+    serializes an input read from such an output as None and drops it, with its dependency edge.
     """
     cls = sdk_schema.resource_class(resource_type)
     outputs: dict[str, Any] = {}

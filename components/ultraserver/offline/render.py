@@ -32,7 +32,7 @@ from ultraserver.offline.helm_template import (
     release_inputs,
 )
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
-from ultraserver.problems import INFO, WARNING, Described, Problem
+from ultraserver.problems import INFO, WARNING, ConfigError, Described, Problem
 
 
 @dataclass
@@ -55,18 +55,22 @@ class ReleaseRender:
 class StackRender:
     """Every release of a plan, rendered, and what the checks found."""
 
-    releases: list[ReleaseRender]
-    served: frozenset[served_apis.Api]
+    releases: list[ReleaseRender] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
     def write(self, folder: Path) -> list[Path]:
-        """One manifest file per release (`<plan resource name>.yaml`)."""
-        folder.mkdir(parents=True, exist_ok=True)
+        """One manifest file per release (`<plan resource name>.yaml`); ConfigError if the folder cannot be written."""
         written = []
-        for render in self.releases:
-            path = folder / f"{render.release.resource}.yaml"
-            path.write_text(render.manifest())
-            written.append(path)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for render in self.releases:
+                path = folder / f"{render.release.resource}.yaml"
+                path.write_text(render.manifest())
+                written.append(path)
+        except OSError as error:
+            raise ConfigError(
+                Problem("--render", str(folder), "a folder that can be created and written", f"pass another ({error})")
+            ) from None
         return written
 
 
@@ -100,7 +104,7 @@ def render_stack(
         everything += [o.body for o in objects]
     served = frozenset(builtins | served_apis.crd_apis(everything) | served_apis.manifest_apis(plan.manifests))
     flag = served_apis.api_versions_flag(served)
-    stack = StackRender([], served)
+    stack = StackRender()
     for release in releases:
         render = ReleaseRender(release)
         stack.releases.append(render)
@@ -124,7 +128,10 @@ def render_stack(
         stack.problems.append(
             Problem(
                 "GPU nodes",
-                Described(f"none in the plan of {plan.project}/{plan.stack}"),
+                Described(
+                    f"none in the plan of {plan.project}/{plan.stack}: GPU DaemonSet placement and release waits "
+                    "not judged (render the platform project's stack for them)"
+                ),
                 "",
                 "",
                 INFO,

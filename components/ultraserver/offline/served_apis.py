@@ -2,9 +2,11 @@
 
 Built-ins: the GA group/versions of the stack's Kubernetes version, read from the OpenAPI definitions
 kubernetes-validate ships per version (`x-kubernetes-group-version-kind`). Beta and alpha versions are left out:
-since Kubernetes 1.24 new beta APIs are off by default (KEP-3136, "Beta APIs Off by Default"), and EKS documents no
-exception for 1.33-1.35 (UNVERIFIED beyond that silence). Custom resources: every version a CRD serves, of the CRDs
-a chart renders (its crds/ and templates) and of the upstream manifests the toolkit applies (facts/manifests.py).
+KEP-3136 (kubernetes/enhancements issue 3136, stable in 1.24): "New beta APIs will not be enabled in clusters by
+default. Existing beta APIs and new versions of existing beta APIs, will continue to be enabled by default." That no
+beta API from before 1.24 is still served in 1.33-1.35, and that EKS turns on no beta API by default, is UNVERIFIED.
+Custom resources: every version a CRD serves, of the CRDs a chart renders (its crds/ and templates) and of the
+upstream manifests the toolkit applies (facts/manifests.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ultraserver.facts import manifests
 
 Api = tuple[str, str, str]
 """(group, version, kind); the core group is ""."""
-_GA = re.compile(r"v\d+")
+_GA = re.compile(r"v[0-9]+")
 _LEAVES = {"DeleteOptions", "WatchEvent", "Status", "APIGroup", "APIGroupList", "APIResourceList", "APIVersions"}
 
 

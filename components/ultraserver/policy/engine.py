@@ -133,3 +133,8 @@ def evaluate(
         elif rule.check_stack is not None:
             out += [Violation(rule.name, level, p.key, p) for p in rule.check_stack(resources, options)]
     return out
+
+
+def disabled_count(config: Mapping[str, Any] | None, rules: Sequence[Rule] = RULES) -> int:
+    """How many rules the policy config turns off (they report nothing, so the plan must not count them as checked)."""
+    return sum(1 for settings in resolve_config(config, rules).values() if settings.level == DISABLED)

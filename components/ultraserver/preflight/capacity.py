@@ -10,8 +10,9 @@ from typing import Any
 from ultraserver.facts import capacity_states
 from ultraserver.facts.capacity_blocks import current_block
 from ultraserver.preflight.clients import ApiFailure, Client, call, call_all
-from ultraserver.preflight.report import FAIL, PASS, WARN, check, worst
+from ultraserver.preflight.report import FAIL, PASS, WARN, aggregate, check, worst
 from ultraserver.preflight.target import PreflightGroup
+from ultraserver.preflight.windows import window_match_check
 from ultraserver.problems import Problem
 
 
@@ -87,13 +88,6 @@ def _utc_dates(cr: dict) -> dict:
     return {**cr, **dates}
 
 
-def _aggregate(name: str, items: list[tuple[str, str, str]], fix: str) -> Problem:
-    """One check from per-reservation (id, status, text) results; fix is kept only when not all pass."""
-    status = worst(s for _, s, _ in items)
-    detail = "; ".join(f"{cr_id}: {text}" for cr_id, _, text in items)
-    return check(name, status, detail, fix if status != PASS else "")
-
-
 def check_reservations(
     group: PreflightGroup, ec2: Client, resource_groups: Client, now: datetime, horizon_hours: int
 ) -> list[Problem]:
@@ -103,15 +97,15 @@ def check_reservations(
     reservations are checked for having ended (a stale reservation still named by the group).
     """
     if len(group.blocks) < 2:
-        return _current_checks(group, ec2, resource_groups, now, horizon_hours)
+        return _current_checks(group, ec2, resource_groups, now, horizon_hours, 0)
     index = current_block(group.blocks, now)
     current = dataclasses.replace(group, capacity_reservation_ids=list(group.blocks[index].reservation_ids))
-    checks = _current_checks(current, ec2, resource_groups, now, horizon_hours)
+    checks = _current_checks(current, ec2, resource_groups, now, horizon_hours, index)
     return [*checks, _other_blocks_check(f"{group.name}:", group, index, ec2)]
 
 
 def _current_checks(
-    group: PreflightGroup, ec2: Client, resource_groups: Client, now: datetime, horizon_hours: int
+    group: PreflightGroup, ec2: Client, resource_groups: Client, now: datetime, horizon_hours: int, index: int
 ) -> list[Problem]:
     prefix = f"{group.name}:"
     if not group.capacity_reservation_ids and not group.capacity_reservation_resource_group_arn:
@@ -151,13 +145,20 @@ def _current_checks(
         checks.append(check(f"{prefix} reservations exist", PASS, f"{len(found)} found: {', '.join(found)}"))
     if not found:
         return checks
-    return checks + _found_checks(prefix, group, found, ec2, now, horizon_hours)
+    return checks + _found_checks(prefix, group, found, ec2, now, horizon_hours, index)
 
 
 def _found_checks(
-    prefix: str, group: PreflightGroup, found: dict[str, dict], ec2: Client, now: datetime, horizon_hours: int
+    prefix: str,
+    group: PreflightGroup,
+    found: dict[str, dict],
+    ec2: Client,
+    now: datetime,
+    horizon_hours: int,
+    index: int,
 ) -> list[Problem]:
-    """Checks of the reservations found: state, instance type, count, zone, window and block."""
+    """Checks of the reservations found: state, instance type, count, zone, window (and the stack's: block
+    ``index``'s) and block."""
     checks: list[Problem] = []
 
     states: list[tuple[str, str, str]] = []
@@ -166,14 +167,14 @@ def _found_checks(
         states.append((cr_id, PASS if state in capacity_states.USABLE else FAIL, state))
     bad_states = sorted({text for _, s, text in states if s == FAIL})
     state_fix = "; ".join(f"{s}: {capacity_states.state_fix(s)}" for s in bad_states)
-    checks.append(_aggregate(f"{prefix} reservation state", states, state_fix))
+    checks.append(aggregate(f"{prefix} reservation state", states, state_fix))
 
     types: list[tuple[str, str, str]] = [
         (cr_id, PASS if cr.get("InstanceType") == group.instance_type else FAIL, str(cr.get("InstanceType")))
         for cr_id, cr in found.items()
     ]
     checks.append(
-        _aggregate(
+        aggregate(
             f"{prefix} instance type",
             types,
             f"use a Capacity Block for {group.instance_type}; this group only launches that type",
@@ -187,7 +188,7 @@ def _found_checks(
         zone = str(cr.get("AvailabilityZone"))
         zones.append((cr_id, PASS if zone == group.availability_zone else FAIL, zone))
     checks.append(
-        _aggregate(
+        aggregate(
             f"{prefix} reservation zone",
             zones,
             f"GPU subnets are in {group.availability_zone}; put the group's subnets in the reservation's zone "
@@ -196,7 +197,9 @@ def _found_checks(
     )
 
     checks.append(_window_check(prefix, found, now, horizon_hours))
-    checks.extend(_block_checks(prefix, group, found, ec2))
+    blocks = _describe_blocks(found, ec2)
+    checks.append(window_match_check(prefix, group, index, found, {} if isinstance(blocks, ApiFailure) else blocks))
+    checks.extend(_block_checks(prefix, group, found, blocks, ec2))
     return checks
 
 
@@ -236,7 +239,7 @@ def _other_blocks_check(prefix: str, group: PreflightGroup, current: int, ec2: C
             items.append((cr_id, FAIL if ended else PASS, f"{block_key}: {state}"))
             if ended:
                 fixes.append(capacity_states.stale_fix(block_key, state, past=index < current))
-    return _aggregate(f"{prefix} other blocks", items, "; ".join(dict.fromkeys(fixes)))
+    return aggregate(f"{prefix} other blocks", items, "; ".join(dict.fromkeys(fixes)))
 
 
 def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_hours: int) -> Problem:
@@ -257,21 +260,30 @@ def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_ho
         FAIL: "purchase a new Capacity Block; an ended reservation launches nothing",
         WARN: "expect the group to wait for the start, or extend the block (aws ec2 purchase-capacity-block-extension)",
     }
-    return _aggregate(f"{prefix} reservation window", items, fixes.get(status, ""))
+    return aggregate(f"{prefix} reservation window", items, fixes.get(status, ""))
 
 
-def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec2: Client) -> list[Problem]:
+def _describe_blocks(found: dict[str, dict], ec2: Client) -> dict[str, dict] | ApiFailure:
+    """The Capacity Blocks behind the reservations, by id (none asked when no reservation names one)."""
+    block_ids = sorted({cr["CapacityBlockId"] for cr in found.values() if cr.get("CapacityBlockId")})
+    if not block_ids:
+        return {}
+    try:
+        answer = call_all(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
+    except ApiFailure as exc:
+        return exc
+    return {b["CapacityBlockId"]: _utc_dates(b) for b in answer.get("CapacityBlocks", [])}
+
+
+def _block_checks(
+    prefix: str, group: PreflightGroup, found: dict[str, dict], blocks: dict[str, dict] | ApiFailure, ec2: Client
+) -> list[Problem]:
     """UltraServer type and interconnect status of the Capacity Blocks behind the reservations."""
     block_of = {cr_id: cr.get("CapacityBlockId") for cr_id, cr in found.items()}
     block_ids = sorted({b for b in block_of.values() if b})
     type_name, link_name = f"{prefix} UltraServer type", f"{prefix} interconnect"
-    blocks: dict[str, dict] = {}
-    if block_ids:
-        try:
-            answer = call_all(ec2, "describe_capacity_blocks", CapacityBlockIds=block_ids)
-        except ApiFailure as exc:
-            return [check(type_name, FAIL, str(exc), exc.fix)]
-        blocks = {b["CapacityBlockId"]: b for b in answer.get("CapacityBlocks", [])}
+    if isinstance(blocks, ApiFailure):
+        return [check(type_name, FAIL, str(blocks), blocks.fix)]
 
     type_items: list[tuple[str, str, str]] = []
     for cr_id, block_id in block_of.items():
@@ -283,7 +295,7 @@ def _block_checks(prefix: str, group: PreflightGroup, found: dict[str, dict], ec
         ok = ultraserver_type == group.ultraserver_type
         type_items.append((cr_id, PASS if ok else FAIL, f"{block_id} UltraserverType={ultraserver_type}"))
     checks = [
-        _aggregate(
+        aggregate(
             type_name,
             type_items,
             f"the group is configured for {group.ultraserver_type}; purchase an UltraServer Capacity Block of that "
@@ -311,4 +323,4 @@ def _interconnect_check(name: str, block_ids: list[str], ec2: Client) -> Problem
         "impaired: contact AWS Support before deploying; insufficient-data/unreported: normal before the block "
         "starts, rerun preflight once it is active"
     )
-    return _aggregate(name, items, fix)
+    return aggregate(name, items, fix)

@@ -87,6 +87,27 @@ def check_zone_opt_in(target: PreflightTarget, ec2: Client) -> list[Problem]:
     return checks
 
 
+def check_control_plane_zones(target: PreflightTarget, ec2: Client) -> list[Problem]:
+    """Each zone of a new VPC's control-plane subnets is a regional zone the region has (the offline plan checks only
+    the name's form: which zones exist differs by region and account)."""
+    zones = _zones(ec2, target.control_plane_zones)
+    checks = []
+    for name in sorted(set(target.control_plane_zones)):
+        zone, label = zones.get(name), f"zone {name} exists"
+        if zone is None:
+            listed = f"aws ec2 describe-availability-zones --region {target.region}"
+            fix = f"set network.availabilityZones to zones `{listed}` lists"
+            checks.append(
+                check(label, FAIL, f"{name} is not a zone of {target.region} (DescribeAvailabilityZones)", fix)
+            )
+        elif zone.get("ZoneType", "availability-zone") != "availability-zone":
+            fix = "use regional zones for the control plane (Local Zones cannot host it)"
+            checks.append(check(label, FAIL, f"{name} is a {zone.get('ZoneType')}, not a regional zone", fix))
+        else:
+            checks.append(check(label, PASS, f"availability zone, {zone.get('State', 'available')}"))
+    return checks
+
+
 def check_zone_offerings(target: PreflightTarget, ec2: Client) -> list[Problem]:
     """Each group outside the toolkit's zone catalog (zoneNotInCatalog) is in a zone EC2 says offers its type."""
     unlisted = [g for g in target.groups if g.zone_not_in_catalog]
@@ -331,6 +352,7 @@ def run_preflight(
         )
     checks += _guarded("GPU zones opted in", lambda: check_zone_opt_in(target, clients.ec2))
     checks += _guarded("GPU zones offer the type", lambda: check_zone_offerings(target, clients.ec2))
+    checks += _guarded("control-plane zones exist", lambda: check_control_plane_zones(target, clients.ec2))
     checks += _guarded("AMI", lambda: check_ami(target, clients.ssm))
     checks += _guarded("subnets", lambda: check_subnets(target, clients.ec2))
     version_name = f"Kubernetes {target.kubernetes_version} offered"

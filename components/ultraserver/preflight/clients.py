@@ -45,6 +45,8 @@ class PreflightClients:
     service_quotas: Client
     resource_groups: Client
     sts: Client
+    autoscaling: Client | None = None
+    """Auto Scaling, for ``extend`` moving the scale-downs; None: not asked."""
     ec2_once: Client | None = None
     """EC2 without retries, for purchases (PurchaseCapacityBlockExtension has no idempotency token, and botocore
     retries a read timeout); None: use ``ec2``."""
@@ -207,6 +209,7 @@ def clients_from_session(session: boto3.Session, region: str, endpoint_url: str 
         service_quotas=client("service-quotas"),
         resource_groups=client("resource-groups"),
         sts=client("sts"),
+        autoscaling=client("autoscaling"),
         # A purchase is sent once: a retried one whose first request went through could buy twice (not verified).
         ec2_once=client("ec2", config.merge(Config(retries={"total_max_attempts": 1, "mode": "standard"}))),
     )

@@ -24,6 +24,13 @@ def worst(statuses: Iterable[str]) -> str:
     return FAIL if FAIL in ranked else WARN if WARN in ranked else PASS
 
 
+def aggregate(name: str, items: list[tuple[str, str, str]], fix: str) -> Problem:
+    """One check from per-reservation (id, status, text) results; fix is kept only when not all pass."""
+    status = worst(s for _, s, _ in items)
+    detail = "; ".join(f"{cr_id}: {text}" for cr_id, _, text in items)
+    return check(name, status, detail, fix if status != PASS else "")
+
+
 def format_checks(checks: Sequence[Problem]) -> str:
     """Every check as the shared problem report (fixes shown for warnings and failures), then a summary line."""
     counts = {level: sum(1 for c in checks if c.level == level) for level in (PASS, WARN, FAIL)}

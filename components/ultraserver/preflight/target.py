@@ -28,6 +28,7 @@ class PreflightGroup:
     blocks: tuple[CapacityBlock, ...] = field(default=())  # every block of capacityBlocks (one without it)
     settings_key: str = ""  # the group's stack key, e.g. gpuNodeGroups[0]
     zone_not_in_catalog: bool = False  # the zone is outside facts.instances.OFFERED_ZONES: ask EC2
+    successive: bool = False  # the blocks come from capacityBlocks (else reservationWindow)
 
 
 @dataclass
@@ -48,6 +49,7 @@ class PreflightTarget:
     cluster_name: str = ""  # cluster.name: an existing cluster's access entries decide the creator check
     aws_profile: str = ""  # aws:profile, the profile Pulumi's AWS provider uses
     assume_roles: tuple[AssumeRoleSettings, ...] = ()  # aws:assumeRoles, assumed in order as the provider does
+    control_plane_zones: tuple[str, ...] = ()  # network.availabilityZones of a new VPC (the plan cannot check them)
 
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
@@ -67,6 +69,8 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     target.admin_principal_arns = settings.cluster.admin_principal_arns
     target.cluster_name = settings.cluster.name
     target.aws_profile, target.assume_roles = settings.aws_profile, settings.aws_assume_roles
+    if not settings.network.existing:
+        target.control_plane_zones = tuple(settings.network.availability_zones)
     return target
 
 
@@ -87,6 +91,7 @@ def _gpu_groups(settings: Settings) -> list[PreflightGroup]:
             blocks=g.blocks,
             settings_key=f"gpuNodeGroups[{index}]",
             zone_not_in_catalog=g.zone_not_in_catalog,
+            successive=bool(g.capacity_blocks_setting),
         )
         for index, g in enumerate(settings.gpu_node_groups)
     ]

@@ -21,8 +21,8 @@ from ultraserver.rehearse import logs
 from ultraserver.rehearse.cluster import Cluster, GpuNode, iso, pod
 from ultraserver.rehearse.selectors import matches
 
-_NP = re.compile(r"-np\s+(\d+)")
-_SIZE = re.compile(r"-(b|e|f)\s+(\d+)([KMG]?)")
+_NP = re.compile(r"-np\s+([0-9]+)")
+_SIZE = re.compile(r"-(b|e|f)\s+([0-9]+)([KMG]?)")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 HEALTHY_MARGIN = 1.25
 """A healthy rehearsed run reaches this multiple of the job's bus-bandwidth threshold (the rehearsal proves the

@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-_SET = re.compile(r"^\s*([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)\s*$")
-_PAIR = re.compile(r"^\s*([^\s!=]+)\s*(==|=|!=)\s*([^\s]*)\s*$")
-_EXISTS = re.compile(r"^\s*(!?)\s*([^\s!=()]+)\s*$")
+_SET = re.compile(r"\s*([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)\s*")
+_PAIR = re.compile(r"\s*([^\s!=]+)\s*(==|=|!=)\s*([^\s]*)\s*")
+_EXISTS = re.compile(r"\s*(!?)\s*([^\s!=()]+)\s*")
 
 Requirement = Callable[[Mapping[str, str]], bool]
 
@@ -33,19 +33,19 @@ def _requirements(selector: str) -> list[str]:
 
 
 def _requirement(text: str) -> Requirement:
-    found = _SET.match(text)
+    found = _SET.fullmatch(text)
     if found:
         key, operator, values = found.group(1), found.group(2), {v.strip() for v in found.group(3).split(",")}
         if operator == "in":
             return lambda labels: labels.get(key) in values
         return lambda labels: labels.get(key) not in values
-    found = _PAIR.match(text)
+    found = _PAIR.fullmatch(text)
     if found:
         key, operator, value = found.groups()
         if operator == "!=":
             return lambda labels: labels.get(key) != value
         return lambda labels: labels.get(key) == value
-    found = _EXISTS.match(text)
+    found = _EXISTS.fullmatch(text)
     if found:
         negated, key = found.group(1) == "!", found.group(2)
         return lambda labels: (key in labels) != negated
@@ -61,7 +61,7 @@ def field_values(obj: Mapping[str, Any], selector: str) -> dict[str, str]:
     """The object's value of each dotted path the field selector names (missing fields read as '')."""
     values = {}
     for part in _requirements(selector):
-        found = _PAIR.match(part)
+        found = _PAIR.fullmatch(part)
         if not found:
             raise ValueError(f"unable to parse field requirement {part!r}")
         value: Any = obj

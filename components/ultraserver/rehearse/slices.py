@@ -1,4 +1,4 @@
-"""ResourceSlices as the two DRA drivers publish them on a p6e-gb200 node (resource.k8s.io/v1 objects).
+"""ResourceSlices as the two DRA drivers publish them on a GB200 node (resource.k8s.io/v1 objects).
 
 Shapes read at the pinned sources:
 - NVIDIA (kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1): driver ``gpu.nvidia.com`` (cmd/gpu-kubelet-plugin/main.go:42),

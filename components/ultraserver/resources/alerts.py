@@ -19,6 +19,7 @@ import pulumi_aws as aws
 
 from ultraserver.builders.alerts import alert_patterns, key_policy, topic_policy
 from ultraserver.facts import limits
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 
 # Lengths of the two parts of a rule's name_prefix, "<stem>-<suffix>-", which together fill EVENT_RULE_NAME_PREFIX.
@@ -26,6 +27,7 @@ RULE_STEM = 16
 RULE_SUFFIX = limits.EVENT_RULE_NAME_PREFIX.maximum - RULE_STEM - 2
 
 
+@checked()
 @dataclass
 class AlertsArgs:
     """Inputs of the alerts."""

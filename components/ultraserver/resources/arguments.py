@@ -138,6 +138,13 @@ def _call_problems(
     return []
 
 
+def moved_into(model: str, *names: str, **renamed: str) -> dict[str, str]:
+    """Where arguments an earlier release took went: into ``settings=<model>(...)`` under the same name (``names``) or
+    as written in ``renamed`` (old name -> what to write)."""
+    written = {name: f"{name}=..." for name in names} | renamed
+    return {name: f"it moved into settings={model}(...): write {text}" for name, text in written.items()}
+
+
 def checked(moved: Mapping[str, str] | None = None) -> Callable[[type[Args]], type[Args]]:
     """Check a dataclass's arguments where a program hands them in: names, types, then its ``problems()`` (if any).
 

@@ -18,6 +18,7 @@ from ultraserver.facts import addons, control_plane_logs, kubernetes, vpc_cni
 from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import PUBLIC_ENDPOINT_FROM_ANYWHERE
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.control_plane_logs import control_plane_log_group
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
@@ -58,6 +59,7 @@ class ClusterCoreData:
     """What nodes need before they boot (e.g. the VPC CNI's Pod Identity association)."""
 
 
+@checked()
 @dataclass
 class ClusterArgs:
     """Inputs of the Cluster component."""

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 import pulumi
 
+from ultraserver.builders.device_claims import claim_template
+from ultraserver.facts.devices import NodeDevices
 from ultraserver.resources.replaced_resource import custom_resource
 
 
-def claim_template_resource(
-    name: str, manifest: dict[str, Any] | None, opts: pulumi.ResourceOptions
-) -> list[pulumi.Resource]:
-    """The template (none when `manifest` is None, i.e. plugins mode), to be created before the job's pods."""
-    if manifest is None:
+class ClaimingJob(Protocol):
+    """A check job whose workers claim their node's devices in DRA mode (IMEX, EFA and NCCL checks)."""
+
+    @property
+    def claim_template_name(self) -> str: ...
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def node_devices(self) -> NodeDevices | None: ...
+
+
+def claim_template_resource(name: str, job: ClaimingJob, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+    """The workers' template (none in plugins mode, where ``node_devices`` is None), to be created before the job's
+    pods."""
+    if job.node_devices is None:
         return []
-    return [custom_resource(name, manifest, opts)]
+    return [custom_resource(name, claim_template(job.claim_template_name, job.namespace, job.node_devices), opts)]

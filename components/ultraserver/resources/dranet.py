@@ -9,6 +9,7 @@ import pulumi
 from ultraserver.builders.device_mode_values import dranet_values
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts import charts
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 
 # The chart README installs it into kube-system, like the EFA device plugin; as a DaemonSet on every GPU node it skips
@@ -16,6 +17,7 @@ from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 DRANET_RELEASE = ChartTarget(charts.DRANET, "aws-dranet", "kube-system", False)
 
 
+@checked()
 @dataclass
 class DranetArgs:
     """Inputs of the DRANET release."""

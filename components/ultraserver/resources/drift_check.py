@@ -2,11 +2,43 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests
 from ultraserver.resources.child_options import child_options
+
+
+def declare_cron_job(
+    owner: pulumi.ComponentResource, name: str, manifests: list[dict[str, Any]], opts: pulumi.ResourceOptions | None
+) -> None:
+    """Namespace, ServiceAccount, ClusterRole and its binding, the script's ConfigMap and the CronJob, in that order
+    (as ``drift_manifests`` and ``reclaim_drain.drain_manifests`` build them), as children of ``owner``."""
+    namespace_doc, account, role, binding, config_map, cron_job = manifests
+    namespace = k8s.core.v1.Namespace(name, metadata=namespace_doc["metadata"], opts=child_options(owner, opts))
+    inside = child_options(owner, opts, pulumi.ResourceOptions(depends_on=[namespace]))
+    sa = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=account["metadata"], opts=inside)
+    cluster_role = k8s.rbac.v1.ClusterRole(
+        f"{name}-role", metadata=role["metadata"], rules=role["rules"], opts=child_options(owner, opts)
+    )
+    bound = k8s.rbac.v1.ClusterRoleBinding(
+        f"{name}-binding",
+        metadata=binding["metadata"],
+        role_ref=binding["roleRef"],
+        subjects=binding["subjects"],
+        opts=child_options(owner, opts, pulumi.ResourceOptions(depends_on=[cluster_role, sa])),
+    )
+    script = k8s.core.v1.ConfigMap(
+        f"{name}-script", metadata=config_map["metadata"], data=config_map["data"], opts=inside
+    )
+    k8s.batch.v1.CronJob(
+        f"{name}-cron",
+        metadata=cron_job["metadata"],
+        spec=cron_job["spec"],
+        opts=child_options(owner, opts, pulumi.ResourceOptions(depends_on=[bound, script])),
+    )
 
 
 class DriftCheck(pulumi.ComponentResource):
@@ -17,29 +49,8 @@ class DriftCheck(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DriftCheckArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:DriftCheck", name, None, opts)
-        namespace_doc, account, role, binding, config_map, cron_job = drift_manifests(args)
+        manifests = drift_manifests(args)
         self.namespace = args.namespace
-        self.cron_job_name = cron_job["metadata"]["name"]
-        namespace = k8s.core.v1.Namespace(name, metadata=namespace_doc["metadata"], opts=child_options(self, opts))
-        inside = child_options(self, opts, pulumi.ResourceOptions(depends_on=[namespace]))
-        sa = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=account["metadata"], opts=inside)
-        cluster_role = k8s.rbac.v1.ClusterRole(
-            f"{name}-role", metadata=role["metadata"], rules=role["rules"], opts=child_options(self, opts)
-        )
-        bound = k8s.rbac.v1.ClusterRoleBinding(
-            f"{name}-binding",
-            metadata=binding["metadata"],
-            role_ref=binding["roleRef"],
-            subjects=binding["subjects"],
-            opts=child_options(self, opts, pulumi.ResourceOptions(depends_on=[cluster_role, sa])),
-        )
-        script = k8s.core.v1.ConfigMap(
-            f"{name}-script", metadata=config_map["metadata"], data=config_map["data"], opts=inside
-        )
-        k8s.batch.v1.CronJob(
-            f"{name}-cron",
-            metadata=cron_job["metadata"],
-            spec=cron_job["spec"],
-            opts=child_options(self, opts, pulumi.ResourceOptions(depends_on=[bound, script])),
-        )
+        self.cron_job_name = manifests[-1]["metadata"]["name"]
+        declare_cron_job(self, name, manifests, opts)
         self.register_outputs({"namespace": args.namespace, "cronJob": self.cron_job_name})

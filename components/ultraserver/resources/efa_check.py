@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.builders.efa_check import EfaCheckArgs, device_claim_template, efa_mpijob_manifest
+from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.device_claims import claim_template_resource
@@ -30,7 +30,7 @@ class EfaCheck(pulumi.ComponentResource):
             name, metadata=namespace_manifest(args.namespace)["metadata"], opts=child_options(self, opts)
         )
         in_namespace = child_options(self, opts, pulumi.ResourceOptions(depends_on=[namespace]))
-        claims = claim_template_resource(f"{name}-{args.name}-devices", device_claim_template(args), in_namespace)
+        claims = claim_template_resource(f"{name}-{args.name}-devices", args, in_namespace)
         replaced_custom_resource(f"{name}-{args.name}", manifest, self, opts, [namespace, *claims])
         self.register_outputs(
             {"namespace": args.namespace, "jobName": args.name, "minBusBandwidthGbps": args.min_bus_bandwidth_gbps}

@@ -46,7 +46,7 @@ from ultraserver.facts.capacity_blocks import CapacityBlock
 from ultraserver.facts.efa import LayoutSummary
 from ultraserver.facts.tags import UPGRADE_SAFE
 from ultraserver.problems import ERROR, ConfigError, Problem
-from ultraserver.resources.arguments import checked
+from ultraserver.resources.arguments import checked, moved_into
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.cluster import Cluster, ClusterCoreData
 from ultraserver.resources.launch_template import NodeImage, gpu_launch_template
@@ -57,27 +57,29 @@ from ultraserver.resources.self_managed import self_managed_group
 
 ARGS = "GpuNodeGroupArgs"
 SETTINGS = f"{ARGS}.settings"
-_SETTING = "it moved into settings=GpuNodeGroupSettings(...): write {}"
 MOVED = {
-    "mode": _SETTING.format("mode=..."),
+    **moved_into(
+        "GpuNodeGroupSettings",
+        "mode",
+        "capacity_reservation_resource_group_arn",
+        "ultraserver_type",
+        "ultraserver_count",
+        "desired_size",
+        "release_version",
+        "ami_release",
+        "labels",
+        "scale_to_zero_for_upgrade",
+        "local_storage",
+        "root_volume_size_gib",
+        "imds_hop_limit",
+        "auto_repair",
+        interfaces="efaLayout=<preset, or a list of interfaces>",
+        capacity_reservation_id="capacity_reservation_ids=[<cr-...>]",
+        image_id="ami_id=...",
+        reservation_window="reservationWindow={'start': ..., 'end': ...}",
+        capacity_blocks="capacityBlocks=[...]",
+    ),
     "instance_type": "remove it: the instance type follows settings' ultraserver_type",
-    "interfaces": _SETTING.format("efaLayout=<preset, or a list of interfaces>"),
-    "capacity_reservation_id": _SETTING.format("capacity_reservation_ids=[<cr-...>]"),
-    "capacity_reservation_resource_group_arn": _SETTING.format("capacity_reservation_resource_group_arn=..."),
-    "ultraserver_type": _SETTING.format("ultraserver_type=..."),
-    "ultraserver_count": _SETTING.format("ultraserver_count=..."),
-    "desired_size": _SETTING.format("desired_size=..."),
-    "release_version": _SETTING.format("release_version=..."),
-    "image_id": _SETTING.format("ami_id=..."),
-    "ami_release": _SETTING.format("ami_release=..."),
-    "labels": _SETTING.format("labels={...}"),
-    "reservation_window": _SETTING.format("reservationWindow={'start': ..., 'end': ...}"),
-    "capacity_blocks": _SETTING.format("capacityBlocks=[...]"),
-    "scale_to_zero_for_upgrade": _SETTING.format("scale_to_zero_for_upgrade=..."),
-    "local_storage": _SETTING.format("local_storage=..."),
-    "root_volume_size_gib": _SETTING.format("root_volume_size_gib=..."),
-    "imds_hop_limit": _SETTING.format("imds_hop_limit=..."),
-    "auto_repair": _SETTING.format("auto_repair=..."),
 }
 """The arguments of the earlier GpuNodeGroupArgs that are settings now, and what to write instead."""
 

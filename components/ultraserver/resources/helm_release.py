@@ -23,6 +23,7 @@ from ultraserver.facts import charts, devices, manifests
 from ultraserver.facts.dra import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE
 from ultraserver.facts.manifests import CRD_KIND
 from ultraserver.problems import ConfigError, Problem
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
@@ -177,6 +178,7 @@ EFA_DEVICE_PLUGIN_RELEASE = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-d
 KUBE_PROMETHEUS_STACK_RELEASE = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
 
 
+@checked()
 @dataclass
 class GpuOperatorArgs:
     """Inputs of the GPU Operator release."""
@@ -208,6 +210,7 @@ class GpuOperator(ChartRelease):
         )
 
 
+@checked()
 @dataclass
 class DraDriverArgs:
     """Inputs of the NVIDIA DRA driver release."""
@@ -290,6 +293,7 @@ class DraDriver(ChartRelease):
         )
 
 
+@checked()
 @dataclass
 class EfaDevicePluginArgs:
     """Inputs of the EFA device plugin release."""
@@ -317,6 +321,7 @@ NODE_TERMINATION_HANDLER_RELEASE = ChartTarget(
 )
 
 
+@checked()
 @dataclass
 class NodeTerminationHandlerArgs:
     """Inputs of the Node Termination Handler release (queue mode, for self-managed groups)."""
@@ -346,6 +351,7 @@ class NodeTerminationHandler(ChartRelease):
         )
 
 
+@checked()
 @dataclass
 class PrometheusStackArgs:
     """Inputs of the optional kube-prometheus-stack release."""

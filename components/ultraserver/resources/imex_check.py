@@ -7,7 +7,7 @@ from __future__ import annotations
 import pulumi
 
 from ultraserver.builders.imex_check import ImexCheckArgs, job_args
-from ultraserver.builders.nvbandwidth_job import compute_domain_args, device_claim_template, mpijob_manifest
+from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
 from ultraserver.resources.check_namespace import check_namespace
 from ultraserver.resources.compute_domain import ComputeDomain
 from ultraserver.resources.device_claims import claim_template_resource
@@ -30,7 +30,7 @@ class ImexCheck(pulumi.ComponentResource):
         self.job_names = []
         for job in jobs:
             domain = ComputeDomain(f"{name}-{job.name}", compute_domain_args(job), opts=in_namespace)
-            claims = claim_template_resource(f"{name}-{job.name}-devices", device_claim_template(job), in_namespace)
+            claims = claim_template_resource(f"{name}-{job.name}-devices", job, in_namespace)
             manifest = mpijob_manifest(job)
             replaced_custom_resource(f"{name}-{job.name}", manifest, self, opts, [domain, *claims, *before_jobs])
             self.job_names.append(job.name)

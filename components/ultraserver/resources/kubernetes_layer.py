@@ -15,8 +15,12 @@ from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import NcclJobArgs
+from ultraserver.builders.reclaim_drain import ReclaimDrainArgs
+from ultraserver.config.settings import KubernetesSettings
 from ultraserver.facts import devices
-from ultraserver.problems import ConfigError, Described, Problem
+from ultraserver.facts.devices import NodeDevices
+from ultraserver.problems import Described, Problem
+from ultraserver.resources.arguments import checked, moved_into
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
@@ -34,38 +38,44 @@ from ultraserver.resources.helm_release import (
     NodeTerminationHandlerArgs,
     PrometheusStack,
     PrometheusStackArgs,
-    ReleaseSettings,
 )
 from ultraserver.resources.imex_check import ImexCheck, ImexCheckArgs
 from ultraserver.resources.kueue import KUEUE_RELEASE, Kueue, check_queue_namespaces
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.resources.nccl_check import NcclCheck
+from ultraserver.resources.reclaim_drain import ReclaimDrain
 
 T = TypeVar("T", bound=Any)
 
 
+@checked(
+    moved_into(
+        "KubernetesSettings",
+        "gpu_operator",
+        "dra_driver",
+        "efa_device_plugin",
+        "devices",
+        "dranet",
+        "manifest_mirror",
+        prometheus_stack="prometheus_stack=PrometheusStackSettings(enabled=True, ...)",
+    )
+)
 @dataclass
 class KubernetesLayerArgs:
-    """Inputs of the Kubernetes layer."""
+    """Inputs of the Kubernetes layer: the stack's kubernetes section, the checks built for the stack's node groups,
+    and the wiring (provider, system node labels, what to wait for)."""
 
     provider: k8s.Provider
     """Provider for the target cluster."""
     system_node_selector: dict[str, str]
     """Labels of the system node group (operators, controllers, MPI launchers run there)."""
+    settings: KubernetesSettings = field(default_factory=KubernetesSettings)
+    """The stack's kubernetes section as a model (``KubernetesSettings(devices=..., gpu_operator=...)``): the device
+    mode (device plugins, or the DRA driver for GPUs and DRANET for EFA), each release's version, values and Helm
+    options, kube-prometheus-stack (off unless enabled; the GPU Operator then creates no ServiceMonitor) and the
+    manifest mirror."""
     depends_on: list[pulumi.Resource] = field(default_factory=list)
     """What every install waits for: the cluster and the system node group (not the GPU node groups)."""
-    gpu_operator: ReleaseSettings = field(default_factory=ReleaseSettings)
-    """GPU Operator version, values override and Helm options."""
-    dra_driver: ReleaseSettings = field(default_factory=ReleaseSettings)
-    """NVIDIA DRA driver version, values override and Helm options."""
-    efa_device_plugin: ReleaseSettings = field(default_factory=ReleaseSettings)
-    """EFA device plugin version, values override and Helm options (plugins mode)."""
-    devices: str = devices.PLUGINS
-    """Device mode (facts/devices.py): device plugins, or the DRA driver for GPUs and DRANET for EFA."""
-    dranet: ReleaseSettings = field(default_factory=ReleaseSettings)
-    """DRANET version, values override and Helm options (DRA mode)."""
-    prometheus_stack: ReleaseSettings | None = None
-    """kube-prometheus-stack; None installs none (and the GPU Operator then creates no ServiceMonitor)."""
     mpi_operator: MpiOperatorArgs | None = field(default_factory=MpiOperatorArgs)
     """MPI operator install; None skips it (the IMEX check then cannot run)."""
     imex_check: ImexCheckArgs | None = None
@@ -78,18 +88,49 @@ class KubernetesLayerArgs:
     """nccl-tests all_reduce with MNNVL and NVLS per UltraServer; empty deploys none."""
     drift_check: DriftCheckArgs | None = None
     """CronJob re-running the node-facts check; None deploys none."""
+    reclaim_drain: ReclaimDrainArgs | None = None
+    """CronJob draining each Capacity Block's nodes before EC2 reclaims them; None deploys none."""
     kueue: KueueArgs | None = None
     """Kueue with the GB200 topology and the stack's GPU quota; None installs none (jobs then bypass queueing)."""
-    manifest_mirror: str = ""
-    """Where the pinned manifests (DRA driver CRDs, MPI operator) are read instead of GitHub: an https:// URL prefix
-    or a local directory with the files under their pinned names; the digests are checked all the same."""
+
+    def problems(self) -> list[Problem]:
+        """MPIJob checks need the MPI operator; each check's workers claim devices as ``devices`` says (DRA claims in
+        DRA mode, device-plugin resources otherwise): the layer's device mode is the one read."""
+        checks = {"imex_check": self.imex_check, "efa_check": self.efa_check, "nccl_check": self.nccl_check}
+        found = [
+            Problem(
+                f"KubernetesLayerArgs.{check}",
+                Described("an MPIJob check with mpi_operator=None"),
+                "the check only with the MPI operator (it runs as an MPIJob)",
+                "enable the MPI operator or turn the check off",
+            )
+            for check, given in checks.items()
+            if given and self.mpi_operator is None
+        ]
+        claimed: list[tuple[str, NodeDevices | None]] = (
+            [("efa_check", self.efa_check.node_devices)] if self.efa_check else []
+        )
+        claimed += [(f"nccl_check[{i}]", job.node_devices) for i, job in enumerate(self.nccl_check)]
+        if self.imex_check is not None:
+            claimed += [(f"imex_check.targets[{i}]", t.node_devices) for i, t in enumerate(self.imex_check.targets)]
+        dra = self.settings.devices == devices.DRA
+        return found + [
+            Problem(
+                f"KubernetesLayerArgs.{key}.node_devices",
+                Described("set" if node is not None else "None"),
+                f"the node's devices exactly in DRA mode (here devices={self.settings.devices!r})",
+                "build the checks in the layer's device mode (kubernetes_layer_args does)",
+            )
+            for key, node in claimed
+            if (node is not None) != dra
+        ]
 
 
 def mpi_operator_args(args: KubernetesLayerArgs) -> MpiOperatorArgs | None:
     """The MPI operator install, reading its manifest from the layer's mirror unless it names its own."""
     if args.mpi_operator is None or args.mpi_operator.mirror:
         return args.mpi_operator
-    return replace(args.mpi_operator, mirror=args.manifest_mirror)
+    return replace(args.mpi_operator, mirror=args.settings.manifest_mirror)
 
 
 def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
@@ -101,17 +142,18 @@ def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
         ("IMEX check", args.imex_check),
         ("EFA check", args.efa_check),
         ("drift check", args.drift_check),
+        ("reclaim drain", args.reclaim_drain),
     ):
         if check is not None:
             owners[check.namespace] = what
     if args.nccl_check:
         owners[NCCL_NAMESPACE] = "NCCL check"
     releases = [
-        ("GPU Operator", args.gpu_operator, GPU_OPERATOR_RELEASE),
-        ("DRA driver", args.dra_driver, DRA_DRIVER_RELEASE),
+        ("GPU Operator", args.settings.gpu_operator, GPU_OPERATOR_RELEASE),
+        ("DRA driver", args.settings.dra_driver, DRA_DRIVER_RELEASE),
     ]
-    if args.prometheus_stack is not None:
-        releases.append(("Prometheus stack", args.prometheus_stack, KUBE_PROMETHEUS_STACK_RELEASE))
+    if args.settings.prometheus_stack_enabled:
+        releases.append(("Prometheus stack", args.settings.prometheus_stack, KUBE_PROMETHEUS_STACK_RELEASE))
     for what, release, target in releases:
         owners[release.namespace or target.namespace] = what
     return owners
@@ -146,22 +188,13 @@ class KubernetesLayer(pulumi.ComponentResource):
     efa_check: EfaCheck | None
     nccl_check: NcclCheck | None
     drift_check: DriftCheck | None
+    reclaim_drain: ReclaimDrain | None
     kueue: Kueue | None
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
         system = require_node_selector(args.system_node_selector, "system_node_selector")
-        for check, given in (("imex_check", args.imex_check), ("efa_check", args.efa_check)):
-            if given is not None and args.mpi_operator is None:
-                raise ConfigError(
-                    Problem(
-                        check,
-                        Described("an MPIJob check with mpi_operator disabled"),
-                        "the check only with the MPI operator (it runs as an MPIJob)",
-                        "enable the MPI operator or turn the check off",
-                    )
-                )
-
+        k8s_settings = args.settings
         if args.kueue is not None:
             check_queue_namespaces(args.kueue, own_namespaces(args))
 
@@ -172,9 +205,9 @@ class KubernetesLayer(pulumi.ComponentResource):
         base = args.depends_on
         self.prometheus_stack = (
             PrometheusStack(
-                f"{name}-prometheus-stack", PrometheusStackArgs(system, args.prometheus_stack), child(*base)
+                f"{name}-prometheus-stack", PrometheusStackArgs(system, k8s_settings.prometheus_stack), child(*base)
             )
-            if args.prometheus_stack is not None
+            if k8s_settings.prometheus_stack_enabled
             else None
         )
         # The DRA driver's CRDs come first: the GPU Operator's chart ships older copies of the ComputeDomain CRDs in its
@@ -185,7 +218,12 @@ class KubernetesLayer(pulumi.ComponentResource):
         # meant GFD's clique labels were there; the checks below wait for both.
         self.dra_driver = DraDriver(
             f"{name}-dra-driver",
-            DraDriverArgs(system, release=args.dra_driver, devices=args.devices, manifest_mirror=args.manifest_mirror),
+            DraDriverArgs(
+                system,
+                release=k8s_settings.dra_driver,
+                devices=k8s_settings.devices,
+                manifest_mirror=k8s_settings.manifest_mirror,
+            ),
             child(*base),
         )
         # The dcgm-exporter ServiceMonitor needs the Prometheus Operator CRDs first (the operator reports NotReady
@@ -193,18 +231,20 @@ class KubernetesLayer(pulumi.ComponentResource):
         monitored = [self.prometheus_stack] if self.prometheus_stack else []
         self.gpu_operator = GpuOperator(
             f"{name}-gpu-operator",
-            GpuOperatorArgs(system, args.gpu_operator, service_monitor=bool(monitored), devices=args.devices),
+            GpuOperatorArgs(
+                system, k8s_settings.gpu_operator, service_monitor=bool(monitored), devices=k8s_settings.devices
+            ),
             child(*base, *monitored, *self.dra_driver.crd_owner()),
         )
         # The release that publishes EFA devices: DRANET in DRA mode, else the EFA device plugin; the EFA check waits
         # for it.
         efa_release: pulumi.Resource
         self.efa_device_plugin, self.dranet = None, None
-        if args.devices == devices.DRA:
-            efa_release = self.dranet = Dranet(f"{name}-dranet", DranetArgs(args.dranet), child(*base))
+        if k8s_settings.devices == devices.DRA:
+            efa_release = self.dranet = Dranet(f"{name}-dranet", DranetArgs(k8s_settings.dranet), child(*base))
         else:
             efa_release = self.efa_device_plugin = EfaDevicePlugin(
-                f"{name}-efa-device-plugin", EfaDevicePluginArgs(args.efa_device_plugin), child(*base)
+                f"{name}-efa-device-plugin", EfaDevicePluginArgs(k8s_settings.efa_device_plugin), child(*base)
             )
         mpi = mpi_operator_args(args)
         self.mpi_operator = MpiOperator(f"{name}-mpi-operator", mpi, child(*base)) if mpi else None
@@ -248,29 +288,29 @@ class KubernetesLayer(pulumi.ComponentResource):
         """The IMEX, EFA and NCCL checks (MPIJobs, so only with the MPI operator) and the drift check; the EFA checks
         wait for ``efa_release`` (the release that publishes EFA devices), queued jobs for ``queued`` (Kueue)."""
         base = args.depends_on
+        # The arguments refused a check without the MPI operator.
+        mpi = [self.mpi_operator] if self.mpi_operator is not None else []
         self.imex_check = None
-        if args.imex_check is not None and self.mpi_operator is not None:
+        if args.imex_check is not None:
             check_args = _on_system(args.imex_check, "launcher_node_selector", system)
             self.imex_check = ImexCheck(
-                f"{name}-imex-check", check_args, child(self.mpi_operator, self.gpu_operator, self.dra_driver, *queued)
+                f"{name}-imex-check", check_args, child(*mpi, self.gpu_operator, self.dra_driver, *queued)
             )
         self.efa_check = None
-        if args.efa_check is not None and self.mpi_operator is not None:
+        if args.efa_check is not None:
             efa_args = _on_system(args.efa_check, "launcher_node_selector", system)
-            self.efa_check = EfaCheck(
-                f"{name}-efa-check",
-                efa_args,
-                child(self.mpi_operator, efa_release, *queued),
-            )
+            self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(*mpi, efa_release, *queued))
         self.nccl_check = None
-        if args.nccl_check and self.mpi_operator is not None:
+        if args.nccl_check:
             jobs = [_on_system(j, "launcher_node_selector", system) for j in args.nccl_check]
             self.nccl_check = NcclCheck(
-                f"{name}-nccl-check",
-                jobs,
-                child(self.mpi_operator, self.gpu_operator, self.dra_driver, efa_release, *queued),
+                f"{name}-nccl-check", jobs, child(*mpi, self.gpu_operator, self.dra_driver, efa_release, *queued)
             )
         self.drift_check = None
         if args.drift_check is not None:
             drift_args = _on_system(args.drift_check, "node_selector", system)
             self.drift_check = DriftCheck(f"{name}-drift-check", drift_args, child(*base))
+        self.reclaim_drain = None
+        if args.reclaim_drain is not None:
+            drain_args = _on_system(args.reclaim_drain, "node_selector", system)
+            self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued))

@@ -8,12 +8,14 @@ import pulumi
 
 from ultraserver.facts import manifests
 from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
 MPI_OPERATOR_VERSION = manifests.MPI_OPERATOR_VERSION
 
 
+@checked()
 @dataclass
 class MpiOperatorArgs:
     """Inputs of the MPI Operator install."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pulumi
 
-from ultraserver.builders.nccl_check import NAMESPACE, NcclJobArgs, device_claim_template, mpijob_manifest
+from ultraserver.builders.nccl_check import NAMESPACE, NcclJobArgs, mpijob_manifest
 from ultraserver.resources.check_namespace import check_namespace
 from ultraserver.resources.compute_domain import ComputeDomain
 from ultraserver.resources.device_claims import claim_template_resource
@@ -21,6 +21,6 @@ class NcclCheck(pulumi.ComponentResource):
         in_namespace, before = check_namespace(name, NAMESPACE, queue_name, self, opts)
         for job in jobs:
             domain = ComputeDomain(f"{name}-{job.name}", job.domain, opts=in_namespace)
-            claims = claim_template_resource(f"{name}-{job.name}-devices", device_claim_template(job), in_namespace)
+            claims = claim_template_resource(f"{name}-{job.name}-devices", job, in_namespace)
             replaced_custom_resource(f"{name}-{job.name}", mpijob_manifest(job), self, opts, [domain, *claims, *before])
         self.register_outputs({"namespace": NAMESPACE, "jobNames": [j.name for j in jobs]})

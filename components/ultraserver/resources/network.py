@@ -14,7 +14,9 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.builders.egress import EgressPlan, egress_plan
+from ultraserver.config.model import NetworkSettings
 from ultraserver.config.subnets import SubnetPlan
+from ultraserver.resources.arguments import checked, moved_into
 
 
 def subnet_tags(cluster_name: str, kind: str) -> dict[str, str]:
@@ -48,27 +50,30 @@ def _all_traffic(
     )
 
 
+@checked(
+    moved_into(
+        "NetworkSettings",
+        "vpc_cidr",
+        "nat_gateways",
+        "vpc_id",
+        "private_subnet_ids",
+        "public_subnet_ids",
+        "gpu_subnet_ids",
+    )
+)
 @dataclass
 class NetworkArgs:
-    """Inputs of the Network component."""
+    """Inputs of the Network component: the network settings, and the subnet plan and tags."""
 
     cluster_name: str
     """EKS cluster name, for subnet tags."""
+    settings: NetworkSettings = field(default_factory=NetworkSettings)
+    """The stack's network section as a model (``NetworkSettings(vpc_cidr=..., nat_gateways=...)``, or an existing VPC
+    with ``vpc_id`` and its subnets); NAT gateways: single (in the first regional zone) or per-zone, and a Local Zone
+    gets its own only with a ``nat`` subnet in ``subnets`` (plan_subnets' nat_zones; builders.egress)."""
     subnets: Sequence[SubnetPlan] = ()
-    """Subnets of a new VPC, from plan_subnets."""
-    vpc_cidr: str = "10.0.0.0/16"
-    """Primary CIDR of a new VPC; subnets in other blocks (SubnetPlan.vpc_block) get those blocks associated."""
-    nat_gateways: str = "single"
-    """single (one NAT gateway, in the first regional zone) or per-zone (one per regional zone); a Local Zone gets its
-    own only with a ``nat`` subnet in ``subnets`` (plan_subnets' nat_zones; builders.egress)."""
-    vpc_id: str = ""
-    """Use this existing VPC instead of creating one."""
-    private_subnet_ids: Sequence[str] = ()
-    """Existing regional private subnets."""
-    public_subnet_ids: Sequence[str] = ()
-    """Existing regional public subnets."""
-    gpu_subnet_ids: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    """Existing GPU subnets by zone."""
+    """Subnets of a new VPC, from plan_subnets (subnets in blocks other than the VPC's CIDR get those blocks
+    associated)."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every resource."""
 
@@ -86,7 +91,7 @@ class Network(pulumi.ComponentResource):
         super().__init__("ultraserver:index:Network", name, None, opts)
         self._name = name
         self._tags = dict(args.tags)
-        if args.vpc_id:
+        if args.settings.vpc_id:
             self._use_existing(args)
         else:
             self._create(args)
@@ -161,7 +166,7 @@ class Network(pulumi.ComponentResource):
         gpu_zones = list(dict.fromkeys(p.zone for p in plans if p.kind == "gpu"))
         vpc = aws.ec2.Vpc(
             name,
-            cidr_block=args.vpc_cidr,
+            cidr_block=args.settings.vpc_cidr,
             enable_dns_hostnames=True,
             enable_dns_support=True,
             tags={**tags, "Name": name},
@@ -169,7 +174,7 @@ class Network(pulumi.ComponentResource):
         )
         self.vpc_id = vpc.id
         vpc_child = pulumi.ResourceOptions(parent=vpc)
-        block_opts = self._secondary_blocks(vpc, args.vpc_cidr, plans)
+        block_opts = self._secondary_blocks(vpc, args.settings.vpc_cidr, plans)
         igw = aws.ec2.InternetGateway(name, vpc_id=vpc.id, tags={**tags, "Name": name}, opts=vpc_child)
         subnets: dict[str, aws.ec2.Subnet] = {}
         for plan in plans:
@@ -189,7 +194,7 @@ class Network(pulumi.ComponentResource):
             tags={**tags, "Name": f"{name}-public"},
             opts=vpc_child,
         )
-        egress = egress_plan(plans, args.nat_gateways)
+        egress = egress_plan(plans, args.settings.nat_gateways)
         nat_by_zone = self._nat_gateways(vpc, igw, egress, subnets, public_rt)
         self._route_tables(vpc, egress, subnets, nat_by_zone)
         self.private_subnet_ids = [subnets[f"private-{z}"].id for z in regional_zones]
@@ -284,9 +289,10 @@ class Network(pulumi.ComponentResource):
 
     def _use_existing(self, args: NetworkArgs) -> None:
         child = pulumi.ResourceOptions(parent=self)
-        self.vpc_id = pulumi.Output.from_input(args.vpc_id)
-        kinds = [("private", s) for s in args.private_subnet_ids] + [("public", s) for s in args.public_subnet_ids]
-        kinds += [("gpu", s) for ids in args.gpu_subnet_ids.values() for s in ids]
+        net = args.settings
+        self.vpc_id = pulumi.Output.from_input(net.vpc_id)
+        kinds = [("private", s) for s in net.private_subnet_ids] + [("public", s) for s in net.public_subnet_ids]
+        kinds += [("gpu", s) for ids in net.gpu_subnet_ids.values() for s in ids]
         # Existing subnets are shared with other owners: add the tags EKS needs, never replace theirs.
         for kind, subnet_id in kinds:
             for key, value in subnet_tags(args.cluster_name, kind).items():
@@ -297,6 +303,6 @@ class Network(pulumi.ComponentResource):
                     value=value,
                     opts=child,
                 )
-        self.private_subnet_ids = [pulumi.Output.from_input(s) for s in args.private_subnet_ids]
-        self.public_subnet_ids = [pulumi.Output.from_input(s) for s in args.public_subnet_ids]
-        self.gpu_subnet_ids = {z: [pulumi.Output.from_input(s) for s in ids] for z, ids in args.gpu_subnet_ids.items()}
+        self.private_subnet_ids = [pulumi.Output.from_input(s) for s in net.private_subnet_ids]
+        self.public_subnet_ids = [pulumi.Output.from_input(s) for s in net.public_subnet_ids]
+        self.gpu_subnet_ids = {z: [pulumi.Output.from_input(s) for s in ids] for z, ids in net.gpu_subnet_ids.items()}

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.facts.iam import NODE_POLICY_ARNS
+from ultraserver.resources.arguments import checked
 
 
 def assume_role_policy() -> dict:
@@ -25,6 +26,7 @@ def assume_role_policy() -> dict:
     }
 
 
+@checked()
 @dataclass
 class NodeRoleArgs:
     """Inputs of a node IAM role."""

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.builders.manifests import digest_problem, documents, source
 from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 
 Fetch = Callable[[str], "bytes | None"]
@@ -51,6 +52,7 @@ class ManifestIntegrityError(pulumi.RunError):
     """A pinned manifest could not be downloaded or does not match its pin: nothing is applied."""
 
 
+@checked()
 @dataclass
 class PinnedManifestArgs:
     """Inputs of a pinned manifest."""

@@ -13,16 +13,18 @@ from ultraserver.builders.drift_check import DriftCheckArgs
 from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
-from ultraserver.builders.kueue import kueue_args
+from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, kueue_args
 from ultraserver.builders.nccl_check import nccl_check_args
+from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
 from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.expiry import group_expired, live_settings
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
-from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, node_group_names
+from ultraserver.config.views import gpu_ip_needs, kueue_enabled, needs_termination_handler, node_group_names
 from ultraserver.facts.scheduling import system_node_labels
 from ultraserver.facts.tags import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
@@ -54,23 +56,26 @@ def kubernetes_layer_args(
         provider=provider,
         system_node_selector=system_node_labels(),
         depends_on=depends_on,
-        gpu_operator=s.kubernetes.gpu_operator,
-        dra_driver=s.kubernetes.dra_driver,
-        efa_device_plugin=s.kubernetes.efa_device_plugin,
-        devices=s.kubernetes.devices,
-        dranet=s.kubernetes.dranet,
-        prometheus_stack=s.kubernetes.prometheus_stack if s.kubernetes.prometheus_stack_enabled else None,
+        settings=s.kubernetes,
         imex_check=imex_check_args(live),
         efa_check=efa_check_args(s),
         nccl_check=nccl_check_args(live),
         kueue=kueue_args(s, live),
-        manifest_mirror=s.kubernetes.manifest_mirror,
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
+        reclaim_drain=_reclaim_drain(s),
     )
 
 
+def _reclaim_drain(s: Settings) -> ReclaimDrainArgs | None:
+    """The reclaim drain of every block with a window; none without one (nothing to time it by)."""
+    blocks = drain_blocks(s)
+    queue = CLUSTER_QUEUE_NAME if kueue_enabled(s) else ""
+    return ReclaimDrainArgs(blocks, cluster_queue=queue) if blocks else None
+
+
+@checked()
 @dataclass
 class PlatformArgs:
     """Inputs of the Platform component."""
@@ -113,17 +118,7 @@ class Platform(pulumi.ComponentResource):
         tags = {STACK: s.stack, **s.cluster.tags}
         self.network = Network(
             f"{s.cluster.name}-net",
-            NetworkArgs(
-                cluster_name=s.cluster.name,
-                subnets=subnets,
-                vpc_cidr=net.vpc_cidr,
-                nat_gateways=net.nat_gateways,
-                vpc_id=net.vpc_id,
-                private_subnet_ids=net.private_subnet_ids,
-                public_subnet_ids=net.public_subnet_ids,
-                gpu_subnet_ids=net.gpu_subnet_ids,
-                tags=tags,
-            ),
+            NetworkArgs(cluster_name=s.cluster.name, settings=net, subnets=subnets, tags=tags),
             opts=child,
         )
         self.cluster = Cluster(

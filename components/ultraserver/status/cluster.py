@@ -33,6 +33,8 @@ class ClusterSide:
     """Earliest moment a NotReady node of the group turned NotReady (None when every node is Ready)."""
     ready_since: tuple[datetime | None, ...]
     """When each Ready node last turned Ready."""
+    instance_ids: tuple[str, ...] = ()
+    """EC2 instance ids of the group's nodes (from their providerID), for a remediation packet."""
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON data."""
@@ -88,7 +90,13 @@ def cluster_side(
         cliques=_cliques(members),
         not_ready_since=min(not_ready) if not_ready else None,
         ready_since=tuple(sorted((n.ready_changed for n in ready), key=lambda t: (t is not None, t))),
+        instance_ids=_instance_ids(members),
     )
+
+
+def _instance_ids(nodes: Sequence[Node]) -> tuple[str, ...]:
+    """EC2 instance ids from the nodes' providerID (aws:///<zone>/<instance id>), sorted."""
+    return tuple(sorted(n.provider_id.rsplit("/", 1)[-1] for n in nodes if n.provider_id))
 
 
 def read_cluster(

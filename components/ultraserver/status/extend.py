@@ -24,6 +24,7 @@ from ultraserver.preflight.capacity import resource_group_reservation_ids
 from ultraserver.preflight.clients import ApiFailure, Client, PreflightAccessError, PreflightClients, call, call_all
 from ultraserver.problems import ERROR, Described, Problem, format_problems
 from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
+from ultraserver.status.extend_moves import move_scale_downs
 
 
 class ExtendUsageError(ValueError):
@@ -154,8 +155,29 @@ def extension_refusals(found: dict[str, Reservation], ids: list[str], now: datet
     return refusals
 
 
+def _buy(chosen: list[Offering], clients: PreflightClients) -> tuple[list[str], bool]:
+    """Purchase each offering once; the report lines and whether every purchase went through."""
+    lines = []
+    for offering in chosen:
+        try:
+            status = purchase(clients.ec2_once or clients.ec2, offering)
+        except ApiFailure as exc:
+            lines.append(f"purchase for {offering.reservation_id} failed: {exc}; fix: {exc.fix}")
+            return lines, False
+        except PreflightAccessError as exc:
+            # No answer (timeout, dropped connection): EC2 may have taken the order; it is not sent again.
+            lines.append(
+                f"purchase for {offering.reservation_id}: no answer from EC2 ({exc}); it may have gone through: check "
+                f"`aws ec2 describe-capacity-block-extension-history --capacity-reservation-ids "
+                f"{offering.reservation_id}` before running extend again"
+            )
+            return lines, False
+        lines.append(f"bought {offering.offering_id} for {offering.reservation_id}: {status}")
+    return lines, True
+
+
 def run_extend(
-    group: GpuNodeGroupSettings, clients: PreflightClients, hours: int, buy: bool, now: datetime
+    group: GpuNodeGroupSettings, clients: PreflightClients, hours: int, buy: bool, now: datetime, cluster: str = ""
 ) -> tuple[list[str], bool]:
     """Show the offerings for every current reservation of the group and, with ``buy``, purchase one each.
 
@@ -163,7 +185,8 @@ def run_extend(
     nothing is bought unless every reservation has an offering, so the group's UltraServers stay in step).
     """
     ids = current_reservations(group, clients, require_aware(now))
-    refused = extension_refusals(read_reservations(ids, clients.ec2, with_blocks=False), ids, now)
+    before = read_reservations(ids, clients.ec2, with_blocks=False)
+    refused = extension_refusals(before, ids, now)
     if refused:
         report = textwrap.indent(format_problems(refused, {ERROR: "-"}), "  ")
         return [f"cannot extend {group.name}; nothing was bought:", *report.splitlines()], False
@@ -188,23 +211,16 @@ def run_extend(
     if not buy:
         lines.append("nothing was bought; rerun with --yes to purchase the offerings above")
         return lines, True
-    for offering in chosen:
-        try:
-            status = purchase(clients.ec2_once or clients.ec2, offering)
-        except ApiFailure as exc:
-            lines.append(f"purchase for {offering.reservation_id} failed: {exc}; fix: {exc.fix}")
-            return lines, False
-        except PreflightAccessError as exc:
-            # No answer (timeout, dropped connection): EC2 may have taken the order; it is not sent again.
-            lines.append(
-                f"purchase for {offering.reservation_id}: no answer from EC2 ({exc}); it may have gone through: check "
-                f"`aws ec2 describe-capacity-block-extension-history --capacity-reservation-ids "
-                f"{offering.reservation_id}` before running extend again"
-            )
-            return lines, False
-        lines.append(f"bought {offering.offering_id} for {offering.reservation_id}: {status}")
+    bought, ok = _buy(chosen, clients)
+    lines += bought
+    if not ok:
+        return lines, False
+    old_end, new_end = before[ids[0]].end, chosen[0].end
+    if clients.autoscaling is not None and cluster and old_end and new_end:
+        lines += move_scale_downs(clients.autoscaling, cluster, old_end, new_end)
     lines.append(
-        f"the reservations keep their ids and now end {_utc(chosen[0].end)}: set that end on the group's current "
-        "block in the stack file so the scale-down moves with it, then pulumi up"
+        f"the reservations keep their ids and now end {_utc(new_end)}: set that end on the group's current block in "
+        "the stack file, then pulumi up before the old drain cut-off (the in-cluster drain reads its blocks from the "
+        "stack; a later deploy would also put the old scale-down back)"
     )
     return lines, True

@@ -8,6 +8,7 @@ from typing import Any
 
 from ultraserver.facts.capacity_blocks import reclaim_at
 from ultraserver.problems import ERROR, WARNING, Problem, format_problems
+from ultraserver.status.acceptance import acceptance, remediation_packet
 from ultraserver.status.judge import UltraServerStatus
 from ultraserver.status.run import StatusReport
 
@@ -57,7 +58,16 @@ def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:
             f"  cost:    {u.idle_gpu_hours or 0.0:.1f} GPU-hours paid since the block started with nodes not Ready "
             "(estimate)"
         )
-    return [f"{u.node_group}{block}", aws, cluster, cost, *_problem_lines(u.problems)]
+    lines = [f"{u.node_group}{block}", aws, cluster, cost]
+    accepted = acceptance(r, c)
+    if accepted["minutesToReady"] is not None:
+        lines.append(f"  ready:   all {r.total} nodes Ready {accepted['minutesToReady']} min after the block start")
+    if remediation_packet(r, c, u.problems, u.idle_gpu_hours, now):
+        lines.append(
+            "  remediation: the support-case packet is in --json (remediation); terminating every instance of the "
+            "block is your call (docs/capacity-blocks.md, Acceptance)"
+        )
+    return [*lines, *_problem_lines(u.problems)]
 
 
 def format_status(stack: str, report: StatusReport, now: datetime) -> str:

@@ -41,6 +41,8 @@ class Node:
     ready: bool = True
     ready_changed: datetime | None = None
     """When the Ready condition last changed status (its lastTransitionTime); None when not reported."""
+    provider_id: str = ""
+    """spec.providerID; on EC2 aws:///<zone>/<instance id>."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ class KubernetesReader:
                 allocatable={k: str(v) for k, v in (n.status.allocatable or {}).items()},
                 ready=_ready(n.status.conditions),
                 ready_changed=_ready_changed(n.status.conditions),
+                provider_id=getattr(getattr(n, "spec", None), "provider_id", None) or "",
             )
             for n in items
         ]
@@ -185,11 +188,28 @@ class KubernetesReader:
         )
 
 
-def connect(kubeconfig: str) -> KubernetesReader:
-    """A reader for a kubeconfig given as a file path or as the document itself (e.g. a stack output).
+DEFAULT_KUBECONFIG = "~/.kube/config"
+
+
+def kubeconfig_files(given: str | None) -> tuple[str, str]:
+    """The kubeconfig to read and how it was chosen, as kubectl chooses: --kubeconfig, else $KUBECONFIG (a list of
+    files joined by the path separator, merged: the first file to set a value wins), else ~/.kube/config."""
+    if given:
+        return given, f"--kubeconfig {given}"
+    listed = os.environ.get("KUBECONFIG", "")
+    if listed.strip(os.pathsep):
+        return listed, f"$KUBECONFIG={listed} (its files merged, as kubectl merges them)"
+    return os.path.expanduser(DEFAULT_KUBECONFIG), f"{DEFAULT_KUBECONFIG} (no --kubeconfig, $KUBECONFIG unset)"
+
+
+def connect(kubeconfig: str | None) -> KubernetesReader:
+    """A reader for a kubeconfig given as a file path or as the document itself (e.g. a stack output); None reads
+    $KUBECONFIG or ~/.kube/config as kubectl does (kubeconfig_files).
 
     Raises KubeconfigError when the file is missing or malformed; connection problems surface on the first read.
     """
+    if kubeconfig is None:
+        return _connect_files(*kubeconfig_files(None))
     try:
         import kubernetes
         import yaml
@@ -219,3 +239,29 @@ def connect(kubeconfig: str) -> KubernetesReader:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise KubeconfigError(f"kubeconfig {kubeconfig!r} is not usable: {first}") from None
     return KubernetesReader(kubernetes.client.CoreV1Api(client), kubernetes.client.CustomObjectsApi(client), describe)
+
+
+def _connect_files(listed: str, chosen: str) -> KubernetesReader:
+    """A reader for the merged kubeconfig files of a path list (the Kubernetes client merges them as kubectl does)."""
+    files = [path for path in listed.split(os.pathsep) if path and os.path.isfile(path)]
+    if not files:
+        raise KubeconfigError(
+            f"kubeconfig: {chosen} names no existing file; pass --kubeconfig FILE (e.g. written with "
+            "`pulumi stack output kubeconfig --show-secrets > kubeconfig`)"
+        )
+    if len(files) == 1:
+        return connect(files[0])
+    import kubernetes
+
+    try:
+        for path in files:
+            load_yaml(Path(path), "$KUBECONFIG", pulumi=False)  # bounded and UTF-8 before the client reads it
+        client = kubernetes.config.new_client_from_config(config_file=os.pathsep.join(files))
+    except ConfigError as err:
+        raise KubeconfigError(str(err)) from None
+    except Exception as err:  # noqa: BLE001 -- malformed kubeconfig: one line, no traceback
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise KubeconfigError(f"kubeconfig {chosen} is not usable: {first}") from None
+    return KubernetesReader(
+        kubernetes.client.CoreV1Api(client), kubernetes.client.CustomObjectsApi(client), f"kubeconfig {chosen}"
+    )

@@ -128,15 +128,20 @@ def _writer(raw: str, line: str) -> str:
     return host.group(1) if host else ""
 
 
+def _rank(name: str) -> bool:
+    """A rank number (ASCII digits: int() also takes other scripts' digits), not a host name."""
+    return name.isascii() and name.isdigit()
+
+
 def _in_order(names: set[str]) -> tuple[str, ...]:
     """Ranks in numeric order (hosts after them, by name)."""
-    return tuple(sorted(names, key=lambda n: (not n.isdigit(), int(n) if n.isdigit() else 0, n)))
+    return tuple(sorted(names, key=lambda n: (not _rank(n), int(n) if _rank(n) else 0, n)))
 
 
 def _who(names: tuple[str, ...]) -> str:
     if not names:
         return ""
-    kind = "rank" if names[0].isdigit() else "host"
+    kind = "rank" if _rank(names[0]) else "host"
     return f" on {kind}{'s' if len(names) > 1 else ''} {', '.join(names)}"
 
 

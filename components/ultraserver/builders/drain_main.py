@@ -1,0 +1,54 @@
+"""The reclaim drain CronJob's entry point: one run of ``drain_script.run_once`` through the pod's service account.
+
+The ConfigMap mounts this file and ``drain_script.py`` side by side in a stock Python image (no image ships the
+ultraserver package), so both import the standard library only, and this one finds the other next to it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import sys
+import urllib.request
+from datetime import datetime, timezone
+from typing import Any
+
+try:
+    from ultraserver.builders.drain_script import Block, RestApi, run_once
+except ImportError:  # in the cluster: the mounted directory is on sys.path
+    from drain_script import Block, RestApi, run_once  # type: ignore[no-redef]
+
+SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+class StdlibApi(RestApi):
+    """The API server through the pod's service account, with urllib only."""
+
+    def __init__(self) -> None:
+        host = os.environ["KUBERNETES_SERVICE_HOST"]
+        self._base = f"https://{host}:{os.environ.get('KUBERNETES_SERVICE_PORT', '443')}"
+        with open(f"{SERVICE_ACCOUNT}/token") as handle:
+            self._token = handle.read().strip()
+        self._tls = ssl.create_default_context(cafile=f"{SERVICE_ACCOUNT}/ca.crt")
+
+    def _call(self, method: str, path: str, body: Any = None, content: str = "application/json") -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {self._token}", "Content-Type": content, "Accept": "application/json"}
+        request = urllib.request.Request(self._base + path, data=data, headers=headers, method=method)
+        with urllib.request.urlopen(request, context=self._tls, timeout=60) as response:
+            return json.load(response)
+
+
+def main(now: datetime | None = None) -> int:
+    """One run: print each action taken; 0 when the run completed."""
+    now = now or datetime.now(timezone.utc)
+    blocks = [Block.from_json(b) for b in json.loads(os.environ["BLOCKS"])]
+    warnings = json.loads(os.environ.get("WARNINGS") or "[]")
+    for action in run_once(StdlibApi(), blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings):
+        print(json.dumps(action, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The reclaim drain CronJob: ``builders/drain_script.py`` every minute on the system nodes, as plain manifests.
+
+Where it runs, and why: in the cluster, because that is the one place that is up whenever a block ends and needs no
+deployer online (no workstation, no CI run); everything it does is a Kubernetes API call, so it needs no AWS
+credentials. The Auto Scaling scale-down stays AWS's own (scheduled actions). EC2's expiration warning reaches the
+cluster only as an input (WARNINGS): the computed cut-off comes first for every lead the settings allow.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from ultraserver.builders.drain_script import Block
+from ultraserver.config.settings import Settings
+from ultraserver.facts.images import PYTHON_IMAGE
+from ultraserver.facts.kueue import API_GROUP
+
+SCRIPT_NAMES = ("drain_main.py", "drain_script.py")
+"""The CronJob's entry point, then the decisions it imports: mounted side by side."""
+_MOUNT = "/reclaim"
+_NOBODY = 65534
+
+
+@dataclass
+class ReclaimDrainArgs:
+    """Inputs of the reclaim drain CronJob."""
+
+    blocks: Sequence[Block]
+    """Every Capacity Block of every UltraServer the stack runs on."""
+    cluster_queue: str = ""
+    """Kueue's ClusterQueue to hold while every GB200 node is ending; empty without Kueue."""
+    namespace: str = "ultraserver-reclaim"
+    """Namespace created for the CronJob, its service account and script."""
+    name: str = "reclaim-drain"
+    """Name of the CronJob, ConfigMap, service account and cluster role."""
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    """Labels of the system nodes, where it runs (never on the nodes it drains)."""
+    image: str = PYTHON_IMAGE
+    """Image with python3 (the script needs only the standard library)."""
+
+
+def drain_blocks(settings: Settings) -> list[Block]:
+    """The blocks with a window of every GPU node group, keyed by the UltraServer label its nodes carry."""
+    found = []
+    for group in settings.gpu_node_groups:
+        for position, ultraserver in enumerate(group.node_group_names):
+            for block in group.position_blocks(position):
+                w = block.window
+                if w is not None:
+                    found.append(Block(ultraserver, block.reservation_ids, w.start, w.end, w.scale_down_lead_minutes))
+    return found
+
+
+def _rules(kueue: bool) -> list[dict[str, Any]]:
+    rules = [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch", "delete"]},
+        {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list"]},
+    ]
+    if kueue:
+        rules += [
+            {"apiGroups": [API_GROUP], "resources": ["workloads"], "verbs": ["list", "patch"]},
+            {"apiGroups": [API_GROUP], "resources": ["clusterqueues"], "verbs": ["get", "patch"]},
+        ]
+    return rules
+
+
+def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
+    """Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap (the script) and CronJob."""
+    meta = {"name": args.name, "namespace": args.namespace}
+    role = f"ultraserver-{args.name}"
+    env = [
+        {"name": "BLOCKS", "value": json.dumps([b.to_json() for b in args.blocks], sort_keys=True)},
+        {"name": "CLUSTER_QUEUE", "value": args.cluster_queue},
+        {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
+    ]
+    container = {
+        "name": "drain",
+        "image": args.image,
+        "command": ["python3", f"{_MOUNT}/{SCRIPT_NAMES[0]}"],
+        "env": env,
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "volumeMounts": [{"name": "script", "mountPath": _MOUNT, "readOnly": True}],
+    }
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": args.name,
+        "restartPolicy": "Never",
+        "securityContext": {"runAsNonRoot": True, "runAsUser": _NOBODY, "runAsGroup": _NOBODY},
+        "containers": [container],
+        "volumes": [{"name": "script", "configMap": {"name": args.name}}],
+    }
+    if args.node_selector:
+        pod_spec["nodeSelector"] = dict(args.node_selector)
+    package = resources.files("ultraserver.builders")
+    scripts = {name: package.joinpath(name).read_text() for name in SCRIPT_NAMES}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": args.namespace}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": role},
+            "rules": _rules(bool(args.cluster_queue)),
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": role},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}],
+        },
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": scripts},
+        {
+            "apiVersion": "batch/v1",
+            "kind": "CronJob",
+            "metadata": meta,
+            "spec": {
+                # Every minute: the drain acts within a minute of its cut-off and of each budget freeing up.
+                "schedule": "* * * * *",
+                "concurrencyPolicy": "Forbid",
+                "successfulJobsHistoryLimit": 1,
+                "failedJobsHistoryLimit": 5,
+                "jobTemplate": {
+                    "spec": {
+                        "backoffLimit": 0,
+                        "activeDeadlineSeconds": 50,
+                        "template": {
+                            "metadata": {"labels": {"ultraserver.io/reclaim-drain": args.name}},
+                            "spec": pod_spec,
+                        },
+                    }
+                },
+            },
+        },
+    ]

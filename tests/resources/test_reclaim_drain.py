@@ -1,0 +1,39 @@
+"""The reclaim drain in the plan: a CronJob every minute on the system nodes with every block of the stack, the
+least RBAC its calls need, and none for a stack whose groups have no window."""
+
+from __future__ import annotations
+
+import json
+
+import kubernetes_validate
+from helpers.stacks import ROOT
+from ultraserver.builders import drain_script as ds
+from ultraserver.offline import run_plan
+
+CRON = "kubernetes:batch/v1:CronJob"
+ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
+
+
+def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
+    plan = run_plan(ROOT, "gb200-x72")
+    (cron,) = [r.inputs for r in plan.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
+    spec = cron["spec"]
+    assert spec["schedule"] == "* * * * *" and spec["concurrencyPolicy"] == "Forbid"
+    pod = spec["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"]  # the system nodes, never the nodes it drains
+    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
+    (block,) = [ds.Block.from_json(b) for b in json.loads(env["BLOCKS"])]
+    assert (block.ultraserver, block.reservations) == ("nvl72", ("cr-0123456789abcdef0",))
+    assert (block.end.isoformat(), block.lead_minutes) == ("2026-12-15T11:30:00+00:00", 90)
+    assert env["CLUSTER_QUEUE"] in ("", "gb200")
+    kubernetes_validate.validate({"apiVersion": "batch/v1", "kind": "CronJob", **cron}, "1.35", strict=True)
+    (role,) = [r.inputs for r in plan.resources if r.type == ROLE and r.name.endswith("reclaim-drain-role")]
+    rules = role["rules"]
+    verbs = {(g, res): tuple(r["verbs"]) for r in rules for g in r["apiGroups"] for res in r["resources"]}
+    assert verbs[("", "pods/eviction")] == ("create",) and verbs[("", "nodes")] == ("get", "list", "patch")
+    assert ("", "secrets") not in verbs
+
+
+def test_a_stack_without_windows_plans_no_drain() -> None:
+    plan = run_plan(ROOT, "gb200-multi")
+    assert not [r for r in plan.resources if r.type == CRON and "reclaim-drain" in r.name]

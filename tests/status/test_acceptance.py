@@ -1,0 +1,39 @@
+"""Acceptance at the start of a block: time to ready in status, and the remediation packet of a failing UltraServer
+(its ids, instances, interconnect, evidence and paid GPU-hours lost); terminating its instances is only offered."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from helpers.capacity import A_START, DURING_A, gpu_nodes
+from ultraserver.status.report import format_status, status_json
+
+from tests.status.test_status import SETTINGS, a_active, b_scheduled, status_at
+
+
+def test_a_healthy_block_shows_its_time_to_ready_and_no_packet() -> None:
+    cluster = gpu_nodes(SETTINGS, ready=18, ready_since=A_START + timedelta(minutes=12))
+    report = status_at(DURING_A, a_active(), b_scheduled(), cluster)
+    data = status_json("gb200-x72", report, DURING_A)["ultraservers"][0]
+    assert data["acceptance"]["minutesToReady"] == 12.0 and data["acceptance"]["ready"] == "18/18"
+    assert data["remediation"] is None
+    assert "all 18 nodes Ready 12.0 min after the block start" in format_status("gb200-x72", report, DURING_A)
+
+
+def test_an_impaired_ultraserver_gets_the_support_case_packet() -> None:
+    cluster = gpu_nodes(SETTINGS, ready=16, ready_since=A_START + timedelta(minutes=10))
+    report = status_at(DURING_A, a_active(AvailableInstanceCount=2), b_scheduled(), cluster, interconnect="impaired")
+    data = status_json("gb200-x72", report, DURING_A)["ultraservers"][0]
+    assert data["acceptance"]["minutesToReady"] is None  # 16 of 18: never all Ready
+    packet = data["remediation"]
+    assert packet["capacityBlockId"] == "cb-0aaaaaaaaaaaaaaa1" and packet["capacityReservationIds"] == [
+        "cr-0aaaaaaaaaaaaaaa1"
+    ]
+    assert packet["interconnectStatus"] == "impaired" and len(packet["instanceIds"]) == 16
+    assert packet["instanceIds"][0].startswith("i-0")
+    assert any("interconnect" in line for line in packet["evidence"])
+    assert packet["paidGpuHoursLost"] > 0
+    assert packet["terminateAll"]["optIn"] is True and packet["terminateAll"]["command"].startswith(
+        "aws ec2 terminate-instances --instance-ids i-0"
+    )
+    assert "remediation: the support-case packet is in --json" in format_status("gb200-x72", report, DURING_A)
