@@ -34,12 +34,15 @@ def run(stack: str, *faults: str) -> Rehearsal:
 
 
 def failed(rehearsal: Rehearsal) -> dict[str, list[str]]:
-    """Check name -> the text of its failed verdicts' problems."""
+    """Check name -> the text of its failed verdicts' problems; a failed stage without verdicts by its name, with
+    its FAILED lines."""
     found: dict[str, list[str]] = {}
     for stage in rehearsal.stages:
         for verdict in stage.verdicts:
             if not verdict.passed:
                 found.setdefault(verdict.check, []).extend(str(p) for p in verdict.problems)
+        if stage.code and not stage.verdicts:
+            found[stage.name] = [line for line in stage.output.splitlines() if line.startswith("FAILED ")]
     return found
 
 
@@ -58,8 +61,9 @@ def test_a_healthy_rehearsal_passes_every_check(stack: str) -> None:
 
 
 def expected_check(stack: str, fault: str) -> str | None:
-    """The verify check a fault fails on the stack; None when the stack cannot show the fault."""
+    """The verify check (or the stage) a fault fails on the stack; None when the stack cannot show the fault."""
     dra = stack == "gb200-x72-dra"
+    windowed = stack != "gb200-multi"
     return {
         "notready": NODE_FACTS,
         "efa": RESOURCE_SLICES if dra else NODE_FACTS,
@@ -67,6 +71,7 @@ def expected_check(stack: str, fault: str) -> str | None:
         "imex": NVLINK,
         "socket": EFA if stack == "gb200-multi" else None,
         "missing-node": NODE_FACTS,
+        "reclaim": "drain" if windowed else None,
     }[fault]
 
 
@@ -77,7 +82,7 @@ def test_each_fault_ends_with_its_verdict_naming_the_node_and_the_fix(stack: str
     if check is None:
         with pytest.raises(ConfigError) as refused:
             run(stack, fault)
-        assert "the stack runs no EFA check" in str(refused.value)
+        assert "the stack runs no EFA check" in str(refused.value) or "no reclaim drain" in str(refused.value)
         return
     rehearsal = run(stack, fault)
     (injected,) = rehearsal.injected
@@ -86,10 +91,26 @@ def test_each_fault_ends_with_its_verdict_naming_the_node_and_the_fix(stack: str
     assert check in problems, format_rehearsal(rehearsal)
     assert rehearsal.detected(injected), format_rehearsal(rehearsal)
     assert all("fix:" in text for text in problems[check])
-    if fault in ("notready", "efa"):
+    if fault in ("notready", "efa", "reclaim"):
         assert any(injected.subject in text for text in problems[check])
     text = format_rehearsal(rehearsal)
     assert f"Fault {fault} on {injected.subject}: named by the checks above" in text
+
+
+def test_at_the_drains_cutoff_the_block_is_cordoned_and_no_daemonset_pod_is_evicted() -> None:
+    settings = parse_settings(stack_config("gb200-x72"))
+    cutoff = datetime(2026, 12, 15, 9, 46, tzinfo=timezone.utc)  # end 11:30, scale-down 90 minutes before, notice 15
+    rehearsal = rehearse(ROOT, "gb200-x72", settings, [], cutoff)
+    drain = next(s for s in rehearsal.stages if s.name == "drain")
+    assert drain.code == 0 and rehearsal.code == 0, drain.output
+    assert drain.output.count("cordoned node ") == 18
+    assert "evict" not in drain.output and "hold queue gb200" in drain.output
+
+
+def test_a_healthy_rehearsal_has_nothing_to_drain_and_says_when_it_starts() -> None:
+    drain = next(s for s in run("gb200-x72").stages if s.name == "drain")
+    assert drain.code == 0
+    assert drain.output == "nothing to drain at 2026-12-01T13:00:00Z (the drain starts: nvl72 at 2026-12-15T09:45:00Z)"
 
 
 def test_the_drift_script_sees_a_notready_node_through_the_api() -> None:

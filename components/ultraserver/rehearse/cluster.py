@@ -111,6 +111,10 @@ class Cluster:
     """The toolkit's own objects from the plan, and the DeviceClasses the charts create."""
     releases: list[Mapping[str, Any]] = field(default_factory=list)
     """The inputs of the plan's Helm releases (name, namespace, chart)."""
+    running_job: list[GpuNode] = field(default_factory=list)
+    """Nodes a user's job runs on (one worker each); none unless a fault puts one there."""
+    notices: list[dict[str, Any]] = field(default_factory=list)
+    """EC2 expiration warnings the drain has seen (reservation, end, seen)."""
 
     def node(self, name: str) -> GpuNode:
         """A GPU node by name."""
@@ -224,4 +228,10 @@ def plugin_pods(cluster: Cluster, releases: Sequence[Mapping[str, Any]]) -> list
                 name, namespace = release["name"], release.get("namespace") or "default"
                 labels = {INSTANCE_LABEL: name}
                 found.append(pod(namespace, f"{name}-{short}", node.name, labels, node.ready, node.joined))
+    for plugin in found:
+        # Each runs as a DaemonSet's pod (a drain leaves those alone).
+        owner = plugin["metadata"]["name"].rsplit("-ip-", 1)[0]
+        plugin["metadata"]["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": owner, "uid": f"rehearsal-{owner}"}
+        ]
     return found

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ultraserver.problems import Problem
 from ultraserver.rehearse.cluster import Cluster, GpuNode
 from ultraserver.rehearse.jobs import RunFaults, place
+from ultraserver.rehearse.reclaim import JOB, drain_inputs, notice
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,25 @@ def _socket(cluster: Cluster, runs: RunFaults) -> Injected:
     return Injected("socket", what, node.name, changed, job)
 
 
+JOB_NODES = 4
+"""Nodes the interrupted job runs on (one worker each)."""
+
+
+def _reclaim(cluster: Cluster, runs: RunFaults) -> Injected:
+    inputs = drain_inputs(cluster.objects)
+    assert inputs is not None, "needs: the plan's drain CronJob"
+    ultraservers = {b.ultraserver for b in inputs.blocks}
+    first = _first(cluster, lambda n: n.group.name in ultraservers and n.ready)
+    block = next(b for b in inputs.blocks if b.ultraserver == first.group.name)
+    cluster.running_job = [n for n in cluster.gpu_nodes if n.clique == first.clique][:JOB_NODES]
+    cluster.notices.append(notice(block, cluster.at))
+    what = (
+        f"EC2's notice that {first.group.name}'s block ({block.reservations[0]}) is cut short arrives while job "
+        f"{JOB} runs on {len(cluster.running_job)} of its nodes: the reclaim comes in 15 minutes"
+    )
+    return Injected("reclaim", what, first.name, runs, first.group.name)
+
+
 def _missing(cluster: Cluster, runs: RunFaults) -> Injected:
     node = cluster.gpu_nodes[-1]
     cluster.gpu_nodes.remove(node)
@@ -96,6 +116,12 @@ def _needs_imex(cluster: Cluster) -> str:
     return "" if cluster.expected.imex_namespace else "the stack runs no IMEX check (imexCheck.enabled)"
 
 
+def _needs_drain(cluster: Cluster) -> str:
+    if drain_inputs(cluster.objects) is None:
+        return "the stack deploys no reclaim drain (no GPU node group has a Capacity Block window)"
+    return ""
+
+
 def _needs_efa(cluster: Cluster) -> str:
     # Within one UltraServer NCCL's traffic travels NVLink (MNNVL): a fallback to sockets shows where EFA carries it.
     if cluster.expected.efa_job:
@@ -110,6 +136,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("imex", "an IMEX daemon never becomes ready", _imex, _needs_imex),
     Fault("socket", "NCCL falls back to TCP sockets", _socket, _needs_efa),
     Fault("missing-node", "a GPU node is missing at the block's start", _missing),
+    Fault("reclaim", "EC2's reclaim notice arrives while a job runs", _reclaim, _needs_drain),
 )
 FAULTS = {fault.name: fault for fault in CATALOGUE}
 

@@ -12,12 +12,19 @@ def _passed(rehearsal: Rehearsal) -> list[str]:
     return found + [s.name for s in rehearsal.stages if s.judged and not s.verdicts and not s.code]
 
 
+def _first_failure(output: str) -> str:
+    """A failed stage's line that says what failed (its FAILED or DRIFT line), else its first line."""
+    lines = output.splitlines()
+    found = next((line for line in lines if line.startswith(("FAILED ", "DRIFT "))), lines[0] if lines else "")
+    return found.removeprefix("FAILED ")
+
+
 def _summary(rehearsal: Rehearsal) -> list[str]:
     passed = _passed(rehearsal)
     lines = [f"Passed ({len(passed)}): " + (", ".join(passed) or "none")]
     failed = [v for s in rehearsal.stages for v in s.verdicts if not v.passed]
     lines += [f"FAILED {v.ultraserver} {v.check}: {p}" for v in failed for p in v.problems]
-    lines += [f"FAILED {s.name}: {s.output.splitlines()[0]}" for s in rehearsal.stages if not s.verdicts and s.code]
+    lines += [f"FAILED {s.name}: {_first_failure(s.output)}" for s in rehearsal.stages if not s.verdicts and s.code]
     return lines
 
 

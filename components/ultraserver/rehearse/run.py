@@ -18,6 +18,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import kubernetes
+
 from ultraserver import clock
 from ultraserver.builders import drift_script
 from ultraserver.config.settings import Settings
@@ -30,31 +32,19 @@ from ultraserver.rehearse import jobs
 from ultraserver.rehearse.cluster import Cluster, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import Injected, inject
+from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
+from ultraserver.rehearse.stage import Stage
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.checks import exit_code, run_checks
 from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import StackExpectation, expectation
 from ultraserver.verify.report import format_verdicts, not_checked
-from ultraserver.verify.verdict import Verdict
 
 LAYER_PROJECT = "kubernetes-layer"
 """The project that deploys a separate-stack stack's Kubernetes layer (next to the platform's Pulumi.yaml)."""
 AFTER_WINDOW_OPENS = timedelta(hours=1)
 """The default moment: an hour into the first block's full-size window, when every node has joined."""
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One piece of day-2 code run against the emulated cluster: its exit code and its output."""
-
-    name: str
-    code: int
-    output: str
-    verdicts: tuple[Verdict, ...] = ()
-    judged: bool = True
-    """False for output the stage shows without a verdict of its own (status's cluster side: status judges it
-    against the EC2 reservation, which a rehearsal has not)."""
 
 
 @dataclass
@@ -232,4 +222,9 @@ def rehearse(
         if groups is not None:
             result.stages.append(drift_stage(emulator.url, groups, moment))
         result.stages.append(status_stage(kubeconfig, cluster.expected))
+        inputs = drain_inputs(cluster.objects)
+        if inputs is not None:
+            emulator.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
+            api_client = kubernetes.config.new_client_from_config(str(kubeconfig))
+            result.stages.append(drain_stage(api_client, inputs, moment, cluster))
     return result

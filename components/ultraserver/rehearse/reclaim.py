@@ -1,0 +1,137 @@
+"""The block-end drain in a rehearsal: the drain CronJob's inputs from the plan, a user's job running on an
+UltraServer, EC2's notice of the reclaim, and ``status.drain`` (the CronJob's decisions over the official client)
+run at the rehearsal's moment.
+
+The job is what the drain acts on: pods of a batch Job on the UltraServer's nodes and the Kueue Workload that
+admitted it there (``status.admission.podSetAssignments[].topologyAssignment`` in Kueue v1beta2's shape, the last
+level naming the nodes). The notice is the input the drain takes for an EC2 expiration warning (the reservation,
+the end EC2 holds, when it was seen): its cut-off starts the drain at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ultraserver.builders.drain_script import CHECKPOINT_LABEL, RECLAIM_LEAD_MINUTES, RECLAIM_TAINT, Block, timeline
+from ultraserver.facts.kueue import API_GROUP as KUEUE_GROUP
+from ultraserver.facts.kueue import TOPOLOGY_LEVELS
+from ultraserver.rehearse.cluster import Cluster, GpuNode, iso, pod
+from ultraserver.rehearse.stage import Stage
+from ultraserver.status.drain import drain_step
+
+JOB = "train"
+"""The user's job a reclaim interrupts (a batch Job in the default namespace)."""
+NAMESPACE = "default"
+WORKLOAD_VERSION = "v1beta2"
+
+
+@dataclass(frozen=True)
+class DrainInputs:
+    """What the plan's drain CronJob runs with: every block with a window, and Kueue's ClusterQueue to hold."""
+
+    blocks: tuple[Block, ...]
+    cluster_queue: str = ""
+
+
+def drain_inputs(objects: Sequence[dict[str, Any]]) -> DrainInputs | None:
+    """BLOCKS and CLUSTER_QUEUE of the plan's drain CronJob; None when the stack deploys none (no block window)."""
+    for obj in objects:
+        if obj["kind"] != "CronJob":
+            continue
+        for container in obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
+            env = {e["name"]: e.get("value", "") for e in container.get("env") or []}
+            if "BLOCKS" in env:
+                blocks = tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"]))
+                return DrainInputs(blocks, env.get("CLUSTER_QUEUE", ""))
+    return None
+
+
+NOTICE_AHEAD = timedelta(minutes=RECLAIM_LEAD_MINUTES + 15)
+"""How far ahead of the end EC2 holds its notice arrives in the reclaim fault: the reclaim comes 15 minutes later."""
+
+
+def notice(block: Block, seen: datetime) -> dict[str, Any]:
+    """EC2's expiration warning for a block as the drain takes it (its reservation, the end EC2 holds, when seen),
+    with an end earlier than the stack's: the block is cut short, and the reclaim arrives while the job runs."""
+    return {"reservation": block.reservations[0], "end": iso(seen + NOTICE_AHEAD), "seen": iso(seen)}
+
+
+def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> list[dict[str, Any]]:
+    """The job's worker pods (Running, one per node) and its admitted Kueue Workload; none without nodes."""
+    if not nodes:
+        return []
+    owner = [{"apiVersion": "batch/v1", "kind": "Job", "name": JOB, "uid": "rehearsal", "controller": True}]
+    found = []
+    for index, node in enumerate(nodes):
+        worker = pod(NAMESPACE, f"{JOB}-worker-{index}", node.name, {"job-name": JOB}, True, node.joined)
+        worker["metadata"]["ownerReferences"] = owner
+        found.append(worker)
+    placement = {
+        "podSetAssignments": [
+            {
+                "name": "worker",
+                "count": len(nodes),
+                "topologyAssignment": {
+                    "levels": list(TOPOLOGY_LEVELS),
+                    "slices": [
+                        {
+                            "domainCount": len(nodes),
+                            "valuesPerLevel": [
+                                {"universal": nodes[0].group.name},
+                                {"universal": nodes[0].clique},
+                                {"individual": {"roots": [n.name for n in nodes]}},
+                            ],
+                        }
+                    ],
+                },
+            }
+        ],
+        "clusterQueue": cluster_queue,
+    }
+    workload = {
+        "apiVersion": f"{KUEUE_GROUP}/{WORKLOAD_VERSION}",
+        "kind": "Workload",
+        "metadata": {"name": f"job-{JOB}", "namespace": NAMESPACE, "creationTimestamp": iso(at)},
+        "spec": {"queueName": cluster_queue, "podSets": [{"name": "worker", "count": len(nodes)}]},
+        "status": {"admission": placement},
+    }
+    return [*found, workload]
+
+
+def _line(action: dict[str, Any]) -> str:
+    kind = action["kind"]
+    where = f"{action.get('namespace')}/{action['name']}" if action.get("namespace") else action["name"]
+    if kind == "cordon":
+        taint = next(t["value"] for t in action["taints"] if t["key"] == RECLAIM_TAINT)
+        return f"cordoned node {where} and tainted it {RECLAIM_TAINT}={taint}:NoSchedule"
+    if kind in ("annotate-pod", "annotate-workload"):
+        return f"{kind.split('-')[1]} {where}: {', '.join(f'{k}={v}' for k, v in action['annotations'].items())}"
+    return f"{kind.replace('-', ' ')} {where}"
+
+
+def drain_stage(api_client: Any, inputs: DrainInputs, at: datetime, cluster: Cluster) -> Stage:
+    """One run of the drain at ``at``; it fails when it had to take running work off the nodes (evicted or deleted
+    pods), naming the pods, their nodes and the fix."""
+    import kubernetes
+
+    pods = kubernetes.client.CoreV1Api(api_client).list_pod_for_all_namespaces().items
+    hosts = {(p.metadata.namespace, p.metadata.name): p.spec.node_name for p in pods}
+    actions = drain_step(api_client, list(inputs.blocks), at, inputs.cluster_queue, cluster.notices)
+    if not actions:
+        starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, cluster.notices).cutoff)}" for b in inputs.blocks)
+        return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")
+    lines = [_line(a) for a in actions]
+    taken = [a for a in actions if a["kind"] in ("evict-pod", "delete-pod")]
+    for action in taken:
+        node = hosts.get((action["namespace"], action["name"]))
+        lines.append(
+            f"FAILED pod {action['namespace']}/{action['name']} on node {node} was "
+            f"{'evicted' if action['kind'] == 'evict-pod' else 'deleted'} before the reclaim; fix: resubmit the job to "
+            f"a block with time left, and label its pods {CHECKPOINT_LABEL}=true so the next drain gives them time "
+            "to checkpoint first"
+        )
+    return Stage("drain", 1 if taken else 0, "\n".join(lines))
