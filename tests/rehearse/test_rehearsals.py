@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.problems import ConfigError
+from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import CATALOGUE
 from ultraserver.rehearse.report import format_rehearsal
-from ultraserver.rehearse.run import Rehearsal, default_moment, rehearse, stack_plan
+from ultraserver.rehearse.run import Rehearsal, build, default_moment, rehearse, stack_plan
+from ultraserver.status.cluster import read_cluster
+from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import expectation
 from ultraserver.verify.verdict import EFA, NODE_FACTS, NVLINK, RESOURCE_SLICES
 
@@ -143,3 +147,14 @@ def test_outside_the_full_size_window_no_gpu_node_runs_and_a_fault_is_refused(mo
     assert drift.code == 0 and "no block is active" in drift.output
     with pytest.raises(ConfigError, match="no GPU node runs at this moment"):
         rehearse(ROOT, "gb200-x72", settings, ["notready"], moment)
+
+
+def test_status_reads_each_nodes_instance_id_from_its_provider_id(tmp_path: Path) -> None:
+    settings, moment, plan = _stack("gb200-x72")
+    cluster, _ = build(settings, plan, moment, [])
+    with Emulator() as emulator:
+        emulator.put([n.to_api() for n in cluster.gpu_nodes])
+        sides, _ = read_cluster(connect(str(emulator.kubeconfig(tmp_path))), cluster.expected.groups)
+    assert sides is not None
+    assert sorted(sides["nvl72"].instance_ids) == sorted(n.instance_id for n in cluster.gpu_nodes)
+    assert all(i.startswith("i-") and len(i) == 19 for i in sides["nvl72"].instance_ids)

@@ -84,9 +84,18 @@ class GpuNode:
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {"name": self.name, "labels": labels, "creationTimestamp": iso(self.joined)},
-            "spec": {"taints": [dict(t) for t in self.registration.taints]},
+            # The cloud provider sets aws:///<zone>/<instance id> (status reads the instance ids from it).
+            "spec": {
+                "taints": [dict(t) for t in self.registration.taints],
+                "providerID": f"aws:///{self.zone}/{self.instance_id}",
+            },
             "status": {"allocatable": allocatable, "capacity": dict(allocatable), "conditions": [ready]},
         }
+
+    @property
+    def instance_id(self) -> str:
+        """A stable EC2 instance id for the node (i- and 17 hex digits)."""
+        return "i-" + uuid.uuid5(uuid.NAMESPACE_URL, f"ultraserver:{self.name}").hex[:17]
 
     def slices(self) -> list[dict[str, Any]]:
         """The DRA drivers' ResourceSlices of the node (none in plugins mode)."""
