@@ -130,6 +130,18 @@ class Cluster:
         return next(n for n in self.gpu_nodes if n.name == name)
 
 
+def cronjob_env(objects: Sequence[Mapping[str, Any]], variable: str) -> dict[str, str] | None:
+    """The environment of the plan's CronJob container that sets ``variable``; None when no CronJob does."""
+    for obj in objects:
+        if obj["kind"] != "CronJob":
+            continue
+        for container in obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
+            env = {e["name"]: str(e.get("value", "")) for e in container.get("env") or []}
+            if variable in env:
+                return env
+    return None
+
+
 def _joined(group: NodeGroupExpectation, at: datetime) -> datetime | None:
     """When the group's nodes joined for the block current at ``at``; None when the group is at 0 nodes then."""
     if not running(group.to_json(), at):

@@ -19,7 +19,7 @@ from typing import Any
 from ultraserver.builders.drain_script import CHECKPOINT_LABEL, RECLAIM_LEAD_MINUTES, RECLAIM_TAINT, Block, timeline
 from ultraserver.facts.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kueue import TOPOLOGY_LEVELS
-from ultraserver.rehearse.cluster import Cluster, GpuNode, iso, pod
+from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
 from ultraserver.rehearse.stage import Stage
 from ultraserver.status.drain import drain_step
 
@@ -39,15 +39,10 @@ class DrainInputs:
 
 def drain_inputs(objects: Sequence[dict[str, Any]]) -> DrainInputs | None:
     """BLOCKS and CLUSTER_QUEUE of the plan's drain CronJob; None when the stack deploys none (no block window)."""
-    for obj in objects:
-        if obj["kind"] != "CronJob":
-            continue
-        for container in obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
-            env = {e["name"]: e.get("value", "") for e in container.get("env") or []}
-            if "BLOCKS" in env:
-                blocks = tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"]))
-                return DrainInputs(blocks, env.get("CLUSTER_QUEUE", ""))
-    return None
+    env = cronjob_env(objects, "BLOCKS")
+    if env is None:
+        return None
+    return DrainInputs(tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"])), env.get("CLUSTER_QUEUE", ""))
 
 
 NOTICE_AHEAD = timedelta(minutes=RECLAIM_LEAD_MINUTES + 15)

@@ -29,7 +29,7 @@ from ultraserver.offline.engine import Plan, run_plan
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs
-from ultraserver.rehearse.cluster import Cluster, gpu_nodes, plugin_pods, system_nodes
+from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
@@ -96,14 +96,8 @@ def plan_objects(plan: Plan) -> list[dict[str, Any]]:
 
 def drift_expected(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """The EXPECTED node groups the drift CronJob of the plan carries; None when the stack deploys none."""
-    for obj in objects:
-        if obj["kind"] != "CronJob":
-            continue
-        for container in obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
-            for env in container.get("env") or []:
-                if env.get("name") == "EXPECTED":
-                    return list(json.loads(env["value"]))
-    return None
+    env = cronjob_env(objects, "EXPECTED")
+    return None if env is None else list(json.loads(env["EXPECTED"]))
 
 
 def build(settings: Settings, plan: Plan, at: datetime, faults: Sequence[str]) -> tuple[Cluster, list[Injected]]:
