@@ -39,10 +39,13 @@ _SHARED: dict[int, tuple[str, tuple[str, ...]]] = {
 COMMAND_EXITS: dict[str, dict[int, str]] = {
     "plan": {
         EXIT_OK: "",
-        EXIT_FAILED: "a mandatory policy or an incomplete plan (a required argument missing, an input dropped)",
+        EXIT_FAILED: "a mandatory policy or an incomplete plan (a required argument missing, an input dropped), a "
+        "rendered check that failed (`--render`: a kind the cluster does not serve, an object its schema refuses, a "
+        "release Helm refuses)",
         EXIT_USAGE: "a `--json`/`--graph`/`--html` path that cannot be written or has the wrong "
         "extension or names a file the plan reads or did not write (`--force` overwrites it), a missing or invalid "
-        "`--policy-config`, a `--deployed` file that is unreadable or another stack's",
+        "`--policy-config`, a `--deployed` file that is unreadable or another stack's, `--render` without the "
+        "`render` extra or into a folder that cannot be written, `--charts` without `--render` or lacking a chart",
         EXIT_INTERNAL: "",
     },
     "preflight": {
