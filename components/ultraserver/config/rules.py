@@ -20,7 +20,7 @@ from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
-from ultraserver.config.network_rules import local_zone_nats, repeated_subnets, vpc_blocks
+from ultraserver.config.network_rules import local_zone_nats, network_problems
 from ultraserver.config.reachability import deployer_reach
 from ultraserver.config.version_rules import (
     chart_kubernetes_versions,
@@ -158,34 +158,15 @@ def network_zones(s: Settings, today: date) -> list[Problem]:
 
 
 def network_vpc(s: Settings, today: date) -> list[Problem]:
-    """A new VPC's CIDR AWS accepts; existing-VPC keys only with vpcId."""
-    n, found = s.network, []
-    if n.existing:
-        found += repeated_subnets(s)
-        for zone in n.gpu_subnet_ids:
-            why = _zone_allowed(zone, s.region)
-            if why:
-                found.append(Problem(key(s, f"network.gpuSubnetIds.{zone}"), zone, why, "use the reservation's zone"))
-        if len(n.private_subnet_ids) < 2:
-            found.append(
-                Problem(
-                    key(s, "network.privateSubnetIds"),
-                    list(n.private_subnet_ids),
-                    "at least two subnets in different zones (EKS requires two)",
-                    "list two or more private subnets",
-                )
-            )
-        return found
-    for name, value in (("privateSubnetIds", n.private_subnet_ids), ("publicSubnetIds", n.public_subnet_ids)):
-        if value:
-            found.append(
-                Problem(key(s, f"network.{name}"), list(value), "subnet ids only together with vpcId", "set vpcId too")
-            )
-    if n.gpu_subnet_ids:
-        found.append(
-            Problem(key(s, "network.gpuSubnetIds"), dict(n.gpu_subnet_ids), "only together with vpcId", "set vpcId too")
-        )
-    found += vpc_blocks(n, lambda path: key(s, path))
+    """The network's own rules (a program's Network runs them too); an existing VPC's GPU zones in the stack's region.
+
+    The zone rules (availabilityZones, gpuSubnetIds' zones, localZoneNatGateways) stay here: they judge zones against
+    the stack's region and its GPU groups' zones, which the network settings do not hold."""
+    found = network_problems(s.network, key(s, "network"))
+    for zone in s.network.gpu_subnet_ids if s.network.existing else ():
+        why = _zone_allowed(zone, s.region)
+        if why:
+            found.append(Problem(key(s, f"network.gpuSubnetIds.{zone}"), zone, why, "use the reservation's zone"))
     return found
 
 
