@@ -197,6 +197,8 @@ _NEW = stack_config("gb200-x72")[NETWORK]
         ("gb200-x72", {**_NEW, "secondaryVpcCidrs": ["10.72.128.0/17"]}, "secondaryVpcCidrs[0]"),
         ("gb200-x72", {**_NEW, "vpcCidr": "10.72.0.0/29"}, "vpcCidr"),
         ("gb200-x72", {**_NEW, "publicSubnetIds": ["subnet-0bbbbbbbbbbbbbbb1"]}, "publicSubnetIds"),
+        ("gb200-x72", {**_NEW, "availabilityZones": ["us-east-1a", "us-east-1a"]}, "availabilityZones[1]"),
+        ("gb200-x72", {**_NEW, "availabilityZones": ["us-east-1a", "us-east-1-dfw-2a"]}, "availabilityZones[1]"),
     ],
 )
 def test_a_programs_network_gets_the_stack_files_finding(plan_with, stack: str, network: dict, at: str) -> None:  # type: ignore[no-untyped-def]

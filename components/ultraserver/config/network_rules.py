@@ -1,6 +1,7 @@
-"""Rules of the network: a new VPC's CIDR blocks in ranges EKS documents, AWS block sizes, no overlap, the block quota,
-and no subnet ids; an existing VPC's subnets listed once, two private ones at least; NAT gateways in Local Zones only
-in the stack's GPU Local Zones, each flagged while AWS support there is unverified.
+"""Rules of the network: control-plane zones regional and once each; a new VPC's CIDR blocks in ranges EKS documents,
+AWS block sizes, no overlap, the block quota, and no subnet ids; an existing VPC's subnets listed once, two private
+ones at least; NAT gateways in Local Zones only in the stack's GPU Local Zones, each flagged while AWS support there is
+unverified.
 
 ``network_problems`` needs the network settings alone: the stack file's rules and the Network component's argument
 check both run it. Rules that need more of the stack (the region, the GPU groups' zones) stay with the stack's rules.
@@ -19,9 +20,24 @@ from ultraserver.problems import WARNING, Problem
 def network_problems(n: NetworkSettings, at: str) -> list[Problem]:
     """Every rule that needs the network settings alone, keyed under ``at`` (a stack file's ``<project>:network``, a
     program's ``NetworkArgs.settings``)."""
+    found = _zone_entries(n, at)
     if n.existing:
-        return _repeated_subnets(n, at) + _private_subnets(n, at)
-    return _subnets_without_vpc(n, at) + _vpc_blocks(n, at)
+        return found + _repeated_subnets(n, at) + _private_subnets(n, at)
+    return found + _subnets_without_vpc(n, at) + _vpc_blocks(n, at)
+
+
+def _zone_entries(n: NetworkSettings, at: str) -> list[Problem]:
+    """Control-plane zones: regional ones (Local Zones cannot host the EKS control plane), each once."""
+    found = []
+    for index, zone in enumerate(n.availability_zones):
+        if aws_ids.matches(aws_ids.LOCAL_ZONE, zone):
+            why = "a regional zone (Local Zones cannot host the EKS control plane)"
+        elif n.availability_zones.index(zone) != index:
+            why = "each zone once"
+        else:
+            continue
+        found.append(Problem(f"{at}.availabilityZones[{index}]", zone, why, "correct the zone"))
+    return found
 
 
 def _private_subnets(n: NetworkSettings, at: str) -> list[Problem]:
