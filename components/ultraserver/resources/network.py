@@ -80,8 +80,9 @@ class NetworkArgs:
     """Tags for every resource."""
 
     def problems(self) -> list[Problem]:
-        """The network's own rules, the stack file's, keyed under ``NetworkArgs.settings`` (errors only: a program
-        has no place to show warnings). The zone rules need the stack's region and GPU groups, and stay with it."""
+        """The network's own rules, the stack file's, keyed under ``NetworkArgs.settings``; errors only, since a
+        ConfigError stops the program and a warning must not. Rules that need the stack's region or GPU groups stay
+        with the stack file's rules."""
         return [p for p in network_problems(self.settings, "NetworkArgs.settings") if p.level == ERROR]
 
 
