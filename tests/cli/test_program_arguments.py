@@ -102,6 +102,12 @@ def test_the_same_program_with_right_arguments_plans(tmp_path: Path) -> None:
             "settings=NetworkSettings(...): write vpc_id=",
         ),
         ('Network("net", NetworkArgs(cluster_name=["gb200"]))', "NetworkArgs.cluster_name", "a string"),
+        (
+            'Network("net", NetworkArgs(cluster_name="g", settings=NetworkSettings(vpc_cidr="10.0.0.0/16", '
+            'secondary_vpc_cidrs=["10.0.128.0/17"])))',
+            "NetworkArgs.settings.secondaryVpcCidrs[0]",
+            "a block apart from the VPC's other blocks",
+        ),
         ('NodeRole("role", NodeRoleArgs(instance_profile="yes"))', "NodeRoleArgs.instance_profile", "true or false"),
         (
             'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, system_node_selector={}, devices="dra"))',

@@ -6,9 +6,11 @@ import ipaddress
 
 import pytest
 from helpers.stacks import stack_config
+from ultraserver.config.model import NetworkSettings
 from ultraserver.config.subnets import ips_needed, plan_subnets
+from ultraserver.offline import record
 from ultraserver.problems import ConfigError
-from ultraserver.resources.network import subnet_tags
+from ultraserver.resources.network import Network, NetworkArgs, subnet_tags
 
 GROUPS, NETWORK = "ultraserver-eks:gpuNodeGroups", "ultraserver-eks:network"
 
@@ -177,3 +179,35 @@ def test_the_multi_stack_with_a_fleet_of_25_gets_a_fix_that_plans(plan_with) -> 
     network = {**config[NETWORK], "secondaryVpcCidrs": _fix_blocks(message)}
     plan = plan_with("gb200-multi", {"gpuNodeGroups": groups, "network": network})
     assert plan.of_type("aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation")
+
+
+_EXISTING = stack_config("gb200-x36")[NETWORK]
+_NEW = stack_config("gb200-x72")[NETWORK]
+
+
+@pytest.mark.parametrize(
+    ("stack", "network", "at"),
+    [
+        (
+            "gb200-x36",
+            {**_EXISTING, "publicSubnetIds": [*_EXISTING["publicSubnetIds"], _EXISTING["privateSubnetIds"][0]]},
+            "publicSubnetIds[2]",
+        ),
+        ("gb200-x36", {**_EXISTING, "privateSubnetIds": _EXISTING["privateSubnetIds"][:1]}, "privateSubnetIds"),
+        ("gb200-x72", {**_NEW, "secondaryVpcCidrs": ["10.72.128.0/17"]}, "secondaryVpcCidrs[0]"),
+        ("gb200-x72", {**_NEW, "vpcCidr": "10.72.0.0/29"}, "vpcCidr"),
+        ("gb200-x72", {**_NEW, "publicSubnetIds": ["subnet-0bbbbbbbbbbbbbbb1"]}, "publicSubnetIds"),
+        ("gb200-x72", {**_NEW, "availabilityZones": ["us-east-1a", "us-east-1a"]}, "availabilityZones[1]"),
+        ("gb200-x72", {**_NEW, "availabilityZones": ["us-east-1a", "us-east-1-dfw-2a"]}, "availabilityZones[1]"),
+    ],
+)
+def test_a_programs_network_gets_the_stack_files_finding(plan_with, stack: str, network: dict, at: str) -> None:  # type: ignore[no-untyped-def]
+    """A network a stack file is refused for is refused from a program too, with the same finding keyed under the
+    argument (NetworkArgs.settings.<key>)."""
+    with pytest.raises(ConfigError) as from_stack:
+        plan_with(stack, {"network": network})
+    expected = {p.key: p.finding() for p in from_stack.value.items}[f"{NETWORK}.{at}"]
+    settings = NetworkSettings.model_validate(network)
+    with pytest.raises(ConfigError) as from_program:
+        record(lambda: Network("net", NetworkArgs(cluster_name="gb200", settings=settings)))
+    assert {p.key: p.finding() for p in from_program.value.items} == {f"NetworkArgs.settings.{at}": expected}

@@ -20,7 +20,7 @@ from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import RELEASE_KEYS, Settings, key
 from ultraserver.config.names import name_problems
-from ultraserver.config.network_rules import local_zone_nats, repeated_subnets, vpc_blocks
+from ultraserver.config.network_rules import local_zone_nats, network_problems
 from ultraserver.config.reachability import deployer_reach
 from ultraserver.config.version_rules import (
     chart_kubernetes_versions,
@@ -133,23 +133,24 @@ def _zone_allowed(zone: str, region: str) -> str | None:
     return None
 
 
+def _zones_of_other_regions(s: Settings) -> list[Problem]:
+    """Each control-plane zone not of the stack's region."""
+    at = key(s, "network.availabilityZones")
+    return [
+        Problem(f"{at}[{index}]", zone, why, "correct the zone")
+        for index, zone in enumerate(s.network.availability_zones)
+        if (why := _zone_allowed(zone, s.region))
+    ]
+
+
 def network_zones(s: Settings, today: date) -> list[Problem]:
-    """Control-plane zones: at least two, once each, regional zones of the stack's region."""
-    n, at, found = s.network, key(s, "network.availabilityZones"), []
-    zones = list(n.availability_zones)
-    for index, zone in enumerate(zones):
-        why = _zone_allowed(zone, s.region)
-        if why is None and aws_ids.matches(aws_ids.LOCAL_ZONE, zone):
-            why = "a regional zone (Local Zones cannot host the EKS control plane)"
-        if why is None and zones.index(zone) != index:
-            why = "each zone once"
-        if why:
-            found.append(Problem(f"{at}[{index}]", zone, why, "correct the zone"))
-    if not n.existing and len(set(zones)) < 2:
+    """Control-plane zones of the stack's region, at least two of them for a new VPC."""
+    n, found = s.network, _zones_of_other_regions(s)
+    if not n.existing and len(set(n.availability_zones)) < 2:
         found.append(
             Problem(
-                at,
-                zones,
+                key(s, "network.availabilityZones"),
+                list(n.availability_zones),
                 f"at least two regional zones of {s.region}",
                 f"set availabilityZones: [{s.region}a, {s.region}b]",
             )
@@ -158,34 +159,18 @@ def network_zones(s: Settings, today: date) -> list[Problem]:
 
 
 def network_vpc(s: Settings, today: date) -> list[Problem]:
-    """A new VPC's CIDR AWS accepts; existing-VPC keys only with vpcId."""
-    n, found = s.network, []
-    if n.existing:
-        found += repeated_subnets(s)
-        for zone in n.gpu_subnet_ids:
-            why = _zone_allowed(zone, s.region)
-            if why:
-                found.append(Problem(key(s, f"network.gpuSubnetIds.{zone}"), zone, why, "use the reservation's zone"))
-        if len(n.private_subnet_ids) < 2:
-            found.append(
-                Problem(
-                    key(s, "network.privateSubnetIds"),
-                    list(n.private_subnet_ids),
-                    "at least two subnets in different zones (EKS requires two)",
-                    "list two or more private subnets",
-                )
-            )
-        return found
-    for name, value in (("privateSubnetIds", n.private_subnet_ids), ("publicSubnetIds", n.public_subnet_ids)):
-        if value:
-            found.append(
-                Problem(key(s, f"network.{name}"), list(value), "subnet ids only together with vpcId", "set vpcId too")
-            )
-    if n.gpu_subnet_ids:
-        found.append(
-            Problem(key(s, "network.gpuSubnetIds"), dict(n.gpu_subnet_ids), "only together with vpcId", "set vpcId too")
-        )
-    found += vpc_blocks(n, lambda path: key(s, path))
+    """The network's own rules (a program's Network runs them too), less a zone of another region (refused once, by
+    network_zones); an existing VPC's GPU zones in the stack's region.
+
+    Rules that need more than the network settings stay here: zones judged against the stack's region
+    (availabilityZones, gpuSubnetIds), two zones named after it, and localZoneNatGateways against the GPU groups'
+    zones (network_rules.local_zone_nats)."""
+    other_regions = {p.key for p in _zones_of_other_regions(s)}
+    found = [p for p in network_problems(s.network, key(s, "network")) if p.key not in other_regions]
+    for zone in s.network.gpu_subnet_ids if s.network.existing else ():
+        why = _zone_allowed(zone, s.region)
+        if why:
+            found.append(Problem(key(s, f"network.gpuSubnetIds.{zone}"), zone, why, "use the reservation's zone"))
     return found
 
 

@@ -15,7 +15,9 @@ import pulumi_aws as aws
 
 from ultraserver.builders.egress import EgressPlan, egress_plan
 from ultraserver.config.model import NetworkSettings
+from ultraserver.config.network_rules import network_problems
 from ultraserver.config.subnets import SubnetPlan
+from ultraserver.problems import ERROR, Problem
 from ultraserver.resources.arguments import checked, moved_into
 
 
@@ -76,6 +78,12 @@ class NetworkArgs:
     associated)."""
     tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for every resource."""
+
+    def problems(self) -> list[Problem]:
+        """The network's own rules, the stack file's, keyed under ``NetworkArgs.settings``; errors only, since a
+        ConfigError stops the program and a warning must not. Rules that need the stack's region or GPU groups stay
+        with the stack file's rules."""
+        return [p for p in network_problems(self.settings, "NetworkArgs.settings") if p.level == ERROR]
 
 
 class Network(pulumi.ComponentResource):
