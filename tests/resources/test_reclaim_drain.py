@@ -11,6 +11,7 @@ from ultraserver.builders import drain_script as ds
 from ultraserver.offline import run_plan
 
 CRON = "kubernetes:batch/v1:CronJob"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
 
 
@@ -21,8 +22,14 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
     assert spec["schedule"] == "* * * * *" and spec["concurrencyPolicy"] == "Forbid"
     pod = spec["jobTemplate"]["spec"]["template"]["spec"]
     assert pod["nodeSelector"]  # the system nodes, never the nodes it drains
-    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
-    (block,) = [ds.Block.from_json(b) for b in json.loads(env["BLOCKS"])]
+    env = {e["name"]: e.get("value") or e["valueFrom"] for e in pod["containers"][0]["env"]}
+    # BLOCKS comes from the blocks ConfigMap (which extend patches), resolved when each minute's pod starts.
+    ref = env["BLOCKS"]["configMapKeyRef"]
+    (config_map,) = [
+        r.inputs for r in plan.resources if r.type == CONFIG_MAP and r.inputs["metadata"]["name"] == ref["name"]
+    ]
+    assert config_map["metadata"]["namespace"] == cron["metadata"]["namespace"]
+    (block,) = [ds.Block.from_json(b) for b in json.loads(config_map["data"][ref["key"]])]
     assert (block.ultraserver, block.reservations) == ("nvl72", ("cr-0123456789abcdef0",))
     assert (block.end.isoformat(), block.lead_minutes) == ("2026-12-15T11:30:00+00:00", 90)
     assert env["CLUSTER_QUEUE"] in ("", "gb200")

@@ -9,6 +9,8 @@ from datetime import timedelta
 from helpers.capacity import A_END, DURING_A, clients
 from helpers.permissions import actions, recorded_operations
 from helpers.preflight import stubbed
+from helpers.sim_cluster import SimCluster
+from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks, drain_manifests
 from ultraserver.facts.capacity_blocks import EKS_MANAGED_SCALEDOWN_ACTION
 from ultraserver.facts.live_permissions import COMMAND_ACTIONS
 from ultraserver.status.extend import pick_group, run_extend
@@ -91,10 +93,17 @@ def test_extend_yes_moves_the_groups_scale_down_through_auto_scaling() -> None:
         },
     )
     both = dataclasses.replace(clients(ec2), autoscaling=autoscaling)
+    cluster = SimCluster()
+    cluster.deploy(drain_manifests(ReclaimDrainArgs(drain_blocks(SETTINGS))))
     with recorded_operations() as seen:
-        lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), both, 48, True, DURING_A, "gb200-x72")
+        lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), both, 48, True, DURING_A, "gb200-x72", cluster)
     a_stub.assert_no_pending_responses()
     assert actions(seen) <= set(COMMAND_ACTIONS["extend --yes"])
     text = "\n".join(lines)
     assert ok and f"moved eks-nvl72-asg {OURS} to" in text
+    # The in-cluster drain moved too, in the same run (tests/status/test_extend_drain.py walks it on the clock).
+    assert (
+        f"end {A_END:%Y-%m-%d %H:%M} -> {NEW_END:%Y-%m-%d %H:%M} UTC in ultraserver-reclaim/reclaim-drain-blocks"
+        in text
+    )
     assert f"WARNING eks-nvl72-asg: EKS's '{EKS_MANAGED_SCALEDOWN_ACTION}' still at" in text and "unverified" in text

@@ -21,6 +21,8 @@ from ultraserver.facts.kueue import API_GROUP
 
 SCRIPT_NAMES = ("drain_main.py", "drain_script.py")
 """The CronJob's entry point, then the decisions it imports: mounted side by side."""
+BLOCKS_KEY = "blocks.json"
+"""Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
 _MOUNT = "/reclaim"
 _NOBODY = 65534
 
@@ -36,7 +38,8 @@ class ReclaimDrainArgs:
     namespace: str = "ultraserver-reclaim"
     """Namespace created for the CronJob, its service account and script."""
     name: str = "reclaim-drain"
-    """Name of the CronJob, ConfigMap, service account and cluster role."""
+    """Name of the CronJob, the script's ConfigMap, service account and cluster role; the blocks' ConfigMap is
+    ``<name>-blocks``."""
     node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where it runs (never on the nodes it drains)."""
     image: str = PYTHON_IMAGE
@@ -55,6 +58,11 @@ def drain_blocks(settings: Settings) -> list[Block]:
     return found
 
 
+def blocks_json(blocks: Sequence[Block]) -> str:
+    """The blocks as the ConfigMap holds them (and ``extend`` rewrites them): a JSON list of ``Block.to_json``."""
+    return json.dumps([b.to_json() for b in blocks], sort_keys=True)
+
+
 def _rules(kueue: bool) -> list[dict[str, Any]]:
     rules = [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
@@ -70,12 +78,24 @@ def _rules(kueue: bool) -> list[dict[str, Any]]:
     return rules
 
 
+def blocks_config_map_name(name: str) -> str:
+    """The ConfigMap holding the drain's blocks, which ``ultraserver extend --yes`` patches."""
+    return f"{name}-blocks"
+
+
 def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
-    """Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap (the script) and CronJob."""
+    """Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMaps (the script, then the blocks) and
+    CronJob.
+
+    The blocks live in their own ConfigMap, read into BLOCKS when each minute's pod starts (a ``configMapKeyRef`` is
+    resolved at container start), so ``ultraserver extend --yes`` moves the drain by patching it, with no deploy.
+    """
     meta = {"name": args.name, "namespace": args.namespace}
+    blocks_meta = {"name": blocks_config_map_name(args.name), "namespace": args.namespace}
     role = f"ultraserver-{args.name}"
+    blocks_ref = {"name": blocks_meta["name"], "key": BLOCKS_KEY}
     env = [
-        {"name": "BLOCKS", "value": json.dumps([b.to_json() for b in args.blocks], sort_keys=True)},
+        {"name": "BLOCKS", "valueFrom": {"configMapKeyRef": blocks_ref}},
         {"name": "CLUSTER_QUEUE", "value": args.cluster_queue},
         {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
     ]
@@ -120,6 +140,12 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             "subjects": [{"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}],
         },
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": scripts},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": blocks_meta,
+            "data": {BLOCKS_KEY: blocks_json(args.blocks)},
+        },
         {
             "apiVersion": "batch/v1",
             "kind": "CronJob",
