@@ -39,6 +39,12 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
     verbs = {(g, res): tuple(r["verbs"]) for r in rules for g in r["apiGroups"] for res in r["resources"]}
     assert verbs[("", "pods/eviction")] == ("create",) and verbs[("", "nodes")] == ("get", "list", "patch")
     assert ("", "secrets") not in verbs
+    # The fabric check as deployed rides along, to be made again when the next block's nodes are all Ready.
+    (check,) = json.loads(config_map["data"]["checks.json"])
+    mpijobs = [r.inputs for r in plan.resources if r.type == "kubernetes:kubeflow.org/v2beta1:MPIJob"]
+    assert [check["metadata"]["name"]] == [m["metadata"]["name"] for m in mpijobs] == ["nvbandwidth-nvl72"]
+    assert check["spec"] == mpijobs[0]["spec"]
+    assert verbs[("kubeflow.org", "mpijobs")] == ("list", "create", "delete")
 
 
 def test_a_stack_without_windows_plans_no_drain() -> None:

@@ -15,14 +15,17 @@ from importlib import resources
 from typing import Any
 
 from ultraserver.builders.drain_script import Block
+from ultraserver.builders.recheck_script import job_ultraserver
 from ultraserver.config.settings import Settings
 from ultraserver.facts.images import PYTHON_IMAGE
 from ultraserver.facts.kueue import API_GROUP
 
-SCRIPT_NAMES = ("drain_main.py", "drain_script.py")
+SCRIPT_NAMES = ("drain_main.py", "drain_script.py", "recheck_script.py")
 """The CronJob's entry point, then the decisions it imports: mounted side by side."""
 BLOCKS_KEY = "blocks.json"
 """Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
+CHECKS_KEY = "checks.json"
+"""Key of the same ConfigMap holding the check MPIJobs made again at each join (CHECKS)."""
 _MOUNT = "/reclaim"
 _NOBODY = 65534
 
@@ -44,6 +47,9 @@ class ReclaimDrainArgs:
     """Labels of the system nodes, where it runs (never on the nodes it drains)."""
     image: str = PYTHON_IMAGE
     """Image with python3 (the script needs only the standard library)."""
+    checks: Sequence[Mapping[str, Any]] = ()
+    """The fabric checks' MPIJob manifests as deployed; those whose workers select one UltraServer are made again
+    when the nodes of that UltraServer's next block are all Ready (``recheck_script``)."""
 
 
 def drain_blocks(settings: Settings) -> list[Block]:
@@ -63,7 +69,7 @@ def blocks_json(blocks: Sequence[Block]) -> str:
     return json.dumps([b.to_json() for b in blocks], sort_keys=True)
 
 
-def _rules(kueue: bool) -> list[dict[str, Any]]:
+def _rules(kueue: bool, checks: bool) -> list[dict[str, Any]]:
     rules = [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch", "delete"]},
@@ -75,6 +81,8 @@ def _rules(kueue: bool) -> list[dict[str, Any]]:
             {"apiGroups": [API_GROUP], "resources": ["workloads"], "verbs": ["list", "patch"]},
             {"apiGroups": [API_GROUP], "resources": ["clusterqueues"], "verbs": ["get", "patch"]},
         ]
+    if checks:
+        rules.append({"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list", "create", "delete"]})
     return rules
 
 
@@ -96,6 +104,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
     blocks_ref = {"name": blocks_meta["name"], "key": BLOCKS_KEY}
     env = [
         {"name": "BLOCKS", "valueFrom": {"configMapKeyRef": blocks_ref}},
+        {"name": "CHECKS", "valueFrom": {"configMapKeyRef": {**blocks_ref, "key": CHECKS_KEY}}},
         {"name": "CLUSTER_QUEUE", "value": args.cluster_queue},
         {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
     ]
@@ -123,6 +132,8 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
         pod_spec["nodeSelector"] = dict(args.node_selector)
     package = resources.files("ultraserver.builders")
     scripts = {name: package.joinpath(name).read_text() for name in SCRIPT_NAMES}
+    checks = [dict(m) for m in args.checks if job_ultraserver(dict(m))]
+    data = {BLOCKS_KEY: blocks_json(args.blocks), CHECKS_KEY: json.dumps(checks, sort_keys=True)}
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": args.namespace}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
@@ -130,7 +141,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
             "metadata": {"name": role},
-            "rules": _rules(bool(args.cluster_queue)),
+            "rules": _rules(bool(args.cluster_queue), bool(checks)),
         },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -140,12 +151,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             "subjects": [{"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}],
         },
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": scripts},
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": blocks_meta,
-            "data": {BLOCKS_KEY: blocks_json(args.blocks)},
-        },
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": blocks_meta, "data": data},
         {
             "apiVersion": "batch/v1",
             "kind": "CronJob",
