@@ -5,6 +5,7 @@ and a job the deploy made during a block counts as that block's run."""
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from datetime import datetime, timedelta
 from importlib import resources
@@ -129,3 +130,21 @@ def test_the_script_uses_only_the_standard_library_and_the_facts_it_copies() -> 
     assert imported <= set(sys.stdlib_module_names)
     assert rc.GROUP_LABEL == ds.GROUP_LABEL == ULTRASERVER_LABEL
     assert rc.MPIJOB_API == f"/apis/{manifest('x')['apiVersion']}"
+
+
+def test_the_cronjobs_entry_point_runs_the_checks_due_after_the_drain(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ultraserver.builders import drain_main
+    from ultraserver.builders.reclaim_drain import blocks_json
+
+    first, second = drain_blocks(two_blocks("managed", "standby"))
+    sim = CheckCluster()
+    sim.ready(sim.join(second.ultraserver, 18, second.start + MINUTE, "managed"))
+    sim.now = second.start + timedelta(minutes=10)
+    monkeypatch.setattr(drain_main, "StdlibApi", lambda: sim)
+    monkeypatch.setenv("BLOCKS", blocks_json([first, second]))
+    monkeypatch.setenv("CHECKS", json.dumps([manifest(second.ultraserver)]))
+    assert drain_main.main(sim.now) == 0
+    assert sim.made == [(sim.now, f"nvbandwidth-{second.ultraserver}")]
+    assert json.loads(capsys.readouterr().out)["kind"] == "recreate-check"
