@@ -44,7 +44,22 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
     mpijobs = [r.inputs for r in plan.resources if r.type == "kubernetes:kubeflow.org/v2beta1:MPIJob"]
     assert [check["metadata"]["name"]] == [m["metadata"]["name"] for m in mpijobs] == ["nvbandwidth-nvl72"]
     assert check["spec"] == mpijobs[0]["spec"]
-    assert verbs[("kubeflow.org", "mpijobs")] == ("list", "create", "delete")
+    # MPIJobs only in the check's namespace (anywhere, the operator would run any pod in any namespace for it).
+    assert ("kubeflow.org", "mpijobs") not in verbs
+    (bound,) = [
+        r.inputs
+        for r in plan.resources
+        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+        and r.name.endswith("reclaim-drain-checks-imex-check")
+    ]
+    assert bound["metadata"]["namespace"] == check["metadata"]["namespace"] == "imex-check"
+    (checks_role,) = [
+        r.inputs for r in plan.resources if r.type == ROLE and r.name.endswith("reclaim-drain-checks-role")
+    ]
+    assert checks_role["metadata"]["name"] == bound["roleRef"]["name"]
+    assert checks_role["rules"] == [
+        {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list", "create", "delete"]}
+    ]
 
 
 def test_a_stack_without_windows_plans_no_drain() -> None:

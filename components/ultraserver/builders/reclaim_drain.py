@@ -64,12 +64,46 @@ def drain_blocks(settings: Settings) -> list[Block]:
     return found
 
 
+def rechecked_jobs(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
+    """The check jobs made again at each join: those whose workers select one UltraServer."""
+    return [dict(m) for m in args.checks if job_ultraserver(dict(m))]
+
+
+def check_rbac_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
+    """A ClusterRole over MPIJobs, bound by a RoleBinding in each check namespace only: creating MPIJobs anywhere
+    would let the drain's account run any pod in any namespace through the operator."""
+    namespaces = sorted({m["metadata"]["namespace"] for m in rechecked_jobs(args)})
+    if not namespaces:
+        return []
+    role = f"ultraserver-{args.name}-checks"
+    rules = [{"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list", "create", "delete"]}]
+    subject = {"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": role},
+            "rules": rules,
+        },
+        *(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": role, "namespace": namespace},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": [subject],
+            }
+            for namespace in namespaces
+        ),
+    ]
+
+
 def blocks_json(blocks: Sequence[Block]) -> str:
     """The blocks as the ConfigMap holds them (and ``extend`` rewrites them): a JSON list of ``Block.to_json``."""
     return json.dumps([b.to_json() for b in blocks], sort_keys=True)
 
 
-def _rules(kueue: bool, checks: bool) -> list[dict[str, Any]]:
+def _rules(kueue: bool) -> list[dict[str, Any]]:
     rules = [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "patch", "delete"]},
@@ -81,8 +115,6 @@ def _rules(kueue: bool, checks: bool) -> list[dict[str, Any]]:
             {"apiGroups": [API_GROUP], "resources": ["workloads"], "verbs": ["list", "patch"]},
             {"apiGroups": [API_GROUP], "resources": ["clusterqueues"], "verbs": ["get", "patch"]},
         ]
-    if checks:
-        rules.append({"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list", "create", "delete"]})
     return rules
 
 
@@ -132,7 +164,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
         pod_spec["nodeSelector"] = dict(args.node_selector)
     package = resources.files("ultraserver.builders")
     scripts = {name: package.joinpath(name).read_text() for name in SCRIPT_NAMES}
-    checks = [dict(m) for m in args.checks if job_ultraserver(dict(m))]
+    checks = rechecked_jobs(args)
     data = {BLOCKS_KEY: blocks_json(args.blocks), CHECKS_KEY: json.dumps(checks, sort_keys=True)}
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": args.namespace}},
@@ -141,7 +173,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
             "metadata": {"name": role},
-            "rules": _rules(bool(args.cluster_queue), bool(checks)),
+            "rules": _rules(bool(args.cluster_queue)),
         },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",

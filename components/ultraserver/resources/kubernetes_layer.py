@@ -320,4 +320,5 @@ class KubernetesLayer(pulumi.ComponentResource):
         self.reclaim_drain = None
         if args.reclaim_drain is not None:
             drain_args = replace(_on_system(args.reclaim_drain, "node_selector", system), checks=rechecked)
-            self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued))
+            checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check) if c is not None]
+            self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued, *checks))
