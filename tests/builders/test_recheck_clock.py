@@ -9,6 +9,7 @@ import json
 import sys
 from datetime import datetime, timedelta
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,7 +134,7 @@ def test_the_script_uses_only_the_standard_library_and_the_facts_it_copies() -> 
 
 
 def test_the_cronjobs_entry_point_runs_the_checks_due_after_the_drain(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     from ultraserver.builders import drain_main
     from ultraserver.builders.reclaim_drain import blocks_json
@@ -144,7 +145,8 @@ def test_the_cronjobs_entry_point_runs_the_checks_due_after_the_drain(
     sim.now = second.start + timedelta(minutes=10)
     monkeypatch.setattr(drain_main, "StdlibApi", lambda: sim)
     monkeypatch.setenv("BLOCKS", blocks_json([first, second]))
-    monkeypatch.setenv("CHECKS", json.dumps([manifest(second.ultraserver)]))
+    (tmp_path / "checks.json").write_text(json.dumps([manifest(second.ultraserver)]))
+    monkeypatch.setenv("CHECKS_FILE", str(tmp_path / "checks.json"))
     assert drain_main.main(sim.now) == 0
     assert sim.made == [(sim.now, f"nvbandwidth-{second.ultraserver}")]
     assert json.loads(capsys.readouterr().out)["kind"] == "recreate-check"

@@ -41,6 +41,11 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
     assert ("", "secrets") not in verbs
     # The fabric check as deployed rides along, to be made again when the next block's nodes are all Ready.
     (check,) = json.loads(config_map["data"]["checks.json"])
+    # ... read from the mounted ConfigMap (a file: an environment string is capped in size).
+    volumes = {v["name"]: v["configMap"]["name"] for v in pod["volumes"]}
+    mounts = {m["mountPath"]: volumes[m["name"]] for m in pod["containers"][0]["volumeMounts"]}
+    folder, _, key = env["CHECKS_FILE"].rpartition("/")
+    assert (mounts[folder], key) == (ref["name"], "checks.json")
     mpijobs = [r.inputs for r in plan.resources if r.type == "kubernetes:kubeflow.org/v2beta1:MPIJob"]
     assert [check["metadata"]["name"]] == [m["metadata"]["name"] for m in mpijobs] == ["nvbandwidth-nvl72"]
     assert check["spec"] == mpijobs[0]["spec"]

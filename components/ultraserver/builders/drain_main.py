@@ -42,6 +42,14 @@ class StdlibApi(RestApi):
             return json.load(response)
 
 
+def _checks(path: str) -> list[dict[str, Any]]:
+    """The check jobs to make again at each join; none without the file (a drain deployed without checks)."""
+    if not path or not os.path.isfile(path):
+        return []
+    with open(path) as handle:
+        return list(json.load(handle))
+
+
 def main(now: datetime | None = None) -> int:
     """One run: the drain, then the fabric checks due at a join; print each action taken; 0 when the run completed."""
     now = now or datetime.now(timezone.utc)
@@ -50,7 +58,7 @@ def main(now: datetime | None = None) -> int:
     api = StdlibApi()
     for action in run_once(api, blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings):
         print(json.dumps(action, sort_keys=True))
-    for action in run_checks_once(api, json.loads(os.environ.get("CHECKS") or "[]"), blocks, now):
+    for action in run_checks_once(api, _checks(os.environ.get("CHECKS_FILE", "")), blocks, now):
         print(json.dumps(action, sort_keys=True))
     return 0
 

@@ -25,8 +25,10 @@ SCRIPT_NAMES = ("drain_main.py", "drain_script.py", "recheck_script.py")
 BLOCKS_KEY = "blocks.json"
 """Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
 CHECKS_KEY = "checks.json"
-"""Key of the same ConfigMap holding the check MPIJobs made again at each join (CHECKS)."""
+"""Key of the same ConfigMap holding the check MPIJobs made again at each join, read as a file (CHECKS_FILE): an
+environment string is capped by the kernel (MAX_ARG_STRLEN), a fleet's manifests could pass it."""
 _MOUNT = "/reclaim"
+_DATA_MOUNT = "/reclaim-data"
 _NOBODY = 65534
 
 
@@ -136,7 +138,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
     blocks_ref = {"name": blocks_meta["name"], "key": BLOCKS_KEY}
     env = [
         {"name": "BLOCKS", "valueFrom": {"configMapKeyRef": blocks_ref}},
-        {"name": "CHECKS", "valueFrom": {"configMapKeyRef": {**blocks_ref, "key": CHECKS_KEY}}},
+        {"name": "CHECKS_FILE", "value": f"{_DATA_MOUNT}/{CHECKS_KEY}"},
         {"name": "CLUSTER_QUEUE", "value": args.cluster_queue},
         {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
     ]
@@ -151,14 +153,20 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             "capabilities": {"drop": ["ALL"]},
         },
         "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
-        "volumeMounts": [{"name": "script", "mountPath": _MOUNT, "readOnly": True}],
+        "volumeMounts": [
+            {"name": "script", "mountPath": _MOUNT, "readOnly": True},
+            {"name": "data", "mountPath": _DATA_MOUNT, "readOnly": True},
+        ],
     }
     pod_spec: dict[str, Any] = {
         "serviceAccountName": args.name,
         "restartPolicy": "Never",
         "securityContext": {"runAsNonRoot": True, "runAsUser": _NOBODY, "runAsGroup": _NOBODY},
         "containers": [container],
-        "volumes": [{"name": "script", "configMap": {"name": args.name}}],
+        "volumes": [
+            {"name": "script", "configMap": {"name": args.name}},
+            {"name": "data", "configMap": {"name": blocks_meta["name"]}},
+        ],
     }
     if args.node_selector:
         pod_spec["nodeSelector"] = dict(args.node_selector)
