@@ -31,6 +31,7 @@ class SimCluster:
         self.admitted: list[tuple[datetime, str]] = []
         self.evicted: list[str] = []
         self.jobs = 0
+        self.config_maps: dict[tuple[str, str], dict[str, str]] = {}
 
     # -- the world
     def add_nodes(self, ultraserver: str, count: int, at: datetime, mode: str) -> list[str]:
@@ -103,6 +104,30 @@ class SimCluster:
             if p["spec"]["nodeName"] in names
             and not any(o["kind"] == "DaemonSet" for o in p["metadata"]["ownerReferences"])
         )
+
+    def deploy(self, manifests: list[dict[str, Any]]) -> None:
+        """What ``pulumi up`` leaves in the cluster that the drain reads: the ConfigMaps."""
+        for doc in manifests:
+            if doc["kind"] == "ConfigMap":
+                meta = doc["metadata"]
+                self.config_maps[(meta["namespace"], meta["name"])] = dict(doc["data"])
+
+    def pod_env(self, cron_job: dict[str, Any]) -> dict[str, str]:
+        """A new Job pod's environment, as the kubelet builds it at container start (configMapKeyRef resolved)."""
+        (container,) = cron_job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+        env = {}
+        for item in container["env"]:
+            ref = item.get("valueFrom", {}).get("configMapKeyRef")
+            key = (cron_job["metadata"]["namespace"], ref["name"]) if ref else None
+            env[item["name"]] = self.config_maps[key][ref["key"]] if key else item["value"]
+        return env
+
+    # -- status.extend_drain.ConfigMaps
+    def config_map_data(self, namespace: str, name: str) -> dict[str, str]:
+        return dict(self.config_maps[(namespace, name)])
+
+    def patch_config_map_data(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        self.config_maps[(namespace, name)].update(data)
 
     # -- ds.Api
     def get(self, path: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from ultraserver.builders import drain_script as ds
 from ultraserver.offline import run_plan
 
 CRON = "kubernetes:batch/v1:CronJob"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
 
 
@@ -21,8 +22,14 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
     assert spec["schedule"] == "* * * * *" and spec["concurrencyPolicy"] == "Forbid"
     pod = spec["jobTemplate"]["spec"]["template"]["spec"]
     assert pod["nodeSelector"]  # the system nodes, never the nodes it drains
-    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
-    (block,) = [ds.Block.from_json(b) for b in json.loads(env["BLOCKS"])]
+    env = {e["name"]: e.get("value") or e["valueFrom"] for e in pod["containers"][0]["env"]}
+    # BLOCKS comes from the blocks ConfigMap (which extend patches), resolved when each minute's pod starts.
+    ref = env["BLOCKS"]["configMapKeyRef"]
+    (config_map,) = [
+        r.inputs for r in plan.resources if r.type == CONFIG_MAP and r.inputs["metadata"]["name"] == ref["name"]
+    ]
+    assert config_map["metadata"]["namespace"] == cron["metadata"]["namespace"]
+    (block,) = [ds.Block.from_json(b) for b in json.loads(config_map["data"][ref["key"]])]
     assert (block.ultraserver, block.reservations) == ("nvl72", ("cr-0123456789abcdef0",))
     assert (block.end.isoformat(), block.lead_minutes) == ("2026-12-15T11:30:00+00:00", 90)
     assert env["CLUSTER_QUEUE"] in ("", "gb200")
@@ -32,6 +39,32 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
     verbs = {(g, res): tuple(r["verbs"]) for r in rules for g in r["apiGroups"] for res in r["resources"]}
     assert verbs[("", "pods/eviction")] == ("create",) and verbs[("", "nodes")] == ("get", "list", "patch")
     assert ("", "secrets") not in verbs
+    # The fabric check as deployed rides along, to be made again when the next block's nodes are all Ready.
+    (check,) = json.loads(config_map["data"]["checks.json"])
+    # ... read from the mounted ConfigMap (a file: an environment string is capped in size).
+    volumes = {v["name"]: v["configMap"]["name"] for v in pod["volumes"]}
+    mounts = {m["mountPath"]: volumes[m["name"]] for m in pod["containers"][0]["volumeMounts"]}
+    folder, _, key = env["CHECKS_FILE"].rpartition("/")
+    assert (mounts[folder], key) == (ref["name"], "checks.json")
+    mpijobs = [r.inputs for r in plan.resources if r.type == "kubernetes:kubeflow.org/v2beta1:MPIJob"]
+    assert [check["metadata"]["name"]] == [m["metadata"]["name"] for m in mpijobs] == ["nvbandwidth-nvl72"]
+    assert check["spec"] == mpijobs[0]["spec"]
+    # MPIJobs only in the check's namespace (anywhere, the operator would run any pod in any namespace for it).
+    assert ("kubeflow.org", "mpijobs") not in verbs
+    (bound,) = [
+        r.inputs
+        for r in plan.resources
+        if r.type == "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+        and r.name.endswith("reclaim-drain-checks-imex-check")
+    ]
+    assert bound["metadata"]["namespace"] == check["metadata"]["namespace"] == "imex-check"
+    (checks_role,) = [
+        r.inputs for r in plan.resources if r.type == ROLE and r.name.endswith("reclaim-drain-checks-role")
+    ]
+    assert checks_role["metadata"]["name"] == bound["roleRef"]["name"]
+    assert checks_role["rules"] == [
+        {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list", "create", "delete"]}
+    ]
 
 
 def test_a_stack_without_windows_plans_no_drain() -> None:

@@ -6,13 +6,17 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
+import pytest
 from helpers.capacity import A_END, DURING_A, clients
 from helpers.permissions import actions, recorded_operations
 from helpers.preflight import stubbed
+from helpers.sim_cluster import SimCluster
+from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks, drain_manifests
 from ultraserver.facts.capacity_blocks import EKS_MANAGED_SCALEDOWN_ACTION
 from ultraserver.facts.live_permissions import COMMAND_ACTIONS
 from ultraserver.status.extend import pick_group, run_extend
 from ultraserver.status.extend_moves import planned_moves
+from ultraserver.verify.clients import ClusterError
 
 from tests.status.test_extend import SETTINGS, queue_offering, queue_purchase
 
@@ -44,7 +48,15 @@ def test_on_the_clock_the_scale_down_moves_with_the_end_and_nothing_else_does() 
     assert planned_moves([moved_by_eks], A_END, NEW_END) == ([], [])
 
 
-def test_extend_yes_moves_the_groups_scale_down_through_auto_scaling() -> None:
+class DeniedCluster(SimCluster):
+    """A kubeconfig identity without rights on the drain's ConfigMap."""
+
+    def config_map_data(self, namespace: str, name: str) -> dict[str, str]:
+        raise ClusterError(f"reading configmap {namespace}/{name} failed: HTTP 403 Forbidden")
+
+
+@pytest.mark.parametrize("denied", [False, True])
+def test_extend_yes_moves_the_groups_scale_down_through_auto_scaling(denied: bool) -> None:
     ec2, stub = stubbed("ec2")
     queue_offering(stub)
     queue_purchase(stub)
@@ -91,10 +103,21 @@ def test_extend_yes_moves_the_groups_scale_down_through_auto_scaling() -> None:
         },
     )
     both = dataclasses.replace(clients(ec2), autoscaling=autoscaling)
+    cluster = DeniedCluster() if denied else SimCluster()
+    cluster.deploy(drain_manifests(ReclaimDrainArgs(drain_blocks(SETTINGS))))
     with recorded_operations() as seen:
-        lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), both, 48, True, DURING_A, "gb200-x72")
+        lines, ok = run_extend(pick_group(SETTINGS, "nvl72"), both, 48, True, DURING_A, "gb200-x72", cluster)
     a_stub.assert_no_pending_responses()
     assert actions(seen) <= set(COMMAND_ACTIONS["extend --yes"])
     text = "\n".join(lines)
     assert ok and f"moved eks-nvl72-asg {OURS} to" in text
+    # The in-cluster drain moved too, in the same run (tests/status/test_extend_drain.py walks it on the clock), or
+    # extend says it did not, after the purchase and the scale-down moves went through.
+    if denied:
+        assert "drain: not moved (reading configmap ultraserver-reclaim/reclaim-drain-blocks failed: HTTP 403" in text
+    else:
+        moved = (
+            f"end {A_END:%Y-%m-%d %H:%M} -> {NEW_END:%Y-%m-%d %H:%M} UTC in ultraserver-reclaim/reclaim-drain-blocks"
+        )
+        assert moved in text
     assert f"WARNING eks-nvl72-asg: EKS's '{EKS_MANAGED_SCALEDOWN_ACTION}' still at" in text and "unverified" in text

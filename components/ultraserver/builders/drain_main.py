@@ -16,8 +16,10 @@ from typing import Any
 
 try:
     from ultraserver.builders.drain_script import Block, RestApi, run_once
+    from ultraserver.builders.recheck_script import run_checks_once
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from drain_script import Block, RestApi, run_once  # type: ignore[no-redef]
+    from recheck_script import run_checks_once  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -40,12 +42,23 @@ class StdlibApi(RestApi):
             return json.load(response)
 
 
+def _checks(path: str) -> list[dict[str, Any]]:
+    """The check jobs to make again at each join; none without the file (a drain deployed without checks)."""
+    if not path or not os.path.isfile(path):
+        return []
+    with open(path) as handle:
+        return list(json.load(handle))
+
+
 def main(now: datetime | None = None) -> int:
-    """One run: print each action taken; 0 when the run completed."""
+    """One run: the drain, then the fabric checks due at a join; print each action taken; 0 when the run completed."""
     now = now or datetime.now(timezone.utc)
     blocks = [Block.from_json(b) for b in json.loads(os.environ["BLOCKS"])]
     warnings = json.loads(os.environ.get("WARNINGS") or "[]")
-    for action in run_once(StdlibApi(), blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings):
+    api = StdlibApi()
+    for action in run_once(api, blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings):
+        print(json.dumps(action, sort_keys=True))
+    for action in run_checks_once(api, _checks(os.environ.get("CHECKS_FILE", "")), blocks, now):
         print(json.dumps(action, sort_keys=True))
     return 0
 

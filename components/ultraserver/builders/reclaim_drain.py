@@ -15,13 +15,20 @@ from importlib import resources
 from typing import Any
 
 from ultraserver.builders.drain_script import Block
+from ultraserver.builders.recheck_script import job_ultraserver
 from ultraserver.config.settings import Settings
 from ultraserver.facts.images import PYTHON_IMAGE
 from ultraserver.facts.kueue import API_GROUP
 
-SCRIPT_NAMES = ("drain_main.py", "drain_script.py")
+SCRIPT_NAMES = ("drain_main.py", "drain_script.py", "recheck_script.py")
 """The CronJob's entry point, then the decisions it imports: mounted side by side."""
+BLOCKS_KEY = "blocks.json"
+"""Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
+CHECKS_KEY = "checks.json"
+"""Key of the same ConfigMap holding the check MPIJobs made again at each join, read as a file (CHECKS_FILE): an
+environment string is capped by the kernel (MAX_ARG_STRLEN), a fleet's manifests could pass it."""
 _MOUNT = "/reclaim"
+_DATA_MOUNT = "/reclaim-data"
 _NOBODY = 65534
 
 
@@ -36,11 +43,15 @@ class ReclaimDrainArgs:
     namespace: str = "ultraserver-reclaim"
     """Namespace created for the CronJob, its service account and script."""
     name: str = "reclaim-drain"
-    """Name of the CronJob, ConfigMap, service account and cluster role."""
+    """Name of the CronJob, the script's ConfigMap, service account and cluster role; the blocks' ConfigMap is
+    ``<name>-blocks``."""
     node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where it runs (never on the nodes it drains)."""
     image: str = PYTHON_IMAGE
     """Image with python3 (the script needs only the standard library)."""
+    checks: Sequence[Mapping[str, Any]] = ()
+    """The fabric checks' MPIJob manifests as deployed; those whose workers select one UltraServer are made again
+    when the nodes of that UltraServer's next block are all Ready (``recheck_script``)."""
 
 
 def drain_blocks(settings: Settings) -> list[Block]:
@@ -53,6 +64,45 @@ def drain_blocks(settings: Settings) -> list[Block]:
                 if w is not None:
                     found.append(Block(ultraserver, block.reservation_ids, w.start, w.end, w.scale_down_lead_minutes))
     return found
+
+
+def rechecked_jobs(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
+    """The check jobs made again at each join: those whose workers select one UltraServer."""
+    return [dict(m) for m in args.checks if job_ultraserver(dict(m))]
+
+
+def check_rbac_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
+    """A ClusterRole over MPIJobs, bound by a RoleBinding in each check namespace only: creating MPIJobs anywhere
+    would let the drain's account run any pod in any namespace through the operator."""
+    namespaces = sorted({m["metadata"]["namespace"] for m in rechecked_jobs(args)})
+    if not namespaces:
+        return []
+    role = f"ultraserver-{args.name}-checks"
+    rules = [{"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list", "create", "delete"]}]
+    subject = {"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": role},
+            "rules": rules,
+        },
+        *(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": role, "namespace": namespace},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": [subject],
+            }
+            for namespace in namespaces
+        ),
+    ]
+
+
+def blocks_json(blocks: Sequence[Block]) -> str:
+    """The blocks as the ConfigMap holds them (and ``extend`` rewrites them): a JSON list of ``Block.to_json``."""
+    return json.dumps([b.to_json() for b in blocks], sort_keys=True)
 
 
 def _rules(kueue: bool) -> list[dict[str, Any]]:
@@ -70,12 +120,25 @@ def _rules(kueue: bool) -> list[dict[str, Any]]:
     return rules
 
 
+def blocks_config_map_name(name: str) -> str:
+    """The ConfigMap holding the drain's blocks, which ``ultraserver extend --yes`` patches."""
+    return f"{name}-blocks"
+
+
 def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
-    """Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap (the script) and CronJob."""
+    """Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMaps (the script, then the blocks) and
+    CronJob.
+
+    The blocks live in their own ConfigMap, read into BLOCKS when each minute's pod starts (a ``configMapKeyRef`` is
+    resolved at container start), so ``ultraserver extend --yes`` moves the drain by patching it, with no deploy.
+    """
     meta = {"name": args.name, "namespace": args.namespace}
+    blocks_meta = {"name": blocks_config_map_name(args.name), "namespace": args.namespace}
     role = f"ultraserver-{args.name}"
+    blocks_ref = {"name": blocks_meta["name"], "key": BLOCKS_KEY}
     env = [
-        {"name": "BLOCKS", "value": json.dumps([b.to_json() for b in args.blocks], sort_keys=True)},
+        {"name": "BLOCKS", "valueFrom": {"configMapKeyRef": blocks_ref}},
+        {"name": "CHECKS_FILE", "value": f"{_DATA_MOUNT}/{CHECKS_KEY}"},
         {"name": "CLUSTER_QUEUE", "value": args.cluster_queue},
         {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
     ]
@@ -90,19 +153,27 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             "capabilities": {"drop": ["ALL"]},
         },
         "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
-        "volumeMounts": [{"name": "script", "mountPath": _MOUNT, "readOnly": True}],
+        "volumeMounts": [
+            {"name": "script", "mountPath": _MOUNT, "readOnly": True},
+            {"name": "data", "mountPath": _DATA_MOUNT, "readOnly": True},
+        ],
     }
     pod_spec: dict[str, Any] = {
         "serviceAccountName": args.name,
         "restartPolicy": "Never",
         "securityContext": {"runAsNonRoot": True, "runAsUser": _NOBODY, "runAsGroup": _NOBODY},
         "containers": [container],
-        "volumes": [{"name": "script", "configMap": {"name": args.name}}],
+        "volumes": [
+            {"name": "script", "configMap": {"name": args.name}},
+            {"name": "data", "configMap": {"name": blocks_meta["name"]}},
+        ],
     }
     if args.node_selector:
         pod_spec["nodeSelector"] = dict(args.node_selector)
     package = resources.files("ultraserver.builders")
     scripts = {name: package.joinpath(name).read_text() for name in SCRIPT_NAMES}
+    checks = rechecked_jobs(args)
+    data = {BLOCKS_KEY: blocks_json(args.blocks), CHECKS_KEY: json.dumps(checks, sort_keys=True)}
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": args.namespace}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
@@ -120,6 +191,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             "subjects": [{"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}],
         },
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": scripts},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": blocks_meta, "data": data},
         {
             "apiVersion": "batch/v1",
             "kind": "CronJob",

@@ -178,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("--group", required=True, help="gpuNodeGroups[].name of the group to extend")
     ext.add_argument("--hours", required=True, type=int, help="extension length: 24-336 by 24, then by 168 to 4368")
     ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
+    ext.add_argument(
+        "--kubeconfig",
+        help="kubeconfig of the cluster whose reclaim drain moves with --yes (default: as kubectl, the files of "
+        "$KUBECONFIG merged, else ~/.kube/config; none found: the drain is not moved)",
+    )
     ext.set_defaults(func=cmd_extend)
     add_versions_parser(sub)
     add_stacks_parser(sub)

@@ -145,6 +145,19 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _extend_cluster(kubeconfig: str | None) -> Any:
+    """The cluster whose drain extend moves: a bad --kubeconfig is refused before anything is bought; with none given
+    and no default kubeconfig, None (extend says the drain was not moved)."""
+    from ultraserver.verify.clients import KubeconfigError, connect
+
+    try:
+        return connect(kubeconfig)
+    except KubeconfigError as err:
+        if kubeconfig:
+            raise UsageError(Problem("--kubeconfig", kubeconfig, "a readable kubeconfig", str(err))) from None
+        return None
+
+
 def cmd_extend(args: argparse.Namespace) -> int:
     """Show the extension offerings of a group's current Capacity Block(s); buy them with --yes."""
     from ultraserver.preflight.clients import ApiFailure, PreflightAccessError, make_clients
@@ -158,7 +171,8 @@ def cmd_extend(args: argparse.Namespace) -> int:
     try:
         clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
         now = args.now or datetime.now(timezone.utc)
-        lines, ok = run_extend(group, clients, hours, args.yes, now, settings.cluster.name)
+        cluster = _extend_cluster(args.kubeconfig) if args.yes else None
+        lines, ok = run_extend(group, clients, hours, args.yes, now, settings.cluster.name, cluster)
     except PreflightAccessError as err:
         print(f"extend: {err}", file=sys.stderr)
         return EXIT_USAGE

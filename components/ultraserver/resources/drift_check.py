@@ -14,9 +14,10 @@ from ultraserver.resources.child_options import child_options
 def declare_cron_job(
     owner: pulumi.ComponentResource, name: str, manifests: list[dict[str, Any]], opts: pulumi.ResourceOptions | None
 ) -> None:
-    """Namespace, ServiceAccount, ClusterRole and its binding, the script's ConfigMap and the CronJob, in that order
-    (as ``drift_manifests`` and ``reclaim_drain.drain_manifests`` build them), as children of ``owner``."""
-    namespace_doc, account, role, binding, config_map, cron_job = manifests
+    """Namespace, ServiceAccount, ClusterRole and its binding, the script's ConfigMap (and any further ConfigMaps) and
+    the CronJob, in that order (as ``drift_manifests`` and ``reclaim_drain.drain_manifests`` build them), as children
+    of ``owner``."""
+    namespace_doc, account, role, binding, *config_maps, cron_job = manifests
     namespace = k8s.core.v1.Namespace(name, metadata=namespace_doc["metadata"], opts=child_options(owner, opts))
     inside = child_options(owner, opts, pulumi.ResourceOptions(depends_on=[namespace]))
     sa = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=account["metadata"], opts=inside)
@@ -30,14 +31,21 @@ def declare_cron_job(
         subjects=binding["subjects"],
         opts=child_options(owner, opts, pulumi.ResourceOptions(depends_on=[cluster_role, sa])),
     )
-    script = k8s.core.v1.ConfigMap(
-        f"{name}-script", metadata=config_map["metadata"], data=config_map["data"], opts=inside
-    )
+    # The first is the script's (its resource name kept); the others are named after their ConfigMap.
+    data = [
+        k8s.core.v1.ConfigMap(
+            f"{name}-script" if index == 0 else f"{name}-{doc['metadata']['name']}",
+            metadata=doc["metadata"],
+            data=doc["data"],
+            opts=inside,
+        )
+        for index, doc in enumerate(config_maps)
+    ]
     k8s.batch.v1.CronJob(
         f"{name}-cron",
         metadata=cron_job["metadata"],
         spec=cron_job["spec"],
-        opts=child_options(owner, opts, pulumi.ResourceOptions(depends_on=[bound, script])),
+        opts=child_options(owner, opts, pulumi.ResourceOptions(depends_on=[bound, *data])),
     )
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_manifests
+from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, check_rbac_manifests, drain_manifests
+from ultraserver.resources.child_options import child_options
 from ultraserver.resources.drift_check import declare_cron_job
 
 
 class ReclaimDrain(pulumi.ComponentResource):
-    """Namespace, the drain's RBAC (nodes, pods, evictions, budgets, Kueue), the script's ConfigMap and the CronJob."""
+    """Namespace, the drain's RBAC (nodes, pods, evictions, budgets, Kueue; MPIJobs in the check namespaces), the
+    script's and the blocks' ConfigMaps and the CronJob. ``opts`` should depend on the checks (their namespaces)."""
 
     namespace: str
     cron_job_name: str
@@ -20,4 +23,18 @@ class ReclaimDrain(pulumi.ComponentResource):
         self.namespace = args.namespace
         self.cron_job_name = manifests[-1]["metadata"]["name"]
         declare_cron_job(self, name, manifests, opts)
+        for doc in check_rbac_manifests(args):
+            meta = doc["metadata"]
+            if doc["kind"] == "ClusterRole":
+                k8s.rbac.v1.ClusterRole(
+                    f"{name}-checks-role", metadata=meta, rules=doc["rules"], opts=child_options(self, opts)
+                )
+            else:
+                k8s.rbac.v1.RoleBinding(
+                    f"{name}-checks-{meta['namespace']}",
+                    metadata=meta,
+                    role_ref=doc["roleRef"],
+                    subjects=doc["subjects"],
+                    opts=child_options(self, opts),
+                )
         self.register_outputs({"namespace": args.namespace, "cronJob": self.cron_job_name})

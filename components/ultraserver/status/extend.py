@@ -24,7 +24,9 @@ from ultraserver.preflight.capacity import resource_group_reservation_ids
 from ultraserver.preflight.clients import ApiFailure, Client, PreflightAccessError, PreflightClients, call, call_all
 from ultraserver.problems import ERROR, Described, Problem, format_problems
 from ultraserver.status.aws import NOT_FOUND, Reservation, read_reservations
+from ultraserver.status.extend_drain import ConfigMaps, move_drain
 from ultraserver.status.extend_moves import move_scale_downs
+from ultraserver.verify.clients import ClusterError
 
 
 class ExtendUsageError(ValueError):
@@ -176,10 +178,37 @@ def _buy(chosen: list[Offering], clients: PreflightClients) -> tuple[list[str], 
     return lines, True
 
 
+def _moves(
+    clients: PreflightClients,
+    cluster: str,
+    config_maps: ConfigMaps | None,
+    ids: list[str],
+    ends: tuple[datetime, datetime],
+) -> list[str]:
+    """After the purchase: the scale-downs (Auto Scaling) and the in-cluster drain move from the old end to the new."""
+    lines = move_scale_downs(clients.autoscaling, cluster, *ends) if clients.autoscaling is not None and cluster else []
+    if config_maps is None:
+        return [
+            *lines,
+            "drain: no cluster to reach (pass --kubeconfig); it still cuts off at the old end until pulumi up",
+        ]
+    try:
+        return lines + move_drain(config_maps, ids, *ends)
+    except ClusterError as err:
+        return [*lines, f"drain: not moved ({err}); it still cuts off at the old end until pulumi up"]
+
+
 def run_extend(
-    group: GpuNodeGroupSettings, clients: PreflightClients, hours: int, buy: bool, now: datetime, cluster: str = ""
+    group: GpuNodeGroupSettings,
+    clients: PreflightClients,
+    hours: int,
+    buy: bool,
+    now: datetime,
+    cluster: str = "",
+    config_maps: ConfigMaps | None = None,
 ) -> tuple[list[str], bool]:
-    """Show the offerings for every current reservation of the group and, with ``buy``, purchase one each.
+    """Show the offerings for every current reservation of the group and, with ``buy``, purchase one each; after a
+    purchase, move the scale-downs (Auto Scaling) and the in-cluster drain (``config_maps``, the cluster's API).
 
     Returns the report lines and whether it went through (False: an offering is missing or a purchase failed;
     nothing is bought unless every reservation has an offering, so the group's UltraServers stay in step).
@@ -216,11 +245,11 @@ def run_extend(
     if not ok:
         return lines, False
     old_end, new_end = before[ids[0]].end, chosen[0].end
-    if clients.autoscaling is not None and cluster and old_end and new_end:
-        lines += move_scale_downs(clients.autoscaling, cluster, old_end, new_end)
+    if old_end and new_end:
+        lines += _moves(clients, cluster, config_maps, ids, (old_end, new_end))
     lines.append(
         f"the reservations keep their ids and now end {_utc(new_end)}: set that end on the group's current block in "
-        "the stack file, then pulumi up before the old drain cut-off (the in-cluster drain reads its blocks from the "
-        "stack; a later deploy would also put the old scale-down back)"
+        "the stack file before the next pulumi up (a deploy from the old stack file could put the old scale-down "
+        "and drain cut-off back)"
     )
     return lines, True

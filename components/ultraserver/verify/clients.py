@@ -187,6 +187,22 @@ class KubernetesReader:
             lambda: self._core.read_namespaced_pod_log(name, namespace, **kwargs),
         )
 
+    def config_map_data(self, namespace: str, name: str) -> dict[str, str]:
+        found = self._call(
+            f"reading configmap {namespace}/{name}",
+            lambda: self._core.read_namespaced_config_map(name, namespace, _request_timeout=self.TIMEOUT),
+        )
+        return dict(found.data or {})
+
+    def patch_config_map_data(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        """Set these keys of a ConfigMap's data (``ultraserver extend`` moving the reclaim drain's blocks)."""
+        self._call(
+            f"patching configmap {namespace}/{name}",
+            lambda: self._core.patch_namespaced_config_map(
+                name, namespace, {"data": data}, _request_timeout=self.TIMEOUT
+            ),
+        )
+
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 
