@@ -43,8 +43,8 @@ import pulumi_kubernetes
 import yaml
 from ultraserver.cli import SHORT_RUN_GC_THRESHOLDS
 from ultraserver.config.subnets import free_blocks, ips_needed
-from ultraserver.facts import limits
-from ultraserver.facts.ultraservers import GPUS_PER_NODE, TYPES
+from ultraserver.facts.aws import limits
+from ultraserver.facts.hardware.ultraservers import GPUS_PER_NODE, TYPES
 from ultraserver.offline import Plan, record, run_plan
 from ultraserver.offline.report import NODE_GROUP, gpu_groups
 from ultraserver.offline.resource import STACK_TYPE, PlanResource

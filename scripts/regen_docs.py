@@ -1,7 +1,7 @@
 """Regenerate the generated parts of the docs and the stack-file schema (run from the repo root).
 
 docs/policies.md: the rules table, from ultraserver.policy. docs/components.md: tables from the components' dataclasses.
-docs/permissions.md: one IAM policy per live command, from ultraserver.facts.live_permissions.
+docs/permissions.md: one IAM policy per live command, from ultraserver.facts.aws.permissions.
 docs/settings.md: the settings reference (``<!-- settings:... -->``), from the settings model, which also gives
 stacks/stack.schema.json. docs/architecture.md: the shipped gb200-x72 stack's dependency graph (its Mermaid block).
 
@@ -9,7 +9,7 @@ The document's prose is written by hand; each table sits between markers naming 
 ``<!-- args:ultraserver.resources.network.NetworkArgs -->`` (fields, types, defaults, field docstrings),
 ``<!-- attrs:ultraserver.resources.network.Network -->`` (annotated attributes) and
 ``<!-- fn:ultraserver.config.subnets.plan_subnets -->`` (signature and docstring) and
-``<!-- permissions:ultraserver.facts.live_permissions.COMMAND_ACTIONS -->`` (a policy per command) and
+``<!-- permissions:ultraserver.facts.aws.permissions.COMMAND_ACTIONS -->`` (a policy per command) and
 ``<!-- exits:ultraserver.cli.common.EXIT_TABLE -->`` (docs/plan.md: every command's exit codes), each closed by
 ``<!-- end -->``.
 """
@@ -167,7 +167,7 @@ def function_block(function: Any) -> str:
 
 def permissions_block(commands: dict[str, tuple[str, ...]]) -> str:
     """Per command: the IAM policy JSON that allows exactly the AWS actions it calls (none for plan)."""
-    from ultraserver.facts.live_permissions import policy_document
+    from ultraserver.facts.aws.permissions import policy_document
 
     parts = []
     for command, actions in commands.items():

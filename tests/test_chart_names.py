@@ -1,4 +1,5 @@
-"""One name means one thing: a chart's name constant in facts/charts.py names that chart wherever it appears, and the
+"""One name means one thing: a chart's name constant in facts/pins/charts.py names that chart wherever it appears, and
+the
 Helm release targets of the charts carry names of their own (`*_RELEASE`)."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from types import ModuleType
 
 import ultraserver
 from ultraserver.config.model import RELEASE_KEYS
-from ultraserver.facts import charts
+from ultraserver.facts.pins import charts
 from ultraserver.resources.helm_release import ChartTarget
 
 CHART_NAMES = {
@@ -19,7 +20,7 @@ CHART_NAMES = {
     for name, value in vars(charts).items()
     if name.isupper() and isinstance(value, str) and value in charts.catalog()
 }
-"""facts/charts.py's constants that hold a pinned chart's name, by constant name."""
+"""facts/pins/charts.py's constants that hold a pinned chart's name, by constant name."""
 
 
 def _modules() -> list[ModuleType]:
@@ -37,7 +38,7 @@ def test_every_pinned_chart_has_a_name_constant() -> None:
 
 def test_a_chart_name_constant_means_the_chart_in_every_module() -> None:
     clashes = [
-        f"{module.__name__}.{name} is {type(value).__name__} {value!r}, but facts.charts.{name} is chart "
+        f"{module.__name__}.{name} is {type(value).__name__} {value!r}, but facts.pins.charts.{name} is chart "
         f"{CHART_NAMES[name]!r}"
         for module in _modules()
         for name, value in vars(module).items()
@@ -49,7 +50,7 @@ def test_a_chart_name_constant_means_the_chart_in_every_module() -> None:
 def test_no_module_but_facts_charts_binds_a_chart_name_constant() -> None:
     """A second `GPU_OPERATOR = "gpu-operator"` (or an alias of the facts constant) is a second home for the name."""
     package = Path(ultraserver.__file__).parent
-    home = package / "facts" / "charts.py"
+    home = package / "facts" / "pins" / "charts.py"
     bound = [
         f"{path.relative_to(package)}:{node.lineno} binds {target.id}"
         for path in sorted(package.rglob("*.py"))

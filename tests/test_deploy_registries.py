@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers.stacks import ROOT
-from ultraserver.facts import images
+from ultraserver.facts.pins import manifests
 
 CHARTS = ROOT.parent / "shared" / "upstream" / "charts"
 DEPLOY = (ROOT / "docs" / "deploy.md").read_text()
@@ -59,7 +59,7 @@ def test_every_kube_prometheus_stack_registry_is_listed(part: str) -> None:
     assert {r for r in found if f"`{r}`" not in DEPLOY} == set()
 
 
-@pytest.mark.parametrize("image", sorted(images.IMAGE_SOURCES))
+@pytest.mark.parametrize("image", sorted(manifests.IMAGE_SOURCES))
 def test_every_job_image_registry_is_listed(image: str) -> None:
     host, _, repository = image.split(":", 1)[0].partition("/")
     assert f"`{host}`" in DEPLOY and repository in DEPLOY

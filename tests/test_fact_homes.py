@@ -1,4 +1,4 @@
-"""Each fact pattern has one home: a regex for an AWS identifier is written only in facts/aws_ids.py."""
+"""Each fact pattern has one home: a regex for an AWS identifier is written only in facts/aws/aws_ids.py."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import ast
 from pathlib import Path
 
 import pytest
-from ultraserver.facts import aws_ids, efa, ultraservers
+from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.hardware import efa, ultraservers
 
 PACKAGE = Path(__file__).resolve().parents[1] / "components" / "ultraserver"
 
@@ -25,7 +26,7 @@ AWS_ID_FRAGMENTS = (
 )
 # An ARN built or described in prose (arn:aws:iam::aws:policy/...) is not a pattern; a regex has these.
 REGEX_SYNTAX = ("[", "\\d", "(?")
-HOMES = {PACKAGE / "facts" / "aws_ids.py"}
+HOMES = {PACKAGE / "facts" / "aws" / "aws_ids.py"}
 
 
 def string_constants(path: Path) -> list[tuple[int, str]]:
@@ -54,10 +55,10 @@ def test_aws_identifier_patterns_live_only_in_facts_aws_ids() -> None:
     assert misplaced(sorted(PACKAGE.rglob("*.py")), AWS_ID_FRAGMENTS) == []
 
 
-# UltraServer sizes (nodes 9/18, GPUs 36/72) live in facts/ultraservers.py; drawings use pixel offsets.
+# UltraServer sizes (nodes 9/18, GPUs 36/72) live in facts/hardware/ultraservers.py; drawings use pixel offsets.
 SIZE_LITERALS = (18, 72)
 SIZE_HOMES = {
-    PACKAGE / "facts" / "ultraservers.py",
+    PACKAGE / "facts" / "hardware" / "ultraservers.py",
     PACKAGE / "offline" / "svg.py",
     PACKAGE / "offline" / "pairing_svg.py",
 }
@@ -116,7 +117,8 @@ def test_patterns_match_whole_identifiers_only(pattern: str, good: str, bad: str
 
 
 def test_the_gb200_instance_family_is_named_only_in_facts() -> None:
-    """Logic reads the UltraServer catalog (facts/ultraservers.py, facts/instances.py), so a new UltraServer type
+    """Logic reads the UltraServer catalog (facts/hardware/ultraservers.py, facts/hardware/instances.py), so a new
+    UltraServer type
     touches the catalog and its data only: the instance family is named nowhere else, not even in a comment."""
     paths = [p for p in sorted(PACKAGE.rglob("*.py")) if "facts" not in p.relative_to(PACKAGE).parts]
     found = [

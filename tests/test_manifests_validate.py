@@ -16,7 +16,8 @@ from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest
 from ultraserver.config.views import ImexTarget
-from ultraserver.facts import dra, kubernetes
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.offline import run_plan
 from ultraserver.policy.workloads import pod_sets
 from ultraserver.resources.compute_domain import ComputeDomainArgs, compute_domain_manifest
@@ -109,7 +110,7 @@ def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan
     """Objects as recorded in the stack's plan: custom resources against the pinned CRDs, the rest and the pods of
     every job against the schemas of the stack's own Kubernetes version."""
     config = stack_config(stack)
-    version = (config.get("ultraserver-eks:cluster") or {}).get("kubernetesVersion") or kubernetes.DEFAULT_TEXT
+    version = (config.get("ultraserver-eks:cluster") or {}).get("kubernetesVersion") or eks_versions.DEFAULT_TEXT
     separate = (config.get("ultraserver-eks:kubernetes") or {}).get("layer") == "separate-stack"
     plan = run_plan(ROOT / "kubernetes-layer", stack) if separate else shipped_plan(stack)
     declared = [r for r in plan.resources if r.custom and r.type.startswith("kubernetes:") and "apiVersion" in r.inputs]
@@ -130,17 +131,18 @@ def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan
 
 @pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
 def test_the_drivers_channel_claim_template_is_valid_resource_k8s_io_v1(version: str) -> None:
-    """The channel template as the DRA driver creates it (facts.dra.channel_claim_spec) is a valid v1 object from
+    """The channel template as the DRA driver creates it (facts.hardware.devices.channel_claim_spec) is a valid v1
+    object from
     1.34 on; 1.33 has no resource.k8s.io/v1 at all."""
     template = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
         "metadata": {"name": "cd-channel", "namespace": "ml"},
-        "spec": {"spec": dra.channel_claim_spec()},
+        "spec": {"spec": devices.channel_claim_spec()},
     }
     kubernetes_validate.validate(template, version, strict=True)
     with pytest.raises(kubernetes_validate.SchemaNotFoundError):
-        kubernetes_validate.validate(template, kubernetes.FLOOR_TEXT, strict=True)
+        kubernetes_validate.validate(template, eks_versions.FLOOR_TEXT, strict=True)
 
 
 EFA_JOBS = [

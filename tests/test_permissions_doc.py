@@ -1,4 +1,4 @@
-"""docs/permissions.md: one IAM policy per live command, generated from facts/live_permissions.py; plan calls no AWS."""
+"""docs/permissions.md: one IAM policy per live command, generated from facts/aws/permissions.py; plan calls no AWS."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import ModuleType
 
 from helpers.modules import load_file
 from helpers.permissions import recorded_operations
-from ultraserver.facts.live_permissions import COMMAND_ACTIONS, OPERATION_ACTIONS, policy_document
+from ultraserver.facts.aws.permissions import COMMAND_ACTIONS, OPERATION_ACTIONS, policy_document
 from ultraserver.offline import run_plan
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -56,7 +56,7 @@ def borrowed(source: str, here: str, is_package: bool = False) -> list[str]:
 
 def test_the_finder_sees_each_form() -> None:
     code = (
-        "import ultraserver.facts.ami as ami\n"
+        "import ultraserver.facts.pins.ami as ami\n"
         "from ultraserver.facts import efa\n"
         "from ultraserver.verify.verdict import _api, PUBLIC\n"
         "from . import _sibling\n"

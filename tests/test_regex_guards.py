@@ -63,7 +63,7 @@ def _guarded_by_isascii(tree: ast.Module, node: ast.Attribute) -> bool:
 
 def test_aws_id_patterns_are_ascii() -> None:
     from ultraserver.config.fields import PATTERNS
-    from ultraserver.facts import aws_ids
+    from ultraserver.facts.aws import aws_ids
 
     patterns = [v for k, v in vars(aws_ids).items() if k.isupper() and isinstance(v, str)] + list(PATTERNS)
     assert not [p for p in patterns if re.search(r"\\[dwsb]", p.replace(r"\S", "").replace(r"\s", ""))]

@@ -16,7 +16,7 @@ from ultraserver.builders.helm_values import (
     gpu_operator_values,
     kube_prometheus_stack_values,
 )
-from ultraserver.facts import charts
+from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import (
     DRA_DRIVER_RELEASE,

@@ -13,7 +13,7 @@ import re
 import tarfile
 
 from helpers.stacks import ROOT
-from ultraserver.facts import charts
+from ultraserver.facts.pins import charts
 
 CHART = (
     ROOT.parent

@@ -6,8 +6,8 @@ import kubernetes_validate
 import pytest
 from helpers.manifests import paired_requests
 from ultraserver.builders import device_claims
-from ultraserver.facts import devices, efa
-from ultraserver.facts.kueue_admission import devices_per_class
+from ultraserver.facts.hardware import devices, efa
+from ultraserver.facts.kubernetes.kueue_admission import devices_per_class
 from ultraserver.problems import ConfigError
 
 GB200 = "p6e-gb200.36xlarge"

@@ -15,7 +15,7 @@ from ultraserver.builders import drift_script
 from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests, script_source
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts.images import PYTHON_IMAGE
+from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 
 GROUP = {"name": "nvl72", "ultraservers": 1, "instances": 18, "nodes": 2, "gpus": 4, "efa": 4}
 
@@ -104,7 +104,7 @@ def test_manifests_validate_and_carry_the_stacks_expectation() -> None:
 
 
 def test_the_scripts_label_copies_match_the_facts() -> None:
-    from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+    from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 
     assert (drift_script.GROUP_LABEL, drift_script.CLIQUE_LABEL) == (ULTRASERVER_LABEL, CLIQUE_LABEL)
 

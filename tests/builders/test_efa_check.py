@@ -14,7 +14,7 @@ from ultraserver.builders.efa_check import (
     launcher_command,
 )
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts.images import NCCL_TESTS_IMAGE
+from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
 from ultraserver.problems import ConfigError
 
 

@@ -13,8 +13,8 @@ from helpers.stacks import STACKS, stack_config
 from ultraserver.builders import kueue
 from ultraserver.builders.kueue import GpuCapacity, KueueArgs
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import charts
-from ultraserver.facts import kueue as facts
+from ultraserver.facts.kubernetes import kueue as facts
+from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError
 
 # Independent of the catalog: instances per UltraServer type and GPUs per p6e-gb200.36xlarge, as the README says.

@@ -18,7 +18,7 @@ from ultraserver.builders import drain_script as ds
 from ultraserver.builders import recheck_script as rc
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest
 from ultraserver.builders.reclaim_drain import drain_blocks
-from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 
 MINUTE = timedelta(minutes=1)
 

@@ -11,7 +11,7 @@ import pytest
 from helpers.sim_cluster import SimCluster, two_blocks
 from ultraserver.builders import drain_script as ds
 from ultraserver.builders.reclaim_drain import drain_blocks
-from ultraserver.facts import capacity_blocks
+from ultraserver.facts.capacity import capacity_blocks
 
 MINUTE = timedelta(minutes=1)
 

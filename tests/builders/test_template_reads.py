@@ -23,7 +23,8 @@ from ultraserver.builders.helm_values import (
 from ultraserver.builders.kueue import kueue_values
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import parse_settings, settings_warnings
-from ultraserver.facts import chart_templates, charts, devices
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.pins import chart_templates, charts
 
 SYSTEM = {"ultraserver.io/role": "system"}
 TODAY = date(2026, 11, 25)

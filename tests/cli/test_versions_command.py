@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import run_main
-from ultraserver.facts import ami, charts
-from ultraserver.facts import version_set as vs
+from ultraserver.facts.pins import ami, charts
+from ultraserver.facts.pins import version_set as vs
 
 
 def test_prints_every_kind_with_its_status_on_the_date(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from helpers.stacks import stack_config
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import cron
+from ultraserver.facts.kubernetes import cron
 from ultraserver.problems import ConfigError
 
 ARABIC_INDIC = "\u0661\u0662"  # Arabic-Indic one and two: str.isdigit() and \d accept them, AWS does not

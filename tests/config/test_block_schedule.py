@@ -1,5 +1,6 @@
 """Reservation windows follow the rules AWS applies to Capacity Blocks (sources in
-facts/capacity_blocks.py): a zone on every time, an end at 11:30 UTC, no longer than the longest block AWS sells,
+facts/capacity/capacity_blocks.py): a zone on every time, an end at 11:30 UTC, no longer than the longest block AWS
+sells,
 and an ended window warns like an ended capacityBlocks entry."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from typing import Any
 import pytest
 from helpers.stacks import STACKS, stack_config
 from ultraserver.config.settings import parse_settings, settings_warnings
-from ultraserver.facts import capacity_blocks
-from ultraserver.facts.capacity_blocks import ReservationWindow
+from ultraserver.facts.capacity import capacity_blocks
+from ultraserver.facts.capacity.capacity_blocks import ReservationWindow
 from ultraserver.problems import ConfigError
 
 TODAY = date(2026, 11, 23)

@@ -10,7 +10,7 @@ import pytest
 from helpers.stacks import stack_config
 from ultraserver.config.examples import example_value_warnings
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts.network import in_documentation_range
+from ultraserver.facts.aws.network import in_documentation_range
 from ultraserver.problems import WARNING
 
 

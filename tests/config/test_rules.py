@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from helpers.stacks import stack_config
 from ultraserver.config.settings import parse_settings, settings_warnings
-from ultraserver.facts import ami
+from ultraserver.facts.pins import ami
 from ultraserver.problems import ConfigError
 
 TODAY = date(2026, 11, 23)

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from helpers.stacks import STACKS, stack_config
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import ami, kubernetes
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import ami
 from ultraserver.problems import ConfigError
 
 
@@ -48,7 +49,7 @@ def test_defaults_fill_a_minimal_stack() -> None:
             "ultraserver-eks:network": {"availabilityZones": ["us-west-2a", "us-west-2b"]},
         }
     )
-    assert settings.cluster.kubernetes_version == kubernetes.DEFAULT_TEXT == "1.35"
+    assert settings.cluster.kubernetes_version == eks_versions.DEFAULT_TEXT == "1.35"
     assert settings.cluster.deployer_access == "public-endpoint"
     assert settings.cluster.deployer_runner_labels == ("ubuntu-latest",)
     assert settings.kubernetes.layer == "same-stack"

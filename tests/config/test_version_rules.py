@@ -13,7 +13,7 @@ from helpers.stacks import STACKS, stack_config
 from ultraserver.config.settings import parse_settings, settings_warnings
 from ultraserver.config.version_rules import chart_kubernetes_versions
 from ultraserver.config.views import installed_releases
-from ultraserver.facts import addons, charts
+from ultraserver.facts.pins import addons, charts
 from ultraserver.problems import ConfigError
 
 TODAY = date(2026, 11, 25)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ultraserver.facts import ami
+from ultraserver.facts.pins import ami
 from ultraserver.problems import ConfigError
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from ultraserver.facts import capacity_blocks as cb
-from ultraserver.facts import limits, successive_blocks
-from ultraserver.facts.capacity_blocks import ReservationWindow
+from ultraserver.facts.aws import limits
+from ultraserver.facts.capacity import capacity_blocks as cb
+from ultraserver.facts.capacity import successive_blocks
+from ultraserver.facts.capacity.capacity_blocks import ReservationWindow
 from ultraserver.problems import WARNING, ConfigError
 
 START = datetime(2026, 3, 2, 11, 30, tzinfo=timezone.utc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import botocore.session
 import pytest
-from ultraserver.facts import capacity_states as cs
+from ultraserver.facts.capacity import capacity_states as cs
 
 EC2 = botocore.session.get_session().get_service_model("ec2")
 

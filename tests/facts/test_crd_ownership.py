@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ultraserver.facts import charts, manifests
+from ultraserver.facts.pins import charts, manifests
 
 
 def shipped_by() -> dict[str, set[str]]:

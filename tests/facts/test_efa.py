@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from ultraserver.facts import efa
-from ultraserver.facts.efa import EfaInterface
+from ultraserver.facts.hardware import efa
+from ultraserver.facts.hardware.efa import EfaInterface
 from ultraserver.problems import ConfigError
 
 GB200 = "p6e-gb200.36xlarge"

@@ -9,12 +9,14 @@ import pytest
 from helpers.stacks import STACKS, stack_config
 from ultraserver.config.examples import EXAMPLE_RESERVATION_IDS
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import ami, instances, kubernetes
+from ultraserver.facts.hardware import instances
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import ami
 from ultraserver.problems import ConfigError
 
 
 def test_calendar_follows_the_14_plus_12_month_rule() -> None:
-    for row in kubernetes.EKS_VERSIONS:
+    for row in eks_versions.EKS_VERSIONS:
         months = (row.end_of_standard_support.year - row.released.year) * 12 + (
             row.end_of_standard_support.month - row.released.month
         )
@@ -35,14 +37,14 @@ def test_calendar_follows_the_14_plus_12_month_rule() -> None:
     ],
 )
 def test_past_standard_support(version: str, on: date, past: bool) -> None:
-    assert kubernetes.past_standard_support(version, on) is past
+    assert eks_versions.past_standard_support(version, on) is past
 
 
 def test_offered_has_both_bounds() -> None:
-    assert not kubernetes.offered("1.35", date(2026, 1, 26))
-    assert kubernetes.offered("1.35", date(2026, 1, 27))
-    assert not kubernetes.offered("1.31", date(2026, 11, 26))
-    assert kubernetes.supported(("1.31", "1.33", "1.34"), date(2026, 11, 23)) == ["1.33", "1.34"]
+    assert not eks_versions.offered("1.35", date(2026, 1, 26))
+    assert eks_versions.offered("1.35", date(2026, 1, 27))
+    assert not eks_versions.offered("1.31", date(2026, 11, 26))
+    assert eks_versions.supported(("1.31", "1.33", "1.34"), date(2026, 11, 23)) == ["1.33", "1.34"]
 
 
 @pytest.mark.parametrize(
@@ -73,9 +75,9 @@ def test_default_is_one_home_and_every_shipped_stack_uses_it() -> None:
         "ultraserver-eks:cluster": {"name": "c1", "endpointPublicAccessCidrs": ["203.0.113.0/24"]},
         "ultraserver-eks:network": {"availabilityZones": ["us-west-2a", "us-west-2b"]},
     }
-    assert parse_settings(minimal, today=date(2026, 11, 23)).cluster.kubernetes_version == kubernetes.DEFAULT_TEXT
+    assert parse_settings(minimal, today=date(2026, 11, 23)).cluster.kubernetes_version == eks_versions.DEFAULT_TEXT
     for stack in STACKS:
-        assert stack_config(stack)["ultraserver-eks:cluster"]["kubernetesVersion"] == kubernetes.DEFAULT_TEXT
+        assert stack_config(stack)["ultraserver-eks:cluster"]["kubernetesVersion"] == eks_versions.DEFAULT_TEXT
 
 
 def test_pinned_releases_match_their_minor_and_the_guide_minimum() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from ultraserver.facts.kubernetes_names import DNS_LABEL, DNS_LABEL_PATTERN, DNS_SUBDOMAIN
+from ultraserver.facts.kubernetes.scheduling import DNS_LABEL, DNS_LABEL_PATTERN, DNS_SUBDOMAIN
 
 
 @pytest.mark.parametrize("name", ["imex-check", "a", "0", "a" * 63])

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from helpers.stacks import stack_config
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import limits
+from ultraserver.facts.aws import limits
 from ultraserver.problems import ConfigError
 
 # (limit, documented maximum, where the number is documented)

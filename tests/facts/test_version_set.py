@@ -8,11 +8,12 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from ultraserver.facts import addons, ami, charts, images, kubernetes, manifests
-from ultraserver.facts import version_set as vs
-from ultraserver.facts.versions import version_tuple
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import addons, ami, charts, manifests
+from ultraserver.facts.pins import version_set as vs
+from ultraserver.facts.pins.charts import version_tuple
 
-PACKAGE = Path(vs.__file__).resolve().parents[1]
+PACKAGE = Path(vs.__file__).resolve().parents[2]
 
 
 def test_the_set_lists_every_pin_of_every_home() -> None:
@@ -25,7 +26,7 @@ def test_the_set_lists_every_pin_of_every_home() -> None:
         (addon, pin.version, minor) for addon, pins in addons.ADDON_VERSIONS.items() for minor, pin in pins.items()
     }
     artifacts = {f"{e.name}:{e.version}" for e in entries if e.kind == "image"}
-    assert artifacts == set(images.IMAGE_SOURCES)
+    assert artifacts == set(manifests.IMAGE_SOURCES)
     assert any(e.kind == "manifest" and e.version == manifests.MPI_OPERATOR_VERSION for e in entries)
     assert all(e.source and e.checked and e.home for e in entries)
 
@@ -46,9 +47,10 @@ def test_every_chart_of_the_set_admits_every_allowed_minor(minor: str) -> None:
 
 def test_a_chart_whose_kube_version_excludes_the_default_fails_the_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vs, "chart_kube_versions", lambda: {"old-chart": ">=1.25.0-0 <1.35.0-0"})
-    assert [str(p) for p in vs.kube_version_problems(kubernetes.DEFAULT_TEXT)] == [
+    assert [str(p) for p in vs.kube_version_problems(eks_versions.DEFAULT_TEXT)] == [
         "chart old-chart kubeVersion: got '>=1.25.0-0 <1.35.0-0'; allowed: a constraint that admits Kubernetes "
-        f"{kubernetes.DEFAULT_TEXT}; fix: pin a chart version that supports this minor, or use a minor the chart admits"
+        f"{eks_versions.DEFAULT_TEXT}; fix: pin a chart version that supports this minor, or use a minor the chart "
+        "admits"
     ]
     assert vs.kube_version_problems("1.34") == []
 
@@ -116,9 +118,12 @@ def _literals(path: Path) -> list[tuple[int, str]]:
 
 # Literals that equal a pin today but are other facts (reviewed; each says what it is instead).
 NOT_PINS = {
-    ("facts/devices.py", "1.35"): "DRA mode's minimum Kubernetes (the aws-dranet chart README), not the default minor",
     (
-        "facts/devices.py",
+        "facts/hardware/devices.py",
+        "1.35",
+    ): "DRA mode's minimum Kubernetes (the aws-dranet chart README), not the default minor",
+    (
+        "facts/hardware/devices.py",
         "1.36",
     ): "first minor serving extended resources through DRA DeviceClasses, not a pinned minor",
 }
@@ -126,7 +131,7 @@ NOT_PINS = {
 
 def _pinned_twice(entries: tuple[vs.VersionEntry, ...], package: Path = PACKAGE) -> list[str]:
     # Per-minor tables (AMI releases, add-ons) are keyed by the minors they allow: keys, not pins.
-    minor_tables = {"facts/kubernetes.py", *(e.home for e in entries if e.minor)}
+    minor_tables = {"facts/kubernetes/eks_versions.py", *(e.home for e in entries if e.minor)}
     found = []
     for path in sorted(package.rglob("*.py")):
         relative = path.relative_to(package).as_posix()
@@ -148,15 +153,17 @@ def test_no_pinned_version_is_written_outside_its_home() -> None:
 
 def test_the_scan_finds_a_version_written_twice(tmp_path: Path) -> None:
     copy = tmp_path / "ultraserver"
-    (copy / "facts").mkdir(parents=True)
-    (copy / "facts" / "ami.py").write_text('PIN = "1.35.6-20260714"\n')
+    (copy / "facts" / "pins").mkdir(parents=True)
+    (copy / "facts" / "pins" / "ami.py").write_text('PIN = "1.35.6-20260714"\n')
     (copy / "builders.py").write_text('"""Docstrings may cite 1.35.6-20260714."""\nEXAMPLE = "use 1.35.6-20260714"\n')
-    entry = vs.VersionEntry("ami", "x", "1.35.6-20260714", "s", date(2026, 11, 25), "facts/ami.py", "1.35")
-    default = vs.VersionEntry("kubernetes", "Kubernetes", "1.35", "s", date(2026, 11, 25), "facts/kubernetes.py")
+    entry = vs.VersionEntry("ami", "x", "1.35.6-20260714", "s", date(2026, 11, 25), "facts/pins/ami.py", "1.35")
+    default = vs.VersionEntry(
+        "kubernetes", "Kubernetes", "1.35", "s", date(2026, 11, 25), "facts/kubernetes/eks_versions.py"
+    )
     (copy / "cluster.py").write_text('VERSION = "1.35"\nNOTE = "1.35 or newer"\n')
-    repeated = "cluster.py:1 repeats kubernetes Kubernetes 1.35 (home: facts/kubernetes.py)"
+    repeated = "cluster.py:1 repeats kubernetes Kubernetes 1.35 (home: facts/kubernetes/eks_versions.py)"
     assert _pinned_twice((default,), copy) == [repeated]
-    assert _pinned_twice((entry,), copy) == ["builders.py:2 repeats ami x 1.35.6-20260714 (home: facts/ami.py)"]
+    assert _pinned_twice((entry,), copy) == ["builders.py:2 repeats ami x 1.35.6-20260714 (home: facts/pins/ami.py)"]
 
 
 def test_the_newest_release_of_the_other_charts_was_rechecked_with_its_source() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ultraserver.facts.versions import version_at_least, version_tuple
+from ultraserver.facts.pins.charts import version_at_least, version_tuple
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from helpers.fake_cluster import FakeCluster
 from helpers.preflight import LOCAL_ZONE, stubbed
 from helpers.stacks import stack_config
 from ultraserver.config.settings import Settings, parse_settings
-from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.preflight.clients import PreflightClients
 from ultraserver.verify.clients import Node
 from ultraserver.verify.expect import expectation

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from helpers.resource_slices import node_slices
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
-from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
-from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.hardware.devices import KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.rehearse import logs
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import StackExpectation

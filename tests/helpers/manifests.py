@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from ultraserver.facts import devices
+from ultraserver.facts.hardware import devices
 
 CRDS = Path(__file__).resolve().parent.parent / "fixtures" / "crds"
 K8S_VERSION = "1.33"

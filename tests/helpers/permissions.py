@@ -1,5 +1,5 @@
 """Record the AWS operations the code asks its (Stubber- or moto-backed) clients, and check them against the
-IAM table of facts/live_permissions.py."""
+IAM table of facts/aws/permissions.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from unittest import mock
 
 from botocore.client import BaseClient
-from ultraserver.facts.live_permissions import COMMAND_ACTIONS, OPERATION_ACTIONS
+from ultraserver.facts.aws.permissions import COMMAND_ACTIONS, OPERATION_ACTIONS
 
 Operation = tuple[str, str]  # (botocore service name, API operation)
 

@@ -27,8 +27,8 @@ from helpers.policy_fixtures import (
     without,
 )
 from helpers.stacks import ROOT, stack_config
-from ultraserver.facts.tags import RESERVATION_ZONE as ZONE_TAG
-from ultraserver.facts.tags import UPGRADE_SAFE
+from ultraserver.facts.aws.aws_ids import RESERVATION_ZONE as ZONE_TAG
+from ultraserver.facts.aws.aws_ids import UPGRADE_SAFE
 from ultraserver.offline import run_plan
 from ultraserver.policy import RULES, PlanResource
 
@@ -480,12 +480,15 @@ def gpu_job(
 def queued_on_kueue(mapped: bool, claims_only: bool = False) -> StackChange:
     """The queued GPU job plus a Kueue install: its Configuration maps the channel DeviceClass (or not) and the
     ClusterQueue behind the job's LocalQueue holds channel quota."""
-    from ultraserver.facts import dra, kueue
+    from ultraserver.facts.hardware import devices
+    from ultraserver.facts.kubernetes import kueue
 
-    channel = kueue.quota_resource(dra.CHANNEL_DEVICE_CLASS)
+    channel = kueue.quota_resource(devices.CHANNEL_DEVICE_CLASS)
     config: dict[str, Any] = {"resources": {}}
     if mapped:
-        config["resources"]["deviceClassMappings"] = [{"name": channel, "deviceClassNames": [dra.CHANNEL_DEVICE_CLASS]}]
+        config["resources"]["deviceClassMappings"] = [
+            {"name": channel, "deviceClassNames": [devices.CHANNEL_DEVICE_CLASS]}
+        ]
 
     def build(stack: Stack) -> Stack:
         values = {"managerConfig": {"controllerManagerConfigYaml": json.dumps(config)}}

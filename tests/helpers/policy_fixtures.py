@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ultraserver.facts import charts
+from ultraserver.facts.pins import charts
 from ultraserver.policy import PlanResource
 from ultraserver.resources.node_role import NODE_POLICY_ARNS, assume_role_policy
 

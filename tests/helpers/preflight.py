@@ -9,7 +9,7 @@ from typing import Any
 
 import boto3
 from botocore.stub import Stubber
-from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
+from ultraserver.facts.capacity.capacity_blocks import CapacityBlock, ReservationWindow
 from ultraserver.preflight.target import PreflightGroup, PreflightTarget
 
 REGION = "us-east-1"

@@ -9,7 +9,7 @@ import pytest
 from helpers.stacks import ROOT, stack_config
 from ultraserver.builders.access_entries import access_entry_specs, principal_key
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts.iam import CLUSTER_ADMIN_POLICY, VIEW_POLICY
+from ultraserver.facts.aws.permissions import CLUSTER_ADMIN_POLICY, VIEW_POLICY
 from ultraserver.offline import engine, run_plan
 from ultraserver.problems import ConfigError
 

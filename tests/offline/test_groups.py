@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from helpers.stacks import ROOT, STACKS
 from ultraserver.cli import stack_settings
-from ultraserver.facts.capacity_blocks import ReservationWindow
+from ultraserver.facts.capacity.capacity_blocks import ReservationWindow
 from ultraserver.offline.groups import (
     ACTIVE,
     ENDED,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.stacks import ROOT
-from ultraserver.facts import helm_binary as pin
+from ultraserver.facts.pins import charts as pin
 from ultraserver.offline import helm_binary
 from ultraserver.problems import ConfigError
 

@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 import pytest
 from helpers.stacks import STACKS
 from ultraserver.builders.device_claims import claim_template
-from ultraserver.facts import devices, efa
-from ultraserver.facts.capacity_blocks import ReservationWindow
+from ultraserver.facts.capacity.capacity_blocks import ReservationWindow
+from ultraserver.facts.hardware import devices, efa
 from ultraserver.offline.graph import edges
 from ultraserver.offline.groups import clock_line, group_views
 from ultraserver.offline.html_report import html_report

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
-from ultraserver.facts import efa
+from ultraserver.facts.hardware import efa
 from ultraserver.offline.pairing_svg import pairing_svg
 
 SVG = "{http://www.w3.org/2000/svg}"

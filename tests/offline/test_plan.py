@@ -8,7 +8,7 @@ import sys
 
 import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
-from ultraserver.facts import charts
+from ultraserver.facts.pins import charts
 from ultraserver.offline import run_plan
 from ultraserver.offline.graph import edges, mermaid
 from ultraserver.problems import WARNING
@@ -37,7 +37,7 @@ def test_plan_json_contract(shipped_plan, stack: str) -> None:  # type: ignore[n
 
 
 def test_eks_add_ons_carry_the_pinned_version_of_the_cluster_minor(shipped_plan) -> None:  # type: ignore[no-untyped-def]
-    from ultraserver.facts import addons
+    from ultraserver.facts.pins import addons
 
     plan = shipped_plan("gb200-x72")
     declared = {r.inputs["addonName"]: r.inputs.get("addonVersion") for r in plan.of_type("aws:eks/addon:Addon")}
@@ -308,7 +308,7 @@ def test_gpu_nodes_wait_for_the_control_plane_security_group_rules(shipped_plan)
 @pytest.mark.parametrize("version", ["1.33", "1.34", "1.35", "1.36"])
 @pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x36"])
 def test_each_supported_version_plans_cleanly_on_a_pinned_ami(plan_with, stack: str, version: str) -> None:  # type: ignore[no-untyped-def]
-    from ultraserver.facts.ami import RELEASE_VERSIONS
+    from ultraserver.facts.pins.ami import RELEASE_VERSIONS
     from ultraserver.policy import MANDATORY, evaluate
 
     config = stack_config(stack)

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ultraserver.facts.manifests import MPI_OPERATOR
-from ultraserver.facts.scheduling import GPU_TOLERATION
+from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
+from ultraserver.facts.pins.manifests import MPI_OPERATOR
 from ultraserver.offline import Plan
 from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, missed_groups, on_gpu_nodes, selects, tolerates
 from ultraserver.offline.helm_template import ReleaseInput, chart_file, parse, release_inputs, template_command

@@ -21,7 +21,7 @@ from ultraserver.builders.helm_values import deep_merge
 from ultraserver.cli.plan import stack_warnings
 from ultraserver.config.load import parse_settings
 from ultraserver.config.rules import unread_chart_values
-from ultraserver.facts import charts
+from ultraserver.facts.pins import charts
 from ultraserver.offline import Plan, run_plan
 from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, on_gpu_nodes
 from ultraserver.offline.helm_template import Templater

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from helpers.stacks import stack_config
-from ultraserver.facts import ami, charts, manifests
+from ultraserver.facts.pins import ami, charts, manifests
 from ultraserver.offline import Plan
 
 

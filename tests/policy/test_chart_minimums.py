@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ultraserver.facts import charts
-from ultraserver.facts import version_set as vs
-from ultraserver.facts.versions import version_at_least
+from ultraserver.facts.pins import charts
+from ultraserver.facts.pins import version_set as vs
+from ultraserver.facts.pins.charts import version_at_least
 from ultraserver.policy import RULES
 from ultraserver.policy.charts import check_gpu_operator_version
 from ultraserver.policy.model import HELM_RELEASE

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import yaml
 from helpers.stacks import ROOT, STACKS, stack_config
-from ultraserver.facts import devices, dra, kueue
-from ultraserver.facts.kueue_admission import PodSet, Queue, Workload, admission_problems, devices_per_class
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.kubernetes import kueue
+from ultraserver.facts.kubernetes.kueue_admission import PodSet, Queue, Workload, admission_problems, devices_per_class
 from ultraserver.offline import Plan, run_plan
 from ultraserver.policy import PlanResource, evaluate
 from ultraserver.policy.kueue import check_kueue_admission, claim_templates, kueue_configuration, queued_workloads
@@ -100,12 +101,12 @@ def test_removing_the_channel_mapping_makes_every_queued_job_inadmissible(
 ) -> None:
     example = example_for(stack, training, training_dra)
     resources = with_configuration(
-        [*kubernetes_plan(stack, shipped_plan).resources, *example.resources], unmapping(dra.CHANNEL_DEVICE_CLASS)
+        [*kubernetes_plan(stack, shipped_plan).resources, *example.resources], unmapping(devices.CHANNEL_DEVICE_CLASS)
     )
     found = check_kueue_admission(resources, {})
     assert len(found) == len(queued_workloads(resources)) > 0
     urns = {r.urn for r, _, _ in queued_workloads(resources)}
-    assert all(p.key in urns and f"DeviceClass {dra.CHANNEL_DEVICE_CLASS} is not mapped" in str(p) for p in found)
+    assert all(p.key in urns and f"DeviceClass {devices.CHANNEL_DEVICE_CLASS} is not mapped" in str(p) for p in found)
 
 
 DRA_STACKS = [s for s in STACKS if device_mode(s) == devices.DRA]
@@ -149,7 +150,7 @@ def test_in_dra_mode_the_queue_holds_the_stacks_gpus_and_efa_devices(
     config = kueue_configuration(plan.resources)
     assert config is not None
     mapped = {c: m["name"] for m in config["resources"]["deviceClassMappings"] for c in m["deviceClassNames"]}
-    nodes = quota[mapped[dra.CHANNEL_DEVICE_CLASS]]
+    nodes = quota[mapped[devices.CHANNEL_DEVICE_CLASS]]
     layout = stack_config(stack)["ultraserver-eks:gpuNodeGroups"][0]["efaLayout"]
     efa_per_node = {"one-per-nci-group": 4, "all-odd-cards": 8, "maximum": 16}[layout]
     assert quota[mapped[devices.GPU_DEVICE_CLASS]] == 4 * nodes > 0
@@ -176,7 +177,7 @@ def test_a_mapped_class_without_queue_quota_is_refused(shipped_plan: Callable[[s
 def test_channel_quota_is_one_per_gpu_node(shipped_plan: Callable[[str], Plan]) -> None:
     (queue,) = [r for r in shipped_plan("gb200-x72").resources if r.type.endswith(":ClusterQueue")]
     quota = {x["name"]: x["nominalQuota"] for x in queue.inputs["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
-    assert quota[kueue.quota_resource(dra.CHANNEL_DEVICE_CLASS)] == 18 == quota["nvidia.com/gpu"] // 4
+    assert quota[kueue.quota_resource(devices.CHANNEL_DEVICE_CLASS)] == 18 == quota["nvidia.com/gpu"] // 4
 
 
 def test_on_kubernetes_1_33_the_dra_gates_are_off_and_jobs_are_admitted(tmp_path: Path) -> None:
@@ -230,7 +231,7 @@ def test_exact_count_defaults_to_one_device_per_request() -> None:
         }
     }
     assert devices_per_class(spec) == ({"x.example.com": 4}, None)
-    assert devices_per_class(dra.channel_claim_spec()) == ({dra.CHANNEL_DEVICE_CLASS: 1}, None)
+    assert devices_per_class(devices.channel_claim_spec()) == ({devices.CHANNEL_DEVICE_CLASS: 1}, None)
 
 
 def test_quota_counts_every_pod_of_a_pod_set() -> None:

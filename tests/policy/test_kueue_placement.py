@@ -1,6 +1,7 @@
 """Kueue 0.19.2's topology-aware placement (TAS), replayed over the DRA-mode checks and the example job.
 
-TAS sizes a pod from its pod spec's requests and never sees DRA claims (facts/allocatable.py cites the Kueue lines):
+TAS sizes a pod from its pod spec's requests and never sees DRA claims (facts/hardware/allocatable.py cites the Kueue
+lines):
 a whole-node pod that requests only claims could be placed on a node beside another one, where one of them waits for
 devices for good. The toolkit's whole-node pods request a CPU share that fits a node once; these tests fail when that
 request goes missing or stops fitting exactly once.
@@ -15,9 +16,9 @@ from typing import Any
 
 import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
-from ultraserver.facts import allocatable, devices
-from ultraserver.facts.instances import GB200_INSTANCE_TYPE
-from ultraserver.facts.kueue_admission import PodSet, Queue, Workload, placement_problems
+from ultraserver.facts.hardware import allocatable, devices
+from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
+from ultraserver.facts.kubernetes.kueue_admission import PodSet, Queue, Workload, placement_problems
 from ultraserver.offline import Plan, run_plan
 from ultraserver.policy import PlanResource, evaluate
 from ultraserver.policy.kueue import check_kueue_placement, pod_requests, queued_workloads

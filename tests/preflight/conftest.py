@@ -32,4 +32,4 @@ def iam_actions_listed() -> Iterator[None]:
     with recorded_operations() as seen:
         yield
     missing = unlisted(seen, "preflight")
-    assert not missing, f"add {missing} to facts/live_permissions.py (OPERATION_ACTIONS, COMMAND_ACTIONS['preflight'])"
+    assert not missing, f"add {missing} to facts/aws/permissions.py (OPERATION_ACTIONS, COMMAND_ACTIONS['preflight'])"

@@ -7,7 +7,7 @@ import copy
 from helpers.preflight import stubbed, target
 from helpers.stacks import stack_config
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import addons
+from ultraserver.facts.pins import addons
 from ultraserver.preflight.addons import check_addon_versions
 from ultraserver.preflight.report import FAIL, PASS
 from ultraserver.preflight.target import target_from_settings

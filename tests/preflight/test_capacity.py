@@ -265,7 +265,7 @@ def test_unanswered_interconnect_status_warns() -> None:
 
 def two_blocks(first: str = "cr-0aaaaaaaaaaaaaaa1", second: str = "cr-0aaaaaaaaaaaaaaa2") -> PreflightGroup:
     """A group on two successive blocks: the first ended a day before NOW, the second runs through NOW."""
-    from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
+    from ultraserver.facts.capacity.capacity_blocks import CapacityBlock, ReservationWindow
 
     past = ReservationWindow(NOW - timedelta(days=8), NOW - timedelta(days=1))
     current = ReservationWindow(NOW - timedelta(days=1), NOW + timedelta(days=7))
@@ -312,7 +312,7 @@ def test_every_ended_state_of_another_block_fails(state: str) -> None:
 
 
 def test_a_cancelled_future_block_must_be_replaced() -> None:
-    from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
+    from ultraserver.facts.capacity.capacity_blocks import CapacityBlock, ReservationWindow
 
     now_block = ReservationWindow(NOW - timedelta(days=1), NOW + timedelta(days=7))
     later = ReservationWindow(NOW + timedelta(days=7), NOW + timedelta(days=14))

@@ -6,7 +6,7 @@ import pytest
 from helpers.stacks import ROOT, stack_config
 from ultraserver.cli import stack_settings
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import ami
+from ultraserver.facts.pins import ami
 from ultraserver.preflight.target import target_from_settings
 
 

@@ -9,7 +9,7 @@ from helpers.cli import run_main
 from helpers.preflight import LOCAL_ZONE, REGION, local_zone, quota_answer, stubbed, target, zone_answer
 from helpers.stacks import stack_config
 from ultraserver.config.settings import parse_settings, settings_warnings
-from ultraserver.facts import limits
+from ultraserver.facts.aws import limits
 from ultraserver.preflight.checks import check_control_plane_zones, check_node_group_quota
 from ultraserver.preflight.report import FAIL, PASS
 from ultraserver.preflight.target import target_from_settings

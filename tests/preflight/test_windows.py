@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from helpers.preflight import NOW, WINDOW, group, queue_reservations, reservation, stubbed
-from ultraserver.facts.capacity_blocks import CapacityBlock, ReservationWindow
+from ultraserver.facts.capacity.capacity_blocks import CapacityBlock, ReservationWindow
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.report import FAIL, PASS, WARN
 from ultraserver.preflight.target import PreflightGroup

@@ -6,7 +6,7 @@ import pytest
 from helpers.cli import run_main
 from helpers.stacks import ROOT, stack_config
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE, ULTRASERVER_LABEL
 from ultraserver.offline.resource import LAUNCH_TEMPLATE
 from ultraserver.rehearse import logs
 from ultraserver.rehearse.cluster import INSTANCE_LABEL, plugin_pods

@@ -15,8 +15,8 @@ from helpers.stacks import STACKS, stack_config
 from moto.events.models import EventPattern
 from ultraserver.builders.alerts import alert_patterns, key_policy, topic_policy
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import capacity_events as ev
-from ultraserver.facts import limits
+from ultraserver.facts.aws import limits
+from ultraserver.facts.capacity import capacity_events as ev
 from ultraserver.offline import Plan, record, run_plan
 from ultraserver.problems import ConfigError
 from ultraserver.resources.alerts import Alerts, AlertsArgs

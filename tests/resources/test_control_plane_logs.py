@@ -12,7 +12,7 @@ import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import stack_config
 from ultraserver.builders.iam import log_group_key_policy
-from ultraserver.facts import control_plane_logs
+from ultraserver.facts.aws import limits
 from ultraserver.offline import Plan
 
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
@@ -63,7 +63,7 @@ def test_retention_values_are_the_ones_cloudwatch_documents() -> None:
     text = shape.input_shape.members["retentionInDays"].documentation
     listed = re.search(r"Possible values are: ([\d, and]+)\.", re.sub("<[^>]+>", "", text))
     assert listed is not None
-    assert tuple(int(n) for n in re.findall(r"\d+", listed.group(1))) == control_plane_logs.RETENTION_DAYS
+    assert tuple(int(n) for n in re.findall(r"\d+", listed.group(1))) == limits.RETENTION_DAYS
 
 
 def test_key_policy_keeps_the_account_root() -> None:

@@ -11,8 +11,8 @@ import pytest
 from helpers.manifests import whole_node_gpus
 from helpers.stacks import ROOT, stack_config
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import devices
-from ultraserver.facts.kueue_admission import devices_per_class
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.kubernetes.kueue_admission import devices_per_class
 from ultraserver.offline import Plan, run_plan
 from ultraserver.policy import PlanResource, evaluate
 from ultraserver.policy.device_mode import check_no_plugin_resources, kubernetes_version

@@ -1,4 +1,4 @@
-"""A Capacity Block that has ended and scheduled actions already past (sources in facts/capacity_blocks.py,
+"""A Capacity Block that has ended and scheduled actions already past (sources in facts/capacity/capacity_blocks.py,
 ``has_ended`` and ``ACTION_PREFIX``): the plan makes nothing for an ended block, leaves past actions out, and says why.
 
 gb200-x72 ships one UltraServer on the block 2026-12-01T11:30Z to 2026-12-15T11:30Z; each test pins the clock.

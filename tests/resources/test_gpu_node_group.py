@@ -15,7 +15,7 @@ from helpers.mime import parts
 from helpers.stacks import STACKS
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.gpu_rules import group_problems
-from ultraserver.facts.tags import UPGRADE_SAFE
+from ultraserver.facts.aws.aws_ids import UPGRADE_SAFE
 from ultraserver.offline import Plan, placeholders, record
 from ultraserver.problems import ConfigError
 from ultraserver.resources.cluster import ClusterCoreData

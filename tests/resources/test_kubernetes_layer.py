@@ -12,7 +12,8 @@ from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.settings import KubernetesSettings, PrometheusStackSettings, Settings, parse_settings
 from ultraserver.config.views import ImexTarget
-from ultraserver.facts import charts, devices, helm, manifests
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.pins import charts, manifests
 from ultraserver.offline import Plan, record
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import ReleaseSettings
@@ -138,7 +139,8 @@ def test_mpi_operator_is_the_pinned_release_manifest() -> None:
 
 
 def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan, plan_with) -> None:  # type: ignore[no-untyped-def]
-    """Helm waits whenever a release is atomic, whatever skipAwait says (facts/helm.py): the GPU-node releases are
+    """Helm waits whenever a release is atomic, whatever skipAwait says (facts/pins/charts.py): the GPU-node releases
+    are
     neither waiting nor atomic, so one unhealthy GPU node cannot roll them back on every node."""
     seen: set[str] = set()
     # The plugins-mode stack has the EFA device plugin, the DRA-mode stack DRANET instead; the Prometheus stack (its
@@ -150,7 +152,7 @@ def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan,
         for chart in set(charts.ON_GPU_NODES) & set(releases):
             inputs = releases[chart]
             assert inputs["skipAwait"] is True and inputs["atomic"] is False, chart
-            assert not helm.waits(inputs["atomic"], inputs["skipAwait"])
+            assert not charts.waits(inputs["atomic"], inputs["skipAwait"])
             seen.add(chart)
         others = [i for c, i in releases.items() if c not in charts.ON_GPU_NODES]
         assert others and all(i["atomic"] is True and "skipAwait" not in i for i in others)
@@ -158,9 +160,9 @@ def test_releases_with_daemonsets_on_gpu_nodes_never_wait_for_them(shipped_plan,
 
 
 def test_helm_waits_for_an_atomic_release_even_with_skip_await() -> None:
-    assert helm.waits(atomic=True, skip_await=True)
-    assert not helm.waits(atomic=False, skip_await=True)
-    assert helm.waits(atomic=False, skip_await=False)
+    assert charts.waits(atomic=True, skip_await=True)
+    assert not charts.waits(atomic=False, skip_await=True)
+    assert charts.waits(atomic=False, skip_await=False)
 
 
 def test_gpu_operator_upgrade_crd_hook_gets_openapi_validation_off() -> None:

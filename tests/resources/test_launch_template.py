@@ -12,7 +12,7 @@ from helpers.ec2_request import create_launch_template_request, request_problems
 from ultraserver.builders.nodeconfig import ClusterDetails
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.node_group_spec import node_group_spec
-from ultraserver.facts import efa
+from ultraserver.facts.hardware import efa
 from ultraserver.offline import record
 from ultraserver.resources.launch_template import NodeImage, gpu_launch_template
 

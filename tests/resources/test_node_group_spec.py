@@ -9,8 +9,9 @@ import pytest
 from helpers.capacity import BEFORE, DURING_A, DURING_B, A, B, two_block_settings
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.node_group_spec import node_group_spec
-from ultraserver.facts import ami, efa
-from ultraserver.facts.capacity_blocks import CapacityBlock
+from ultraserver.facts.capacity.capacity_blocks import CapacityBlock
+from ultraserver.facts.hardware import efa
+from ultraserver.facts.pins import ami
 from ultraserver.offline import record
 from ultraserver.resources.cluster import ClusterCoreData
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs

@@ -8,8 +8,8 @@ import json
 import pytest
 from helpers.plan_lookup import one
 from helpers.stacks import ROOT, stack_config
-from ultraserver.facts import charts
-from ultraserver.facts import node_termination as nth
+from ultraserver.facts.aws import node_termination as nth
+from ultraserver.facts.pins import charts
 from ultraserver.offline import run_plan
 from ultraserver.problems import ConfigError
 

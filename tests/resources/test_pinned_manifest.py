@@ -13,8 +13,8 @@ from helpers.plan_lookup import one
 from helpers.stacks import ROOT, stack_config
 from ultraserver.builders.manifests import PATCH_FORCE, git_blob_id
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import charts, manifests
-from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.facts.pins import charts, manifests
+from ultraserver.facts.pins.manifests import PinnedManifest
 from ultraserver.offline import Plan, record, served_apis
 from ultraserver.problems import ConfigError
 from ultraserver.resources import pinned_manifest
@@ -67,7 +67,7 @@ def test_mismatch_fails_with_a_clear_message_and_applies_nothing(manifest: Pinne
         apply(manifest, lambda url: TAMPERED)
     text = str(info.value)
     assert URL in text and f"has {digest}" in text and "nothing was applied" in text
-    assert "ultraserver.facts.manifests" in text
+    assert "ultraserver.facts.pins.manifests" in text
 
 
 def test_download_failure_names_the_url_and_what_the_deployer_must_reach() -> None:

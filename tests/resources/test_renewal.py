@@ -14,7 +14,7 @@ from helpers.stacks import stack_config
 from ultraserver.config.blocks import block_views
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import limits
+from ultraserver.facts.aws import limits
 from ultraserver.offline import Plan, engine, record
 from ultraserver.policy import evaluate
 from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from helpers.stacks import STACKS, stack_config
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts.capacity_blocks import reclaim_at
+from ultraserver.facts.capacity.capacity_blocks import reclaim_at
 from ultraserver.offline import record
 from ultraserver.resources.platform import Platform, PlatformArgs
 

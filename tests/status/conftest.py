@@ -16,4 +16,4 @@ def iam_actions_listed() -> Iterator[None]:
     with recorded_operations() as seen:
         yield
     missing = unlisted(seen, "status", "extend --yes")
-    assert not missing, f"add {missing} to facts/live_permissions.py (OPERATION_ACTIONS, COMMAND_ACTIONS)"
+    assert not missing, f"add {missing} to facts/aws/permissions.py (OPERATION_ACTIONS, COMMAND_ACTIONS)"

@@ -14,8 +14,8 @@ from helpers.capacity import A_END, B_END, DURING_A, A, B, clients, reservation,
 from helpers.cli import run_main
 from helpers.permissions import actions, recorded_operations
 from helpers.preflight import LOCAL_ZONE, stubbed
-from ultraserver.facts import capacity_states
-from ultraserver.facts.live_permissions import COMMAND_ACTIONS
+from ultraserver.facts.aws.permissions import COMMAND_ACTIONS
+from ultraserver.facts.capacity import capacity_states
 from ultraserver.preflight import clients as preflight_clients
 from ultraserver.status.extend import ExtendUsageError, check_hours, pick_group, run_extend
 

@@ -12,8 +12,8 @@ from helpers.permissions import actions, recorded_operations
 from helpers.preflight import stubbed
 from helpers.sim_cluster import SimCluster
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks, drain_manifests
-from ultraserver.facts.capacity_blocks import EKS_MANAGED_SCALEDOWN_ACTION
-from ultraserver.facts.live_permissions import COMMAND_ACTIONS
+from ultraserver.facts.aws.permissions import COMMAND_ACTIONS
+from ultraserver.facts.capacity.capacity_blocks import EKS_MANAGED_SCALEDOWN_ACTION
 from ultraserver.status.extend import pick_group, run_extend
 from ultraserver.status.extend_moves import planned_moves
 from ultraserver.verify.clients import ClusterError

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 from ultraserver.status.cluster import ClusterSide, cluster_side, idle_gpu_hours
 from ultraserver.verify.clients import Node
 

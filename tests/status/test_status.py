@@ -31,7 +31,7 @@ from helpers.capacity import (
 )
 from helpers.fake_cluster import FakeCluster
 from helpers.preflight import stubbed
-from ultraserver.facts import capacity_states
+from ultraserver.facts.capacity import capacity_states
 from ultraserver.problems import ERROR, WARNING
 from ultraserver.status.judge import Limits
 from ultraserver.status.report import format_status, status_json
@@ -268,7 +268,7 @@ def test_every_ultraserver_of_the_multi_stack_and_the_fleet_as_one() -> None:
     """gb200-multi: four one-UltraServer groups (nvl72-1..4), and a fleet of eight over a resource group."""
     from helpers.stacks import ROOT
     from ultraserver.cli import stack_settings
-    from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+    from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
     from ultraserver.preflight.clients import PreflightClients
     from ultraserver.verify.clients import Node
 

@@ -15,7 +15,7 @@ from helpers.permissions import actions, recorded_operations
 from helpers.preflight import stubbed
 from helpers.stacks import ROOT
 from ultraserver.cli import stack_settings
-from ultraserver.facts.live_permissions import COMMAND_ACTIONS
+from ultraserver.facts.aws.permissions import COMMAND_ACTIONS
 from ultraserver.preflight import clients as preflight_clients
 from ultraserver.verify import clients as verify_clients
 

@@ -9,7 +9,7 @@ from helpers.fake_cluster import FakeCluster, healthy_cluster, nccl_output, samp
 from helpers.stacks import ROOT
 from ultraserver import cli
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
-from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.verify.checks import run_checks
 from ultraserver.verify.clients import Pod
 from ultraserver.verify.expect import StackExpectation, expectation

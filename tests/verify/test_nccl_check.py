@@ -14,7 +14,7 @@ from helpers.stacks import ROOT, stack_config
 from ultraserver import cli
 from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.settings import parse_settings
-from ultraserver.facts import devices
+from ultraserver.facts.hardware import devices
 from ultraserver.offline import run_plan
 from ultraserver.problems import ConfigError
 from ultraserver.verify.checks import run_checks

@@ -14,7 +14,7 @@ from ultraserver.builders.nvbandwidth_job import (
     NvbandwidthJobArgs,
     mpijob_manifest,
 )
-from ultraserver.facts.images import NVBANDWIDTH_IMAGE
+from ultraserver.facts.pins.manifests import NVBANDWIDTH_IMAGE
 from ultraserver.problems import ConfigError
 from ultraserver.verify.fabric import reported_nodes
 from ultraserver.verify.nvbandwidth import BandwidthOutputError, check_bandwidth, parse_bandwidth_matrix

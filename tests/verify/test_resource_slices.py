@@ -8,7 +8,7 @@ from helpers.fake_cluster import healthy_cluster
 from helpers.resource_slices import efa_slice, gpu_slice
 from helpers.stacks import ROOT
 from ultraserver import cli
-from ultraserver.facts import devices
+from ultraserver.facts.hardware import devices
 from ultraserver.problems import WARNING
 from ultraserver.verify.checks import planned_checks, run_checks
 from ultraserver.verify.clients import ClusterError

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ultraserver.facts import aws_ids
-from ultraserver.facts.iam import CLUSTER_ADMIN_POLICY, VIEW_POLICY
+from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.aws.permissions import CLUSTER_ADMIN_POLICY, VIEW_POLICY
 from ultraserver.problems import ConfigError, Problem
 
 

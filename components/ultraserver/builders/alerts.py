@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ultraserver.builders.iam import account_administers
-from ultraserver.facts import capacity_events as ev
+from ultraserver.facts.capacity import capacity_events as ev
 
 
 def _capacity_block(ids: Sequence[str]) -> dict[str, Any]:
@@ -67,7 +67,7 @@ def alert_patterns(
 def topic_policy(topic_arn: str) -> dict[str, Any]:
     """EventBridge may publish to the topic. No Condition: the EventBridge guide says Condition blocks cannot be used
     in SNS topic policies for EventBridge, and a condition it does not honour would drop every alert silently
-    (facts/capacity_events.py weighs the sources)."""
+    (facts/capacity/capacity_events.py weighs the sources)."""
     return {
         "Version": "2012-10-17",
         "Statement": [

@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts.kubernetes_names import DNS_LABEL, DNS_SUBDOMAIN
-from ultraserver.facts.scheduling import CLIQUE_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, DNS_LABEL, DNS_SUBDOMAIN
 from ultraserver.problems import ConfigError, Problem
 
 API_VERSION = "resource.nvidia.com/v1beta1"

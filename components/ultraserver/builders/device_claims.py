@@ -6,17 +6,18 @@ them, so no constraint can pick better devices, and a ``matchAttribute`` on the 
 unsatisfiable should GPUs and EFA devices not share roots on this hardware (UNVERIFIED either way;
 docs/device-modes.md).
 A claim of part of a node (``gpus`` below the node's) pairs each GPU with the EFA devices of its card group under a
-``matchAttribute`` constraint on the PCIe root (facts/devices.py names the attribute and where both drivers publish
+``matchAttribute`` constraint on the PCIe root (facts/hardware/devices.py names the attribute and where both drivers
+publish
 it): there the constraint is what keeps a rank's GPU next to the NICs it sends through. Kueue counts each ExactCount
-request by its DeviceClass (facts/kueue_admission.py), so a claim counts as its GPUs and EFA devices.
+request by its DeviceClass (facts/kubernetes/kueue_admission.py), so a claim counts as its GPUs and EFA devices.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ultraserver.facts import allocatable, devices
-from ultraserver.facts.devices import NodeDevices
+from ultraserver.facts.hardware import allocatable, devices
+from ultraserver.facts.hardware.devices import NodeDevices
 from ultraserver.problems import ConfigError, Problem
 
 GPU_REQUEST = "gpu-{}"
@@ -77,7 +78,8 @@ def container_claim() -> dict[str, str]:
 def whole_node_requests(node: NodeDevices) -> dict[str, str]:
     """Requests of the one container of a pod that claims the whole node: a CPU share above half the node's
     allocatable, so Kueue's topology-aware placement, which does not see claims, fits one such pod per node
-    (facts/allocatable.py). Empty for a type without a known vCPU count (the policy rule kueue-tas-placement then
+    (facts/hardware/allocatable.py). Empty for a type without a known vCPU count (the policy rule kueue-tas-placement
+    then
     refuses the job)."""
     share = allocatable.whole_node_cpu_millicores(node.instance_type)
     return {} if share is None else {"cpu": str(share // allocatable.MILLICORES_PER_CORE)}

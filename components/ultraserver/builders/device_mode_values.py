@@ -1,4 +1,4 @@
-"""Helm values that differ by device mode (facts/devices.py), laid over each chart's base values.
+"""Helm values that differ by device mode (facts/hardware/devices.py), laid over each chart's base values.
 
 DRA mode follows NVIDIA's DRA install path: the GPU Operator keeps the driver stack, NFD, GFD and DCGM but not its
 device plugin (dra-driver-nvidia-gpu 0.4.1 docs/prerequisites.md:41, "installing the GPU Operator with the NVIDIA
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ultraserver.facts import devices
-from ultraserver.facts.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
 
 
 def gpu_operator_mode_values(mode: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from importlib import resources
 from typing import Any
 
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
-from ultraserver.facts.images import PYTHON_IMAGE
+from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 
 SCRIPT_NAME = "drift_check.py"
 _MOUNT = "/drift"

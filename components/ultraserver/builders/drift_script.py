@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-# Copies of facts.scheduling (this script may import nothing of ours); a test keeps them equal.
+# Copies of facts.kubernetes.scheduling (this script may import nothing of ours); a test keeps them equal.
 GROUP_LABEL = "ultraserver.io/ultraserver"
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -17,11 +17,17 @@ from ultraserver.builders.mpijob import mpijob_manifest
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import dra_node_devices, kueue_enabled, node_group_names, ultraservers_per_node_group
-from ultraserver.facts import efa
-from ultraserver.facts.devices import NodeDevices
-from ultraserver.facts.images import NCCL_TESTS_IMAGE
-from ultraserver.facts.kueue import EXEMPT_ANNOTATION
-from ultraserver.facts.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION, ULTRASERVER_LABEL
+from ultraserver.facts.hardware import efa
+from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.kubernetes.kueue import EXEMPT_ANNOTATION
+from ultraserver.facts.kubernetes.scheduling import (
+    CLIQUE_LABEL,
+    EFA_RESOURCE,
+    GPU_RESOURCE,
+    GPU_TOLERATION,
+    ULTRASERVER_LABEL,
+)
+from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
 from ultraserver.problems import ConfigError, Problem
 
 ALL_REDUCE_PERF = "/opt/nccl-tests/build/all_reduce_perf"

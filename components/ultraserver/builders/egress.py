@@ -4,7 +4,7 @@
 ``per-zone`` gives each regional zone its own. Either way a GPU subnet in a Local Zone routes through the first
 regional zone's NAT gateway, across the link to the parent region, unless ``localZoneNatGateways`` lists its zone:
 that zone then gets a small public subnet holding its own NAT gateway (its Elastic IP in the zone's network border
-group) and a route table of its own. Sources: ``facts.network`` (NAT gateways and Local Zones); docs/deploy.md, "GPU
+group) and a route table of its own. Sources: ``facts.aws.network`` (NAT gateways and Local Zones); docs/deploy.md, "GPU
 subnets' egress".
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ultraserver.config.subnets import SubnetPlan
-from ultraserver.facts.network import NAT_GATEWAY_MODES, network_border_group
+from ultraserver.facts.aws.network import NAT_GATEWAY_MODES, network_border_group
 from ultraserver.problems import ConfigError, Problem
 
 

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta, timezone
 from ultraserver.builders.imex_check import imex_check_args, target_job_names
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import dra_node_devices, node_group_names, ultraservers_per_node_group
-from ultraserver.facts import efa
-from ultraserver.facts.capacity_blocks import NODE_JOIN_GRACE_MINUTES, CapacityBlock
-from ultraserver.facts.devices import NodeDevices
+from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES, CapacityBlock
+from ultraserver.facts.hardware import efa
+from ultraserver.facts.hardware.devices import NodeDevices
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class NodeGroupExpectation:
     """nvbandwidth MPIJobs of the group, one per UltraServer (empty when the IMEX check is off)."""
     windows: tuple[tuple[str, str], ...] = ()
     """When the group should be at full size, per Capacity Block: (start, scale-down) in UTC ISO 8601, the start
-    plus the join grace (facts.capacity_blocks.NODE_JOIN_GRACE_MINUTES); empty for a group without a window."""
+    plus the join grace (facts.capacity.capacity_blocks.NODE_JOIN_GRACE_MINUTES); empty for a group without a window."""
     node_devices: NodeDevices | None = None
     """DRA mode: the GPUs and EFA devices (per GPU's card group) each node publishes as ResourceSlices (no allocatable
     nvidia.com/gpu or vpc.amazonaws.com/efa then); None in plugins mode."""

@@ -6,8 +6,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ultraserver.facts.charts import LEGACY_DRA_DRIVER_NAME
-from ultraserver.facts.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
+from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
+from ultraserver.facts.pins.charts import LEGACY_DRA_DRIVER_NAME
 from ultraserver.problems import ConfigError, Problem
 
 
@@ -81,7 +81,7 @@ def dra_driver_values(system_node_selector: Mapping[str, str], nvidia_driver_roo
     system = require_node_selector(system_node_selector, "system_node_selector")
     return {
         # Object names of the pre-0.4 chart, on every install: a stack first deployed at 25.x is upgraded in place
-        # rather than given a second DaemonSet, Deployment and RBAC (facts/charts.py LEGACY_DRA_DRIVER_NAME).
+        # rather than given a second DaemonSet, Deployment and RBAC (facts/pins/charts.py LEGACY_DRA_DRIVER_NAME).
         "nameOverride": LEGACY_DRA_DRIVER_NAME,
         # The driver lives on the host (AMI), not under /run/nvidia/driver as when the GPU Operator installs it.
         "nvidiaDriverRoot": nvidia_driver_root,

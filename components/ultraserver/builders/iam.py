@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ultraserver.facts import control_plane_logs
-from ultraserver.facts.iam import POD_IDENTITY_PRINCIPAL, POD_IDENTITY_TRUST_ACTIONS
+from ultraserver.facts.aws import limits
+from ultraserver.facts.aws.permissions import POD_IDENTITY_PRINCIPAL, POD_IDENTITY_TRUST_ACTIONS
 
 
 def pod_identity_trust_policy() -> dict[str, Any]:
@@ -44,8 +44,8 @@ def log_group_key_policy(account_id: str, partition: str, region: str, log_group
             {
                 "Sid": "CloudWatchLogsEncrypts",
                 "Effect": "Allow",
-                "Principal": {"Service": control_plane_logs.logs_principal(region)},
-                "Action": list(control_plane_logs.KMS_ACTIONS),
+                "Principal": {"Service": limits.logs_principal(region)},
+                "Action": list(limits.KMS_ACTIONS),
                 "Resource": "*",
                 "Condition": {"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": log_group_arn}},
             },

@@ -8,8 +8,8 @@ from ultraserver.builders.kueue import LOCAL_QUEUE_NAME
 from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import ImexTarget, imex_targets, kueue_enabled
-from ultraserver.facts import limits
-from ultraserver.facts.kubernetes_names import DNS_LABEL
+from ultraserver.facts.aws import limits
+from ultraserver.facts.kubernetes.scheduling import DNS_LABEL
 from ultraserver.problems import ConfigError, Problem
 
 

@@ -14,17 +14,19 @@ import yaml
 
 from ultraserver.config.settings import ReleaseSettings, Settings
 from ultraserver.config.views import kueue_enabled
-from ultraserver.facts import charts, devices, dra, efa, kubernetes, kueue
-from ultraserver.facts.kubernetes_names import DNS_LABEL
-from ultraserver.facts.scheduling import (
+from ultraserver.facts.hardware import devices, efa
+from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPE
+from ultraserver.facts.kubernetes import eks_versions, kueue
+from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
+    DNS_LABEL,
     EFA_RESOURCE,
     GPU_RESOURCE,
     GPU_TOLERATION,
     INSTANCE_TYPE_LABEL,
     ULTRASERVER_LABEL,
 )
-from ultraserver.facts.ultraservers import NODE_INSTANCE_TYPE
+from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError, Problem
 
 TOPOLOGY_NAME = "gb200-ultraserver"
@@ -74,13 +76,13 @@ class KueueArgs:
     """Version, values override and Helm options of the chart."""
     system_node_selector: dict[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where the controller runs (KubernetesLayer passes its system selector)."""
-    kubernetes_version: str = kubernetes.DEFAULT_TEXT
+    kubernetes_version: str = eks_versions.DEFAULT_TEXT
     """The cluster's Kubernetes minor: Kueue counts DRA claims on 1.34+ and runs with its DRA gates off below."""
     device_quota: dict[str, int] = field(default_factory=dict)
     """DRA DeviceClass -> devices of that class in the stack: each is mapped to a quota resource and gets that much
     nominal quota (see device_quota)."""
     device_mode: str = devices.PLUGINS
-    """Device mode (facts/devices.py): in DRA mode the queue has no quota of the device plugins' resources."""
+    """Device mode (facts/hardware/devices.py): in DRA mode the queue has no quota of the device plugins' resources."""
     unmanaged_namespaces: list[str] = field(default_factory=list)
     """Namespaces Kueue's job and pod webhooks never see (KubernetesLayer passes the stack's own namespaces that
     submit nothing to Kueue: GPU Operator, DRA driver, drift check...), so a Kueue outage cannot block them."""
@@ -89,14 +91,14 @@ class KueueArgs:
 def gpu_capacity(settings: Settings) -> GpuCapacity:
     """GB200 nodes, GPUs and EFA devices of every GPU node group at full size (every instance of its UltraServers),
     from the instance catalog and each group's EFA layout."""
-    nodes = gpus = devices = 0
+    nodes = gpus = efa_devices = 0
     for group in settings.gpu_node_groups:
         count = group.full_size * group.node_groups
         layout = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
         nodes += count
         gpus += count * int(efa.instance_facts(group.instance_type)["gpus"])
-        devices += count * layout.efa_devices
-    return GpuCapacity(nodes, gpus, devices)
+        efa_devices += count * layout.efa_devices
+    return GpuCapacity(nodes, gpus, efa_devices)
 
 
 def device_quota(capacity: GpuCapacity, kubernetes_version: str, mode: str = devices.PLUGINS) -> dict[str, int]:
@@ -106,7 +108,7 @@ def device_quota(capacity: GpuCapacity, kubernetes_version: str, mode: str = dev
     DRA gates are off."""
     if not kueue.counts_dra_claims(kubernetes_version):
         return {}
-    quota = {dra.CHANNEL_DEVICE_CLASS: capacity.nodes}
+    quota = {devices.CHANNEL_DEVICE_CLASS: capacity.nodes}
     if mode == devices.DRA:
         quota |= {devices.GPU_DEVICE_CLASS: capacity.gpus, devices.EFA_DEVICE_CLASS: capacity.efa_devices}
     return quota
@@ -242,12 +244,13 @@ def kueue_configuration(
     unmanaged_namespaces: Iterable[str] = (),
     namespace: str = kueue.NAMESPACE,
     devices: Mapping[str, int] | None = None,
-    kubernetes_version: str = kubernetes.DEFAULT_TEXT,
+    kubernetes_version: str = eks_versions.DEFAULT_TEXT,
 ) -> dict[str, Any]:
     """The chart's default Kueue Configuration with only the toolkit's integrations (batch/job, MPIJob: no pod,
     Deployment or StatefulSet webhook that fails closed), the stack's own namespaces out of Kueue's webhooks, CPU,
     memory and ephemeral storage left out of quota (the ClusterQueue covers GPUs and EFA devices only), each DeviceClass
-    of `devices` mapped to its quota resource, and the DRA gates off below Kubernetes 1.34 (facts/kueue.py)."""
+    of `devices` mapped to its quota resource, and the DRA gates off below Kubernetes 1.34
+    (facts/kubernetes/kueue.py)."""
     config = copy.deepcopy(kueue.default_configuration())
     config["integrations"]["frameworks"] = list(kueue.REQUIRED_INTEGRATIONS)
     config["managedJobsNamespaceSelector"] = unmanaged_selector(unmanaged_namespaces, namespace)
@@ -275,7 +278,7 @@ def kueue_values(
     namespace: str = kueue.NAMESPACE,
     release_name: str = "kueue",
     devices: Mapping[str, int] | None = None,
-    kubernetes_version: str = kubernetes.DEFAULT_TEXT,
+    kubernetes_version: str = eks_versions.DEFAULT_TEXT,
 ) -> dict[str, Any]:
     """Chart values: CONTROLLER_REPLICAS controllers on the system nodes, spread over nodes and kept by a
     PodDisruptionBudget, the chart version's release image, the toolkit's configuration."""

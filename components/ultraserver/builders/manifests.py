@@ -1,4 +1,4 @@
-"""Pure checks and shaping of downloaded upstream manifests (pins in facts/manifests.py)."""
+"""Pure checks and shaping of downloaded upstream manifests (pins in facts/pins/manifests.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.facts.pins.manifests import PinnedManifest
 from ultraserver.problems import Described, Problem
 
 # pulumi-kubernetes: take over fields another manager (e.g. Helm, which created the CRD from the chart's crds/)
@@ -43,7 +43,7 @@ def digest_problem(pin: PinnedManifest, data: bytes, where: str = "") -> Problem
         return Problem(
             pin.name,
             Described(f"{where} has sha256 {seen}"),
-            f"sha256 {pin.sha256}, the pin in ultraserver.facts.manifests",
+            f"sha256 {pin.sha256}, the pin in ultraserver.facts.pins.manifests",
             _TAMPERED,
         )
     blob = git_blob_id(data)
@@ -51,7 +51,7 @@ def digest_problem(pin: PinnedManifest, data: bytes, where: str = "") -> Problem
         return Problem(
             pin.name,
             Described(f"{where} has git blob id {blob}"),
-            f"git blob id {pin.git_blob}, the pin in ultraserver.facts.manifests",
+            f"git blob id {pin.git_blob}, the pin in ultraserver.facts.pins.manifests",
             _TAMPERED,
         )
     return None

@@ -1,4 +1,4 @@
-"""The MPIJob (kubeflow.org/v2beta1, of the mpi-operator pinned in facts/manifests.py) shape every fabric check
+"""The MPIJob (kubeflow.org/v2beta1, of the mpi-operator pinned in facts/pins/manifests.py) shape every fabric check
 shares, and its namespace."""
 
 from __future__ import annotations

@@ -25,10 +25,10 @@ from ultraserver.builders.kueue import LOCAL_QUEUE_NAME, podset_topology_annotat
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import imex_targets, kueue_enabled
-from ultraserver.facts import efa
-from ultraserver.facts.devices import NodeDevices
-from ultraserver.facts.images import NCCL_TESTS_IMAGE
-from ultraserver.facts.scheduling import EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION
+from ultraserver.facts.hardware import efa
+from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION
+from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
 from ultraserver.problems import ConfigError, Problem
 
 NAMESPACE = "nccl-check"

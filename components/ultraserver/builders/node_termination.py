@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ultraserver.builders.helm_values import require_node_selector
-from ultraserver.facts import node_termination as nth
+from ultraserver.facts.aws import node_termination as nth
 
 
 def handler_policy() -> dict[str, Any]:

@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts.instances import LocalStorage
-from ultraserver.facts.node_image import HOST_IMEX_SERVICE, NODECONFIG_CONTENT_TYPE
+from ultraserver.facts.hardware.instances import LocalStorage
+from ultraserver.facts.pins.ami import HOST_IMEX_SERVICE, NODECONFIG_CONTENT_TYPE
 
 # cloud-init runs text/x-shellscript parts once at first boot; EKS keeps them when it merges its own user data.
 SHELL_SCRIPT_CONTENT_TYPE = "text/x-shellscript"

@@ -13,11 +13,11 @@ from ultraserver.builders.compute_domain import (
 )
 from ultraserver.builders.kueue import podset_topology_annotations, queue_labels
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
-from ultraserver.facts.devices import NodeDevices
-from ultraserver.facts.images import NVBANDWIDTH_IMAGE
-from ultraserver.facts.kueue import EXEMPT_ANNOTATION
-from ultraserver.facts.scheduling import CLIQUE_LABEL, GPU_RESOURCE, GPU_TOLERATION
-from ultraserver.facts.ultraservers import GPUS_PER_NODE, MAX_NODES
+from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.hardware.ultraservers import GPUS_PER_NODE, MAX_NODES
+from ultraserver.facts.kubernetes.kueue import EXEMPT_ANNOTATION
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, GPU_RESOURCE, GPU_TOLERATION
+from ultraserver.facts.pins.manifests import NVBANDWIDTH_IMAGE
 from ultraserver.problems import ConfigError, Problem
 
 TESTCASE = "multinode_device_to_device_memcpy_read_ce"
@@ -43,7 +43,7 @@ class NvbandwidthJobArgs:
     nodes: int = 2
     """Worker nodes (one MPI worker of `gpus_per_node` ranks each), 2 up to `max_nodes`."""
     max_nodes: int = MAX_NODES
-    """Instances in the UltraServer (facts.ultraservers.NODES of its type)."""
+    """Instances in the UltraServer (facts.hardware.ultraservers.NODES of its type)."""
     worker_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels that pick the UltraServer's nodes; empty lets the clique affinity pick any one NVLink domain."""
     launcher_node_selector: Mapping[str, str] = field(default_factory=dict)

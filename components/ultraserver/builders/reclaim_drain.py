@@ -17,8 +17,8 @@ from typing import Any
 from ultraserver.builders.drain_script import Block
 from ultraserver.builders.recheck_script import job_ultraserver
 from ultraserver.config.settings import Settings
-from ultraserver.facts.images import PYTHON_IMAGE
-from ultraserver.facts.kueue import API_GROUP
+from ultraserver.facts.kubernetes.kueue import API_GROUP
+from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 
 SCRIPT_NAMES = ("drain_main.py", "drain_script.py", "recheck_script.py")
 """The CronJob's entry point, then the decisions it imports: mounted side by side."""

@@ -34,7 +34,7 @@ from ultraserver.cli.plan import cmd_plan, with_deployed_state
 from ultraserver.cli.rehearse import add_parser as add_rehearse_parser
 from ultraserver.cli.stacks import add_parser as add_stacks_parser
 from ultraserver.cli.versions import add_parser as add_versions_parser
-from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
+from ultraserver.facts.capacity.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, ConfigError, format_problems
 
 __all__ = ["build_parser", "console", "main", "stack_settings", "with_deployed_state"]

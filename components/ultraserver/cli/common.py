@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ultraserver.config.files import MAX_STATE_BYTES, read_bytes
-from ultraserver.facts import aws_ids
+from ultraserver.facts.aws import aws_ids
 from ultraserver.problems import ConfigError, Described, Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4

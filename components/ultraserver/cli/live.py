@@ -98,7 +98,7 @@ def _verify_file(args: argparse.Namespace, expected: Any) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Live state of the stack's Capacity Blocks per UltraServer: AWS side, cluster side, idle cost."""
-    from ultraserver.facts.capacity_blocks import MAX_BLOCK_DAYS
+    from ultraserver.facts.capacity.capacity_blocks import MAX_BLOCK_DAYS
     from ultraserver.preflight.clients import PreflightAccessError, make_clients
     from ultraserver.status.judge import Limits
     from ultraserver.status.report import format_status, status_json

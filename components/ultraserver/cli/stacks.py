@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ultraserver.cli.common import EXIT_OK, EXIT_USAGE
-from ultraserver.facts import limits
+from ultraserver.facts.aws import limits
 from ultraserver.problems import ERROR, ConfigError, Described, Problem, format_problems
 
 STACK_NAME = re.compile(limits.PULUMI_STACK_NAME_PATTERN)

@@ -18,8 +18,8 @@ from ultraserver.cli.common import (
     moment_arg,
     write_output,
 )
-from ultraserver.facts import kubernetes
-from ultraserver.facts import version_set as vs
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import version_set as vs
 from ultraserver.problems import ERROR, Problem, format_problems, plain
 
 
@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument(
         "--kubernetes-version",
-        default=kubernetes.DEFAULT_TEXT,
+        default=eks_versions.DEFAULT_TEXT,
         metavar="MINOR",
         help="check the charts' kubeVersion against this minor (default: %(default)s)",
     )
@@ -93,12 +93,12 @@ def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
 def cmd_versions(args: argparse.Namespace) -> int:
     """Print the set; exit 1 when a chart's kubeVersion excludes the chosen Kubernetes minor."""
     check_output(args.json, None, "--json")
-    if not kubernetes.is_minor(args.kubernetes_version):
+    if not eks_versions.is_minor(args.kubernetes_version):
         raise UsageError(
             Problem(
                 "--kubernetes-version",
                 args.kubernetes_version,
-                f"a Kubernetes minor such as {kubernetes.DEFAULT_TEXT}",
+                f"a Kubernetes minor such as {eks_versions.DEFAULT_TEXT}",
                 "give a minor",
             )
         )

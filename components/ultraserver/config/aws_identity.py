@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import ConfigDict, Field, StrictStr
 
 from ultraserver.config.fields import Model, pattern
-from ultraserver.facts import aws_ids
+from ultraserver.facts.aws import aws_ids
 from ultraserver.problems import WARNING, Problem
 
 if TYPE_CHECKING:

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
-from ultraserver.facts.capacity_blocks import CapacityBlock, current_block, has_ended, switch_window, window_state
+from ultraserver.facts.capacity.capacity_blocks import (
+    CapacityBlock,
+    current_block,
+    has_ended,
+    switch_window,
+    window_state,
+)
 from ultraserver.problems import Problem
 
 
@@ -28,7 +34,7 @@ class BlockView:
     reservation_ids: tuple[str, ...]
     """The current block's reservation of this group (empty for a resource group)."""
     state: str
-    """future, active or ended (``facts.capacity_blocks.window_state``), or unscheduled (no window)."""
+    """future, active or ended (``facts.capacity.capacity_blocks.window_state``), or unscheduled (no window)."""
     next_switch: tuple[datetime, datetime] | None
     """When a ``pulumi up`` moves the template to the next block at 0 nodes: (scale-down, next start); None if last."""
     switch_due: datetime | None = None

@@ -8,8 +8,8 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, WithJsonSchema
 
 from ultraserver.config.fields import Model, all_nodes, check, pattern
-from ultraserver.facts import cron
-from ultraserver.facts.ultraservers import MAX_NODES
+from ultraserver.facts.hardware.ultraservers import MAX_NODES
+from ultraserver.facts.kubernetes import cron
 
 
 class ImexCheckSettings(Model):

@@ -1,6 +1,7 @@
 """The device mode's rules: DRA mode needs the Kubernetes minor its drivers document, and no device-plugin release.
 
-The facts (modes, the minimum minor and its source) live in ``facts/devices.py``; docs/device-modes.md compares the
+The facts (modes, the minimum minor and its source) live in ``facts/hardware/devices.py``; docs/device-modes.md compares
+the
 modes.
 """
 
@@ -9,7 +10,8 @@ from __future__ import annotations
 from datetime import date
 
 from ultraserver.config.model import Settings
-from ultraserver.facts import charts, devices
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.pins import charts
 from ultraserver.problems import Problem
 
 

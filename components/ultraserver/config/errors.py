@@ -93,7 +93,7 @@ RENAMED_KEYS = {
     "singleNatGateway": "network.singleNatGateway became network.natGateways (2026-11): write natGateways: single for "
     "true, natGateways: per-zone for false",
     "GpuNodeGroupSettings.instanceType": "remove it: the instance type follows ultraserverType (each UltraServer type "
-    "has one: facts/ultraservers.py)",
+    "has one: facts/hardware/ultraservers.py)",
 }
 """Keys an earlier release accepted, with how to write them now (a stack file or program written for it gets this
 fix); a key only one model had is written ``Model.key``."""

@@ -7,7 +7,7 @@ account or reservation, an API endpoint nobody can reach), so ``ultraserver plan
 from __future__ import annotations
 
 from ultraserver.config.model import Settings
-from ultraserver.facts import network
+from ultraserver.facts.aws import network
 from ultraserver.problems import WARNING, Problem
 
 EXAMPLE_ACCOUNT_ID = "111122223333"

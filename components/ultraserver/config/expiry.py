@@ -1,7 +1,8 @@
 """Capacity Blocks that have ended and scheduled actions already due, at the plan's moment: what the plan leaves out.
 
 AWS refuses a scheduled action in the past and launches nothing into an expired reservation (sources at
-``facts.capacity_blocks.has_ended`` and ``ACTION_PREFIX``). Neither is a mistake in the stack file: a block ends and
+``facts.capacity.capacity_blocks.has_ended`` and ``ACTION_PREFIX``). Neither is a mistake in the stack file: a block
+ends and
 an action falls due as time passes. So the plan leaves them out and says why, instead of refusing the stack:
 
 - an ended block gets no launch template, node group or scheduled action; under ``handover: switch`` the group runs on
@@ -18,7 +19,7 @@ from datetime import date, datetime, timedelta
 
 from ultraserver import clock
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
-from ultraserver.facts.capacity_blocks import ACTION_DEPLOY_MARGIN_MINUTES, CapacityBlock, has_ended
+from ultraserver.facts.capacity.capacity_blocks import ACTION_DEPLOY_MARGIN_MINUTES, CapacityBlock, has_ended
 from ultraserver.problems import INFO, WARNING, Problem
 
 EXPIRED_LAUNCH = (

@@ -29,8 +29,12 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from ultraserver import clock
 from ultraserver.config.files import SECRET_PLACEHOLDER
-from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, kubernetes
-from ultraserver.facts.ultraservers import MAX_NODES
+from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.capacity import capacity_blocks
+from ultraserver.facts.hardware import efa
+from ultraserver.facts.hardware.ultraservers import MAX_NODES
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import ami
 
 _TIME_OF_DAY = re.compile(r"[T ][0-9]{2}:[0-9]{2}")
 PATTERNS: dict[str, str] = {}
@@ -120,19 +124,19 @@ def _parse_time(value: str) -> datetime:
 def kubernetes_version_check(version: str, info: ValidationInfo) -> str:
     """A minor at the GB200 floor that EKS offers today and the toolkit pins an AMI release for."""
     today = (info.context or {}).get("today") or clock.now().date()
-    usable = kubernetes.supported(tuple(ami.RELEASE_VERSIONS), today)
+    usable = eks_versions.supported(tuple(ami.RELEASE_VERSIONS), today)
     if version in usable:
         return version
-    why = "; the toolkit pins no GB200 AMI release for it yet" if kubernetes.offered(version, today) else ""
+    why = "; the toolkit pins no GB200 AMI release for it yet" if eks_versions.offered(version, today) else ""
     why = why or "; EKS does not offer it"
-    if not kubernetes.at_floor(version):
+    if not eks_versions.at_floor(version):
         why = "; below the floor: GB200 needs DRA"
     # Suggest the default, else the oldest version still in standard support (extended support costs more).
-    standard = [v for v in usable if not kubernetes.past_standard_support(v, today)]
-    fallback = (standard or usable or [kubernetes.FLOOR_TEXT])[0]
-    suggestion = kubernetes.DEFAULT_TEXT if kubernetes.DEFAULT_TEXT in standard else fallback
+    standard = [v for v in usable if not eks_versions.past_standard_support(v, today)]
+    fallback = (standard or usable or [eks_versions.FLOOR_TEXT])[0]
+    suggestion = eks_versions.DEFAULT_TEXT if eks_versions.DEFAULT_TEXT in standard else fallback
     raise problem_error(
-        f"{kubernetes.FLOOR_TEXT} or newer, one of {', '.join(usable) or 'none today (update the toolkit)'}{why}",
+        f"{eks_versions.FLOOR_TEXT} or newer, one of {', '.join(usable) or 'none today (update the toolkit)'}{why}",
         f'set kubernetesVersion: "{suggestion}"',
     )
 

@@ -23,9 +23,12 @@ from ultraserver.config.fields import (
     efa_layout_shape,
     pattern,
 )
-from ultraserver.facts import ami, aws_ids, capacity_blocks, efa, instances
-from ultraserver.facts import ultraservers as us_types
-from ultraserver.facts.ultraservers import NodeGroupMode, UltraServerTypeName
+from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.capacity import capacity_blocks
+from ultraserver.facts.hardware import efa, instances
+from ultraserver.facts.hardware import ultraservers as us_types
+from ultraserver.facts.hardware.ultraservers import NodeGroupMode, UltraServerTypeName
+from ultraserver.facts.pins import ami
 
 
 def _lead_allowed(value: int) -> str | None:
@@ -148,7 +151,7 @@ class GpuNodeGroupSettings(Model):
 
     @property
     def instance_type(self) -> str:
-        """The instance type of the UltraServer type's nodes (the catalog in facts.ultraservers)."""
+        """The instance type of the UltraServer type's nodes (the catalog in facts.hardware.ultraservers)."""
         return us_types.TYPES[self.ultraserver_type].instance_type
 
     @property

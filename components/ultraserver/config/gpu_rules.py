@@ -10,7 +10,10 @@ from datetime import date
 from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
-from ultraserver.facts import ami, capacity_blocks, instances, limits, successive_blocks
+from ultraserver.facts.aws import limits
+from ultraserver.facts.capacity import capacity_blocks, successive_blocks
+from ultraserver.facts.hardware import instances
+from ultraserver.facts.pins import ami
 from ultraserver.problems import WARNING, ConfigError, Described, Problem, under
 
 GroupRule = Callable[[GpuNodeGroupSettings, str, str, date], list[Problem]]
@@ -21,7 +24,8 @@ a program's component arguments are checked by the same rules."""
 _LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _LABEL_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 # The kubelet may set labels on its own node under kubernetes.io / k8s.io only in these
-# (NodeRestriction admission; https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
+# (NodeRestriction admission;
+# https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
 KUBELET_ALLOWED_PREFIXES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 KUBELET_ALLOWED_LABELS = (
     "kubernetes.io/hostname",
@@ -132,7 +136,7 @@ def zone_offers(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> 
         Problem(
             f"{at}.availabilityZone",
             g.availability_zone,
-            f"a zone that offers {g.instance_type}: {', '.join(known)} (toolkit catalog, facts/instances.py)",
+            f"a zone that offers {g.instance_type}: {', '.join(known)} (toolkit catalog, facts/hardware/instances.py)",
             f"use {known[0]}; if AWS now offers the type in {g.availability_zone}, set zoneNotInCatalog: true "
             "and run ultraserver preflight, which asks EC2",
         )

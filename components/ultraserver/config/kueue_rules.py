@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from ultraserver.config.model import Settings
-from ultraserver.facts import kueue
+from ultraserver.facts.kubernetes import kueue
 from ultraserver.problems import WARNING, Problem
 
 

@@ -51,10 +51,13 @@ from ultraserver.config.fields import (
 )
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.release_model import KueueSettings, PrometheusStackSettings, ReleaseSettings
-from ultraserver.facts import ami, aws_ids, control_plane_logs, instances, kubernetes, limits
-from ultraserver.facts import charts as chart_facts
-from ultraserver.facts import devices as device_facts
-from ultraserver.facts import network as network_facts
+from ultraserver.facts.aws import aws_ids, limits
+from ultraserver.facts.aws import network as network_facts
+from ultraserver.facts.hardware import devices as device_facts
+from ultraserver.facts.hardware import instances
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import ami
+from ultraserver.facts.pins import charts as chart_facts
 
 PROJECT = "ultraserver-eks"
 # A GitHub Actions runner label (letters, digits, . _ : -).
@@ -72,7 +75,7 @@ class ClusterSettings(Model):
     kubernetes_version: Annotated[
         Annotated[str, pattern(r"[0-9]+\.[0-9]+", 'a Kubernetes minor version such as "1.33"')],
         AfterValidator(kubernetes_version_check),
-    ] = Field(kubernetes.DEFAULT_TEXT, description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA).")
+    ] = Field(eks_versions.DEFAULT_TEXT, description="Kubernetes minor version; 1.33 or newer (GB200 needs DRA).")
     public_access_cidrs: tuple[Cidr, ...] = Field(
         (),
         alias="endpointPublicAccessCidrs",
@@ -93,8 +96,8 @@ class ClusterSettings(Model):
     log_types: tuple[Literal[LOG_TYPES], ...] = Field(  # type: ignore[valid-type]
         ("api", "audit", "authenticator"), description="Control-plane log types sent to CloudWatch."
     )
-    log_retention_days: Literal[control_plane_logs.RETENTION_DAYS] = Field(  # type: ignore[valid-type]
-        control_plane_logs.DEFAULT_RETENTION_DAYS,
+    log_retention_days: Literal[limits.RETENTION_DAYS] = Field(  # type: ignore[valid-type]
+        limits.DEFAULT_RETENTION_DAYS,
         description="Days CloudWatch keeps the control-plane logs (the stack creates their log group, KMS-encrypted).",
     )
     irsa: StrictBool = Field(

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ultraserver.config.blocks import standby_groups
-from ultraserver.facts import charts, limits
+from ultraserver.facts.aws import limits
+from ultraserver.facts.pins import charts
 
 if TYPE_CHECKING:
     from ultraserver.config.model import GpuNodeGroupSettings, Settings

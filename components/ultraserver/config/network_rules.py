@@ -13,7 +13,7 @@ import ipaddress
 from datetime import date
 
 from ultraserver.config.model import NetworkSettings, Settings, key
-from ultraserver.facts import aws_ids, limits, network
+from ultraserver.facts.aws import aws_ids, limits, network
 from ultraserver.problems import WARNING, Problem
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
-from ultraserver.facts import ami
-from ultraserver.facts.capacity_blocks import (
+from ultraserver.facts.aws.aws_ids import EFA_LAYOUT, RESERVATION_ZONE
+from ultraserver.facts.capacity.capacity_blocks import (
     CapacityBlock,
     ScheduledAction,
     block_schedule,
@@ -21,9 +21,9 @@ from ultraserver.facts.capacity_blocks import (
     scheduled_actions,
     size_now,
 )
-from ultraserver.facts.efa import EfaInterface, LayoutSummary, summarize_layout
-from ultraserver.facts.scheduling import ULTRASERVER_LABEL
-from ultraserver.facts.tags import EFA_LAYOUT, RESERVATION_ZONE
+from ultraserver.facts.hardware.efa import EfaInterface, LayoutSummary, summarize_layout
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.pins import ami
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,11 @@ class NodeGroupSpec:
     layout: LayoutSummary
     """EFA devices, ENA interfaces and bandwidth of that layout on one node."""
     full_size: int
-    """Instances in the group: its UltraServers times the type's nodes (facts.ultraservers)."""
+    """Instances in the group: its UltraServers times the type's nodes (facts.hardware.ultraservers)."""
     blocks: tuple[CapacityBlock, ...]
     """The group's blocks in time order; one (its window may be None) without successive blocks."""
     current_block: int
-    """Index of the block the group runs on at the plan's moment (``facts.capacity_blocks.current_block``)."""
+    """Index of the block the group runs on at the plan's moment (``facts.capacity.capacity_blocks.current_block``)."""
     successive: bool
     """The blocks were given as successive blocks (dated scheduled actions), not as one reservation and window."""
     desired_size: int

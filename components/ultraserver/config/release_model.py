@@ -9,7 +9,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr
 from pydantic.json_schema import SkipJsonSchema
 
 from ultraserver.config.fields import Model, pattern
-from ultraserver.facts.kubernetes_names import DNS_LABEL_PATTERN
+from ultraserver.facts.kubernetes.scheduling import DNS_LABEL_PATTERN
 
 
 class ReleaseSettings(Model):

@@ -29,9 +29,11 @@ from ultraserver.config.version_rules import (
     support_window,
     untested_versions,
 )
-from ultraserver.facts import aws_ids, chart_templates, instances, limits, tags
-from ultraserver.facts import charts as chart_facts
-from ultraserver.facts.versions import version_at_least
+from ultraserver.facts.aws import aws_ids, limits
+from ultraserver.facts.hardware import instances
+from ultraserver.facts.pins import chart_templates
+from ultraserver.facts.pins import charts as chart_facts
+from ultraserver.facts.pins.charts import version_at_least
 from ultraserver.problems import WARNING, Problem
 
 Rule = Callable[[Settings, date], list[Problem]]
@@ -111,14 +113,14 @@ def stack_tags(s: Settings, today: date) -> list[Problem]:
             found.append(
                 Problem(f"{at}.{name}", value, f"values up to {limits.TAG_VALUE.maximum} characters", "shorten")
             )
-    room = limits.TAGS_PER_RESOURCE.maximum - len(tags.TOOLKIT_TAG_KEYS)
+    room = limits.TAGS_PER_RESOURCE.maximum - len(aws_ids.TOOLKIT_TAG_KEYS)
     if len(s.cluster.tags) > room:
         found.append(
             Problem(
                 at,
                 f"{len(s.cluster.tags)} tags",
                 f"at most {room}: AWS allows {limits.TAGS_PER_RESOURCE.maximum} per resource and the toolkit adds "
-                f"up to {len(tags.TOOLKIT_TAG_KEYS)}",
+                f"up to {len(aws_ids.TOOLKIT_TAG_KEYS)}",
                 "drop some tags",
             )
         )
@@ -247,7 +249,7 @@ def chart_values(s: Settings, today: date) -> list[Problem]:
 
 def unread_chart_values(s: Settings, today: date) -> list[Problem]:
     """A warning for each known value key no template of the pinned chart reads (static analysis of the templates,
-    facts/chart_templates.py): setting it changes nothing. `ultraserver plan --render` judges this by rendering."""
+    facts/pins/chart_templates.py): setting it changes nothing. `ultraserver plan --render` judges this by rendering."""
     found = []
     for field, chart in RELEASE_KEYS.items():
         release = getattr(s.kubernetes, field)
@@ -277,7 +279,7 @@ def _unread_values(s: Settings, field: str, chart: str, values: Mapping[str, Any
 
 def release_waits(s: Settings, today: date) -> list[Problem]:
     """A release whose DaemonSets run on GPU nodes skips Helm's wait, so it may not be atomic (Helm waits whenever a
-    release is atomic: facts/helm.py)."""
+    release is atomic: facts/pins/charts.py)."""
     found = []
     for field, chart in RELEASE_KEYS.items():
         release = getattr(s.kubernetes, field)

@@ -24,7 +24,7 @@ from ultraserver.config.model import (
     SystemNodeGroupSettings,
 )
 from ultraserver.config.release_model import KueueSettings, PrometheusStackSettings, ReleaseSettings
-from ultraserver.facts.kubernetes import FLOOR as MIN_KUBERNETES
+from ultraserver.facts.kubernetes.eks_versions import FLOOR as MIN_KUBERNETES
 
 __all__ = [
     "LOG_TYPES",

@@ -3,9 +3,9 @@
 A subnet lives inside one VPC CIDR block, and a block is at most a /16 (65,536 addresses), so a GPU zone that
 needs more gets several subnets, spread over the VPC's secondary CIDR blocks (``network.secondaryVpcCidrs``).
 That is how a fleet of 1,000 UltraServers (18,000 nodes) fits one cluster: EKS documents adding CIDR blocks to
-the VPC when it runs out of addresses (facts/network.py). Pods keep the VPC CNI default (same subnet as their
+the VPC when it runs out of addresses (facts/aws/network.py). Pods keep the VPC CNI default (same subnet as their
 node), so no custom networking is needed. The CNI holds the planned pods plus 2 addresses per node instead of a
-whole warm ENI (facts/vpc_cni.py), which is what this sizing assumes.
+whole warm ENI (facts/aws/network.py), which is what this sizing assumes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ultraserver.facts import limits, network
+from ultraserver.facts.aws import limits, network
 from ultraserver.problems import ConfigError, Problem
 
 # AWS keeps five addresses of every subnet.

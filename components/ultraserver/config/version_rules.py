@@ -5,7 +5,7 @@ A chart or EKS add-on version outside the tested set is refused at plan time, an
 the `kubeVersion` of a chart the stack installs (Helm would refuse that install at deploy time).
 
 A stack may still run an untested version on purpose with ``acceptUntestedVersions: true``; the plan then warns.
-The set is ``facts/version_set.py``; ``ultraserver versions`` prints it.
+The set is ``facts/pins/version_set.py``; ``ultraserver versions`` prints it.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from pydantic.alias_generators import to_camel
 
 from ultraserver.config.model import RELEASE_KEYS, Settings
 from ultraserver.config.views import installed_releases
-from ultraserver.facts import addons, ami, charts, kubernetes
-from ultraserver.facts import version_set as vs
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import addons, ami, charts
+from ultraserver.facts.pins import version_set as vs
 from ultraserver.problems import ERROR, WARNING, Problem
 
 ADDON_KEYS = {
@@ -31,7 +32,7 @@ ADDON_KEYS = {
 
 def _upgrade_fix(version: str, today: date) -> str:
     """Upgrade to the next allowed minor, or, with none pinned yet, to a toolkit release that pins one."""
-    later = [v for v in kubernetes.supported(tuple(ami.RELEASE_VERSIONS), today) if kubernetes.is_newer(v, version)]
+    later = [v for v in eks_versions.supported(tuple(ami.RELEASE_VERSIONS), today) if eks_versions.is_newer(v, version)]
     step = f'kubernetesVersion: "{later[0]}"' if later else "a toolkit release that pins a newer minor"
     return f"upgrade one minor at a time, next {step} (capacity-block groups at 0 first; docs/versions.md)"
 
@@ -39,7 +40,7 @@ def _upgrade_fix(version: str, today: date) -> str:
 def support_window(s: Settings, today: date) -> list[Problem]:
     """A warning when the version is in paid extended support or leaves standard support soon, with both prices."""
     version = s.cluster.kubernetes_version
-    row = kubernetes.leaving_standard_support(version, today)
+    row = eks_versions.leaving_standard_support(version, today)
     if row is None:
         return []
     ends = "ended" if today >= row.end_of_standard_support else "ends"
@@ -49,8 +50,8 @@ def support_window(s: Settings, today: date) -> list[Problem]:
             f"{s.project}:cluster.kubernetesVersion",
             version,
             f"a version in EKS standard support: standard support {ends} {row.end_of_standard_support}{read}; "
-            f"extended support costs ${kubernetes.EXTENDED_PRICE_PER_HOUR:.2f} per cluster-hour instead of "
-            f"${kubernetes.STANDARD_PRICE_PER_HOUR:.2f} ({kubernetes.PRICE_SOURCE})",
+            f"extended support costs ${eks_versions.EXTENDED_PRICE_PER_HOUR:.2f} per cluster-hour instead of "
+            f"${eks_versions.STANDARD_PRICE_PER_HOUR:.2f} ({eks_versions.PRICE_SOURCE})",
             _upgrade_fix(version, today),
             WARNING,
         )
@@ -99,7 +100,7 @@ def _kube_version_fix(chart: charts.PinnedChart, accepted: list[str]) -> str:
     for this minor."""
     if not accepted:
         return f"use a toolkit release whose {chart.name} chart supports this Kubernetes version"
-    minor = kubernetes.DEFAULT_TEXT if kubernetes.DEFAULT_TEXT in accepted else accepted[-1]
+    minor = eks_versions.DEFAULT_TEXT if eks_versions.DEFAULT_TEXT in accepted else accepted[-1]
     return f'set kubernetesVersion: "{minor}"'
 
 
@@ -156,16 +157,16 @@ def dra_driver_prerequisites(s: Settings, today: date) -> list[Problem]:
     """A warning below the DRA driver's stated Kubernetes minimum (v1.34.2, where DRA is on by default: its
     docs/prerequisites.md:10-11 at tag v0.4.1); its chart still installs from 1.32 on (kubeVersion >=1.32.0-0)."""
     version = s.cluster.kubernetes_version
-    if not kubernetes.is_newer(kubernetes.DRA_GA_TEXT, version):
+    if not eks_versions.is_newer(eks_versions.DRA_GA_TEXT, version):
         return []
     return [
         Problem(
             f"{s.project}:cluster.kubernetesVersion",
             version,
-            f"Kubernetes {kubernetes.DRA_GA_TEXT} or later for chart {charts.DRA_DRIVER} "
+            f"Kubernetes {eks_versions.DRA_GA_TEXT} or later for chart {charts.DRA_DRIVER} "
             f"{charts.pinned(charts.DRA_DRIVER).version} (its prerequisites ask for v1.34.2+; on {version} it runs "
             "against the beta DRA API, outside what the driver's project supports)",
-            f'upgrade to kubernetesVersion: "{kubernetes.DEFAULT_TEXT}" (docs/dra-driver-upgrade.md#kubernetes-133)',
+            f'upgrade to kubernetesVersion: "{eks_versions.DEFAULT_TEXT}" (docs/dra-driver-upgrade.md#kubernetes-133)',
             WARNING,
         )
     ]

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.model import Settings
 from ultraserver.config.subnets import ips_needed
-from ultraserver.facts import devices, efa
-from ultraserver.facts.scheduling import ULTRASERVER_LABEL
-from ultraserver.facts.ultraservers import MAX_NODES
+from ultraserver.facts.hardware import devices, efa
+from ultraserver.facts.hardware.ultraservers import MAX_NODES
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 
 
 def gpu_ip_needs(settings: Settings) -> dict[str, int]:
@@ -43,7 +43,7 @@ class ImexTarget:
     node_selector: Mapping[str, str]
     """Labels carried only by this UltraServer's nodes (e.g. its node group label)."""
     instance_count: int = MAX_NODES
-    """Instances in the UltraServer (facts.ultraservers.NODES of its type)."""
+    """Instances in the UltraServer (facts.hardware.ultraservers.NODES of its type)."""
     ultraservers: int = 1
     """UltraServers behind the selector: 1 for a node group per UltraServer, N for a grouped fleet (one job each)."""
     nodes_per_ultraserver: int | None = None

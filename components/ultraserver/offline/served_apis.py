@@ -6,7 +6,7 @@ KEP-3136 (kubernetes/enhancements issue 3136, stable in 1.24): "New beta APIs wi
 default. Existing beta APIs and new versions of existing beta APIs, will continue to be enabled by default." That no
 beta API from before 1.24 is still served in 1.33-1.35, and that EKS turns on no beta API by default, is UNVERIFIED.
 Custom resources: every version a CRD serves, of the CRDs a chart renders (its crds/ and templates) and of the
-upstream manifests the toolkit applies (facts/manifests.py).
+upstream manifests the toolkit applies (facts/pins/manifests.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ultraserver.facts import manifests
+from ultraserver.facts.pins import manifests
 
 Api = tuple[str, str, str]
 """(group, version, kind); the core group is ""."""

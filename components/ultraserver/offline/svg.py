@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ultraserver.facts import efa
+from ultraserver.facts.hardware import efa
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.graph import edges
 

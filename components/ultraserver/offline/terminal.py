@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ultraserver.facts.capacity_blocks import ACTIVE, ENDED, FUTURE
+from ultraserver.facts.capacity.capacity_blocks import ACTIVE, ENDED, FUTURE
 from ultraserver.offline.groups import GroupView
 from ultraserver.offline.report import PlanText
 from ultraserver.problems import format_problems

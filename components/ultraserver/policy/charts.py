@@ -1,6 +1,7 @@
 """Rules for the Helm releases: GPU Operator, NVIDIA DRA driver, EFA device plugin.
 
-Chart names and minimum versions come from facts (facts/charts.py, facts/version_set.minimum_version): the policy keeps
+Chart names and minimum versions come from facts (facts/pins/charts.py, facts/version_set.minimum_version): the policy
+keeps
 no copy of either.
 """
 
@@ -9,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.facts import charts
-from ultraserver.facts.scheduling import GPU_TAINT_KEY
-from ultraserver.facts.version_set import minimum_version
-from ultraserver.facts.versions import version_at_least
+from ultraserver.facts.kubernetes.scheduling import GPU_TAINT_KEY
+from ultraserver.facts.pins import charts
+from ultraserver.facts.pins.charts import version_at_least
+from ultraserver.facts.pins.version_set import minimum_version
 from ultraserver.policy.model import (
     EKS_MANAGED_NODE_GROUP,
     HELM_RELEASE,
@@ -194,7 +195,7 @@ def check_dra_gpu_allocation(resource_type: str, props: Mapping[str, Any], opts:
 
 
 def check_efa_plugin_present(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
-    """A stack with EFA interfaces installs the EFA device plugin, or DRANET in DRA mode (facts/devices.py)."""
+    """A stack with EFA interfaces installs the EFA device plugin, or DRANET in DRA mode (facts/hardware/devices.py)."""
     index = StackIndex(resources)
     if any(chart_name(r.inputs) in (charts.EFA_DEVICE_PLUGIN, charts.DRANET) for r in index.of_type(HELM_RELEASE)):
         return []

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts import kubernetes
-from ultraserver.facts.tags import PUBLIC_ENDPOINT_FROM_ANYWHERE
-from ultraserver.facts.versions import version_at_least
+from ultraserver.facts.aws.aws_ids import PUBLIC_ENDPOINT_FROM_ANYWHERE
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins.charts import version_at_least
 from ultraserver.offline.order import deadlocks
 from ultraserver.policy.model import (
     AWS_EKS_CLUSTER,
@@ -73,7 +73,7 @@ def cluster_view(resource_type: str, props: Mapping[str, Any]) -> ClusterView | 
 
 
 def _opted_in(props: Mapping[str, Any]) -> bool:
-    """Whether the cluster carries the stack's allowPublicEndpointFromAnywhere opt-in (facts/tags.py)."""
+    """Whether the cluster carries the stack's allowPublicEndpointFromAnywhere opt-in (facts/aws/aws_ids.py)."""
     tags = props.get("tags")
     return isinstance(tags, Mapping) and tags.get(PUBLIC_ENDPOINT_FROM_ANYWHERE) == "true"
 
@@ -207,7 +207,7 @@ RULES: tuple[Rule, ...] = (
         resource_types=CLUSTER_TYPES,
         check_resource=check_version,
         config_schema={"minVersion": {"type": "string", "description": "Lowest allowed Kubernetes version."}},
-        defaults={"minVersion": kubernetes.FLOOR_TEXT},
+        defaults={"minVersion": eks_versions.FLOOR_TEXT},
     ),
     Rule(
         name="eks-authentication-mode",

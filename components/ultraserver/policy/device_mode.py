@@ -1,8 +1,9 @@
 """Rules of the DRA device mode: no workload asks for a device-plugin resource nothing serves there.
 
-In DRA mode (facts/devices.py) GPUs and EFA devices are DRA devices and no node advertises ``nvidia.com/gpu`` or
+In DRA mode (facts/hardware/devices.py) GPUs and EFA devices are DRA devices and no node advertises ``nvidia.com/gpu``
+or
 ``vpc.amazonaws.com/efa``. From Kubernetes 1.36 the scheduler serves ``nvidia.com/gpu`` through the DRA driver's
-DeviceClass (its ``extendedResourceName``; facts/devices.py DRA_EXTENDED_RESOURCES), so there only EFA requests
+DeviceClass (its ``extendedResourceName``; facts/hardware/devices.py DRA_EXTENDED_RESOURCES), so there only EFA requests
 are left unserved; below 1.36, or when the plan holds no cluster to read the minor from (a separate Kubernetes layer),
 both are. A plan is in DRA mode when it installs DRANET (the aws-dranet chart), which the toolkit installs only in
 that mode.
@@ -13,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.facts import charts, devices
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.pins import charts
 from ultraserver.policy.cluster import cluster_view
 from ultraserver.policy.model import CLUSTER_TYPES, HELM_RELEASE, PlanResource, Rule, as_list, get_path
 from ultraserver.policy.workloads import pod_sets

@@ -1,6 +1,6 @@
 """Rule: a Helm release that skips the wait is not atomic, and a release with DaemonSets on GPU nodes skips it.
 
-Helm waits whenever a release is atomic, whatever skipAwait says (facts/helm.py): `skipAwait: true` with
+Helm waits whenever a release is atomic, whatever skipAwait says (facts/pins/charts.py): `skipAwait: true` with
 `atomic: true` still waits for every pod, so one GPU node that cannot start a DaemonSet pod rolls the release back
 on every node.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ultraserver.facts import charts, helm
+from ultraserver.facts.pins import charts
 from ultraserver.policy.charts import chart_name
 from ultraserver.policy.model import HELM_RELEASE, Rule, as_bool
 from ultraserver.problems import Problem
@@ -30,7 +30,7 @@ def check_release_waits(resource_type: str, props: Mapping[str, Any], opts: Mapp
                 "set atomic false",
             )
         ]
-    if name in charts.ON_GPU_NODES and helm.waits(atomic, skip_await):
+    if name in charts.ON_GPU_NODES and charts.waits(atomic, skip_await):
         return [
             Problem(
                 "skipAwait",

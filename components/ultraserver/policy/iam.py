@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.facts.iam import NODE_POLICY_ARNS
+from ultraserver.facts.aws.permissions import NODE_POLICY_ARNS
 from ultraserver.policy.model import (
     IAM_POLICY,
     IAM_ROLE,

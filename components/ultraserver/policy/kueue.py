@@ -13,8 +13,9 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts import allocatable, dra, kueue
-from ultraserver.facts.kueue_admission import (
+from ultraserver.facts.hardware import allocatable, devices
+from ultraserver.facts.kubernetes import kueue
+from ultraserver.facts.kubernetes.kueue_admission import (
     PodSet,
     Queue,
     Workload,
@@ -22,7 +23,7 @@ from ultraserver.facts.kueue_admission import (
     cluster_queue_quota,
     placement_problems,
 )
-from ultraserver.facts.scheduling import INSTANCE_TYPE_LABEL
+from ultraserver.facts.kubernetes.scheduling import INSTANCE_TYPE_LABEL
 from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_list, get_path
 from ultraserver.policy.workloads import pod_sets
 from ultraserver.problems import Problem
@@ -75,7 +76,7 @@ def claim_templates(resources: Sequence[PlanResource]) -> dict[tuple[str, str], 
             )
         elif r.type == COMPUTE_DOMAIN:
             name = get_path(r.inputs, "spec", "channel", "resourceClaimTemplate", "name")
-            out[(_namespace(r.inputs), str(name))] = dra.channel_claim_spec()
+            out[(_namespace(r.inputs), str(name))] = devices.channel_claim_spec()
     return out
 
 
@@ -133,7 +134,8 @@ def queued_workloads(resources: Sequence[PlanResource]) -> list[tuple[PlanResour
 
 
 Judge = Callable[[Workload, Mapping[tuple[str, str], Mapping[str, Any]], Queue], list[Problem]]
-"""A replay of one Kueue decision over a workload, its claim templates and its queue (facts/kueue_admission.py)."""
+"""A replay of one Kueue decision over a workload, its claim templates and its queue
+(facts/kubernetes/kueue_admission.py)."""
 
 
 def _queued_problems(resources: Sequence[PlanResource], judge: Judge) -> list[Problem]:

@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.facts import ami
-from ultraserver.facts.tags import AMI_RELEASE as TAG_AMI_RELEASE
-from ultraserver.facts.tags import AMI_SSM_PARAMETER as TAG_AMI_SSM_PARAMETER
+from ultraserver.facts.aws.aws_ids import AMI_RELEASE as TAG_AMI_RELEASE
+from ultraserver.facts.aws.aws_ids import AMI_SSM_PARAMETER as TAG_AMI_SSM_PARAMETER
+from ultraserver.facts.pins import ami
 from ultraserver.policy import network_interfaces
 from ultraserver.policy.model import (
     AUTOSCALING_GROUP,

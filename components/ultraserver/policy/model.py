@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ultraserver.facts.ultraservers import NODE_INSTANCE_TYPES
+from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPES
 from ultraserver.offline.resource import (  # noqa: F401 -- re-exported for the rule modules
     AUTOSCALING_GROUP,
     AWS_EKS_CLUSTER,
@@ -186,7 +186,7 @@ def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
 
 
 def is_gb200(instance_type: Any) -> bool:
-    """True for the instance type of an UltraServer's nodes (the catalog, facts.ultraservers)."""
+    """True for the instance type of an UltraServer's nodes (the catalog, facts.hardware.ultraservers)."""
     return isinstance(instance_type, str) and instance_type in NODE_INSTANCE_TYPES
 
 

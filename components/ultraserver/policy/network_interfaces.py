@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts.efa import EFA_TYPES, INTERFACE_TYPES
+from ultraserver.facts.hardware.efa import EFA_TYPES, INTERFACE_TYPES
 from ultraserver.policy.model import LAUNCH_TEMPLATE, Rule, as_int, as_list, is_gb200, is_unknown
 from ultraserver.problems import Described, Problem
 

@@ -8,11 +8,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ultraserver.facts import limits
-from ultraserver.facts.limits import managed_node_group_problem
-from ultraserver.facts.tags import RESERVATION_ZONE as TAG_RESERVATION_ZONE
-from ultraserver.facts.tags import UPGRADE_SAFE as TAG_UPGRADE_SAFE
-from ultraserver.facts.ultraservers import NODE_INSTANCE_TYPE
+from ultraserver.facts.aws import limits
+from ultraserver.facts.aws.aws_ids import RESERVATION_ZONE as TAG_RESERVATION_ZONE
+from ultraserver.facts.aws.aws_ids import UPGRADE_SAFE as TAG_UPGRADE_SAFE
+from ultraserver.facts.aws.limits import managed_node_group_problem
+from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPE
 from ultraserver.policy.model import (
     ADVISORY,
     AUTOSCALING_GROUP,

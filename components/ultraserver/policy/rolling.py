@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts.node_image import NODECONFIG_CONTENT_TYPE
-from ultraserver.facts.tags import AMI_RELEASE
+from ultraserver.facts.aws.aws_ids import AMI_RELEASE
+from ultraserver.facts.pins.ami import NODECONFIG_CONTENT_TYPE
 from ultraserver.policy.model import AUTOSCALING_GROUP, PlanResource, is_unknown, tags_of
 from ultraserver.problems import ConfigError, Described, Problem
 

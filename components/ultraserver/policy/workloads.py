@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ultraserver.facts import kueue
-from ultraserver.facts.devices import GPU_DEVICE_CLASS
-from ultraserver.facts.scheduling import GPU_RESOURCE
+from ultraserver.facts.hardware.devices import GPU_DEVICE_CLASS
+from ultraserver.facts.kubernetes import kueue
+from ultraserver.facts.kubernetes.scheduling import GPU_RESOURCE
 from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_int, as_list, get_path
 from ultraserver.problems import Described, Problem
 

@@ -1,6 +1,6 @@
 """Preflight: EKS offers every add-on version the stack pins, for the stack's Kubernetes minor and region.
 
-Some of the toolkit's add-on pins are unverified (``facts/addons.py``); this is where they meet the real account.
+Some of the toolkit's add-on pins are unverified (``facts/pins/addons.py``); this is where they meet the real account.
 ``aws eks describe-addon-versions --addon-name NAME --kubernetes-version MINOR`` lists what EKS offers.
 """
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ultraserver.facts import capacity_states
-from ultraserver.facts.capacity_blocks import current_block
+from ultraserver.facts.capacity import capacity_states
+from ultraserver.facts.capacity.capacity_blocks import current_block
 from ultraserver.preflight.clients import ApiFailure, Client, call, call_all
 from ultraserver.preflight.report import FAIL, PASS, WARN, aggregate, check, worst
 from ultraserver.preflight.target import PreflightGroup

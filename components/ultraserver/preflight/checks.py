@@ -8,8 +8,9 @@ from functools import partial
 
 import boto3
 
-from ultraserver.facts import ami, limits
-from ultraserver.facts.capacity_blocks import require_aware
+from ultraserver.facts.aws import limits
+from ultraserver.facts.capacity.capacity_blocks import require_aware
+from ultraserver.facts.pins import ami
 from ultraserver.preflight.addons import check_addon_versions
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.clients import (
@@ -27,7 +28,7 @@ from ultraserver.preflight.report import FAIL, PASS, WARN, check
 from ultraserver.preflight.target import PreflightTarget
 from ultraserver.problems import Problem
 
-# The EKS UltraServer guide recommends this AL2023 NVIDIA AMI release or later for P6e-GB200 (facts/ami.py).
+# The EKS UltraServer guide recommends this AL2023 NVIDIA AMI release or later for P6e-GB200 (facts/pins/ami.py).
 MIN_AMI_RELEASE = ami.MIN_RELEASE
 
 

@@ -15,7 +15,7 @@ import botocore.exceptions as bex
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
-from ultraserver.facts.live_permissions import iam_action
+from ultraserver.facts.aws.permissions import iam_action
 
 # Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
 Client = Any
@@ -72,7 +72,7 @@ DENIED_MARKERS = ("AccessDenied", "Unauthorized")
 class ApiFailure(Exception):
     """One AWS call failed for a reason other than access; the check that made it reports a fail.
 
-    ``operation`` is the IAM action that allows the call (``facts.live_permissions``), e.g.
+    ``operation`` is the IAM action that allows the call (``facts.aws.permissions``), e.g.
     ec2:DescribeCapacityReservations, so a denied call names what to grant.
     """
 

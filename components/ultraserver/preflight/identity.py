@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ultraserver.facts import aws_ids
+from ultraserver.facts.aws import aws_ids
 from ultraserver.preflight.clients import ApiFailure, Client, call, call_all
 from ultraserver.preflight.report import FAIL, PASS, WARN, check
 from ultraserver.problems import Problem

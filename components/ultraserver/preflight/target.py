@@ -8,8 +8,8 @@ from ultraserver.config.aws_identity import AssumeRoleSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
-from ultraserver.facts import addons, ami
-from ultraserver.facts.capacity_blocks import CapacityBlock
+from ultraserver.facts.capacity.capacity_blocks import CapacityBlock
+from ultraserver.facts.pins import addons, ami
 
 
 @dataclass
@@ -17,7 +17,7 @@ class PreflightGroup:
     """One GPU node group as preflight sees it."""
 
     name: str  # node group name, for messages
-    ultraserver_type: str  # a type of the UltraServer catalog (facts.ultraservers.TYPES)
+    ultraserver_type: str  # a type of the UltraServer catalog (facts.hardware.ultraservers.TYPES)
     capacity_reservation_ids: list[str]  # one per UltraServer; empty in grouped mode
     capacity_reservation_resource_group_arn: str | None
     ultraserver_count: int
@@ -27,7 +27,7 @@ class PreflightGroup:
     instance_type: str  # the EC2 instance type the group launches (its UltraServer type's)
     blocks: tuple[CapacityBlock, ...] = field(default=())  # every block of capacityBlocks (one without it)
     settings_key: str = ""  # the group's stack key, e.g. gpuNodeGroups[0]
-    zone_not_in_catalog: bool = False  # the zone is outside facts.instances.OFFERED_ZONES: ask EC2
+    zone_not_in_catalog: bool = False  # the zone is outside facts.hardware.instances.OFFERED_ZONES: ask EC2
     successive: bool = False  # the blocks come from capacityBlocks (else reservationWindow)
 
 

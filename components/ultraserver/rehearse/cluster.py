@@ -21,16 +21,16 @@ from ultraserver.builders.drift_script import running
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
-from ultraserver.facts.capacity_blocks import NODE_JOIN_GRACE_MINUTES
-from ultraserver.facts.charts import DRANET, EFA_DEVICE_PLUGIN, GPU_OPERATOR
-from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
-from ultraserver.facts.scheduling import (
+from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES
+from ultraserver.facts.hardware.devices import KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
     EFA_RESOURCE,
     GPU_PRESENT_LABEL,
     GPU_RESOURCE,
     INSTANCE_TYPE_LABEL,
 )
+from ultraserver.facts.pins.charts import DRANET, EFA_DEVICE_PLUGIN, GPU_OPERATOR
 from ultraserver.rehearse.registration import Registration
 from ultraserver.rehearse.slices import node_slices
 from ultraserver.verify.expect import StackExpectation

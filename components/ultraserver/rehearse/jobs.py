@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ultraserver.facts.scheduling import CLIQUE_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL
 from ultraserver.rehearse import logs
 from ultraserver.rehearse.cluster import Cluster, GpuNode, iso, pod
 from ultraserver.rehearse.selectors import matches

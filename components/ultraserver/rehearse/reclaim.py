@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ultraserver.builders.drain_script import CHECKPOINT_LABEL, RECLAIM_LEAD_MINUTES, RECLAIM_TAINT, Block, timeline
-from ultraserver.facts.kueue import API_GROUP as KUEUE_GROUP
-from ultraserver.facts.kueue import TOPOLOGY_LEVELS
+from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
+from ultraserver.facts.kubernetes.kueue import TOPOLOGY_LEVELS
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
 from ultraserver.rehearse.stage import Stage
 from ultraserver.status.drain import drain_step

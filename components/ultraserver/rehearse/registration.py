@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 from ultraserver.offline.resource import PlanResource
 
 NODECONFIG_TYPE = "application/node.eks.aws"

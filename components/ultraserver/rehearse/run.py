@@ -23,8 +23,8 @@ import kubernetes
 from ultraserver import clock
 from ultraserver.builders import drift_script
 from ultraserver.config.settings import Settings
-from ultraserver.facts.kueue import API_GROUP as KUEUE_GROUP
-from ultraserver.facts.scheduling import system_node_labels
+from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
+from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.offline.engine import Plan, run_plan
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ultraserver.facts.devices import EFA_DRIVER, EFA_PCI_DEVICE, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, NodeDevices
+from ultraserver.facts.hardware.devices import EFA_DRIVER, EFA_PCI_DEVICE, GPU_DRIVER, PCIE_ROOT_ATTRIBUTE, NodeDevices
 
 
 def _root(gpu: int) -> str:

@@ -1,9 +1,11 @@
 """Capacity Block alerts: EventBridge rules for the stack's reservations, delivered to an encrypted SNS topic.
 
-Rules (patterns in builders/alerts.py, event names and sources in facts/capacity_events.py): Capacity Block delivered
+Rules (patterns in builders/alerts.py, event names and sources in facts/capacity/capacity_events.py): Capacity Block
+delivered
 and expiration warning, EC2 Capacity Reservation state changes, and AWS Health under-utilization, each scoped to the
 stack's reservation IDs. The topic is the stack's own (a customer managed KMS key EventBridge may use, a topic policy
-that lets EventBridge publish, with no Condition: facts/capacity_events.py) or an existing one, whose policy the stack
+that lets EventBridge publish, with no Condition: facts/capacity/capacity_events.py) or an existing one, whose policy
+the stack
 leaves alone: it must already let events.amazonaws.com publish (docs/running-on-capacity-blocks.md).
 """
 
@@ -18,7 +20,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.builders.alerts import alert_patterns, key_policy, topic_policy
-from ultraserver.facts import limits
+from ultraserver.facts.aws import limits
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 

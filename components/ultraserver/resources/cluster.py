@@ -14,10 +14,12 @@ import pulumi_kubernetes as k8s
 from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
-from ultraserver.facts import addons, control_plane_logs, kubernetes, vpc_cni
-from ultraserver.facts.iam import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
-from ultraserver.facts.scheduling import system_node_labels
-from ultraserver.facts.tags import PUBLIC_ENDPOINT_FROM_ANYWHERE
+from ultraserver.facts.aws import limits, network
+from ultraserver.facts.aws.aws_ids import PUBLIC_ENDPOINT_FROM_ANYWHERE
+from ultraserver.facts.aws.permissions import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.kubernetes.scheduling import system_node_labels
+from ultraserver.facts.pins import addons
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.control_plane_logs import control_plane_log_group
 from ultraserver.resources.launch_template import secure_node_args
@@ -53,7 +55,7 @@ class ClusterCoreData:
     """Kubernetes service CIDR."""
     security_group_id: pulumi.Input[str]
     """The EKS-created cluster security group; nodes with custom security groups must carry it themselves."""
-    kubernetes_version: str = kubernetes.DEFAULT_TEXT
+    kubernetes_version: str = eks_versions.DEFAULT_TEXT
     """Kubernetes minor version of the control plane; selects the node AMI."""
     node_prerequisites: Sequence[pulumi.Resource] = ()
     """What nodes need before they boot (e.g. the VPC CNI's Pod Identity association)."""
@@ -72,7 +74,7 @@ class ClusterArgs:
     """Regional private subnets for the control plane and system nodes."""
     public_subnet_ids: Sequence[pulumi.Input[str]] = ()
     """Regional public subnets (for internet-facing load balancers)."""
-    kubernetes_version: str = kubernetes.DEFAULT_TEXT
+    kubernetes_version: str = eks_versions.DEFAULT_TEXT
     """Kubernetes minor version (the toolkit's default; 1.33 is the floor for DRA)."""
     public_access_cidrs: Sequence[str] = ()
     """CIDRs for a public API endpoint; empty keeps the endpoint private."""
@@ -91,12 +93,12 @@ class ClusterArgs:
     pulumi-aws 7.51.1 eks.Cluster): turn it off, pulumi up, then destroy."""
     log_types: Sequence[str] = ("api", "audit", "authenticator")
     """Control-plane log types."""
-    log_retention_days: int = control_plane_logs.DEFAULT_RETENTION_DAYS
+    log_retention_days: int = limits.DEFAULT_RETENTION_DAYS
     """Retention of the control-plane log group, which the component creates (KMS-encrypted) before the cluster."""
     create_oidc_provider: bool = False
     """Create the cluster's IAM OIDC provider, for IRSA; the toolkit's own roles use EKS Pod Identity."""
     pod_ips_per_node: int = 32
-    """The VPC CNI's MINIMUM_IP_TARGET, with WARM_IP_TARGET 2 instead of a whole warm ENI (facts/vpc_cni.py): the
+    """The VPC CNI's MINIMUM_IP_TARGET, with WARM_IP_TARGET 2 instead of a whole warm ENI (facts/aws/network.py): the
     planned pods per GPU node, which the subnets are sized for."""
     addons: AddonSettings = field(default_factory=AddonSettings)
     """EKS add-on versions (vpc-cni, coredns, kube-proxy, pod identity agent); empty takes the EKS default."""
@@ -175,7 +177,7 @@ class Cluster(pulumi.ComponentResource):
             # pulumi-eks merges these env values over its own (nodejs/eks/addons/cni-addon.ts:539-556 at v4.3.0).
             vpc_cni_options=eks.VpcCniOptionsArgs(
                 addon_version=version(addons.VPC_CNI, args.addons.vpc_cni) or None,
-                configuration_values=vpc_cni.configuration_values(args.pod_ips_per_node),
+                configuration_values=network.configuration_values(args.pod_ips_per_node),
             ),
             # CoreDNS is a Deployment: its add-on reaches ACTIVE only once pods run, and everything that waits for
             # this component waits for all its children. Declared below, after the system node group, instead.

@@ -9,17 +9,17 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.builders.iam import log_group_key_policy
-from ultraserver.facts import control_plane_logs
+from ultraserver.facts.aws import limits
 
 
 def control_plane_log_group(
     name: str, cluster_name: str, retention_days: int, tags: Mapping[str, str], parent: pulumi.Resource
 ) -> aws.cloudwatch.LogGroup:
     """The log group EKS writes control-plane logs to, made first with the stack's retention and its own KMS key
-    (otherwise EKS makes it with no retention and no key: facts/control_plane_logs.py)."""
+    (otherwise EKS makes it with no retention and no key: facts/aws/limits.py)."""
     child = pulumi.ResourceOptions(parent=parent)
     invoke = pulumi.InvokeOutputOptions(parent=parent)
-    group_name = control_plane_logs.log_group_name(cluster_name)
+    group_name = limits.log_group_name(cluster_name)
     identity, partition = aws.get_caller_identity_output(opts=invoke), aws.get_partition_output(opts=invoke)
     region = aws.get_region_output(opts=invoke)
 

@@ -7,7 +7,7 @@ from typing import Protocol
 import pulumi
 
 from ultraserver.builders.device_claims import claim_template
-from ultraserver.facts.devices import NodeDevices
+from ultraserver.facts.hardware.devices import NodeDevices
 from ultraserver.resources.replaced_resource import custom_resource
 
 

@@ -8,7 +8,7 @@ import pulumi
 
 from ultraserver.builders.device_mode_values import dranet_values
 from ultraserver.config.settings import ReleaseSettings
-from ultraserver.facts import charts
+from ultraserver.facts.pins import charts
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 

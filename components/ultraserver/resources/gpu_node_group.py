@@ -9,7 +9,7 @@ target, EFA interfaces, IMDSv2, encrypted gp3 root, NodeConfig user data); ``man
 declare the group itself.
 
 AMI: pinned, never "latest". Managed groups default to ``amiType`` AL2023_ARM_64_NVIDIA with a pinned
-``release_version`` (the facts/ami.py default for the cluster's minor) and a template without ImageId;
+``release_version`` (the facts/pins/ami.py default for the cluster's minor) and a template without ImageId;
 self-managed groups boot that release's AMI id from its dated SSM parameter; ``ami_id`` + ``ami_release``
 boot a custom AMI. So a ``pulumi up`` with unchanged settings never makes a new template version, which would
 roll every node of a group whose capacity block has no spare capacity.
@@ -41,10 +41,10 @@ from ultraserver.config.expiry import program_blocks_ended
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.gpu_rules import group_problems
 from ultraserver.config.node_group_spec import NodeGroupSpec, node_group_spec
-from ultraserver.facts import ami
-from ultraserver.facts.capacity_blocks import CapacityBlock
-from ultraserver.facts.efa import LayoutSummary
-from ultraserver.facts.tags import UPGRADE_SAFE
+from ultraserver.facts.aws.aws_ids import UPGRADE_SAFE
+from ultraserver.facts.capacity.capacity_blocks import CapacityBlock
+from ultraserver.facts.hardware.efa import LayoutSummary
+from ultraserver.facts.pins import ami
 from ultraserver.problems import ERROR, ConfigError, Problem
 from ultraserver.resources.arguments import checked, moved_into
 from ultraserver.resources.child_options import child_options

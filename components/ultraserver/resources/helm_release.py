@@ -19,9 +19,10 @@ from ultraserver.builders.helm_values import (
 )
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import ReleaseSettings
-from ultraserver.facts import charts, devices, manifests
-from ultraserver.facts.dra import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE
-from ultraserver.facts.manifests import CRD_KIND
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE
+from ultraserver.facts.pins import charts, manifests
+from ultraserver.facts.pins.manifests import CRD_KIND
 from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
@@ -129,7 +130,8 @@ class ChartRelease(pulumi.ComponentResource):
                 create_namespace=target.create_namespace,
                 values=values_input,
                 timeout=settings.timeout_seconds,
-                # Helm waits whenever a release is atomic (facts/helm.py), so a release that skips the wait is not.
+                # Helm waits whenever a release is atomic (facts/pins/charts.py), so a release that skips the wait is
+                # not.
                 atomic=settings.atomic and not target.skip_await,
                 cleanup_on_fail=True,
                 skip_await=target.skip_await or None,
@@ -152,7 +154,8 @@ class ChartRelease(pulumi.ComponentResource):
 
 
 # Helm waits for every DaemonSet pod when it waits at all, and it waits whenever a release is atomic, whatever
-# skipAwait says (facts/helm.py, read in Helm's and pulumi-kubernetes's sources). So the releases with DaemonSets on
+# skipAwait says (facts/pins/charts.py, read in Helm's and pulumi-kubernetes's sources). So the releases with DaemonSets
+# on
 # every GPU node (charts.ON_GPU_NODES: GPU Operator, DRA driver kubelet plugin, EFA plugin, DRANET, the Prometheus
 # stack's node exporter) skip the await and are not atomic: one unhealthy GPU node can no longer roll them back on
 # every node. Template and API errors still fail the release; the fabric checks (the IMEX nvbandwidth check per
@@ -190,7 +193,7 @@ class GpuOperatorArgs:
     service_monitor: bool = False
     """Create the dcgm-exporter ServiceMonitor; only when the Prometheus Operator CRDs are installed first."""
     devices: str = devices.PLUGINS
-    """Device mode (facts/devices.py): the operator's device plugin runs in plugins mode only."""
+    """Device mode (facts/hardware/devices.py): the operator's device plugin runs in plugins mode only."""
 
 
 class GpuOperator(ChartRelease):
@@ -220,7 +223,7 @@ class DraDriverArgs:
     nvidia_driver_root: str = "/"
     """Host path of the NVIDIA driver; '/' because the AMI installs it on the host."""
     devices: str = devices.PLUGINS
-    """Device mode (facts/devices.py): the driver allocates GPUs too in DRA mode."""
+    """Device mode (facts/hardware/devices.py): the driver allocates GPUs too in DRA mode."""
     release: ReleaseSettings = field(default_factory=ReleaseSettings)
     """Version, values override and Helm options."""
     manifest_mirror: str = ""
@@ -256,7 +259,7 @@ class DraDriver(ChartRelease):
             pulumi.log.warn(
                 f"{name}: DRA driver version {settings.version} is not the pinned one ({pinned}): the toolkit keeps "
                 f"applying the CRDs of {pinned}, never deleting them, and Helm skips the chart's own. Pin the new "
-                "version's CRDs in ultraserver.facts.manifests before relying on fields it adds."
+                "version's CRDs in ultraserver.facts.pins.manifests before relying on fields it adds."
             )
         for crd, pin in manifests.DRA_DRIVER_CRDS.items():
             # The ComputeDomain CRD group keeps the name it had before the CRDs were two: a new name would be a new

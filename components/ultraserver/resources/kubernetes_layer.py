@@ -20,8 +20,8 @@ from ultraserver.builders.nccl_check import mpijob_manifest as nccl_manifest
 from ultraserver.builders.nvbandwidth_job import mpijob_manifest as nvbandwidth_manifest
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs
 from ultraserver.config.settings import KubernetesSettings
-from ultraserver.facts import devices
-from ultraserver.facts.devices import NodeDevices
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.hardware.devices import NodeDevices
 from ultraserver.problems import Described, Problem
 from ultraserver.resources.arguments import checked, moved_into
 from ultraserver.resources.dranet import Dranet, DranetArgs
@@ -217,7 +217,8 @@ class KubernetesLayer(pulumi.ComponentResource):
         # crds/, and Helm creates only those that are absent (helm v3.20.2 pkg/action/install.go:174-176), so with the
         # driver's applied first no chart ever installs a second version. The operator's CRD hooks leave them alone
         # (NVIDIA/gpu-operator v26.7.0 templates/upgrade_crd.yaml:88-97, cleanup_crd.yaml:41-47 list only its own).
-        # The driver does not wait for the operator: both skip Helm's wait (facts/helm.py), so ordering them never
+        # The driver does not wait for the operator: both skip Helm's wait (facts/pins/charts.py), so ordering them
+        # never
         # meant GFD's clique labels were there; the checks below wait for both.
         self.dra_driver = DraDriver(
             f"{name}-dra-driver",

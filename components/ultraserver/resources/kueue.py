@@ -20,8 +20,9 @@ from ultraserver.builders.kueue import (
     unplaced_flavor_manifest,
 )
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.facts import charts, devices
-from ultraserver.facts import kueue as kueue_facts
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.kubernetes import kueue as kueue_facts
+from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget

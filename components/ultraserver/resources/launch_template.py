@@ -30,8 +30,8 @@ import pulumi_aws as aws
 from ultraserver.builders.nodeconfig import ClusterDetails, NodeConfigSpec, kubelet_flags, user_data
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.node_group_spec import NodeGroupSpec
-from ultraserver.facts.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
-from ultraserver.facts.tags import AMI_RELEASE, AMI_SSM_PARAMETER
+from ultraserver.facts.aws.aws_ids import AMI_RELEASE, AMI_SSM_PARAMETER
+from ultraserver.facts.kubernetes.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 
 ROOT_DEVICE = "/dev/xvda"
 TAGGED_RESOURCES = ("instance", "volume", "network-interface")

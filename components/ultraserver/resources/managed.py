@@ -13,8 +13,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.facts import ami
-from ultraserver.facts.scheduling import GPU_TAINT_KEY, GPU_TAINT_VALUE
+from ultraserver.facts.kubernetes.scheduling import GPU_TAINT_KEY, GPU_TAINT_VALUE
+from ultraserver.facts.pins import ami
 from ultraserver.resources.launch_template import NodeImage
 
 REPAIR_MAX_PARALLEL_NODES = 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.facts.iam import NODE_POLICY_ARNS
+from ultraserver.facts.aws.permissions import NODE_POLICY_ARNS
 from ultraserver.resources.arguments import checked
 
 

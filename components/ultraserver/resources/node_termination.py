@@ -15,7 +15,7 @@ import pulumi_aws as aws
 
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.builders.node_termination import handler_policy, queue_policy
-from ultraserver.facts import node_termination as nth
+from ultraserver.facts.aws import node_termination as nth
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 

@@ -2,7 +2,7 @@
 
 The program downloads the file itself (on preview and on up), or reads it from a mirror (an https:// URL prefix or a
 local directory: ``kubernetes.manifestMirror``) for deployers with no route to GitHub, refuses it unless it matches
-the pin in ``ultraserver.facts.manifests``, and hands the parsed objects to ``k8s.yaml.v2.ConfigGroup``
+the pin in ``ultraserver.facts.pins.manifests``, and hands the parsed objects to ``k8s.yaml.v2.ConfigGroup``
 (server-side apply, CRDs ordered before their users). Nothing upstream is copied into the repository. The offline
 plan swaps the download for a placeholder (``set_fetcher``), so it never touches the network and applies no objects.
 """
@@ -19,7 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.manifests import digest_problem, documents, source
-from ultraserver.facts.manifests import PinnedManifest
+from ultraserver.facts.pins.manifests import PinnedManifest
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 
@@ -58,7 +58,7 @@ class PinnedManifestArgs:
     """Inputs of a pinned manifest."""
 
     manifest: PinnedManifest
-    """URL and digests (ultraserver.facts.manifests)."""
+    """URL and digests (ultraserver.facts.pins.manifests)."""
     force_kinds: tuple[str, ...] = ()
     """Kinds whose fields this stack takes over from other managers (e.g. a CRD Helm created)."""
     mirror: str = ""

@@ -21,8 +21,8 @@ from ultraserver.config.expiry import group_expired, live_settings
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, kueue_enabled, needs_termination_handler, node_group_names
-from ultraserver.facts.scheduling import system_node_labels
-from ultraserver.facts.tags import STACK
+from ultraserver.facts.aws.aws_ids import STACK
+from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.resources.alerts import Alerts, AlertsArgs
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs

@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 from ultraserver.builders.kubeconfig import scoped_kubeconfig
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
 from ultraserver.config.views import needs_termination_handler
-from ultraserver.facts.scheduling import system_node_labels
+from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.kubernetes_layer import KubernetesLayer
 from ultraserver.resources.platform import Platform, PlatformArgs, kubernetes_layer_args

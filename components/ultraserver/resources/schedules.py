@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.facts.capacity_blocks import ACTION_PREFIX, CapacityBlock, ScheduledAction, action_stem
+from ultraserver.facts.capacity.capacity_blocks import ACTION_PREFIX, CapacityBlock, ScheduledAction, action_stem
 
 
 def declare_schedules(

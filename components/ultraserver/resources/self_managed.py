@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.facts import node_termination as nth
+from ultraserver.facts.aws import node_termination as nth
 
 
 def self_managed_group(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ultraserver.facts import capacity_states
+from ultraserver.facts.capacity import capacity_states
 from ultraserver.problems import ERROR, Problem
 from ultraserver.status.aws import Reservation
 from ultraserver.status.cluster import ClusterSide

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ultraserver.facts.capacity_states import INTERCONNECT_IMPAIRED, INTERCONNECT_OK, USABLE
+from ultraserver.facts.capacity.capacity_states import INTERCONNECT_IMPAIRED, INTERCONNECT_OK, USABLE
 from ultraserver.preflight.capacity import describe_reservations
 from ultraserver.preflight.clients import ApiFailure, Client, call_all
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
-from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.verify.clients import ClusterError, ClusterReader, Node
 from ultraserver.verify.resource_slices import published_devices
 from ultraserver.verify.verdict import EFA_RESOURCE, GPU_RESOURCE

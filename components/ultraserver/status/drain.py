@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ultraserver.builders.drain_script import Block, RestApi, run_once
-from ultraserver.facts.capacity_blocks import require_aware
+from ultraserver.facts.capacity.capacity_blocks import require_aware
 
 _TIMEOUT = (10, 60)
 

@@ -18,8 +18,8 @@ from decimal import Decimal, InvalidOperation
 
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import Settings
-from ultraserver.facts import capacity_states
-from ultraserver.facts.capacity_blocks import current_block, require_aware
+from ultraserver.facts.capacity import capacity_states
+from ultraserver.facts.capacity.capacity_blocks import current_block, require_aware
 from ultraserver.preflight.capacity import resource_group_reservation_ids
 from ultraserver.preflight.clients import ApiFailure, Client, PreflightAccessError, PreflightClients, call, call_all
 from ultraserver.problems import ERROR, Described, Problem, format_problems

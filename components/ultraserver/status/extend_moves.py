@@ -16,7 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ultraserver.facts.capacity_blocks import ACTION_PREFIX, EKS_MANAGED_SCALEDOWN_ACTION, EKS_MANAGED_SCALEDOWN_LEAD
+from ultraserver.facts.capacity.capacity_blocks import (
+    ACTION_PREFIX,
+    EKS_MANAGED_SCALEDOWN_ACTION,
+    EKS_MANAGED_SCALEDOWN_LEAD,
+)
 from ultraserver.preflight.clients import Client, call
 
 

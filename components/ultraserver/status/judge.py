@@ -12,9 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.facts import capacity_states
-from ultraserver.facts.capacity_blocks import DEFAULT_SCALE_DOWN_LEAD_MINUTES, CapacityBlock, reclaim_at, require_aware
-from ultraserver.facts.capacity_states import GRACE_MINUTES, HORIZON_HOURS
+from ultraserver.facts.capacity import capacity_states
+from ultraserver.facts.capacity.capacity_blocks import (
+    DEFAULT_SCALE_DOWN_LEAD_MINUTES,
+    CapacityBlock,
+    reclaim_at,
+    require_aware,
+)
+from ultraserver.facts.capacity.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, WARNING, Problem
 from ultraserver.status.acceptance import acceptance, remediation_packet
 from ultraserver.status.aws import NOT_FOUND, UNREPORTED, Reservation

@@ -6,7 +6,7 @@ import textwrap
 from datetime import datetime, timezone
 from typing import Any
 
-from ultraserver.facts.capacity_blocks import reclaim_at
+from ultraserver.facts.capacity.capacity_blocks import reclaim_at
 from ultraserver.problems import ERROR, WARNING, Problem, format_problems
 from ultraserver.status.acceptance import acceptance, remediation_packet
 from ultraserver.status.judge import UltraServerStatus

@@ -1,6 +1,6 @@
 """``ultraserver status``: read the cluster once and EC2 per group, then judge every UltraServer of the stack.
 
-Per GPU group: the block current at ``now`` (``facts.capacity_blocks.current_block``); one UltraServer per
+Per GPU group: the block current at ``now`` (``facts.capacity.capacity_blocks.current_block``); one UltraServer per
 reservation of that block, matched to the node group of the same position (``<name>`` or ``<name>-<n>``). A group
 over a capacity-reservation resource group has no reservation ids in the stack; its members are listed through
 Resource Groups and judged against the one node group.
@@ -15,7 +15,7 @@ from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
-from ultraserver.facts.capacity_blocks import current_block
+from ultraserver.facts.capacity.capacity_blocks import current_block
 from ultraserver.preflight.capacity import resource_group_reservation_ids
 from ultraserver.preflight.clients import ApiFailure, PreflightClients
 from ultraserver.problems import Problem, blocking

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ultraserver.facts.dra import KUBELET_PLUGIN_SELECTOR
-from ultraserver.facts.scheduling import CLIQUE_LABEL
+from ultraserver.facts.hardware.devices import KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL
 from ultraserver.verify.clients import ClusterError, ClusterReader
 from ultraserver.verify.expect import StackExpectation
 from ultraserver.verify.fabric import efa_verdict, nvlink_verdicts

@@ -10,8 +10,8 @@ from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.settings import Settings
-from ultraserver.facts import devices
-from ultraserver.facts.dra import COMPUTE_DOMAIN_DEVICE_CLASSES, DRA_DRIVER_NAMESPACE
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_DEVICE_CLASSES, DRA_DRIVER_NAMESPACE
 
 
 @dataclass(frozen=True)

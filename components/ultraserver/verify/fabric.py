@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
 from ultraserver.builders.nvbandwidth_job import TESTCASE
-from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.problems import Described, Problem
 from ultraserver.verify.clients import ClusterError, ClusterReader, Node
 from ultraserver.verify.expect import NodeGroupExpectation, StackExpectation

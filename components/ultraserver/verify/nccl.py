@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ultraserver.facts.node_image import GRDMA_TOPO_OVERRIDE, NVIDIA_PARAMS_FILE
+from ultraserver.facts.pins.ami import GRDMA_TOPO_OVERRIDE, NVIDIA_PARAMS_FILE
 
 _PREFIX = re.compile(r"^(\[[0-9]+,[0-9]+\]<std(out|err)>:|[0-9]+: )")
 # Who wrote a line: the rank of mpirun --tag-output ("[1,<rank>]<stdout>:") or srun -l ("<rank>: "), else the host of

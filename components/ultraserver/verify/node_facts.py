@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from ultraserver.facts.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME
-from ultraserver.facts.dra import DRA_DRIVER_NAMESPACE, KUBELET_PLUGIN_SELECTOR
-from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.hardware.devices import DRA_DRIVER_NAMESPACE, KUBELET_PLUGIN_SELECTOR
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.pins.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME
 from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS
-from ultraserver.facts.ultraservers import GPUS_PER_NODE
+from ultraserver.facts.hardware.ultraservers import GPUS_PER_NODE
 from ultraserver.problems import ConfigError, Described, Problem
 
 

@@ -5,7 +5,7 @@ an attribute name without a domain is in the driver's own domain, as the API doc
 The NVIDIA driver publishes a whole GPU with ``type: gpu`` (dra-driver-nvidia-gpu v0.4.1
 cmd/gpu-kubelet-plugin/deviceinfo.go:153) and DRANET an EFA device with ``dra.net/pciDevice`` "Elastic Fabric
 Adapter (EFA)" (google/dranet v1.0.1 pkg/apis/attributes.go:31, pkg/inventory/db.go:240-242); both put the PCIe
-root in ``resource.kubernetes.io/pcieRoot`` (facts/devices.py).
+root in ``resource.kubernetes.io/pcieRoot`` (facts/hardware/devices.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts import devices
-from ultraserver.facts.devices import NodeDevices
-from ultraserver.facts.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.hardware import devices
+from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 from ultraserver.problems import WARNING, Problem
 from ultraserver.verify.clients import ClusterError, Node
 from ultraserver.verify.expect import NodeGroupExpectation

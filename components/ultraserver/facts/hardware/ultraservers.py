@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from ultraserver.facts import efa
-from ultraserver.facts.instances import GB200_INSTANCE_TYPE
+from ultraserver.facts.hardware import efa
+from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
 
 UltraServerTypeName = Literal["u-p6e-gb200x36", "u-p6e-gb200x72"]
 """The UltraServer types a node group may run on (the settings and the component arguments use this type)."""

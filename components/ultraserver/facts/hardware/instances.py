@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ultraserver.facts import efa
+from ultraserver.facts.hardware import efa
 
 GB200_INSTANCE_TYPE = "p6e-gb200.36xlarge"
 """The instance type of every UltraServer node (EKS UltraServer guide)."""
 
 VCPUS: dict[str, int] = {GB200_INSTANCE_TYPE: 144}
-"""vCPUs per instance (a node's CPU capacity; facts/allocatable.py derives what pods get). p6e-gb200.36xlarge: 144,
+"""vCPUs per instance (a node's CPU capacity; facts/hardware/allocatable.py derives what pods get). p6e-gb200.36xlarge:
+144,
 two Grace CPUs of 72 Arm cores without SMT. UNVERIFIED against an AWS page here: moto's DescribeInstanceTypes snapshot
 has no p6e-gb200 entry and the EC2 specifications page (https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html)
 was not in the stored corpus; the number is read from a third-party copy of that table (144 vCPUs, 960 GiB memory),

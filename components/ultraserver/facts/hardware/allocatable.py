@@ -11,7 +11,7 @@ spec's requests: "DRA resources are not accounted for in TAS capacity calculatio
 (``site/content/en/docs/concepts/dynamic_resource_allocation.md:268-270``). A pod that asks only for claims fits a
 node as often as its pod limit allows, and Kueue writes the chosen hostname into each pod's nodeSelector
 (``pkg/controller/tas/topology_ungater.go:312-315``), so several whole-node pods can be sent to one node, where all
-but one wait for devices for good. CPU is excluded from the toolkit's quota (facts/kueue.py
+but one wait for devices for good. CPU is excluded from the toolkit's quota (facts/kubernetes/kueue.py
 EXCLUDED_RESOURCE_PREFIXES) but TAS still counts it: the pod spec, not the quota view, is what it sizes.
 
 A CPU request above half the node's allocatable fits a node once, whatever else runs there (other pods only lower
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 
-from ultraserver.facts.instances import VCPUS
+from ultraserver.facts.hardware.instances import VCPUS
 
 MILLICORES_PER_CORE = 1000
 KUBE_RESERVED_CPU_BANDS: tuple[tuple[int, int], ...] = ((1000, 600), (2000, 100), (4000, 50))

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ultraserver.facts import limits
-from ultraserver.facts.capacity_blocks import (
-    SWITCH_SETTLE_MINUTES,
-    CapacityBlock,
-)
+from ultraserver.facts.aws import limits
+from ultraserver.facts.capacity.capacity_blocks import SWITCH_SETTLE_MINUTES, CapacityBlock
 from ultraserver.problems import Described, KeyName, Problem, under
 
 _BLOCKS = under("capacityBlocks")

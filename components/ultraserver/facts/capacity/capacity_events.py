@@ -1,7 +1,8 @@
 """EventBridge events about Capacity Blocks and Capacity Reservations, and what an SNS target of them needs.
 
 Sources:
-- EventBridge event reference, Amazon EC2 events (https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-ec2.html):
+- EventBridge event reference, Amazon EC2 events
+(https://docs.aws.amazon.com/eventbridge/latest/ref/events-ref-ec2.html):
   lists "Capacity Block Delivered", "Capacity Block Expiration Warning" and "EC2 Capacity Reservation Active /
   Cancelled / Delayed / Expired / Failed / Scheduled / Unsupported" among the events EC2 sends directly.
 - EC2 user guide, "Monitor Capacity Blocks using EventBridge"

@@ -17,7 +17,8 @@ kubernetes-sigs/kueue at tag v0.19.2 (commit 8eab6877):
 - A resource that no resource group of the ClusterQueue covers, or asks for more than the queue's nominal quota,
   never fits (the flavor assigner, ``pkg/scheduler/flavorassigner``; docs/kueue.md).
 - Topology-aware placement (TAS) sizes a pod from its pod spec's requests alone and never sees its claims
-  (facts/allocatable.py cites the lines): ``placement_problems`` refuses a topology-aware pod set whose pods request
+  (facts/hardware/allocatable.py cites the lines): ``placement_problems`` refuses a topology-aware pod set whose pods
+  request
   nothing but claims (Kueue may put several on one node, where all but one wait for devices for good), and a pod set
   claiming whole nodes whose CPU request fits a node more than once, or not at all.
 
@@ -31,9 +32,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ultraserver.facts import allocatable, devices
-from ultraserver.facts.charts import KUEUE, pinned
-from ultraserver.facts.kueue import DRA_FEATURE_GATES
+from ultraserver.facts.hardware import allocatable, devices
+from ultraserver.facts.kubernetes.kueue import DRA_FEATURE_GATES
+from ultraserver.facts.pins.charts import KUEUE, pinned
 from ultraserver.problems import Problem
 
 

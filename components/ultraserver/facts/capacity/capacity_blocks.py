@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from ultraserver.facts import ultraservers
+from ultraserver.facts.hardware import ultraservers
 from ultraserver.problems import ConfigError, Described, KeyName, Problem, under
 
 # What EC2 does at a block's end, per kind of reservation. EC2 user guide, "Capacity Blocks for ML"

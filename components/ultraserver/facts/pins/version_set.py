@@ -1,8 +1,10 @@
 """One tested version set: every version the toolkit pins, as one list, with its source, date checked and status.
 
-The numbers keep their single homes (Kubernetes: ``facts/kubernetes.py``; node image: ``facts/ami.py``; charts:
-``facts/charts.py`` and its ``data/chart_keys.json``; EKS add-ons: ``facts/addons.py``; images: ``facts/images.py``;
-manifests: ``facts/manifests.py``); this module only gathers them, adds what each release's vendor says about its
+The numbers keep their single homes (Kubernetes: ``facts/kubernetes/eks_versions.py``; node image:
+``facts/pins/ami.py``; charts:
+``facts/pins/charts.py`` and its ``data/chart_keys.json``; EKS add-ons: ``facts/pins/addons.py``; images:
+``facts/pins/manifests.py``;
+manifests: ``facts/pins/manifests.py``); this module only gathers them, adds what each release's vendor says about its
 support, and judges the set: a chart whose ``kubeVersion`` excludes the stack's Kubernetes fails it
 (tests/facts/test_version_set.py). ``ultraserver versions`` prints it.
 """
@@ -13,8 +15,9 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from ultraserver.facts import addons, ami, charts, images, kubernetes, manifests
-from ultraserver.facts.versions import version_tuple
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import addons, ami, charts, manifests
+from ultraserver.facts.pins.charts import version_tuple
 from ultraserver.problems import Problem
 
 SUPPORTED = "supported"
@@ -166,13 +169,13 @@ def status_source(entry: VersionEntry) -> str:
     if entry.kind == "chart":
         return next((line.source for line in CHART_SUPPORT.get(entry.name, ())), "")
     if entry.kind == "kubernetes" or entry.minor:
-        return "EKS Kubernetes calendar (facts/kubernetes.py)"
+        return "EKS Kubernetes calendar (facts/kubernetes/eks_versions.py)"
     return ""
 
 
 def kubernetes_support(version: str, on: date) -> str:
     """A Kubernetes minor's EKS status on a date, in the set's words."""
-    status = kubernetes.support_status(version, on)
+    status = eks_versions.support_status(version, on)
     return {"standard": SUPPORTED, "extended": f"{DEPRECATED} (paid extended support)"}.get(status, status)
 
 
@@ -189,7 +192,7 @@ def status(entry: VersionEntry, on: date) -> str:
     minor = entry.version if entry.kind == "kubernetes" else entry.minor
     if not minor:
         return NO_POLICY
-    row = kubernetes.eks_version(minor)
+    row = eks_versions.eks_version(minor)
     doubts = [] if row and row.verified else ["EKS dates unverified"]
     if entry.kind != "kubernetes" and "unverified" in entry.source.lower():
         doubts.append("pinned version unverified")
@@ -197,12 +200,12 @@ def status(entry: VersionEntry, on: date) -> str:
 
 
 def _kubernetes_entries() -> list[VersionEntry]:
-    home = "facts/kubernetes.py"
+    home = "facts/kubernetes/eks_versions.py"
     found = []
     for minor in ami.RELEASE_VERSIONS:
-        row = kubernetes.eks_version(minor)
+        row = eks_versions.eks_version(minor)
         read = "EKS user guide kubernetes-versions" if row and row.verified else "third-party copies (unverified)"
-        default = " (default)" if minor == kubernetes.DEFAULT_TEXT else ""
+        default = " (default)" if minor == eks_versions.DEFAULT_TEXT else ""
         found.append(VersionEntry("kubernetes", f"Kubernetes{default}", minor, read, CHECKED, home))
     return found
 
@@ -215,7 +218,7 @@ def _ami_entries() -> list[VersionEntry]:
             release,
             ami.RELEASE_SOURCE,
             ami.RELEASE_CHECKED,
-            "facts/ami.py",
+            "facts/pins/ami.py",
             minor,
         )
         for minor, release in ami.RELEASE_VERSIONS.items()
@@ -230,7 +233,7 @@ def _chart_entries() -> list[VersionEntry]:
             entry.version,
             f"{entry.source_repository} @{entry.source_commit[:8]}",
             CHECKED,
-            "facts/charts.py",
+            "facts/pins/charts.py",
             newest=NEWEST_FOUND.get(name),
         )
         for name, entry in sorted(charts.catalog().items())
@@ -239,7 +242,7 @@ def _chart_entries() -> list[VersionEntry]:
 
 def _addon_entries() -> list[VersionEntry]:
     return [
-        VersionEntry("addon", addon, pin.version, pin.source, pin.checked, "facts/addons.py", minor)
+        VersionEntry("addon", addon, pin.version, pin.source, pin.checked, "facts/pins/addons.py", minor)
         for addon, pins in addons.ADDON_VERSIONS.items()
         for minor, pin in pins.items()
     ]
@@ -247,8 +250,8 @@ def _addon_entries() -> list[VersionEntry]:
 
 def _artifact_entries() -> list[VersionEntry]:
     found = [
-        VersionEntry("image", image.split(":")[0], image.split(":", 1)[1], source, CHECKED, "facts/images.py")
-        for image, source in images.IMAGE_SOURCES.items()
+        VersionEntry("image", image.split(":")[0], image.split(":", 1)[1], source, CHECKED, "facts/pins/manifests.py")
+        for image, source in manifests.IMAGE_SOURCES.items()
     ]
     found.append(
         VersionEntry(
@@ -257,7 +260,7 @@ def _artifact_entries() -> list[VersionEntry]:
             manifests.MPI_OPERATOR_VERSION,
             manifests.MPI_OPERATOR.url.split("/deploy/")[0],
             CHECKED,
-            "facts/manifests.py",
+            "facts/pins/manifests.py",
             newest=NEWEST_FOUND[MPI_OPERATOR],
         )
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 
-from ultraserver.facts.kubernetes import DEFAULT_TEXT as _EXAMPLE_MINOR
+from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT as _EXAMPLE_MINOR
 from ultraserver.problems import ConfigError, Problem
 
 MIN_RELEASE = "20251103"
@@ -38,7 +38,7 @@ VARIANT = "amazon-linux-2023/arm64/nvidia"
 # groups whenever AWS publishes a new AMI. To move on, read the SSM parameter
 #   /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/recommended/release_version
 # and follow docs/versions.md. The keys of this table are the minors a stack may run (with the EKS calendar and the
-# floor, facts/kubernetes.py): a minor gets in once its AMI release is pinned here.
+# floor, facts/kubernetes/eks_versions.py): a minor gets in once its AMI release is pinned here.
 # Source: awslabs/amazon-eks-ami CHANGELOG.md at commit 81fec2e (2026-07-23), section "AMI Release v20260714", the
 # newest release with notes (tag v20260724 has none), checked 2026-11-25.
 RELEASE = "20260714"
@@ -162,3 +162,25 @@ def release_problem(value: str, today: date | None = None, key: str = "amiReleas
             f"use an AMI of v{MIN_RELEASE} or later",
         )
     return None
+
+
+# Facts about the EKS AL2023 ARM64 NVIDIA AMI that the node user data acts on (findings in docs/node-image.md).
+# The host IMEX daemon's systemd unit. The AMI build installs the nvidia-imex package but enables only
+# nvidia-fabricmanager and nvidia-persistenced (awslabs/amazon-eks-ami
+# templates/al2023/provisioners/install-nvidia-driver.sh; templates/al2023/runtime/gpu/setup-nvidia.sh).
+# Whether the package's own preset enables the unit is UNVERIFIED. A running host daemon breaks DRA-managed
+# ComputeDomains (kubernetes-sigs/dra-driver-nvidia-gpu issue #524: "you need to disable that so that the DRA
+# driver can orchestrate the IMEX daemons"), so the nodes disable and mask it either way.
+HOST_IMEX_SERVICE = "nvidia-imex.service"
+
+NODECONFIG_CONTENT_TYPE = "application/node.eks.aws"
+"""MIME type of a nodeadm NodeConfig part in EC2 user data (amazon-eks-ami, nodeadm docs)."""
+
+# GPUDirect RDMA between EFA and GB200 GPUs on the R580 driver needs the NVIDIA kernel module parameter
+# NVreg_GrdmaPciTopoCheckOverride=1; without it NCCL silently falls back to TCP sockets (NVIDIA/aicr pull request
+# #668, "required on the NVIDIA driver so EFA can attach dma-buf to the Grace PCI topology. Without it, NCCL silently
+# falls back to Socket on NET", merged 2026-04-24). A node shows the value in /proc/driver/nvidia/params as
+# "GrdmaPciTopoCheckOverride: 1" (NVIDIA/aicr issue #2459, which also reports that the R595 driver no longer has the
+# parameter). Whether the EKS AL2023 NVIDIA AMI sets it is UNVERIFIED.
+GRDMA_TOPO_OVERRIDE = "NVreg_GrdmaPciTopoCheckOverride"
+NVIDIA_PARAMS_FILE = "/proc/driver/nvidia/params"

@@ -1,0 +1,1 @@
+"""AWS: identifiers and tags, IAM, limits, networks, and the Node Termination Handler's AWS side."""

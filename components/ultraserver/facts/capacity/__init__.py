@@ -1,0 +1,1 @@
+"""Capacity Blocks: windows, scheduled actions, reservation states and events, successive blocks."""
