@@ -131,15 +131,30 @@ class Cluster:
 
 
 def cronjob_env(objects: Sequence[Mapping[str, Any]], variable: str) -> dict[str, str] | None:
-    """The environment of the plan's CronJob container that sets ``variable``; None when no CronJob does."""
+    """The environment of the plan's CronJob container that sets ``variable``, as its pod sees it (a value from a
+    ConfigMap key of the plan resolved, as the kubelet does when the container starts); None when no CronJob sets it.
+    """
+    config_maps = {
+        (o["metadata"].get("namespace", ""), o["metadata"]["name"]): o.get("data") or {}
+        for o in objects
+        if o["kind"] == "ConfigMap"
+    }
     for obj in objects:
         if obj["kind"] != "CronJob":
             continue
+        namespace = obj["metadata"].get("namespace", "")
         for container in obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
-            env = {e["name"]: str(e.get("value", "")) for e in container.get("env") or []}
+            env = {e["name"]: _env_value(e, namespace, config_maps) for e in container.get("env") or []}
             if variable in env:
                 return env
     return None
+
+
+def _env_value(entry: Mapping[str, Any], namespace: str, config_maps: Mapping[tuple[str, str], Any]) -> str:
+    ref = (entry.get("valueFrom") or {}).get("configMapKeyRef")
+    if ref is None:
+        return str(entry.get("value", ""))
+    return str(config_maps.get((namespace, ref["name"]), {}).get(ref["key"], ""))
 
 
 def _joined(group: NodeGroupExpectation, at: datetime) -> datetime | None:
