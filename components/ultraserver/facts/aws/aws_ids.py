@@ -1,4 +1,5 @@
-"""AWS identifier patterns: the one home of every regex the toolkit matches an AWS name, ID or ARN against.
+"""AWS identifier patterns: the one home of every regex the toolkit matches an AWS name, ID or ARN against; and the
+``ultraserver.io/*`` tags the components write.
 
 Patterns are unanchored strings (the settings model anchors them itself and shows them in the stack schema);
 ``matches`` is the full-match test for code outside the settings model.

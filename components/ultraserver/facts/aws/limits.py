@@ -1,4 +1,5 @@
-"""AWS, EKS and Kubernetes limits the settings validation checks derived names and lists against.
+"""AWS, EKS and Kubernetes limits the settings validation checks derived names and lists against, and the EKS
+control-plane log group with the retentions CloudWatch Logs accepts.
 
 Each limit names its source. Pulumi's auto-naming (``<logical name>-<7 hex>``) and the Terraform AWS
 provider's ``name_prefix`` (prefix + a 26-character unique suffix) make the physical name longer than

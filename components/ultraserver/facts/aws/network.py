@@ -1,4 +1,5 @@
-"""IPv4 ranges a new VPC may use, and the ranges the toolkit draws extra VPC CIDR blocks from.
+"""IPv4 ranges a new VPC may use, the ranges the toolkit draws extra VPC CIDR blocks from, and the VPC CNI's warm
+address targets.
 
 Checked 2026-11-25.
 

@@ -1,4 +1,5 @@
-"""The IAM actions the live commands need: per AWS operation the code calls, and per command.
+"""IAM: the actions the live commands need (per AWS operation the code calls, and per command), and the managed
+policies, principals and access policies the stack's roles and access entries use.
 
 An operation is keyed by botocore's service name and the API operation name (``client.meta.service_model``),
 which is what a failed call reports. IAM action names are the Service Authorization Reference's ("Actions,

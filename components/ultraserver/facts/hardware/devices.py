@@ -1,4 +1,5 @@
-"""Device modes: how GPU nodes hand GPUs and EFA devices to pods (device plugins, or DRA drivers).
+"""Device modes: how GPU nodes hand GPUs and EFA devices to pods (device plugins, or DRA drivers), and the DRA
+driver's own objects the toolkit applies and verify looks for.
 
 ``plugins`` (the default, the EKS GB200 guide's setup): GPUs are the extended resource ``nvidia.com/gpu`` of the GPU
 Operator's device plugin, EFA devices ``vpc.amazonaws.com/efa`` of the EFA device plugin; DRA serves only

@@ -1,4 +1,5 @@
-"""Node labels and taints GB200 nodes carry, and the tolerations and selectors that follow from them."""
+"""Node labels and taints GB200 nodes carry, the tolerations and selectors that follow from them, and Kubernetes's
+object name rules."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The EKS-optimized AL2023 ARM64 NVIDIA AMI: SSM parameter names, the pinned releases and the GB200 minimum.
+"""The EKS-optimized AL2023 ARM64 NVIDIA AMI: SSM parameter names, the pinned releases and the GB200 minimum, and
+what the node user data acts on in the image (the host IMEX unit, the NodeConfig MIME type, the NVIDIA driver params).
 
 The minimum is the EKS UltraServer guide's, word for word: "It is recommend to use EKS-optimized AMI release
 `v20251103` or later, which includes NVIDIA driver version 580" (awsdocs/amazon-eks-user-guide

@@ -1,4 +1,5 @@
-"""Pinned Helm chart catalog and the check of user values against each chart's known key paths."""
+"""Pinned Helm chart catalog and the check of user values against each chart's known key paths; dotted version
+numbers as comparable tuples; what Helm does with a release's wait and atomic flags; the pinned Helm binary."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Upstream manifests the toolkit applies itself, pinned by URL and digest (never copied into the repository).
+"""Upstream manifests the toolkit applies itself, pinned by URL and digest (never copied into the repository), and the
+container images its own jobs run, pinned by tag.
 
 They are downloaded when the program runs (preview and up) and refused unless the content matches the pin.
 URLs point at a commit, not a branch or a release asset, so the bytes cannot change under the pin.
