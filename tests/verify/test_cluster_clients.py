@@ -45,7 +45,7 @@ class FakeCore:
                 name="p", namespace=namespace, labels=None, creation_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc)
             ),
             spec=SimpleNamespace(node_name="n1"),
-            status=SimpleNamespace(phase="Succeeded", conditions=None),
+            status=SimpleNamespace(phase="Succeeded", conditions=None, container_statuses=None),
         )
         return SimpleNamespace(items=[pod])
 

@@ -62,6 +62,9 @@ def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:
     accepted = acceptance(r, c)
     if accepted["minutesToReady"] is not None:
         lines.append(f"  ready:   all {r.total} nodes Ready {accepted['minutesToReady']} min after the block start")
+    if c is not None:
+        when = "" if accepted["minutesToChecks"] is None else f" at +{accepted['minutesToChecks']} min"
+        lines.append(f"  checks:  {accepted['checks']}{when} (this block's fabric check run)")
     if remediation_packet(r, c, u.problems, u.idle_gpu_hours, now):
         lines.append(
             "  remediation: the support-case packet is in --json (remediation); terminating every instance of the "

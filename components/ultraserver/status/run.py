@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ultraserver.builders.expected_nodes import node_group_expectations
+from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
@@ -52,7 +53,8 @@ def run_status(
     sides: dict[str, ClusterSide] | None = None
     unread = reader if isinstance(reader, str) else ""
     if not isinstance(reader, str):
-        sides, unread = read_cluster(reader, list(expected.values()))
+        check = imex_check_args(settings)
+        sides, unread = read_cluster(reader, list(expected.values()), check.namespace if check else "")
     rows: list[UltraServerStatus] = []
     problems: list[Problem] = []
     for number, group in enumerate(settings.gpu_node_groups):

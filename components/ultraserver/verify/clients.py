@@ -57,6 +57,8 @@ class Pod:
     created: str = ""
     """Creation timestamp in RFC 3339 (sorts in time order)."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    finished: str = ""
+    """When its last container terminated, RFC 3339 ('' while any still runs or none reported)."""
 
 
 class ClusterReader(Protocol):
@@ -80,6 +82,13 @@ class ClusterReader(Protocol):
 
 def _ready(conditions: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions or [])
+
+
+def _finished(statuses: Any) -> str:
+    """The latest finishedAt of the containers, once every one has terminated."""
+    ends = [getattr(getattr(c.state, "terminated", None), "finished_at", None) for c in statuses or []]
+    done = [e for e in ends if isinstance(e, datetime)]
+    return max(done).isoformat() if done and len(done) == len(ends) else ""
 
 
 def _ready_changed(conditions: Any) -> datetime | None:
@@ -161,6 +170,7 @@ class KubernetesReader:
                 ready=_ready(p.status.conditions),
                 created=p.metadata.creation_timestamp.isoformat() if p.metadata.creation_timestamp else "",
                 labels=dict(p.metadata.labels or {}),
+                finished=_finished(p.status.container_statuses),
             )
             for p in items
         ]

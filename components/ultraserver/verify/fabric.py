@@ -33,10 +33,15 @@ class LauncherResult:
     problems: tuple[Problem, ...] = field(default_factory=tuple)
 
 
+def launcher_selector(job: str) -> str:
+    """The label selector of an MPIJob's launcher pods."""
+    # mpi-operator v2 runs the launcher as the batch Job '<mpijob>-launcher'; the Job controller labels its pods.
+    return f"job-name={job}-launcher"
+
+
 def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherResult:
     """Log of the MPIJob's newest launcher pod once it has finished."""
-    # mpi-operator v2 runs the launcher as the batch Job '<mpijob>-launcher'; the Job controller labels its pods.
-    selector = f"job-name={job}-launcher"
+    selector = launcher_selector(job)
     try:
         pods = reader.pods(namespace, selector)
     except ClusterError as err:
