@@ -6,7 +6,7 @@ its own emulated API on 127.0.0.1 and runs verify, the drift script and status's
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -158,3 +158,21 @@ def test_status_reads_each_nodes_instance_id_from_its_provider_id(tmp_path: Path
     assert sides is not None
     assert sorted(sides["nvl72"].instance_ids) == sorted(n.instance_id for n in cluster.gpu_nodes)
     assert all(i.startswith("i-") and len(i) == 19 for i in sides["nvl72"].instance_ids)
+
+
+def test_just_after_a_block_start_the_acceptance_shows_time_to_ready_and_checks_passed() -> None:
+    settings, moment, plan = _stack("gb200-x72")
+    # 31 minutes after the block start: the window opened a minute ago, the nodes joined at +10, the checks ran.
+    rehearsal = rehearse(ROOT, "gb200-x72", settings, [], moment - timedelta(minutes=59), plan)
+    [stage] = [s for s in rehearsal.stages if s.name == "acceptance (cluster side)"]
+    [verdict] = stage.verdicts
+    assert stage.code == 0 and verdict.passed and verdict.check == "acceptance"
+    assert "all 18 nodes Ready at +10.0 min; checks passed at +16.0 min" in verdict.evidence
+    text = format_rehearsal(rehearsal)
+    assert "nvl72 acceptance" in next(line for line in text.splitlines() if line.startswith("Passed ("))
+
+
+def test_a_missing_node_fails_the_acceptance_naming_the_ultraserver_and_the_count() -> None:
+    rehearsal = run("gb200-x72", "missing-node")
+    assert any("1 node(s) missing, 17 of 18 joined" in p for p in failed(rehearsal)["acceptance"])
+    assert "FAILED nvl72 acceptance: UltraServer nvl72" in format_rehearsal(rehearsal)

@@ -55,7 +55,9 @@ def test_generated_all_reduce_output_has_the_commands_sizes() -> None:
 def test_rehearse_command_passes_a_healthy_stack_and_names_a_notready_node() -> None:
     healthy = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT))
     assert healthy.code == 0, healthy.stdout + healthy.stderr
-    assert "): cluster dra-device-classes, nvl72 node-facts, nvl72 nvlink, drift check" in healthy.stdout
+    assert (
+        "): cluster dra-device-classes, nvl72 node-facts, nvl72 nvlink, nvl72 acceptance, drift check" in healthy.stdout
+    )
     broken = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT), "--break", "notready")
     assert broken.code == 1
     node = broken.stdout.split("Injected notready: node ")[1].split()[0]

@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL
@@ -27,6 +28,8 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 HEALTHY_MARGIN = 1.25
 """A healthy rehearsed run reaches this multiple of the job's bus-bandwidth threshold (the rehearsal proves the
 judging code paths, not the hardware's bandwidth)."""
+RUN_TAKES = timedelta(minutes=6)
+"""How long a rehearsed check run takes, from its launcher's creation to its end (canned, not measured)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,21 @@ def run_log(command: str, hosts: list[str], gpus: int, threshold: float, faults:
     return report + logs.nccl_output(rank_hosts, _sizes(command), busbw, socket_hosts=faults.socket_nodes)
 
 
+def finished_launcher(
+    meta: Mapping[str, Any], labels: dict[str, str], node: str, joined: datetime, at: datetime, passed: bool
+) -> dict[str, Any]:
+    """The run's launcher pod, finished: made when its last worker's node joined (the in-cluster recheck makes a
+    block's checks once its nodes are all Ready), ended ``RUN_TAKES`` later (or at ``at``, whichever is first)."""
+    created = min(joined, at)
+    launcher = pod(meta["namespace"], f"{meta['name']}-launcher-r3h4s", node, labels, False, created)
+    finished = {"exitCode": 0 if passed else 1, "finishedAt": iso(min(created + RUN_TAKES, at))}
+    status = {"name": "main", "image": "rehearsal", "imageID": "rehearsal", "ready": False, "restartCount": 0}
+    launcher["status"].update(
+        phase="Succeeded" if passed else "Failed", containerStatuses=[{**status, "state": {"terminated": finished}}]
+    )
+    return launcher
+
+
 def runs(
     cluster: Cluster, mpijobs: list[dict[str, Any]], thresholds: Mapping[str, float], faults: RunFaults
 ) -> list[Run]:
@@ -150,8 +168,6 @@ def runs(
         command = _command(spec)
         log = run_log(command, hosts, nodes[0].group.gpus_per_node, thresholds.get(meta["name"], 0.0), faults, imex_ok)
         labels = {"job-name": f"{meta['name']}-launcher"}
-        launcher = pod(meta["namespace"], f"{meta['name']}-launcher-r3h4s", system, labels, False, cluster.at)
-        launcher["status"]["phase"] = "Succeeded" if imex_ok else "Failed"
-        launcher["metadata"]["creationTimestamp"] = iso(cluster.at)
+        launcher = finished_launcher(meta, labels, system, max(n.joined for n in nodes), cluster.at, imex_ok)
         found.append(Run(meta["namespace"], meta["name"], tuple(hosts), launcher, log))
     return found

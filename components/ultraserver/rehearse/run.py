@@ -29,6 +29,7 @@ from ultraserver.offline.engine import Plan, run_plan
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs
+from ultraserver.rehearse.acceptance import acceptance_stage
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import Injected, inject
@@ -216,6 +217,9 @@ def rehearse(
         if groups is not None:
             result.stages.append(drift_stage(emulator.url, groups, moment))
         result.stages.append(status_stage(kubeconfig, cluster.expected))
+        accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
+        if accepted is not None:
+            result.stages.append(accepted)
         inputs = drain_inputs(cluster.objects)
         if inputs is not None:
             emulator.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
