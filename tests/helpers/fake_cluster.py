@@ -12,6 +12,7 @@ from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LA
 from ultraserver.rehearse import logs
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import StackExpectation
+from ultraserver.verify.fabric import launcher_selector
 
 SAMPLES = Path(__file__).resolve().parent.parent / "fixtures" / "samples"
 
@@ -93,7 +94,7 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
             launcher = Pod(
                 f"{job}-launcher-abcde", expected.imex_namespace, "sys-0", "Succeeded", False, "2026-11-23T00:00:00"
             )
-            cluster.pod_map[(expected.imex_namespace, f"job-name={job}-launcher")] = [launcher]
+            cluster.pod_map[(expected.imex_namespace, launcher_selector(job))] = [launcher]
             # Job i of a fleet ran on UltraServer i; the launcher names its workers' nodes before the run.
             per = group.nodes // group.ultraservers
             ran_on = members[index * per : index * per + nvlink_nodes]
@@ -102,7 +103,7 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
     cluster.pod_map[(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR)] = plugins
     if expected.efa_job:
         launcher = Pod(f"{expected.efa_job}-launcher-x", expected.efa_namespace, "sys-0", "Succeeded", False, "1")
-        cluster.pod_map[(expected.efa_namespace, f"job-name={expected.efa_job}-launcher")] = [launcher]
+        cluster.pod_map[(expected.efa_namespace, launcher_selector(expected.efa_job))] = [launcher]
         # The EFA run's workers: the first node of the first `efa_ultraservers` cliques.
         first: dict[str, str] = {}
         for n in cluster.node_list:

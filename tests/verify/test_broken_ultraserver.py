@@ -13,6 +13,7 @@ from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LA
 from ultraserver.verify.checks import run_checks
 from ultraserver.verify.clients import Pod
 from ultraserver.verify.expect import StackExpectation, expectation
+from ultraserver.verify.fabric import launcher_selector
 from ultraserver.verify.verdict import EFA, NCCL, NODE_FACTS, NVLINK, Verdict
 
 
@@ -59,7 +60,7 @@ def _nccl_cluster(log: str) -> tuple[FakeCluster, StackExpectation]:
     cluster = healthy_cluster(expected, nvlink_nodes=2)
     ((_, job),) = expected.nccl_jobs
     launcher = Pod(f"{job}-launcher-x", expected.nccl_namespace, "sys-0", "Succeeded", False, "1")
-    cluster.pod_map[(expected.nccl_namespace, f"job-name={job}-launcher")] = [launcher]
+    cluster.pod_map[(expected.nccl_namespace, launcher_selector(job))] = [launcher]
     cluster.logs[(expected.nccl_namespace, launcher.name)] = log
     return cluster, expected
 

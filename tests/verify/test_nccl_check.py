@@ -20,6 +20,7 @@ from ultraserver.problems import ConfigError
 from ultraserver.verify.checks import run_checks
 from ultraserver.verify.clients import Pod
 from ultraserver.verify.expect import expectation
+from ultraserver.verify.fabric import launcher_selector
 from ultraserver.verify.nccl import parse_nccl_output
 from ultraserver.verify.nccl_check import judge_all_reduce
 from ultraserver.verify.verdict import NCCL
@@ -84,7 +85,7 @@ def test_verify_reads_the_threshold_from_the_stack() -> None:
     cluster = healthy_cluster(expected, nvlink_nodes=2)
     ((group, job),) = expected.nccl_jobs
     launcher = f"{job}-launcher-x"
-    cluster.pod_map[(expected.nccl_namespace, f"job-name={job}-launcher")] = [
+    cluster.pod_map[(expected.nccl_namespace, launcher_selector(job))] = [
         Pod(launcher, expected.nccl_namespace, "sys-0", "Succeeded", False, "1")
     ]
     cluster.logs[(expected.nccl_namespace, launcher)] = sample(EKS_SAMPLE)

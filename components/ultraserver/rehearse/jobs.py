@@ -21,6 +21,7 @@ from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL
 from ultraserver.rehearse import logs
 from ultraserver.rehearse.cluster import Cluster, GpuNode, iso, pod
 from ultraserver.rehearse.selectors import matches
+from ultraserver.verify.fabric import launcher_labels
 
 _NP = re.compile(r"-np\s+([0-9]+)")
 _SIZE = re.compile(r"-(b|e|f)\s+([0-9]+)([KMG]?)")
@@ -134,12 +135,14 @@ def run_log(command: str, hosts: list[str], gpus: int, threshold: float, faults:
 
 
 def finished_launcher(
-    meta: Mapping[str, Any], labels: dict[str, str], node: str, joined: datetime, at: datetime, passed: bool
+    meta: Mapping[str, Any], node: str, joined: datetime, at: datetime, passed: bool
 ) -> dict[str, Any]:
     """The run's launcher pod, finished: made when its last worker's node joined (the in-cluster recheck makes a
     block's checks once its nodes are all Ready), ended ``RUN_TAKES`` later (or at ``at``, whichever is first)."""
     created = min(joined, at)
-    launcher = pod(meta["namespace"], f"{meta['name']}-launcher-r3h4s", node, labels, False, created)
+    launcher = pod(
+        meta["namespace"], f"{meta['name']}-launcher-r3h4s", node, launcher_labels(meta["name"]), False, created
+    )
     finished = {"exitCode": 0 if passed else 1, "finishedAt": iso(min(created + RUN_TAKES, at))}
     status = {"name": "main", "image": "rehearsal", "imageID": "rehearsal", "ready": False, "restartCount": 0}
     launcher["status"].update(
@@ -167,7 +170,6 @@ def runs(
         imex_ok = not faults.no_imex.intersection(hosts)
         command = _command(spec)
         log = run_log(command, hosts, nodes[0].group.gpus_per_node, thresholds.get(meta["name"], 0.0), faults, imex_ok)
-        labels = {"job-name": f"{meta['name']}-launcher"}
-        launcher = finished_launcher(meta, labels, system, max(n.joined for n in nodes), cluster.at, imex_ok)
+        launcher = finished_launcher(meta, system, max(n.joined for n in nodes), cluster.at, imex_ok)
         found.append(Run(meta["namespace"], meta["name"], tuple(hosts), launcher, log))
     return found

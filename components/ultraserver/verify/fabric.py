@@ -33,10 +33,15 @@ class LauncherResult:
     problems: tuple[Problem, ...] = field(default_factory=tuple)
 
 
+def launcher_labels(job: str) -> dict[str, str]:
+    """The label the launcher pods of an MPIJob carry."""
+    # mpi-operator v2 runs the launcher as the batch Job '<mpijob>-launcher'; the Job controller labels its pods.
+    return {"job-name": f"{job}-launcher"}
+
+
 def launcher_selector(job: str) -> str:
     """The label selector of an MPIJob's launcher pods."""
-    # mpi-operator v2 runs the launcher as the batch Job '<mpijob>-launcher'; the Job controller labels its pods.
-    return f"job-name={job}-launcher"
+    return ",".join(f"{k}={v}" for k, v in launcher_labels(job).items())
 
 
 def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherResult:
