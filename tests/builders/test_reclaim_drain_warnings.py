@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from importlib import resources
+from pathlib import Path
 
 import boto3
 import pytest
@@ -17,6 +18,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from helpers.sim_cluster import SimCluster, two_blocks
 from moto.server import ThreadedMotoServer
+from ultraserver.builders import drain_main
 from ultraserver.builders import drain_script as ds
 from ultraserver.builders import warning_queue as wq
 from ultraserver.builders.reclaim_drain import drain_blocks
@@ -131,3 +133,18 @@ def test_signature_matches_botocore() -> None:
     now = datetime.strptime(request.headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
     ours = wq.sign(url, headers, body, REGION, CREDS, now)
     assert ours["authorization"] == request.headers["Authorization"]
+
+
+def test_an_unreadable_queue_leaves_the_drain_to_its_computed_cut_off(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = tmp_path / "token"
+    token.write_text("t")
+    monkeypatch.setenv("WARNING_QUEUE_URL", "http://127.0.0.1:9/000000000000/q")
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", str(token))
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/v1/credentials")
+    assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []
+    assert "warningQueueError" in capsys.readouterr().err
+    monkeypatch.delenv("WARNING_QUEUE_URL")
+    assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []

@@ -53,11 +53,17 @@ def _checks(path: str) -> list[dict[str, Any]]:
 
 
 def queued_warnings(now: datetime) -> list[dict[str, Any]]:
-    """EC2's expiration warnings from the queue in WARNING_QUEUE_URL; none when the drain was deployed without one."""
+    """EC2's expiration warnings from the queue in WARNING_QUEUE_URL; none when the drain was deployed without one or
+    the queue cannot be read (said on stderr)."""
     url = os.environ.get("WARNING_QUEUE_URL", "")
     if not url:
         return []
-    return list(read_warnings(WarningQueue(url, os.environ["AWS_REGION"], pod_credentials()), now))
+    try:
+        return list(read_warnings(WarningQueue(url, os.environ["AWS_REGION"], pod_credentials()), now))
+    except (OSError, KeyError, ValueError) as error:  # urllib's errors are OSErrors
+        # The drain by the computed cut-off must run whatever the queue does; the next minute reads it again.
+        print(json.dumps({"warningQueueError": str(error)}), file=sys.stderr)
+        return []
 
 
 def main(now: datetime | None = None) -> int:
