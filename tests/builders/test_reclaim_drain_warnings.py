@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import sys
+import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from importlib import resources
@@ -41,7 +42,8 @@ def queue_url() -> Iterator[str]:
         aws_access_key_id="k",
         aws_secret_access_key="s",
     )
-    yield sqs.create_queue(QueueName="reclaim-warnings")["QueueUrl"]
+    # moto keeps its backends per process: a queue of its own per test.
+    yield sqs.create_queue(QueueName=f"reclaim-warnings-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     server.stop()
 
 
@@ -148,3 +150,17 @@ def test_an_unreadable_queue_leaves_the_drain_to_its_computed_cut_off(
     assert "warningQueueError" in capsys.readouterr().err
     monkeypatch.delenv("WARNING_QUEUE_URL")
     assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []
+
+
+def test_spent_messages_are_deleted_from_the_queue(queue_url: str) -> None:
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    _send(queue_url, _event("cr-0123456789abcdef0", now - timedelta(minutes=1)))
+    _send(queue_url, {"detail-type": "EC2 Instance State-change Notification", "detail": {}})
+    assert wq.read_warnings(wq.WarningQueue(queue_url, REGION, CREDS), now) == []
+    endpoint = queue_url.rsplit("/", 2)[0]
+    sqs = boto3.client(
+        "sqs", endpoint_url=endpoint, region_name=REGION, aws_access_key_id="k", aws_secret_access_key="s"
+    )
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    counts = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)["Attributes"]
+    assert counts == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
