@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -29,30 +30,27 @@ REGION = "us-east-1"
 CREDS = {"AccessKeyId": "AKIDEXAMPLE", "SecretAccessKey": "secret", "Token": "session"}
 
 
+def _sqs(endpoint: str) -> Any:
+    """boto3's SQS client of the moto server: the test's side of the queue."""
+    return boto3.client(
+        "sqs", endpoint_url=endpoint, region_name=REGION, aws_access_key_id="k", aws_secret_access_key="s"
+    )
+
+
 @pytest.fixture
 def queue_url() -> Iterator[str]:
     """A fresh queue on a moto server on a free loopback port."""
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    sqs = boto3.client(
-        "sqs",
-        endpoint_url=f"http://{host}:{port}",
-        region_name=REGION,
-        aws_access_key_id="k",
-        aws_secret_access_key="s",
-    )
+    sqs = _sqs(f"http://{host}:{port}")
     # moto keeps its backends per process: a queue of its own per test.
     yield sqs.create_queue(QueueName=f"reclaim-warnings-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     server.stop()
 
 
 def _send(queue_url: str, event: dict) -> None:
-    endpoint = queue_url.rsplit("/", 2)[0]
-    sqs = boto3.client(
-        "sqs", endpoint_url=endpoint, region_name=REGION, aws_access_key_id="k", aws_secret_access_key="s"
-    )
-    sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(event))
+    _sqs(queue_url.rsplit("/", 2)[0]).send_message(QueueUrl=queue_url, MessageBody=json.dumps(event))
 
 
 def _event(reservation: str, end: datetime, detail_type: str = "Capacity Block Expiration Warning") -> dict:
@@ -157,10 +155,7 @@ def test_spent_messages_are_deleted_from_the_queue(queue_url: str) -> None:
     _send(queue_url, _event("cr-0123456789abcdef0", now - timedelta(minutes=1)))
     _send(queue_url, {"detail-type": "EC2 Instance State-change Notification", "detail": {}})
     assert wq.read_warnings(wq.WarningQueue(queue_url, REGION, CREDS), now) == []
-    endpoint = queue_url.rsplit("/", 2)[0]
-    sqs = boto3.client(
-        "sqs", endpoint_url=endpoint, region_name=REGION, aws_access_key_id="k", aws_secret_access_key="s"
-    )
+    sqs = _sqs(queue_url.rsplit("/", 2)[0])
     names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
     counts = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)["Attributes"]
     assert counts == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
