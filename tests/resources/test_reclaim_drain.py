@@ -3,11 +3,12 @@ least RBAC its calls need, and none for a stack whose groups have no window."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import kubernetes_validate
 from helpers.plan_lookup import one
-from helpers.stacks import ROOT
+from helpers.stacks import ROOT, stack_config
 from ultraserver.builders import drain_script as ds
 from ultraserver.offline import record, run_plan
 from ultraserver.resources.reclaim_warnings import ReclaimWarnings, ReclaimWarningsArgs
@@ -123,3 +124,19 @@ def test_warning_names_fit_aws_limits_for_the_longest_cluster_name() -> None:
     ):
         (resource,) = plan.of_type(kind)
         assert len(resource.inputs["namePrefix"]) + 26 <= limit, (kind, resource.inputs["namePrefix"])
+
+
+def test_a_separate_stack_layer_reads_the_warning_queue_url_from_the_platform_stack() -> None:
+    groups = copy.deepcopy(stack_config("gb200-multi")["ultraserver-eks:gpuNodeGroups"])
+    groups[0]["reservationWindow"] = {"start": "2026-12-01T11:30:00Z", "end": "2026-12-15T11:30:00Z"}
+    overrides = {"ultraserver-eks:gpuNodeGroups": groups}
+    platform = run_plan(ROOT, "gb200-multi", overrides)
+    one(platform, "aws:sqs/queue:Queue", "reclaim-warnings")
+    assert not [r for r in platform.resources if r.type == CRON]
+    layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi", overrides)
+    (cron,) = [r.inputs for r in layer.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
+    env = {
+        e["name"]: e.get("value")
+        for e in cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert env["WARNING_QUEUE_URL"].startswith("https://sqs.") and env["AWS_REGION"]
