@@ -33,7 +33,7 @@ def handler_release(plan):  # type: ignore[no-untyped-def]
 
 def test_self_managed_stack_gets_the_queue_the_rules_and_the_lifecycle_hook(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     plan = shipped_plan(SELF_MANAGED)
-    queue = one(plan, "aws:sqs/queue:Queue")
+    queue = one(plan, "aws:sqs/queue:Queue", "termination")
     assert queue.inputs["sqsManagedSseEnabled"] is True
     assert queue.inputs["messageRetentionSeconds"] == nth.MESSAGE_RETENTION_SECONDS
     # The stack's other rules (the Capacity Block alerts) go to the alert topic.
@@ -45,7 +45,7 @@ def test_self_managed_stack_gets_the_queue_the_rules_and_the_lifecycle_hook(ship
     targets = [t for t in plan.of_type("aws:cloudwatch/eventTarget:EventTarget") if "-termination-" in t.name]
     assert len(targets) == len(rules)
     assert all(t.property_dependencies["arn"] == [queue.urn] for t in targets)
-    policy = json.loads(one(plan, "aws:sqs/queuePolicy:QueuePolicy").inputs["policy"])
+    policy = json.loads(one(plan, "aws:sqs/queuePolicy:QueuePolicy", "termination").inputs["policy"])
     (statement,) = policy["Statement"]
     assert statement["Action"] == "sqs:SendMessage"
     assert set(statement["Principal"]["Service"]) == {"events.amazonaws.com", "sqs.amazonaws.com"}
@@ -87,7 +87,7 @@ def test_handler_release_is_pinned_in_queue_mode_with_only_chart_keys(shipped_pl
     assert values["awsRegion"] == "us-east-1"
     assert values["serviceAccount"]["name"] == nth.SERVICE_ACCOUNT
     assert charts.unknown_value_paths(charts.NODE_TERMINATION_HANDLER, values) == []
-    queue = one(plan, "aws:sqs/queue:Queue")
+    queue = one(plan, "aws:sqs/queue:Queue", "termination")
     assert queue.urn in release.dependencies
 
 

@@ -3,12 +3,15 @@ least RBAC its calls need, and none for a stack whose groups have no window."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import kubernetes_validate
-from helpers.stacks import ROOT
+from helpers.plan_lookup import one
+from helpers.stacks import ROOT, stack_config
 from ultraserver.builders import drain_script as ds
-from ultraserver.offline import run_plan
+from ultraserver.offline import record, run_plan
+from ultraserver.resources.reclaim_warnings import ReclaimWarnings, ReclaimWarningsArgs
 
 CRON = "kubernetes:batch/v1:CronJob"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -70,3 +73,70 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
 def test_a_stack_without_windows_plans_no_drain() -> None:
     plan = run_plan(ROOT, "gb200-multi")
     assert not [r for r in plan.resources if r.type == CRON and "reclaim-drain" in r.name]
+
+
+def test_expiration_warnings_reach_the_drain_through_a_queue_only_the_rule_sends_to_and_only_the_drain_reads() -> None:
+    plan = run_plan(ROOT, "gb200-x72")
+    queue = one(plan, "aws:sqs/queue:Queue", "reclaim-warnings")
+    assert queue.inputs["sqsManagedSseEnabled"] is True
+    rule = one(plan, "aws:cloudwatch/eventRule:EventRule", "reclaim-warnings")
+    assert json.loads(rule.inputs["eventPattern"]) == {
+        "source": ["aws.ec2"],
+        "detail-type": ["Capacity Block Expiration Warning", "Capacity Block Reservation Expiration Warning"],
+    }
+    target = one(plan, "aws:cloudwatch/eventTarget:EventTarget", "reclaim-warnings")
+    assert target.property_dependencies["arn"] == [queue.urn]
+    assert target.property_dependencies["rule"] == [rule.urn]
+    policy = one(plan, "aws:sqs/queuePolicy:QueuePolicy", "reclaim-warnings")
+    assert set(policy.property_dependencies["policy"]) == {queue.urn, rule.urn}
+    (send,) = json.loads(policy.inputs["policy"])["Statement"]
+    assert (send["Principal"], send["Action"]) == ({"Service": "events.amazonaws.com"}, "sqs:SendMessage")
+    assert list(send["Condition"]) == ["ArnEquals"] and list(send["Condition"]["ArnEquals"]) == ["aws:SourceArn"]
+    assert send["Condition"]["ArnEquals"]["aws:SourceArn"] != send["Resource"]
+    role = one(plan, "aws:iam/role:Role", "reclaim-warnings")
+    (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    (read,) = json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy", "reclaim-warnings").inputs["policy"])["Statement"]
+    assert (read["Action"], read["Resource"]) == (["sqs:ReceiveMessage", "sqs:DeleteMessage"], send["Resource"])
+    (cron,) = [r.inputs for r in plan.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    association = one(plan, "aws:eks/podIdentityAssociation:PodIdentityAssociation", "reclaim-warnings")
+    assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == (
+        cron["metadata"]["namespace"],
+        pod["serviceAccountName"],
+    )
+    assert association.property_dependencies["roleArn"] == [role.urn]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["AWS_REGION"] == "us-east-1" and env["WARNING_QUEUE_URL"].startswith("https://sqs.")
+    # The script the CronJob runs is mounted with the client it imports.
+    (scripts,) = [r.inputs for r in plan.resources if r.type == CONFIG_MAP and r.inputs["metadata"] == cron["metadata"]]
+    assert "warning_queue.py" in scripts["data"]
+
+
+def test_warning_names_fit_aws_limits_for_the_longest_cluster_name() -> None:
+    long_name = "c" * 100
+    plan = record(lambda: ReclaimWarnings(f"{long_name}-reclaim-warnings", ReclaimWarningsArgs(long_name, "ns", "sa")))
+    # AWS appends a 26-character unique suffix to name_prefix; role and rule names stop at 64, queue names at 80.
+    for kind, limit in (
+        ("aws:iam/role:Role", 64),
+        ("aws:cloudwatch/eventRule:EventRule", 64),
+        ("aws:sqs/queue:Queue", 80),
+    ):
+        (resource,) = plan.of_type(kind)
+        assert len(resource.inputs["namePrefix"]) + 26 <= limit, (kind, resource.inputs["namePrefix"])
+
+
+def test_a_separate_stack_layer_reads_the_warning_queue_url_from_the_platform_stack() -> None:
+    groups = copy.deepcopy(stack_config("gb200-multi")["ultraserver-eks:gpuNodeGroups"])
+    groups[0]["reservationWindow"] = {"start": "2026-12-01T11:30:00Z", "end": "2026-12-15T11:30:00Z"}
+    overrides = {"ultraserver-eks:gpuNodeGroups": groups}
+    platform = run_plan(ROOT, "gb200-multi", overrides)
+    one(platform, "aws:sqs/queue:Queue", "reclaim-warnings")
+    assert not [r for r in platform.resources if r.type == CRON]
+    layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi", overrides)
+    (cron,) = [r.inputs for r in layer.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
+    env = {
+        e["name"]: e.get("value")
+        for e in cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert env["WARNING_QUEUE_URL"].startswith("https://sqs.") and env["AWS_REGION"]

@@ -17,9 +17,11 @@ from typing import Any
 try:
     from ultraserver.builders.drain_script import Block, RestApi, run_once
     from ultraserver.builders.recheck_script import run_checks_once
+    from ultraserver.builders.warning_queue import WarningQueue, pod_credentials, read_warnings
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from drain_script import Block, RestApi, run_once  # type: ignore[no-redef]
     from recheck_script import run_checks_once  # type: ignore[no-redef]
+    from warning_queue import WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -50,11 +52,25 @@ def _checks(path: str) -> list[dict[str, Any]]:
         return list(json.load(handle))
 
 
+def queued_warnings(now: datetime) -> list[dict[str, Any]]:
+    """EC2's expiration warnings from the queue in WARNING_QUEUE_URL; none when the drain was deployed without one or
+    the queue cannot be read (said on stderr)."""
+    url = os.environ.get("WARNING_QUEUE_URL", "")
+    if not url:
+        return []
+    try:
+        return list(read_warnings(WarningQueue(url, os.environ["AWS_REGION"], pod_credentials()), now))
+    except (OSError, KeyError, ValueError) as error:  # urllib's errors are OSErrors
+        # The drain by the computed cut-off must run whatever the queue does; the next minute reads it again.
+        print(json.dumps({"warningQueueError": str(error)}), file=sys.stderr)
+        return []
+
+
 def main(now: datetime | None = None) -> int:
     """One run: the drain, then the fabric checks due at a join; print each action taken; 0 when the run completed."""
     now = now or datetime.now(timezone.utc)
     blocks = [Block.from_json(b) for b in json.loads(os.environ["BLOCKS"])]
-    warnings = json.loads(os.environ.get("WARNINGS") or "[]")
+    warnings = json.loads(os.environ.get("WARNINGS") or "[]") + queued_warnings(now)
     api = StdlibApi()
     for action in run_once(api, blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings):
         print(json.dumps(action, sort_keys=True))

@@ -2,8 +2,10 @@
 
 Where it runs, and why: in the cluster, because that is the one place that is up whenever a block ends and needs no
 deployer online (no workstation, no CI run); everything it does is a Kubernetes API call, so it needs no AWS
-credentials. The Auto Scaling scale-down stays AWS's own (scheduled actions). EC2's expiration warning reaches the
-cluster only as an input (WARNINGS): the computed cut-off comes first for every lead the settings allow.
+credentials but for one: reading EC2's expiration warnings from an SQS queue (WARNING_QUEUE_URL, through EKS Pod
+Identity; ``warning_queue.py``). The Auto Scaling scale-down stays AWS's own (scheduled actions). With a correct
+window the computed cut-off comes first for every lead the settings allow; the warning starts it when the window is
+wrong.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 
-SCRIPT_NAMES = ("drain_main.py", "drain_script.py", "recheck_script.py")
+SCRIPT_NAMES = ("drain_main.py", "drain_script.py", "recheck_script.py", "warning_queue.py")
 """The CronJob's entry point, then the decisions it imports: mounted side by side."""
 BLOCKS_KEY = "blocks.json"
 """Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
@@ -49,6 +51,10 @@ class ReclaimDrainArgs:
     """Labels of the system nodes, where it runs (never on the nodes it drains)."""
     image: str = PYTHON_IMAGE
     """Image with python3 (the script needs only the standard library)."""
+    warning_queue_url: Any = None
+    """URL (or an output of it) of the SQS queue EC2's expiration warnings arrive on; None: no queue is read."""
+    region: str = ""
+    """Region of that queue (AWS_REGION of the pod)."""
     checks: Sequence[Mapping[str, Any]] = ()
     """The fabric checks' MPIJob manifests as deployed; those whose workers select one UltraServer are made again
     when the nodes of that UltraServer's next block are all Ready (``recheck_script``)."""
@@ -142,6 +148,11 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
         {"name": "CLUSTER_QUEUE", "value": args.cluster_queue},
         {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
     ]
+    if args.warning_queue_url is not None:
+        env += [
+            {"name": "WARNING_QUEUE_URL", "value": args.warning_queue_url},
+            {"name": "AWS_REGION", "value": args.region},
+        ]
     container = {
         "name": "drain",
         "image": args.image,

@@ -161,6 +161,7 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
             "kubeconfig": kubeconfig(str(inputs.get("name", name)).rsplit("/", 1)[-1], region),
             "clusterName": "offline-placeholder-cluster",
             "nodeTerminationQueueUrl": "https://sqs.offline-placeholder.amazonaws.com/000000000000/queue",
+            "reclaimWarningQueueUrl": "https://sqs.offline-placeholder.amazonaws.com/000000000000/warnings",
         }
         outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":

@@ -31,6 +31,7 @@ from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
 from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.resources.network import Network, NetworkArgs
 from ultraserver.resources.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
+from ultraserver.resources.reclaim_warnings import ReclaimWarnings, ReclaimWarningsArgs
 
 
 def kubernetes_layer_args(
@@ -39,6 +40,7 @@ def kubernetes_layer_args(
     depends_on: list[pulumi.Resource],
     termination_queue_url: pulumi.Input[str] | None = None,
     now: datetime | None = None,
+    warning_queue_url: pulumi.Input[str] | None = None,
 ) -> KubernetesLayerArgs:
     """The Kubernetes layer a stack's settings ask for, in this program or in the kubernetes-layer/ project. Checks and
     Kueue quota leave out the GPU groups whose every block has ended at ``now`` (default: the clock)."""
@@ -64,15 +66,18 @@ def kubernetes_layer_args(
         drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
-        reclaim_drain=_reclaim_drain(s),
+        reclaim_drain=_reclaim_drain(s, warning_queue_url),
     )
 
 
-def _reclaim_drain(s: Settings) -> ReclaimDrainArgs | None:
-    """The reclaim drain of every block with a window; none without one (nothing to time it by)."""
+def _reclaim_drain(s: Settings, warning_queue_url: pulumi.Input[str] | None = None) -> ReclaimDrainArgs | None:
+    """The reclaim drain of every block with a window; none without one (nothing to time it by). With
+    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue."""
     blocks = drain_blocks(s)
     queue = CLUSTER_QUEUE_NAME if kueue_enabled(s) else ""
-    return ReclaimDrainArgs(blocks, cluster_queue=queue) if blocks else None
+    if not blocks:
+        return None
+    return ReclaimDrainArgs(blocks, cluster_queue=queue, warning_queue_url=warning_queue_url, region=s.region)
 
 
 @checked()
@@ -94,6 +99,7 @@ class Platform(pulumi.ComponentResource):
     gpu_node_groups: dict[str, GpuNodeGroup]
     kubernetes: KubernetesLayer | None
     termination_queue: NodeTerminationQueue | None
+    reclaim_warnings: ReclaimWarnings | None
     alerts: Alerts | None
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -159,6 +165,20 @@ class Platform(pulumi.ComponentResource):
                 NodeTerminationQueueArgs(cluster_name=self.cluster.name, tags=tags),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster.eks]),
             )
+        # The drain's warning queue: EC2's expiration warnings start the drain when the stack's window is wrong.
+        self.reclaim_warnings = None
+        drain = _reclaim_drain(s)
+        if drain is not None:
+            self.reclaim_warnings = ReclaimWarnings(
+                f"{s.cluster.name}-reclaim-warnings",
+                ReclaimWarningsArgs(
+                    cluster_name=self.cluster.name,
+                    namespace=drain.namespace,
+                    service_account=drain.name,
+                    tags=tags,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster.eks]),
+            )
         self.gpu_node_groups = {}
         now = args.now or clock.now()
         for group in s.gpu_node_groups:
@@ -202,6 +222,7 @@ class Platform(pulumi.ComponentResource):
                     [self.cluster.eks, self.cluster.system_node_group, self.cluster.coredns],
                     self.termination_queue.queue.url if self.termination_queue else None,
                     args.now,
+                    self.reclaim_warnings.queue.url if self.reclaim_warnings else None,
                 ),
                 opts=child,
             )

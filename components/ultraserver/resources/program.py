@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.kubeconfig import scoped_kubeconfig
+from ultraserver.builders.reclaim_drain import drain_blocks
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
@@ -58,6 +59,8 @@ def run() -> Platform:
         pulumi.export("alertTopicArn", platform.alerts.topic_arn)
     if platform.termination_queue is not None:
         pulumi.export("nodeTerminationQueueUrl", platform.termination_queue.queue.url)
+    if platform.reclaim_warnings is not None:
+        pulumi.export("reclaimWarningQueueUrl", platform.reclaim_warnings.queue.url)
     pulumi.export(
         "gpuNodeGroups",
         {
@@ -106,9 +109,11 @@ def run_kubernetes() -> KubernetesLayer:
     )
     provider = k8s.Provider("cluster", kubeconfig=kubeconfig)
     queue_url = platform.require_output("nodeTerminationQueueUrl") if needs_termination_handler(settings) else None
+    # The platform declares the warning queue exactly when the drain has blocks (Platform, ReclaimWarnings).
+    warnings = platform.require_output("reclaimWarningQueueUrl") if drain_blocks(settings) else None
     try:
         layer = KubernetesLayer(
-            f"{settings.cluster.name}-k8s", kubernetes_layer_args(settings, provider, [], queue_url)
+            f"{settings.cluster.name}-k8s", kubernetes_layer_args(settings, provider, [], queue_url, None, warnings)
         )
     except ConfigError as err:
         raise StackConfigError(err.items) from None

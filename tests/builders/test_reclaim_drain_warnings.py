@@ -1,0 +1,161 @@
+"""EC2's expiration warning reaches the drain: an EventBridge event on the drain's SQS queue (a moto server on
+loopback), read by the script's own standard-library client, starts the drain at once on the simulated clock."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+from helpers.sim_cluster import SimCluster, two_blocks
+from moto.server import ThreadedMotoServer
+from ultraserver.builders import drain_main
+from ultraserver.builders import drain_script as ds
+from ultraserver.builders import warning_queue as wq
+from ultraserver.builders.reclaim_drain import drain_blocks
+from ultraserver.facts.capacity import capacity_events
+
+REGION = "us-east-1"
+CREDS = {"AccessKeyId": "AKIDEXAMPLE", "SecretAccessKey": "secret", "Token": "session"}
+
+
+def _sqs(endpoint: str) -> Any:
+    """boto3's SQS client of the moto server: the test's side of the queue."""
+    return boto3.client(
+        "sqs", endpoint_url=endpoint, region_name=REGION, aws_access_key_id="k", aws_secret_access_key="s"
+    )
+
+
+@pytest.fixture
+def queue_url() -> Iterator[str]:
+    """A fresh queue on a moto server on a free loopback port."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    sqs = _sqs(f"http://{host}:{port}")
+    # moto keeps its backends per process: a queue of its own per test.
+    yield sqs.create_queue(QueueName=f"reclaim-warnings-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    server.stop()
+
+
+def _send(queue_url: str, event: dict) -> None:
+    _sqs(queue_url.rsplit("/", 2)[0]).send_message(QueueUrl=queue_url, MessageBody=json.dumps(event))
+
+
+def _event(reservation: str, end: datetime, detail_type: str = "Capacity Block Expiration Warning") -> dict:
+    return {
+        "version": "0",
+        "source": "aws.ec2",
+        "detail-type": detail_type,
+        "detail": {"capacity-reservation-id": reservation, "end-date": end.strftime("%Y-%m-%dT%H:%M:%SZ")},
+    }
+
+
+def test_a_queued_warning_starts_the_drain_at_once_before_the_computed_cut_off(queue_url: str) -> None:
+    stack = drain_blocks(two_blocks("managed", "switch"))[0]
+    queue = wq.WarningQueue(queue_url, REGION, CREDS)
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    # EC2's end is 40 minutes away while the stack's is days later: the computed cut-off is far off.
+    block = ds.Block(stack.ultraserver, stack.reservations, now - timedelta(days=1), now + timedelta(days=2), 90)
+    sim = SimCluster()
+    names = sim.add_nodes(block.ultraserver, 18, block.start + timedelta(minutes=5), "managed")
+    assert ds.timeline(block).cutoff > now + timedelta(days=1)
+    ds.run_once(sim, [block], now, "", wq.read_warnings(queue, now))
+    assert not any(sim.nodes[n]["spec"].get("unschedulable") for n in names)
+    _send(queue_url, _event(block.reservations[0], now + timedelta(minutes=40)))
+    _send(queue_url, {"detail-type": "EC2 Instance State-change Notification", "detail": {}})
+    warnings = wq.read_warnings(queue, now)
+    assert [(w["reservation"], w["end"]) for w in warnings] == [
+        (block.reservations[0], (now + timedelta(minutes=40)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    ]
+    assert abs(datetime.fromisoformat(warnings[0]["seen"].replace("Z", "+00:00")) - now) < timedelta(minutes=1)
+    ds.run_once(sim, [block], now + timedelta(minutes=1), "", warnings)
+    assert all(sim.nodes[n]["spec"]["unschedulable"] for n in names)
+
+
+def test_a_warning_stays_queued_until_its_end_has_passed(queue_url: str) -> None:
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    _send(queue_url, _event("cr-0123456789abcdef0", now + timedelta(minutes=40)))
+    queue = wq.WarningQueue(queue_url, REGION, CREDS)
+    assert len(wq.read_warnings(queue, now)) == 1
+    # Hidden for the rest of this run only; a later run (after VISIBILITY_SECONDS) reads it again, then deletes it
+    # once EC2's end has passed.
+    assert queue.receive(now) == []
+    assert wq.warning_of({"Body": "not json"}) is None
+
+
+def test_spent_drops_non_warnings_and_past_ends() -> None:
+    now = datetime(2026, 11, 27, 12, tzinfo=timezone.utc)
+    sent = {"SentTimestamp": str(int(now.timestamp() * 1000))}
+    live = {"Body": json.dumps(_event("cr-1", now + timedelta(minutes=5))), "Attributes": sent}
+    past = {"Body": json.dumps(_event("cr-1", now - timedelta(minutes=5))), "Attributes": sent}
+    china = {
+        "Body": json.dumps(_event("cr-1", now, "Capacity Block Reservation Expiration Warning")),
+        "Attributes": sent,
+    }
+    other = {"Body": json.dumps(_event("cr-1", now, "Capacity Block Delivered")), "Attributes": sent}
+    assert not wq.spent(live, now)
+    assert wq.spent(past, now)
+    assert wq.spent(other, now)
+    assert wq.warning_of(china) == {
+        "reservation": "cr-1",
+        "end": "2026-11-27T12:00:00Z",
+        "seen": "2026-11-27T12:00:00Z",
+    }
+
+
+def test_the_detail_types_are_the_facts_and_only_the_standard_library_is_imported() -> None:
+    tree = ast.parse(resources.files("ultraserver.builders").joinpath("warning_queue.py").read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported <= set(sys.stdlib_module_names)
+    assert set(wq.WARNING_DETAIL_TYPES) == {t for t in capacity_events.CAPACITY_BLOCK_DETAIL_TYPES if "Expiration" in t}
+
+
+def test_signature_matches_botocore() -> None:
+    url = "https://sqs.us-east-1.amazonaws.com/"
+    body = b'{"QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}'
+    headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ReceiveMessage"}
+    request = AWSRequest(method="POST", url=url, data=body, headers=dict(headers))
+    auth = SigV4Auth(Credentials(CREDS["AccessKeyId"], CREDS["SecretAccessKey"], CREDS["Token"]), "sqs", REGION)
+    auth.add_auth(request)  # signs at the current time, which it writes in X-Amz-Date
+    now = datetime.strptime(request.headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+    ours = wq.sign(url, headers, body, REGION, CREDS, now)
+    assert ours["authorization"] == request.headers["Authorization"]
+
+
+def test_an_unreadable_queue_leaves_the_drain_to_its_computed_cut_off(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = tmp_path / "token"
+    token.write_text("t")
+    monkeypatch.setenv("WARNING_QUEUE_URL", "http://127.0.0.1:9/000000000000/q")
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", str(token))
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/v1/credentials")
+    assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []
+    assert "warningQueueError" in capsys.readouterr().err
+    monkeypatch.delenv("WARNING_QUEUE_URL")
+    assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []
+
+
+def test_spent_messages_are_deleted_from_the_queue(queue_url: str) -> None:
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    _send(queue_url, _event("cr-0123456789abcdef0", now - timedelta(minutes=1)))
+    _send(queue_url, {"detail-type": "EC2 Instance State-change Notification", "detail": {}})
+    assert wq.read_warnings(wq.WarningQueue(queue_url, REGION, CREDS), now) == []
+    sqs = _sqs(queue_url.rsplit("/", 2)[0])
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    counts = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)["Attributes"]
+    assert counts == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
