@@ -52,6 +52,8 @@ class PlanResource:
     protect: bool = False
     retain_on_delete: bool = False
     ignore_changes: list[str] = field(default_factory=list)
+    # URNs of an earlier deployment this resource takes over (its aliases, and those it inherits from its parent's).
+    aliases: list[str] = field(default_factory=list)
 
     @property
     def provider(self) -> bool:
@@ -70,4 +72,5 @@ class PlanResource:
             "protect": self.protect,
             "retainOnDelete": self.retain_on_delete,
             "ignoreChanges": self.ignore_changes,
+            "aliases": self.aliases,
         }
