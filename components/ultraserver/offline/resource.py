@@ -26,6 +26,7 @@ IAM_ROLE = "aws:iam/role:Role"
 IAM_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 IAM_POLICY = "aws:iam/policy:Policy"
 IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+SQS_QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 COMPUTE_DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
 
