@@ -112,14 +112,14 @@ def test_the_next_blocks_ultraserver_is_checked_once_all_its_nodes_are_ready(mod
     assert job["spec"] == manifests[0]["spec"]
 
 
-def test_a_fleet_job_and_an_ultraserver_without_a_current_block_are_left_alone() -> None:
+def test_a_job_pinned_to_no_node_group_and_an_ultraserver_without_a_current_block_are_left_alone() -> None:
     first, _ = drain_blocks(two_blocks("managed", "standby"))
-    fleet = manifest(first.ultraserver)
-    fleet["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {}
+    anywhere = manifest(first.ultraserver)
+    anywhere["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {}
     sim = CheckCluster()
     nodes = sim.join(first.ultraserver, 18, first.start, "managed")
     sim.ready(nodes)
-    assert rc.due_checks(list(sim.nodes.values()), [], [fleet], [first], first.start + MINUTE) == []
+    assert rc.due_checks(list(sim.nodes.values()), [], [anywhere], [first], first.start + MINUTE) == []
     assert rc.due_checks(list(sim.nodes.values()), [], [manifest(first.ultraserver)], [first], first.end) == []
     assert len(rc.due_checks(list(sim.nodes.values()), [], [manifest(first.ultraserver)], [first], first.start)) == 1
 

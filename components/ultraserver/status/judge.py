@@ -21,7 +21,7 @@ from ultraserver.facts.capacity.capacity_blocks import (
 )
 from ultraserver.facts.capacity.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, WARNING, Problem
-from ultraserver.status.acceptance import acceptance, remediation_packet
+from ultraserver.status.acceptance import block_acceptance, remediation_packet
 from ultraserver.status.aws import NOT_FOUND, UNREPORTED, Reservation
 from ultraserver.status.cluster import ClusterSide, idle_gpu_hours
 
@@ -72,7 +72,7 @@ class UltraServerStatus:
             "secondsLeft": max(int((reclaim - now).total_seconds()), 0) if reclaim else None,
             "cluster": self.cluster.to_json() if self.cluster else None,
             "idleGpuHours": None if self.idle_gpu_hours is None else round(self.idle_gpu_hours, 2),
-            "acceptance": acceptance(self.reservation, self.cluster),
+            "acceptance": block_acceptance(self.reservation, self.cluster),
             "remediation": remediation_packet(self.reservation, self.cluster, self.problems, self.idle_gpu_hours, now),
             "problems": [
                 {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}
