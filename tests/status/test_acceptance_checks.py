@@ -121,3 +121,18 @@ def test_a_check_no_run_will_come_for_is_not_checked_with_what_to_run(tmp_path: 
     assert "ultraserver verify" in accepted["checksDetail"] and "no Capacity Block window" in text
     # With a window the recheck makes it at the join: not yet.
     assert served(tmp_path, SETTINGS, [deployed])[1]["checks"] == "not yet"
+
+
+def test_a_failed_check_run_fails_status_and_is_the_packets_evidence(tmp_path: Path) -> None:
+    nccl = launcher("nccl-check", "nccl-nvl72", "Failed", _at(13), _at(16))
+    settings = _with_nccl()
+    nodes = gpu_nodes(settings, ready=18, ready_since=_at(12)).node_list
+    ec2, stub = stubbed("ec2")
+    queue_current(stub, a_active())
+    queue_other(stub, b_scheduled())
+    with Emulator() as emulator:
+        emulator.put([*(_node_object(n) for n in nodes), nccl])
+        report = run_status(settings, clients(ec2), connect(str(emulator.kubeconfig(tmp_path))), Limits(DURING_A))
+    assert report.failed
+    packet = status_json("gb200-x72", report, DURING_A)["ultraservers"][0]["remediation"]
+    assert any(e.startswith("nvl72: fabric checks: got 'nccl-nvl72 failed (nccl-check/") for e in packet["evidence"])

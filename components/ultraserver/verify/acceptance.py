@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES
-from ultraserver.verify.clients import ClusterReader, Pod
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
+from ultraserver.verify.clients import ClusterError, ClusterReader, Pod
 from ultraserver.verify.expect import NodeGroupExpectation, StackExpectation
 from ultraserver.verify.fabric import launcher_selector
 
@@ -178,3 +179,42 @@ def checks_text(accepted: dict[str, Any]) -> str:
         return f"{accepted['checks']}{at} ({accepted['checksDetail']})"
     jobs = ", ".join(accepted["checkJobs"])
     return f"{accepted['checks']}{at} ({jobs}: this block's runs)" if jobs else accepted["checks"]
+
+
+BLOCK_START_FROM = "the stack's window (verify reads no EC2; `ultraserver status` has the reservation's own start)"
+
+
+def stack_acceptance(reader: ClusterReader, expected: StackExpectation, at: datetime) -> dict[str, Any]:
+    """Per UltraServer node group, its acceptance in the block of the stack's window that holds ``at`` (or why there
+    is none); ``unread`` says why nothing was read when the API does not answer."""
+    report: dict[str, Any] = {"at": at.isoformat(), "blockStartFrom": BLOCK_START_FROM, "ultraservers": []}
+    try:
+        nodes = reader.nodes()
+        for group in expected.groups:
+            start = block_start(group, at)
+            if start is None:
+                why = (
+                    "no block of the stack's window holds this moment" if group.windows else "the stack sets no window"
+                )
+                report["ultraservers"].append({"ultraserver": group.name, "blockStart": None, "why": why})
+                continue
+            ready = [n.ready_changed for n in nodes if n.labels.get(ULTRASERVER_LABEL) == group.name and n.ready]
+            runs = newest_runs(reader, ultraserver_checks(expected, group.name))
+            report["ultraservers"].append({"ultraserver": group.name, **acceptance(start, group.nodes, ready, runs)})
+    except ClusterError as err:
+        return {**report, "ultraservers": [], "unread": str(err)}
+    return report
+
+
+def acceptance_line(row: dict[str, Any]) -> str:
+    """One UltraServer's acceptance in words."""
+    if row["blockStart"] is None:
+        return f"{row['ultraserver']}: not in a block ({row['why']}; `ultraserver status` reads the block from EC2)"
+    total = row["ready"].split("/")[1]
+    ready = (
+        f"all {total} nodes Ready at +{row['minutesToReady']} min"
+        if row["minutesToReady"] is not None
+        else f"{row['ready']} nodes Ready"
+    )
+    start = datetime.fromisoformat(row["blockStart"])
+    return f"{row['ultraserver']}: block start {start:%Y-%m-%d %H:%M} UTC; {ready}; checks {checks_text(row)}"
