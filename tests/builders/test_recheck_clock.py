@@ -18,6 +18,7 @@ from ultraserver.builders import drain_script as ds
 from ultraserver.builders import recheck_script as rc
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest
 from ultraserver.builders.reclaim_drain import drain_blocks
+from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES
 from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 
 MINUTE = timedelta(minutes=1)
@@ -130,6 +131,7 @@ def test_the_script_uses_only_the_standard_library_and_the_facts_it_copies() -> 
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported <= set(sys.stdlib_module_names)
     assert rc.GROUP_LABEL == ds.GROUP_LABEL == ULTRASERVER_LABEL
+    assert rc.JOIN_GRACE == timedelta(minutes=NODE_JOIN_GRACE_MINUTES)
     assert rc.MPIJOB_API == f"/apis/{manifest('x')['apiVersion']}"
 
 

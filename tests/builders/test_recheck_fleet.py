@@ -115,3 +115,15 @@ def test_status_counts_the_checks_the_recheck_makes_again_as_the_script_decides(
             assert rc.rechecked(manifest, blocks) == (not job.unwindowed)
             seen.add(job.name)
     assert seen == set(manifests)  # every check the stack deploys covers some UltraServer
+
+
+def test_a_node_that_never_joins_holds_the_checks_back_only_until_the_join_grace() -> None:
+    settings = fleet_on_two_blocks()
+    _, second = drain_blocks(settings)
+    manifests = check_manifests(settings)
+    sim = CheckCluster()
+    # 35 of the fleet's 36 nodes join and are Ready at +6; the last never comes.
+    sim.ready(sim.join("fleet", 35, second.start + timedelta(minutes=6), "self-managed"))
+    walk(sim, manifests, [second], second.start, second.start + timedelta(hours=1), {})
+    grace = second.start + rc.JOIN_GRACE
+    assert sorted(sim.made) == sorted((grace, m["metadata"]["name"]) for m in manifests)

@@ -15,13 +15,15 @@ stock Python image).
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 # Copies of facts (this script may import nothing of ours); tests keep them equal.
 GROUP_LABEL = "ultraserver.io/ultraserver"
 CHECKED_BLOCK = "ultraserver.io/checked-block"
 MPIJOB_API = "/apis/kubeflow.org/v2beta1"
+JOIN_GRACE = timedelta(minutes=30)
+"""facts.capacity.capacity_blocks.NODE_JOIN_GRACE_MINUTES: after it, a block's nodes are expected Ready."""
 
 
 def _utc(text: str) -> datetime:
@@ -81,6 +83,15 @@ def _joined_and_ready(nodes: list[dict[str, Any]], block: Any, needed: int) -> b
     return len(joined) >= needed and all(_ready(n) for n in joined)
 
 
+def _all_ready(nodes: list[dict[str, Any]], current: list, floor: int, now: Any) -> bool:
+    """Whether every block's nodes are all Ready: the block's ``nodes`` (at least ``floor``, the job's workers); after
+    the join grace those that did join, so a node that never joins holds the checks back only until then (a missing
+    node is status's finding)."""
+    return all(
+        _joined_and_ready(nodes, b, max(b.nodes, floor) if now < b.start + JOIN_GRACE else floor) for b in current
+    )
+
+
 def _checked(live: dict[str, Any] | None, key: str, since: datetime) -> bool:
     if live is None:
         return False
@@ -99,8 +110,8 @@ def due_checks(
     now: Any,
 ) -> list[dict[str, Any]]:
     """A ``recreate-check`` action per check job whose node groups' current blocks all have their nodes Ready (the
-    block's ``nodes``; at least the job's workers when it spans one group) and no run of these blocks yet; the
-    manifest carries the blocks' keys."""
+    block's ``nodes``, or after the join grace those that joined; at least the job's workers when it spans one group)
+    and no run of these blocks yet; the manifest carries the blocks' keys."""
     live = {(_meta(j).get("namespace"), _meta(j).get("name")): j for j in live_jobs}
     actions = []
     for manifest in manifests:
@@ -111,8 +122,7 @@ def due_checks(
         key = ",".join(block_key(b) for b in current)
         if _checked(live.get((meta["namespace"], meta["name"])), key, max(b.start for b in current)):
             continue
-        floor = _workers(manifest) if len(spans) == 1 else 1
-        if not all(_joined_and_ready(nodes, b, max(b.nodes, floor)) for b in current):
+        if not _all_ready(nodes, current, _workers(manifest) if len(spans) == 1 else 1, now):
             continue
         made = copy.deepcopy(manifest)
         made["metadata"].setdefault("annotations", {})[CHECKED_BLOCK] = key

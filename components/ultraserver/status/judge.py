@@ -3,8 +3,8 @@
 Errors (exit 1): a block active with fewer Ready nodes than reserved for longer than the grace period, the
 interconnect impaired, Ready nodes with fewer EFA devices than the layout, a fabric check run of this block that
 failed, a block ending within the horizon with no successor in the group's capacityBlocks, and a reservation the
-group names that has ended (stale) or that EC2 does not know. Warnings: a reservation not usable yet, interconnect not reported, an end date that differs from
-the stack file (the block was extended).
+group names that has ended (stale) or that EC2 does not know. Warnings: a reservation not usable yet, interconnect
+not reported, an end date that differs from the stack file (the block was extended).
 """
 
 from __future__ import annotations
