@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from helpers.capacity import A_START, DURING_A, clients, gpu_nodes, queue_current, queue_other
+from helpers.capacity import A_START, DURING_A, clients, gpu_nodes, launcher, node_object, queue_current, queue_other
 from helpers.preflight import stubbed
 from helpers.stacks import stack_config
 from ultraserver.config.settings import Settings, parse_settings
@@ -17,7 +17,6 @@ from ultraserver.status.report import format_status, status_json
 from ultraserver.status.run import run_status
 from ultraserver.verify.clients import connect
 
-from tests.status.test_acceptance import _node_object
 from tests.status.test_status import SETTINGS, a_active, b_scheduled
 
 
@@ -42,35 +41,6 @@ def _without_window() -> Settings:
     return parse_settings(config, stack="gb200-x72")
 
 
-def launcher(namespace: str, job: str, phase: str, created: datetime, finished: datetime | None) -> dict:
-    """The launcher pod of an MPIJob's run as the Job controller labels it."""
-    state = {"terminated": {"exitCode": 0 if phase == "Succeeded" else 1, "finishedAt": finished.isoformat()}}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{job}-launcher-{created:%H%M}",
-            "namespace": namespace,
-            "labels": {"job-name": f"{job}-launcher"},
-            "creationTimestamp": created.isoformat(),
-        },
-        "spec": {"containers": [{"name": "launcher", "image": "x"}]},
-        "status": {
-            "phase": phase,
-            "containerStatuses": [
-                {
-                    "name": "launcher",
-                    "image": "x",
-                    "imageID": "x",
-                    "ready": False,
-                    "restartCount": 0,
-                    "state": state if finished else {"running": {}},
-                }
-            ],
-        },
-    }
-
-
 def served(tmp_path: Path, settings: Settings, launchers: list[dict], other: bool = True) -> tuple[str, dict]:
     """status during block A over the emulated API: the text and the UltraServer's acceptance JSON."""
     nodes = gpu_nodes(settings, ready=18, ready_since=A_START + timedelta(minutes=12)).node_list
@@ -79,7 +49,7 @@ def served(tmp_path: Path, settings: Settings, launchers: list[dict], other: boo
     if other:
         queue_other(stub, b_scheduled())
     with Emulator() as emulator:
-        emulator.put([_node_object(n) for n in nodes] + launchers)
+        emulator.put([node_object(n) for n in nodes] + launchers)
         reader = connect(str(emulator.kubeconfig(tmp_path)))
         report = run_status(settings, clients(ec2), reader, Limits(DURING_A))
     stub.assert_no_pending_responses()
@@ -131,7 +101,7 @@ def test_a_failed_check_run_fails_status_and_is_the_packets_evidence(tmp_path: P
     queue_current(stub, a_active())
     queue_other(stub, b_scheduled())
     with Emulator() as emulator:
-        emulator.put([*(_node_object(n) for n in nodes), nccl])
+        emulator.put([*(node_object(n) for n in nodes), nccl])
         report = run_status(settings, clients(ec2), connect(str(emulator.kubeconfig(tmp_path))), Limits(DURING_A))
     assert report.failed
     packet = status_json("gb200-x72", report, DURING_A)["ultraservers"][0]["remediation"]

@@ -8,13 +8,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from helpers.capacity import gpu_nodes
+from helpers.capacity import gpu_nodes, launcher, node_object
 from helpers.stacks import ROOT
 from ultraserver import cli
 from ultraserver.rehearse.emulator import Emulator
-
-from tests.status.test_acceptance import _node_object
-from tests.status.test_acceptance_checks import launcher
 
 START = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
 """The shipped x72 stacks' reservationWindow start."""
@@ -29,7 +26,7 @@ def verify(tmp_path: Path, stack: str, launchers: list[dict], now: datetime, cap
     nodes = gpu_nodes(cli.stack_settings(ROOT, stack), ready=18, ready_since=_at(12)).node_list
     out = tmp_path / "v.json"
     with Emulator() as emulator:
-        emulator.put([_node_object(n) for n in nodes] + launchers)
+        emulator.put([node_object(n) for n in nodes] + launchers)
         kubeconfig = str(emulator.kubeconfig(tmp_path))
         args = ["verify", "--stack", stack, "--project-dir", str(ROOT), "--kubeconfig", kubeconfig]
         cli.main([*args, "--now", now.isoformat(), "--json", str(out)])
