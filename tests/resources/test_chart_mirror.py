@@ -14,6 +14,9 @@ from ultraserver.config.settings import KubernetesSettings, parse_settings
 from ultraserver.facts.pins import charts
 from ultraserver.offline import Plan
 from ultraserver.offline.resource import HELM_RELEASE
+from ultraserver.policy.device_mode import dra_mode
+from ultraserver.policy.kueue import kueue_configuration
+from ultraserver.policy.model import releases_of
 from ultraserver.problems import ConfigError
 
 KUBERNETES = "ultraserver-eks:kubernetes"
@@ -82,3 +85,16 @@ def test_a_mirror_that_is_not_an_https_or_oci_url_is_refused(mirror: str) -> Non
         parse_settings(config, today=date(2026, 11, 23))
     (problem,) = refused.value.items
     assert problem.key.endswith("kubernetes.chartMirror") and "an https:// Helm repository URL" in problem.allowed
+
+
+@pytest.mark.parametrize("mirror", ["https://charts.example.com/mirror", "oci://registry.example.com/charts"])
+def test_the_policies_find_the_releases_of_a_mirrored_plan(plan_with: Callable[..., Plan], mirror: str) -> None:
+    kubernetes = dict(stack_config("gb200-x72-dra").get(KUBERNETES) or {})
+    plain = plan_with("gb200-x72-dra", {"kubernetes": json.dumps(kubernetes)}).resources
+    mirrored = plan_with("gb200-x72-dra", {"kubernetes": json.dumps({**kubernetes, "chartMirror": mirror})}).resources
+    # Kueue's configuration (admission replay, TAS placement), DRA mode (DRANET) and Kueue's presence are read from
+    # the Releases whatever form their chart reference takes.
+    assert kueue_configuration(plain) is not None and kueue_configuration(mirrored) == kueue_configuration(plain)
+    assert dra_mode(mirrored) and dra_mode(plain)
+    for chart in (charts.KUEUE, charts.DRANET, charts.GPU_OPERATOR):
+        assert len(releases_of(mirrored, chart)) == len(releases_of(plain, chart)) == 1, chart
