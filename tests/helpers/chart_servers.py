@@ -11,19 +11,17 @@ import http.server
 import json
 import re
 import shutil
-import ssl
 import subprocess
 import tempfile
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from ultraserver.rehearse.tls import Authority, new_authority
+from ultraserver.rehearse.tls import Authority, https_server, new_authority
 
 LOOPBACK = "127.0.0.1"
 
@@ -53,7 +51,6 @@ Answer = tuple[int, dict[str, str], bytes]
 
 
 class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
     answer: Callable[[str, str, bytes], Answer]
     seen: list[tuple[str, str]]
 
@@ -61,22 +58,8 @@ class _Server(http.server.ThreadingHTTPServer):
 @contextmanager
 def serve(answer: Callable[[str, str, bytes], Answer], authority: Authority) -> Iterator[_Server]:
     """An HTTPS server on loopback answering each (method, path, body) with ``answer``."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "c.pem").write_bytes(authority.certificate)
-        (Path(folder) / "k.pem").write_bytes(authority.key)
-        context.load_cert_chain(Path(folder) / "c.pem", Path(folder) / "k.pem")
-    server = _Server((LOOPBACK, 0), _Handler)
-    server.answer, server.seen = answer, []
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with https_server(_Handler, authority, answer=answer, seen=[]) as server:
+        yield cast(_Server, server)
 
 
 def helm_home(monkeypatch: pytest.MonkeyPatch, folder: Path, authority: Authority) -> None:

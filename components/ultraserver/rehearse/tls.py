@@ -19,6 +19,8 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -128,6 +130,31 @@ class _Server(http.server.ThreadingHTTPServer):
     front: TlsFront
 
 
+@contextmanager
+def https_server(
+    handler: type[http.server.BaseHTTPRequestHandler], authority: Authority, **attributes: Any
+) -> Iterator[http.server.ThreadingHTTPServer]:
+    """A threaded HTTP server on loopback behind TLS with ``authority``'s server certificate, serving in a thread of
+    its own until the block ends; ``attributes`` are set on the server for ``handler`` to read."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    with tempfile.TemporaryDirectory(prefix="ultraserver-tls-") as folder:
+        (Path(folder) / "server.crt").write_bytes(authority.certificate)
+        (Path(folder) / "server.key").write_bytes(authority.key)
+        context.load_cert_chain(Path(folder) / "server.crt", Path(folder) / "server.key")
+    server = _Server((LOOPBACK, 0), handler)
+    for name, value in attributes.items():
+        setattr(server, name, value)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, name="https-loopback", daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
 class TlsFront:
     """HTTPS on loopback in front of ``upstream`` (http://...), under ``authority``, for one bearer token."""
 
@@ -137,8 +164,8 @@ class TlsFront:
         self.token = token or secrets.token_urlsafe(24)
         self.seen: list[tuple[str, str, bool]] = []
         """Each request: method, path, whether it carried the token."""
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: http.server.ThreadingHTTPServer | None = None
+        self._running = ExitStack()
 
     def service_account(self, folder: Path) -> dict[str, str]:
         """Write ``token`` and ``ca.crt`` into ``folder`` as Kubernetes mounts them in a pod; the pod's
@@ -159,24 +186,10 @@ class TlsFront:
         return f"https://{LOOPBACK}:{self.port}"
 
     def __enter__(self) -> TlsFront:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        with tempfile.TemporaryDirectory(prefix="ultraserver-tls-") as folder:
-            (Path(folder) / "server.crt").write_bytes(self.authority.certificate)
-            (Path(folder) / "server.key").write_bytes(self.authority.key)
-            context.load_cert_chain(Path(folder) / "server.crt", Path(folder) / "server.key")
-        server = _Server((LOOPBACK, 0), _Forward)
-        server.front = self
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="rehearse-tls", daemon=True)
-        self._thread.start()
+        self._server = self._running.enter_context(https_server(_Forward, self.authority, front=self))
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        self._running.close()
