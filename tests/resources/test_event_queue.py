@@ -46,16 +46,15 @@ def queue(name: str, **given) -> object:  # type: ignore[no-untyped-def]
     return record(lambda: EventQueue(name, EventQueueArgs(**{**args, "label": "nth", **given})))
 
 
-def test_the_reader_gets_receive_and_delete_on_its_queue_unless_a_policy_is_given() -> None:
+def test_the_reader_gets_receive_and_delete_on_its_queue_and_only_its_other_actions_unscoped() -> None:
     plan = queue("q")
     (read,) = json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy").inputs["policy"])["Statement"]
-    assert (read["Action"], read["Resource"]) == (list(READER_ACTIONS), offline_arn(one(plan, "aws:sqs/queue:Queue")))
-    given = {
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Action": ["sqs:ReceiveMessage"], "Resource": "*"}],
-    }
-    plan = queue("q", reader_policy=given, reader="handler")
-    assert json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy", "q-handler").inputs["policy"]) == given
+    queue_arn = offline_arn(one(plan, "aws:sqs/queue:Queue"))
+    assert (read["Action"], read["Resource"]) == (list(READER_ACTIONS), queue_arn)
+    plan = queue("q", unscoped_actions=("ec2:DescribeInstances",), reader="handler")
+    read, other = json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy", "q-handler").inputs["policy"])["Statement"]
+    assert (read["Action"], read["Resource"]) == (list(READER_ACTIONS), queue_arn)
+    assert (other["Action"], other["Resource"]) == (["ec2:DescribeInstances"], "*")
     association = one(plan, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
     assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == ("ns", "sa")
 
@@ -63,6 +62,11 @@ def test_the_reader_gets_receive_and_delete_on_its_queue_unless_a_policy_is_give
 def test_a_queue_without_rules_is_refused_naming_the_argument() -> None:
     with pytest.raises(ConfigError, match=r"EventQueueArgs\.rules"):
         queue("q", rules={})
+
+
+def test_an_sqs_action_on_every_resource_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigError, match=r"EventQueueArgs\.unscoped_actions.*sqs:SendMessage"):
+        queue("q", unscoped_actions=("ec2:DescribeInstances", "sqs:SendMessage"))
 
 
 def test_physical_names_fit_aws_limits_for_the_longest_cluster_name() -> None:

@@ -48,7 +48,7 @@ def test_self_managed_stack_gets_the_queue_the_rules_and_the_lifecycle_hook(ship
     policy = json.loads(one(plan, "aws:sqs/queuePolicy:QueuePolicy", "termination").inputs["policy"])
     (statement,) = policy["Statement"]
     assert statement["Action"] == "sqs:SendMessage"
-    assert set(statement["Principal"]["Service"]) == {"events.amazonaws.com", "sqs.amazonaws.com"}
+    assert statement["Principal"] == {"Service": "events.amazonaws.com"}
     # Only the handler's own rules may send (EventBridge guide, "Amazon SQS permissions": builders/event_queue.py).
     assert list(statement["Condition"]) == ["ArnEquals"] and list(statement["Condition"]["ArnEquals"]) == [
         "aws:SourceArn"
@@ -69,8 +69,13 @@ def test_handler_role_through_pod_identity_with_only_the_readme_actions(shipped_
     trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert set(trust["Action"]) == {"sts:AssumeRole", "sts:TagSession"}
-    actions = json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy", "termination-handler").inputs["policy"])
-    assert sorted(actions["Statement"][0]["Action"]) == sorted(nth.POD_ACTIONS)
+    statements = json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy", "termination-handler").inputs["policy"])
+    granted = {a: s["Resource"] for s in statements["Statement"] for a in s["Action"]}
+    assert sorted(granted) == sorted(nth.POD_ACTIONS)
+    # The README puts all six on "*"; its two SQS calls are granted on the handler's queue alone.
+    queue_arn = offline_arn(one(plan, "aws:sqs/queue:Queue", "termination"))
+    assert {a for a, where in granted.items() if where != "*"} == {"sqs:ReceiveMessage", "sqs:DeleteMessage"}
+    assert {where for where in granted.values() if where != "*"} == {queue_arn}
     association = one(plan, "aws:eks/podIdentityAssociation:PodIdentityAssociation", "termination")
     assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == (
         "kube-system",

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ultraserver.facts.capacity.capacity_events import EVENTS_PRINCIPAL
+
 READER_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage")
 """What a reader of the queue calls: receive, and delete once handled."""
 
@@ -27,14 +29,14 @@ def _one_or_list(values: Sequence[str]) -> str | list[str]:
     return values[0] if len(values) == 1 else list(values)
 
 
-def queue_policy(queue_arn: str, rule_arns: Sequence[str], senders: Sequence[str]) -> dict[str, Any]:
-    """The queue's policy: ``senders`` (service principals) may send, and only on behalf of these rules."""
+def queue_policy(queue_arn: str, rule_arns: Sequence[str]) -> dict[str, Any]:
+    """The queue's policy: EventBridge may send, and only on behalf of these rules."""
     return {
         "Version": "2012-10-17",
         "Statement": [
             {
                 "Effect": "Allow",
-                "Principal": {"Service": _one_or_list(senders)},
+                "Principal": {"Service": EVENTS_PRINCIPAL},
                 "Action": "sqs:SendMessage",
                 "Resource": queue_arn,
                 "Condition": {"ArnEquals": {"aws:SourceArn": _one_or_list(rule_arns)}},
@@ -43,9 +45,10 @@ def queue_policy(queue_arn: str, rule_arns: Sequence[str], senders: Sequence[str
     }
 
 
-def reader_policy(queue_arn: str) -> dict[str, Any]:
-    """The reader's role by default: receive and delete on this queue, nothing else."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Action": list(READER_ACTIONS), "Resource": queue_arn}],
-    }
+def reader_policy(queue_arn: str, unscoped_actions: Sequence[str] = ()) -> dict[str, Any]:
+    """The reader's role: receive and delete on this queue; ``unscoped_actions`` (calls that name no resource of the
+    queue, such as Describe* calls, which take Resource "*") on any resource."""
+    statements: list[dict[str, Any]] = [{"Effect": "Allow", "Action": list(READER_ACTIONS), "Resource": queue_arn}]
+    if unscoped_actions:
+        statements.append({"Effect": "Allow", "Action": list(unscoped_actions), "Resource": "*"})
+    return {"Version": "2012-10-17", "Statement": statements}

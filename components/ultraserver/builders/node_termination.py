@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ultraserver.builders.event_queue import READER_ACTIONS
 from ultraserver.builders.helm_values import require_node_selector
 from ultraserver.facts.aws import node_termination as nth
 
 
-def handler_policy() -> dict[str, Any]:
-    """The queue processor's permissions, exactly the README's list."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Action": list(nth.POD_ACTIONS), "Resource": "*"}],
-    }
+def handler_unscoped_actions() -> tuple[str, ...]:
+    """The README's actions but the queue's receive and delete, which EventQueue grants on the queue alone."""
+    return tuple(a for a in nth.POD_ACTIONS if a not in READER_ACTIONS)
 
 
 # The value that carries the queue URL, only known once the queue exists.

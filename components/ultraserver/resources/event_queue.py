@@ -14,9 +14,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from ultraserver.builders.event_queue import queue_policy, reader_policy
+from ultraserver.builders.event_queue import READER_ACTIONS, queue_policy, reader_policy
 from ultraserver.builders.iam import pod_identity_trust_policy
-from ultraserver.facts.capacity.capacity_events import EVENTS_PRINCIPAL
 from ultraserver.problems import Described, Problem
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
@@ -39,10 +38,8 @@ class EventQueueArgs:
     """Physical-name infix of the queue and the role (``<stem>-<label>-``, stem: the name's first 16 characters)."""
     reader: str = "reader"
     """The reader's part of the role's and role policy's resource names (``<name>-<reader>``)."""
-    senders: Sequence[str] = (EVENTS_PRINCIPAL,)
-    """Service principals that may send to the queue, and only for this queue's rules (``aws:SourceArn``)."""
-    reader_policy: Mapping[str, Any] | None = None
-    """The reader role's policy document; None: receive and delete on this queue only."""
+    unscoped_actions: Sequence[str] = ()
+    """Actions the reader needs beyond receive and delete on its queue that name no queue (Resource "*")."""
     # SQS CreateQueue, MessageRetentionPeriod: "Default: 345,600 (4 days)" (botocore 1.44.5, sqs 2012-11-05 model).
     message_retention_seconds: int | None = None
     """How long SQS keeps a message; None: SQS's default (4 days)."""
@@ -52,17 +49,29 @@ class EventQueueArgs:
     """AWS tags."""
 
     def problems(self) -> list[Problem]:
-        """A queue nothing feeds is a mistake: at least one rule."""
-        if self.rules:
-            return []
-        return [
-            Problem(
-                "EventQueueArgs.rules",
-                Described("no rules"),
-                "at least one EventBridge event pattern",
-                "give the patterns whose events the reader needs",
+        """A queue nothing feeds is a mistake: at least one rule. An SQS action on Resource "*" would reach every
+        queue of the account."""
+        found = []
+        if not self.rules:
+            found.append(
+                Problem(
+                    "EventQueueArgs.rules",
+                    Described("no rules"),
+                    "at least one EventBridge event pattern",
+                    "give the patterns whose events the reader needs",
+                )
             )
-        ]
+        stray = [a for a in self.unscoped_actions if a.lower().startswith("sqs:")]
+        if stray:
+            found.append(
+                Problem(
+                    "EventQueueArgs.unscoped_actions",
+                    stray,
+                    "actions that name no queue (the reader's receive and delete are granted on its queue)",
+                    f"drop {', '.join(stray)}: {', '.join(READER_ACTIONS)} on the queue come with the component",
+                )
+            )
+        return found
 
 
 class EventQueue(pulumi.ComponentResource):
@@ -106,12 +115,12 @@ class EventQueue(pulumi.ComponentResource):
             )
             for key, pattern in args.rules.items()
         ]
-        senders = list(args.senders)
+        unscoped = list(args.unscoped_actions)
         policy = aws.sqs.QueuePolicy(
             name,
             queue_url=self.queue.url,
             policy=pulumi.Output.all(self.queue.arn, *[r.arn for r in self.rules]).apply(
-                lambda arns: json.dumps(queue_policy(arns[0], arns[1:], senders))
+                lambda arns: json.dumps(queue_policy(arns[0], arns[1:]))
             ),
             opts=options(name),
         )
@@ -132,9 +141,7 @@ class EventQueue(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             f"{name}-{args.reader}",
             role=self.role.id,
-            policy=json.dumps(dict(args.reader_policy))
-            if args.reader_policy is not None
-            else self.queue.arn.apply(lambda arn: json.dumps(reader_policy(arn))),
+            policy=self.queue.arn.apply(lambda arn: json.dumps(reader_policy(arn, unscoped))),
             opts=options(f"{name}-{args.reader}"),
         )
         self.association = aws.eks.PodIdentityAssociation(

@@ -15,7 +15,7 @@ from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, kueue_args
 from ultraserver.builders.nccl_check import nccl_check_args
-from ultraserver.builders.node_termination import handler_policy
+from ultraserver.builders.node_termination import handler_unscoped_actions
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
 from ultraserver.builders.reclaim_warnings import warning_event_pattern
 from ultraserver.config.blocks import StandbyGroup, standby_groups
@@ -172,8 +172,7 @@ class Platform(pulumi.ComponentResource):
                     rules=nth.EVENT_PATTERNS,
                     label="nth",
                     reader="handler",
-                    senders=nth.QUEUE_SENDERS,
-                    reader_policy=handler_policy(),
+                    unscoped_actions=handler_unscoped_actions(),
                     message_retention_seconds=nth.MESSAGE_RETENTION_SECONDS,
                     tags=tags,
                 ),

@@ -36,11 +36,12 @@ EVENT_PATTERNS: dict[str, dict] = {
     },
 }
 
-# Principals that may send to the queue (README queue policy).
-QUEUE_SENDERS = ("events.amazonaws.com", "sqs.amazonaws.com")
+# The README's queue policy also lets sqs.amazonaws.com send; the queue policy here names only events.amazonaws.com,
+# conditioned on the queue's own rules (builders/event_queue.py), which no other principal could match.
 
-# The queue processor's permissions (README IAM policy, Resource "*"). `RecordLifecycleActionHeartbeat` would
-# only be needed with heartbeatInterval, which the toolkit leaves off (-1).
+# The queue processor's permissions (README IAM policy, all on Resource "*"; the role here puts the two SQS actions
+# on its queue only). `RecordLifecycleActionHeartbeat` would only be needed with heartbeatInterval, which the toolkit
+# leaves off (-1).
 POD_ACTIONS = (
     "autoscaling:CompleteLifecycleAction",
     "autoscaling:DescribeAutoScalingInstances",
