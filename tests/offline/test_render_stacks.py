@@ -25,7 +25,7 @@ from ultraserver.facts.pins import charts
 from ultraserver.offline import Plan, run_plan
 from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, on_gpu_nodes
 from ultraserver.offline.helm_template import Templater
-from ultraserver.offline.render import StackRender, render_stack, user_values
+from ultraserver.offline.render import ReleaseRender, StackRender, render_stack, user_values
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ERROR, WARNING, ConfigError, Problem
 
@@ -270,3 +270,23 @@ def test_a_render_that_cannot_write_every_manifest_leaves_none(rendered: Render,
     written = stack.write(out)
     assert sorted(p.name for p in out.iterdir()) == sorted([*(p.name for p in written), "notes.txt"])
     assert all(p.read_text() == r.manifest() for p, r in zip(written, stack.releases, strict=True))
+
+
+def test_a_render_stopped_part_way_leaves_no_folder_it_created(rendered: Render, tmp_path: Path) -> None:
+    stack = rendered("gb200-x72").stack
+
+    class Stopped(ReleaseRender):
+        def manifest(self) -> str:
+            raise KeyboardInterrupt  # Ctrl-C while the last manifest is written
+
+    last = stack.releases[-1]
+    stopped = StackRender([*stack.releases[:-1], Stopped(last.release, last.objects)])
+    with pytest.raises(KeyboardInterrupt):
+        stopped.write(tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+    # A folder that was there keeps what it held, and gets no manifest.
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    with pytest.raises(KeyboardInterrupt):
+        stopped.write(tmp_path / "out")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["notes.txt"]

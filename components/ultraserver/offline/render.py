@@ -66,6 +66,7 @@ class StackRender:
         (a folder it created is removed again)."""
         created = not folder.exists()
         staging: Path | None = None
+        done = False
         try:
             folder.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".ultraserver-render-", dir=folder))
@@ -77,15 +78,17 @@ class StackRender:
                 raise IsADirectoryError(f"{', '.join(taken)} in the folder is not a file")
             for path in written:
                 (staging / path.name).replace(path)
+            done = True
         except OSError as error:
-            if created:
-                shutil.rmtree(folder, ignore_errors=True)
             raise ConfigError(
                 Problem("--render", str(folder), "a folder that can be created and written", f"pass another ({error})")
             ) from None
         finally:
+            # Whatever stopped it (an OSError, Ctrl-C): no staging folder, and no folder this render created.
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
+            if created and not done:
+                shutil.rmtree(folder, ignore_errors=True)
         return written
 
 
