@@ -3,6 +3,7 @@ only for named rules."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -143,21 +144,35 @@ def _names_rules(condition: Any) -> bool:
     return "aws:sourcearn" in {key.lower() for op in operators if isinstance(op, Mapping) for key in op}
 
 
+def _sends(actions: Any) -> bool:
+    """The Action element covers sqs:SendMessage. IAM user guide, "IAM JSON policy elements: Action" (read
+    2026-11-27): "The prefix and the action name are case insensitive", and an action may hold the wildcards * and ?."""
+    return any(fnmatch.fnmatchcase("sqs:sendmessage", str(a).lower()) for a in _values(actions))
+
+
+def _senders(principal: Any) -> set[str]:
+    """The Principal element's services, with "*" for every principal ("*", or "AWS": "*", which the IAM user guide's
+    "AWS JSON policy elements: Principal" gives as the same; that it takes in service principals is UNVERIFIED, so it
+    is judged as if it did)."""
+    if not isinstance(principal, Mapping):
+        return {str(p) for p in _values(principal)}
+    accounts = {"*"} & {str(a) for a in _values(principal.get("AWS"))}
+    return accounts | {str(s) for s in _values(principal.get("Service"))}
+
+
 def _unscoped_event_sends(document: Mapping[str, Any]) -> list[Any]:
     """Allow statements letting events.amazonaws.com (or anyone) send messages without naming the rules."""
     found = []
     for statement in _values(document.get("Statement")):
         if not isinstance(statement, Mapping) or statement.get("Effect") != "Allow":
             continue
-        principal = statement.get("Principal")
-        services = _values(principal.get("Service") if isinstance(principal, Mapping) else principal)
-        sends = {"sqs:SendMessage", "sqs:*", "*"} & {str(a) for a in _values(statement.get("Action"))}
+        senders = _senders(statement.get("Principal"))
         if (
-            sends
-            and {EVENTS_PRINCIPAL, "*"} & {str(s) for s in services}
+            _sends(statement.get("Action"))
+            and {EVENTS_PRINCIPAL, "*"} & senders
             and not _names_rules(statement.get("Condition"))
         ):
-            found.append(statement.get("Sid") or services)
+            found.append(statement.get("Sid") or sorted(senders))
     return found
 
 
