@@ -4,11 +4,13 @@ repositoryOpts), at its pinned version; a mirror that is not an https:// or oci:
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 import pytest
+from helpers.render import helm_and_charts
 from helpers.stacks import stack_config
 from ultraserver.config.settings import KubernetesSettings, parse_settings
 from ultraserver.facts.pins import charts
@@ -98,3 +100,42 @@ def test_the_policies_find_the_releases_of_a_mirrored_plan(plan_with: Callable[.
     assert dra_mode(mirrored) and dra_mode(plain)
     for chart in (charts.KUEUE, charts.DRANET, charts.GPU_OPERATOR):
         assert len(releases_of(mirrored, chart)) == len(releases_of(plain, chart)) == 1, chart
+
+
+OCI_PATHS = {
+    # path under oci://127.0.0.1:9 -> whether Helm takes it as a repository (OCI distribution spec names)
+    "charts": True,
+    "team/helm-charts": True,
+    "my__charts/v1.2": True,
+    "": True,
+    "MyCharts": False,  # repository names are lowercase
+    "my~charts": False,
+    "my%20charts": False,
+    "my+charts": False,
+    "my@charts": False,
+    "my..charts": False,
+    "-charts": False,
+}
+
+
+@pytest.mark.parametrize(("path", "taken"), OCI_PATHS.items())
+def test_an_oci_mirror_path_helm_would_refuse_is_refused_at_plan_time(path: str, taken: bool) -> None:
+    config = dict(stack_config(STACK))
+    mirror = f"oci://127.0.0.1:9/{path}" if path else "oci://127.0.0.1:9"
+    config[KUBERNETES] = {**(config.get(KUBERNETES) or {}), "chartMirror": mirror}
+    if taken:
+        assert parse_settings(config, today=date(2026, 11, 23)).kubernetes.kueue.chart_mirror == mirror
+    else:
+        with pytest.raises(ConfigError) as refused:
+            parse_settings(config, today=date(2026, 11, 23))
+        assert refused.value.items[0].key.endswith("kubernetes.chartMirror")
+
+
+def test_the_oci_paths_above_are_those_the_real_helm_takes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    helm, _ = helm_and_charts()
+    for path, taken in OCI_PATHS.items():
+        reference, _ = charts.chart_reference(charts.pinned(charts.KUEUE), f"oci://127.0.0.1:9/{path}")
+        pull = [str(helm), "pull", reference, "--version", "0.19.2", "--destination", str(tmp_path)]
+        done = subprocess.run(pull, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
+        # Port 9 refuses the connection: a name Helm takes gets that far, one it refuses never leaves the parser.
+        assert ("invalid reference" not in done.stderr) == taken, (path, done.stderr)

@@ -169,11 +169,17 @@ ManifestMirror = Annotated[
     str, pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True)
 ]
 """Where pinned manifests are read instead of their URLs: an https:// URL prefix or an absolute local directory."""
+# An oci:// path is a repository name: lowercase components of letters and digits joined by '.', '_', '__' or
+# dashes (OCI distribution spec v1.1.0 spec.md, "Pulling manifests", read 2026-11-27: "<name> MUST match the
+# following regular expression: [a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(\/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*");
+# Helm refuses any other before it connects ("invalid reference", Helm v4.1.4: tests/resources/test_chart_mirror.py).
 ChartMirror = Annotated[
     str,
     pattern(
-        r"(https|oci)://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%+@/-]*)?",
-        "an https:// Helm repository URL or an oci:// registry path (ASCII host, optional port and path)",
+        r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%+@/-]*)?"
+        r"|oci://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*/?",
+        "an https:// Helm repository URL or an oci:// registry path (ASCII host, optional port and path; an oci:// "
+        "path in lowercase letters and digits joined by '/', '.', '_' or '-')",
         empty=True,
     ),
 ]
