@@ -78,6 +78,9 @@ def test_a_program_gets_the_mirror_on_every_release_of_its_kubernetes_settings()
         "oci://registry.example.com/charts\n",
         "https://ch\u0430rts.example.com",  # a Cyrillic a
         "https://charts.example.com/a b",
+        "https://charts.example.com:99999/helm",  # no such port: Helm's dial fails at deploy time
+        "oci://registry.example.com:65536/charts",
+        "oci://registry.example.com:0/charts",
     ],
 )
 def test_a_mirror_that_is_not_an_https_or_oci_url_is_refused(mirror: str) -> None:
