@@ -25,25 +25,17 @@ from ultraserver.problems import Problem
 def cmd_preflight(args: argparse.Namespace) -> int:
     """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
     from ultraserver.preflight.checks import run_preflight
-    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.preflight.clients import PreflightAccessError
     from ultraserver.preflight.report import exit_code, format_checks
     from ultraserver.preflight.target import target_from_settings
     from ultraserver.preflight.tools import aws_cli_version, check_aws_cli
 
-    target = target_from_settings(stack_settings(args.project_dir, args.stack))
+    settings = stack_settings(args.project_dir, args.stack)
+    target = target_from_settings(settings)
     if args.region:
         target.region = args.region
     try:
-        checks = [
-            check_aws_cli(aws_cli_version()),
-            # As Pulumi's AWS provider signs: the stack's aws:profile (unless --profile), then its aws:assumeRoles.
-            *run_preflight(
-                target,
-                make_clients(
-                    target.region, args.profile or target.aws_profile or None, args.endpoint_url, target.assume_roles
-                ),
-            ),
-        ]
+        checks = [check_aws_cli(aws_cli_version()), *run_preflight(target, _stack_clients(args, settings))]
     except PreflightAccessError as err:
         print(f"preflight: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -99,7 +91,7 @@ def _verify_file(args: argparse.Namespace, expected: Any) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     """Live state of the stack's Capacity Blocks per UltraServer: AWS side, cluster side, idle cost."""
     from ultraserver.facts.capacity.capacity_blocks import MAX_BLOCK_DAYS
-    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.preflight.clients import PreflightAccessError
     from ultraserver.status.judge import Limits
     from ultraserver.status.report import format_status, status_json
     from ultraserver.status.run import run_status
@@ -128,7 +120,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     except KubeconfigError as err:
         reader = str(err)  # AWS alone still knows the blocks and reservations
     try:
-        clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
+        clients = _stack_clients(args, settings)
         report = run_status(settings, clients, reader, limits)
     except PreflightAccessError as err:
         print(f"status: {err}", file=sys.stderr)
@@ -143,6 +135,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"status: cluster API unreachable (exit {EXIT_UNREACHABLE}): {report.cluster_unread}", file=sys.stderr)
         return EXIT_UNREACHABLE
     return EXIT_OK
+
+
+def _stack_clients(args: argparse.Namespace, settings: Any, *, confirm: bool = False) -> Any:
+    """Every live command's AWS clients, from the stack's identity and the --region/--profile/--endpoint-url given."""
+    from ultraserver.preflight.clients import stack_clients
+
+    return stack_clients(settings, args.region, args.profile, args.endpoint_url, confirm=confirm)
 
 
 def _extend_cluster(kubeconfig: str | None) -> Any:
@@ -160,7 +159,8 @@ def _extend_cluster(kubeconfig: str | None) -> Any:
 
 def cmd_extend(args: argparse.Namespace) -> int:
     """Show the extension offerings of a group's current Capacity Block(s); buy them with --yes."""
-    from ultraserver.preflight.clients import ApiFailure, PreflightAccessError, make_clients
+    from ultraserver.config.aws_identity import caller_account
+    from ultraserver.preflight.clients import ApiFailure, PreflightAccessError
     from ultraserver.status.extend import ExtendUsageError, check_hours, pick_group, run_extend
 
     settings = stack_settings(args.project_dir, args.stack)
@@ -169,7 +169,9 @@ def cmd_extend(args: argparse.Namespace) -> int:
     except ExtendUsageError as err:
         raise UsageError(err.problem) from None
     try:
-        clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
+        # A purchase and the moves change the account: say which one before acting, refuse one the stack does not list.
+        clients = _stack_clients(args, settings, confirm=True)
+        print(f"AWS account {caller_account(clients.caller_arn)} ({clients.caller_arn})")
         now = args.now or datetime.now(timezone.utc)
         cluster = _extend_cluster(args.kubeconfig) if args.yes else None
         lines, ok = run_extend(group, clients, hours, args.yes, now, settings.cluster.name, cluster)

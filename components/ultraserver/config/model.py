@@ -325,6 +325,9 @@ class Settings(Model):
     aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
         (), alias="aws:assumeRoles", description="Roles the AWS provider assumes; the kubeconfig assumes the last."
     )
+    aws_allowed_account_ids: tuple[Annotated[str, pattern(aws_ids.ACCOUNT, "a 12-digit AWS account id")], ...] = Field(
+        (), alias="aws:allowedAccountIds", description="Accounts the AWS provider may act in; `extend` refuses others."
+    )
     cluster: ClusterSettings = Field(description="The EKS control plane.")
     network: NetworkSettings = Field(default_factory=NetworkSettings, description="The VPC and subnets.")
     system_node_group: SystemNodeGroupSettings = Field(
