@@ -16,10 +16,16 @@ from ultraserver.cli.common import (
     EXIT_USAGE,
     UsageError,
     check_output,
+    json_output,
     stack_settings,
     write_output,
 )
 from ultraserver.problems import Problem
+
+# The keys of verify's and status's --json documents (verify.report.verdicts_json, status.report.status_json): a file
+# holding them is an earlier output, overwritten without --force.
+VERIFY_JSON = json_output("stack", "passed", "checks", "notChecked")
+STATUS_JSON = json_output("stack", "now", "passed", "ultraservers", "problems")
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
@@ -50,7 +56,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ultraserver.verify.expect import expectation
     from ultraserver.verify.report import format_verdicts, not_checked, verdicts_json
 
-    check_output(args.json, None, "--json")
+    check_output(args.json, None, "--json", VERIFY_JSON, force=args.force)
     expected = expectation(stack_settings(args.project_dir, args.stack))
     if args.from_file:
         return _verify_file(args, expected)
@@ -66,7 +72,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     notes = [] if args.node_facts_only else not_checked(expected)
     print(format_verdicts(verdicts, notes))
     if args.json:
-        write_output(args.json, json.dumps(verdicts_json(args.stack, verdicts, notes), indent=2) + "\n")
+        write_output(args.json, json.dumps(verdicts_json(args.stack, verdicts, notes), indent=2) + "\n", "--json")
         print(f"\nVerdicts JSON written to {args.json}")
     return EXIT_UNREACHABLE if unreachable(verdicts) else exit_code(verdicts)
 
@@ -83,7 +89,7 @@ def _verify_file(args: argparse.Namespace, expected: Any) -> int:
         raise UsageError(err.problem) from None
     print(format_verdicts([verdict], []))
     if args.json:
-        write_output(args.json, json.dumps(verdicts_json(args.stack, [verdict], []), indent=2) + "\n")
+        write_output(args.json, json.dumps(verdicts_json(args.stack, [verdict], []), indent=2) + "\n", "--json")
         print(f"\nVerdicts JSON written to {args.json}")
     return exit_code([verdict])
 
@@ -111,7 +117,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 )
             )
     settings = stack_settings(args.project_dir, args.stack)
-    check_output(args.json, None, "--json")
+    check_output(args.json, None, "--json", STATUS_JSON, force=args.force)
     now = args.now or datetime.now(timezone.utc)
     limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours), args.stack)
     reader: ClusterReader | str
@@ -127,7 +133,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(format_status(args.stack, report, now))
     if args.json:
-        write_output(args.json, json.dumps(status_json(args.stack, report, now), indent=2) + "\n")
+        write_output(args.json, json.dumps(status_json(args.stack, report, now), indent=2) + "\n", "--json")
         print(f"\nStatus JSON written to {args.json}")
     if report.failed:
         return EXIT_FAILED

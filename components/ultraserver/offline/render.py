@@ -34,6 +34,14 @@ from ultraserver.offline.helm_template import (
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.problems import INFO, WARNING, ConfigError, Described, Problem
 
+MANIFEST_HEAD = "---\n# Source: "
+"""How every manifest file --render writes starts (its first object under its `# Source:` line)."""
+
+
+def manifest_file(folder: Path, release: ReleaseInput) -> Path:
+    """Where --render writes one release's manifest: ``<plan resource name>.yaml`` in the folder."""
+    return folder / f"{release.resource}.yaml"
+
 
 @dataclass
 class ReleaseRender:
@@ -47,7 +55,7 @@ class ReleaseRender:
     def manifest(self) -> str:
         """The objects as one YAML stream, each under its `# Source:` line."""
         return "".join(
-            f"---\n# Source: {o.source}\n{yaml.safe_dump(dict(o.body), sort_keys=False)}" for o in self.objects
+            f"{MANIFEST_HEAD}{o.source}\n{yaml.safe_dump(dict(o.body), sort_keys=False)}" for o in self.objects
         )
 
 
@@ -64,7 +72,7 @@ class StackRender:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             for render in self.releases:
-                path = folder / f"{render.release.resource}.yaml"
+                path = manifest_file(folder, render.release)
                 path.write_text(render.manifest())
                 written.append(path)
         except OSError as error:
