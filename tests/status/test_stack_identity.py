@@ -137,7 +137,7 @@ def test_extend_names_the_account_it_acts_in_before_acting(
     ]
 
 
-@pytest.mark.parametrize("name", ["status", "extend"])
+@pytest.mark.parametrize("name", ["preflight", "status", "extend"])
 def test_an_account_the_stack_does_not_allow_is_refused_before_any_other_call(
     name: str, signed: list[Signed], acting: list[str], tmp_path: Path
 ) -> None:
@@ -153,7 +153,7 @@ def test_an_account_the_stack_does_not_allow_is_refused_before_any_other_call(
         r"the stack moved \(no other AWS call was made\)\n",
         done.stderr,
     ), done.stderr
-    assert acting == []  # neither the status reads nor extend's purchase and moves ran
+    assert acting == []  # neither preflight's checks, the status reads nor extend's purchase and moves ran
     assert [form["Action"][0] for _, form in signed] == ["AssumeRole", "GetCallerIdentity"]
 
 
