@@ -18,6 +18,7 @@ from ultraserver.builders import drain_script as ds
 from ultraserver.builders import recheck_script as rc
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest
 from ultraserver.builders.reclaim_drain import drain_blocks
+from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES
 from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 
 MINUTE = timedelta(minutes=1)
@@ -112,14 +113,14 @@ def test_the_next_blocks_ultraserver_is_checked_once_all_its_nodes_are_ready(mod
     assert job["spec"] == manifests[0]["spec"]
 
 
-def test_a_fleet_job_and_an_ultraserver_without_a_current_block_are_left_alone() -> None:
+def test_a_job_pinned_to_no_node_group_and_an_ultraserver_without_a_current_block_are_left_alone() -> None:
     first, _ = drain_blocks(two_blocks("managed", "standby"))
-    fleet = manifest(first.ultraserver)
-    fleet["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {}
+    anywhere = manifest(first.ultraserver)
+    anywhere["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {}
     sim = CheckCluster()
     nodes = sim.join(first.ultraserver, 18, first.start, "managed")
     sim.ready(nodes)
-    assert rc.due_checks(list(sim.nodes.values()), [], [fleet], [first], first.start + MINUTE) == []
+    assert rc.due_checks(list(sim.nodes.values()), [], [anywhere], [first], first.start + MINUTE) == []
     assert rc.due_checks(list(sim.nodes.values()), [], [manifest(first.ultraserver)], [first], first.end) == []
     assert len(rc.due_checks(list(sim.nodes.values()), [], [manifest(first.ultraserver)], [first], first.start)) == 1
 
@@ -130,6 +131,7 @@ def test_the_script_uses_only_the_standard_library_and_the_facts_it_copies() -> 
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported <= set(sys.stdlib_module_names)
     assert rc.GROUP_LABEL == ds.GROUP_LABEL == ULTRASERVER_LABEL
+    assert rc.JOIN_GRACE == timedelta(minutes=NODE_JOIN_GRACE_MINUTES)
     assert rc.MPIJOB_API == f"/apis/{manifest('x')['apiVersion']}"
 
 

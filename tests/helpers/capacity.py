@@ -142,3 +142,45 @@ def gpu_nodes(
         provider = f"aws:///us-east-1-dfw-2a/i-0{n:016x}"
         nodes.append(Node(f"ip-10-0-0-{n}.ec2.internal", labels, allocatable, n < ready, ready_since, provider))
     return FakeCluster(node_list=nodes)
+
+
+def node_object(node: Node) -> dict:
+    """A Node as the API server serves it."""
+    since = node.ready_changed.isoformat() if node.ready_changed else None
+    condition = {"type": "Ready", "status": "True" if node.ready else "False", "lastTransitionTime": since}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node.name, "labels": dict(node.labels)},
+        "spec": {"providerID": node.provider_id},
+        "status": {"conditions": [condition], "allocatable": dict(node.allocatable)},
+    }
+
+
+def launcher(namespace: str, job: str, phase: str, created: datetime, finished: datetime | None) -> dict:
+    """The launcher pod of an MPIJob's run as the Job controller labels it."""
+    state = {"terminated": {"exitCode": 0 if phase == "Succeeded" else 1, "finishedAt": finished.isoformat()}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{job}-launcher-{created:%H%M}",
+            "namespace": namespace,
+            "labels": {"job-name": f"{job}-launcher"},
+            "creationTimestamp": created.isoformat(),
+        },
+        "spec": {"containers": [{"name": "launcher", "image": "x"}]},
+        "status": {
+            "phase": phase,
+            "containerStatuses": [
+                {
+                    "name": "launcher",
+                    "image": "x",
+                    "imageID": "x",
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": state if finished else {"running": {}},
+                }
+            ],
+        },
+    }

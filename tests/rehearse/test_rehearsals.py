@@ -176,3 +176,13 @@ def test_a_missing_node_fails_the_acceptance_naming_the_ultraserver_and_the_coun
     rehearsal = run("gb200-x72", "missing-node")
     assert any("1 node(s) missing, 17 of 18 joined" in p for p in failed(rehearsal)["acceptance"])
     assert "FAILED nvl72 acceptance: UltraServer nvl72" in format_rehearsal(rehearsal)
+
+
+def test_a_failed_nccl_run_fails_the_acceptance_and_verify_shows_it_from_the_stacks_window() -> None:
+    # The IMEX fault starves every job with a worker on that node: nvbandwidth and the UltraServer's NCCL run.
+    rehearsal = run("gb200-x72-dra", "imex")
+    [problem] = failed(rehearsal)["acceptance"]
+    assert "nccl-nvl72 failed (nccl-check/nccl-nvl72-launcher-" in problem
+    verify = next(s for s in rehearsal.stages if s.name == "verify")
+    assert "block start from the stack's window" in verify.output
+    assert "nvl72: block start 2026-12-01 11:30 UTC; all 18 nodes Ready at +10.0 min; checks failed" in verify.output

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
-from helpers.capacity import A_START, DURING_A, gpu_nodes
+from helpers.capacity import A_START, DURING_A, gpu_nodes, launcher, node_object
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.status.report import format_status, status_json
 from ultraserver.status.run import StatusReport
-from ultraserver.verify.clients import Node, connect
+from ultraserver.verify.clients import connect
 
 from tests.status.test_status import SETTINGS, a_active, b_scheduled, status_at
 
@@ -43,58 +43,26 @@ def test_an_impaired_ultraserver_gets_the_support_case_packet() -> None:
     assert "remediation: the support-case packet is in --json" in format_status("gb200-x72", report, DURING_A)
 
 
-def _node_object(node: Node) -> dict:
-    since = node.ready_changed.isoformat() if node.ready_changed else None
-    condition = {"type": "Ready", "status": "True" if node.ready else "False", "lastTransitionTime": since}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": node.name, "labels": dict(node.labels)},
-        "spec": {"providerID": node.provider_id},
-        "status": {"conditions": [condition], "allocatable": dict(node.allocatable)},
-    }
-
-
-def _launcher(name: str, phase: str, created: datetime, finished: datetime | None) -> dict:
-    state = {"terminated": {"exitCode": 0 if phase == "Succeeded" else 1, "finishedAt": finished.isoformat()}}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "imex-check",
-            "labels": {"job-name": "nvbandwidth-nvl72-launcher"},
-            "creationTimestamp": created.isoformat(),
-        },
-        "spec": {"containers": [{"name": "launcher", "image": "x"}]},
-        "status": {
-            "phase": phase,
-            "containerStatuses": [
-                {
-                    "name": "launcher",
-                    "image": "x",
-                    "imageID": "x",
-                    "ready": False,
-                    "restartCount": 0,
-                    "state": state if finished else {"running": {}},
-                }
-            ],
-        },
-    }
-
-
 def _served_status(tmp_path: Path, launchers: list[dict]) -> tuple[StatusReport, dict]:
     nodes = gpu_nodes(SETTINGS, ready=18, ready_since=A_START + timedelta(minutes=12)).node_list
     with Emulator() as emulator:
-        emulator.put([_node_object(n) for n in nodes] + launchers)
+        emulator.put([node_object(n) for n in nodes] + launchers)
         reader = connect(str(emulator.kubeconfig(tmp_path)))
         report = status_at(DURING_A, a_active(), b_scheduled(), reader)  # type: ignore[arg-type]
     return report, status_json("gb200-x72", report, DURING_A)["ultraservers"][0]["acceptance"]
 
 
 def test_the_checks_of_this_block_show_when_they_passed_read_over_http(tmp_path: Path) -> None:
-    old = _launcher("old", "Failed", A_START - timedelta(days=1), A_START - timedelta(hours=23))
-    run = _launcher("new", "Succeeded", A_START + timedelta(minutes=13), A_START + timedelta(minutes=21, seconds=30))
+    old = launcher(
+        "imex-check", "nvbandwidth-nvl72", "Failed", A_START - timedelta(days=1), A_START - timedelta(hours=23)
+    )
+    run = launcher(
+        "imex-check",
+        "nvbandwidth-nvl72",
+        "Succeeded",
+        A_START + timedelta(minutes=13),
+        A_START + timedelta(minutes=21, seconds=30),
+    )
     report, accepted = _served_status(tmp_path, [old, run])
     assert accepted["minutesToReady"] == 12.0
     assert accepted["checks"] == "passed" and accepted["minutesToChecks"] == 21.5
@@ -102,9 +70,13 @@ def test_the_checks_of_this_block_show_when_they_passed_read_over_http(tmp_path:
 
 
 def test_a_failed_run_and_a_run_of_the_previous_block_are_not_passed(tmp_path: Path) -> None:
-    failed = _launcher("new", "Failed", A_START + timedelta(minutes=13), A_START + timedelta(minutes=15))
+    failed = launcher(
+        "imex-check", "nvbandwidth-nvl72", "Failed", A_START + timedelta(minutes=13), A_START + timedelta(minutes=15)
+    )
     assert _served_status(tmp_path, [failed])[1]["checks"] == "failed"
-    old = _launcher("old", "Succeeded", A_START - timedelta(days=1), A_START - timedelta(hours=23))
+    old = launcher(
+        "imex-check", "nvbandwidth-nvl72", "Succeeded", A_START - timedelta(days=1), A_START - timedelta(hours=23)
+    )
     report, accepted = _served_status(tmp_path, [old])
     assert accepted["checks"] == "not yet" and accepted["minutesToChecks"] is None
     assert "checks:  not yet (" in format_status("gb200-x72", report, DURING_A)

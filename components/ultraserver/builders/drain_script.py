@@ -47,6 +47,8 @@ class Block:
     start: datetime
     end: datetime
     lead_minutes: int
+    nodes: int = 0
+    """Nodes the node group runs in the block (its desired size; 0 when not known): the fabric checks wait for all."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Block:
@@ -57,6 +59,7 @@ class Block:
             _utc(data["start"]),
             _utc(data["end"]),
             int(data["leadMinutes"]),
+            int(data.get("nodes", 0)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -67,6 +70,7 @@ class Block:
             "start": _iso(self.start),
             "end": _iso(self.end),
             "leadMinutes": self.lead_minutes,
+            "nodes": self.nodes,
         }
 
 

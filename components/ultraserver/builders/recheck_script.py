@@ -1,25 +1,29 @@
 """Fabric checks at each join: with ``handover: standby`` a block's nodes join at its start with no deploy, so the
 check MPIJobs the deploy made (nvbandwidth, NCCL, EFA; verify reads their pods and logs) ran on the previous block's
-nodes. Pure decisions (``due_checks``) and their REST calls (``apply_check``) that make each UltraServer's check jobs
-again, from the manifests the toolkit deploys, once the nodes of its current block have all joined and are Ready.
+nodes. Pure decisions (``due_checks``) and their REST calls (``apply_check``) that make each check job again, from the
+manifests the toolkit deploys, once every node group its workers may run on (``job_node_groups``: one UltraServer,
+a grouped fleet of several, or the EFA check's groups) has its current block's nodes all joined and Ready.
 
-A job counts as this block's when it carries ``CHECKED_BLOCK`` with the block's key, or was created at or after the
-block's start (the deploy made it for this block). Only a job whose workers select one UltraServer
-(``GROUP_LABEL``) is made again: a grouped fleet's jobs pick their UltraServers by anti-affinity and are left to
-``ultraserver verify``. Like ``drain_script`` this imports the standard library only (the CronJob mounts it in a
+A job counts as this block's when it carries ``CHECKED_BLOCK`` with the keys of the current blocks of the node groups
+it spans, or was created at or after the latest of their starts (the deploy made it for these blocks). A job over a
+node group without a block (no window) is left to the deploy and ``ultraserver verify``: nothing tells when that
+group's block starts. A grouped fleet's nvbandwidth jobs are made in the same run, so their anti-affinity sends them
+to different UltraServers. Like ``drain_script`` this imports the standard library only (the CronJob mounts it in a
 stock Python image).
 """
 
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 # Copies of facts (this script may import nothing of ours); tests keep them equal.
 GROUP_LABEL = "ultraserver.io/ultraserver"
 CHECKED_BLOCK = "ultraserver.io/checked-block"
 MPIJOB_API = "/apis/kubeflow.org/v2beta1"
+JOIN_GRACE = timedelta(minutes=30)
+"""facts.capacity.capacity_blocks.NODE_JOIN_GRACE_MINUTES: after it, a block's nodes are expected Ready."""
 
 
 def _utc(text: str) -> datetime:
@@ -40,35 +44,62 @@ def block_key(block: Any) -> str:
     return f"{(block.reservations or ('',))[0]}@{block.start.astimezone(timezone.utc):%Y%m%dT%H%MZ}"
 
 
-def job_ultraserver(manifest: dict[str, Any]) -> str:
-    """The UltraServer a check job's workers select; empty for a fleet job."""
+def job_node_groups(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The node groups (``GROUP_LABEL`` values) a check job's workers may run on: the worker's nodeSelector, else the
+    ``In`` values of its required node affinity; empty when they are not pinned to node groups."""
     worker = (manifest.get("spec") or {}).get("mpiReplicaSpecs", {}).get("Worker") or {}
-    return ((worker.get("template") or {}).get("spec") or {}).get("nodeSelector", {}).get(GROUP_LABEL, "")
+    spec = (worker.get("template") or {}).get("spec") or {}
+    selected = (spec.get("nodeSelector") or {}).get(GROUP_LABEL)
+    return (selected,) if selected else _affinity_groups(spec)
+
+
+def _affinity_groups(spec: dict[str, Any]) -> tuple[str, ...]:
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    expressions = [e for term in required.get("nodeSelectorTerms") or [] for e in term.get("matchExpressions") or []]
+    pinned = [e for e in expressions if e.get("key") == GROUP_LABEL and e.get("operator") == "In"]
+    return tuple(sorted({value for e in pinned for value in e.get("values") or []}))
+
+
+def rechecked(manifest: dict[str, Any], blocks: list) -> bool:
+    """Whether the job is ever made again: it spans node groups, each with a block."""
+    spans = job_node_groups(manifest)
+    return bool(spans) and all(any(b.ultraserver == group for b in blocks) for group in spans)
 
 
 def _workers(manifest: dict[str, Any]) -> int:
     return int(manifest["spec"]["mpiReplicaSpecs"]["Worker"].get("replicas", 1))
 
 
-def _joined_and_ready(nodes: list[dict[str, Any]], ultraserver: str, block: Any, workers: int) -> bool:
-    """Whether the block's nodes (created at or after its start) number at least the job's workers, all Ready."""
+def _joined_and_ready(nodes: list[dict[str, Any]], block: Any, needed: int) -> bool:
+    """Whether the block's nodes (created at or after its start) number at least ``needed``, all Ready."""
     joined = [
         n
         for n in nodes
-        if (_meta(n).get("labels") or {}).get(GROUP_LABEL) == ultraserver
+        if (_meta(n).get("labels") or {}).get(GROUP_LABEL) == block.ultraserver
         and _utc(_meta(n).get("creationTimestamp") or "1970-01-01T00:00:00Z") >= block.start
     ]
-    return len(joined) >= workers and all(_ready(n) for n in joined)
+    return len(joined) >= needed and all(_ready(n) for n in joined)
 
 
-def _checked(live: dict[str, Any] | None, block: Any) -> bool:
+def _all_ready(nodes: list[dict[str, Any]], current: list, floor: int, now: Any) -> bool:
+    """Whether every block's nodes are all Ready: the block's ``nodes`` (at least ``floor``, the job's workers); after
+    the join grace those that did join, so a node that never joins holds the checks back only until then (a missing
+    node is status's finding)."""
+    return all(
+        _joined_and_ready(nodes, b, max(b.nodes, floor) if now < b.start + JOIN_GRACE else floor) for b in current
+    )
+
+
+def _checked(live: dict[str, Any] | None, key: str, since: datetime) -> bool:
     if live is None:
         return False
     meta = _meta(live)
-    if (meta.get("annotations") or {}).get(CHECKED_BLOCK) == block_key(block):
+    if (meta.get("annotations") or {}).get(CHECKED_BLOCK) == key:
         return True
     created = meta.get("creationTimestamp")
-    return isinstance(created, str) and _utc(created) >= block.start
+    return isinstance(created, str) and _utc(created) >= since
 
 
 def due_checks(
@@ -78,24 +109,25 @@ def due_checks(
     blocks: list,
     now: Any,
 ) -> list[dict[str, Any]]:
-    """A ``recreate-check`` action per check job whose UltraServer's current block has all its nodes Ready and no run
-    of this block yet; the manifest carries the block's key."""
+    """A ``recreate-check`` action per check job whose node groups' current blocks all have their nodes Ready (the
+    block's ``nodes``, or after the join grace those that joined; at least the job's workers when it spans one group)
+    and no run of these blocks yet; the manifest carries the blocks' keys."""
     live = {(_meta(j).get("namespace"), _meta(j).get("name")): j for j in live_jobs}
     actions = []
     for manifest in manifests:
-        ultraserver, meta = job_ultraserver(manifest), _meta(manifest)
-        current = [b for b in blocks if b.ultraserver == ultraserver and b.start <= now < b.end]
-        if not ultraserver or not current:
+        spans, meta = job_node_groups(manifest), _meta(manifest)
+        current = [b for g in spans for b in blocks if b.ultraserver == g and b.start <= now < b.end]
+        if not spans or len(current) != len(spans):
             continue
-        block = current[0]
-        if _checked(live.get((meta["namespace"], meta["name"])), block):
+        key = ",".join(block_key(b) for b in current)
+        if _checked(live.get((meta["namespace"], meta["name"])), key, max(b.start for b in current)):
             continue
-        if not _joined_and_ready(nodes, ultraserver, block, _workers(manifest)):
+        if not _all_ready(nodes, current, _workers(manifest) if len(spans) == 1 else 1, now):
             continue
         made = copy.deepcopy(manifest)
-        made["metadata"].setdefault("annotations", {})[CHECKED_BLOCK] = block_key(block)
+        made["metadata"].setdefault("annotations", {})[CHECKED_BLOCK] = key
         ref = {"namespace": meta["namespace"], "name": meta["name"]}
-        actions.append({"kind": "recreate-check", **ref, "block": block_key(block), "manifest": made})
+        actions.append({"kind": "recreate-check", **ref, "block": key, "manifest": made})
     return actions
 
 

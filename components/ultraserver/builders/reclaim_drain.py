@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from ultraserver.builders.drain_script import Block
-from ultraserver.builders.recheck_script import job_ultraserver
+from ultraserver.builders.recheck_script import rechecked
 from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
@@ -56,8 +56,8 @@ class ReclaimDrainArgs:
     region: str = ""
     """Region of that queue (AWS_REGION of the pod)."""
     checks: Sequence[Mapping[str, Any]] = ()
-    """The fabric checks' MPIJob manifests as deployed; those whose workers select one UltraServer are made again
-    when the nodes of that UltraServer's next block are all Ready (``recheck_script``)."""
+    """The fabric checks' MPIJob manifests as deployed; each is made again when the nodes of the current blocks of
+    every node group it spans are all Ready (``recheck_script``)."""
 
 
 def drain_blocks(settings: Settings) -> list[Block]:
@@ -68,13 +68,14 @@ def drain_blocks(settings: Settings) -> list[Block]:
             for block in group.position_blocks(position):
                 w = block.window
                 if w is not None:
-                    found.append(Block(ultraserver, block.reservation_ids, w.start, w.end, w.scale_down_lead_minutes))
+                    lead, nodes = w.scale_down_lead_minutes, group.nodes_per_group
+                    found.append(Block(ultraserver, block.reservation_ids, w.start, w.end, lead, nodes))
     return found
 
 
 def rechecked_jobs(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
-    """The check jobs made again at each join: those whose workers select one UltraServer."""
-    return [dict(m) for m in args.checks if job_ultraserver(dict(m))]
+    """The check jobs made again at each join: those whose workers are pinned to node groups that all have blocks."""
+    return [dict(m) for m in args.checks if rechecked(dict(m), list(args.blocks))]
 
 
 def check_rbac_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:

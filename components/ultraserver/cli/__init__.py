@@ -153,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument(
         "--log-kind", choices=("nvbandwidth", "nccl"), help="the tool that wrote --from-file (default: detected)"
     )
+    ver.add_argument(
+        "--now",
+        type=moment_arg,
+        help="judge the block-start acceptance at this moment instead of the clock (ISO 8601); the block comes from "
+        "the stack's window",
+    )
     ver.set_defaults(func=cmd_verify)
     st = add_subcommand(sub, "status", "live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
     aws_options(st)

@@ -51,6 +51,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Judge the deployed stack: node facts, DRA, NVLink per UltraServer; one verdict per UltraServer and check."""
+    from ultraserver.verify.acceptance import stack_acceptance
     from ultraserver.verify.checks import exit_code, run_checks, unreachable
     from ultraserver.verify.clients import KubeconfigError, connect
     from ultraserver.verify.expect import expectation
@@ -70,9 +71,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     verdicts = run_checks(reader, expected, node_facts_only=args.node_facts_only)
     notes = [] if args.node_facts_only else not_checked(expected)
-    print(format_verdicts(verdicts, notes))
+    accepted = stack_acceptance(reader, expected, args.now or datetime.now(timezone.utc))
+    print(format_verdicts(verdicts, notes, accepted))
     if args.json:
-        write_output(args.json, json.dumps(verdicts_json(args.stack, verdicts, notes), indent=2) + "\n", "--json")
+        document = verdicts_json(args.stack, verdicts, notes, accepted)
+        write_output(args.json, json.dumps(document, indent=2) + "\n", "--json")
         print(f"\nVerdicts JSON written to {args.json}")
     return EXIT_UNREACHABLE if unreachable(verdicts) else exit_code(verdicts)
 

@@ -37,6 +37,7 @@ from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
 from ultraserver.rehearse.stage import Stage
 from ultraserver.status.cluster import read_cluster
+from ultraserver.verify.acceptance import stack_acceptance
 from ultraserver.verify.checks import exit_code, run_checks
 from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import StackExpectation, expectation
@@ -150,10 +151,12 @@ def serve(emulator: Emulator, cluster: Cluster, runs: list[jobs.Run]) -> list[st
     ]
 
 
-def verify_stage(kubeconfig: Path, expected: StackExpectation) -> Stage:
-    """``ultraserver verify`` as the command runs it: connect through the kubeconfig, every check, its report."""
-    verdicts = run_checks(connect(str(kubeconfig)), expected)
-    text = format_verdicts(verdicts, not_checked(expected))
+def verify_stage(kubeconfig: Path, expected: StackExpectation, at: datetime) -> Stage:
+    """``ultraserver verify --now at`` as the command runs it: connect through the kubeconfig, every check, the
+    block-start acceptance, its report."""
+    reader = connect(str(kubeconfig))
+    verdicts = run_checks(reader, expected)
+    text = format_verdicts(verdicts, not_checked(expected), stack_acceptance(reader, expected, at))
     return Stage("verify", exit_code(verdicts), text, tuple(verdicts))
 
 
@@ -212,7 +215,7 @@ def rehearse(
         result.url = emulator.url
         result.served = serve(emulator, cluster, runs)
         kubeconfig = emulator.kubeconfig(Path(directory))
-        result.stages.append(verify_stage(kubeconfig, cluster.expected))
+        result.stages.append(verify_stage(kubeconfig, cluster.expected, moment))
         groups = drift_expected(cluster.objects)
         if groups is not None:
             result.stages.append(drift_stage(emulator.url, groups, moment))

@@ -19,40 +19,13 @@ from ultraserver.facts.capacity import capacity_states
 from ultraserver.problems import ERROR, Problem
 from ultraserver.status.aws import Reservation
 from ultraserver.status.cluster import ClusterSide
-from ultraserver.verify.clients import Pod
-
-CHECKS_PASSED, CHECKS_FAILED, CHECKS_NOT_YET = "passed", "failed", "not yet"
+from ultraserver.verify.acceptance import acceptance
 
 
-def _minutes(start: datetime | None, at: datetime | None) -> float | None:
-    return round((at - start).total_seconds() / 60, 1) if at and start else None
-
-
-def checks_run(start: datetime | None, run: Pod | None) -> tuple[str, datetime | None]:
-    """This block's check run: ('passed' | 'failed', when it finished), or ('not yet', None) while none of this block
-    (launched at or after its start) has finished."""
-    if run is None or start is None or not run.created or datetime.fromisoformat(run.created) < start:
-        return CHECKS_NOT_YET, None
-    if run.phase not in ("Succeeded", "Failed") or not run.finished:
-        return CHECKS_NOT_YET, None
-    return (CHECKS_PASSED if run.phase == "Succeeded" else CHECKS_FAILED), datetime.fromisoformat(run.finished)
-
-
-def acceptance(r: Reservation, side: ClusterSide | None) -> dict[str, Any]:
-    """Block start, when the last reserved node turned Ready and the minutes between (None until all are Ready), and
-    when this block's check run finished (passed or failed) and the minutes from the start."""
-    ready = side is not None and side.ready >= r.total > 0 and all(side.ready_since)
-    last = max(t for t in side.ready_since if t is not None) if ready and side else None
-    checks, finished = checks_run(r.start, side.check_run if side else None)
-    return {
-        "blockStart": r.start.isoformat() if r.start else None,
-        "allReadyAt": last.isoformat() if last else None,
-        "minutesToReady": _minutes(r.start, last),
-        "ready": f"{side.ready if side else 0}/{r.total}",
-        "checks": checks,
-        "checksFinishedAt": finished.isoformat() if finished else None,
-        "minutesToChecks": _minutes(r.start, finished),
-    }
+def block_acceptance(r: Reservation, side: ClusterSide | None) -> dict[str, Any]:
+    """The reservation's block start, when its reserved nodes were all Ready and its checks' verdict
+    (``verify.acceptance``)."""
+    return acceptance(r.start, r.total, side.ready_since if side else (), side.check_runs if side else ())
 
 
 def remediation_packet(

@@ -8,8 +8,8 @@ from datetime import datetime
 
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
-from ultraserver.verify.clients import ClusterError, ClusterReader, Node, Pod
-from ultraserver.verify.fabric import launcher_selector
+from ultraserver.verify.acceptance import CheckJob, Runs, newest_runs
+from ultraserver.verify.clients import ClusterError, ClusterReader, Node
 from ultraserver.verify.resource_slices import published_devices
 from ultraserver.verify.verdict import EFA_RESOURCE, GPU_RESOURCE
 
@@ -36,8 +36,8 @@ class ClusterSide:
     """When each Ready node last turned Ready."""
     instance_ids: tuple[str, ...] = ()
     """EC2 instance ids of the group's nodes (from their providerID), for a remediation packet."""
-    check_run: Pod | None = None
-    """The newest launcher pod of the UltraServer's nvbandwidth check (None: none, or no check for one UltraServer)."""
+    check_runs: Runs = ()
+    """Each check job that covers the UltraServer with its newest launcher pod (None: none yet)."""
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON data."""
@@ -102,32 +102,29 @@ def _instance_ids(nodes: Sequence[Node]) -> tuple[str, ...]:
     return tuple(sorted(n.provider_id.rsplit("/", 1)[-1] for n in nodes if n.provider_id))
 
 
-def check_run(reader: ClusterReader, namespace: str, group: NodeGroupExpectation) -> Pod | None:
-    """The newest launcher pod of the group's own nvbandwidth check (the run verify judges and the in-cluster recheck
-    makes again at each block start); None without a check of this one UltraServer."""
-    if not namespace or len(group.nvlink_jobs) != 1:
-        return None
-    pods = reader.pods(namespace, launcher_selector(group.nvlink_jobs[0]))
-    return max(pods, key=lambda p: p.created) if pods else None
-
-
 def read_cluster(
-    reader: ClusterReader, groups: Sequence[NodeGroupExpectation], check_namespace: str = ""
+    reader: ClusterReader,
+    groups: Sequence[NodeGroupExpectation],
+    checks: Mapping[str, Sequence[CheckJob]] | None = None,
 ) -> tuple[dict[str, ClusterSide] | None, str]:
-    """Each node group's cluster side, read once (nodes; ResourceSlices when a group is in DRA mode; the launcher
-    pods of its check in ``check_namespace``); (None, why) when the API does not answer."""
+    """Each node group's cluster side, read once (nodes; ResourceSlices when a group is in DRA mode; the newest
+    launcher pod of each check job in ``checks``, node group -> its check jobs); (None, why) when the API does not
+    answer."""
+    checks = checks or {}
     try:
         nodes = reader.nodes()
         published = published_counts(reader.resource_slices()) if any(g.node_devices for g in groups) else {}
-        runs = {g.name: check_run(reader, check_namespace, g) for g in groups}
+        every = {(c.namespace, c.name): c for g in groups for c in checks.get(g.name, ())}
+        newest = {(c.namespace, c.name): pod for c, pod in newest_runs(reader, list(every.values()))}
     except ClusterError as err:
         return None, str(err)
+    runs = {g.name: tuple((c, newest[(c.namespace, c.name)]) for c in checks.get(g.name, ())) for g in groups}
     sides = {
         g.name: replace(
             cluster_side(
                 nodes, g.name, g.gpus_per_node, g.efa_devices, published if g.node_devices is not None else None
             ),
-            check_run=runs[g.name],
+            check_runs=runs[g.name],
         )
         for g in groups
     }

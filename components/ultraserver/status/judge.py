@@ -1,10 +1,10 @@
 """The judgement of ``ultraserver status``: per UltraServer, what is wrong with its block and its nodes.
 
 Errors (exit 1): a block active with fewer Ready nodes than reserved for longer than the grace period, the
-interconnect impaired, Ready nodes with fewer EFA devices than the layout, a block ending within the horizon with
-no successor in the group's capacityBlocks, and a reservation the group names that has ended (stale) or that EC2
-does not know. Warnings: a reservation not usable yet, interconnect not reported, an end date that differs from
-the stack file (the block was extended).
+interconnect impaired, Ready nodes with fewer EFA devices than the layout, a fabric check run of this block that
+failed, a block ending within the horizon with no successor in the group's capacityBlocks, and a reservation the
+group names that has ended (stale) or that EC2 does not know. Warnings: a reservation not usable yet, interconnect
+not reported, an end date that differs from the stack file (the block was extended).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from ultraserver.facts.capacity.capacity_blocks import (
 )
 from ultraserver.facts.capacity.capacity_states import GRACE_MINUTES, HORIZON_HOURS
 from ultraserver.problems import ERROR, WARNING, Problem
-from ultraserver.status.acceptance import acceptance, remediation_packet
+from ultraserver.status.acceptance import block_acceptance, remediation_packet
 from ultraserver.status.aws import NOT_FOUND, UNREPORTED, Reservation
 from ultraserver.status.cluster import ClusterSide, idle_gpu_hours
+from ultraserver.verify.acceptance import CHECKS_FAILED
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class UltraServerStatus:
             "secondsLeft": max(int((reclaim - now).total_seconds()), 0) if reclaim else None,
             "cluster": self.cluster.to_json() if self.cluster else None,
             "idleGpuHours": None if self.idle_gpu_hours is None else round(self.idle_gpu_hours, 2),
-            "acceptance": acceptance(self.reservation, self.cluster),
+            "acceptance": block_acceptance(self.reservation, self.cluster),
             "remediation": remediation_packet(self.reservation, self.cluster, self.problems, self.idle_gpu_hours, now),
             "problems": [
                 {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}
@@ -120,10 +121,27 @@ def judge(
     lead = window.scale_down_lead_minutes if window else None
     problems += _running_problems(key, r, side, lead, limits, settings_key if index > 0 and switches else None)
     problems += _ending_problems(key, group, r, blocks, index, settings_key, limits)
+    problems += _check_problems(key, r, side, limits.stack)
     idle = (
         None if side is None else (idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0)
     )
     return UltraServerStatus(group, node_group, index, len(blocks), r, side, idle, tuple(problems))
+
+
+def _check_problems(key: str, r: Reservation, side: ClusterSide | None, stack: str) -> list[Problem]:
+    """A check run of this block failed: the evidence of the remediation packet (verify judges its log)."""
+    accepted = block_acceptance(r, side) if side is not None else None
+    if accepted is None or accepted["checks"] != CHECKS_FAILED:
+        return []
+    return [
+        Problem(
+            f"{key}: fabric checks",
+            accepted["checksDetail"],
+            "every check run of this block passed",
+            f"ultraserver verify --stack {stack} for the failed run's log; an UltraServer that keeps failing: the "
+            "remediation packet (status --json)",
+        )
+    ]
 
 
 def _state_problems(key: str, r: Reservation, block_key: str) -> list[Problem]:

@@ -8,9 +8,10 @@ from typing import Any
 
 from ultraserver.facts.capacity.capacity_blocks import reclaim_at
 from ultraserver.problems import ERROR, WARNING, Problem, format_problems
-from ultraserver.status.acceptance import acceptance, remediation_packet
+from ultraserver.status.acceptance import block_acceptance, remediation_packet
 from ultraserver.status.judge import UltraServerStatus
 from ultraserver.status.run import StatusReport
+from ultraserver.verify.acceptance import checks_text
 
 MARKS = {ERROR: "FAIL", WARNING: "WARN"}
 
@@ -59,12 +60,11 @@ def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:
             "(estimate)"
         )
     lines = [f"{u.node_group}{block}", aws, cluster, cost]
-    accepted = acceptance(r, c)
+    accepted = block_acceptance(r, c)
     if accepted["minutesToReady"] is not None:
         lines.append(f"  ready:   all {r.total} nodes Ready {accepted['minutesToReady']} min after the block start")
     if c is not None:
-        when = "" if accepted["minutesToChecks"] is None else f" at +{accepted['minutesToChecks']} min"
-        lines.append(f"  checks:  {accepted['checks']}{when} (this block's fabric check run)")
+        lines.append(f"  checks:  {checks_text(accepted)}")
     if remediation_packet(r, c, u.problems, u.idle_gpu_hours, now):
         lines.append(
             "  remediation: the support-case packet is in --json (remediation); terminating every instance of the "

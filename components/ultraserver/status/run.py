@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ultraserver.builders.expected_nodes import node_group_expectations
-from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
@@ -23,7 +21,9 @@ from ultraserver.problems import Problem, blocking
 from ultraserver.status.aws import NOT_FOUND, Reservation, combined, read_reservations
 from ultraserver.status.cluster import ClusterSide, read_cluster
 from ultraserver.status.judge import Limits, UltraServerStatus, judge, stale_problems
+from ultraserver.verify.acceptance import ultraserver_checks
 from ultraserver.verify.clients import ClusterReader
+from ultraserver.verify.expect import expectation
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,12 @@ def run_status(
     ``reader`` is the cluster, or why there is none (no usable kubeconfig). Without the cluster (or when its API
     does not answer) the AWS side is still judged: reservations, blocks, interconnect, the end of each block.
     """
-    expected = {g.name: g for g in node_group_expectations(settings)}
+    expected = expectation(settings)
     sides: dict[str, ClusterSide] | None = None
     unread = reader if isinstance(reader, str) else ""
     if not isinstance(reader, str):
-        check = imex_check_args(settings)
-        sides, unread = read_cluster(reader, list(expected.values()), check.namespace if check else "")
+        checks = {g.name: ultraserver_checks(expected, g.name) for g in expected.groups}
+        sides, unread = read_cluster(reader, expected.groups, checks)
     rows: list[UltraServerStatus] = []
     problems: list[Problem] = []
     for number, group in enumerate(settings.gpu_node_groups):

@@ -29,6 +29,8 @@ class StackExpectation:
     efa_job: str = ""
     efa_min_bus_bandwidth_gbps: float = 0.0
     efa_ultraservers: int = 0
+    efa_node_groups: tuple[str, ...] = ()
+    """The node groups the EFA check's workers may run on."""
     nccl_jobs: tuple[tuple[str, str], ...] = ()
     """(UltraServer, MPIJob) of each NCCL check run; empty when ncclCheck is off."""
     nccl_namespace: str = NCCL_NAMESPACE
@@ -52,6 +54,7 @@ def expectation(settings: Settings) -> StackExpectation:
         efa_job=efa_check.name if efa_check else "",
         efa_min_bus_bandwidth_gbps=efa_check.min_bus_bandwidth_gbps if efa_check else 0.0,
         efa_ultraservers=efa_check.ultraservers if efa_check else 0,
+        efa_node_groups=tuple(efa_check.node_groups) if efa_check else (),
         dra_namespace=settings.kubernetes.dra_driver.namespace or DRA_DRIVER_NAMESPACE,
         device_classes=COMPUTE_DOMAIN_DEVICE_CLASSES + dra_device_classes(settings.kubernetes.devices),
         imex_namespace=check.namespace if check else "",

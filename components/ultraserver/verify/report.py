@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from ultraserver.problems import ERROR, WARNING, format_problems
+from ultraserver.verify.acceptance import acceptance_line
 from ultraserver.verify.checks import Verdict
 from ultraserver.verify.expect import StackExpectation
 
@@ -27,8 +29,11 @@ def not_checked(expected: StackExpectation) -> list[str]:
     return notes
 
 
-def format_verdicts(verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> str:
-    """One line per UltraServer and check, then the failures' problems, fixes and log tails, then `notes`."""
+def format_verdicts(
+    verdicts: Sequence[Verdict], notes: Sequence[str] = (), accepted: Mapping[str, Any] | None = None
+) -> str:
+    """One line per UltraServer and check, then the failures' problems, fixes and log tails, the block-start
+    acceptance (``verify.acceptance.stack_acceptance``), then `notes`."""
     width_u = max([len("ULTRASERVER")] + [len(v.ultraserver) for v in verdicts])
     width_c = max([len("CHECK")] + [len(v.check) for v in verdicts])
     lines = [f"{'ULTRASERVER':<{width_u}}  {'CHECK':<{width_c}}  VERDICT  EVIDENCE"]
@@ -43,6 +48,8 @@ def format_verdicts(verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> s
             lines += textwrap.indent(format_problems(v.problems, MARKS), "  ").splitlines()
     passed = sum(v.passed for v in verdicts)
     lines += ["", f"{passed} of {len(verdicts)} checks passed" + ("" if not failed else f", {len(failed)} FAILED")]
+    if accepted is not None:
+        lines += ["", *acceptance_lines(accepted)]
     lines += [f"note: {note}" for note in notes]
     return "\n".join(lines)
 
@@ -64,11 +71,26 @@ def _failure_lines(failed: Sequence[Verdict]) -> list[str]:
     return lines
 
 
-def verdicts_json(stack: str, verdicts: Sequence[Verdict], notes: Sequence[str] = ()) -> dict[str, Any]:
+def verdicts_json(
+    stack: str, verdicts: Sequence[Verdict], notes: Sequence[str] = (), accepted: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The machine-readable report (--json)."""
     return {
         "stack": stack,
         "passed": all(v.passed for v in verdicts),
         "checks": [v.to_json() for v in verdicts],
         "notChecked": list(notes),
+        "acceptance": accepted,
     }
+
+
+def acceptance_lines(accepted: Mapping[str, Any]) -> list[str]:
+    """The block-start acceptance per UltraServer: block start -> all nodes Ready -> checks passed."""
+    at = datetime.fromisoformat(accepted["at"]).astimezone(timezone.utc)
+    lines = [f"acceptance at {at:%Y-%m-%d %H:%M} UTC, block start from {accepted['blockStartFrom']}:"]
+    if accepted.get("unread"):
+        return [
+            *lines,
+            "  not read: the Kubernetes API did not answer (the error is in the checks above and in --json)",
+        ]
+    return [*lines, *(f"  {acceptance_line(row)}" for row in accepted["ultraservers"])]
