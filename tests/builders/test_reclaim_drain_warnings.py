@@ -4,8 +4,10 @@ loopback), read by the script's own standard-library client, starts the drain at
 from __future__ import annotations
 
 import ast
+import http.server
 import json
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -159,3 +161,60 @@ def test_spent_messages_are_deleted_from_the_queue(queue_url: str) -> None:
     names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
     counts = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)["Attributes"]
     assert counts == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
+
+
+@pytest.fixture
+def pod_identity_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The EKS Pod Identity agent on loopback, as the pod sees it: the two variables EKS sets in the pod and the
+    token file it mounts; answers the credentials only to that token (401 otherwise). Yields the tokens it got."""
+    seen: list[str] = []
+    (tmp_path / "token").write_text("pod-identity-token\n")
+
+    class Agent(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization", ""))
+            ok = seen[-1] == "pod-identity-token" and self.path == "/v1/credentials"
+            body = json.dumps({**CREDS, "Expiration": "2099-01-01T00:00:00Z"} if ok else {}).encode()
+            self.send_response(200 if ok else 401)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+            """Quiet."""
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Agent)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv(
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI", f"http://127.0.0.1:{server.server_address[1]}/v1/credentials"
+    )
+    monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", str(tmp_path / "token"))
+    monkeypatch.setenv("AWS_REGION", REGION)
+    yield seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_drain_reads_the_queue_on_the_pod_identity_agents_credentials(
+    queue_url: str, pod_identity_agent: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    _send(queue_url, _event("cr-0123456789abcdef0", now + timedelta(minutes=40)))
+    monkeypatch.setenv("WARNING_QUEUE_URL", queue_url)
+    (warning,) = drain_main.queued_warnings(now)
+    assert warning["reservation"] == "cr-0123456789abcdef0"
+    assert pod_identity_agent == ["pod-identity-token"]  # the mounted token, without its newline
+
+
+def test_credentials_the_agent_refuses_leave_the_drain_to_its_cut_off(
+    queue_url: str,
+    pod_identity_agent: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "token").write_text("expired")
+    monkeypatch.setenv("WARNING_QUEUE_URL", queue_url)
+    assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []
+    assert "401" in capsys.readouterr().err and pod_identity_agent == ["expired"]

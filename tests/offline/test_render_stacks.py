@@ -251,3 +251,22 @@ def test_a_render_folder_that_cannot_be_written_exits_2(rendered: Render, tmp_pa
     with pytest.raises(ConfigError) as caught:
         rendered("gb200-x72").stack.write(blocked / "out")
     assert caught.value.items[0].key == "--render"
+
+
+def test_a_render_that_cannot_write_every_manifest_leaves_none(rendered: Render, tmp_path: Path) -> None:
+    stack = rendered("gb200-x72").stack
+    out = tmp_path / "out"
+    # The last release's manifest name is taken by a folder: the others could be written, but none is.
+    last = out / f"{stack.releases[-1].release.resource}.yaml"
+    last.mkdir(parents=True)
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError) as caught:
+        stack.write(out)
+    assert caught.value.items[0].key == "--render" and last.name in caught.value.items[0].fix
+    assert sorted(p.name for p in out.iterdir()) == sorted([last.name, "notes.txt"])
+    # Into a folder of its own the render writes them all, over an earlier render's files.
+    last.rmdir()
+    (out / f"{stack.releases[0].release.resource}.yaml").write_text("an earlier render")
+    written = stack.write(out)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*(p.name for p in written), "notes.txt"])
+    assert all(p.read_text() == r.manifest() for p, r in zip(written, stack.releases, strict=True))

@@ -109,6 +109,12 @@ def test_at_the_drains_cutoff_the_block_is_cordoned_and_no_daemonset_pod_is_evic
     assert drain.code == 0 and rehearsal.code == 0, drain.output
     assert drain.output.count("cordoned node ") == 18
     assert "evict" not in drain.output and "hold queue gb200" in drain.output
+    # The drift check and the drain connected as in their pods: HTTPS, the CA and token of a service account.
+    assert ("GET", "/api/v1/nodes", True) in rehearsal.in_cluster
+    assert sum(1 for method, path, _ in rehearsal.in_cluster if method == "PATCH" and "/nodes/" in path) == 18
+    assert all(authorized for *_, authorized in rehearsal.in_cluster)
+    assert rehearsal.in_cluster_url.startswith("https://127.0.0.1:")
+    assert f"{len(rehearsal.in_cluster)} request(s) to {rehearsal.in_cluster_url}" in format_rehearsal(rehearsal)
 
 
 def test_a_healthy_rehearsal_has_nothing_to_drain_and_says_when_it_starts() -> None:

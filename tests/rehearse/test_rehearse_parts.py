@@ -98,11 +98,14 @@ def test_the_drift_check_runs_with_the_expected_groups_its_cronjob_carries() -> 
     assert drift_expected([o for o in cluster.objects if o["kind"] != "CronJob"]) is None
 
 
-def test_without_the_emulator_the_command_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("module", ["kmock", "cryptography"])
+def test_without_the_emulator_the_command_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "kmock" else real(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else real(name, *a))
     refused = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT))
     assert refused.code == 2
-    assert "pip install 'ultraserver[rehearse]'" in refused.stderr
+    assert f"{module} is not installed" in refused.stderr and "pip install 'ultraserver[rehearse]'" in refused.stderr

@@ -110,3 +110,40 @@ def test_the_published_socket_fallback_names_the_rank_it_saw() -> None:
     (verdict,) = failed(cluster, expected)
     # Rank 1 wrote no transport line before the excerpt ends; only rank 0 is named.
     assert verdict.problems[0].value == "TCP sockets (NET/Socket) on rank 0"
+
+
+def _fail_launchers(cluster: FakeCluster, namespace: str, job: str) -> str:
+    """Mark the job's launcher pods Failed, keeping their (healthy) logs; the failed pod's name."""
+    key = (namespace, launcher_selector(job))
+    cluster.pod_map[key] = [dataclasses.replace(p, phase="Failed") for p in cluster.pod_map[key]]
+    return max(cluster.pod_map[key], key=lambda p: p.created).name
+
+
+def test_a_failed_launcher_fails_its_check_even_when_its_log_reads_as_healthy() -> None:
+    expected = expected_of("gb200-multi")
+    cluster = healthy_cluster(expected, nvlink_nodes=4)
+    assert failed(cluster, expected) == []
+    nvlink_job = next(g for g in expected.groups if g.name == "nvl72-1").nvlink_jobs[0]
+    broken = {
+        ("nvl72-1", NVLINK): (expected.imex_namespace, _fail_launchers(cluster, expected.imex_namespace, nvlink_job)),
+        ("across-ultraservers", EFA): (
+            expected.efa_namespace,
+            _fail_launchers(cluster, expected.efa_namespace, expected.efa_job),
+        ),
+    }
+    verdicts = failed(cluster, expected)
+    assert {(v.ultraserver, v.check) for v in verdicts} == set(broken)
+    for verdict in verdicts:
+        namespace, pod = broken[(verdict.ultraserver, verdict.check)]
+        (problem,) = verdict.problems
+        assert (problem.key, problem.value) == (f"launcher {namespace}/{pod}", "Failed")
+        assert f"kubectl -n {namespace} logs {pod}" in problem.fix
+
+
+def test_a_failed_nccl_launcher_fails_the_per_ultraserver_nccl_check() -> None:
+    cluster, expected = _nccl_cluster(nccl_output(busbw=900.0))
+    ((_, job),) = expected.nccl_jobs
+    pod = _fail_launchers(cluster, expected.nccl_namespace, job)
+    (verdict,) = failed(cluster, expected)
+    assert (verdict.ultraserver, verdict.check) == ("nvl72", NCCL)
+    assert [p.key for p in verdict.problems] == [f"launcher {expected.nccl_namespace}/{pod}"]

@@ -11,6 +11,7 @@ import os
 import ssl
 import sys
 import urllib.request
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -29,12 +30,12 @@ SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 class StdlibApi(RestApi):
     """The API server through the pod's service account, with urllib only."""
 
-    def __init__(self) -> None:
-        host = os.environ["KUBERNETES_SERVICE_HOST"]
-        self._base = f"https://{host}:{os.environ.get('KUBERNETES_SERVICE_PORT', '443')}"
-        with open(f"{SERVICE_ACCOUNT}/token") as handle:
+    def __init__(self, folder: str = SERVICE_ACCOUNT, env: Mapping[str, str] = os.environ) -> None:
+        host = env["KUBERNETES_SERVICE_HOST"]
+        self._base = f"https://{host}:{env.get('KUBERNETES_SERVICE_PORT', '443')}"
+        with open(f"{folder}/token") as handle:
             self._token = handle.read().strip()
-        self._tls = ssl.create_default_context(cafile=f"{SERVICE_ACCOUNT}/ca.crt")
+        self._tls = ssl.create_default_context(cafile=f"{folder}/ca.crt")
 
     def _call(self, method: str, path: str, body: Any = None, content: str = "application/json") -> Any:
         data = None if body is None else json.dumps(body).encode()

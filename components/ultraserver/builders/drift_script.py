@@ -16,7 +16,7 @@ import ssl
 import sys
 import urllib.request
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -83,13 +83,16 @@ def list_nodes(api: str, headers: dict[str, str], context: ssl.SSLContext | None
     return items
 
 
-def in_cluster() -> tuple[str, dict[str, str], ssl.SSLContext]:
-    """The API server, token and CA the pod's service account gives (the Job runs inside the cluster)."""
-    host = os.environ["KUBERNETES_SERVICE_HOST"]
-    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
-    with open(f"{SERVICE_ACCOUNT}/token") as handle:
+def in_cluster(
+    folder: str = SERVICE_ACCOUNT, env: Mapping[str, str] = os.environ
+) -> tuple[str, dict[str, str], ssl.SSLContext]:
+    """The API server, token and CA the pod's service account gives (the Job runs inside the cluster): the address
+    Kubernetes puts in the pod's ``env``, the token and CA it mounts in ``folder`` (a rehearsal passes its own)."""
+    host = env["KUBERNETES_SERVICE_HOST"]
+    port = env.get("KUBERNETES_SERVICE_PORT", "443")
+    with open(f"{folder}/token") as handle:
         token = handle.read().strip()
-    context = ssl.create_default_context(cafile=f"{SERVICE_ACCOUNT}/ca.crt")
+    context = ssl.create_default_context(cafile=f"{folder}/ca.crt")
     return f"https://{host}:{port}", {"Authorization": f"Bearer {token}"}, context
 
 

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from ultraserver.cli.common import UsageError, add_subcommand, moment_arg, stack_settings
-from ultraserver.problems import ConfigError, Problem
+from ultraserver.problems import ConfigError, Described, Problem
 
 REHEARSE_EXTRA = "pip install 'ultraserver[rehearse]'"
-"""The emulator is an optional dependency (kmock, in the rehearse and test extras), not of the base install."""
+REHEARSE_MODULES = ("kmock", "cryptography")
+"""The extra's modules: the emulator and the certificate authority of its HTTPS front (rehearse/tls.py); in the
+rehearse and test extras, not in the base install."""
 
 
 def add_parser(sub: Any) -> None:
@@ -43,9 +45,12 @@ def add_parser(sub: Any) -> None:
 
 def cmd_rehearse(args: argparse.Namespace) -> int:
     """Plan, serve, break, run; exit with the day-2 code's worst exit code (1 also when a fault went undetected)."""
-    if importlib.util.find_spec("kmock") is None:
+    missing = [name for name in REHEARSE_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
         raise UsageError(
-            Problem("rehearse", "the emulator (kmock) is not installed", "kmock", f"install it: {REHEARSE_EXTRA}")
+            Problem(
+                "rehearse", Described(f"{missing[0]} is not installed"), missing[0], f"install it: {REHEARSE_EXTRA}"
+            )
         )
     from ultraserver.rehearse.faults import FAULTS, fault_problem
     from ultraserver.rehearse.report import exit_reason, format_rehearsal

@@ -169,6 +169,16 @@ ManifestMirror = Annotated[
     str, pattern(r"https://[^\s/]+(/[^\s]*)?|/[^\s]*", "an https:// URL prefix or an absolute directory", empty=True)
 ]
 """Where pinned manifests are read instead of their URLs: an https:// URL prefix or an absolute local directory."""
+ChartMirror = Annotated[
+    str,
+    pattern(
+        r"(https|oci)://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%+@/-]*)?",
+        "an https:// Helm repository URL or an oci:// registry path (ASCII host, optional port and path)",
+        empty=True,
+    ),
+]
+"""Where every chart is pulled instead of its own repository: a Helm repository holding each chart under its name,
+or an OCI registry path holding each at `<path>/<chart>` (facts/pins/charts.py ``chart_reference``)."""
 PrincipalArn = Annotated[
     str,
     pattern(

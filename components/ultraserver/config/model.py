@@ -36,6 +36,7 @@ from ultraserver.config.check_model import (
 )
 from ultraserver.config.fields import (
     AddonVersion,
+    ChartMirror,
     Cidr,
     EmailAddress,
     ManifestMirror,
@@ -217,15 +218,16 @@ RELEASE_KEYS = {
 
 
 def _keyed(field: str) -> AfterValidator:
-    """Gives a release its stack key (``<project>:kubernetes.<field>``, for errors about its values) on a copy, as
-    settings are frozen; named here, not from the validation info, which older pydantic-core leaves without the field
-    name when it validates a default (pydantic/pydantic-core#1826)."""
+    """Gives a release its stack key (``<project>:kubernetes.<field>``, for errors about its values) and the layer's
+    chart mirror (a field before the releases) on a copy, as settings are frozen; the field is named here, not from
+    the validation info, which older pydantic-core leaves without it for a default (pydantic/pydantic-core#1826)."""
 
     def name(release: ReleaseSettings, info: ValidationInfo) -> ReleaseSettings:
-        if release.settings_key is not None:
-            return release
         project = (info.context or {}).get("project", PROJECT)
-        return release.model_copy(update={"settings_key": f"{project}:kubernetes.{to_camel(field)}"})
+        key = release.settings_key or f"{project}:kubernetes.{to_camel(field)}"
+        update = {"chart_mirror": info.data.get("chart_mirror", ""), "settings_key": key}
+        changed = any(getattr(release, k) != v for k, v in update.items())
+        return release.model_copy(update=update) if changed else release
 
     return AfterValidator(name)
 
@@ -239,6 +241,12 @@ class KubernetesSettings(Model):
     devices: Literal[device_facts.MODES] = Field(  # type: ignore[valid-type]
         device_facts.DEFAULT_MODE,
         description="How pods get GPUs and EFA: device plugins, or DRA drivers (1.35+; docs/device-modes.md).",
+    )
+    chart_mirror: ChartMirror = Field(
+        "",
+        description="Pull every chart here instead of its own repository: an https:// Helm repository holding each "
+        "chart under its name, or an oci:// registry path holding each at <path>/<chart>, at the pinned versions "
+        "(`pulumi up` and `plan --render` alike; docs/deploy.md).",
     )
 
     gpu_operator: Annotated[ReleaseSettings, _keyed("gpu_operator")] = Field(

@@ -32,6 +32,9 @@ class ReleaseSettings(Model):
     )
     settings_key: SkipJsonSchema[str | None] = Field(None, alias="__settingsKey", exclude=True)
     """Settings key named in error messages about `values` (KubernetesSettings sets it; '<chart> values' without)."""
+    chart_mirror: SkipJsonSchema[str] = Field("", alias="__chartMirror", exclude=True)
+    """Where the chart is pulled instead of its own repository: ``KubernetesSettings.chart_mirror``, which sets it on
+    every release (empty: the chart's own repository)."""
 
 
 class PrometheusStackSettings(ReleaseSettings):

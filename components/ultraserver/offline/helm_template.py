@@ -224,8 +224,12 @@ def pull_charts(helm: Path, releases: Sequence[ReleaseInput], destination: Path)
             raise ConfigError(
                 Problem(
                     "--render",
-                    Described(f"`helm pull {pull_reference(release)}` failed: {done.stderr.strip()[:300]}"),
+                    Described(
+                        f"`helm pull {pull_reference(release)} --version {release.version}` failed: "
+                        f"{done.stderr.strip()[:300]}"
+                    ),
                     f"chart {release.chart} {release.version} from its repository",
-                    "let helm reach the repository, or pass --charts with the packaged charts",
+                    "let helm reach the repository, set kubernetes.chartMirror to a mirror holding the pinned charts, "
+                    "or pass --charts with the packaged charts",
                 )
             )

@@ -8,6 +8,7 @@ pods on GPU nodes that wait or are atomic, and value keys that change nothing.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,18 +68,32 @@ class StackRender:
     problems: list[Problem] = field(default_factory=list)
 
     def write(self, folder: Path) -> list[Path]:
-        """One manifest file per release (`<plan resource name>.yaml`); ConfigError if the folder cannot be written."""
-        written = []
+        """One manifest file per release (`<plan resource name>.yaml`), all or none: each is written into a folder
+        inside ``folder`` first and moved into place once every one is written. ConfigError if the folder cannot be
+        written or a manifest's name is taken by something other than a file; the render then leaves nothing behind
+        (a folder it created is removed again)."""
+        created = not folder.exists()
+        staging: Path | None = None
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".ultraserver-render-", dir=folder))
             for render in self.releases:
-                path = manifest_file(folder, render.release)
-                path.write_text(render.manifest())
-                written.append(path)
+                manifest_file(staging, render.release).write_text(render.manifest())
+            written = [manifest_file(folder, render.release) for render in self.releases]
+            taken = [path.name for path in written if path.exists() and not path.is_file()]
+            if taken:
+                raise IsADirectoryError(f"{', '.join(taken)} in the folder is not a file")
+            for path in written:
+                (staging / path.name).replace(path)
         except OSError as error:
+            if created:
+                shutil.rmtree(folder, ignore_errors=True)
             raise ConfigError(
                 Problem("--render", str(folder), "a folder that can be created and written", f"pass another ({error})")
             ) from None
+        finally:
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
         return written
 
 

@@ -23,6 +23,7 @@ from ultraserver.policy.model import (
     StackIndex,
     as_bool,
     as_list,
+    chart_name,
     get_path,
     is_unknown,
 )
@@ -31,12 +32,6 @@ from ultraserver.problems import Described, Problem
 
 GPU_OPERATOR_MINIMUM = str(minimum_version(charts.GPU_OPERATOR))
 EFA_PLUGIN_MINIMUM = str(minimum_version(charts.EFA_DEVICE_PLUGIN))
-
-
-def chart_name(props: Mapping[str, Any]) -> str:
-    """The chart's bare name, whether given as name, repo/name or a URL."""
-    chart = props.get("chart")
-    return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
 
 
 def values_of(props: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -17,19 +17,14 @@ from typing import Any
 from ultraserver.facts.hardware import devices
 from ultraserver.facts.pins import charts
 from ultraserver.policy.cluster import cluster_view
-from ultraserver.policy.model import CLUSTER_TYPES, HELM_RELEASE, PlanResource, Rule, as_list, get_path
+from ultraserver.policy.model import CLUSTER_TYPES, PlanResource, Rule, as_list, get_path, releases_of
 from ultraserver.policy.workloads import pod_sets
 from ultraserver.problems import Described, Problem
 
 
-def _release_chart(resource: PlanResource) -> str:
-    chart = resource.inputs.get("chart")
-    return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
-
-
 def dra_mode(resources: Sequence[PlanResource]) -> bool:
     """Whether the plan installs DRANET, i.e. EFA (and GPUs) come through DRA."""
-    return any(r.type == HELM_RELEASE and _release_chart(r) == charts.DRANET for r in resources)
+    return bool(releases_of(resources, charts.DRANET))
 
 
 def _plugin_resources(template: Mapping[str, Any]) -> list[str]:

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ultraserver.facts.pins import charts
-from ultraserver.policy.charts import chart_name
-from ultraserver.policy.model import HELM_RELEASE, Rule, as_bool
+from ultraserver.policy.model import HELM_RELEASE, Rule, as_bool, chart_name
 from ultraserver.problems import Problem
 
 

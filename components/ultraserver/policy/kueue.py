@@ -24,7 +24,8 @@ from ultraserver.facts.kubernetes.kueue_admission import (
     placement_problems,
 )
 from ultraserver.facts.kubernetes.scheduling import INSTANCE_TYPE_LABEL
-from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_list, get_path
+from ultraserver.facts.pins import charts
+from ultraserver.policy.model import COMPUTE_DOMAIN, PlanResource, Rule, as_list, get_path, releases_of
 from ultraserver.policy.workloads import pod_sets
 from ultraserver.problems import Problem
 
@@ -41,11 +42,10 @@ def _namespace(inputs: Mapping[str, Any]) -> str:
 
 def kueue_configuration(resources: Sequence[PlanResource]) -> dict[str, Any] | None:
     """The Configuration the stack's Kueue release runs with, or None when the plan installs no Kueue."""
-    for r in resources:
-        if r.type == HELM_RELEASE and str(r.inputs.get("chart", "")).rstrip("/").endswith("/kueue"):
-            text = get_path(r.inputs, "values", *kueue.CONFIG_VALUE.split("."))
-            loaded = yaml.safe_load(text) if isinstance(text, str) else None
-            return loaded if isinstance(loaded, dict) else {}
+    for r in releases_of(resources, charts.KUEUE):
+        text = get_path(r.inputs, "values", *kueue.CONFIG_VALUE.split("."))
+        loaded = yaml.safe_load(text) if isinstance(text, str) else None
+        return loaded if isinstance(loaded, dict) else {}
     return None
 
 

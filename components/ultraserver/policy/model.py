@@ -185,6 +185,18 @@ def tags_of(props: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def chart_name(props: Mapping[str, Any]) -> str:
+    """A Release's bare chart name, whether its chart is a name (with repositoryOpts, as a chart mirror gives even
+    OCI charts), repo/name or an oci:// reference."""
+    chart = props.get("chart")
+    return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
+
+
+def releases_of(resources: Sequence[PlanResource], chart: str) -> list[PlanResource]:
+    """The plan's Helm releases of ``chart`` (facts/pins/charts.py name)."""
+    return [r for r in resources if r.type == HELM_RELEASE and chart_name(r.inputs) == chart]
+
+
 def is_gb200(instance_type: Any) -> bool:
     """True for the instance type of an UltraServer's nodes (the catalog, facts.hardware.ultraservers)."""
     return isinstance(instance_type, str) and instance_type in NODE_INSTANCE_TYPES

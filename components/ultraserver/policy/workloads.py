@@ -8,7 +8,8 @@ from typing import Any
 from ultraserver.facts.hardware.devices import GPU_DEVICE_CLASS
 from ultraserver.facts.kubernetes import kueue
 from ultraserver.facts.kubernetes.scheduling import GPU_RESOURCE
-from ultraserver.policy.model import COMPUTE_DOMAIN, HELM_RELEASE, PlanResource, Rule, as_int, as_list, get_path
+from ultraserver.facts.pins import charts
+from ultraserver.policy.model import COMPUTE_DOMAIN, PlanResource, Rule, as_int, as_list, get_path, releases_of
 from ultraserver.problems import Described, Problem
 
 KUEUE_TYPE_PREFIX = f"kubernetes:{kueue.API_GROUP}/"
@@ -62,11 +63,7 @@ def _gpu_claim_templates(resources: Sequence[PlanResource]) -> set[str]:
 
 def _declares_kueue(resources: Sequence[PlanResource]) -> bool:
     """Whether the stack installs Kueue or declares its queues."""
-    return any(
-        r.type.startswith(KUEUE_TYPE_PREFIX)
-        or (r.type == HELM_RELEASE and str(r.inputs.get("chart", "")).rstrip("/").endswith("/kueue"))
-        for r in resources
-    )
+    return any(r.type.startswith(KUEUE_TYPE_PREFIX) for r in resources) or bool(releases_of(resources, charts.KUEUE))
 
 
 def check_multi_node_placement(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:

@@ -1,6 +1,6 @@
 """The block-end drain in a rehearsal: the drain CronJob's inputs from the plan, a user's job running on an
-UltraServer, EC2's notice of the reclaim, and ``status.drain`` (the CronJob's decisions over the official client)
-run at the rehearsal's moment.
+UltraServer, EC2's notice of the reclaim, and the CronJob's own run (``drain_script.run_once`` through
+``drain_main.StdlibApi``, the pod's service account over HTTPS) at the rehearsal's moment.
 
 The job is what the drain acts on: pods of a batch Job on the UltraServer's nodes and the Kueue Workload that
 admitted it there (``status.admission.podSetAssignments[].topologyAssignment`` in Kueue v1beta2's shape, the last
@@ -16,12 +16,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ultraserver.builders.drain_script import CHECKPOINT_LABEL, RECLAIM_LEAD_MINUTES, RECLAIM_TAINT, Block, timeline
+from ultraserver.builders.drain_script import (
+    CHECKPOINT_LABEL,
+    RECLAIM_LEAD_MINUTES,
+    RECLAIM_TAINT,
+    Api,
+    Block,
+    run_once,
+    timeline,
+)
 from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.kueue import TOPOLOGY_LEVELS
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
 from ultraserver.rehearse.stage import Stage
-from ultraserver.status.drain import drain_step
 
 JOB = "train"
 """The user's job a reclaim interrupts (a batch Job in the default namespace)."""
@@ -108,14 +115,12 @@ def _line(action: dict[str, Any]) -> str:
     return f"{kind.replace('-', ' ')} {where}"
 
 
-def drain_stage(api_client: Any, inputs: DrainInputs, at: datetime, cluster: Cluster) -> Stage:
-    """One run of the drain at ``at``; it fails when it had to take running work off the nodes (evicted or deleted
-    pods), naming the pods, their nodes and the fix."""
-    import kubernetes
-
-    pods = kubernetes.client.CoreV1Api(api_client).list_pod_for_all_namespaces().items
-    hosts = {(p.metadata.namespace, p.metadata.name): p.spec.node_name for p in pods}
-    actions = drain_step(api_client, list(inputs.blocks), at, inputs.cluster_queue, cluster.notices)
+def drain_stage(api: Api, inputs: DrainInputs, at: datetime, cluster: Cluster) -> Stage:
+    """One run of the drain at ``at`` through ``api`` (the CronJob's own, ``drain_main.StdlibApi``); it fails when it
+    had to take running work off the nodes (evicted or deleted pods), naming the pods, their nodes and the fix."""
+    pods = api.get("/api/v1/pods").get("items") or []
+    hosts = {(p["metadata"].get("namespace"), p["metadata"]["name"]): p["spec"].get("nodeName") for p in pods}
+    actions = run_once(api, list(inputs.blocks), at, inputs.cluster_queue, cluster.notices)
     if not actions:
         starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, cluster.notices).cutoff)}" for b in inputs.blocks)
         return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")

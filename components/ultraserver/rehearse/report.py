@@ -35,6 +35,13 @@ def format_rehearsal(rehearsal: Rehearsal) -> str:
         f"{rehearsal.url} (no AWS, no hardware)",
         "Served: " + "; ".join(rehearsal.served),
     ]
+    if rehearsal.in_cluster:
+        tokened = sum(1 for *_, authorized in rehearsal.in_cluster if authorized)
+        lines.append(
+            f"In-cluster scripts (drift check, drain): {len(rehearsal.in_cluster)} request(s) to "
+            f"{rehearsal.in_cluster_url}, its certificate verified against the service account's ca.crt, "
+            f"{tokened} with its token"
+        )
     lines += [f"Injected {i.fault}: {i.what}" for i in rehearsal.injected]
     for stage in rehearsal.stages:
         lines += ["", f"== {stage.name} (exit {stage.code})", stage.output]

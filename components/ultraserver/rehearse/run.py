@@ -1,9 +1,10 @@
 """One rehearsal: plan the stack, serve its cluster at a moment, inject the faults, run the day-2 code against it.
 
 The day-2 code runs unchanged, as it runs against a real cluster: ``verify`` reads the API through a kubeconfig
-written to a temporary directory and the official Kubernetes client over HTTP; the drift check's script lists the
-nodes over HTTP with the standard library and judges them against the EXPECTED its CronJob carries in the plan;
-``status``'s cluster side sums up each UltraServer from the same nodes.
+written to a temporary directory and the official Kubernetes client over HTTP; the drift check's and the drain's
+scripts connect as in their pods, through a service account (token, ca.crt, KUBERNETES_SERVICE_HOST/PORT) to the
+API over HTTPS (rehearse/tls.py), the drift check judging the nodes against the EXPECTED its CronJob carries in the
+plan; ``status``'s cluster side sums up each UltraServer from the same nodes.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import kubernetes
-
 from ultraserver import clock
-from ultraserver.builders import drift_script
+from ultraserver.builders import drain_main, drift_script
 from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
@@ -36,6 +35,7 @@ from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
 from ultraserver.rehearse.stage import Stage
+from ultraserver.rehearse.tls import TlsFront
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.acceptance import stack_acceptance
 from ultraserver.verify.checks import exit_code, run_checks
@@ -56,6 +56,10 @@ class Rehearsal:
     stack: str
     at: datetime
     url: str = ""
+    in_cluster_url: str = ""
+    """Where the in-cluster scripts reached the API (HTTPS, rehearse/tls.py)."""
+    in_cluster: list[tuple[str, str, bool]] = field(default_factory=list)
+    """Their requests: method, path, whether each carried the service account's token."""
     served: list[str] = field(default_factory=list)
     injected: list[Injected] = field(default_factory=list)
     stages: list[Stage] = field(default_factory=list)
@@ -160,11 +164,14 @@ def verify_stage(kubeconfig: Path, expected: StackExpectation, at: datetime) -> 
     return Stage("verify", exit_code(verdicts), text, tuple(verdicts))
 
 
-def drift_stage(url: str, groups: list[dict[str, Any]], at: datetime) -> Stage:
-    """The drift CronJob's script at ``at``, listing the nodes over HTTP as it does in its pod."""
+def drift_stage(account: Path, env: dict[str, str], groups: list[dict[str, Any]], at: datetime) -> Stage:
+    """The drift CronJob's script at ``at``, listing the nodes through the service account in ``account`` and the
+    pod's ``env``, as it does in its pod."""
     out = io.StringIO()
     with redirect_stdout(out):
-        code = drift_script.check(groups, at, lambda: drift_script.list_nodes(url, {}, None))
+        code = drift_script.check(
+            groups, at, lambda: drift_script.list_nodes(*drift_script.in_cluster(str(account), env))
+        )
     return Stage("drift check", code, out.getvalue().rstrip())
 
 
@@ -211,14 +218,20 @@ def rehearse(
     faults_of_runs = injected[-1].runs if injected else jobs.RunFaults()
     runs = jobs.runs(cluster, mpijobs, _thresholds(cluster.expected), faults_of_runs)
     result = Rehearsal(stack, moment, injected=injected)
-    with Emulator() as emulator, tempfile.TemporaryDirectory(prefix="ultraserver-rehearse-") as directory:
-        result.url = emulator.url
+    with (
+        Emulator() as emulator,
+        TlsFront(emulator.url) as front,
+        tempfile.TemporaryDirectory(prefix="ultraserver-rehearse-") as directory,
+    ):
+        result.url, result.in_cluster_url = emulator.url, front.url
+        account = Path(directory) / "serviceaccount"
+        env = front.service_account(account)
         result.served = serve(emulator, cluster, runs)
         kubeconfig = emulator.kubeconfig(Path(directory))
         result.stages.append(verify_stage(kubeconfig, cluster.expected, moment))
         groups = drift_expected(cluster.objects)
         if groups is not None:
-            result.stages.append(drift_stage(emulator.url, groups, moment))
+            result.stages.append(drift_stage(account, env, groups, moment))
         result.stages.append(status_stage(kubeconfig, cluster.expected))
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
@@ -226,6 +239,7 @@ def rehearse(
         inputs = drain_inputs(cluster.objects)
         if inputs is not None:
             emulator.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
-            api_client = kubernetes.config.new_client_from_config(str(kubeconfig))
-            result.stages.append(drain_stage(api_client, inputs, moment, cluster))
+            drain_api = drain_main.StdlibApi(str(account), env)
+            result.stages.append(drain_stage(drain_api, inputs, moment, cluster))
+        result.in_cluster = list(front.seen)
     return result

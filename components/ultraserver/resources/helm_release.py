@@ -116,7 +116,7 @@ class ChartRelease(pulumi.ComponentResource):
             pulumi.Output.all(**late).apply(lambda known: {**values, **known}) if late else values
         )
         namespace = settings.namespace or target.namespace
-        chart, repo = charts.chart_reference(pin)
+        chart, repo = charts.chart_reference(pin, settings.chart_mirror)
         before = self._before_release(name, settings, opts)
         release_opts = child_options(self, opts, pulumi.ResourceOptions(depends_on=before) if before else None)
         self.release = k8s.helm.v3.Release(

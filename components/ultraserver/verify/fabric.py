@@ -31,6 +31,23 @@ class LauncherResult:
     log: str = ""
     phase: str = ""
     problems: tuple[Problem, ...] = field(default_factory=tuple)
+    pod: str = ""
+
+    def exit_problems(self, namespace: str) -> tuple[Problem, ...]:
+        """A launcher that ended Failed fails its check even when the log it left reads as healthy: mpirun's exit
+        code is how a rank's error (a lost IMEX channel, a crash at teardown) reaches the launcher."""
+        if self.phase != "Failed":
+            return ()
+        where = f"{namespace}/{self.pod}" if self.pod else namespace
+        return (
+            Problem(
+                f"launcher {where}",
+                "Failed",
+                "Succeeded (mpirun exited 0)",
+                f"read the end of its log and the workers' events (kubectl -n {namespace} logs {self.pod or '<pod>'}; "
+                "kubectl describe pod), fix the cause, then run the check again",
+            ),
+        )
 
 
 def launcher_labels(job: str) -> dict[str, str]:
@@ -79,7 +96,7 @@ def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherRe
         log = reader.pod_log(namespace, newest.name)
     except ClusterError as err:
         return LauncherResult(phase=newest.phase, problems=(api_problem(f"log of {newest.name}", err),))
-    return LauncherResult(log=log, phase=newest.phase)
+    return LauncherResult(log=log, phase=newest.phase, pod=newest.name)
 
 
 def reported_nodes(log_text: str) -> list[str]:
@@ -103,7 +120,7 @@ def nvlink_verdict(
     verdict = judge_nvbandwidth(launcher, namespace, job, ultraserver, threshold_gbps, gpus_per_node)
     nodes = reported_nodes(launcher.log)
     cliques = tuple(sorted({(node_cliques or {}).get(n, "") for n in nodes} - {""}))
-    extra: list[Problem] = []
+    extra = list(launcher.exit_problems(namespace))
     if len(cliques) > 1:
         extra.append(
             Problem(
@@ -242,6 +259,7 @@ def efa_verdict(reader: ClusterReader, expected: StackExpectation, node_cliques:
     if launcher.problems:
         return Verdict(ACROSS, EFA, f"MPIJob {job}: no finished run to judge", launcher.problems)
     found, judged = efa_findings(launcher.log, job, expected.efa_min_bus_bandwidth_gbps)
+    found.extend(launcher.exit_problems(namespace))
     nodes = reported_nodes(launcher.log)
     cliques = tuple(sorted({node_cliques.get(n, "") for n in nodes} - {""}))
     if len(cliques) < expected.efa_ultraservers:

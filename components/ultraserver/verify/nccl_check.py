@@ -54,6 +54,7 @@ def nccl_verdict(reader: ClusterReader, group: str, job: str, namespace: str, mi
     if launcher.problems:
         return Verdict(group, NCCL, f"MPIJob {job}: no finished run to judge", launcher.problems)
     found, evidence = judge_all_reduce(parse_nccl_output(launcher.log), job, min_gbytes)
+    found.extend(launcher.exit_problems(namespace))
     nodes = len(reported_nodes(launcher.log))
     text = f"MPIJob {job} over {nodes} nodes (launcher {launcher.phase}): {evidence}"
     return Verdict(group, NCCL, text, tuple(found), log_tail(launcher.log) if found else ())

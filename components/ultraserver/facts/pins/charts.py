@@ -107,11 +107,14 @@ def catalog() -> dict[str, PinnedChart]:
     }
 
 
-def chart_reference(entry: PinnedChart) -> tuple[str, str | None]:
-    """How Helm names the chart: (chart, repository URL); OCI charts carry their registry in the chart name."""
-    if entry.repo.startswith("oci://"):
-        return f"{entry.repo.rstrip('/')}/{entry.name}", None
-    return entry.name, entry.repo
+def chart_reference(entry: PinnedChart, mirror: str = "") -> tuple[str, str | None]:
+    """How Helm names the chart: (chart, repository URL); OCI charts carry their registry in the chart name. A
+    ``mirror`` replaces the chart's own source: an oci:// registry path holds it at `<path>/<chart>` (as `helm push`
+    to that path stores it), an https:// Helm repository under its name."""
+    source = mirror or entry.repo
+    if source.startswith("oci://"):
+        return f"{source.rstrip('/')}/{entry.name}", None
+    return entry.name, source
 
 
 def pinned(chart: str) -> PinnedChart:
