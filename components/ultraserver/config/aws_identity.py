@@ -41,6 +41,29 @@ class AssumeRoleSettings(Model):
     session_name: StrictStr = Field("", description="Session name of the assumed role.")
 
 
+class AwsIdentitySettings(Model):
+    """The AWS provider's keys that say who the stack's AWS calls run as, and in which accounts."""
+
+    aws_profile: StrictStr = Field(
+        "",
+        alias=PROFILE_KEY,
+        description="AWS profile of the AWS provider; the kubeconfig, preflight, status and extend use it too.",
+    )
+    aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
+        (), alias=ASSUME_ROLES_KEY, description="Roles the AWS provider assumes; the kubeconfig assumes the last."
+    )
+    aws_allowed_account_ids: tuple[Annotated[str, pattern(aws_ids.ACCOUNT, "a 12-digit AWS account id")], ...] = Field(
+        (),
+        alias=ALLOWED_ACCOUNTS_KEY,
+        description="Accounts the AWS provider may act in; preflight, status and extend refuse others.",
+    )
+
+    @property
+    def deployer_role_arn(self) -> str:
+        """The role the AWS provider ends up as (the last of aws:assumeRoles), or empty."""
+        return self.aws_assume_roles[-1].role_arn if self.aws_assume_roles else ""
+
+
 def kubeconfig_identity(s: Settings, today: date) -> list[Problem]:
     """A role chain or an external id that ``aws eks get-token`` cannot reproduce: it assumes one role, by ARN."""
     roles = s.aws_assume_roles
