@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.stacks import ROOT
+from helpers.stacks import ROOT, TEST_NOW
 from ultraserver import clock
 from ultraserver.offline import Plan, run_plan
-
-# Every plan in the tests runs at this moment, so results do not change as the shipped stacks' block dates pass
-# (the program sizes capacity-block groups and drops past scheduled actions against the clock).
-TEST_NOW = datetime(2026, 11, 23, 2, 50, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="session", autouse=True)

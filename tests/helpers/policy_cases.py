@@ -53,6 +53,7 @@ ROLE_TYPES = {
     "extra_policy": "RolePolicy",
     "extra_attachment": "RolePolicyAttachment",
     "gpu_job": "MPIJob",
+    "extra_queue_policy": "QueuePolicy",
 }
 """Type suffix of the resource each role names."""
 
@@ -149,7 +150,7 @@ def fixture_self_managed(stack: Stack) -> Stack:
 
 GPU_JOB = "train-gpu-job"
 """Name of a multi-node GPU MPIJob a case adds."""
-ADDED = {"extra_policy": EXTRA, "extra_attachment": EXTRA, "gpu_job": GPU_JOB}
+ADDED = {"extra_policy": EXTRA, "extra_attachment": EXTRA, "gpu_job": GPU_JOB, "extra_queue_policy": EXTRA}
 """Roles of resources the cases add."""
 FIXTURE_NAMES = {
     **ADDED,
@@ -551,6 +552,21 @@ def role_policy(actions: list[str]) -> StackChange:
     return build
 
 
+def events_queue_policy(condition: Mapping[str, Any] | None) -> StackChange:
+    """A queue policy letting EventBridge send, with this condition."""
+    statement = {
+        "Effect": "Allow",
+        "Principal": {"Service": "events.amazonaws.com"},
+        "Action": "sqs:SendMessage",
+        "Resource": "arn:aws:sqs:us-east-1:111122223333:q",
+        **({"Condition": condition} if condition else {}),
+    }
+    document = {"Version": "2012-10-17", "Statement": [statement]}
+    inputs = {"queueUrl": "https://sqs.us-east-1.amazonaws.com/111122223333/q", "policy": json.dumps(document)}
+    policy = res("aws:sqs/queuePolicy:QueuePolicy", EXTRA, inputs)
+    return lambda stack: stack.using(add(stack.resources, policy))
+
+
 def wrong_zone_subnet(stack: Stack) -> Stack:
     """The GPU node group also gets a subnet in another zone."""
     group = stack.get("gpu_ng")
@@ -701,6 +717,13 @@ PASSING: list[tuple[Case, dict | Config | None]] = [
         },
     ),
     (Case("iam-no-wildcard-actions", role_policy(["ec2:DescribeInstances", "ec2:Describe*"])), None),
+    (
+        Case(
+            "sqs-queue-events-source-arn",
+            events_queue_policy({"ArnEquals": {"AWS:SourceArn": ["arn:aws:events:us-east-1:111122223333:rule/r"]}}),
+        ),
+        None,
+    ),
     (
         Case(
             "launch-template-encrypted-root-volume",
@@ -1032,6 +1055,19 @@ FAILING: list[tuple[Case, dict | Config | None]] = [
     ),
     (Case("iam-no-wildcard-actions", role_policy(["s3:*"]), "extra_policy", "s3:*"), None),
     (Case("iam-no-wildcard-actions", role_policy(["*"]), "extra_policy", "['*']"), None),
+    (
+        Case("sqs-queue-events-source-arn", events_queue_policy(None), "extra_queue_policy", "aws:SourceArn condition"),
+        None,
+    ),
+    (
+        Case(
+            "sqs-queue-events-source-arn",
+            events_queue_policy({"StringEquals": {"aws:SourceAccount": "111122223333"}}),
+            "extra_queue_policy",
+            "naming the queue's rules",
+        ),
+        None,
+    ),
     (
         Case(
             "node-role-managed-policies",

@@ -31,6 +31,7 @@ def test_plan_json_contract(shipped_plan, stack: str) -> None:  # type: ignore[n
             "protect",
             "retainOnDelete",
             "ignoreChanges",
+            "aliases",
         }
         assert resource["parent"] in urns or resource["type"] == "pulumi:pulumi:Stack"
         assert set(resource["dependencies"]) <= urns, resource["name"]

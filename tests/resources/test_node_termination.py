@@ -6,7 +6,7 @@ import copy
 import json
 
 import pytest
-from helpers.plan_lookup import one
+from helpers.plan_lookup import offline_arn, one
 from helpers.stacks import ROOT, stack_config
 from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.pins import charts
@@ -49,6 +49,11 @@ def test_self_managed_stack_gets_the_queue_the_rules_and_the_lifecycle_hook(ship
     (statement,) = policy["Statement"]
     assert statement["Action"] == "sqs:SendMessage"
     assert set(statement["Principal"]["Service"]) == {"events.amazonaws.com", "sqs.amazonaws.com"}
+    # Only the handler's own rules may send (EventBridge guide, "Amazon SQS permissions": builders/event_queue.py).
+    assert list(statement["Condition"]) == ["ArnEquals"] and list(statement["Condition"]["ArnEquals"]) == [
+        "aws:SourceArn"
+    ]
+    assert sorted(statement["Condition"]["ArnEquals"]["aws:SourceArn"]) == sorted(offline_arn(r) for r in rules)
     hook = one(plan, "aws:autoscaling/lifecycleHook:LifecycleHook")
     assert hook.inputs["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_TERMINATING"
     assert hook.inputs["defaultResult"] == "CONTINUE"
@@ -125,19 +130,3 @@ def test_separate_stack_layer_reads_the_queue_url_from_the_platform_stack() -> N
     assert platform.of_type(RELEASE) == [] and len(platform.of_type("aws:sqs/queue:Queue")) == 1
     layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi", overrides)
     assert handler_release(layer).inputs["values"]["queueURL"].startswith("https://sqs.")
-
-
-def test_physical_names_fit_aws_limits_for_the_longest_cluster_name() -> None:
-    from ultraserver.offline import record
-    from ultraserver.resources.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
-
-    long_name = "c" * 100
-    plan = record(lambda: NodeTerminationQueue(f"{long_name}-termination", NodeTerminationQueueArgs(long_name)))
-    # AWS appends a 26-character unique suffix to name_prefix; role and rule names stop at 64, queue names at 80.
-    for kind, limit in (
-        ("aws:iam/role:Role", 64),
-        ("aws:cloudwatch/eventRule:EventRule", 64),
-        ("aws:sqs/queue:Queue", 80),
-    ):
-        for resource in plan.of_type(kind):
-            assert len(resource.inputs["namePrefix"]) + 26 <= limit, (kind, resource.inputs["namePrefix"])

@@ -7,11 +7,10 @@ import copy
 import json
 
 import kubernetes_validate
-from helpers.plan_lookup import one
+from helpers.plan_lookup import offline_arn, one
 from helpers.stacks import ROOT, stack_config
 from ultraserver.builders import drain_script as ds
-from ultraserver.offline import record, run_plan
-from ultraserver.resources.reclaim_warnings import ReclaimWarnings, ReclaimWarningsArgs
+from ultraserver.offline import run_plan
 
 CRON = "kubernetes:batch/v1:CronJob"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -91,8 +90,7 @@ def test_expiration_warnings_reach_the_drain_through_a_queue_only_the_rule_sends
     assert set(policy.property_dependencies["policy"]) == {queue.urn, rule.urn}
     (send,) = json.loads(policy.inputs["policy"])["Statement"]
     assert (send["Principal"], send["Action"]) == ({"Service": "events.amazonaws.com"}, "sqs:SendMessage")
-    assert list(send["Condition"]) == ["ArnEquals"] and list(send["Condition"]["ArnEquals"]) == ["aws:SourceArn"]
-    assert send["Condition"]["ArnEquals"]["aws:SourceArn"] != send["Resource"]
+    assert send["Condition"] == {"ArnEquals": {"aws:SourceArn": offline_arn(rule)}}
     role = one(plan, "aws:iam/role:Role", "reclaim-warnings")
     (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
@@ -111,19 +109,6 @@ def test_expiration_warnings_reach_the_drain_through_a_queue_only_the_rule_sends
     # The script the CronJob runs is mounted with the client it imports.
     (scripts,) = [r.inputs for r in plan.resources if r.type == CONFIG_MAP and r.inputs["metadata"] == cron["metadata"]]
     assert "warning_queue.py" in scripts["data"]
-
-
-def test_warning_names_fit_aws_limits_for_the_longest_cluster_name() -> None:
-    long_name = "c" * 100
-    plan = record(lambda: ReclaimWarnings(f"{long_name}-reclaim-warnings", ReclaimWarningsArgs(long_name, "ns", "sa")))
-    # AWS appends a 26-character unique suffix to name_prefix; role and rule names stop at 64, queue names at 80.
-    for kind, limit in (
-        ("aws:iam/role:Role", 64),
-        ("aws:cloudwatch/eventRule:EventRule", 64),
-        ("aws:sqs/queue:Queue", 80),
-    ):
-        (resource,) = plan.of_type(kind)
-        assert len(resource.inputs["namePrefix"]) + 26 <= limit, (kind, resource.inputs["namePrefix"])
 
 
 def test_a_separate_stack_layer_reads_the_warning_queue_url_from_the_platform_stack() -> None:

@@ -1,4 +1,4 @@
-"""Plain data of the Node Termination Handler: IAM and queue policy documents, and the chart values."""
+"""Plain data of the Node Termination Handler: its role's policy and the chart values (its queue: EventQueue)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,6 @@ def handler_policy() -> dict[str, Any]:
     return {
         "Version": "2012-10-17",
         "Statement": [{"Effect": "Allow", "Action": list(nth.POD_ACTIONS), "Resource": "*"}],
-    }
-
-
-def queue_policy(queue_arn: str) -> dict[str, Any]:
-    """Lets EventBridge (and SQS) deliver events to the queue, nothing else."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": list(nth.QUEUE_SENDERS)},
-                "Action": "sqs:SendMessage",
-                "Resource": queue_arn,
-            }
-        ],
     }
 
 

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from ultraserver import clock
 from ultraserver.config.errors import program_problems
 from ultraserver.offline import placeholders, wire
+from ultraserver.offline.aliases import earlier_urns
 from ultraserver.offline.output_inputs import OutputInputs
 from ultraserver.offline.project import load_project, stack_config
 from ultraserver.offline.resource import STACK_TYPE, PlanResource
@@ -116,6 +117,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self._urns: set[str] = set()
         self._urns_lock = threading.Lock()
         self._owner_of: dict[str, str] = {}
+        # Each registered URN's claims on an earlier deployment (offline/aliases.py); children inherit them.
+        self._earlier: dict[str, list[str]] = {}
+        self._stack_urn = ""
         # Registrations run on executor threads; each thread knows which URN it is registering.
         self._registering = threading.local()
 
@@ -152,6 +156,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 # The real engine refuses a second registration of a URN ("Duplicate resource URN").
                 self.duplicates.append(urn)
             self._urns.add(urn)
+            if request.type == STACK_TYPE:
+                self._stack_urn = urn
+            aliases = earlier_urns(request, self._stack_urn, self._earlier, self.make_urn)
+            self._earlier[urn] = aliases
         self._registering.urn = urn
         response = super().RegisterResource(request)
         inputs = wire.plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
@@ -173,6 +181,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
                 ignore_changes=list(request.ignoreChanges),
+                aliases=aliases,
             )
         )
         return response

@@ -26,6 +26,7 @@ IAM_ROLE = "aws:iam/role:Role"
 IAM_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 IAM_POLICY = "aws:iam/policy:Policy"
 IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+SQS_QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 COMPUTE_DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
 
@@ -52,6 +53,8 @@ class PlanResource:
     protect: bool = False
     retain_on_delete: bool = False
     ignore_changes: list[str] = field(default_factory=list)
+    # URNs of an earlier deployment this resource takes over (its aliases, and those it inherits from its parent's).
+    aliases: list[str] = field(default_factory=list)
 
     @property
     def provider(self) -> bool:
@@ -70,4 +73,5 @@ class PlanResource:
             "protect": self.protect,
             "retainOnDelete": self.retain_on_delete,
             "ignoreChanges": self.ignore_changes,
+            "aliases": self.aliases,
         }

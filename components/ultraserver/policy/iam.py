@@ -1,4 +1,5 @@
-"""Rules for IAM: no wildcard actions, node roles carry only allow-listed managed policies."""
+"""Rules for IAM: no wildcard actions, node roles carry only allow-listed managed policies, EventBridge sends to a queue
+only for named rules."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ultraserver.facts.aws.permissions import NODE_POLICY_ARNS
+from ultraserver.facts.capacity.capacity_events import EVENTS_PRINCIPAL
 from ultraserver.policy.model import (
     IAM_POLICY,
     IAM_ROLE,
     IAM_ROLE_POLICY,
     IAM_ROLE_POLICY_ATTACHMENT,
+    SQS_QUEUE_POLICY,
     PlanResource,
     Rule,
     StackIndex,
@@ -125,6 +128,59 @@ def check_node_role_policies(resources: Sequence[PlanResource], opts: Mapping[st
     return out
 
 
+SOURCE_ARN_OPERATORS = ("ArnEquals", "ArnLike")
+"""Condition operators that name the sending rules (builders/event_queue.py quotes the EventBridge guide's)."""
+
+
+def _values(value: Any) -> list[Any]:
+    """A policy element's values: IAM takes one value or a list."""
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _names_rules(condition: Any) -> bool:
+    """The condition names the sending rules: aws:SourceArn (keys are case-insensitive) under an ARN operator."""
+    operators = [condition.get(op) for op in SOURCE_ARN_OPERATORS] if isinstance(condition, Mapping) else []
+    return "aws:sourcearn" in {key.lower() for op in operators if isinstance(op, Mapping) for key in op}
+
+
+def _unscoped_event_sends(document: Mapping[str, Any]) -> list[Any]:
+    """Allow statements letting events.amazonaws.com (or anyone) send messages without naming the rules."""
+    found = []
+    for statement in _values(document.get("Statement")):
+        if not isinstance(statement, Mapping) or statement.get("Effect") != "Allow":
+            continue
+        principal = statement.get("Principal")
+        services = _values(principal.get("Service") if isinstance(principal, Mapping) else principal)
+        sends = {"sqs:SendMessage", "sqs:*", "*"} & {str(a) for a in _values(statement.get("Action"))}
+        if (
+            sends
+            and {EVENTS_PRINCIPAL, "*"} & {str(s) for s in services}
+            and not _names_rules(statement.get("Condition"))
+        ):
+            found.append(statement.get("Sid") or services)
+    return found
+
+
+def check_queue_senders(resource_type: str, props: Mapping[str, Any], opts: Mapping[str, Any]) -> list[Problem]:
+    """A queue policy lets EventBridge send only for the rules it names (aws:SourceArn)."""
+    raw = props.get("policy")
+    if raw is None or is_unknown(raw):
+        return []
+    document = policy_document(raw)
+    if document is None:
+        return [Problem("policy", raw, "a readable JSON policy document", "pass json.dumps(<policy dict>)")]
+    return [
+        Problem(
+            "policy",
+            statement,
+            f"sqs:SendMessage for {EVENTS_PRINCIPAL} only with an ArnEquals aws:SourceArn condition naming the "
+            "queue's rules (any EventBridge rule could send otherwise)",
+            'add "Condition": {"ArnEquals": {"aws:SourceArn": [<the rule ARNs>]}} (EventQueue does)',
+        )
+        for statement in _unscoped_event_sends(document)
+    ]
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         name="iam-no-wildcard-actions",
@@ -146,5 +202,12 @@ RULES: tuple[Rule, ...] = (
             }
         },
         defaults={"allowedPolicyArns": list(NODE_POLICY_ARNS)},
+    ),
+    Rule(
+        name="sqs-queue-events-source-arn",
+        description="A queue policy lets events.amazonaws.com send only for the rules it names (aws:SourceArn).",
+        fix='Condition the statement on "ArnEquals": {"aws:SourceArn": [<the queue\'s rule ARNs>]}.',
+        resource_types=(SQS_QUEUE_POLICY,),
+        check_resource=check_queue_senders,
     ),
 )

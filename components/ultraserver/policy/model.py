@@ -25,6 +25,7 @@ from ultraserver.offline.resource import (  # noqa: F401 -- re-exported for the 
     SG_EGRESS_RULE,
     SG_INGRESS_RULE,
     SG_RULE,
+    SQS_QUEUE_POLICY,
     SUBNET,
     PlanResource,
 )

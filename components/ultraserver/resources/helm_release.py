@@ -330,7 +330,7 @@ class NodeTerminationHandlerArgs:
     """Inputs of the Node Termination Handler release (queue mode, for self-managed groups)."""
 
     queue_url: pulumi.Input[str]
-    """URL of the SQS queue the EventBridge rules feed (NodeTerminationQueue)."""
+    """URL of the SQS queue the EventBridge rules feed (the handler's EventQueue)."""
     region: str
     """AWS region of the queue and the Auto Scaling groups."""
     system_node_selector: dict[str, str] = field(default_factory=dict)

@@ -15,23 +15,25 @@ from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, kueue_args
 from ultraserver.builders.nccl_check import nccl_check_args
+from ultraserver.builders.node_termination import handler_policy
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
+from ultraserver.builders.reclaim_warnings import warning_event_pattern
 from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.expiry import group_expired, live_settings
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs, kueue_enabled, needs_termination_handler, node_group_names
+from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.aws.aws_ids import STACK
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.resources.alerts import Alerts, AlertsArgs
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs
+from ultraserver.resources.event_queue import EventQueue, EventQueueArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
 from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.resources.network import Network, NetworkArgs
-from ultraserver.resources.node_termination import NodeTerminationQueue, NodeTerminationQueueArgs
-from ultraserver.resources.reclaim_warnings import ReclaimWarnings, ReclaimWarningsArgs
 
 
 def kubernetes_layer_args(
@@ -98,8 +100,8 @@ class Platform(pulumi.ComponentResource):
     cluster: Cluster
     gpu_node_groups: dict[str, GpuNodeGroup]
     kubernetes: KubernetesLayer | None
-    termination_queue: NodeTerminationQueue | None
-    reclaim_warnings: ReclaimWarnings | None
+    termination_queue: EventQueue | None
+    reclaim_warnings: EventQueue | None
     alerts: Alerts | None
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -160,24 +162,41 @@ class Platform(pulumi.ComponentResource):
         # Self-managed groups drain through the Node Termination Handler (queue mode) before scale-in or block end.
         self.termination_queue = None
         if needs_termination_handler(s):
-            self.termination_queue = NodeTerminationQueue(
+            self.termination_queue = self._event_queue(
                 f"{s.cluster.name}-termination",
-                NodeTerminationQueueArgs(cluster_name=self.cluster.name, tags=tags),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster.eks]),
+                "ultraserver:index:NodeTerminationQueue",
+                EventQueueArgs(
+                    cluster_name=self.cluster.name,
+                    namespace=nth.NAMESPACE,
+                    service_account=nth.SERVICE_ACCOUNT,
+                    rules=nth.EVENT_PATTERNS,
+                    label="nth",
+                    reader="handler",
+                    senders=nth.QUEUE_SENDERS,
+                    reader_policy=handler_policy(),
+                    message_retention_seconds=nth.MESSAGE_RETENTION_SECONDS,
+                    tags=tags,
+                ),
             )
         # The drain's warning queue: EC2's expiration warnings start the drain when the stack's window is wrong.
         self.reclaim_warnings = None
         drain = _reclaim_drain(s)
         if drain is not None:
-            self.reclaim_warnings = ReclaimWarnings(
-                f"{s.cluster.name}-reclaim-warnings",
-                ReclaimWarningsArgs(
+            name = f"{s.cluster.name}-reclaim-warnings"
+            self.reclaim_warnings = self._event_queue(
+                name,
+                "ultraserver:index:ReclaimWarnings",
+                EventQueueArgs(
                     cluster_name=self.cluster.name,
                     namespace=drain.namespace,
                     service_account=drain.name,
+                    rules={"warn": warning_event_pattern()},
+                    label="warn",
+                    reader="drain",
+                    # Its one rule and target were named after the component.
+                    former_names={f"{name}-warn": name},
                     tags=tags,
                 ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster.eks]),
             )
         self.gpu_node_groups = {}
         now = args.now or clock.now()
@@ -227,6 +246,17 @@ class Platform(pulumi.ComponentResource):
                 opts=child,
             )
         self.register_outputs({"clusterName": self.cluster.name})
+
+    def _event_queue(self, name: str, former_type: str, args: EventQueueArgs) -> EventQueue:
+        """An EventQueue once the cluster exists. Each was its own component type before (``former_type``): the alias
+        keeps the deployed queue, rules and role, whose children inherit it (offline/aliases.py)."""
+        return EventQueue(
+            name,
+            args,
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.cluster.eks], aliases=[pulumi.Alias(type_=former_type)]
+            ),
+        )
 
     def _gpu_node_group(
         self,

@@ -109,7 +109,7 @@ def run_kubernetes() -> KubernetesLayer:
     )
     provider = k8s.Provider("cluster", kubeconfig=kubeconfig)
     queue_url = platform.require_output("nodeTerminationQueueUrl") if needs_termination_handler(settings) else None
-    # The platform declares the warning queue exactly when the drain has blocks (Platform, ReclaimWarnings).
+    # The platform declares the warning queue exactly when the drain has blocks (Platform.reclaim_warnings).
     warnings = platform.require_output("reclaimWarningQueueUrl") if drain_blocks(settings) else None
     try:
         layer = KubernetesLayer(
