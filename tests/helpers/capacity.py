@@ -107,9 +107,17 @@ def queue_other(stub: Stubber, answer: dict) -> None:
     )
 
 
+CALLER = "arn:aws:sts::111122223333:assumed-role/Deployer/ultraserver"
+"""Who the stubbed clients' one GetCallerIdentity answers (extend asks before it acts)."""
+
+
 def clients(ec2: Any) -> PreflightClients:
-    """Preflight clients around a stubbed EC2 client; any other service call fails the test."""
-    other = {name: stubbed(name)[0] for name in ("ssm", "eks", "service-quotas", "resource-groups", "sts")}
+    """Preflight clients around a stubbed EC2 client; STS answers GetCallerIdentity once (CALLER), any other service
+    call fails the test."""
+    other = {name: stubbed(name)[0] for name in ("ssm", "eks", "service-quotas", "resource-groups")}
+    sts, stub = stubbed("sts")
+    stub.add_response("get_caller_identity", {"UserId": "AROA:ultraserver", "Account": "111122223333", "Arn": CALLER})
+    other["sts"] = sts
     return PreflightClients(
         ec2=ec2,
         ssm=other["ssm"],

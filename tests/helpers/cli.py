@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,3 +38,21 @@ def copy_project(target: Path) -> Path:
         shutil.copy(ROOT / name, target / name)
     shutil.copytree(ROOT / "stacks", target / "stacks", dirs_exist_ok=True)
     return target
+
+
+GUARD_SECONDS = 120
+"""A command run in a process of its own ends within this, or the test fails (subprocess.TimeoutExpired) instead of
+hanging the suite (a FIFO with no reader, an alias bomb)."""
+
+
+def run_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m ultraserver <args>`` in a process of its own, in the project, with no AWS profile or home."""
+    env = {"PYTHONPATH": str(ROOT / "components"), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+    return subprocess.run(
+        [sys.executable, "-m", "ultraserver", *args],
+        capture_output=True,
+        text=True,
+        timeout=GUARD_SECONDS,
+        env=env,
+        cwd=ROOT,
+    )

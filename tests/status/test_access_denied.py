@@ -34,7 +34,7 @@ def test_denied_ec2_call_names_the_action_in_one_line_and_exits_1(
     monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
     ec2 = denied_ec2()
-    monkeypatch.setattr(preflight_clients, "make_clients", lambda region, profile, endpoint_url: clients(ec2))
+    monkeypatch.setattr(preflight_clients, "make_clients", lambda *_: clients(ec2))
     monkeypatch.setattr(verify_clients, "connect", lambda kubeconfig: FakeCluster())
     extra = ("--group", "nvl72", "--hours", "24") if command == "extend" else ()
     done = run_main(

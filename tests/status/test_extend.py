@@ -129,7 +129,7 @@ def test_refused_hours(hours: int) -> None:
 
 
 def use_ec2(monkeypatch: pytest.MonkeyPatch, ec2: Any) -> None:
-    monkeypatch.setattr(preflight_clients, "make_clients", lambda region, profile, endpoint_url: clients(ec2))
+    monkeypatch.setattr(preflight_clients, "make_clients", lambda *_: clients(ec2))
 
 
 def test_cli_exit_codes(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,7 +29,7 @@ NOW = "2026-12-03T12:00:00Z"
 def wire(monkeypatch: pytest.MonkeyPatch, cluster: FakeCluster, interconnect: str = "ok") -> Any:
     ec2, stub = stubbed("ec2")
     queue_current(stub, reservation(SHIPPED, "active", START, END, "cb-0123456789abcdef0"), interconnect)
-    monkeypatch.setattr(preflight_clients, "make_clients", lambda region, profile, endpoint_url: clients(ec2))
+    monkeypatch.setattr(preflight_clients, "make_clients", lambda *_: clients(ec2))
     monkeypatch.setattr(verify_clients, "connect", lambda kubeconfig: cluster)
     return stub
 

@@ -25,6 +25,7 @@ from ultraserver.cli.common import (
     add_subcommand,
     aws_options,
     endpoint_url_arg,
+    force_option,
     moment_arg,
     region_arg,
     stack_settings,
@@ -96,11 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "--html", metavar="FILE", help="write a self-contained HTML report (.html): graph, EFA cards, group tables"
     )
-    plan.add_argument(
-        "--force",
-        action="store_true",
-        help="let --json, --graph and --html overwrite a file that is not an earlier output of theirs",
-    )
+    force_option(plan, "--json, --graph, --html and --render")
     plan.add_argument(
         "--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)"
     )
@@ -143,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         "kubectl, the files of $KUBECONFIG merged, else ~/.kube/config)",
     )
     ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
+    force_option(ver, "--json")
     ver.add_argument(
         "--node-facts-only", action="store_true", help="only the cheap node and DRA checks (no job logs are read)"
     )
@@ -169,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="kubeconfig of the cluster (default: as kubectl, the files of $KUBECONFIG merged, else ~/.kube/config)",
     )
     st.add_argument("--json", metavar="FILE", help="write the status as JSON")
+    force_option(st, "--json")
     st.add_argument(
         "--grace-minutes", type=int, default=GRACE_MINUTES, help="nodes may be short this long (default: %(default)s)"
     )

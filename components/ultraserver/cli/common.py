@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import textwrap
 import urllib.parse
@@ -11,9 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ultraserver.config.files import MAX_STATE_BYTES, read_bytes
+from ultraserver.config.files import MAX_STATE_BYTES, read_bytes, special_kind
 from ultraserver.facts.aws import aws_ids
-from ultraserver.problems import ConfigError, Described, Problem
+from ultraserver.problems import ConfigError, Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 EXIT_HEADS = {
@@ -28,8 +29,13 @@ _SETTINGS = (
     "declared), a stack file that is not valid YAML or has duplicate keys"
 )
 _DENIED = "an AWS call the caller's IAM policy denies (the line names the IAM action to grant)"
-_CREDENTIALS = "no usable AWS credentials"
-_JSON = "a `--json` path that cannot be written"
+_CREDENTIALS = (
+    "no usable AWS credentials, or credentials of an account the stack's `aws:allowedAccountIds` does not list"
+)
+_JSON = (
+    "a `--json` path that cannot be written (a directory, a FIFO, a missing folder) or names a file that is not an "
+    "earlier `--json` output of the command (`--force` overwrites it)"
+)
 _STACK_COMMANDS = ("plan", "preflight", "verify", "status", "extend", "stacks", "rehearse")
 _SHARED: dict[int, tuple[str, tuple[str, ...]]] = {
     EXIT_USAGE: (_SETTINGS, _STACK_COMMANDS),
@@ -42,10 +48,11 @@ COMMAND_EXITS: dict[str, dict[int, str]] = {
         EXIT_FAILED: "a mandatory policy or an incomplete plan (a required argument missing, an input dropped), a "
         "rendered check that failed (`--render`: a kind the cluster does not serve, an object its schema refuses, a "
         "release Helm refuses)",
-        EXIT_USAGE: "a `--json`/`--graph`/`--html` path that cannot be written or has the wrong "
-        "extension or names a file the plan reads or did not write (`--force` overwrites it), a missing or invalid "
-        "`--policy-config`, a `--deployed` file that is unreadable or another stack's, `--render` without the "
-        "`render` extra or into a folder that cannot be written, `--charts` without `--render` or lacking a chart",
+        EXIT_USAGE: "a `--json`/`--graph`/`--html` path that cannot be written (a directory, a FIFO, a missing "
+        "folder) or has the wrong extension or names a file the plan reads or did not write (`--force` overwrites "
+        "it), a missing or invalid `--policy-config`, a `--deployed` file that is unreadable or another stack's, "
+        "`--render` without the `render` extra or into a folder that cannot be written or over files that are not "
+        "earlier manifests (`--force` overwrites them), `--charts` without `--render` or lacking a chart",
         EXIT_INTERNAL: "",
     },
     "preflight": {
@@ -84,7 +91,11 @@ COMMAND_EXITS: dict[str, dict[int, str]] = {
         EXIT_USAGE: f"a `--kubernetes-version` that is not a minor, {_JSON}",
         EXIT_INTERNAL: "",
     },
-    "stacks": {EXIT_OK: "", EXIT_USAGE: "each bad stack file is listed", EXIT_INTERNAL: ""},
+    "stacks": {
+        EXIT_OK: "",
+        EXIT_USAGE: "each bad stack file is listed; a `--github-output` path that cannot be appended to",
+        EXIT_INTERNAL: "",
+    },
     "rehearse": {
         EXIT_OK: "",
         EXIT_FAILED: "the day-2 checks failed on the emulated cluster (an injected fault, or a healthy rehearsal that "
@@ -204,16 +215,17 @@ def check_output(
     path: str | None,
     formats: Mapping[str, str] | None,
     flag: str,
-    earlier: Callable[[bytes], bool] | None = None,
+    earlier: Callable[[bytes], bool] | None,
     *,
     inputs: Mapping[Path, str] | None = None,
     force: bool = False,
 ) -> None:
-    """UsageError unless an output file has a known extension and can be created (checked before the plan runs).
+    """UsageError unless an output file has a known extension and can be written (checked before the command works).
 
-    With ``earlier`` (whether a file's bytes are an earlier output of this option), an existing file is overwritten
+    ``earlier`` tells whether a file's bytes are an earlier output of this option: an existing file is overwritten
     only when it is empty or such an output, and never when it is one of ``inputs`` (path: what the command reads it
-    as); ``force`` lifts both.
+    as); ``force`` lifts both. None: the option appends, keeping what the file holds. A directory, a FIFO or any
+    other file that is not a regular one is refused, ``force`` or not: writing to a FIFO waits for a reader.
     """
     if not path:
         return
@@ -224,9 +236,19 @@ def check_output(
             )
         )
     target = Path(path)
+    _check_writable(target, path, flag)
+    if earlier is not None and not force and target.exists():
+        _check_overwrite(target, path, flag, earlier, inputs or {})
+
+
+def _check_writable(target: Path, path: str, flag: str) -> None:
+    """UsageError unless ``target`` is a regular file, or a new one, that can be written in an existing folder."""
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir() or path.endswith(("/", os.sep)):
         raise UsageError(Problem(flag, path, "a file, not a directory", "give a file name"))
+    kind = special_kind(target)
+    if kind:
+        raise UsageError(Problem(flag, path, f"a regular file (this is a {kind})", "pick another path"))
     if not folder.is_dir():
         raise UsageError(
             Problem(
@@ -238,8 +260,6 @@ def check_output(
         )
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
         raise UsageError(Problem(flag, path, "a writable path", "pick a writable path"))
-    if earlier is not None and not force and target.exists():
-        _check_overwrite(target, path, flag, earlier, inputs or {})
 
 
 def _check_overwrite(
@@ -253,10 +273,30 @@ def _check_overwrite(
             raise UsageError(Problem(flag, path, read_as, fix))
     try:
         data = read_bytes(target, flag, MAX_STATE_BYTES)
-    except ConfigError:  # not a regular file, unreadable or larger than any output
+    except ConfigError:  # unreadable or larger than any output
         data = None
     if data is None or (data.strip() and not earlier(data)):
         raise UsageError(Problem(flag, path, f"a new file or an earlier {flag} output (this file is neither)", fix))
+
+
+def json_output(*keys: str) -> Callable[[bytes], bool]:
+    """Whether a file's bytes are a JSON object with ``keys``: an earlier output of a ``--json`` that writes them."""
+
+    def earlier(data: bytes) -> bool:
+        try:
+            document = json.loads(data)
+        except ValueError:
+            return False
+        return isinstance(document, dict) and set(keys) <= document.keys()
+
+    return earlier
+
+
+def force_option(parser: argparse.ArgumentParser, flags: str) -> None:
+    """--force: let the command's output options overwrite a file that is not an earlier output of theirs."""
+    parser.add_argument(
+        "--force", action="store_true", help=f"let {flags} overwrite a file that is not an earlier output of theirs"
+    )
 
 
 def _same_file(one: Path, other: Path) -> bool:
@@ -266,13 +306,14 @@ def _same_file(one: Path, other: Path) -> bool:
         return False
 
 
-def write_output(path: str, text: str) -> None:
+def write_output(path: str, text: str, flag: str, *, append: bool = False) -> None:
+    """Write (or append to) an output file ``check_output`` let through; UsageError naming the option if it still
+    cannot be."""
     try:
-        Path(path).write_text(text)
+        with open(path, "a" if append else "w", encoding="utf-8") as out:
+            out.write(text)
     except OSError as err:
-        raise UsageError(
-            Problem(path, Described(f"a file that cannot be written ({err.strerror})"), "a writable path", "pick one")
-        ) from None
+        raise UsageError(Problem(flag, path, "a path that can be written", f"pick another ({err.strerror})")) from None
 
 
 def stack_settings(project_dir: Path, stack: str, *, platform_only: bool = False) -> Any:

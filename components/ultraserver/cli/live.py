@@ -16,34 +16,32 @@ from ultraserver.cli.common import (
     EXIT_USAGE,
     UsageError,
     check_output,
+    json_output,
     stack_settings,
     write_output,
 )
 from ultraserver.problems import Problem
 
+# The keys of verify's and status's --json documents (verify.report.verdicts_json, status.report.status_json): a file
+# holding them is an earlier output, overwritten without --force.
+VERIFY_JSON = json_output("stack", "passed", "checks", "notChecked")
+STATUS_JSON = json_output("stack", "now", "passed", "ultraservers", "problems")
+
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
     from ultraserver.preflight.checks import run_preflight
-    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.preflight.clients import PreflightAccessError
     from ultraserver.preflight.report import exit_code, format_checks
     from ultraserver.preflight.target import target_from_settings
     from ultraserver.preflight.tools import aws_cli_version, check_aws_cli
 
-    target = target_from_settings(stack_settings(args.project_dir, args.stack))
+    settings = stack_settings(args.project_dir, args.stack)
+    target = target_from_settings(settings)
     if args.region:
         target.region = args.region
     try:
-        checks = [
-            check_aws_cli(aws_cli_version()),
-            # As Pulumi's AWS provider signs: the stack's aws:profile (unless --profile), then its aws:assumeRoles.
-            *run_preflight(
-                target,
-                make_clients(
-                    target.region, args.profile or target.aws_profile or None, args.endpoint_url, target.assume_roles
-                ),
-            ),
-        ]
+        checks = [check_aws_cli(aws_cli_version()), *run_preflight(target, _stack_clients(args, settings))]
     except PreflightAccessError as err:
         print(f"preflight: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -59,7 +57,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ultraserver.verify.expect import expectation
     from ultraserver.verify.report import format_verdicts, not_checked, verdicts_json
 
-    check_output(args.json, None, "--json")
+    check_output(args.json, None, "--json", VERIFY_JSON, force=args.force)
     expected = expectation(stack_settings(args.project_dir, args.stack))
     if args.from_file:
         return _verify_file(args, expected)
@@ -76,7 +74,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     accepted = stack_acceptance(reader, expected, args.now or datetime.now(timezone.utc))
     print(format_verdicts(verdicts, notes, accepted))
     if args.json:
-        write_output(args.json, json.dumps(verdicts_json(args.stack, verdicts, notes, accepted), indent=2) + "\n")
+        document = verdicts_json(args.stack, verdicts, notes, accepted)
+        write_output(args.json, json.dumps(document, indent=2) + "\n", "--json")
         print(f"\nVerdicts JSON written to {args.json}")
     return EXIT_UNREACHABLE if unreachable(verdicts) else exit_code(verdicts)
 
@@ -93,7 +92,7 @@ def _verify_file(args: argparse.Namespace, expected: Any) -> int:
         raise UsageError(err.problem) from None
     print(format_verdicts([verdict], []))
     if args.json:
-        write_output(args.json, json.dumps(verdicts_json(args.stack, [verdict], []), indent=2) + "\n")
+        write_output(args.json, json.dumps(verdicts_json(args.stack, [verdict], []), indent=2) + "\n", "--json")
         print(f"\nVerdicts JSON written to {args.json}")
     return exit_code([verdict])
 
@@ -101,7 +100,7 @@ def _verify_file(args: argparse.Namespace, expected: Any) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     """Live state of the stack's Capacity Blocks per UltraServer: AWS side, cluster side, idle cost."""
     from ultraserver.facts.capacity.capacity_blocks import MAX_BLOCK_DAYS
-    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.preflight.clients import PreflightAccessError
     from ultraserver.status.judge import Limits
     from ultraserver.status.report import format_status, status_json
     from ultraserver.status.run import run_status
@@ -121,7 +120,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 )
             )
     settings = stack_settings(args.project_dir, args.stack)
-    check_output(args.json, None, "--json")
+    check_output(args.json, None, "--json", STATUS_JSON, force=args.force)
     now = args.now or datetime.now(timezone.utc)
     limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours), args.stack)
     reader: ClusterReader | str
@@ -130,14 +129,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     except KubeconfigError as err:
         reader = str(err)  # AWS alone still knows the blocks and reservations
     try:
-        clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
+        clients = _stack_clients(args, settings)
         report = run_status(settings, clients, reader, limits)
     except PreflightAccessError as err:
         print(f"status: {err}", file=sys.stderr)
         return EXIT_USAGE
     print(format_status(args.stack, report, now))
     if args.json:
-        write_output(args.json, json.dumps(status_json(args.stack, report, now), indent=2) + "\n")
+        write_output(args.json, json.dumps(status_json(args.stack, report, now), indent=2) + "\n", "--json")
         print(f"\nStatus JSON written to {args.json}")
     if report.failed:
         return EXIT_FAILED
@@ -145,6 +144,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"status: cluster API unreachable (exit {EXIT_UNREACHABLE}): {report.cluster_unread}", file=sys.stderr)
         return EXIT_UNREACHABLE
     return EXIT_OK
+
+
+def _stack_clients(args: argparse.Namespace, settings: Any, *, confirm: bool = False) -> Any:
+    """Every live command's AWS clients, from the stack's identity and the --region/--profile/--endpoint-url given."""
+    from ultraserver.preflight.clients import stack_clients
+
+    return stack_clients(settings, args.region, args.profile, args.endpoint_url, confirm=confirm)
 
 
 def _extend_cluster(kubeconfig: str | None) -> Any:
@@ -162,7 +168,8 @@ def _extend_cluster(kubeconfig: str | None) -> Any:
 
 def cmd_extend(args: argparse.Namespace) -> int:
     """Show the extension offerings of a group's current Capacity Block(s); buy them with --yes."""
-    from ultraserver.preflight.clients import ApiFailure, PreflightAccessError, make_clients
+    from ultraserver.config.aws_identity import caller_account
+    from ultraserver.preflight.clients import ApiFailure, PreflightAccessError
     from ultraserver.status.extend import ExtendUsageError, check_hours, pick_group, run_extend
 
     settings = stack_settings(args.project_dir, args.stack)
@@ -171,7 +178,9 @@ def cmd_extend(args: argparse.Namespace) -> int:
     except ExtendUsageError as err:
         raise UsageError(err.problem) from None
     try:
-        clients = make_clients(args.region or settings.region, args.profile, args.endpoint_url)
+        # A purchase and the moves change the account: say which one before acting, refuse one the stack does not list.
+        clients = _stack_clients(args, settings, confirm=True)
+        print(f"AWS account {caller_account(clients.caller_arn)} ({clients.caller_arn})")
         now = args.now or datetime.now(timezone.utc)
         cluster = _extend_cluster(args.kubeconfig) if args.yes else None
         lines, ok = run_extend(group, clients, hours, args.yes, now, settings.cluster.name, cluster)

@@ -17,6 +17,7 @@ from ultraserver.cli.common import (
     HTML_FORMATS,
     UsageError,
     check_output,
+    json_output,
     stack_settings,
     suffix,
     write_output,
@@ -104,7 +105,7 @@ def _write_outputs(
         document = plan.to_json()
         if settings is not None:
             document["versions"] = stack_rows(settings.cluster.kubernetes_version, now.date())
-        write_output(args.json, json.dumps(document, indent=2, sort_keys=False) + "\n")
+        write_output(args.json, json.dumps(document, indent=2, sort_keys=False) + "\n", "--json")
         print(f"\nPlan JSON written to {args.json}")
     if args.graph:
         from ultraserver.offline.graph import dot, mermaid
@@ -112,12 +113,12 @@ def _write_outputs(
         kind = GRAPH_FORMATS[suffix(args.graph)]
         graph = dot(plan) if kind == "dot" else mermaid(plan)
         # A Markdown file gets a fenced block, so GitHub and editors draw it.
-        write_output(args.graph, f"```mermaid\n{graph}```\n" if suffix(args.graph) == ".md" else graph)
+        write_output(args.graph, f"```mermaid\n{graph}```\n" if suffix(args.graph) == ".md" else graph, "--graph")
         print(f"Dependency graph written to {args.graph}")
     if args.html:
         from ultraserver.offline.html_report import html_report
 
-        write_output(args.html, html_report(plan, text))
+        write_output(args.html, html_report(plan, text), "--html")
         print(f"HTML report written to {args.html}")
 
 
@@ -138,20 +139,36 @@ def render_check(args: argparse.Namespace, plan: Plan, settings: Settings | None
         raise UsageError(
             Problem("--render", Described(f"no {err.name}"), "the render extra", "pip install 'ultraserver[render]'")
         ) from None
+    check_render_folder(args, plan)
     stack, written = render_plan(plan, settings, args.render, args.charts)
     return stack.problems, [f"Rendered manifests: {len(written)} release(s) written to {args.render}."]
 
 
+def check_render_folder(args: argparse.Namespace, plan: Plan) -> None:
+    """UsageError unless --render's folder can take the plan's manifests (checked before Helm runs): an existing
+    folder, or a new one in an existing folder, where each release's file is new, empty or an earlier --render
+    manifest (--force overwrites it)."""
+    from ultraserver.offline.helm_template import release_inputs
+    from ultraserver.offline.render import MANIFEST_HEAD, manifest_file
+
+    folder: Path = args.render
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(Problem("--render", str(folder), "a folder, or a name for a new one", "pick another path"))
+    if not folder.parent.is_dir():
+        where = f"a new folder in an existing one, and {str(folder.parent)!r} does not exist"
+        raise UsageError(Problem("--render", str(folder), where, "create it or pick another path"))
+
+    def earlier(data: bytes) -> bool:
+        return data.startswith(MANIFEST_HEAD.encode())
+
+    inputs = plan_inputs(args)
+    for release in release_inputs(plan) if folder.is_dir() else []:
+        path = str(manifest_file(folder, release))
+        check_output(path, None, "--render", earlier, inputs=inputs, force=args.force)
+
+
 PLAN_TITLE = "Offline plan of"
 """The plan's title starts so: in the terminal and in the HTML report's <title>."""
-
-
-def _earlier_json(data: bytes) -> bool:
-    try:
-        document = json.loads(data)
-    except ValueError:
-        return False
-    return isinstance(document, dict) and {"project", "stack", "resources", "policies"} <= document.keys()
 
 
 def _earlier_graph(data: bytes) -> bool:
@@ -165,7 +182,11 @@ def _earlier_html(data: bytes) -> bool:
     return data.startswith(b"<!DOCTYPE html>") and f"<title>{PLAN_TITLE} ".encode() in data[:4096]
 
 
-EARLIER_OUTPUT = {"--json": _earlier_json, "--graph": _earlier_graph, "--html": _earlier_html}
+EARLIER_OUTPUT = {
+    "--json": json_output("project", "stack", "resources", "policies"),
+    "--graph": _earlier_graph,
+    "--html": _earlier_html,
+}
 """Whether an existing file is an earlier output of the option (it may be overwritten without --force)."""
 
 

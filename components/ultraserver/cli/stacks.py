@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ultraserver.cli.common import EXIT_OK, EXIT_USAGE
+from ultraserver.cli.common import EXIT_OK, EXIT_USAGE, check_output, write_output
 from ultraserver.facts.aws import limits
 from ultraserver.problems import ERROR, ConfigError, Described, Problem, format_problems
 
@@ -68,6 +68,7 @@ def stack_matrix(project_dir: Path) -> dict[str, list[Any]]:
 
 def cmd_stacks(args: argparse.Namespace) -> int:
     """Print the stack lists as JSON; with --github-output, also append them to that file as name=JSON lines."""
+    check_output(args.github_output, None, "--github-output", None)  # appended to: what it holds stays
     try:
         found = stack_matrix(args.project_dir)
     except ConfigError as err:
@@ -75,8 +76,8 @@ def cmd_stacks(args: argparse.Namespace) -> int:
         print(format_problems(err.items, {ERROR: "-"}), file=sys.stderr)
         return EXIT_USAGE
     if args.github_output:
-        with open(args.github_output, "a", encoding="utf-8") as out:
-            out.writelines(f"{name}={json.dumps(value)}\n" for name, value in found.items())
+        lines = "".join(f"{name}={json.dumps(value)}\n" for name, value in found.items())
+        write_output(args.github_output, lines, "--github-output", append=True)
     print(json.dumps(found, indent=2))
     return EXIT_OK
 

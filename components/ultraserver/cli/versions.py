@@ -15,6 +15,8 @@ from ultraserver.cli.common import (
     UsageError,
     add_subcommand,
     check_output,
+    force_option,
+    json_output,
     moment_arg,
     write_output,
 )
@@ -36,6 +38,7 @@ def add_parser(sub: Any) -> None:
         help="check the charts' kubeVersion against this minor (default: %(default)s)",
     )
     parser.add_argument("--json", metavar="FILE", help="write the set as JSON")
+    force_option(parser, "--json")
     parser.set_defaults(func=cmd_versions)
 
 
@@ -90,9 +93,13 @@ def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
     return "\n".join(lines) + "\n"
 
 
+VERSIONS_JSON = json_output("checked", "on", "entries", "problems")
+"""An earlier ``versions --json`` document (overwritten without --force)."""
+
+
 def cmd_versions(args: argparse.Namespace) -> int:
     """Print the set; exit 1 when a chart's kubeVersion excludes the chosen Kubernetes minor."""
-    check_output(args.json, None, "--json")
+    check_output(args.json, None, "--json", VERSIONS_JSON, force=args.force)
     if not eks_versions.is_minor(args.kubernetes_version):
         raise UsageError(
             Problem(
@@ -114,7 +121,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
             "entries": table,
             "problems": [plain(p) for p in problems],
         }
-        write_output(args.json, json.dumps(document, indent=2) + "\n")
+        write_output(args.json, json.dumps(document, indent=2) + "\n", "--json")
     return EXIT_FAILED if problems else EXIT_OK
 
 

@@ -1,4 +1,5 @@
-"""Who the stack's AWS calls run as: ``aws:profile`` and ``aws:assumeRoles``, the AWS provider's own keys.
+"""Who the stack's AWS calls run as: ``aws:profile`` and ``aws:assumeRoles``, and in which accounts they may act:
+``aws:allowedAccountIds``; the AWS provider's own keys.
 
 The AWS provider signs every call with them, and EKS admits to the Kubernetes API only principals with an access
 entry. The kubeconfig of the toolkit's Kubernetes providers runs ``aws eks get-token`` as the same principal
@@ -14,13 +15,18 @@ from pydantic import ConfigDict, Field, StrictStr
 
 from ultraserver.config.fields import Model, pattern
 from ultraserver.facts.aws import aws_ids
-from ultraserver.problems import WARNING, Problem
+from ultraserver.problems import WARNING, Described, Problem
 
 if TYPE_CHECKING:
     from ultraserver.config.model import Settings
 
 ASSUME_ROLES_KEY = "aws:assumeRoles"
 PROFILE_KEY = "aws:profile"
+ALLOWED_ACCOUNTS_KEY = "aws:allowedAccountIds"
+"""The AWS provider's own list of the accounts it may act in: pulumi_aws 7.51.1 reads the config key
+``allowedAccountIds`` (pulumi_aws/config/vars.py:33-34; ``Provider(allowed_account_ids=...)``, provider.py:24). That
+the provider refuses to run in another account, as the Terraform AWS provider it bridges does ("AWS account ID not
+allowed"), is UNVERIFIED here; ``extend`` refuses itself."""
 
 
 class AssumeRoleSettings(Model):
@@ -33,6 +39,29 @@ class AssumeRoleSettings(Model):
     )
     external_id: StrictStr = Field("", description="External id the AWS provider passes to AssumeRole.")
     session_name: StrictStr = Field("", description="Session name of the assumed role.")
+
+
+class AwsIdentitySettings(Model):
+    """The AWS provider's keys that say who the stack's AWS calls run as, and in which accounts."""
+
+    aws_profile: StrictStr = Field(
+        "",
+        alias=PROFILE_KEY,
+        description="AWS profile of the AWS provider; the kubeconfig, preflight, status and extend use it too.",
+    )
+    aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
+        (), alias=ASSUME_ROLES_KEY, description="Roles the AWS provider assumes; the kubeconfig assumes the last."
+    )
+    aws_allowed_account_ids: tuple[Annotated[str, pattern(aws_ids.ACCOUNT, "a 12-digit AWS account id")], ...] = Field(
+        (),
+        alias=ALLOWED_ACCOUNTS_KEY,
+        description="Accounts the AWS provider may act in; preflight, status and extend refuse others.",
+    )
+
+    @property
+    def deployer_role_arn(self) -> str:
+        """The role the AWS provider ends up as (the last of aws:assumeRoles), or empty."""
+        return self.aws_assume_roles[-1].role_arn if self.aws_assume_roles else ""
 
 
 def kubeconfig_identity(s: Settings, today: date) -> list[Problem]:
@@ -63,3 +92,24 @@ def kubeconfig_identity(s: Settings, today: date) -> list[Problem]:
             )
         )
     return found
+
+
+def caller_account(caller_arn: str) -> str:
+    """The account of a GetCallerIdentity ARN (arn:<partition>:<service>::<account>:<resource>)."""
+    parts = caller_arn.split(":")
+    return parts[4] if len(parts) > 5 else caller_arn
+
+
+def account_problem(s: Settings, caller_arn: str) -> Problem | None:
+    """The caller's account when the stack's ``aws:allowedAccountIds`` does not list it (None: listed, or no list)."""
+    account = caller_account(caller_arn)
+    allowed = s.aws_allowed_account_ids
+    if not allowed or account in allowed:
+        return None
+    return Problem(
+        ALLOWED_ACCOUNTS_KEY,
+        Described(f"the caller {caller_arn} in account {account}"),
+        f"credentials of account {', '.join(allowed)}",
+        "sign in to that account (--profile, or the stack's aws:profile and aws:assumeRoles), or correct "
+        f"{ALLOWED_ACCOUNTS_KEY} if the stack moved",
+    )

@@ -61,6 +61,18 @@ _YAML11_BOOLS = {"yes", "no", "on", "off"}  # PyYAML's 1.1 booleans besides true
 _GO_NUMBER = re.compile(r"[-+]?(0[oObBxX][0-9a-fA-F_]+|([0-9][0-9_]*(\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+)")
 
 
+def special_kind(path: Path) -> str:
+    """What ``path`` is when it exists but is no regular file ("FIFO (named pipe)", "directory", ...); else empty.
+
+    Read from its status without opening it: opening a FIFO with no reader or writer on the other end waits forever.
+    """
+    try:
+        kind = stat.S_IFMT(os.stat(path).st_mode)
+    except (OSError, ValueError):  # missing, unreachable, or a name the system cannot take
+        return ""
+    return "" if kind == stat.S_IFREG else _KINDS.get(kind, "special file")
+
+
 def read_bytes(path: Path, what: str, limit: int) -> bytes:
     """The bytes of ``path``, or ConfigError when it cannot be read or is larger than ``limit``."""
     try:

@@ -27,7 +27,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import SkipJsonSchema
 
-from ultraserver.config.aws_identity import AssumeRoleSettings
+from ultraserver.config.aws_identity import AwsIdentitySettings
 from ultraserver.config.check_model import (
     EfaCheckSettings,
     HealthSettings,
@@ -319,19 +319,13 @@ SECTIONS = (
 )
 
 
-class Settings(Model):
+class Settings(AwsIdentitySettings):
     """Everything a stack declares."""
 
     project: SkipJsonSchema[str] = Field(PROJECT, alias="__project", description="Pulumi project name.")
     stack: SkipJsonSchema[str] = Field("dev", alias="__stack", description="Pulumi stack name.")
     region: Annotated[str, pattern(aws_ids.REGION, "an AWS region such as us-east-1")] = Field(
         alias="aws:region", description="AWS region."
-    )
-    aws_profile: StrictStr = Field(
-        "", alias="aws:profile", description="AWS profile of the AWS provider; the kubeconfig and preflight use it too."
-    )
-    aws_assume_roles: tuple[AssumeRoleSettings, ...] = Field(
-        (), alias="aws:assumeRoles", description="Roles the AWS provider assumes; the kubeconfig assumes the last."
     )
     cluster: ClusterSettings = Field(description="The EKS control plane.")
     network: NetworkSettings = Field(default_factory=NetworkSettings, description="The VPC and subnets.")
@@ -354,11 +348,6 @@ class Settings(Model):
     accept_untested_versions: StrictBool = Field(
         False, description="Allow chart and add-on versions outside the tested set (a warning instead of an error)."
     )
-
-    @property
-    def deployer_role_arn(self) -> str:
-        """The role the AWS provider ends up as (the last of aws:assumeRoles), or empty."""
-        return self.aws_assume_roles[-1].role_arn if self.aws_assume_roles else ""
 
     @property
     def alerts_enabled(self) -> bool:

@@ -35,6 +35,14 @@ from ultraserver.offline.helm_template import (
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.problems import INFO, WARNING, ConfigError, Described, Problem
 
+MANIFEST_HEAD = "---\n# Source: "
+"""How every manifest file --render writes starts (its first object under its `# Source:` line)."""
+
+
+def manifest_file(folder: Path, release: ReleaseInput) -> Path:
+    """Where --render writes one release's manifest: ``<plan resource name>.yaml`` in the folder."""
+    return folder / f"{release.resource}.yaml"
+
 
 @dataclass
 class ReleaseRender:
@@ -48,7 +56,7 @@ class ReleaseRender:
     def manifest(self) -> str:
         """The objects as one YAML stream, each under its `# Source:` line."""
         return "".join(
-            f"---\n# Source: {o.source}\n{yaml.safe_dump(dict(o.body), sort_keys=False)}" for o in self.objects
+            f"{MANIFEST_HEAD}{o.source}\n{yaml.safe_dump(dict(o.body), sort_keys=False)}" for o in self.objects
         )
 
 
@@ -71,8 +79,8 @@ class StackRender:
             folder.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".ultraserver-render-", dir=folder))
             for render in self.releases:
-                (staging / f"{render.release.resource}.yaml").write_text(render.manifest())
-            written = [folder / f"{render.release.resource}.yaml" for render in self.releases]
+                manifest_file(staging, render.release).write_text(render.manifest())
+            written = [manifest_file(folder, render.release) for render in self.releases]
             taken = [path.name for path in written if path.exists() and not path.is_file()]
             if taken:
                 raise IsADirectoryError(f"{', '.join(taken)} in the folder is not a file")

@@ -15,6 +15,8 @@ import botocore.exceptions as bex
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
+from ultraserver.config.aws_identity import account_problem
+from ultraserver.config.settings import Settings
 from ultraserver.facts.aws.permissions import iam_action
 
 # Checks accept real, moto-backed or Stubber-wrapped clients of several services alike.
@@ -50,6 +52,8 @@ class PreflightClients:
     ec2_once: Client | None = None
     """EC2 without retries, for purchases (PurchaseCapacityBlockExtension has no idempotency token, and botocore
     retries a read timeout); None: use ``ec2``."""
+    caller_arn: str = ""
+    """Who the clients act as (GetCallerIdentity), once ``stack_clients`` confirmed the account; empty: not asked."""
 
 
 class PreflightAccessError(Exception):
@@ -153,6 +157,34 @@ def _translated(client: Client, operation: str, run: Callable[[], dict]) -> dict
         raise ApiFailure(label, "ResponseParserError", "the endpoint's response is not an AWS response") from None
 
 
+def stack_clients(
+    settings: Settings,
+    region: str | None = None,
+    profile: str | None = None,
+    endpoint_url: str | None = None,
+    *,
+    confirm: bool = False,
+) -> PreflightClients:
+    """The clients of every command that asks AWS about a stack, signed as Pulumi's AWS provider signs for it: the
+    stack's aws:profile (``profile``, --profile, overrides it), then each role of its aws:assumeRoles in turn.
+
+    When the stack lists aws:allowedAccountIds, or with ``confirm``, the caller is asked first (GetCallerIdentity)
+    and an account outside the list stops the command (PreflightAccessError) before any other call.
+    """
+    clients = make_clients(
+        region or settings.region, profile or settings.aws_profile or None, endpoint_url, settings.aws_assume_roles
+    )
+    if confirm or settings.aws_allowed_account_ids:
+        try:
+            clients.caller_arn = str(call(clients.sts, "get_caller_identity")["Arn"])
+        except ApiFailure as exc:
+            raise PreflightAccessError(f"cannot confirm the AWS account: {exc}") from None
+        refused = account_problem(settings, clients.caller_arn)
+        if refused is not None:
+            raise PreflightAccessError(f"{refused} (no other AWS call was made)")
+    return clients
+
+
 def make_clients(
     region: str, profile: str | None = None, endpoint_url: str | None = None, assume_roles: Sequence[Any] = ()
 ) -> PreflightClients:
@@ -170,7 +202,7 @@ def make_clients(
 def _assumed(session: boto3.Session, role: Any, key: str, region: str, endpoint_url: str | None) -> boto3.Session:
     """A session of ``role`` (role_arn, session_name, external_id), assumed with ``session``'s credentials."""
     factory: Any = session.client
-    request = {"RoleArn": role.role_arn, "RoleSessionName": role.session_name or "ultraserver-preflight"}
+    request = {"RoleArn": role.role_arn, "RoleSessionName": role.session_name or "ultraserver"}
     if role.external_id:
         request["ExternalId"] = role.external_id
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ultraserver.config.aws_identity import AssumeRoleSettings
 from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
@@ -47,8 +46,6 @@ class PreflightTarget:
     addon_versions: dict[str, str] = field(default_factory=dict)  # EKS add-on -> the addonVersion the stack pins
     admin_principal_arns: tuple[str, ...] = ()  # cluster.adminPrincipalArns
     cluster_name: str = ""  # cluster.name: an existing cluster's access entries decide the creator check
-    aws_profile: str = ""  # aws:profile, the profile Pulumi's AWS provider uses
-    assume_roles: tuple[AssumeRoleSettings, ...] = ()  # aws:assumeRoles, assumed in order as the provider does
     control_plane_zones: tuple[str, ...] = ()  # network.availabilityZones of a new VPC (the plan cannot check them)
 
 
@@ -68,7 +65,6 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     target.addon_versions = pinned_addons(settings)
     target.admin_principal_arns = settings.cluster.admin_principal_arns
     target.cluster_name = settings.cluster.name
-    target.aws_profile, target.assume_roles = settings.aws_profile, settings.aws_assume_roles
     if not settings.network.existing:
         target.control_plane_zones = tuple(settings.network.availability_zones)
     return target

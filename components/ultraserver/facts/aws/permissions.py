@@ -10,9 +10,10 @@ cross-checked against cloudtools/awacs awacs/ec2.py, generated from that referen
 compared with the reference page itself (unverified). None of these actions supports resource-level permissions
 that this toolkit relies on: the generated policies use ``"Resource": "*"``.
 
-sts:GetCallerIdentity needs no permission (the STS API reference says so); it is listed because preflight calls
-it, and an explicit deny of it still stops preflight. ``status`` also reads the cluster through the kubeconfig's
-identity (Kubernetes RBAC: list nodes), which is not an IAM action of these services.
+sts:GetCallerIdentity needs no permission (the STS API reference says so); it is listed because preflight and
+extend call it (status too for a stack with aws:allowedAccountIds), and an explicit deny of it still stops them.
+``status`` also reads the cluster through the kubeconfig's identity (Kubernetes RBAC: list nodes), which is not an
+IAM action of these services.
 
 tests/preflight and tests/status record every operation their Stubber/moto clients are asked and fail when one
 is missing from OPERATION_ACTIONS or from the command's COMMAND_ACTIONS.
@@ -49,13 +50,14 @@ _READ_RESERVATIONS = (
     "resource-groups:ListGroupResources",  # groups over a capacity-reservation resource group
 )
 _READ_BLOCKS = ("ec2:DescribeCapacityBlocks", "ec2:DescribeCapacityBlockStatus")
-_EXTEND = (*_READ_RESERVATIONS, "ec2:DescribeCapacityBlockExtensionOfferings")
+# Every live command signs as the stack's AWS provider: its aws:profile, then each role of aws:assumeRoles.
+_IDENTITY = ("sts:GetCallerIdentity", "sts:AssumeRole")
+_EXTEND = (*_IDENTITY, *_READ_RESERVATIONS, "ec2:DescribeCapacityBlockExtensionOfferings")
 
 COMMAND_ACTIONS: dict[str, tuple[str, ...]] = {
     "plan": (),
     "preflight": (
-        "sts:GetCallerIdentity",
-        "sts:AssumeRole",  # only with aws:assumeRoles, as Pulumi's AWS provider assumes them
+        *_IDENTITY,
         "eks:DescribeCluster",
         "eks:ListAccessEntries",
         *_READ_RESERVATIONS,
@@ -68,7 +70,7 @@ COMMAND_ACTIONS: dict[str, tuple[str, ...]] = {
         "eks:DescribeAddonVersions",
         "servicequotas:GetServiceQuota",
     ),
-    "status": (*_READ_RESERVATIONS, *_READ_BLOCKS),
+    "status": (*_IDENTITY, *_READ_RESERVATIONS, *_READ_BLOCKS),
     "extend": _EXTEND,
     "extend --yes": (
         *_EXTEND,
