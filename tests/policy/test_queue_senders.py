@@ -45,3 +45,15 @@ def test_every_principal_includes_eventbridge(principal: Any) -> None:
 )
 def test_other_actions_and_principals_are_not_its_business(action: Any, principal: Any) -> None:
     assert verdict(action, principal) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["*", "arn:aws:events:*:*:rule/*", "arn:aws:events:us-east-1:*:rule/r", ["arn:aws:events:us-east-1:1111*:rule/r"]],
+)
+def test_a_source_arn_that_any_account_s_rule_matches_names_no_rule(source: Any) -> None:
+    principal = {"Service": "events.amazonaws.com"}
+    assert verdict("sqs:SendMessage", principal, {"ArnLike": {"aws:SourceArn": source}}) != []
+    # A rule name pattern within one account still names that account's rules.
+    own = "arn:aws:events:us-east-1:111122223333:rule/stack-warn-*"
+    assert verdict("sqs:SendMessage", principal, {"ArnLike": {"aws:SourceArn": own}}) == []

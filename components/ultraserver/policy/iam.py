@@ -139,9 +139,20 @@ def _values(value: Any) -> list[Any]:
 
 
 def _names_rules(condition: Any) -> bool:
-    """The condition names the sending rules: aws:SourceArn (keys are case-insensitive) under an ARN operator."""
+    """The condition names the sending rules: aws:SourceArn (keys are case-insensitive) under an ARN operator, each
+    value an ARN of one account. Both operators take * and ? in each of an ARN's colon-separated parts (AWS SDK for
+    .NET, ConditionFactory.ArnComparisonType.ArnLike, read 2026-11-27), so a wildcard account lets any account's
+    rules send."""
     operators = [condition.get(op) for op in SOURCE_ARN_OPERATORS] if isinstance(condition, Mapping) else []
-    return "aws:sourcearn" in {key.lower() for op in operators if isinstance(op, Mapping) for key in op}
+    values = [v for op in operators if isinstance(op, Mapping) for k, v in op.items() if k.lower() == "aws:sourcearn"]
+    arns = [str(arn) for value in values for arn in _values(value)]
+    return bool(arns) and all(_one_account(arn) for arn in arns)
+
+
+def _one_account(arn: str) -> bool:
+    """The ARN names an account, not a pattern of accounts (arn:partition:service:region:account:resource)."""
+    parts = arn.split(":", 5)
+    return len(parts) == 6 and parts[4] != "" and not {"*", "?"} & set(parts[4])
 
 
 def _sends(actions: Any) -> bool:
