@@ -10,6 +10,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -105,7 +106,9 @@ def _problems(events: list[dict[str, Any]]) -> list[str]:
 @contextmanager
 def _browser(binary: str, width: int, height: int) -> Iterator[str]:
     """Start headless Chromium on a free DevTools port; yield its page target's websocket URL."""
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's helper processes (crashpad, renderer, GPU) outlive the main one and keep writing to the profile:
+    # they run in their own session, all are stopped, and a file one still adds during cleanup is left in /tmp.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         process = subprocess.Popen(
             [
                 binary,
@@ -117,6 +120,7 @@ def _browser(binary: str, width: int, height: int) -> Iterator[str]:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             port_file = Path(profile) / "DevToolsActivePort"
@@ -137,12 +141,22 @@ def _browser(binary: str, width: int, height: int) -> Iterator[str]:
                 time.sleep(0.1)
             yield pages[0]["webSocketDebuggerUrl"]
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            _stop_session(process)
+
+
+def _stop_session(process: subprocess.Popen[bytes]) -> None:
+    """Stop Chromium and every process of its session (SIGTERM, then SIGKILL after 30 s)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(timeout=30)
+            if sig == signal.SIGTERM:
+                time.sleep(0.2)  # helpers exit just after the main process; then SIGKILL any left
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def render(page: Path, screenshot: bool = False, width: int = 1400, height: int = 1000) -> Rendered:
