@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from ultraserver.facts.pins import charts
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ConfigError, Described, Problem
@@ -66,7 +67,7 @@ def release_inputs(plan: Plan) -> list[ReleaseInput]:
             ReleaseInput(
                 resource=resource.name,
                 name=str(inputs.get("name") or resource.name),
-                chart=reference.rstrip("/").rpartition("/")[2],
+                chart=charts.chart_of(reference),
                 reference=reference,
                 repo=(inputs.get("repositoryOpts") or {}).get("repo"),
                 version=str(inputs.get("version") or ""),
