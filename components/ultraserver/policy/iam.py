@@ -29,6 +29,11 @@ SERVICE_WILDCARD = re.compile(r"[A-Za-z0-9-]+:\*")
 EC2_SERVICE = "ec2.amazonaws.com"
 
 
+def _values(value: Any) -> list[Any]:
+    """A policy element's values: IAM takes one value or a list."""
+    return list(value) if isinstance(value, list) else [value]
+
+
 def policy_document(value: Any) -> Mapping[str, Any] | None:
     """A policy document from its JSON string (or an already-parsed dict); None when unreadable."""
     if isinstance(value, Mapping):
@@ -44,15 +49,13 @@ def policy_document(value: Any) -> Mapping[str, Any] | None:
 
 def wildcard_actions(document: Mapping[str, Any]) -> list[str]:
     """Allowed actions that are "*" or "service:*", plus Allow statements that use NotAction."""
-    statements = document.get("Statement")
     found = []
-    for statement in statements if isinstance(statements, list) else [statements]:
+    for statement in _values(document.get("Statement")):
         if not isinstance(statement, Mapping) or statement.get("Effect") != "Allow":
             continue
         if "NotAction" in statement:
             found.append("NotAction")
-        actions = statement.get("Action")
-        for action in actions if isinstance(actions, list) else [actions]:
+        for action in _values(statement.get("Action")):
             if isinstance(action, str) and (action == "*" or SERVICE_WILDCARD.fullmatch(action)):
                 found.append(action)
     return found
@@ -95,11 +98,10 @@ def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mappi
 def is_node_role(role: PlanResource) -> bool:
     """A role EC2 instances assume: a node role."""
     document = policy_document(role.inputs.get("assumeRolePolicy")) or {}
-    statements = document.get("Statement")
-    for statement in statements if isinstance(statements, list) else [statements]:
+    for statement in _values(document.get("Statement")):
         principal = statement.get("Principal") if isinstance(statement, Mapping) else None
         services = principal.get("Service") if isinstance(principal, Mapping) else None
-        if EC2_SERVICE in (services if isinstance(services, list) else [services]):
+        if EC2_SERVICE in _values(services):
             return True
     return False
 
@@ -131,11 +133,6 @@ def check_node_role_policies(resources: Sequence[PlanResource], opts: Mapping[st
 
 SOURCE_ARN_OPERATORS = ("ArnEquals", "ArnLike")
 """Condition operators that name the sending rules (builders/event_queue.py quotes the EventBridge guide's)."""
-
-
-def _values(value: Any) -> list[Any]:
-    """A policy element's values: IAM takes one value or a list."""
-    return list(value) if isinstance(value, list) else [value]
 
 
 def _names_rules(condition: Any) -> bool:
