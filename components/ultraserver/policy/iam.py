@@ -47,6 +47,10 @@ def policy_document(value: Any) -> Mapping[str, Any] | None:
     return parsed if isinstance(parsed, Mapping) else None
 
 
+def _unreadable(label: str, raw: Any) -> Problem:
+    return Problem(label, raw, "a readable JSON policy document", "pass json.dumps(<policy dict>)")
+
+
 def wildcard_actions(document: Mapping[str, Any]) -> list[str]:
     """Allowed actions that are "*" or "service:*", plus Allow statements that use NotAction."""
     found = []
@@ -80,7 +84,7 @@ def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mappi
             continue
         document = policy_document(raw)
         if document is None:
-            out.append(Problem(label, raw, "a readable JSON policy document", "pass json.dumps(<policy dict>)"))
+            out.append(_unreadable(label, raw))
             continue
         found = wildcard_actions(document)
         if found:
@@ -191,7 +195,7 @@ def check_queue_senders(resource_type: str, props: Mapping[str, Any], opts: Mapp
         return []
     document = policy_document(raw)
     if document is None:
-        return [Problem("policy", raw, "a readable JSON policy document", "pass json.dumps(<policy dict>)")]
+        return [_unreadable("policy", raw)]
     return [
         Problem(
             "policy",
