@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts.aws import aws_ids
 from ultraserver.facts.aws.permissions import NODE_POLICY_ARNS
 from ultraserver.facts.capacity.capacity_events import EVENTS_PRINCIPAL
 from ultraserver.policy.model import (
@@ -152,8 +153,8 @@ def _names_rules(condition: Any) -> bool:
 
 def _one_account(arn: str) -> bool:
     """The ARN names an account, not a pattern of accounts (arn:partition:service:region:account:resource)."""
-    parts = arn.split(":", 5)
-    return len(parts) == 6 and parts[4] != "" and not {"*", "?"} & set(parts[4])
+    account = aws_ids.arn_account(arn) or ""
+    return account != "" and not {"*", "?"} & set(account)
 
 
 def _sends(actions: Any) -> bool:
