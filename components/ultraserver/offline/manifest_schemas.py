@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
-from ultraserver.offline.served_apis import Api, api_of, definitions, schema_folder
+from ultraserver.offline.served_apis import Api, api_of, definitions, schema_folder, served_versions
 
 # kubernetes-validate's file per kind: `<kind>-<first label of the group>-<version>.json` (`deployment-apps-v1`,
 # `configmap-v1`), beside `_definitions.json` that they refer to; read once per process, not per object as its
@@ -28,15 +28,10 @@ _GROUP_LABEL = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
 def crd_schemas(bodies: Iterable[Mapping[str, Any]]) -> dict[Api, Mapping[str, Any]]:
     """The openAPIV3Schema of each served version of every CRD among ``bodies``."""
     found: dict[Api, Mapping[str, Any]] = {}
-    for body in bodies:
-        if api_of(body) != ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"):
-            continue
-        spec = body.get("spec") or {}
-        kind = (spec.get("names") or {}).get("kind", "")
-        for version in spec.get("versions") or []:
-            schema = (version.get("schema") or {}).get("openAPIV3Schema")
-            if version.get("served") and schema:
-                found[(spec.get("group", ""), version["name"], kind)] = schema
+    for api, version in served_versions(bodies):
+        schema = (version.get("schema") or {}).get("openAPIV3Schema")
+        if schema:
+            found[api] = schema
     return found
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -56,16 +56,24 @@ def api_of(body: Mapping[str, Any]) -> Api:
     return group, version, str(body.get("kind", ""))
 
 
-def crd_apis(bodies: Iterable[Mapping[str, Any]]) -> set[Api]:
-    """The served versions of every CustomResourceDefinition among ``bodies``."""
-    found = set()
+_CRD_API: Api = ("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+
+
+def served_versions(bodies: Iterable[Mapping[str, Any]]) -> Iterator[tuple[Api, Mapping[str, Any]]]:
+    """(API, its entry of spec.versions) of each served version of every CustomResourceDefinition among ``bodies``."""
     for body in bodies:
-        if api_of(body) != ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"):
+        if api_of(body) != _CRD_API:
             continue
         spec = body.get("spec") or {}
         kind = (spec.get("names") or {}).get("kind", "")
-        found |= {(spec.get("group", ""), v["name"], kind) for v in spec.get("versions") or [] if v.get("served")}
-    return found
+        for version in spec.get("versions") or []:
+            if version.get("served"):
+                yield (spec.get("group", ""), version["name"], kind), version
+
+
+def crd_apis(bodies: Iterable[Mapping[str, Any]]) -> set[Api]:
+    """The served versions of every CustomResourceDefinition among ``bodies``."""
+    return {api for api, _ in served_versions(bodies)}
 
 
 def manifest_apis(urls: Iterable[str]) -> set[Api]:
