@@ -341,8 +341,8 @@ def run_preflight(
     if isinstance(clients, boto3.Session):
         clients = clients_from_session(clients, target.region)
     when = require_aware(now, "run_preflight(now=...)") if now else datetime.now(timezone.utc)
-    try:
-        caller = call(clients.sts, "get_caller_identity")["Arn"]
+    try:  # stack_clients may have asked already (aws:allowedAccountIds): one GetCallerIdentity per run
+        caller = clients.caller_arn or call(clients.sts, "get_caller_identity")["Arn"]
     except ApiFailure as exc:
         raise PreflightAccessError(f"cannot confirm AWS identity: {exc}") from None
     checks = [_creator(target, clients.eks, caller)]
