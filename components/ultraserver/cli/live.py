@@ -22,11 +22,6 @@ from ultraserver.cli.common import (
 )
 from ultraserver.problems import Problem
 
-# The keys of verify's and status's --json documents (verify.report.verdicts_json, status.report.status_json): a file
-# holding them is an earlier output, overwritten without --force.
-VERIFY_JSON = json_output("stack", "passed", "checks", "notChecked")
-STATUS_JSON = json_output("stack", "now", "passed", "ultraservers", "problems")
-
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
@@ -55,9 +50,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ultraserver.verify.checks import exit_code, run_checks, unreachable
     from ultraserver.verify.clients import KubeconfigError, connect
     from ultraserver.verify.expect import expectation
-    from ultraserver.verify.report import format_verdicts, not_checked, verdicts_json
+    from ultraserver.verify.report import VERDICTS_JSON_KEYS, format_verdicts, not_checked, verdicts_json
 
-    check_output(args.json, None, "--json", VERIFY_JSON, force=args.force)
+    check_output(args.json, None, "--json", json_output(*VERDICTS_JSON_KEYS), force=args.force)
     expected = expectation(stack_settings(args.project_dir, args.stack))
     if args.from_file:
         return _verify_file(args, expected)
@@ -102,7 +97,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ultraserver.facts.capacity.capacity_blocks import MAX_BLOCK_DAYS
     from ultraserver.preflight.clients import PreflightAccessError
     from ultraserver.status.judge import Limits
-    from ultraserver.status.report import format_status, status_json
+    from ultraserver.status.report import STATUS_JSON_KEYS, format_status, status_json
     from ultraserver.status.run import run_status
     from ultraserver.verify.clients import ClusterReader, KubeconfigError, connect
 
@@ -120,7 +115,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 )
             )
     settings = stack_settings(args.project_dir, args.stack)
-    check_output(args.json, None, "--json", STATUS_JSON, force=args.force)
+    check_output(args.json, None, "--json", json_output(*STATUS_JSON_KEYS), force=args.force)
     now = args.now or datetime.now(timezone.utc)
     limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours), args.stack)
     reader: ClusterReader | str

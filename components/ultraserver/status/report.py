@@ -96,6 +96,10 @@ def format_status(stack: str, report: StatusReport, now: datetime) -> str:
     return "\n".join(lines)
 
 
+STATUS_JSON_KEYS = ("stack", "now", "passed", "ultraservers", "problems")
+"""The keys every ``status_json`` document has: a file holding them is an earlier ``status --json``."""
+
+
 def status_json(stack: str, report: StatusReport, now: datetime) -> dict[str, Any]:
     """The machine-readable report (--json)."""
     return {
