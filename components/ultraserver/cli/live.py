@@ -46,9 +46,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Judge the deployed stack: node facts, DRA, NVLink per UltraServer; one verdict per UltraServer and check."""
-    from ultraserver.verify.acceptance import stack_acceptance
-    from ultraserver.verify.checks import exit_code, run_checks, unreachable
-    from ultraserver.verify.clients import KubeconfigError, ReadOnce, connect
+    from ultraserver.verify.checks import exit_code, judge_cluster, unreachable
+    from ultraserver.verify.clients import KubeconfigError, connect
     from ultraserver.verify.expect import expectation
     from ultraserver.verify.report import VERDICTS_JSON_KEYS, format_verdicts, not_checked, verdicts_json
 
@@ -60,13 +59,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print("verify: the stack has no GPU node groups; there is nothing to verify", file=sys.stderr)
         return EXIT_USAGE
     try:
-        reader = ReadOnce(connect(args.kubeconfig))
+        reader = connect(args.kubeconfig)
     except KubeconfigError as err:  # the file given is missing or malformed: bad input, as for any file argument
         print(f"verify: {err}", file=sys.stderr)
         return EXIT_USAGE
-    verdicts = run_checks(reader, expected, node_facts_only=args.node_facts_only)
+    now = args.now or datetime.now(timezone.utc)
+    verdicts, accepted = judge_cluster(reader, expected, now, node_facts_only=args.node_facts_only)
     notes = [] if args.node_facts_only else not_checked(expected)
-    accepted = stack_acceptance(reader, expected, args.now or datetime.now(timezone.utc))
     print(format_verdicts(verdicts, notes, accepted))
     if args.json:
         document = verdicts_json(args.stack, verdicts, notes, accepted)
