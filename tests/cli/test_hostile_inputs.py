@@ -7,12 +7,10 @@ until killed, so a hang fails the test (subprocess.TimeoutExpired) instead of ha
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.cli import GUARD_SECONDS, copy_project, run_main, run_process
+from helpers.cli import copy_project, run_main, run_process
 from helpers.stacks import ROOT
 from ultraserver import cli
 
@@ -105,16 +103,11 @@ def test_status_limits_beyond_the_longest_block_exit_2(flag: str) -> None:
     assert "(182 days, the longest Capacity Block)" in result.stderr
 
 
+PLAN = ("plan", "--stack", "gb200-x72", "--project-dir", str(ROOT))
+
+
 def test_closed_stdout_exits_2_with_a_message() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "ultraserver", "plan", "--stack", "gb200-x72", "--project-dir", str(ROOT)],
-        capture_output=False,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=GUARD_SECONDS,
-        env={"PYTHONPATH": str(ROOT / "components"), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
-        preexec_fn=lambda: os.close(1),
-    )
+    result = run_process(*PLAN, stdout=None, preexec_fn=lambda: os.close(1))
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith("ultraserver: standard output was closed before the report was written")
 
@@ -123,14 +116,7 @@ def test_stdout_pipe_without_a_reader_exits_2_with_a_message() -> None:
     read, write = os.pipe()
     os.close(read)
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "ultraserver", "plan", "--stack", "gb200-x72", "--project-dir", str(ROOT)],
-            stdout=write,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=GUARD_SECONDS,
-            env={"PYTHONPATH": str(ROOT / "components"), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
-        )
+        result = run_process(*PLAN, stdout=write)
     finally:
         os.close(write)
     assert result.returncode == 2, result.stderr

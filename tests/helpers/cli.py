@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from helpers.stacks import ROOT
 from ultraserver.cli import main
@@ -45,14 +46,16 @@ GUARD_SECONDS = 120
 hanging the suite (a FIFO with no reader, an alias bomb)."""
 
 
-def run_process(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m ultraserver <args>`` in a process of its own, in the project, with no AWS profile or home."""
+def run_process(*args: str, **stdout: Any) -> subprocess.CompletedProcess[str]:
+    """``python -m ultraserver <args>`` in a process of its own, in the project, with no AWS profile or home; its
+    stdout captured, or set up as ``stdout`` says (subprocess.run's stdout and preexec_fn)."""
     env = {"PYTHONPATH": str(ROOT / "components"), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
     return subprocess.run(
         [sys.executable, "-m", "ultraserver", *args],
-        capture_output=True,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=GUARD_SECONDS,
         env=env,
         cwd=ROOT,
+        **(stdout or {"stdout": subprocess.PIPE}),
     )

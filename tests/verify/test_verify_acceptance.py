@@ -12,6 +12,7 @@ from helpers.capacity import gpu_nodes, launcher, node_object
 from helpers.stacks import ROOT
 from ultraserver import cli
 from ultraserver.rehearse.emulator import Emulator
+from ultraserver.verify import clients
 
 START = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
 """The shipped x72 stacks' reservationWindow start."""
@@ -64,3 +65,25 @@ def test_outside_every_window_verify_says_there_is_no_block(tmp_path: Path, caps
     assert accepted["ultraservers"] == [
         {"ultraserver": "nvl72", "blockStart": None, "why": "no block of the stack's window holds this moment"}
     ]
+
+
+def test_verify_lists_nodes_and_each_launchers_pods_once_for_checks_and_acceptance(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lists: list[tuple[str, ...]] = []
+    real_connect = clients.connect
+
+    def counted(kubeconfig: str | None) -> clients.KubernetesReader:
+        reader = real_connect(kubeconfig)
+        nodes, pods = reader.nodes, reader.pods
+        monkeypatch.setattr(reader, "nodes", lambda: lists.append(("nodes",)) or nodes())
+        monkeypatch.setattr(reader, "pods", lambda ns, sel: lists.append((ns, sel)) or pods(ns, sel))
+        return reader
+
+    monkeypatch.setattr(clients, "connect", counted)
+    nvbandwidth = launcher("imex-check", "nvbandwidth-nvl72", "Succeeded", _at(13), _at(20))
+    nccl = launcher("nccl-check", "nccl-nvl72", "Succeeded", _at(13), _at(17))
+    verify(tmp_path, "gb200-x72-dra", [nvbandwidth, nccl], _at(60), capsys)
+    assert ("nodes",) in lists
+    assert ("imex-check", "job-name=nvbandwidth-nvl72-launcher") in lists
+    assert sorted(set(lists)) == sorted(lists)

@@ -22,11 +22,6 @@ from ultraserver.cli.common import (
 )
 from ultraserver.problems import Problem
 
-# The keys of verify's and status's --json documents (verify.report.verdicts_json, status.report.status_json): a file
-# holding them is an earlier output, overwritten without --force.
-VERIFY_JSON = json_output("stack", "passed", "checks", "notChecked")
-STATUS_JSON = json_output("stack", "now", "passed", "ultraservers", "problems")
-
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
@@ -51,13 +46,12 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Judge the deployed stack: node facts, DRA, NVLink per UltraServer; one verdict per UltraServer and check."""
-    from ultraserver.verify.acceptance import stack_acceptance
-    from ultraserver.verify.checks import exit_code, run_checks, unreachable
+    from ultraserver.verify.checks import exit_code, judge_cluster, unreachable
     from ultraserver.verify.clients import KubeconfigError, connect
     from ultraserver.verify.expect import expectation
-    from ultraserver.verify.report import format_verdicts, not_checked, verdicts_json
+    from ultraserver.verify.report import VERDICTS_JSON_KEYS, format_verdicts, not_checked, verdicts_json
 
-    check_output(args.json, None, "--json", VERIFY_JSON, force=args.force)
+    check_output(args.json, None, "--json", json_output(*VERDICTS_JSON_KEYS), force=args.force)
     expected = expectation(stack_settings(args.project_dir, args.stack))
     if args.from_file:
         return _verify_file(args, expected)
@@ -69,9 +63,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except KubeconfigError as err:  # the file given is missing or malformed: bad input, as for any file argument
         print(f"verify: {err}", file=sys.stderr)
         return EXIT_USAGE
-    verdicts = run_checks(reader, expected, node_facts_only=args.node_facts_only)
+    now = args.now or datetime.now(timezone.utc)
+    verdicts, accepted = judge_cluster(reader, expected, now, node_facts_only=args.node_facts_only)
     notes = [] if args.node_facts_only else not_checked(expected)
-    accepted = stack_acceptance(reader, expected, args.now or datetime.now(timezone.utc))
     print(format_verdicts(verdicts, notes, accepted))
     if args.json:
         document = verdicts_json(args.stack, verdicts, notes, accepted)
@@ -102,7 +96,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ultraserver.facts.capacity.capacity_blocks import MAX_BLOCK_DAYS
     from ultraserver.preflight.clients import PreflightAccessError
     from ultraserver.status.judge import Limits
-    from ultraserver.status.report import format_status, status_json
+    from ultraserver.status.report import STATUS_JSON_KEYS, format_status, status_json
     from ultraserver.status.run import run_status
     from ultraserver.verify.clients import ClusterReader, KubeconfigError, connect
 
@@ -120,7 +114,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 )
             )
     settings = stack_settings(args.project_dir, args.stack)
-    check_output(args.json, None, "--json", STATUS_JSON, force=args.force)
+    check_output(args.json, None, "--json", json_output(*STATUS_JSON_KEYS), force=args.force)
     now = args.now or datetime.now(timezone.utc)
     limits = Limits(now, timedelta(minutes=args.grace_minutes), timedelta(hours=args.horizon_hours), args.stack)
     reader: ClusterReader | str

@@ -37,8 +37,7 @@ from ultraserver.rehearse.registration import registrations
 from ultraserver.rehearse.stage import Stage
 from ultraserver.rehearse.tls import TlsFront
 from ultraserver.status.cluster import read_cluster
-from ultraserver.verify.acceptance import stack_acceptance
-from ultraserver.verify.checks import exit_code, run_checks
+from ultraserver.verify.checks import exit_code, judge_cluster
 from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import StackExpectation, expectation
 from ultraserver.verify.report import format_verdicts, not_checked
@@ -158,9 +157,8 @@ def serve(emulator: Emulator, cluster: Cluster, runs: list[jobs.Run]) -> list[st
 def verify_stage(kubeconfig: Path, expected: StackExpectation, at: datetime) -> Stage:
     """``ultraserver verify --now at`` as the command runs it: connect through the kubeconfig, every check, the
     block-start acceptance, its report."""
-    reader = connect(str(kubeconfig))
-    verdicts = run_checks(reader, expected)
-    text = format_verdicts(verdicts, not_checked(expected), stack_acceptance(reader, expected, at))
+    verdicts, accepted = judge_cluster(connect(str(kubeconfig)), expected, at)
+    text = format_verdicts(verdicts, not_checked(expected), accepted)
     return Stage("verify", exit_code(verdicts), text, tuple(verdicts))
 
 

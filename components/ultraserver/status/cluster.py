@@ -9,7 +9,7 @@ from datetime import datetime
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.verify.acceptance import CheckJob, Runs, newest_runs
-from ultraserver.verify.clients import ClusterError, ClusterReader, Node
+from ultraserver.verify.clients import ClusterError, ClusterReader, Node, ReadOnce
 from ultraserver.verify.resource_slices import published_devices
 from ultraserver.verify.verdict import EFA_RESOURCE, GPU_RESOURCE
 
@@ -111,14 +111,13 @@ def read_cluster(
     launcher pod of each check job in ``checks``, node group -> its check jobs); (None, why) when the API does not
     answer."""
     checks = checks or {}
+    once = ReadOnce(reader)  # a check job spanning groups (EFA) is listed once
     try:
-        nodes = reader.nodes()
-        published = published_counts(reader.resource_slices()) if any(g.node_devices for g in groups) else {}
-        every = {(c.namespace, c.name): c for g in groups for c in checks.get(g.name, ())}
-        newest = {(c.namespace, c.name): pod for c, pod in newest_runs(reader, list(every.values()))}
+        nodes = once.nodes()
+        published = published_counts(once.resource_slices()) if any(g.node_devices for g in groups) else {}
+        runs = {g.name: newest_runs(once, checks.get(g.name, ())) for g in groups}
     except ClusterError as err:
         return None, str(err)
-    runs = {g.name: tuple((c, newest[(c.namespace, c.name)]) for c in checks.get(g.name, ())) for g in groups}
     sides = {
         g.name: replace(
             cluster_side(

@@ -10,8 +10,7 @@ from typing import Any
 
 from ultraserver.builders.drain_script import Block, RestApi, run_once
 from ultraserver.facts.capacity.capacity_blocks import require_aware
-
-_TIMEOUT = (10, 60)
+from ultraserver.verify.clients import KubernetesReader
 
 
 class KubernetesApi(RestApi):
@@ -32,7 +31,7 @@ class KubernetesApi(RestApi):
             response_type="object",
             auth_settings=["BearerToken"],
             _return_http_data_only=True,
-            _request_timeout=_TIMEOUT,
+            _request_timeout=KubernetesReader.TIMEOUT,  # verify's per-request bound, for the same reason
         )
 
 

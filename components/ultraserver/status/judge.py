@@ -9,8 +9,10 @@ not reported, an end date that differs from the stack file (the block was extend
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from ultraserver.facts.capacity import capacity_states
 from ultraserver.facts.capacity.capacity_blocks import (
@@ -56,6 +58,8 @@ class UltraServerStatus:
     """None when the cluster could not be read (StatusReport.cluster_unread says why)."""
     idle_gpu_hours: float | None
     """None when the cluster could not be read."""
+    acceptance: dict[str, Any]
+    """The block's acceptance (``status.acceptance.block_acceptance``), worked out once for judgement and reports."""
     problems: tuple[Problem, ...] = field(default=())
 
     def to_json(self, now: datetime) -> dict[str, object]:
@@ -73,7 +77,7 @@ class UltraServerStatus:
             "secondsLeft": max(int((reclaim - now).total_seconds()), 0) if reclaim else None,
             "cluster": self.cluster.to_json() if self.cluster else None,
             "idleGpuHours": None if self.idle_gpu_hours is None else round(self.idle_gpu_hours, 2),
-            "acceptance": block_acceptance(self.reservation, self.cluster),
+            "acceptance": self.acceptance,
             "remediation": remediation_packet(self.reservation, self.cluster, self.problems, self.idle_gpu_hours, now),
             "problems": [
                 {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}
@@ -121,17 +125,17 @@ def judge(
     lead = window.scale_down_lead_minutes if window else None
     problems += _running_problems(key, r, side, lead, limits, settings_key if index > 0 and switches else None)
     problems += _ending_problems(key, group, r, blocks, index, settings_key, limits)
-    problems += _check_problems(key, r, side, limits.stack)
+    accepted = block_acceptance(r, side)
+    problems += _check_problems(key, accepted, limits.stack)
     idle = (
         None if side is None else (idle_gpu_hours(side, r.total, r.start, r.end, now) if r.state == "active" else 0.0)
     )
-    return UltraServerStatus(group, node_group, index, len(blocks), r, side, idle, tuple(problems))
+    return UltraServerStatus(group, node_group, index, len(blocks), r, side, idle, accepted, tuple(problems))
 
 
-def _check_problems(key: str, r: Reservation, side: ClusterSide | None, stack: str) -> list[Problem]:
+def _check_problems(key: str, accepted: Mapping[str, Any], stack: str) -> list[Problem]:
     """A check run of this block failed: the evidence of the remediation packet (verify judges its log)."""
-    accepted = block_acceptance(r, side) if side is not None else None
-    if accepted is None or accepted["checks"] != CHECKS_FAILED:
+    if accepted["checks"] != CHECKS_FAILED:
         return []
     return [
         Problem(

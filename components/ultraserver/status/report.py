@@ -8,7 +8,7 @@ from typing import Any
 
 from ultraserver.facts.capacity.capacity_blocks import reclaim_at
 from ultraserver.problems import ERROR, WARNING, Problem, format_problems
-from ultraserver.status.acceptance import block_acceptance, remediation_packet
+from ultraserver.status.acceptance import remediation_packet
 from ultraserver.status.judge import UltraServerStatus
 from ultraserver.status.run import StatusReport
 from ultraserver.verify.acceptance import checks_text
@@ -60,7 +60,7 @@ def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:
             "(estimate)"
         )
     lines = [f"{u.node_group}{block}", aws, cluster, cost]
-    accepted = block_acceptance(r, c)
+    accepted = u.acceptance
     if accepted["minutesToReady"] is not None:
         lines.append(f"  ready:   all {r.total} nodes Ready {accepted['minutesToReady']} min after the block start")
     if c is not None:
@@ -94,6 +94,10 @@ def format_status(stack: str, report: StatusReport, now: datetime) -> str:
             "with --kubeconfig, or accept the AWS-side view",
         ]
     return "\n".join(lines)
+
+
+STATUS_JSON_KEYS = ("stack", "now", "passed", "ultraservers", "problems")
+"""The keys every ``status_json`` document has: a file holding them is an earlier ``status --json``."""
 
 
 def status_json(stack: str, report: StatusReport, now: datetime) -> dict[str, Any]:

@@ -7,11 +7,13 @@ could not read what it needs fails too, with the API error as evidence: nothing 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from ultraserver.facts.hardware.devices import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL
-from ultraserver.verify.clients import ClusterError, ClusterReader
+from ultraserver.verify.acceptance import stack_acceptance
+from ultraserver.verify.clients import ClusterError, ClusterReader, ReadOnce
 from ultraserver.verify.expect import StackExpectation
 from ultraserver.verify.fabric import efa_verdict, nvlink_verdicts
 from ultraserver.verify.nccl_check import nccl_verdict
@@ -83,6 +85,14 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
                 nccl_verdict(reader, ultraserver, job, expected.nccl_namespace, expected.nccl_min_bus_bandwidth_gbytes)
             )
     return verdicts
+
+
+def judge_cluster(
+    reader: ClusterReader, expected: StackExpectation, at: datetime, node_facts_only: bool = False
+) -> tuple[list[Verdict], dict[str, Any]]:
+    """Every check of the stack and its block-start acceptance at ``at``, judged on one reading of the cluster."""
+    once = ReadOnce(reader)
+    return run_checks(once, expected, node_facts_only), stack_acceptance(once, expected, at)
 
 
 def unreachable(verdicts: Iterable[Verdict]) -> bool:

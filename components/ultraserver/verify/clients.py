@@ -80,6 +80,41 @@ class ClusterReader(Protocol):
         """resource.k8s.io/v1 ResourceSlices as plain objects (read in DRA mode, Kubernetes 1.35+)."""
 
 
+class ReadOnce:
+    """A ClusterReader asking the API once per distinct list of a run: verify's checks and its acceptance judge the
+    same nodes and launcher pods, read once (an API that does not answer fails once too, not once per reader)."""
+
+    def __init__(self, reader: ClusterReader) -> None:
+        self._reader = reader
+        self._answers: dict[tuple[str, ...], Any] = {}
+
+    def _once(self, key: tuple[str, ...], read: Callable[[], T]) -> T:
+        if key not in self._answers:
+            try:
+                self._answers[key] = read()
+            except ClusterError as err:
+                self._answers[key] = err
+        answer = self._answers[key]
+        if isinstance(answer, ClusterError):
+            raise answer
+        return answer
+
+    def nodes(self) -> list[Node]:
+        return self._once(("nodes",), self._reader.nodes)
+
+    def device_classes(self) -> list[str]:
+        return self._once(("deviceClasses",), self._reader.device_classes)
+
+    def pods(self, namespace: str, selector: str) -> list[Pod]:
+        return self._once(("pods", namespace, selector), partial(self._reader.pods, namespace, selector))
+
+    def pod_log(self, namespace: str, name: str, tail_lines: int | None = None) -> str:
+        return self._reader.pod_log(namespace, name, tail_lines)
+
+    def resource_slices(self) -> list[dict[str, Any]]:
+        return self._once(("resourceSlices",), self._reader.resource_slices)
+
+
 def _ready(conditions: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions or [])
 

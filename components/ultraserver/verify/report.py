@@ -71,6 +71,10 @@ def _failure_lines(failed: Sequence[Verdict]) -> list[str]:
     return lines
 
 
+VERDICTS_JSON_KEYS = ("stack", "passed", "checks", "notChecked")
+"""The keys every ``verdicts_json`` document has: a file holding them is an earlier ``verify --json``."""
+
+
 def verdicts_json(
     stack: str, verdicts: Sequence[Verdict], notes: Sequence[str] = (), accepted: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
