@@ -91,7 +91,7 @@ def _pod_spec(job: ScriptCronJob) -> dict[str, Any]:
 
 def script_cron_job_manifests(job: ScriptCronJob) -> list[dict[str, Any]]:
     """Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMaps (the scripts, then any data) and
-    CronJob, in that order (``resources/drift_check.declare_cron_job`` declares them so)."""
+    CronJob, in that order (``resources/script_cron_job.py`` declares them so)."""
     meta = {"name": job.name, "namespace": job.namespace}
     role = f"ultraserver-{job.name}"
     config_maps = [
