@@ -215,8 +215,7 @@ class KubernetesLayer(pulumi.ComponentResource):
         # driver's applied first no chart ever installs a second version. The operator's CRD hooks leave them alone
         # (NVIDIA/gpu-operator v26.7.0 templates/upgrade_crd.yaml:88-97, cleanup_crd.yaml:41-47 list only its own).
         # The driver does not wait for the operator: both skip Helm's wait (facts/pins/charts.py), so ordering them
-        # never
-        # meant GFD's clique labels were there; the checks below wait for both.
+        # never meant GFD's clique labels were there; the checks below wait for both.
         self.dra_driver = DraDriver(
             f"{name}-dra-driver",
             DraDriverArgs(
