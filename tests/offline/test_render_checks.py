@@ -15,7 +15,14 @@ from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, missed_groups
 from ultraserver.offline.helm_template import ReleaseInput, chart_file, parse, release_inputs, template_command
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.offline.noop_keys import changed, idle_keys, leaves, with_changed
-from ultraserver.offline.served_apis import api_versions_flag, builtin_apis, crd_apis, manifest_apis, unserved
+from ultraserver.offline.served_apis import (
+    api_versions_flag,
+    builtin_apis,
+    crd_apis,
+    definitions,
+    manifest_apis,
+    unserved,
+)
 from ultraserver.problems import ConfigError
 
 GPU = GpuNodes(
@@ -115,6 +122,14 @@ def test_the_cluster_serves_ga_builtins_of_its_version_and_the_crds_installed() 
         "v1",
         "v1/Pod",
     ]
+
+
+def test_the_builtin_definitions_are_read_once_for_served_apis_and_schemas() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
+    before = definitions.cache_info().misses
+    assert ("", "v1", "Pod") in builtin_apis("1.34")
+    assert schema_error(pod, "1.34", {}) is None
+    assert definitions.cache_info().misses - before <= 1
 
 
 def test_builtins_validate_strictly_and_custom_resources_against_their_crd() -> None:

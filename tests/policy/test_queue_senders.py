@@ -1,5 +1,6 @@
 """The sqs-queue-events-source-arn rule reads a queue policy as IAM does: action names without regard to case and
-with their wildcards, and a Principal of every AWS account ("AWS": "*") as letting EventBridge send too."""
+with their wildcards, and a Principal of every AWS account ("AWS": "*") as letting EventBridge send too; it and
+iam-no-wildcard-actions name a policy document they cannot read."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from ultraserver.policy.iam import check_queue_senders
+from ultraserver.policy.iam import check_no_wildcards, check_queue_senders
 
 QUEUE = "arn:aws:sqs:us-east-1:111122223333:q"
 RULE = "arn:aws:events:us-east-1:111122223333:rule/r"
@@ -57,3 +58,21 @@ def test_a_source_arn_that_any_account_s_rule_matches_names_no_rule(source: Any)
     # A rule name pattern within one account still names that account's rules.
     own = "arn:aws:events:us-east-1:111122223333:rule/stack-warn-*"
     assert verdict("sqs:SendMessage", principal, {"ArnLike": {"aws:SourceArn": own}}) == []
+
+
+@pytest.mark.parametrize(
+    "check, resource_type, props, key",
+    [
+        (check_queue_senders, "aws:sqs/queuePolicy:QueuePolicy", {"policy": "{not json"}, "policy"),
+        (check_no_wildcards, "aws:iam/policy:Policy", {"policy": "{not json"}, "policy"),
+        (
+            check_no_wildcards,
+            "aws:iam/role:Role",
+            {"inlinePolicies": [{"name": "p", "policy": "[1]"}]},
+            "inline policy 'p'",
+        ),
+    ],
+)
+def test_an_unreadable_policy_document_is_named(check: Any, resource_type: str, props: Any, key: str) -> None:
+    [problem] = check(resource_type, props, {})
+    assert problem.key == key and problem.allowed == "a readable JSON policy document"

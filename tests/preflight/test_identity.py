@@ -28,10 +28,14 @@ SESSION = "arn:aws:sts::123456789012:assumed-role/PlatformAdmin/botocore-session
 CALLER_ROLE = "arn:aws:iam::123456789012:role/platform/PlatformAdmin"
 
 
-def day_two(admins: tuple[str, ...], entries: list[str] | None, *, denied: bool = False) -> tuple[list, list]:  # type: ignore[type-arg]
-    """Preflight of a stack named ``c`` as the PlatformAdmin session; ``entries`` None: no such cluster yet."""
+def day_two(
+    admins: tuple[str, ...], entries: list[str] | None, *, denied: bool = False, confirmed: bool = False
+) -> tuple[list, list]:  # type: ignore[type-arg]
+    """Preflight of a stack named ``c`` as the PlatformAdmin session; ``entries`` None: no such cluster yet;
+    ``confirmed``: the clients already asked who they act as (STS answers nothing more)."""
     sts, sts_stub = stubbed("sts")
-    sts_stub.add_response("get_caller_identity", {"Account": "123456789012", "Arn": SESSION, "UserId": "AROA:s"})
+    if not confirmed:
+        sts_stub.add_response("get_caller_identity", {"Account": "123456789012", "Arn": SESSION, "UserId": "AROA:s"})
     eks, eks_stub = stubbed("eks")
     if denied:
         eks_stub.add_client_error("describe_cluster", service_error_code="AccessDeniedException", http_status_code=403)
@@ -50,6 +54,7 @@ def day_two(admins: tuple[str, ...], entries: list[str] | None, *, denied: bool 
         service_quotas=quota_answer(30.0),
         resource_groups=stubbed("resource-groups")[0],
         sts=sts,
+        caller_arn=SESSION if confirmed else "",
     )
     t = target(
         groups=[], ami_ssm_parameter=None, ami_release="v20251103", admin_principal_arns=admins, cluster_name="c"
@@ -115,6 +120,12 @@ def test_an_existing_cluster_is_judged_by_its_access_entries(
     (creator,), _ = day_two(admins, entries)
     assert creator.level == level
     assert says in creator.value
+
+
+def test_a_caller_the_clients_confirmed_is_not_asked_for_again() -> None:
+    (asked,), _ = day_two((CALLER_ROLE,), None)
+    (confirmed,), _ = day_two((CALLER_ROLE,), None, confirmed=True)
+    assert confirmed == asked and confirmed.level == FAIL
 
 
 def test_a_cluster_preflight_cannot_describe_is_a_fail_naming_the_action() -> None:

@@ -96,8 +96,8 @@ def kubeconfig_identity(s: Settings, today: date) -> list[Problem]:
 
 def caller_account(caller_arn: str) -> str:
     """The account of a GetCallerIdentity ARN (arn:<partition>:<service>::<account>:<resource>)."""
-    parts = caller_arn.split(":")
-    return parts[4] if len(parts) > 5 else caller_arn
+    account = aws_ids.arn_account(caller_arn)
+    return caller_arn if account is None else account
 
 
 def account_problem(s: Settings, caller_arn: str) -> Problem | None:

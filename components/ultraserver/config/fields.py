@@ -175,11 +175,12 @@ ManifestMirror = Annotated[
 # Helm refuses any other before it connects ("invalid reference", Helm v4.1.4: tests/resources/test_chart_mirror.py).
 _PORT = r"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?"
 """An optional TCP port, 1 to 65535 (Go's dial refuses any other: 'invalid port')."""
+_AUTHORITY = rf"[A-Za-z0-9.-]+{_PORT}"
+"""An ASCII host name or address with its optional port: the same rule for both schemes a chart mirror takes."""
 ChartMirror = Annotated[
     str,
     pattern(
-        rf"https://[A-Za-z0-9.-]+{_PORT}(/[A-Za-z0-9._~%+@/-]*)?"
-        rf"|oci://[A-Za-z0-9.-]+{_PORT}(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*/?",
+        rf"https://{_AUTHORITY}(/[A-Za-z0-9._~%+@/-]*)?|oci://{_AUTHORITY}(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*/?",
         "an https:// Helm repository URL or an oci:// registry path (ASCII host, optional port 1-65535 and path; "
         "an oci:// path in lowercase letters and digits joined by '/', '.', '_' or '-')",
         empty=True,

@@ -67,9 +67,15 @@ def special_kind(path: Path) -> str:
     Read from its status without opening it: opening a FIFO with no reader or writer on the other end waits forever.
     """
     try:
-        kind = stat.S_IFMT(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
     except (OSError, ValueError):  # missing, unreachable, or a name the system cannot take
         return ""
+    return _kind_of(mode)
+
+
+def _kind_of(mode: int) -> str:
+    """The kind of file a status mode names when it is no regular file; empty for a regular file."""
+    kind = stat.S_IFMT(mode)
     return "" if kind == stat.S_IFREG else _KINDS.get(kind, "special file")
 
 
@@ -78,12 +84,12 @@ def read_bytes(path: Path, what: str, limit: int) -> bytes:
     try:
         # Opened without blocking and checked before reading: a FIFO with no writer would wait forever.
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-            kind = stat.S_IFMT(os.fstat(handle.fileno()).st_mode)
-            if kind != stat.S_IFREG:
+            kind = _kind_of(os.fstat(handle.fileno()).st_mode)
+            if kind:
                 raise ConfigError(
                     Problem(
                         _label(what, path),
-                        Described(f"a {_KINDS.get(kind, 'special file')}, not a regular file"),
+                        Described(f"a {kind}, not a regular file"),
                         "a regular file",
                         "write the content to a file first and pass that file",
                     )

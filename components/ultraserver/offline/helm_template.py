@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from ultraserver.facts.pins import charts
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ConfigError, Described, Problem
@@ -55,6 +56,11 @@ class ReleaseInput:
     skip_await: bool
     skip_crds: bool
 
+    @property
+    def package(self) -> str:
+        """The file name of the packaged chart, `<chart>-<version>.tgz`, as `helm package`/`helm pull` name it."""
+        return f"{self.chart}-{self.version}.tgz"
+
 
 def release_inputs(plan: Plan) -> list[ReleaseInput]:
     """Every Helm release of the plan, in the plan's order."""
@@ -66,7 +72,7 @@ def release_inputs(plan: Plan) -> list[ReleaseInput]:
             ReleaseInput(
                 resource=resource.name,
                 name=str(inputs.get("name") or resource.name),
-                chart=reference.rstrip("/").rpartition("/")[2],
+                chart=charts.chart_of(reference),
                 reference=reference,
                 repo=(inputs.get("repositoryOpts") or {}).get("repo"),
                 version=str(inputs.get("version") or ""),
@@ -81,9 +87,8 @@ def release_inputs(plan: Plan) -> list[ReleaseInput]:
 
 
 def chart_file(release: ReleaseInput, folder: Path) -> Path:
-    """The packaged chart of a release in ``folder`` (`<chart>-<version>.tgz`, as `helm package`/`helm pull` name it),
-    or ConfigError naming the file."""
-    path = folder / f"{release.chart}-{release.version}.tgz"
+    """The packaged chart of a release in ``folder`` (its ``package`` file), or ConfigError naming the file."""
+    path = folder / release.package
     if not path.is_file():
         raise ConfigError(
             Problem(
@@ -217,7 +222,7 @@ class Templater:
 def pull_charts(helm: Path, releases: Sequence[ReleaseInput], destination: Path) -> None:
     """Pull each release's chart at its version (needs the chart repositories; ConfigError naming the first failure)."""
     for release in releases:
-        if (destination / f"{release.chart}-{release.version}.tgz").is_file():
+        if (destination / release.package).is_file():
             continue
         done = subprocess.run(pull_command(helm, release, destination), capture_output=True, text=True, check=False)  # noqa: S603
         if done.returncode != 0:

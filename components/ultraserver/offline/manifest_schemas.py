@@ -12,13 +12,12 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import jsonschema
 from referencing import Registry, Resource
 
-from ultraserver.offline.served_apis import Api, api_of, schema_folder
+from ultraserver.offline.served_apis import Api, api_of, definitions, schema_folder, served_versions
 
 # kubernetes-validate's file per kind: `<kind>-<first label of the group>-<version>.json` (`deployment-apps-v1`,
 # `configmap-v1`), beside `_definitions.json` that they refer to; read once per process, not per object as its
@@ -29,15 +28,10 @@ _GROUP_LABEL = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
 def crd_schemas(bodies: Iterable[Mapping[str, Any]]) -> dict[Api, Mapping[str, Any]]:
     """The openAPIV3Schema of each served version of every CRD among ``bodies``."""
     found: dict[Api, Mapping[str, Any]] = {}
-    for body in bodies:
-        if api_of(body) != ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"):
-            continue
-        spec = body.get("spec") or {}
-        kind = (spec.get("names") or {}).get("kind", "")
-        for version in spec.get("versions") or []:
-            schema = (version.get("schema") or {}).get("openAPIV3Schema")
-            if version.get("served") and schema:
-                found[(spec.get("group", ""), version["name"], kind)] = schema
+    for api, version in served_versions(bodies):
+        schema = (version.get("schema") or {}).get("openAPIV3Schema")
+        if schema:
+            found[api] = schema
     return found
 
 
@@ -63,14 +57,13 @@ def schema_error(
 
 @cache
 def _definitions(kube_version: str) -> Resource[Any]:
-    folder = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", schema_folder(kube_version))
-    return Resource.from_contents(json.loads(folder.joinpath("_definitions.json").read_text()))
+    return Resource.from_contents(definitions(kube_version))
 
 
 @cache
 def _builtin(kube_version: str, api_version: str, kind: str) -> jsonschema.Draft202012Validator | None:
     """The strict validator of a built-in kind at that Kubernetes minor; None when it has no schema."""
-    folder = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", schema_folder(kube_version))
+    folder = schema_folder(kube_version)
     group_version = _GROUP_LABEL.sub(r"\1-", api_version)
     path = folder.joinpath(f"{kind.lower()}-{group_version}.json")
     if not path.is_file():

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from ultraserver.facts.pins import manifests
@@ -26,19 +27,24 @@ _GA = re.compile(r"v[0-9]+")
 _LEAVES = {"DeleteOptions", "WatchEvent", "Status", "APIGroup", "APIGroupList", "APIResourceList", "APIVersions"}
 
 
-def schema_folder(kube_version: str) -> str:
+def schema_folder(kube_version: str) -> Traversable:
     """kubernetes-validate's strict schema folder of a minor (`1.35` -> v1.35.0-local-strict)."""
-    return f"v{kube_version}.0-local-strict"
+    return resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", f"v{kube_version}.0-local-strict")
+
+
+@cache
+def definitions(kube_version: str) -> Mapping[str, Any]:
+    """The folder's ``_definitions.json`` (every built-in type; the per-kind schemas refer to it), read once per
+    process: the served APIs and the schema checks both read it. Shared, so never changed."""
+    return json.loads(schema_folder(kube_version).joinpath("_definitions.json").read_text())
 
 
 @cache
 def builtin_apis(kube_version: str) -> frozenset[Api]:
     """The GA kinds a cluster of that minor serves (every list and meta type left out)."""
-    root = resources.files("kubernetes_validate").joinpath("kubernetes-json-schema", schema_folder(kube_version))
-    definitions = json.loads(root.joinpath("_definitions.json").read_text())["$defs"]
     return frozenset(
         (entry["group"], entry["version"], entry["kind"])
-        for definition in definitions.values()
+        for definition in definitions(kube_version)["$defs"].values()
         for entry in definition.get("x-kubernetes-group-version-kind", [])
         if _GA.fullmatch(entry["version"]) and entry["kind"] not in _LEAVES and not entry["kind"].endswith("List")
     )
@@ -50,16 +56,24 @@ def api_of(body: Mapping[str, Any]) -> Api:
     return group, version, str(body.get("kind", ""))
 
 
-def crd_apis(bodies: Iterable[Mapping[str, Any]]) -> set[Api]:
-    """The served versions of every CustomResourceDefinition among ``bodies``."""
-    found = set()
+_CRD_API: Api = ("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+
+
+def served_versions(bodies: Iterable[Mapping[str, Any]]) -> Iterator[tuple[Api, Mapping[str, Any]]]:
+    """(API, its entry of spec.versions) of each served version of every CustomResourceDefinition among ``bodies``."""
     for body in bodies:
-        if api_of(body) != ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"):
+        if api_of(body) != _CRD_API:
             continue
         spec = body.get("spec") or {}
         kind = (spec.get("names") or {}).get("kind", "")
-        found |= {(spec.get("group", ""), v["name"], kind) for v in spec.get("versions") or [] if v.get("served")}
-    return found
+        for version in spec.get("versions") or []:
+            if version.get("served"):
+                yield (spec.get("group", ""), version["name"], kind), version
+
+
+def crd_apis(bodies: Iterable[Mapping[str, Any]]) -> set[Api]:
+    """The served versions of every CustomResourceDefinition among ``bodies``."""
+    return {api for api, _ in served_versions(bodies)}
 
 
 def manifest_apis(urls: Iterable[str]) -> set[Api]:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.facts.aws import aws_ids
 from ultraserver.facts.aws.permissions import NODE_POLICY_ARNS
 from ultraserver.facts.capacity.capacity_events import EVENTS_PRINCIPAL
 from ultraserver.policy.model import (
@@ -29,6 +30,11 @@ SERVICE_WILDCARD = re.compile(r"[A-Za-z0-9-]+:\*")
 EC2_SERVICE = "ec2.amazonaws.com"
 
 
+def _values(value: Any) -> list[Any]:
+    """A policy element's values: IAM takes one value or a list."""
+    return list(value) if isinstance(value, list) else [value]
+
+
 def policy_document(value: Any) -> Mapping[str, Any] | None:
     """A policy document from its JSON string (or an already-parsed dict); None when unreadable."""
     if isinstance(value, Mapping):
@@ -42,17 +48,19 @@ def policy_document(value: Any) -> Mapping[str, Any] | None:
     return parsed if isinstance(parsed, Mapping) else None
 
 
+def _unreadable(label: str, raw: Any) -> Problem:
+    return Problem(label, raw, "a readable JSON policy document", "pass json.dumps(<policy dict>)")
+
+
 def wildcard_actions(document: Mapping[str, Any]) -> list[str]:
     """Allowed actions that are "*" or "service:*", plus Allow statements that use NotAction."""
-    statements = document.get("Statement")
     found = []
-    for statement in statements if isinstance(statements, list) else [statements]:
+    for statement in _values(document.get("Statement")):
         if not isinstance(statement, Mapping) or statement.get("Effect") != "Allow":
             continue
         if "NotAction" in statement:
             found.append("NotAction")
-        actions = statement.get("Action")
-        for action in actions if isinstance(actions, list) else [actions]:
+        for action in _values(statement.get("Action")):
             if isinstance(action, str) and (action == "*" or SERVICE_WILDCARD.fullmatch(action)):
                 found.append(action)
     return found
@@ -77,7 +85,7 @@ def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mappi
             continue
         document = policy_document(raw)
         if document is None:
-            out.append(Problem(label, raw, "a readable JSON policy document", "pass json.dumps(<policy dict>)"))
+            out.append(_unreadable(label, raw))
             continue
         found = wildcard_actions(document)
         if found:
@@ -95,11 +103,10 @@ def check_no_wildcards(resource_type: str, props: Mapping[str, Any], opts: Mappi
 def is_node_role(role: PlanResource) -> bool:
     """A role EC2 instances assume: a node role."""
     document = policy_document(role.inputs.get("assumeRolePolicy")) or {}
-    statements = document.get("Statement")
-    for statement in statements if isinstance(statements, list) else [statements]:
+    for statement in _values(document.get("Statement")):
         principal = statement.get("Principal") if isinstance(statement, Mapping) else None
         services = principal.get("Service") if isinstance(principal, Mapping) else None
-        if EC2_SERVICE in (services if isinstance(services, list) else [services]):
+        if EC2_SERVICE in _values(services):
             return True
     return False
 
@@ -133,11 +140,6 @@ SOURCE_ARN_OPERATORS = ("ArnEquals", "ArnLike")
 """Condition operators that name the sending rules (builders/event_queue.py quotes the EventBridge guide's)."""
 
 
-def _values(value: Any) -> list[Any]:
-    """A policy element's values: IAM takes one value or a list."""
-    return list(value) if isinstance(value, list) else [value]
-
-
 def _names_rules(condition: Any) -> bool:
     """The condition names the sending rules: aws:SourceArn (keys are case-insensitive) under an ARN operator, each
     value an ARN of one account. Both operators take * and ? in each of an ARN's colon-separated parts (AWS SDK for
@@ -151,8 +153,8 @@ def _names_rules(condition: Any) -> bool:
 
 def _one_account(arn: str) -> bool:
     """The ARN names an account, not a pattern of accounts (arn:partition:service:region:account:resource)."""
-    parts = arn.split(":", 5)
-    return len(parts) == 6 and parts[4] != "" and not {"*", "?"} & set(parts[4])
+    account = aws_ids.arn_account(arn) or ""
+    return account != "" and not {"*", "?"} & set(account)
 
 
 def _sends(actions: Any) -> bool:
@@ -194,7 +196,7 @@ def check_queue_senders(resource_type: str, props: Mapping[str, Any], opts: Mapp
         return []
     document = policy_document(raw)
     if document is None:
-        return [Problem("policy", raw, "a readable JSON policy document", "pass json.dumps(<policy dict>)")]
+        return [_unreadable("policy", raw)]
     return [
         Problem(
             "policy",

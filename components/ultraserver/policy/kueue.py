@@ -26,7 +26,7 @@ from ultraserver.facts.kubernetes.kueue_admission import (
 from ultraserver.facts.kubernetes.scheduling import INSTANCE_TYPE_LABEL
 from ultraserver.facts.pins import charts
 from ultraserver.policy.model import COMPUTE_DOMAIN, PlanResource, Rule, as_list, get_path, releases_of
-from ultraserver.policy.workloads import pod_sets
+from ultraserver.policy.workloads import KUEUE_TYPE_PREFIX, pod_sets
 from ultraserver.problems import Problem
 
 CLAIM_TEMPLATE_KIND = "ResourceClaimTemplate"
@@ -34,6 +34,11 @@ CLAIM_TEMPLATE_KIND = "ResourceClaimTemplate"
 
 def _kind(resource: PlanResource) -> str:
     return resource.type.rsplit(":", 1)[-1]
+
+
+def _kueue_objects(resources: Sequence[PlanResource], kind: str) -> list[PlanResource]:
+    """The plan's Kueue objects of one kind (ClusterQueue, LocalQueue, ResourceFlavor)."""
+    return [r for r in resources if r.type.startswith(KUEUE_TYPE_PREFIX) and _kind(r) == kind]
 
 
 def _namespace(inputs: Mapping[str, Any]) -> str:
@@ -53,16 +58,14 @@ def queues(resources: Sequence[PlanResource], configuration: Mapping[str, Any]) 
     """(namespace, LocalQueue name) -> what admission reads for a job submitted to it."""
     cluster_queues = {
         str(get_path(r.inputs, "metadata", "name")): cluster_queue_quota(get_path(r.inputs, "spec") or {})
-        for r in resources
-        if r.type.startswith(f"kubernetes:{kueue.API_GROUP}/") and _kind(r) == "ClusterQueue"
+        for r in _kueue_objects(resources, "ClusterQueue")
     }
     node_type = topology_node_type(resources)
     return {
         (_namespace(r.inputs), str(get_path(r.inputs, "metadata", "name"))): Queue(
             configuration, cluster_queues.get(str(get_path(r.inputs, "spec", "clusterQueue")), {}), node_type
         )
-        for r in resources
-        if r.type.startswith(f"kubernetes:{kueue.API_GROUP}/") and _kind(r) == "LocalQueue"
+        for r in _kueue_objects(resources, "LocalQueue")
     }
 
 
@@ -97,10 +100,9 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, Any]:
 
 def topology_node_type(resources: Sequence[PlanResource]) -> str:
     """Instance type of the nodes of the plan's topology flavor (a ResourceFlavor with a topologyName), or ''."""
-    for r in resources:
-        if r.type.startswith(f"kubernetes:{kueue.API_GROUP}/") and _kind(r) == "ResourceFlavor":
-            if get_path(r.inputs, "spec", "topologyName"):
-                return str(get_path(r.inputs, "spec", "nodeLabels", INSTANCE_TYPE_LABEL) or "")
+    for r in _kueue_objects(resources, "ResourceFlavor"):
+        if get_path(r.inputs, "spec", "topologyName"):
+            return str(get_path(r.inputs, "spec", "nodeLabels", INSTANCE_TYPE_LABEL) or "")
     return ""
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPES
+from ultraserver.facts.pins import charts
 from ultraserver.offline.resource import (  # noqa: F401 -- re-exported for the rule modules
     AUTOSCALING_GROUP,
     AWS_EKS_CLUSTER,
@@ -190,7 +191,7 @@ def chart_name(props: Mapping[str, Any]) -> str:
     """A Release's bare chart name, whether its chart is a name (with repositoryOpts, as a chart mirror gives even
     OCI charts), repo/name or an oci:// reference."""
     chart = props.get("chart")
-    return chart.rstrip("/").rsplit("/", 1)[-1] if isinstance(chart, str) else ""
+    return charts.chart_of(chart) if isinstance(chart, str) else ""
 
 
 def releases_of(resources: Sequence[PlanResource], chart: str) -> list[PlanResource]:

@@ -263,9 +263,14 @@ def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_ho
     return aggregate(f"{prefix} reservation window", items, fixes.get(status, ""))
 
 
+def _block_ids(found: dict[str, dict]) -> list[str]:
+    """The Capacity Blocks the reservations name, sorted."""
+    return sorted({cr["CapacityBlockId"] for cr in found.values() if cr.get("CapacityBlockId")})
+
+
 def _describe_blocks(found: dict[str, dict], ec2: Client) -> dict[str, dict] | ApiFailure:
     """The Capacity Blocks behind the reservations, by id (none asked when no reservation names one)."""
-    block_ids = sorted({cr["CapacityBlockId"] for cr in found.values() if cr.get("CapacityBlockId")})
+    block_ids = _block_ids(found)
     if not block_ids:
         return {}
     try:
@@ -280,7 +285,6 @@ def _block_checks(
 ) -> list[Problem]:
     """UltraServer type and interconnect status of the Capacity Blocks behind the reservations."""
     block_of = {cr_id: cr.get("CapacityBlockId") for cr_id, cr in found.items()}
-    block_ids = sorted({b for b in block_of.values() if b})
     type_name, link_name = f"{prefix} UltraServer type", f"{prefix} interconnect"
     if isinstance(blocks, ApiFailure):
         return [check(type_name, FAIL, str(blocks), blocks.fix)]
@@ -302,6 +306,7 @@ def _block_checks(
             "type (--ultraserver-type) or change the group's UltraServer type",
         )
     ]
+    block_ids = _block_ids(found)
     if block_ids:
         checks.append(_interconnect_check(link_name, block_ids, ec2))
     return checks

@@ -342,7 +342,8 @@ def run_preflight(
         clients = clients_from_session(clients, target.region)
     when = require_aware(now, "run_preflight(now=...)") if now else datetime.now(timezone.utc)
     try:
-        caller = call(clients.sts, "get_caller_identity")["Arn"]
+        # Clients that confirmed the account (stack_clients) already know who they act as.
+        caller = clients.caller_arn or call(clients.sts, "get_caller_identity")["Arn"]
     except ApiFailure as exc:
         raise PreflightAccessError(f"cannot confirm AWS identity: {exc}") from None
     checks = [_creator(target, clients.eks, caller)]

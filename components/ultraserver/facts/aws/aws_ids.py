@@ -78,6 +78,13 @@ def principal_parts(arn: str) -> tuple[str, str, str, str] | None:
     return (found["partition"], found["account"], found["kind"], found["name"]) if found else None
 
 
+def arn_account(arn: str) -> str | None:
+    """The account part of an ARN (arn:<partition>:<service>:<region>:<account>:<resource>), as written (empty for
+    a service's own resources, possibly a wildcard in a policy); None for text with fewer parts."""
+    parts = arn.split(":", 5)
+    return parts[4] if len(parts) == 6 else None
+
+
 # The ``ultraserver.io/*`` tags components write and the policy rules and plan report read.
 #
 # Policies only see recorded inputs, so facts a rule needs that AWS would not show in the inputs

@@ -117,6 +117,12 @@ def chart_reference(entry: PinnedChart, mirror: str = "") -> tuple[str, str | No
     return entry.name, source
 
 
+def chart_of(reference: str) -> str:
+    """The bare chart name of a Helm chart argument (a name, repo/name or an oci:// reference, as
+    ``chart_reference`` gives it)."""
+    return reference.rstrip("/").rsplit("/", 1)[-1]
+
+
 def pinned(chart: str) -> PinnedChart:
     """The pinned entry of one chart; a programming error if the chart is not in the catalog."""
     return catalog()[chart]
