@@ -12,8 +12,9 @@ import pytest
 from helpers.manifests import K8S_VERSION
 from helpers.stacks import stack_config
 from ultraserver.builders import drift_script
-from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests, script_source
+from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests
 from ultraserver.builders.expected_nodes import node_group_expectations
+from ultraserver.builders.script_cron_job import package_script
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 
@@ -68,7 +69,7 @@ def test_other_drift_is_reported(nodes: list[dict[str, Any]], line: str) -> None
 
 
 def test_the_script_uses_only_the_standard_library() -> None:
-    tree = ast.parse(script_source())
+    tree = ast.parse(package_script("drift_script.py"))
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported <= set(sys.stdlib_module_names)
@@ -100,7 +101,7 @@ def test_manifests_validate_and_carry_the_stacks_expectation() -> None:
         **{f"nvl72-{i}": (18, 8) for i in range(1, 5)},
         "fleet": (144, 4),
     }
-    assert manifests[4]["data"]["drift_check.py"] == script_source()
+    assert manifests[4]["data"]["drift_check.py"] == package_script("drift_script.py")
 
 
 def test_the_scripts_label_copies_match_the_facts() -> None:

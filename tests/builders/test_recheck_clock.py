@@ -85,7 +85,7 @@ def walk(sim: CheckCluster, manifests: list, blocks: list, start: datetime, unti
         for moment, names in ready_at.items():
             if moment == sim.now:
                 sim.ready(names)
-        rc.run_checks_once(sim, manifests, blocks, sim.now)
+        rc.run_checks_once(sim, manifests, blocks, sim.now, ds.gpu_nodes(sim))
         sim.now += MINUTE
 
 
@@ -152,3 +152,28 @@ def test_the_cronjobs_entry_point_runs_the_checks_due_after_the_drain(
     assert drain_main.main(sim.now) == 0
     assert sim.made == [(sim.now, f"nvbandwidth-{second.ultraserver}")]
     assert json.loads(capsys.readouterr().out)["kind"] == "recreate-check"
+
+
+def test_one_run_of_the_entry_point_lists_the_gpu_nodes_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The drain and the checks at each join decide over one read of the nodes: a fleet's node list is the largest
+    read of the minute."""
+    from ultraserver.builders import drain_main
+    from ultraserver.builders.reclaim_drain import blocks_json
+
+    first, second = drain_blocks(two_blocks("managed", "standby"))
+    sim = CheckCluster()
+    sim.ready(sim.join(first.ultraserver, 18, first.start, "managed"))
+    sim.now = first.end - timedelta(minutes=1)  # the first block is draining: both read the nodes
+    read: list[str] = []
+    get = sim.get
+    monkeypatch.setattr(sim, "get", lambda path: read.append(path) or get(path))
+    monkeypatch.setattr(drain_main, "StdlibApi", lambda: sim)
+    monkeypatch.setenv("BLOCKS", blocks_json([first, second]))
+    monkeypatch.setenv("CLUSTER_QUEUE", "gb200")
+    (tmp_path / "checks.json").write_text(json.dumps([manifest(second.ultraserver)]))
+    monkeypatch.setenv("CHECKS_FILE", str(tmp_path / "checks.json"))
+    assert drain_main.main(sim.now) == 0
+    assert capsys.readouterr().out  # the drain acted
+    assert [p for p in read if p.startswith("/api/v1/nodes")] == [f"/api/v1/nodes?labelSelector={ds.GROUP_LABEL}"]

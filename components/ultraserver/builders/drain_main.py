@@ -16,11 +16,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from ultraserver.builders.drain_script import Block, RestApi, run_once
+    from ultraserver.builders.drain_script import Block, RestApi, gpu_nodes, run_once
     from ultraserver.builders.recheck_script import run_checks_once
     from ultraserver.builders.warning_queue import WarningQueue, pod_credentials, read_warnings
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from drain_script import Block, RestApi, run_once  # type: ignore[no-redef]
+    from drain_script import Block, RestApi, gpu_nodes, run_once  # type: ignore[no-redef]
     from recheck_script import run_checks_once  # type: ignore[no-redef]
     from warning_queue import WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
 
@@ -73,9 +73,10 @@ def main(now: datetime | None = None) -> int:
     blocks = [Block.from_json(b) for b in json.loads(os.environ["BLOCKS"])]
     warnings = json.loads(os.environ.get("WARNINGS") or "[]") + queued_warnings(now)
     api = StdlibApi()
-    for action in run_once(api, blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings):
+    nodes = gpu_nodes(api)
+    for action in run_once(api, blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings, nodes):
         print(json.dumps(action, sort_keys=True))
-    for action in run_checks_once(api, _checks(os.environ.get("CHECKS_FILE", "")), blocks, now):
+    for action in run_checks_once(api, _checks(os.environ.get("CHECKS_FILE", "")), blocks, now, nodes):
         print(json.dumps(action, sort_keys=True))
     return 0
 

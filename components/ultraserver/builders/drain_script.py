@@ -368,11 +368,22 @@ def _items(api: Api, path: str) -> list[dict[str, Any]]:
     return list(api.get(path).get("items") or [])
 
 
+def gpu_nodes(api: Api) -> list[dict[str, Any]]:
+    """The GB200 nodes (those carrying GROUP_LABEL), which the drain and the checks at each join both read."""
+    return _items(api, f"/api/v1/nodes?labelSelector={GROUP_LABEL}")
+
+
 def run_once(
-    api: Api, blocks: list[Block], now: datetime, queue_name: str = "", warnings: list[dict[str, Any]] | None = None
+    api: Api,
+    blocks: list[Block],
+    now: datetime,
+    queue_name: str = "",
+    warnings: list[dict[str, Any]] | None = None,
+    nodes: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Read the cluster, decide and apply; the actions taken (a refused eviction is left out)."""
-    nodes = _items(api, f"/api/v1/nodes?labelSelector={GROUP_LABEL}")
+    """Read the cluster (the GB200 nodes unless given), decide and apply; the actions taken (a refused eviction is
+    left out)."""
+    nodes = gpu_nodes(api) if nodes is None else nodes
     if not ending_nodes(nodes, blocks, now, warnings) and not queue_name:
         return []
     pods = _items(api, "/api/v1/pods")

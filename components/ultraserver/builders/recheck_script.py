@@ -145,11 +145,14 @@ def apply_check(api: Any, action: dict[str, Any]) -> bool:
     return True
 
 
-def run_checks_once(api: Any, manifests: list[dict[str, Any]], blocks: list, now: Any) -> list[dict[str, Any]]:
-    """Read nodes and check jobs, decide and apply; the actions taken (without their manifests)."""
+def run_checks_once(
+    api: Any, manifests: list[dict[str, Any]], blocks: list, now: Any, nodes: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Read the check jobs, decide over them and the GB200 ``nodes`` (``drain_script.gpu_nodes``, read once per run
+    for both: the drain's cordons and taints change nothing these decisions read), and apply; the actions taken
+    (without their manifests)."""
     if not manifests:
         return []
-    nodes = list(api.get(f"/api/v1/nodes?labelSelector={GROUP_LABEL}").get("items") or [])
     live: list[dict[str, Any]] = []
     for namespace in sorted({_meta(m)["namespace"] for m in manifests}):
         live += api.get(f"{MPIJOB_API}/namespaces/{namespace}/mpijobs").get("items") or []

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from ultraserver.builders.drain_script import Block
 from ultraserver.builders.recheck_script import rechecked
+from ultraserver.builders.script_cron_job import ScriptCronJob, script_cron_job_manifests
 from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
@@ -29,9 +29,7 @@ BLOCKS_KEY = "blocks.json"
 CHECKS_KEY = "checks.json"
 """Key of the same ConfigMap holding the check MPIJobs made again at each join, read as a file (CHECKS_FILE): an
 environment string is capped by the kernel (MAX_ARG_STRLEN), a fleet's manifests could pass it."""
-_MOUNT = "/reclaim"
 _DATA_MOUNT = "/reclaim-data"
-_NOBODY = 65534
 
 
 @dataclass
@@ -139,12 +137,9 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
     The blocks live in their own ConfigMap, read into BLOCKS when each minute's pod starts (a ``configMapKeyRef`` is
     resolved at container start), so ``ultraserver extend --yes`` moves the drain by patching it, with no deploy.
     """
-    meta = {"name": args.name, "namespace": args.namespace}
-    blocks_meta = {"name": blocks_config_map_name(args.name), "namespace": args.namespace}
-    role = f"ultraserver-{args.name}"
-    blocks_ref = {"name": blocks_meta["name"], "key": BLOCKS_KEY}
-    env = [
-        {"name": "BLOCKS", "valueFrom": {"configMapKeyRef": blocks_ref}},
+    blocks_name = blocks_config_map_name(args.name)
+    env: list[dict[str, Any]] = [
+        {"name": "BLOCKS", "valueFrom": {"configMapKeyRef": {"name": blocks_name, "key": BLOCKS_KEY}}},
         {"name": "CHECKS_FILE", "value": f"{_DATA_MOUNT}/{CHECKS_KEY}"},
         {"name": "CLUSTER_QUEUE", "value": args.cluster_queue},
         {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
@@ -154,76 +149,25 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             {"name": "WARNING_QUEUE_URL", "value": args.warning_queue_url},
             {"name": "AWS_REGION", "value": args.region},
         ]
-    container = {
-        "name": "drain",
-        "image": args.image,
-        "command": ["python3", f"{_MOUNT}/{SCRIPT_NAMES[0]}"],
-        "env": env,
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-        },
-        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
-        "volumeMounts": [
-            {"name": "script", "mountPath": _MOUNT, "readOnly": True},
-            {"name": "data", "mountPath": _DATA_MOUNT, "readOnly": True},
-        ],
-    }
-    pod_spec: dict[str, Any] = {
-        "serviceAccountName": args.name,
-        "restartPolicy": "Never",
-        "securityContext": {"runAsNonRoot": True, "runAsUser": _NOBODY, "runAsGroup": _NOBODY},
-        "containers": [container],
-        "volumes": [
-            {"name": "script", "configMap": {"name": args.name}},
-            {"name": "data", "configMap": {"name": blocks_meta["name"]}},
-        ],
-    }
-    if args.node_selector:
-        pod_spec["nodeSelector"] = dict(args.node_selector)
-    package = resources.files("ultraserver.builders")
-    scripts = {name: package.joinpath(name).read_text() for name in SCRIPT_NAMES}
     checks = rechecked_jobs(args)
-    data = {BLOCKS_KEY: blocks_json(args.blocks), CHECKS_KEY: json.dumps(checks, sort_keys=True)}
-    return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": args.namespace}},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": role},
-            "rules": _rules(bool(args.cluster_queue)),
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": role},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}],
-        },
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": scripts},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": blocks_meta, "data": data},
-        {
-            "apiVersion": "batch/v1",
-            "kind": "CronJob",
-            "metadata": meta,
-            "spec": {
-                # Every minute: the drain acts within a minute of its cut-off and of each budget freeing up.
-                "schedule": "* * * * *",
-                "concurrencyPolicy": "Forbid",
-                "successfulJobsHistoryLimit": 1,
-                "failedJobsHistoryLimit": 5,
-                "jobTemplate": {
-                    "spec": {
-                        "backoffLimit": 0,
-                        "activeDeadlineSeconds": 50,
-                        "template": {
-                            "metadata": {"labels": {"ultraserver.io/reclaim-drain": args.name}},
-                            "spec": pod_spec,
-                        },
-                    }
-                },
-            },
-        },
-    ]
+    return script_cron_job_manifests(
+        ScriptCronJob(
+            name=args.name,
+            namespace=args.namespace,
+            container="drain",
+            mount="/reclaim",
+            scripts={name: name for name in SCRIPT_NAMES},
+            env=env,
+            rules=_rules(bool(args.cluster_queue)),
+            # Every minute: the drain acts within a minute of its cut-off and of each budget freeing up.
+            schedule="* * * * *",
+            successful_history=1,
+            deadline_seconds=50,
+            label="ultraserver.io/reclaim-drain",
+            image=args.image,
+            node_selector=args.node_selector,
+            data={BLOCKS_KEY: blocks_json(args.blocks), CHECKS_KEY: json.dumps(checks, sort_keys=True)},
+            data_name=blocks_name,
+            data_mount=_DATA_MOUNT,
+        )
+    )

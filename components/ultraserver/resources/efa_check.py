@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -19,10 +21,12 @@ class EfaCheck(pulumi.ComponentResource):
     namespace: str
     job_name: str
     min_bus_bandwidth_gbps: float
+    manifest: dict[str, Any]
+    """The MPIJob as declared (the reclaim drain makes it again at each join)."""
 
     def __init__(self, name: str, args: EfaCheckArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:EfaCheck", name, None, opts)
-        manifest = efa_mpijob_manifest(args)
+        self.manifest = manifest = efa_mpijob_manifest(args)
         self.namespace = args.namespace
         self.job_name = args.name
         self.min_bus_bandwidth_gbps = args.min_bus_bandwidth_gbps

@@ -155,8 +155,7 @@ class ChartRelease(pulumi.ComponentResource):
 
 # Helm waits for every DaemonSet pod when it waits at all, and it waits whenever a release is atomic, whatever
 # skipAwait says (facts/pins/charts.py, read in Helm's and pulumi-kubernetes's sources). So the releases with DaemonSets
-# on
-# every GPU node (charts.ON_GPU_NODES: GPU Operator, DRA driver kubelet plugin, EFA plugin, DRANET, the Prometheus
+# on every GPU node (charts.ON_GPU_NODES: GPU Operator, DRA driver kubelet plugin, EFA plugin, DRANET, the Prometheus
 # stack's node exporter) skip the await and are not atomic: one unhealthy GPU node can no longer roll them back on
 # every node. Template and API errors still fail the release; the fabric checks (the IMEX nvbandwidth check per
 # UltraServer, `ultraserver verify`) are the health signal.

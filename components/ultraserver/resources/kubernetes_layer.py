@@ -10,14 +10,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver.builders.drift_check import DriftCheckArgs
-from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
+from ultraserver.builders.efa_check import EfaCheckArgs
 from ultraserver.builders.helm_values import require_node_selector
-from ultraserver.builders.imex_check import job_args as imex_job_args
 from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import NcclJobArgs
-from ultraserver.builders.nccl_check import mpijob_manifest as nccl_manifest
-from ultraserver.builders.nvbandwidth_job import mpijob_manifest as nvbandwidth_manifest
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs
 from ultraserver.config.settings import KubernetesSettings
 from ultraserver.facts.hardware import devices
@@ -218,8 +215,7 @@ class KubernetesLayer(pulumi.ComponentResource):
         # driver's applied first no chart ever installs a second version. The operator's CRD hooks leave them alone
         # (NVIDIA/gpu-operator v26.7.0 templates/upgrade_crd.yaml:88-97, cleanup_crd.yaml:41-47 list only its own).
         # The driver does not wait for the operator: both skip Helm's wait (facts/pins/charts.py), so ordering them
-        # never
-        # meant GFD's clique labels were there; the checks below wait for both.
+        # never meant GFD's clique labels were there; the checks below wait for both.
         self.dra_driver = DraDriver(
             f"{name}-dra-driver",
             DraDriverArgs(
@@ -295,22 +291,18 @@ class KubernetesLayer(pulumi.ComponentResource):
         # The arguments refused a check without the MPI operator.
         mpi = [self.mpi_operator] if self.mpi_operator is not None else []
         self.imex_check = None
-        rechecked: list[dict[str, Any]] = []  # the check jobs as deployed, for the drain's run at each join
         if args.imex_check is not None:
             check_args = _on_system(args.imex_check, "launcher_node_selector", system)
-            rechecked += [nvbandwidth_manifest(j) for j in imex_job_args(check_args)]
             self.imex_check = ImexCheck(
                 f"{name}-imex-check", check_args, child(*mpi, self.gpu_operator, self.dra_driver, *queued)
             )
         self.efa_check = None
         if args.efa_check is not None:
             efa_args = _on_system(args.efa_check, "launcher_node_selector", system)
-            rechecked.append(efa_mpijob_manifest(efa_args))
             self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(*mpi, efa_release, *queued))
         self.nccl_check = None
         if args.nccl_check:
             jobs = [_on_system(j, "launcher_node_selector", system) for j in args.nccl_check]
-            rechecked += [nccl_manifest(j) for j in jobs]
             self.nccl_check = NcclCheck(
                 f"{name}-nccl-check", jobs, child(*mpi, self.gpu_operator, self.dra_driver, efa_release, *queued)
             )
@@ -320,6 +312,12 @@ class KubernetesLayer(pulumi.ComponentResource):
             self.drift_check = DriftCheck(f"{name}-drift-check", drift_args, child(*base))
         self.reclaim_drain = None
         if args.reclaim_drain is not None:
+            # The check jobs as deployed, for the drain's run at each join.
+            rechecked = [
+                *(self.imex_check.manifests if self.imex_check else []),
+                *([self.efa_check.manifest] if self.efa_check else []),
+                *(self.nccl_check.manifests if self.nccl_check else []),
+            ]
             drain_args = replace(_on_system(args.reclaim_drain, "node_selector", system), checks=rechecked)
             checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check) if c is not None]
             self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued, *checks))

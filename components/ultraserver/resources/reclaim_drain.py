@@ -7,7 +7,7 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, check_rbac_manifests, drain_manifests
 from ultraserver.resources.child_options import child_options
-from ultraserver.resources.drift_check import declare_cron_job
+from ultraserver.resources.script_cron_job import declare_cron_job
 
 
 class ReclaimDrain(pulumi.ComponentResource):
