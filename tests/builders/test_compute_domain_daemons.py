@@ -12,21 +12,14 @@ from __future__ import annotations
 import re
 import tarfile
 
-from helpers.stacks import ROOT
+from helpers.render import packaged_chart
 from ultraserver.facts.pins import charts
 
-CHART = (
-    ROOT.parent
-    / "shared"
-    / "upstream"
-    / "charts"
-    / f"{charts.DRA_DRIVER}-{charts.pinned(charts.DRA_DRIVER).version}.tgz"
-)
+CHART = f"{charts.DRA_DRIVER}-{charts.pinned(charts.DRA_DRIVER).version}.tgz"
 
 
 def test_the_pinned_dra_chart_offers_no_priority_or_resources_for_compute_domain_daemons() -> None:
-    assert CHART.is_file(), f"{CHART} is missing: the packaged charts are needed (shared/upstream/charts/SOURCE.md)"
-    with tarfile.open(CHART) as tar:
+    with tarfile.open(packaged_chart(CHART)) as tar:
         member = tar.extractfile(f"{charts.DRA_DRIVER}/templates/controller.yaml")
         assert member is not None
         controller = member.read().decode()

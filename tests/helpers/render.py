@@ -18,6 +18,18 @@ CHARTS = ROOT.parent / "shared" / "upstream" / "charts"
 REQUIRED = os.environ.get("ULTRASERVER_REQUIRE_HELM") == "1"
 
 
+def packaged_chart(file_name: str) -> Path:
+    """One packaged chart. Skipped in a clone with no packaged charts beside it (a new user's checkout); a failure
+    under ULTRASERVER_REQUIRE_HELM=1 (.ci/run) or when the charts are there but this one is not."""
+    path = CHARTS / file_name
+    if path.is_file():
+        return path
+    message = f"{path} is missing: the packaged charts are needed (see shared/upstream/charts/SOURCE.md)"
+    if REQUIRED or any(CHARTS.glob("*.tgz")):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def helm_and_charts() -> tuple[Path, Path]:
     """The Helm binary and the charts folder; skip (fail under ULTRASERVER_REQUIRE_HELM=1) when either is missing."""
     helm = find_helm()
