@@ -93,7 +93,8 @@ class KubernetesLayerArgs:
     depends_on: list[pulumi.Resource] = field(default_factory=list)
     """What every install waits for: the cluster and the system node group (not the GPU node groups)."""
     termination_queue_url: pulumi.Input[str] | None = None
-    """URL of the Node Termination Handler's SQS queue; required when settings have self-managed GPU groups."""
+    """URL of the Node Termination Handler's SQS queue (the platform's EventQueue): the handler drains self-managed
+    nodes before scale-in or a block's end; None installs no handler (with self-managed groups, a warning)."""
     warning_queue_url: pulumi.Input[str] | None = None
     """URL of the queue EC2's Capacity Block expiration warnings arrive on (the platform's ReclaimWarnings); the
     reclaim drain reads it. None: the drain goes by the settings' windows alone."""
@@ -109,24 +110,15 @@ class KubernetesLayerArgs:
         return layer_parts(self.settings, self.now or clock.now(), self.warning_queue_url)
 
     def problems(self) -> list[Problem]:
-        """The settings' own rules (a program may build Settings without parse_settings), what the parts refuse, a
-        handler without its queue, and MPIJob checks without the MPI operator."""
+        """The settings' own rules (a program may build Settings without parse_settings), what the parts refuse, and
+        MPIJob checks without the MPI operator."""
         found = blocking(run_rules(self.settings, (self.now or clock.now()).date()))
         if found:
-            return [replace(p, key=f"KubernetesLayerArgs.settings: {p.key}") for p in found]
+            return found
         try:
             parts = self.parts
         except ConfigError as error:
             return error.items
-        if needs_termination_handler(self.settings) and self.termination_queue_url is None:
-            found.append(
-                Problem(
-                    "KubernetesLayerArgs.termination_queue_url",
-                    None,
-                    "the URL of the Node Termination Handler's queue: settings have self-managed GPU groups",
-                    "pass the termination queue's URL (an EventQueue's queue.url)",
-                )
-            )
         checks = {
             "imex_check": parts.imex_check,
             "efa_check": parts.efa_check,
@@ -274,6 +266,11 @@ class KubernetesLayer(pulumi.ComponentResource):
             # A queued job needs Kueue's webhooks (they suspend it until admission) and its ClusterQueue.
             queued = [self.kueue.release, self.kueue.cluster_queue]
         self.node_termination_handler = None
+        if args.termination_queue_url is None and needs_termination_handler(args.settings):
+            pulumi.log.warn(
+                f"{name}: settings have self-managed GPU groups but no termination_queue_url: no Node Termination "
+                "Handler drains their nodes before scale-in or a block's end (the Platform component makes the queue)"
+            )
         if args.termination_queue_url is not None:
             handler_args = NodeTerminationHandlerArgs(
                 queue_url=args.termination_queue_url,
