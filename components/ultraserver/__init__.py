@@ -8,19 +8,21 @@ Layers, bottom up; each may import itself and the layers listed after its colon,
 
     problems:
     clock:
+    incluster:
     facts: problems
     config: problems clock facts
-    builders: problems facts config
+    builders: problems facts config incluster
     resources: problems clock facts config builders
     offline: problems clock facts config builders resources
     policy: problems facts config offline
     preflight: problems facts config
     verify: problems facts config builders
-    status: problems facts config builders preflight verify
-    rehearse: problems clock facts config builders offline verify status
+    status: problems facts config incluster builders preflight verify
+    rehearse: problems clock facts config incluster builders offline verify status
     cli: problems clock facts config builders offline policy preflight verify status rehearse
 
-``resources`` holds the Pulumi components (the wiring); everything below it is plain Python.
+``resources`` holds the Pulumi components (the wiring); everything below it is plain Python. ``incluster`` holds the
+programs the cluster runs by itself, with the standard library only: it imports nothing of ours but itself.
 """
 
 from __future__ import annotations

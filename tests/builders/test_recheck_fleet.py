@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 from helpers.sim_cluster import DAYS, FIRST
 from helpers.stacks import stack_config
-from ultraserver.builders import recheck_script as rc
-from ultraserver.builders.drain_script import Block
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_check_args, efa_mpijob_manifest
 from ultraserver.builders.imex_check import imex_check_args, job_args
 from ultraserver.builders.nccl_check import mpijob_manifest as nccl_manifest
@@ -22,6 +20,8 @@ from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks, r
 from ultraserver.config.settings import Settings, parse_settings
 from ultraserver.config.views import device_mode
 from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.incluster import recheck as rc
+from ultraserver.incluster.drain import Block
 from ultraserver.verify.acceptance import ultraserver_checks
 from ultraserver.verify.expect import expectation
 

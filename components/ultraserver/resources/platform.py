@@ -149,7 +149,7 @@ class Platform(pulumi.ComponentResource):
                 continue  # every block has ended: nothing can launch (config.expiry; the plan warns)
             # Node group n runs the n-th reservation of every block (capacityBlocks) or of capacityReservationIds.
             for position, group_name in enumerate(node_group_names(group)):
-                if group.handover == "standby" and group.capacity_blocks_setting:
+                if group.handover == "standby" and group.capacity_blocks:
                     # One group per block, each on its own reservation and schedule (config.blocks.standby_groups).
                     for standby in standby_groups(group, position, group_name, now):
                         self.gpu_node_groups[standby.name] = self._gpu_node_group(
