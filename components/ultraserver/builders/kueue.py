@@ -15,13 +15,12 @@ import yaml
 from ultraserver.config.settings import KueueSettings, Settings
 from ultraserver.config.views import kueue_enabled
 from ultraserver.facts.hardware import devices, efa
-from ultraserver.facts.hardware.devices import DeviceMode
+from ultraserver.facts.hardware.devices import DEFAULT_DEVICE_MODE, DeviceMode
 from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
 from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPES
 from ultraserver.facts.kubernetes import kueue
 from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
-    DNS_LABEL,
     EFA_RESOURCE,
     GPU_RESOURCE,
     GPU_TOLERATION,
@@ -29,7 +28,6 @@ from ultraserver.facts.kubernetes.scheduling import (
     ULTRASERVER_LABEL,
 )
 from ultraserver.facts.pins import charts
-from ultraserver.problems import ConfigError, Problem
 
 TOPOLOGY_NAME = "gb200-ultraserver"
 """Name of the Topology the GB200 flavor uses."""
@@ -247,7 +245,7 @@ def unmanaged_selector(unmanaged_namespaces: Iterable[str] = (), namespace: str 
 
 
 def kueue_configuration(
-    unmanaged_namespaces: Iterable[str] = (), namespace: str = kueue.NAMESPACE, mode: DeviceMode = DeviceMode()
+    unmanaged_namespaces: Iterable[str] = (), namespace: str = kueue.NAMESPACE, mode: DeviceMode = DEFAULT_DEVICE_MODE
 ) -> dict[str, Any]:
     """The chart's default Kueue Configuration with only the toolkit's integrations (batch/job, MPIJob: no pod,
     Deployment or StatefulSet webhook that fails closed), the stack's own namespaces out of Kueue's webhooks, CPU,
@@ -280,7 +278,7 @@ def kueue_values(
     unmanaged_namespaces: Iterable[str] = (),
     namespace: str = kueue.NAMESPACE,
     release_name: str = "kueue",
-    mode: DeviceMode = DeviceMode(),
+    mode: DeviceMode = DEFAULT_DEVICE_MODE,
 ) -> dict[str, Any]:
     """Chart values: CONTROLLER_REPLICAS controllers on the system nodes, spread over nodes and kept by a
     PodDisruptionBudget, the chart version's release image, the toolkit's configuration."""
