@@ -19,6 +19,7 @@ from ultraserver.config.settings import Settings
 from ultraserver.config.views import dra_node_devices, kueue_enabled, node_group_names, ultraservers_per_node_group
 from ultraserver.facts.hardware import efa
 from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.hardware.ultraservers import GPUS_PER_NODE
 from ultraserver.facts.kubernetes.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
@@ -62,7 +63,7 @@ class EfaCheckArgs:
     """UltraServers (NVLink cliques) the workers spread over, at least 2."""
     nodes_per_ultraserver: int = 1
     """Workers per UltraServer; the job has ultraservers x nodes_per_ultraserver workers."""
-    gpus_per_node: int = 4
+    gpus_per_node: int = GPUS_PER_NODE
     """GPUs per node, one MPI rank each."""
     name: str = "nccl-efa"
     """MPIJob name."""

@@ -27,6 +27,7 @@ from ultraserver.config.settings import Settings
 from ultraserver.config.views import imex_targets, kueue_enabled
 from ultraserver.facts.hardware import efa
 from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.hardware.ultraservers import GPUS_PER_NODE
 from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION
 from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
 from ultraserver.problems import ConfigError, Problem
@@ -55,7 +56,7 @@ class NcclJobArgs:
     """Large-message bus bandwidth `ultraserver verify` requires, in GB/s."""
     namespace: str = NAMESPACE
     """Namespace created for the check."""
-    gpus_per_node: int = 4
+    gpus_per_node: int = GPUS_PER_NODE
     """GPUs per node, one MPI rank each."""
     image: str = NCCL_TESTS_IMAGE
     """arm64 image with NCCL, aws-ofi-nccl, Open MPI and nccl-tests."""

@@ -100,8 +100,9 @@ def needs_termination_handler(settings: Settings) -> bool:
 
 
 def installed_releases(settings: Settings) -> tuple[str, ...]:
-    """The release fields (config.kubernetes_model.RELEASE_KEYS) whose charts the stack installs, as the Kubernetes layer
-    (resources/kubernetes_layer.py) declares them: EFA devices come from DRANET in DRA mode, else the EFA plugin."""
+    """The release fields (config.kubernetes_model.RELEASE_KEYS) whose charts the stack installs, as the Kubernetes
+    layer (resources/kubernetes_layer.py) declares them: EFA devices come from DRANET in DRA mode, else the EFA
+    plugin."""
     k = settings.kubernetes
     optional = {
         "dranet": k.devices == devices.DRA,
