@@ -10,18 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ultraserver import clock
-from ultraserver.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    GRAPH_FORMATS,
-    HTML_FORMATS,
-    UsageError,
-    check_output,
-    json_output,
-    stack_settings,
-    suffix,
-    write_output,
-)
+from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, UsageError
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.outputs import GRAPH_FORMATS, HTML_FORMATS, check_output, json_output, suffix, write_output
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
 from ultraserver.problems import ConfigError, Described, Problem, blocking, format_problems
