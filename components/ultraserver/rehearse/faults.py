@@ -44,7 +44,7 @@ def _notready(cluster: Cluster, runs: RunFaults) -> Injected:
 def _efa(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster)
     node.efa_devices = 0
-    found_by = "DRANET" if node.group.node_devices is not None else "its EFA device plugin"
+    found_by = "DRANET" if node.group.mode.dra else "its EFA device plugin"
     return Injected("efa", f"node {node.name} shows 0 EFA devices ({found_by} found none)", node.name, runs)
 
 
