@@ -254,7 +254,8 @@ def _check_writable(target: Path, path: str, flag: str) -> None:
     try:
         _check_writable_path(target, path, flag)
     except OSError as err:  # a path the system refuses to look at (too long, a loop of links)
-        raise UsageError(Problem(flag, path, f"a path this system accepts ({err.strerror})", "pick another path"))
+        accepted = f"a path this system accepts ({err.strerror})"
+        raise UsageError(Problem(flag, path, accepted, "pick another path")) from None
 
 
 def _check_writable_path(target: Path, path: str, flag: str) -> None:
