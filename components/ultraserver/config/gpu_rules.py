@@ -10,6 +10,7 @@ from datetime import date
 from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
+from ultraserver.config.release_rules import known_bad_releases
 from ultraserver.facts.aws import limits
 from ultraserver.facts.capacity import capacity_blocks, successive_blocks
 from ultraserver.facts.hardware import instances
@@ -322,6 +323,7 @@ GROUP_RULES: tuple[GroupRule, ...] = (
     window,
     expiry_problems,
     amis,
+    known_bad_releases,
     storage_and_labels,
 )
 
