@@ -86,7 +86,7 @@ def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
         cells = [r["name"].ljust(width["name"]), r["minor"].ljust(width["minor"]), r["version"].ljust(width["version"])]
         why = f"; status: {r['statusSource']}" if r["statusSource"] and r["kind"] == "chart" else ""
         if r.get("pinKeptBecause"):
-            why += f"; newer release {r['newest']} found, pin kept (--json says why)"
+            why += f"; newer upstream: {r['newest']} (not adopted: {r['pinKeptBecause']})"
         lines.append(f"  {'  '.join(cells)}  {r['status'].ljust(width['status'])}  {r['source']} ({r['checked']}){why}")
     lines.append("")
     lines += [format_problems(problems, {ERROR: "FAIL"})] if problems else []
