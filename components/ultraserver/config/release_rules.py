@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from ultraserver.config.model import GpuNodeGroupSettings
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.facts.hardware import efa
 from ultraserver.facts.pins import ami, known_bad
 from ultraserver.problems import WARNING, ConfigError, Problem
