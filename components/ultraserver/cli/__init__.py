@@ -119,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "--charts", metavar="DIR", type=Path, help="with --render: packaged charts (.tgz) instead of pulling each"
     )
+    plan.add_argument(
+        "--upgrade",
+        metavar="MINOR",
+        help="plan a Kubernetes minor upgrade around the stack's Capacity Blocks: when each step runs, the rollback",
+    )
     plan.set_defaults(func=cmd_plan)
     pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
     stack_options(pre)
