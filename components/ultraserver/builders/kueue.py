@@ -69,7 +69,7 @@ class KueueArgs:
     """Inputs of the Kueue install and its queues."""
 
     capacity: GpuCapacity
-    """Nominal quota of the ClusterQueue (the stack's GB200 nodes at full size)."""
+    """Nominal quota of the ClusterQueue (the stack's GB200 nodes at full size, spares left out)."""
     local_queue_namespaces: list[str] = field(default_factory=lambda: ["default"])
     """Namespaces that get a LocalQueue named LOCAL_QUEUE_NAME."""
     release: ReleaseSettings = field(default_factory=ReleaseSettings)
@@ -89,11 +89,12 @@ class KueueArgs:
 
 
 def gpu_capacity(settings: Settings) -> GpuCapacity:
-    """GB200 nodes, GPUs and EFA devices of every GPU node group at full size (every instance of its UltraServers),
-    from the instance catalog and each group's EFA layout."""
+    """GB200 nodes, GPUs and EFA devices of every GPU node group at full size (every instance of its UltraServers)
+    less each UltraServer's spares (``sparesPerUltraServer``: no job may use them), from the instance catalog and each
+    group's EFA layout."""
     nodes = gpus = efa_devices = 0
     for group in settings.gpu_node_groups:
-        count = group.full_size * group.node_groups
+        count = group.active_full_size
         layout = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
         nodes += count
         gpus += count * int(efa.instance_facts(group.instance_type)["gpus"])

@@ -10,6 +10,7 @@ from datetime import date
 from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.model import GpuNodeGroupSettings, Settings
+from ultraserver.config.spare_rules import spares
 from ultraserver.facts.aws import limits
 from ultraserver.facts.capacity import capacity_blocks, successive_blocks
 from ultraserver.facts.hardware import instances
@@ -319,6 +320,7 @@ GROUP_RULES: tuple[GroupRule, ...] = (
     zone_offers,
     efa_layout,
     sizes,
+    spares,
     window,
     expiry_problems,
     amis,
