@@ -118,7 +118,7 @@ def _healthy_for(node: dict[str, Any], now: datetime) -> bool:
     conditions = (node.get("status") or {}).get("conditions") or []
     ready = [c for c in conditions if c.get("type") == "Ready" and c.get("status") == "True"]
     bad = [c for c in conditions if c.get("type") in HEALTH_CONDITIONS and c.get("status") == "False"]
-    since = ready[0].get("lastTransitionTime") if ready else None
+    since = str(ready[0].get("lastTransitionTime") or "") if ready else ""
     return bool(since) and not bad and _utc(since) <= now - timedelta(minutes=FAILURE_GRACE_MINUTES)
 
 
@@ -248,7 +248,7 @@ def decide(
         if ultraserver is not None:
             members.setdefault(ultraserver, []).append(node)
     busy = {
-        (p.get("spec") or {}).get("nodeName")
+        str((p.get("spec") or {}).get("nodeName"))
         for p in pods
         if not any(o.get("kind") == "DaemonSet" for o in _meta(p).get("ownerReferences") or [])
         and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")

@@ -111,8 +111,8 @@ class Cluster:
         fits = sorted((len(v), k) for k, v in free.items() if k and len(v) >= job.count)
         if not fits:
             return False
-        for node in free[fits[0][1]][: job.count]:
-            job._pod(node)
+        for name in free[fits[0][1]][: job.count]:
+            job._pod(name)
         job.history.append((now, dict(job.pods)))
         return True
 
@@ -120,7 +120,7 @@ class Cluster:
         """One pass of taint eviction, Kueue's node controller and scheduler at ``now``."""
         for job in self.jobs:
             self._evict_pods(job, now)
-            self._node_controller(job)
+            self._node_controller(job, now)
             if job.unhealthy:
                 self._replace(job, now)
             if not job.pods and not job.unhealthy:
@@ -137,7 +137,7 @@ class Cluster:
                 del job.pods[pod]
                 self.deleted[pod] = now
 
-    def _node_controller(self, job: Job) -> None:
+    def _node_controller(self, job: Job, now: datetime) -> None:
         assigned = set(job.history[-1][1].values()) if job.history else set()
         running = set(job.pods.values())
         for node_name in sorted(assigned - running):
@@ -146,11 +146,17 @@ class Cluster:
                 continue
             if job.unhealthy:
                 # nodeMultipleFailuresEvictionMessageFormat: the whole workload is evicted and queued again.
-                job.evictions.append(f"multiple node failures: {', '.join([*job.unhealthy, node_name])}")
-                job.pods.clear()
-                job.unhealthy.clear()
+                self._evict(job, f"multiple node failures: {', '.join([*job.unhealthy, node_name])}", now)
                 return
             job.unhealthy.append(node_name)
+
+    @staticmethod
+    def _evict(job: Job, why: str, now: datetime) -> None:
+        """The workload loses its admission: its pods go, it is queued again as a whole."""
+        job.evictions.append(why)
+        job.pods.clear()
+        job.unhealthy.clear()
+        job.history.append((now, {}))
 
     def _replace(self, job: Job, now: datetime) -> None:
         failed = job.unhealthy[0]
@@ -165,9 +171,7 @@ class Cluster:
             and (not domain or self._domain(name, job.level) == domain)
         ]
         if not candidates:
-            job.evictions.append(f"no replacement for unhealthy node(s): {failed}")
-            job.pods.clear()
-            job.unhealthy.clear()
+            self._evict(job, f"no replacement for unhealthy node(s): {failed}", now)
             return
         job._pod(candidates[0])
         job.moves.append((failed, candidates[0]))
