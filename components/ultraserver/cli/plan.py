@@ -27,7 +27,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
     from ultraserver.offline.completeness import completeness_problems
-    from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
+    from ultraserver.offline.groups import block_lines, clock_line, group_views, spare_lines, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
     from ultraserver.policy.engine import RULES, disabled_count, evaluate
@@ -59,7 +59,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     text = PlanText(
         title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
-        groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
+        groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now), spare_lines(settings)),
         warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
         policies=format_violations(
             violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
