@@ -7,6 +7,7 @@ stack renders only the release it changes.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
@@ -26,6 +27,7 @@ from ultraserver.facts.pins import charts
 from ultraserver.offline import Plan, run_plan
 from ultraserver.offline.gpu_placement import NodeKind, on_gpu_nodes, planned_nodes
 from ultraserver.offline.helm_template import Templater
+from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.render import ReleaseRender, StackRender, render_stack, user_values
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ERROR, WARNING, ConfigError, Problem
@@ -414,3 +416,26 @@ def test_overrides_that_land_pods_nowhere_fail_plan_render_naming_each(tmp_path:
     assert "Deployment gpu-operator/gpu-operator lands on no planned node group" in text
     assert "spec.daemonsets.tolerations.0.opertor: a field its CRD's schema does not declare" in text
     assert "Deployment kueue-system/kueue-controller-manager lands on no planned node group" in text
+
+
+@pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
+@pytest.mark.parametrize("where", ["platform", LAYER_PROJECT])
+def test_a_separate_stack_stack_is_judged_as_a_whole_from_either_project(tmp_path: Path, where: str) -> None:
+    project = copy_project(tmp_path / "project")
+    shutil.copytree(ROOT / LAYER_PROJECT, project / LAYER_PROJECT, ignore=shutil.ignore_patterns("__pycache__"))
+    stack_file = project / "stacks" / "Pulumi.gb200-multi.yaml"
+    text = stack_file.read_text()
+    assert "    layer: separate-stack\n" in text
+    override = "    efaDevicePlugin: {values: {tolerations: []}}\n"
+    stack_file.write_text(text.replace("    layer: separate-stack\n", "    layer: separate-stack\n" + override))
+    folder = project if where == "platform" else project / LAYER_PROJECT
+    out = tmp_path / "out"
+    run = run_main(
+        "plan", "--stack", "gb200-multi", "--project-dir", str(folder), "--render", str(out), "--charts", str(CHARTS)
+    )
+    assert run.code == 1, run.stdout[-2000:] + run.stderr
+    text = " ".join(run.stdout.split())
+    # The layer's EFA plugin, judged against the platform's GPU groups (the managed ones and the fleet).
+    assert "gb200-multi-k8s-efa-device-plugin: DaemonSet aws-efa-k8s-device-plugin no pod on the GPU nodes of" in text
+    assert "gb200-multi-fleet" in text and "the whole stack" in text
+    assert (out / "gb200-multi-k8s-gpu-operator.yaml").is_file()
