@@ -30,6 +30,7 @@ from ultraserver.offline.helm_template import Templater
 from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.render import ReleaseRender, StackRender, render_stack, user_values
 from ultraserver.offline.resource import HELM_RELEASE
+from ultraserver.offline.served_apis import binary_defaults, builtin_apis
 from ultraserver.problems import ERROR, WARNING, ConfigError, Problem
 
 KUBE_VERSION = "1.35"
@@ -439,3 +440,31 @@ def test_a_separate_stack_stack_is_judged_as_a_whole_from_either_project(tmp_pat
     assert "gb200-multi-k8s-efa-device-plugin: DaemonSet aws-efa-k8s-device-plugin no pod on the GPU nodes of" in text
     assert "gb200-multi-fleet" in text and "the whole stack" in text
     assert (out / "gb200-multi-k8s-gpu-operator.yaml").is_file()
+
+
+@pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
+def test_a_supported_minor_whose_dra_api_is_beta_renders_with_a_warning_not_an_error(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "project")
+    stack_file = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    text = stack_file.read_text()
+    assert 'kubernetesVersion: "1.35"' in text
+    stack_file.write_text(text.replace('kubernetesVersion: "1.35"', 'kubernetesVersion: "1.33"'))
+    out = tmp_path / "out"
+    run = run_main(
+        "plan", "--stack", "gb200-x72", "--project-dir", str(project), "--render", str(out), "--charts", str(CHARTS)
+    )
+    # EKS 1.33 serves DRA at resource.k8s.io/v1beta1 and v1beta2, which the DRA chart picks on a real cluster.
+    assert run.code == 0, run.stdout[-3000:] + run.stderr
+    text = " ".join(run.stdout.split())
+    assert "renders DeviceClass (resource.k8s.io/v1): the Helm binary's own API list has that version" in text
+    assert "which nothing in the planned cluster serves" not in text
+
+
+def test_the_beta_dra_api_is_served_on_1_33_only() -> None:
+    assert ("resource.k8s.io", "v1beta2", "DeviceClass") in builtin_apis("1.33")
+    assert ("resource.k8s.io", "v1beta2", "DeviceClass") not in builtin_apis("1.35")
+    # A kind the cluster serves at another version, rendered at one only the Helm binary's own list has.
+    body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x"}}
+    assert binary_defaults([body], builtin_apis("1.33")) == [body]
+    other = {"apiVersion": "example.com/v1", "kind": "Widget"}
+    assert binary_defaults([other], builtin_apis("1.33")) == []

@@ -178,19 +178,35 @@ def _template_problem(release: ReleaseInput, message: str) -> Problem:
 
 
 def _unserved(release: ReleaseInput, objects: Sequence[Rendered], served: frozenset[served_apis.Api]) -> list[Problem]:
-    missing = served_apis.unserved([o.body for o in objects], served)
-    if not missing:
-        return []
-    kinds = sorted({f"{b.get('kind')} ({b.get('apiVersion')})" for b in missing})
-    return [
-        Problem(
-            release.resource,
-            Described(f"renders {', '.join(kinds)}, which nothing in the planned cluster serves"),
-            "kinds the cluster serves: its Kubernetes version's built-in APIs and the CRDs the toolkit and the charts "
-            "install",
-            "turn off the values that render them, or install what serves them first",
+    bodies = [o.body for o in objects]
+    defaults = served_apis.binary_defaults(bodies, served)
+    missing = [b for b in served_apis.unserved(bodies, served) if b not in defaults]
+    found = []
+    if defaults:
+        kinds = sorted({f"{b.get('kind')} ({b.get('apiVersion')})" for b in defaults})
+        found.append(
+            Problem(
+                release.resource,
+                Described(f"renders {', '.join(kinds)}: the Helm binary's own API list has that version"),
+                "the version a real install picks: the cluster serves the kind at another version; Helm "
+                f"{charts.HELM_VERSION} cannot render without its built-in APIs (Kubernetes {charts.HELM_KUBE_MINOR}), "
+                "so these objects are checked at the version shown",
+                "nothing to change; render with a Helm built for the stack's minor to see the version it picks",
+                WARNING,
+            )
         )
-    ]
+    if missing:
+        kinds = sorted({f"{b.get('kind')} ({b.get('apiVersion')})" for b in missing})
+        found.append(
+            Problem(
+                release.resource,
+                Described(f"renders {', '.join(kinds)}, which nothing in the planned cluster serves"),
+                "kinds the cluster serves: its Kubernetes version's built-in APIs and the CRDs the toolkit and the "
+                "charts install",
+                "turn off the values that render them, or install what serves them first",
+            )
+        )
+    return found
 
 
 def _schema_problems(
