@@ -13,7 +13,7 @@ image ships the package); ``status.drain`` drives the same ``run_once`` through 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
@@ -49,6 +49,10 @@ class Block:
     lead_minutes: int
     nodes: int = 0
     """Nodes the node group runs in the block (its desired size; 0 when not known): the fabric checks wait for all."""
+    group: str = ""
+    """Stem of the names of the block's Auto Scaling group (``drain_watch.block_group``); '' when not known."""
+    scale_down_action: str = ""
+    """Name of the group's scheduled scale-down for this block, which the drain puts again when EC2's end moves."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Block:
@@ -60,6 +64,8 @@ class Block:
             _utc(data["end"]),
             int(data["leadMinutes"]),
             int(data.get("nodes", 0)),
+            str(data.get("group", "")),
+            str(data.get("scaleDownAction", "")),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -71,7 +77,24 @@ class Block:
             "end": _iso(self.end),
             "leadMinutes": self.lead_minutes,
             "nodes": self.nodes,
+            "group": self.group,
+            "scaleDownAction": self.scale_down_action,
         }
+
+
+def as_ec2_holds(blocks: list[Block], reservations: dict[str, dict[str, str]]) -> list[Block]:
+    """The blocks with the start and end EC2 holds for their reservations (``aws_query.capacity_reservations``): an
+    extension, a block cut short or a date typed wrong in the stack file is followed with nobody deploying. A block
+    over several reservations takes the earliest end among them; one EC2 did not answer for keeps the stack's."""
+    known = []
+    for block in blocks:
+        held = [reservations[r] for r in block.reservations if reservations.get(r, {}).get("end")]
+        if not held:
+            known.append(block)
+            continue
+        start = min(_utc(h["start"]) for h in held if h.get("start")) if any(h.get("start") for h in held) else None
+        known.append(replace(block, start=start or block.start, end=min(_utc(h["end"]) for h in held)))
+    return known
 
 
 @dataclass(frozen=True)
@@ -253,6 +276,19 @@ def _node_actions(nodes: list[dict[str, Any]], ending: dict) -> list[dict[str, A
     return actions
 
 
+def _release_actions(nodes: list[dict[str, Any]], ending: dict) -> list[dict[str, Any]]:
+    """Uncordon and untaint each node this drain cut off that is no longer ending (its block's end moved later: an
+    extension EC2 confirmed after the cut-off). Only nodes carrying the drain's taint: others' cordons stay."""
+    actions = []
+    for node in nodes:
+        name = _meta(node)["name"]
+        taints = (node.get("spec") or {}).get("taints") or []
+        if name not in ending and any(t.get("key") == RECLAIM_TAINT for t in taints):
+            kept = [t for t in taints if t.get("key") != RECLAIM_TAINT]
+            actions.append({"kind": "release", "name": name, "taints": kept})
+    return actions
+
+
 def _workload_actions(workloads: list[dict[str, Any]], ending: dict) -> list[dict[str, Any]]:
     """The earliest reclaim time on each Workload placed on an ending node."""
     actions = []
@@ -278,7 +314,8 @@ def decide(
 ) -> list[dict[str, Any]]:
     """Every action due at ``now`` (plain dicts, applied in order); none outside every block's drain."""
     ending = ending_nodes(nodes, blocks, now, warnings)
-    actions = _node_actions(nodes, ending) + _queue_actions(queue, nodes, ending) + _workload_actions(workloads, ending)
+    actions = _node_actions(nodes, ending) + _release_actions(nodes, ending) + _queue_actions(queue, nodes, ending)
+    actions += _workload_actions(workloads, ending)
     budgets = _budgets(pdbs)
     for pod in sorted(pods, key=lambda p: (_meta(p).get("namespace") or "", _meta(p)["name"])):
         host = (pod.get("spec") or {}).get("nodeName")
@@ -338,8 +375,9 @@ def _pod_path(action: dict[str, Any]) -> str:
 def apply(api: Api, action: dict[str, Any]) -> bool:
     """Carry out one action; False when the server refused it (a blocked eviction, retried next run)."""
     kind = action["kind"]
-    if kind == "cordon":
-        api.patch(f"/api/v1/nodes/{action['name']}", {"spec": {"unschedulable": True, "taints": action["taints"]}})
+    if kind in ("cordon", "release"):
+        spec = {"unschedulable": kind == "cordon", "taints": action["taints"]}
+        api.patch(f"/api/v1/nodes/{action['name']}", {"spec": spec})
     elif kind == "annotate-pod":
         api.patch(_pod_path(action), {"metadata": {"annotations": action["annotations"]}})
     elif kind == "annotate-workload":
@@ -373,6 +411,31 @@ def gpu_nodes(api: Api) -> list[dict[str, Any]]:
     return _items(api, f"/api/v1/nodes?labelSelector={GROUP_LABEL}")
 
 
+def status_of(error: BaseException) -> int | None:
+    """The HTTP status an error carries (urllib's ``code``, the official client's ``status``), if any."""
+    value = getattr(error, "code", None) or getattr(error, "status", None)
+    return value if isinstance(value, int) else None
+
+
+def failure(step: str, target: str, error: BaseException) -> dict[str, Any]:
+    """One failed call, as the run reports it (and ``drain_watch`` alerts on it)."""
+    return {"step": step, "target": target, "status": status_of(error), "error": str(error)[:300]}
+
+
+def _read(api: Api, path: str, step: str, failures: list[dict[str, Any]], single: bool = False) -> Any:
+    """A list (or with ``single`` one object) the drain reads; on a failed call the failure is recorded and the run
+    goes on without it (None), so the steps that do not need it still run."""
+    try:
+        return api.get(path) if single else _items(api, path)
+    except Exception as err:  # any one call may fail (403, 5xx, a timeout): report it, run the other steps
+        failures.append(failure(step, path, err))
+        return None
+
+
+def _target(action: dict[str, Any]) -> str:
+    return "/".join(str(action[k]) for k in ("namespace", "name") if action.get(k))
+
+
 def run_once(
     api: Api,
     blocks: list[Block],
@@ -380,15 +443,31 @@ def run_once(
     queue_name: str = "",
     warnings: list[dict[str, Any]] | None = None,
     nodes: list[dict[str, Any]] | None = None,
+    failures: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Read the cluster (the GB200 nodes unless given), decide and apply; the actions taken (a refused eviction is
-    left out)."""
+    left out). A failing call is added to ``failures`` (step, target, HTTP status, error) and every other step still
+    runs: a 403 on the ClusterQueue must not keep the pods from being told and evicted."""
+    failures = [] if failures is None else failures
     nodes = gpu_nodes(api) if nodes is None else nodes
-    if not ending_nodes(nodes, blocks, now, warnings) and not queue_name:
+    ending = ending_nodes(nodes, blocks, now, warnings)
+    tainted = any(t.get("key") == RECLAIM_TAINT for n in nodes for t in (n.get("spec") or {}).get("taints") or [])
+    if not ending and not tainted and not queue_name:
         return []
-    pods = _items(api, "/api/v1/pods")
-    pdbs = _items(api, "/apis/policy/v1/poddisruptionbudgets")
-    workloads = _items(api, f"{KUEUE_API}/workloads") if queue_name else []
-    queue = api.get(f"{KUEUE_API}/clusterqueues/{queue_name}") if queue_name else None
-    actions = decide(nodes, pods, pdbs, workloads, queue, blocks, now, warnings)
-    return [a for a in actions if apply(api, a)]
+    pods = _read(api, "/api/v1/pods", "list-pods", failures) if ending else []
+    pdbs = _read(api, "/apis/policy/v1/poddisruptionbudgets", "list-budgets", failures) if ending else []
+    workloads = _read(api, f"{KUEUE_API}/workloads", "list-workloads", failures) if queue_name and ending else []
+    queue = _read(api, f"{KUEUE_API}/clusterqueues/{queue_name}", "get-queue", failures, True) if queue_name else None
+    # Without the budgets no eviction is known to be safe: only the deadline's deletes go on.
+    budgets_known = pdbs is not None
+    actions = decide(nodes, pods or [], pdbs or [], workloads or [], queue, blocks, now, warnings)
+    taken = []
+    for action in actions:
+        if action["kind"] == "evict-pod" and not budgets_known:
+            continue
+        try:
+            if apply(api, action):
+                taken.append(action)
+        except Exception as err:  # reported, and the next action still runs
+            failures.append(failure(action["kind"], _target(action), err))
+    return taken

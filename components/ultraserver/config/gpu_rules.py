@@ -96,8 +96,28 @@ def reservations(g: GpuNodeGroupSettings, at: str, version: str, today: date) ->
     return found
 
 
+def _needs_a_deploy(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
+    """``handover: switch`` over several blocks: each gap needs a ``pulumi up``, or the next block gets no node."""
+    gaps = [(i, w) for i in range(len(g.blocks) - 1) if (w := capacity_blocks.switch_window(g.blocks, i)) is not None]
+    if g.handover != "switch" or not gaps:
+        return []
+    deadlines = "; ".join(f"before block {i + 2}: {a:%Y-%m-%d %H:%M}Z to {b:%Y-%m-%d %H:%M}Z" for i, (a, b) in gaps)
+    return [
+        Problem(
+            f"{at}.handover",
+            g.handover,
+            "a handover that needs nobody online between blocks",
+            f"set handover: standby (or remove it: standby is the default with several blocks); with switch a "
+            f"`pulumi up` must run in each gap ({deadlines}) or the next block gets no node, and the in-cluster "
+            "drain alerts once a paid block has none",
+            WARNING,
+        )
+    ]
+
+
 def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
-    """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order."""
+    """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order; a switch
+    handover over several blocks is warned about."""
     if not g.capacity_blocks_setting:
         return standby_problems(g, at)
     found = [
@@ -124,7 +144,7 @@ def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) 
             )
     found += successive_blocks.sequence_problems(g.blocks, under(f"{at}.capacityBlocks"))
     found += successive_blocks.schedule_count_problems(g.blocks, f"{at}.capacityBlocks")
-    return found
+    return found + _needs_a_deploy(g, at)
 
 
 def zone_offers(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:

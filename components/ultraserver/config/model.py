@@ -39,6 +39,7 @@ from ultraserver.config.fields import (
     ChartMirror,
     Cidr,
     EmailAddress,
+    ImageMirror,
     ManifestMirror,
     Model,
     PrincipalArn,
@@ -275,6 +276,13 @@ class KubernetesSettings(Model):
     )
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
+    )
+    image_mirror: ImageMirror = Field(
+        "",
+        description="Pull the toolkit's own job images (reclaim drain, drift check) from this registry path instead "
+        "of their own registries: it holds each under its repository path at the pinned digest, as an ECR "
+        "pull-through cache does (docs/deploy.md). A private cluster that cannot reach public.ecr.aws needs it, or "
+        "its drain never starts.",
     )
     manifest_mirror: ManifestMirror = Field(
         "",

@@ -319,5 +319,6 @@ class KubernetesLayer(pulumi.ComponentResource):
                 *(self.nccl_check.manifests if self.nccl_check else []),
             ]
             drain_args = replace(_on_system(args.reclaim_drain, "node_selector", system), checks=rechecked)
-            checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check) if c is not None]
+            # The drift check's namespace too: the drain reads its Jobs (a Role there).
+            checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check, self.drift_check) if c is not None]
             self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued, *checks))

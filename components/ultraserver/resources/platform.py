@@ -16,7 +16,7 @@ from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, kueue_args
 from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.builders.node_termination import handler_unscoped_actions
-from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
+from ultraserver.builders.reclaim_drain import DRAIN_READS, ReclaimDrainArgs, drain_aws_statements, drain_blocks
 from ultraserver.builders.reclaim_warnings import warning_event_pattern
 from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.expiry import group_expired, live_settings
@@ -26,6 +26,7 @@ from ultraserver.config.views import gpu_ip_needs, kueue_enabled, needs_terminat
 from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.aws.aws_ids import STACK
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
+from ultraserver.facts.pins.manifests import PYTHON_IMAGE, mirrored_image
 from ultraserver.resources.alerts import Alerts, AlertsArgs
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs
@@ -43,6 +44,7 @@ def kubernetes_layer_args(
     termination_queue_url: pulumi.Input[str] | None = None,
     now: datetime | None = None,
     warning_queue_url: pulumi.Input[str] | None = None,
+    alert_topic_arn: pulumi.Input[str] | None = None,
 ) -> KubernetesLayerArgs:
     """The Kubernetes layer a stack's settings ask for, in this program or in the kubernetes-layer/ project. Checks and
     Kueue quota leave out the GPU groups whose every block has ended at ``now`` (default: the clock)."""
@@ -65,21 +67,41 @@ def kubernetes_layer_args(
         efa_check=efa_check_args(s),
         nccl_check=nccl_check_args(live),
         kueue=kueue_args(s, live),
-        drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
+        drift_check=DriftCheckArgs(
+            node_group_expectations(s), schedule=s.health.drift_check_schedule, image=_job_image(s)
+        )
         if s.health.drift_check_enabled and s.gpu_node_groups
         else None,
-        reclaim_drain=_reclaim_drain(s, warning_queue_url),
+        reclaim_drain=_reclaim_drain(s, warning_queue_url, alert_topic_arn),
     )
 
 
-def _reclaim_drain(s: Settings, warning_queue_url: pulumi.Input[str] | None = None) -> ReclaimDrainArgs | None:
+def _reclaim_drain(
+    s: Settings, warning_queue_url: pulumi.Input[str] | None = None, alert_topic_arn: pulumi.Input[str] | None = None
+) -> ReclaimDrainArgs | None:
     """The reclaim drain of every block with a window; none without one (nothing to time it by). With
-    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue."""
+    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue (and EC2's dates, through the same
+    role); with ``alert_topic_arn`` it publishes what needs a person there."""
     blocks = drain_blocks(s)
     queue = CLUSTER_QUEUE_NAME if kueue_enabled(s) else ""
     if not blocks:
         return None
-    return ReclaimDrainArgs(blocks, cluster_queue=queue, warning_queue_url=warning_queue_url, region=s.region)
+    drift = s.health.drift_check_enabled and bool(s.gpu_node_groups)
+    return ReclaimDrainArgs(
+        blocks,
+        cluster_queue=queue,
+        warning_queue_url=warning_queue_url,
+        region=s.region,
+        cluster_name=s.cluster.name,
+        alert_topic_arn=alert_topic_arn,
+        drift_check=f"{DriftCheckArgs.namespace}/{DriftCheckArgs.name}" if drift else "",
+        image=_job_image(s),
+    )
+
+
+def _job_image(s: Settings) -> str:
+    """The Python image of the drain and the drift check, from ``kubernetes.imageMirror`` when set."""
+    return mirrored_image(PYTHON_IMAGE, s.kubernetes.image_mirror)
 
 
 @checked()
@@ -177,7 +199,21 @@ class Platform(pulumi.ComponentResource):
                     tags=tags,
                 ),
             )
-        # The drain's warning queue: EC2's expiration warnings start the drain when the stack's window is wrong.
+        # Capacity Block alerts (on by default with GPU groups): EventBridge rules for the stack's reservations -> SNS.
+        self.alerts = None
+        if s.alerts_enabled:
+            self.alerts = Alerts(
+                f"{s.cluster.name}-alerts",
+                AlertsArgs(
+                    reservation_ids=s.alert_reservation_ids,
+                    sns_topic_arn=s.alerts.sns_topic_arn,
+                    email_subscriptions=s.alerts.email_subscriptions,
+                    tags=tags,
+                ),
+                opts=child,
+            )
+        # The drain's warning queue: EC2's expiration warnings start the drain when the stack's window is wrong. Its
+        # role also reads EC2's dates of the blocks, scales the cluster's groups and publishes to the alert topic.
         self.reclaim_warnings = None
         drain = _reclaim_drain(s)
         if drain is not None:
@@ -192,6 +228,12 @@ class Platform(pulumi.ComponentResource):
                     rules={"warn": warning_event_pattern()},
                     label="warn",
                     reader="drain",
+                    unscoped_actions=DRAIN_READS,
+                    statements=drain_aws_statements(
+                        s.cluster.name,
+                        self.alerts.topic_arn if self.alerts else None,
+                        self.alerts.key.arn if self.alerts and self.alerts.key else None,
+                    ),
                     # Its one rule and target were named after the component.
                     former_names={f"{name}-warn": name},
                     tags=tags,
@@ -214,19 +256,6 @@ class Platform(pulumi.ComponentResource):
                 self.gpu_node_groups[group_name] = self._gpu_node_group(
                     s, group, group_name, position, tags, cluster_rules, args.now
                 )
-        # Capacity Block alerts (on by default with GPU groups): EventBridge rules for the stack's reservations -> SNS.
-        self.alerts = None
-        if s.alerts_enabled:
-            self.alerts = Alerts(
-                f"{s.cluster.name}-alerts",
-                AlertsArgs(
-                    reservation_ids=s.alert_reservation_ids,
-                    sns_topic_arn=s.alerts.sns_topic_arn,
-                    email_subscriptions=s.alerts.email_subscriptions,
-                    tags=tags,
-                ),
-                opts=child,
-            )
         # Helm releases need the API server and somewhere to run controllers, not the GPU nodes:
         # GPU node groups and the releases proceed in parallel. With kubernetes.layer separate-stack this program
         # declares nothing in Kubernetes; the kubernetes-layer/ project installs the layer from inside the VPC.
@@ -241,6 +270,7 @@ class Platform(pulumi.ComponentResource):
                     self.termination_queue.queue.url if self.termination_queue else None,
                     args.now,
                     self.reclaim_warnings.queue.url if self.reclaim_warnings else None,
+                    self.alerts.topic_arn if self.alerts else None,
                 ),
                 opts=child,
             )
