@@ -16,7 +16,7 @@ from botocore import parsers, serialize
 from botocore.session import get_session
 from helpers.fake_aws import FakeAws, Group
 from moto.server import ThreadedMotoServer
-from ultraserver.builders import aws_query as aws
+from ultraserver.incluster import aws_query as aws
 
 NOW = datetime(2026, 12, 15, 9, 0, tzinfo=timezone.utc)
 REGION = "us-east-1"

@@ -12,10 +12,10 @@ from datetime import datetime, timedelta
 import pytest
 from helpers.fake_aws import FakeAws, Group
 from helpers.sim_cluster import SimCluster, two_blocks
-from ultraserver.builders import drain_main
-from ultraserver.builders import drain_script as ds
 from ultraserver.builders.reclaim_drain import blocks_json, drain_blocks
 from ultraserver.facts.capacity import capacity_blocks as cb
+from ultraserver.incluster import drain as ds
+from ultraserver.incluster import drain_main
 
 MINUTE = timedelta(minutes=1)
 TOPIC = "arn:aws:sns:us-east-1:111122223333:demo-alerts-x"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from helpers.sim_cluster import two_blocks
-from ultraserver.builders import drain_watch as watch
-from ultraserver.builders.recheck_script import CHECKED_BLOCK, GROUP_LABEL, block_key
 from ultraserver.builders.reclaim_drain import drain_blocks
+from ultraserver.incluster import drain_watch as watch
+from ultraserver.incluster.recheck import CHECKED_BLOCK, GROUP_LABEL, block_key
 
 
 def _iso(moment: datetime) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ultraserver.builders import aws_query
+from ultraserver.incluster import aws_query
 
 _NS = {
     "ec2": "http://ec2.amazonaws.com/doc/2016-11-15/",

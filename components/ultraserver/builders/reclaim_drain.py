@@ -1,4 +1,4 @@
-"""The reclaim drain CronJob: ``builders/drain_script.py`` every minute on the system nodes, as plain manifests.
+"""The reclaim drain CronJob: ``incluster/drain.py`` every minute on the system nodes, as plain manifests.
 
 Where it runs, and why: in the cluster, because that is the one place that is up whenever a block ends and needs no
 deployer online (no workstation, no CI run); everything it does is a Kubernetes API call, so it needs no AWS
@@ -16,23 +16,24 @@ from dataclasses import dataclass, field
 from datetime import timezone
 from typing import Any
 
-from ultraserver.builders.drain_script import Block
-from ultraserver.builders.recheck_script import rechecked
 from ultraserver.builders.script_cron_job import ScriptCronJob, script_cron_job_manifests
 from ultraserver.config.settings import Settings
 from ultraserver.facts.capacity.capacity_blocks import ACTION_PREFIX, action_stem
 from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
+from ultraserver.incluster.drain import Block
+from ultraserver.incluster.recheck import rechecked
 
 SCRIPT_NAMES = (
     "drain_main.py",
-    "drain_script.py",
+    "drain.py",
     "drain_watch.py",
-    "recheck_script.py",
+    "recheck.py",
     "warning_queue.py",
     "aws_query.py",
+    "copied_facts.py",
 )
-"""The CronJob's entry point, then the decisions it imports: mounted side by side."""
+"""The CronJob's entry point, then the modules of ``ultraserver.incluster`` it imports: mounted side by side."""
 BLOCKS_KEY = "blocks.json"
 """Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
 CHECKS_KEY = "checks.json"
@@ -64,7 +65,7 @@ class ReclaimDrainArgs:
     """Region of that queue (AWS_REGION of the pod)."""
     checks: Sequence[Mapping[str, Any]] = ()
     """The fabric checks' MPIJob manifests as deployed; each is made again when the nodes of the current blocks of
-    every node group it spans are all Ready (``recheck_script``)."""
+    every node group it spans are all Ready (``incluster.recheck``)."""
     cluster_name: str = ""
     """The EKS cluster: names the stack in alerts and finds its Auto Scaling groups (``drain_watch.block_group``)."""
     alert_topic_arn: Any = None
@@ -80,8 +81,8 @@ def drain_blocks(settings: Settings) -> list[Block]:
     successive blocks on one group), so the drain can find the group and put the scale-down again."""
     found = []
     for group in settings.gpu_node_groups:
-        standby = group.handover == "standby" and bool(group.capacity_blocks_setting)
-        successive = bool(group.capacity_blocks_setting) and not standby
+        standby = group.handover == "standby" and bool(group.capacity_blocks)
+        successive = bool(group.capacity_blocks) and not standby
         for position, ultraserver in enumerate(group.node_group_names):
             for block in group.position_blocks(position):
                 w = block.window

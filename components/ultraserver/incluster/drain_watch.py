@@ -17,11 +17,11 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 try:
-    from ultraserver.builders.drain_script import GROUP_LABEL, Block, timeline
-    from ultraserver.builders.recheck_script import JOIN_GRACE, block_key, job_node_groups
+    from ultraserver.incluster.drain import GROUP_LABEL, Block, timeline
+    from ultraserver.incluster.recheck import JOIN_GRACE, block_key, job_node_groups
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from drain_script import GROUP_LABEL, Block, timeline  # type: ignore[no-redef]
-    from recheck_script import JOIN_GRACE, block_key, job_node_groups  # type: ignore[no-redef]
+    from drain import GROUP_LABEL, Block, timeline  # type: ignore[no-redef]
+    from recheck import JOIN_GRACE, block_key, job_node_groups  # type: ignore[no-redef]
 
 CHECKS_DUE = timedelta(hours=2)
 """How long after a block's start its fabric checks must have run before 'never ran' is reported: the join grace

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from ultraserver.builders.warning_queue import sign
+    from ultraserver.incluster.warning_queue import sign
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from warning_queue import sign  # type: ignore[no-redef]
 

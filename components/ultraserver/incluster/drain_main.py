@@ -1,7 +1,7 @@
-"""The reclaim drain CronJob's entry point: one run of ``drain_script.run_once`` through the pod's service account.
+"""The reclaim drain CronJob's entry point: one run of ``drain.run_once`` through the pod's service account.
 
-The ConfigMap mounts this file and ``drain_script.py`` side by side in a stock Python image (no image ships the
-ultraserver package), so both import the standard library only, and this one finds the other next to it.
+The ConfigMap mounts this file and the modules it imports side by side in a stock Python image (no image ships the
+ultraserver package), so they import the standard library only, and find each other next to them.
 """
 
 from __future__ import annotations
@@ -16,24 +16,16 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from ultraserver.builders import aws_query as aws
-    from ultraserver.builders import drain_watch as watch
-    from ultraserver.builders.drain_script import Block, RestApi, as_ec2_holds, failure, gpu_nodes, run_once, status_of
-    from ultraserver.builders.recheck_script import MPIJOB_API, run_checks_once
-    from ultraserver.builders.warning_queue import WarningQueue, pod_credentials, read_warnings
+    from ultraserver.incluster import aws_query as aws
+    from ultraserver.incluster import drain_watch as watch
+    from ultraserver.incluster.drain import Block, RestApi, as_ec2_holds, failure, gpu_nodes, run_once, status_of
+    from ultraserver.incluster.recheck import MPIJOB_API, run_checks_once
+    from ultraserver.incluster.warning_queue import WarningQueue, pod_credentials, read_warnings
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     import aws_query as aws  # type: ignore[no-redef]
     import drain_watch as watch  # type: ignore[no-redef]
-    from drain_script import (  # type: ignore[no-redef]
-        Block,
-        RestApi,
-        as_ec2_holds,
-        failure,
-        gpu_nodes,
-        run_once,
-        status_of,
-    )
-    from recheck_script import MPIJOB_API, run_checks_once  # type: ignore[no-redef]
+    from drain import Block, RestApi, as_ec2_holds, failure, gpu_nodes, run_once, status_of  # type: ignore[no-redef]
+    from recheck import MPIJOB_API, run_checks_once  # type: ignore[no-redef]
     from warning_queue import WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
