@@ -27,6 +27,7 @@ from ultraserver.incluster.recheck import rechecked
 SCRIPT_NAMES = (
     "drain_main.py",
     "drain.py",
+    "placement.py",
     "drain_watch.py",
     "recheck.py",
     "warning_queue.py",

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from datetime import date
 
-from ultraserver.config.blocks import created_node_groups, standby_problems
+from ultraserver.config.blocks import created_node_groups, standby_problems, switch_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.model import Settings
@@ -97,28 +97,8 @@ def reservations(g: GpuNodeGroupSettings, at: str, version: str, today: date) ->
     return found
 
 
-def _needs_a_deploy(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
-    """``handover: switch`` over several blocks: each gap needs a ``pulumi up``, or the next block gets no node."""
-    gaps = [(i, w) for i in range(len(g.blocks) - 1) if (w := capacity_blocks.switch_window(g.blocks, i)) is not None]
-    if g.handover != "switch" or not gaps:
-        return []
-    deadlines = "; ".join(f"before block {i + 2}: {a:%Y-%m-%d %H:%M}Z to {b:%Y-%m-%d %H:%M}Z" for i, (a, b) in gaps)
-    return [
-        Problem(
-            f"{at}.handover",
-            g.handover,
-            "a handover that needs nobody online between blocks",
-            f"set handover: standby (or remove it: standby is the default with several blocks); with switch a "
-            f"`pulumi up` must run in each gap ({deadlines}) or the next block gets no node, and the in-cluster "
-            "drain alerts once a paid block has none",
-            WARNING,
-        )
-    ]
-
-
 def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
-    """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order; a switch
-    handover over several blocks is warned about."""
+    """capacityBlocks: no single-block keys, one UltraServer count, time order; a switch over several warns."""
     if not g.capacity_blocks:
         return standby_problems(g, at)
     found = [
@@ -148,7 +128,7 @@ def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) 
             )
     found += successive_blocks.sequence_problems(g.blocks, under(f"{at}.capacityBlocks"))
     found += successive_blocks.schedule_count_problems(g.blocks, f"{at}.capacityBlocks")
-    return found + _needs_a_deploy(g, at)
+    return found + switch_problems(g, at)
 
 
 def zone_offers(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:

@@ -13,16 +13,18 @@ ships the package); ``status.drain`` drives the same ``run_once`` through the of
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 try:
     from ultraserver.incluster.copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+    from ultraserver.incluster.placement import budgets_of, daemon_pod, evictable, workload_nodes
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES  # type: ignore[no-redef]
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+    from placement import budgets_of, daemon_pod, evictable, workload_nodes  # type: ignore[no-redef]
 
 CHECKPOINT_GRACE_MINUTES = 10
 FORCE_MARGIN_MINUTES = 2
@@ -85,21 +87,6 @@ class Block:
         }
 
 
-def as_ec2_holds(blocks: list[Block], reservations: dict[str, dict[str, str]]) -> list[Block]:
-    """The blocks with the start and end EC2 holds for their reservations (``aws_query.capacity_reservations``): an
-    extension, a block cut short or a date typed wrong in the stack file is followed with nobody deploying. A block
-    over several reservations takes the earliest end among them; one EC2 did not answer for keeps the stack's."""
-    known = []
-    for block in blocks:
-        held = [reservations[r] for r in block.reservations if reservations.get(r, {}).get("end")]
-        if not held:
-            known.append(block)
-            continue
-        start = min(_utc(h["start"]) for h in held if h.get("start")) if any(h.get("start") for h in held) else None
-        known.append(replace(block, start=start or block.start, end=min(_utc(h["end"]) for h in held)))
-    return known
-
-
 @dataclass(frozen=True)
 class Timeline:
     """When a block's drain starts, when what is left is deleted, and when EC2 reclaims it."""
@@ -157,50 +144,6 @@ def ending_nodes(nodes: list[dict[str, Any]], blocks: list[Block], now: datetime
     return found
 
 
-def _daemon_pod(pod: dict[str, Any]) -> bool:
-    return any(o.get("kind") == "DaemonSet" for o in _meta(pod).get("ownerReferences") or [])
-
-
-def _matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    """matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist) of a label selector."""
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
-        ok = {
-            "In": labels.get(key) in values,
-            "NotIn": labels.get(key) not in values,
-            "Exists": key in labels,
-            "DoesNotExist": key not in labels,
-        }.get(op, False)
-        if not ok:
-            return False
-    return True
-
-
-def _budgets(pdbs: list[dict[str, Any]]) -> list[list[Any]]:
-    """[namespace, selector, disruptions allowed] per PodDisruptionBudget, as its status reports it."""
-    return [
-        [
-            _meta(p).get("namespace"),
-            (p.get("spec") or {}).get("selector") or {},
-            (p.get("status") or {}).get("disruptionsAllowed", 0),
-        ]
-        for p in pdbs
-    ]
-
-
-def _evictable(pod: dict[str, Any], budgets: list[list[Any]]) -> bool:
-    """Whether every PodDisruptionBudget over the pod allows one more disruption now (and take it)."""
-    labels = _meta(pod).get("labels") or {}
-    covering = [b for b in budgets if b[0] == _meta(pod).get("namespace") and _matches(b[1], labels)]
-    if any(b[2] < 1 for b in covering):
-        return False
-    for budget in covering:
-        budget[2] -= 1
-    return True
-
-
 def _pod_actions(pod: dict[str, Any], times: Timeline, now: datetime, budgets: list[list[Any]]) -> list[dict]:
     """Annotate, ask for a checkpoint, wait for it, evict within the budgets, or delete at the deadline."""
     meta = _meta(pod)
@@ -221,34 +164,9 @@ def _pod_actions(pod: dict[str, Any], times: Timeline, now: datetime, budgets: l
     asked = notes.get(CHECKPOINT_ANNOTATION) or missing.get(CHECKPOINT_ANNOTATION)
     if opted_in and asked and now < _utc(asked) + timedelta(minutes=CHECKPOINT_GRACE_MINUTES):
         return actions
-    if _evictable(pod, budgets):
+    if evictable(pod, budgets):
         actions.append({"kind": "evict-pod", **ref})
     return actions
-
-
-def _last_level(assignment: dict[str, Any]) -> set[str]:
-    """The values of a topology assignment's last level (the node: the Topology ends at the hostname level), in
-    Kueue's v1beta1 shape (``domains[].values``) or v1beta2's (``slices[].valuesPerLevel``, a ``universal`` value or
-    ``individual`` prefix + roots + suffix); kueue 0.19.2 config/components/crd/bases/kueue.x-k8s.io_workloads.yaml."""
-    names: set[str] = set()
-    for domain in assignment.get("domains") or []:
-        names.update((domain.get("values") or [])[-1:])
-    for piece in assignment.get("slices") or []:
-        level = (piece.get("valuesPerLevel") or [{}])[-1]
-        if level.get("universal"):
-            names.add(level["universal"])
-        each = level.get("individual") or {}
-        names.update(f"{each.get('prefix') or ''}{root}{each.get('suffix') or ''}" for root in each.get("roots") or [])
-    return names
-
-
-def _workload_nodes(workload: dict[str, Any]) -> set[str]:
-    """Nodes a Workload's admission placed it on."""
-    admission = (workload.get("status") or {}).get("admission") or {}
-    names: set[str] = set()
-    for assignment in admission.get("podSetAssignments") or []:
-        names |= _last_level(assignment.get("topologyAssignment") or {})
-    return names
 
 
 def _queue_actions(queue: dict[str, Any] | None, nodes: list[dict[str, Any]], ending: dict) -> list[dict]:
@@ -296,7 +214,7 @@ def _workload_actions(workloads: list[dict[str, Any]], ending: dict) -> list[dic
     """The earliest reclaim time on each Workload placed on an ending node."""
     actions = []
     for workload in workloads:
-        placed = sorted(_workload_nodes(workload) & set(ending))
+        placed = sorted(workload_nodes(workload) & set(ending))
         meta = _meta(workload)
         reclaim = _iso(min(ending[n][1].reclaim for n in placed)) if placed else None
         if reclaim and (meta.get("annotations") or {}).get(RECLAIM_ANNOTATION) != reclaim:
@@ -319,11 +237,11 @@ def decide(
     ending = ending_nodes(nodes, blocks, now, warnings)
     actions = _node_actions(nodes, ending) + _release_actions(nodes, ending) + _queue_actions(queue, nodes, ending)
     actions += _workload_actions(workloads, ending)
-    budgets = _budgets(pdbs)
+    budgets = budgets_of(pdbs)
     for pod in sorted(pods, key=lambda p: (_meta(p).get("namespace") or "", _meta(p)["name"])):
         host = (pod.get("spec") or {}).get("nodeName")
         done = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-        if host in ending and not _daemon_pod(pod) and not done:
+        if host in ending and not daemon_pod(pod) and not done:
             actions += _pod_actions(pod, ending[host][1], now, budgets)
     return actions
 

@@ -18,13 +18,13 @@ from typing import Any
 try:
     from ultraserver.incluster import aws_query as aws
     from ultraserver.incluster import drain_watch as watch
-    from ultraserver.incluster.drain import Block, RestApi, as_ec2_holds, failure, gpu_nodes, run_once, status_of
+    from ultraserver.incluster.drain import Block, RestApi, failure, gpu_nodes, run_once, status_of
     from ultraserver.incluster.recheck import MPIJOB_API, run_checks_once
     from ultraserver.incluster.warning_queue import WarningQueue, pod_credentials, read_warnings
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     import aws_query as aws  # type: ignore[no-redef]
     import drain_watch as watch  # type: ignore[no-redef]
-    from drain import Block, RestApi, as_ec2_holds, failure, gpu_nodes, run_once, status_of  # type: ignore[no-redef]
+    from drain import Block, RestApi, failure, gpu_nodes, run_once, status_of  # type: ignore[no-redef]
     from recheck import MPIJOB_API, run_checks_once  # type: ignore[no-redef]
     from warning_queue import WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
 
@@ -209,7 +209,7 @@ def run(
     failures: list[dict[str, Any]] = []
     cloud = Aws(env, failures, query)
     held = ec2_dates(cloud, stack, now)
-    live = as_ec2_holds(stack, held)
+    live = watch.as_ec2_holds(stack, held)
     warnings = json.loads(env.get("WARNINGS") or "[]") + queued_warnings(now, cloud.creds, failures, env)
     checks = _checks(env.get("CHECKS_FILE", ""))
     taken: list[dict[str, Any]] = []

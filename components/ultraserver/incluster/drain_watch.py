@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -42,6 +43,21 @@ def _iso(moment: datetime) -> str:
 
 def _utc(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def as_ec2_holds(blocks: list[Block], reservations: dict[str, dict[str, str]]) -> list[Block]:
+    """The blocks with the start and end EC2 holds for their reservations (``aws_query.capacity_reservations``): an
+    extension, a block cut short or a date typed wrong in the stack file is followed with nobody deploying. A block
+    over several reservations takes the earliest end among them; one EC2 did not answer for keeps the stack's."""
+    known = []
+    for block in blocks:
+        held = [reservations[r] for r in block.reservations if reservations.get(r, {}).get("end")]
+        if not held:
+            known.append(block)
+            continue
+        start = min(_utc(h["start"]) for h in held if h.get("start")) if any(h.get("start") for h in held) else None
+        known.append(replace(block, start=start or block.start, end=min(_utc(h["end"]) for h in held)))
+    return known
 
 
 def finding(key: str, subject: str, message: str) -> dict[str, str]:
