@@ -9,8 +9,11 @@ CronJob runs as, so RBAC judges it.
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import urllib.error
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,3 +115,26 @@ def refusal_stage(refused: Sequence[Any]) -> Stage:
     lines = [f"FAILED {r}" for r in refused]
     lines.append("fix: make the object valid against the API server's schema and the CRDs (fieldValidation=Strict)")
     return Stage("apply (real API)", 1, "\n".join(lines))
+
+
+def guarded(name: str, stage: Callable[[], Stage]) -> Stage:
+    """An in-cluster script's stage; a request the API server refuses (403 from RBAC, 422 from validation) fails
+    it, as it fails the CronJob's pod, with the server's answer and the fix."""
+    try:
+        return stage()
+    except urllib.error.HTTPError as error:
+        try:
+            message = json.loads(error.read().decode(errors="replace")).get("message", "")
+        except ValueError:
+            message = ""
+        where = urllib.parse.urlparse(error.url or "").path
+        return Stage(
+            name,
+            1,
+            f"FAILED {name}: the API server answered HTTP {error.code} to {where}: {message}; fix: "
+            + (
+                "grant the verb in the script's ClusterRole"
+                if error.code == 403
+                else "send what the API's schema accepts"
+            ),
+        )

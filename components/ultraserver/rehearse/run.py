@@ -29,7 +29,7 @@ from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs
 from ultraserver.rehearse.acceptance import acceptance_stage
-from ultraserver.rehearse.apis import EMULATED, Api, open_api, refusal_stage, script_account
+from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
@@ -236,7 +236,7 @@ def rehearse(
         if groups is not None:
             drift_account = Path(directory) / "drift-account"
             env = target.account(drift_account, *script_account(cluster.objects, "EXPECTED"))
-            result.stages.append(drift_stage(drift_account, env, groups, moment))
+            result.stages.append(guarded("drift check", lambda: drift_stage(drift_account, env, groups, moment)))
         result.stages.append(status_stage(kubeconfig, cluster.expected))
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
@@ -250,6 +250,6 @@ def rehearse(
             drain_account = Path(directory) / "drain-account"
             env = target.account(drain_account, *script_account(cluster.objects, "BLOCKS"))
             drain_api = drain_main.StdlibApi(str(drain_account), env)
-            result.stages.append(drain_stage(drain_api, inputs, moment, cluster))
+            result.stages.append(guarded("drain", lambda: drain_stage(drain_api, inputs, moment, cluster)))
         result.in_cluster = list(target.seen)
     return result
