@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ultraserver.rehearse.control_plane import ApiError
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.stage import Stage
 from ultraserver.rehearse.tls import TlsFront
@@ -122,19 +123,20 @@ def guarded(name: str, stage: Callable[[], Stage]) -> Stage:
     it, as it fails the CronJob's pod, with the server's answer and the fix."""
     try:
         return stage()
+    except ApiError as error:  # the rehearsal's own request for the script's token
+        code, where, message = error.code, "the ServiceAccount's token request", error.message
     except urllib.error.HTTPError as error:
-        try:
-            message = json.loads(error.read().decode(errors="replace")).get("message", "")
-        except ValueError:
-            message = ""
-        where = urllib.parse.urlparse(error.url or "").path
-        return Stage(
-            name,
-            1,
-            f"FAILED {name}: the API server answered HTTP {error.code} to {where}: {message}; fix: "
-            + (
-                "grant the verb in the script's ClusterRole"
-                if error.code == 403
-                else "send what the API's schema accepts"
-            ),
-        )
+        code, where, message = error.code, urllib.parse.urlparse(error.url or "").path, _message(error)
+    return Stage(
+        name,
+        1,
+        f"FAILED {name}: the API server answered HTTP {code} to {where}: {message}; fix: "
+        + ("grant the verb in the script's ClusterRole" if code == 403 else "send what the API's schema accepts"),
+    )
+
+
+def _message(error: urllib.error.HTTPError) -> str:
+    try:
+        return str(json.loads(error.read().decode(errors="replace")).get("message", ""))
+    except ValueError:
+        return ""

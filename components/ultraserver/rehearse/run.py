@@ -32,7 +32,7 @@ from ultraserver.rehearse.acceptance import acceptance_stage
 from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.faults import Injected, inject
-from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
+from ultraserver.rehearse.reclaim import DrainInputs, drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
 from ultraserver.rehearse.stage import Stage
 from ultraserver.status.cluster import read_cluster
@@ -235,8 +235,12 @@ def rehearse(
         groups = drift_expected(cluster.objects)
         if groups is not None:
             drift_account = Path(directory) / "drift-account"
-            env = target.account(drift_account, *script_account(cluster.objects, "EXPECTED"))
-            result.stages.append(guarded("drift check", lambda: drift_stage(drift_account, env, groups, moment)))
+
+            def drift() -> Stage:
+                env = target.account(drift_account, *script_account(cluster.objects, "EXPECTED"))
+                return drift_stage(drift_account, env, groups, moment)
+
+            result.stages.append(guarded("drift check", drift))
         result.stages.append(status_stage(kubeconfig, cluster.expected))
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
@@ -248,8 +252,11 @@ def rehearse(
             if len(target.refusals()) > before:
                 result.stages.append(refusal_stage(target.refusals()[before:]))
             drain_account = Path(directory) / "drain-account"
-            env = target.account(drain_account, *script_account(cluster.objects, "BLOCKS"))
-            drain_api = drain_main.StdlibApi(str(drain_account), env)
-            result.stages.append(guarded("drain", lambda: drain_stage(drain_api, inputs, moment, cluster)))
+
+            def drain(inputs: DrainInputs = inputs) -> Stage:
+                env = target.account(drain_account, *script_account(cluster.objects, "BLOCKS"))
+                return drain_stage(drain_main.StdlibApi(str(drain_account), env), inputs, moment, cluster)
+
+            result.stages.append(guarded("drain", drain))
         result.in_cluster = list(target.seen)
     return result
