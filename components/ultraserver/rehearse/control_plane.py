@@ -141,8 +141,9 @@ class ControlPlane:
                 f"--service-cluster-ip-range={SERVICE_RANGE}",
                 # No Endpoints for the `kubernetes` Service: a loopback address is not a valid endpoint.
                 "--endpoint-reconciler-type=none",
-                # Pod logs come from the kubelet stand-in on the node's InternalIP (rehearse/kubelet.py).
+                # Pod logs: the kubelet stand-in on the node's InternalIP, its certificate verified (real_api.py).
                 "--kubelet-preferred-address-types=InternalIP",
+                f"--kubelet-certificate-authority={files['ca']}",
                 "--profiling=false",
             ],
         )

@@ -175,7 +175,8 @@ class RealApi:
         for obj in ordered[len(crds) :]:
             if obj["kind"] == "Node":
                 obj = self._kubelet_side(obj)
-            namespace = (obj.get("metadata") or {}).get("namespace")
+            obj = self._scoped(obj)
+            namespace = obj["metadata"].get("namespace")
             if namespace:
                 self._namespace(namespace)
             body = {k: v for k, v in obj.items() if k != "status"}
@@ -187,6 +188,13 @@ class RealApi:
                 self._apply({**body, "status": obj["status"]}, "/status")
             if obj["kind"] == "Node":
                 self._ready_node(obj)
+
+    def _scoped(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A cluster-scoped object without the namespace a chart's release gave it (Helm and Pulumi drop it too)."""
+        known = self._resources.get((obj["apiVersion"], obj["kind"]))
+        if known is None or known[1] or "namespace" not in obj["metadata"]:
+            return obj
+        return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "namespace"}}
 
     def _ready_node(self, node: Mapping[str, Any]) -> None:
         """Take off the not-ready taint admission added at creation, as the node lifecycle controller does once
