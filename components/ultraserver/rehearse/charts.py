@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from ultraserver.facts.pins.charts import DRA_DRIVER
 from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS
 from ultraserver.offline import served_apis
 from ultraserver.offline.engine import Plan
@@ -34,14 +35,22 @@ def chart_objects(plan: Plan, kube_version: str, charts_dir: Path) -> list[dict[
     templater = Templater(helm_binary(), charts_dir, kube_version)
     releases = release_inputs(plan)
     builtins = served_apis.builtin_apis(kube_version)
-    crds: list[dict[str, Any]] = []
+    crds: dict[str, dict[str, Any]] = {}
     everything: list[Any] = []
     for release in releases:
         rendered = parse(templater.text(release, release.values, served_apis.api_versions_flag(builtins), crds=True))
         everything += [o.body for o in rendered]
         for obj in rendered:
-            if obj.from_crds and (not release.skip_crds or obj.body["metadata"]["name"] in DRA_DRIVER_CRDS):
-                crds.append(dict(obj.body))
+            name = obj.body["metadata"]["name"]
+            if not obj.from_crds:
+                continue
+            if name in DRA_DRIVER_CRDS:
+                # The toolkit applies the DRA driver's copy first; Helm then skips an existing CRD, so another
+                # chart's older copy (the GPU Operator's) is never installed.
+                if release.chart == DRA_DRIVER:
+                    crds[name] = dict(obj.body)
+            elif not release.skip_crds:
+                crds.setdefault(name, dict(obj.body))
     served = frozenset(builtins | served_apis.crd_apis(everything) | served_apis.manifest_apis(plan.manifests))
     flag = served_apis.api_versions_flag(served)
     found: list[dict[str, Any]] = []
@@ -53,7 +62,7 @@ def chart_objects(plan: Plan, kube_version: str, charts_dir: Path) -> list[dict[
             meta = dict(body.get("metadata") or {})
             meta.setdefault("namespace", release.namespace)
             found.append({**body, "metadata": meta})
-    return [*crds, *found]
+    return [*crds.values(), *found]
 
 
 def crd_files(paths: Sequence[Path]) -> list[dict[str, Any]]:
