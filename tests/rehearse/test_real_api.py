@@ -23,6 +23,9 @@ from ultraserver.rehearse.charts import chart_objects, crd_files
 from ultraserver.rehearse.report import format_rehearsal
 from ultraserver.rehearse.run import Rehearsal, default_moment, rehearse, stack_plan
 from ultraserver.verify.expect import expectation
+from ultraserver.verify.verdict import EFA, NODE_FACTS, NVLINK, RESOURCE_SLICES
+
+from tests.rehearse.test_rehearsals import failed
 
 STACK = "gb200-x72"
 
@@ -144,3 +147,27 @@ def test_a_pruned_toleration_field_in_the_gpu_operator_values_is_refused(monkeyp
     refused = stage(rehearsal, "apply (real API)")
     assert rehearsal.code == 1
     assert "ClusterPolicy" in refused.output and "operater" in refused.output, refused.output
+
+
+CATALOGUE_ON_REAL = [
+    ("gb200-x72", "notready", NODE_FACTS),
+    ("gb200-x72", "efa", NODE_FACTS),
+    ("gb200-x72-dra", "efa", RESOURCE_SLICES),
+    ("gb200-x72", "clique", NODE_FACTS),
+    ("gb200-x72", "imex", NVLINK),
+    ("gb200-multi", "socket", EFA),
+    ("gb200-x72", "missing-node", NODE_FACTS),
+    ("gb200-x72", "reclaim", "drain"),
+]
+"""Each fault of the catalogue on a stack that can show it, with the check that names it (as on the emulator)."""
+
+
+@pytest.mark.parametrize(("stack", "fault", "check"), CATALOGUE_ON_REAL)
+def test_each_fault_gives_its_documented_verdict_on_a_real_api_server(stack: str, fault: str, check: str) -> None:
+    rehearsal = real(stack, fault)
+    (injected,) = rehearsal.injected
+    text = format_rehearsal(rehearsal)
+    assert rehearsal.code == 1, text
+    assert not rehearsal.api or not rehearsal.api.refusals(), text
+    assert check in failed(rehearsal), text
+    assert f"Fault {fault} on {injected.subject}: named by the checks above" in text
