@@ -26,7 +26,6 @@ from ultraserver.rehearse.tls import TlsFront
 
 EMULATED = "emulated"
 REAL = "real"
-API_KINDS = (EMULATED, REAL)
 
 
 @dataclass

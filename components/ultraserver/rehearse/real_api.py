@@ -245,8 +245,3 @@ class RealApi:
 
     def version(self) -> dict[str, Any]:
         return self.control_plane.version()
-
-
-def as_json(refused: Iterable[Refusal]) -> list[dict[str, Any]]:
-    """The refusals for ``--json``."""
-    return [{"object": r.what, "code": r.code, "message": r.message} for r in refused]

@@ -32,7 +32,7 @@ from ultraserver.rehearse.acceptance import acceptance_stage
 from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.faults import Injected, inject
-from ultraserver.rehearse.reclaim import DrainInputs, drain_inputs, drain_stage, job_objects
+from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
 from ultraserver.rehearse.stage import Stage
 from ultraserver.status.cluster import read_cluster
@@ -225,43 +225,60 @@ def rehearse(
         open_api(api, settings.cluster.kubernetes_version, Path(directory)) as target,
     ):
         result.url, result.in_cluster_url, result.api = target.served.url, target.in_cluster_url, target
-        if extra:
-            target.served.put(extra)
-            # The charts' own DeviceClasses stand where the rehearsal put its stand-ins for them.
-            charted = {o["metadata"]["name"] for o in extra if o["kind"] == "DeviceClass"}
-            cluster.objects = [
-                o for o in cluster.objects if o["kind"] != "DeviceClass" or o["metadata"]["name"] not in charted
-            ]
-        result.served = serve(target.served, cluster, runs)
+        result.served = _serve_all(target, cluster, runs, extra)
         if target.refusals():
             result.stages.append(refusal_stage(target.refusals()))
         kubeconfig = target.served.kubeconfig(Path(directory))
         result.stages.append(verify_stage(kubeconfig, cluster.expected, moment))
-        groups = drift_expected(cluster.objects)
-        if groups is not None:
-            drift_account = Path(directory) / "drift-account"
-
-            def drift() -> Stage:
-                env = target.account(drift_account, *script_account(cluster.objects, "EXPECTED"))
-                return drift_stage(drift_account, env, groups, moment)
-
-            result.stages.append(guarded("drift check", drift))
+        drift = _drift(target, cluster, Path(directory) / "drift-account", moment)
+        result.stages += [drift] if drift else []
         result.stages.append(status_stage(kubeconfig, cluster.expected))
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
             result.stages.append(accepted)
-        inputs = drain_inputs(cluster.objects)
-        if inputs is not None:
-            before = len(target.refusals())
-            target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
-            if len(target.refusals()) > before:
-                result.stages.append(refusal_stage(target.refusals()[before:]))
-            drain_account = Path(directory) / "drain-account"
-
-            def drain(inputs: DrainInputs = inputs) -> Stage:
-                env = target.account(drain_account, *script_account(cluster.objects, "BLOCKS"))
-                return drain_stage(drain_main.StdlibApi(str(drain_account), env), inputs, moment, cluster)
-
-            result.stages.append(guarded("drain", drain))
+        result.stages += _drain(target, cluster, Path(directory) / "drain-account", moment)
         result.in_cluster = list(target.seen)
     return result
+
+
+def _serve_all(target: Api, cluster: Cluster, runs: list[jobs.Run], extra: Sequence[dict[str, Any]]) -> list[str]:
+    """The ``extra`` objects (the charts' and CRDs), then the cluster."""
+    if extra:
+        target.served.put(extra)
+        # The charts' own DeviceClasses stand where the rehearsal put its stand-ins for them.
+        charted = {o["metadata"]["name"] for o in extra if o["kind"] == "DeviceClass"}
+        cluster.objects = [
+            o for o in cluster.objects if o["kind"] != "DeviceClass" or o["metadata"]["name"] not in charted
+        ]
+    return serve(target.served, cluster, runs)
+
+
+def _drift(target: Api, cluster: Cluster, account: Path, moment: datetime) -> Stage | None:
+    """The drift CronJob's script as its ServiceAccount; None when the stack deploys none."""
+    groups = drift_expected(cluster.objects)
+    if groups is None:
+        return None
+
+    def run() -> Stage:
+        env = target.account(account, *script_account(cluster.objects, "EXPECTED"))
+        return drift_stage(account, env, groups, moment)
+
+    return guarded("drift check", run)
+
+
+def _drain(target: Api, cluster: Cluster, account: Path, moment: datetime) -> list[Stage]:
+    """The drain CronJob's run as its ServiceAccount, after the job a fault runs is put in (what the API refused
+    of it first); none when the stack deploys no drain."""
+    inputs = drain_inputs(cluster.objects)
+    if inputs is None:
+        return []
+    before = len(target.refusals())
+    target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
+    found = [refusal_stage(target.refusals()[before:])] if len(target.refusals()) > before else []
+
+    def run() -> Stage:
+        assert inputs is not None
+        env = target.account(account, *script_account(cluster.objects, "BLOCKS"))
+        return drain_stage(drain_main.StdlibApi(str(account), env), inputs, moment, cluster)
+
+    return [*found, guarded("drain", run)]
