@@ -32,6 +32,8 @@ from ultraserver.config.schema import model_rows, schema_text, settings_table
 from ultraserver.policy.docs import render as render_rules
 
 ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "stacks" / "shipped-stacks.txt"
+"""The stacks this repository ships; a user's own stack file in stacks/ is not in the docs' table."""
 DOC = ROOT / "docs" / "components.md"
 POLICY_DOC = DOC.with_name("policies.md")
 PERMISSIONS_DOC = DOC.with_name("permissions.md")
@@ -180,12 +182,12 @@ def permissions_block(commands: dict[str, tuple[str, ...]]) -> str:
 
 
 def stacks_table(parse: Any) -> str:
-    """One row per shipped stack file in stacks/: its opening comment, VPC, device mode and node groups."""
+    """One row per shipped stack (stacks/shipped-stacks.txt): its opening comment, VPC, device mode and node groups."""
     from ultraserver.config.files import load_yaml
 
     rows = ["| Stack | What | VPC | Devices | Node groups |", "|---|---|---|---|---|"]
-    for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")):
-        name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for name in shipped_stacks():
+        path = ROOT / "stacks" / f"Pulumi.{name}.yaml"
         settings = parse(load_yaml(path)["config"], stack=name)
         groups = settings.gpu_node_groups
         managed = sum(g.node_groups for g in groups if g.mode == "managed")
@@ -197,6 +199,12 @@ def stacks_table(parse: Any) -> str:
         cells = [f"`{name}`", _opening_comment(path), vpc, settings.kubernetes.devices, counts]
         rows.append("| " + " | ".join(_cell(str(c)) for c in cells) + " |")
     return "\n".join(rows)
+
+
+def shipped_stacks() -> list[str]:
+    """The names in stacks/shipped-stacks.txt (one a line; '#' starts a comment line)."""
+    lines = SHIPPED.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def _opening_comment(path: Path) -> str:

@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 from helpers.sim_cluster import DAYS, FIRST
 from helpers.stacks import stack_config
-from ultraserver.builders import recheck_script as rc
-from ultraserver.builders.drain_script import Block
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_check_args, efa_mpijob_manifest
 from ultraserver.builders.imex_check import imex_check_args, job_args
 from ultraserver.builders.nccl_check import mpijob_manifest as nccl_manifest
@@ -20,6 +18,8 @@ from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.builders.nvbandwidth_job import mpijob_manifest as nvbandwidth_manifest
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks, rechecked_jobs
 from ultraserver.config.settings import Settings, parse_settings
+from ultraserver.incluster import recheck as rc
+from ultraserver.incluster.drain import Block
 from ultraserver.verify.acceptance import ultraserver_checks
 from ultraserver.verify.expect import expectation
 

@@ -16,9 +16,10 @@ import pytest
 from helpers.control_plane import crd_paths, require_control_plane
 from helpers.render import helm_and_charts
 from helpers.stacks import ROOT, stack_config
-from ultraserver.builders import drain_script, reclaim_drain
+from ultraserver.builders import reclaim_drain
 from ultraserver.cli import main
 from ultraserver.config.settings import parse_settings
+from ultraserver.incluster import drain as drain_script
 from ultraserver.rehearse.charts import chart_objects, crd_files
 from ultraserver.rehearse.report import format_rehearsal
 from ultraserver.rehearse.run import Rehearsal, default_moment, rehearse, stack_plan

@@ -9,7 +9,8 @@ from datetime import date
 
 from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.expiry import expiry_problems
-from ultraserver.config.model import GpuNodeGroupSettings, Settings
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
+from ultraserver.config.model import Settings
 from ultraserver.facts.aws import limits
 from ultraserver.facts.capacity import capacity_blocks, successive_blocks
 from ultraserver.facts.hardware import instances
@@ -60,7 +61,7 @@ def label_allowed(name: str, value: str) -> str | None:
 def reservations(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """Reservation ids or (self-managed) a resource group; each id once."""
     ids, found = list(g.blocks[0].reservation_ids), []
-    if bool(ids) == g.grouped and not (g.grouped and g.capacity_blocks_setting):
+    if bool(ids) == g.grouped and not (g.grouped and g.capacity_blocks):
         found.append(
             Problem(
                 f"{at}.capacityReservationIds",
@@ -91,14 +92,14 @@ def reservations(g: GpuNodeGroupSettings, at: str, version: str, today: date) ->
         )
     every = list(g.all_reservation_ids)
     if len(set(every)) != len(every):
-        key = f"{at}.capacityBlocks" if g.capacity_blocks_setting else f"{at}.capacityReservationIds"
+        key = f"{at}.capacityBlocks" if g.capacity_blocks else f"{at}.capacityReservationIds"
         found.append(Problem(key, every, "each reservation once", "remove the duplicate id"))
     return found
 
 
 def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order."""
-    if not g.capacity_blocks_setting:
+    if not g.capacity_blocks:
         return standby_problems(g, at)
     found = [
         Problem(
@@ -107,7 +108,10 @@ def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) 
             "capacityBlocks or capacityReservationIds + reservationWindow, not both",
             f"move {key} into the entries of capacityBlocks",
         )
-        for key, value in (("capacityReservationIds", g.capacity_reservation_ids), ("reservationWindow", g.window))
+        for key, value in (
+            ("capacityReservationIds", g.capacity_reservation_ids),
+            ("reservationWindow", g.reservation_window),
+        )
         if value
     ]
     wanted = len(g.blocks[0].reservation_ids)
@@ -228,14 +232,14 @@ def _windowless(g: GpuNodeGroupSettings, at: str) -> Problem:
 def window(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """Each window ends after it starts, leaves room for the scale-down, fits the block schedule (ended ones:
     config.expiry); a group with none is warned about."""
-    if g.window is None and not g.capacity_blocks_setting:
+    if g.reservation_window is None and not g.capacity_blocks:
         return [_windowless(g, at)]
     found = []
     for index, block in enumerate(g.blocks):
         w = block.window
         if w is None:
             continue
-        key = f"{at}.capacityBlocks[{index}]" if g.capacity_blocks_setting else f"{at}.reservationWindow"
+        key = f"{at}.capacityBlocks[{index}]" if g.capacity_blocks else f"{at}.reservationWindow"
         if w.end <= w.start:
             found.append(
                 Problem(

@@ -14,7 +14,8 @@ from datetime import date
 
 from pydantic.alias_generators import to_camel
 
-from ultraserver.config.model import RELEASE_KEYS, Settings
+from ultraserver.config.kubernetes_model import RELEASE_KEYS
+from ultraserver.config.model import Settings
 from ultraserver.config.views import installed_releases
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import addons, ami, charts

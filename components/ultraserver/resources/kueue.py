@@ -10,9 +10,11 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.builders.kueue import (
     CLUSTER_QUEUE_NAME,
+    FLAVOR_NAME,
     KueueArgs,
     check_kueue_args,
     cluster_queue_manifest,
+    flavor_names,
     kueue_values,
     local_queue_manifest,
     resource_flavor_manifest,
@@ -20,7 +22,6 @@ from ultraserver.builders.kueue import (
     unplaced_flavor_manifest,
 )
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.facts.hardware import devices
 from ultraserver.facts.kubernetes import kueue as kueue_facts
 from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError, Problem
@@ -41,7 +42,7 @@ def check_queue_namespaces(args: KueueArgs, taken: Mapping[str, str]) -> None:
     if clash:
         raise ConfigError(
             Problem(
-                f"{args.release.settings_key or 'kubernetes.kueue'}.localQueueNamespaces",
+                f"{args.settings.settings_key or 'kubernetes.kueue'}.localQueueNamespaces",
                 clash,
                 "namespaces for your teams' jobs, not the stack's own ("
                 + ", ".join(f"{n}: {taken[n]}" for n in sorted(taken))
@@ -66,14 +67,13 @@ class KueueRelease(ChartRelease):
             KUEUE_RELEASE,
             kueue_values(
                 args.system_node_selector,
-                args.release.version,
+                args.mode,
+                args.settings.version,
                 args.unmanaged_namespaces,
-                args.release.namespace or KUEUE_RELEASE.namespace,
+                args.settings.namespace or KUEUE_RELEASE.namespace,
                 KUEUE_RELEASE.release_name,
-                args.device_quota,
-                args.kubernetes_version,
             ),
-            args.release,
+            args.settings,
             opts,
         )
 
@@ -102,16 +102,23 @@ class Kueue(pulumi.ComponentResource):
                 after_release, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
             ),
         )
-        flavor = custom_resource(
-            f"{name}-flavor",
-            resource_flavor_manifest(),
-            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, topology])),
-        )
-        unplaced = custom_resource(f"{name}-flavor-no-topology", unplaced_flavor_manifest(), after_release)
+        flavors: list[pulumi.Resource] = []
+        for instance_type, flavor in flavor_names(args.capacity).items():
+            # The GB200 flavor keeps the resource names it had when it was the only one.
+            suffix = "" if flavor == FLAVOR_NAME else f"-{flavor}"
+            placed = custom_resource(
+                f"{name}-flavor{suffix}",
+                resource_flavor_manifest(instance_type, flavor),
+                child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, topology])),
+            )
+            unplaced = custom_resource(
+                f"{name}-flavor{suffix}-no-topology", unplaced_flavor_manifest(instance_type, flavor), after_release
+            )
+            flavors += [placed, unplaced]
         self.cluster_queue = custom_resource(
             f"{name}-cluster-queue",
-            cluster_queue_manifest(args.capacity, args.device_quota, args.device_mode == devices.PLUGINS),
-            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, flavor, unplaced])),
+            cluster_queue_manifest(args.capacity, args.mode),
+            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, *flavors])),
         )
         self.local_queues = {}
         for namespace in args.local_queue_namespaces:
@@ -133,6 +140,6 @@ class Kueue(pulumi.ComponentResource):
             {
                 "clusterQueue": CLUSTER_QUEUE_NAME,
                 "localQueueNamespaces": list(args.local_queue_namespaces),
-                "gpuQuota": args.capacity.gpus,
+                "gpuQuota": args.total.gpus,
             }
         )
