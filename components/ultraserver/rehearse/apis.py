@@ -9,6 +9,7 @@ CronJob runs as, so RBAC judges it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import urllib.error
@@ -45,6 +46,18 @@ class Api:
     version: dict[str, Any] = field(default_factory=dict)
     """The API server's /version (a real API only)."""
     notes: list[str] = field(default_factory=list)
+
+    def timed(self, stage: Stage) -> Stage:
+        """A stage that judges times the API server stamps (the acceptance reads the launcher pods'
+        creationTimestamp); shown, not judged, on a real API server, which stamps them with the machine's clock
+        rather than the rehearsal's moment."""
+        if self.kind == EMULATED:
+            return stage
+        note = (
+            "not judged on a real API server: it stamps each pod's creationTimestamp with the machine's clock, not "
+            "the rehearsal's moment (the emulated tier judges it)"
+        )
+        return dataclasses.replace(stage, code=0, verdicts=(), judged=False, output=f"{note}\n{stage.output}")
 
     def refusals(self) -> list[Any]:
         """What the real API server refused of the cluster (never anything on the emulator)."""

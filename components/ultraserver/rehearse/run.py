@@ -233,7 +233,7 @@ def rehearse(
         result.stages.append(status_stage(kubeconfig, cluster.expected))
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
-            result.stages.append(accepted)
+            result.stages.append(target.timed(accepted))
         result.stages += _drain(target, cluster, Path(directory) / "drain-account", moment)
         result.in_cluster = list(target.seen)
     return result
