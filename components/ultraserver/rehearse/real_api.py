@@ -92,6 +92,7 @@ class RealApi:
         self.refused: list[Refusal] = []
         self.logs: dict[tuple[str, str], str] = {}
         self._resources: dict[tuple[str, str], tuple[str, bool]] = {}
+        self._with_status: set[tuple[str, str]] = set()
         self._namespaces: set[str] = set()
         self._running = ExitStack()
         self.kubelet_port = 0
@@ -119,9 +120,13 @@ class RealApi:
         for group in call("GET", "/apis")["groups"]:
             versions += [(v["groupVersion"], f"/apis/{v['groupVersion']}") for v in group["versions"]]
         for api_version, prefix in versions:
-            for resource in call("GET", prefix)["resources"]:
+            listed = call("GET", prefix)["resources"]
+            names = {r["name"] for r in listed}
+            for resource in listed:
                 if "/" not in resource["name"]:
                     found[api_version, resource["kind"]] = (f"{prefix}/{resource['name']}", resource["namespaced"])
+                    if f"{resource['name']}/status" in names:
+                        self._with_status.add((api_version, resource["kind"]))
         self._resources = found
 
     def path(self, obj: Mapping[str, Any]) -> str:
@@ -179,22 +184,24 @@ class RealApi:
             namespace = obj["metadata"].get("namespace")
             if namespace:
                 self._namespace(namespace)
-            body = {k: v for k, v in obj.items() if k != "status"}
+            # A status goes through its subresource where there is one (the main resource ignores it there).
+            subresource = bool(obj.get("status")) and (obj["apiVersion"], obj["kind"]) in self._with_status
+            body = {k: v for k, v in obj.items() if k != "status"} if subresource else dict(obj)
             if not self._apply(body):
                 continue
             if obj["kind"] == "Namespace":
                 self._namespace(obj["metadata"]["name"])
-            if obj.get("status"):
+            if subresource:
                 self._apply({**body, "status": obj["status"]}, "/status")
             if obj["kind"] == "Node":
                 self._ready_node(obj)
 
     def _scoped(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
-        """A cluster-scoped object without the namespace a chart's release gave it (Helm and Pulumi drop it too)."""
+        """The object as a client sends it: no creationTimestamp (the server stamps it), and a cluster-scoped one
+        without the namespace a chart's release gave it (Helm and Pulumi drop it too)."""
         known = self._resources.get((obj["apiVersion"], obj["kind"]))
-        if known is None or known[1] or "namespace" not in obj["metadata"]:
-            return obj
-        return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "namespace"}}
+        dropped = {"creationTimestamp"} | ({"namespace"} if known is not None and not known[1] else set())
+        return {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k not in dropped}}
 
     def _ready_node(self, node: Mapping[str, Any]) -> None:
         """Take off the not-ready taint admission added at creation, as the node lifecycle controller does once
