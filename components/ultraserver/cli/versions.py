@@ -6,30 +6,13 @@ import argparse
 import json
 import sys
 from datetime import date
-from typing import Any
 
 from ultraserver import clock
 from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, UsageError
-from ultraserver.cli.options import add_subcommand, now_option
-from ultraserver.cli.outputs import check_output, force_option, json_output, write_output
+from ultraserver.cli.outputs import check_output, json_output, write_output
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import version_set as vs
 from ultraserver.problems import ERROR, Problem, format_problems, plain
-
-
-def add_parser(sub: Any) -> None:
-    """Register the subcommand on the top-level parser's subparsers."""
-    parser = add_subcommand(sub, "versions", "print the tested version set and each entry's support status")
-    now_option(parser, "judge support as of this moment (ISO 8601 with a zone)", "ISO")
-    parser.add_argument(
-        "--kubernetes-version",
-        default=eks_versions.DEFAULT_TEXT,
-        metavar="MINOR",
-        help="check the charts' kubeVersion against this minor (default: %(default)s)",
-    )
-    parser.add_argument("--json", metavar="FILE", help="write the set as JSON")
-    force_option(parser, "--json")
-    parser.set_defaults(func=cmd_versions)
 
 
 def rows(on: date) -> list[dict[str, str]]:
