@@ -9,15 +9,12 @@ assertions: on a loaded machine, compare with the floor line (``python -c pass``
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from plan_scale import ROOT, SUBPROCESS_ENV, best_seconds
+
 COMMANDS = ("plan", "preflight", "verify", "status", "extend", "versions", "stacks", "rehearse")
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 COUNT = (
     "import runpy, sys\n"
     "sys.argv = ['ultraserver', {command!r}, '--help']\n"
@@ -27,21 +24,10 @@ COUNT = (
 )
 
 
-def best(command: list[str], repeats: int) -> float:
-    """The fastest of ``repeats`` runs of ``command``."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(command, cwd=ROOT, env=ENV, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def modules(command: str) -> tuple[int, int]:
     """Modules of ours, and in all, that ``--help`` of ``command`` imports."""
-    done = subprocess.run(
-        [sys.executable, "-c", COUNT.format(command=command)], cwd=ROOT, env=ENV, capture_output=True, text=True
-    )
+    probe = [sys.executable, "-c", COUNT.format(command=command)]
+    done = subprocess.run(probe, cwd=ROOT, env=SUBPROCESS_ENV, capture_output=True, text=True)
     ours, total = done.stderr.split()[-2:]
     return int(ours), int(total)
 
@@ -50,9 +36,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5, help="runs per command; the best counts (default: 5)")
     repeats = parser.parse_args(argv).repeats
-    print(f"python -c pass (the interpreter's own start): {best([sys.executable, '-c', 'pass'], repeats):.3f}s")
+    print(f"python -c pass (the interpreter's own start): {best_seconds([sys.executable, '-c', 'pass'], repeats):.3f}s")
     for command in COMMANDS:
-        seconds = best([sys.executable, "-m", "ultraserver", command, "--help"], repeats)
+        seconds = best_seconds([sys.executable, "-m", "ultraserver", command, "--help"], repeats)
         ours, total = modules(command)
         print(f"ultraserver {command} --help: {seconds:.3f}s, {ours} modules of ours, {total} in all")
 
