@@ -9,13 +9,14 @@ import argparse
 import errno
 import gc
 import os
+import signal
 import sys
 import textwrap
 import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from ultraserver.cli.exits import EXIT_INTERNAL, EXIT_SUMMARY, EXIT_USAGE, UsageError
+from ultraserver.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_SUMMARY, EXIT_USAGE, UsageError
 from ultraserver.cli.options import stack_settings
 from ultraserver.cli.parser import build_parser
 from ultraserver.problems import ERROR, ConfigError, format_problems
@@ -57,9 +58,23 @@ def _exit(args: argparse.Namespace, code: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input or usage, 3 internal error)."""
+    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input or usage, 3 internal error, 130
+    interrupted by Ctrl-C)."""
     sys.unraisablehook = _quiet_loop_teardown
-    argv = list(sys.argv[1:] if argv is None else argv)
+    _INTERRUPTS.clear()
+    try:
+        code = _run(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    # A Ctrl-C that library code swallowed still ends the run: an import it cut short leaves a module without its
+    # classes, so the AttributeError (or success) that follows is not the run's outcome.
+    if code == EXIT_INTERRUPTED or _INTERRUPTS:
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return code
+
+
+def _run(argv: list[str]) -> int:
     # --debug is accepted before or after the subcommand.
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
@@ -72,22 +87,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.code or 0)
     try:
         code = int(args.func(args))
-    except ConfigError as err:
+    except Exception as err:  # noqa: BLE001 - the contract: one clear line, the traceback only with --debug
+        return _failed(args, err, debug)
+    return _exit(args, code)
+
+
+def _failed(args: argparse.Namespace, err: Exception, debug: bool) -> int:
+    """The exit code and the line of a command that raised."""
+    if _INTERRUPTS:
+        raise KeyboardInterrupt from err
+    if isinstance(err, ConfigError):
         # Stack keys read project:key; a problem with only command-line keys (--stack, --deployed, the project
         # directory) is not about the stack file's settings.
         settings = any(":" in problem.key for problem in err.items)
         print(f"Invalid {'settings' if settings else 'input'}, nothing was declared:", file=sys.stderr)
         print(textwrap.indent(format_problems(err.items, {ERROR: "-"}), "  "), file=sys.stderr)
         return EXIT_USAGE
-    except UsageError as err:
+    if isinstance(err, UsageError):
         print(f"ultraserver {args.command}: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("ultraserver: interrupted", file=sys.stderr)
-        return EXIT_INTERNAL
-    except Exception as err:  # noqa: BLE001 - the contract: one line, the traceback only with --debug
-        return _unexpected(args.command, err, debug)
-    return _exit(args, code)
+    return _unexpected(args.command, err, debug)
 
 
 def _unexpected(command: str, err: Exception, debug: bool) -> int:
@@ -103,6 +122,16 @@ def _unexpected(command: str, err: Exception, debug: bool) -> int:
     return EXIT_INTERNAL
 
 
+INTERRUPTED = "ultraserver: interrupted (Ctrl-C) before the command finished; run it again for its result"
+_INTERRUPTS: list[int] = []
+"""The SIGINTs the running command received (console() installs the handler that notes them)."""
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    _INTERRUPTS.append(signum)
+    raise KeyboardInterrupt
+
+
 def console() -> int:
     """The installed ``ultraserver`` script and ``python -m ultraserver``: main() in a process that exits after it.
 
@@ -114,6 +143,10 @@ def console() -> int:
     collection at exit. main() leaves the collector alone: tests and programs call it in their own long-lived process.
     """
     gc.set_threshold(*SHORT_RUN_GC_THRESHOLDS)
+    # Ctrl-C is noted as well as raised (a process started with SIGINT ignored, nohup or a background job of a script,
+    # keeps ignoring it).
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_interrupt)
     code = main()
     try:  # a pipe's reader may end before the buffered report is written out
         if sys.stdout is not None:

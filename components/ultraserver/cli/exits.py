@@ -7,12 +7,15 @@ import textwrap
 from ultraserver.problems import Problem
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (SIGINT): 128 + 2, what a shell reports for a process SIGINT ended."""
 EXIT_HEADS = {
     EXIT_OK: "ok",
     EXIT_FAILED: "checks failed",
     EXIT_USAGE: "bad input or usage",
     EXIT_INTERNAL: "internal error",
     EXIT_UNREACHABLE: "cluster API unreachable",
+    EXIT_INTERRUPTED: "interrupted",
 }
 _SETTINGS = (
     "invalid settings (one line per problem: the stack key, the bad value, what is allowed and the fix; nothing is "
@@ -30,6 +33,7 @@ _STACK_COMMANDS = ("plan", "preflight", "verify", "status", "extend", "stacks", 
 _SHARED: dict[int, tuple[str, tuple[str, ...]]] = {
     EXIT_USAGE: (_SETTINGS, _STACK_COMMANDS),
     EXIT_INTERNAL: ("one line with the cause; `--debug` (anywhere on the command line) prints the traceback", ()),
+    EXIT_INTERRUPTED: ("Ctrl-C, any command (SIGTERM ends one with 143, SIGHUP with 129)", ()),
 }
 """Meanings several commands share, and which (none named: every command)."""
 COMMAND_EXITS: dict[str, dict[int, str]] = {
@@ -89,8 +93,11 @@ COMMAND_EXITS: dict[str, dict[int, str]] = {
     "rehearse": {
         EXIT_OK: "",
         EXIT_FAILED: "the day-2 checks failed on the emulated cluster (an injected fault, or a healthy rehearsal that "
-        "did not pass)",
-        EXIT_USAGE: "a `--break` outside the catalogue or that the stack cannot show, the emulator not installed",
+        "did not pass); with `--api real`, also an object the API server refused or a script's request it refused "
+        "(RBAC, validation)",
+        EXIT_USAGE: "a `--break` outside the catalogue or that the stack cannot show, the emulator not installed, "
+        f"{_JSON}; with `--api real`, a control plane that cannot be built (no Go, a module that does not build) or "
+        "started, a `--charts` folder lacking a chart, a `--crds` file without CRDs",
         EXIT_INTERNAL: "",
     },
 }

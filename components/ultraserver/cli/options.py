@@ -79,10 +79,11 @@ def stack_options(parser: argparse.ArgumentParser, stack_help: str = "stack name
     )
 
 
-def aws_options(parser: argparse.ArgumentParser) -> None:
-    """The AWS options of the commands that call AWS, as one group of the --help."""
-    group = parser.add_argument_group("AWS", "who the AWS calls run as, and where they go")
-    group.add_argument("--region", type=region_arg, help="AWS region (default: the stack's aws:region)")
+def aws_options(parser: argparse.ArgumentParser, region_default: str = "the stack's aws:region", of: str = "") -> None:
+    """The AWS options of the commands that call AWS, as one group of the --help: ``region_default`` says where the
+    region comes from without --region, ``of`` which of the command's calls they are for (all: empty)."""
+    group = parser.add_argument_group("AWS", f"who the AWS calls{of} run as, and where they go")
+    group.add_argument("--region", type=region_arg, help=f"AWS region (default: {region_default})")
     group.add_argument("--profile", help="AWS profile")
     group.add_argument("--endpoint-url", type=endpoint_url_arg, help="send every AWS call here (e.g. a local emulator)")
 

@@ -17,6 +17,10 @@ HTML_FORMATS = {".html": "html", ".htm": "html"}
 OUTPUT_KINDS = {"--graph": "Mermaid or DOT text, not an image", "--html": "one self-contained HTML page"}
 
 
+NAME_MAX = 255
+"""The longest file name (bytes) of Linux's and macOS's file systems, when the folder cannot be asked."""
+
+
 def suffix(path: str) -> str:
     return Path(path).suffix.lower()
 
@@ -53,7 +57,20 @@ def check_output(
 
 def _check_writable(target: Path, path: str, flag: str) -> None:
     """UsageError unless ``target`` is a regular file, or a new one, that can be written in an existing folder."""
+    try:
+        _check_writable_path(target, path, flag)
+    except OSError as err:  # a path the system refuses to look at (too long, a loop of links)
+        accepted = f"a path this system accepts ({err.strerror})"
+        raise UsageError(Problem(flag, path, accepted, "pick another path")) from None
+
+
+def _check_writable_path(target: Path, path: str, flag: str) -> None:
     folder = target.parent if str(target.parent) else Path(".")
+    known = next((f for f in target.absolute().parents if os.path.isdir(f)), None)
+    longest = os.pathconf(known, "PC_NAME_MAX") if known else NAME_MAX
+    if any(len(os.fsencode(name)) > longest for name in target.parts):
+        names = f"file and folder names of at most {longest} bytes (the file system's limit)"
+        raise UsageError(Problem(flag, path, names, "use shorter names"))
     if target.is_dir() or path.endswith(("/", os.sep)):
         raise UsageError(Problem(flag, path, "a file, not a directory", "give a file name"))
     kind = special_kind(target)

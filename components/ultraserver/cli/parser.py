@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "--charts", metavar="DIR", type=Path, help="with --render: packaged charts (.tgz) instead of pulling each"
     )
+    plan.add_argument(
+        "--upgrade",
+        metavar="MINOR",
+        help="plan a Kubernetes minor upgrade around the stack's Capacity Blocks: when each step runs, the rollback",
+    )
     plan.set_defaults(func=command("plan", "cmd_plan"))
     pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
     stack_options(pre)
@@ -168,6 +173,20 @@ def _versions(sub: Any) -> None:
     )
     parser.add_argument("--json", metavar="FILE", help="write the set as JSON")
     force_option(parser, "--json")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="ask AWS (SSM, EKS) and the chart repositories for the newest releases; exit 1 on a known-bad pin or "
+        "support ending within --warning-days (needs internet and AWS credentials)",
+    )
+    aws_options(parser, "AWS_REGION", " of --check")
+    parser.add_argument(
+        "--warning-days",
+        type=int,
+        default=eks_versions.SUPPORT_WARNING_DAYS,
+        metavar="DAYS",
+        help="--check fails when standard support ends within this many days (default: %(default)s)",
+    )
     parser.set_defaults(func=command("versions", "cmd_versions"))
 
 
@@ -202,4 +221,28 @@ def _rehearse(sub: Any) -> None:
         help="the moment the cluster is served at (ISO 8601 with a zone; default: an hour into the first block's "
         "full-size window, or now for a stack without windows)",
     )
+    parser.add_argument(
+        "--api",
+        choices=("emulated", "real"),
+        default="emulated",
+        help="emulated: kmock, the fast path (default); real: etcd and kube-apiserver built from their Go modules "
+        "(on first use, into ~/.cache/ultraserver/bin) with TLS, RBAC, ServiceAccount tokens and the default "
+        "admission plugins, every object applied with fieldValidation=Strict",
+    )
+    parser.add_argument(
+        "--charts",
+        type=Path,
+        metavar="DIR",
+        help="with --api real: packaged charts at the stack's pins (.tgz); what the releases install is applied too",
+    )
+    parser.add_argument(
+        "--crds",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="with --api real: a YAML file of CRDs to install first (repeatable), e.g. the MPI Operator's MPIJob CRD",
+    )
+    parser.add_argument("--json", metavar="FILE", help="write the rehearsal as JSON (stages, the API's /version)")
+    force_option(parser, "--json")
     parser.set_defaults(func=command("rehearse", "cmd_rehearse"))
