@@ -12,44 +12,10 @@ from typing import Any
 
 from ultraserver import clock
 from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, UsageError
-from ultraserver.cli.options import add_subcommand, endpoint_url_arg, now_option, region_arg
-from ultraserver.cli.outputs import check_output, force_option, json_output, write_output
+from ultraserver.cli.outputs import check_output, json_output, write_output
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import version_set as vs
 from ultraserver.problems import ERROR, Described, Problem, format_problems, plain
-
-
-def add_parser(sub: Any) -> None:
-    """Register the subcommand on the top-level parser's subparsers."""
-    parser = add_subcommand(sub, "versions", "print the tested version set and each entry's support status")
-    now_option(parser, "judge support as of this moment (ISO 8601 with a zone)", "ISO")
-    parser.add_argument(
-        "--kubernetes-version",
-        default=eks_versions.DEFAULT_TEXT,
-        metavar="MINOR",
-        help="check the charts' kubeVersion against this minor (default: %(default)s)",
-    )
-    parser.add_argument("--json", metavar="FILE", help="write the set as JSON")
-    force_option(parser, "--json")
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="ask AWS (SSM, EKS) and the chart repositories for the newest releases; exit 1 on a known-bad pin or "
-        "support ending within --warning-days (needs internet and AWS credentials)",
-    )
-    parser.add_argument("--region", type=region_arg, help="AWS region for --check (default: AWS_REGION)")
-    parser.add_argument("--profile", help="AWS profile for --check")
-    parser.add_argument(
-        "--endpoint-url", type=endpoint_url_arg, help="send --check's AWS calls here (e.g. a local emulator)"
-    )
-    parser.add_argument(
-        "--warning-days",
-        type=int,
-        default=eks_versions.SUPPORT_WARNING_DAYS,
-        metavar="DAYS",
-        help="--check fails when standard support ends within this many days (default: %(default)s)",
-    )
-    parser.set_defaults(func=cmd_versions)
 
 
 def rows(on: date) -> list[dict[str, str]]:

@@ -33,7 +33,7 @@ class ChartTarget:
     """Where and under which name a chart is installed."""
 
     chart: str
-    """Catalog name of the chart (see ultraserver.charts)."""
+    """Catalog name of the chart (see ultraserver.facts.pins.charts)."""
     release_name: str
     """Helm release name (fixed, so object names match the upstream docs)."""
     namespace: str
