@@ -130,6 +130,30 @@ def format_problems(problems: Iterable[Problem], labels: Mapping[str, str] = LAB
     return "\n".join(lines)
 
 
+Check = tuple[Any, Callable[[Any], bool], str]
+"""One argument of a public function: its value, whether the value holds, and what is allowed."""
+
+
+def call_problems(function: str, arguments: Mapping[str, Check]) -> list[Problem]:
+    """The arguments a program handed a public function (``ips_needed``) that do not hold, each named as
+    ``function.argument``: the ConfigError a caller gets instead of a TypeError (or a wrong answer) from inside."""
+    return [
+        Problem(f"{function}.{name}", Described(f"{type(value).__name__} {value!r}"[:80]), allowed, f"pass {allowed}")
+        for name, (value, holds, allowed) in arguments.items()
+        if not holds(value)
+    ]
+
+
+def count(value: Any) -> bool:
+    """Whether ``value`` is a whole number >= 0 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def strings(value: Any) -> bool:
+    """Whether ``value`` is a list or tuple of strings."""
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+
+
 class ConfigError(Exception):
     """Invalid input, found before anything is declared: the Problems, each naming the key, value, what is allowed
     and the fix. Its text is one ``str(problem)`` per line; reports render ``items`` with ``format_problems``."""

@@ -171,3 +171,46 @@ def checked(moved: Mapping[str, str] | None = None) -> Callable[[type[Args]], ty
         return cls
 
     return wrap
+
+
+def checked_component(cls: type[Args]) -> type[Args]:
+    """Check how a program calls a component (``Network("net", NetworkArgs(...), opts)``): a missing, extra or
+    misplaced argument, or one of another type (``opts`` as a dict), raises one ConfigError naming it, where Pulumi
+    would end the program with a TypeError."""
+    init = cls.__init__
+    signature = inspect.signature(init)
+    name = cls.__name__
+
+    @functools.wraps(init)
+    def __init__(*call: Any, **kwargs: Any) -> None:
+        hints = _component_hints(cls, init)
+        try:
+            bound = signature.bind(*call, **kwargs)
+        except TypeError as error:
+            known = ", ".join(p for p in signature.parameters if p != "self")
+            raise ConfigError(
+                Problem(name, Described(str(error)), f"the arguments {known}", f"call {name}({known})")
+            ) from None
+        problems = [
+            Problem(
+                f"{name}.{key}",
+                Described(f"{type(value).__name__} {value!r}"[:80]),
+                _words(hints[key]),
+                f"pass {key} as {_words(hints[key])} ({name}({', '.join(p for p in hints if p != 'return')}))",
+            )
+            for key, value in list(bound.arguments.items())[1:]
+            if key in hints and not fits(value, hints[key])
+        ]
+        if problems:
+            raise ConfigError(problems)
+        init(*call, **kwargs)
+
+    setattr(cls, "__init__", __init__)  # noqa: B010 - mypy refuses assigning a method
+    return cls
+
+
+def _component_hints(cls: type, init: Callable[..., None]) -> dict[str, Any]:
+    """The annotations of a component's __init__, resolved once."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(init, localns={"Output": pulumi.Output, "T": Any})
+    return _HINTS[cls]

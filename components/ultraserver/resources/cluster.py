@@ -20,7 +20,7 @@ from ultraserver.facts.aws.permissions import CNI_POLICY_ARN, VPC_CNI_NAMESPACE,
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.facts.pins import addons
-from ultraserver.resources.arguments import checked
+from ultraserver.resources.arguments import checked, checked_component
 from ultraserver.resources.control_plane_logs import control_plane_log_group
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
@@ -116,6 +116,7 @@ class ClusterArgs:
     """The role the AWS provider assumes (aws:assumeRoles): the kubeconfig runs `aws eks get-token --role` with it."""
 
 
+@checked_component
 class Cluster(pulumi.ComponentResource):
     """An EKS cluster with API access entries, encrypted secrets, OIDC, managed add-ons and a system node group."""
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pulumi
 
 from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests
+from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.script_cron_job import declare_cron_job
 
 
+@checked_component
 class DriftCheck(pulumi.ComponentResource):
     """Namespace, list-nodes RBAC, the script's ConfigMap and the CronJob."""
 

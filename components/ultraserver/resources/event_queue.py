@@ -17,7 +17,7 @@ import pulumi_aws as aws
 from ultraserver.builders.event_queue import READER_ACTIONS, queue_policy, reader_policy
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.problems import Described, Problem
-from ultraserver.resources.arguments import checked
+from ultraserver.resources.arguments import checked, checked_component
 from ultraserver.resources.child_options import child_options
 
 
@@ -74,6 +74,7 @@ class EventQueueArgs:
         return found
 
 
+@checked_component
 class EventQueue(pulumi.ComponentResource):
     """SQS queue (SSE-SQS), the EventBridge rules feeding it, a queue policy letting only those rules send, and the
     reader's role and Pod Identity association."""

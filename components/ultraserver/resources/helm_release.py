@@ -23,7 +23,7 @@ from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NA
 from ultraserver.facts.pins import charts, manifests
 from ultraserver.facts.pins.manifests import CRD_KIND
 from ultraserver.problems import ConfigError, Problem
-from ultraserver.resources.arguments import checked
+from ultraserver.resources.arguments import checked, checked_component
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
@@ -90,6 +90,7 @@ def release_values(target: ChartTarget, base: Mapping[str, Any], settings: Relea
     return deep_merge(base, settings.values)
 
 
+@checked_component
 class ChartRelease(pulumi.ComponentResource):
     """A helm.v3.Release of a pinned chart; subclasses only choose the type token, chart and base values."""
 

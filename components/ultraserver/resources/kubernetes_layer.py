@@ -21,7 +21,7 @@ from ultraserver.config.settings import KubernetesSettings, Settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.problems import ConfigError, Described, Problem, blocking
-from ultraserver.resources.arguments import checked
+from ultraserver.resources.arguments import checked, checked_component
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
@@ -178,6 +178,7 @@ def unmanaged_namespaces(settings: KubernetesSettings, parts: LayerParts, kueue:
     return sorted({*kueue.unmanaged_namespaces, *own_namespaces(settings, parts)} - queued)
 
 
+@checked_component
 class KubernetesLayer(pulumi.ComponentResource):
     """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
 

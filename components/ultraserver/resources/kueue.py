@@ -25,6 +25,7 @@ from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.facts.kubernetes import kueue as kueue_facts
 from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError, Problem
+from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 from ultraserver.resources.replaced_resource import custom_resource
@@ -78,6 +79,7 @@ class KueueRelease(ChartRelease):
         )
 
 
+@checked_component
 class Kueue(pulumi.ComponentResource):
     """Kueue with the stack's GB200 topology and GPU quota; jobs wait for `release` and their LocalQueue."""
 

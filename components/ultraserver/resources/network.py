@@ -18,7 +18,7 @@ from ultraserver.config.network_model import NetworkSettings
 from ultraserver.config.network_rules import network_problems
 from ultraserver.config.subnets import SubnetPlan
 from ultraserver.problems import ERROR, Problem
-from ultraserver.resources.arguments import checked, moved_into
+from ultraserver.resources.arguments import checked, checked_component, moved_into
 
 
 def subnet_tags(cluster_name: str, kind: str) -> dict[str, str]:
@@ -86,6 +86,7 @@ class NetworkArgs:
         return [p for p in network_problems(self.settings, "NetworkArgs.settings") if p.level == ERROR]
 
 
+@checked_component
 class Network(pulumi.ComponentResource):
     """A new or existing VPC with EKS-tagged subnets and the EFA security group."""
 

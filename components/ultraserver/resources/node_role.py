@@ -9,7 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.facts.aws.permissions import NODE_POLICY_ARNS
-from ultraserver.resources.arguments import checked
+from ultraserver.resources.arguments import checked, checked_component
 
 
 def assume_role_policy() -> dict:
@@ -37,6 +37,7 @@ class NodeRoleArgs:
     """Tags for the role."""
 
 
+@checked_component
 class NodeRole(pulumi.ComponentResource):
     """An EC2 node role with the minimal EKS worker and ECR policies attached."""
 

@@ -19,7 +19,7 @@ from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, no
 from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.aws.aws_ids import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
-from ultraserver.resources.arguments import checked
+from ultraserver.resources.arguments import checked, checked_component
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.event_queue import EventQueue, EventQueueArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -38,6 +38,7 @@ class PlatformArgs:
     """Clock for the Capacity Block windows (which block is current, which scheduled actions lie ahead); UTC now."""
 
 
+@checked_component
 class Platform(pulumi.ComponentResource):
     """Everything one stack declares, wired in dependency order."""
 
