@@ -259,3 +259,21 @@ def test_an_unparsable_aws_file_exits_2_naming_it(
     assert f"the AWS config or credentials file {broken} cannot be parsed" in run.stderr
     assert "point AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE at a valid file" in run.stderr
     assert "internal error" not in run.stderr
+
+
+def test_a_credential_process_that_never_answers_ends_preflight_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ultraserver.preflight import clients
+
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\ncredential_process = sleep 600\nregion = us-east-1\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(clients, "CREDENTIAL_PROCESS_SECONDS", 1)
+    run = run_main("preflight", "--stack", "gb200-x72")
+    assert run.code == 2, run.stderr
+    assert "the credential_process of AWS profile 'default' (`sleep 600`) gave no credentials within 1 s" in run.stderr
+    assert "aws sso login" in run.stderr
