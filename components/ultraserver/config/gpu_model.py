@@ -47,7 +47,7 @@ class ReservationWindowSettings(Model):
     end: Time = Field(description="Block end, ISO 8601 (quote it in YAML).")
     scale_down_lead_minutes: Annotated[StrictInt, check(_lead_allowed, _LEAD_FIX)] = Field(
         block_facts.DEFAULT_SCALE_DOWN_LEAD_MINUTES,
-        le=1440,
+        le=block_facts.MAX_SCALE_DOWN_LEAD_MINUTES,
         json_schema_extra={"minimum": block_facts.MIN_SCALE_DOWN_LEAD_MINUTES},
         description=f"Scale to 0 (and drain) this long before the end: EC2 reclaims an UltraServer block "
         f"{block_facts.RECLAIM_LEAD_MINUTES[block_facts.ULTRASERVER]} minutes before its end, so at least "

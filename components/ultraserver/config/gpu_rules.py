@@ -11,6 +11,7 @@ from ultraserver.config.blocks import created_node_groups, standby_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.model import Settings
+from ultraserver.config.release_rules import known_bad_releases
 from ultraserver.facts.aws import limits
 from ultraserver.facts.capacity import capacity_blocks, successive_blocks
 from ultraserver.facts.hardware import instances
@@ -326,6 +327,7 @@ GROUP_RULES: tuple[GroupRule, ...] = (
     window,
     expiry_problems,
     amis,
+    known_bad_releases,
     storage_and_labels,
 )
 

@@ -18,10 +18,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 try:
-    from ultraserver.incluster.copied_facts import DRAIN_NOTICE_MINUTES, RECLAIM_LEAD_MINUTES
+    from ultraserver.incluster.copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from copied_facts import DRAIN_NOTICE_MINUTES, RECLAIM_LEAD_MINUTES  # type: ignore[no-redef]
+    from copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES  # type: ignore[no-redef]
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
 
 CHECKPOINT_GRACE_MINUTES = 10
@@ -331,7 +331,7 @@ class RestApi:
                 raise
 
 
-KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
+KUEUE_API = f"/apis/{KUEUE_API_VERSION}"
 
 
 def _pod_path(action: dict[str, Any]) -> str:
