@@ -267,7 +267,7 @@ def test_a_credential_process_that_never_answers_ends_preflight_naming_it(
     from ultraserver.preflight import clients
 
     config = tmp_path / "aws-config"
-    config.write_text("[default]\ncredential_process = sleep 600\nregion = us-east-1\n")
+    config.write_text("[default]\ncredential_process = sleep 30\nregion = us-east-1\n")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
@@ -275,5 +275,5 @@ def test_a_credential_process_that_never_answers_ends_preflight_naming_it(
     monkeypatch.setattr(clients, "CREDENTIAL_PROCESS_SECONDS", 1)
     run = run_main("preflight", "--stack", "gb200-x72")
     assert run.code == 2, run.stderr
-    assert "the credential_process of AWS profile 'default' (`sleep 600`) gave no credentials within 1 s" in run.stderr
+    assert "the credential_process of AWS profile 'default' (`sleep 30`) gave no credentials within 1 s" in run.stderr
     assert "aws sso login" in run.stderr
