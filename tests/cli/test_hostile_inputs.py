@@ -163,7 +163,11 @@ def test_debug_prints_the_traceback_without_suggesting_debug(monkeypatch: pytest
         ("policy.json", "--policy-config"),
     ],
 )
-def test_plan_json_never_writes_onto_a_file_it_reads(tmp_path: Path, path: str, role: str) -> None:
+@pytest.mark.parametrize("force", [(), ("--force",)], ids=["plain", "forced"])
+def test_plan_json_never_writes_onto_a_file_it_reads(
+    tmp_path: Path, path: str, role: str, force: tuple[str, ...]
+) -> None:
+    """--force is for outputs: a file the plan reads is refused with it too."""
     project = copy_project(tmp_path / "project")
     (project / "policy.json").write_text("{}")
     assert (
@@ -185,9 +189,10 @@ def test_plan_json_never_writes_onto_a_file_it_reads(tmp_path: Path, path: str, 
         str(project / "policy.json"),
         "--json",
         str(project / path),
+        *force,
     )
     assert result.code == 2, result.stderr
-    assert f"allowed: a file the command does not read (it reads this one as {role})" in result.stderr
+    assert f"allowed: a file the command does not read (it reads this one as {role}; --force is for" in result.stderr
     assert (project / path).read_bytes() == before
 
 
