@@ -282,3 +282,21 @@ def test_a_credential_process_that_never_answers_ends_preflight_naming_it(
     assert run.code == 2, run.stderr
     assert "the credential_process of AWS profile 'default' (`sleep 30`) gave no credentials within 1 s" in run.stderr
     assert "aws sso login" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("mirror", "shown"),
+    [
+        ("https://admin:hunter2@charts.example.com/repo", "'https://***@charts.example.com/repo'"),
+        ("oci://robot:hunter2@registry.example.com/charts", "'oci://***@registry.example.com/charts'"),
+        ('"https://charts.example.com/repo?token=hunter2"', "'https://charts.example.com/repo?token=***'"),
+    ],
+)
+def test_a_secret_in_a_refused_chart_mirror_is_not_echoed(tmp_path: Path, mirror: str, shown: str) -> None:
+    project = copy_project(tmp_path / "project")
+    stack = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    stack.write_text(stack.read_text() + f"  ultraserver-eks:kubernetes:\n    chartMirror: {mirror}\n")
+    run = run_main("plan", "--stack", "gb200-x72", "--project-dir", str(project))
+    assert run.code == 2, run.stderr
+    assert "hunter2" not in run.stdout + run.stderr
+    assert f"ultraserver-eks:kubernetes.chartMirror  {shown}" in run.stderr
