@@ -300,3 +300,31 @@ def test_a_secret_in_a_refused_chart_mirror_is_not_echoed(tmp_path: Path, mirror
     assert run.code == 2, run.stderr
     assert "hunter2" not in run.stdout + run.stderr
     assert f"ultraserver-eks:kubernetes.chartMirror  {shown}" in run.stderr
+
+
+@pytest.mark.parametrize("moment", ["2099-01-01T00:00:00Z", "1970-01-01T00:00:00Z"])
+@pytest.mark.parametrize(
+    "args", [("rehearse", "--stack", "gb200-x72", "--at"), ("plan", "--stack", "gb200-x72", "--now")]
+)
+def test_a_moment_outside_the_known_eks_calendar_names_the_flag_not_the_version(
+    args: tuple[str, ...], moment: str
+) -> None:
+    from ultraserver.facts.kubernetes import eks_versions
+    from ultraserver.facts.pins import ami
+
+    first, last = eks_versions.offered_span(tuple(ami.RELEASE_VERSIONS)) or ()
+    run = run_main(*args, moment)
+    assert run.code == 2, run.stderr
+    assert f"argument {args[-1]}: got {moment!r}; allowed: a moment from {first} to {last}" in run.stderr
+    assert "kubernetesVersion" not in run.stderr
+
+
+def test_a_region_that_does_not_exist_gets_a_fix(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "project")
+    stack = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    stack.write_text(stack.read_text().replace("aws:region: us-east-1", "aws:region: mars-1", 1))
+    run = run_main("plan", "--stack", "gb200-x72", "--project-dir", str(project))
+    assert run.code == 2 and "aws:region  'mars-1'" in run.stderr, run.stderr
+    assert "fix: use your Capacity Block's region: P6e-GB200 is offered in us-east-1-dfw-2a" in run.stderr
+    flag = run_main("preflight", "--stack", "gb200-x72", "--region", "mars-1")
+    assert flag.code == 2 and "fix: use your Capacity Block's region" in flag.stderr
