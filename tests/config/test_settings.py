@@ -293,3 +293,14 @@ def test_imex_check_nodes_are_compared_with_one_ultraserver_of_a_fleet() -> None
         "ultraserver-eks:imexCheck.nodes: got 4; allowed: at most the 2 nodes of one UltraServer of group fleet; "
         'fix: lower nodes, use nodes: "all", or disable the check'
     ]
+
+
+@pytest.mark.parametrize("instance_type", ["p6e-gb200.36xlarge", "g5g.xlarge", "gr6.4xlarge", "trn2.48xlarge"])
+def test_an_accelerated_instance_type_for_the_system_nodes_is_refused_with_the_fix(instance_type: str) -> None:
+    """A GPU type was caught only by the gb200-ami-variant policy, whose name does not say so."""
+    problems = problems_for("gb200-x72", "systemNodeGroup", lambda g: g.update(instanceType=instance_type))
+    assert problems == [
+        f"ultraserver-eks:systemNodeGroup.instanceType: got {instance_type!r}; allowed: a CPU instance type: system "
+        "nodes run the controllers, GPU jobs run on gpuNodeGroups; fix: set instanceType: m7g.xlarge (the default), "
+        "or another Graviton CPU type"
+    ]

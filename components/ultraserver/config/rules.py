@@ -178,7 +178,7 @@ def network_vpc(s: Settings, today: date) -> list[Problem]:
 
 
 def system_nodes(s: Settings, today: date) -> list[Problem]:
-    """Sizes in order, and an instance architecture matching the AMI type."""
+    """Sizes in order, a CPU instance type, and an instance architecture matching the AMI type."""
     g, found = s.system_node_group, []
     if not g.min_size <= g.desired_size <= g.max_size:
         found.append(
@@ -189,6 +189,19 @@ def system_nodes(s: Settings, today: date) -> list[Problem]:
                 "adjust the sizes",
             )
         )
+    if instances.accelerated(g.instance_type):
+        # A GPU (or other accelerator) system node idles its accelerators, and the GB200 AMI checks catch it only
+        # later, under a policy named for the AMI.
+        found.append(
+            Problem(
+                key(s, "systemNodeGroup.instanceType"),
+                g.instance_type,
+                "a CPU instance type: system nodes run the controllers, GPU jobs run on gpuNodeGroups",
+                f"set instanceType: {instances.SYSTEM_INSTANCE_TYPE} (the default), or another Graviton CPU type",
+                suggestion=instances.SYSTEM_INSTANCE_TYPE,
+            )
+        )
+        return found
     arch, wanted = instances.architecture(g.instance_type), instances.SYSTEM_AMI_TYPES[g.ami_type]
     if arch and arch != wanted:
         other = next(t for t, a in instances.SYSTEM_AMI_TYPES.items() if a == arch)
