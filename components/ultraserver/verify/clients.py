@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from ultraserver.config.files import load_yaml
 from ultraserver.problems import ConfigError
-from ultraserver.verify.exec_plugin import check_exec_plugin, merged
+from ultraserver.verify.exec_plugin import ExecPluginSilent, check_exec_plugin, merged
 
 KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<36"
 T = TypeVar("T")
@@ -308,9 +308,10 @@ def connect(kubeconfig: str | None) -> KubernetesReader:
 
 def _answers(document: Any, where: str, directory: Path | None = None) -> None:
     """KubeconfigError when the current context's exec plugin gives no credentials in time (verify/exec_plugin.py)."""
-    late = check_exec_plugin(document, where, directory)
-    if late:
-        raise KubeconfigError(late)
+    try:
+        check_exec_plugin(document, where, directory)
+    except ExecPluginSilent as silent:
+        raise KubeconfigError(str(silent)) from None
 
 
 def _connect_files(listed: str, chosen: str) -> KubernetesReader:

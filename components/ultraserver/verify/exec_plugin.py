@@ -37,17 +37,21 @@ def _named(entries: Any, name: Any) -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
-def check_exec_plugin(document: Any, where: str, directory: Path | None = None) -> str | None:
-    """None when the current context's user has no exec plugin or it answers within the deadline (whatever it
-    answers: the client judges that); else the message naming the plugin and the fix."""
+class ExecPluginSilent(Exception):
+    """The kubeconfig's exec plugin gave no answer within the deadline; the text names it and the fix."""
+
+
+def check_exec_plugin(document: Any, where: str, directory: Path | None = None) -> None:
+    """ExecPluginSilent when the current context's exec plugin does not answer within the deadline (whatever it
+    answers in time, the client judges)."""
     if not isinstance(document, Mapping):
-        return None
+        return
     context = _named(document.get("contexts"), document.get("current-context")).get("context") or {}
     user_name = context.get("user") if isinstance(context, Mapping) else None
     user = _named(document.get("users"), user_name).get("user") or {}
     plugin = user.get("exec") if isinstance(user, Mapping) else None
     if not isinstance(plugin, Mapping) or not plugin.get("command"):
-        return None
+        return
     command = [str(plugin["command"]), *(str(a) for a in plugin.get("args") or [])]
     extra = {str(e.get("name")): str(e.get("value")) for e in plugin.get("env") or [] if isinstance(e, Mapping)}
     info = {"apiVersion": plugin.get("apiVersion"), "kind": "ExecCredential", "spec": {"interactive": False}}
@@ -63,11 +67,10 @@ def check_exec_plugin(document: Any, where: str, directory: Path | None = None) 
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return (
+        raise ExecPluginSilent(
             f"{where}: the exec plugin of user {user_name!r} (`{' '.join(command)}`) gave no credentials within "
             f"{EXEC_PLUGIN_SECONDS} s (one waiting for a login never does); fix: log in first (`aws sso login`, "
             "or run the command by hand), or give it credentials that need no prompt, then rerun"
-        )
+        ) from None
     except OSError:
-        return None  # not found or not runnable: the client says so, as before
-    return None
+        return  # not found or not runnable: the client says so, as before
