@@ -103,11 +103,12 @@ class KueueArgs:
 def gpu_capacity(settings: Settings, live: Settings | None = None) -> dict[str, GpuCapacity]:
     """Per instance type of the stack's GPU node groups (UltraServer types' node types when it has none): the GPU
     nodes, GPUs and EFA devices of the groups of ``live`` (default: all of them) at full size (every instance of their
-    UltraServers), from the instance catalog and each group's EFA layout."""
+    UltraServers) less each UltraServer's spares (``sparesPerUltraServer``: no job may use them), from the instance
+    catalog and each group's EFA layout."""
     types = [g.instance_type for g in settings.gpu_node_groups] or list(NODE_INSTANCE_TYPES)
     capacity = dict.fromkeys(sorted(set(types), key=types.index), GpuCapacity(0, 0, 0))
     for group in (settings if live is None else live).gpu_node_groups:
-        count = group.full_size * group.node_groups
+        count = group.active_full_size
         layout = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
         gpus = count * int(efa.instance_facts(group.instance_type)["gpus"])
         capacity[group.instance_type] += GpuCapacity(count, gpus, count * layout.efa_devices)
@@ -141,8 +142,9 @@ def kueue_args(settings: Settings, live: Settings, mode: DeviceMode) -> KueueArg
 
 
 def flavor_names(instance_types: Iterable[str]) -> dict[str, str]:
-    """The ResourceFlavor of each GPU instance type, named after its family's accelerator (p6e-gb200.36xlarge ->
-    gb200, FLAVOR_NAME); types whose names would clash are named in full (p6e-gb200-36xlarge)."""
+    """The ResourceFlavor of each GPU instance type, named after its family's accelerator (`<family>-<accelerator>.
+    <size>` gives `<accelerator>`: FLAVOR_NAME for the GB200 nodes); types whose names would clash are named in full,
+    with `-` for `.`."""
     types = list(dict.fromkeys(instance_types))
     short = {t: t.split(".")[0].rsplit("-", 1)[-1] for t in types}
     clashing = {n for n in short.values() if list(short.values()).count(n) > 1}
