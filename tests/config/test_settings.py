@@ -304,3 +304,32 @@ def test_an_accelerated_instance_type_for_the_system_nodes_is_refused_with_the_f
         "nodes run the controllers, GPU jobs run on gpuNodeGroups; fix: set instanceType: m7g.xlarge (the default), "
         "or another Graviton CPU type"
     ]
+
+
+@pytest.mark.parametrize(
+    ("role", "key", "allowed"),
+    [
+        ({"sessionName": "s" * 65}, "sessionName", "2 to 64 of letters, digits and _+=,.@- (STS AssumeRole"),
+        ({"sessionName": "deploy bot"}, "sessionName", "2 to 64 of letters"),
+        ({"sessionName": "d"}, "sessionName", "2 to 64 of letters"),
+        ({"externalId": "x"}, "externalId", "2 to 1224 of letters, digits and _+=,.@:/- (STS AssumeRole ExternalId)"),
+    ],
+)
+def test_assume_role_values_sts_refuses_are_refused(role: dict[str, str], key: str, allowed: str) -> None:
+    chain = [{"roleArn": "arn:aws:iam::111122223333:role/Deployer", **role}]
+    problems = problems_for("gb200-x72", "aws:assumeRoles", chain)
+    assert len(problems) == 1 and problems[0].startswith(f"aws:assumeRoles[0].{key}: got ")
+    assert f"allowed: {allowed}" in problems[0]
+    fine = [{"roleArn": "arn:aws:iam::111122223333:role/Deployer", "sessionName": "ci@build-7", "externalId": "a:b/c"}]
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["aws:assumeRoles"] = fine
+    parse_settings(config, stack="gb200-x72")
+
+
+@pytest.mark.parametrize(
+    ("tags", "allowed"),
+    [({"": "x"}, "keys of 1 character or more"), ({"team": "aws:ml"}, "values without the reserved aws: prefix")],
+)
+def test_tags_ec2_refuses_are_refused(tags: dict[str, str], allowed: str) -> None:
+    problems = problems_for("gb200-x72", "cluster", lambda c: c.update(tags=tags))
+    assert len(problems) == 1 and f"allowed: {allowed}" in problems[0], problems

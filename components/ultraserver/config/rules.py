@@ -108,6 +108,11 @@ def stack_tags(s: Settings, today: date) -> list[Problem]:
     for name, value in s.cluster.tags.items():
         if name.lower().startswith(limits.RESERVED_TAG_PREFIX):
             found.append(Problem(f"{at}.{name}", name, "keys without the reserved aws: prefix", "rename the tag"))
+        if not name:
+            found.append(Problem(f"{at}.{name}", name, "keys of 1 character or more", "name the tag, or drop it"))
+        if value.lower().startswith(limits.RESERVED_TAG_PREFIX):
+            reserved = "values without the reserved aws: prefix (EC2 refuses it in values too)"
+            found.append(Problem(f"{at}.{name}", value, reserved, "change the value"))
         if limits.over(limits.TAG_KEY, len(name)):
             found.append(Problem(f"{at}.{name}", name, f"keys up to {limits.TAG_KEY.maximum} characters", "shorten"))
         if limits.over(limits.TAG_VALUE, len(value)):
