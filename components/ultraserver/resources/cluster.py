@@ -11,7 +11,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from ultraserver.arguments import checked
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
@@ -117,6 +117,7 @@ class ClusterArgs:
     """The role the AWS provider assumes (aws:assumeRoles): the kubeconfig runs `aws eks get-token --role` with it."""
 
 
+@checked_component
 class Cluster(pulumi.ComponentResource):
     """An EKS cluster with API access entries, encrypted secrets, OIDC, managed add-ons and a system node group."""
 

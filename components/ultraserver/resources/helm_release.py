@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.arguments import checked
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.device_mode_values import dra_driver_mode_values, gpu_operator_mode_values
 from ultraserver.builders.helm_values import (
     deep_merge,
@@ -90,6 +90,7 @@ def release_values(target: ChartTarget, base: Mapping[str, Any], settings: Relea
     return deep_merge(base, settings.values)
 
 
+@checked_component
 class ChartRelease(pulumi.ComponentResource):
     """A helm.v3.Release of a pinned chart; subclasses only choose the type token, chart and base values."""
 

@@ -13,7 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver import clock
-from ultraserver.arguments import checked
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.layer_parts import LayerParts, layer_parts
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
@@ -182,6 +182,7 @@ def unmanaged_namespaces(settings: KubernetesSettings, parts: LayerParts, kueue:
     return sorted({*kueue.unmanaged_namespaces, *own_namespaces(settings, parts)} - queued)
 
 
+@checked_component
 class KubernetesLayer(pulumi.ComponentResource):
     """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
 

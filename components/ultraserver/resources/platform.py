@@ -8,7 +8,7 @@ from datetime import datetime
 import pulumi
 
 from ultraserver import clock
-from ultraserver.arguments import checked
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.layer_parts import reclaim_drain_args
 from ultraserver.builders.node_termination import handler_unscoped_actions
 from ultraserver.builders.reclaim_drain import DRAIN_READS, drain_aws_statements
@@ -39,6 +39,7 @@ class PlatformArgs:
     """Clock for the Capacity Block windows (which block is current, which scheduled actions lie ahead); UTC now."""
 
 
+@checked_component
 class Platform(pulumi.ComponentResource):
     """Everything one stack declares, wired in dependency order."""
 
