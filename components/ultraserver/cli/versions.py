@@ -96,6 +96,15 @@ def _newest(entry: vs.VersionEntry) -> dict[str, str]:
     }
 
 
+def upstream(row: dict[str, str]) -> str:
+    """What the row says of the newest upstream release: newer and not adopted (why), the pin, or not re-checked."""
+    if row.get("pinKeptBecause"):
+        return f"newer upstream: {row['newest']} (not adopted: {row['pinKeptBecause']})"
+    if "newest" in row:
+        return f"newest upstream: the pin ({row['newestChecked']})"
+    return "newest upstream: not re-checked here (`ultraserver versions --check` asks AWS and the registries)"
+
+
 def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
     """The set as aligned text, grouped by kind, then what the kubeVersion check found."""
     width = {k: max(len(r[k]) for r in table) for k in ("name", "minor", "version", "status")}
@@ -107,8 +116,7 @@ def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
             lines.append(f"\n{kind}")
         cells = [r["name"].ljust(width["name"]), r["minor"].ljust(width["minor"]), r["version"].ljust(width["version"])]
         why = f"; status: {r['statusSource']}" if r["statusSource"] and r["kind"] == "chart" else ""
-        if r.get("pinKeptBecause"):
-            why += f"; newer upstream: {r['newest']} (not adopted: {r['pinKeptBecause']})"
+        why += f"; {upstream(r)}"
         lines.append(f"  {'  '.join(cells)}  {r['status'].ljust(width['status'])}  {r['source']} ({r['checked']}){why}")
     lines.append("")
     lines += [format_problems(problems, {ERROR: "FAIL"})] if problems else []
