@@ -71,6 +71,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         notes=[
             *([deployed_note] if deployed_note else []),
             *version_notes(settings, now.date()),
+            *control_plane_notes(settings),
             *upgrade,
             *render_notes,
             *zone_notes(settings),
@@ -242,6 +243,18 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
 def version_notes(settings: Any, on: date) -> list[str]:
     """The plan's line about the stack's version set (none without settings)."""
     return [plan_note(settings.cluster.kubernetes_version, on)] if settings is not None else []
+
+
+def control_plane_notes(settings: Settings | None) -> list[str]:
+    """The EKS control-plane tier when it is not standard: which, why, and what is known of its price."""
+    from ultraserver.facts.aws import control_plane
+
+    if settings is None or settings.control_plane_tier == control_plane.STANDARD:
+        return []
+    chosen = settings.cluster.control_plane_tier
+    nodes = sum(g.nodes_per_group * g.node_groups for g in settings.gpu_node_groups)
+    why = f"auto for {nodes} GPU nodes" if chosen == control_plane.AUTO else "cluster.controlPlaneTier"
+    return [f"Control plane tier: {settings.control_plane_tier} ({why}); {control_plane.PRICE_NOTE}."]
 
 
 def upgrade_notes(target: str | None, settings: Settings | None, now: datetime) -> list[str]:

@@ -55,6 +55,15 @@ NOTE_WIDTH = 118
 """Where the notes under a row wrap."""
 
 
+def upstream(row: dict[str, str]) -> str:
+    """What the row says of the newest upstream release: newer and not adopted (why), the pin, or not re-checked."""
+    if row.get("pinKeptBecause"):
+        return f"newer upstream: {row['newest']} (not adopted: {row['pinKeptBecause']})"
+    if "newest" in row:
+        return f"newest upstream: the pin ({row['newestChecked']})"
+    return "newest upstream: not re-checked here (`ultraserver versions --check` asks AWS and the registries)"
+
+
 def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
     """The set as aligned text, grouped by kind, then what the kubeVersion check found."""
     lines = [f"Tested version set (checked {vs.CHECKED}); support status on {on}:"]
@@ -71,8 +80,7 @@ def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
         # The source and the longer notes go below the row, wrapped, so a piped table keeps its columns.
         notes = [f"source: {r['source']} (checked {r['checked']})"]
         notes += [f"status: {r['statusSource']}"] if r["statusSource"] and r["kind"] == "chart" else []
-        if r.get("pinKeptBecause"):
-            notes.append(f"newer upstream: {r['newest']} (not adopted: {r['pinKeptBecause']})")
+        notes.append(upstream(r))
         lines += [textwrap.fill(n, NOTE_WIDTH, initial_indent="      ", subsequent_indent="        ") for n in notes]
     lines.append("")
     lines += [format_problems(problems, {ERROR: "FAIL"})] if problems else []

@@ -84,6 +84,7 @@ class Platform(pulumi.ComponentResource):
                 private_subnet_ids=self.network.private_subnet_ids,
                 public_subnet_ids=self.network.public_subnet_ids,
                 kubernetes_version=s.cluster.kubernetes_version,
+                control_plane_tier=s.control_plane_tier,
                 public_access_cidrs=s.cluster.public_access_cidrs,
                 public_endpoint_from_anywhere=s.cluster.allow_public_endpoint_from_anywhere,
                 admin_principal_arns=s.cluster.admin_principal_arns,
