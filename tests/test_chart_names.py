@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import ultraserver
-from ultraserver.config.model import RELEASE_KEYS
+from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.facts.pins import charts
 from ultraserver.resources.helm_release import ChartTarget
 

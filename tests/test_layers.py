@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
 }
 # Layers that must not load Pulumi (the policy rules run inside the policy pack; only pack.py may).
-PULUMI_FREE = {"problems", "clock", "facts", "config", "builders", "preflight", "verify", "status"}
+PULUMI_FREE = {"problems", "clock", "incluster", "facts", "config", "builders", "preflight", "verify", "status"}
 PULUMI_FREE_MODULES = {"offline/resource.py", "offline/order.py"} | {
     str(p.relative_to(PACKAGE)) for p in (PACKAGE / "policy").glob("*.py") if p.name != "pack.py"
 }

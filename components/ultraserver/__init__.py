@@ -8,19 +8,21 @@ Layers, bottom up; each may import itself and the layers listed after its colon,
 
     problems:
     clock:
+    incluster:
     facts: problems
     config: problems clock facts
-    builders: problems facts config
+    builders: problems facts config incluster
     resources: problems clock facts config builders
     offline: problems clock facts config builders resources
     policy: problems facts config offline
     preflight: problems facts config
     verify: problems facts config builders
-    status: problems facts config builders preflight verify
-    rehearse: problems clock facts config builders offline verify status
+    status: problems facts config incluster builders preflight verify
+    rehearse: problems clock facts config incluster builders offline verify status
     cli: problems clock facts config builders offline policy preflight verify status rehearse
 
-``resources`` holds the Pulumi components (the wiring); everything below it is plain Python.
+``resources`` holds the Pulumi components (the wiring); everything below it is plain Python. ``incluster`` holds the
+programs the cluster runs by itself, with the standard library only: it imports nothing of ours but itself.
 """
 
 from __future__ import annotations
@@ -60,23 +62,24 @@ _EXPORTS: dict[str, str] = {
     "ComputeDomainArgs": "builders.compute_domain",
     "ComputeDomainPodPieces": "builders.compute_domain",
     "compute_domain_pod_pieces": "builders.compute_domain",
-    "ImexCheck": "resources.imex_check",
-    "ImexCheckArgs": "builders.imex_check",
-    "ImexTarget": "config.views",
-    "ReclaimDrain": "resources.reclaim_drain",
-    "ReclaimDrainArgs": "builders.reclaim_drain",
     "drain_blocks": "builders.reclaim_drain",
     "drain_step": "status.drain",
     "Alerts": "resources.alerts",
     "AlertsArgs": "resources.alerts",
-    "Kueue": "resources.kueue",
-    "KueueArgs": "builders.kueue",
     "LOCAL_QUEUE_NAME": "builders.kueue",
     "local_queue_manifest": "builders.kueue",
     "podset_topology_annotations": "builders.kueue",
     "queue_labels": "builders.kueue",
     # Settings and the pure helpers a custom program needs.
     "Settings": "config.settings",
+    "ClusterSettings": "config.settings",
+    "ImexCheckSettings": "config.settings",
+    "EfaCheckSettings": "config.settings",
+    "NcclCheckSettings": "config.check_model",
+    "HealthSettings": "config.settings",
+    "DriftCheckSettings": "config.check_model",
+    "KueueSettings": "config.settings",
+    "DeviceMode": "facts.hardware.devices",
     "ReleaseSettings": "config.settings",
     "SystemNodeGroupSettings": "config.settings",
     "AddonSettings": "config.settings",
@@ -110,6 +113,20 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = sorted(_EXPORTS)
 
+_LAYER = "KubernetesLayerArgs(settings=Settings(...))"
+MOVED: dict[str, str] = {
+    "ImexCheck": f"the KubernetesLayer declares it from its settings: {_LAYER} with imex_check=ImexCheckSettings()",
+    "ImexCheckArgs": f"the KubernetesLayer derives it from its settings: {_LAYER} with imex_check=ImexCheckSettings()",
+    "ImexTarget": f"the KubernetesLayer derives one per UltraServer from the settings' gpu_node_groups: {_LAYER}",
+    "ReclaimDrain": f"the KubernetesLayer declares it from the settings' Capacity Block windows: {_LAYER}",
+    "ReclaimDrainArgs": f"the KubernetesLayer derives it from the settings' Capacity Block windows: {_LAYER}",
+    "Kueue": f"the KubernetesLayer declares it from its settings: {_LAYER} with "
+    "kubernetes=KubernetesSettings(kueue=KueueSettings(...))",
+    "KueueArgs": f"the KubernetesLayer derives Kueue and its quota from its settings: {_LAYER} with "
+    "kubernetes=KubernetesSettings(kueue=KueueSettings(...))",
+}
+"""Names an earlier release exported, and where each went (a program importing one is told instead of failing)."""
+
 LAYERS: dict[str, tuple[str, ...]] = {
     layer: tuple(allowed.split())
     for layer, allowed in re.findall(r"^    ([a-z_]+):((?: [a-z_]+)*)$", __doc__ or "", flags=re.MULTILINE)
@@ -118,6 +135,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
 
 
 def __getattr__(name: str) -> Any:
+    if name in MOVED:
+        # Not an AttributeError: ``from ultraserver import X`` would replace its message with a bare ImportError.
+        from ultraserver.problems import ConfigError, Described, Problem
+
+        raise ConfigError(
+            Problem(f"ultraserver.{name}", Described("no longer in the public API"), MOVED[name], "use that instead")
+        )
     if name not in _EXPORTS:
         raise AttributeError(f"module 'ultraserver' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"ultraserver.{_EXPORTS[name]}"), name)

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import ast
 import json
-import sys
 from typing import Any
 
 import kubernetes_validate
 import pytest
 from helpers.manifests import K8S_VERSION
 from helpers.stacks import stack_config
-from ultraserver.builders import drift_script
 from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests
 from ultraserver.builders.expected_nodes import node_group_expectations
 from ultraserver.builders.script_cron_job import package_script
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
+from ultraserver.incluster import drift
 
 GROUP = {"name": "nvl72", "ultraservers": 1, "instances": 18, "nodes": 2, "gpus": 4, "efa": 4}
 
@@ -33,11 +31,11 @@ def node(name: str, efa: str = "4", clique: str | None = "u.1", ready: str = "Tr
 
 
 def test_healthy_nodes_show_no_drift() -> None:
-    assert drift_script.drift([node("a"), node("b")], [GROUP]) == []
+    assert drift.drift([node("a"), node("b")], [GROUP]) == []
 
 
 def test_a_node_that_lost_efa_devices_is_reported() -> None:
-    assert drift_script.drift([node("a"), node("b", efa="2")], [GROUP]) == [
+    assert drift.drift([node("a"), node("b", efa="2")], [GROUP]) == [
         "node b: allocatable vpc.amazonaws.com/efa 2, expected 4"
     ]
 
@@ -51,8 +49,8 @@ def test_dra_mode_nodes_without_plugin_resources_show_no_drift() -> None:
     for n in bare:
         n["status"]["allocatable"] = {}
     group["nodes"] = 2
-    assert drift_script.drift(bare, [group]) == []
-    assert drift_script.drift(bare, [GROUP])  # the same nodes drift against a plugins-mode expectation
+    assert drift.drift(bare, [group]) == []
+    assert drift.drift(bare, [GROUP])  # the same nodes drift against a plugins-mode expectation
 
 
 @pytest.mark.parametrize(
@@ -65,15 +63,7 @@ def test_dra_mode_nodes_without_plugin_resources_show_no_drift() -> None:
     ],
 )
 def test_other_drift_is_reported(nodes: list[dict[str, Any]], line: str) -> None:
-    assert line in drift_script.drift(nodes, [GROUP])
-
-
-def test_the_script_uses_only_the_standard_library() -> None:
-    tree = ast.parse(package_script("drift_script.py"))
-    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= set(sys.stdlib_module_names)
-    assert "ultraserver" not in imported and "yaml" not in sys.stdlib_module_names  # the check can fail
+    assert line in drift.drift(nodes, [GROUP])
 
 
 def test_manifests_validate_and_carry_the_stacks_expectation() -> None:
@@ -101,13 +91,10 @@ def test_manifests_validate_and_carry_the_stacks_expectation() -> None:
         **{f"nvl72-{i}": (18, 8) for i in range(1, 5)},
         "fleet": (144, 4),
     }
-    assert manifests[4]["data"]["drift_check.py"] == package_script("drift_script.py")
-
-
-def test_the_scripts_label_copies_match_the_facts() -> None:
-    from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
-
-    assert (drift_script.GROUP_LABEL, drift_script.CLIQUE_LABEL) == (ULTRASERVER_LABEL, CLIQUE_LABEL)
+    assert manifests[4]["data"] == {
+        "drift_check.py": package_script("drift.py"),
+        "copied_facts.py": package_script("copied_facts.py"),
+    }
 
 
 def run_main(
@@ -115,9 +102,9 @@ def run_main(
 ) -> int:
     """The script's main() at a moment, with EXPECTED set and the API answered by `nodes`."""
     monkeypatch.setenv("EXPECTED", json.dumps(groups))
-    monkeypatch.setattr(drift_script, "list_nodes", lambda *_: nodes)
-    monkeypatch.setattr(drift_script, "in_cluster", lambda: ("https://api", {}, None))
-    return drift_script.main(drift_script._utc(now))
+    monkeypatch.setattr(drift, "list_nodes", lambda *_: nodes)
+    monkeypatch.setattr(drift, "in_cluster", lambda: ("https://api", {}, None))
+    return drift.main(drift._utc(now))
 
 
 WINDOWED = {**GROUP, "windows": [["2026-12-01T12:00:00Z", "2026-12-15T10:30:00Z"]]}
@@ -143,5 +130,5 @@ def test_expectations_carry_each_blocks_full_size_window() -> None:
     (group,) = node_group_expectations(settings)
     (block,) = settings.gpu_node_groups[0].blocks
     start, until = group.windows[0]
-    assert drift_script._utc(start) > block.window.start  # type: ignore[union-attr]
-    assert drift_script._utc(until) == block.usable_end
+    assert drift._utc(start) > block.window.start  # type: ignore[union-attr]
+    assert drift._utc(until) == block.usable_end

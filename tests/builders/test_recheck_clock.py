@@ -4,22 +4,17 @@ and a job the deploy made during a block counts as that block's run."""
 
 from __future__ import annotations
 
-import ast
 import json
-import sys
 from datetime import datetime, timedelta
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.sim_cluster import SimCluster, two_blocks
-from ultraserver.builders import drain_script as ds
-from ultraserver.builders import recheck_script as rc
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest
 from ultraserver.builders.reclaim_drain import drain_blocks
-from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES
-from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
+from ultraserver.incluster import drain as ds
+from ultraserver.incluster import recheck as rc
 
 MINUTE = timedelta(minutes=1)
 
@@ -125,21 +120,11 @@ def test_a_job_pinned_to_no_node_group_and_an_ultraserver_without_a_current_bloc
     assert len(rc.due_checks(list(sim.nodes.values()), [], [manifest(first.ultraserver)], [first], first.start)) == 1
 
 
-def test_the_script_uses_only_the_standard_library_and_the_facts_it_copies() -> None:
-    tree = ast.parse(resources.files("ultraserver.builders").joinpath("recheck_script.py").read_text())
-    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= set(sys.stdlib_module_names)
-    assert rc.GROUP_LABEL == ds.GROUP_LABEL == ULTRASERVER_LABEL
-    assert rc.JOIN_GRACE == timedelta(minutes=NODE_JOIN_GRACE_MINUTES)
-    assert rc.MPIJOB_API == f"/apis/{manifest('x')['apiVersion']}"
-
-
 def test_the_cronjobs_entry_point_runs_the_checks_due_after_the_drain(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from ultraserver.builders import drain_main
     from ultraserver.builders.reclaim_drain import blocks_json
+    from ultraserver.incluster import drain_main
 
     first, second = drain_blocks(two_blocks("managed", "standby"))
     sim = CheckCluster()
@@ -159,8 +144,8 @@ def test_one_run_of_the_entry_point_lists_the_gpu_nodes_once(
 ) -> None:
     """The drain and the checks at each join decide over one read of the nodes: a fleet's node list is the largest
     read of the minute."""
-    from ultraserver.builders import drain_main
     from ultraserver.builders.reclaim_drain import blocks_json
+    from ultraserver.incluster import drain_main
 
     first, second = drain_blocks(two_blocks("managed", "standby"))
     sim = CheckCluster()

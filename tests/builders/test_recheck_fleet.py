@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 from helpers.sim_cluster import DAYS, FIRST
 from helpers.stacks import stack_config
-from ultraserver.builders import recheck_script as rc
-from ultraserver.builders.drain_script import Block
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_check_args, efa_mpijob_manifest
 from ultraserver.builders.imex_check import imex_check_args, job_args
 from ultraserver.builders.nccl_check import mpijob_manifest as nccl_manifest
@@ -20,6 +18,10 @@ from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.builders.nvbandwidth_job import mpijob_manifest as nvbandwidth_manifest
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks, rechecked_jobs
 from ultraserver.config.settings import Settings, parse_settings
+from ultraserver.config.views import device_mode
+from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.incluster import recheck as rc
+from ultraserver.incluster.drain import Block
 from ultraserver.verify.acceptance import ultraserver_checks
 from ultraserver.verify.expect import expectation
 
@@ -47,10 +49,11 @@ def fleet_on_two_blocks() -> Settings:
 
 def check_manifests(settings: Settings) -> list[dict[str, Any]]:
     """The check MPIJobs the stack deploys (the drain's checks.json)."""
-    imex, efa = imex_check_args(settings), efa_check_args(settings)
+    mode = device_mode(settings)
+    imex, efa = imex_check_args(settings, mode), efa_check_args(settings, mode)
     return [
         *(nvbandwidth_manifest(j) for j in (job_args(imex) if imex else [])),
-        *(nccl_manifest(j) for j in nccl_check_args(settings)),
+        *(nccl_manifest(j) for j in nccl_check_args(settings, mode)),
         *([efa_mpijob_manifest(efa)] if efa else []),
     ]
 
@@ -79,7 +82,15 @@ def test_a_grouped_fleets_jobs_are_made_again_once_every_ultraserver_of_it_is_re
 
 def test_the_efa_job_waits_for_every_node_group_it_spans_and_records_their_blocks() -> None:
     efa = efa_mpijob_manifest(
-        EfaCheckArgs(node_groups=["nvl72-2", "nvl72-1"], efa_devices=8, min_bus_bandwidth_gbps=800)
+        EfaCheckArgs(
+            node_groups=["nvl72-2", "nvl72-1"],
+            node_devices=NodeDevices(
+                "p6e-gb200.36xlarge",
+                4,
+                (2, 2, 2, 2),
+            ),
+            min_bus_bandwidth_gbps=800,
+        )
     )
     assert rc.job_node_groups(efa) == ("nvl72-1", "nvl72-2")
     start = datetime(2026, 12, 8, 11, 30, tzinfo=FIRST.tzinfo)

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 
 import pytest
 from helpers.sim_cluster import SimCluster, two_blocks
-from ultraserver.builders import drain_script as ds
 from ultraserver.builders.reclaim_drain import drain_blocks
 from ultraserver.facts.capacity import capacity_blocks
+from ultraserver.incluster import drain as ds
 
 MINUTE = timedelta(minutes=1)
 
@@ -136,9 +136,7 @@ def test_an_expiration_warning_earlier_than_the_computed_cut_off_starts_the_drai
     assert {a["kind"] for a in taken} >= {"cordon", "hold-queue"} and sim.nodes[nodes[0]]["spec"]["unschedulable"]
 
 
-def test_the_script_copies_the_facts() -> None:
-    assert ds.RECLAIM_LEAD_MINUTES == capacity_blocks.RECLAIM_LEAD_MINUTES[capacity_blocks.ULTRASERVER]
-    assert ds.DRAIN_NOTICE_MINUTES == capacity_blocks.DRAIN_NOTICE_MINUTES
+def test_the_drain_notice_fits_in_the_shortest_drain() -> None:
     assert ds.DRAIN_NOTICE_MINUTES <= capacity_blocks.MIN_DRAIN_MINUTES
 
 

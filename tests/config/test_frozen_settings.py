@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, ValidationError
-from ultraserver.config.model import ClusterSettings, KubernetesSettings, Settings
+from ultraserver.config.cluster_model import ClusterSettings
+from ultraserver.config.kubernetes_model import KubernetesSettings
+from ultraserver.config.model import Settings
 from ultraserver.config.release_model import ReleaseSettings
 
 CONFIG = Path(__file__).resolve().parents[2] / "components" / "ultraserver" / "config"

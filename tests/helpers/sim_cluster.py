@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from helpers.stacks import stack_config
-from ultraserver.builders import drain_script as ds
 from ultraserver.config.settings import parse_settings
+from ultraserver.incluster import drain as ds
 
 FIRST = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
 DAYS = 14

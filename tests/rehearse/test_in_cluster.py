@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ultraserver.builders import drain_main, drift_script
-from ultraserver.builders.drain_script import GROUP_LABEL, RECLAIM_TAINT, Block, run_once
+from ultraserver.incluster import drain_main
+from ultraserver.incluster import drift as drift_script
+from ultraserver.incluster.drain import GROUP_LABEL, RECLAIM_TAINT, Block, run_once
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.tls import TlsFront, new_authority
 

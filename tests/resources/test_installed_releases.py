@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
-from ultraserver.config.model import RELEASE_KEYS
+from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.config.settings import parse_settings
 from ultraserver.config.views import installed_releases
 from ultraserver.offline import run_plan

@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 from helpers.stacks import stack_config
-from ultraserver.config.model import NetworkSettings
+from ultraserver.config.network_model import NetworkSettings
 from ultraserver.config.subnets import ips_needed, plan_subnets
 from ultraserver.offline import record
 from ultraserver.problems import ConfigError

@@ -9,7 +9,7 @@ import json
 import kubernetes_validate
 from helpers.plan_lookup import offline_arn, one
 from helpers.stacks import ROOT, stack_config
-from ultraserver.builders import drain_script as ds
+from ultraserver.incluster import drain as ds
 from ultraserver.offline import run_plan
 
 CRON = "kubernetes:batch/v1:CronJob"

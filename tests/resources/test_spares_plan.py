@@ -98,7 +98,7 @@ def test_plan_shows_the_spares_cost_per_block_beside_the_expected_replacement_ti
     from ultraserver.offline.groups import spare_lines
 
     settings = parse_settings(with_spares(2), stack="gb200-x72")
-    window = settings.gpu_node_groups[0].window
+    window = settings.gpu_node_groups[0].blocks[0].window
     assert window is not None
     hours = (window.end - window.start).total_seconds() / 3600
     (line,) = spare_lines(settings).values()

@@ -13,8 +13,8 @@ from typing import Any
 import kubernetes
 import pytest
 from helpers.sim_cluster import SimCluster, two_blocks
-from ultraserver.builders import drain_script as ds
 from ultraserver.builders.reclaim_drain import drain_blocks
+from ultraserver.incluster import drain as ds
 from ultraserver.status.drain import drain_step
 
 

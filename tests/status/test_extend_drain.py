@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 
 import pytest
 from helpers.sim_cluster import SimCluster, two_blocks
-from ultraserver.builders import drain_script as ds
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks, drain_manifests
+from ultraserver.incluster import drain as ds
 from ultraserver.status.extend_drain import extended_blocks, move_drain
 
 MINUTE = timedelta(minutes=1)

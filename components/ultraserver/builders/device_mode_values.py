@@ -12,18 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from ultraserver.facts.hardware import devices
+from ultraserver.facts.hardware.devices import DeviceMode
 from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL
 from ultraserver.facts.kubernetes.spares import GPU_NODE_DAEMON_TOLERATIONS
 
 
-def gpu_operator_mode_values(mode: str) -> dict[str, Any]:
+def gpu_operator_mode_values(mode: DeviceMode) -> dict[str, Any]:
     """GPU Operator values of the mode: the device plugin is on only in plugins mode (values.yaml devicePlugin)."""
-    return {"devicePlugin": {"enabled": mode == devices.PLUGINS}}
+    return {"devicePlugin": {"enabled": not mode.dra}}
 
 
-def dra_driver_mode_values(mode: str) -> dict[str, Any]:
+def dra_driver_mode_values(mode: DeviceMode) -> dict[str, Any]:
     """DRA driver values of the mode: ComputeDomains always, GPUs in DRA mode (values.yaml resources.gpus.enabled)."""
-    gpus = mode == devices.DRA
+    gpus = mode.dra
     values: dict[str, Any] = {"resources": {"gpus": {"enabled": gpus}, "computeDomains": {"enabled": True}}}
     if gpus:
         values["gpuResourcesEnabledOverride"] = True

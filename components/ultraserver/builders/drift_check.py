@@ -1,6 +1,6 @@
 """The drift CronJob: verify's node-facts check on a schedule, as plain Kubernetes manifests.
 
-It runs ``builders/drift_script.py`` (standard library only, mounted from a ConfigMap; ``script_cron_job.py``) in a
+It runs ``incluster/drift.py`` (standard library only, mounted from a ConfigMap; ``script_cron_job.py``) in a
 stock Python image with a service account that may only list nodes. A drift fails the Job; `ultraserver verify
 --node-facts-only` gives the same verdicts with fixes from a workstation.
 """
@@ -17,6 +17,7 @@ from ultraserver.builders.script_cron_job import ScriptCronJob, script_cron_job_
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 
 SCRIPT_NAME = "drift_check.py"
+"""The entry point's mounted name (``incluster/drift.py``), beside the facts it imports."""
 
 
 @dataclass
@@ -46,7 +47,7 @@ def drift_manifests(args: DriftCheckArgs) -> list[dict[str, Any]]:
             namespace=args.namespace,
             container="drift",
             mount="/drift",
-            scripts={SCRIPT_NAME: "drift_script.py"},
+            scripts={SCRIPT_NAME: "drift.py", "copied_facts.py": "copied_facts.py"},
             env=[{"name": "EXPECTED", "value": expected}, {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}],
             rules=[{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]}],
             schedule=args.schedule,

@@ -16,9 +16,9 @@ from ultraserver.builders import device_claims
 from ultraserver.builders.mpijob import mpijob_manifest
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
-from ultraserver.config.views import dra_node_devices, kueue_enabled, node_group_names, ultraservers_per_node_group
+from ultraserver.config.views import group_node_devices, kueue_enabled, node_group_names, ultraservers_per_node_group
 from ultraserver.facts.hardware import efa
-from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices
 from ultraserver.facts.kubernetes.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
@@ -54,16 +54,14 @@ class EfaCheckArgs:
 
     node_groups: list[str]
     """Values of the ultraserver.io/ultraserver label the workers may run on (same EFA layout)."""
-    efa_devices: int
-    """vpc.amazonaws.com/efa each worker requests (all EFA devices of the layout)."""
+    node_devices: NodeDevices
+    """The GPUs and EFA devices of one node (of the layout the node groups share), which each worker takes whole."""
     min_bus_bandwidth_gbps: float
     """Large-message all_reduce bus bandwidth to reach, in Gbit/s (nccl-tests prints GB/s: x8)."""
     ultraservers: int = 2
     """UltraServers (NVLink cliques) the workers spread over, at least 2."""
     nodes_per_ultraserver: int = 1
     """Workers per UltraServer; the job has ultraservers x nodes_per_ultraserver workers."""
-    gpus_per_node: int = 4
-    """GPUs per node, one MPI rank each."""
     name: str = "nccl-efa"
     """MPIJob name."""
     namespace: str = "efa-check"
@@ -76,9 +74,19 @@ class EfaCheckArgs:
     """Kueue runs in the cluster. The check still bypasses it, and says why on the MPIJob: it must spread over
     several UltraServers, and Kueue's topology placement packs a job into as few domains as it can (it does not
     read topologySpreadConstraints), so a queued check could be placed inside one UltraServer and never run."""
-    node_devices: NodeDevices | None = None
-    """DRA mode: each worker claims these (the node's GPUs with their EFA devices) from `claim_template_name`;
-    None (plugins mode) requests nvidia.com/gpu and vpc.amazonaws.com/efa instead."""
+    mode: DeviceMode = field(default_factory=DeviceMode)
+    """The stack's device mode: in DRA mode each worker claims its node's devices from `claim_template_name`,
+    otherwise it requests nvidia.com/gpu and vpc.amazonaws.com/efa."""
+
+    @property
+    def efa_devices(self) -> int:
+        """EFA devices each worker takes (all of its node's)."""
+        return self.node_devices.efa_devices
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs per node, one MPI rank each."""
+        return self.node_devices.gpus
 
     @property
     def claim_template_name(self) -> str:
@@ -201,7 +209,7 @@ def worker_pod_template(args: EfaCheckArgs) -> dict[str, Any]:
 
 def _worker_resources(args: EfaCheckArgs) -> dict[str, Any]:
     """A worker's devices: every GPU and EFA device of its node, as plugin resources or one DRA claim."""
-    if args.node_devices is not None:
+    if args.mode.dra:
         return device_claims.whole_node_resources(args.node_devices)
     plugin = {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices}
     return {"limits": dict(plugin), "requests": dict(plugin)}
@@ -209,7 +217,7 @@ def _worker_resources(args: EfaCheckArgs) -> dict[str, Any]:
 
 def _pod_claims(args: EfaCheckArgs) -> dict[str, Any]:
     """The worker pod's resourceClaims in DRA mode (nothing in plugins mode)."""
-    if args.node_devices is None:
+    if not args.mode.dra:
         return {}
     return {"resourceClaims": [device_claims.pod_claim(args.claim_template_name)]}
 
@@ -245,7 +253,7 @@ def derived_min_bus_bandwidth_gbps(efa_bandwidth_gbps: float) -> float:
     return efa_bandwidth_gbps * EFFICIENCY
 
 
-def efa_check_args(settings: Settings) -> EfaCheckArgs | None:
+def efa_check_args(settings: Settings, mode: DeviceMode) -> EfaCheckArgs | None:
     """The EFA check of a stack, or None when it is off (auto: on with two or more UltraServers of one layout).
 
     The workers request every EFA device, so they may only run on node groups with one layout: the largest set
@@ -253,9 +261,11 @@ def efa_check_args(settings: Settings) -> EfaCheckArgs | None:
     """
     check = settings.efa_check
     pools: dict[tuple[str, int, int], list[tuple[str, int]]] = {}
+    nodes: dict[tuple[str, int, int], NodeDevices] = {}
     for group in settings.gpu_node_groups:
         summary = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
         key = (group.instance_type, summary.efa_devices, summary.efa_bandwidth_gbps)
+        nodes.setdefault(key, group_node_devices(group))
         pools.setdefault(key, []).extend((name, ultraservers_per_node_group(group)) for name in node_group_names(group))
     best = max(pools.items(), key=lambda item: sum(n for _, n in item[1]), default=None)
     available = sum(n for _, n in best[1]) if best else 0
@@ -271,15 +281,14 @@ def efa_check_args(settings: Settings) -> EfaCheckArgs | None:
                 "lower efaCheck.ultraservers, give the groups one efaLayout, or set efaCheck.enabled: false",
             )
         )
-    (instance_type, devices, bandwidth), groups = best
-    first = next(g for g in settings.gpu_node_groups if g.instance_type == instance_type)
+    key, groups = best
+    bandwidth = key[2]
     return EfaCheckArgs(
         node_groups=[name for name, _ in groups],
-        efa_devices=devices,
+        node_devices=nodes[key],
         min_bus_bandwidth_gbps=check.min_bus_bandwidth_gbps or derived_min_bus_bandwidth_gbps(bandwidth),
         ultraservers=check.ultraservers,
         nodes_per_ultraserver=check.nodes_per_ultraserver,
-        gpus_per_node=int(efa.instance_facts(instance_type)["gpus"]),
         kueue=kueue_enabled(settings),
-        node_devices=dra_node_devices(settings, first),
+        mode=mode,
     )

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 from ultraserver.builders.imex_check import imex_check_args, target_job_names
 from ultraserver.config.settings import Settings
-from ultraserver.config.views import dra_node_devices, node_group_names, ultraservers_per_node_group
+from ultraserver.config.views import device_mode, group_node_devices, node_group_names, ultraservers_per_node_group
 from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES, CapacityBlock
 from ultraserver.facts.hardware import efa
-from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.hardware.devices import DRA, NodeDevices
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def _iso(moment: datetime) -> str:
 
 def node_group_expectations(settings: Settings) -> list[NodeGroupExpectation]:
     """One expectation per GPU node group the stack creates."""
-    check = imex_check_args(settings)
+    check = imex_check_args(settings, device_mode(settings))
     jobs_by_target = {t.name: tuple(target_job_names(t)) for t in check.targets} if check else {}
     groups = []
     for group in settings.gpu_node_groups:
@@ -102,7 +102,7 @@ def node_group_expectations(settings: Settings) -> list[NodeGroupExpectation]:
                     efa_bandwidth_gbps=summary.efa_bandwidth_gbps,
                     nvlink_jobs=jobs_by_target.get(name, ()),
                     windows=full_size_windows(group.blocks),
-                    node_devices=dra_node_devices(settings, group),
+                    node_devices=group_node_devices(group) if settings.kubernetes.devices == DRA else None,
                 )
             )
     return groups

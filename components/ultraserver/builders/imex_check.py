@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ultraserver.builders.kueue import LOCAL_QUEUE_NAME
-from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
+from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import ImexTarget, imex_targets, kueue_enabled
 from ultraserver.facts.aws import limits
+from ultraserver.facts.hardware.devices import DeviceMode
+from ultraserver.facts.hardware.ultraservers import NVLINK_THRESHOLD_GBPS
 from ultraserver.facts.kubernetes.scheduling import DNS_LABEL
 from ultraserver.problems import ConfigError, Problem
 
@@ -23,12 +25,14 @@ class ImexCheckArgs:
     """Nodes per UltraServer the job spans (2 up to the UltraServer's instance count); None spans all of them."""
     namespace: str = "imex-check"
     """Namespace created for the ComputeDomains and MPIJobs."""
-    threshold_gbps: float = DEFAULT_THRESHOLD_GBPS
+    threshold_gbps: float = NVLINK_THRESHOLD_GBPS
     """Minimum GB/s every cross-node GPU pair must reach (judged by `ultraserver verify`)."""
     launcher_node_selector: dict[str, str] = field(default_factory=dict)
     """Labels of the system nodes for the launchers (KubernetesLayer passes its system selector)."""
     queue_name: str = ""
     """Kueue LocalQueue the jobs are submitted to (the check creates it in `namespace`); empty bypasses Kueue."""
+    mode: DeviceMode = field(default_factory=DeviceMode)
+    """The stack's device mode: how each worker takes its node's GPUs."""
 
 
 def _problems(args: ImexCheckArgs) -> list[Problem]:
@@ -78,7 +82,8 @@ def job_args(args: ImexCheckArgs) -> list[NvbandwidthJobArgs]:
             fleet=t.name if t.ultraservers > 1 else "",
             queue_name=args.queue_name,
             # nvbandwidth copies over NVLink only: its workers claim the node's GPUs, not its EFA devices.
-            node_devices=t.node_devices.gpus_only() if t.node_devices is not None else None,
+            node_devices=t.node_devices.gpus_only(),
+            mode=args.mode,
         )
         for t in args.targets
         for name in target_job_names(t)
@@ -92,7 +97,7 @@ def target_job_names(target: ImexTarget) -> list[str]:
     return [f"nvbandwidth-{target.name}-{index}" for index in range(1, target.ultraservers + 1)]
 
 
-def imex_check_args(settings: Settings) -> ImexCheckArgs | None:
+def imex_check_args(settings: Settings, mode: DeviceMode) -> ImexCheckArgs | None:
     """One nvbandwidth job per GPU node group (one NVLink domain each), when the check is on."""
     if not settings.imex_check.enabled or not settings.gpu_node_groups:
         return None
@@ -101,4 +106,5 @@ def imex_check_args(settings: Settings) -> ImexCheckArgs | None:
         nodes=settings.imex_check.nodes,
         threshold_gbps=settings.imex_check.threshold_gbps,
         queue_name=LOCAL_QUEUE_NAME if kueue_enabled(settings) else "",
+        mode=mode,
     )

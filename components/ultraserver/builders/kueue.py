@@ -12,14 +12,15 @@ from typing import Any
 
 import yaml
 
-from ultraserver.config.settings import ReleaseSettings, Settings
+from ultraserver.config.settings import KueueSettings, Settings
 from ultraserver.config.views import kueue_enabled
 from ultraserver.facts.hardware import devices, efa
-from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPE
-from ultraserver.facts.kubernetes import eks_versions, kueue
+from ultraserver.facts.hardware.devices import DEFAULT_DEVICE_MODE, DeviceMode
+from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
+from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPES
+from ultraserver.facts.kubernetes import kueue
 from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
-    DNS_LABEL,
     EFA_RESOURCE,
     GPU_RESOURCE,
     GPU_TOLERATION,
@@ -27,18 +28,17 @@ from ultraserver.facts.kubernetes.scheduling import (
     ULTRASERVER_LABEL,
 )
 from ultraserver.facts.pins import charts
-from ultraserver.problems import ConfigError, Problem
 
 TOPOLOGY_NAME = "gb200-ultraserver"
 """Name of the Topology the GB200 flavor uses."""
 FLAVOR_NAME = "gb200"
-"""Name of the ResourceFlavor of the GB200 nodes."""
+"""Name of the ResourceFlavor of the GB200 nodes (flavor_names derives each instance type's)."""
 UNPLACED_FLAVOR_NAME = "gb200-no-topology"
-"""A second flavor without a Topology and with no quota. It keeps the ClusterQueue from being "TAS-only": in a TAS-only
-queue Kueue implies a topology request for every pod set, and one that requests none of the queue's resources (an
-MPIJob's CPU-only launcher) gets no flavor and blocks the workload for good (kubernetes-sigs/kueue#14707, which
-describes this case, was closed unmerged; docs/kueue.md item 4). The cost: a GPU pod set without a topology annotation
-cannot use the topology flavor and waits; the job helpers always set one."""
+"""The twin of each flavor (here the GB200 one's), without a Topology and with no quota. It keeps the ClusterQueue
+from being "TAS-only": in a TAS-only queue Kueue implies a topology request for every pod set, and one that requests
+none of the queue's resources (an MPIJob's CPU-only launcher) gets no flavor and blocks the workload for good
+(kubernetes-sigs/kueue#14707, which describes this case, was closed unmerged; docs/kueue.md item 4). The cost: a GPU
+pod set without a topology annotation cannot use the topology flavor and waits; the job helpers always set one."""
 CLUSTER_QUEUE_NAME = "gb200"
 """Name of the ClusterQueue holding the stack's GPU and EFA quota."""
 LOCAL_QUEUE_NAME = "gb200"
@@ -57,99 +57,103 @@ jobs and MPIJobs in the managed namespaces without their fail-closed webhooks.""
 
 @dataclass(frozen=True)
 class GpuCapacity:
-    """What the stack's GB200 node groups hold at full size."""
+    """What the stack's GPU node groups of one instance type hold at full size."""
 
     nodes: int
     gpus: int
     efa_devices: int
 
+    def __add__(self, other: GpuCapacity) -> GpuCapacity:
+        return GpuCapacity(self.nodes + other.nodes, self.gpus + other.gpus, self.efa_devices + other.efa_devices)
+
 
 @dataclass
 class KueueArgs:
-    """Inputs of the Kueue install and its queues."""
+    """Inputs of the Kueue install and its queues (KubernetesLayer derives them from the settings)."""
 
-    capacity: GpuCapacity
-    """Nominal quota of the ClusterQueue (the stack's GB200 nodes at full size, spares left out)."""
-    local_queue_namespaces: list[str] = field(default_factory=lambda: ["default"])
-    """Namespaces that get a LocalQueue named LOCAL_QUEUE_NAME."""
-    release: ReleaseSettings = field(default_factory=ReleaseSettings)
-    """Version, values override and Helm options of the chart."""
+    capacity: Mapping[str, GpuCapacity]
+    """Nominal quota of the ClusterQueue per instance type (one flavor each): its GPU nodes at full size, spares left
+    out (``sparesPerUltraServer``: no job may use them)."""
+    settings: KueueSettings
+    """The stack's kubernetes.kueue: version, values override and Helm options of the chart, LocalQueue namespaces."""
+    mode: DeviceMode
+    """The stack's device mode: which DeviceClasses the queue maps and counts (device_quota), and whether it holds
+    device-plugin resources."""
     system_node_selector: dict[str, str] = field(default_factory=dict)
-    """Labels of the system nodes, where the controller runs (KubernetesLayer passes its system selector)."""
-    kubernetes_version: str = eks_versions.DEFAULT_TEXT
-    """The cluster's Kubernetes minor: Kueue counts DRA claims on 1.34+ and runs with its DRA gates off below."""
-    device_quota: dict[str, int] = field(default_factory=dict)
-    """DRA DeviceClass -> devices of that class in the stack: each is mapped to a quota resource and gets that much
-    nominal quota (see device_quota)."""
-    device_mode: str = devices.PLUGINS
-    """Device mode (facts/hardware/devices.py): in DRA mode the queue has no quota of the device plugins' resources."""
+    """Labels of the system nodes, where the controller runs."""
     unmanaged_namespaces: list[str] = field(default_factory=list)
     """Namespaces Kueue's job and pod webhooks never see (KubernetesLayer passes the stack's own namespaces that
     submit nothing to Kueue: GPU Operator, DRA driver, drift check...), so a Kueue outage cannot block them."""
 
+    @property
+    def local_queue_namespaces(self) -> tuple[str, ...]:
+        """Namespaces that get a LocalQueue named LOCAL_QUEUE_NAME."""
+        return self.settings.local_queue_namespaces
 
-def gpu_capacity(settings: Settings) -> GpuCapacity:
-    """GB200 nodes, GPUs and EFA devices of every GPU node group at full size (every instance of its UltraServers)
-    less each UltraServer's spares (``sparesPerUltraServer``: no job may use them), from the instance catalog and each
-    group's EFA layout."""
-    nodes = gpus = efa_devices = 0
-    for group in settings.gpu_node_groups:
+    @property
+    def total(self) -> GpuCapacity:
+        """The quota of every flavor together."""
+        return sum(self.capacity.values(), GpuCapacity(0, 0, 0))
+
+    @property
+    def device_quota(self) -> dict[str, int]:
+        """The DeviceClasses the queue maps, with the devices of each the stack holds (device_quota)."""
+        return device_quota(self.total, self.mode)
+
+
+def gpu_capacity(settings: Settings, live: Settings | None = None) -> dict[str, GpuCapacity]:
+    """Per instance type of the stack's GPU node groups (UltraServer types' node types when it has none): the GPU
+    nodes, GPUs and EFA devices of the groups of ``live`` (default: all of them) at full size (every instance of their
+    UltraServers) less each UltraServer's spares (``sparesPerUltraServer``: no job may use them), from the instance
+    catalog and each group's EFA layout."""
+    types = [g.instance_type for g in settings.gpu_node_groups] or list(NODE_INSTANCE_TYPES)
+    capacity = dict.fromkeys(sorted(set(types), key=types.index), GpuCapacity(0, 0, 0))
+    for group in (settings if live is None else live).gpu_node_groups:
         count = group.active_full_size
         layout = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
-        nodes += count
-        gpus += count * int(efa.instance_facts(group.instance_type)["gpus"])
-        efa_devices += count * layout.efa_devices
-    return GpuCapacity(nodes, gpus, efa_devices)
+        gpus = count * int(efa.instance_facts(group.instance_type)["gpus"])
+        capacity[group.instance_type] += GpuCapacity(count, gpus, count * layout.efa_devices)
+    return capacity
 
 
-def device_quota(capacity: GpuCapacity, kubernetes_version: str, mode: str = devices.PLUGINS) -> dict[str, int]:
-    """The DeviceClasses the toolkit's queued jobs claim and how many devices of each the stack holds: on 1.34+ one
-    ComputeDomain channel per GPU node (every job pod claims one channel, and a GB200 job runs one pod per node), and
-    in DRA mode every GPU and EFA device (builders/device_claims.py claims them); nothing below 1.34, where Kueue's
-    DRA gates are off."""
-    if not kueue.counts_dra_claims(kubernetes_version):
-        return {}
-    quota = {devices.CHANNEL_DEVICE_CLASS: capacity.nodes}
-    if mode == devices.DRA:
-        quota |= {devices.GPU_DEVICE_CLASS: capacity.gpus, devices.EFA_DEVICE_CLASS: capacity.efa_devices}
-    return quota
+def device_quota(capacity: GpuCapacity, mode: DeviceMode) -> dict[str, int]:
+    """Each DeviceClass the layer's queued jobs claim (``mode.claimed_classes``) and how many devices of it the stack
+    holds: one ComputeDomain channel per GPU node (every job pod claims one channel, and a GB200 job runs one pod per
+    node), and in DRA mode every GPU and EFA device (builders/device_claims.py claims them); nothing below 1.34, where
+    Kueue's DRA gates are off and it counts no claim."""
+    held = {
+        devices.CHANNEL_DEVICE_CLASS: capacity.nodes,
+        devices.GPU_DEVICE_CLASS: capacity.gpus,
+        devices.EFA_DEVICE_CLASS: capacity.efa_devices,
+    }
+    return {device_class: held[device_class] for device_class in mapped_classes(mode)}
 
 
-def kueue_args(settings: Settings, live: Settings | None = None) -> KueueArgs | None:
-    """The stack's Kueue, or None when it is off; its quota counts the groups of ``live`` (default: all of them)."""
+def mapped_classes(mode: DeviceMode) -> tuple[str, ...]:
+    """The DeviceClasses Kueue maps to quota resources and counts: every class the mode's jobs claim on 1.34+, none
+    below (Kueue's DRA gates are off there)."""
+    return mode.claimed_classes if kueue.counts_dra_claims(mode.kubernetes_version) else ()
+
+
+def kueue_args(settings: Settings, live: Settings, mode: DeviceMode) -> KueueArgs | None:
+    """The stack's Kueue, or None when it is off; its quota counts the groups of ``live``."""
     if not kueue_enabled(settings):
         return None
-    capacity = gpu_capacity(settings if live is None else live)
-    version, mode = settings.cluster.kubernetes_version, settings.kubernetes.devices
-    return KueueArgs(
-        capacity=capacity,
-        kubernetes_version=version,
-        device_quota=device_quota(capacity, version, mode),
-        device_mode=mode,
-        local_queue_namespaces=list(settings.kubernetes.kueue.local_queue_namespaces),
-        release=settings.kubernetes.kueue,
-    )
+    return KueueArgs(capacity=gpu_capacity(settings, live), settings=settings.kubernetes.kueue, mode=mode)
 
 
-def check_kueue_args(args: KueueArgs) -> None:
-    """ConfigError for namespaces that are not DNS labels or appear twice."""
-    problems = [
-        Problem(
-            "kueue.local_queue_namespaces",
-            namespace,
-            "a namespace name (up to 63 lowercase letters, digits and '-')",
-            "fix the name",
-        )
-        for namespace in args.local_queue_namespaces
-        if not DNS_LABEL.fullmatch(namespace)
-    ]
-    duplicates = sorted({n for n in args.local_queue_namespaces if args.local_queue_namespaces.count(n) > 1})
-    if duplicates:
-        problems.append(
-            Problem("kueue.local_queue_namespaces", duplicates, "each namespace once", "remove the duplicates")
-        )
-    if problems:
-        raise ConfigError(problems)
+def flavor_names(instance_types: Iterable[str]) -> dict[str, str]:
+    """The ResourceFlavor of each GPU instance type, named after its family's accelerator (p6e-gb200.36xlarge ->
+    gb200, FLAVOR_NAME); types whose names would clash are named in full (p6e-gb200-36xlarge)."""
+    types = list(dict.fromkeys(instance_types))
+    short = {t: t.split(".")[0].rsplit("-", 1)[-1] for t in types}
+    clashing = {n for n in short.values() if list(short.values()).count(n) > 1}
+    return {t: t.replace(".", "-") if short[t] in clashing else short[t] for t in types}
+
+
+def unplaced_name(flavor: str) -> str:
+    """The name of a flavor's twin without a Topology (see UNPLACED_FLAVOR_NAME)."""
+    return f"{flavor}-no-topology"
 
 
 def _meta(name: str, namespace: str | None = None) -> dict[str, str]:
@@ -166,38 +170,47 @@ def topology_manifest() -> dict[str, Any]:
     }
 
 
-def resource_flavor_manifest() -> dict[str, Any]:
-    """The GB200 flavor: GB200 nodes by instance type, tolerating the GPU taint, placed by the Topology."""
+def resource_flavor_manifest(instance_type: str = GB200_INSTANCE_TYPE, name: str = FLAVOR_NAME) -> dict[str, Any]:
+    """The flavor of one GPU instance type: its nodes by instance type, tolerating the GPU taint, placed by the
+    Topology."""
     return {
         "apiVersion": kueue.API_VERSION,
         "kind": "ResourceFlavor",
-        "metadata": _meta(FLAVOR_NAME),
+        "metadata": _meta(name),
         "spec": {
-            "nodeLabels": {INSTANCE_TYPE_LABEL: NODE_INSTANCE_TYPE},
+            "nodeLabels": {INSTANCE_TYPE_LABEL: instance_type},
             "tolerations": [dict(GPU_TOLERATION)],
             "topologyName": TOPOLOGY_NAME,
         },
     }
 
 
-def unplaced_flavor_manifest() -> dict[str, Any]:
-    """The flavor without a Topology (zero quota): see UNPLACED_FLAVOR_NAME."""
+def unplaced_flavor_manifest(instance_type: str = GB200_INSTANCE_TYPE, name: str = FLAVOR_NAME) -> dict[str, Any]:
+    """The twin of a flavor without a Topology (zero quota): see UNPLACED_FLAVOR_NAME."""
     return {
         "apiVersion": kueue.API_VERSION,
         "kind": "ResourceFlavor",
-        "metadata": _meta(UNPLACED_FLAVOR_NAME),
-        "spec": {"nodeLabels": {INSTANCE_TYPE_LABEL: NODE_INSTANCE_TYPE}, "tolerations": [dict(GPU_TOLERATION)]},
+        "metadata": _meta(unplaced_name(name)),
+        "spec": {"nodeLabels": {INSTANCE_TYPE_LABEL: instance_type}, "tolerations": [dict(GPU_TOLERATION)]},
     }
 
 
-def cluster_queue_manifest(
-    capacity: GpuCapacity, dra_devices: Mapping[str, int] | None = None, plugin_resources: bool = True
-) -> dict[str, Any]:
-    """The ClusterQueue: the stack's GPUs and EFA devices as device-plugin resources (unless `plugin_resources` is
-    off: DRA mode), and the DRA devices of `dra_devices` (DeviceClass -> count) under their mapped names, open to
-    every namespace that has a LocalQueue."""
-    quota = {GPU_RESOURCE: capacity.gpus, EFA_RESOURCE: capacity.efa_devices} if plugin_resources else {}
-    quota |= {kueue.quota_resource(c): n for c, n in sorted((dra_devices or {}).items())}
+def cluster_queue_manifest(capacity: Mapping[str, GpuCapacity], mode: DeviceMode) -> dict[str, Any]:
+    """The ClusterQueue: per instance type (`capacity`, one flavor each) its GPUs and EFA devices as device-plugin
+    resources (not in DRA mode), and the devices of every DeviceClass the mode's jobs claim under their mapped names
+    (device_quota), open to every namespace that has a LocalQueue. The flavors with a Topology come first, then their
+    zero-quota twins."""
+    names = flavor_names(capacity)
+    quotas = {t: _quota(c, mode) for t, c in capacity.items()}
+    covered = list(next(iter(quotas.values()))) if quotas else []
+    placed = [
+        {"name": names[t], "resources": [{"name": r, "nominalQuota": n} for r, n in q.items()]}
+        for t, q in quotas.items()
+    ]
+    unplaced = [
+        {"name": unplaced_name(names[t]), "resources": [{"name": r, "nominalQuota": 0} for r in q]}
+        for t, q in quotas.items()
+    ]
     return {
         "apiVersion": kueue.API_VERSION,
         "kind": "ClusterQueue",
@@ -205,23 +218,15 @@ def cluster_queue_manifest(
         "spec": {
             # An empty selector admits workloads from every namespace; LocalQueues decide who can submit.
             "namespaceSelector": {},
-            "resourceGroups": [
-                {
-                    "coveredResources": list(quota),
-                    "flavors": [
-                        {
-                            "name": FLAVOR_NAME,
-                            "resources": [{"name": name, "nominalQuota": n} for name, n in quota.items()],
-                        },
-                        {
-                            "name": UNPLACED_FLAVOR_NAME,
-                            "resources": [{"name": name, "nominalQuota": 0} for name in quota],
-                        },
-                    ],
-                }
-            ],
+            "resourceGroups": [{"coveredResources": covered, "flavors": [*placed, *unplaced]}],
         },
     }
+
+
+def _quota(capacity: GpuCapacity, mode: DeviceMode) -> dict[str, int]:
+    """One flavor's nominal quota by resource name: plugin resources unless in DRA mode, then the mapped classes."""
+    quota = {} if mode.dra else {GPU_RESOURCE: capacity.gpus, EFA_RESOURCE: capacity.efa_devices}
+    return quota | {kueue.quota_resource(c): n for c, n in sorted(device_quota(capacity, mode).items())}
 
 
 def local_queue_manifest(namespace: str, name: str = LOCAL_QUEUE_NAME) -> dict[str, Any]:
@@ -242,26 +247,23 @@ def unmanaged_selector(unmanaged_namespaces: Iterable[str] = (), namespace: str 
 
 
 def kueue_configuration(
-    unmanaged_namespaces: Iterable[str] = (),
-    namespace: str = kueue.NAMESPACE,
-    devices: Mapping[str, int] | None = None,
-    kubernetes_version: str = eks_versions.DEFAULT_TEXT,
+    unmanaged_namespaces: Iterable[str] = (), namespace: str = kueue.NAMESPACE, mode: DeviceMode = DEFAULT_DEVICE_MODE
 ) -> dict[str, Any]:
     """The chart's default Kueue Configuration with only the toolkit's integrations (batch/job, MPIJob: no pod,
     Deployment or StatefulSet webhook that fails closed), the stack's own namespaces out of Kueue's webhooks, CPU,
     memory and ephemeral storage left out of quota (the ClusterQueue covers GPUs and EFA devices only), each DeviceClass
-    of `devices` mapped to its quota resource, and the DRA gates off below Kubernetes 1.34
-    (facts/kubernetes/kueue.py)."""
+    the mode's jobs claim mapped to its quota resource (mapped_classes, the same the ClusterQueue's quota counts), and
+    the DRA gates off below Kubernetes 1.34 (facts/kubernetes/kueue.py)."""
     config = copy.deepcopy(kueue.default_configuration())
     config["integrations"]["frameworks"] = list(kueue.REQUIRED_INTEGRATIONS)
     config["managedJobsNamespaceSelector"] = unmanaged_selector(unmanaged_namespaces, namespace)
     resources = config.setdefault("resources", {})
     resources["excludeResourcePrefixes"] = list(kueue.EXCLUDED_RESOURCE_PREFIXES)
-    if devices:
+    if mapped_classes(mode):
         resources["deviceClassMappings"] = [
-            {"name": kueue.quota_resource(c), "deviceClassNames": [c]} for c in sorted(devices)
+            {"name": kueue.quota_resource(c), "deviceClassNames": [c]} for c in sorted(mapped_classes(mode))
         ]
-    gates = kueue.feature_gates(kubernetes_version)
+    gates = kueue.feature_gates(mode.kubernetes_version)
     if gates:
         config["featureGates"] = gates
     return config
@@ -278,8 +280,7 @@ def kueue_values(
     unmanaged_namespaces: Iterable[str] = (),
     namespace: str = kueue.NAMESPACE,
     release_name: str = "kueue",
-    devices: Mapping[str, int] | None = None,
-    kubernetes_version: str = eks_versions.DEFAULT_TEXT,
+    mode: DeviceMode = DEFAULT_DEVICE_MODE,
 ) -> dict[str, Any]:
     """Chart values: CONTROLLER_REPLICAS controllers on the system nodes, spread over nodes and kept by a
     PodDisruptionBudget, the chart version's release image, the toolkit's configuration."""
@@ -293,7 +294,7 @@ def kueue_values(
         "whenUnsatisfiable": "ScheduleAnyway",
         "labelSelector": {"matchLabels": pods},
     }
-    config = kueue_configuration(unmanaged_namespaces, namespace, devices, kubernetes_version)
+    config = kueue_configuration(unmanaged_namespaces, namespace, mode)
     return {
         "controllerManager": {
             "nodeSelector": dict(system_node_selector),

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ultraserver.facts.pins.manifests import MPIJOB_API_VERSION
+
 LAUNCHER_BACKOFF_LIMIT = 2
 """Launcher retries (runPolicy.backoffLimit): one retry for a transient ssh/DNS race between launcher and workers,
 bounded so a real failure is reported instead of retried for ever (unset, the batch Job default would be 6)."""
@@ -25,7 +27,7 @@ def mpijob_manifest(
 
     `metadata` adds labels/annotations to the MPIJob (e.g. the Kueue queue name)."""
     return {
-        "apiVersion": "kubeflow.org/v2beta1",
+        "apiVersion": MPIJOB_API_VERSION,
         "kind": "MPIJob",
         "metadata": {"name": name, "namespace": namespace, **{k: dict(v) for k, v in (metadata or {}).items() if v}},
         "spec": {

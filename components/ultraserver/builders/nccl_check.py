@@ -25,8 +25,7 @@ from ultraserver.builders.kueue import LOCAL_QUEUE_NAME, podset_topology_annotat
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import imex_targets, kueue_enabled
-from ultraserver.facts.hardware import efa
-from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices
 from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE, GPU_TOLERATION
 from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
 from ultraserver.problems import ConfigError, Problem
@@ -49,22 +48,26 @@ class NcclJobArgs:
     """Instances in the UltraServer (9 or 18): the Kueue topology request."""
     worker_node_selector: Mapping[str, str]
     """Labels that pick the UltraServer's nodes."""
-    efa_devices: int
-    """EFA devices per node (plugins mode; the DRA claim takes the layout's devices)."""
+    node_devices: NodeDevices
+    """The GPUs and EFA devices of one node of the UltraServer, which each worker takes whole."""
     min_bus_bandwidth_gbytes: float
     """Large-message bus bandwidth `ultraserver verify` requires, in GB/s."""
     namespace: str = NAMESPACE
     """Namespace created for the check."""
-    gpus_per_node: int = 4
-    """GPUs per node, one MPI rank each."""
     image: str = NCCL_TESTS_IMAGE
     """arm64 image with NCCL, aws-ofi-nccl, Open MPI and nccl-tests."""
     launcher_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where the launcher (no GPU) runs."""
     queue_name: str = ""
     """Kueue LocalQueue to submit to; empty bypasses Kueue."""
-    node_devices: NodeDevices | None = None
-    """DRA mode: the node's GPUs and EFA devices, claimed whole; None requests plugin resources."""
+    mode: DeviceMode = field(default_factory=DeviceMode)
+    """The stack's device mode: in DRA mode each worker claims its node's devices from `claim_template_name`,
+    otherwise it requests nvidia.com/gpu and vpc.amazonaws.com/efa."""
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs per node, one MPI rank each."""
+        return self.node_devices.gpus
 
     @property
     def claim_template_name(self) -> str:
@@ -89,9 +92,9 @@ def launcher_command(args: NcclJobArgs) -> list[str]:
 
 
 def _worker_resources(args: NcclJobArgs, channel: dict[str, str]) -> dict[str, Any]:
-    if args.node_devices is not None:
+    if args.mode.dra:
         return device_claims.whole_node_resources(args.node_devices, channel)
-    plugin = {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.efa_devices}
+    plugin = {GPU_RESOURCE: args.gpus_per_node, EFA_RESOURCE: args.node_devices.efa_devices}
     return {"limits": dict(plugin), "requests": dict(plugin), "claims": [channel]}
 
 
@@ -100,7 +103,7 @@ def worker_pod_template(args: NcclJobArgs) -> dict[str, Any]:
     labels = {JOB_LABEL: args.name, "ultraserver.io/mpi-role": "worker"}
     pieces = compute_domain_pod_pieces(args.domain, labels)
     claims = [pieces.resource_claim]
-    if args.node_devices is not None:
+    if args.mode.dra:
         claims.append(device_claims.pod_claim(args.claim_template_name))
     container = {
         "name": "mpi-worker",
@@ -144,14 +147,14 @@ def mpijob_manifest(args: NcclJobArgs) -> dict[str, Any]:
     )
 
 
-def nccl_check_args(settings: Settings) -> list[NcclJobArgs]:
+def nccl_check_args(settings: Settings, mode: DeviceMode) -> list[NcclJobArgs]:
     """One run per UltraServer node group when ncclCheck is on (a grouped fleet's run lands on one of its cliques)."""
     check = settings.nccl_check
     if not check.enabled:
         return []
     queue = LOCAL_QUEUE_NAME if kueue_enabled(settings) else ""
     jobs = []
-    for efa_devices, target in zip(_efa_devices_per_target(settings), imex_targets(settings), strict=True):
+    for target in imex_targets(settings):
         nodes = target.available_nodes if check.nodes is None else check.nodes
         if nodes > target.available_nodes:
             raise ConfigError(
@@ -168,19 +171,10 @@ def nccl_check_args(settings: Settings) -> list[NcclJobArgs]:
                 nodes=nodes,
                 max_nodes=target.instance_count,
                 worker_node_selector=dict(target.node_selector),
-                efa_devices=efa_devices,
+                node_devices=target.node_devices,
                 min_bus_bandwidth_gbytes=check.min_bus_bandwidth_gbytes,
                 queue_name=queue,
-                node_devices=target.node_devices,
+                mode=mode,
             )
         )
     return jobs
-
-
-def _efa_devices_per_target(settings: Settings) -> list[int]:
-    """The EFA devices per node of each check target, in imex_targets' order."""
-    return [
-        efa.summarize_layout(g.instance_type, list(g.efa_interfaces)).efa_devices
-        for g in settings.gpu_node_groups
-        for _ in g.node_group_names
-    ]

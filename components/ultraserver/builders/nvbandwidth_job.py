@@ -13,15 +13,15 @@ from ultraserver.builders.compute_domain import (
 )
 from ultraserver.builders.kueue import podset_topology_annotations, queue_labels
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
-from ultraserver.facts.hardware.devices import NodeDevices
-from ultraserver.facts.hardware.ultraservers import GPUS_PER_NODE, MAX_NODES
+from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices, node_gpus
+from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
+from ultraserver.facts.hardware.ultraservers import MAX_NODES
 from ultraserver.facts.kubernetes.kueue import EXEMPT_ANNOTATION
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, GPU_RESOURCE, GPU_TOLERATION
 from ultraserver.facts.pins.manifests import NVBANDWIDTH_IMAGE
 from ultraserver.problems import ConfigError, Problem
 
 TESTCASE = "multinode_device_to_device_memcpy_read_ce"
-DEFAULT_THRESHOLD_GBPS = 700.0
 # The sample image runs sshd and mpirun as this unprivileged user, with its keys under its home.
 _MPI_USER = 1000
 _SSH_DIR = "/home/mpiuser/.ssh"
@@ -48,8 +48,6 @@ class NvbandwidthJobArgs:
     """Labels that pick the UltraServer's nodes; empty lets the clique affinity pick any one NVLink domain."""
     launcher_node_selector: Mapping[str, str] = field(default_factory=dict)
     """Labels of the system nodes, where the launcher (no GPU) runs."""
-    gpus_per_node: int = GPUS_PER_NODE
-    """GPUs per node (of the UltraServer's instance type, from the catalog)."""
     image: str = NVBANDWIDTH_IMAGE
     """Image with nvbandwidth built for multi-node, OpenMPI and sshd."""
     fleet: str = ""
@@ -58,9 +56,16 @@ class NvbandwidthJobArgs:
     queue_name: str = ""
     """Kueue LocalQueue (in `namespace`) to submit to; empty bypasses Kueue. A fleet job always bypasses it: Kueue's
     placement ignores the anti-affinity that sends the fleet's jobs to different UltraServers."""
-    node_devices: NodeDevices | None = None
-    """DRA mode: each worker claims the node's GPUs (not its EFA devices) from `claim_template_name`; None (plugins
-    mode) requests nvidia.com/gpu instead."""
+    node_devices: NodeDevices = field(default_factory=lambda: node_gpus(GB200_INSTANCE_TYPE))
+    """The GPUs of one node (not its EFA devices: nvbandwidth copies over NVLink only), which each worker takes."""
+    mode: DeviceMode = field(default_factory=DeviceMode)
+    """The stack's device mode: in DRA mode the workers claim their GPUs from `claim_template_name`, otherwise they
+    request nvidia.com/gpu."""
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs per node, one MPI rank each."""
+        return self.node_devices.gpus
 
     @property
     def claim_template_name(self) -> str:
@@ -85,8 +90,6 @@ def check_job_args(args: NvbandwidthJobArgs) -> None:
                 f"give 2 to {args.max_nodes}",
             )
         )
-    if args.gpus_per_node < 1:
-        raise ConfigError(Problem("imex_check.gpus_per_node", args.gpus_per_node, "1 or more", "give 4 for GB200"))
 
 
 def compute_domain_args(args: NvbandwidthJobArgs) -> ComputeDomainArgs:
@@ -185,7 +188,7 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
         ],
         "resourceClaims": [pieces.resource_claim],
     }
-    if args.node_devices is not None:
+    if args.mode.dra:
         spec["resourceClaims"].append(device_claims.pod_claim(args.claim_template_name))
     if args.worker_node_selector:
         spec["nodeSelector"] = dict(args.worker_node_selector)
@@ -198,9 +201,9 @@ def worker_pod_template(args: NvbandwidthJobArgs) -> dict[str, Any]:
 
 def _worker_resources(args: NvbandwidthJobArgs, channel_claim: dict[str, str]) -> dict[str, Any]:
     """A worker container's resources: the channel claim, and the node's GPUs as a plugin resource or a DRA claim."""
-    if args.node_devices is None:
-        return {"limits": {GPU_RESOURCE: args.gpus_per_node}, "claims": [channel_claim]}
-    return device_claims.whole_node_resources(args.node_devices, channel_claim)
+    if args.mode.dra:
+        return device_claims.whole_node_resources(args.node_devices, channel_claim)
+    return {"limits": {GPU_RESOURCE: args.gpus_per_node}, "claims": [channel_claim]}
 
 
 def job_metadata(args: NvbandwidthJobArgs) -> dict[str, dict[str, str]]:

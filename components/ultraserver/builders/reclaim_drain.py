@@ -1,4 +1,4 @@
-"""The reclaim drain CronJob: ``builders/drain_script.py`` every minute on the system nodes, as plain manifests.
+"""The reclaim drain CronJob: ``incluster/drain.py`` every minute on the system nodes, as plain manifests.
 
 Where it runs, and why: in the cluster, because that is the one place that is up whenever a block ends and needs no
 deployer online (no workstation, no CI run); everything it does is a Kubernetes API call, so it needs no AWS
@@ -15,15 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ultraserver.builders.drain_script import Block
-from ultraserver.builders.recheck_script import rechecked
 from ultraserver.builders.script_cron_job import ScriptCronJob, script_cron_job_manifests
 from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
+from ultraserver.incluster.drain import Block
+from ultraserver.incluster.recheck import rechecked
 
-SCRIPT_NAMES = ("drain_main.py", "drain_script.py", "recheck_script.py", "warning_queue.py")
-"""The CronJob's entry point, then the decisions it imports: mounted side by side."""
+SCRIPT_NAMES = ("drain_main.py", "drain.py", "recheck.py", "warning_queue.py", "copied_facts.py")
+"""The CronJob's entry point, then the modules of ``ultraserver.incluster`` it imports: mounted side by side."""
 BLOCKS_KEY = "blocks.json"
 """Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
 CHECKS_KEY = "checks.json"
@@ -55,7 +55,7 @@ class ReclaimDrainArgs:
     """Region of that queue (AWS_REGION of the pod)."""
     checks: Sequence[Mapping[str, Any]] = ()
     """The fabric checks' MPIJob manifests as deployed; each is made again when the nodes of the current blocks of
-    every node group it spans are all Ready (``recheck_script``)."""
+    every node group it spans are all Ready (``incluster.recheck``)."""
 
 
 def drain_blocks(settings: Settings) -> list[Block]:

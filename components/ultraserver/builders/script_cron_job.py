@@ -15,8 +15,8 @@ _NOBODY = 65534
 
 
 def package_script(file_name: str) -> str:
-    """The text of a script of ``ultraserver.builders`` (the same file the tests import)."""
-    return resources.files("ultraserver.builders").joinpath(file_name).read_text()
+    """The text of a module of ``ultraserver.incluster`` (the same file the tests import)."""
+    return resources.files("ultraserver.incluster").joinpath(file_name).read_text()
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class ScriptCronJob:
     mount: str
     """Where the scripts are mounted."""
     scripts: Mapping[str, str]
-    """Mounted file name -> file of ``ultraserver.builders``; the first is the entry point."""
+    """Mounted file name -> file of ``ultraserver.incluster``; the first is the entry point."""
     env: Sequence[Mapping[str, Any]]
     """The container's environment."""
     rules: Sequence[Mapping[str, Any]]

@@ -10,18 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ultraserver import clock
-from ultraserver.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    GRAPH_FORMATS,
-    HTML_FORMATS,
-    UsageError,
-    check_output,
-    json_output,
-    stack_settings,
-    suffix,
-    write_output,
-)
+from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, UsageError
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.outputs import GRAPH_FORMATS, HTML_FORMATS, check_output, json_output, suffix, write_output
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
 from ultraserver.problems import ConfigError, Described, Problem, blocking, format_problems
@@ -57,6 +48,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with clock.pinned(args.now):
         now = clock.now()
         settings = stack_settings(args.project_dir, args.stack, platform_only=True)
+        upgrade = upgrade_notes(args.upgrade, settings, now)
         warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
     violations = evaluate(plan.resources, policy_config)
@@ -78,6 +70,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         notes=[
             *([deployed_note] if deployed_note else []),
             *version_notes(settings, now.date()),
+            *upgrade,
             *render_notes,
             *zone_notes(settings),
         ],
@@ -226,6 +219,20 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
 def version_notes(settings: Any, on: date) -> list[str]:
     """The plan's line about the stack's version set (none without settings)."""
     return [plan_note(settings.cluster.kubernetes_version, on)] if settings is not None else []
+
+
+def upgrade_notes(target: str | None, settings: Settings | None, now: datetime) -> list[str]:
+    """``--upgrade MINOR``: when each step of the upgrade runs around the blocks (offline/upgrade.py)."""
+    if target is None:
+        return []
+    from ultraserver.offline.upgrade import plan_upgrade, target_problem
+
+    if settings is None:
+        raise UsageError(Problem("--upgrade", target, "a stack of this project's GPU platform", "pick such a stack"))
+    problem = target_problem(settings, target, now)
+    if problem is not None:
+        raise UsageError(problem)
+    return plan_upgrade(settings, target, now).lines()
 
 
 def zone_notes(settings: Any) -> list[str]:

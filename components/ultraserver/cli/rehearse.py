@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-from pathlib import Path
 from typing import Any
 
-from ultraserver.cli.common import UsageError, add_subcommand, moment_arg, stack_settings
+from ultraserver.cli.exits import UsageError
+from ultraserver.cli.options import add_subcommand, moment_arg, stack_options, stack_settings
 from ultraserver.problems import ConfigError, Described, Problem
 
 REHEARSE_EXTRA = "pip install 'ultraserver[rehearse]'"
@@ -23,8 +23,7 @@ def add_parser(sub: Any) -> None:
     parser = add_subcommand(
         sub, "rehearse", "serve the stack's cluster on an emulated Kubernetes API and run the day-2 checks against it"
     )
-    parser.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
-    parser.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
+    stack_options(parser, "stack name (a stacks/Pulumi.<stack>.yaml file)")
     parser.add_argument(
         "--break",
         dest="faults",

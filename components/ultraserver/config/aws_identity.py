@@ -9,16 +9,13 @@ entry. The kubeconfig of the toolkit's Kubernetes providers runs ``aws eks get-t
 from __future__ import annotations
 
 from datetime import date
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import ConfigDict, Field, StrictStr
 
 from ultraserver.config.fields import Model, pattern
 from ultraserver.facts.aws import aws_ids
 from ultraserver.problems import WARNING, Described, Problem
-
-if TYPE_CHECKING:
-    from ultraserver.config.model import Settings
 
 ASSUME_ROLES_KEY = "aws:assumeRoles"
 PROFILE_KEY = "aws:profile"
@@ -64,7 +61,7 @@ class AwsIdentitySettings(Model):
         return self.aws_assume_roles[-1].role_arn if self.aws_assume_roles else ""
 
 
-def kubeconfig_identity(s: Settings, today: date) -> list[Problem]:
+def kubeconfig_identity(s: AwsIdentitySettings, today: date) -> list[Problem]:
     """A role chain or an external id that ``aws eks get-token`` cannot reproduce: it assumes one role, by ARN."""
     roles = s.aws_assume_roles
     found = []
@@ -100,7 +97,7 @@ def caller_account(caller_arn: str) -> str:
     return caller_arn if account is None else account
 
 
-def account_problem(s: Settings, caller_arn: str) -> Problem | None:
+def account_problem(s: AwsIdentitySettings, caller_arn: str) -> Problem | None:
     """The caller's account when the stack's ``aws:allowedAccountIds`` does not list it (None: listed, or no list)."""
     account = caller_account(caller_arn)
     allowed = s.aws_allowed_account_ids

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ultraserver.config.model import GpuNodeGroupSettings, Settings
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
+from ultraserver.config.model import Settings
 from ultraserver.facts.capacity.capacity_blocks import (
     CapacityBlock,
     current_block,
@@ -69,7 +70,7 @@ def block_views(settings: Settings, now: datetime) -> list[BlockView]:
     """Per GPU node group at ``now``: the current block, its reservation, its window state and the next switch."""
     views = []
     for group in settings.gpu_node_groups:
-        if group.handover == "standby" and group.capacity_blocks_setting:
+        if group.handover == "standby" and group.capacity_blocks:
             continue  # no switch to run: standby_timelines describes its block groups
         for position, name in enumerate(group.node_group_names):
             blocks = group.position_blocks(position)
@@ -131,7 +132,7 @@ def standby_timelines(settings: Settings, now: datetime | None) -> dict[str, Sta
     return {
         standby.name: standby
         for group in settings.gpu_node_groups
-        if group.handover == "standby" and group.capacity_blocks_setting
+        if group.handover == "standby" and group.capacity_blocks
         for position, name in enumerate(group.node_group_names)
         for standby in standby_groups(group, position, name, now)
     }
@@ -144,7 +145,7 @@ def created_node_groups(group: GpuNodeGroupSettings) -> int:
 
 def standby_problems(group: GpuNodeGroupSettings, at: str) -> list[Problem]:
     """``handover: standby`` needs ``capacityBlocks``: without them there is no block to make a group for."""
-    if group.handover != "standby" or group.capacity_blocks_setting:
+    if group.handover != "standby" or group.capacity_blocks:
         return []
     return [
         Problem(

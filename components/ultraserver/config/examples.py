@@ -44,7 +44,7 @@ def example_value_warnings(s: Settings) -> list[Problem]:
         for b, block in enumerate(group.blocks):
             key = (
                 f"{at}.capacityBlocks[{b}].capacityReservationIds"
-                if group.capacity_blocks_setting
+                if group.capacity_blocks
                 else (f"{at}.capacityReservationIds")
             )
             for n, rid in enumerate(block.reservation_ids):

@@ -18,7 +18,8 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from ultraserver import clock
-from ultraserver.config.model import GpuNodeGroupSettings, Settings
+from ultraserver.config.gpu_model import GpuNodeGroupSettings
+from ultraserver.config.model import Settings
 from ultraserver.facts.capacity.capacity_blocks import ACTION_DEPLOY_MARGIN_MINUTES, CapacityBlock, has_ended
 from ultraserver.problems import INFO, WARNING, Problem
 
@@ -48,7 +49,7 @@ def live_settings(s: Settings, now: datetime) -> Settings:
 
 
 def _key(group: GpuNodeGroupSettings, at: str, index: int) -> str:
-    return f"{at}.capacityBlocks[{index}]" if group.capacity_blocks_setting else f"{at}.reservationWindow"
+    return f"{at}.capacityBlocks[{index}]" if group.capacity_blocks else f"{at}.reservationWindow"
 
 
 def _ended(group: GpuNodeGroupSettings, at: str, now: datetime) -> list[Problem]:

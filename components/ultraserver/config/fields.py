@@ -238,6 +238,10 @@ def efa_layout_shape(value: Any) -> str | None:
     return "a preset name or a list of {networkCardIndex, deviceIndex, interfaceType}"
 
 
+PROJECT = "ultraserver-eks"
+"""The Pulumi project's name (Pulumi.yaml): the namespace of the stack keys."""
+
+
 class Model(BaseModel):
     """Frozen, no unknown keys, camelCase stack keys."""
 

@@ -24,7 +24,7 @@ from ultraserver.config.fields import (
     pattern,
 )
 from ultraserver.facts.aws import aws_ids
-from ultraserver.facts.capacity import capacity_blocks
+from ultraserver.facts.capacity import capacity_blocks as block_facts
 from ultraserver.facts.hardware import efa, instances
 from ultraserver.facts.hardware import ultraservers as us_types
 from ultraserver.facts.hardware.ultraservers import NodeGroupMode, UltraServerTypeName
@@ -33,11 +33,11 @@ from ultraserver.facts.pins import ami
 
 def _lead_allowed(value: int) -> str | None:
     """What the floor allows, from the one check of it (facts), when ``value`` is below it."""
-    problem = capacity_blocks.scale_down_lead_problem(value)
+    problem = block_facts.scale_down_lead_problem(value)
     return None if problem is None else problem.allowed
 
 
-_LEAD_FIX = f"set {capacity_blocks.MIN_SCALE_DOWN_LEAD_MINUTES} or more"
+_LEAD_FIX = f"set {block_facts.MIN_SCALE_DOWN_LEAD_MINUTES} or more"
 
 
 class ReservationWindowSettings(Model):
@@ -46,13 +46,17 @@ class ReservationWindowSettings(Model):
     start: Time = Field(description="Block start, ISO 8601 (quote it in YAML).")
     end: Time = Field(description="Block end, ISO 8601 (quote it in YAML).")
     scale_down_lead_minutes: Annotated[StrictInt, check(_lead_allowed, _LEAD_FIX)] = Field(
-        capacity_blocks.DEFAULT_SCALE_DOWN_LEAD_MINUTES,
-        le=1440,
-        json_schema_extra={"minimum": capacity_blocks.MIN_SCALE_DOWN_LEAD_MINUTES},
+        block_facts.DEFAULT_SCALE_DOWN_LEAD_MINUTES,
+        le=block_facts.MAX_SCALE_DOWN_LEAD_MINUTES,
+        json_schema_extra={"minimum": block_facts.MIN_SCALE_DOWN_LEAD_MINUTES},
         description=f"Scale to 0 (and drain) this long before the end: EC2 reclaims an UltraServer block "
-        f"{capacity_blocks.RECLAIM_LEAD_MINUTES[capacity_blocks.ULTRASERVER]} minutes before its end, so at least "
-        f"{capacity_blocks.MIN_DRAIN_MINUTES} minutes more.",
+        f"{block_facts.RECLAIM_LEAD_MINUTES[block_facts.ULTRASERVER]} minutes before its end, so at least "
+        f"{block_facts.MIN_DRAIN_MINUTES} minutes more.",
     )
+
+    def as_window(self) -> block_facts.ReservationWindow:
+        """The window as the facts reason about it."""
+        return block_facts.ReservationWindow(self.start, self.end, self.scale_down_lead_minutes)  # type: ignore[arg-type]
 
 
 ReservationIds = tuple[
@@ -100,7 +104,7 @@ class GpuNodeGroupSettings(Model):
     mode: NodeGroupMode = Field(
         "managed", description="managed (EKS managed node group) or self-managed (Auto Scaling group)."
     )
-    efa_layout_setting: Annotated[Any, WithJsonSchema(EFA_LAYOUT_SCHEMA), check(efa_layout_shape)] = Field(
+    efa_layout: Annotated[Any, WithJsonSchema(EFA_LAYOUT_SCHEMA), check(efa_layout_shape)] = Field(
         "one-per-nci-group",
         alias="efaLayout",
         description="EFA preset (one-per-nci-group, all-odd-cards, maximum) or a list of interfaces.",
@@ -130,10 +134,10 @@ class GpuNodeGroupSettings(Model):
         "RAID0", description="nodeadm instance-store strategy: RAID0, RAID10 (4+ disks) or Mount."
     )
     labels: Tags = Field(default_factory=dict, description="Extra Kubernetes node labels.")
-    window: ReservationWindowSettings | None = Field(
+    reservation_window: ReservationWindowSettings | None = Field(
         None, alias="reservationWindow", description="Capacity block window for scheduled scaling."
     )
-    capacity_blocks_setting: tuple[CapacityBlockSettings, ...] = Field(
+    capacity_blocks: tuple[CapacityBlockSettings, ...] = Field(
         (),
         alias="capacityBlocks",
         description="Successive blocks (ids + window), instead of capacityReservationIds and reservationWindow.",
@@ -165,39 +169,29 @@ class GpuNodeGroupSettings(Model):
         return us_types.TYPES[self.ultraserver_type].instance_type
 
     @property
-    def efa_layout(self) -> str:
+    def efa_preset(self) -> str:
         """The EFA preset name, or 'custom'."""
-        return self.efa_layout_setting if isinstance(self.efa_layout_setting, str) else "custom"
+        return self.efa_layout if isinstance(self.efa_layout, str) else "custom"
 
     @cached_property
     def efa_interfaces(self) -> tuple[efa.EfaInterface, ...]:
         """The resolved network interface layout (card 0 ENA primary included)."""
-        custom = self.efa_layout_setting if isinstance(self.efa_layout_setting, list) else None
-        return tuple(efa.layout_for(self.instance_type, None if custom else self.efa_layout, custom, key="efaLayout"))
+        custom = self.efa_layout if isinstance(self.efa_layout, list) else None
+        return tuple(efa.layout_for(self.instance_type, None if custom else self.efa_preset, custom, key="efaLayout"))
 
     @property
-    def reservation_window(self) -> capacity_blocks.ReservationWindow | None:
-        """Capacity block window for scheduled scaling; None keeps the size fixed."""
-        w = self.window
-        return None if w is None else capacity_blocks.ReservationWindow(w.start, w.end, w.scale_down_lead_minutes)  # type: ignore[arg-type]
+    def blocks(self) -> tuple[block_facts.CapacityBlock, ...]:
+        """The group's Capacity Blocks in time order (one, from the top-level keys, without capacityBlocks); a block
+        without a window keeps the size fixed."""
+        if not self.capacity_blocks:
+            window = None if self.reservation_window is None else self.reservation_window.as_window()
+            return (block_facts.CapacityBlock(self.capacity_reservation_ids, window),)
+        return tuple(block_facts.CapacityBlock(b.capacity_reservation_ids, b.as_window()) for b in self.capacity_blocks)
 
-    @property
-    def blocks(self) -> tuple[capacity_blocks.CapacityBlock, ...]:
-        """The group's Capacity Blocks in time order (one, from the top-level keys, without capacityBlocks)."""
-        if not self.capacity_blocks_setting:
-            return (capacity_blocks.CapacityBlock(self.capacity_reservation_ids, self.reservation_window),)
-        return tuple(
-            capacity_blocks.CapacityBlock(
-                b.capacity_reservation_ids,
-                capacity_blocks.ReservationWindow(b.start, b.end, b.scale_down_lead_minutes),  # type: ignore[arg-type]
-            )
-            for b in self.capacity_blocks_setting
-        )
-
-    def position_blocks(self, position: int) -> tuple[capacity_blocks.CapacityBlock, ...]:
+    def position_blocks(self, position: int) -> tuple[block_facts.CapacityBlock, ...]:
         """The blocks of the entry's ``position``-th node group: its own reservation of each (none when grouped)."""
         return tuple(
-            capacity_blocks.CapacityBlock(() if self.grouped else (block.reservation_ids[position],), block.window)
+            block_facts.CapacityBlock(() if self.grouped else (block.reservation_ids[position],), block.window)
             for block in self.blocks
         )
 

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from ultraserver import clock
 from ultraserver.config.aws_identity import ALLOWED_ACCOUNTS_KEY, ASSUME_ROLES_KEY, PROFILE_KEY
 from ultraserver.config.errors import Shown, problems_from
-from ultraserver.config.model import PROJECT, SECTIONS, Settings
+from ultraserver.config.fields import PROJECT
+from ultraserver.config.model import SECTIONS, Settings
 from ultraserver.config.rules import run_rules
 from ultraserver.problems import ConfigError, Problem, blocking
 

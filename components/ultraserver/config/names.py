@@ -15,7 +15,8 @@ from ultraserver.facts.aws import limits
 from ultraserver.facts.pins import charts
 
 if TYPE_CHECKING:
-    from ultraserver.config.model import GpuNodeGroupSettings, Settings
+    from ultraserver.config.gpu_model import GpuNodeGroupSettings
+    from ultraserver.config.model import Settings
 from ultraserver.problems import Problem
 
 HELM_RELEASES = (charts.GPU_OPERATOR, charts.DRA_DRIVER, charts.EFA_DEVICE_PLUGIN)
@@ -49,7 +50,7 @@ def derived_names(s: Settings) -> list[tuple[str, str, limits.Limit, int]]:
 
 def _aws_bases(cluster: str, group: GpuNodeGroupSettings, position: int, ng: str) -> list[str]:
     """Resource names of one node group: ``<cluster>-<group>``, or one per block under ``handover: standby``."""
-    if group.handover == "standby" and group.capacity_blocks_setting:
+    if group.handover == "standby" and group.capacity_blocks:
         return [f"{cluster}-{standby.name}" for standby in standby_groups(group, position, ng, None)]
     return [f"{cluster}-{ng}"]
 

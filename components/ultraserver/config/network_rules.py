@@ -12,7 +12,8 @@ from __future__ import annotations
 import ipaddress
 from datetime import date
 
-from ultraserver.config.model import NetworkSettings, Settings, key
+from ultraserver.config.model import Settings, key
+from ultraserver.config.network_model import NetworkSettings
 from ultraserver.facts.aws import aws_ids, limits, network
 from ultraserver.problems import WARNING, Problem
 

@@ -72,10 +72,10 @@ def _blocks(group: GpuNodeGroupSettings, position: int, standby: CapacityBlock |
     standby group, run one block only (and keep the undated scheduled action names)."""
     if standby is not None:
         return (standby,)
-    if group.capacity_blocks_setting:
+    if group.capacity_blocks:
         return group.position_blocks(position)
     target = () if group.grouped else (group.capacity_reservation_ids[position],)
-    return (CapacityBlock(target, group.reservation_window),)
+    return (CapacityBlock(target, group.blocks[0].window),)
 
 
 def node_group_spec(
@@ -87,7 +87,7 @@ def node_group_spec(
 ) -> NodeGroupSpec:
     """Node group ``position`` of a checked entry at ``now`` on a cluster of ``kubernetes_version`` (with
     ``standby``, the group of that one block under handover: standby)."""
-    successive = bool(group.capacity_blocks_setting) and standby is None
+    successive = bool(group.capacity_blocks) and standby is None
     blocks = _blocks(group, position, standby)
     managed = group.mode == "managed"
     wanted = group.nodes_per_group
@@ -122,5 +122,5 @@ def node_group_spec(
         else ami.pinned_ssm_parameter_name(kubernetes_version, release),
         # The IMEX check and workloads select one UltraServer (one NVLink domain) by this label.
         labels={**group.labels, ULTRASERVER_LABEL: group.node_group_names[position]},
-        tags={EFA_LAYOUT: group.efa_layout, RESERVATION_ZONE: group.availability_zone},
+        tags={EFA_LAYOUT: group.efa_preset, RESERVATION_ZONE: group.availability_zone},
     )

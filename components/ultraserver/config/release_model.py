@@ -1,5 +1,5 @@
 """The settings of a chart release: version, values, namespace and Helm options, shared by every release the
-Kubernetes layer installs (``KubernetesSettings`` in config.model), and the two releases with more."""
+Kubernetes layer installs (``KubernetesSettings`` in config.kubernetes_model), and the two releases with more."""
 
 from __future__ import annotations
 

@@ -17,8 +17,9 @@ from pydantic.alias_generators import to_camel
 from ultraserver.config.aws_identity import kubeconfig_identity
 from ultraserver.config.device_rules import device_mode
 from ultraserver.config.gpu_rules import GPU_RULES
+from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.config.kueue_rules import kueue_settings
-from ultraserver.config.model import RELEASE_KEYS, Settings, key
+from ultraserver.config.model import Settings, key
 from ultraserver.config.names import name_problems
 from ultraserver.config.network_rules import local_zone_nats, network_problems
 from ultraserver.config.reachability import deployer_reach

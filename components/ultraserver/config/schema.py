@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ultraserver.config.model import PROJECT, SECTIONS, Settings
+from ultraserver.config.fields import PROJECT
+from ultraserver.config.model import SECTIONS, Settings
 
 SCHEMA_ID = "https://github.com/ultraserver/ultraserver/stacks/stack.schema.json"
 

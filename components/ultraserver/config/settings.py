@@ -7,22 +7,14 @@ Settings live in the stack file under the project's namespace (``ultraserver-eks
 
 from __future__ import annotations
 
+from ultraserver.config.check_model import EfaCheckSettings, HealthSettings, ImexCheckSettings
+from ultraserver.config.cluster_model import LOG_TYPES, AddonSettings, ClusterSettings, SystemNodeGroupSettings
+from ultraserver.config.fields import PROJECT
 from ultraserver.config.gpu_model import GpuNodeGroupSettings, ReservationWindowSettings
+from ultraserver.config.kubernetes_model import KubernetesSettings
 from ultraserver.config.load import parse_settings, settings_warnings
-from ultraserver.config.model import (
-    LOG_TYPES,
-    PROJECT,
-    SECTIONS,
-    AddonSettings,
-    ClusterSettings,
-    EfaCheckSettings,
-    HealthSettings,
-    ImexCheckSettings,
-    KubernetesSettings,
-    NetworkSettings,
-    Settings,
-    SystemNodeGroupSettings,
-)
+from ultraserver.config.model import SECTIONS, Settings
+from ultraserver.config.network_model import NetworkSettings
 from ultraserver.config.release_model import KueueSettings, PrometheusStackSettings, ReleaseSettings
 from ultraserver.facts.kubernetes.eks_versions import FLOOR as MIN_KUBERNETES
 

@@ -6,13 +6,14 @@ Computed once here; the platform, preflight, plan report and policy read them fr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # From the model modules, not config.settings: the settings rules (config/version_rules.py) use these views too.
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.model import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.facts.hardware import devices, efa
+from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
 from ultraserver.facts.hardware.ultraservers import MAX_NODES
 from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 
@@ -49,8 +50,9 @@ class ImexTarget:
     nodes_per_ultraserver: int | None = None
     """Nodes of each UltraServer a job may use (it runs fewer than `instance_count`, or holds spares); None means
     `instance_count`."""
-    node_devices: devices.NodeDevices | None = None
-    """In DRA mode, the GPUs and paired EFA devices a worker claims; None in plugins mode."""
+    node_devices: devices.NodeDevices = field(default_factory=lambda: devices.node_gpus(GB200_INSTANCE_TYPE))
+    """The GPUs and paired EFA devices of one of its nodes (a worker takes them whole: claimed in DRA mode, requested
+    from the device plugins otherwise)."""
 
     @property
     def available_nodes(self) -> int:
@@ -81,17 +83,20 @@ def imex_targets(settings: Settings) -> list[ImexTarget]:
                     instance_count=group.instances_per_ultraserver,
                     ultraservers=per_group,
                     nodes_per_ultraserver=group.active_nodes_per_ultraserver,
-                    node_devices=dra_node_devices(settings, group),
+                    node_devices=group_node_devices(group),
                 )
             )
     return targets
 
 
-def dra_node_devices(settings: Settings, group: GpuNodeGroupSettings) -> devices.NodeDevices | None:
-    """The devices a whole-node claim of the group asks for in DRA mode; None in plugins mode."""
-    if settings.kubernetes.devices != devices.DRA:
-        return None
+def group_node_devices(group: GpuNodeGroupSettings) -> devices.NodeDevices:
+    """The GPUs and paired EFA devices of one node of the group (what a whole-node worker takes)."""
     return devices.node_devices(group.instance_type, list(group.efa_interfaces))
+
+
+def device_mode(settings: Settings) -> devices.DeviceMode:
+    """The stack's device mode, once: ``kubernetes.devices`` on the cluster's Kubernetes minor."""
+    return devices.DeviceMode(settings.kubernetes.devices, settings.cluster.kubernetes_version)
 
 
 def kueue_enabled(settings: Settings) -> bool:
@@ -106,8 +111,9 @@ def needs_termination_handler(settings: Settings) -> bool:
 
 
 def installed_releases(settings: Settings) -> tuple[str, ...]:
-    """The release fields (config.model.RELEASE_KEYS) whose charts the stack installs, as the Kubernetes layer
-    (resources/kubernetes_layer.py) declares them: EFA devices come from DRANET in DRA mode, else the EFA plugin."""
+    """The release fields (config.kubernetes_model.RELEASE_KEYS) whose charts the stack installs, as the Kubernetes
+    layer (resources/kubernetes_layer.py) declares them: EFA devices come from DRANET in DRA mode,
+    else the EFA plugin."""
     k = settings.kubernetes
     optional = {
         "dranet": k.devices == devices.DRA,

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from ultraserver.config.model import RELEASE_KEYS
+from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
 from ultraserver.facts.pins import charts
 from ultraserver.offline import gpu_placement, noop_keys, served_apis

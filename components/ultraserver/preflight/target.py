@@ -87,7 +87,7 @@ def _gpu_groups(settings: Settings) -> list[PreflightGroup]:
             blocks=g.blocks,
             settings_key=f"gpuNodeGroups[{index}]",
             zone_not_in_catalog=g.zone_not_in_catalog,
-            successive=bool(g.capacity_blocks_setting),
+            successive=bool(g.capacity_blocks),
         )
         for index, g in enumerate(settings.gpu_node_groups)
     ]

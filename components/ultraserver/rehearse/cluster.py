@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ultraserver.builders.drift_script import running
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
@@ -31,6 +30,7 @@ from ultraserver.facts.kubernetes.scheduling import (
     INSTANCE_TYPE_LABEL,
 )
 from ultraserver.facts.pins.charts import DRANET, EFA_DEVICE_PLUGIN, GPU_OPERATOR
+from ultraserver.incluster.drift import running
 from ultraserver.rehearse.registration import Registration
 from ultraserver.rehearse.slices import node_slices
 from ultraserver.verify.expect import StackExpectation

@@ -1,5 +1,5 @@
 """The block-end drain in a rehearsal: the drain CronJob's inputs from the plan, a user's job running on an
-UltraServer, EC2's notice of the reclaim, and the CronJob's own run (``drain_script.run_once`` through
+UltraServer, EC2's notice of the reclaim, and the CronJob's own run (``drain.run_once`` through
 ``drain_main.StdlibApi``, the pod's service account over HTTPS) at the rehearsal's moment.
 
 The job is what the drain acts on: pods of a batch Job on the UltraServer's nodes and the Kueue Workload that
@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ultraserver.builders.drain_script import (
+from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
+from ultraserver.facts.kubernetes.kueue import TOPOLOGY_LEVELS
+from ultraserver.incluster.drain import (
     CHECKPOINT_LABEL,
     RECLAIM_LEAD_MINUTES,
     RECLAIM_TAINT,
@@ -25,8 +27,6 @@ from ultraserver.builders.drain_script import (
     run_once,
     timeline,
 )
-from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
-from ultraserver.facts.kubernetes.kueue import TOPOLOGY_LEVELS
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
 from ultraserver.rehearse.stage import Stage
 

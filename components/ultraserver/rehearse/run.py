@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ultraserver import clock
-from ultraserver.builders import drain_main, drift_script
 from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
+from ultraserver.incluster import drain_main, drift
 from ultraserver.offline.engine import Plan, run_plan
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
@@ -167,9 +167,7 @@ def drift_stage(account: Path, env: dict[str, str], groups: list[dict[str, Any]]
     pod's ``env``, as it does in its pod."""
     out = io.StringIO()
     with redirect_stdout(out):
-        code = drift_script.check(
-            groups, at, lambda: drift_script.list_nodes(*drift_script.in_cluster(str(account), env))
-        )
+        code = drift.check(groups, at, lambda: drift.list_nodes(*drift.in_cluster(str(account), env)))
     return Stage("drift check", code, out.getvalue().rstrip())
 
 

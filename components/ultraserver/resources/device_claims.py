@@ -7,7 +7,7 @@ from typing import Protocol
 import pulumi
 
 from ultraserver.builders.device_claims import claim_template
-from ultraserver.facts.hardware.devices import NodeDevices
+from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices
 from ultraserver.resources.replaced_resource import custom_resource
 
 
@@ -21,12 +21,15 @@ class ClaimingJob(Protocol):
     def namespace(self) -> str: ...
 
     @property
-    def node_devices(self) -> NodeDevices | None: ...
+    def node_devices(self) -> NodeDevices: ...
+
+    @property
+    def mode(self) -> DeviceMode: ...
 
 
 def claim_template_resource(name: str, job: ClaimingJob, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-    """The workers' template (none in plugins mode, where ``node_devices`` is None), to be created before the job's
-    pods."""
-    if job.node_devices is None:
+    """The workers' template (none in plugins mode, where they request device-plugin resources), to be created before
+    the job's pods."""
+    if not job.mode.dra:
         return []
     return [custom_resource(name, claim_template(job.claim_template_name, job.namespace, job.node_devices), opts)]

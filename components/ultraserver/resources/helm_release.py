@@ -19,8 +19,7 @@ from ultraserver.builders.helm_values import (
 )
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import ReleaseSettings
-from ultraserver.facts.hardware import devices
-from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE
+from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE, DeviceMode
 from ultraserver.facts.pins import charts, manifests
 from ultraserver.facts.pins.manifests import CRD_KIND
 from ultraserver.problems import ConfigError, Problem
@@ -168,6 +167,11 @@ class ChartRelease(pulumi.ComponentResource):
 # whose ClusterPolicy uses fields the old CRD lacks fails before the hook (nothing is applied; the release is not
 # atomic, see above, so it stays failed rather than rolling back); then apply the new CRDs first as NVIDIA's upgrade
 # guide describes (docs/deploy.md "Upgrading the GPU Operator and the DRA driver").
+MODE_MOVED = {
+    "devices": "it became the device mode as one value: write mode=DeviceMode(name='dra', kubernetes_version=...)"
+}
+"""Where the device-mode string an earlier release took went."""
+
 GPU_OPERATOR_RELEASE = ChartTarget(
     charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, disable_openapi_validation=True
 )
@@ -180,7 +184,7 @@ EFA_DEVICE_PLUGIN_RELEASE = ChartTarget(charts.EFA_DEVICE_PLUGIN, "aws-efa-k8s-d
 KUBE_PROMETHEUS_STACK_RELEASE = ChartTarget(charts.KUBE_PROMETHEUS_STACK, "kube-prometheus-stack", "monitoring", True)
 
 
-@checked()
+@checked(MODE_MOVED)
 @dataclass
 class GpuOperatorArgs:
     """Inputs of the GPU Operator release."""
@@ -191,8 +195,8 @@ class GpuOperatorArgs:
     """Version, values override and Helm options."""
     service_monitor: bool = False
     """Create the dcgm-exporter ServiceMonitor; only when the Prometheus Operator CRDs are installed first."""
-    devices: str = devices.PLUGINS
-    """Device mode (facts/hardware/devices.py): the operator's device plugin runs in plugins mode only."""
+    mode: DeviceMode = field(default_factory=DeviceMode)
+    """The stack's device mode (config.views.device_mode): the operator's device plugin runs in plugins mode only."""
 
 
 class GpuOperator(ChartRelease):
@@ -205,14 +209,14 @@ class GpuOperator(ChartRelease):
             GPU_OPERATOR_RELEASE,
             deep_merge(
                 gpu_operator_values(args.system_node_selector, args.service_monitor),
-                gpu_operator_mode_values(args.devices),
+                gpu_operator_mode_values(args.mode),
             ),
             args.release,
             opts,
         )
 
 
-@checked()
+@checked(MODE_MOVED)
 @dataclass
 class DraDriverArgs:
     """Inputs of the NVIDIA DRA driver release."""
@@ -221,8 +225,8 @@ class DraDriverArgs:
     """Labels of the system node group, where the controller runs."""
     nvidia_driver_root: str = "/"
     """Host path of the NVIDIA driver; '/' because the AMI installs it on the host."""
-    devices: str = devices.PLUGINS
-    """Device mode (facts/hardware/devices.py): the driver allocates GPUs too in DRA mode."""
+    mode: DeviceMode = field(default_factory=DeviceMode)
+    """The stack's device mode (config.views.device_mode): the driver allocates GPUs too in DRA mode."""
     release: ReleaseSettings = field(default_factory=ReleaseSettings)
     """Version, values override and Helm options."""
     manifest_mirror: str = ""
@@ -288,7 +292,7 @@ class DraDriver(ChartRelease):
             DRA_DRIVER_RELEASE,
             deep_merge(
                 dra_driver_values(args.system_node_selector, args.nvidia_driver_root),
-                dra_driver_mode_values(args.devices),
+                dra_driver_mode_values(args.mode),
             ),
             args.release,
             opts,

@@ -1,26 +1,27 @@
-"""The cluster's Kubernetes software for GB200: GPU Operator, DRA driver, EFA plugin, MPI operator, IMEX check."""
+"""The cluster's Kubernetes software for GB200: GPU Operator, DRA driver, EFA plugin or DRANET, MPI operator, fabric
+checks, Kueue, drift check and reclaim drain, all derived from the stack's settings (builders/layer_parts.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import cached_property
 from typing import Any, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.builders.drift_check import DriftCheckArgs
-from ultraserver.builders.efa_check import EfaCheckArgs
-from ultraserver.builders.helm_values import require_node_selector
+from ultraserver import clock
 from ultraserver.builders.kueue import KueueArgs
+from ultraserver.builders.layer_parts import LayerParts, layer_parts
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
-from ultraserver.builders.nccl_check import NcclJobArgs
-from ultraserver.builders.reclaim_drain import ReclaimDrainArgs
-from ultraserver.config.settings import KubernetesSettings
-from ultraserver.facts.hardware import devices
-from ultraserver.facts.hardware.devices import NodeDevices
-from ultraserver.problems import Described, Problem
-from ultraserver.resources.arguments import checked, moved_into
+from ultraserver.config.rules import run_rules
+from ultraserver.config.settings import KubernetesSettings, Settings
+from ultraserver.config.views import needs_termination_handler
+from ultraserver.facts.kubernetes.scheduling import system_node_labels
+from ultraserver.problems import ConfigError, Described, Problem, blocking
+from ultraserver.resources.arguments import checked
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
@@ -39,7 +40,7 @@ from ultraserver.resources.helm_release import (
     PrometheusStack,
     PrometheusStackArgs,
 )
-from ultraserver.resources.imex_check import ImexCheck, ImexCheckArgs
+from ultraserver.resources.imex_check import ImexCheck
 from ultraserver.resources.kueue import KUEUE_RELEASE, Kueue, check_queue_namespaces
 from ultraserver.resources.mpi_operator import MpiOperator, MpiOperatorArgs
 from ultraserver.resources.nccl_check import NcclCheck
@@ -48,112 +49,115 @@ from ultraserver.resources.reclaim_drain import ReclaimDrain
 T = TypeVar("T", bound=Any)
 
 
-@checked(
-    moved_into(
-        "KubernetesSettings",
-        "gpu_operator",
-        "dra_driver",
-        "efa_device_plugin",
-        "devices",
-        "dranet",
-        "manifest_mirror",
-        prometheus_stack="prometheus_stack=PrometheusStackSettings(enabled=True, ...)",
-    )
-)
+_SETTINGS = "it moved into settings=Settings(kubernetes=KubernetesSettings(...))"
+MOVED = {
+    **{
+        name: f"{_SETTINGS}: write kubernetes=KubernetesSettings({name}=...)"
+        for name in ("gpu_operator", "dra_driver", "efa_device_plugin", "devices", "dranet", "manifest_mirror")
+    },
+    "prometheus_stack": f"{_SETTINGS}: write kubernetes=KubernetesSettings(prometheus_stack="
+    "PrometheusStackSettings(enabled=True, ...))",
+    "system_node_selector": "remove it: the layer runs its controllers on the system node group's labels "
+    "(system_node_labels(), which the Cluster component gives its system nodes)",
+    "imex_check": "remove it: the layer derives the check from settings; write settings=Settings(imex_check="
+    "ImexCheckSettings(...))",
+    "efa_check": "remove it: the layer derives the check from settings; write settings=Settings(efa_check="
+    "EfaCheckSettings(...))",
+    "nccl_check": "remove it: the layer derives the check from settings; write settings=Settings(nccl_check="
+    "NcclCheckSettings(...))",
+    "kueue": "remove it: the layer derives Kueue and its quota from settings; write settings=Settings(kubernetes="
+    "KubernetesSettings(kueue=KueueSettings(...)))",
+    "drift_check": "remove it: the layer derives the check from settings; write settings=Settings(health="
+    "HealthSettings(drift_check=DriftCheckSettings(...)))",
+    "reclaim_drain": "remove it: the layer derives the drain from settings' gpu_node_groups (their Capacity Block "
+    "windows); pass warning_queue_url=<the ReclaimWarnings queue's URL>",
+    "node_termination_handler": "remove it: the layer installs the handler for settings' self-managed groups; pass "
+    "termination_queue_url=<the termination queue's URL> (its release settings: KubernetesSettings("
+    "node_termination_handler=...))",
+}
+"""The arguments of the earlier KubernetesLayerArgs that the layer derives from its settings now, and what to write."""
+
+
+@checked(MOVED)
 @dataclass
 class KubernetesLayerArgs:
-    """Inputs of the Kubernetes layer: the stack's kubernetes section, the checks built for the stack's node groups,
-    and the wiring (provider, system node labels, what to wait for)."""
+    """Inputs of the Kubernetes layer: the stack's settings, from which it derives every part once (``parts``), and
+    the wiring (provider, what to wait for, the queues the platform made)."""
 
+    settings: Settings
+    """The whole stack as a model (``Settings(region=..., cluster=ClusterSettings(...), gpu_node_groups=(...),
+    kubernetes=KubernetesSettings(...), ...)``, or ``parse_settings`` of a stack file): the releases and device mode
+    (``kubernetes``), the checks, Kueue's quota and the drain follow from it."""
     provider: k8s.Provider
     """Provider for the target cluster."""
-    system_node_selector: dict[str, str]
-    """Labels of the system node group (operators, controllers, MPI launchers run there)."""
-    settings: KubernetesSettings = field(default_factory=KubernetesSettings)
-    """The stack's kubernetes section as a model (``KubernetesSettings(devices=..., gpu_operator=...)``): the device
-    mode (device plugins, or the DRA driver for GPUs and DRANET for EFA), each release's version, values and Helm
-    options, kube-prometheus-stack (off unless enabled; the GPU Operator then creates no ServiceMonitor) and the
-    manifest mirror."""
     depends_on: list[pulumi.Resource] = field(default_factory=list)
     """What every install waits for: the cluster and the system node group (not the GPU node groups)."""
-    mpi_operator: MpiOperatorArgs | None = field(default_factory=MpiOperatorArgs)
-    """MPI operator install; None skips it (the IMEX check then cannot run)."""
-    imex_check: ImexCheckArgs | None = None
-    """IMEX nvbandwidth check per UltraServer; None deploys no check."""
-    node_termination_handler: NodeTerminationHandlerArgs | None = None
-    """Node Termination Handler in queue mode (self-managed groups); None installs none."""
-    efa_check: EfaCheckArgs | None = None
-    """nccl-tests all_reduce across UltraServers over EFA; None deploys no check."""
-    nccl_check: list[NcclJobArgs] = field(default_factory=list)
-    """nccl-tests all_reduce with MNNVL and NVLS per UltraServer; empty deploys none."""
-    drift_check: DriftCheckArgs | None = None
-    """CronJob re-running the node-facts check; None deploys none."""
-    reclaim_drain: ReclaimDrainArgs | None = None
-    """CronJob draining each Capacity Block's nodes before EC2 reclaims them; None deploys none."""
-    kueue: KueueArgs | None = None
-    """Kueue with the GB200 topology and the stack's GPU quota; None installs none (jobs then bypass queueing)."""
+    termination_queue_url: pulumi.Input[str] | None = None
+    """URL of the Node Termination Handler's SQS queue (the platform's EventQueue): the handler drains self-managed
+    nodes before scale-in or a block's end; None installs no handler (with self-managed groups, a warning)."""
+    warning_queue_url: pulumi.Input[str] | None = None
+    """URL of the queue EC2's Capacity Block expiration warnings arrive on (the platform's ReclaimWarnings); the
+    reclaim drain reads it. None: the drain goes by the settings' windows alone."""
+    mpi_operator: bool = True
+    """Install the MPI operator; without it no MPIJob check may be on (settings' imex_check, efa_check, nccl_check)."""
+    now: datetime | None = None
+    """Clock for the Capacity Block windows: checks and Kueue quota leave out the groups whose every block has ended;
+    UTC now when unset."""
+
+    @cached_property
+    def parts(self) -> LayerParts:
+        """The checks, Kueue, drift check and drain, derived once from the settings in one device mode."""
+        return layer_parts(self.settings, self.now or clock.now(), self.warning_queue_url)
 
     def problems(self) -> list[Problem]:
-        """MPIJob checks need the MPI operator; each check's workers claim devices as ``devices`` says (DRA claims in
-        DRA mode, device-plugin resources otherwise): the layer's device mode is the one read."""
-        checks = {"imex_check": self.imex_check, "efa_check": self.efa_check, "nccl_check": self.nccl_check}
-        found = [
+        """The settings' own rules (a program may build Settings without parse_settings), what the parts refuse, and
+        MPIJob checks without the MPI operator."""
+        found = blocking(run_rules(self.settings, (self.now or clock.now()).date()))
+        if found:
+            return found
+        try:
+            parts = self.parts
+        except ConfigError as error:
+            return error.items
+        checks = {
+            "imex_check": parts.imex_check,
+            "efa_check": parts.efa_check,
+            "nccl_check": parts.nccl_check,
+        }
+        found += [
             Problem(
-                f"KubernetesLayerArgs.{check}",
-                Described("an MPIJob check with mpi_operator=None"),
+                f"KubernetesLayerArgs.settings.{check}",
+                Described("an MPIJob check with mpi_operator=False"),
                 "the check only with the MPI operator (it runs as an MPIJob)",
-                "enable the MPI operator or turn the check off",
+                "leave mpi_operator on or turn the check off in settings",
             )
             for check, given in checks.items()
-            if given and self.mpi_operator is None
+            if given and not self.mpi_operator
         ]
-        claimed: list[tuple[str, NodeDevices | None]] = (
-            [("efa_check", self.efa_check.node_devices)] if self.efa_check else []
-        )
-        claimed += [(f"nccl_check[{i}]", job.node_devices) for i, job in enumerate(self.nccl_check)]
-        if self.imex_check is not None:
-            claimed += [(f"imex_check.targets[{i}]", t.node_devices) for i, t in enumerate(self.imex_check.targets)]
-        dra = self.settings.devices == devices.DRA
-        return found + [
-            Problem(
-                f"KubernetesLayerArgs.{key}.node_devices",
-                Described("set" if node is not None else "None"),
-                f"the node's devices exactly in DRA mode (here devices={self.settings.devices!r})",
-                "build the checks in the layer's device mode (kubernetes_layer_args does)",
-            )
-            for key, node in claimed
-            if (node is not None) != dra
-        ]
+        return found
 
 
-def mpi_operator_args(args: KubernetesLayerArgs) -> MpiOperatorArgs | None:
-    """The MPI operator install, reading its manifest from the layer's mirror unless it names its own."""
-    if args.mpi_operator is None or args.mpi_operator.mirror:
-        return args.mpi_operator
-    return replace(args.mpi_operator, mirror=args.settings.manifest_mirror)
-
-
-def own_namespaces(args: KubernetesLayerArgs) -> dict[str, str]:
+def own_namespaces(settings: KubernetesSettings, parts: LayerParts) -> dict[str, str]:
     """Namespaces the layer creates itself (checks, and releases that create theirs), with what creates them."""
     owners: dict[str, str] = {}
-    if args.kueue is not None:
-        owners[args.kueue.release.namespace or KUEUE_RELEASE.namespace] = "Kueue"
+    if parts.kueue is not None:
+        owners[parts.kueue.settings.namespace or KUEUE_RELEASE.namespace] = "Kueue"
     for what, check in (
-        ("IMEX check", args.imex_check),
-        ("EFA check", args.efa_check),
-        ("drift check", args.drift_check),
-        ("reclaim drain", args.reclaim_drain),
+        ("IMEX check", parts.imex_check),
+        ("EFA check", parts.efa_check),
+        ("drift check", parts.drift_check),
+        ("reclaim drain", parts.reclaim_drain),
     ):
         if check is not None:
             owners[check.namespace] = what
-    if args.nccl_check:
+    if parts.nccl_check:
         owners[NCCL_NAMESPACE] = "NCCL check"
     releases = [
-        ("GPU Operator", args.settings.gpu_operator, GPU_OPERATOR_RELEASE),
-        ("DRA driver", args.settings.dra_driver, DRA_DRIVER_RELEASE),
+        ("GPU Operator", settings.gpu_operator, GPU_OPERATOR_RELEASE),
+        ("DRA driver", settings.dra_driver, DRA_DRIVER_RELEASE),
     ]
-    if args.settings.prometheus_stack_enabled:
-        releases.append(("Prometheus stack", args.settings.prometheus_stack, KUBE_PROMETHEUS_STACK_RELEASE))
+    if settings.prometheus_stack_enabled:
+        releases.append(("Prometheus stack", settings.prometheus_stack, KUBE_PROMETHEUS_STACK_RELEASE))
     for what, release, target in releases:
         owners[release.namespace or target.namespace] = what
     return owners
@@ -164,14 +168,14 @@ def _on_system(args: T, selector_field: str, system: dict[str, str]) -> T:
     return args if getattr(args, selector_field) else replace(args, **{selector_field: system})
 
 
-def unmanaged_namespaces(args: KubernetesLayerArgs, kueue: KueueArgs) -> list[str]:
+def unmanaged_namespaces(settings: KubernetesSettings, parts: LayerParts, kueue: KueueArgs) -> list[str]:
     """The stack's own namespaces, left out of Kueue's fail-closed webhooks, except those whose jobs it queues."""
     queued = {*kueue.local_queue_namespaces}
-    if args.imex_check is not None and args.imex_check.queue_name:
-        queued.add(args.imex_check.namespace)
-    if any(j.queue_name for j in args.nccl_check):
+    if parts.imex_check is not None and parts.imex_check.queue_name:
+        queued.add(parts.imex_check.namespace)
+    if any(j.queue_name for j in parts.nccl_check):
         queued.add(NCCL_NAMESPACE)
-    return sorted({*kueue.unmanaged_namespaces, *own_namespaces(args)} - queued)
+    return sorted({*kueue.unmanaged_namespaces, *own_namespaces(settings, parts)} - queued)
 
 
 class KubernetesLayer(pulumi.ComponentResource):
@@ -193,10 +197,10 @@ class KubernetesLayer(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KubernetesLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:KubernetesLayer", name, None, opts)
-        system = require_node_selector(args.system_node_selector, "system_node_selector")
-        k8s_settings = args.settings
-        if args.kueue is not None:
-            check_queue_namespaces(args.kueue, own_namespaces(args))
+        system = system_node_labels()
+        k8s_settings, parts = args.settings.kubernetes, args.parts
+        if parts.kueue is not None:
+            check_queue_namespaces(parts.kueue, own_namespaces(k8s_settings, parts))
 
         def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
             """Options of a direct child: this layer's provider, waiting for `after` only."""
@@ -221,7 +225,7 @@ class KubernetesLayer(pulumi.ComponentResource):
             DraDriverArgs(
                 system,
                 release=k8s_settings.dra_driver,
-                devices=k8s_settings.devices,
+                mode=parts.mode,
                 manifest_mirror=k8s_settings.manifest_mirror,
             ),
             child(*base),
@@ -231,28 +235,28 @@ class KubernetesLayer(pulumi.ComponentResource):
         monitored = [self.prometheus_stack] if self.prometheus_stack else []
         self.gpu_operator = GpuOperator(
             f"{name}-gpu-operator",
-            GpuOperatorArgs(
-                system, k8s_settings.gpu_operator, service_monitor=bool(monitored), devices=k8s_settings.devices
-            ),
+            GpuOperatorArgs(system, k8s_settings.gpu_operator, service_monitor=bool(monitored), mode=parts.mode),
             child(*base, *monitored, *self.dra_driver.crd_owner()),
         )
         # The release that publishes EFA devices: DRANET in DRA mode, else the EFA device plugin; the EFA check waits
         # for it.
         efa_release: pulumi.Resource
         self.efa_device_plugin, self.dranet = None, None
-        if k8s_settings.devices == devices.DRA:
+        if parts.mode.dra:
             efa_release = self.dranet = Dranet(f"{name}-dranet", DranetArgs(k8s_settings.dranet), child(*base))
         else:
             efa_release = self.efa_device_plugin = EfaDevicePlugin(
                 f"{name}-efa-device-plugin", EfaDevicePluginArgs(k8s_settings.efa_device_plugin), child(*base)
             )
-        mpi = mpi_operator_args(args)
-        self.mpi_operator = MpiOperator(f"{name}-mpi-operator", mpi, child(*base)) if mpi else None
+        self.mpi_operator = None
+        if args.mpi_operator:
+            mpi = MpiOperatorArgs(mirror=k8s_settings.manifest_mirror)
+            self.mpi_operator = MpiOperator(f"{name}-mpi-operator", mpi, child(*base))
         self.kueue = None
         queued: list[pulumi.Resource] = []
-        if args.kueue is not None:
-            kueue_args = _on_system(args.kueue, "system_node_selector", system)
-            kueue_args = replace(kueue_args, unmanaged_namespaces=unmanaged_namespaces(args, kueue_args))
+        if parts.kueue is not None:
+            kueue_args = _on_system(parts.kueue, "system_node_selector", system)
+            kueue_args = replace(kueue_args, unmanaged_namespaces=unmanaged_namespaces(k8s_settings, parts, kueue_args))
             # Kueue also picks up a job CRD installed after it starts, but only when it next polls for the API
             # (kubernetes-sigs/kueue#2574, since v0.8); until then its MPIJob webhook is not there to suspend a new
             # MPIJob. Installing it after the MPI operator's CRD closes that window for the checks' MPIJobs.
@@ -262,8 +266,18 @@ class KubernetesLayer(pulumi.ComponentResource):
             # A queued job needs Kueue's webhooks (they suspend it until admission) and its ClusterQueue.
             queued = [self.kueue.release, self.kueue.cluster_queue]
         self.node_termination_handler = None
-        if args.node_termination_handler is not None:
-            handler_args = _on_system(args.node_termination_handler, "system_node_selector", system)
+        if args.termination_queue_url is None and needs_termination_handler(args.settings):
+            pulumi.log.warn(
+                f"{name}: settings have self-managed GPU groups but no termination_queue_url: no Node Termination "
+                "Handler drains their nodes before scale-in or a block's end (the Platform component makes the queue)"
+            )
+        if args.termination_queue_url is not None:
+            handler_args = NodeTerminationHandlerArgs(
+                queue_url=args.termination_queue_url,
+                region=args.settings.region,
+                system_node_selector=system,
+                release=k8s_settings.node_termination_handler,
+            )
             self.node_termination_handler = NodeTerminationHandler(
                 f"{name}-node-termination-handler", handler_args, child(*base)
             )
@@ -271,7 +285,7 @@ class KubernetesLayer(pulumi.ComponentResource):
         self.register_outputs(
             {
                 "efaCheckJob": self.efa_check.job_name if self.efa_check else None,
-                "imexCheckNamespace": args.imex_check.namespace if args.imex_check else None,
+                "imexCheckNamespace": parts.imex_check.namespace if parts.imex_check else None,
                 "imexCheckJobs": self.imex_check.job_names if self.imex_check else [],
             }
         )
@@ -287,37 +301,37 @@ class KubernetesLayer(pulumi.ComponentResource):
     ) -> None:
         """The IMEX, EFA and NCCL checks (MPIJobs, so only with the MPI operator) and the drift check; the EFA checks
         wait for ``efa_release`` (the release that publishes EFA devices), queued jobs for ``queued`` (Kueue)."""
-        base = args.depends_on
+        base, parts = args.depends_on, args.parts
         # The arguments refused a check without the MPI operator.
         mpi = [self.mpi_operator] if self.mpi_operator is not None else []
         self.imex_check = None
-        if args.imex_check is not None:
-            check_args = _on_system(args.imex_check, "launcher_node_selector", system)
+        if parts.imex_check is not None:
+            check_args = _on_system(parts.imex_check, "launcher_node_selector", system)
             self.imex_check = ImexCheck(
                 f"{name}-imex-check", check_args, child(*mpi, self.gpu_operator, self.dra_driver, *queued)
             )
         self.efa_check = None
-        if args.efa_check is not None:
-            efa_args = _on_system(args.efa_check, "launcher_node_selector", system)
+        if parts.efa_check is not None:
+            efa_args = _on_system(parts.efa_check, "launcher_node_selector", system)
             self.efa_check = EfaCheck(f"{name}-efa-check", efa_args, child(*mpi, efa_release, *queued))
         self.nccl_check = None
-        if args.nccl_check:
-            jobs = [_on_system(j, "launcher_node_selector", system) for j in args.nccl_check]
+        if parts.nccl_check:
+            jobs = [_on_system(j, "launcher_node_selector", system) for j in parts.nccl_check]
             self.nccl_check = NcclCheck(
                 f"{name}-nccl-check", jobs, child(*mpi, self.gpu_operator, self.dra_driver, efa_release, *queued)
             )
         self.drift_check = None
-        if args.drift_check is not None:
-            drift_args = _on_system(args.drift_check, "node_selector", system)
+        if parts.drift_check is not None:
+            drift_args = _on_system(parts.drift_check, "node_selector", system)
             self.drift_check = DriftCheck(f"{name}-drift-check", drift_args, child(*base))
         self.reclaim_drain = None
-        if args.reclaim_drain is not None:
+        if parts.reclaim_drain is not None:
             # The check jobs as deployed, for the drain's run at each join.
             rechecked = [
                 *(self.imex_check.manifests if self.imex_check else []),
                 *([self.efa_check.manifest] if self.efa_check else []),
                 *(self.nccl_check.manifests if self.nccl_check else []),
             ]
-            drain_args = replace(_on_system(args.reclaim_drain, "node_selector", system), checks=rechecked)
+            drain_args = replace(_on_system(parts.reclaim_drain, "node_selector", system), checks=rechecked)
             checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check) if c is not None]
             self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued, *checks))

@@ -10,9 +10,10 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.builders.kueue import (
     CLUSTER_QUEUE_NAME,
+    FLAVOR_NAME,
     KueueArgs,
-    check_kueue_args,
     cluster_queue_manifest,
+    flavor_names,
     kueue_values,
     local_queue_manifest,
     resource_flavor_manifest,
@@ -20,7 +21,6 @@ from ultraserver.builders.kueue import (
     unplaced_flavor_manifest,
 )
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.facts.hardware import devices
 from ultraserver.facts.kubernetes import kueue as kueue_facts
 from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError, Problem
@@ -41,7 +41,7 @@ def check_queue_namespaces(args: KueueArgs, taken: Mapping[str, str]) -> None:
     if clash:
         raise ConfigError(
             Problem(
-                f"{args.release.settings_key or 'kubernetes.kueue'}.localQueueNamespaces",
+                f"{args.settings.settings_key or 'kubernetes.kueue'}.localQueueNamespaces",
                 clash,
                 "namespaces for your teams' jobs, not the stack's own ("
                 + ", ".join(f"{n}: {taken[n]}" for n in sorted(taken))
@@ -66,14 +66,13 @@ class KueueRelease(ChartRelease):
             KUEUE_RELEASE,
             kueue_values(
                 args.system_node_selector,
-                args.release.version,
+                args.settings.version,
                 args.unmanaged_namespaces,
-                args.release.namespace or KUEUE_RELEASE.namespace,
+                args.settings.namespace or KUEUE_RELEASE.namespace,
                 KUEUE_RELEASE.release_name,
-                args.device_quota,
-                args.kubernetes_version,
+                args.mode,
             ),
-            args.release,
+            args.settings,
             opts,
         )
 
@@ -87,7 +86,6 @@ class Kueue(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:Kueue", name, None, opts)
-        check_kueue_args(args)
         self.release = KueueRelease(name, args, child_options(self, opts))
         # The queue objects need the release's CRDs and its admission webhooks (served by the controller, which
         # validate and default every Kueue object). The Release waits for the controller Deployment to be ready
@@ -102,16 +100,23 @@ class Kueue(pulumi.ComponentResource):
                 after_release, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)
             ),
         )
-        flavor = custom_resource(
-            f"{name}-flavor",
-            resource_flavor_manifest(),
-            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, topology])),
-        )
-        unplaced = custom_resource(f"{name}-flavor-no-topology", unplaced_flavor_manifest(), after_release)
+        flavors: list[pulumi.Resource] = []
+        for instance_type, flavor in flavor_names(args.capacity).items():
+            # The GB200 flavor keeps the resource names it had when it was the only one.
+            suffix = "" if flavor == FLAVOR_NAME else f"-{flavor}"
+            placed = custom_resource(
+                f"{name}-flavor{suffix}",
+                resource_flavor_manifest(instance_type, flavor),
+                child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, topology])),
+            )
+            unplaced = custom_resource(
+                f"{name}-flavor{suffix}-no-topology", unplaced_flavor_manifest(instance_type, flavor), after_release
+            )
+            flavors += [placed, unplaced]
         self.cluster_queue = custom_resource(
             f"{name}-cluster-queue",
-            cluster_queue_manifest(args.capacity, args.device_quota, args.device_mode == devices.PLUGINS),
-            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, flavor, unplaced])),
+            cluster_queue_manifest(args.capacity, args.mode),
+            child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release, *flavors])),
         )
         self.local_queues = {}
         for namespace in args.local_queue_namespaces:
@@ -133,6 +138,6 @@ class Kueue(pulumi.ComponentResource):
             {
                 "clusterQueue": CLUSTER_QUEUE_NAME,
                 "localQueueNamespaces": list(args.local_queue_namespaces),
-                "gpuQuota": args.capacity.gpus,
+                "gpuQuota": args.total.gpus,
             }
         )

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver.builders.egress import EgressPlan, egress_plan
-from ultraserver.config.model import NetworkSettings
+from ultraserver.config.network_model import NetworkSettings
 from ultraserver.config.network_rules import network_problems
 from ultraserver.config.subnets import SubnetPlan
 from ultraserver.problems import ERROR, Problem

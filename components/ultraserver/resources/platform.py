@@ -6,80 +6,25 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from ultraserver import clock
-from ultraserver.builders.drift_check import DriftCheckArgs
-from ultraserver.builders.efa_check import efa_check_args
-from ultraserver.builders.expected_nodes import node_group_expectations
-from ultraserver.builders.imex_check import imex_check_args
-from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, kueue_args
-from ultraserver.builders.nccl_check import nccl_check_args
+from ultraserver.builders.layer_parts import reclaim_drain_args
 from ultraserver.builders.node_termination import handler_unscoped_actions
-from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
 from ultraserver.builders.reclaim_warnings import warning_event_pattern
 from ultraserver.config.blocks import StandbyGroup, standby_groups
-from ultraserver.config.expiry import group_expired, live_settings
+from ultraserver.config.expiry import group_expired
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
-from ultraserver.config.views import gpu_ip_needs, kueue_enabled, needs_termination_handler, node_group_names
+from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, node_group_names
 from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.aws.aws_ids import STACK
-from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.resources.alerts import Alerts, AlertsArgs
 from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.event_queue import EventQueue, EventQueueArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
-from ultraserver.resources.helm_release import NodeTerminationHandlerArgs
 from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.resources.network import Network, NetworkArgs
-
-
-def kubernetes_layer_args(
-    s: Settings,
-    provider: k8s.Provider,
-    depends_on: list[pulumi.Resource],
-    termination_queue_url: pulumi.Input[str] | None = None,
-    now: datetime | None = None,
-    warning_queue_url: pulumi.Input[str] | None = None,
-) -> KubernetesLayerArgs:
-    """The Kubernetes layer a stack's settings ask for, in this program or in the kubernetes-layer/ project. Checks and
-    Kueue quota leave out the GPU groups whose every block has ended at ``now`` (default: the clock)."""
-    live = live_settings(s, now or clock.now())
-    handler = None
-    if termination_queue_url is not None:
-        handler = NodeTerminationHandlerArgs(
-            queue_url=termination_queue_url,
-            region=s.region,
-            system_node_selector=system_node_labels(),
-            release=s.kubernetes.node_termination_handler,
-        )
-    return KubernetesLayerArgs(
-        node_termination_handler=handler,
-        provider=provider,
-        system_node_selector=system_node_labels(),
-        depends_on=depends_on,
-        settings=s.kubernetes,
-        imex_check=imex_check_args(live),
-        efa_check=efa_check_args(s),
-        nccl_check=nccl_check_args(live),
-        kueue=kueue_args(s, live),
-        drift_check=DriftCheckArgs(node_group_expectations(s), schedule=s.health.drift_check_schedule)
-        if s.health.drift_check_enabled and s.gpu_node_groups
-        else None,
-        reclaim_drain=_reclaim_drain(s, warning_queue_url),
-    )
-
-
-def _reclaim_drain(s: Settings, warning_queue_url: pulumi.Input[str] | None = None) -> ReclaimDrainArgs | None:
-    """The reclaim drain of every block with a window; none without one (nothing to time it by). With
-    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue."""
-    blocks = drain_blocks(s)
-    queue = CLUSTER_QUEUE_NAME if kueue_enabled(s) else ""
-    if not blocks:
-        return None
-    return ReclaimDrainArgs(blocks, cluster_queue=queue, warning_queue_url=warning_queue_url, region=s.region)
 
 
 @checked()
@@ -179,7 +124,7 @@ class Platform(pulumi.ComponentResource):
             )
         # The drain's warning queue: EC2's expiration warnings start the drain when the stack's window is wrong.
         self.reclaim_warnings = None
-        drain = _reclaim_drain(s)
+        drain = reclaim_drain_args(s)
         if drain is not None:
             name = f"{s.cluster.name}-reclaim-warnings"
             self.reclaim_warnings = self._event_queue(
@@ -204,7 +149,7 @@ class Platform(pulumi.ComponentResource):
                 continue  # every block has ended: nothing can launch (config.expiry; the plan warns)
             # Node group n runs the n-th reservation of every block (capacityBlocks) or of capacityReservationIds.
             for position, group_name in enumerate(node_group_names(group)):
-                if group.handover == "standby" and group.capacity_blocks_setting:
+                if group.handover == "standby" and group.capacity_blocks:
                     # One group per block, each on its own reservation and schedule (config.blocks.standby_groups).
                     for standby in standby_groups(group, position, group_name, now):
                         self.gpu_node_groups[standby.name] = self._gpu_node_group(
@@ -234,13 +179,13 @@ class Platform(pulumi.ComponentResource):
         if self.cluster.provider is not None:
             self.kubernetes = KubernetesLayer(
                 f"{s.cluster.name}-k8s",
-                kubernetes_layer_args(
-                    s,
-                    self.cluster.provider,
-                    [self.cluster.eks, self.cluster.system_node_group, self.cluster.coredns],
-                    self.termination_queue.queue.url if self.termination_queue else None,
-                    args.now,
-                    self.reclaim_warnings.queue.url if self.reclaim_warnings else None,
+                KubernetesLayerArgs(
+                    settings=s,
+                    provider=self.cluster.provider,
+                    depends_on=[self.cluster.eks, self.cluster.system_node_group, self.cluster.coredns],
+                    termination_queue_url=self.termination_queue.queue.url if self.termination_queue else None,
+                    warning_queue_url=self.reclaim_warnings.queue.url if self.reclaim_warnings else None,
+                    now=args.now,
                 ),
                 opts=child,
             )

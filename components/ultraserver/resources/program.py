@@ -14,8 +14,8 @@ from ultraserver.config.settings import PROJECT, Settings, parse_settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.problems import ConfigError, Problem
-from ultraserver.resources.kubernetes_layer import KubernetesLayer
-from ultraserver.resources.platform import Platform, PlatformArgs, kubernetes_layer_args
+from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
+from ultraserver.resources.platform import Platform, PlatformArgs
 
 
 def load_settings(project: str | None = None) -> Settings:
@@ -113,7 +113,10 @@ def run_kubernetes() -> KubernetesLayer:
     warnings = platform.require_output("reclaimWarningQueueUrl") if drain_blocks(settings) else None
     try:
         layer = KubernetesLayer(
-            f"{settings.cluster.name}-k8s", kubernetes_layer_args(settings, provider, [], queue_url, None, warnings)
+            f"{settings.cluster.name}-k8s",
+            KubernetesLayerArgs(
+                settings=settings, provider=provider, termination_queue_url=queue_url, warning_queue_url=warnings
+            ),
         )
     except ConfigError as err:
         raise StackConfigError(err.items) from None

@@ -1,5 +1,5 @@
 """The reclaim drain through the official Kubernetes client: the decisions the in-cluster CronJob makes
-(``builders.drain_script``), driven from a program with its own client and clock (a rehearsal on an emulated API, a
+(``incluster.drain``), driven from a program with its own client and clock (a rehearsal on an emulated API, a
 one-off run from a workstation). ``drain_step(api_client, blocks, now)`` reads, decides and applies once.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ultraserver.builders.drain_script import Block, RestApi, run_once
 from ultraserver.facts.capacity.capacity_blocks import require_aware
+from ultraserver.incluster.drain import Block, RestApi, run_once
 from ultraserver.verify.clients import KubernetesReader
 
 

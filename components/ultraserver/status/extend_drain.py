@@ -17,8 +17,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from ultraserver.builders.drain_script import Block
 from ultraserver.builders.reclaim_drain import BLOCKS_KEY, ReclaimDrainArgs, blocks_config_map_name, blocks_json
+from ultraserver.incluster.drain import Block
 
 _DEFAULTS = ReclaimDrainArgs(blocks=())
 DRAIN_NAMESPACE = _DEFAULTS.namespace

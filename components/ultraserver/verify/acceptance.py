@@ -5,7 +5,7 @@ The checks of an UltraServer are every check job the stack deploys whose workers
 job(s), its NCCL job and the EFA job when the EFA check spans its node group. "Passed" needs a run of this block
 (a launcher created at or after the block's start) of each, all Succeeded, at the moment the last one finished;
 "failed" comes with the first of this block's runs that failed. A check the in-cluster recheck never makes again
-(``builders/recheck_script.py``: it waits for a block window of every node group the job spans) and whose run is older
+(``incluster/recheck.py``: it waits for a block window of every node group the job spans) and whose run is older
 than the block is "not checked", with what to run; only a run that will come is "not yet".
 """
 

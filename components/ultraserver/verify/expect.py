@@ -10,6 +10,7 @@ from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.settings import Settings
+from ultraserver.config.views import device_mode
 from ultraserver.facts.hardware import devices
 from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_DEVICE_CLASSES, DRA_DRIVER_NAMESPACE
 
@@ -44,10 +45,11 @@ def dra_device_classes(mode: str) -> tuple[str, ...]:
 
 def expectation(settings: Settings) -> StackExpectation:
     """The expected cluster of a stack."""
-    check = imex_check_args(settings)
+    mode = device_mode(settings)
+    check = imex_check_args(settings, mode)
     groups = node_group_expectations(settings)
-    efa_check = efa_check_args(settings)
-    nccl = nccl_check_args(settings)
+    efa_check = efa_check_args(settings, mode)
+    nccl = nccl_check_args(settings, mode)
     return StackExpectation(
         groups=tuple(groups),
         efa_namespace=efa_check.namespace if efa_check else "",

@@ -6,22 +6,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from ultraserver.facts.hardware.devices import DRA_DRIVER_NAMESPACE, KUBELET_PLUGIN_SELECTOR
-from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
 from ultraserver.facts.pins.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME
 from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation
-from ultraserver.verify.verdict import (
-    CLUSTER,
-    DEVICE_CLASSES,
-    EFA_RESOURCE,
-    FLEET,
-    GPU_RESOURCE,
-    NO_MNNVL_UUID,
-    NODE_FACTS,
-    Verdict,
-    api_problem,
-)
+from ultraserver.verify.verdict import CLUSTER, DEVICE_CLASSES, FLEET, NO_MNNVL_UUID, NODE_FACTS, Verdict, api_problem
 
 
 def split_clique(value: str) -> tuple[str, str]:

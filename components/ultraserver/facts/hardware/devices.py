@@ -35,6 +35,7 @@ from ultraserver.facts.hardware import efa
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE
 from ultraserver.facts.pins.charts import LEGACY_DRA_DRIVER_NAME, version_at_least
+from ultraserver.problems import ConfigError, Described, Problem
 
 PLUGINS = "plugins"
 DRA = "dra"
@@ -73,6 +74,49 @@ DRA_EXTENDED_RESOURCES = {GPU_RESOURCE: GPU_DEVICE_CLASS}
 """Device-plugin resource names a DRA DeviceClass takes over: dra-driver-nvidia-gpu 0.4.1
 ``templates/deviceclass-gpu.yaml:12-14`` sets ``extendedResourceName: nvidia.com/gpu`` on gpu.nvidia.com whenever
 the cluster serves resource.k8s.io/v1; aws-dranet 1.0.0 ``templates/deviceclass.yaml`` sets none for EFA."""
+
+
+@dataclass(frozen=True)
+class DeviceMode:
+    """The stack's device mode as one value: how its nodes hand GPUs and EFA devices to pods, on its cluster's minor.
+    Derived once from the settings (``config.views.device_mode``) and handed whole to everything that depends on it:
+    the charts' values, each check's workers and Kueue's quota and DeviceClass mappings."""
+
+    name: str = DEFAULT_MODE
+    """PLUGINS or DRA (``kubernetes.devices``)."""
+    kubernetes_version: str = eks_versions.DEFAULT_TEXT
+    """The cluster's Kubernetes minor (``cluster.kubernetes_version``)."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not isinstance(self.name, str) or self.name not in MODES:
+            problems.append(Problem("DeviceMode.name", Described(repr(self.name)), " or ".join(MODES), "pick one"))
+        if not isinstance(self.kubernetes_version, str) or not eks_versions.is_minor(self.kubernetes_version):
+            problems.append(
+                Problem(
+                    "DeviceMode.kubernetes_version",
+                    Described(repr(self.kubernetes_version)),
+                    "a Kubernetes minor such as 1.35",
+                    "give the cluster's minor as a string",
+                )
+            )
+        if problems:
+            raise ConfigError(problems)
+
+    @property
+    def dra(self) -> bool:
+        """Whether GPUs and EFA devices are DRA devices (claimed), not device-plugin resources."""
+        return self.name == DRA
+
+    @property
+    def claimed_classes(self) -> tuple[str, ...]:
+        """The DeviceClasses the layer's jobs claim: a ComputeDomain channel always, every GPU and EFA device in DRA
+        mode (builders/device_claims.py)."""
+        return (CHANNEL_DEVICE_CLASS, *((GPU_DEVICE_CLASS, EFA_DEVICE_CLASS) if self.dra else ()))
+
+
+DEFAULT_DEVICE_MODE = DeviceMode()
+"""Device plugins on the default Kubernetes minor."""
 
 
 def served_through_dra(resource: str, kubernetes_version: str | None) -> bool:
@@ -139,6 +183,11 @@ class NodeDevices:
     def gpus_only(self) -> NodeDevices:
         """The node's GPUs without its EFA devices (what a job that never leaves NVLink claims)."""
         return dataclasses.replace(self, efa_per_gpu=(), unpaired_efa=0)
+
+
+def node_gpus(instance_type: str) -> NodeDevices:
+    """The GPUs of one node without its EFA devices (what a job that never leaves NVLink uses)."""
+    return NodeDevices(instance_type, gpus_per_node(instance_type), ())
 
 
 def node_devices(instance_type: str, interfaces: Sequence[efa.EfaInterface]) -> NodeDevices:

@@ -73,6 +73,8 @@ DRA_DRIVER_CRDS = {
 # the 1.35 API, launcher scheduling directives fixed when a job is unsuspended (kubeflow/mpi-operator#772; Kueue
 # unsuspends the checks' MPIJobs); MPIJob kubeflow.org/v2beta1 itself unchanged.
 MPI_OPERATOR_VERSION = "v0.8.0"
+MPIJOB_API_VERSION = "kubeflow.org/v2beta1"
+"""The MPIJob version the toolkit's check jobs are written in, served by the pinned operator's CRD."""
 MPI_OPERATOR = PinnedManifest(
     name=f"MPI Operator {MPI_OPERATOR_VERSION} manifest",
     url=(
@@ -83,7 +85,7 @@ MPI_OPERATOR = PinnedManifest(
     git_blob="7dc9b94defd93c8f51d6552e96323a51ddda5ee3",
     # Its CRD (manifests/base/kubeflow.org_mpijobs.yaml) serves v2beta1, the version the toolkit's MPIJobs use
     # (tests/fixtures/crds/mpijob-v2beta1.json is read from it at the tag); whether it serves others is UNVERIFIED.
-    serves=("kubeflow.org/v2beta1/MPIJob",),
+    serves=(f"{MPIJOB_API_VERSION}/MPIJob",),
 )
 
 

@@ -25,9 +25,11 @@ import urllib.request
 from datetime import datetime, timezone
 from typing import Any
 
-WARNING_DETAIL_TYPES = ("Capacity Block Expiration Warning", "Capacity Block Reservation Expiration Warning")
-"""Copy of facts (this script may import nothing of ours; tests keep it equal): the expiration warning's spellings in
-``capacity_events.CAPACITY_BLOCK_DETAIL_TYPES`` (the EC2 guide's English and China-region pages)."""
+try:
+    from ultraserver.incluster.copied_facts import EXPIRATION_WARNING_DETAIL_TYPES as WARNING_DETAIL_TYPES
+except ImportError:  # in the cluster: the mounted directory is on sys.path
+    from copied_facts import EXPIRATION_WARNING_DETAIL_TYPES as WARNING_DETAIL_TYPES  # type: ignore[no-redef]
+
 _SERVICE = "sqs"
 _TARGET = "AmazonSQS."
 _CONTENT = "application/x-amz-json-1.0"

@@ -7,8 +7,8 @@ first) it cordons and taints the block's nodes, holds the ClusterQueue while eve
 reclaim time on pods and Workloads, asks opted-in pods (``CHECKPOINT_LABEL``) for a checkpoint and gives them
 ``CHECKPOINT_GRACE_MINUTES``, evicts within the PodDisruptionBudgets, and at the deadline (the scale-down, when the
 instances are terminated) deletes what is left. A block's nodes are its UltraServer's GB200 nodes created before its
-scale-down; DaemonSet pods stay. It and ``drain_main.py`` (the CronJob's entry) import the standard library only (no
-image ships the package); ``status.drain`` drives the same ``run_once`` through the official Kubernetes client.
+scale-down; DaemonSet pods stay. Like every module of ``incluster`` it imports the standard library only (no image
+ships the package); ``status.drain`` drives the same ``run_once`` through the official Kubernetes client.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-# Copies of facts (this script may import nothing of ours); tests keep them equal.
-GROUP_LABEL = "ultraserver.io/ultraserver"
-RECLAIM_LEAD_MINUTES = 60
-DRAIN_NOTICE_MINUTES = 15
+try:
+    from ultraserver.incluster.copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES
+    from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+except ImportError:  # in the cluster: the mounted directory is on sys.path
+    from copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES  # type: ignore[no-redef]
+    from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+
 CHECKPOINT_GRACE_MINUTES = 10
 FORCE_MARGIN_MINUTES = 2
 RECLAIM_ANNOTATION = "ultraserver.io/reclaim-at"
@@ -328,7 +331,7 @@ class RestApi:
                 raise
 
 
-KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
+KUEUE_API = f"/apis/{KUEUE_API_VERSION}"
 
 
 def _pod_path(action: dict[str, Any]) -> str:

@@ -1,11 +1,11 @@
 """The drift check the health CronJob runs in the cluster: verify's cheap node facts, with the standard library only.
 
-No image ships the ultraserver package, so this file is mounted from a ConfigMap into a stock Python image and
-run as a script. It reads the nodes through the pod's service account and compares them with the expected node
-groups (JSON in the EXPECTED environment variable, written by ``builders.drift_check``). It prints one line per
-drift (a node that lost EFA devices or GPUs, lost its clique label, went NotReady, or an UltraServer whose node
-count or clique count changed) and exits 1, so the Job fails and the drift shows in `kubectl get jobs` and events.
-It must import nothing but the standard library.
+No image ships the ultraserver package, so this file (and ``copied_facts.py``) is mounted from a ConfigMap into a
+stock Python image and run as a script. It reads the nodes through the pod's service account and compares them with
+the expected node groups (JSON in the EXPECTED environment variable, written by ``builders.drift_check``). It prints
+one line per drift (a node that lost EFA devices or GPUs, lost its clique label, went NotReady, or an UltraServer
+whose node count or clique count changed) and exits 1, so the Job fails and the drift shows in `kubectl get jobs` and
+events. It must import nothing but the standard library.
 """
 
 from __future__ import annotations
@@ -20,9 +20,13 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-# Copies of facts.kubernetes.scheduling (this script may import nothing of ours); a test keeps them equal.
-GROUP_LABEL = "ultraserver.io/ultraserver"
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
+try:
+    from ultraserver.incluster.copied_facts import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE
+    from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+except ImportError:  # in the cluster: the mounted directory is on sys.path
+    from copied_facts import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE  # type: ignore[no-redef]
+    from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
@@ -37,7 +41,7 @@ def _node_drift(node: dict[str, Any], group: dict[str, Any]) -> list[str]:
     found = []
     if not _ready(node):
         found.append(f"node {name}: NotReady")
-    plugin = (("nvidia.com/gpu", "gpus"), ("vpc.amazonaws.com/efa", "efa")) if group.get("allocatable", True) else ()
+    plugin = ((GPU_RESOURCE, "gpus"), (EFA_RESOURCE, "efa")) if group.get("allocatable", True) else ()
     for resource, key in plugin:
         value = str(allocatable.get(resource, "0"))
         if value != str(group[key]):

@@ -1,7 +1,7 @@
-"""The reclaim drain CronJob's entry point: one run of ``drain_script.run_once`` through the pod's service account.
+"""The reclaim drain CronJob's entry point: one run of ``drain.run_once`` through the pod's service account.
 
-The ConfigMap mounts this file and ``drain_script.py`` side by side in a stock Python image (no image ships the
-ultraserver package), so both import the standard library only, and this one finds the other next to it.
+The ConfigMap mounts this file and the modules it imports side by side in a stock Python image (no image ships the
+ultraserver package), so they import the standard library only, and find each other next to them.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from ultraserver.builders.drain_script import Block, RestApi, gpu_nodes, run_once
-    from ultraserver.builders.recheck_script import run_checks_once
-    from ultraserver.builders.warning_queue import WarningQueue, pod_credentials, read_warnings
+    from ultraserver.incluster.drain import Block, RestApi, gpu_nodes, run_once
+    from ultraserver.incluster.recheck import run_checks_once
+    from ultraserver.incluster.warning_queue import WarningQueue, pod_credentials, read_warnings
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from drain_script import Block, RestApi, gpu_nodes, run_once  # type: ignore[no-redef]
-    from recheck_script import run_checks_once  # type: ignore[no-redef]
+    from drain import Block, RestApi, gpu_nodes, run_once  # type: ignore[no-redef]
+    from recheck import run_checks_once  # type: ignore[no-redef]
     from warning_queue import WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"

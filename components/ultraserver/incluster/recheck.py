@@ -8,7 +8,7 @@ A job counts as this block's when it carries ``CHECKED_BLOCK`` with the keys of 
 it spans, or was created at or after the latest of their starts (the deploy made it for these blocks). A job over a
 node group without a block (no window) is left to the deploy and ``ultraserver verify``: nothing tells when that
 group's block starts. A grouped fleet's nvbandwidth jobs are made in the same run, so their anti-affinity sends them
-to different UltraServers. Like ``drain_script`` this imports the standard library only (the CronJob mounts it in a
+to different UltraServers. Like ``drain`` this imports the standard library only (the CronJob mounts it in a
 stock Python image).
 """
 
@@ -18,12 +18,17 @@ import copy
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-# Copies of facts (this script may import nothing of ours); tests keep them equal.
-GROUP_LABEL = "ultraserver.io/ultraserver"
+try:
+    from ultraserver.incluster.copied_facts import MPIJOB_API_VERSION, NODE_JOIN_GRACE_MINUTES
+    from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+except ImportError:  # in the cluster: the mounted directory is on sys.path
+    from copied_facts import MPIJOB_API_VERSION, NODE_JOIN_GRACE_MINUTES  # type: ignore[no-redef]
+    from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+
 CHECKED_BLOCK = "ultraserver.io/checked-block"
-MPIJOB_API = "/apis/kubeflow.org/v2beta1"
-JOIN_GRACE = timedelta(minutes=30)
-"""facts.capacity.capacity_blocks.NODE_JOIN_GRACE_MINUTES: after it, a block's nodes are expected Ready."""
+MPIJOB_API = f"/apis/{MPIJOB_API_VERSION}"
+JOIN_GRACE = timedelta(minutes=NODE_JOIN_GRACE_MINUTES)
+"""After it, a block's nodes are expected Ready."""
 
 
 def _utc(text: str) -> datetime:
@@ -148,7 +153,7 @@ def apply_check(api: Any, action: dict[str, Any]) -> bool:
 def run_checks_once(
     api: Any, manifests: list[dict[str, Any]], blocks: list, now: Any, nodes: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Read the check jobs, decide over them and the GB200 ``nodes`` (``drain_script.gpu_nodes``, read once per run
+    """Read the check jobs, decide over them and the GB200 ``nodes`` (``drain.gpu_nodes``, read once per run
     for both: the drain's cordons and taints change nothing these decisions read), and apply; the actions taken
     (without their manifests)."""
     if not manifests:

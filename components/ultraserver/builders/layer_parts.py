@@ -1,0 +1,70 @@
+"""The parts of a stack's Kubernetes layer, derived once from its settings: the device mode, the fabric checks, Kueue,
+the drift check and the reclaim drain (resources/kubernetes_layer.py declares them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ultraserver.builders.drift_check import DriftCheckArgs
+from ultraserver.builders.efa_check import EfaCheckArgs, efa_check_args
+from ultraserver.builders.expected_nodes import node_group_expectations
+from ultraserver.builders.imex_check import ImexCheckArgs, imex_check_args
+from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, KueueArgs, kueue_args
+from ultraserver.builders.nccl_check import NcclJobArgs, nccl_check_args
+from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
+from ultraserver.config.expiry import live_settings
+from ultraserver.config.settings import Settings
+from ultraserver.config.views import device_mode, kueue_enabled
+from ultraserver.facts.hardware.devices import DeviceMode
+
+
+@dataclass(frozen=True)
+class LayerParts:
+    """What a stack's Kubernetes layer deploys besides its releases, each part from the same settings and the same
+    device mode."""
+
+    mode: DeviceMode
+    """The device mode every part (and every release) follows."""
+    imex_check: ImexCheckArgs | None
+    """The nvbandwidth check per UltraServer; None when off."""
+    efa_check: EfaCheckArgs | None
+    """nccl-tests across UltraServers over EFA; None when off."""
+    nccl_check: list[NcclJobArgs]
+    """nccl-tests with MNNVL and NVLS per UltraServer; empty when off."""
+    kueue: KueueArgs | None
+    """Kueue with the stack's quota; None when off."""
+    drift_check: DriftCheckArgs | None
+    """The scheduled node-facts check; None when off or without GPU groups."""
+    reclaim_drain: ReclaimDrainArgs | None
+    """The drain before each Capacity Block ends; None when no block has a window."""
+
+
+def reclaim_drain_args(settings: Settings, warning_queue_url: Any = None) -> ReclaimDrainArgs | None:
+    """The reclaim drain of every block with a window; none without one (nothing to time it by). With
+    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue."""
+    blocks = drain_blocks(settings)
+    if not blocks:
+        return None
+    queue = CLUSTER_QUEUE_NAME if kueue_enabled(settings) else ""
+    return ReclaimDrainArgs(blocks, cluster_queue=queue, warning_queue_url=warning_queue_url, region=settings.region)
+
+
+def layer_parts(settings: Settings, now: datetime, warning_queue_url: Any = None) -> LayerParts:
+    """The layer's parts: the checks and Kueue's quota leave out the GPU groups whose every block has ended at
+    ``now`` (config.expiry.live_settings); what the stack installs stays with its own groups."""
+    live = live_settings(settings, now)
+    mode = device_mode(settings)
+    drift = settings.health.drift_check_enabled and settings.gpu_node_groups
+    return LayerParts(
+        mode=mode,
+        imex_check=imex_check_args(live, mode),
+        efa_check=efa_check_args(settings, mode),
+        nccl_check=nccl_check_args(live, mode),
+        kueue=kueue_args(settings, live, mode),
+        drift_check=DriftCheckArgs(node_group_expectations(settings), schedule=settings.health.drift_check_schedule)
+        if drift
+        else None,
+        reclaim_drain=reclaim_drain_args(settings, warning_queue_url),
+    )
