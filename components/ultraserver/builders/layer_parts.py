@@ -16,8 +16,9 @@ from ultraserver.builders.nccl_check import NcclJobArgs, nccl_check_args
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
 from ultraserver.config.expiry import live_settings
 from ultraserver.config.settings import Settings
-from ultraserver.config.views import device_mode, kueue_enabled
+from ultraserver.config.views import device_mode, kueue_enabled, spare_groups
 from ultraserver.facts.hardware.devices import DeviceMode
+from ultraserver.incluster.spares import SpareGroup
 
 
 @dataclass(frozen=True)
@@ -41,17 +42,34 @@ class LayerParts:
     """The drain before each Capacity Block ends; None when no block has a window."""
 
 
-def reclaim_drain_args(settings: Settings, warning_queue_url: Any = None) -> ReclaimDrainArgs | None:
-    """The reclaim drain of every block with a window; none without one (nothing to time it by). With
-    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue."""
+def reclaim_drain_args(
+    settings: Settings, warning_queue_url: Any = None, alert_topic_arn: Any = None
+) -> ReclaimDrainArgs | None:
+    """The reclaim drain of every block with a window, and the spares controller of every group with spares; none
+    without either (nothing to time a drain by, no spare to keep). With ``warning_queue_url`` it also reads EC2's
+    expiration warnings from that queue; with ``alert_topic_arn`` the spares controller alerts to that topic."""
     blocks = drain_blocks(settings)
-    if not blocks:
+    spares = [
+        SpareGroup(name, g.spares_per_ultraserver, g.grouped)
+        for g in spare_groups(settings)
+        for name in g.node_group_names
+    ]
+    if not blocks and not spares:
         return None
     queue = CLUSTER_QUEUE_NAME if kueue_enabled(settings) else ""
-    return ReclaimDrainArgs(blocks, cluster_queue=queue, warning_queue_url=warning_queue_url, region=settings.region)
+    return ReclaimDrainArgs(
+        blocks,
+        cluster_queue=queue,
+        warning_queue_url=warning_queue_url,
+        region=settings.region,
+        spares=spares,
+        alert_topic_arn=alert_topic_arn,
+    )
 
 
-def layer_parts(settings: Settings, now: datetime, warning_queue_url: Any = None) -> LayerParts:
+def layer_parts(
+    settings: Settings, now: datetime, warning_queue_url: Any = None, alert_topic_arn: Any = None
+) -> LayerParts:
     """The layer's parts: the checks and Kueue's quota leave out the GPU groups whose every block has ended at
     ``now`` (config.expiry.live_settings); what the stack installs stays with its own groups."""
     live = live_settings(settings, now)
@@ -66,5 +84,5 @@ def layer_parts(settings: Settings, now: datetime, warning_queue_url: Any = None
         drift_check=DriftCheckArgs(node_group_expectations(settings), schedule=settings.health.drift_check_schedule)
         if drift
         else None,
-        reclaim_drain=reclaim_drain_args(settings, warning_queue_url),
+        reclaim_drain=reclaim_drain_args(settings, warning_queue_url, alert_topic_arn),
     )

@@ -21,8 +21,9 @@ from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 from ultraserver.incluster.drain import Block
 from ultraserver.incluster.recheck import rechecked
+from ultraserver.incluster.spares import SpareGroup
 
-SCRIPT_NAMES = ("drain_main.py", "drain.py", "recheck.py", "warning_queue.py", "copied_facts.py")
+SCRIPT_NAMES = ("drain_main.py", "drain.py", "recheck.py", "spares.py", "warning_queue.py", "copied_facts.py")
 """The CronJob's entry point, then the modules of ``ultraserver.incluster`` it imports: mounted side by side."""
 BLOCKS_KEY = "blocks.json"
 """Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
@@ -56,6 +57,10 @@ class ReclaimDrainArgs:
     checks: Sequence[Mapping[str, Any]] = ()
     """The fabric checks' MPIJob manifests as deployed; each is made again when the nodes of the current blocks of
     every node group it spans are all Ready (``incluster.recheck``)."""
+    spares: Sequence[SpareGroup] = ()
+    """The GPU node groups with spares, which the same CronJob keeps (``incluster.spares``)."""
+    alert_topic_arn: Any = None
+    """The stack's SNS topic (or an output of it) the spares controller's alerts go to; None: the pod's log only."""
 
 
 def drain_blocks(settings: Settings) -> list[Block]:
@@ -144,11 +149,14 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
         {"name": "CLUSTER_QUEUE", "value": args.cluster_queue},
         {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
     ]
+    if args.spares:
+        env.append({"name": "SPARES", "value": json.dumps([g.to_json() for g in args.spares], sort_keys=True)})
+    if args.alert_topic_arn is not None and args.spares:
+        env.append({"name": "ALERT_TOPIC_ARN", "value": args.alert_topic_arn})
+    if args.warning_queue_url is not None or (args.alert_topic_arn is not None and args.spares):
+        env.append({"name": "AWS_REGION", "value": args.region})
     if args.warning_queue_url is not None:
-        env += [
-            {"name": "WARNING_QUEUE_URL", "value": args.warning_queue_url},
-            {"name": "AWS_REGION", "value": args.region},
-        ]
+        env.append({"name": "WARNING_QUEUE_URL", "value": args.warning_queue_url})
     checks = rechecked_jobs(args)
     return script_cron_job_manifests(
         ScriptCronJob(
@@ -158,7 +166,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             mount="/reclaim",
             scripts={name: name for name in SCRIPT_NAMES},
             env=env,
-            rules=_rules(bool(args.cluster_queue)),
+            rules=_rules(bool(args.cluster_queue or args.spares)),
             # Every minute: the drain acts within a minute of its cut-off and of each budget freeing up.
             schedule="* * * * *",
             successful_history=1,

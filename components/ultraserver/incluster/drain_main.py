@@ -18,11 +18,15 @@ from typing import Any
 try:
     from ultraserver.incluster.drain import Block, RestApi, gpu_nodes, run_once
     from ultraserver.incluster.recheck import run_checks_once
-    from ultraserver.incluster.warning_queue import WarningQueue, pod_credentials, read_warnings
+    from ultraserver.incluster.spares import groups_from
+    from ultraserver.incluster.spares import run_once as run_spares_once
+    from ultraserver.incluster.warning_queue import AlertTopic, WarningQueue, pod_credentials, read_warnings
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from drain import Block, RestApi, gpu_nodes, run_once  # type: ignore[no-redef]
     from recheck import run_checks_once  # type: ignore[no-redef]
-    from warning_queue import WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
+    from spares import groups_from  # type: ignore[no-redef]
+    from spares import run_once as run_spares_once  # type: ignore[no-redef]
+    from warning_queue import AlertTopic, WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -67,14 +71,35 @@ def queued_warnings(now: datetime) -> list[dict[str, Any]]:
         return []
 
 
+def alert_publisher() -> Any:
+    """What sends the spares controller's alerts to the stack's SNS topic (ALERT_TOPIC_ARN); None without a topic
+    (the alert is then only in the pod's log, as every action is). A failed publish is logged, not raised: the
+    replacement has been made, the next alert goes out on its own."""
+    topic = os.environ.get("ALERT_TOPIC_ARN", "")
+    if not topic:
+        return None
+
+    def publish(subject: str, message: str) -> None:
+        try:
+            AlertTopic(topic, os.environ["AWS_REGION"], pod_credentials()).publish(subject, message)
+        except (OSError, KeyError, ValueError) as error:
+            print(json.dumps({"alertTopicError": str(error), "subject": subject}), file=sys.stderr)
+
+    return publish
+
+
 def main(now: datetime | None = None) -> int:
-    """One run: the drain, then the fabric checks due at a join; print each action taken; 0 when the run completed."""
+    """One run: the drain, the spares, then the fabric checks due at a join; print each action taken; 0 when the run
+    completed."""
     now = now or datetime.now(timezone.utc)
     blocks = [Block.from_json(b) for b in json.loads(os.environ["BLOCKS"])]
     warnings = json.loads(os.environ.get("WARNINGS") or "[]") + queued_warnings(now)
     api = StdlibApi()
     nodes = gpu_nodes(api)
     for action in run_once(api, blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings, nodes):
+        print(json.dumps(action, sort_keys=True))
+    # Spares before the checks: a node held back as a spare is tainted before a check job can be placed on it.
+    for action in run_spares_once(api, groups_from(os.environ.get("SPARES", "")), now, nodes, alert_publisher()):
         print(json.dumps(action, sort_keys=True))
     for action in run_checks_once(api, _checks(os.environ.get("CHECKS_FILE", "")), blocks, now, nodes):
         print(json.dumps(action, sort_keys=True))

@@ -43,10 +43,16 @@ def _hmac(key: bytes, text: str) -> bytes:
 
 
 def sign(
-    url: str, headers: dict[str, str], body: bytes, region: str, creds: dict[str, str], now: datetime
+    url: str,
+    headers: dict[str, str],
+    body: bytes,
+    region: str,
+    creds: dict[str, str],
+    now: datetime,
+    service: str = _SERVICE,
 ) -> dict[str, str]:
-    """The headers of a SigV4-signed POST of ``body`` to ``url`` (SQS, ``region``): ``headers`` plus host, date,
-    session token and Authorization."""
+    """The headers of a SigV4-signed POST of ``body`` to ``url`` (``service``, default SQS, in ``region``):
+    ``headers`` plus host, date, session token and Authorization."""
     parts = urllib.parse.urlsplit(url)
     stamp = now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     signed = {k.lower(): v.strip() for k, v in headers.items()}
@@ -64,10 +70,10 @@ def sign(
             hashlib.sha256(body).hexdigest(),
         ]
     )
-    scope = f"{stamp[:8]}/{region}/{_SERVICE}/aws4_request"
+    scope = f"{stamp[:8]}/{region}/{service}/aws4_request"
     to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
     key = ("AWS4" + creds["SecretAccessKey"]).encode()
-    for part in (stamp[:8], region, _SERVICE, "aws4_request"):
+    for part in (stamp[:8], region, service, "aws4_request"):
         key = _hmac(key, part)
     signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
     signed["authorization"] = (
@@ -166,3 +172,23 @@ def read_warnings(queue: WarningQueue, now: datetime) -> list[dict[str, str]]:
         if warning is not None:
             warnings.append(warning)
     return warnings
+
+
+class AlertTopic:
+    """The stack's SNS topic, published to through SNS's query protocol (Action=Publish, Version 2010-03-31), signed
+    with the pod's credentials: the spares controller's alerts."""
+
+    def __init__(self, topic_arn: str, region: str, creds: dict[str, str]) -> None:
+        self._topic, self._region, self._creds = topic_arn, region, creds
+        self._endpoint = f"https://sns.{region}.amazonaws.com/"
+
+    def publish(self, subject: str, message: str, now: datetime | None = None) -> None:
+        """One message; SNS caps a subject at 100 characters (the caller keeps it shorter)."""
+        fields = {"Action": "Publish", "Version": "2010-03-31", "TopicArn": self._topic}
+        body = urllib.parse.urlencode({**fields, "Subject": subject, "Message": message}).encode()
+        content = {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"}
+        when = now or datetime.now(timezone.utc)
+        headers = sign(self._endpoint, content, body, self._region, self._creds, when, "sns")
+        request = urllib.request.Request(self._endpoint, data=body, headers=headers, method="POST")
+        with urllib.request.urlopen(request, timeout=15):
+            pass

@@ -98,6 +98,9 @@ class KubernetesLayerArgs:
     warning_queue_url: pulumi.Input[str] | None = None
     """URL of the queue EC2's Capacity Block expiration warnings arrive on (the platform's ReclaimWarnings); the
     reclaim drain reads it. None: the drain goes by the settings' windows alone."""
+    alert_topic_arn: pulumi.Input[str] | None = None
+    """ARN of the stack's SNS topic (the platform's Alerts): the spares controller alerts there when a spare is used
+    and when an UltraServer has none left. None: its alerts stay in the drain pod's log."""
     mpi_operator: bool = True
     """Install the MPI operator; without it no MPIJob check may be on (settings' imex_check, efa_check, nccl_check)."""
     now: datetime | None = None
@@ -107,7 +110,7 @@ class KubernetesLayerArgs:
     @cached_property
     def parts(self) -> LayerParts:
         """The checks, Kueue, drift check and drain, derived once from the settings in one device mode."""
-        return layer_parts(self.settings, self.now or clock.now(), self.warning_queue_url)
+        return layer_parts(self.settings, self.now or clock.now(), self.warning_queue_url, self.alert_topic_arn)
 
     def problems(self) -> list[Problem]:
         """The settings' own rules (a program may build Settings without parse_settings), what the parts refuse, and

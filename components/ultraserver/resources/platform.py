@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
 import pulumi
+import pulumi_aws as aws
 
 from ultraserver import clock
+from ultraserver.builders.alerts import publisher_policy
 from ultraserver.builders.layer_parts import reclaim_drain_args
 from ultraserver.builders.node_termination import handler_unscoped_actions
 from ultraserver.builders.reclaim_warnings import warning_event_pattern
@@ -15,7 +18,7 @@ from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.expiry import group_expired
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
 from ultraserver.config.subnets import plan_subnets
-from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, node_group_names
+from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, node_group_names, spare_groups
 from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.aws.aws_ids import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
@@ -172,6 +175,17 @@ class Platform(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
+            if self.reclaim_warnings is not None and spare_groups(s):
+                # The spares controller runs in the drain's pod (its Pod Identity role): it publishes its alerts.
+                key = self.alerts.key.arn if self.alerts.key is not None else None
+                aws.iam.RolePolicy(
+                    f"{s.cluster.name}-spare-alerts",
+                    role=self.reclaim_warnings.role.id,
+                    policy=pulumi.Output.all(self.alerts.topic_arn, key).apply(
+                        lambda arns: json.dumps(publisher_policy(arns[0], arns[1]))
+                    ),
+                    opts=child,
+                )
         # Helm releases need the API server and somewhere to run controllers, not the GPU nodes:
         # GPU node groups and the releases proceed in parallel. With kubernetes.layer separate-stack this program
         # declares nothing in Kubernetes; the kubernetes-layer/ project installs the layer from inside the VPC.
@@ -185,6 +199,7 @@ class Platform(pulumi.ComponentResource):
                     depends_on=[self.cluster.eks, self.cluster.system_node_group, self.cluster.coredns],
                     termination_queue_url=self.termination_queue.queue.url if self.termination_queue else None,
                     warning_queue_url=self.reclaim_warnings.queue.url if self.reclaim_warnings else None,
+                    alert_topic_arn=self.alerts.topic_arn if self.alerts else None,
                     now=args.now,
                 ),
                 opts=child,

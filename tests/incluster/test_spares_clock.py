@@ -8,11 +8,10 @@ import copy
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import pytest
-from ultraserver.builders import spares_script as script
 from ultraserver.builders.kueue import resource_flavor_manifest
 from ultraserver.facts.kubernetes import spares as facts
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, GPU_TAINT_KEY, GPU_TOLERATION, ULTRASERVER_LABEL
+from ultraserver.incluster import spares as script
 from ultraserver.rehearse.replacement import Cluster, Job
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
@@ -210,25 +209,3 @@ def test_half_an_ultraserver_failing_at_once_is_a_cluster_signal_not_a_bad_node(
     run(cluster, groups, failed_at + timedelta(minutes=5), alerts)
     assert alerts == []
     assert [cluster.nodes[n]["spec"] for n in sorted(before)] == [before[n]["spec"] for n in sorted(before)]
-
-
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("GROUP_LABEL", ULTRASERVER_LABEL),
-        ("CLIQUE_LABEL", CLIQUE_LABEL),
-        ("ROLE_LABEL", facts.ROLE_LABEL),
-        ("SPARE_TAINT", facts.SPARE_TAINT),
-        ("FAILED_TAINT", facts.FAILED_TAINT),
-        ("REPLACES_ANNOTATION", facts.REPLACES_ANNOTATION),
-        ("PROMOTED_ANNOTATION", facts.PROMOTED_ANNOTATION),
-        ("FAILED_ANNOTATION", facts.FAILED_ANNOTATION),
-        ("REASON_ANNOTATION", facts.REASON_ANNOTATION),
-        ("MOVED_ANNOTATION", facts.MOVED_ANNOTATION),
-        ("HEALTH_CONDITIONS", facts.HEALTH_CONDITIONS),
-        ("FAILURE_GRACE_MINUTES", facts.FAILURE_GRACE_MINUTES),
-        ("SYSTEMIC_FRACTION", facts.SYSTEMIC_FRACTION),
-    ],
-)
-def test_the_scripts_copies_of_facts_are_the_facts(name: str, value: Any) -> None:
-    assert getattr(script, name) == value

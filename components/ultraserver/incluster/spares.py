@@ -1,6 +1,6 @@
 """The spares controller the cluster runs by itself (docs/health.md, "Spares inside the NVLink domain"): pure decisions
 over the GB200 nodes (``decide``) and their REST calls (``apply``), one run a minute inside the reclaim drain's
-CronJob (``drain_main.py``), standard library only (no image ships the package).
+CronJob (``drain_main``), standard library only like every module of ``incluster`` (no image ships the package).
 
 Per UltraServer of a group with ``sparesPerUltraServer`` (its node-group label, or ``<group>/<clique>`` in a grouped
 fleet) it:
@@ -26,21 +26,47 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-# Copies of facts (this script may import nothing of ours); tests keep them equal.
-GROUP_LABEL = "ultraserver.io/ultraserver"
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
-ROLE_LABEL = "ultraserver.io/node-role"
-ACTIVE, SPARE, FAILED = "active", "spare", "failed"
-SPARE_TAINT = "ultraserver.io/spare"
-FAILED_TAINT = "ultraserver.io/failed"
-REPLACES_ANNOTATION = "ultraserver.io/replaces"
-PROMOTED_ANNOTATION = "ultraserver.io/promoted-at"
-FAILED_ANNOTATION = "ultraserver.io/failed-at"
-REASON_ANNOTATION = "ultraserver.io/failed-reason"
-MOVED_ANNOTATION = "ultraserver.io/moved-workloads"
-HEALTH_CONDITIONS = ("AcceleratedHardwareReady",)
-FAILURE_GRACE_MINUTES = 2
-SYSTEMIC_FRACTION = 0.5
+try:
+    from ultraserver.incluster.copied_facts import (
+        ACTIVE,
+        CLIQUE_LABEL,
+        FAILED,
+        FAILED_ANNOTATION,
+        FAILED_TAINT,
+        FAILURE_GRACE_MINUTES,
+        HEALTH_CONDITIONS,
+        KUEUE_API_VERSION,
+        MOVED_ANNOTATION,
+        PROMOTED_ANNOTATION,
+        REASON_ANNOTATION,
+        REPLACES_ANNOTATION,
+        ROLE_LABEL,
+        SPARE,
+        SPARE_TAINT,
+        SYSTEMIC_FRACTION,
+    )
+    from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+except ImportError:  # in the cluster: the mounted directory is on sys.path
+    from copied_facts import (  # type: ignore[no-redef]
+        ACTIVE,
+        CLIQUE_LABEL,
+        FAILED,
+        FAILED_ANNOTATION,
+        FAILED_TAINT,
+        FAILURE_GRACE_MINUTES,
+        HEALTH_CONDITIONS,
+        KUEUE_API_VERSION,
+        MOVED_ANNOTATION,
+        PROMOTED_ANNOTATION,
+        REASON_ANNOTATION,
+        REPLACES_ANNOTATION,
+        ROLE_LABEL,
+        SPARE,
+        SPARE_TAINT,
+        SYSTEMIC_FRACTION,
+    )
+    from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+
 STANDBY_TAINT = {"key": SPARE_TAINT, "value": "standby", "effect": "NoSchedule"}
 
 
@@ -305,7 +331,7 @@ def run_once(
         return []
     pods = list(api.get("/api/v1/pods").get("items") or [])
     try:
-        workloads = list(api.get("/apis/kueue.x-k8s.io/v1beta2/workloads").get("items") or [])
+        workloads = list(api.get(f"/apis/{KUEUE_API_VERSION}/workloads").get("items") or [])
     except Exception:  # a stack without Kueue serves no Workloads: no job to name
         workloads = []
     actions = decide(nodes, pods, workloads, groups, now)
