@@ -83,9 +83,13 @@ def fleet(spares: int) -> tuple[Cluster, list[script.SpareGroup], list[dict[str,
 
 
 def run(cluster: Cluster, groups: list[script.SpareGroup], now: datetime, alerts: list[dict[str, Any]]) -> None:
-    nodes = list(cluster.nodes.values())
-    actions = script.run_once(MemoryApi(cluster), groups, now, nodes, lambda s, m: alerts.append({"s": s, "m": m}))
-    assert all(a["kind"] in ("patch-node", "alert") for a in actions)
+    """One CronJob run: the findings of the nodes it read (each published once, as drain_main.send_alerts does),
+    then the controller's actions."""
+    nodes = copy.deepcopy(list(cluster.nodes.values()))
+    sent = {a["key"] for a in alerts}
+    alerts += [f for f in script.findings("gb200", nodes, groups, now) if f["key"] not in sent]
+    actions = script.run_once(MemoryApi(cluster), groups, now, nodes)
+    assert all(a["kind"] == "patch-node" for a in actions)
 
 
 def fail(cluster: Cluster, name: str, at: datetime) -> None:
@@ -146,8 +150,8 @@ def test_a_failed_node_is_replaced_by_a_spare_of_its_own_ultraserver_with_nobody
     assert moved_at - failed_at <= timedelta(minutes=facts.expected_replacement_minutes())
     # The pod on the failed node went at once (the failed taint), not after the 300 s not-ready toleration.
     assert cluster.deleted and max(cluster.deleted.values()) < failed_at + timedelta(seconds=300)
-    assert [a["s"] for a in alerts] == [f"UltraServer {home}: spare {replacement} replaces failed node {failed}"]
-    assert "Spares left in nvl72-1: 1" in alerts[0]["m"]
+    assert [a["subject"] for a in alerts] == [f"gb200: spare {replacement} replaces failed node {failed}"]
+    assert "Spares left in nvl72-1: 1" in alerts[0]["message"] and "team/job-a" in alerts[0]["message"]
 
 
 def test_without_spares_kueue_finds_no_replacement_and_the_controller_reports_the_loss() -> None:
@@ -161,7 +165,8 @@ def test_without_spares_kueue_finds_no_replacement_and_the_controller_reports_th
     walk(cluster, groups, failed_at, 10, alerts)
     # Kueue: no node of the clique has room, the workload is evicted and waits (the other UltraServer is busy).
     assert job.evictions == [f"no replacement for unhealthy node(s): {failed}"] and job.pods == {}
-    assert [a["s"] for a in alerts] == [f"UltraServer nvl72-1: node {failed} failed, no spare left"]
+    assert [a["subject"] for a in alerts] == ["gb200: UltraServer nvl72-1 has no spare left"]
+    assert failed in alerts[0]["message"]
     assert cluster.nodes[failed]["metadata"]["labels"][facts.ROLE_LABEL] == facts.FAILED
 
 
@@ -178,8 +183,8 @@ def test_two_failed_nodes_evict_the_workload_and_it_comes_back_on_its_own_ultras
     assert job.evictions == [f"multiple node failures: {first}, {second}"]
     assert len(job.pods) == NODES - 2 and not {first, second} & set(job.pods.values())
     assert outside(cluster, job, home) == []
-    subjects = [a["s"] for a in alerts]
-    assert f"UltraServer {home}: no spare left" in subjects and len(subjects) == 3
+    subjects = [a["subject"] for a in alerts]
+    assert f"gb200: UltraServer {home} has no spare left" in subjects and len(subjects) == 3
 
 
 def test_a_short_blip_takes_no_spare_and_a_repaired_node_comes_back_as_a_spare() -> None:

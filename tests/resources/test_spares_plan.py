@@ -120,8 +120,3 @@ def test_the_drain_cronjob_runs_the_spares_controller_and_may_publish_its_alerts
     assert "ALERT_TOPIC_ARN" in env and env["AWS_REGION"] == "us-east-1"
     maps = [m for m in plan.of_type("kubernetes:core/v1:ConfigMap") if m.inputs["metadata"]["name"] == "reclaim-drain"]
     assert "spares.py" in maps[0].inputs["data"]
-    (policy,) = [p for p in plan.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("-spare-alerts")]
-    statements = json.loads(policy.inputs["policy"])["Statement"]
-    assert {s["Sid"] for s in statements} == {"PublishAlerts", "EncryptAlerts"}
-    plain = plan_with("gb200-x72", {})
-    assert not [p for p in plain.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("-spare-alerts")]

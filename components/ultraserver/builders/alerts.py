@@ -97,22 +97,3 @@ def key_policy(account_id: str, partition: str = "aws") -> dict[str, Any]:
             },
         ],
     }
-
-
-def publisher_policy(topic_arn: str, key_arn: str | None) -> dict[str, Any]:
-    """What the spares controller's pod may do: publish to the stack's topic and, for its KMS-encrypted topic, use
-    the key for that (Amazon SNS developer guide, "Encryption at rest": a publisher to an encrypted topic needs
-    kms:GenerateDataKey* and kms:Decrypt on the key)."""
-    statements: list[dict[str, Any]] = [
-        {"Sid": "PublishAlerts", "Effect": "Allow", "Action": "sns:Publish", "Resource": topic_arn}
-    ]
-    if key_arn:
-        statements.append(
-            {
-                "Sid": "EncryptAlerts",
-                "Effect": "Allow",
-                "Action": ["kms:GenerateDataKey*", "kms:Decrypt"],
-                "Resource": key_arn,
-            }
-        )
-    return {"Version": "2012-10-17", "Statement": statements}

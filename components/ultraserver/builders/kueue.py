@@ -143,8 +143,9 @@ def kueue_args(settings: Settings, live: Settings, mode: DeviceMode) -> KueueArg
 
 
 def flavor_names(instance_types: Iterable[str]) -> dict[str, str]:
-    """The ResourceFlavor of each GPU instance type, named after its family's accelerator (p6e-gb200.36xlarge ->
-    gb200, FLAVOR_NAME); types whose names would clash are named in full (p6e-gb200-36xlarge)."""
+    """The ResourceFlavor of each GPU instance type, named after its family's accelerator (`<family>-<accelerator>.
+    <size>` gives `<accelerator>`: FLAVOR_NAME for the GB200 nodes); types whose names would clash are named in full,
+    with `-` for `.`."""
     types = list(dict.fromkeys(instance_types))
     short = {t: t.split(".")[0].rsplit("-", 1)[-1] for t in types}
     clashing = {n for n in short.values() if list(short.values()).count(n) > 1}

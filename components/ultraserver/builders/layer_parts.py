@@ -18,6 +18,7 @@ from ultraserver.config.expiry import live_settings
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import device_mode, kueue_enabled, spare_groups
 from ultraserver.facts.hardware.devices import DeviceMode
+from ultraserver.facts.pins.manifests import PYTHON_IMAGE, mirrored_image
 from ultraserver.incluster.spares import SpareGroup
 
 
@@ -42,28 +43,37 @@ class LayerParts:
     """The drain before each Capacity Block ends; None when no block has a window."""
 
 
+def job_image(settings: Settings) -> str:
+    """The Python image of the drain and the drift check, from ``kubernetes.imageMirror`` when set."""
+    return mirrored_image(PYTHON_IMAGE, settings.kubernetes.image_mirror)
+
+
 def reclaim_drain_args(
     settings: Settings, warning_queue_url: Any = None, alert_topic_arn: Any = None
 ) -> ReclaimDrainArgs | None:
-    """The reclaim drain of every block with a window, and the spares controller of every group with spares; none
-    without either (nothing to time a drain by, no spare to keep). With ``warning_queue_url`` it also reads EC2's
-    expiration warnings from that queue; with ``alert_topic_arn`` the spares controller alerts to that topic."""
+    """The reclaim drain of every block with a window, and the spares controller of every group with spares (it runs
+    in the same CronJob); none without either (nothing to time a drain by, no spare to keep). With
+    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue (and EC2's dates, through the same
+    role); with ``alert_topic_arn`` it publishes what needs a person there."""
     blocks = drain_blocks(settings)
-    spares = [
-        SpareGroup(name, g.spares_per_ultraserver, g.grouped)
-        for g in spare_groups(settings)
-        for name in g.node_group_names
-    ]
-    if not blocks and not spares:
+    if not blocks and not spare_groups(settings):
         return None
+    # Every GPU group is watched: one without spares still has its failed nodes marked and reported.
+    spares = [
+        SpareGroup(n, g.spares_per_ultraserver, g.grouped) for g in settings.gpu_node_groups for n in g.node_group_names
+    ]
     queue = CLUSTER_QUEUE_NAME if kueue_enabled(settings) else ""
+    drift = settings.health.drift_check_enabled and bool(settings.gpu_node_groups)
     return ReclaimDrainArgs(
         blocks,
+        spares=spares,
         cluster_queue=queue,
         warning_queue_url=warning_queue_url,
         region=settings.region,
-        spares=spares,
+        image=job_image(settings),
+        cluster_name=settings.cluster.name,
         alert_topic_arn=alert_topic_arn,
+        drift_check=f"{DriftCheckArgs.namespace}/{DriftCheckArgs.name}" if drift else "",
     )
 
 
@@ -81,7 +91,9 @@ def layer_parts(
         efa_check=efa_check_args(settings, mode),
         nccl_check=nccl_check_args(live, mode),
         kueue=kueue_args(settings, live, mode),
-        drift_check=DriftCheckArgs(node_group_expectations(settings), schedule=settings.health.drift_check_schedule)
+        drift_check=DriftCheckArgs(
+            node_group_expectations(settings), schedule=settings.health.drift_check_schedule, image=job_image(settings)
+        )
         if drift
         else None,
         reclaim_drain=reclaim_drain_args(settings, warning_queue_url, alert_topic_arn),

@@ -93,8 +93,11 @@ COMMAND_EXITS: dict[str, dict[int, str]] = {
     "rehearse": {
         EXIT_OK: "",
         EXIT_FAILED: "the day-2 checks failed on the emulated cluster (an injected fault, or a healthy rehearsal that "
-        "did not pass)",
-        EXIT_USAGE: "a `--break` outside the catalogue or that the stack cannot show, the emulator not installed",
+        "did not pass); with `--api real`, also an object the API server refused or a script's request it refused "
+        "(RBAC, validation)",
+        EXIT_USAGE: "a `--break` outside the catalogue or that the stack cannot show, the emulator not installed, "
+        f"{_JSON}; with `--api real`, a control plane that cannot be built (no Go, a module that does not build) or "
+        "started, a `--charts` folder lacking a chart, a `--crds` file without CRDs",
         EXIT_INTERNAL: "",
     },
 }

@@ -11,6 +11,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     WithJsonSchema,
+    model_validator,
 )
 
 from ultraserver.config.fields import (
@@ -144,8 +145,9 @@ class GpuNodeGroupSettings(Model):
     )
     handover: Literal["switch", "standby"] = Field(
         "switch",
-        description="With capacityBlocks: switch (one group per UltraServer; a pulumi up between blocks moves it to "
-        "the next reservation) or standby (one group per block, made ahead at 0 and scaled by its own schedule).",
+        description="With capacityBlocks: standby (one group per block, made ahead at 0 and scaled by its own "
+        "schedule: nobody needs to be online between blocks; the default with more than one block) or switch (one "
+        "group per UltraServer; a pulumi up in the gap between blocks moves it to the next reservation).",
     )
     scale_to_zero_for_upgrade: StrictBool = Field(
         False, description="Hold the group at 0 nodes (required before a version or AMI upgrade)."
@@ -162,6 +164,17 @@ class GpuNodeGroupSettings(Model):
         "nodes only. Default 0: a spare is paid for all block and idle until a node fails, and whether that is worth "
         "it depends on how long a job can wait for a human (plan shows the spares' GPU-hours per block).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _handover_default(cls, data: Any) -> Any:
+        """More than one block listed and no handover written: standby, which needs nobody between blocks (with
+        switch, a missed ``pulumi up`` in the gap leaves the next block with no node at all)."""
+        if isinstance(data, dict) and "handover" not in data:
+            listed = data.get("capacityBlocks", data.get("capacity_blocks"))
+            if isinstance(listed, list | tuple) and len(listed) > 1:
+                return {**data, "handover": "standby"}
+        return data
 
     @property
     def instance_type(self) -> str:

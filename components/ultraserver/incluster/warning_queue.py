@@ -51,7 +51,7 @@ def sign(
     now: datetime,
     service: str = _SERVICE,
 ) -> dict[str, str]:
-    """The headers of a SigV4-signed POST of ``body`` to ``url`` (``service``, default SQS, in ``region``):
+    """The headers of a SigV4-signed POST of ``body`` to ``url`` (``service``, SQS by default, in ``region``):
     ``headers`` plus host, date, session token and Authorization."""
     parts = urllib.parse.urlsplit(url)
     stamp = now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -172,23 +172,3 @@ def read_warnings(queue: WarningQueue, now: datetime) -> list[dict[str, str]]:
         if warning is not None:
             warnings.append(warning)
     return warnings
-
-
-class AlertTopic:
-    """The stack's SNS topic, published to through SNS's query protocol (Action=Publish, Version 2010-03-31), signed
-    with the pod's credentials: the spares controller's alerts."""
-
-    def __init__(self, topic_arn: str, region: str, creds: dict[str, str]) -> None:
-        self._topic, self._region, self._creds = topic_arn, region, creds
-        self._endpoint = f"https://sns.{region}.amazonaws.com/"
-
-    def publish(self, subject: str, message: str, now: datetime | None = None) -> None:
-        """One message; SNS caps a subject at 100 characters (the caller keeps it shorter)."""
-        fields = {"Action": "Publish", "Version": "2010-03-31", "TopicArn": self._topic}
-        body = urllib.parse.urlencode({**fields, "Subject": subject, "Message": message}).encode()
-        content = {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"}
-        when = now or datetime.now(timezone.utc)
-        headers = sign(self._endpoint, content, body, self._region, self._creds, when, "sns")
-        request = urllib.request.Request(self._endpoint, data=body, headers=headers, method="POST")
-        with urllib.request.urlopen(request, timeout=15):
-            pass

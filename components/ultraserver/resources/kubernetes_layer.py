@@ -99,8 +99,9 @@ class KubernetesLayerArgs:
     """URL of the queue EC2's Capacity Block expiration warnings arrive on (the platform's ReclaimWarnings); the
     reclaim drain reads it. None: the drain goes by the settings' windows alone."""
     alert_topic_arn: pulumi.Input[str] | None = None
-    """ARN of the stack's SNS topic (the platform's Alerts): the spares controller alerts there when a spare is used
-    and when an UltraServer has none left. None: its alerts stay in the drain pod's log."""
+    """The stack's alert topic (the platform's Alerts): the reclaim drain publishes what needs a person there (a
+    failed call, EC2's dates differing from the stack's, a paid block with no node, a failed check). None: printed
+    in its Job's log only."""
     mpi_operator: bool = True
     """Install the MPI operator; without it no MPIJob check may be on (settings' imex_check, efa_check, nccl_check)."""
     now: datetime | None = None
@@ -336,5 +337,6 @@ class KubernetesLayer(pulumi.ComponentResource):
                 *(self.nccl_check.manifests if self.nccl_check else []),
             ]
             drain_args = replace(_on_system(parts.reclaim_drain, "node_selector", system), checks=rechecked)
-            checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check) if c is not None]
+            # The drift check's namespace too: the drain reads its Jobs (a Role there).
+            checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check, self.drift_check) if c is not None]
             self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued, *checks))

@@ -28,6 +28,12 @@ DEFAULT_TEXT = "1.35"
 """Kubernetes minor of new stacks and of the Cluster component when none is given (the one home of the default)."""
 DRA_GA_TEXT = "1.34"
 """First minor that serves DRA at resource.k8s.io/v1 (GA); 1.33 serves only the beta versions (KEP-4381)."""
+BETA_APIS_ON: dict[str, tuple[tuple[str, str], ...]] = {
+    "1.33": (("resource.k8s.io", "v1beta1"), ("resource.k8s.io", "v1beta2")),
+}
+"""(group, version) of the beta APIs EKS serves on a minor beside its GA ones: DRA before its GA in 1.34 (the project's
+reference, current-versions.md: "EKS 1.33 serves only the beta DRA API (v1beta1, v1beta2)", from the EKS user guide's
+DRA pages; that EKS turns on no other beta API by default is UNVERIFIED)."""
 
 # Control-plane prices per cluster-hour (US East, USD). Source: the AWS containers blog "Amazon EKS extended support
 # for Kubernetes versions pricing" (aws.amazon.com/blogs/containers/amazon-eks-extended-support-for-kubernetes-versions-
