@@ -8,11 +8,14 @@ import copy
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from ultraserver.builders.kueue import resource_flavor_manifest
 from ultraserver.facts.kubernetes import spares as facts
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, GPU_TAINT_KEY, GPU_TOLERATION, ULTRASERVER_LABEL
 from ultraserver.incluster import spares as script
 from ultraserver.rehearse.replacement import Cluster, Job
+from ultraserver.verify.clients import Node
+from ultraserver.verify.spares import spare_view
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 NODES = 18
@@ -214,3 +217,54 @@ def test_half_an_ultraserver_failing_at_once_is_a_cluster_signal_not_a_bad_node(
     run(cluster, groups, failed_at + timedelta(minutes=5), alerts)
     assert alerts == []
     assert [cluster.nodes[n]["spec"] for n in sorted(before)] == [before[n]["spec"] for n in sorted(before)]
+
+
+def as_nodes(cluster: Cluster) -> list[Node]:
+    """The nodes as verify and status read them."""
+    found = []
+    for raw in cluster.nodes.values():
+        ready = next(c for c in raw["status"]["conditions"] if c["type"] == "Ready")
+        found.append(
+            Node(
+                raw["metadata"]["name"],
+                raw["metadata"]["labels"],
+                ready=ready["status"] == "True",
+                ready_changed=datetime.fromisoformat(ready["lastTransitionTime"].replace("Z", "+00:00")),
+                annotations=raw["metadata"].get("annotations") or {},
+            )
+        )
+    return found
+
+
+def test_verify_and_status_show_each_ultraserver_by_role_the_move_and_the_gpu_hours_lost() -> None:
+    cluster, groups, alerts = fleet(2)
+    job = cluster.jobs[0]
+    failed = sorted(job.pods.values())[3]
+    failed_at = T0 + timedelta(minutes=10)
+    fail(cluster, failed, failed_at)
+    walk(cluster, groups, failed_at, 10, alerts)
+    ((_, replacement),) = job.moves
+    view = spare_view(as_nodes(cluster), "nvl72-1", 4, failed_at + timedelta(hours=1))
+    assert view is not None
+    assert len(view.active) == 16 and len(view.spare) == 1 and view.unhealthy == (failed,)
+    (moved,) = view.replaced
+    assert (moved.failed, moved.spare, moved.workloads) == (failed, replacement, "team/job-a")
+    # The failed node is marked from its NotReady transition; 16 active nodes of 4 GPUs wait until the promotion.
+    assert moved.at is not None
+    assert view.gpu_hours_lost == pytest.approx(16 * 4 * (moved.at - failed_at).total_seconds() / 3600)
+    text = "\n".join(view.lines())
+    assert "16 active, 1 spare" in text and f"{failed} -> {replacement} (team/job-a)" in text
+    other = spare_view(as_nodes(cluster), "nvl72-2", 4, failed_at)
+    assert other is not None and other.gpu_hours_lost == 0 and not other.replaced
+
+
+def test_without_a_spare_the_loss_grows_until_the_node_is_back() -> None:
+    cluster, _, _ = fleet(0)
+    failed = sorted(cluster.jobs[0].pods.values())[0]
+    failed_at = T0 + timedelta(minutes=10)
+    fail(cluster, failed, failed_at)
+    walk(cluster, [script.SpareGroup("nvl72-1", 0)], failed_at, 5, [])
+    view = spare_view(as_nodes(cluster), "nvl72-1", 4, failed_at + timedelta(hours=2))
+    assert view is not None and view.unhealthy == (failed,) and not view.replaced
+    # All 18 nodes were active: the job that used them has nowhere to go for the 2 hours.
+    assert view.gpu_hours_lost == pytest.approx(18 * 4 * 2)
