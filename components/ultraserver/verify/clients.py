@@ -44,6 +44,8 @@ class Node:
     """When the Ready condition last changed status (its lastTransitionTime); None when not reported."""
     provider_id: str = ""
     """spec.providerID; on EC2 aws:///<zone>/<instance id>."""
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    """metadata.annotations (the spares controller's notes: facts/kubernetes/spares.py)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ class KubernetesReader:
                 ready=_ready(n.status.conditions),
                 ready_changed=_ready_changed(n.status.conditions),
                 provider_id=getattr(getattr(n, "spec", None), "provider_id", None) or "",
+                annotations=dict(n.metadata.annotations or {}),
             )
             for n in items
         ]
