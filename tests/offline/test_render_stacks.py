@@ -24,7 +24,7 @@ from ultraserver.config.load import parse_settings
 from ultraserver.config.rules import unread_chart_values
 from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
 from ultraserver.facts.pins import charts
-from ultraserver.offline import Plan, run_plan
+from ultraserver.offline import Plan, release_order, run_plan
 from ultraserver.offline.gpu_placement import NodeKind, on_gpu_nodes, planned_nodes
 from ultraserver.offline.helm_template import Templater
 from ultraserver.offline.project import LAYER_PROJECT
@@ -468,3 +468,29 @@ def test_the_beta_dra_api_is_served_on_1_33_only() -> None:
     assert binary_defaults([body], builtin_apis("1.33")) == [body]
     other = {"apiVersion": "example.com/v1", "kind": "Widget"}
     assert binary_defaults([other], builtin_apis("1.33")) == []
+
+
+def test_kueue_with_its_service_monitor_waits_for_the_release_that_brings_the_crd(
+    rendered: Render, templater: Templater
+) -> None:
+    override = {"prometheusStack": {"enabled": True}, "kueue": {"values": {"enablePrometheus": True}}}
+    result = rendered("gb200-x72", override)
+    kueue = result.release(charts.KUEUE)
+    assert "ServiceMonitor" in {o.body["kind"] for o in kueue.objects}
+    assert [p for p in result.stack.problems if "does not wait for it" in str(p.value)] == []
+    # Without the dependency the two releases install in parallel: the plan says so.
+    prometheus = next(r.urn for r in result.plan.of_type(HELM_RELEASE) if r.name.endswith("prometheus-stack"))
+    resources = []
+    for resource in result.plan.resources:
+        deps = [d for d in resource.dependencies if d != prometheus and "prometheus" not in d]
+        resources.append(replace(resource, dependencies=deps))
+    found = release_order.order_problems(
+        replace(result.plan, resources=resources),
+        [(r.release.resource, [o.body for o in r.objects]) for r in result.stack.releases],
+    )
+    keys = [(p.key, str(p.value)) for p in found]
+    assert (
+        "gb200-x72-k8s-kueue",
+        "renders ServiceMonitor (monitoring.coreos.com/v1), whose CRD gb200-x72-k8s-prometheus-stack installs, and "
+        "does not wait for it",
+    ) in keys
