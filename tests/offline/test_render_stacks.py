@@ -406,6 +406,11 @@ def test_overrides_that_land_pods_nowhere_fail_plan_render_naming_each(tmp_path:
       values:
         controllerManager:
           nodeSelector: {ultraserver.io/ultraserver: nvl72}
+    draDriver:
+      values:
+        webhook:
+          enabled: true
+          tls: {mode: secret, secret: {name: dra-webhook-tls, caBundle: Zm9v}}
 """
     )
     out = tmp_path / "out"
@@ -417,6 +422,9 @@ def test_overrides_that_land_pods_nowhere_fail_plan_render_naming_each(tmp_path:
     assert "Deployment gpu-operator/gpu-operator lands on no planned node group" in text
     assert "spec.daemonsets.tolerations.0.opertor: a field its CRD's schema does not declare" in text
     assert "Deployment kueue-system/kueue-controller-manager lands on no planned node group" in text
+    # The webhook in secret mode names a Secret nobody creates: its pod never starts, and it fails closed.
+    assert "names Secret nvidia-dra-driver-gpu/dra-webhook-tls, which nothing in the plan or its charts creates" in text
+    assert "webhook gpu.nvidia.com (failurePolicy Fail) is served by Deployment nvidia-dra-driver-gpu/" in text
 
 
 @pytest.mark.usefixtures("templater")  # Helm and the charts, or skip

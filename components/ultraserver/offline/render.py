@@ -20,7 +20,15 @@ import yaml
 from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
 from ultraserver.facts.pins import charts
-from ultraserver.offline import gpu_placement, noop_keys, pod_placement, pruning, release_order, served_apis
+from ultraserver.offline import (
+    gpu_placement,
+    noop_keys,
+    pod_placement,
+    pruning,
+    references,
+    release_order,
+    served_apis,
+)
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.helm_binary import helm_binary
 from ultraserver.offline.helm_template import (
@@ -151,6 +159,7 @@ def render_stack(
         stack.problems += _idle(release, templater, flag, user_values.get(release.chart))
     judged = [(r.release.resource, [o.body for o in r.objects]) for r in stack.releases if not r.error]
     stack.problems += release_order.order_problems(plan, judged)
+    stack.problems += references.reference_problems(judged, toolkit_objects(plan))
     if any(kind.gpu for kind in nodes):
         toolkit = pod_placement.toolkit_pods(toolkit_objects(plan))
         stack.problems += pod_placement.placement_problems(f"{plan.project}/{plan.stack}", toolkit, nodes)
