@@ -1,6 +1,6 @@
 """The ``ultraserver`` command: ``plan`` and ``versions`` (offline), and subcommands that talk to AWS or the cluster.
 
-Exit codes: cli.common.EXIT_TABLE, rendered as the --help epilog and as the table in docs/plan.md.
+Exit codes: cli.exits.EXIT_TABLE, rendered as the --help epilog and as the table in docs/plan.md.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import argparse
 import errno
 import gc
 import os
+import signal
 import sys
 import textwrap
 import traceback
@@ -16,21 +17,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ultraserver.cli.common import (
-    EXIT_CODES,
-    EXIT_INTERNAL,
-    EXIT_SUMMARY,
-    EXIT_USAGE,
-    UsageError,
+from ultraserver.cli.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_SUMMARY, EXIT_USAGE, UsageError
+from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
+from ultraserver.cli.options import (
     add_subcommand,
     aws_options,
-    endpoint_url_arg,
-    force_option,
-    moment_arg,
-    region_arg,
+    cluster_options,
+    now_option,
+    stack_options,
     stack_settings,
 )
-from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
+from ultraserver.cli.outputs import force_option
 from ultraserver.cli.plan import cmd_plan, with_deployed_state
 from ultraserver.cli.rehearse import add_parser as add_rehearse_parser
 from ultraserver.cli.stacks import add_parser as add_stacks_parser
@@ -73,6 +70,9 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+JUDGE_AT = "judge at this moment instead of the clock (ISO 8601)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
@@ -86,10 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction, help="show the package version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     plan = add_subcommand(sub, "plan", "run a stack's Pulumi program offline and show every resource it would create")
-    plan.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
-    plan.add_argument(
-        "--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)"
-    )
+    stack_options(plan, "stack name (a stacks/Pulumi.<stack>.yaml file)")
     plan.add_argument("--json", metavar="FILE", help="write the plan as JSON")
     plan.add_argument(
         "--graph", metavar="FILE", help="write the dependency graph as text: .mmd/.mermaid/.md Mermaid, .dot/.gv DOT"
@@ -107,11 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="deployed state (`pulumi stack export` or a previous `ultraserver plan --json`): refuse changes that "
         "would roll a capacity-block group not at desired size 0",
     )
-    plan.add_argument(
-        "--now",
-        type=moment_arg,
-        metavar="ISO",
-        help="plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
+    now_option(
+        plan,
+        "plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
+        "ISO",
     )
     plan.add_argument(
         "--render",
@@ -123,22 +119,19 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "--charts", metavar="DIR", type=Path, help="with --render: packaged charts (.tgz) instead of pulling each"
     )
+    plan.add_argument(
+        "--upgrade",
+        metavar="MINOR",
+        help="plan a Kubernetes minor upgrade around the stack's Capacity Blocks: when each step runs, the rollback",
+    )
     plan.set_defaults(func=cmd_plan)
     pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
-    pre.add_argument("--stack", required=True, help="stack name")
-    pre.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    pre.add_argument("--region", type=region_arg, help="AWS region (default: the stack's aws:region)")
-    pre.add_argument("--profile", help="AWS profile")
-    pre.add_argument("--endpoint-url", type=endpoint_url_arg, help="send every AWS call here (e.g. a local emulator)")
+    stack_options(pre)
+    aws_options(pre)
     pre.set_defaults(func=cmd_preflight)
     ver = add_subcommand(sub, "verify", "judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
-    ver.add_argument("--stack", required=True, help="stack name")
-    ver.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    ver.add_argument(
-        "--kubeconfig",
-        help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`; default: as "
-        "kubectl, the files of $KUBECONFIG merged, else ~/.kube/config)",
-    )
+    stack_options(ver)
+    cluster_options(ver)
     ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
     force_option(ver, "--json")
     ver.add_argument(
@@ -153,19 +146,17 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument(
         "--log-kind", choices=("nvbandwidth", "nccl"), help="the tool that wrote --from-file (default: detected)"
     )
-    ver.add_argument(
-        "--now",
-        type=moment_arg,
-        help="judge the block-start acceptance at this moment instead of the clock (ISO 8601); the block comes from "
-        "the stack's window",
+    now_option(
+        ver,
+        "judge the block-start acceptance at this moment instead of the clock (ISO 8601); the block comes from the "
+        "stack's window",
     )
     ver.set_defaults(func=cmd_verify)
     st = add_subcommand(sub, "status", "live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
+    stack_options(st)
     aws_options(st)
-    st.add_argument(
-        "--kubeconfig",
-        help="kubeconfig of the cluster (default: as kubectl, the files of $KUBECONFIG merged, else ~/.kube/config)",
-    )
+    now_option(st, JUDGE_AT)
+    cluster_options(st)
     st.add_argument("--json", metavar="FILE", help="write the status as JSON")
     force_option(st, "--json")
     st.add_argument(
@@ -179,15 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     st.set_defaults(func=cmd_status)
     ext = add_subcommand(sub, "extend", "show (and with --yes buy) extensions of a group's current Capacity Block")
+    stack_options(ext)
     aws_options(ext)
+    now_option(ext, JUDGE_AT)
     ext.add_argument("--group", required=True, help="gpuNodeGroups[].name of the group to extend")
     ext.add_argument("--hours", required=True, type=int, help="extension length: 24-336 by 24, then by 168 to 4368")
     ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
-    ext.add_argument(
-        "--kubeconfig",
-        help="kubeconfig of the cluster whose reclaim drain moves with --yes (default: as kubectl, the files of "
-        "$KUBECONFIG merged, else ~/.kube/config; none found: the drain is not moved)",
-    )
+    cluster_options(ext, " whose reclaim drain moves with --yes", "; none found: the drain is not moved")
     ext.set_defaults(func=cmd_extend)
     add_versions_parser(sub)
     add_stacks_parser(sub)
@@ -219,9 +208,23 @@ def _exit(args: argparse.Namespace, code: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input or usage, 3 internal error)."""
+    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input or usage, 3 internal error, 130
+    interrupted by Ctrl-C)."""
     sys.unraisablehook = _quiet_loop_teardown
-    argv = list(sys.argv[1:] if argv is None else argv)
+    _INTERRUPTS.clear()
+    try:
+        code = _run(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    # A Ctrl-C that library code swallowed still ends the run: an import it cut short leaves a module without its
+    # classes, so the AttributeError (or success) that follows is not the run's outcome.
+    if code == EXIT_INTERRUPTED or _INTERRUPTS:
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return code
+
+
+def _run(argv: list[str]) -> int:
     # --debug is accepted before or after the subcommand.
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
@@ -234,22 +237,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.code or 0)
     try:
         code = int(args.func(args))
-    except ConfigError as err:
+    except Exception as err:  # noqa: BLE001 - the contract: one clear line, the traceback only with --debug
+        return _failed(args, err, debug)
+    return _exit(args, code)
+
+
+def _failed(args: argparse.Namespace, err: Exception, debug: bool) -> int:
+    """The exit code and the line of a command that raised."""
+    if _INTERRUPTS:
+        raise KeyboardInterrupt from err
+    if isinstance(err, ConfigError):
         # Stack keys read project:key; a problem with only command-line keys (--stack, --deployed, the project
         # directory) is not about the stack file's settings.
         settings = any(":" in problem.key for problem in err.items)
         print(f"Invalid {'settings' if settings else 'input'}, nothing was declared:", file=sys.stderr)
         print(textwrap.indent(format_problems(err.items, {ERROR: "-"}), "  "), file=sys.stderr)
         return EXIT_USAGE
-    except UsageError as err:
+    if isinstance(err, UsageError):
         print(f"ultraserver {args.command}: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("ultraserver: interrupted", file=sys.stderr)
-        return EXIT_INTERNAL
-    except Exception as err:  # noqa: BLE001 - the contract: one line, the traceback only with --debug
-        return _unexpected(args.command, err, debug)
-    return _exit(args, code)
+    return _unexpected(args.command, err, debug)
 
 
 def _unexpected(command: str, err: Exception, debug: bool) -> int:
@@ -265,6 +272,16 @@ def _unexpected(command: str, err: Exception, debug: bool) -> int:
     return EXIT_INTERNAL
 
 
+INTERRUPTED = "ultraserver: interrupted (Ctrl-C) before the command finished; run it again for its result"
+_INTERRUPTS: list[int] = []
+"""The SIGINTs the running command received (console() installs the handler that notes them)."""
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    _INTERRUPTS.append(signum)
+    raise KeyboardInterrupt
+
+
 def console() -> int:
     """The installed ``ultraserver`` script and ``python -m ultraserver``: main() in a process that exits after it.
 
@@ -276,6 +293,10 @@ def console() -> int:
     collection at exit. main() leaves the collector alone: tests and programs call it in their own long-lived process.
     """
     gc.set_threshold(*SHORT_RUN_GC_THRESHOLDS)
+    # Ctrl-C is noted as well as raised (a process started with SIGINT ignored, nohup or a background job of a script,
+    # keeps ignoring it).
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_interrupt)
     code = main()
     try:  # a pipe's reader may end before the buffered report is written out
         if sys.stdout is not None:

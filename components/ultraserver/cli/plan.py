@@ -10,18 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ultraserver import clock
-from ultraserver.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    GRAPH_FORMATS,
-    HTML_FORMATS,
-    UsageError,
-    check_output,
-    json_output,
-    stack_settings,
-    suffix,
-    write_output,
-)
+from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, UsageError
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.outputs import GRAPH_FORMATS, HTML_FORMATS, check_output, json_output, suffix, write_output
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
 from ultraserver.problems import ConfigError, Described, Problem, blocking, format_problems
@@ -36,7 +27,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
     from ultraserver.offline.completeness import completeness_problems
-    from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
+    from ultraserver.offline.groups import block_lines, clock_line, group_views, spare_lines, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
     from ultraserver.offline.value_placement import placement_problems
@@ -58,6 +49,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with clock.pinned(args.now):
         now = clock.now()
         settings = stack_settings(args.project_dir, args.stack, platform_only=True)
+        upgrade = upgrade_notes(args.upgrade, settings, now)
         warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
         whole = whole_stack(args.project_dir, args.stack, plan, settings)
@@ -71,7 +63,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     text = PlanText(
         title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
-        groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
+        groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now), spare_lines(settings)),
         warnings=[*warnings, *plan_warnings(plan), *incomplete, *placed, *rendered],
         policies=format_violations(
             violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
@@ -82,6 +74,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         notes=[
             *([deployed_note] if deployed_note else []),
             *version_notes(settings, now.date()),
+            *upgrade,
             *render_notes,
             *zone_notes(settings),
         ],
@@ -253,6 +246,20 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
 def version_notes(settings: Any, on: date) -> list[str]:
     """The plan's line about the stack's version set (none without settings)."""
     return [plan_note(settings.cluster.kubernetes_version, on)] if settings is not None else []
+
+
+def upgrade_notes(target: str | None, settings: Settings | None, now: datetime) -> list[str]:
+    """``--upgrade MINOR``: when each step of the upgrade runs around the blocks (offline/upgrade.py)."""
+    if target is None:
+        return []
+    from ultraserver.offline.upgrade import plan_upgrade, target_problem
+
+    if settings is None:
+        raise UsageError(Problem("--upgrade", target, "a stack of this project's GPU platform", "pick such a stack"))
+    problem = target_problem(settings, target, now)
+    if problem is not None:
+        raise UsageError(problem)
+    return plan_upgrade(settings, target, now).lines()
 
 
 def zone_notes(settings: Any) -> list[str]:

@@ -169,7 +169,7 @@ class Cluster(pulumi.ComponentResource):
             # security group (self.security_group_id). pulumi-eks nodejs/eks/cluster/cluster.ts.
             skip_default_security_groups=True,
             create_instance_role=False,
-            # DRA, which ComputeDomains need, does not work on Auto Mode nodes.
+            # Off: GB200 runs on capacity-block node groups Auto Mode does not manage (docs/health.md, "EKS Auto Mode").
             auto_mode=eks.AutoModeOptionsArgs(enabled=False),
             enabled_cluster_log_types=list(args.log_types),
             encryption_config_key_arn=key.arn,

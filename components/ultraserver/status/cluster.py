@@ -7,11 +7,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
-from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
 from ultraserver.verify.acceptance import CheckJob, Runs, newest_runs
 from ultraserver.verify.clients import ClusterError, ClusterReader, Node, ReadOnce
 from ultraserver.verify.resource_slices import published_devices
-from ultraserver.verify.verdict import EFA_RESOURCE, GPU_RESOURCE
 
 
 @dataclass(frozen=True)

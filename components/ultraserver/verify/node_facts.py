@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from ultraserver.facts.hardware.devices import DRA_DRIVER_NAMESPACE, KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
+    EFA_RESOURCE,
     GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
     GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -20,17 +22,7 @@ from ultraserver.facts.pins.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME
 from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation
-from ultraserver.verify.verdict import (
-    CLUSTER,
-    DEVICE_CLASSES,
-    EFA_RESOURCE,
-    FLEET,
-    GPU_RESOURCE,
-    NO_MNNVL_UUID,
-    NODE_FACTS,
-    Verdict,
-    api_problem,
-)
+from ultraserver.verify.verdict import CLUSTER, DEVICE_CLASSES, FLEET, NO_MNNVL_UUID, NODE_FACTS, Verdict, api_problem
 
 
 def split_clique(value: str) -> tuple[str, str]:

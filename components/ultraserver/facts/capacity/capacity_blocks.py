@@ -48,6 +48,9 @@ and Workloads, checkpoint request) and evicts its pods, so they are gone when th
 instances (incluster/drain.py keeps a copy). A judgement, not measured."""
 DEFAULT_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + DEFAULT_DRAIN_MINUTES
 MIN_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + MIN_DRAIN_MINUTES
+MAX_SCALE_DOWN_LEAD_MINUTES = 1440
+"""The longest lead a group's scale-down may take before its block's end (one day): a bound of the settings, not
+of AWS."""
 # A group moves to its next block this long after the scale-down, not at it: a scheduled action may run up to two
 # minutes late (EC2 Auto Scaling guide, "Scheduled scaling", Considerations) and its instances then take minutes to
 # terminate; a template switch before they are gone would roll nodes. Ten minutes is a judgement, not measured.

@@ -115,6 +115,10 @@ class DeviceMode:
         return (CHANNEL_DEVICE_CLASS, *((GPU_DEVICE_CLASS, EFA_DEVICE_CLASS) if self.dra else ()))
 
 
+DEFAULT_DEVICE_MODE = DeviceMode()
+"""Device plugins on the default Kubernetes minor."""
+
+
 def served_through_dra(resource: str, kubernetes_version: str | None) -> bool:
     """Whether a DRA-mode cluster of this minor serves a request for a device-plugin resource name through a
     DeviceClass (False when the minor is unknown)."""

@@ -57,6 +57,10 @@ MAX_NODES = max(NODES.values())
 """Instances in the largest UltraServer: the most nodes one NVLink check can span."""
 GPUS_PER_NODE = TYPES[DEFAULT_TYPE].gpus_per_node
 """GPUs of one GB200 instance."""
+NVLINK_THRESHOLD_GBPS = 700.0
+"""The nvbandwidth check's default floor: GB/s every cross-node GPU pair of an UltraServer must reach
+(multinode_device_to_device_memcpy_read_ce). A judgement below the ~821 GB/s per pair docs/deploy.md quotes from AWS,
+not measured here."""
 NODE_INSTANCE_TYPES: tuple[str, ...] = tuple(dict.fromkeys(t.instance_type for t in TYPES.values()))
 """The instance types UltraServer nodes run on: what the policy pack takes for a GPU node group."""
 (NODE_INSTANCE_TYPE,) = NODE_INSTANCE_TYPES

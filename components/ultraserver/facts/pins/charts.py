@@ -29,7 +29,7 @@ ComputeDomain numNodes optional: upgrade.md at tag v0.4.1)."""
 LEGACY_DRA_DRIVER_FIRST_MAJOR = 25
 """Before 0.4.0 the driver had calendar versions (YY.MM.patch: tags v25.3.0 ... v25.12.0 in the repository), so a
 major of 25 or more is a release of the old chart, never of the new one."""
-# The newest release found (0.5.0) and why it is not pinned: facts/pins/version_set.py NEWEST_FOUND.
+# The newest release found and why it is not pinned: facts/pins/newest_found.py.
 
 
 def is_dra_driver_release(version: str) -> bool:
