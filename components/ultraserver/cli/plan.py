@@ -30,6 +30,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ultraserver.offline.groups import block_lines, clock_line, group_views, spare_lines, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
+    from ultraserver.offline.value_placement import placement_problems
     from ultraserver.policy.engine import RULES, disabled_count, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
@@ -51,17 +52,19 @@ def cmd_plan(args: argparse.Namespace) -> int:
         upgrade = upgrade_notes(args.upgrade, settings, now)
         warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
-        whole = whole_stack(args.project_dir, args.stack, plan, settings) if args.render else None
+        whole = whole_stack(args.project_dir, args.stack, plan, settings)
     violations = evaluate(plan.resources, policy_config)
     # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
     incomplete = completeness_problems(plan)
-    rendered, render_notes = render_check(args, whole or (plan, ""), settings)
+    rendered, render_notes = render_check(args, whole, settings)
+    # Where pods land, from the plan's values and node groups (with --render, from the rendered pods instead).
+    placed = placement_problems(whole[0], values=not args.render)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now), spare_lines(settings)),
-        warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
+        warnings=[*warnings, *plan_warnings(plan), *incomplete, *placed, *rendered],
         policies=format_violations(
             violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
         ),
@@ -79,10 +82,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     )
     print_plan(console_for(sys.stdout), text, sys.stdout)
     _write_outputs(args, plan, settings, now, text)
-    blocking = blocks(violations)
+    misplaced = blocking(placed)
     reasons = [f"the plan is incomplete ({len(incomplete)} input(s): see the warnings)"] if incomplete else []
     reasons += render_reasons(rendered)
-    if blocking:
+    reasons += [f"{len(misplaced)} placement check(s) failed: see the warnings"] if misplaced else []
+    if blocks(violations):
         rules = sorted({v.policy for v in violations if v.level == "mandatory"})
         reasons.append(
             f"{len(rules)} mandatory {'policy' if len(rules) == 1 else 'policies'} violated: " + ", ".join(rules)

@@ -265,9 +265,9 @@ class KubernetesLayer(pulumi.ComponentResource):
             # Kueue also picks up a job CRD installed after it starts, but only when it next polls for the API
             # (kubernetes-sigs/kueue#2574, since v0.8); until then its MPIJob webhook is not there to suspend a new
             # MPIJob. Installing it after the MPI operator's CRD closes that window for the checks' MPIJobs.
-            self.kueue = Kueue(
-                f"{name}-kueue", kueue_args, child(*base, *([self.mpi_operator] if self.mpi_operator else []))
-            )
+            # Its ServiceMonitor (values enablePrometheus) needs the Prometheus Operator's CRDs: after the stack too.
+            after = [*([self.mpi_operator] if self.mpi_operator else []), *monitored]
+            self.kueue = Kueue(f"{name}-kueue", kueue_args, child(*base, *after))
             # A queued job needs Kueue's webhooks (they suspend it until admission) and its ClusterQueue.
             queued = [self.kueue.release, self.kueue.cluster_queue]
         self.node_termination_handler = None
