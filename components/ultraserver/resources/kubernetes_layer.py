@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver import clock
+from ultraserver.arguments import checked
 from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.layer_parts import LayerParts, layer_parts
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
@@ -21,7 +22,6 @@ from ultraserver.config.settings import KubernetesSettings, Settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.problems import ConfigError, Described, Problem, blocking
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
