@@ -140,6 +140,8 @@ class ControlPlane:
                 f"--tls-cert-file={files['cert']}",
                 f"--tls-private-key-file={files['key']}",
                 "--authorization-mode=RBAC",
+                # As EKS: privileged containers allowed (the device plugins' DaemonSets need them).
+                "--allow-privileged=true",
                 "--anonymous-auth=false",
                 f"--token-auth-file={files['tokens']}",
                 f"--service-account-issuer={ISSUER}",
