@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ultraserver.facts.capacity import capacity_blocks, capacity_events
-from ultraserver.facts.kubernetes import scheduling
+from ultraserver.facts.kubernetes import kueue, scheduling
 from ultraserver.facts.pins import manifests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,6 +22,8 @@ TARGET = ROOT / "components" / "ultraserver" / "incluster" / "copied_facts.py"
 COPIES: tuple[tuple[str, object, str], ...] = (
     ("ULTRASERVER_LABEL", scheduling.ULTRASERVER_LABEL, "ultraserver.facts.kubernetes.scheduling.ULTRASERVER_LABEL"),
     ("CLIQUE_LABEL", scheduling.CLIQUE_LABEL, "ultraserver.facts.kubernetes.scheduling.CLIQUE_LABEL"),
+    ("GPU_RESOURCE", scheduling.GPU_RESOURCE, "ultraserver.facts.kubernetes.scheduling.GPU_RESOURCE"),
+    ("EFA_RESOURCE", scheduling.EFA_RESOURCE, "ultraserver.facts.kubernetes.scheduling.EFA_RESOURCE"),
     (
         "RECLAIM_LEAD_MINUTES",
         capacity_blocks.RECLAIM_LEAD_MINUTES[capacity_blocks.ULTRASERVER],
@@ -38,6 +40,7 @@ COPIES: tuple[tuple[str, object, str], ...] = (
         "ultraserver.facts.capacity.capacity_blocks.NODE_JOIN_GRACE_MINUTES",
     ),
     ("MPIJOB_API_VERSION", manifests.MPIJOB_API_VERSION, "ultraserver.facts.pins.manifests.MPIJOB_API_VERSION"),
+    ("KUEUE_API_VERSION", kueue.API_VERSION, "ultraserver.facts.kubernetes.kueue.API_VERSION"),
     (
         "EXPIRATION_WARNING_DETAIL_TYPES",
         tuple(t for t in capacity_events.CAPACITY_BLOCK_DETAIL_TYPES if "Expiration Warning" in t),

@@ -17,6 +17,7 @@ from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs, mpijob_manifest
 from ultraserver.config.views import ImexTarget
 from ultraserver.facts.hardware import devices
+from ultraserver.facts.hardware.devices import NodeDevices
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.offline import run_plan
 from ultraserver.policy.workloads import pod_sets
@@ -146,9 +147,26 @@ def test_the_drivers_channel_claim_template_is_valid_resource_k8s_io_v1(version:
 
 
 EFA_JOBS = [
-    EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0, launcher_node_selector={"r": "s"}),
     EfaCheckArgs(
-        node_groups=["a", "b"], efa_devices=8, min_bus_bandwidth_gbps=900.0, ultraservers=3, nodes_per_ultraserver=2
+        node_groups=["fleet"],
+        node_devices=NodeDevices(
+            "p6e-gb200.36xlarge",
+            4,
+            (1, 1, 1, 1),
+        ),
+        min_bus_bandwidth_gbps=800.0,
+        launcher_node_selector={"r": "s"},
+    ),
+    EfaCheckArgs(
+        node_groups=["a", "b"],
+        node_devices=NodeDevices(
+            "p6e-gb200.36xlarge",
+            4,
+            (2, 2, 2, 2),
+        ),
+        min_bus_bandwidth_gbps=900.0,
+        ultraservers=3,
+        nodes_per_ultraserver=2,
     ),
 ]
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import yaml
 from helpers.stacks import STACKS
-from ultraserver.cli.common import stack_settings
+from ultraserver.cli import build_parser
+from ultraserver.cli.options import stack_settings
 from ultraserver.config.settings import settings_warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -338,3 +339,21 @@ def test_pulumi_cli_matches_the_sdk_pin() -> None:
     assert len(pins) == 1, "constraints.txt must pin pulumi exactly once"
     for name in ("pull-request.yml", "deploy.yml"):
         assert load(name)["env"]["PULUMI_CLI_VERSION"] == pins[0], name
+
+
+def test_the_weekly_versions_check_in_docs_ci_is_a_valid_workflow_running_the_check(tmp_path: pathlib.Path) -> None:
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = text.split("## Told when the versions drift (weekly)", 1)[1]
+    block = re.search(r"```yaml\n(.*?)\n```", section, re.S)
+    assert block is not None
+    path = tmp_path / "versions-drift.yml"
+    path.write_text(block.group(1), encoding="utf-8")
+    result = check_schema([path])
+    assert result.returncode == 0, result.stdout + result.stderr
+    workflow = yaml.safe_load(block.group(1))
+    assert workflow[True]["schedule"][0]["cron"].split()[4] == "1"  # weekly, on Mondays
+    step = next(s for s in workflow["jobs"]["check"]["steps"] if "versions --check" in s.get("run", ""))
+    assert step["shell"] == "bash"  # GitHub adds -o pipefail only then: tee must not hide exit 1
+    command = step["run"].replace("\\\n", " ").split("|")[0].split()
+    args = build_parser().parse_args(command[1:])
+    assert args.check and args.kubernetes_version == "1.35" and args.json == "drift.json"

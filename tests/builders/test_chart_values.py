@@ -16,6 +16,7 @@ from ultraserver.builders.helm_values import (
     gpu_operator_values,
     kube_prometheus_stack_values,
 )
+from ultraserver.facts.hardware import devices
 from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import (
@@ -80,7 +81,7 @@ def test_gpu_operator_leaves_driver_and_toolkit_to_the_ami() -> None:
 @pytest.mark.parametrize("mode", ["plugins", "dra"])
 def test_gpu_operator_never_deploys_its_own_experimental_dra_stack(mode: str) -> None:
     # Set explicitly, not left to the chart default: the toolkit runs the DRA driver as its own release.
-    values = deep_merge(gpu_operator_values(SYSTEM), gpu_operator_mode_values(mode))
+    values = deep_merge(gpu_operator_values(SYSTEM), gpu_operator_mode_values(devices.DeviceMode(mode)))
     assert values["gpuCluster"] == {"deployCR": False}
     assert charts.unknown_value_paths(charts.GPU_OPERATOR, {"gpuCluster": {"deployCR": False}}) == []
 

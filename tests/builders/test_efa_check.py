@@ -14,6 +14,7 @@ from ultraserver.builders.efa_check import (
     launcher_command,
 )
 from ultraserver.config.settings import parse_settings
+from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices
 from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
 from ultraserver.problems import ConfigError
 
@@ -26,7 +27,7 @@ def settings_with(stack: str, efa_check: dict | None = None):  # type: ignore[no
 
 
 def test_multi_stack_checks_efa_across_two_ultraservers_of_one_layout() -> None:
-    args = efa_check_args(settings_with("gb200-multi"))
+    args = efa_check_args(settings_with("gb200-multi"), DeviceMode())
     assert args is not None
     # The fleet (8 UltraServers, one-per-nci-group: 4 EFA devices) is the largest set sharing one layout.
     assert args.node_groups == ["fleet"] and args.efa_devices == 4
@@ -35,22 +36,23 @@ def test_multi_stack_checks_efa_across_two_ultraservers_of_one_layout() -> None:
 
 
 def test_single_ultraserver_stack_has_no_efa_check_by_default() -> None:
-    assert efa_check_args(settings_with("gb200-x72")) is None
+    assert efa_check_args(settings_with("gb200-x72"), DeviceMode()) is None
 
 
 def test_enabling_it_on_one_ultraserver_is_an_error_naming_the_key() -> None:
     with pytest.raises(
         ConfigError, match=r"ultraserver-eks:efaCheck.ultraservers: got 2; allowed: at most the stack's 1 UltraServers"
     ):
-        efa_check_args(settings_with("gb200-x72", {"enabled": True}))
+        efa_check_args(settings_with("gb200-x72", {"enabled": True}), DeviceMode())
 
 
 def test_settings_override_counts_and_threshold() -> None:
     args = efa_check_args(
-        settings_with("gb200-multi", {"ultraservers": 4, "nodesPerUltraserver": 2, "minBusBandwidthGbps": 1000})
+        settings_with("gb200-multi", {"ultraservers": 4, "nodesPerUltraserver": 2, "minBusBandwidthGbps": 1000}),
+        DeviceMode(),
     )
     assert args is not None and (args.workers, args.min_bus_bandwidth_gbps) == (8, 1000.0)
-    assert efa_check_args(settings_with("gb200-multi", {"enabled": False})) is None
+    assert efa_check_args(settings_with("gb200-multi", {"enabled": False}), DeviceMode()) is None
 
 
 def test_bad_efa_check_settings_are_rejected() -> None:
@@ -63,7 +65,17 @@ def test_bad_efa_check_settings_are_rejected() -> None:
 
 
 def test_manifest_requests_whole_nodes_spreads_over_cliques_and_logs_the_network() -> None:
-    job = efa_mpijob_manifest(EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0))
+    job = efa_mpijob_manifest(
+        EfaCheckArgs(
+            node_groups=["fleet"],
+            node_devices=NodeDevices(
+                "p6e-gb200.36xlarge",
+                4,
+                (1, 1, 1, 1),
+            ),
+            min_bus_bandwidth_gbps=800.0,
+        )
+    )
     spec = job["spec"]
     assert spec["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 2}
     worker = spec["mpiReplicaSpecs"]["Worker"]
@@ -77,7 +89,17 @@ def test_manifest_requests_whole_nodes_spreads_over_cliques_and_logs_the_network
     launcher = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     (script,) = launcher["args"]
     assert script.startswith("/opt/amazon/openmpi/bin/mpirun --allow-run-as-root --map-by ppr:1:node -np 2 /bin/sh")
-    args = launcher_command(EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0))
+    args = launcher_command(
+        EfaCheckArgs(
+            node_groups=["fleet"],
+            node_devices=NodeDevices(
+                "p6e-gb200.36xlarge",
+                4,
+                (1, 1, 1, 1),
+            ),
+            min_bus_bandwidth_gbps=800.0,
+        )
+    )
     assert f"exec {shlex.join(args)}" in script
     assert args[args.index("-np") + 1] == "8"
     for env in ("NCCL_DEBUG=INFO", "FI_PROVIDER=efa", "NCCL_MNNVL_ENABLE=0"):
@@ -88,4 +110,15 @@ def test_manifest_requests_whole_nodes_spreads_over_cliques_and_logs_the_network
 
 def test_manifest_rejects_a_single_ultraserver() -> None:
     with pytest.raises(ConfigError, match="efa_check.ultraservers"):
-        efa_mpijob_manifest(EfaCheckArgs(node_groups=["a"], efa_devices=4, min_bus_bandwidth_gbps=8, ultraservers=1))
+        efa_mpijob_manifest(
+            EfaCheckArgs(
+                node_groups=["a"],
+                node_devices=NodeDevices(
+                    "p6e-gb200.36xlarge",
+                    4,
+                    (1, 1, 1, 1),
+                ),
+                min_bus_bandwidth_gbps=8,
+                ultraservers=1,
+            )
+        )

@@ -13,10 +13,9 @@ import jsonschema
 import pytest
 from helpers.stacks import ROOT
 from ultraserver.builders import kueue
-from ultraserver.builders.kueue import GpuCapacity, device_quota
+from ultraserver.facts.hardware.devices import DeviceMode
 
 SCHEMA = json.loads((ROOT / "tests" / "fixtures" / "kueue-configuration-v1beta2.json").read_text())
-CAPACITY = GpuCapacity(18, 72, 72)
 
 
 def errors(config: dict[str, Any]) -> list[str]:
@@ -25,16 +24,16 @@ def errors(config: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("version", ["1.33", "1.34", "1.35", "1.36"])
 def test_the_generated_configuration_fits_the_go_types(version: str) -> None:
-    config = kueue.kueue_configuration(["gpu-operator"], "kueue-system", device_quota(CAPACITY, version), version)
+    config = kueue.kueue_configuration(["gpu-operator"], "kueue-system", DeviceMode("dra", version))
     assert errors(config) == []
     mapped = "deviceClassMappings" in config["resources"]
     assert mapped == (version != "1.33") and ("featureGates" in config) == (version == "1.33")
 
 
 def test_a_misspelt_or_mistyped_field_is_caught() -> None:
-    config = kueue.kueue_configuration(devices=device_quota(CAPACITY, "1.35"))
+    config = kueue.kueue_configuration(mode=DeviceMode("plugins", "1.35"))
     config["resources"]["deviceClassMapping"] = config["resources"].pop("deviceClassMappings")
     assert any("deviceClassMapping" in e for e in errors(config))
-    typed = kueue.kueue_configuration(kubernetes_version="1.33")
+    typed = kueue.kueue_configuration(mode=DeviceMode("plugins", "1.33"))
     typed["featureGates"] = {"KueueDRAIntegration": "false"}
     assert errors(typed)

@@ -11,12 +11,14 @@ import yaml
 from helpers.manifests import validate_custom
 from helpers.stacks import STACKS, stack_config
 from ultraserver.builders import kueue
-from ultraserver.builders.kueue import GpuCapacity, KueueArgs
+from ultraserver.builders.kueue import GpuCapacity
 from ultraserver.config.settings import parse_settings
+from ultraserver.config.views import device_mode
+from ultraserver.facts.hardware.devices import DRA, DeviceMode
 from ultraserver.facts.kubernetes import kueue as facts
 from ultraserver.facts.pins import charts
-from ultraserver.problems import ConfigError
 
+GB200 = "p6e-gb200.36xlarge"
 # Independent of the catalog: instances per UltraServer type and GPUs per p6e-gb200.36xlarge, as the README says.
 INSTANCES = {"u-p6e-gb200x36": 9, "u-p6e-gb200x72": 18}
 GPUS_PER_NODE = 4
@@ -33,12 +35,13 @@ def stack_gpus(stack: str) -> int:
 
 
 def manifests() -> list[dict[str, Any]]:
-    capacity = GpuCapacity(nodes=18, gpus=72, efa_devices=72)
+    capacity = {GB200: GpuCapacity(nodes=18, gpus=72, efa_devices=72)}
     return [
         kueue.topology_manifest(),
         kueue.resource_flavor_manifest(),
         kueue.unplaced_flavor_manifest(),
-        kueue.cluster_queue_manifest(capacity),
+        kueue.cluster_queue_manifest(capacity, DeviceMode()),
+        kueue.cluster_queue_manifest(capacity, DeviceMode(DRA, "1.35")),
         kueue.local_queue_manifest("team-a"),
     ]
 
@@ -49,7 +52,7 @@ def test_kueue_objects_match_the_pinned_crds(manifest: dict[str, Any]) -> None:
 
 
 def test_kueue_schema_check_is_live() -> None:
-    queue = kueue.cluster_queue_manifest(GpuCapacity(1, 4, 4))
+    queue = kueue.cluster_queue_manifest({GB200: GpuCapacity(1, 4, 4)}, DeviceMode())
     broken = copy.deepcopy(queue)
     broken["spec"]["queueingStrategy"] = "Fifo"
     with pytest.raises(jsonschema.ValidationError):
@@ -71,21 +74,23 @@ def test_topology_levels_go_from_ultraserver_to_clique_to_node() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_quota_is_every_gpu_of_the_stack_at_full_size(stack: str) -> None:
     settings = parse_settings(stack_config(stack), stack=stack)
-    capacity = kueue.gpu_capacity(settings)
+    ((instance_type, capacity),) = kueue.gpu_capacity(settings).items()
+    assert instance_type == GB200
     assert capacity.gpus == stack_gpus(stack) > 0
     assert capacity.nodes * GPUS_PER_NODE == capacity.gpus
-    quota = {
-        r["name"]: r["nominalQuota"]
-        for r in kueue.cluster_queue_manifest(capacity)["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
-    }
-    assert quota == {"nvidia.com/gpu": capacity.gpus, "vpc.amazonaws.com/efa": capacity.efa_devices}
+    queue = kueue.cluster_queue_manifest({GB200: capacity}, device_mode(settings))
+    quota = {r["name"]: r["nominalQuota"] for r in queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
+    # Kueue's name for a DeviceClass: its first label under the rest as prefix (facts.kubernetes.kueue.quota_resource).
+    channels = {"nvidia.com/compute-domain-default-channel": capacity.nodes}
+    efa = "networking.k8s.aws/efa" if settings.kubernetes.devices == DRA else "vpc.amazonaws.com/efa"
+    assert quota == {"nvidia.com/gpu": capacity.gpus, efa: capacity.efa_devices, **channels}
 
 
 def test_the_queue_is_not_topology_only_so_cpu_only_pod_sets_are_admitted() -> None:
     # Kueue implies a topology request for every pod set of a queue whose flavors all name a Topology; an MPIJob
     # launcher that requests none of the queue's resources then gets no flavor and blocks the job (docs/kueue.md, 4).
     flavors = {f["metadata"]["name"]: f for f in (kueue.resource_flavor_manifest(), kueue.unplaced_flavor_manifest())}
-    (group,) = kueue.cluster_queue_manifest(GpuCapacity(18, 72, 72))["spec"]["resourceGroups"]
+    (group,) = kueue.cluster_queue_manifest({GB200: GpuCapacity(18, 72, 72)}, DeviceMode())["spec"]["resourceGroups"]
     listed = [flavors[f["name"]] for f in group["flavors"]]
     assert any("topologyName" not in f["spec"] for f in listed)
     # The flavor without a topology holds nothing: every GPU is admitted with a placement.
@@ -96,8 +101,8 @@ def test_the_queue_is_not_topology_only_so_cpu_only_pod_sets_are_admitted() -> N
 def test_efa_quota_follows_each_groups_layout() -> None:
     config = stack_config("gb200-x72")
     config["ultraserver-eks:gpuNodeGroups"][0]["efaLayout"] = "all-odd-cards"
-    more = kueue.gpu_capacity(parse_settings(config, stack="gb200-x72"))
-    fewer = kueue.gpu_capacity(parse_settings(stack_config("gb200-x72"), stack="gb200-x72"))
+    more = kueue.gpu_capacity(parse_settings(config, stack="gb200-x72"))[GB200]
+    fewer = kueue.gpu_capacity(parse_settings(stack_config("gb200-x72"), stack="gb200-x72"))[GB200]
     assert more.gpus == fewer.gpus and more.efa_devices == 2 * fewer.efa_devices == 18 * 8
 
 
@@ -166,10 +171,3 @@ def test_two_controllers_spread_over_system_nodes_keep_the_webhooks_up() -> None
     (spread,) = manager["topologySpreadConstraints"]
     assert spread["topologyKey"] == "kubernetes.io/hostname" and spread["whenUnsatisfiable"] == "ScheduleAnyway"
     assert spread["labelSelector"]["matchLabels"]["control-plane"] == "controller-manager"
-
-
-def test_bad_local_queue_namespaces_are_refused() -> None:
-    with pytest.raises(ConfigError) as info:
-        kueue.check_kueue_args(KueueArgs(GpuCapacity(1, 4, 4), local_queue_namespaces=["Team_A", "b", "b"]))
-    text = "\n".join([str(p) for p in info.value.items])
-    assert "Team_A" in text and "each namespace once" in text

@@ -18,6 +18,8 @@ from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.builders.nvbandwidth_job import mpijob_manifest as nvbandwidth_manifest
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks, rechecked_jobs
 from ultraserver.config.settings import Settings, parse_settings
+from ultraserver.config.views import device_mode
+from ultraserver.facts.hardware.devices import NodeDevices
 from ultraserver.incluster import recheck as rc
 from ultraserver.incluster.drain import Block
 from ultraserver.verify.acceptance import ultraserver_checks
@@ -33,6 +35,7 @@ def fleet_on_two_blocks() -> Settings:
     config = copy.deepcopy(stack_config("gb200-multi"))
     fleet = config["ultraserver-eks:gpuNodeGroups"][1]
     fleet.update(handover="standby", ultraserverCount=2)
+    fleet.pop("reservationWindow")
     fleet["capacityBlocks"] = [
         {
             "start": (FIRST + timedelta(days=DAYS * i)).isoformat(),
@@ -47,10 +50,11 @@ def fleet_on_two_blocks() -> Settings:
 
 def check_manifests(settings: Settings) -> list[dict[str, Any]]:
     """The check MPIJobs the stack deploys (the drain's checks.json)."""
-    imex, efa = imex_check_args(settings), efa_check_args(settings)
+    mode = device_mode(settings)
+    imex, efa = imex_check_args(settings, mode), efa_check_args(settings, mode)
     return [
         *(nvbandwidth_manifest(j) for j in (job_args(imex) if imex else [])),
-        *(nccl_manifest(j) for j in nccl_check_args(settings)),
+        *(nccl_manifest(j) for j in nccl_check_args(settings, mode)),
         *([efa_mpijob_manifest(efa)] if efa else []),
     ]
 
@@ -79,7 +83,15 @@ def test_a_grouped_fleets_jobs_are_made_again_once_every_ultraserver_of_it_is_re
 
 def test_the_efa_job_waits_for_every_node_group_it_spans_and_records_their_blocks() -> None:
     efa = efa_mpijob_manifest(
-        EfaCheckArgs(node_groups=["nvl72-2", "nvl72-1"], efa_devices=8, min_bus_bandwidth_gbps=800)
+        EfaCheckArgs(
+            node_groups=["nvl72-2", "nvl72-1"],
+            node_devices=NodeDevices(
+                "p6e-gb200.36xlarge",
+                4,
+                (2, 2, 2, 2),
+            ),
+            min_bus_bandwidth_gbps=800,
+        )
     )
     assert rc.job_node_groups(efa) == ("nvl72-1", "nvl72-2")
     start = datetime(2026, 12, 8, 11, 30, tzinfo=FIRST.tzinfo)

@@ -34,7 +34,9 @@ BUILT: list[tuple[str, str, dict[str, Any]]] = [
         (
             f"{charts.GPU_OPERATOR} {mode}",
             charts.GPU_OPERATOR,
-            deep_merge(gpu_operator_values(SYSTEM, service_monitor=True), gpu_operator_mode_values(mode)),
+            deep_merge(
+                gpu_operator_values(SYSTEM, service_monitor=True), gpu_operator_mode_values(devices.DeviceMode(mode))
+            ),
         )
         for mode in devices.MODES
     ),
@@ -42,7 +44,7 @@ BUILT: list[tuple[str, str, dict[str, Any]]] = [
         (
             f"{charts.DRA_DRIVER} {mode}",
             charts.DRA_DRIVER,
-            deep_merge(dra_driver_values(SYSTEM), dra_driver_mode_values(mode)),
+            deep_merge(dra_driver_values(SYSTEM), dra_driver_mode_values(devices.DeviceMode(mode))),
         )
         for mode in devices.MODES
     ),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import copy_project, run_main, run_process
 from helpers.stacks import ROOT
-from ultraserver import cli
+from ultraserver.cli import plan as cli_plan
 
 ALIAS_BOMB = "\n".join(
     ['  ultraserver-eks:bomb0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
@@ -145,7 +145,7 @@ def test_debug_prints_the_traceback_without_suggesting_debug(monkeypatch: pytest
     def broken(_: object) -> int:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "cmd_plan", broken)
+    monkeypatch.setattr(cli_plan, "cmd_plan", broken)
     result = run_main("--debug", "plan", "--stack", "gb200-x72")
     assert result.code == 3
     assert "Traceback" in result.stderr
@@ -242,3 +242,20 @@ def test_a_bad_secret_names_its_key_and_says_it_is_a_secret(tmp_path: Path) -> N
     assert result.code == 2, result.stderr
     assert "ultraserver-eks:ncclCheck  a secret value (encrypted in the stack file;" in result.stderr
     assert "placeholder" not in result.stderr
+
+
+@pytest.mark.parametrize("variable", ["AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"])
+@pytest.mark.parametrize("command", ["preflight", "status"])
+def test_an_unparsable_aws_file_exits_2_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, command: str
+) -> None:
+    broken = tmp_path / "aws-file"
+    broken.write_text("region = us-east-1\n[default\n")  # a setting outside any [section], a broken header
+    monkeypatch.setenv(variable, str(broken))
+    for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    run = run_main(command, "--stack", "gb200-x72")
+    assert run.code == 2, run.stderr
+    assert f"the AWS config or credentials file {broken} cannot be parsed" in run.stderr
+    assert "point AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE at a valid file" in run.stderr
+    assert "internal error" not in run.stderr

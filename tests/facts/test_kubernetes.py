@@ -17,6 +17,8 @@ from ultraserver.problems import ConfigError
 
 def test_calendar_follows_the_14_plus_12_month_rule() -> None:
     for row in eks_versions.EKS_VERSIONS:
+        if row.released is None or row.end_of_standard_support is None or row.end_of_extended_support is None:
+            continue
         months = (row.end_of_standard_support.year - row.released.year) * 12 + (
             row.end_of_standard_support.month - row.released.month
         )
@@ -128,3 +130,12 @@ def test_example_reservation_ids_cover_the_shipped_stacks() -> None:
         for rid in g.capacity_reservation_ids
     }
     assert shipped <= EXAMPLE_RESERVATION_IDS
+
+
+def test_1_37_is_listed_without_invented_dates_and_is_not_offered() -> None:
+    row = eks_versions.eks_version("1.37")
+    assert row is not None and not row.verified
+    assert (row.released, row.end_of_standard_support, row.end_of_extended_support) == (None, None, None)
+    assert not eks_versions.offered("1.37", date(2026, 11, 28))
+    assert eks_versions.support_status("1.37", date(2026, 11, 28)) == "unknown"
+    assert eks_versions.days_of_standard_support("1.34", date(2026, 11, 28)) == 4

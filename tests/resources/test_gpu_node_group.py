@@ -12,6 +12,7 @@ import pytest
 import yaml
 from helpers.ec2_request import create_launch_template_request, request_problems
 from helpers.mime import parts
+from helpers.preflight import stubbed
 from helpers.stacks import STACKS
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.gpu_rules import group_problems
@@ -523,8 +524,26 @@ def test_every_shipped_gpu_template_masks_the_host_imex_service(shipped_plan, st
 def test_auto_repair_is_off_by_default_and_cautious_when_on() -> None:
     assert "nodeRepairConfig" not in only(record(lambda: GpuNodeGroup("gpu", args())), NG)
     group = only(record(lambda: GpuNodeGroup("gpu", args(auto_repair=True))), NG)
+    overrides = group["nodeRepairConfig"].pop("nodeRepairConfigOverrides")
     assert group["nodeRepairConfig"] == {
         "enabled": True,
         "maxParallelNodesRepairedCount": 1,
         "maxUnhealthyNodeThresholdCount": 2,
     }
+    actions = {o["nodeUnhealthyReason"]: o["repairAction"] for o in overrides}
+    assert {o["nodeMonitoringCondition"] for o in overrides} == {"AcceleratedHardwareReady"}
+    # The node monitoring agent's list (node-health-nma.adoc): EKS reboots 13..95; replaces the rest, which inside a
+    # Capacity Block finds no free slot: GSP faults reboot instead, the others are left to a person.
+    assert {actions[f"NvidiaXID{code}Error"] for code in (13, 31, 48, 63, 64, 94, 95, 119, 120)} == {"Reboot"}
+    assert {actions[f"NvidiaXID{code}Error"] for code in (74, 79, 121, 140)} == {"NoAction"}
+    assert actions["NvidiaNVLinkError"] == actions["NvidiaDoubleBitError"] == "NoAction"
+    assert "Replace" not in actions.values() and {o["minRepairWaitTimeMins"] for o in overrides} == {10}
+
+
+def test_the_repair_overrides_are_a_request_botocore_accepts() -> None:
+    group = only(record(lambda: GpuNodeGroup("gpu", args(auto_repair=True))), NG)
+    config = group["nodeRepairConfig"]
+    eks, stub = stubbed("eks")
+    request = {"clusterName": "c", "nodegroupName": "gpu", "nodeRepairConfig": config}
+    stub.add_response("update_nodegroup_config", {"update": {"id": "u-1"}}, request)
+    eks.update_nodegroup_config(**request)  # botocore validates the override shape and repairAction enum

@@ -2,47 +2,66 @@
 
 from __future__ import annotations
 
+import inspect
+from datetime import datetime
+
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+import yaml
 from helpers.plan_lookup import one
-from helpers.stacks import stack_config
-from ultraserver.builders.efa_check import EfaCheckArgs
-from ultraserver.builders.imex_check import imex_check_args
-from ultraserver.builders.nccl_check import nccl_check_args
+from helpers.stacks import TEST_NOW, stack_config
 from ultraserver.config.settings import KubernetesSettings, PrometheusStackSettings, Settings, parse_settings
-from ultraserver.config.views import ImexTarget
 from ultraserver.facts.hardware import devices
+from ultraserver.facts.kubernetes import kueue as kueue_facts
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL, system_node_labels
 from ultraserver.facts.pins import charts, manifests
 from ultraserver.offline import Plan, record
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import ReleaseSettings
-from ultraserver.resources.imex_check import ImexCheckArgs
 from ultraserver.resources.kubernetes_layer import KubernetesLayer, KubernetesLayerArgs
 from ultraserver.resources.pinned_manifest import retaining
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 GROUP = "kubernetes:yaml/v2:ConfigGroup"
-SYSTEM = {"eks.amazonaws.com/nodegroup": "system"}
+SYSTEM = system_node_labels()
 
 
-def deploy(**overrides: object) -> Plan:
+def deploy(stack: str | None = None, now: datetime = TEST_NOW, **overrides: object) -> Plan:
     """Run a program with a cluster, a system node group, a GPU node group and the layer."""
-    return record(lambda: build(**overrides))
+    return record(lambda: build(stack, now, **overrides))
 
 
-def build(**overrides: object) -> tuple[KubernetesLayer, k8s.Provider]:
-    """A cluster, a system node group, a GPU node group and the layer; returns the layer and its provider."""
+def layer_settings(stack: str | None = None, changes: dict[str, object] | None = None) -> Settings:
+    """A shipped stack's settings with sections merged in; without a stack, gb200-x72's with no GPU groups (so no
+    check, Kueue, drift check or drain: the releases alone)."""
+    config = stack_config(stack or "gb200-x72")
+    if stack is None:
+        config.pop("ultraserver-eks:gpuNodeGroups")
+    for key, section in (changes or {}).items():
+        config[key] = {**config.get(key, {}), **section} if isinstance(section, dict) else section
+    return parse_settings(config, stack=stack or "gb200-x72", today=TEST_NOW.date())
+
+
+def build(
+    stack: str | None = None, now: datetime = TEST_NOW, **overrides: object
+) -> tuple[KubernetesLayer, k8s.Provider]:
+    """A cluster, a system node group, a GPU node group and the layer of ``stack``'s settings (see layer_settings),
+    its kubernetes section replaced by the overrides that are its fields; returns the layer and its provider."""
     provider = k8s.Provider("k8s", kubeconfig="{}")
     cluster = pulumi.CustomResource("aws:eks/cluster:Cluster", "cluster", {})
     system = pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "system", {})
     pulumi.CustomResource("aws:eks/nodeGroup:NodeGroup", "gpu", {})
+    settings = overrides.pop("settings", None) or layer_settings(stack)
+    assert isinstance(settings, Settings)
     section = {k: overrides.pop(k) for k in list(overrides) if k in KubernetesSettings.model_fields}
+    if section:
+        settings = settings.model_copy(update={"kubernetes": KubernetesSettings(**section)})  # type: ignore[arg-type]
     args = KubernetesLayerArgs(
+        settings=settings,
         provider=provider,
-        system_node_selector=SYSTEM,
-        settings=KubernetesSettings(**section),  # type: ignore[arg-type]
         depends_on=[cluster, system],
+        now=now,
         **overrides,  # type: ignore[arg-type]
     )
     return KubernetesLayer("gb200", args), provider
@@ -99,13 +118,13 @@ def test_release_values_are_the_toolkit_values() -> None:
 
 
 def test_component_type_tokens() -> None:
-    recorded = deploy(imex_check=ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"})]))
+    recorded = deploy("gb200-x72")
     for token in ("KubernetesLayer", "GpuOperator", "DraDriver", "EfaDevicePlugin", "MpiOperator", "ImexCheck"):
         one(recorded, f"ultraserver:index:{token}")
 
 
 def test_dependency_edges() -> None:
-    recorded = deploy(imex_check=ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"})]))
+    recorded = deploy("gb200-x72")
     base = base_urns(recorded)
     gpu_operator = one(recorded, RELEASE, "gpu-operator")
     dra = one(recorded, RELEASE, "dra-driver")
@@ -205,7 +224,8 @@ def test_every_release_shipping_a_toolkit_applied_crd_waits_for_it() -> None:
 @pytest.mark.parametrize("version", [None, "0.4.0", "0.5.0"])
 def test_the_dra_driver_crds_are_declared_and_retained_at_every_chart_version(version: str | None) -> None:
     # A CRD that leaves the program is deleted by `pulumi up`, and every ComputeDomain with it.
-    recorded = deploy(dra_driver=ReleaseSettings(version=version))
+    settings = layer_settings(changes={"ultraserver-eks:acceptUntestedVersions": True})
+    recorded = deploy(settings=settings, dra_driver=ReleaseSettings(version=version))
     dra = one(recorded, RELEASE, "dra-driver")
     assert dra.inputs["skipCrds"] is True
     names = {"gb200-dra-driver-crd", "gb200-dra-driver-crd-computedomaincliques"}
@@ -237,24 +257,23 @@ def test_no_imex_check_unless_asked() -> None:
 
 
 def test_imex_check_per_ultraserver_with_launchers_on_system_nodes() -> None:
-    targets = [ImexTarget("us0", {"us": "0"}, 18), ImexTarget("us1", {"us": "1"}, 9)]
-    recorded = deploy(imex_check=ImexCheckArgs(targets=targets, nodes=3))
+    settings = layer_settings("gb200-x36", {"ultraserver-eks:imexCheck": {"nodes": 3}})
+    ultraservers = [name for g in settings.gpu_node_groups for name in g.node_group_names]
+    recorded = deploy(settings=settings)
     jobs = {
         r.inputs["metadata"]["name"]: r.inputs["spec"]
         for r in recorded.of_type("kubernetes:kubeflow.org/v2beta1:MPIJob")
     }
-    assert set(jobs) == {"nvbandwidth-us0", "nvbandwidth-us1"}
+    assert set(jobs) == {f"nvbandwidth-{u}" for u in ultraservers}
     for name, spec in jobs.items():
         worker = spec["mpiReplicaSpecs"]["Worker"]
         assert worker["replicas"] == 3
-        assert worker["template"]["spec"]["nodeSelector"] == {"us": name[-1]}
+        assert worker["template"]["spec"]["nodeSelector"] == {ULTRASERVER_LABEL: name.removeprefix("nvbandwidth-")}
         assert spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["nodeSelector"] == SYSTEM
     domains = recorded.of_type("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
-    assert sorted(d.inputs["metadata"]["name"] for d in domains) == [
-        "nvbandwidth-us0-compute-domain",
-        "nvbandwidth-us1-compute-domain",
-    ]
-    assert one(recorded, "kubernetes:core/v1:Namespace").inputs["metadata"]["name"] == "imex-check"
+    assert sorted(d.inputs["metadata"]["name"] for d in domains) == sorted(f"{j}-compute-domain" for j in jobs)
+    namespaces = {n.inputs["metadata"]["name"] for n in recorded.of_type("kubernetes:core/v1:Namespace")}
+    assert "imex-check" in namespaces
 
 
 def test_user_overrides_reach_the_release() -> None:
@@ -269,18 +288,18 @@ def test_user_overrides_reach_the_release() -> None:
 
 def test_unknown_override_key_stops_the_program() -> None:
     with pytest.raises(
-        ConfigError, match="devicePlugn: got 'devicePlugn'; allowed: a value key of chart gpu-operator v26.7.0"
+        ConfigError, match="kubernetes.gpuOperator.values.devicePlugn: got 'devicePlugn'; allowed: a value key of the"
     ):
         deploy(gpu_operator=ReleaseSettings(values={"devicePlugn": {"enabled": False}}))
 
 
 def test_imex_check_needs_the_mpi_operator() -> None:
-    with pytest.raises(ConfigError, match="imex_check: got an MPIJob check with mpi_operator=None"):
-        deploy(mpi_operator=None, imex_check=ImexCheckArgs(targets=[ImexTarget("us0", {"us": "0"})]))
+    with pytest.raises(ConfigError, match="imex_check: got an MPIJob check with mpi_operator=False"):
+        deploy("gb200-x72", mpi_operator=False)
 
 
 def test_mpi_operator_can_be_skipped() -> None:
-    assert deploy(mpi_operator=None).of_type("ultraserver:index:MpiOperator") == []
+    assert deploy(mpi_operator=False).of_type("ultraserver:index:MpiOperator") == []
 
 
 def test_prometheus_stack_is_optional_and_installed_before_the_gpu_operator_service_monitor() -> None:
@@ -304,8 +323,8 @@ def test_prometheus_stack_is_optional_and_installed_before_the_gpu_operator_serv
 
 
 def test_efa_check_waits_for_the_mpi_operator_and_the_efa_plugin_and_runs_its_launcher_on_system_nodes() -> None:
-    recorded = deploy(efa_check=EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0))
-    job = one(recorded, "kubernetes:kubeflow.org/v2beta1:MPIJob")
+    recorded = deploy("gb200-multi")
+    job = one(recorded, "kubernetes:kubeflow.org/v2beta1:MPIJob", "nccl-efa")
     mpi = one(recorded, GROUP, "mpi-operator")
     efa = one(recorded, RELEASE, "efa-device-plugin")
     assert {mpi.urn, efa.urn} <= set(job.dependencies)
@@ -316,37 +335,74 @@ def test_efa_check_waits_for_the_mpi_operator_and_the_efa_plugin_and_runs_its_la
 def test_mpijob_checks_need_the_mpi_operator() -> None:
     with pytest.raises(
         ConfigError,
-        match="KubernetesLayerArgs.efa_check: got an MPIJob check with mpi_operator=None; allowed: the check only",
+        match="KubernetesLayerArgs.settings.efa_check: got an MPIJob check with mpi_operator=False; allowed: the check",
     ):
-        deploy(
-            mpi_operator=None,
-            efa_check=EfaCheckArgs(node_groups=["fleet"], efa_devices=4, min_bus_bandwidth_gbps=800.0),
-        )
+        deploy("gb200-multi", mpi_operator=False)
 
 
 def test_an_nccl_check_without_the_mpi_operator_is_refused_not_dropped() -> None:
-    job = nccl_check_args(shipped_settings("gb200-x72", {"ultraserver-eks:ncclCheck": {"enabled": True}}))
-    with pytest.raises(ConfigError, match="KubernetesLayerArgs.nccl_check: got an MPIJob check with mpi_operator=None"):
-        deploy(mpi_operator=None, nccl_check=job)
+    settings = layer_settings("gb200-x72", {"ultraserver-eks:ncclCheck": {"enabled": True}})
+    with pytest.raises(ConfigError, match="settings.nccl_check: got an MPIJob check with mpi_operator=False"):
+        deploy(settings=settings, mpi_operator=False)
 
 
 @pytest.mark.parametrize("mode", [devices.PLUGINS, devices.DRA])
 def test_the_checks_claim_devices_in_the_layers_device_mode(mode: str) -> None:
-    """A program that asks for plugins mode cannot get DRA claim templates (and no DRANET), nor the reverse."""
-    other = devices.DRA if mode == devices.PLUGINS else devices.PLUGINS
-    settings = shipped_settings("gb200-x72", {"ultraserver-eks:kubernetes": {"devices": other}})
-    check = imex_check_args(settings)
-    assert check is not None
-    with pytest.raises(ConfigError) as error:
-        deploy(devices=mode, imex_check=check)
-    (problem,) = error.value.items
-    assert problem.key == "KubernetesLayerArgs.imex_check.targets[0].node_devices"
-    assert f"devices={mode!r}" in problem.allowed
+    """The mode is derived once from the settings: DRA claim templates and DRANET in DRA mode only, and the chart values
+    follow the same mode (no program can hand the checks another one)."""
+    recorded = deploy(settings=layer_settings("gb200-x72", {"ultraserver-eks:kubernetes": {"devices": mode}}))
+    templates = recorded.of_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+    assert bool(templates) == (mode == devices.DRA)
+    charts_ = {r.inputs["chart"].rsplit("/", 1)[-1] for r in recorded.of_type(RELEASE)}
+    assert ("aws-dranet" in charts_) == (mode == devices.DRA) != ("aws-efa-k8s-device-plugin" in charts_)
+    values = one(recorded, RELEASE, "gpu-operator").inputs["values"]
+    assert values["devicePlugin"]["enabled"] == (mode == devices.PLUGINS)
 
 
-def shipped_settings(stack: str, changes: dict[str, dict[str, object]]) -> Settings:
-    """A shipped stack's settings with sections merged in."""
-    config = stack_config(stack)
-    for key, section in changes.items():
-        config[key] = {**config.get(key, {}), **section}
-    return parse_settings(config, stack=stack)
+def claimed_classes(plan: Plan) -> set[str]:
+    """Every DeviceClass a pod of the plan's jobs claims: the ResourceClaimTemplates the layer declares, and the channel
+    of each ComputeDomain (the DRA driver makes its claim template: facts.hardware.devices.channel_claim_spec)."""
+    specs = [t.inputs["spec"]["spec"] for t in plan.of_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")]
+    if plan.of_type("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"):
+        specs.append(devices.channel_claim_spec())
+    return {r["exactly"]["deviceClassName"] for spec in specs for r in spec["devices"]["requests"]}
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-multi"])
+@pytest.mark.parametrize(("mode", "version"), [("plugins", "1.33"), ("plugins", "1.35"), ("dra", "1.35")])
+def test_the_cluster_queue_maps_and_holds_every_device_class_the_layer_claims(
+    stack: str, mode: str, version: str
+) -> None:
+    """What a queued job claims is what Kueue counts: each DeviceClass the layer's jobs claim is mapped in Kueue's
+    configuration and has quota in the ClusterQueue's flavor (Kueue refuses an unmapped class, "DeviceClass %s is not
+    mapped in DRA configuration", kueue pkg/dra/claims.go), on every minor where Kueue counts claims."""
+    changes = {
+        "ultraserver-eks:kubernetes": {"devices": mode},
+        "ultraserver-eks:cluster": {"kubernetesVersion": version},
+    }
+    plan = deploy(settings=layer_settings(stack, changes))
+    claimed = claimed_classes(plan)
+    assert devices.CHANNEL_DEVICE_CLASS in claimed and (devices.GPU_DEVICE_CLASS in claimed) == (mode == "dra")
+    values = one(plan, RELEASE, "kueue").inputs["values"]
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    mappings = {c: m["name"] for m in config["resources"].get("deviceClassMappings", []) for c in m["deviceClassNames"]}
+    queue = one(plan, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue").inputs["spec"]["resourceGroups"][0]
+    quota = {r["name"]: r["nominalQuota"] for r in queue["flavors"][0]["resources"]}
+    if not kueue_facts.counts_dra_claims(version):
+        assert mappings == {} and "featureGates" in config  # Kueue ignores claims there: nothing to map
+        return
+    assert claimed <= set(mappings), f"unmapped: {claimed - set(mappings)}"
+    assert all(quota[mappings[c]] > 0 and mappings[c] in queue["coveredResources"] for c in claimed)
+
+
+def test_a_program_hands_the_layer_settings_and_wiring_only() -> None:
+    """Nothing a program passes can disagree with the settings: no check, queue or device mode of its own."""
+    assert list(inspect.signature(KubernetesLayerArgs).parameters) == [
+        "settings",
+        "provider",
+        "depends_on",
+        "termination_queue_url",
+        "warning_queue_url",
+        "mpi_operator",
+        "now",
+    ]

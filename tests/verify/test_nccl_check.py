@@ -14,7 +14,9 @@ from helpers.stacks import ROOT, stack_config
 from ultraserver import cli
 from ultraserver.builders.nccl_check import nccl_check_args
 from ultraserver.config.settings import parse_settings
+from ultraserver.config.views import device_mode
 from ultraserver.facts.hardware import devices
+from ultraserver.facts.hardware.devices import DeviceMode
 from ultraserver.offline import run_plan
 from ultraserver.problems import ConfigError
 from ultraserver.verify.checks import run_checks
@@ -34,7 +36,8 @@ EKS_SAMPLE = "nccl-allreduce-2x-p5-eks-mpijob.txt"
 def test_the_job_spans_the_whole_ultraserver_with_mnnvl_and_nvls_in_both_modes(mode: str) -> None:
     config = copy.deepcopy(stack_config(STACK))
     config["ultraserver-eks:kubernetes"]["devices"] = mode
-    (job,) = nccl_check_args(parse_settings(config))
+    settings = parse_settings(config)
+    (job,) = nccl_check_args(settings, device_mode(settings))
     plan = run_plan(ROOT, STACK, {"ultraserver-eks:kubernetes": json.dumps(config["ultraserver-eks:kubernetes"])})
     (mpijob,) = [r.inputs for r in plan.resources if r.type.endswith(":MPIJob") and r.name.endswith(job.name)]
     worker = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]
@@ -60,7 +63,7 @@ def test_more_nodes_than_the_ultraserver_has_is_refused() -> None:
     config["ultraserver-eks:gpuNodeGroups"][0]["desiredSize"] = 4
     config["ultraserver-eks:ncclCheck"]["nodes"] = 8
     with pytest.raises(ConfigError, match="ncclCheck.nodes"):
-        nccl_check_args(parse_settings(config))
+        nccl_check_args(parse_settings(config), DeviceMode())
 
 
 def test_the_published_run_passes_under_its_bandwidth_and_fails_over_it() -> None:

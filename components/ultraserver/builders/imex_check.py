@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ultraserver.builders.kueue import LOCAL_QUEUE_NAME
-from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS, NvbandwidthJobArgs
+from ultraserver.builders.nvbandwidth_job import NvbandwidthJobArgs
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import ImexTarget, imex_targets, kueue_enabled
 from ultraserver.facts.aws import limits
 from ultraserver.facts.hardware.devices import DeviceMode
+from ultraserver.facts.hardware.ultraservers import NVLINK_THRESHOLD_GBPS
 from ultraserver.facts.kubernetes.scheduling import DNS_LABEL
 from ultraserver.problems import ConfigError, Problem
 
@@ -24,7 +25,7 @@ class ImexCheckArgs:
     """Nodes per UltraServer the job spans (2 up to the UltraServer's instance count); None spans all of them."""
     namespace: str = "imex-check"
     """Namespace created for the ComputeDomains and MPIJobs."""
-    threshold_gbps: float = DEFAULT_THRESHOLD_GBPS
+    threshold_gbps: float = NVLINK_THRESHOLD_GBPS
     """Minimum GB/s every cross-node GPU pair must reach (judged by `ultraserver verify`)."""
     launcher_node_selector: dict[str, str] = field(default_factory=dict)
     """Labels of the system nodes for the launchers (KubernetesLayer passes its system selector)."""

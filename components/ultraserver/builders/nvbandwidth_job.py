@@ -22,7 +22,6 @@ from ultraserver.facts.pins.manifests import NVBANDWIDTH_IMAGE
 from ultraserver.problems import ConfigError, Problem
 
 TESTCASE = "multinode_device_to_device_memcpy_read_ce"
-DEFAULT_THRESHOLD_GBPS = 700.0
 # The sample image runs sshd and mpirun as this unprivileged user, with its keys under its home.
 _MPI_USER = 1000
 _SSH_DIR = "/home/mpiuser/.ssh"

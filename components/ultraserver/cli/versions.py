@@ -1,45 +1,21 @@
-"""``ultraserver versions``: the tested version set, with each entry's support status on a date (no AWS call)."""
+"""``ultraserver versions``: the tested version set, with each entry's support status on a date (no AWS call); with
+``--check``, each pin against AWS and the chart repositories (preflight/drift.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from datetime import date
 from typing import Any
 
 from ultraserver import clock
-from ultraserver.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    UsageError,
-    add_subcommand,
-    check_output,
-    force_option,
-    json_output,
-    moment_arg,
-    write_output,
-)
+from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, UsageError
+from ultraserver.cli.outputs import check_output, json_output, write_output
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import version_set as vs
-from ultraserver.problems import ERROR, Problem, format_problems, plain
-
-
-def add_parser(sub: Any) -> None:
-    """Register the subcommand on the top-level parser's subparsers."""
-    parser = add_subcommand(sub, "versions", "print the tested version set and each entry's support status")
-    parser.add_argument(
-        "--now", type=moment_arg, metavar="ISO", help="judge support as of this moment (ISO 8601 with a zone)"
-    )
-    parser.add_argument(
-        "--kubernetes-version",
-        default=eks_versions.DEFAULT_TEXT,
-        metavar="MINOR",
-        help="check the charts' kubeVersion against this minor (default: %(default)s)",
-    )
-    parser.add_argument("--json", metavar="FILE", help="write the set as JSON")
-    force_option(parser, "--json")
-    parser.set_defaults(func=cmd_versions)
+from ultraserver.problems import ERROR, Described, Problem, format_problems, plain
 
 
 def rows(on: date) -> list[dict[str, str]]:
@@ -86,7 +62,7 @@ def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
         cells = [r["name"].ljust(width["name"]), r["minor"].ljust(width["minor"]), r["version"].ljust(width["version"])]
         why = f"; status: {r['statusSource']}" if r["statusSource"] and r["kind"] == "chart" else ""
         if r.get("pinKeptBecause"):
-            why += f"; newer release {r['newest']} found, pin kept (--json says why)"
+            why += f"; newer upstream: {r['newest']} (not adopted: {r['pinKeptBecause']})"
         lines.append(f"  {'  '.join(cells)}  {r['status'].ljust(width['status'])}  {r['source']} ({r['checked']}){why}")
     lines.append("")
     lines += [format_problems(problems, {ERROR: "FAIL"})] if problems else []
@@ -111,6 +87,8 @@ def cmd_versions(args: argparse.Namespace) -> int:
         )
     with clock.pinned(args.now):
         on = clock.now().date()
+    if args.check:
+        return drift_check(args, on)
     table = rows(on)
     problems = vs.kube_version_problems(args.kubernetes_version)
     sys.stdout.write(text(table, on, problems))
@@ -145,3 +123,40 @@ def plan_note(kubernetes_version: str, on: date) -> str:
     ]
     tail = f"; not supported: {', '.join(late)}" if late else "; every entry with a support policy is supported"
     return f"Version set on {on}: Kubernetes {kubernetes_version} {minor}{tail} (`ultraserver versions` lists all)."
+
+
+def drift_check(args: argparse.Namespace, on: date) -> int:
+    """``versions --check``: each pin of the minor against AWS and the chart repositories; exit 1 when one fails."""
+    from ultraserver.preflight import drift
+    from ultraserver.preflight.clients import PreflightAccessError, make_clients
+    from ultraserver.preflight.registries import http_get
+
+    region = args.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if not region:
+        raise UsageError(Problem("--region", None, "an AWS region", "pass --region or set AWS_REGION"))
+    if args.warning_days < 0:
+        raise UsageError(Problem("--warning-days", args.warning_days, "0 or more days", "pass e.g. 90"))
+    try:
+        clients = make_clients(region, args.profile, args.endpoint_url)
+        found = drift.check(clients.ssm, clients.eks, http_get, args.kubernetes_version, on, args.warning_days)
+    except PreflightAccessError as exc:
+        raise UsageError(Problem("AWS", Described(str(exc)), "usable AWS credentials", "fix the credentials")) from None
+    sys.stdout.write(drift_text(found, args.kubernetes_version, on, args.warning_days))
+    if args.json:
+        document = {"checked": on.isoformat(), "on": on.isoformat(), "entries": [plain(d) for d in found]}
+        document["problems"] = [d.name for d in found if d.failing]
+        write_output(args.json, json.dumps(document, indent=2) + "\n", "--json")
+    return EXIT_FAILED if drift.failed(found) else EXIT_OK
+
+
+def drift_text(found: list[Any], minor: str, on: date, warning_days: int) -> str:
+    """The check as aligned text: each pin, the newest upstream, the verdict; failing lines marked FAIL."""
+    lines = [f"Pins of Kubernetes {minor} against AWS and the chart repositories on {on} (warning window: "]
+    lines[0] += f"{warning_days} days):"
+    width = {k: max([len(getattr(d, k)) for d in found] + [1]) for k in ("name", "pinned", "newest")}
+    for d in found:
+        mark = "FAIL" if d.failing else "    "
+        cells = [d.kind.ljust(10), d.name.ljust(width["name"]), d.pinned.ljust(width["pinned"])]
+        cells.append(f"newest {(d.newest or '?').ljust(width['newest'])}")
+        lines.append(f"{mark} {'  '.join(cells)}  {d.verdict}" + (f" ({d.detail})" if d.detail else ""))
+    return "\n".join(lines) + "\n"

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, StrictBool, StrictFloat, StrictInt, WithJsonSchema
 
 from ultraserver.config.fields import Model, all_nodes, check, pattern
-from ultraserver.facts.hardware.ultraservers import MAX_NODES
+from ultraserver.facts.hardware.ultraservers import MAX_NODES, NVLINK_THRESHOLD_GBPS
 from ultraserver.facts.kubernetes import cron
 
 
@@ -23,7 +23,9 @@ class ImexCheckSettings(Model):
     ] = Field(
         2, ge=2, le=MAX_NODES, description=f'Nodes of each UltraServer the check spans (2 to {MAX_NODES}, or "all").'
     )
-    threshold_gbps: StrictFloat = Field(700.0, ge=1.0, description="Minimum GB/s for every cross-node GPU pair.")
+    threshold_gbps: StrictFloat = Field(
+        NVLINK_THRESHOLD_GBPS, ge=1.0, description="Minimum GB/s for every cross-node GPU pair."
+    )
 
 
 def _schedule_allowed(schedule: str) -> str | None:

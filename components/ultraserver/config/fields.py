@@ -188,6 +188,17 @@ ChartMirror = Annotated[
 ]
 """Where every chart is pulled instead of its own repository: a Helm repository holding each chart under its name,
 or an OCI registry path holding each at `<path>/<chart>` (facts/pins/charts.py ``chart_reference``)."""
+ImageMirror = Annotated[
+    str,
+    pattern(
+        rf"{_AUTHORITY}(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*",
+        "a registry host with an optional port and path, e.g. 123456789012.dkr.ecr.us-east-1.amazonaws.com/ecr-public "
+        "(no scheme; the path in lowercase letters and digits joined by '/', '.', '_' or '-')",
+        empty=True,
+    ),
+]
+"""Where the toolkit's own job images are pulled instead of their registries (facts/pins/manifests.py
+``mirrored_image``): the same OCI repository-name rule as an oci:// chart mirror."""
 PrincipalArn = Annotated[
     str,
     pattern(

@@ -7,14 +7,15 @@ import re
 from collections.abc import Callable
 from datetime import date
 
-from ultraserver.config.blocks import created_node_groups, standby_problems
+from ultraserver.config.blocks import created_node_groups, standby_problems, switch_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.model import Settings
+from ultraserver.config.release_rules import amis, known_bad_releases
+from ultraserver.config.spare_rules import spares
 from ultraserver.facts.aws import limits
 from ultraserver.facts.capacity import capacity_blocks, successive_blocks
 from ultraserver.facts.hardware import instances
-from ultraserver.facts.pins import ami
 from ultraserver.problems import WARNING, ConfigError, Described, Problem, under
 
 GroupRule = Callable[[GpuNodeGroupSettings, str, str, date], list[Problem]]
@@ -98,7 +99,7 @@ def reservations(g: GpuNodeGroupSettings, at: str, version: str, today: date) ->
 
 
 def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
-    """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order."""
+    """capacityBlocks: no single-block keys, one UltraServer count, time order; a switch over several warns."""
     if not g.capacity_blocks:
         return standby_problems(g, at)
     found = [
@@ -128,7 +129,7 @@ def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) 
             )
     found += successive_blocks.sequence_problems(g.blocks, under(f"{at}.capacityBlocks"))
     found += successive_blocks.schedule_count_problems(g.blocks, f"{at}.capacityBlocks")
-    return found
+    return found + switch_problems(g, at)
 
 
 def zone_offers(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
@@ -255,47 +256,6 @@ def window(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[
     return found
 
 
-def amis(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
-    """An EKS AMI release of the cluster's version, or a custom AMI with its release; none in the future."""
-    found = []
-    if g.ami_release:
-        found += [p for p in [ami.release_problem(g.ami_release, today, f"{at}.amiRelease")] if p]
-    if g.ami_release and not g.ami_id:
-        pin = ami.default_release_version(version)
-        found.append(
-            Problem(
-                f"{at}.amiRelease",
-                g.ami_release,
-                "amiRelease only with amiId (a custom AMI)",
-                f"pin the EKS AMI with releaseVersion (e.g. {pin or ami.EXAMPLE_RELEASE}) and remove amiRelease",
-            )
-        )
-    if g.ami_id and not g.ami_release:
-        found.append(
-            Problem(
-                f"{at}.amiId",
-                g.ami_id,
-                "a pinned AMI together with amiRelease",
-                "set amiRelease to the AMI's release (v20251103 or later) so the NVIDIA driver can be checked",
-            )
-        )
-    custom = g.ami_id or g.ami_release
-    if custom and "release_version" in g.model_fields_set:
-        found.append(
-            Problem(
-                f"{at}.releaseVersion",
-                g.release_version,
-                "releaseVersion only with the EKS AMI (not with amiId/amiRelease)",
-                "remove releaseVersion, or remove amiId and amiRelease",
-            )
-        )
-    elif g.release_version:
-        found += [
-            p for p in [ami.release_version_problem(g.release_version, version, today, f"{at}.releaseVersion")] if p
-        ]
-    return found
-
-
 def storage_and_labels(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
     """RAID10 needs 4 instance-store disks; node labels the kubelet may set."""
     found = []
@@ -323,9 +283,11 @@ GROUP_RULES: tuple[GroupRule, ...] = (
     zone_offers,
     efa_layout,
     sizes,
+    spares,
     window,
     expiry_problems,
     amis,
+    known_bad_releases,
     storage_and_labels,
 )
 

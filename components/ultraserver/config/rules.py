@@ -300,11 +300,12 @@ def release_waits(s: Settings, today: date) -> list[Problem]:
 def checks(s: Settings, today: date) -> list[Problem]:
     """The IMEX and EFA checks fit the UltraServers the stack has."""
     found = []
-    smallest = min((g.nodes_per_group for g in s.gpu_node_groups), default=0)
+    # Spares are no job's: the checks fit the active nodes of an UltraServer.
+    smallest = min((g.active_nodes_per_ultraserver for g in s.gpu_node_groups), default=0)
     nodes = s.imex_check.nodes
     for group in s.gpu_node_groups:
-        # A grouped fleet runs one job per UltraServer: compare with the nodes of one of its UltraServers.
-        per_ultraserver = group.nodes_per_group // max(1, group.ultraservers // max(1, group.node_groups))
+        # A grouped fleet runs one job per UltraServer: compare with the active nodes of one of its UltraServers.
+        per_ultraserver = group.active_nodes_per_ultraserver
         if s.imex_check.enabled and nodes is not None and nodes > per_ultraserver > 0:
             found.append(
                 Problem(

@@ -42,9 +42,10 @@ def support_window(s: Settings, today: date) -> list[Problem]:
     """A warning when the version is in paid extended support or leaves standard support soon, with both prices."""
     version = s.cluster.kubernetes_version
     row = eks_versions.leaving_standard_support(version, today)
-    if row is None:
+    days = eks_versions.days_of_standard_support(version, today)
+    if row is None or days is None:
         return []
-    ends = "ended" if today >= row.end_of_standard_support else "ends"
+    ends = "ended" if days <= 0 else "ends"
     read = "" if row.verified else ", date not read in the EKS guide"
     return [
         Problem(

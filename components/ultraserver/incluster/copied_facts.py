@@ -13,6 +13,12 @@ ULTRASERVER_LABEL = "ultraserver.io/ultraserver"
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 """ultraserver.facts.kubernetes.scheduling.CLIQUE_LABEL"""
 
+GPU_RESOURCE = "nvidia.com/gpu"
+"""ultraserver.facts.kubernetes.scheduling.GPU_RESOURCE"""
+
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+"""ultraserver.facts.kubernetes.scheduling.EFA_RESOURCE"""
+
 RECLAIM_LEAD_MINUTES = 60
 """ultraserver.facts.capacity.capacity_blocks.RECLAIM_LEAD_MINUTES, of an UltraServer"""
 
@@ -24,6 +30,9 @@ NODE_JOIN_GRACE_MINUTES = 30
 
 MPIJOB_API_VERSION = "kubeflow.org/v2beta1"
 """ultraserver.facts.pins.manifests.MPIJOB_API_VERSION"""
+
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
+"""ultraserver.facts.kubernetes.kueue.API_VERSION"""
 
 EXPIRATION_WARNING_DETAIL_TYPES = ("Capacity Block Expiration Warning", "Capacity Block Reservation Expiration Warning")
 """the expiration warnings of ultraserver.facts.capacity.capacity_events.CAPACITY_BLOCK_DETAIL_TYPES"""

@@ -21,10 +21,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from ultraserver.incluster.copied_facts import CLIQUE_LABEL
+    from ultraserver.incluster.copied_facts import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from copied_facts import CLIQUE_LABEL  # type: ignore[no-redef]
+    from copied_facts import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE  # type: ignore[no-redef]
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -41,7 +41,7 @@ def _node_drift(node: dict[str, Any], group: dict[str, Any]) -> list[str]:
     found = []
     if not _ready(node):
         found.append(f"node {name}: NotReady")
-    plugin = (("nvidia.com/gpu", "gpus"), ("vpc.amazonaws.com/efa", "efa")) if group.get("allocatable", True) else ()
+    plugin = ((GPU_RESOURCE, "gpus"), (EFA_RESOURCE, "efa")) if group.get("allocatable", True) else ()
     for resource, key in plugin:
         value = str(allocatable.get(resource, "0"))
         if value != str(group[key]):

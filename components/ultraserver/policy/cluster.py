@@ -158,7 +158,9 @@ def check_public_endpoint(resource_type: str, props: Mapping[str, Any], opts: Ma
 
 
 def check_no_auto_mode_with_gb200(resources: Sequence[PlanResource], opts: Mapping[str, Any]) -> list[Problem]:
-    """No Auto Mode on a cluster that runs GB200 groups (DRA is unsupported there)."""
+    """No Auto Mode on a cluster that runs GB200 groups. EKS now ships the NVIDIA DRA driver and DRANET in Auto Mode
+    nodes from 1.36 ("Requires Kubernetes version 1.36 or later", EKS device-management page), but no source shows Auto
+    Mode launching into a P6e-GB200 Capacity Block with ComputeDomains (docs/health.md, "EKS Auto Mode")."""
     index = StackIndex(resources)
     gb200_clusters = {index.cluster_of(group) for group in index.gpu_groups()}
     out: list[Problem] = []
@@ -169,7 +171,8 @@ def check_no_auto_mode_with_gb200(resources: Sequence[PlanResource], opts: Mappi
                 Problem(
                     cluster.urn,
                     Described("EKS Auto Mode on, with GB200 node groups"),
-                    "Auto Mode off: it does not support DRA, which GB200 needs",
+                    "Auto Mode off: its nodes do not take the GB200 capacity-block node groups' launch template, and "
+                    "no EKS source shows its DRA driver (1.36+) running ComputeDomains on P6e-GB200 Capacity Blocks",
                     "turn Auto Mode off and run GB200 on managed or self-managed node groups",
                 )
             )
@@ -220,7 +223,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="eks-no-auto-mode-with-gb200",
-        description="A cluster with GB200 node groups does not use EKS Auto Mode (no DRA support).",
+        description="A cluster with GB200 node groups does not use EKS Auto Mode (its nodes are not the GB200 "
+        "capacity-block groups; ComputeDomains on Auto Mode's DRA driver are undocumented).",
         fix="Disable Auto Mode; run GB200 on managed or self-managed node groups.",
         check_stack=check_no_auto_mode_with_gb200,
     ),

@@ -138,6 +138,8 @@ def _translated(client: Client, operation: str, run: Callable[[], dict]) -> dict
         raise PreflightAccessError(
             f"AWS SSO session expired or missing ({one_line(str(exc))}); run `aws sso login`"
         ) from None
+    except bex.ConfigParseError as exc:
+        raise unreadable_aws_file(exc) from None
     except (bex.ConnectionError, bex.HTTPClientError) as exc:
         raise PreflightAccessError(f"cannot reach the AWS endpoint for {service}: {one_line(str(exc))}") from None
     except bex.ClientError as exc:
@@ -192,11 +194,23 @@ def make_clients(
     (the stack's aws:assumeRoles) as the role the AWS provider ends up as, each assumed in turn from the last."""
     try:
         session = boto3.Session(profile_name=profile, region_name=region)
+        for index, role in enumerate(assume_roles):
+            session = _assumed(session, role, f"aws:assumeRoles[{index}]", region, endpoint_url)
+        return clients_from_session(session, region, endpoint_url)
     except bex.ProfileNotFound as exc:
         raise PreflightAccessError(f"{one_line(str(exc))}; pick one from `aws configure list-profiles`") from None
-    for index, role in enumerate(assume_roles):
-        session = _assumed(session, role, f"aws:assumeRoles[{index}]", region, endpoint_url)
-    return clients_from_session(session, region, endpoint_url)
+    except bex.ConfigParseError as exc:
+        raise unreadable_aws_file(exc) from None
+
+
+def unreadable_aws_file(exc: bex.ConfigParseError) -> PreflightAccessError:
+    """An AWS config or credentials file botocore cannot parse (a line outside any [section], a broken header)."""
+    path = exc.kwargs.get("path", "")
+    return PreflightAccessError(
+        f"the AWS config or credentials file {path} cannot be parsed (every setting belongs under a [section] "
+        "line; botocore reads it as an INI file); fix it, or point AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE "
+        "at a valid file"
+    )
 
 
 def _assumed(session: boto3.Session, role: Any, key: str, region: str, endpoint_url: str | None) -> boto3.Session:

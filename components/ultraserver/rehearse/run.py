@@ -25,6 +25,7 @@ from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.incluster import drain_main, drift
 from ultraserver.offline.engine import Plan, run_plan
+from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs
@@ -41,8 +42,6 @@ from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import StackExpectation, expectation
 from ultraserver.verify.report import format_verdicts, not_checked
 
-LAYER_PROJECT = "kubernetes-layer"
-"""The project that deploys a separate-stack stack's Kubernetes layer (next to the platform's Pulumi.yaml)."""
 AFTER_WINDOW_OPENS = timedelta(hours=1)
 """The default moment: an hour into the first block's full-size window, when every node has joined."""
 

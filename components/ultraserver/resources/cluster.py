@@ -11,6 +11,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked
 from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
@@ -20,7 +21,6 @@ from ultraserver.facts.aws.permissions import CNI_POLICY_ARN, VPC_CNI_NAMESPACE,
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.facts.pins import addons
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.control_plane_logs import control_plane_log_group
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
@@ -38,6 +38,7 @@ def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> 
     }
 
 
+@checked()
 @dataclass
 class ClusterCoreData:
     """What node groups need from a cluster, as pulumi-eks's ``CoreData``: pass a ``Cluster`` or build one by hand.
@@ -169,7 +170,7 @@ class Cluster(pulumi.ComponentResource):
             # security group (self.security_group_id). pulumi-eks nodejs/eks/cluster/cluster.ts.
             skip_default_security_groups=True,
             create_instance_role=False,
-            # DRA, which ComputeDomains need, does not work on Auto Mode nodes.
+            # Off: GB200 runs on capacity-block node groups Auto Mode does not manage (docs/health.md, "EKS Auto Mode").
             auto_mode=eks.AutoModeOptionsArgs(enabled=False),
             enabled_cluster_log_types=list(args.log_types),
             encryption_config_key_arn=key.arn,

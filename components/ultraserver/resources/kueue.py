@@ -12,7 +12,6 @@ from ultraserver.builders.kueue import (
     CLUSTER_QUEUE_NAME,
     FLAVOR_NAME,
     KueueArgs,
-    check_kueue_args,
     cluster_queue_manifest,
     flavor_names,
     kueue_values,
@@ -67,11 +66,11 @@ class KueueRelease(ChartRelease):
             KUEUE_RELEASE,
             kueue_values(
                 args.system_node_selector,
-                args.mode,
                 args.settings.version,
                 args.unmanaged_namespaces,
                 args.settings.namespace or KUEUE_RELEASE.namespace,
                 KUEUE_RELEASE.release_name,
+                args.mode,
             ),
             args.settings,
             opts,
@@ -87,7 +86,6 @@ class Kueue(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("ultraserver:index:Kueue", name, None, opts)
-        check_kueue_args(args)
         self.release = KueueRelease(name, args, child_options(self, opts))
         # The queue objects need the release's CRDs and its admission webhooks (served by the controller, which
         # validate and default every Kueue object). The Release waits for the controller Deployment to be ready

@@ -13,6 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.facts.aws import node_repair
 from ultraserver.facts.kubernetes.scheduling import GPU_TAINT_KEY, GPU_TAINT_VALUE
 from ultraserver.facts.pins import ami
 from ultraserver.resources.launch_template import NodeImage
@@ -25,11 +26,21 @@ to reach DCGM, aws/containers-roadmap#2763) is more likely a false positive than
 
 
 def node_repair_config() -> aws.eks.NodeGroupNodeRepairConfigArgs:
-    """Auto repair, cautious: one node at a time, paused when more than a couple of nodes look unhealthy."""
+    """Auto repair, cautious: one node at a time, paused when more than a couple of nodes look unhealthy; GPU faults
+    reboot where a reboot can help and take no action where only a replacement would (facts/aws/node_repair.py)."""
     return aws.eks.NodeGroupNodeRepairConfigArgs(
         enabled=True,
         max_parallel_nodes_repaired_count=REPAIR_MAX_PARALLEL_NODES,
         max_unhealthy_node_threshold_count=REPAIR_MAX_UNHEALTHY_NODES,
+        node_repair_config_overrides=[
+            aws.eks.NodeGroupNodeRepairConfigNodeRepairConfigOverrideArgs(
+                node_monitoring_condition=node_repair.CONDITION,
+                node_unhealthy_reason=override.reason,
+                repair_action=override.action,
+                min_repair_wait_time_mins=node_repair.WAIT_MINUTES,
+            )
+            for override in node_repair.OVERRIDES
+        ],
     )
 
 

@@ -7,11 +7,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
-from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
 from ultraserver.verify.acceptance import CheckJob, Runs, newest_runs
 from ultraserver.verify.clients import ClusterError, ClusterReader, Node, ReadOnce
 from ultraserver.verify.resource_slices import published_devices
-from ultraserver.verify.verdict import EFA_RESOURCE, GPU_RESOURCE
 
 
 @dataclass(frozen=True)
@@ -114,15 +113,13 @@ def read_cluster(
     once = ReadOnce(reader)  # a check job spanning groups (EFA) is listed once
     try:
         nodes = once.nodes()
-        published = published_counts(once.resource_slices()) if any(g.node_devices for g in groups) else {}
+        published = published_counts(once.resource_slices()) if any(g.mode.dra for g in groups) else {}
         runs = {g.name: newest_runs(once, checks.get(g.name, ())) for g in groups}
     except ClusterError as err:
         return None, str(err)
     sides = {
         g.name: replace(
-            cluster_side(
-                nodes, g.name, g.gpus_per_node, g.efa_devices, published if g.node_devices is not None else None
-            ),
+            cluster_side(nodes, g.name, g.gpus_per_node, g.efa_devices, published if g.mode.dra else None),
             check_runs=runs[g.name],
         )
         for g in groups

@@ -20,6 +20,7 @@ from ultraserver.facts.capacity.capacity_blocks import (
     ACTION_PREFIX,
     EKS_MANAGED_SCALEDOWN_ACTION,
     EKS_MANAGED_SCALEDOWN_LEAD,
+    MAX_SCALE_DOWN_LEAD_MINUTES,
 )
 from ultraserver.preflight.clients import Client, call
 
@@ -43,8 +44,9 @@ def planned_moves(actions: list[dict], old_end: datetime, new_end: datetime) -> 
     moves, stale = [], []
     for a in actions:
         at, name = a["StartTime"], a["ScheduledActionName"]
-        # A group's own scale-down lies at most 1440 minutes (the largest lead) before its block's end.
-        if name.startswith(ACTION_PREFIX) and name.endswith("-end") and old_end - timedelta(days=1) <= at < old_end:
+        # A group's own scale-down lies at most the largest lead before its block's end.
+        earliest = old_end - timedelta(minutes=MAX_SCALE_DOWN_LEAD_MINUTES)
+        if name.startswith(ACTION_PREFIX) and name.endswith("-end") and earliest <= at < old_end:
             sizes = (a.get("MinSize", 0), a.get("MaxSize", 0), a.get("DesiredCapacity", 0))
             moves.append(Move(a["AutoScalingGroupName"], name, at + shift, *sizes))
         elif name == EKS_MANAGED_SCALEDOWN_ACTION and at == old_end - EKS_MANAGED_SCALEDOWN_LEAD:

@@ -6,22 +6,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from ultraserver.facts.hardware.devices import DRA_DRIVER_NAMESPACE, KUBELET_PLUGIN_SELECTOR
-from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
 from ultraserver.facts.pins.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME
 from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation
-from ultraserver.verify.verdict import (
-    CLUSTER,
-    DEVICE_CLASSES,
-    EFA_RESOURCE,
-    FLEET,
-    GPU_RESOURCE,
-    NO_MNNVL_UUID,
-    NODE_FACTS,
-    Verdict,
-    api_problem,
-)
+from ultraserver.verify.verdict import CLUSTER, DEVICE_CLASSES, FLEET, NO_MNNVL_UUID, NODE_FACTS, Verdict, api_problem
 
 
 def split_clique(value: str) -> tuple[str, str]:
@@ -70,7 +60,7 @@ def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str
     where = f"node {node.name}"
     if not node.ready:
         found.append(Problem(where, "NotReady", "Ready", f"kubectl describe node {node.name}"))
-    if group.node_devices is None:
+    if not group.mode.dra:
         found.extend(_allocatable_problems(node, group))
     clique = node.labels.get(CLIQUE_LABEL, "")
     if not clique:

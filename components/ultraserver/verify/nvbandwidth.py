@@ -6,8 +6,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ultraserver.builders.nvbandwidth_job import DEFAULT_THRESHOLD_GBPS
-from ultraserver.facts.hardware.ultraservers import GPUS_PER_NODE
+from ultraserver.facts.hardware.ultraservers import GPUS_PER_NODE, NVLINK_THRESHOLD_GBPS
 from ultraserver.problems import ConfigError, Described, Problem
 
 
@@ -161,7 +160,7 @@ class CheckResult:
 
 
 def check_bandwidth(
-    matrix: BandwidthMatrix, threshold_gbps: float = DEFAULT_THRESHOLD_GBPS, gpus_per_node: int = GPUS_PER_NODE
+    matrix: BandwidthMatrix, threshold_gbps: float = NVLINK_THRESHOLD_GBPS, gpus_per_node: int = GPUS_PER_NODE
 ) -> CheckResult:
     """Pass when every GPU pair on different nodes (ranks are packed `gpus_per_node` per node) reaches the threshold."""
     if threshold_gbps <= 0 or gpus_per_node < 1:

@@ -17,7 +17,6 @@ RESOURCE_SLICES = "resource-slices"
 NCCL = "nccl-all-reduce"
 NODE_REPORT_LINE = re.compile(rf"^{re.escape(NODE_REPORT_PREFIX)}(\S+)\s*$", re.M)
 """A worker's report line in a job log (builders.node_report); its group is the report."""
-GPU_RESOURCE, EFA_RESOURCE = "nvidia.com/gpu", "vpc.amazonaws.com/efa"
 NO_MNNVL_UUID = "00000000-0000-0000-0000-000000000000"
 """The clique UUID of a node without a multi-node NVLink domain (all zeros)."""
 

@@ -71,6 +71,8 @@ COMMAND_ACTIONS: dict[str, tuple[str, ...]] = {
         "servicequotas:GetServiceQuota",
     ),
     "status": (*_IDENTITY, *_READ_RESERVATIONS, *_READ_BLOCKS),
+    # The user's CI job: the recommended AMI, the EKS calendar and add-on versions (preflight/drift.py).
+    "versions --check": ("ssm:GetParameter", "eks:DescribeClusterVersions", "eks:DescribeAddonVersions"),
     "extend": _EXTEND,
     "extend --yes": (
         *_EXTEND,

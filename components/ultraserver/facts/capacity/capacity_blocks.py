@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from ultraserver.arguments import checked
 from ultraserver.facts.hardware import ultraservers
 from ultraserver.problems import ConfigError, Described, KeyName, Problem, under
 
@@ -48,6 +49,9 @@ and Workloads, checkpoint request) and evicts its pods, so they are gone when th
 instances (incluster/drain.py keeps a copy). A judgement, not measured."""
 DEFAULT_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + DEFAULT_DRAIN_MINUTES
 MIN_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + MIN_DRAIN_MINUTES
+MAX_SCALE_DOWN_LEAD_MINUTES = 1440
+"""The longest lead a group's scale-down may take before its block's end (one day): a bound of the settings, not
+of AWS."""
 # A group moves to its next block this long after the scale-down, not at it: a scheduled action may run up to two
 # minutes late (EC2 Auto Scaling guide, "Scheduled scaling", Considerations) and its instances then take minutes to
 # terminate; a template switch before they are gone would roll nodes. Ten minutes is a judgement, not measured.
@@ -90,6 +94,7 @@ def full_size(ultraserver_type: str, ultraserver_count: int, name: KeyName = _ST
     return instances_per_ultraserver(ultraserver_type, name("ultraserverType")) * ultraserver_count
 
 
+@checked()
 @dataclass(frozen=True)
 class ReservationWindow:
     """When a Capacity Block runs, and how long before its end to scale to 0."""
@@ -114,6 +119,7 @@ def reclaim_at(end: datetime, kind: str = ULTRASERVER) -> datetime:
     return end - timedelta(minutes=RECLAIM_LEAD_MINUTES[kind])
 
 
+@checked()
 @dataclass(frozen=True)
 class CapacityBlock:
     """One Capacity Block run of a group: its reservations (one per UltraServer) and when it runs."""

