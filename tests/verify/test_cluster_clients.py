@@ -33,7 +33,7 @@ def conditions(ready: str) -> list[SimpleNamespace]:
 class FakeCore:
     def list_node(self, **kwargs: Any) -> Any:
         node = SimpleNamespace(
-            metadata=SimpleNamespace(name="n1", labels={"a": "b"}),
+            metadata=SimpleNamespace(name="n1", labels={"a": "b"}, annotations=None),
             spec=SimpleNamespace(provider_id="aws:///us-east-1-dfw-2a/i-0123456789abcdef0"),
             status=SimpleNamespace(allocatable={"nvidia.com/gpu": "4"}, conditions=conditions("True")),
         )
