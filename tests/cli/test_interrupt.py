@@ -49,7 +49,7 @@ def interrupted(tmp_path: Path, target: str, *args: str) -> subprocess.Completed
         ("boto3", ["preflight", "--stack", "gb200-x72"], RUNNING),
         ("boto3", ["extend", "--stack", "gb200-x72", "--group", "g", "--hours", "24"], RUNNING),
         ("ultraserver.config.settings", ["stacks"], RUNNING),
-        ("ultraserver.rehearse.faults", ["--help"], RUNNING),  # building the parser
+        ("ultraserver.rehearse.catalogue", ["--help"], STARTING),  # the parser's modules load with the CLI
         ("ultraserver.cli.options", ["versions"], STARTING),  # importing the CLI
     ],
     ids=lambda v: v if isinstance(v, str) else "-".join(v[:1]),

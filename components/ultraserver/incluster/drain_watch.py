@@ -19,10 +19,10 @@ from typing import Any
 
 try:
     from ultraserver.incluster.drain import GROUP_LABEL, Block, timeline
-    from ultraserver.incluster.recheck import JOIN_GRACE, block_key, job_node_groups
+    from ultraserver.incluster.recheck import CHECKED_BLOCK, JOIN_GRACE, block_key, job_node_groups
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from drain import GROUP_LABEL, Block, timeline  # type: ignore[no-redef]
-    from recheck import JOIN_GRACE, block_key, job_node_groups  # type: ignore[no-redef]
+    from recheck import CHECKED_BLOCK, JOIN_GRACE, block_key, job_node_groups  # type: ignore[no-redef]
 
 CHECKS_DUE = timedelta(hours=2)
 """How long after a block's start its fabric checks must have run before 'never ran' is reported: the join grace
@@ -195,7 +195,7 @@ def check_findings(
         notes = ((job or {}).get("metadata") or {}).get("annotations") or {}
         created = ((job or {}).get("metadata") or {}).get("creationTimestamp")
         this_block = job is not None and (
-            notes.get("ultraserver.io/checked-block") == key
+            notes.get(CHECKED_BLOCK) == key
             or (isinstance(created, str) and _utc(created) >= max(b.start for b in current))
         )
         ref = f"MPIJob {meta['namespace']}/{meta['name']}"
