@@ -12,8 +12,7 @@ import yaml
 from helpers.manifests import K8S_VERSION, as_pod, validate_custom, whole_node_gpus
 from helpers.modules import load_file
 from ultraserver.builders.compute_domain import CLIQUE_LABEL
-from ultraserver.builders.helm_values import GPU_TOLERATION
-from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION, ULTRASERVER_LABEL
 from ultraserver.offline import Plan, PlanResource, run_plan
 from ultraserver.problems import ConfigError
 

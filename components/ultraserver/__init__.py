@@ -18,7 +18,7 @@ Layers, bottom up; each may import itself and the layers listed after its colon,
     policy: problems facts config offline
     preflight: problems facts config
     verify: problems facts config builders
-    status: problems facts config incluster builders preflight verify
+    status: problems clock facts config incluster builders preflight verify
     rehearse: problems clock facts config incluster builders offline verify status
     cli: problems clock facts config builders offline policy preflight verify status rehearse
 

@@ -98,12 +98,13 @@ def fits(value: Any, hint: Any) -> bool:
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    """The annotations of an Args class, resolved once (``pulumi.Input`` refers to ``Output`` and ``T`` by name)."""
+def _hints(cls: type, annotated: Any = None) -> dict[str, Any]:
+    """The annotations of an Args class (or of ``annotated``, a component's __init__), resolved once per class
+    (``pulumi.Input`` refers to ``Output`` and ``T`` by name)."""
     if cls not in _HINTS:
         pulumi = sys.modules.get("pulumi")  # loaded by the module of any class whose annotations name it
         output = {"Output": pulumi.Output} if pulumi is not None else {}
-        _HINTS[cls] = typing.get_type_hints(cls, localns={**output, "T": Any})
+        _HINTS[cls] = typing.get_type_hints(annotated or cls, localns={**output, "T": Any})
     return _HINTS[cls]
 
 
@@ -179,3 +180,39 @@ def checked(moved: Mapping[str, str] | None = None) -> Callable[[type[Args]], ty
         return cls
 
     return wrap
+
+
+def checked_component(cls: type[Args]) -> type[Args]:
+    """Check how a program calls a component (``Network("net", NetworkArgs(...), opts)``): a missing, extra or
+    misplaced argument, or one of another type (``opts`` as a dict), raises one ConfigError naming it, where Pulumi
+    would end the program with a TypeError."""
+    init = cls.__init__
+    signature = inspect.signature(init)
+    name = cls.__name__
+
+    @functools.wraps(init)
+    def __init__(*call: Any, **kwargs: Any) -> None:
+        hints = _hints(cls, init)
+        try:
+            bound = signature.bind(*call, **kwargs)
+        except TypeError as error:
+            known = ", ".join(p for p in signature.parameters if p != "self")
+            raise ConfigError(
+                Problem(name, Described(str(error)), f"the arguments {known}", f"call {name}({known})")
+            ) from None
+        problems = [
+            Problem(
+                f"{name}.{key}",
+                Described(f"{type(value).__name__} {value!r}"[:80]),
+                _words(hints[key]),
+                f"pass {key} as {_words(hints[key])} ({name}({', '.join(p for p in hints if p != 'return')}))",
+            )
+            for key, value in list(bound.arguments.items())[1:]
+            if key in hints and not fits(value, hints[key])
+        ]
+        if problems:
+            raise ConfigError(problems)
+        init(*call, **kwargs)
+
+    setattr(cls, "__init__", __init__)  # noqa: B010 - mypy refuses assigning a method
+    return cls

@@ -66,7 +66,8 @@ class KueueArgs:
     """Inputs of the Kueue install and its queues (KubernetesLayer derives them from the settings)."""
 
     capacity: Mapping[str, GpuCapacity]
-    """Nominal quota of the ClusterQueue per instance type (one flavor each): its GPU nodes at full size."""
+    """Nominal quota of the ClusterQueue per instance type (one flavor each): its GPU nodes at full size, spares left
+    out (``sparesPerUltraServer``: no job may use them)."""
     settings: KueueSettings
     """The stack's kubernetes.kueue: version, values override and Helm options of the chart, LocalQueue namespaces."""
     mode: DeviceMode

@@ -39,9 +39,10 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     """Judge the deployed stack: node facts, DRA, NVLink per UltraServer; one verdict per UltraServer and check."""
     from ultraserver.verify.checks import exit_code, judge_cluster, unreachable
-    from ultraserver.verify.clients import KubeconfigError, connect
+    from ultraserver.verify.clients import KubeconfigError, ReadOnce, connect
     from ultraserver.verify.expect import expectation
     from ultraserver.verify.report import VERDICTS_JSON_KEYS, format_verdicts, not_checked, verdicts_json
+    from ultraserver.verify.spares import spare_views
 
     check_output(args.json, None, "--json", json_output(*VERDICTS_JSON_KEYS), force=args.force)
     expected = expectation(stack_settings(args.project_dir, args.stack))
@@ -51,7 +52,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print("verify: the stack has no GPU node groups; there is nothing to verify", file=sys.stderr)
         return EXIT_USAGE
     try:
-        reader = connect(args.kubeconfig)
+        reader = ReadOnce(connect(args.kubeconfig))  # the checks, the acceptance and the spares read once
     except KubeconfigError as err:  # the file given is missing or malformed: bad input, as for any file argument
         print(f"verify: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -59,6 +60,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     verdicts, accepted = judge_cluster(reader, expected, now, node_facts_only=args.node_facts_only)
     notes = [] if args.node_facts_only else not_checked(expected)
     print(format_verdicts(verdicts, notes, accepted))
+    views = spare_views(reader, expected.groups, now)
+    if views:
+        print("\n".join(["", f"spares at {now:%Y-%m-%d %H:%M} UTC (per UltraServer):", *views]))
     if args.json:
         document = verdicts_json(args.stack, verdicts, notes, accepted)
         write_output(args.json, json.dumps(document, indent=2) + "\n", "--json")

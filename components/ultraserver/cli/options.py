@@ -7,12 +7,15 @@ import argparse
 import importlib
 import urllib.parse
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ultraserver.cli.exits import exit_codes
+from ultraserver.config.fields import REGION_ALLOWED, REGION_FIX
 from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import ami
 
 
 def add_subcommand(sub: Any, name: str, summary: str) -> argparse.ArgumentParser:
@@ -48,7 +51,7 @@ def force_option(parser: argparse.ArgumentParser, flags: str) -> None:
 def region_arg(value: str) -> str:
     """--region: an AWS region name (argparse reports anything else as a usage error, exit 2)."""
     if not aws_ids.matches(aws_ids.REGION, value):
-        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: an AWS region such as us-east-1")
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: {REGION_ALLOWED}; fix: {REGION_FIX}")
     return value
 
 
@@ -68,6 +71,13 @@ def moment_arg(value: str) -> datetime:
         moment = None
     if moment is None or moment.tzinfo is None:
         raise argparse.ArgumentTypeError(f"got {value!r}; allowed: ISO 8601 with a zone, e.g. 2026-03-02T12:00:00Z")
+    # A moment outside the EKS calendar the toolkit knows would be blamed on the stack's Kubernetes version.
+    span = eks_versions.offered_span(tuple(ami.RELEASE_VERSIONS))
+    if span is not None and not span[0] <= moment.astimezone(timezone.utc).date() <= span[1]:
+        raise argparse.ArgumentTypeError(
+            f"got {value!r}; allowed: a moment from {span[0]} to {span[1]}, the days this toolkit knows which "
+            "Kubernetes versions EKS offers; fix: pick one in that span, or update the toolkit"
+        )
     return moment
 
 

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from datetime import date
 from typing import Any
 
@@ -50,20 +51,37 @@ def _newest(entry: vs.VersionEntry) -> dict[str, str]:
     }
 
 
+NOTE_WIDTH = 118
+"""Where the notes under a row wrap."""
+
+
+def upstream(row: dict[str, str]) -> str:
+    """What the row says of the newest upstream release: newer and not adopted (why), the pin, or not re-checked."""
+    if row.get("pinKeptBecause"):
+        return f"newer upstream: {row['newest']} (not adopted: {row['pinKeptBecause']})"
+    if "newest" in row:
+        return f"newest upstream: the pin ({row['newestChecked']})"
+    return "newest upstream: not re-checked here (`ultraserver versions --check` asks AWS and the registries)"
+
+
 def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
     """The set as aligned text, grouped by kind, then what the kubeVersion check found."""
-    width = {k: max(len(r[k]) for r in table) for k in ("name", "minor", "version", "status")}
     lines = [f"Tested version set (checked {vs.CHECKED}); support status on {on}:"]
-    kind = ""
+    kind, width = "", {}
     for r in table:
         if r["kind"] != kind:
+            # Columns per kind: an image digest or an AMI's long name widens its own rows, not every row.
             kind = r["kind"]
+            group = [row for row in table if row["kind"] == kind]
+            width = {k: max(len(row[k]) for row in group) for k in ("name", "minor", "version", "status")}
             lines.append(f"\n{kind}")
-        cells = [r["name"].ljust(width["name"]), r["minor"].ljust(width["minor"]), r["version"].ljust(width["version"])]
-        why = f"; status: {r['statusSource']}" if r["statusSource"] and r["kind"] == "chart" else ""
-        if r.get("pinKeptBecause"):
-            why += f"; newer upstream: {r['newest']} (not adopted: {r['pinKeptBecause']})"
-        lines.append(f"  {'  '.join(cells)}  {r['status'].ljust(width['status'])}  {r['source']} ({r['checked']}){why}")
+        cells = [r[k].ljust(width[k]) for k in ("name", "minor", "version", "status") if width[k]]
+        lines.append(f"  {'  '.join(cells)}".rstrip())
+        # The source and the longer notes go below the row, wrapped, so a piped table keeps its columns.
+        notes = [f"source: {r['source']} (checked {r['checked']})"]
+        notes += [f"status: {r['statusSource']}"] if r["statusSource"] and r["kind"] == "chart" else []
+        notes.append(upstream(r))
+        lines += [textwrap.fill(n, NOTE_WIDTH, initial_indent="      ", subsequent_indent="        ") for n in notes]
     lines.append("")
     lines += [format_problems(problems, {ERROR: "FAIL"})] if problems else []
     return "\n".join(lines) + "\n"

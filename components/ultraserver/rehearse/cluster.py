@@ -29,6 +29,7 @@ from ultraserver.facts.kubernetes.scheduling import (
     GPU_RESOURCE,
     INSTANCE_TYPE_LABEL,
 )
+from ultraserver.facts.pins import gpu_operator
 from ultraserver.facts.pins.charts import DRANET, EFA_DEVICE_PLUGIN, GPU_OPERATOR
 from ultraserver.incluster.drift import running
 from ultraserver.rehearse.registration import Registration
@@ -259,8 +260,15 @@ def plugin_pods(cluster: Cluster, releases: Sequence[Mapping[str, Any]]) -> list
             )
         )
         for release in releases:
-            if str(release.get("chart", "")).rsplit("/", 1)[-1] in NODE_PLUGIN_CHARTS:
-                name, namespace = release["name"], release.get("namespace") or "default"
+            chart = str(release.get("chart", "")).rsplit("/", 1)[-1]
+            name, namespace = release["name"], release.get("namespace") or "default"
+            if chart == GPU_OPERATOR:
+                # The operator's operands, one DaemonSet each, with the chart's operand labels.
+                managed, _, by = gpu_operator.OPERAND_SELECTOR.partition("=")
+                for app in cluster.expected.gpu_operands:
+                    labels = {managed: by, gpu_operator.APP_LABEL: app}
+                    found.append(pod(namespace, f"{app}-{short}", node.name, labels, node.ready, node.joined))
+            elif chart in NODE_PLUGIN_CHARTS:
                 labels = {INSTANCE_LABEL: name}
                 found.append(pod(namespace, f"{name}-{short}", node.name, labels, node.ready, node.joined))
     for plugin in found:

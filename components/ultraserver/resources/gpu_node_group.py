@@ -36,7 +36,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver import clock
-from ultraserver.arguments import checked, moved_into
+from ultraserver.arguments import checked, checked_component, moved_into
 from ultraserver.builders.nodeconfig import ClusterDetails
 from ultraserver.config.expiry import program_blocks_ended
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
@@ -155,6 +155,7 @@ class GpuNodeGroupArgs:
         return found
 
 
+@checked_component
 class GpuNodeGroup(pulumi.ComponentResource):
     """Capacity-block GPU nodes with an EFA launch template, in managed or self-managed mode."""
 
