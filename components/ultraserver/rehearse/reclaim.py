@@ -20,6 +20,7 @@ from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.kueue import TOPOLOGY_LEVELS
 from ultraserver.incluster.drain import (
     CHECKPOINT_LABEL,
+    EVICT_ANNOTATION,
     RECLAIM_LEAD_MINUTES,
     RECLAIM_TAINT,
     Api,
@@ -126,12 +127,23 @@ def drain_stage(api: Api, inputs: DrainInputs, at: datetime, cluster: Cluster) -
         return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")
     lines = [_line(a) for a in actions]
     taken = [a for a in actions if a["kind"] in ("evict-pod", "delete-pod")]
+    # A pod told its eviction time (evict-at, after its checkpoint window) is taken off as surely as one evicted now.
+    gone = {(a["namespace"], a["name"]) for a in taken}
+    taken += [
+        {**a, "kind": "evict-pod", "at": a["annotations"][EVICT_ANNOTATION]}
+        for a in actions
+        if a["kind"] == "annotate-pod"
+        and EVICT_ANNOTATION in a["annotations"]
+        and (a["namespace"], a["name"]) not in gone
+    ]
     for action in taken:
         node = hosts.get((action["namespace"], action["name"]))
+        when = f" at {action['at']}" if action.get("at") else ""
         lines.append(
-            f"FAILED pod {action['namespace']}/{action['name']} on node {node} was "
-            f"{'evicted' if action['kind'] == 'evict-pod' else 'deleted'} before the reclaim; fix: resubmit the job to "
-            f"a block with time left, and label its pods {CHECKPOINT_LABEL}=true so the next drain gives them time "
-            "to checkpoint first"
+            f"FAILED pod {action['namespace']}/{action['name']} on node {node} "
+            f"{'is evicted' + when if action['kind'] == 'evict-pod' else 'was deleted'} before the reclaim; fix: "
+            "resubmit the job to "
+            f"a block with time left, and have the trainer read ultraserver.io/evict-at and checkpoint before it "
+            f"(docs/submitting-jobs.md; pods labelled {CHECKPOINT_LABEL}=false get no checkpoint window)"
         )
     return Stage("drain", 1 if taken else 0, "\n".join(lines))
