@@ -98,7 +98,17 @@ def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> l
         "apiVersion": f"{KUEUE_GROUP}/{WORKLOAD_VERSION}",
         "kind": "Workload",
         "metadata": {"name": f"job-{JOB}", "namespace": NAMESPACE, "creationTimestamp": iso(at)},
-        "spec": {"queueName": cluster_queue, "podSets": [{"name": "worker", "count": len(nodes)}]},
+        # Kueue's Workload CRD requires each pod set's pod template (a real API server refuses one without).
+        "spec": {
+            "queueName": cluster_queue,
+            "podSets": [
+                {
+                    "name": "worker",
+                    "count": len(nodes),
+                    "template": {"spec": {"containers": [{"name": "main", "image": "rehearsal"}]}},
+                }
+            ],
+        },
         "status": {"admission": placement},
     }
     return [*found, workload]
