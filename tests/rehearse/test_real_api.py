@@ -122,7 +122,7 @@ def budget_at_zero(pods: int) -> dict[str, Any]:
 def test_an_eviction_under_a_budget_at_zero_is_refused_and_retried(monkeypatch: pytest.MonkeyPatch) -> None:
     # A drain that does not read the budgets evicts anyway: the real API server answers 429, the pods stay (the
     # emulator deleted them at once), and the drain leaves the eviction for its next run, until the deadline.
-    monkeypatch.setattr(drain_script, "_evictable", lambda pod, budgets: True)
+    monkeypatch.setattr(drain_script, "evictable", lambda pod, budgets: True)
     rehearsal = real(STACK, "reclaim", extra=[budget_at_zero(4)])
     drain = stage(rehearsal, "drain")
     assert "evict pod" not in drain.output and "was evicted" not in drain.output, drain.output
