@@ -99,7 +99,17 @@ def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> l
         "apiVersion": f"{KUEUE_GROUP}/{WORKLOAD_VERSION}",
         "kind": "Workload",
         "metadata": {"name": f"job-{JOB}", "namespace": NAMESPACE, "creationTimestamp": iso(at)},
-        "spec": {"queueName": cluster_queue, "podSets": [{"name": "worker", "count": len(nodes)}]},
+        # Kueue's Workload CRD requires each pod set's pod template (a real API server refuses one without).
+        "spec": {
+            "queueName": cluster_queue,
+            "podSets": [
+                {
+                    "name": "worker",
+                    "count": len(nodes),
+                    "template": {"spec": {"containers": [{"name": "main", "image": "rehearsal"}]}},
+                }
+            ],
+        },
         "status": {"admission": placement},
     }
     return [*found, workload]
@@ -121,8 +131,9 @@ def drain_stage(api: Api, inputs: DrainInputs, at: datetime, cluster: Cluster) -
     had to take running work off the nodes (evicted or deleted pods), naming the pods, their nodes and the fix."""
     pods = api.get("/api/v1/pods").get("items") or []
     hosts = {(p["metadata"].get("namespace"), p["metadata"]["name"]): p["spec"].get("nodeName") for p in pods}
-    actions = run_once(api, list(inputs.blocks), at, inputs.cluster_queue, cluster.notices)
-    if not actions:
+    failures: list[dict[str, Any]] = []
+    actions = run_once(api, list(inputs.blocks), at, inputs.cluster_queue, cluster.notices, failures=failures)
+    if not actions and not failures:
         starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, cluster.notices).cutoff)}" for b in inputs.blocks)
         return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")
     lines = [_line(a) for a in actions]
@@ -146,4 +157,12 @@ def drain_stage(api: Api, inputs: DrainInputs, at: datetime, cluster: Cluster) -
             f"a block with time left, and have the trainer read ultraserver.io/evict-at and checkpoint before it "
             f"(docs/submitting-jobs.md; pods labelled {CHECKPOINT_LABEL}=false get no checkpoint window)"
         )
-    return Stage("drain", 1 if taken else 0, "\n".join(lines))
+    # A call the API server refused (the run went on with the other steps, as in its pod): the CronJob's pod
+    # reports it and the stage fails on it.
+    for failed in failures:
+        fix = "grant the verb in the drain's ClusterRole" if failed["status"] == 403 else "see the API server's answer"
+        lines.append(
+            f"FAILED drain step {failed['step']} on {failed['target']}: HTTP {failed['status']} ({failed['error']}); "
+            f"fix: {fix}"
+        )
+    return Stage("drain", 1 if taken or failures else 0, "\n".join(lines))
