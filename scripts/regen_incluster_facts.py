@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ultraserver.facts.capacity import capacity_blocks, capacity_events
-from ultraserver.facts.kubernetes import kueue, scheduling
+from ultraserver.facts.kubernetes import kueue, scheduling, spares
 from ultraserver.facts.pins import manifests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +41,24 @@ COPIES: tuple[tuple[str, object, str], ...] = (
     ),
     ("MPIJOB_API_VERSION", manifests.MPIJOB_API_VERSION, "ultraserver.facts.pins.manifests.MPIJOB_API_VERSION"),
     ("KUEUE_API_VERSION", kueue.API_VERSION, "ultraserver.facts.kubernetes.kueue.API_VERSION"),
+    ("ROLE_LABEL", spares.ROLE_LABEL, "ultraserver.facts.kubernetes.spares.ROLE_LABEL"),
+    ("ACTIVE", spares.ACTIVE, "ultraserver.facts.kubernetes.spares.ACTIVE"),
+    ("SPARE", spares.SPARE, "ultraserver.facts.kubernetes.spares.SPARE"),
+    ("FAILED", spares.FAILED, "ultraserver.facts.kubernetes.spares.FAILED"),
+    ("SPARE_TAINT", spares.SPARE_TAINT, "ultraserver.facts.kubernetes.spares.SPARE_TAINT"),
+    ("FAILED_TAINT", spares.FAILED_TAINT, "ultraserver.facts.kubernetes.spares.FAILED_TAINT"),
+    ("REPLACES_ANNOTATION", spares.REPLACES_ANNOTATION, "ultraserver.facts.kubernetes.spares.REPLACES_ANNOTATION"),
+    ("PROMOTED_ANNOTATION", spares.PROMOTED_ANNOTATION, "ultraserver.facts.kubernetes.spares.PROMOTED_ANNOTATION"),
+    ("FAILED_ANNOTATION", spares.FAILED_ANNOTATION, "ultraserver.facts.kubernetes.spares.FAILED_ANNOTATION"),
+    ("REASON_ANNOTATION", spares.REASON_ANNOTATION, "ultraserver.facts.kubernetes.spares.REASON_ANNOTATION"),
+    ("MOVED_ANNOTATION", spares.MOVED_ANNOTATION, "ultraserver.facts.kubernetes.spares.MOVED_ANNOTATION"),
+    ("HEALTH_CONDITIONS", spares.HEALTH_CONDITIONS, "ultraserver.facts.kubernetes.spares.HEALTH_CONDITIONS"),
+    (
+        "FAILURE_GRACE_MINUTES",
+        spares.FAILURE_GRACE_MINUTES,
+        "ultraserver.facts.kubernetes.spares.FAILURE_GRACE_MINUTES",
+    ),
+    ("SYSTEMIC_FRACTION", spares.SYSTEMIC_FRACTION, "ultraserver.facts.kubernetes.spares.SYSTEMIC_FRACTION"),
     (
         "EXPIRATION_WARNING_DETAIL_TYPES",
         tuple(t for t in capacity_events.CAPACITY_BLOCK_DETAIL_TYPES if "Expiration Warning" in t),
@@ -61,14 +79,14 @@ from __future__ import annotations
 
 
 def literal(value: object) -> str:
-    """Python source for a string, an int or a tuple of them, as ruff formats it."""
+    """Python source for a string, a number or a tuple of them, as ruff formats it."""
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, tuple):
         items = ", ".join(literal(v) for v in value)
         return f"({items},)" if len(value) == 1 else f"({items})"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value)
     raise TypeError(f"no literal for {value!r}")
 
 

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from ultraserver.builders.device_mode_values import gpu_operator_mode_values
 from ultraserver.builders.helm_values import (
-    GPU_TOLERATION,
     deep_merge,
     dra_driver_values,
     efa_device_plugin_values,
@@ -17,6 +16,8 @@ from ultraserver.builders.helm_values import (
     kube_prometheus_stack_values,
 )
 from ultraserver.facts.hardware import devices
+from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
+from ultraserver.facts.kubernetes.spares import SPARE_TOLERATION
 from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError
 from ultraserver.resources.helm_release import (
@@ -75,6 +76,8 @@ def test_gpu_operator_leaves_driver_and_toolkit_to_the_ami() -> None:
     assert values["migManager"]["enabled"] is False
     assert all(values[k]["enabled"] is True for k in ("devicePlugin", "nfd", "gfd"))
     assert GPU_TOLERATION in values["daemonsets"]["tolerations"]
+    # A spare keeps its device plugin, GFD and DCGM exporter: the node-facts checks cover it.
+    assert SPARE_TOLERATION in values["daemonsets"]["tolerations"]
     assert values["operator"]["nodeSelector"] == SYSTEM
 
 
@@ -98,15 +101,15 @@ def test_dra_driver_runs_controller_on_system_nodes_and_plugin_on_gpu_nodes() ->
     ]
     assert terms == [{"matchExpressions": [{"key": "ultraserver.io/role", "operator": "In", "values": ["system"]}]}]
     plugin = values["kubeletPlugin"]
-    assert plugin["tolerations"] == [GPU_TOLERATION]
+    assert plugin["tolerations"] == [GPU_TOLERATION, SPARE_TOLERATION]
     plugin_terms = plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert plugin_terms["nodeSelectorTerms"][0]["matchExpressions"] == [
         {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}
     ]
 
 
-def test_efa_plugin_tolerates_the_gpu_taint() -> None:
-    assert efa_device_plugin_values()["tolerations"] == [GPU_TOLERATION]
+def test_efa_plugin_tolerates_the_gpu_taint_and_a_spares() -> None:
+    assert efa_device_plugin_values()["tolerations"] == [GPU_TOLERATION, SPARE_TOLERATION]
 
 
 @pytest.mark.parametrize("selector", [{}, {"": "x"}, {"role": 3}])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import copy_project, run_main, run_process
 from helpers.stacks import ROOT
-from ultraserver import cli
+from ultraserver.cli import plan as cli_plan
 
 ALIAS_BOMB = "\n".join(
     ['  ultraserver-eks:bomb0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
@@ -145,7 +145,7 @@ def test_debug_prints_the_traceback_without_suggesting_debug(monkeypatch: pytest
     def broken(_: object) -> int:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "cmd_plan", broken)
+    monkeypatch.setattr(cli_plan, "cmd_plan", broken)
     result = run_main("--debug", "plan", "--stack", "gb200-x72")
     assert result.code == 3
     assert "Traceback" in result.stderr

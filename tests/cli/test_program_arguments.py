@@ -110,15 +110,26 @@ def test_the_same_program_with_right_arguments_plans(tmp_path: Path) -> None:
         ),
         ('NodeRole("role", NodeRoleArgs(instance_profile="yes"))', "NodeRoleArgs.instance_profile", "true or false"),
         (
-            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, system_node_selector={}, devices="dra"))',
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, settings=None, devices="dra"))',
             "KubernetesLayerArgs.devices",
-            "settings=KubernetesSettings(...): write devices=",
+            "settings=Settings(kubernetes=KubernetesSettings(...)): write kubernetes=KubernetesSettings(devices=",
         ),
         (
-            'KubernetesLayer("k8s", KubernetesLayerArgs(provider="k8s", system_node_selector={}))',
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, settings=None, system_node_selector={}))',
+            "KubernetesLayerArgs.system_node_selector",
+            "remove it: the layer runs its controllers on the system node group's labels",
+        ),
+        (
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, settings=None, kueue=None))',
+            "KubernetesLayerArgs.kueue",
+            "the layer derives Kueue and its quota from settings",
+        ),
+        (
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider="k8s", settings=None))',
             "KubernetesLayerArgs.provider",
             "Provider",
         ),
+        ("from ultraserver import KueueArgs", "ultraserver.KueueArgs", "KubernetesSettings(kueue=KueueSettings(...))"),
     ],
 )
 def test_every_components_arguments_are_checked(tmp_path: Path, statement: str, key: str, says: str) -> None:

@@ -66,7 +66,7 @@ def test_the_plan_names_the_stack_minor_and_what_is_not_supported(tmp_path: Path
 def test_a_newer_release_found_upstream_is_listed_with_why_the_pin_stays(tmp_path: Path) -> None:
     out = tmp_path / "versions.json"
     result = run_main("versions", "--json", str(out))
-    rows = {r["name"]: r for r in json.loads(out.read_text())["entries"] if "newest" in r}
+    rows = {r["name"].removesuffix(" (default)"): r for r in json.loads(out.read_text())["entries"] if "newest" in r}
     assert set(rows) == set(vs.NEWEST_FOUND)
     for name, found in vs.NEWEST_FOUND.items():
         row = rows[name]
@@ -74,6 +74,8 @@ def test_a_newer_release_found_upstream_is_listed_with_why_the_pin_stays(tmp_pat
         assert row["newest"] == (found.newer or row["version"])
         shown = f"newer upstream: {found.newer} (not adopted: {found.pin_kept_because})"
         assert (shown in " ".join(result.stdout.split())) is bool(found.newer)  # wrapped below its row
+    rows = [line for line in result.stdout.splitlines() if line.startswith("  ") and not line.startswith("    ")]
+    assert rows and " ".join(result.stdout.split()).count("upstream: ") == len(rows)  # every pin says what upstream has
 
 
 def test_the_table_keeps_its_columns_when_piped() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -106,3 +107,16 @@ def test_plan_shows_the_spares_cost_per_block_beside_the_expected_replacement_ti
     assert f"{2 * 4 * hours:.0f} GPU-hours per block" in line
     assert "within 3.8 min" in line and "checkpoint" in line
     assert spare_lines(parse_settings(with_spares(0), stack="gb200-x72")) == {}
+
+
+def test_the_drain_cronjob_runs_the_spares_controller_and_may_publish_its_alerts(plan_with: Any) -> None:
+    plan = plan_with("gb200-x72", {"ultraserver-eks:gpuNodeGroups": with_spares(2)["ultraserver-eks:gpuNodeGroups"]})
+    (cron,) = [
+        c for c in plan.of_type("kubernetes:batch/v1:CronJob") if c.inputs["metadata"]["name"] == "reclaim-drain"
+    ]
+    container = cron.inputs["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert json.loads(env["SPARES"]) == [{"group": "nvl72", "grouped": False, "spares": 2}]
+    assert "ALERT_TOPIC_ARN" in env and env["AWS_REGION"] == "us-east-1"
+    maps = [m for m in plan.of_type("kubernetes:core/v1:ConfigMap") if m.inputs["metadata"]["name"] == "reclaim-drain"]
+    assert "spares.py" in maps[0].inputs["data"]

@@ -8,12 +8,12 @@ import pytest
 from helpers.fake_cluster import sample
 from helpers.manifests import pair_manifests
 from helpers.nvbandwidth_samples import GPUS, matrix_values, nvbandwidth_log
-from ultraserver.builders.helm_values import GPU_TOLERATION
 from ultraserver.builders.nvbandwidth_job import (
     TESTCASE,
     NvbandwidthJobArgs,
     mpijob_manifest,
 )
+from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
 from ultraserver.facts.pins.manifests import NVBANDWIDTH_IMAGE
 from ultraserver.problems import ConfigError
 from ultraserver.verify.fabric import reported_nodes

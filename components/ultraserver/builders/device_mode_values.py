@@ -13,7 +13,8 @@ from typing import Any
 
 from ultraserver.facts.hardware import devices
 from ultraserver.facts.hardware.devices import DeviceMode
-from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
+from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL
+from ultraserver.facts.kubernetes.spares import GPU_NODE_DAEMON_TOLERATIONS
 
 
 def gpu_operator_mode_values(mode: DeviceMode) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def dranet_values() -> dict[str, Any]:
     """aws-dranet values: on the tainted GPU nodes only (the chart's affinity already limits it to EFA instance
     types, templates/daemonset.yaml), with the chart's DeviceClass kept (deviceClass.create, name)."""
     return {
-        "tolerations": [GPU_TOLERATION],
+        "tolerations": [dict(t) for t in GPU_NODE_DAEMON_TOLERATIONS],
         "nodeSelector": {GPU_PRESENT_LABEL: "true"},
         "deviceClass": {"create": True, "name": devices.EFA_DEVICE_CLASS},
     }

@@ -6,7 +6,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL, GPU_TOLERATION
+from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL
+from ultraserver.facts.kubernetes.spares import GPU_NODE_DAEMON_TOLERATIONS
 from ultraserver.facts.pins.charts import LEGACY_DRA_DRIVER_NAME
 from ultraserver.problems import ConfigError, Problem
 
@@ -65,7 +66,7 @@ def gpu_operator_values(system_node_selector: Mapping[str, str], service_monitor
         "gfd": {"enabled": True},
         # The AMI's driver enables CDMM on GB200, which rules out MIG.
         "migManager": {"enabled": False},
-        "daemonsets": {"tolerations": [GPU_TOLERATION]},
+        "daemonsets": {"tolerations": [dict(t) for t in GPU_NODE_DAEMON_TOLERATIONS]},
         # Never the operator's own, experimental DRA stack (a GPUCluster CR with a second DRA driver): the toolkit
         # runs the DRA driver as its own release in both device modes. Off at the v26.7.0 default too (values.yaml
         # 568-576: the GPUCluster "is an experimental feature and is disabled by default"); set here so a default
@@ -96,14 +97,14 @@ def dra_driver_values(system_node_selector: Mapping[str, str], nvidia_driver_roo
         },
         "kubeletPlugin": {
             "affinity": required_node_affinity({GPU_PRESENT_LABEL: "true"}),
-            "tolerations": [GPU_TOLERATION],
+            "tolerations": [dict(t) for t in GPU_NODE_DAEMON_TOLERATIONS],
         },
     }
 
 
 def efa_device_plugin_values() -> dict[str, Any]:
     """EFA device plugin values: its DaemonSet must also run on the tainted GPU nodes."""
-    return {"tolerations": [GPU_TOLERATION]}
+    return {"tolerations": [dict(t) for t in GPU_NODE_DAEMON_TOLERATIONS]}
 
 
 def kube_prometheus_stack_values(system_node_selector: Mapping[str, str]) -> dict[str, Any]:

@@ -16,9 +16,10 @@ from ultraserver.builders.nccl_check import NcclJobArgs, nccl_check_args
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, drain_blocks
 from ultraserver.config.expiry import live_settings
 from ultraserver.config.settings import Settings
-from ultraserver.config.views import device_mode, kueue_enabled
+from ultraserver.config.views import device_mode, kueue_enabled, spare_groups
 from ultraserver.facts.hardware.devices import DeviceMode
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE, mirrored_image
+from ultraserver.incluster.spares import SpareGroup
 
 
 @dataclass(frozen=True)
@@ -50,16 +51,22 @@ def job_image(settings: Settings) -> str:
 def reclaim_drain_args(
     settings: Settings, warning_queue_url: Any = None, alert_topic_arn: Any = None
 ) -> ReclaimDrainArgs | None:
-    """The reclaim drain of every block with a window; none without one (nothing to time it by). With
+    """The reclaim drain of every block with a window, and the spares controller of every group with spares (it runs
+    in the same CronJob); none without either (nothing to time a drain by, no spare to keep). With
     ``warning_queue_url`` it also reads EC2's expiration warnings from that queue (and EC2's dates, through the same
     role); with ``alert_topic_arn`` it publishes what needs a person there."""
     blocks = drain_blocks(settings)
-    if not blocks:
+    if not blocks and not spare_groups(settings):
         return None
+    # Every GPU group is watched: one without spares still has its failed nodes marked and reported.
+    spares = [
+        SpareGroup(n, g.spares_per_ultraserver, g.grouped) for g in settings.gpu_node_groups for n in g.node_group_names
+    ]
     queue = CLUSTER_QUEUE_NAME if kueue_enabled(settings) else ""
     drift = settings.health.drift_check_enabled and bool(settings.gpu_node_groups)
     return ReclaimDrainArgs(
         blocks,
+        spares=spares,
         cluster_queue=queue,
         warning_queue_url=warning_queue_url,
         region=settings.region,

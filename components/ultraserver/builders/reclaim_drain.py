@@ -23,6 +23,7 @@ from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 from ultraserver.incluster.drain import Block
 from ultraserver.incluster.recheck import rechecked
+from ultraserver.incluster.spares import SpareGroup
 
 SCRIPT_NAMES = (
     "drain_main.py",
@@ -30,6 +31,7 @@ SCRIPT_NAMES = (
     "placement.py",
     "drain_watch.py",
     "recheck.py",
+    "spares.py",
     "warning_queue.py",
     "aws_query.py",
     "copied_facts.py",
@@ -73,6 +75,9 @@ class ReclaimDrainArgs:
     """SNS topic (or an output of it) the drain publishes its findings to; None: printed only."""
     drift_check: str = ""
     """``<namespace>/<name>`` of the drift CronJob whose failed runs are alerted on; '' without one."""
+    spares: Sequence[SpareGroup] = ()
+    """The GPU node groups and their spares (0 or more), which the same CronJob keeps and watches
+    (``incluster.spares``)."""
 
 
 def drain_blocks(settings: Settings) -> list[Block]:
@@ -202,6 +207,8 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
         env.append({"name": "ALERT_TOPIC_ARN", "value": args.alert_topic_arn})
     if args.drift_check:
         env.append({"name": "DRIFT_CHECK", "value": args.drift_check})
+    if args.spares:
+        env.append({"name": "SPARES", "value": json.dumps([g.to_json() for g in args.spares], sort_keys=True)})
     checks = rechecked_jobs(args)
     return script_cron_job_manifests(
         ScriptCronJob(
@@ -211,7 +218,7 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             mount="/reclaim",
             scripts={name: name for name in SCRIPT_NAMES},
             env=env,
-            rules=_rules(bool(args.cluster_queue)),
+            rules=_rules(bool(args.cluster_queue or args.spares)),
             # Every minute: the drain acts within a minute of its cut-off and of each budget freeing up.
             schedule="* * * * *",
             successful_history=1,

@@ -42,6 +42,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ultraserver.verify.clients import KubeconfigError, connect
     from ultraserver.verify.expect import expectation
     from ultraserver.verify.report import VERDICTS_JSON_KEYS, format_verdicts, not_checked, verdicts_json
+    from ultraserver.verify.spares import spare_views
 
     check_output(args.json, None, "--json", json_output(*VERDICTS_JSON_KEYS), force=args.force)
     expected = expectation(stack_settings(args.project_dir, args.stack))
@@ -59,6 +60,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     verdicts, accepted = judge_cluster(reader, expected, now, node_facts_only=args.node_facts_only)
     notes = [] if args.node_facts_only else not_checked(expected)
     print(format_verdicts(verdicts, notes, accepted))
+    views = spare_views(reader, expected.groups, now)
+    if views:
+        print("\n".join(["", f"spares at {now:%Y-%m-%d %H:%M} UTC (per UltraServer):", *views]))
     if args.json:
         document = verdicts_json(args.stack, verdicts, notes, accepted)
         write_output(args.json, json.dumps(document, indent=2) + "\n", "--json")

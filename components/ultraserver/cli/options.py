@@ -4,7 +4,9 @@ argument types, and the stack settings ``--stack`` names."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import urllib.parse
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,24 @@ def add_subcommand(sub: Any, name: str, summary: str) -> argparse.ArgumentParser
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser
+
+
+def command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A subcommand's function in ``ultraserver.cli.<module>``, imported when the command runs: building the parser
+    (and printing a --help) imports no command's module."""
+
+    def run(args: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(f"ultraserver.cli.{module}"), name)(args))
+
+    run.__qualname__ = run.__name__ = name
+    return run
+
+
+def force_option(parser: argparse.ArgumentParser, flags: str) -> None:
+    """--force: let the command's output options overwrite a file that is not an earlier output of theirs."""
+    parser.add_argument(
+        "--force", action="store_true", help=f"let {flags} overwrite a file that is not an earlier output of theirs"
+    )
 
 
 def region_arg(value: str) -> str:
@@ -69,10 +89,11 @@ def stack_options(parser: argparse.ArgumentParser, stack_help: str = "stack name
     )
 
 
-def aws_options(parser: argparse.ArgumentParser) -> None:
-    """The AWS options of the commands that call AWS, as one group of the --help."""
-    group = parser.add_argument_group("AWS", "who the AWS calls run as, and where they go")
-    group.add_argument("--region", type=region_arg, help="AWS region (default: the stack's aws:region)")
+def aws_options(parser: argparse.ArgumentParser, region_default: str = "the stack's aws:region", of: str = "") -> None:
+    """The AWS options of the commands that call AWS, as one group of the --help: ``region_default`` says where the
+    region comes from without --region, ``of`` which of the command's calls they are for (all: empty)."""
+    group = parser.add_argument_group("AWS", f"who the AWS calls{of} run as, and where they go")
+    group.add_argument("--region", type=region_arg, help=f"AWS region (default: {region_default})")
     group.add_argument("--profile", help="AWS profile")
     group.add_argument("--endpoint-url", type=endpoint_url_arg, help="send every AWS call here (e.g. a local emulator)")
 

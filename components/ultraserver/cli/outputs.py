@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -117,13 +116,6 @@ def json_output(*keys: str) -> Callable[[bytes], bool]:
         return isinstance(document, dict) and set(keys) <= document.keys()
 
     return earlier
-
-
-def force_option(parser: argparse.ArgumentParser, flags: str) -> None:
-    """--force: let the command's output options overwrite a file that is not an earlier output of theirs."""
-    parser.add_argument(
-        "--force", action="store_true", help=f"let {flags} overwrite a file that is not an earlier output of theirs"
-    )
 
 
 def _same_file(one: Path, other: Path) -> bool:

@@ -8,16 +8,13 @@ Each rule names the stack key as written, the bad value, what is allowed and the
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import date
-from typing import Any
-
-from pydantic.alias_generators import to_camel
 
 from ultraserver.config.aws_identity import kubeconfig_identity
+from ultraserver.config.chart_rules import chart_values, release_waits, unread_chart_values
 from ultraserver.config.device_rules import device_mode
 from ultraserver.config.gpu_rules import GPU_RULES
-from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import Settings, key
 from ultraserver.config.names import name_problems
@@ -32,10 +29,8 @@ from ultraserver.config.version_rules import (
 )
 from ultraserver.facts.aws import aws_ids, limits
 from ultraserver.facts.hardware import instances
-from ultraserver.facts.pins import chart_templates
-from ultraserver.facts.pins import charts as chart_facts
 from ultraserver.facts.pins.charts import version_at_least
-from ultraserver.problems import WARNING, Problem
+from ultraserver.problems import Problem
 
 Rule = Callable[[Settings, date], list[Problem]]
 
@@ -234,85 +229,6 @@ def addons(s: Settings, today: date) -> list[Problem]:
             )
         ]
     return []
-
-
-def chart_values(s: Settings, today: date) -> list[Problem]:
-    """Value overrides name keys the pinned charts have."""
-    found = []
-    pinned = set(chart_facts.catalog())
-    for field, chart in RELEASE_KEYS.items():
-        release = getattr(s.kubernetes, field)
-        for path in chart_facts.null_paths(release.values):
-            found.append(
-                Problem(
-                    key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
-                    None,
-                    "a value (Pulumi drops nulls, so the chart default would stay)",
-                    "set the value you want (a list replaces the chart's list, a map is merged into the chart's map)",
-                )
-            )
-        if chart not in pinned or release.version not in (None, chart_facts.pinned(chart).version):
-            continue  # another chart version has other keys; the release builder checks the pinned one only
-        unknown = chart_facts.unknown_value_paths(chart, release.values)
-        for path in unknown:
-            found.append(
-                Problem(
-                    key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
-                    path,
-                    f"a value key of the pinned {chart} chart",
-                    "fix the key or remove it (see the chart's values.yaml)",
-                )
-            )
-    return found
-
-
-def unread_chart_values(s: Settings, today: date) -> list[Problem]:
-    """A warning for each known value key no template of the pinned chart reads (static analysis of the templates,
-    facts/pins/chart_templates.py): setting it changes nothing. `ultraserver plan --render` judges this by rendering."""
-    found = []
-    for field, chart in RELEASE_KEYS.items():
-        release = getattr(s.kubernetes, field)
-        if release.version in (None, chart_facts.pinned(chart).version):
-            found += _unread_values(s, field, chart, release.values)
-    return found
-
-
-def _unread_values(s: Settings, field: str, chart: str, values: Mapping[str, Any]) -> list[Problem]:
-    if chart not in chart_templates.template_reads():
-        return []
-    unknown = chart_facts.unknown_value_paths(chart, values)
-    version = chart_facts.pinned(chart).version
-    return [
-        Problem(
-            key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
-            path,
-            f"a value some template of {chart} {version} reads (this key is in its values.yaml, but no template "
-            "reads it, so it changes nothing)",
-            "remove it, or set the value the templates read instead (see the chart's templates)",
-            WARNING,
-        )
-        for path in chart_templates.unread_paths(chart, values)
-        if not any(path == u or path.startswith(u + ".") or u.startswith(path + ".") for u in unknown)
-    ]
-
-
-def release_waits(s: Settings, today: date) -> list[Problem]:
-    """A release whose DaemonSets run on GPU nodes skips Helm's wait, so it may not be atomic (Helm waits whenever a
-    release is atomic: facts/pins/charts.py)."""
-    found = []
-    for field, chart in RELEASE_KEYS.items():
-        release = getattr(s.kubernetes, field)
-        if chart in chart_facts.ON_GPU_NODES and "atomic" in release.model_fields_set and release.atomic:
-            found.append(
-                Problem(
-                    key(s, f"kubernetes.{to_camel(field)}.atomic"),
-                    True,
-                    "false: the release skips Helm's wait (its DaemonSets run on every GPU node), and Helm waits for "
-                    "every pod whenever a release is atomic (helm pkg/action/install.go:289)",
-                    "remove atomic (the toolkit makes this release non-atomic)",
-                )
-            )
-    return found
 
 
 def checks(s: Settings, today: date) -> list[Problem]:

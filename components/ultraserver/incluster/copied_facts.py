@@ -34,5 +34,47 @@ MPIJOB_API_VERSION = "kubeflow.org/v2beta1"
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 """ultraserver.facts.kubernetes.kueue.API_VERSION"""
 
+ROLE_LABEL = "ultraserver.io/node-role"
+"""ultraserver.facts.kubernetes.spares.ROLE_LABEL"""
+
+ACTIVE = "active"
+"""ultraserver.facts.kubernetes.spares.ACTIVE"""
+
+SPARE = "spare"
+"""ultraserver.facts.kubernetes.spares.SPARE"""
+
+FAILED = "failed"
+"""ultraserver.facts.kubernetes.spares.FAILED"""
+
+SPARE_TAINT = "ultraserver.io/spare"
+"""ultraserver.facts.kubernetes.spares.SPARE_TAINT"""
+
+FAILED_TAINT = "ultraserver.io/failed"
+"""ultraserver.facts.kubernetes.spares.FAILED_TAINT"""
+
+REPLACES_ANNOTATION = "ultraserver.io/replaces"
+"""ultraserver.facts.kubernetes.spares.REPLACES_ANNOTATION"""
+
+PROMOTED_ANNOTATION = "ultraserver.io/promoted-at"
+"""ultraserver.facts.kubernetes.spares.PROMOTED_ANNOTATION"""
+
+FAILED_ANNOTATION = "ultraserver.io/failed-at"
+"""ultraserver.facts.kubernetes.spares.FAILED_ANNOTATION"""
+
+REASON_ANNOTATION = "ultraserver.io/failed-reason"
+"""ultraserver.facts.kubernetes.spares.REASON_ANNOTATION"""
+
+MOVED_ANNOTATION = "ultraserver.io/moved-workloads"
+"""ultraserver.facts.kubernetes.spares.MOVED_ANNOTATION"""
+
+HEALTH_CONDITIONS = ("AcceleratedHardwareReady",)
+"""ultraserver.facts.kubernetes.spares.HEALTH_CONDITIONS"""
+
+FAILURE_GRACE_MINUTES = 2
+"""ultraserver.facts.kubernetes.spares.FAILURE_GRACE_MINUTES"""
+
+SYSTEMIC_FRACTION = 0.5
+"""ultraserver.facts.kubernetes.spares.SYSTEMIC_FRACTION"""
+
 EXPIRATION_WARNING_DETAIL_TYPES = ("Capacity Block Expiration Warning", "Capacity Block Reservation Expiration Warning")
 """the expiration warnings of ultraserver.facts.capacity.capacity_events.CAPACITY_BLOCK_DETAIL_TYPES"""

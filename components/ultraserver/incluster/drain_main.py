@@ -20,12 +20,18 @@ try:
     from ultraserver.incluster import drain_watch as watch
     from ultraserver.incluster.drain import Block, RestApi, failure, gpu_nodes, run_once, status_of
     from ultraserver.incluster.recheck import MPIJOB_API, run_checks_once
+    from ultraserver.incluster.spares import findings as spare_findings
+    from ultraserver.incluster.spares import groups_from
+    from ultraserver.incluster.spares import run_once as keep_spares
     from ultraserver.incluster.warning_queue import WarningQueue, pod_credentials, read_warnings
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     import aws_query as aws  # type: ignore[no-redef]
     import drain_watch as watch  # type: ignore[no-redef]
     from drain import Block, RestApi, failure, gpu_nodes, run_once, status_of  # type: ignore[no-redef]
     from recheck import MPIJOB_API, run_checks_once  # type: ignore[no-redef]
+    from spares import findings as spare_findings  # type: ignore[no-redef]
+    from spares import groups_from  # type: ignore[no-redef]
+    from spares import run_once as keep_spares  # type: ignore[no-redef]
     from warning_queue import WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -201,8 +207,8 @@ def _live_checks(api: RestApi, manifests: list[dict[str, Any]], failures: list[d
 def run(
     api: RestApi, now: datetime, env: Mapping[str, str] = os.environ, query: Any = None
 ) -> tuple[list[dict], list[dict]]:
-    """One run: EC2's dates, the drain, the checks at each join, the regrowth of extended blocks, then the alerts;
-    the actions taken and the findings (each published once to the alert topic). ``query``: see ``Aws.api``."""
+    """One run: EC2's dates, the drain, the spares, the checks at each join, the regrowth of extended blocks, then the
+    alerts; the actions taken and the findings (each published once to the alert topic). ``query``: see ``Aws.api``."""
     stack_name = env.get("CLUSTER_NAME", "") or "(unnamed stack)"
     role = env.get("DRAIN_ACCOUNT", "the drain's service account")
     stack = [Block.from_json(b) for b in json.loads(env["BLOCKS"])]
@@ -221,6 +227,13 @@ def run(
         nodes = None
     if nodes is not None:
         taken += run_once(api, live, now, env.get("CLUSTER_QUEUE", ""), warnings, nodes, failures)
+        # Spares before the checks: a node held back as a spare is tainted before a check job can land on it.
+        spares = groups_from(env.get("SPARES", ""))
+        try:
+            taken += keep_spares(api, spares, now, nodes)
+        except Exception as err:
+            failures.append(failure("keep-spares", "nodes", err))
+        findings += spare_findings(stack_name, nodes, spares, now)
         try:
             taken += run_checks_once(api, checks, live, now, nodes)
         except Exception as err:

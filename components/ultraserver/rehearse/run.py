@@ -171,9 +171,9 @@ def drift_stage(account: Path, env: dict[str, str], groups: list[dict[str, Any]]
     return Stage("drift check", code, out.getvalue().rstrip())
 
 
-def status_stage(kubeconfig: Path, expected: StackExpectation) -> Stage:
+def status_stage(kubeconfig: Path, expected: StackExpectation, at: datetime | None = None) -> Stage:
     """``status``'s cluster side of each UltraServer (the AWS side needs EC2, which a rehearsal has not)."""
-    sides, unread = read_cluster(connect(str(kubeconfig)), expected.groups)
+    sides, unread = read_cluster(connect(str(kubeconfig)), expected.groups, now=at)
     if sides is None:
         return Stage("status (cluster side)", 1, f"status: cluster API unreachable: {unread}")
     lines = []
@@ -184,6 +184,8 @@ def status_stage(kubeconfig: Path, expected: StackExpectation) -> Stage:
             f"{group.name}: {side.ready}/{side.nodes} nodes Ready, {side.gpus} GPUs and {side.efa} EFA devices "
             f"on them, cliques {', '.join(side.cliques) or 'none'}{short}"
         )
+        if side.spares is not None:
+            lines += side.spares.lines()
     return Stage("status (cluster side)", 0, "\n".join(lines), judged=False)
 
 
@@ -229,7 +231,7 @@ def rehearse(
         result.stages.append(verify_stage(kubeconfig, cluster.expected, moment))
         drift = _drift(target, cluster, Path(directory) / "drift-account", moment)
         result.stages += [drift] if drift else []
-        result.stages.append(status_stage(kubeconfig, cluster.expected))
+        result.stages.append(status_stage(kubeconfig, cluster.expected, moment))
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
             result.stages.append(target.timed(accepted))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_manifest
-from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pulumi
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests
-from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.script_cron_job import declare_cron_job
 
 

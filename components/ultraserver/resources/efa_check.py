@@ -7,9 +7,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
 from ultraserver.builders.mpijob import namespace_manifest
-from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.device_claims import claim_template_resource
 from ultraserver.resources.replaced_resource import replaced_custom_resource

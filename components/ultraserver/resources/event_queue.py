@@ -14,10 +14,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.event_queue import READER_ACTIONS, queue_policy, reader_policy
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.problems import Described, Problem
-from ultraserver.resources.arguments import checked, checked_component
 from ultraserver.resources.child_options import child_options
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pulumi
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.imex_check import ImexCheckArgs, job_args
 from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
-from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.check_namespace import check_namespace
 from ultraserver.resources.compute_domain import ComputeDomain
 from ultraserver.resources.device_claims import claim_template_resource

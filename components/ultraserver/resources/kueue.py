@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.kueue import (
     CLUSTER_QUEUE_NAME,
     FLAVOR_NAME,
@@ -24,7 +25,6 @@ from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.facts.kubernetes import kueue as kueue_facts
 from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError, Problem
-from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 from ultraserver.resources.replaced_resource import custom_resource

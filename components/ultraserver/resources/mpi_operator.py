@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.facts.pins import manifests
 from ultraserver.facts.pins.manifests import PinnedManifest
-from ultraserver.resources.arguments import checked, checked_component
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 

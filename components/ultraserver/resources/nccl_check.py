@@ -7,8 +7,8 @@ from typing import Any
 
 import pulumi
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.nccl_check import NAMESPACE, NcclJobArgs, mpijob_manifest
-from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.check_namespace import check_namespace
 from ultraserver.resources.compute_domain import ComputeDomain
 from ultraserver.resources.device_claims import claim_template_resource

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.facts.aws.permissions import NODE_POLICY_ARNS
-from ultraserver.resources.arguments import checked, checked_component
 
 
 def assume_role_policy() -> dict:

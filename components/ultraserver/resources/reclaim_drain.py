@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, check_rbac_manifests, drain_manifests
-from ultraserver.resources.arguments import checked_component
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.script_cron_job import declare_cron_job
 

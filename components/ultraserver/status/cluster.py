@@ -6,11 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ultraserver import clock
 from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
 from ultraserver.verify.acceptance import CheckJob, Runs, newest_runs
 from ultraserver.verify.clients import ClusterError, ClusterReader, Node, ReadOnce
 from ultraserver.verify.resource_slices import published_devices
+from ultraserver.verify.spares import SpareView, spare_view
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class ClusterSide:
     """EC2 instance ids of the group's nodes (from their providerID), for a remediation packet."""
     check_runs: Runs = ()
     """Each check job that covers the UltraServer with its newest launcher pod (None: none yet)."""
+    spares: SpareView | None = None
+    """Its nodes as the spares controller left them (None before the controller labelled them)."""
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON data."""
@@ -49,6 +53,7 @@ class ClusterSide:
             "efaPerNode": self.efa_per_node,
             "nodesShortOfEfa": list(self.short_efa),
             "cliques": list(self.cliques),
+            "spares": None if self.spares is None else self.spares.to_json(),
         }
 
 
@@ -105,24 +110,25 @@ def read_cluster(
     reader: ClusterReader,
     groups: Sequence[NodeGroupExpectation],
     checks: Mapping[str, Sequence[CheckJob]] | None = None,
+    now: datetime | None = None,
 ) -> tuple[dict[str, ClusterSide] | None, str]:
     """Each node group's cluster side, read once (nodes; ResourceSlices when a group is in DRA mode; the newest
-    launcher pod of each check job in ``checks``, node group -> its check jobs); (None, why) when the API does not
-    answer."""
+    launcher pod of each check job in ``checks``, node group -> its check jobs; its spares at ``now``, default the
+    clock); (None, why) when the API does not answer."""
+    now = now or clock.now()
     checks = checks or {}
     once = ReadOnce(reader)  # a check job spanning groups (EFA) is listed once
     try:
         nodes = once.nodes()
-        published = published_counts(once.resource_slices()) if any(g.node_devices for g in groups) else {}
+        published = published_counts(once.resource_slices()) if any(g.mode.dra for g in groups) else {}
         runs = {g.name: newest_runs(once, checks.get(g.name, ())) for g in groups}
     except ClusterError as err:
         return None, str(err)
     sides = {
         g.name: replace(
-            cluster_side(
-                nodes, g.name, g.gpus_per_node, g.efa_devices, published if g.node_devices is not None else None
-            ),
+            cluster_side(nodes, g.name, g.gpus_per_node, g.efa_devices, published if g.mode.dra else None),
             check_runs=runs[g.name],
+            spares=spare_view(nodes, g.name, g.gpus_per_node, now),
         )
         for g in groups
     }

@@ -65,6 +65,8 @@ def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:
         lines.append(f"  ready:   all {r.total} nodes Ready {accepted['minutesToReady']} min after the block start")
     if c is not None:
         lines.append(f"  checks:  {checks_text(accepted)}")
+    if c is not None and c.spares is not None:
+        lines += ["  spares:", *(f"  {line}" for line in c.spares.lines())]
     if remediation_packet(r, c, u.problems, u.idle_gpu_hours, now):
         lines.append(
             "  remediation: the support-case packet is in --json (remediation); terminating every instance of the "

@@ -54,7 +54,7 @@ def run_status(
     unread = reader if isinstance(reader, str) else ""
     if not isinstance(reader, str):
         checks = {g.name: ultraserver_checks(expected, g.name) for g in expected.groups}
-        sides, unread = read_cluster(reader, expected.groups, checks)
+        sides, unread = read_cluster(reader, expected.groups, checks, limits.now)
     rows: list[UltraServerStatus] = []
     problems: list[Problem] = []
     for number, group in enumerate(settings.gpu_node_groups):

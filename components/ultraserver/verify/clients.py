@@ -44,6 +44,14 @@ class Node:
     """When the Ready condition last changed status (its lastTransitionTime); None when not reported."""
     provider_id: str = ""
     """spec.providerID; on EC2 aws:///<zone>/<instance id>."""
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    """metadata.annotations (the spares controller's notes: facts/kubernetes/spares.py)."""
+    unschedulable: bool = False
+    """spec.unschedulable: cordoned (kubectl cordon, a drain), so no new pod lands on it."""
+    taints: tuple[tuple[str, str, str], ...] = ()
+    """spec.taints as (key, value, effect)."""
+    pressure: tuple[str, ...] = ()
+    """The node conditions other than Ready that are True (MemoryPressure, DiskPressure, PIDPressure, ...)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,15 @@ class ReadOnce:
         return self._once(("resourceSlices",), self._reader.resource_slices)
 
 
+def _pressure(conditions: Any) -> tuple[str, ...]:
+    """The conditions other than Ready that hold (True): a node under them evicts pods and takes no new ones."""
+    return tuple(sorted(c.type for c in conditions or [] if c.type != "Ready" and c.status == "True"))
+
+
+def _taints(spec: Any) -> tuple[tuple[str, str, str], ...]:
+    return tuple((t.key, t.value or "", t.effect) for t in getattr(spec, "taints", None) or [])
+
+
 def _ready(conditions: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions or [])
 
@@ -166,6 +183,10 @@ class KubernetesReader:
                 ready=_ready(n.status.conditions),
                 ready_changed=_ready_changed(n.status.conditions),
                 provider_id=getattr(getattr(n, "spec", None), "provider_id", None) or "",
+                annotations=dict(n.metadata.annotations or {}),
+                unschedulable=bool(getattr(getattr(n, "spec", None), "unschedulable", False)),
+                taints=_taints(getattr(n, "spec", None)),
+                pressure=_pressure(n.status.conditions),
             )
             for n in items
         ]

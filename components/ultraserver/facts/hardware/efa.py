@@ -30,6 +30,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ultraserver.arguments import checked
 from ultraserver.problems import ConfigError, Described, Problem, call_problems
 
 PRESETS = ("one-per-nci-group", "all-odd-cards", "maximum")
@@ -40,6 +41,7 @@ ENA_TYPES = frozenset({"interface", "efa"})
 CUSTOM_KEYS = ("networkCardIndex", "deviceIndex", "interfaceType")
 
 
+@checked()
 @dataclass(frozen=True)
 class EfaInterface:
     """One launch-template network interface: a card, a device index on it and an interface type."""

@@ -12,6 +12,8 @@ lines 697 and 1902), and the freed spare is the one node there with room.
 
 from __future__ import annotations
 
+from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
+
 ROLE_LABEL = "ultraserver.io/node-role"
 """What a GPU node of a group with spares is to the controller: ``ACTIVE``, ``SPARE``, ``FAILED``."""
 ACTIVE = "active"
@@ -22,6 +24,10 @@ SPARE_TAINT = "ultraserver.io/spare"
 SPARE_TAINT_EFFECT = "NoSchedule"
 SPARE_TOLERATION: dict[str, str] = {"key": SPARE_TAINT, "operator": "Exists", "effect": SPARE_TAINT_EFFECT}
 """What the device plugins, GPU Operator, DRA kubelet plugin and EFA plugin carry, so a spare stays checked."""
+GPU_NODE_DAEMON_TOLERATIONS = (GPU_TOLERATION, SPARE_TOLERATION)
+"""What every DaemonSet of the GPU nodes tolerates: the GPU taint, and a spare's taint, so a spare keeps its device
+plugins, GPU Feature Discovery labels and DRA kubelet plugin (and so passes the node-facts checks) while no job may
+use it."""
 FAILED_TAINT = "ultraserver.io/failed"
 """NoExecute taint the controller puts on a failed active node once a spare took its place: its pods are deleted at
 once instead of after the 300 s not-ready toleration Kubernetes adds to every pod, so Kueue, which marks a node

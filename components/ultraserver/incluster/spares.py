@@ -1,6 +1,6 @@
 """The spares controller the cluster runs by itself (docs/health.md, "Spares inside the NVLink domain"): pure decisions
 over the GB200 nodes (``decide``) and their REST calls (``apply``), one run a minute inside the reclaim drain's
-CronJob (``drain_main.py``), standard library only (no image ships the package).
+CronJob (``drain_main``), standard library only like every module of ``incluster`` (no image ships the package).
 
 Per UltraServer of a group with ``sparesPerUltraServer`` (its node-group label, or ``<group>/<clique>`` in a grouped
 fleet) it:
@@ -15,8 +15,8 @@ fleet) it:
 - takes a failed node that is healthy again back as a spare;
 - does nothing but report when more than ``SYSTEMIC_FRACTION`` of an UltraServer fails at once (a cluster-wide
   signal, not a bad node);
-- returns an ``alert`` action for each spare used and for each UltraServer left with none, which ``drain_main``
-  publishes to the stack's SNS topic.
+- reports (``findings``) each spare used and each UltraServer left with failed nodes and no spare, which
+  ``drain_main`` publishes once to the stack's SNS topic.
 """
 
 from __future__ import annotations
@@ -26,21 +26,50 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-# Copies of facts (this script may import nothing of ours); tests keep them equal.
-GROUP_LABEL = "ultraserver.io/ultraserver"
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
-ROLE_LABEL = "ultraserver.io/node-role"
-ACTIVE, SPARE, FAILED = "active", "spare", "failed"
-SPARE_TAINT = "ultraserver.io/spare"
-FAILED_TAINT = "ultraserver.io/failed"
-REPLACES_ANNOTATION = "ultraserver.io/replaces"
-PROMOTED_ANNOTATION = "ultraserver.io/promoted-at"
-FAILED_ANNOTATION = "ultraserver.io/failed-at"
-REASON_ANNOTATION = "ultraserver.io/failed-reason"
-MOVED_ANNOTATION = "ultraserver.io/moved-workloads"
-HEALTH_CONDITIONS = ("AcceleratedHardwareReady",)
-FAILURE_GRACE_MINUTES = 2
-SYSTEMIC_FRACTION = 0.5
+try:
+    from ultraserver.incluster.copied_facts import (
+        ACTIVE,
+        CLIQUE_LABEL,
+        FAILED,
+        FAILED_ANNOTATION,
+        FAILED_TAINT,
+        FAILURE_GRACE_MINUTES,
+        HEALTH_CONDITIONS,
+        KUEUE_API_VERSION,
+        MOVED_ANNOTATION,
+        PROMOTED_ANNOTATION,
+        REASON_ANNOTATION,
+        REPLACES_ANNOTATION,
+        ROLE_LABEL,
+        SPARE,
+        SPARE_TAINT,
+        SYSTEMIC_FRACTION,
+    )
+    from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+except ImportError:  # in the cluster: the mounted directory is on sys.path
+    from copied_facts import (  # type: ignore[no-redef]
+        ACTIVE,
+        CLIQUE_LABEL,
+        FAILED,
+        FAILED_ANNOTATION,
+        FAILED_TAINT,
+        FAILURE_GRACE_MINUTES,
+        HEALTH_CONDITIONS,
+        KUEUE_API_VERSION,
+        MOVED_ANNOTATION,
+        PROMOTED_ANNOTATION,
+        REASON_ANNOTATION,
+        REPLACES_ANNOTATION,
+        ROLE_LABEL,
+        SPARE,
+        SPARE_TAINT,
+        SYSTEMIC_FRACTION,
+    )
+    from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+
+REPORT_HOURS = 1
+"""A used spare is a finding for this long after its promotion: published once, then it leaves the drain's exit
+code alone (the failed node stays visible in status and verify)."""
 STANDBY_TAINT = {"key": SPARE_TAINT, "value": "standby", "effect": "NoSchedule"}
 
 
@@ -180,33 +209,15 @@ def _designate(members: list[dict[str, Any]], wanted: int, busy: set[str]) -> li
     return actions
 
 
-def _alert(ultraserver: str, subject: str, message: str) -> dict[str, Any]:
-    return {"kind": "alert", "ultraserver": ultraserver, "subject": subject[:100], "message": message}
-
-
-def _replace(
-    ultraserver: str, failed: dict[str, Any], why: tuple[str, datetime], spares: list[dict], moved: list[str]
-) -> list[dict[str, Any]]:
-    """Free a spare for the failed node (or mark it failed with none left), with the alerts."""
+def _replace(failed: dict[str, Any], why: tuple[str, datetime], spares: list[dict], moved: list[str]) -> list[dict]:
+    """Free a spare for the failed node, or mark it failed when none is left."""
     name, (reason, since) = _meta(failed)["name"], why
     marked = {FAILED_ANNOTATION: _iso(since), REASON_ANNOTATION: reason}
     if not spares:
-        return [
-            _patch(failed, {ROLE_LABEL: FAILED}, marked, _taints(failed)),
-            _alert(
-                ultraserver,
-                f"UltraServer {ultraserver}: node {name} failed, no spare left",
-                f"Node {name} of UltraServer {ultraserver} failed ({reason} since {_iso(since)}) and the UltraServer "
-                f"has no spare left: the job(s) on it ({', '.join(moved) or 'none'}) wait for a human or for the node. "
-                "Check `ultraserver status`; reboot or replace the instance.",
-            ),
-        ]
+        return [_patch(failed, {ROLE_LABEL: FAILED}, marked, _taints(failed))]
     spare = spares[0]
-    spare_name = _meta(spare)["name"]
     failed_taint = {"key": FAILED_TAINT, "value": reason.split("=")[0], "effect": "NoExecute"}
-    left = len(spares) - 1
-    jobs = ", ".join(moved) or "no job ran on it"
-    actions = [
+    return [
         _patch(
             spare,
             {ROLE_LABEL: ACTIVE},
@@ -214,23 +225,7 @@ def _replace(
             _without(_taints(spare), SPARE_TAINT),
         ),
         _patch(failed, {ROLE_LABEL: FAILED}, marked, [*_without(_taints(failed), FAILED_TAINT), failed_taint]),
-        _alert(
-            ultraserver,
-            f"UltraServer {ultraserver}: spare {spare_name} replaces failed node {name}",
-            f"Node {name} of UltraServer {ultraserver} failed ({reason} since {_iso(since)}). Spare {spare_name} of "
-            f"the same UltraServer took its place; Kueue moves the job's pod there ({jobs}). Spares left in "
-            f"{ultraserver}: {left}.",
-        ),
     ]
-    if left == 0:
-        actions.append(
-            _alert(
-                ultraserver,
-                f"UltraServer {ultraserver}: no spare left",
-                f"UltraServer {ultraserver} has used its last spare: the next failed node stops its job.",
-            )
-        )
-    return actions
 
 
 def decide(
@@ -265,7 +260,7 @@ def decide(
         for node, why in failed:
             assert why is not None
             name = _meta(node)["name"]
-            actions += _replace(ultraserver, node, why, standby, workloads_on(workloads, name))
+            actions += _replace(node, why, standby, workloads_on(workloads, name))
             standby = standby[1:]
         for node in ours:
             if role(node) == FAILED and _healthy_for(node, now):
@@ -283,33 +278,75 @@ def _ready(node: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def apply(api: Any, action: dict[str, Any], publish: Any = None) -> bool:
-    """Carry out one action through ``api`` (drain_script.Api); an alert goes to ``publish(subject, message)``, or
-    is only printed without one."""
-    if action["kind"] == "patch-node":
-        body = {
-            "metadata": {"labels": action["labels"], "annotations": action["annotations"]},
-            "spec": {"taints": action["taints"]},
-        }
-        api.patch(f"/api/v1/nodes/{action['name']}", body)
-    elif action["kind"] == "alert" and publish is not None:
-        publish(action["subject"], action["message"])
+def apply(api: Any, action: dict[str, Any]) -> bool:
+    """Carry out one action through ``api`` (``drain.Api``)."""
+    body = {
+        "metadata": {"labels": action["labels"], "annotations": action["annotations"]},
+        "spec": {"taints": action["taints"]},
+    }
+    api.patch(f"/api/v1/nodes/{action['name']}", body)
     return True
 
 
-def run_once(
-    api: Any, groups: list[SpareGroup], now: datetime, nodes: list[dict[str, Any]], publish: Any = None
-) -> list[dict[str, Any]]:
+def run_once(api: Any, groups: list[SpareGroup], now: datetime, nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Read the pods and Kueue's Workloads, decide over ``nodes`` (the GB200 nodes), apply; the actions taken."""
     if not groups:
         return []
     pods = list(api.get("/api/v1/pods").get("items") or [])
     try:
-        workloads = list(api.get("/apis/kueue.x-k8s.io/v1beta2/workloads").get("items") or [])
+        workloads = list(api.get(f"/apis/{KUEUE_API_VERSION}/workloads").get("items") or [])
     except Exception:  # a stack without Kueue serves no Workloads: no job to name
         workloads = []
     actions = decide(nodes, pods, workloads, groups, now)
-    return [a for a in actions if apply(api, a, publish)]
+    return [a for a in actions if apply(api, a)]
+
+
+def findings(stack: str, nodes: list[dict[str, Any]], groups: list[SpareGroup], now: datetime) -> list[dict[str, str]]:
+    """What a person must hear (``drain_watch.finding``'s shape, published once by ``drain_main.send_alerts``): each
+    spare used in the last ``REPORT_HOURS``, and each UltraServer with failed nodes and no spare left."""
+    by_group = {g.group: g for g in groups}
+    members: dict[str, list[dict[str, Any]]] = {}
+    for node in nodes:
+        ultraserver = ultraserver_of(node, by_group)
+        if ultraserver is not None:
+            members.setdefault(ultraserver, []).append(node)
+    found = []
+    for ultraserver, ours in sorted(members.items()):
+        left = sum(1 for n in ours if role(n) == SPARE and _ready(n))
+        for node in sorted(ours, key=lambda n: _meta(n)["name"]):
+            notes, name = _notes(node), _meta(node)["name"]
+            promoted = notes.get(PROMOTED_ANNOTATION)
+            if REPLACES_ANNOTATION in notes and promoted and _utc(promoted) > now - timedelta(hours=REPORT_HOURS):
+                failed = notes[REPLACES_ANNOTATION]
+                jobs = notes.get(MOVED_ANNOTATION) or "no job ran on it"
+                message = (
+                    f"Stack {stack}: node {failed} of UltraServer {ultraserver} failed; spare {name} of the same "
+                    f"UltraServer took its place at {promoted} and Kueue moved the job's pod there ({jobs}). Spares "
+                    f"left in {ultraserver}: {left}. Fix: reboot or replace {failed} (it rejoins as a spare once "
+                    f"healthy); `ultraserver status --stack {stack}` shows the UltraServer."
+                )
+                found.append(
+                    {
+                        "key": f"spare-used:{ultraserver}:{name}:{promoted}",
+                        "subject": f"{stack}: spare {name} replaces failed node {failed}"[:100],
+                        "message": message,
+                    }
+                )
+        broken = sorted(_meta(n)["name"] for n in ours if role(n) == FAILED)
+        if broken and left == 0:
+            message = (
+                f"Stack {stack}: UltraServer {ultraserver} has no spare left and failed node(s) {', '.join(broken)}: "
+                "the next failure stops its job (one failure more than its spares already has, if a job waits now). "
+                f"Fix: reboot or replace the failed instance(s); `ultraserver status --stack {stack}`."
+            )
+            found.append(
+                {
+                    "key": f"no-spare:{ultraserver}",
+                    "subject": f"{stack}: UltraServer {ultraserver} has no spare left"[:100],
+                    "message": message,
+                }
+            )
+    return found
 
 
 def groups_from(text: str) -> list[SpareGroup]:

@@ -9,11 +9,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from ultraserver.builders import spares_script as script
 from ultraserver.builders.kueue import resource_flavor_manifest
 from ultraserver.facts.kubernetes import spares as facts
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, GPU_TAINT_KEY, GPU_TOLERATION, ULTRASERVER_LABEL
+from ultraserver.incluster import spares as script
 from ultraserver.rehearse.replacement import Cluster, Job
+from ultraserver.verify.clients import Node
+from ultraserver.verify.spares import spare_view
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 NODES = 18
@@ -84,9 +86,13 @@ def fleet(spares: int) -> tuple[Cluster, list[script.SpareGroup], list[dict[str,
 
 
 def run(cluster: Cluster, groups: list[script.SpareGroup], now: datetime, alerts: list[dict[str, Any]]) -> None:
-    nodes = list(cluster.nodes.values())
-    actions = script.run_once(MemoryApi(cluster), groups, now, nodes, lambda s, m: alerts.append({"s": s, "m": m}))
-    assert all(a["kind"] in ("patch-node", "alert") for a in actions)
+    """One CronJob run: the findings of the nodes it read (each published once, as drain_main.send_alerts does),
+    then the controller's actions."""
+    nodes = copy.deepcopy(list(cluster.nodes.values()))
+    sent = {a["key"] for a in alerts}
+    alerts += [f for f in script.findings("gb200", nodes, groups, now) if f["key"] not in sent]
+    actions = script.run_once(MemoryApi(cluster), groups, now, nodes)
+    assert all(a["kind"] == "patch-node" for a in actions)
 
 
 def fail(cluster: Cluster, name: str, at: datetime) -> None:
@@ -147,8 +153,8 @@ def test_a_failed_node_is_replaced_by_a_spare_of_its_own_ultraserver_with_nobody
     assert moved_at - failed_at <= timedelta(minutes=facts.expected_replacement_minutes())
     # The pod on the failed node went at once (the failed taint), not after the 300 s not-ready toleration.
     assert cluster.deleted and max(cluster.deleted.values()) < failed_at + timedelta(seconds=300)
-    assert [a["s"] for a in alerts] == [f"UltraServer {home}: spare {replacement} replaces failed node {failed}"]
-    assert "Spares left in nvl72-1: 1" in alerts[0]["m"]
+    assert [a["subject"] for a in alerts] == [f"gb200: spare {replacement} replaces failed node {failed}"]
+    assert "Spares left in nvl72-1: 1" in alerts[0]["message"] and "team/job-a" in alerts[0]["message"]
 
 
 def test_without_spares_kueue_finds_no_replacement_and_the_controller_reports_the_loss() -> None:
@@ -162,7 +168,8 @@ def test_without_spares_kueue_finds_no_replacement_and_the_controller_reports_th
     walk(cluster, groups, failed_at, 10, alerts)
     # Kueue: no node of the clique has room, the workload is evicted and waits (the other UltraServer is busy).
     assert job.evictions == [f"no replacement for unhealthy node(s): {failed}"] and job.pods == {}
-    assert [a["s"] for a in alerts] == [f"UltraServer nvl72-1: node {failed} failed, no spare left"]
+    assert [a["subject"] for a in alerts] == ["gb200: UltraServer nvl72-1 has no spare left"]
+    assert failed in alerts[0]["message"]
     assert cluster.nodes[failed]["metadata"]["labels"][facts.ROLE_LABEL] == facts.FAILED
 
 
@@ -179,8 +186,8 @@ def test_two_failed_nodes_evict_the_workload_and_it_comes_back_on_its_own_ultras
     assert job.evictions == [f"multiple node failures: {first}, {second}"]
     assert len(job.pods) == NODES - 2 and not {first, second} & set(job.pods.values())
     assert outside(cluster, job, home) == []
-    subjects = [a["s"] for a in alerts]
-    assert f"UltraServer {home}: no spare left" in subjects and len(subjects) == 3
+    subjects = [a["subject"] for a in alerts]
+    assert f"gb200: UltraServer {home} has no spare left" in subjects and len(subjects) == 3
 
 
 def test_a_short_blip_takes_no_spare_and_a_repaired_node_comes_back_as_a_spare() -> None:
@@ -212,23 +219,52 @@ def test_half_an_ultraserver_failing_at_once_is_a_cluster_signal_not_a_bad_node(
     assert [cluster.nodes[n]["spec"] for n in sorted(before)] == [before[n]["spec"] for n in sorted(before)]
 
 
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("GROUP_LABEL", ULTRASERVER_LABEL),
-        ("CLIQUE_LABEL", CLIQUE_LABEL),
-        ("ROLE_LABEL", facts.ROLE_LABEL),
-        ("SPARE_TAINT", facts.SPARE_TAINT),
-        ("FAILED_TAINT", facts.FAILED_TAINT),
-        ("REPLACES_ANNOTATION", facts.REPLACES_ANNOTATION),
-        ("PROMOTED_ANNOTATION", facts.PROMOTED_ANNOTATION),
-        ("FAILED_ANNOTATION", facts.FAILED_ANNOTATION),
-        ("REASON_ANNOTATION", facts.REASON_ANNOTATION),
-        ("MOVED_ANNOTATION", facts.MOVED_ANNOTATION),
-        ("HEALTH_CONDITIONS", facts.HEALTH_CONDITIONS),
-        ("FAILURE_GRACE_MINUTES", facts.FAILURE_GRACE_MINUTES),
-        ("SYSTEMIC_FRACTION", facts.SYSTEMIC_FRACTION),
-    ],
-)
-def test_the_scripts_copies_of_facts_are_the_facts(name: str, value: Any) -> None:
-    assert getattr(script, name) == value
+def as_nodes(cluster: Cluster) -> list[Node]:
+    """The nodes as verify and status read them."""
+    found = []
+    for raw in cluster.nodes.values():
+        ready = next(c for c in raw["status"]["conditions"] if c["type"] == "Ready")
+        found.append(
+            Node(
+                raw["metadata"]["name"],
+                raw["metadata"]["labels"],
+                ready=ready["status"] == "True",
+                ready_changed=datetime.fromisoformat(ready["lastTransitionTime"].replace("Z", "+00:00")),
+                annotations=raw["metadata"].get("annotations") or {},
+            )
+        )
+    return found
+
+
+def test_verify_and_status_show_each_ultraserver_by_role_the_move_and_the_gpu_hours_lost() -> None:
+    cluster, groups, alerts = fleet(2)
+    job = cluster.jobs[0]
+    failed = sorted(job.pods.values())[3]
+    failed_at = T0 + timedelta(minutes=10)
+    fail(cluster, failed, failed_at)
+    walk(cluster, groups, failed_at, 10, alerts)
+    ((_, replacement),) = job.moves
+    view = spare_view(as_nodes(cluster), "nvl72-1", 4, failed_at + timedelta(hours=1))
+    assert view is not None
+    assert len(view.active) == 16 and len(view.spare) == 1 and view.unhealthy == (failed,)
+    (moved,) = view.replaced
+    assert (moved.failed, moved.spare, moved.workloads) == (failed, replacement, "team/job-a")
+    # The failed node is marked from its NotReady transition; 16 active nodes of 4 GPUs wait until the promotion.
+    assert moved.at is not None
+    assert view.gpu_hours_lost == pytest.approx(16 * 4 * (moved.at - failed_at).total_seconds() / 3600)
+    text = "\n".join(view.lines())
+    assert "16 active, 1 spare" in text and f"{failed} -> {replacement} (team/job-a)" in text
+    other = spare_view(as_nodes(cluster), "nvl72-2", 4, failed_at)
+    assert other is not None and other.gpu_hours_lost == 0 and not other.replaced
+
+
+def test_without_a_spare_the_loss_grows_until_the_node_is_back() -> None:
+    cluster, _, _ = fleet(0)
+    failed = sorted(cluster.jobs[0].pods.values())[0]
+    failed_at = T0 + timedelta(minutes=10)
+    fail(cluster, failed, failed_at)
+    walk(cluster, [script.SpareGroup("nvl72-1", 0)], failed_at, 5, [])
+    view = spare_view(as_nodes(cluster), "nvl72-1", 4, failed_at + timedelta(hours=2))
+    assert view is not None and view.unhealthy == (failed,) and not view.replaced
+    # All 18 nodes were active: the job that used them has nowhere to go for the 2 hours.
+    assert view.gpu_hours_lost == pytest.approx(18 * 4 * 2)
