@@ -332,3 +332,11 @@ def test_a_cancelled_future_block_must_be_replaced() -> None:
     other = checks["gpu: other blocks"]
     assert other.level == FAIL
     assert other.fix.startswith("gpuNodeGroups[1].capacityBlocks[1] will never launch (cancelled): purchase a new")
+
+
+def test_more_instances_reserved_than_the_group_needs_fails() -> None:
+    """Over-reserved blocks are paid for and idle: 36 reserved under a group of one x72 UltraServer (18)."""
+    check = reservation_checks([reservation(TotalInstanceCount=36)])["instance count"]
+    assert check.level == FAIL
+    assert "reserved 36" in check.value and "= 18" in check.value
+    assert reservation_checks([reservation(TotalInstanceCount=18)])["instance count"].level == PASS

@@ -310,8 +310,9 @@ def aws_schedule_problems(window: ReservationWindow, key: str) -> list[Problem]:
                 f"copy EndDate from aws ec2 describe-capacity-blocks (e.g. {on_schedule:%Y-%m-%dT%H:%M:%SZ})",
             )
         )
+    # A block that starts at once has a partial first day (less than one), so a whole extra day is too long.
     longest = timedelta(days=MAX_BLOCK_DAYS + 1)
-    if window.end - window.start > longest:
+    if window.end - window.start >= longest:
         found.append(
             Problem(
                 key,
