@@ -10,7 +10,7 @@ The document's prose is written by hand; each table sits between markers naming 
 ``<!-- attrs:ultraserver.resources.network.Network -->`` (annotated attributes) and
 ``<!-- fn:ultraserver.config.subnets.plan_subnets -->`` (signature and docstring) and
 ``<!-- permissions:ultraserver.facts.aws.permissions.COMMAND_ACTIONS -->`` (a policy per command) and
-``<!-- exits:ultraserver.cli.common.EXIT_TABLE -->`` (docs/plan.md: every command's exit codes), each closed by
+``<!-- exits:ultraserver.cli.exits.EXIT_TABLE -->`` (docs/plan.md: every command's exit codes), each closed by
 ``<!-- end -->``.
 """
 
@@ -121,7 +121,7 @@ def settings_reference(_: Any) -> str:
 
 
 def exits_table(table: tuple[tuple[int, str], ...]) -> str:
-    """The exit codes of every command (ultraserver.cli.common.EXIT_TABLE, also the --help epilog)."""
+    """The exit codes of every command (ultraserver.cli.exits.EXIT_TABLE, also the --help epilog)."""
     return "\n".join(["| Code | Meaning |", "|---|---|", *(f"| {code} | {_cell(text)} |" for code, text in table)])
 
 

@@ -178,8 +178,8 @@ def test_the_check_rule_catches_text_results_and_passes_problems_and_other_funct
     bad = text_checks("policy/x.py", ast.parse(BAD_CHECKS))
     assert [c.split(" ")[0] for c in bad] == ["zone_problem", "blocks_problems", "check_imdsv2", "check_order"]
     assert text_checks("policy/x.py", ast.parse(GOOD_CHECKS)) == []
-    # check_ outside the check packages (cli/common.py check_output) is not a finding check.
-    assert text_checks("cli/common.py", ast.parse("def check_output(p) -> str: ...")) == []
+    # check_ outside the check packages (cli/outputs.py check_output) is not a finding check.
+    assert text_checks("cli/outputs.py", ast.parse("def check_output(p) -> str: ...")) == []
 
 
 def test_config_error_refuses_text_at_run_time_too() -> None:

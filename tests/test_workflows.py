@@ -13,7 +13,7 @@ import pytest
 import yaml
 from helpers.stacks import STACKS
 from ultraserver.cli import build_parser
-from ultraserver.cli.common import stack_settings
+from ultraserver.cli.options import stack_settings
 from ultraserver.config.settings import settings_warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

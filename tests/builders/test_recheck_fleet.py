@@ -35,6 +35,7 @@ def fleet_on_two_blocks() -> Settings:
     config = copy.deepcopy(stack_config("gb200-multi"))
     fleet = config["ultraserver-eks:gpuNodeGroups"][1]
     fleet.update(handover="standby", ultraserverCount=2)
+    fleet.pop("reservationWindow")
     fleet["capacityBlocks"] = [
         {
             "start": (FIRST + timedelta(days=DAYS * i)).isoformat(),

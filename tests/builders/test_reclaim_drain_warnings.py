@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -125,8 +126,15 @@ def test_signature_matches_botocore() -> None:
     assert ours["authorization"] == request.headers["Authorization"]
 
 
+def _queued(now: datetime) -> tuple[list[dict], list[dict]]:
+    """One run's warnings as ``drain_main.run`` reads them (credentials first), and the failures it recorded."""
+    failures: list[dict] = []
+    cloud = drain_main.Aws(os.environ, failures)
+    return drain_main.queued_warnings(now, cloud.creds, failures, os.environ), failures
+
+
 def test_an_unreadable_queue_leaves_the_drain_to_its_computed_cut_off(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     token = tmp_path / "token"
     token.write_text("t")
@@ -134,10 +142,10 @@ def test_an_unreadable_queue_leaves_the_drain_to_its_computed_cut_off(
     monkeypatch.setenv("AWS_REGION", REGION)
     monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", str(token))
     monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/v1/credentials")
-    assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []
-    assert "warningQueueError" in capsys.readouterr().err
+    warnings, failures = _queued(datetime.now(timezone.utc))
+    assert warnings == [] and [f["step"] for f in failures] == ["pod-identity-credentials"]  # reported, alerted on
     monkeypatch.delenv("WARNING_QUEUE_URL")
-    assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []
+    assert _queued(datetime.now(timezone.utc))[0] == []
 
 
 def test_spent_messages_are_deleted_from_the_queue(queue_url: str) -> None:
@@ -190,7 +198,8 @@ def test_the_drain_reads_the_queue_on_the_pod_identity_agents_credentials(
     now = datetime.now(timezone.utc).replace(microsecond=0)
     _send(queue_url, _event("cr-0123456789abcdef0", now + timedelta(minutes=40)))
     monkeypatch.setenv("WARNING_QUEUE_URL", queue_url)
-    (warning,) = drain_main.queued_warnings(now)
+    (warning,), failures = _queued(now)
+    assert failures == []
     assert warning["reservation"] == "cr-0123456789abcdef0"
     assert pod_identity_agent == ["pod-identity-token"]  # the mounted token, without its newline
 
@@ -200,9 +209,9 @@ def test_credentials_the_agent_refuses_leave_the_drain_to_its_cut_off(
     pod_identity_agent: list[str],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     (tmp_path / "token").write_text("expired")
     monkeypatch.setenv("WARNING_QUEUE_URL", queue_url)
-    assert drain_main.queued_warnings(datetime.now(timezone.utc)) == []
-    assert "401" in capsys.readouterr().err and pod_identity_agent == ["expired"]
+    warnings, failures = _queued(datetime.now(timezone.utc))
+    assert warnings == [] and pod_identity_agent == ["expired"]
+    assert [(f["step"], f["status"]) for f in failures] == [("pod-identity-credentials", 401)]

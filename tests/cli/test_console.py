@@ -14,8 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_script_and_python_dash_m_run_the_console_entry() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["ultraserver"] == "ultraserver.cli:console"
-    assert "raise SystemExit(console())" in (ROOT / "components" / "ultraserver" / "__main__.py").read_text()
+    # ultraserver.__main__.run imports the CLI under a Ctrl-C guard, then runs console() (tests/cli/test_interrupt.py).
+    assert scripts["ultraserver"] == "ultraserver.__main__:run"
+    main = (ROOT / "components" / "ultraserver" / "__main__.py").read_text()
+    assert "return console()" in main and "raise SystemExit(run())" in main
 
 
 def test_console_raises_the_thresholds_before_main_and_freezes_after(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,7 +24,7 @@ def test_help_documents_the_exit_codes() -> None:
 
 
 def test_the_docs_table_and_the_help_come_from_one_exit_table() -> None:
-    from ultraserver.cli.common import EXIT_TABLE
+    from ultraserver.cli.exits import EXIT_TABLE
 
     doc = (ROOT / "docs" / "plan.md").read_text()
     help_text = " ".join(run_main("--help").stdout.split())

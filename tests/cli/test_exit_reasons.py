@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import run_main as run_cli
-from ultraserver.cli.common import SUBCOMMAND_EXITS
+from ultraserver.cli.exits import SUBCOMMAND_EXITS
 from ultraserver.config.gpu_model import ReservationWindowSettings
 from ultraserver.problems import Problem
 

@@ -92,6 +92,18 @@ def test_json_into_a_directory_or_a_missing_folder_exits_2(name: str, tmp_path: 
 
 
 @pytest.mark.parametrize("name", COMMANDS)
+def test_json_with_a_name_too_long_for_the_file_system_exits_2(name: str, tmp_path: Path) -> None:
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    too_long = tmp_path / ("r" * (longest + 1 - len(".json")) + ".json")
+    run = run_main(*COMMANDS[name](tmp_path, str(too_long)))
+    allowed = f"file and folder names of at most {longest} bytes (the file system's limit)"
+    assert refused(run, "--json", too_long, allowed), run.stderr
+    assert "use shorter names" in run.stderr
+    below = tmp_path / ("d" * (longest + 1)) / "report.json"
+    assert refused(run_main(*COMMANDS[name](tmp_path, str(below))), "--json", below, allowed)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
 def test_json_into_a_fifo_exits_2_and_does_not_wait_for_a_reader(name: str, tmp_path: Path) -> None:
     fifo = tmp_path / "report.json"
     os.mkfifo(fifo)

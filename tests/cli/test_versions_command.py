@@ -73,9 +73,19 @@ def test_a_newer_release_found_upstream_is_listed_with_why_the_pin_stays(tmp_pat
         assert (row["newestSource"], row["pinKeptBecause"]) == (found.source, found.pin_kept_because)
         assert row["newest"] == (found.newer or row["version"])
         shown = f"newer upstream: {found.newer} (not adopted: {found.pin_kept_because})"
-        assert (shown in result.stdout) is bool(found.newer)
-    entry_lines = [line for line in result.stdout.splitlines() if line.startswith("  ")]
-    assert entry_lines and all("upstream: " in line for line in entry_lines)  # every pin says what upstream has
+        assert (shown in " ".join(result.stdout.split())) is bool(found.newer)  # wrapped below its row
+    # Every pin says what upstream has: one note per row (rows start with two spaces, notes with six).
+    rows = [line for line in result.stdout.splitlines() if line.startswith("  ") and not line.startswith("      ")]
+    assert rows and result.stdout.count("upstream: ") == len(rows)
+
+
+def test_the_table_keeps_its_columns_when_piped() -> None:
+    """Each kind's rows share their columns (an AMI row was 340 characters wide piped); sources and notes wrap
+    below their row."""
+    lines = run_main("versions").stdout.splitlines()
+    assert max(map(len, lines)) <= 160
+    ami = [line for line in lines if line.startswith("  AL2023_ARM_64_NVIDIA")]
+    assert ami and len({line.index(" 1.3") for line in ami}) == 1
 
 
 def test_supported_never_stands_bare_beside_an_unverified_source(tmp_path: Path) -> None:

@@ -352,12 +352,16 @@ def test_a_gpu_zone_of_another_region_is_one_problem() -> None:
 
 
 def test_a_capacity_block_group_with_no_window_and_no_blocks_is_a_warning_saying_where_it_stays() -> None:
-    settings = parse_settings(stack_config("gb200-multi"), today=TODAY)
+    config = copy.deepcopy(stack_config("gb200-multi"))
+    for group in config["ultraserver-eks:gpuNodeGroups"]:
+        group.pop("reservationWindow")
+    settings = parse_settings(config, today=TODAY)
     found = {str(p.key): str(p.value) for p in settings_warnings(settings, TODAY)}
     # The self-managed fleet has no desired size: created at 0, nothing ever raises it.
     fleet = found["ultraserver-eks:gpuNodeGroups[1].reservationWindow"]
     assert fleet.startswith("not set, nor capacityBlocks: the group stays at 0 of 144 nodes for good")
     assert "60 minutes before its end" in fleet
     assert "stays at 18 of 18 nodes (no scale-up" in found["ultraserver-eks:gpuNodeGroups[0].reservationWindow"]
-    windowed = parse_settings(stack_config("gb200-x72"), today=TODAY)
-    assert not [p for p in settings_warnings(windowed, TODAY) if p.key.endswith("reservationWindow")]
+    for shipped in ("gb200-x72", "gb200-multi"):  # gb200-multi ships with windows now
+        windowed = parse_settings(stack_config(shipped), today=TODAY)
+        assert not [p for p in settings_warnings(windowed, TODAY) if p.key.endswith("reservationWindow")]

@@ -84,8 +84,8 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
                 name = f"ip-10-{g_index}-{us}-{n}.ec2.internal"
                 plugin = {"nvidia.com/gpu": str(group.gpus_per_node), "vpc.amazonaws.com/efa": str(group.efa_devices)}
                 # DRA mode: no device-plugin resources, the devices are in the drivers' ResourceSlices.
-                allocatable = plugin if group.node_devices is None else {}
-                if group.node_devices is not None:
+                allocatable = {} if group.mode.dra else plugin
+                if group.mode.dra:
                     cluster.slices += node_slices(name, group.node_devices)
                 cluster.node_list.append(Node(name, {ULTRASERVER_LABEL: group.name, CLIQUE_LABEL: clique}, allocatable))
                 plugins.append(Pod(f"plugin-{name}", expected.dra_namespace, name, "Running", True))

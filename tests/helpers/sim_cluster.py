@@ -19,6 +19,18 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+class Forbidden(Exception):
+    """The API server's 403, as urllib raises it (``code``)."""
+
+    code = 403
+
+
+class NotFound(Exception):
+    """The API server's 404."""
+
+    code = 404
+
+
 class SimCluster:
     """An API server over plain objects: what ``run_once`` reads and changes, plus Kueue's admission of one job a
     minute onto a schedulable node with a free slot (nothing while the ClusterQueue is held)."""
@@ -32,6 +44,8 @@ class SimCluster:
         self.evicted: list[str] = []
         self.jobs = 0
         self.config_maps: dict[tuple[str, str], dict[str, str]] = {}
+        self.refused: set[tuple[str, str]] = set()
+        """(method, path fragment) pairs the API server answers 403 (a missing RBAC verb)."""
 
     # -- the world
     def add_nodes(self, ultraserver: str, count: int, at: datetime, mode: str) -> list[str]:
@@ -41,7 +55,9 @@ class SimCluster:
             labels = {ds.GROUP_LABEL: ultraserver}
             if mode == "managed":
                 labels["eks.amazonaws.com/nodegroup"] = f"{ultraserver}-{at:%Y%m%dt%H%Mz}"
-            self.nodes[name] = {"metadata": {"name": name, "labels": labels, "creationTimestamp": _iso(at)}, "spec": {}}
+            meta = {"name": name, "labels": labels, "creationTimestamp": _iso(at)}
+            ready = {"conditions": [{"type": "Ready", "status": "True"}]}
+            self.nodes[name] = {"metadata": meta, "spec": {}, "status": ready}
             self.pods[("kube-system", f"efa-{name}")] = self.pod("kube-system", f"efa-{name}", name, daemon=True)
             names.append(name)
         # A service with a budget of one disruption runs one replica on the first node.
@@ -130,7 +146,18 @@ class SimCluster:
         self.config_maps[(namespace, name)].update(data)
 
     # -- ds.Api
+    def _check(self, method: str, path: str) -> None:
+        if any(method == verb and fragment in path for verb, fragment in self.refused):
+            raise Forbidden(path)
+
     def get(self, path: str) -> dict[str, Any]:
+        self._check("GET", path)
+        if "/configmaps/" in path:
+            parts = path.split("/")
+            key = (parts[-3], parts[-1])
+            if key not in self.config_maps:
+                raise NotFound(path)
+            return {"metadata": {"namespace": key[0], "name": key[1]}, "data": dict(self.config_maps[key])}
         if path.startswith("/api/v1/nodes"):
             return {"items": copy.deepcopy(list(self.nodes.values()))}
         if path == "/api/v1/pods":
@@ -143,7 +170,11 @@ class SimCluster:
         return copy.deepcopy(self.queue)
 
     def patch(self, path: str, body: dict[str, Any]) -> None:
+        self._check("PATCH", path)
         parts = path.split("/")
+        if "/configmaps/" in path:
+            self.config_maps[(parts[-3], parts[-1])].update(body["data"])
+            return
         if "/nodes/" in path:
             self.nodes[parts[-1]]["spec"].update(body["spec"])
             return
@@ -157,7 +188,11 @@ class SimCluster:
         target["metadata"].setdefault("annotations", {}).update(body["metadata"]["annotations"])
 
     def post(self, path: str, body: dict[str, Any]) -> bool:
+        self._check("POST", path)
         key = (body["metadata"]["namespace"], body["metadata"]["name"])
+        if path.endswith("/configmaps"):
+            self.config_maps[key] = dict(body["data"])
+            return True
         pod = self.pods[key]
         if pod["metadata"]["labels"].get("app") == "api":
             if self.budget()["status"]["disruptionsAllowed"] < 1:
@@ -168,6 +203,7 @@ class SimCluster:
         return True
 
     def delete(self, path: str) -> None:
+        self._check("DELETE", path)
         parts = path.split("/")
         self.pods.pop((parts[-3], parts[-1]), None)
 

@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers.cli import run_main
 from helpers.stacks import ROOT
 from ultraserver.facts.pins import charts as pin
 from ultraserver.offline import helm_binary
@@ -82,3 +83,20 @@ def test_ci_fetches_the_pinned_helm_and_requires_the_render_tests() -> None:
     assert "python -m ultraserver.offline.helm_binary" in script
     assert "export ULTRASERVER_REQUIRE_HELM=1" in script
     assert script.index("ULTRASERVER_REQUIRE_HELM=1") < script.index("python -m pytest")
+
+
+def test_an_xdg_cache_home_that_is_not_a_folder_is_named_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    not_a_folder = tmp_path / "cache"
+    not_a_folder.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(not_a_folder))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no helm on the PATH: the cache is where it would be
+    run = run_main("plan", "--stack", "gb200-x72", "--render", str(tmp_path / "out"), "--charts", str(tmp_path))
+    assert run.code == 2, run.stderr
+    assert "XDG_CACHE_HOME" in run.stderr and str(not_a_folder) in run.stderr
+    assert "point XDG_CACHE_HOME at a folder" in run.stderr and "internal error" not in run.stderr
+    # A relative XDG_CACHE_HOME is ignored, as the XDG Base Directory spec says.
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert helm_binary.cache_dir() == tmp_path / "home" / ".cache" / "ultraserver" / f"helm-{pin.HELM_VERSION}"

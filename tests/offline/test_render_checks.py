@@ -11,10 +11,20 @@ import pytest
 from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
 from ultraserver.facts.pins.manifests import MPI_OPERATOR
 from ultraserver.offline import Plan
-from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, missed_groups, on_gpu_nodes, selects, tolerates
+from ultraserver.offline.gpu_placement import (
+    NodeKind,
+    gpu_nodes,
+    missed_groups,
+    on_gpu_nodes,
+    planned_nodes,
+    selects,
+    tolerates,
+)
 from ultraserver.offline.helm_template import ReleaseInput, chart_file, parse, release_inputs, template_command
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.offline.noop_keys import changed, idle_keys, leaves, with_changed
+from ultraserver.offline.pod_placement import lands_on, operand_pods, placement_problems, release_pods
+from ultraserver.offline.pruning import placement_field, pruned
 from ultraserver.offline.served_apis import (
     api_versions_flag,
     builtin_apis,
@@ -25,7 +35,7 @@ from ultraserver.offline.served_apis import (
 )
 from ultraserver.problems import ConfigError
 
-GPU = GpuNodes(
+GPU = NodeKind(
     "nvl72",
     {"kubernetes.io/os": "linux", "nvidia.com/gpu.present": "true", "ultraserver.io/ultraserver": "nvl72"},
     (("nvidia.com/gpu", "true", "NoSchedule"),),
@@ -94,6 +104,9 @@ def test_gpu_nodes_are_read_from_the_plans_launch_templates(stack: str, shipped_
         labels["kubernetes.io/arch"] == "arm64" and labels["node.kubernetes.io/instance-type"] == "p6e-gb200.36xlarge"
     )
     assert labels["ultraserver.io/ultraserver"].startswith("nvl") and labels["nvidia.com/gpu.present"] == "true"
+    # The system group too, with its labels and its size at the clock: the GPU groups are at 0 outside a block.
+    (system,) = [n for n in planned_nodes(shipped_plan(stack)) if not n.gpu]
+    assert system.labels["ultraserver.io/role"] == "system" and system.taints == () and system.size >= 2
 
 
 def widget_crd(*versions: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,3 +262,74 @@ def test_a_noisy_document_does_not_hide_a_change_in_another() -> None:
         return [o.body for o in parse(text)]
 
     assert idle_keys(values, render, render(values), render(values), objects) == [("idle",)]
+
+
+def test_the_api_server_prunes_what_a_structural_schema_does_not_declare() -> None:
+    toleration = {"type": "object", "properties": {k: {"type": "string"} for k in ("key", "operator", "effect")}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "tolerations": {"type": "array", "items": toleration},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                },
+            },
+        },
+    }
+    body = {
+        "apiVersion": "x/v1",
+        "kind": "X",
+        "metadata": {"name": "x", "labels": {"a": "b"}},
+        "spec": {
+            "tolerations": [{"key": "nvidia.com/gpu", "opertor": "Exists", "effect": "NoSchedule"}],
+            "labels": {"any": "thing"},
+            "free": {"any": {"thing": 1}},
+            "extra": 1,
+        },
+    }
+    stored, paths = pruned(body, schema)
+    assert paths == ["spec.tolerations.0.opertor", "spec.extra"]
+    assert stored["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+    assert stored["metadata"] == body["metadata"] and stored["spec"]["free"] == body["spec"]["free"]
+    assert [placement_field(p) for p in paths] == [True, False]
+    # What is left tolerates only a taint with an empty value: not the GPU taint.
+    assert not tolerates(stored["spec"]["tolerations"], ("nvidia.com/gpu", "true", "NoSchedule"))
+
+
+SYSTEM = NodeKind("system", {"kubernetes.io/os": "linux", "ultraserver.io/role": "system"}, (), gpu=False, size=2)
+
+
+def deployment(spec: Mapping[str, Any], name: str = "d") -> dict[str, Any]:
+    return {"kind": "Deployment", "metadata": {"name": name, "namespace": "n"}, "spec": {"template": {"spec": spec}}}
+
+
+def test_a_pod_lands_where_it_is_tolerated_and_selected_and_waits_only_where_nodes_are_there() -> None:
+    kinds = [SYSTEM, GPU]
+    on_system = deployment({"nodeSelector": {"ultraserver.io/role": "system"}}, "ok")
+    nowhere = deployment({"nodeSelector": {"ultraserver.io/role": "sytem"}}, "typo")
+    gpu_only = deployment({"nodeSelector": {"nvidia.com/gpu.present": "true"}, "tolerations": [GPU_TOLERATION]}, "g")
+    hook = {**gpu_only, "kind": "Job", "metadata": {"name": "h", "annotations": {"helm.sh/hook": "pre-install"}}}
+    pods = release_pods([on_system, nowhere, gpu_only, hook], release_waits=False)
+    found = {p.key: p for p in placement_problems("r", pods, kinds)}
+    assert set(found) == {"r: Deployment n/typo", "r: Deployment n/g", "r: Job h"}
+    assert "system: nodeSelector ultraserver.io/role=sytem not on its nodes" in str(found["r: Deployment n/typo"].value)
+    # Not waited for: a warning (a controller that runs only during a block); a hook is always waited for.
+    assert found["r: Deployment n/g"].level == "warning" and found["r: Job h"].level == "error"
+    waited = placement_problems("r", release_pods([gpu_only], release_waits=True), kinds)
+    assert [(p.key, p.level) for p in waited] == [("r: Deployment n/g", "error")]
+    # A pod that asks for GPUs belongs there.
+    gpu_only["spec"]["template"]["spec"]["containers"] = [{"resources": {"limits": {"nvidia.com/gpu": 4}}}]
+    assert placement_problems("r", release_pods([gpu_only], release_waits=False), kinds) == []
+
+
+def test_gpu_operator_operands_take_the_cluster_policys_tolerations() -> None:
+    policy = {"kind": "ClusterPolicy", "metadata": {"name": "cp"}, "spec": {"migManager": {"enabled": False}}}
+    (default,) = operand_pods([policy])
+    assert lands_on(default.spec, [SYSTEM, GPU]) == [GPU] and "migManager" not in default.name
+    policy["spec"]["daemonsets"] = {"tolerations": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}
+    (replaced,) = operand_pods([policy])
+    assert lands_on(replaced.spec, [SYSTEM, GPU]) == []

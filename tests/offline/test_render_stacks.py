@@ -7,6 +7,7 @@ stack renders only the release it changes.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date
@@ -21,12 +22,15 @@ from ultraserver.builders.helm_values import deep_merge
 from ultraserver.cli.plan import stack_warnings
 from ultraserver.config.load import parse_settings
 from ultraserver.config.rules import unread_chart_values
+from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
 from ultraserver.facts.pins import charts
 from ultraserver.offline import Plan, run_plan
-from ultraserver.offline.gpu_placement import GpuNodes, gpu_nodes, on_gpu_nodes
+from ultraserver.offline.gpu_placement import NodeKind, on_gpu_nodes, planned_nodes
 from ultraserver.offline.helm_template import Templater
+from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.render import ReleaseRender, StackRender, render_stack, user_values
 from ultraserver.offline.resource import HELM_RELEASE
+from ultraserver.offline.served_apis import binary_defaults, builtin_apis
 from ultraserver.problems import ERROR, WARNING, ConfigError, Problem
 
 KUBE_VERSION = "1.35"
@@ -38,8 +42,12 @@ TODAY = date(2026, 11, 23)
 @dataclass(frozen=True)
 class Rendered:
     plan: Plan
-    nodes: list[GpuNodes]
+    nodes: list[NodeKind]
     stack: StackRender
+
+    @property
+    def gpu(self) -> list[NodeKind]:
+        return [kind for kind in self.nodes if kind.gpu]
 
     def release(self, chart: str) -> Any:
         (found,) = [r for r in self.stack.releases if r.release.chart == chart]
@@ -80,7 +88,7 @@ def rendered(templater: Templater, shipped_plan: Callable[[str], Plan]) -> Rende
             if only:
                 kept = [r for r in plan.resources if r.type != HELM_RELEASE or r.name.endswith(only)]
                 plan = replace(plan, resources=kept)
-            nodes = gpu_nodes(platform)
+            nodes = planned_nodes(platform)
             _RENDERS[key] = Rendered(plan, nodes, render_stack(plan, templater, nodes, user_values(settings)))
         return _RENDERS[key]
 
@@ -95,14 +103,14 @@ def shown(problems: list[Problem]) -> str:
 def test_every_shipped_stack_renders_clean(rendered: Render, stack: str) -> None:
     result = rendered(stack)
     assert result.stack.problems == [], shown(result.stack.problems)
-    assert result.nodes, "the placement checks need the stack's GPU nodes"
+    assert result.gpu, "the placement checks need the stack's GPU nodes"
     assert {charts.GPU_OPERATOR, charts.DRA_DRIVER, charts.KUEUE} <= {r.release.chart for r in result.stack.releases}
     for release in result.stack.releases:
         bodies = [o.body for o in release.objects]
         assert bodies, release.release.resource
         # The placement checks judge something: each GPU-node chart puts a DaemonSet on the GPU nodes.
         if release.release.chart in charts.ON_GPU_NODES:
-            assert on_gpu_nodes(bodies, result.nodes), release.release.resource
+            assert on_gpu_nodes(bodies, result.gpu), release.release.resource
 
 
 def test_the_manifests_are_written_one_file_per_release(rendered: Render, tmp_path: Path) -> None:
@@ -121,7 +129,7 @@ def test_a_prometheus_stack_release_skips_the_wait_as_its_node_exporter_runs_on_
 ) -> None:
     result = rendered("gb200-x72", {"prometheusStack": {"enabled": True}}, only="prometheus-stack")
     prometheus = result.release(charts.KUBE_PROMETHEUS_STACK)
-    exporters = on_gpu_nodes([o.body for o in prometheus.objects], result.nodes)
+    exporters = on_gpu_nodes([o.body for o in prometheus.objects], result.gpu)
     assert [b["metadata"]["name"] for b in exporters] == ["kube-prometheus-stack-prometheus-node-exporter"]
     assert (prometheus.release.atomic, prometheus.release.skip_await) == (False, True)
     assert result.stack.problems == [], shown(result.stack.problems)
@@ -133,7 +141,7 @@ def test_a_release_with_pods_on_gpu_nodes_that_waits_is_reported(rendered: Rende
     for resource in base.resources:
         inputs = {**resource.inputs, "atomic": True} if resource.type == HELM_RELEASE else resource.inputs
         waiting.append(replace(resource, inputs=inputs))
-    found = render_stack(replace(base, resources=waiting), templater, gpu_nodes(base), {}).problems
+    found = render_stack(replace(base, resources=waiting), templater, planned_nodes(base), {}).problems
     (problem,) = found
     assert problem.key == "gb200-x72-k8s-efa-device-plugin" and "atomic True" in str(problem.value)
     assert "DaemonSet aws-efa-k8s-device-plugin runs on every GPU node" in problem.allowed
@@ -187,7 +195,7 @@ def test_a_toolkit_key_that_changes_nothing_is_named_by_its_release(rendered: Re
             values = {**resource.inputs["values"], "notAValueOfTheChart": {"a": 1, "b": True}}
             resource = replace(resource, inputs={**resource.inputs, "values": values})
         resources.append(resource)
-    found = render_stack(replace(base, resources=resources), templater, gpu_nodes(base), {}).problems
+    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
     # Both keys below the map change nothing: the map is named once.
     assert [(p.key, p.level) for p in found] == [
         ("gb200-x72-k8s-efa-device-plugin values.notAValueOfTheChart", WARNING)
@@ -240,7 +248,7 @@ def test_values_helm_refuses_are_an_error_with_helms_message(rendered: Render, t
         if resource.type == HELM_RELEASE:  # the chart refuses the default namespace (templates/validation.yaml)
             resource = replace(resource, inputs={**resource.inputs, "namespace": "default"})
         resources.append(resource)
-    (problem,) = render_stack(replace(base, resources=resources), templater, gpu_nodes(base), {}).problems
+    (problem,) = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
     assert problem.key == "gb200-x72-k8s-dra-driver" and problem.level == ERROR
     assert "`helm template` failed" in problem.value and "default' namespace" in problem.value
 
@@ -290,3 +298,173 @@ def test_a_render_stopped_part_way_leaves_no_folder_it_created(rendered: Render,
     with pytest.raises(KeyboardInterrupt):
         stopped.write(tmp_path / "out")
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["notes.txt"]
+
+
+def _errors(problems: list[Problem]) -> dict[str, str]:
+    return {p.key: str(p.value) for p in problems if p.level == ERROR}
+
+
+def test_an_operator_no_planned_node_group_selects_fails_the_plan(rendered: Render) -> None:
+    # A typo in the role: the operator stays Pending, and as the release skips the wait `pulumi up` succeeds.
+    override = {"gpuOperator": {"values": {"operator": {"nodeSelector": {"ultraserver.io/role": "system-nodes"}}}}}
+    errors = _errors(rendered("gb200-x72", override, only="gpu-operator").stack.problems)
+    operator = errors["gb200-x72-k8s-gpu-operator: Deployment gpu-operator/gpu-operator"]
+    assert "lands on no planned node group" in operator
+    assert "gb200-x72-system: nodeSelector ultraserver.io/role=system-nodes not on its nodes" in operator
+    assert "gb200-x72-nvl72: taint nvidia.com/gpu=true:NoSchedule not tolerated" in operator
+    # Its hook Jobs take the same selector: Helm waits for hooks whatever skipAwait says.
+    assert "gb200-x72-k8s-gpu-operator: Job gpu-operator/gpu-operator-upgrade-crd" in errors
+
+
+@pytest.mark.parametrize(
+    "selector", [{"ultraserver.io/role": "sytem"}, {"ultraserver.io/ultraserver": "nvl72"}], ids=["typo", "gpu"]
+)
+def test_kueue_off_the_system_nodes_fails_the_plan(rendered: Render, selector: dict[str, str]) -> None:
+    # Helm merges the map into the toolkit's selector (role: system): pointing at GPU nodes selects no node at all.
+    result = rendered("gb200-x72", {"kueue": {"values": {"controllerManager": {"nodeSelector": selector}}}}, "kueue")
+    errors = _errors(result.stack.problems)
+    assert (
+        "lands on no planned node group"
+        in errors["gb200-x72-k8s-kueue: Deployment kueue-system/kueue-controller-manager"]
+    )
+
+
+def test_an_atomic_release_whose_pods_land_only_on_gpu_nodes_fails_the_plan(
+    rendered: Render, templater: Templater
+) -> None:
+    base = rendered("gb200-x72", only="kueue").plan
+    resources = []
+    for resource in base.resources:
+        if resource.type == HELM_RELEASE:
+            # The selector replaced (not merged into the toolkit's), as a chart default or a toolkit change would.
+            values = json.loads(json.dumps(resource.inputs["values"]))
+            values["controllerManager"] |= {"nodeSelector": {"ultraserver.io/ultraserver": "nvl72"}}
+            values["controllerManager"] |= {"tolerations": [GPU_TOLERATION]}
+            resource = replace(resource, inputs={**resource.inputs, "values": values})
+            assert resource.inputs["atomic"]
+        resources.append(resource)
+    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    errors = _errors(found)
+    manager = errors["gb200-x72-k8s-kueue: Deployment kueue-system/kueue-controller-manager"]
+    assert manager == "lands only on the GPU nodes of gb200-x72-nvl72, and its creator waits for it", shown(found)
+
+
+def test_a_misspelled_operand_toleration_is_pruned_and_keeps_every_operand_off_the_gpu_nodes(
+    rendered: Render,
+) -> None:
+    toleration = {"key": "nvidia.com/gpu", "opertor": "Exists", "effect": "NoSchedule"}
+    override = {"gpuOperator": {"values": {"daemonsets": {"tolerations": [toleration]}}}}
+    result = rendered("gb200-x72", override, only="gpu-operator")
+    errors = [p for p in result.stack.problems if p.level == ERROR]
+    policy = "gb200-x72-k8s-gpu-operator: ClusterPolicy cluster-policy"
+    (pruned,) = [p for p in errors if p.key == policy]
+    assert str(pruned.value).startswith("spec.daemonsets.tolerations.0.opertor: a field its CRD's schema does not")
+    (operands,) = [p for p in errors if "GPU Operator operands" in p.key]
+    assert "gb200-x72-nvl72: taint nvidia.com/gpu=true:NoSchedule not tolerated" in str(operands.value)
+    assert "devicePlugin" in operands.key and "gfd" in operands.key
+
+
+def test_the_toolkits_own_pods_are_placed_too(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
+    resources, names = [], []
+    for resource in base.resources:
+        if resource.type == "kubernetes:batch/v1:CronJob":
+            inputs = json.loads(json.dumps(resource.inputs))
+            inputs["spec"]["jobTemplate"]["spec"]["template"]["spec"]["nodeSelector"] = {"ultraserver.io/role": "x"}
+            resource = replace(resource, inputs=inputs)
+            names.append(resource.inputs["metadata"]["name"])
+        resources.append(resource)
+    assert names
+    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    keys = {p.key for p in found if p.level == ERROR}
+    assert keys == {f"ultraserver-eks/gb200-x72: CronJob {namespace_of(base, n)}/{n}" for n in names}, shown(found)
+
+
+def namespace_of(plan: Plan, name: str) -> str:
+    (found,) = [
+        r.inputs["metadata"].get("namespace")
+        for r in plan.resources
+        if r.type == "kubernetes:batch/v1:CronJob" and r.inputs["metadata"]["name"] == name
+    ]
+    return str(found)
+
+
+@pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
+def test_overrides_that_land_pods_nowhere_fail_plan_render_naming_each(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "project")
+    stack_file = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    stack_file.write_text(
+        stack_file.read_text()
+        + """  ultraserver-eks:kubernetes:
+    gpuOperator:
+      values:
+        operator:
+          nodeSelector: {ultraserver.io/role: system-nodes}
+        daemonsets:
+          tolerations: [{key: nvidia.com/gpu, opertor: Exists, effect: NoSchedule}]
+    kueue:
+      values:
+        controllerManager:
+          nodeSelector: {ultraserver.io/ultraserver: nvl72}
+"""
+    )
+    out = tmp_path / "out"
+    run = run_main(
+        "plan", "--stack", "gb200-x72", "--project-dir", str(project), "--render", str(out), "--charts", str(CHARTS)
+    )
+    assert run.code == 1, run.stdout[-2000:] + run.stderr
+    text = " ".join(run.stdout.split())
+    assert "Deployment gpu-operator/gpu-operator lands on no planned node group" in text
+    assert "spec.daemonsets.tolerations.0.opertor: a field its CRD's schema does not declare" in text
+    assert "Deployment kueue-system/kueue-controller-manager lands on no planned node group" in text
+
+
+@pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
+@pytest.mark.parametrize("where", ["platform", LAYER_PROJECT])
+def test_a_separate_stack_stack_is_judged_as_a_whole_from_either_project(tmp_path: Path, where: str) -> None:
+    project = copy_project(tmp_path / "project")
+    shutil.copytree(ROOT / LAYER_PROJECT, project / LAYER_PROJECT, ignore=shutil.ignore_patterns("__pycache__"))
+    stack_file = project / "stacks" / "Pulumi.gb200-multi.yaml"
+    text = stack_file.read_text()
+    assert "    layer: separate-stack\n" in text
+    override = "    efaDevicePlugin: {values: {tolerations: []}}\n"
+    stack_file.write_text(text.replace("    layer: separate-stack\n", "    layer: separate-stack\n" + override))
+    folder = project if where == "platform" else project / LAYER_PROJECT
+    out = tmp_path / "out"
+    run = run_main(
+        "plan", "--stack", "gb200-multi", "--project-dir", str(folder), "--render", str(out), "--charts", str(CHARTS)
+    )
+    assert run.code == 1, run.stdout[-2000:] + run.stderr
+    text = " ".join(run.stdout.split())
+    # The layer's EFA plugin, judged against the platform's GPU groups (the managed ones and the fleet).
+    assert "gb200-multi-k8s-efa-device-plugin: DaemonSet aws-efa-k8s-device-plugin no pod on the GPU nodes of" in text
+    assert "gb200-multi-fleet" in text and "the whole stack" in text
+    assert (out / "gb200-multi-k8s-gpu-operator.yaml").is_file()
+
+
+@pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
+def test_a_supported_minor_whose_dra_api_is_beta_renders_with_a_warning_not_an_error(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "project")
+    stack_file = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    text = stack_file.read_text()
+    assert 'kubernetesVersion: "1.35"' in text
+    stack_file.write_text(text.replace('kubernetesVersion: "1.35"', 'kubernetesVersion: "1.33"'))
+    out = tmp_path / "out"
+    run = run_main(
+        "plan", "--stack", "gb200-x72", "--project-dir", str(project), "--render", str(out), "--charts", str(CHARTS)
+    )
+    # EKS 1.33 serves DRA at resource.k8s.io/v1beta1 and v1beta2, which the DRA chart picks on a real cluster.
+    assert run.code == 0, run.stdout[-3000:] + run.stderr
+    text = " ".join(run.stdout.split())
+    assert "renders DeviceClass (resource.k8s.io/v1): the Helm binary's own API list has that version" in text
+    assert "which nothing in the planned cluster serves" not in text
+
+
+def test_the_beta_dra_api_is_served_on_1_33_only() -> None:
+    assert ("resource.k8s.io", "v1beta2", "DeviceClass") in builtin_apis("1.33")
+    assert ("resource.k8s.io", "v1beta2", "DeviceClass") not in builtin_apis("1.35")
+    # A kind the cluster serves at another version, rendered at one only the Helm binary's own list has.
+    body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x"}}
+    assert binary_defaults([body], builtin_apis("1.33")) == [body]
+    other = {"apiVersion": "example.com/v1", "kind": "Widget"}
+    assert binary_defaults([other], builtin_apis("1.33")) == []

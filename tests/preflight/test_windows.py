@@ -9,7 +9,7 @@ import pytest
 from helpers.preflight import NOW, WINDOW, group, queue_reservations, reservation, stubbed
 from ultraserver.facts.capacity.capacity_blocks import CapacityBlock, ReservationWindow
 from ultraserver.preflight.capacity import check_reservations
-from ultraserver.preflight.report import FAIL, PASS, WARN
+from ultraserver.preflight.report import FAIL, PASS
 from ultraserver.preflight.target import PreflightGroup
 from ultraserver.problems import Problem
 
@@ -53,12 +53,11 @@ def test_the_capacity_block_dates_are_the_real_window_when_ec2_describes_the_blo
     assert check.level == FAIL and "end 2026-03-10T12:00:00Z" in check.value
 
 
-@pytest.mark.parametrize(("state", "start", "level"), [("active", -1, FAIL), ("scheduled", 2, WARN)])
-def test_a_group_with_no_window_and_no_blocks_fails_while_its_reservations_are_active(
-    state: str, start: int, level: str
-) -> None:
+@pytest.mark.parametrize(("state", "start"), [("active", -1), ("scheduled", 2), ("payment-pending", 5)])
+def test_a_group_with_no_window_and_no_blocks_fails_as_soon_as_its_reservations_exist(state: str, start: int) -> None:
     cr = reservation(State=state, StartDate=NOW + timedelta(days=start))
     check = window_check(group(blocks=(CapacityBlock(("cr-0aaaaaaaaaaaaaaa1",), None),)), cr)
-    assert check.level == level
+    assert check.level == FAIL
     assert check.value.startswith("no reservationWindow and no capacityBlocks")
-    assert check.fix.startswith("add gpuNodeGroups[0].reservationWindow with start '")
+    real = (NOW + timedelta(days=start)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert check.fix.startswith(f"add gpuNodeGroups[0].reservationWindow with start '{real}' and end '")

@@ -9,6 +9,7 @@ import json
 import kubernetes_validate
 from helpers.plan_lookup import offline_arn, one
 from helpers.stacks import ROOT, stack_config
+from ultraserver.builders.reclaim_drain import DRAIN_READS, DRAIN_SCALES
 from ultraserver.incluster import drain as ds
 from ultraserver.offline import run_plan
 
@@ -70,8 +71,22 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
 
 
 def test_a_stack_without_windows_plans_no_drain() -> None:
-    plan = run_plan(ROOT, "gb200-multi")
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["ultraserver-eks:gpuNodeGroups"][0].pop("reservationWindow")
+    plan = run_plan(ROOT, "gb200-x72", {"ultraserver-eks:gpuNodeGroups": config["ultraserver-eks:gpuNodeGroups"]})
     assert not [r for r in plan.resources if r.type == CRON and "reclaim-drain" in r.name]
+
+
+def test_the_shipped_fleet_stack_drains_every_group() -> None:
+    """gb200-multi ships with windows: its 4 UltraServers and its 8-UltraServer fleet all get the drain (in its
+    kubernetes-layer project), which pages through the platform's alert topic."""
+    layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi")
+    (blocks,) = [r.inputs for r in layer.resources if r.type == CONFIG_MAP and r.name.endswith("reclaim-drain-blocks")]
+    served = {b["ultraserver"] for b in json.loads(blocks["data"]["blocks.json"])}
+    assert served == {"nvl72-1", "nvl72-2", "nvl72-3", "nvl72-4", "fleet"}
+    (cron,) = [r.inputs for r in layer.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
+    env = {e["name"] for e in cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert {"ALERT_TOPIC_ARN", "CLUSTER_NAME", "WARNING_QUEUE_URL"} <= env
 
 
 def test_expiration_warnings_reach_the_drain_through_a_queue_only_the_rule_sends_to_and_only_the_drain_reads() -> None:
@@ -94,8 +109,24 @@ def test_expiration_warnings_reach_the_drain_through_a_queue_only_the_rule_sends
     role = one(plan, "aws:iam/role:Role", "reclaim-warnings")
     (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
-    (read,) = json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy", "reclaim-warnings").inputs["policy"])["Statement"]
+    statements = json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy", "reclaim-warnings").inputs["policy"])[
+        "Statement"
+    ]
+    read, reads, *scoped = statements
     assert (read["Action"], read["Resource"]) == (["sqs:ReceiveMessage", "sqs:DeleteMessage"], send["Resource"])
+    # Describe calls (no resource-level permissions); scaling only the cluster's own groups; publishing only to the
+    # stack's topic with its key.
+    assert (reads["Action"], reads["Resource"]) == (list(DRAIN_READS), "*")
+    scales = [s for s in scoped if s["Action"] == list(DRAIN_SCALES)]
+    assert [s["Condition"]["StringEquals"] for s in scales] == [
+        {"autoscaling:ResourceTag/kubernetes.io/cluster/gb200-x72": "owned"},
+        {"autoscaling:ResourceTag/eks:cluster-name": "gb200-x72"},
+    ]
+    topic = one(plan, "aws:sns/topic:Topic", "alerts")
+    (publish,) = [s for s in scoped if s["Action"] == "sns:Publish"]
+    assert publish["Resource"] == offline_arn(topic)
+    (key_use,) = [s for s in scoped if s["Action"] == ["kms:GenerateDataKey*", "kms:Decrypt"]]
+    assert key_use["Resource"] == offline_arn(one(plan, "aws:kms/key:Key", "alerts"))
     (cron,) = [r.inputs for r in plan.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
     pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     association = one(plan, "aws:eks/podIdentityAssociation:PodIdentityAssociation", "reclaim-warnings")

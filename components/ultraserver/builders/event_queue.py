@@ -45,10 +45,13 @@ def queue_policy(queue_arn: str, rule_arns: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def reader_policy(queue_arn: str, unscoped_actions: Sequence[str] = ()) -> dict[str, Any]:
+def reader_policy(
+    queue_arn: str, unscoped_actions: Sequence[str] = (), further: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
     """The reader's role: receive and delete on this queue; ``unscoped_actions`` (calls that name no resource of the
-    queue, such as Describe* calls, which take Resource "*") on any resource."""
+    queue, such as Describe* calls, which take Resource "*") on any resource; then ``further`` statements as given."""
     statements: list[dict[str, Any]] = [{"Effect": "Allow", "Action": list(READER_ACTIONS), "Resource": queue_arn}]
     if unscoped_actions:
         statements.append({"Effect": "Allow", "Action": list(unscoped_actions), "Resource": "*"})
+    statements += further
     return {"Version": "2012-10-17", "Statement": statements}

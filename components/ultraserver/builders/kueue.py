@@ -33,12 +33,6 @@ TOPOLOGY_NAME = "gb200-ultraserver"
 """Name of the Topology the GB200 flavor uses."""
 FLAVOR_NAME = "gb200"
 """Name of the ResourceFlavor of the GB200 nodes (flavor_names derives each instance type's)."""
-UNPLACED_FLAVOR_NAME = "gb200-no-topology"
-"""The twin of each flavor (here the GB200 one's), without a Topology and with no quota. It keeps the ClusterQueue
-from being "TAS-only": in a TAS-only queue Kueue implies a topology request for every pod set, and one that requests
-none of the queue's resources (an MPIJob's CPU-only launcher) gets no flavor and blocks the workload for good
-(kubernetes-sigs/kueue#14707, which describes this case, was closed unmerged; docs/kueue.md item 4). The cost: a GPU
-pod set without a topology annotation cannot use the topology flavor and waits; the job helpers always set one."""
 CLUSTER_QUEUE_NAME = "gb200"
 """Name of the ClusterQueue holding the stack's GPU and EFA quota."""
 LOCAL_QUEUE_NAME = "gb200"
@@ -103,11 +97,12 @@ class KueueArgs:
 def gpu_capacity(settings: Settings, live: Settings | None = None) -> dict[str, GpuCapacity]:
     """Per instance type of the stack's GPU node groups (UltraServer types' node types when it has none): the GPU
     nodes, GPUs and EFA devices of the groups of ``live`` (default: all of them) at full size (every instance of their
-    UltraServers), from the instance catalog and each group's EFA layout."""
+    UltraServers) less each UltraServer's spares (``sparesPerUltraServer``: no job may use them), from the instance
+    catalog and each group's EFA layout."""
     types = [g.instance_type for g in settings.gpu_node_groups] or list(NODE_INSTANCE_TYPES)
     capacity = dict.fromkeys(sorted(set(types), key=types.index), GpuCapacity(0, 0, 0))
     for group in (settings if live is None else live).gpu_node_groups:
-        count = group.full_size * group.node_groups
+        count = group.active_full_size
         layout = efa.summarize_layout(group.instance_type, list(group.efa_interfaces))
         gpus = count * int(efa.instance_facts(group.instance_type)["gpus"])
         capacity[group.instance_type] += GpuCapacity(count, gpus, count * layout.efa_devices)
@@ -141,8 +136,9 @@ def kueue_args(settings: Settings, live: Settings, mode: DeviceMode) -> KueueArg
 
 
 def flavor_names(instance_types: Iterable[str]) -> dict[str, str]:
-    """The ResourceFlavor of each GPU instance type, named after its family's accelerator (p6e-gb200.36xlarge ->
-    gb200, FLAVOR_NAME); types whose names would clash are named in full (p6e-gb200-36xlarge)."""
+    """The ResourceFlavor of each GPU instance type, named after its family's accelerator (`<family>-<accelerator>.
+    <size>` gives `<accelerator>`: FLAVOR_NAME for the GB200 nodes); types whose names would clash are named in full,
+    with `-` for `.`."""
     types = list(dict.fromkeys(instance_types))
     short = {t: t.split(".")[0].rsplit("-", 1)[-1] for t in types}
     clashing = {n for n in short.values() if list(short.values()).count(n) > 1}
@@ -150,7 +146,12 @@ def flavor_names(instance_types: Iterable[str]) -> dict[str, str]:
 
 
 def unplaced_name(flavor: str) -> str:
-    """The name of a flavor's twin without a Topology (see UNPLACED_FLAVOR_NAME)."""
+    """The name of a flavor's twin without a Topology and with no quota. The twin keeps the ClusterQueue from being
+    "TAS-only": in a TAS-only queue Kueue implies a topology request for every pod set, and one that requests none of
+    the queue's resources (an MPIJob's CPU-only launcher) gets no flavor and blocks the workload for good
+    (kubernetes-sigs/kueue#14707, which describes this case, was closed unmerged; docs/kueue.md item 4). The cost: a
+    GPU pod set without a topology annotation cannot use the topology flavor and waits; the job helpers always set
+    one."""
     return f"{flavor}-no-topology"
 
 
@@ -184,7 +185,7 @@ def resource_flavor_manifest(instance_type: str = GB200_INSTANCE_TYPE, name: str
 
 
 def unplaced_flavor_manifest(instance_type: str = GB200_INSTANCE_TYPE, name: str = FLAVOR_NAME) -> dict[str, Any]:
-    """The twin of a flavor without a Topology (zero quota): see UNPLACED_FLAVOR_NAME."""
+    """The twin of a flavor without a Topology (zero quota): see unplaced_name."""
     return {
         "apiVersion": kueue.API_VERSION,
         "kind": "ResourceFlavor",

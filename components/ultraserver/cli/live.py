@@ -9,17 +9,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ultraserver.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
-    UsageError,
-    check_output,
-    json_output,
-    stack_settings,
-    write_output,
-)
+from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, UsageError
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.outputs import check_output, json_output, write_output
 from ultraserver.problems import Problem
 
 

@@ -10,18 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ultraserver import clock
-from ultraserver.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    GRAPH_FORMATS,
-    HTML_FORMATS,
-    UsageError,
-    check_output,
-    json_output,
-    stack_settings,
-    suffix,
-    write_output,
-)
+from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, UsageError
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.outputs import GRAPH_FORMATS, HTML_FORMATS, check_output, json_output, suffix, write_output
 from ultraserver.cli.versions import plan_note, stack_rows
 from ultraserver.config.files import MAX_STATE_BYTES, load_json
 from ultraserver.problems import ConfigError, Described, Problem, blocking, format_problems
@@ -36,7 +27,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """Run the stack's program offline, print what it would create, write the JSON, graph and HTML report."""
     from ultraserver.offline import run_plan
     from ultraserver.offline.completeness import completeness_problems
-    from ultraserver.offline.groups import block_lines, clock_line, group_views, windows_by_group
+    from ultraserver.offline.groups import block_lines, clock_line, group_views, spare_lines, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
     from ultraserver.policy.engine import RULES, disabled_count, evaluate
@@ -60,15 +51,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
         upgrade = upgrade_notes(args.upgrade, settings, now)
         warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
+        whole = whole_stack(args.project_dir, args.stack, plan, settings) if args.render else None
     violations = evaluate(plan.resources, policy_config)
     # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
     incomplete = completeness_problems(plan)
-    rendered, render_notes = render_check(args, plan, settings)
+    rendered, render_notes = render_check(args, whole or (plan, ""), settings)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
-        groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now)),
+        groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now), spare_lines(settings)),
         warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
         policies=format_violations(
             violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
@@ -131,11 +123,33 @@ def render_reasons(rendered: list[Problem]) -> list[str]:
     return [f"{len(failed)} rendered check(s) failed: see the warnings"] if failed else []
 
 
-def render_check(args: argparse.Namespace, plan: Plan, settings: Settings | None) -> tuple[list[Problem], list[str]]:
-    """With --render: the releases rendered by a real Helm and written to the folder; what the checks found, and the
-    line saying where the manifests went."""
+def whole_stack(project_dir: Path, stack: str, plan: Plan, settings: Settings | None) -> tuple[Plan, str]:
+    """What --render judges: the plan, or for a separate-stack stack the platform's and kubernetes-layer/'s plans
+    joined (the node groups of one, the releases and objects of the other), with a note saying so."""
+    from ultraserver.offline import run_plan
+    from ultraserver.offline.project import LAYER_PROJECT
+
+    if settings is None or settings.kubernetes.layer != "separate-stack":
+        return plan, ""
+    folder = project_dir.resolve()
+    if (folder / LAYER_PROJECT / "Pulumi.yaml").is_file():
+        other, joined = folder / LAYER_PROJECT, plan.joined(run_plan(folder / LAYER_PROJECT, stack))
+    elif folder.name == LAYER_PROJECT and (folder.parent / "Pulumi.yaml").is_file():
+        other, joined = folder.parent, run_plan(folder.parent, stack).joined(plan)
+    else:
+        return plan, ""
+    return joined, f" (the whole stack: this project's plan joined with {other}'s, as one cluster)"
+
+
+def render_check(
+    args: argparse.Namespace, whole: tuple[Plan, str], settings: Settings | None
+) -> tuple[list[Problem], list[str]]:
+    """With --render: the releases of ``whole`` (the plan, or a separate-stack stack's two plans joined: whole_stack)
+    rendered by a real Helm and written to the folder; what the checks found, and the line saying where the manifests
+    went."""
     if not args.render:
         return [], []
+    plan, note = whole
     try:
         from ultraserver.offline.render import render_plan
     except ImportError as err:  # kubernetes-validate (the schemas) is an extra
@@ -144,7 +158,7 @@ def render_check(args: argparse.Namespace, plan: Plan, settings: Settings | None
         ) from None
     check_render_folder(args, plan)
     stack, written = render_plan(plan, settings, args.render, args.charts)
-    return stack.problems, [f"Rendered manifests: {len(written)} release(s) written to {args.render}."]
+    return stack.problems, [f"Rendered manifests: {len(written)} release(s) written to {args.render}{note}."]
 
 
 def check_render_folder(args: argparse.Namespace, plan: Plan) -> None:

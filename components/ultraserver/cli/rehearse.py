@@ -4,43 +4,18 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-from pathlib import Path
+import json
 from typing import Any
 
-from ultraserver.cli.common import UsageError, add_subcommand, moment_arg, stack_settings
+from ultraserver.cli.exits import UsageError
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.outputs import check_output, json_output, write_output
 from ultraserver.problems import ConfigError, Described, Problem
 
 REHEARSE_EXTRA = "pip install 'ultraserver[rehearse]'"
 REHEARSE_MODULES = ("kmock", "cryptography")
 """The extra's modules: the emulator and the certificate authority of its HTTPS front (rehearse/tls.py); in the
 rehearse and test extras, not in the base install."""
-
-
-def add_parser(sub: Any) -> None:
-    """Register the subcommand on the top-level parser's subparsers."""
-    from ultraserver.rehearse.faults import CATALOGUE
-
-    parser = add_subcommand(
-        sub, "rehearse", "serve the stack's cluster on an emulated Kubernetes API and run the day-2 checks against it"
-    )
-    parser.add_argument("--stack", required=True, help="stack name (a stacks/Pulumi.<stack>.yaml file)")
-    parser.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    parser.add_argument(
-        "--break",
-        dest="faults",
-        action="append",
-        default=[],
-        metavar="FAULT",
-        help="inject a fault (repeatable): " + "; ".join(f"{f.name}: {f.summary}" for f in CATALOGUE),
-    )
-    parser.add_argument(
-        "--at",
-        type=moment_arg,
-        metavar="ISO",
-        help="the moment the cluster is served at (ISO 8601 with a zone; default: an hour into the first block's "
-        "full-size window, or now for a stack without windows)",
-    )
-    parser.set_defaults(func=cmd_rehearse)
 
 
 def cmd_rehearse(args: argparse.Namespace) -> int:
@@ -53,17 +28,39 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
             )
         )
     from ultraserver.rehearse.faults import FAULTS, fault_problem
-    from ultraserver.rehearse.report import exit_reason, format_rehearsal
-    from ultraserver.rehearse.run import rehearse
+    from ultraserver.rehearse.report import REHEARSAL_JSON_KEYS, exit_reason, format_rehearsal, rehearsal_json
+    from ultraserver.rehearse.run import default_moment, rehearse, stack_plan
+    from ultraserver.verify.expect import expectation
 
     unknown = [name for name in args.faults if name not in FAULTS]
     if unknown:
         raise UsageError(fault_problem(unknown[0]))
+    if args.api != "real" and (args.charts or args.crds):
+        raise UsageError(Problem("--charts/--crds", "given", "with --api real only", "add --api real"))
+    check_output(args.json, None, "--json", json_output(*REHEARSAL_JSON_KEYS), force=args.force)
     settings = stack_settings(args.project_dir, args.stack)
     try:
-        rehearsal = rehearse(args.project_dir, args.stack, settings, args.faults, args.at)
-    except ConfigError as err:  # a fault the stack cannot show at that moment
+        moment = args.at or default_moment(expectation(settings))
+        plan = stack_plan(args.project_dir, args.stack, settings, moment)
+        extra = real_extra(args, settings, plan) if args.api == "real" else []
+        rehearsal = rehearse(
+            args.project_dir, args.stack, settings, args.faults, moment, plan, api=args.api, extra=extra
+        )
+    except ConfigError as err:  # a fault the stack cannot show at that moment, a control plane that cannot start
         raise UsageError(err.items[0]) from None
     print(format_rehearsal(rehearsal))
+    if args.json:
+        write_output(args.json, json.dumps(rehearsal_json(rehearsal), indent=2) + "\n", "--json")
     args.exit_reason = exit_reason(rehearsal)
     return rehearsal.code
+
+
+def real_extra(args: argparse.Namespace, settings: Any, plan: Any) -> list[dict[str, Any]]:
+    """With --api real: the CRDs of --crds, then what the plan's releases install (--charts), applied before the
+    cluster."""
+    from ultraserver.rehearse.charts import chart_objects, crd_files
+
+    found = crd_files(args.crds)
+    if args.charts:
+        found += chart_objects(plan, settings.cluster.kubernetes_version, args.charts)
+    return found

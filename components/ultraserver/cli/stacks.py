@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ultraserver.cli.common import EXIT_OK, EXIT_USAGE, check_output, write_output
+from ultraserver.cli.exits import EXIT_OK, EXIT_USAGE
+from ultraserver.cli.outputs import check_output, write_output
 from ultraserver.facts.aws import limits
 from ultraserver.problems import ERROR, ConfigError, Described, Problem, format_problems
 
@@ -80,15 +81,3 @@ def cmd_stacks(args: argparse.Namespace) -> int:
         write_output(args.github_output, lines, "--github-output", append=True)
     print(json.dumps(found, indent=2))
     return EXIT_OK
-
-
-def add_parser(sub: Any) -> None:
-    """The ``stacks`` subcommand."""
-    from ultraserver.cli.common import add_subcommand
-
-    parser = add_subcommand(sub, "stacks", "list the stacks CI previews and deploys, read as the plan reads them")
-    parser.add_argument("--project-dir", default=".", type=Path, help="Pulumi project directory")
-    parser.add_argument(
-        "--github-output", metavar="FILE", help="append name=JSON lines to this file (GitHub Actions' $GITHUB_OUTPUT)"
-    )
-    parser.set_defaults(func=cmd_stacks)

@@ -19,7 +19,7 @@ from ultraserver.facts.capacity.capacity_blocks import (
     switch_window,
     window_state,
 )
-from ultraserver.problems import Problem
+from ultraserver.problems import WARNING, Problem
 
 
 @dataclass(frozen=True)
@@ -153,5 +153,24 @@ def standby_problems(group: GpuNodeGroupSettings, at: str) -> list[Problem]:
             group.handover,
             "standby with capacityBlocks only (one node group per block)",
             "list the blocks under capacityBlocks, or remove handover",
+        )
+    ]
+
+
+def switch_problems(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
+    """``handover: switch`` over several blocks: each gap needs a ``pulumi up``, or the next block gets no node."""
+    gaps = [(i, w) for i in range(len(g.blocks) - 1) if (w := switch_window(g.blocks, i)) is not None]
+    if g.handover != "switch" or not gaps:
+        return []
+    deadlines = "; ".join(f"before block {i + 2}: {a:%Y-%m-%d %H:%M}Z to {b:%Y-%m-%d %H:%M}Z" for i, (a, b) in gaps)
+    return [
+        Problem(
+            f"{at}.handover",
+            g.handover,
+            "a handover that needs nobody online between blocks",
+            f"set handover: standby (or remove it: standby is the default with several blocks); with switch a "
+            f"`pulumi up` must run in each gap ({deadlines}) or the next block gets no node, and the in-cluster "
+            "drain alerts once a paid block has none",
+            WARNING,
         )
     ]

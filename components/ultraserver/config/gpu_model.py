@@ -11,6 +11,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     WithJsonSchema,
+    model_validator,
 )
 
 from ultraserver.config.fields import (
@@ -144,14 +145,36 @@ class GpuNodeGroupSettings(Model):
     )
     handover: Literal["switch", "standby"] = Field(
         "switch",
-        description="With capacityBlocks: switch (one group per UltraServer; a pulumi up between blocks moves it to "
-        "the next reservation) or standby (one group per block, made ahead at 0 and scaled by its own schedule).",
+        description="With capacityBlocks: standby (one group per block, made ahead at 0 and scaled by its own "
+        "schedule: nobody needs to be online between blocks; the default with more than one block) or switch (one "
+        "group per UltraServer; a pulumi up in the gap between blocks moves it to the next reservation).",
     )
     scale_to_zero_for_upgrade: StrictBool = Field(
         False, description="Hold the group at 0 nodes (required before a version or AMI upgrade)."
     )
     imds_hop_limit: StrictInt = Field(1, ge=1, le=2, description="IMDSv2 hop limit: 1 (pods cannot reach IMDS) or 2.")
     auto_repair: StrictBool = Field(False, description="EKS node auto repair (managed groups only).")
+    spares_per_ultraserver: StrictInt = Field(
+        0,
+        ge=0,
+        alias="sparesPerUltraServer",
+        description="Nodes of each UltraServer held back as spares: joined and checked, tainted so no job lands on "
+        "them; when an active node fails, the toolkit's controller frees one spare of the same UltraServer and "
+        "Kueue moves the job's pod there (docs/health.md). Kueue's quota and the toolkit's checks use the other "
+        "nodes only. Default 0: a spare is paid for all block and idle until a node fails, and whether that is worth "
+        "it depends on how long a job can wait for a human (plan shows the spares' GPU-hours per block).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _handover_default(cls, data: Any) -> Any:
+        """More than one block listed and no handover written: standby, which needs nobody between blocks (with
+        switch, a missed ``pulumi up`` in the gap leaves the next block with no node at all)."""
+        if isinstance(data, dict) and "handover" not in data:
+            listed = data.get("capacityBlocks", data.get("capacity_blocks"))
+            if isinstance(listed, list | tuple) and len(listed) > 1:
+                return {**data, "handover": "standby"}
+        return data
 
     @property
     def instance_type(self) -> str:
@@ -221,6 +244,21 @@ class GpuNodeGroupSettings(Model):
     def full_size(self) -> int:
         """Instances in each node group this entry creates."""
         return self.instances_per_ultraserver * (self.ultraserver_count if self.grouped else 1)
+
+    @property
+    def nodes_per_ultraserver(self) -> int:
+        """Nodes each UltraServer of the entry runs (desiredSize spread over a grouped fleet's UltraServers)."""
+        return self.nodes_per_group // max(1, self.ultraservers // max(1, self.node_groups))
+
+    @property
+    def active_nodes_per_ultraserver(self) -> int:
+        """Nodes of each UltraServer that jobs and Kueue's quota use: those it runs, less its spares."""
+        return max(0, self.nodes_per_ultraserver - self.spares_per_ultraserver)
+
+    @property
+    def active_full_size(self) -> int:
+        """Active nodes of the entry with every instance of its UltraServers running (Kueue's quota)."""
+        return (self.instances_per_ultraserver - self.spares_per_ultraserver) * self.ultraservers
 
     @property
     def nodes_per_group(self) -> int:

@@ -7,11 +7,12 @@ import re
 from collections.abc import Callable
 from datetime import date
 
-from ultraserver.config.blocks import created_node_groups, standby_problems
+from ultraserver.config.blocks import created_node_groups, standby_problems, switch_problems
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.model import Settings
 from ultraserver.config.release_rules import amis, known_bad_releases
+from ultraserver.config.spare_rules import spares
 from ultraserver.facts.aws import limits
 from ultraserver.facts.capacity import capacity_blocks, successive_blocks
 from ultraserver.facts.hardware import instances
@@ -98,7 +99,7 @@ def reservations(g: GpuNodeGroupSettings, at: str, version: str, today: date) ->
 
 
 def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
-    """capacityBlocks: instead of the single-block keys, the same UltraServer count in each, in time order."""
+    """capacityBlocks: no single-block keys, one UltraServer count, time order; a switch over several warns."""
     if not g.capacity_blocks:
         return standby_problems(g, at)
     found = [
@@ -128,7 +129,7 @@ def block_sequence(g: GpuNodeGroupSettings, at: str, version: str, today: date) 
             )
     found += successive_blocks.sequence_problems(g.blocks, under(f"{at}.capacityBlocks"))
     found += successive_blocks.schedule_count_problems(g.blocks, f"{at}.capacityBlocks")
-    return found
+    return found + switch_problems(g, at)
 
 
 def zone_offers(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
@@ -282,6 +283,7 @@ GROUP_RULES: tuple[GroupRule, ...] = (
     zone_offers,
     efa_layout,
     sizes,
+    spares,
     window,
     expiry_problems,
     amis,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo
 from pydantic.alias_generators import to_camel
 
-from ultraserver.config.fields import PROJECT, ChartMirror, ManifestMirror, Model
+from ultraserver.config.fields import PROJECT, ChartMirror, ImageMirror, ManifestMirror, Model
 from ultraserver.config.release_model import KueueSettings, PrometheusStackSettings, ReleaseSettings
 from ultraserver.facts.hardware import devices as device_facts
 from ultraserver.facts.pins import charts as chart_facts
@@ -82,6 +82,13 @@ class KubernetesSettings(Model):
     )
     layer: Literal["same-stack", "separate-stack"] = Field(
         "same-stack", description="Deploy the Kubernetes layer in this stack or in a separate stack."
+    )
+    image_mirror: ImageMirror = Field(
+        "",
+        description="Pull the toolkit's own job images (reclaim drain, drift check) from this registry path instead "
+        "of their own registries: it holds each under its repository path at the pinned digest, as an ECR "
+        "pull-through cache does (docs/deploy.md). A private cluster that cannot reach public.ecr.aws needs it, or "
+        "its drain never starts.",
     )
     manifest_mirror: ManifestMirror = Field(
         "",

@@ -27,7 +27,7 @@ from ultraserver.config.check_model import (
     NcclCheckSettings,
 )
 from ultraserver.config.cluster_model import AddonSettings, ClusterSettings, SystemNodeGroupSettings
-from ultraserver.config.fields import PROJECT, pattern
+from ultraserver.config.fields import PROJECT, REGION_ALLOWED, REGION_FIX, pattern
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.kubernetes_model import KubernetesSettings
 from ultraserver.config.network_model import NetworkSettings
@@ -56,7 +56,7 @@ class Settings(AwsIdentitySettings):
 
     project: SkipJsonSchema[str] = Field(PROJECT, alias="__project", description="Pulumi project name.")
     stack: SkipJsonSchema[str] = Field("dev", alias="__stack", description="Pulumi stack name.")
-    region: Annotated[str, pattern(aws_ids.REGION, "an AWS region such as us-east-1")] = Field(
+    region: Annotated[str, pattern(aws_ids.REGION, REGION_ALLOWED, fix=REGION_FIX)] = Field(
         alias="aws:region", description="AWS region."
     )
     cluster: ClusterSettings = Field(description="The EKS control plane.")

@@ -48,7 +48,8 @@ class ImexTarget:
     ultraservers: int = 1
     """UltraServers behind the selector: 1 for a node group per UltraServer, N for a grouped fleet (one job each)."""
     nodes_per_ultraserver: int | None = None
-    """Nodes each UltraServer runs when the group is not at full size; None means `instance_count`."""
+    """Nodes of each UltraServer a job may use (it runs fewer than `instance_count`, or holds spares); None means
+    `instance_count`."""
     node_devices: devices.NodeDevices = field(default_factory=lambda: devices.node_gpus(GB200_INSTANCE_TYPE))
     """The GPUs and paired EFA devices of one of its nodes (a worker takes them whole: claimed in DRA mode, requested
     from the device plugins otherwise)."""
@@ -64,6 +65,11 @@ def ultraservers_per_node_group(group: GpuNodeGroupSettings) -> int:
     return max(1, group.ultraservers // group.node_groups)
 
 
+def spare_groups(settings: Settings) -> list[GpuNodeGroupSettings]:
+    """The GPU node group entries that hold spares."""
+    return [g for g in settings.gpu_node_groups if g.spares_per_ultraserver]
+
+
 def imex_targets(settings: Settings) -> list[ImexTarget]:
     """One IMEX check target per UltraServer node group, selected by its UltraServer label."""
     targets = []
@@ -76,7 +82,7 @@ def imex_targets(settings: Settings) -> list[ImexTarget]:
                     node_selector={ULTRASERVER_LABEL: name},
                     instance_count=group.instances_per_ultraserver,
                     ultraservers=per_group,
-                    nodes_per_ultraserver=group.nodes_per_group // per_group,
+                    nodes_per_ultraserver=group.active_nodes_per_ultraserver,
                     node_devices=group_node_devices(group),
                 )
             )

@@ -20,9 +20,11 @@ from typing import Any, Protocol
 try:
     from ultraserver.incluster.copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+    from ultraserver.incluster.placement import budgets_of, daemon_pod, evictable, workload_nodes
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES  # type: ignore[no-redef]
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+    from placement import budgets_of, daemon_pod, evictable, workload_nodes  # type: ignore[no-redef]
 
 CHECKPOINT_GRACE_MINUTES = 10
 FORCE_MARGIN_MINUTES = 2
@@ -52,6 +54,10 @@ class Block:
     lead_minutes: int
     nodes: int = 0
     """Nodes the node group runs in the block (its desired size; 0 when not known): the fabric checks wait for all."""
+    group: str = ""
+    """Stem of the names of the block's Auto Scaling group (``drain_watch.block_group``); '' when not known."""
+    scale_down_action: str = ""
+    """Name of the group's scheduled scale-down for this block, which the drain puts again when EC2's end moves."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Block:
@@ -63,6 +69,8 @@ class Block:
             _utc(data["end"]),
             int(data["leadMinutes"]),
             int(data.get("nodes", 0)),
+            str(data.get("group", "")),
+            str(data.get("scaleDownAction", "")),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -74,6 +82,8 @@ class Block:
             "end": _iso(self.end),
             "leadMinutes": self.lead_minutes,
             "nodes": self.nodes,
+            "group": self.group,
+            "scaleDownAction": self.scale_down_action,
         }
 
 
@@ -134,50 +144,6 @@ def ending_nodes(nodes: list[dict[str, Any]], blocks: list[Block], now: datetime
     return found
 
 
-def _daemon_pod(pod: dict[str, Any]) -> bool:
-    return any(o.get("kind") == "DaemonSet" for o in _meta(pod).get("ownerReferences") or [])
-
-
-def _matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    """matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist) of a label selector."""
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
-        ok = {
-            "In": labels.get(key) in values,
-            "NotIn": labels.get(key) not in values,
-            "Exists": key in labels,
-            "DoesNotExist": key not in labels,
-        }.get(op, False)
-        if not ok:
-            return False
-    return True
-
-
-def _budgets(pdbs: list[dict[str, Any]]) -> list[list[Any]]:
-    """[namespace, selector, disruptions allowed] per PodDisruptionBudget, as its status reports it."""
-    return [
-        [
-            _meta(p).get("namespace"),
-            (p.get("spec") or {}).get("selector") or {},
-            (p.get("status") or {}).get("disruptionsAllowed", 0),
-        ]
-        for p in pdbs
-    ]
-
-
-def _evictable(pod: dict[str, Any], budgets: list[list[Any]]) -> bool:
-    """Whether every PodDisruptionBudget over the pod allows one more disruption now (and take it)."""
-    labels = _meta(pod).get("labels") or {}
-    covering = [b for b in budgets if b[0] == _meta(pod).get("namespace") and _matches(b[1], labels)]
-    if any(b[2] < 1 for b in covering):
-        return False
-    for budget in covering:
-        budget[2] -= 1
-    return True
-
-
 def _pod_actions(pod: dict[str, Any], times: Timeline, now: datetime, budgets: list[list[Any]]) -> list[dict]:
     """Annotate, ask for a checkpoint, wait for it, evict within the budgets, or delete at the deadline."""
     meta = _meta(pod)
@@ -198,34 +164,9 @@ def _pod_actions(pod: dict[str, Any], times: Timeline, now: datetime, budgets: l
     asked = notes.get(CHECKPOINT_ANNOTATION) or missing.get(CHECKPOINT_ANNOTATION)
     if opted_in and asked and now < _utc(asked) + timedelta(minutes=CHECKPOINT_GRACE_MINUTES):
         return actions
-    if _evictable(pod, budgets):
+    if evictable(pod, budgets):
         actions.append({"kind": "evict-pod", **ref})
     return actions
-
-
-def _last_level(assignment: dict[str, Any]) -> set[str]:
-    """The values of a topology assignment's last level (the node: the Topology ends at the hostname level), in
-    Kueue's v1beta1 shape (``domains[].values``) or v1beta2's (``slices[].valuesPerLevel``, a ``universal`` value or
-    ``individual`` prefix + roots + suffix); kueue 0.19.2 config/components/crd/bases/kueue.x-k8s.io_workloads.yaml."""
-    names: set[str] = set()
-    for domain in assignment.get("domains") or []:
-        names.update((domain.get("values") or [])[-1:])
-    for piece in assignment.get("slices") or []:
-        level = (piece.get("valuesPerLevel") or [{}])[-1]
-        if level.get("universal"):
-            names.add(level["universal"])
-        each = level.get("individual") or {}
-        names.update(f"{each.get('prefix') or ''}{root}{each.get('suffix') or ''}" for root in each.get("roots") or [])
-    return names
-
-
-def _workload_nodes(workload: dict[str, Any]) -> set[str]:
-    """Nodes a Workload's admission placed it on."""
-    admission = (workload.get("status") or {}).get("admission") or {}
-    names: set[str] = set()
-    for assignment in admission.get("podSetAssignments") or []:
-        names |= _last_level(assignment.get("topologyAssignment") or {})
-    return names
 
 
 def _queue_actions(queue: dict[str, Any] | None, nodes: list[dict[str, Any]], ending: dict) -> list[dict]:
@@ -256,11 +197,24 @@ def _node_actions(nodes: list[dict[str, Any]], ending: dict) -> list[dict[str, A
     return actions
 
 
+def _release_actions(nodes: list[dict[str, Any]], ending: dict) -> list[dict[str, Any]]:
+    """Uncordon and untaint each node this drain cut off that is no longer ending (its block's end moved later: an
+    extension EC2 confirmed after the cut-off). Only nodes carrying the drain's taint: others' cordons stay."""
+    actions = []
+    for node in nodes:
+        name = _meta(node)["name"]
+        taints = (node.get("spec") or {}).get("taints") or []
+        if name not in ending and any(t.get("key") == RECLAIM_TAINT for t in taints):
+            kept = [t for t in taints if t.get("key") != RECLAIM_TAINT]
+            actions.append({"kind": "release", "name": name, "taints": kept})
+    return actions
+
+
 def _workload_actions(workloads: list[dict[str, Any]], ending: dict) -> list[dict[str, Any]]:
     """The earliest reclaim time on each Workload placed on an ending node."""
     actions = []
     for workload in workloads:
-        placed = sorted(_workload_nodes(workload) & set(ending))
+        placed = sorted(workload_nodes(workload) & set(ending))
         meta = _meta(workload)
         reclaim = _iso(min(ending[n][1].reclaim for n in placed)) if placed else None
         if reclaim and (meta.get("annotations") or {}).get(RECLAIM_ANNOTATION) != reclaim:
@@ -281,12 +235,13 @@ def decide(
 ) -> list[dict[str, Any]]:
     """Every action due at ``now`` (plain dicts, applied in order); none outside every block's drain."""
     ending = ending_nodes(nodes, blocks, now, warnings)
-    actions = _node_actions(nodes, ending) + _queue_actions(queue, nodes, ending) + _workload_actions(workloads, ending)
-    budgets = _budgets(pdbs)
+    actions = _node_actions(nodes, ending) + _release_actions(nodes, ending) + _queue_actions(queue, nodes, ending)
+    actions += _workload_actions(workloads, ending)
+    budgets = budgets_of(pdbs)
     for pod in sorted(pods, key=lambda p: (_meta(p).get("namespace") or "", _meta(p)["name"])):
         host = (pod.get("spec") or {}).get("nodeName")
         done = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-        if host in ending and not _daemon_pod(pod) and not done:
+        if host in ending and not daemon_pod(pod) and not done:
             actions += _pod_actions(pod, ending[host][1], now, budgets)
     return actions
 
@@ -341,8 +296,9 @@ def _pod_path(action: dict[str, Any]) -> str:
 def apply(api: Api, action: dict[str, Any]) -> bool:
     """Carry out one action; False when the server refused it (a blocked eviction, retried next run)."""
     kind = action["kind"]
-    if kind == "cordon":
-        api.patch(f"/api/v1/nodes/{action['name']}", {"spec": {"unschedulable": True, "taints": action["taints"]}})
+    if kind in ("cordon", "release"):
+        spec = {"unschedulable": kind == "cordon", "taints": action["taints"]}
+        api.patch(f"/api/v1/nodes/{action['name']}", {"spec": spec})
     elif kind == "annotate-pod":
         api.patch(_pod_path(action), {"metadata": {"annotations": action["annotations"]}})
     elif kind == "annotate-workload":
@@ -376,6 +332,31 @@ def gpu_nodes(api: Api) -> list[dict[str, Any]]:
     return _items(api, f"/api/v1/nodes?labelSelector={GROUP_LABEL}")
 
 
+def status_of(error: BaseException) -> int | None:
+    """The HTTP status an error carries (urllib's ``code``, the official client's ``status``), if any."""
+    value = getattr(error, "code", None) or getattr(error, "status", None)
+    return value if isinstance(value, int) else None
+
+
+def failure(step: str, target: str, error: BaseException) -> dict[str, Any]:
+    """One failed call, as the run reports it (and ``drain_watch`` alerts on it)."""
+    return {"step": step, "target": target, "status": status_of(error), "error": str(error)[:300]}
+
+
+def _read(api: Api, path: str, step: str, failures: list[dict[str, Any]], single: bool = False) -> Any:
+    """A list (or with ``single`` one object) the drain reads; on a failed call the failure is recorded and the run
+    goes on without it (None), so the steps that do not need it still run."""
+    try:
+        return api.get(path) if single else _items(api, path)
+    except Exception as err:  # any one call may fail (403, 5xx, a timeout): report it, run the other steps
+        failures.append(failure(step, path, err))
+        return None
+
+
+def _target(action: dict[str, Any]) -> str:
+    return "/".join(str(action[k]) for k in ("namespace", "name") if action.get(k))
+
+
 def run_once(
     api: Api,
     blocks: list[Block],
@@ -383,15 +364,31 @@ def run_once(
     queue_name: str = "",
     warnings: list[dict[str, Any]] | None = None,
     nodes: list[dict[str, Any]] | None = None,
+    failures: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Read the cluster (the GB200 nodes unless given), decide and apply; the actions taken (a refused eviction is
-    left out)."""
+    left out). A failing call is added to ``failures`` (step, target, HTTP status, error) and every other step still
+    runs: a 403 on the ClusterQueue must not keep the pods from being told and evicted."""
+    failures = [] if failures is None else failures
     nodes = gpu_nodes(api) if nodes is None else nodes
-    if not ending_nodes(nodes, blocks, now, warnings) and not queue_name:
+    ending = ending_nodes(nodes, blocks, now, warnings)
+    tainted = any(t.get("key") == RECLAIM_TAINT for n in nodes for t in (n.get("spec") or {}).get("taints") or [])
+    if not ending and not tainted and not queue_name:
         return []
-    pods = _items(api, "/api/v1/pods")
-    pdbs = _items(api, "/apis/policy/v1/poddisruptionbudgets")
-    workloads = _items(api, f"{KUEUE_API}/workloads") if queue_name else []
-    queue = api.get(f"{KUEUE_API}/clusterqueues/{queue_name}") if queue_name else None
-    actions = decide(nodes, pods, pdbs, workloads, queue, blocks, now, warnings)
-    return [a for a in actions if apply(api, a)]
+    pods = _read(api, "/api/v1/pods", "list-pods", failures) if ending else []
+    pdbs = _read(api, "/apis/policy/v1/poddisruptionbudgets", "list-budgets", failures) if ending else []
+    workloads = _read(api, f"{KUEUE_API}/workloads", "list-workloads", failures) if queue_name and ending else []
+    queue = _read(api, f"{KUEUE_API}/clusterqueues/{queue_name}", "get-queue", failures, True) if queue_name else None
+    # Without the budgets no eviction is known to be safe: only the deadline's deletes go on.
+    budgets_known = pdbs is not None
+    actions = decide(nodes, pods or [], pdbs or [], workloads or [], queue, blocks, now, warnings)
+    taken = []
+    for action in actions:
+        if action["kind"] == "evict-pod" and not budgets_known:
+            continue
+        try:
+            if apply(api, action):
+                taken.append(action)
+        except Exception as err:  # reported, and the next action still runs
+            failures.append(failure(action["kind"], _target(action), err))
+    return taken

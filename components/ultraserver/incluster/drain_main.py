@@ -16,12 +16,16 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from ultraserver.incluster.drain import Block, RestApi, gpu_nodes, run_once
-    from ultraserver.incluster.recheck import run_checks_once
+    from ultraserver.incluster import aws_query as aws
+    from ultraserver.incluster import drain_watch as watch
+    from ultraserver.incluster.drain import Block, RestApi, failure, gpu_nodes, run_once, status_of
+    from ultraserver.incluster.recheck import MPIJOB_API, run_checks_once
     from ultraserver.incluster.warning_queue import WarningQueue, pod_credentials, read_warnings
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from drain import Block, RestApi, gpu_nodes, run_once  # type: ignore[no-redef]
-    from recheck import run_checks_once  # type: ignore[no-redef]
+    import aws_query as aws  # type: ignore[no-redef]
+    import drain_watch as watch  # type: ignore[no-redef]
+    from drain import Block, RestApi, failure, gpu_nodes, run_once, status_of  # type: ignore[no-redef]
+    from recheck import MPIJOB_API, run_checks_once  # type: ignore[no-redef]
     from warning_queue import WarningQueue, pod_credentials, read_warnings  # type: ignore[no-redef]
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -53,32 +57,191 @@ def _checks(path: str) -> list[dict[str, Any]]:
         return list(json.load(handle))
 
 
-def queued_warnings(now: datetime) -> list[dict[str, Any]]:
+def queued_warnings(
+    now: datetime, creds: dict[str, str] | None, failures: list[dict[str, Any]], env: Mapping[str, str] = os.environ
+) -> list[dict]:
     """EC2's expiration warnings from the queue in WARNING_QUEUE_URL; none when the drain was deployed without one or
-    the queue cannot be read (said on stderr)."""
-    url = os.environ.get("WARNING_QUEUE_URL", "")
-    if not url:
+    the queue cannot be read (a failure, reported)."""
+    url = env.get("WARNING_QUEUE_URL", "")
+    if not url or creds is None:
         return []
     try:
-        return list(read_warnings(WarningQueue(url, os.environ["AWS_REGION"], pod_credentials()), now))
+        return list(read_warnings(WarningQueue(url, env["AWS_REGION"], creds), now))
     except (OSError, KeyError, ValueError) as error:  # urllib's errors are OSErrors
         # The drain by the computed cut-off must run whatever the queue does; the next minute reads it again.
-        print(json.dumps({"warningQueueError": str(error)}), file=sys.stderr)
+        failures.append(failure("read-warning-queue", url, error))
         return []
+
+
+class Aws:
+    """The AWS calls of one run, through the pod's Pod Identity credentials; each failure is recorded, never raised."""
+
+    def __init__(self, env: Mapping[str, str], failures: list[dict[str, Any]], query: Any = None) -> None:
+        self.region, self.failures, self.creds, self._query = env.get("AWS_REGION", ""), failures, None, query
+        if self.region and query is None:
+            try:
+                self.creds = pod_credentials()
+            except (OSError, KeyError, ValueError) as error:
+                failures.append(failure("pod-identity-credentials", "AWS_CONTAINER_CREDENTIALS_FULL_URI", error))
+
+    def api(self, service: str) -> Any:
+        """The service's client: ``query(service)`` when given (another transport), else the Query API signed with
+        the pod's credentials; None without them."""
+        if self._query is not None:
+            return self._query(service)
+        return aws.QueryApi(service, self.region, self.creds) if self.creds is not None else None
+
+    def attempt(self, step: str, target: str, call: Any, *args: Any) -> Any:
+        """``call(*args)``; None (and a recorded failure) when it fails."""
+        try:
+            return call(*args)
+        except (OSError, aws.QueryError, ValueError, KeyError) as error:
+            self.failures.append(failure(step, target, error))
+            return None
+
+
+def ec2_dates(cloud: Aws, blocks: list[Block], now: datetime) -> dict[str, dict[str, str]]:
+    """Start, end and state of every listed reservation as EC2 holds them; {} when EC2 cannot be read."""
+    ec2, ids = cloud.api("ec2"), sorted({r for b in blocks for r in b.reservations})
+    if ec2 is None or not ids:
+        return {}
+    found = cloud.attempt("describe-capacity-reservations", ",".join(ids), aws.capacity_reservations, ec2, ids, now)
+    return found or {}
+
+
+def regrow_groups(cloud: Aws, stack: list[Block], live: list[Block], now: datetime, cluster: str) -> list[dict]:
+    """Scale back up (and move the scale-down of) the groups of blocks whose end EC2 moved later; the moves made."""
+    scaling = cloud.api("autoscaling")
+    if scaling is None or not cluster or not any(e.end > s.end for s, e in zip(stack, live, strict=True)):
+        return []
+    groups = cloud.attempt("describe-auto-scaling-groups", cluster, aws.cluster_groups, scaling, cluster, now) or []
+    actions = {}
+    for block in stack:
+        group = watch.block_group(groups, block.group) if block.group else None
+        if group is not None:
+            found = cloud.attempt(
+                "describe-scheduled-actions", group["name"], aws.scheduled_actions, scaling, group["name"], now
+            )
+            actions[group["name"]] = found or {}
+    done = []
+    for move in watch.regrow(stack, live, groups, actions, now):
+        call: tuple[Any, ...] = (aws.set_desired, scaling, move["group"], move["size"], now)
+        if move["kind"] == "put-scale-down":
+            call = (aws.put_scale_down, scaling, move["group"], move["name"], move["at"], move["size"], now)
+        before = len(cloud.failures)
+        cloud.attempt(move["kind"], move["group"], *call)
+        if len(cloud.failures) == before:
+            done.append(move)
+    return done
+
+
+def _alerted(api: RestApi, path: str) -> dict[str, Any] | None:
+    try:
+        return api.get(path)
+    except Exception as err:
+        return {"data": {}} if status_of(err) == 404 else None
+
+
+def send_alerts(
+    api: RestApi, cloud: Aws, findings: list[dict[str, str]], now: datetime, env: Mapping[str, str]
+) -> list[str]:
+    """Publish the findings not yet sent to ALERT_TOPIC_ARN and remember them in the alert ConfigMap; the keys sent."""
+    topic, state = env.get("ALERT_TOPIC_ARN", ""), env.get("ALERT_STATE", "")
+    sns = cloud.api("sns")
+    if not topic or sns is None:
+        return []
+    namespace, _, name = state.partition("/")
+    path = f"/api/v1/namespaces/{namespace}/configmaps/{name}"
+    config_map = _alerted(api, path) if state else None
+    sent = watch.alert_state(config_map)
+    published = []
+    for item in watch.to_send(findings, sent, now):
+        try:
+            aws.publish(sns, topic, item["subject"], item["message"], now)
+            published.append(item["key"])
+        except (OSError, aws.QueryError) as error:  # stderr only: the topic is the one way to page anyone
+            print(json.dumps({"alertError": str(error), "key": item["key"]}), file=sys.stderr)
+    if sent is not None:
+        keep = sorted({f["key"] for f in findings} & (sent | set(published)))
+        body = {"metadata": {"name": name, "namespace": namespace}, "data": {watch.ALERTED_KEY: json.dumps(keep)}}
+        try:
+            if config_map is not None and config_map.get("metadata"):
+                api.patch(path, {"data": body["data"]})
+            else:
+                api.post(
+                    f"/api/v1/namespaces/{namespace}/configmaps", {"apiVersion": "v1", "kind": "ConfigMap", **body}
+                )
+        except Exception as error:  # the next run sends again on the half hour at worst
+            print(json.dumps({"alertStateError": str(error)}), file=sys.stderr)
+    return published
+
+
+def _drift_jobs(api: RestApi, failures: list[dict[str, Any]], env: Mapping[str, str]) -> list[dict[str, Any]]:
+    namespace, _, name = env.get("DRIFT_CHECK", "").partition("/")
+    if not name:
+        return []
+    path = f"/apis/batch/v1/namespaces/{namespace}/jobs?labelSelector=ultraserver.io/drift-check={name}"
+    try:
+        return list(api.get(path).get("items") or [])
+    except Exception as err:
+        failures.append(failure("list-drift-jobs", f"{namespace}/{name}", err))
+        return []
+
+
+def _live_checks(api: RestApi, manifests: list[dict[str, Any]], failures: list[dict[str, Any]]) -> list[dict]:
+    live: list[dict[str, Any]] = []
+    for namespace in sorted({m["metadata"]["namespace"] for m in manifests}):
+        try:
+            live += api.get(f"{MPIJOB_API}/namespaces/{namespace}/mpijobs").get("items") or []
+        except Exception as err:
+            failures.append(failure("list-checks", namespace, err))
+    return live
+
+
+def run(
+    api: RestApi, now: datetime, env: Mapping[str, str] = os.environ, query: Any = None
+) -> tuple[list[dict], list[dict]]:
+    """One run: EC2's dates, the drain, the checks at each join, the regrowth of extended blocks, then the alerts;
+    the actions taken and the findings (each published once to the alert topic). ``query``: see ``Aws.api``."""
+    stack_name = env.get("CLUSTER_NAME", "") or "(unnamed stack)"
+    role = env.get("DRAIN_ACCOUNT", "the drain's service account")
+    stack = [Block.from_json(b) for b in json.loads(env["BLOCKS"])]
+    failures: list[dict[str, Any]] = []
+    cloud = Aws(env, failures, query)
+    held = ec2_dates(cloud, stack, now)
+    live = watch.as_ec2_holds(stack, held)
+    warnings = json.loads(env.get("WARNINGS") or "[]") + queued_warnings(now, cloud.creds, failures, env)
+    checks = _checks(env.get("CHECKS_FILE", ""))
+    taken: list[dict[str, Any]] = []
+    findings = watch.ec2_findings(stack_name, stack, held)
+    try:
+        nodes = gpu_nodes(api)
+    except Exception as error:  # without the nodes nothing can be drained: that is the alert
+        findings.append(watch.run_finding(stack_name, error))
+        nodes = None
+    if nodes is not None:
+        taken += run_once(api, live, now, env.get("CLUSTER_QUEUE", ""), warnings, nodes, failures)
+        try:
+            taken += run_checks_once(api, checks, live, now, nodes)
+        except Exception as err:
+            failures.append(failure("recreate-check", "mpijobs", err))
+        findings += watch.empty_block_findings(stack_name, live, nodes, now)
+        findings += watch.check_findings(stack_name, checks, _live_checks(api, checks, failures), live, now)
+        findings += watch.drift_findings(stack_name, _drift_jobs(api, failures, env))
+    taken += regrow_groups(cloud, stack, live, now, env.get("CLUSTER_NAME", ""))
+    findings += watch.call_findings(stack_name, failures, role)
+    send_alerts(api, cloud, findings, now, env)
+    return taken, findings
 
 
 def main(now: datetime | None = None) -> int:
-    """One run: the drain, then the fabric checks due at a join; print each action taken; 0 when the run completed."""
-    now = now or datetime.now(timezone.utc)
-    blocks = [Block.from_json(b) for b in json.loads(os.environ["BLOCKS"])]
-    warnings = json.loads(os.environ.get("WARNINGS") or "[]") + queued_warnings(now)
-    api = StdlibApi()
-    nodes = gpu_nodes(api)
-    for action in run_once(api, blocks, now, os.environ.get("CLUSTER_QUEUE", ""), warnings, nodes):
+    """One run; print each action taken and each finding; 0 when nothing needed a person."""
+    taken, findings = run(StdlibApi(), now or datetime.now(timezone.utc))
+    for action in taken:
         print(json.dumps(action, sort_keys=True))
-    for action in run_checks_once(api, _checks(os.environ.get("CHECKS_FILE", "")), blocks, now, nodes):
-        print(json.dumps(action, sort_keys=True))
-    return 0
+    for item in findings:
+        print(json.dumps(item, sort_keys=True), file=sys.stderr)
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":

@@ -43,10 +43,16 @@ def _hmac(key: bytes, text: str) -> bytes:
 
 
 def sign(
-    url: str, headers: dict[str, str], body: bytes, region: str, creds: dict[str, str], now: datetime
+    url: str,
+    headers: dict[str, str],
+    body: bytes,
+    region: str,
+    creds: dict[str, str],
+    now: datetime,
+    service: str = _SERVICE,
 ) -> dict[str, str]:
-    """The headers of a SigV4-signed POST of ``body`` to ``url`` (SQS, ``region``): ``headers`` plus host, date,
-    session token and Authorization."""
+    """The headers of a SigV4-signed POST of ``body`` to ``url`` (``service``, SQS by default, in ``region``):
+    ``headers`` plus host, date, session token and Authorization."""
     parts = urllib.parse.urlsplit(url)
     stamp = now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     signed = {k.lower(): v.strip() for k, v in headers.items()}
@@ -64,10 +70,10 @@ def sign(
             hashlib.sha256(body).hexdigest(),
         ]
     )
-    scope = f"{stamp[:8]}/{region}/{_SERVICE}/aws4_request"
+    scope = f"{stamp[:8]}/{region}/{service}/aws4_request"
     to_sign = "\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
     key = ("AWS4" + creds["SecretAccessKey"]).encode()
-    for part in (stamp[:8], region, _SERVICE, "aws4_request"):
+    for part in (stamp[:8], region, service, "aws4_request"):
         key = _hmac(key, part)
     signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
     signed["authorization"] = (

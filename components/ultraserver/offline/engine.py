@@ -6,6 +6,7 @@ engine receives them (camelCase, serialized), with the URNs each resource waits 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import runpy
@@ -57,6 +58,13 @@ class Plan:
             "resources": [r.to_json() for r in self.resources],
             "policies": self.policies,
         }
+
+    def joined(self, other: Plan) -> Plan:
+        """This plan with another project's plan of the same stack after it (a separate-stack stack's platform and
+        kubernetes-layer/ projects, judged as one cluster)."""
+        return dataclasses.replace(
+            self, resources=[*self.resources, *other.resources], manifests=[*self.manifests, *other.manifests]
+        )
 
     def of_type(self, resource_type: str) -> list[PlanResource]:
         """Resources of one type, in declaration order."""

@@ -17,6 +17,7 @@ from ultraserver.config.blocks import block_views, standby_timelines
 from ultraserver.facts.aws.aws_ids import AMI_RELEASE, AMI_SSM_PARAMETER, EFA_LAYOUT, RESERVATION_ZONE, UPGRADE_SAFE
 from ultraserver.facts.capacity.capacity_blocks import ACTIVE, ENDED, FUTURE, ReservationWindow, window_state
 from ultraserver.facts.hardware import efa
+from ultraserver.facts.kubernetes import spares as spares_facts
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.resource import AUTOSCALING_GROUP, LAUNCH_TEMPLATE, NODE_GROUP, SUBNET, PlanResource
 
@@ -196,11 +197,12 @@ def group_view(
     now: datetime,
     block: str = "",
     indexes: tuple[Mapping[str, PlanResource], Mapping[str, list[PlanResource]]] | None = None,
+    spares: str = "",
 ) -> GroupView | None:
     """The view of one node group, or None when it is not a GPU group (no catalogued instance type).
 
     ``indexes`` (resources by URN, scheduled actions by parent) are built from ``plan`` when not given; a caller
-    viewing many groups builds them once.
+    viewing many groups builds them once. ``spares`` is the group's line on its spares (``spare_lines``).
     """
     by_urn, schedules_by_parent = indexes or (plan.by_urn(), _schedules_by_parent(plan))
     template = next((by_urn[d] for d in group.dependencies if d in by_urn and by_urn[d].type == LAUNCH_TEMPLATE), None)
@@ -227,6 +229,7 @@ def group_view(
         ("EFA", _efa(instance_type, layout, interfaces)),
         ("schedule", _schedule_text(schedules)),
     ]
+    rows += [("spares", spares)] if spares else []
     rows += _block_rows(windows, now, block)
     states = tuple(window_state(w, now) for w in windows)
     return GroupView(group.name, instance_type, layout, interfaces, tuple(rows), states)
@@ -247,17 +250,51 @@ def group_views(
     windows: Mapping[str, Sequence[ReservationWindow]],
     now: datetime,
     blocks: Mapping[str, str] | None = None,
+    spares: Mapping[str, str] | None = None,
 ) -> list[GroupView]:
     """Every GPU node group of the plan, in plan order; ``windows`` maps a group's resource name to its blocks'
-    windows and ``blocks`` to a line on its current block (``block_lines``)."""
+    windows, ``blocks`` to a line on its current block (``block_lines``) and ``spares`` to one on its spares
+    (``spare_lines``)."""
     views, indexes = [], (plan.by_urn(), _schedules_by_parent(plan))
     for resource in plan.resources:
         if resource.type in (NODE_GROUP, AUTOSCALING_GROUP):
             block = (blocks or {}).get(resource.name, "")
-            view = group_view(resource, plan, windows.get(resource.name, ()), now, block, indexes)
+            spare = (spares or {}).get(resource.name, "")
+            view = group_view(resource, plan, windows.get(resource.name, ()), now, block, indexes, spare)
             if view is not None:
                 views.append(view)
     return views
+
+
+def spare_cost(spares: int, gpus_per_node: int, windows: Sequence[ReservationWindow]) -> str:
+    """What ``spares`` idle nodes of one UltraServer cost: GPU-hours per block (per hour without a window), beside
+    the time the toolkit expects a failed node's job to be back on a spare."""
+    idle = spares * gpus_per_node
+    if windows:
+        hours = (idle * (w.end - w.start).total_seconds() / 3600 for w in windows)
+        cost = " / ".join(f"{h:.0f}" for h in hours) + " GPU-hours per block"
+    else:
+        cost = f"{idle} GPU-hours per hour (no block window)"
+    minutes = spares_facts.expected_replacement_minutes()
+    return (
+        f"{spares} node(s) per UltraServer held back ({idle} GPUs idle): {cost}; a failed node's job is placed on a "
+        f"spare within {minutes:.1f} min ({spares_facts.NODE_MONITOR_GRACE_SECONDS} s to NotReady, "
+        f"{spares_facts.FAILURE_GRACE_MINUTES} min grace, a {spares_facts.CONTROLLER_PERIOD_MINUTES}-min controller "
+        "run), then restarts from its checkpoint"
+    )
+
+
+def spare_lines(settings: Any) -> dict[str, str]:
+    """Per node-group resource name of a group with spares: their cost and the expected replacement time."""
+    found = {}
+    for group in getattr(settings, "gpu_node_groups", ()):
+        if not group.spares_per_ultraserver:
+            continue
+        gpus = int(efa.instance_facts(group.instance_type)["gpus"])
+        for position, name in enumerate(group.node_group_names):
+            windows = [b.window for b in group.position_blocks(position) if b.window is not None]
+            found[f"{settings.cluster.name}-{name}"] = spare_cost(group.spares_per_ultraserver, gpus, windows)
+    return found
 
 
 def windows_by_group(settings: Any) -> dict[str, list[ReservationWindow]]:

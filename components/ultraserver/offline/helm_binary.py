@@ -29,9 +29,20 @@ _HELP = "put a `helm` (v3 or v4) on the PATH"
 
 
 def cache_dir() -> Path:
-    """Where the extracted binary is kept."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ultraserver" / f"helm-{pin.HELM_VERSION}"
+    """Where the extracted binary is kept. ConfigError when ``$XDG_CACHE_HOME`` names something that is not a folder
+    (the XDG Base Directory spec ignores a relative one, as here)."""
+    given = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(given) if os.path.isabs(given) else Path.home() / ".cache"
+    if base.exists() and not base.is_dir():
+        raise ConfigError(
+            Problem(
+                "XDG_CACHE_HOME" if base == Path(given) else "~/.cache",
+                str(base),
+                "a folder (the pinned Helm is cached in its ultraserver/ folder)",
+                f"point XDG_CACHE_HOME at a folder, or {_HELP}",
+            )
+        )
+    return base / "ultraserver" / f"helm-{pin.HELM_VERSION}"
 
 
 def _sha256(path: Path) -> str:

@@ -162,6 +162,7 @@ def resource_outputs(resource_type: str, name: str, inputs: dict[str, Any], regi
             "clusterName": "offline-placeholder-cluster",
             "nodeTerminationQueueUrl": "https://sqs.offline-placeholder.amazonaws.com/000000000000/queue",
             "reclaimWarningQueueUrl": "https://sqs.offline-placeholder.amazonaws.com/000000000000/warnings",
+            "alertTopicArn": f"arn:aws:sns:{region}:{ACCOUNT}:offline-placeholder-alerts",
         }
         outputs["secretOutputNames"] = []
     elif resource_type == "kubernetes:helm.sh/v3:Release":

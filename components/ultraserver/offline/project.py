@@ -35,6 +35,11 @@ class Project:
         return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
 
 
+LAYER_PROJECT = "kubernetes-layer"
+"""The project that deploys a separate-stack stack's Kubernetes layer, beside the platform's Pulumi.yaml; it reads the
+same stack files."""
+
+
 def load_project(directory: Path) -> Project:
     """Read Pulumi.yaml (name, stackConfigDir, main)."""
     manifest = directory / "Pulumi.yaml"

@@ -20,7 +20,7 @@ import yaml
 from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
 from ultraserver.facts.pins import charts
-from ultraserver.offline import gpu_placement, noop_keys, served_apis
+from ultraserver.offline import gpu_placement, noop_keys, pod_placement, pruning, served_apis
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.helm_binary import helm_binary
 from ultraserver.offline.helm_template import (
@@ -33,7 +33,9 @@ from ultraserver.offline.helm_template import (
     release_inputs,
 )
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
-from ultraserver.problems import INFO, WARNING, ConfigError, Described, Problem
+from ultraserver.offline.pod_placement import object_name
+from ultraserver.offline.resource import HELM_RELEASE
+from ultraserver.problems import ERROR, INFO, WARNING, ConfigError, Described, Problem
 
 MANIFEST_HEAD = "---\n# Source: "
 """How every manifest file --render writes starts (its first object under its `# Source:` line)."""
@@ -100,21 +102,16 @@ class StackRender:
         return written
 
 
-def _name(body: Mapping[str, Any]) -> str:
-    meta = body.get("metadata") or {}
-    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-    return f"{body.get('kind')} {where}{meta.get('name')}"
-
-
 UserValues = Mapping[str, tuple[str, Mapping[str, Any]]]
 """Chart name -> (settings key of its values, the values the stack sets)."""
 
 
 def render_stack(
-    plan: Plan, templater: Templater, nodes: Sequence[gpu_placement.GpuNodes], user_values: UserValues
+    plan: Plan, templater: Templater, nodes: Sequence[gpu_placement.NodeKind], user_values: UserValues
 ) -> StackRender:
-    """Render and check every release of ``plan``. ``user_values`` maps a chart name to (settings key, the values
-    the user set), so a finding about a user's key names it as written."""
+    """Render and check every release of ``plan`` against its planned ``nodes`` (every node group's kind: the system
+    group and the GPU groups). ``user_values`` maps a chart name to (settings key, the values the user set), so a
+    finding about a user's key names it as written."""
     releases = release_inputs(plan)
     builtins = served_apis.builtin_apis(templater.kube_version)
     first = served_apis.api_versions_flag(builtins)
@@ -143,20 +140,25 @@ def render_stack(
         render.objects = [*([] if release.skip_crds else chart_crds.get(release.resource, [])), *objects]
     schemas = crd_schemas(everything)
     for render in stack.releases:
-        release, bodies = render.release, [o.body for o in render.objects]
+        release = render.release
         if render.error:
             continue
         stack.problems += _unserved(release, render.objects, served)
         stack.problems += _schema_problems(release, render.objects, templater.kube_version, schemas)
-        stack.problems += _placement(release, bodies, nodes)
+        stored, pruned = _stored(render.objects, schemas)
+        stack.problems += [_pruned_problem(release, body, path) for body, path in pruned]
+        stack.problems += _placement(release, stored, nodes)
         stack.problems += _idle(release, templater, flag, user_values.get(release.chart))
-    if not nodes and stack.releases:
+    if any(kind.gpu for kind in nodes):
+        toolkit = pod_placement.toolkit_pods(toolkit_objects(plan))
+        stack.problems += pod_placement.placement_problems(f"{plan.project}/{plan.stack}", toolkit, nodes)
+    elif stack.releases:
         stack.problems.append(
             Problem(
                 "GPU nodes",
                 Described(
-                    f"none in the plan of {plan.project}/{plan.stack}: GPU DaemonSet placement and release waits "
-                    "not judged (render the platform project's stack for them)"
+                    f"none in the plan of {plan.project}/{plan.stack}: pod placement and release waits not judged "
+                    "(plan the platform project's stack, which joins its Kubernetes layer)"
                 ),
                 "",
                 "",
@@ -176,19 +178,35 @@ def _template_problem(release: ReleaseInput, message: str) -> Problem:
 
 
 def _unserved(release: ReleaseInput, objects: Sequence[Rendered], served: frozenset[served_apis.Api]) -> list[Problem]:
-    missing = served_apis.unserved([o.body for o in objects], served)
-    if not missing:
-        return []
-    kinds = sorted({f"{b.get('kind')} ({b.get('apiVersion')})" for b in missing})
-    return [
-        Problem(
-            release.resource,
-            Described(f"renders {', '.join(kinds)}, which nothing in the planned cluster serves"),
-            "kinds the cluster serves: its Kubernetes version's built-in APIs and the CRDs the toolkit and the charts "
-            "install",
-            "turn off the values that render them, or install what serves them first",
+    bodies = [o.body for o in objects]
+    defaults = served_apis.binary_defaults(bodies, served)
+    missing = [b for b in served_apis.unserved(bodies, served) if b not in defaults]
+    found = []
+    if defaults:
+        kinds = sorted({f"{b.get('kind')} ({b.get('apiVersion')})" for b in defaults})
+        found.append(
+            Problem(
+                release.resource,
+                Described(f"renders {', '.join(kinds)}: the Helm binary's own API list has that version"),
+                "the version a real install picks: the cluster serves the kind at another version; Helm "
+                f"{charts.HELM_VERSION} cannot render without its built-in APIs (Kubernetes {charts.HELM_KUBE_MINOR}), "
+                "so these objects are checked at the version shown",
+                "nothing to change; render with a Helm built for the stack's minor to see the version it picks",
+                WARNING,
+            )
         )
-    ]
+    if missing:
+        kinds = sorted({f"{b.get('kind')} ({b.get('apiVersion')})" for b in missing})
+        found.append(
+            Problem(
+                release.resource,
+                Described(f"renders {', '.join(kinds)}, which nothing in the planned cluster serves"),
+                "kinds the cluster serves: its Kubernetes version's built-in APIs and the CRDs the toolkit and the "
+                "charts install",
+                "turn off the values that render them, or install what serves them first",
+            )
+        )
+    return found
 
 
 def _schema_problems(
@@ -201,7 +219,7 @@ def _schema_problems(
             where, message = error
             found.append(
                 Problem(
-                    f"{release.resource}: {_name(rendered.body)}",
+                    f"{release.resource}: {object_name(rendered.body)}",
                     Described(f"{where}: {message} ({rendered.source})"),
                     f"an object valid against the Kubernetes {kube_version} schemas and the CRDs",
                     "fix the values that render this field",
@@ -210,34 +228,90 @@ def _schema_problems(
     return found
 
 
+def toolkit_objects(plan: Plan) -> list[Mapping[str, Any]]:
+    """The Kubernetes objects the toolkit declares itself (not through Helm), as the API server gets them."""
+    found: list[Mapping[str, Any]] = []
+    for resource in plan.resources:
+        if resource.type.startswith("kubernetes:") and resource.type != HELM_RELEASE:
+            kind = resource.type.rsplit(":", 1)[-1]
+            found.append({"kind": kind, "metadata": resource.inputs.get("metadata") or {}, **_spec(resource.inputs)})
+    return found
+
+
+def _spec(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {"spec": inputs["spec"]} if isinstance(inputs.get("spec"), Mapping) else {}
+
+
+def _stored(
+    objects: Sequence[Rendered], schemas: Mapping[served_apis.Api, Any]
+) -> tuple[list[Mapping[str, Any]], list[tuple[Mapping[str, Any], str]]]:
+    """The objects as the API server stores them (custom resources pruned to their CRD's schema), and (object, dotted
+    path) of each field it prunes (offline/pruning.py)."""
+    stored, found = [], []
+    for rendered in objects:
+        schema = schemas.get(served_apis.api_of(rendered.body))
+        if schema is None:
+            stored.append(rendered.body)
+            continue
+        body, paths = pruning.pruned(rendered.body, schema)
+        stored.append(body)
+        found += [(rendered.body, path) for path in paths]
+    return stored, found
+
+
+def _pruned_problem(release: ReleaseInput, body: Mapping[str, Any], path: str) -> Problem:
+    placement = pruning.placement_field(path)
+    return Problem(
+        f"{release.resource}: {object_name(body)}",
+        Described(f"{path}: a field its CRD's schema does not declare, which the API server prunes"),
+        "fields of the custom resource's schema"
+        + (
+            ": under tolerations, nodeSelector, affinity, resources or env a dropped field changes what runs"
+            if placement
+            else ""
+        ),
+        "fix the spelling of the value that renders it, or remove it",
+        ERROR if placement else WARNING,
+    )
+
+
 def _placement(
-    release: ReleaseInput, bodies: Sequence[Mapping[str, Any]], nodes: Sequence[gpu_placement.GpuNodes]
+    release: ReleaseInput, bodies: Sequence[Mapping[str, Any]], nodes: Sequence[gpu_placement.NodeKind]
 ) -> list[Problem]:
-    """DaemonSets of GPU-node charts off some GPU group; a release with pods on GPU nodes that waits."""
-    found = []
+    """DaemonSets of GPU-node charts off some GPU group; a release with pods on GPU nodes that waits; every pod the
+    release creates, the GPU Operator's operands included, where it lands (offline/pod_placement.py)."""
+    found: list[Problem] = []
+    gpu = [kind for kind in nodes if kind.gpu]
+    if not gpu:
+        return found
     if release.chart in charts.ON_GPU_NODES:
         for body in bodies:
-            missed = gpu_placement.missed_groups(body, nodes)
+            missed = gpu_placement.missed_groups(body, gpu)
             if missed:
                 found.append(
                     Problem(
-                        f"{release.resource}: {_name(body)}",
+                        f"{release.resource}: {object_name(body)}",
                         Described(f"no pod on the GPU nodes of {', '.join(missed)}"),
                         "a DaemonSet that tolerates the GPU nodes' taints and selects their labels",
                         "set the chart's tolerations and node selector values for the GPU nodes",
                     )
                 )
-    on_gpu = gpu_placement.on_gpu_nodes(bodies, nodes)
-    if on_gpu and charts.waits(release.atomic, release.skip_await):
+    on_gpu = gpu_placement.on_gpu_nodes(bodies, gpu)
+    waits = charts.waits(release.atomic, release.skip_await)
+    if on_gpu and waits:
         found.append(
             Problem(
                 release.resource,
                 Described(f"atomic {release.atomic}, skipAwait {release.skip_await}"),
-                f"skipAwait true and atomic false: {', '.join(_name(b) for b in on_gpu)} runs on every GPU node, and "
-                "Helm waits for every pod of it (facts/pins/charts.py), so one unhealthy GPU node fails the release",
+                f"skipAwait true and atomic false: {', '.join(object_name(b) for b in on_gpu)} runs on every GPU node, "
+                "and Helm waits for every pod of it (facts/pins/charts.py), so one unhealthy GPU node fails the "
+                "release",
                 f"add {release.chart} to the charts whose releases skip the wait (facts/pins/charts.py ON_GPU_NODES)",
             )
         )
+    reported = {p.key for p in found}
+    pods = [*pod_placement.release_pods(bodies, waits), *pod_placement.operand_pods(bodies)]
+    found += [p for p in pod_placement.placement_problems(release.resource, pods, nodes) if p.key not in reported]
     return found
 
 
@@ -316,5 +390,5 @@ def render_plan(plan: Plan, settings: Any, out: Path, charts_dir: Path | None) -
             charts_dir = Path(pulled)
             pull_charts(helm_path, release_inputs(plan), charts_dir)
         templater = Templater(helm_path, charts_dir, kube_version)
-        stack = render_stack(plan, templater, gpu_placement.gpu_nodes(plan), user_values(settings))
+        stack = render_stack(plan, templater, gpu_placement.planned_nodes(plan), user_values(settings))
     return stack, stack.write(out)

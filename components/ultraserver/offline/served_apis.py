@@ -1,7 +1,9 @@
 """The APIs the cluster will serve as planned, and the rendered objects of a kind it does not serve.
 
 Built-ins: the GA group/versions of the stack's Kubernetes version, read from the OpenAPI definitions
-kubernetes-validate ships per version (`x-kubernetes-group-version-kind`). Beta and alpha versions are left out:
+kubernetes-validate ships per version (`x-kubernetes-group-version-kind`), and the beta ones EKS serves on that minor
+(facts/kubernetes/eks_versions.py BETA_APIS_ON: DRA's resource.k8s.io/v1beta1 and v1beta2 on 1.33). Other beta and
+alpha versions are left out:
 KEP-3136 (kubernetes/enhancements issue 3136, stable in 1.24): "New beta APIs will not be enabled in clusters by
 default. Existing beta APIs and new versions of existing beta APIs, will continue to be enabled by default." That no
 beta API from before 1.24 is still served in 1.33-1.35, and that EKS turns on no beta API by default, is UNVERIFIED.
@@ -19,7 +21,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
-from ultraserver.facts.pins import manifests
+from ultraserver.facts.kubernetes.eks_versions import BETA_APIS_ON
+from ultraserver.facts.pins import charts, manifests
 
 Api = tuple[str, str, str]
 """(group, version, kind); the core group is ""."""
@@ -41,12 +44,16 @@ def definitions(kube_version: str) -> Mapping[str, Any]:
 
 @cache
 def builtin_apis(kube_version: str) -> frozenset[Api]:
-    """The GA kinds a cluster of that minor serves (every list and meta type left out)."""
+    """The kinds a cluster of that minor serves: its GA ones and the beta ones EKS turns on (every list and meta type
+    left out)."""
+    betas = set(BETA_APIS_ON.get(kube_version, ()))
     return frozenset(
         (entry["group"], entry["version"], entry["kind"])
         for definition in definitions(kube_version)["$defs"].values()
         for entry in definition.get("x-kubernetes-group-version-kind", [])
-        if _GA.fullmatch(entry["version"]) and entry["kind"] not in _LEAVES and not entry["kind"].endswith("List")
+        if (_GA.fullmatch(entry["version"]) or (entry["group"], entry["version"]) in betas)
+        and entry["kind"] not in _LEAVES
+        and not entry["kind"].endswith("List")
     )
 
 
@@ -99,3 +106,17 @@ def api_versions_flag(apis: Iterable[Api]) -> list[str]:
 def unserved(bodies: Sequence[Mapping[str, Any]], served: frozenset[Api] | set[Api]) -> list[Mapping[str, Any]]:
     """The objects of a kind and version the cluster does not serve."""
     return [body for body in bodies if api_of(body) not in served]
+
+
+def binary_defaults(bodies: Sequence[Mapping[str, Any]], served: frozenset[Api] | set[Api]) -> list[Mapping[str, Any]]:
+    """Of the unserved objects, those a chart chose only because the Helm binary's own API list holds their version
+    (the GA APIs of the minor its Kubernetes libraries are: facts/pins/charts.py HELM_KUBE_MINOR), while the cluster
+    serves the kind at another version: against a real cluster Helm asks the API server instead and the chart picks a
+    served version (DRA's DeviceClass at resource.k8s.io/v1beta2 on 1.33), which this render cannot show."""
+    kinds = {(group, kind) for group, _, kind in served}
+    defaults = builtin_apis(charts.HELM_KUBE_MINOR)
+    return [
+        body
+        for body in unserved(bodies, served)
+        if api_of(body) in defaults and (api_of(body)[0], api_of(body)[2]) in kinds
+    ]

@@ -101,7 +101,7 @@ def check_reservations(
     index = current_block(group.blocks, now)
     current = dataclasses.replace(group, capacity_reservation_ids=list(group.blocks[index].reservation_ids))
     checks = _current_checks(current, ec2, resource_groups, now, horizon_hours, index)
-    return [*checks, _other_blocks_check(f"{group.name}:", group, index, ec2)]
+    return [*checks, *_other_blocks_checks(f"{group.name}:", group, index, ec2)]
 
 
 def _current_checks(
@@ -221,10 +221,13 @@ def _count_check(prefix: str, group: PreflightGroup, found: dict[str, dict]) -> 
     )
 
 
-def _other_blocks_check(prefix: str, group: PreflightGroup, current: int, ec2: Client) -> Problem:
-    """The reservations of the group's other blocks exist and have not ended (expired, cancelled, failed...)."""
+def _other_blocks_checks(prefix: str, group: PreflightGroup, current: int, ec2: Client) -> list[Problem]:
+    """The reservations of the group's other blocks exist and have not ended (expired, cancelled, failed...); each
+    later block's window is the one AWS holds for its reservations (a renewal typed a year late plans cleanly, and
+    its group would never scale up for the block that was paid for)."""
     items: list[tuple[str, str, str]] = []
     fixes: list[str] = []
+    windows: list[Problem] = []
     for index, block in enumerate(group.blocks):
         if index == current:
             continue
@@ -239,7 +242,9 @@ def _other_blocks_check(prefix: str, group: PreflightGroup, current: int, ec2: C
             items.append((cr_id, FAIL if ended else PASS, f"{block_key}: {state}"))
             if ended:
                 fixes.append(capacity_states.stale_fix(block_key, state, past=index < current))
-    return aggregate(f"{prefix} other blocks", items, "; ".join(dict.fromkeys(fixes)))
+        if index > current and found:
+            windows.append(window_match_check(f"{prefix} capacityBlocks[{index}]", group, index, found, {}))
+    return [aggregate(f"{prefix} other blocks", items, "; ".join(dict.fromkeys(fixes))), *windows]
 
 
 def _window_check(prefix: str, found: dict[str, dict], now: datetime, horizon_hours: int) -> Problem:

@@ -4,14 +4,14 @@
 A window a day or a year off plans cleanly, since nothing offline knows the real block: the scale-up then comes late
 (a paid block sits idle) or early (launches fail until the block is active), and the scale-down misses the reclaim.
 A capacity-block group with no window at all is never scaled for its block (a self-managed group without a desired
-size sits at 0 for good), which fails while its reservations are active.
+size sits at 0 for good), which fails as soon as its reservations exist, with their dates in the fix.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ultraserver.preflight.report import FAIL, PASS, WARN, aggregate, check
+from ultraserver.preflight.report import FAIL, PASS, aggregate, check
 from ultraserver.preflight.target import PreflightGroup
 from ultraserver.problems import Problem
 
@@ -33,17 +33,20 @@ def aws_dates(cr: dict, blocks: dict[str, dict]) -> tuple[datetime | None, datet
 
 
 def _windowless(name: str, group: PreflightGroup, index: int, found: dict[str, dict], blocks: dict) -> Problem:
-    """A group with neither reservationWindow nor capacityBlocks: FAIL while a reservation is active, else WARN."""
+    """A group with neither reservationWindow nor capacityBlocks whose reservations exist: FAIL, active or not. AWS
+    already holds their dates, so the fix prints them; left as it is, the group gets no scale-up, no drain, no warning
+    queue and no scheduled scale-down for the block that was paid for."""
     active = sorted(cr_id for cr_id, cr in found.items() if cr.get("State") == "active")
-    start, end = aws_dates(next(iter(found.values())), blocks)
     key = window_key(group, index)
     detail = (
         "no reservationWindow and no capacityBlocks: nothing scales the group for its block (no scale-up at the "
         "start; no scale-down or drain before EC2 reclaims it 60 minutes before its end)"
         + (f"; active now: {', '.join(active)}" if active else "")
     )
-    fix = f"add {key} with start '{_iso(start)}' and end '{_iso(end)}' (the reservation's dates), then pulumi up"
-    return check(name, FAIL if active else WARN, detail, fix)
+    dates = sorted({(_iso(s), _iso(e)) for s, e in (aws_dates(cr, blocks) for cr in found.values())})
+    written = " and ".join(f"start '{start}' and end '{end}'" for start, end in dates)
+    fix = f"add {key} with {written} (the reservations' dates at AWS), then pulumi up"
+    return check(name, FAIL, detail, fix)
 
 
 def window_match_check(

@@ -73,7 +73,7 @@ class GpuNode:
         }
         efa = self.group.efa_devices if self.efa_devices < 0 else self.efa_devices
         plugins = {GPU_RESOURCE: str(self.group.gpus_per_node), EFA_RESOURCE: str(efa)}
-        allocatable = plugins if self.group.node_devices is None else {}
+        allocatable = {} if self.group.mode.dra else plugins
         ready = {
             "type": "Ready",
             "status": "True" if self.ready else "Unknown",
@@ -99,10 +99,9 @@ class GpuNode:
 
     def slices(self) -> list[dict[str, Any]]:
         """The DRA drivers' ResourceSlices of the node (none in plugins mode)."""
-        devices = self.group.node_devices
-        if devices is None:
+        if not self.group.mode.dra:
             return []
-        found = node_slices(self.name, devices)
+        found = node_slices(self.name, self.group.node_devices)
         if self.efa_devices == 0:
             found[1]["spec"]["devices"] = [d for d in found[1]["spec"]["devices"] if "EFA" not in str(d)]
         return found

@@ -3,6 +3,8 @@ whether each injected fault was named by the checks."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ultraserver.rehearse.run import Rehearsal
 
 
@@ -31,8 +33,10 @@ def _summary(rehearsal: Rehearsal) -> list[str]:
 def format_rehearsal(rehearsal: Rehearsal) -> str:
     """The whole report."""
     lines = [
-        f"Rehearsal of {rehearsal.stack} at {rehearsal.at:%Y-%m-%dT%H:%M:%SZ} on an emulated Kubernetes API at "
-        f"{rehearsal.url} (no AWS, no hardware)",
+        f"Rehearsal of {rehearsal.stack} at {rehearsal.at:%Y-%m-%dT%H:%M:%SZ} on "
+        f"{rehearsal.api.describe if rehearsal.api else 'an emulated Kubernetes API at ' + rehearsal.url} "
+        "(no AWS, no hardware)",
+        *(rehearsal.api.notes if rehearsal.api else []),
         "Served: " + "; ".join(rehearsal.served),
     ]
     if rehearsal.in_cluster:
@@ -59,3 +63,30 @@ def exit_reason(rehearsal: Rehearsal) -> str:
         return f"fault {', '.join(missed)} not detected by the day-2 checks"
     failed = [line for line in _summary(rehearsal) if line.startswith("FAILED ")]
     return failed[0].removeprefix("FAILED ") if failed else ""
+
+
+REHEARSAL_JSON_KEYS = ("stack", "at", "api", "stages")
+"""The keys every ``rehearse --json`` document has (an earlier output is recognised by them)."""
+
+
+def rehearsal_json(rehearsal: Rehearsal) -> dict[str, Any]:
+    """The rehearsal as ``--json`` writes it: the API it ran on (a real API server's /version), what it refused,
+    each stage's exit code and output, each injected fault and whether the checks named it, the exit code."""
+    api = rehearsal.api
+    return {
+        "stack": rehearsal.stack,
+        "at": f"{rehearsal.at:%Y-%m-%dT%H:%M:%SZ}",
+        "api": {
+            "kind": api.kind if api else "emulated",
+            "url": rehearsal.url,
+            "version": api.version if api else {},
+            "notes": api.notes if api else [],
+            "refused": [str(r) for r in api.refusals()] if api else [],
+        },
+        "served": rehearsal.served,
+        "stages": [{"name": s.name, "exit": s.code, "output": s.output} for s in rehearsal.stages],
+        "faults": [
+            {"fault": i.fault, "subject": i.subject, "detected": rehearsal.detected(i)} for i in rehearsal.injected
+        ],
+        "exit": rehearsal.code,
+    }

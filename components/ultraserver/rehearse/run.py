@@ -25,25 +25,23 @@ from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.incluster import drain_main, drift
 from ultraserver.offline.engine import Plan, run_plan
+from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs
 from ultraserver.rehearse.acceptance import acceptance_stage
+from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
-from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
 from ultraserver.rehearse.stage import Stage
-from ultraserver.rehearse.tls import TlsFront
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.checks import exit_code, judge_cluster
 from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import StackExpectation, expectation
 from ultraserver.verify.report import format_verdicts, not_checked
 
-LAYER_PROJECT = "kubernetes-layer"
-"""The project that deploys a separate-stack stack's Kubernetes layer (next to the platform's Pulumi.yaml)."""
 AFTER_WINDOW_OPENS = timedelta(hours=1)
 """The default moment: an hour into the first block's full-size window, when every node has joined."""
 
@@ -62,6 +60,8 @@ class Rehearsal:
     served: list[str] = field(default_factory=list)
     injected: list[Injected] = field(default_factory=list)
     stages: list[Stage] = field(default_factory=list)
+    api: Api | None = None
+    """The API the cluster was served on (emulated or real, its /version)."""
 
     @property
     def failures(self) -> str:
@@ -131,8 +131,8 @@ def _thresholds(expected: StackExpectation) -> dict[str, float]:
     return found
 
 
-def serve(emulator: Emulator, cluster: Cluster, runs: list[jobs.Run]) -> list[str]:
-    """Put the cluster into the emulator; one line per kind of thing served."""
+def serve(emulator: Any, cluster: Cluster, runs: list[jobs.Run]) -> list[str]:
+    """Put the cluster into the API (the Emulator or a RealApi); one line per kind of thing served."""
     nodes = [n.to_api() for n in cluster.gpu_nodes]
     slices = [s for n in cluster.gpu_nodes for s in n.slices()]
     pods = plugin_pods(cluster, cluster.releases)
@@ -204,9 +204,12 @@ def rehearse(
     faults: Sequence[str],
     at: datetime | None,
     plan: Plan | None = None,
+    api: str = EMULATED,
+    extra: Sequence[dict[str, Any]] = (),
 ) -> Rehearsal:
-    """Plan (unless given the plan at that moment), serve, break, run. ConfigError for a fault the stack cannot
-    show."""
+    """Plan (unless given the plan at that moment), serve on ``api`` (with the ``extra`` objects first: the
+    rendered charts' and CRDs, on a real API server), break, run. ConfigError for a fault the stack cannot show or
+    a control plane that cannot start."""
     moment = at or default_moment(expectation(settings))
     plan = plan or stack_plan(project_dir, stack, settings, moment)
     cluster, injected = build(settings, plan, moment, faults)
@@ -215,27 +218,64 @@ def rehearse(
     runs = jobs.runs(cluster, mpijobs, _thresholds(cluster.expected), faults_of_runs)
     result = Rehearsal(stack, moment, injected=injected)
     with (
-        Emulator() as emulator,
-        TlsFront(emulator.url) as front,
         tempfile.TemporaryDirectory(prefix="ultraserver-rehearse-") as directory,
+        open_api(api, settings.cluster.kubernetes_version, Path(directory)) as target,
     ):
-        result.url, result.in_cluster_url = emulator.url, front.url
-        account = Path(directory) / "serviceaccount"
-        env = front.service_account(account)
-        result.served = serve(emulator, cluster, runs)
-        kubeconfig = emulator.kubeconfig(Path(directory))
+        result.url, result.in_cluster_url, result.api = target.served.url, target.in_cluster_url, target
+        result.served = _serve_all(target, cluster, runs, extra)
+        if target.refusals():
+            result.stages.append(refusal_stage(target.refusals()))
+        kubeconfig = target.served.kubeconfig(Path(directory))
         result.stages.append(verify_stage(kubeconfig, cluster.expected, moment))
-        groups = drift_expected(cluster.objects)
-        if groups is not None:
-            result.stages.append(drift_stage(account, env, groups, moment))
+        drift = _drift(target, cluster, Path(directory) / "drift-account", moment)
+        result.stages += [drift] if drift else []
         result.stages.append(status_stage(kubeconfig, cluster.expected))
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
-            result.stages.append(accepted)
-        inputs = drain_inputs(cluster.objects)
-        if inputs is not None:
-            emulator.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
-            drain_api = drain_main.StdlibApi(str(account), env)
-            result.stages.append(drain_stage(drain_api, inputs, moment, cluster))
-        result.in_cluster = list(front.seen)
+            result.stages.append(target.timed(accepted))
+        result.stages += _drain(target, cluster, Path(directory) / "drain-account", moment)
+        result.in_cluster = list(target.seen)
     return result
+
+
+def _serve_all(target: Api, cluster: Cluster, runs: list[jobs.Run], extra: Sequence[dict[str, Any]]) -> list[str]:
+    """The ``extra`` objects (the charts' and CRDs), then the cluster."""
+    if extra:
+        target.served.put(extra)
+        # The charts' own DeviceClasses stand where the rehearsal put its stand-ins for them.
+        charted = {o["metadata"]["name"] for o in extra if o["kind"] == "DeviceClass"}
+        cluster.objects = [
+            o for o in cluster.objects if o["kind"] != "DeviceClass" or o["metadata"]["name"] not in charted
+        ]
+    return serve(target.served, cluster, runs)
+
+
+def _drift(target: Api, cluster: Cluster, account: Path, moment: datetime) -> Stage | None:
+    """The drift CronJob's script as its ServiceAccount; None when the stack deploys none."""
+    groups = drift_expected(cluster.objects)
+    if groups is None:
+        return None
+
+    def run() -> Stage:
+        env = target.account(account, *script_account(cluster.objects, "EXPECTED"))
+        return drift_stage(account, env, groups, moment)
+
+    return guarded("drift check", run)
+
+
+def _drain(target: Api, cluster: Cluster, account: Path, moment: datetime) -> list[Stage]:
+    """The drain CronJob's run as its ServiceAccount, after the job a fault runs is put in (what the API refused
+    of it first); none when the stack deploys no drain."""
+    inputs = drain_inputs(cluster.objects)
+    if inputs is None:
+        return []
+    before = len(target.refusals())
+    target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
+    found = [refusal_stage(target.refusals()[before:])] if len(target.refusals()) > before else []
+
+    def run() -> Stage:
+        assert inputs is not None
+        env = target.account(account, *script_account(cluster.objects, "BLOCKS"))
+        return drain_stage(drain_main.StdlibApi(str(account), env), inputs, moment, cluster)
+
+    return [*found, guarded("drain", run)]

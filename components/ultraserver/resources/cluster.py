@@ -11,6 +11,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
@@ -21,7 +22,6 @@ from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.facts.pins import addons
 from ultraserver.problems import ConfigError, Problem
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.control_plane_logs import control_plane_log_group
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
@@ -39,6 +39,7 @@ def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> 
     }
 
 
+@checked()
 @dataclass
 class ClusterCoreData:
     """What node groups need from a cluster, as pulumi-eks's ``CoreData``: pass a ``Cluster`` or build one by hand.
@@ -136,6 +137,7 @@ def scaling_tier(tier: str) -> pulumi.ResourceTransform:
     return transform
 
 
+@checked_component
 class Cluster(pulumi.ComponentResource):
     """An EKS cluster with API access entries, encrypted secrets, OIDC, managed add-ons and a system node group."""
 

@@ -14,10 +14,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.event_queue import READER_ACTIONS, queue_policy, reader_policy
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.problems import Described, Problem
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 
 
@@ -40,6 +40,8 @@ class EventQueueArgs:
     """The reader's part of the role's and role policy's resource names (``<name>-<reader>``)."""
     unscoped_actions: Sequence[str] = ()
     """Actions the reader needs beyond receive and delete on its queue that name no queue (Resource "*")."""
+    statements: Sequence[Mapping[str, Any]] = ()
+    """Further statements of the reader's policy, scoped by their own Resource or Condition (values may be outputs)."""
     # SQS CreateQueue, MessageRetentionPeriod: "Default: 345,600 (4 days)" (botocore 1.44.5, sqs 2012-11-05 model).
     message_retention_seconds: int | None = None
     """How long SQS keeps a message; None: SQS's default (4 days)."""
@@ -74,6 +76,7 @@ class EventQueueArgs:
         return found
 
 
+@checked_component
 class EventQueue(pulumi.ComponentResource):
     """SQS queue (SSE-SQS), the EventBridge rules feeding it, a queue policy letting only those rules send, and the
     reader's role and Pod Identity association."""
@@ -141,7 +144,9 @@ class EventQueue(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             f"{name}-{args.reader}",
             role=self.role.id,
-            policy=self.queue.arn.apply(lambda arn: json.dumps(reader_policy(arn, unscoped))),
+            policy=pulumi.Output.all(
+                self.queue.arn, pulumi.Output.from_input([dict(x) for x in args.statements])
+            ).apply(lambda v: json.dumps(reader_policy(v[0], unscoped, v[1]))),
             opts=options(f"{name}-{args.reader}"),
         )
         self.association = aws.eks.PodIdentityAssociation(

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver import clock
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.layer_parts import LayerParts, layer_parts
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
@@ -21,7 +22,6 @@ from ultraserver.config.settings import KubernetesSettings, Settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.problems import ConfigError, Described, Problem, blocking
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
@@ -98,6 +98,10 @@ class KubernetesLayerArgs:
     warning_queue_url: pulumi.Input[str] | None = None
     """URL of the queue EC2's Capacity Block expiration warnings arrive on (the platform's ReclaimWarnings); the
     reclaim drain reads it. None: the drain goes by the settings' windows alone."""
+    alert_topic_arn: pulumi.Input[str] | None = None
+    """The stack's alert topic (the platform's Alerts): the reclaim drain publishes what needs a person there (a
+    failed call, EC2's dates differing from the stack's, a paid block with no node, a failed check). None: printed
+    in its Job's log only."""
     mpi_operator: bool = True
     """Install the MPI operator; without it no MPIJob check may be on (settings' imex_check, efa_check, nccl_check)."""
     now: datetime | None = None
@@ -107,7 +111,7 @@ class KubernetesLayerArgs:
     @cached_property
     def parts(self) -> LayerParts:
         """The checks, Kueue, drift check and drain, derived once from the settings in one device mode."""
-        return layer_parts(self.settings, self.now or clock.now(), self.warning_queue_url)
+        return layer_parts(self.settings, self.now or clock.now(), self.warning_queue_url, self.alert_topic_arn)
 
     def problems(self) -> list[Problem]:
         """The settings' own rules (a program may build Settings without parse_settings), what the parts refuse, and
@@ -178,6 +182,7 @@ def unmanaged_namespaces(settings: KubernetesSettings, parts: LayerParts, kueue:
     return sorted({*kueue.unmanaged_namespaces, *own_namespaces(settings, parts)} - queued)
 
 
+@checked_component
 class KubernetesLayer(pulumi.ComponentResource):
     """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
 
@@ -333,5 +338,6 @@ class KubernetesLayer(pulumi.ComponentResource):
                 *(self.nccl_check.manifests if self.nccl_check else []),
             ]
             drain_args = replace(_on_system(parts.reclaim_drain, "node_selector", system), checks=rechecked)
-            checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check) if c is not None]
+            # The drift check's namespace too: the drain reads its Jobs (a Role there).
+            checks = [c for c in (self.imex_check, self.efa_check, self.nccl_check, self.drift_check) if c is not None]
             self.reclaim_drain = ReclaimDrain(f"{name}-reclaim-drain", drain_args, child(*base, *queued, *checks))

@@ -8,8 +8,10 @@ from datetime import datetime
 import pulumi
 
 from ultraserver import clock
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.layer_parts import reclaim_drain_args
 from ultraserver.builders.node_termination import handler_unscoped_actions
+from ultraserver.builders.reclaim_drain import DRAIN_READS, drain_aws_statements
 from ultraserver.builders.reclaim_warnings import warning_event_pattern
 from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.expiry import group_expired
@@ -19,7 +21,6 @@ from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, no
 from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.aws.aws_ids import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.event_queue import EventQueue, EventQueueArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -38,6 +39,7 @@ class PlatformArgs:
     """Clock for the Capacity Block windows (which block is current, which scheduled actions lie ahead); UTC now."""
 
 
+@checked_component
 class Platform(pulumi.ComponentResource):
     """Everything one stack declares, wired in dependency order."""
 
@@ -123,7 +125,21 @@ class Platform(pulumi.ComponentResource):
                     tags=tags,
                 ),
             )
-        # The drain's warning queue: EC2's expiration warnings start the drain when the stack's window is wrong.
+        # Capacity Block alerts (on by default with GPU groups): EventBridge rules for the stack's reservations -> SNS.
+        self.alerts = None
+        if s.alerts_enabled:
+            self.alerts = Alerts(
+                f"{s.cluster.name}-alerts",
+                AlertsArgs(
+                    reservation_ids=s.alert_reservation_ids,
+                    sns_topic_arn=s.alerts.sns_topic_arn,
+                    email_subscriptions=s.alerts.email_subscriptions,
+                    tags=tags,
+                ),
+                opts=child,
+            )
+        # The drain's warning queue: EC2's expiration warnings start the drain when the stack's window is wrong. Its
+        # role also reads EC2's dates of the blocks, scales the cluster's groups and publishes to the alert topic.
         self.reclaim_warnings = None
         drain = reclaim_drain_args(s)
         if drain is not None:
@@ -138,6 +154,12 @@ class Platform(pulumi.ComponentResource):
                     rules={"warn": warning_event_pattern()},
                     label="warn",
                     reader="drain",
+                    unscoped_actions=DRAIN_READS,
+                    statements=drain_aws_statements(
+                        s.cluster.name,
+                        self.alerts.topic_arn if self.alerts else None,
+                        self.alerts.key.arn if self.alerts and self.alerts.key else None,
+                    ),
                     # Its one rule and target were named after the component.
                     former_names={f"{name}-warn": name},
                     tags=tags,
@@ -160,19 +182,6 @@ class Platform(pulumi.ComponentResource):
                 self.gpu_node_groups[group_name] = self._gpu_node_group(
                     s, group, group_name, position, tags, cluster_rules, args.now
                 )
-        # Capacity Block alerts (on by default with GPU groups): EventBridge rules for the stack's reservations -> SNS.
-        self.alerts = None
-        if s.alerts_enabled:
-            self.alerts = Alerts(
-                f"{s.cluster.name}-alerts",
-                AlertsArgs(
-                    reservation_ids=s.alert_reservation_ids,
-                    sns_topic_arn=s.alerts.sns_topic_arn,
-                    email_subscriptions=s.alerts.email_subscriptions,
-                    tags=tags,
-                ),
-                opts=child,
-            )
         # Helm releases need the API server and somewhere to run controllers, not the GPU nodes:
         # GPU node groups and the releases proceed in parallel. With kubernetes.layer separate-stack this program
         # declares nothing in Kubernetes; the kubernetes-layer/ project installs the layer from inside the VPC.
@@ -186,6 +195,7 @@ class Platform(pulumi.ComponentResource):
                     depends_on=[self.cluster.eks, self.cluster.system_node_group, self.cluster.coredns],
                     termination_queue_url=self.termination_queue.queue.url if self.termination_queue else None,
                     warning_queue_url=self.reclaim_warnings.queue.url if self.reclaim_warnings else None,
+                    alert_topic_arn=self.alerts.topic_arn if self.alerts else None,
                     now=args.now,
                 ),
                 opts=child,

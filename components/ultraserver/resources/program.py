@@ -111,11 +111,17 @@ def run_kubernetes() -> KubernetesLayer:
     queue_url = platform.require_output("nodeTerminationQueueUrl") if needs_termination_handler(settings) else None
     # The platform declares the warning queue exactly when the drain has blocks (Platform.reclaim_warnings).
     warnings = platform.require_output("reclaimWarningQueueUrl") if drain_blocks(settings) else None
+    # The drain pages through the platform's alert topic (exported exactly when the platform declares alerts).
+    topic = platform.require_output("alertTopicArn") if warnings is not None and settings.alerts_enabled else None
     try:
         layer = KubernetesLayer(
             f"{settings.cluster.name}-k8s",
             KubernetesLayerArgs(
-                settings=settings, provider=provider, termination_queue_url=queue_url, warning_queue_url=warnings
+                settings=settings,
+                provider=provider,
+                termination_queue_url=queue_url,
+                warning_queue_url=warnings,
+                alert_topic_arn=topic,
             ),
         )
     except ConfigError as err:

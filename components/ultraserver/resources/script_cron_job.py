@@ -12,10 +12,10 @@ from ultraserver.resources.child_options import child_options
 
 def declare_cron_job(
     owner: pulumi.ComponentResource, name: str, manifests: list[dict[str, Any]], opts: pulumi.ResourceOptions | None
-) -> None:
+) -> k8s.core.v1.Namespace:
     """Namespace, ServiceAccount, ClusterRole and its binding, the script's ConfigMap (and any further ConfigMaps) and
     the CronJob, in that order (as ``builders/script_cron_job.script_cron_job_manifests`` builds them), as children of
-    ``owner``."""
+    ``owner``; the namespace, for what else goes in it."""
     namespace_doc, account, role, binding, *config_maps, cron_job = manifests
     namespace = k8s.core.v1.Namespace(name, metadata=namespace_doc["metadata"], opts=child_options(owner, opts))
     inside = child_options(owner, opts, pulumi.ResourceOptions(depends_on=[namespace]))
@@ -46,3 +46,4 @@ def declare_cron_job(
         spec=cron_job["spec"],
         opts=child_options(owner, opts, pulumi.ResourceOptions(depends_on=[bound, *data])),
     )
+    return namespace

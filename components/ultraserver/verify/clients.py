@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from ultraserver.config.files import load_yaml
 from ultraserver.problems import ConfigError
+from ultraserver.verify.exec_plugin import ExecPluginSilent, check_exec_plugin, merged
 
 KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<36"
 T = TypeVar("T")
@@ -280,7 +281,9 @@ def connect(kubeconfig: str | None) -> KubernetesReader:
         ) from None
     try:
         if os.path.isfile(kubeconfig):
-            load_yaml(Path(kubeconfig), "--kubeconfig", pulumi=False)  # bounded and UTF-8 before the client reads it
+            # Bounded and UTF-8 before the client reads it.
+            document = load_yaml(Path(kubeconfig), "--kubeconfig", pulumi=False)
+            _answers(document, f"kubeconfig {kubeconfig}", Path(kubeconfig).parent)
             client = kubernetes.config.new_client_from_config(config_file=kubeconfig)
             describe = f"kubeconfig {kubeconfig}"
         else:
@@ -290,6 +293,7 @@ def connect(kubeconfig: str | None) -> KubernetesReader:
                     f"kubeconfig: {kubeconfig!r} is neither an existing file nor a kubeconfig document; write it "
                     "with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
                 )
+            _answers(document, "the given kubeconfig")
             client = kubernetes.config.new_client_from_config_dict(document)
             describe = "the given kubeconfig"
     except KubeconfigError:
@@ -300,6 +304,14 @@ def connect(kubeconfig: str | None) -> KubernetesReader:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise KubeconfigError(f"kubeconfig {kubeconfig!r} is not usable: {first}") from None
     return KubernetesReader(kubernetes.client.CoreV1Api(client), kubernetes.client.CustomObjectsApi(client), describe)
+
+
+def _answers(document: Any, where: str, directory: Path | None = None) -> None:
+    """KubeconfigError when the current context's exec plugin gives no credentials in time (verify/exec_plugin.py)."""
+    try:
+        check_exec_plugin(document, where, directory)
+    except ExecPluginSilent as silent:
+        raise KubeconfigError(str(silent)) from None
 
 
 def _connect_files(listed: str, chosen: str) -> KubernetesReader:
@@ -315,9 +327,12 @@ def _connect_files(listed: str, chosen: str) -> KubernetesReader:
     import kubernetes
 
     try:
-        for path in files:
-            load_yaml(Path(path), "$KUBECONFIG", pulumi=False)  # bounded and UTF-8 before the client reads it
+        # Bounded and UTF-8 before the client reads them.
+        documents = [load_yaml(Path(path), "$KUBECONFIG", pulumi=False) for path in files]
+        _answers(merged(documents), f"kubeconfig {chosen}")
         client = kubernetes.config.new_client_from_config(config_file=os.pathsep.join(files))
+    except KubeconfigError:
+        raise
     except ConfigError as err:
         raise KubeconfigError(str(err)) from None
     except Exception as err:  # noqa: BLE001 -- malformed kubeconfig: one line, no traceback

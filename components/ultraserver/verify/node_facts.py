@@ -60,7 +60,7 @@ def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str
     where = f"node {node.name}"
     if not node.ready:
         found.append(Problem(where, "NotReady", "Ready", f"kubectl describe node {node.name}"))
-    if group.node_devices is None:
+    if not group.mode.dra:
         found.extend(_allocatable_problems(node, group))
     clique = node.labels.get(CLIQUE_LABEL, "")
     if not clique:

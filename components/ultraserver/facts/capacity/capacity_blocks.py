@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from ultraserver.arguments import checked
 from ultraserver.facts.hardware import ultraservers
 from ultraserver.problems import ConfigError, Described, KeyName, Problem, under
 
@@ -93,6 +94,7 @@ def full_size(ultraserver_type: str, ultraserver_count: int, name: KeyName = _ST
     return instances_per_ultraserver(ultraserver_type, name("ultraserverType")) * ultraserver_count
 
 
+@checked()
 @dataclass(frozen=True)
 class ReservationWindow:
     """When a Capacity Block runs, and how long before its end to scale to 0."""
@@ -117,6 +119,7 @@ def reclaim_at(end: datetime, kind: str = ULTRASERVER) -> datetime:
     return end - timedelta(minutes=RECLAIM_LEAD_MINUTES[kind])
 
 
+@checked()
 @dataclass(frozen=True)
 class CapacityBlock:
     """One Capacity Block run of a group: its reservations (one per UltraServer) and when it runs."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from ultraserver.facts.pins.charts import version_tuple
 
@@ -28,6 +28,12 @@ DEFAULT_TEXT = "1.35"
 """Kubernetes minor of new stacks and of the Cluster component when none is given (the one home of the default)."""
 DRA_GA_TEXT = "1.34"
 """First minor that serves DRA at resource.k8s.io/v1 (GA); 1.33 serves only the beta versions (KEP-4381)."""
+BETA_APIS_ON: dict[str, tuple[tuple[str, str], ...]] = {
+    "1.33": (("resource.k8s.io", "v1beta1"), ("resource.k8s.io", "v1beta2")),
+}
+"""(group, version) of the beta APIs EKS serves on a minor beside its GA ones: DRA before its GA in 1.34 (the project's
+reference, current-versions.md: "EKS 1.33 serves only the beta DRA API (v1beta1, v1beta2)", from the EKS user guide's
+DRA pages; that EKS turns on no other beta API by default is UNVERIFIED)."""
 
 # Control-plane prices per cluster-hour (US East, USD). Source: the AWS containers blog "Amazon EKS extended support
 # for Kubernetes versions pricing" (aws.amazon.com/blogs/containers/amazon-eks-extended-support-for-kubernetes-versions-
@@ -139,3 +145,12 @@ def at_floor(version: str) -> bool:
 def supported(versions: tuple[str, ...], on: date) -> list[str]:
     """The versions of a list at or above the floor that EKS offers on a date."""
     return [v for v in versions if at_floor(v) and offered(v, on)]
+
+
+def offered_span(versions: tuple[str, ...]) -> tuple[date, date] | None:
+    """The first and last day EKS offers any version of a list at or above the floor (the calendar above)."""
+    rows = [r for v in versions if at_floor(v) and (r := eks_version(v)) is not None and r.released is not None]
+    ends = [r.end_of_extended_support for r in rows if r.end_of_extended_support is not None]
+    if not rows or not ends:
+        return None
+    return min(r.released for r in rows if r.released is not None), max(ends) - timedelta(days=1)

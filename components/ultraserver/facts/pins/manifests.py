@@ -104,17 +104,34 @@ def by_file_name() -> dict[str, PinnedManifest]:
 # CUDA 13.1 runs on the AMI's driver 580 (CUDA minor-version compatibility).
 NCCL_TESTS_IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:cuda13.1.2-efa1.50.0-ofiv1.21.1-ncclv2.31.2-1-testsv2.20.0"
 
-# Docker's official Python image as mirrored on ECR Public (no Docker Hub pull limits from EKS); the official
-# image is multi-arch including arm64v8. UNVERIFIED: the tag was not checked against the registry; it is a
-# moving tag of the 3.12 line (any 3.9+ runs the script).
-PYTHON_IMAGE = "public.ecr.aws/docker/library/python:3.12-slim"
+# Docker's official Python image as mirrored on ECR Public (no Docker Hub pull limits from EKS), pinned by digest: the
+# reclaim drain and the drift check run in it, and a moving tag could change under a running cluster or vanish from a
+# private mirror. The digest is the multi-arch index of python:3.12-slim as two unrelated public Dockerfiles pin it
+# (one notes "amd64 child verified against the canonical index: sha256:78387bc3..."); a digest names the same bytes in
+# every registry that holds the image (OCI distribution spec: content-addressable). UNVERIFIED: that ECR Public's
+# docker/library/python still serves this digest and that the index holds linux/arm64 (the registry was not
+# queried from here). Where it does not, `kubernetes.imageMirror` points at a registry that does.
+PYTHON_IMAGE = (
+    "public.ecr.aws/docker/library/python:3.12-slim"
+    "@sha256:78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea"
+)
 
 # NVIDIA's nvbandwidth sample image, the one the EKS UltraServer guide's nvbandwidth MPIJob runs.
 NVBANDWIDTH_IMAGE = "ghcr.io/nvidia/k8s-samples:nvbandwidth-v0.7-8d103163"
 
 IMAGE_SOURCES: dict[str, str] = {
     NCCL_TESTS_IMAGE: "awslabs/awsome-distributed-ai nccl-tests buildspec @8d95f609 (arm64 unverified)",
-    PYTHON_IMAGE: "Docker official image on ECR Public (moving 3.12 tag, unverified)",
+    PYTHON_IMAGE: "Docker official image on ECR Public, python:3.12-slim index digest (unverified)",
     NVBANDWIDTH_IMAGE: "EKS UltraServer guide, 'Validate IMEX over Multi-Node NVLink' MPIJob",
 }
 """Where each image's tag was read."""
+
+
+def mirrored_image(image: str, mirror: str) -> str:
+    """``image`` pulled from ``mirror`` (``<registry host>/<path>``) instead of its own registry: the mirror holds it
+    under its repository path with the same digest, as an ECR pull-through cache does (e.g.
+    ``<account>.dkr.ecr.<region>.amazonaws.com/ecr-public`` + ``/docker/library/python``); '' keeps the image."""
+    if not mirror:
+        return image
+    _, _, path = image.partition("/")
+    return f"{mirror.rstrip('/')}/{path}"

@@ -1,0 +1,202 @@
+"""The real control plane's programs, built from their Go modules into a cache outside the repository.
+
+Each program (facts/pins/control_plane.py) is built once with the local Go toolchain and the Go module proxy into
+``$XDG_CACHE_HOME/ultraserver/bin`` (else ``~/.cache/ultraserver/bin``), under its name and version, and reused
+afterwards. The build module for ``k8s.io/kubernetes`` is the usual one for using it as a dependency: its go.mod
+requires the release and replaces each ``k8s.io/*`` staging module (the ``=> ./staging/...`` lines of the
+release's own go.mod) with the matching ``v0.x.y``. Go's build cache (``go env GOCACHE``) is used when present, so
+a second build of the same version compiles nothing. Builds run one at a time (a lock file in the cache), at a
+lower priority (``nice``), and print their progress and time on stderr.
+
+``python -m ultraserver.rehearse.binaries [--minor 1.35]`` builds what is missing and prints each path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
+from ultraserver.facts.pins.control_plane import ETCD, GoProgram, kube_apiserver, kubernetes_release
+from ultraserver.problems import ConfigError, Described, Problem
+
+BUILD_COMMAND = "python -m ultraserver.rehearse.binaries"
+"""The one command that builds the control plane (tests that need it name it when they skip)."""
+NICE = ["nice", "-n", "10"]
+"""Builds share the machine: a lower priority than interactive work."""
+PROGRESS_EVERY = 100
+"""Print a progress line every this many packages compiled."""
+
+
+def cache_dir() -> Path:
+    """Where built programs are kept, outside any repository."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ultraserver" / "bin"
+
+
+def cached(program: GoProgram) -> Path | None:
+    """The built program when the cache holds it."""
+    path = cache_dir() / program.key
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def programs(minor: str = DEFAULT_TEXT) -> tuple[list[GoProgram], str]:
+    """The control plane for a Kubernetes minor, and a note when that minor is not served (the nearest runs)."""
+    version, note = kubernetes_release(minor)
+    return [ETCD, kube_apiserver(version)], note
+
+
+def missing(wanted: Sequence[GoProgram]) -> list[GoProgram]:
+    """The programs the cache does not hold yet."""
+    return [p for p in wanted if cached(p) is None]
+
+
+def _go() -> str:
+    found = shutil.which("go")
+    if found is None:
+        raise ConfigError(
+            Problem(
+                "go",
+                Described("no `go` on the PATH"),
+                "Go 1.25 or later and the Go module proxy",
+                "install Go (the control plane is built from its Go modules)",
+            )
+        )
+    return found
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str], what: str) -> str:
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ConfigError(
+            Problem(what, Described(f"`{' '.join(command)}` failed: {done.stderr.strip()[-2000:]}"), "exit 0", "")
+        )
+    return done.stdout
+
+
+def _staging_replaces(go: str, program: GoProgram, work: Path, env: dict[str, str]) -> list[str]:
+    """The release's staging modules (``k8s.io/x => ./staging/src/k8s.io/x`` in its go.mod), each replaced with
+    the matching v0.x.y; none for a module without staging."""
+    if program.module != "k8s.io/kubernetes":
+        return []
+    info = json.loads(_run([go, "mod", "download", "-json", f"{program.module}@{program.version}"], work, env, "go"))
+    staging_version = "v0." + program.version.split(".", 1)[1]
+    found = []
+    for line in Path(info["GoMod"]).read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "=>" and parts[2].startswith("./staging/"):
+            found.append(f"\t{parts[0]} => {parts[0]} {staging_version}")
+    return found
+
+
+def ldflags(program: GoProgram) -> str:
+    """Stripped, and for Kubernetes the version its /version answers (the release scripts set the same variables;
+    without them it reports v0.0.0-master)."""
+    flags = ["-s", "-w"]
+    if program.module == "k8s.io/kubernetes":
+        major, minor = program.version.lstrip("v").split(".")[:2]
+        for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+            flags += [
+                f"-X {package}.gitVersion={program.version}",
+                f"-X {package}.gitMajor={major}",
+                f"-X {package}.gitMinor={minor}",
+                f"-X {package}.gitTreeState=clean",
+            ]
+    return " ".join(flags)
+
+
+@contextmanager
+def _locked() -> Iterator[None]:
+    """One build at a time on this machine, across processes."""
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with (cache_dir() / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def build(program: GoProgram, out: TextIO = sys.stderr) -> Path:
+    """Build one program into the cache (unless there already) and return its path; ConfigError when Go fails,
+    with Go's own message."""
+    with _locked():
+        found = cached(program)
+        if found is not None:
+            return found
+        go = _go()
+        work = cache_dir().parent / "build" / program.key
+        work.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod -buildvcs=false"}
+        started = time.monotonic()
+        print(f"building {program.name} {program.version} from {program.module} into {cache_dir()}", file=out)
+        replaces = _staging_replaces(go, program, work, env)
+        lines = ["module ultraserver.local/build", "", "go 1.25", "", f"require {program.module} {program.version}"]
+        lines += ["", "replace (", *replaces, ")"] if replaces else []
+        (work / "go.mod").write_text("\n".join(lines) + "\n")
+        _run([go, "get", f"{program.package}@{program.version}"], work, env, program.name)
+        total = len(_run([go, "list", "-deps", program.package], work, env, program.name).split())
+        target = cache_dir() / f".{program.key}.part"
+        command = [*NICE, go, "build", "-v", "-trimpath", "-ldflags", ldflags(program), "-o", str(target)]
+        process = subprocess.Popen(
+            [*command, program.package], cwd=work, env=env, stderr=subprocess.PIPE, text=True, bufsize=1
+        )
+        assert process.stderr is not None
+        compiled, tail = 0, list[str]()
+        for line in process.stderr:
+            compiled += 1
+            tail = [*tail[-40:], line.rstrip()]
+            if compiled % PROGRESS_EVERY == 0:
+                print(f"  {program.name}: {compiled} of at most {total} packages compiled", file=out, flush=True)
+        if process.wait() != 0:
+            target.unlink(missing_ok=True)
+            raise ConfigError(
+                Problem(
+                    program.name,
+                    Described(f"go build of {program.package}@{program.version} failed: " + "\n".join(tail[-15:])),
+                    "a build that succeeds",
+                    "see Go's message",
+                )
+            )
+        target.replace(cache_dir() / program.key)
+        print(f"built {program.name} {program.version} in {time.monotonic() - started:.0f} s", file=out, flush=True)
+        return cache_dir() / program.key
+
+
+def ensure(wanted: Sequence[GoProgram], out: TextIO = sys.stderr) -> dict[str, Path]:
+    """Every program built (one at a time), by name."""
+    return {program.name: build(program, out) for program in wanted}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build the control plane for a Kubernetes minor; print each program's path."""
+    parser = argparse.ArgumentParser(prog=BUILD_COMMAND, description=__doc__.splitlines()[0])
+    parser.add_argument("--minor", default=DEFAULT_TEXT, help=f"Kubernetes minor (default {DEFAULT_TEXT})")
+    args = parser.parse_args(argv)
+    wanted, note = programs(args.minor)
+    if note:
+        print(note, file=sys.stderr)
+    started = time.monotonic()
+    try:
+        paths = ensure(wanted)
+    except ConfigError as err:
+        print(f"{BUILD_COMMAND}: {err.items[0]}", file=sys.stderr)
+        return 1
+    for name, path in paths.items():
+        print(f"{name}\t{path}")
+    print(f"control plane ready in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
