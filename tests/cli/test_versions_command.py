@@ -74,8 +74,9 @@ def test_a_newer_release_found_upstream_is_listed_with_why_the_pin_stays(tmp_pat
         assert row["newest"] == (found.newer or row["version"])
         shown = f"newer upstream: {found.newer} (not adopted: {found.pin_kept_because})"
         assert (shown in " ".join(result.stdout.split())) is bool(found.newer)  # wrapped below its row
-    rows = [line for line in result.stdout.splitlines() if line.startswith("  ") and not line.startswith("    ")]
-    assert rows and " ".join(result.stdout.split()).count("upstream: ") == len(rows)  # every pin says what upstream has
+    # Every pin says what upstream has: one note per row (rows start with two spaces, notes with six).
+    rows = [line for line in result.stdout.splitlines() if line.startswith("  ") and not line.startswith("      ")]
+    assert rows and result.stdout.count("upstream: ") == len(rows)
 
 
 def test_the_table_keeps_its_columns_when_piped() -> None:

@@ -51,10 +51,6 @@ def _newest(entry: vs.VersionEntry) -> dict[str, str]:
     }
 
 
-NOTE_WIDTH = 118
-"""Where the notes under a row wrap."""
-
-
 def upstream(row: dict[str, str]) -> str:
     """What the row says of the newest upstream release: newer and not adopted (why), the pin, or not re-checked."""
     if row.get("pinKeptBecause"):
@@ -62,6 +58,10 @@ def upstream(row: dict[str, str]) -> str:
     if "newest" in row:
         return f"newest upstream: the pin ({row['newestChecked']})"
     return "newest upstream: not re-checked here (`ultraserver versions --check` asks AWS and the registries)"
+
+
+NOTE_WIDTH = 118
+"""Where the notes under a row wrap."""
 
 
 def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
