@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ultraserver.problems import Problem
+from ultraserver.rehearse import node_failure
 from ultraserver.rehearse.cluster import Cluster, GpuNode
 from ultraserver.rehearse.jobs import RunFaults, place
 from ultraserver.rehearse.reclaim import JOB, drain_inputs, notice
@@ -101,6 +102,12 @@ def _missing(cluster: Cluster, runs: RunFaults) -> Injected:
     return Injected("missing-node", what, node.name, runs, node.group.name)
 
 
+def _node_fails(cluster: Cluster, runs: RunFaults) -> Injected:
+    group = cluster.gpu_nodes[0].group.name
+    what = f"a node of job train on {group} goes NotReady while the job runs (replayed by the node failure stage)"
+    return Injected("node-fails", what, group, runs, group)
+
+
 @dataclass(frozen=True)
 class Fault:
     """One entry of the catalogue."""
@@ -137,6 +144,12 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("socket", "NCCL falls back to TCP sockets", _socket, _needs_efa),
     Fault("missing-node", "a GPU node is missing at the block's start", _missing),
     Fault("reclaim", "EC2's reclaim notice arrives while a job runs", _reclaim, _needs_drain),
+    Fault(
+        "node-fails",
+        "a node of a running job goes NotReady: a spare of its UltraServer takes over, or the loss is reported",
+        _node_fails,
+        lambda cluster: node_failure.needs(cluster.objects),
+    ),
 )
 FAULTS = {fault.name: fault for fault in CATALOGUE}
 
