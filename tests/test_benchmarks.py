@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from datetime import date
 
@@ -69,3 +70,13 @@ def test_sizes_below_one_are_a_usage_error_not_a_traceback(size: str, capsys: py
         plan_scale.main(["--sizes", "2", size])
     assert done.value.code == 2
     assert f"got {size!r}; allowed: a whole number of UltraServers, 1 or more" in capsys.readouterr().err
+
+
+def test_the_cli_start_benchmark_counts_the_modules_a_help_imports() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # cli_start imports plan_scale as its sibling, as when run
+    try:
+        cli_start = load_file(ROOT / "benchmarks" / "cli_start.py", "cli_start")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    ours, total = cli_start.modules("versions")
+    assert 0 < ours < total

@@ -254,3 +254,38 @@ def test_training_job_in_dra_mode_claims_whole_node_devices_and_is_valid(layout:
 def test_training_rejects_an_unknown_device_mode() -> None:
     with pytest.raises(ConfigError, match="devices: got 'cdi'"):
         run_plan(TRAINING, "dev", {"ultraserver-example-training:devices": "cdi"})
+
+
+def test_the_trainer_reads_the_drain_s_notice_where_the_job_mounts_it(training: Plan, tmp_path: Path) -> None:
+    """The example job mounts its pod's annotations (downward API) where train.py looks for ``evict-at``, and the
+    trainer's parser reads the kubelet's file format (one ``key="value"`` line per annotation)."""
+    import ast
+    import re as regex
+    from datetime import datetime, timezone
+
+    from ultraserver.incluster.drain import EVICT_ANNOTATION
+
+    pod = only(training, JOB).inputs["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    (volume,) = [v for v in pod["volumes"] if "downwardAPI" in v]
+    (item,) = volume["downwardAPI"]["items"]
+    assert item["fieldRef"]["fieldPath"] == "metadata.annotations"
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
+    source = (TRAINING / "train.py").read_text()
+    tree = ast.parse(source)
+    consts = {
+        n.targets[0].id: n.value.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Constant)
+    }
+    assert consts["NOTICE_FILE"] == f"{mount['mountPath']}/{item['path']}"
+    assert consts["EVICT_AT"] == EVICT_ANNOTATION
+    # The parser alone (train.py imports torch, which the tests do not install).
+    (parser,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "eviction_notice"]
+    space: dict[str, Any] = {"re": regex, "datetime": datetime, "EVICT_AT": EVICT_ANNOTATION, "NOTICE_FILE": ""}
+    exec(compile(ast.Module([parser], []), "train.py", "exec"), space)  # noqa: S102 - the example's own function
+    notice = tmp_path / "annotations"
+    notice.write_text(f'kubernetes.io/config.seen="x"\n{EVICT_ANNOTATION}="2026-12-15T10:20:00Z"\n')
+    assert space["eviction_notice"](str(notice)) == datetime(2026, 12, 15, 10, 20, tzinfo=timezone.utc)
+    notice.write_text('kubernetes.io/config.seen="x"\n')
+    assert space["eviction_notice"](str(notice)) is None

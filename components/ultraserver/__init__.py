@@ -9,15 +9,16 @@ Layers, bottom up; each may import itself and the layers listed after its colon,
     problems:
     clock:
     incluster:
-    facts: problems
+    arguments: problems
+    facts: problems arguments
     config: problems clock facts
-    builders: problems facts config incluster
-    resources: problems clock facts config builders
+    builders: problems arguments facts config incluster
+    resources: problems clock arguments facts config builders
     offline: problems clock facts config builders resources
     policy: problems facts config offline
     preflight: problems facts config
     verify: problems facts config builders
-    status: problems facts config incluster builders preflight verify
+    status: problems clock facts config incluster builders preflight verify
     rehearse: problems clock facts config incluster builders offline verify status
     cli: problems clock facts config builders offline policy preflight verify status rehearse
 

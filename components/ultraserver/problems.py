@@ -9,6 +9,7 @@ This module is the base layer: it imports nothing of ours and no Pulumi.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -39,6 +40,19 @@ def plain(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [plain(v) for v in value]
     return value
+
+
+_URL_USER = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@")
+_SECRET_QUERY = re.compile(
+    r"(?i)([?&;](?:[a-z0-9_.-]*(?:token|passw(?:or)?d|pass|secret|key|signature|sig|credential|auth)[a-z0-9_.-]*)=)"
+    r"[^&;#\s'\"]+"
+)
+
+
+def masked(text: str) -> str:
+    """Text with the secrets a URL can carry hidden: its user and password (https://***@host) and the values of
+    query parameters named like one (?token=***): every echoed value goes through this, as errors reach CI logs."""
+    return _SECRET_QUERY.sub(r"\1***", _URL_USER.sub(r"\1***@", text))
 
 
 class Described(str):
@@ -74,7 +88,7 @@ class Problem:
         """The value, what is allowed and the fix, without the key (for a report that names the place itself)."""
         if not self.allowed and not self.fix:
             return str(self.value)
-        return f"got {plain(self.value)!r}; allowed: {self.allowed}; fix: {self.fix}"
+        return masked(f"got {plain(self.value)!r}; allowed: {self.allowed}; fix: {self.fix}")
 
 
 KeyName = Callable[[str], str]
@@ -119,7 +133,7 @@ def format_problems(problems: Iterable[Problem], labels: Mapping[str, str] = LAB
     indent = " " * (label_width + 2 + key_width + 2)
     lines: list[str] = []
     for p, name in zip(items, names, strict=True):
-        value = (p.value if isinstance(p.value, str) else repr(p.value)).splitlines() or [""]
+        value = masked(p.value if isinstance(p.value, str) else repr(p.value)).splitlines() or [""]
         head = f"{name:<{label_width}}  {p.key:<{key_width}}"
         if len(p.key) > key_width:
             lines += [head, *(indent + v for v in value)]
@@ -128,6 +142,30 @@ def format_problems(problems: Iterable[Problem], labels: Mapping[str, str] = LAB
         if p.level != INFO:
             lines += [f"{indent}{field}: {text}" for field, text in (("allowed", p.allowed), ("fix", p.fix)) if text]
     return "\n".join(lines)
+
+
+Check = tuple[Any, Callable[[Any], bool], str]
+"""One argument of a public function: its value, whether the value holds, and what is allowed."""
+
+
+def call_problems(function: str, arguments: Mapping[str, Check]) -> list[Problem]:
+    """The arguments a program handed a public function (``ips_needed``) that do not hold, each named as
+    ``function.argument``: the ConfigError a caller gets instead of a TypeError (or a wrong answer) from inside."""
+    return [
+        Problem(f"{function}.{name}", Described(f"{type(value).__name__} {value!r}"[:80]), allowed, f"pass {allowed}")
+        for name, (value, holds, allowed) in arguments.items()
+        if not holds(value)
+    ]
+
+
+def count(value: Any) -> bool:
+    """Whether ``value`` is a whole number >= 0 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def strings(value: Any) -> bool:
+    """Whether ``value`` is a list or tuple of strings."""
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
 
 
 class ConfigError(Exception):

@@ -38,6 +38,8 @@ MAX_WORKERS = 18
 # The largest EFA layout of p6e-gb200.36xlarge (ultraserver.efa 'maximum').
 MAX_EFA_DEVICES = 16
 RENDEZVOUS_PORT = 29500
+NOTICE_DIR = "/etc/ultraserver"
+"""Where the pod's own annotations appear as a file: the reclaim drain's notice (train.py ``NOTICE_FILE``)."""
 SCRIPT_DIR = "/opt/train"
 # Pulumi otherwise waits for the Job to complete, i.e. for the whole training run.
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
@@ -211,6 +213,9 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
         "volumeMounts": [
             {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
             {"name": "dshm", "mountPath": "/dev/shm"},
+            # The reclaim drain's notice: its annotations (reclaim-at, evict-at, checkpoint-requested-at) appear
+            # here when the block ends; train.py checks between steps and checkpoints before evict-at.
+            {"name": "notice", "mountPath": NOTICE_DIR, "readOnly": True},
         ],
     }
     # Through Kueue: the queue label on the Job; the pods require one clique (the job fits one UltraServer).
@@ -246,6 +251,15 @@ def job_manifest(job: TrainingJob) -> dict[str, Any]:
                         {"name": "script", "configMap": {"name": f"{job.name}-script"}},
                         # NCCL and data loaders need more shared memory than the container default of 64 MiB.
                         {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+                        # The kubelet rewrites this file when the pod's annotations change (Kubernetes docs,
+                        # "Expose Pod Information to Containers Through Files": a downward API volume's fields are
+                        # updated; how soon is the kubelet's sync period, not documented to the minute).
+                        {
+                            "name": "notice",
+                            "downwardAPI": {
+                                "items": [{"path": "annotations", "fieldRef": {"fieldPath": "metadata.annotations"}}]
+                            },
+                        },
                     ],
                 },
             },

@@ -69,42 +69,40 @@ def test_an_extended_block_is_not_drained_at_its_old_end(mode: str) -> None:
     assert after[0].end == before[0].end + timedelta(days=1)  # the same block, its end moved by the extension
     sim = SimCluster()
     nodes = sim.add_nodes(after[0].ultraserver, 18, after[0].start + timedelta(minutes=5), mode)
-    # The old end's last two hours pass with the new end known: no cordon, work keeps landing.
-    walk(sim, after, before[0].end - timedelta(hours=2), before[0].end)
+    # The old end's last 90 minutes pass with the new end known: no cordon, work keeps landing.
+    walk(sim, after, before[0].end - timedelta(minutes=90), before[0].end)
     assert not any(sim.nodes[n]["spec"].get("unschedulable") for n in nodes)
     assert any(t >= ds.timeline(before[0]).cutoff for t, _ in sim.admitted)
     walk(sim, after, after[0].end - timedelta(hours=2), ds.timeline(after[0]).reclaim + MINUTE)
     _check_block(sim, nodes, after[0])
 
 
-def test_pods_get_the_reclaim_time_workloads_too_and_opted_in_ones_their_checkpoint_grace() -> None:
+def test_every_pod_is_told_its_eviction_time_and_gets_the_checkpoint_window_unless_it_opted_out() -> None:
     first, second = drain_blocks(two_blocks("managed", "switch"))
     sim = SimCluster()
     sim.add_nodes(first.ultraserver, 4, first.start, "managed")
     times = ds.timeline(first)
     walk(sim, [first, second], times.cutoff - timedelta(minutes=10), times.cutoff)
-    opted = next(p for p in sim.pods.values() if p["metadata"]["labels"].get(ds.CHECKPOINT_LABEL))
-    plain = next(
-        p
-        for p in sim.pods.values()
-        if p["metadata"]["namespace"] == "train"
-        and p is not opted
-        and not p["metadata"]["labels"].get(ds.CHECKPOINT_LABEL)
-    )
+    training = [p for p in sim.pods.values() if p["metadata"]["namespace"] == "train"]
+    out = next(p for p in training if p["metadata"]["labels"].get(ds.CHECKPOINT_LABEL) == "false")
+    plain = next(p for p in training if ds.CHECKPOINT_LABEL not in p["metadata"]["labels"])
     ds.run_once(sim, [first, second], times.cutoff, "gb200")
-    reclaim = _iso(times.reclaim)
-    assert opted["metadata"]["annotations"] == {
+    reclaim, window_end = _iso(times.reclaim), times.cutoff + timedelta(minutes=ds.CHECKPOINT_GRACE_MINUTES)
+    assert plain["metadata"]["annotations"] == {
         ds.RECLAIM_ANNOTATION: reclaim,
+        ds.EVICT_ANNOTATION: _iso(window_end),
         ds.CHECKPOINT_ANNOTATION: _iso(times.cutoff),
     }
+    assert out["metadata"]["annotations"] == {ds.RECLAIM_ANNOTATION: reclaim, ds.EVICT_ANNOTATION: _iso(times.cutoff)}
     assert all(w["metadata"]["annotations"][ds.RECLAIM_ANNOTATION] == reclaim for w in sim.workloads.values())
-    # The plain pod goes at once; the opted-in one stays for its grace, then goes.
-    assert plain["metadata"]["name"] in sim.evicted and opted["metadata"]["name"] not in sim.evicted
-    grace = times.cutoff + timedelta(minutes=ds.CHECKPOINT_GRACE_MINUTES)
-    ds.run_once(sim, [first, second], grace - MINUTE, "gb200")
-    assert opted["metadata"]["name"] not in sim.evicted
-    ds.run_once(sim, [first, second], grace, "gb200")
-    assert opted["metadata"]["name"] in sim.evicted
+    # The opted-out pod goes at once, as its evict-at said; every other pod stays its checkpoint window, then goes.
+    assert out["metadata"]["name"] in sim.evicted and plain["metadata"]["name"] not in sim.evicted
+    ds.run_once(sim, [first, second], window_end - MINUTE, "gb200")
+    assert plain["metadata"]["name"] not in sim.evicted
+    ds.run_once(sim, [first, second], window_end, "gb200")
+    assert plain["metadata"]["name"] in sim.evicted
+    # The notice came the whole window before the eviction, and the window ends before what is left is deleted.
+    assert window_end < times.deadline
 
 
 def test_a_budget_that_never_frees_is_respected_until_the_deadline_then_the_pod_is_deleted() -> None:
@@ -136,8 +134,12 @@ def test_an_expiration_warning_earlier_than_the_computed_cut_off_starts_the_drai
     assert {a["kind"] for a in taken} >= {"cordon", "hold-queue"} and sim.nodes[nodes[0]]["spec"]["unschedulable"]
 
 
-def test_the_drain_notice_fits_in_the_shortest_drain() -> None:
-    assert ds.DRAIN_NOTICE_MINUTES <= capacity_blocks.MIN_DRAIN_MINUTES
+def test_the_default_end_throws_away_at_most_twenty_paid_minutes_checkpoint_window_included() -> None:
+    first, _ = drain_blocks(two_blocks("managed", "switch"))
+    times = ds.timeline(first)
+    assert times.reclaim - times.cutoff == timedelta(minutes=20)
+    # The checkpoint window fits before the deadline, with minutes left for evictions within the budgets.
+    assert times.cutoff + timedelta(minutes=ds.CHECKPOINT_GRACE_MINUTES) < times.deadline <= times.reclaim
 
 
 def test_one_step_evicts_no_more_pods_than_their_budget_allows() -> None:
@@ -148,8 +150,10 @@ def test_one_step_evicts_no_more_pods_than_their_budget_allows() -> None:
         sim.pods[("svc", f"api-{index}")] = sim.pod("svc", f"api-{index}", node, labels={"app": "api"})
     api = sim.get("/apis/policy/v1/poddisruptionbudgets")["items"]
     assert api[0]["status"]["disruptionsAllowed"] == 3
-    actions = ds.decide(
-        list(sim.nodes.values()), list(sim.pods.values()), api, [], None, [first], ds.timeline(first).cutoff
-    )
+    times = ds.timeline(first)
+    for pod in sim.pods.values():  # asked at the cut-off: their checkpoint window is over
+        pod["metadata"]["annotations"] = {ds.CHECKPOINT_ANNOTATION: _iso(times.cutoff)}
+    at = times.cutoff + timedelta(minutes=ds.CHECKPOINT_GRACE_MINUTES)
+    actions = ds.decide(list(sim.nodes.values()), list(sim.pods.values()), api, [], None, [first], at)
     evicted = [a["name"] for a in actions if a["kind"] == "evict-pod" and a["namespace"] == "svc"]
     assert len(evicted) == 3  # four replicas under one budget of three disruptions

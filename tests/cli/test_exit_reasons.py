@@ -58,7 +58,7 @@ def test_problems_show_settings_as_written_not_python_objects() -> None:
     )
     text = str(Problem("gpuNodeGroups[0].reservationWindow", window, "a window ahead", "move it"))
     assert "ReservationWindowSettings" not in text and "datetime" not in text
-    assert "'start': '2026-12-01T11:30:00Z'" in text and "'scaleDownLeadMinutes': 90" in text
+    assert "'start': '2026-12-01T11:30:00Z'" in text and "'scaleDownLeadMinutes': 65" in text
 
 
 @pytest.mark.parametrize("command", sorted(SUBCOMMAND_EXITS))

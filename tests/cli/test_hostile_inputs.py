@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import copy_project, run_main, run_process
 from helpers.stacks import ROOT
-from ultraserver import cli
+from ultraserver.cli import plan as cli_plan
 
 ALIAS_BOMB = "\n".join(
     ['  ultraserver-eks:bomb0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
@@ -145,7 +145,7 @@ def test_debug_prints_the_traceback_without_suggesting_debug(monkeypatch: pytest
     def broken(_: object) -> int:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "cmd_plan", broken)
+    monkeypatch.setattr(cli_plan, "cmd_plan", broken)
     result = run_main("--debug", "plan", "--stack", "gb200-x72")
     assert result.code == 3
     assert "Traceback" in result.stderr
@@ -163,7 +163,11 @@ def test_debug_prints_the_traceback_without_suggesting_debug(monkeypatch: pytest
         ("policy.json", "--policy-config"),
     ],
 )
-def test_plan_json_never_writes_onto_a_file_it_reads(tmp_path: Path, path: str, role: str) -> None:
+@pytest.mark.parametrize("force", [(), ("--force",)], ids=["plain", "forced"])
+def test_plan_json_never_writes_onto_a_file_it_reads(
+    tmp_path: Path, path: str, role: str, force: tuple[str, ...]
+) -> None:
+    """--force is for outputs: a file the plan reads is refused with it too."""
     project = copy_project(tmp_path / "project")
     (project / "policy.json").write_text("{}")
     assert (
@@ -185,9 +189,10 @@ def test_plan_json_never_writes_onto_a_file_it_reads(tmp_path: Path, path: str, 
         str(project / "policy.json"),
         "--json",
         str(project / path),
+        *force,
     )
     assert result.code == 2, result.stderr
-    assert f"allowed: a file the command does not read (it reads this one as {role})" in result.stderr
+    assert f"allowed: a file the command does not read (it reads this one as {role}; --force is for" in result.stderr
     assert (project / path).read_bytes() == before
 
 
@@ -259,3 +264,67 @@ def test_an_unparsable_aws_file_exits_2_naming_it(
     assert f"the AWS config or credentials file {broken} cannot be parsed" in run.stderr
     assert "point AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE at a valid file" in run.stderr
     assert "internal error" not in run.stderr
+
+
+def test_a_credential_process_that_never_answers_ends_preflight_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ultraserver.preflight import clients
+
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\ncredential_process = sleep 30\nregion = us-east-1\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    for name in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(clients, "CREDENTIAL_PROCESS_SECONDS", 1)
+    run = run_main("preflight", "--stack", "gb200-x72")
+    assert run.code == 2, run.stderr
+    assert "the credential_process of AWS profile 'default' (`sleep 30`) gave no credentials within 1 s" in run.stderr
+    assert "aws sso login" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("mirror", "shown"),
+    [
+        ("https://admin:hunter2@charts.example.com/repo", "'https://***@charts.example.com/repo'"),
+        ("oci://robot:hunter2@registry.example.com/charts", "'oci://***@registry.example.com/charts'"),
+        ('"https://charts.example.com/repo?token=hunter2"', "'https://charts.example.com/repo?token=***'"),
+    ],
+)
+def test_a_secret_in_a_refused_chart_mirror_is_not_echoed(tmp_path: Path, mirror: str, shown: str) -> None:
+    project = copy_project(tmp_path / "project")
+    stack = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    stack.write_text(stack.read_text() + f"  ultraserver-eks:kubernetes:\n    chartMirror: {mirror}\n")
+    run = run_main("plan", "--stack", "gb200-x72", "--project-dir", str(project))
+    assert run.code == 2, run.stderr
+    assert "hunter2" not in run.stdout + run.stderr
+    assert f"ultraserver-eks:kubernetes.chartMirror  {shown}" in run.stderr
+
+
+@pytest.mark.parametrize("moment", ["2099-01-01T00:00:00Z", "1970-01-01T00:00:00Z"])
+@pytest.mark.parametrize(
+    "args", [("rehearse", "--stack", "gb200-x72", "--at"), ("plan", "--stack", "gb200-x72", "--now")]
+)
+def test_a_moment_outside_the_known_eks_calendar_names_the_flag_not_the_version(
+    args: tuple[str, ...], moment: str
+) -> None:
+    from ultraserver.facts.kubernetes import eks_versions
+    from ultraserver.facts.pins import ami
+
+    first, last = eks_versions.offered_span(tuple(ami.RELEASE_VERSIONS)) or ()
+    run = run_main(*args, moment)
+    assert run.code == 2, run.stderr
+    assert f"argument {args[-1]}: got {moment!r}; allowed: a moment from {first} to {last}" in run.stderr
+    assert "kubernetesVersion" not in run.stderr
+
+
+def test_a_region_that_does_not_exist_gets_a_fix(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "project")
+    stack = project / "stacks" / "Pulumi.gb200-x72.yaml"
+    stack.write_text(stack.read_text().replace("aws:region: us-east-1", "aws:region: mars-1", 1))
+    run = run_main("plan", "--stack", "gb200-x72", "--project-dir", str(project))
+    assert run.code == 2 and "aws:region  'mars-1'" in run.stderr, run.stderr
+    assert "fix: use your Capacity Block's region: P6e-GB200 is offered in us-east-1-dfw-2a" in run.stderr
+    flag = run_main("preflight", "--stack", "gb200-x72", "--region", "mars-1")
+    assert flag.code == 2 and "fix: use your Capacity Block's region" in flag.stderr

@@ -36,3 +36,43 @@ def test_the_offline_plan_imports_no_live_client() -> None:
         "    assert main(['plan', '--stack', 'gb200-x72', '--now', '2026-11-23T02:50:00Z']) == 0"
     )
     assert imported_after(code) == set()
+
+
+HEAVY = (
+    "pulumi",
+    "pydantic",
+    "yaml",
+    "ultraserver.config.settings",
+    "ultraserver.offline",
+    "ultraserver.rehearse.faults",
+)
+COMMANDS = ("plan", "preflight", "verify", "status", "extend", "versions", "stacks", "rehearse")
+
+
+def loaded_after(code: str, names: tuple[str, ...]) -> set[str]:
+    """Which of ``names`` (modules or packages) a fresh interpreter has imported after running ``code``."""
+    probe = (
+        f"import sys\n{code}\n"
+        f"print(' '.join(n for n in {names!r} if any(m == n or m.startswith(n + '.') for m in sys.modules)))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "components")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+def test_a_subcommands_help_imports_no_command() -> None:
+    """--help (and a usage error) build the parser only: no settings model, SDK, plan or rehearsal is loaded."""
+    code = (
+        "import contextlib, io\nfrom ultraserver.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert all(main([c, '--help']) == 0 for c in {COMMANDS!r})"
+    )
+    assert loaded_after(code, HEAVY + LIVE_ONLY) == set()
+
+
+def test_the_help_check_sees_a_heavy_import() -> None:
+    assert loaded_after("import ultraserver.config.settings", HEAVY) == {
+        "pydantic",
+        "yaml",
+        "ultraserver.config.settings",
+    }

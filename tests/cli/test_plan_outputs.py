@@ -11,6 +11,7 @@ import pytest
 from helpers.cli import run_main
 from helpers.stacks import ROOT
 from ultraserver import cli
+from ultraserver.cli import parser as cli_parser
 from ultraserver.cli.plan import stack_warnings
 from ultraserver.problems import format_problems
 
@@ -26,7 +27,7 @@ def test_only_version_reads_the_package_metadata(monkeypatch: pytest.MonkeyPatch
     def unread() -> str:
         raise AssertionError("the package metadata was read")
 
-    monkeypatch.setattr(cli, "package_version", unread)
+    monkeypatch.setattr(cli_parser, "package_version", unread)
     assert cli.build_parser().parse_args(["plan", "--stack", "gb200-x72"]).stack == "gb200-x72"
 
 

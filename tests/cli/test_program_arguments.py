@@ -110,20 +110,62 @@ def test_the_same_program_with_right_arguments_plans(tmp_path: Path) -> None:
         ),
         ('NodeRole("role", NodeRoleArgs(instance_profile="yes"))', "NodeRoleArgs.instance_profile", "true or false"),
         (
-            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, system_node_selector={}, devices="dra"))',
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, settings=None, devices="dra"))',
             "KubernetesLayerArgs.devices",
-            "settings=KubernetesSettings(...): write devices=",
+            "settings=Settings(kubernetes=KubernetesSettings(...)): write kubernetes=KubernetesSettings(devices=",
         ),
         (
-            'KubernetesLayer("k8s", KubernetesLayerArgs(provider="k8s", system_node_selector={}))',
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, settings=None, system_node_selector={}))',
+            "KubernetesLayerArgs.system_node_selector",
+            "remove it: the layer runs its controllers on the system node group's labels",
+        ),
+        (
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider=None, settings=None, kueue=None))',
+            "KubernetesLayerArgs.kueue",
+            "the layer derives Kueue and its quota from settings",
+        ),
+        (
+            'KubernetesLayer("k8s", KubernetesLayerArgs(provider="k8s", settings=None))',
             "KubernetesLayerArgs.provider",
             "Provider",
         ),
+        ("from ultraserver import KueueArgs", "ultraserver.KueueArgs", "KubernetesSettings(kueue=KueueSettings(...))"),
     ],
 )
 def test_every_components_arguments_are_checked(tmp_path: Path, statement: str, key: str, says: str) -> None:
     prelude = (
         "from ultraserver import KubernetesLayer, KubernetesLayerArgs, Network, NetworkArgs, NetworkSettings, "
         "NodeRole, NodeRoleArgs\n"
+    )
+    refused_naming(plan_program(tmp_path, f"{prelude}{statement}\n"), key, says)
+
+
+@pytest.mark.parametrize(
+    ("statement", "key", "says"),
+    [
+        # A component called wrongly: arguments misplaced, opts as a dict, one missing.
+        ('Network(NetworkArgs(cluster_name="g"), "net")', "Network.name", "a string"),
+        ('Network(NetworkArgs(cluster_name="g"), "net")', "Network.args", "NetworkArgs"),
+        ('Network("net", NetworkArgs(cluster_name="g"), {"protect": True})', "Network.opts", "ResourceOptions"),
+        ('NodeRole("role")', "NodeRole", "missing a required argument: 'args'"),
+        # The public functions: a wrong type, or a count below zero (ips_needed(-18, ...) answered -1183).
+        ('ips_needed("18", 110, 17)', "ips_needed.nodes", "a whole number >= 0"),
+        ("ips_needed(-18, 110, 17)", "ips_needed.nodes", "a whole number >= 0"),
+        ("ips_needed(18, None, 17)", "ips_needed.pods_per_node", "a whole number >= 0"),
+        ('plan_subnets("10.0.0.0/16", "us-east-1a", {}, 2, 110)', "plan_subnets.regional_zones", "a list of zone"),
+        ('plan_subnets(10, ["us-east-1a"], {}, 2, 110)', "plan_subnets.vpc_cidr", "an IPv4 CIDR block"),
+        ('plan_subnets("10.0.0.0/16", ["us-east-1a"], [1], 2, 110)', "plan_subnets.gpu_ip_needs", "a mapping"),
+        ('plan_subnets("10.0.0.0/16", ["us-east-1a"], {}, -2, 110)', "plan_subnets.system_nodes", ">= 0"),
+        ("summarize_layout(1, [])", "summarize_layout.instance_type", "an instance type name"),
+        ('summarize_layout("p6e-gb200.36xlarge", "efa")', "summarize_layout.interfaces", "a list of EfaInterface"),
+    ],
+)
+def test_components_and_functions_called_wrongly_name_the_argument(
+    tmp_path: Path, statement: str, key: str, says: str
+) -> None:
+    prelude = (
+        "from ultraserver import Network, NetworkArgs, NodeRole, NodeRoleArgs\n"
+        "from ultraserver.config.subnets import ips_needed, plan_subnets\n"
+        "from ultraserver.facts.hardware.efa import summarize_layout\n"
     )
     refused_naming(plan_program(tmp_path, f"{prelude}{statement}\n"), key, says)

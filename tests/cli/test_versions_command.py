@@ -66,14 +66,25 @@ def test_the_plan_names_the_stack_minor_and_what_is_not_supported(tmp_path: Path
 def test_a_newer_release_found_upstream_is_listed_with_why_the_pin_stays(tmp_path: Path) -> None:
     out = tmp_path / "versions.json"
     result = run_main("versions", "--json", str(out))
-    rows = {r["name"]: r for r in json.loads(out.read_text())["entries"] if "newest" in r}
+    rows = {r["name"].removesuffix(" (default)"): r for r in json.loads(out.read_text())["entries"] if "newest" in r}
     assert set(rows) == set(vs.NEWEST_FOUND)
     for name, found in vs.NEWEST_FOUND.items():
         row = rows[name]
         assert (row["newestSource"], row["pinKeptBecause"]) == (found.source, found.pin_kept_because)
         assert row["newest"] == (found.newer or row["version"])
         shown = f"newer upstream: {found.newer} (not adopted: {found.pin_kept_because})"
-        assert (shown in result.stdout) is bool(found.newer)
+        assert (shown in " ".join(result.stdout.split())) is bool(found.newer)  # wrapped below its row
+    rows = [line for line in result.stdout.splitlines() if line.startswith("  ") and not line.startswith("    ")]
+    assert rows and " ".join(result.stdout.split()).count("upstream: ") == len(rows)  # every pin says what upstream has
+
+
+def test_the_table_keeps_its_columns_when_piped() -> None:
+    """Each kind's rows share their columns (an AMI row was 340 characters wide piped); sources and notes wrap
+    below their row."""
+    lines = run_main("versions").stdout.splitlines()
+    assert max(map(len, lines)) <= 160
+    ami = [line for line in lines if line.startswith("  AL2023_ARM_64_NVIDIA")]
+    assert ami and len({line.index(" 1.3") for line in ami}) == 1
 
 
 def test_supported_never_stands_bare_beside_an_unverified_source(tmp_path: Path) -> None:

@@ -40,5 +40,5 @@ def test_several_blocks_hand_over_with_standby_by_default() -> None:
 def test_a_switch_over_several_blocks_warns_with_the_deadline_of_each_gap(mode: str) -> None:
     settings = parse_settings(_two_blocks(handover="switch", mode=mode), today=TODAY)
     (warning,) = [p for p in settings_warnings(settings, TODAY) if p.key.endswith(".handover")]
-    # Block 1 scales down at its end - 90 minutes, settles 10 minutes, and block 2 starts at that end.
-    assert "2026-12-15 10:10Z to 2026-12-15 11:30Z" in warning.fix and "standby" in warning.fix
+    # Block 1 scales down at its end - 65 minutes, settles 10 minutes, and block 2 starts at that end.
+    assert "2026-12-15 10:35Z to 2026-12-15 11:30Z" in warning.fix and "standby" in warning.fix

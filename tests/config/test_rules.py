@@ -91,9 +91,9 @@ def problems(change: Any, stack: str = "gb200-x72") -> str:
         (
             lambda c: c["ultraserver-eks:gpuNodeGroups"][0]["reservationWindow"].update(scaleDownLeadMinutes=60),
             [
-                "reservationWindow.scaleDownLeadMinutes: got 60; allowed: 75 or more: EC2 starts terminating an "
+                "reservationWindow.scaleDownLeadMinutes: got 60; allowed: 65 or more: EC2 starts terminating an "
                 "UltraServer block's instances 60 minutes before its end",
-                "fix: set 75 or more",
+                "fix: set 65 or more",
             ],
         ),
         (

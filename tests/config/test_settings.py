@@ -293,3 +293,43 @@ def test_imex_check_nodes_are_compared_with_one_ultraserver_of_a_fleet() -> None
         "ultraserver-eks:imexCheck.nodes: got 4; allowed: at most the 2 nodes of one UltraServer of group fleet; "
         'fix: lower nodes, use nodes: "all", or disable the check'
     ]
+
+
+@pytest.mark.parametrize("instance_type", ["p6e-gb200.36xlarge", "g5g.xlarge", "gr6.4xlarge", "trn2.48xlarge"])
+def test_an_accelerated_instance_type_for_the_system_nodes_is_refused_with_the_fix(instance_type: str) -> None:
+    """A GPU type was caught only by the gb200-ami-variant policy, whose name does not say so."""
+    problems = problems_for("gb200-x72", "systemNodeGroup", lambda g: g.update(instanceType=instance_type))
+    assert problems == [
+        f"ultraserver-eks:systemNodeGroup.instanceType: got {instance_type!r}; allowed: a CPU instance type: system "
+        "nodes run the controllers, GPU jobs run on gpuNodeGroups; fix: set instanceType: m7g.xlarge (the default), "
+        "or another Graviton CPU type"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("role", "key", "allowed"),
+    [
+        ({"sessionName": "s" * 65}, "sessionName", "2 to 64 of letters, digits and _+=,.@- (STS AssumeRole"),
+        ({"sessionName": "deploy bot"}, "sessionName", "2 to 64 of letters"),
+        ({"sessionName": "d"}, "sessionName", "2 to 64 of letters"),
+        ({"externalId": "x"}, "externalId", "2 to 1224 of letters, digits and _+=,.@:/- (STS AssumeRole ExternalId)"),
+    ],
+)
+def test_assume_role_values_sts_refuses_are_refused(role: dict[str, str], key: str, allowed: str) -> None:
+    chain = [{"roleArn": "arn:aws:iam::111122223333:role/Deployer", **role}]
+    problems = problems_for("gb200-x72", "aws:assumeRoles", chain)
+    assert len(problems) == 1 and problems[0].startswith(f"aws:assumeRoles[0].{key}: got ")
+    assert f"allowed: {allowed}" in problems[0]
+    fine = [{"roleArn": "arn:aws:iam::111122223333:role/Deployer", "sessionName": "ci@build-7", "externalId": "a:b/c"}]
+    config = copy.deepcopy(stack_config("gb200-x72"))
+    config["aws:assumeRoles"] = fine
+    parse_settings(config, stack="gb200-x72")
+
+
+@pytest.mark.parametrize(
+    ("tags", "allowed"),
+    [({"": "x"}, "keys of 1 character or more"), ({"team": "aws:ml"}, "values without the reserved aws: prefix")],
+)
+def test_tags_ec2_refuses_are_refused(tags: dict[str, str], allowed: str) -> None:
+    problems = problems_for("gb200-x72", "cluster", lambda c: c.update(tags=tags))
+    assert len(problems) == 1 and f"allowed: {allowed}" in problems[0], problems

@@ -39,30 +39,34 @@ def test_scheduled_actions() -> None:
     up, down = cb.scheduled_actions(ReservationWindow(START, END), 18)
     assert (up.start_time, up.min_size, up.max_size, up.desired_capacity) == (START, 0, 18, 18)
     assert (down.start_time, down.min_size, down.max_size, down.desired_capacity) == (
-        END - timedelta(minutes=90),
+        END - timedelta(minutes=65),
         0,
         18,
         0,
     )
-    assert down.start_time_iso == "2026-03-09T10:00:00Z"
+    assert down.start_time_iso == "2026-03-09T10:25:00Z"
     assert up.name != down.name
 
 
-def test_the_default_scale_down_leaves_thirty_minutes_to_drain_before_the_ultraserver_reclaim() -> None:
+def test_the_default_scale_down_comes_five_minutes_before_the_ultraserver_reclaim_and_wastes_twenty() -> None:
     window = ReservationWindow(START, END)
     assert window.reclaim_at == END - timedelta(minutes=60) == cb.reclaim_at(END, cb.ULTRASERVER)
     assert cb.reclaim_at(END, cb.INSTANCE) == END - timedelta(minutes=30)
-    assert window.reclaim_at - window.scale_down_at == timedelta(minutes=30)
+    assert window.reclaim_at - window.scale_down_at == timedelta(minutes=5)
+    # The drain's cut-off comes DRAIN_NOTICE_MINUTES before the scale-down: 20 paid minutes unused, checkpoint included.
+    assert window.reclaim_at - (window.scale_down_at - timedelta(minutes=cb.DRAIN_NOTICE_MINUTES)) <= timedelta(
+        minutes=20
+    )
     # EKS's own managed-group action comes after the reclaim has begun: it is no drain for an UltraServer block.
     assert END - cb.EKS_MANAGED_SCALEDOWN_LEAD > window.reclaim_at
 
 
-@pytest.mark.parametrize("lead", [29, 30, 60, 74, True, "90"])
+@pytest.mark.parametrize("lead", [29, 30, 60, 64, True, "90"])
 def test_a_lead_that_leaves_less_than_the_drain_floor_before_the_reclaim_is_refused(lead: object) -> None:
     problem = cb.scale_down_lead_problem(lead, "k")
     assert problem is not None and problem.key == "k" and problem.value == lead
-    assert problem.allowed.startswith("75 or more: EC2 starts terminating an UltraServer block's instances 60 minutes")
-    assert cb.scale_down_lead_problem(75) is None and cb.scale_down_lead_problem(90) is None
+    assert problem.allowed.startswith("65 or more: EC2 starts terminating an UltraServer block's instances 60 minutes")
+    assert cb.scale_down_lead_problem(65) is None and cb.scale_down_lead_problem(90) is None
 
 
 def test_scheduled_actions_in_utc_and_custom_lead() -> None:
@@ -85,7 +89,7 @@ def test_past_actions_are_left_out() -> None:
         (ReservationWindow(START.replace(tzinfo=None), END), "reservationWindow.start.*time zone"),
         (
             ReservationWindow(START, END, scale_down_lead_minutes=60),
-            "scaleDownLeadMinutes: got 60; allowed: 75 or more",
+            "scaleDownLeadMinutes: got 60; allowed: 65 or more",
         ),
         (ReservationWindow(END, START), "minutes; allowed: a time after start"),
         (ReservationWindow(START, START + timedelta(minutes=50)), "minutes; allowed: a time after start"),
@@ -100,8 +104,8 @@ def test_size_now_follows_the_window() -> None:
     window = ReservationWindow(START, END)
     assert cb.size_now(window, 18, START - timedelta(seconds=1)) == 0
     assert cb.size_now(window, 18, START) == 18
-    assert cb.size_now(window, 18, END - timedelta(minutes=91)) == 18
-    assert cb.size_now(window, 18, END - timedelta(minutes=90)) == 0
+    assert cb.size_now(window, 18, END - timedelta(minutes=66)) == 18
+    assert cb.size_now(window, 18, END - timedelta(minutes=65)) == 0
     assert cb.size_now(None, 18, END) == 18
 
 

@@ -8,7 +8,15 @@ from pathlib import Path
 from helpers.resource_slices import node_slices
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
 from ultraserver.facts.hardware.devices import KUBELET_PLUGIN_SELECTOR
-from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import (
+    CLIQUE_LABEL,
+    GPU_PRESENT_LABEL,
+    GPU_TAINT_EFFECT,
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    ULTRASERVER_LABEL,
+)
+from ultraserver.facts.pins import gpu_operator
 from ultraserver.rehearse import logs
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import StackExpectation
@@ -73,10 +81,26 @@ class FakeCluster:
         return self.logs[(namespace, name)]
 
 
+def operand_pods(expected: StackExpectation, node: str) -> list[Pod]:
+    """One Running, Ready pod of each GPU Operator operand on a node."""
+    return [
+        Pod(
+            f"{app}-{node}",
+            expected.gpu_operator_namespace,
+            node,
+            "Running",
+            True,
+            labels={gpu_operator.APP_LABEL: app},
+        )
+        for app in expected.gpu_operands
+    ]
+
+
 def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluster:
     """Every node, DeviceClass, plugin pod and finished nvbandwidth launcher a healthy deployment shows."""
     cluster = FakeCluster(classes=list(expected.device_classes))
-    plugins = []
+    plugins: list[Pod] = []
+    operands: list[Pod] = []
     for g_index, group in enumerate(expected.groups):
         for us in range(group.ultraservers):
             clique = f"{g_index:08d}-0000-4000-8000-{us:012d}.{us + 1}"
@@ -84,11 +108,14 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
                 name = f"ip-10-{g_index}-{us}-{n}.ec2.internal"
                 plugin = {"nvidia.com/gpu": str(group.gpus_per_node), "vpc.amazonaws.com/efa": str(group.efa_devices)}
                 # DRA mode: no device-plugin resources, the devices are in the drivers' ResourceSlices.
-                allocatable = plugin if group.node_devices is None else {}
-                if group.node_devices is not None:
+                allocatable = {} if group.mode.dra else plugin
+                if group.mode.dra:
                     cluster.slices += node_slices(name, group.node_devices)
-                cluster.node_list.append(Node(name, {ULTRASERVER_LABEL: group.name, CLIQUE_LABEL: clique}, allocatable))
+                labels = {ULTRASERVER_LABEL: group.name, CLIQUE_LABEL: clique, GPU_PRESENT_LABEL: "true"}
+                taint = (GPU_TAINT_KEY, GPU_TAINT_VALUE, GPU_TAINT_EFFECT)
+                cluster.node_list.append(Node(name, labels, allocatable, taints=(taint,)))
                 plugins.append(Pod(f"plugin-{name}", expected.dra_namespace, name, "Running", True))
+                operands.extend(operand_pods(expected, name))
         members = [n for n in cluster.node_list if n.labels[ULTRASERVER_LABEL] == group.name]
         for index, job in enumerate(group.nvlink_jobs):
             launcher = Pod(
@@ -101,6 +128,7 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
             report = "".join(f"{NODE_REPORT_PREFIX}{n.name}\n" for n in ran_on)
             cluster.logs[(expected.imex_namespace, launcher.name)] = report + nvbandwidth_output(nvlink_nodes)
     cluster.pod_map[(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR)] = plugins
+    cluster.pod_map[(expected.gpu_operator_namespace, gpu_operator.OPERAND_SELECTOR)] = operands
     if expected.efa_job:
         launcher = Pod(f"{expected.efa_job}-launcher-x", expected.efa_namespace, "sys-0", "Succeeded", False, "1")
         cluster.pod_map[(expected.efa_namespace, launcher_selector(expected.efa_job))] = [launcher]

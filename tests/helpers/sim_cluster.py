@@ -101,7 +101,7 @@ class SimCluster:
             "metadata": {"name": name, "namespace": "train"},
             "status": {"admission": {"clusterQueue": "gb200", "podSetAssignments": [assignment]}},
         }
-        opted = {ds.CHECKPOINT_LABEL: "true"} if self.jobs % 2 else {}
+        opted = {ds.CHECKPOINT_LABEL: "false"} if self.jobs % 2 else {}  # every other job opts out of checkpoints
         self.pods[("train", name)] = self.pod("train", name, node, labels=opted)
 
     def budget(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.offline.noop_keys import changed, idle_keys, leaves, with_changed
 from ultraserver.offline.pod_placement import lands_on, operand_pods, placement_problems, release_pods
 from ultraserver.offline.pruning import placement_field, pruned
+from ultraserver.offline.references import reference_problems
 from ultraserver.offline.served_apis import (
     api_versions_flag,
     builtin_apis,
@@ -333,3 +334,27 @@ def test_gpu_operator_operands_take_the_cluster_policys_tolerations() -> None:
     policy["spec"]["daemonsets"] = {"tolerations": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]}
     (replaced,) = operand_pods([policy])
     assert lands_on(replaced.spec, [SYSTEM, GPU]) == []
+
+
+def test_a_pod_naming_what_nothing_creates_is_reported_and_so_is_a_webhook_it_serves() -> None:
+    namespace = {"kind": "Namespace", "metadata": {"name": "n"}}
+    pod = {"serviceAccountName": "sa", "priorityClassName": "high", "volumes": [{"secret": {"secretName": "tls"}}]}
+    backend = deployment(pod, "web")
+    backend["spec"]["template"]["metadata"] = {"labels": {"app": "web"}}
+    service = {"kind": "Service", "metadata": {"name": "web", "namespace": "n"}, "spec": {"selector": {"app": "web"}}}
+    hook = {"name": "w.example.com", "clientConfig": {"service": {"name": "web", "namespace": "n"}}}
+    webhook = {"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "w"}, "webhooks": [hook]}
+    found = reference_problems([("r", [namespace, backend, service, webhook])], [])
+    assert [p.key for p in found] == ["r: Deployment n/web", "r: ValidatingWebhookConfiguration w"]
+    assert "ServiceAccount n/sa, PriorityClass high, Secret n/tls" in str(found[0].value)
+    # Created by the plan, optional, or failing open: nothing to report.
+    created = [
+        {"kind": "ServiceAccount", "metadata": {"name": "sa", "namespace": "n"}},
+        {"kind": "PriorityClass", "metadata": {"name": "high"}},
+    ]
+    pod["volumes"] = [{"secret": {"secretName": "tls", "optional": True}}]
+    assert reference_problems([("r", [namespace, backend, service, webhook])], created) == []
+    pod["volumes"] = [{"secret": {"secretName": "tls"}}]
+    hook["failurePolicy"] = "Ignore"
+    (only,) = reference_problems([("r", [namespace, backend, service, webhook])], created)
+    assert only.key == "r: Deployment n/web"

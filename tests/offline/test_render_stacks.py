@@ -24,7 +24,7 @@ from ultraserver.config.load import parse_settings
 from ultraserver.config.rules import unread_chart_values
 from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
 from ultraserver.facts.pins import charts
-from ultraserver.offline import Plan, run_plan
+from ultraserver.offline import Plan, release_order, run_plan
 from ultraserver.offline.gpu_placement import NodeKind, on_gpu_nodes, planned_nodes
 from ultraserver.offline.helm_template import Templater
 from ultraserver.offline.project import LAYER_PROJECT
@@ -406,6 +406,11 @@ def test_overrides_that_land_pods_nowhere_fail_plan_render_naming_each(tmp_path:
       values:
         controllerManager:
           nodeSelector: {ultraserver.io/ultraserver: nvl72}
+    draDriver:
+      values:
+        webhook:
+          enabled: true
+          tls: {mode: secret, secret: {name: dra-webhook-tls, caBundle: Zm9v}}
 """
     )
     out = tmp_path / "out"
@@ -417,6 +422,9 @@ def test_overrides_that_land_pods_nowhere_fail_plan_render_naming_each(tmp_path:
     assert "Deployment gpu-operator/gpu-operator lands on no planned node group" in text
     assert "spec.daemonsets.tolerations.0.opertor: a field its CRD's schema does not declare" in text
     assert "Deployment kueue-system/kueue-controller-manager lands on no planned node group" in text
+    # The webhook in secret mode names a Secret nobody creates: its pod never starts, and it fails closed.
+    assert "names Secret nvidia-dra-driver-gpu/dra-webhook-tls, which nothing in the plan or its charts creates" in text
+    assert "webhook gpu.nvidia.com (failurePolicy Fail) is served by Deployment nvidia-dra-driver-gpu/" in text
 
 
 @pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
@@ -468,3 +476,29 @@ def test_the_beta_dra_api_is_served_on_1_33_only() -> None:
     assert binary_defaults([body], builtin_apis("1.33")) == [body]
     other = {"apiVersion": "example.com/v1", "kind": "Widget"}
     assert binary_defaults([other], builtin_apis("1.33")) == []
+
+
+def test_kueue_with_its_service_monitor_waits_for_the_release_that_brings_the_crd(
+    rendered: Render, templater: Templater
+) -> None:
+    override = {"prometheusStack": {"enabled": True}, "kueue": {"values": {"enablePrometheus": True}}}
+    result = rendered("gb200-x72", override)
+    kueue = result.release(charts.KUEUE)
+    assert "ServiceMonitor" in {o.body["kind"] for o in kueue.objects}
+    assert [p for p in result.stack.problems if "does not wait for it" in str(p.value)] == []
+    # Without the dependency the two releases install in parallel: the plan says so.
+    prometheus = next(r.urn for r in result.plan.of_type(HELM_RELEASE) if r.name.endswith("prometheus-stack"))
+    resources = []
+    for resource in result.plan.resources:
+        deps = [d for d in resource.dependencies if d != prometheus and "prometheus" not in d]
+        resources.append(replace(resource, dependencies=deps))
+    found = release_order.order_problems(
+        replace(result.plan, resources=resources),
+        [(r.release.resource, [o.body for o in r.objects]) for r in result.stack.releases],
+    )
+    keys = [(p.key, str(p.value)) for p in found]
+    assert (
+        "gb200-x72-k8s-kueue",
+        "renders ServiceMonitor (monitoring.coreos.com/v1), whose CRD gb200-x72-k8s-prometheus-stack installs, and "
+        "does not wait for it",
+    ) in keys

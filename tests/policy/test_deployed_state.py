@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import yaml
 from helpers.stacks import ROOT, stack_config
-from ultraserver.cli import main, with_deployed_state
+from ultraserver.cli import main
+from ultraserver.cli.plan import with_deployed_state
 from ultraserver.offline import Plan
 from ultraserver.policy import evaluate
 from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state

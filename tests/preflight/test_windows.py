@@ -61,3 +61,32 @@ def test_a_group_with_no_window_and_no_blocks_fails_as_soon_as_its_reservations_
     assert check.value.startswith("no reservationWindow and no capacityBlocks")
     real = (NOW + timedelta(days=start)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert check.fix.startswith(f"add gpuNodeGroups[0].reservationWindow with start '{real}' and end '")
+
+
+def test_a_renewal_typed_a_year_late_fails_with_aws_s_dates() -> None:
+    """Every listed block is compared with AWS, not only the current one: the renewal's year typed wrong would plan
+    cleanly and its group would never scale up for the block that was paid for."""
+    later = ReservationWindow(WINDOW.end, WINDOW.end + timedelta(days=14))
+    typed = ReservationWindow(later.start + timedelta(days=365), later.end + timedelta(days=365))
+    the_group = group(
+        blocks=(CapacityBlock(("cr-0aaaaaaaaaaaaaaa1",), WINDOW), CapacityBlock(("cr-0aaaaaaaaaaaaaaa2",), typed)),
+        successive=True,
+    )
+    ec2, stub = stubbed("ec2")
+    rg, _ = stubbed("resource-groups")
+    queue_reservations(stub, [reservation()])
+    renewal = reservation("cr-0aaaaaaaaaaaaaaa2", State="scheduled", StartDate=later.start, EndDate=later.end)
+    stub.add_response(
+        "describe_capacity_reservations",
+        {"CapacityReservations": [renewal]},
+        {"CapacityReservationIds": [renewal["CapacityReservationId"]]},
+    )
+    checks = {c.key: c for c in check_reservations(the_group, ec2, rg, NOW, 48)}
+    stub.assert_no_pending_responses()
+    check = checks["gpu: capacityBlocks[1] window matches the reservation"]
+    assert check.level == FAIL
+    assert check.fix.startswith(
+        f"set gpuNodeGroups[0].capacityBlocks[1].start to '{later.start:%Y-%m-%dT%H:%M:%SZ}'; "
+        f"set gpuNodeGroups[0].capacityBlocks[1].end to '{later.end:%Y-%m-%dT%H:%M:%SZ}'"
+    )
+    assert checks["gpu: window matches the reservation"].level == PASS

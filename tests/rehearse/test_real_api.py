@@ -36,14 +36,14 @@ def _binaries() -> None:
     require_control_plane()
 
 
-def real(stack: str, *faults: str, charts: bool = False, extra: list[dict[str, Any]] | None = None) -> Rehearsal:
-    """A rehearsal on a real API server, planned now (so a monkeypatched toolkit is planned with its fault)."""
+def real(stack: str, *faults: str, extra: list[dict[str, Any]] | None = None) -> Rehearsal:
+    """A rehearsal on a real API server with what the charts install (the CRDs among it), planned now (so a
+    monkeypatched toolkit is planned with its fault)."""
     settings = parse_settings(stack_config(stack))
     moment = default_moment(expectation(settings))
     plan = stack_plan(ROOT, stack, settings, moment)
-    objects = crd_files(crd_paths()) + (extra or [])
-    if charts:
-        objects += chart_objects(plan, settings.cluster.kubernetes_version, helm_and_charts()[1])
+    objects = crd_files(crd_paths()) + chart_objects(plan, settings.cluster.kubernetes_version, helm_and_charts()[1])
+    objects += extra or []
     return rehearse(ROOT, stack, settings, list(faults), moment, plan, api="real", extra=objects)
 
 
@@ -144,7 +144,7 @@ def test_a_pruned_toleration_field_in_the_gpu_operator_values_is_refused(monkeyp
         return found
 
     monkeypatch.setattr(helm_release, "gpu_operator_values", misspelled)
-    rehearsal = real(STACK, charts=True)
+    rehearsal = real(STACK)
     refused = stage(rehearsal, "apply (real API)")
     assert rehearsal.code == 1
     assert "ClusterPolicy" in refused.output and "operater" in refused.output, refused.output

@@ -110,7 +110,7 @@ def test_each_fault_ends_with_its_verdict_naming_the_node_and_the_fix(stack: str
 
 def test_at_the_drains_cutoff_the_block_is_cordoned_and_no_daemonset_pod_is_evicted() -> None:
     settings = parse_settings(stack_config("gb200-x72"))
-    cutoff = datetime(2026, 12, 15, 9, 46, tzinfo=timezone.utc)  # end 11:30, scale-down 90 minutes before, notice 15
+    cutoff = datetime(2026, 12, 15, 10, 11, tzinfo=timezone.utc)  # end 11:30, scale-down 65 minutes before, notice 15
     rehearsal = rehearse(ROOT, "gb200-x72", settings, [], cutoff)
     drain = next(s for s in rehearsal.stages if s.name == "drain")
     assert drain.code == 0 and rehearsal.code == 0, drain.output
@@ -127,7 +127,7 @@ def test_at_the_drains_cutoff_the_block_is_cordoned_and_no_daemonset_pod_is_evic
 def test_a_healthy_rehearsal_has_nothing_to_drain_and_says_when_it_starts() -> None:
     drain = next(s for s in run("gb200-x72").stages if s.name == "drain")
     assert drain.code == 0
-    assert drain.output == "nothing to drain at 2026-12-01T13:00:00Z (the drain starts: nvl72 at 2026-12-15T09:45:00Z)"
+    assert drain.output == "nothing to drain at 2026-12-01T13:00:00Z (the drain starts: nvl72 at 2026-12-15T10:10:00Z)"
 
 
 def test_the_drift_script_sees_a_notready_node_through_the_api() -> None:

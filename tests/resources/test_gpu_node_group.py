@@ -414,17 +414,17 @@ def test_the_stack_files_group_rules_check_a_programs_settings(changes: dict, ke
 @pytest.mark.parametrize(
     "changes",
     [
-        {"reservationWindow": window(START, END, lead=74)},
+        {"reservationWindow": window(START, END, lead=64)},
         {
             "capacity_reservation_ids": (),
-            "capacityBlocks": [{"capacityReservationIds": ["cr-0123456789abcdef0"], **window(START, END, lead=74)}],
+            "capacityBlocks": [{"capacityReservationIds": ["cr-0123456789abcdef0"], **window(START, END, lead=64)}],
         },
     ],
 )
 def test_a_programs_scale_down_inside_the_reclaim_is_refused(changes: dict) -> None:
     """A program's window gets the stack file's floor: EC2 reclaims an UltraServer block 60 minutes before its end,
-    so a scale-down 74 minutes before leaves too little time to drain."""
-    with pytest.raises(ValueError, match="75"):
+    so a scale-down 64 minutes before leaves too little time for the scheduled action to run."""
+    with pytest.raises(ValueError, match="65"):
         settings(**changes)
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 from datetime import datetime
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+import yaml
 from helpers.plan_lookup import one
 from helpers.stacks import TEST_NOW, stack_config
 from ultraserver.config.settings import KubernetesSettings, PrometheusStackSettings, Settings, parse_settings
 from ultraserver.facts.hardware import devices
+from ultraserver.facts.kubernetes import kueue as kueue_facts
 from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL, system_node_labels
 from ultraserver.facts.pins import charts, manifests
 from ultraserver.offline import Plan, record
@@ -354,3 +357,52 @@ def test_the_checks_claim_devices_in_the_layers_device_mode(mode: str) -> None:
     assert ("aws-dranet" in charts_) == (mode == devices.DRA) != ("aws-efa-k8s-device-plugin" in charts_)
     values = one(recorded, RELEASE, "gpu-operator").inputs["values"]
     assert values["devicePlugin"]["enabled"] == (mode == devices.PLUGINS)
+
+
+def claimed_classes(plan: Plan) -> set[str]:
+    """Every DeviceClass a pod of the plan's jobs claims: the ResourceClaimTemplates the layer declares, and the channel
+    of each ComputeDomain (the DRA driver makes its claim template: facts.hardware.devices.channel_claim_spec)."""
+    specs = [t.inputs["spec"]["spec"] for t in plan.of_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")]
+    if plan.of_type("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"):
+        specs.append(devices.channel_claim_spec())
+    return {r["exactly"]["deviceClassName"] for spec in specs for r in spec["devices"]["requests"]}
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-multi"])
+@pytest.mark.parametrize(("mode", "version"), [("plugins", "1.33"), ("plugins", "1.35"), ("dra", "1.35")])
+def test_the_cluster_queue_maps_and_holds_every_device_class_the_layer_claims(
+    stack: str, mode: str, version: str
+) -> None:
+    """What a queued job claims is what Kueue counts: each DeviceClass the layer's jobs claim is mapped in Kueue's
+    configuration and has quota in the ClusterQueue's flavor (Kueue refuses an unmapped class, "DeviceClass %s is not
+    mapped in DRA configuration", kueue pkg/dra/claims.go), on every minor where Kueue counts claims."""
+    changes = {
+        "ultraserver-eks:kubernetes": {"devices": mode},
+        "ultraserver-eks:cluster": {"kubernetesVersion": version},
+    }
+    plan = deploy(settings=layer_settings(stack, changes))
+    claimed = claimed_classes(plan)
+    assert devices.CHANNEL_DEVICE_CLASS in claimed and (devices.GPU_DEVICE_CLASS in claimed) == (mode == "dra")
+    values = one(plan, RELEASE, "kueue").inputs["values"]
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    mappings = {c: m["name"] for m in config["resources"].get("deviceClassMappings", []) for c in m["deviceClassNames"]}
+    queue = one(plan, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue").inputs["spec"]["resourceGroups"][0]
+    quota = {r["name"]: r["nominalQuota"] for r in queue["flavors"][0]["resources"]}
+    if not kueue_facts.counts_dra_claims(version):
+        assert mappings == {} and "featureGates" in config  # Kueue ignores claims there: nothing to map
+        return
+    assert claimed <= set(mappings), f"unmapped: {claimed - set(mappings)}"
+    assert all(quota[mappings[c]] > 0 and mappings[c] in queue["coveredResources"] for c in claimed)
+
+
+def test_a_program_hands_the_layer_settings_and_wiring_only() -> None:
+    """Nothing a program passes can disagree with the settings: no check, queue or device mode of its own."""
+    assert list(inspect.signature(KubernetesLayerArgs).parameters) == [
+        "settings",
+        "provider",
+        "depends_on",
+        "termination_queue_url",
+        "warning_queue_url",
+        "mpi_operator",
+        "now",
+    ]

@@ -34,7 +34,7 @@ def test_the_x72_stack_plans_the_drain_with_its_block_and_queue() -> None:
     assert config_map["metadata"]["namespace"] == cron["metadata"]["namespace"]
     (block,) = [ds.Block.from_json(b) for b in json.loads(config_map["data"][ref["key"]])]
     assert (block.ultraserver, block.reservations) == ("nvl72", ("cr-0123456789abcdef0",))
-    assert (block.end.isoformat(), block.lead_minutes) == ("2026-12-15T11:30:00+00:00", 90)
+    assert (block.end.isoformat(), block.lead_minutes) == ("2026-12-15T11:30:00+00:00", 65)
     assert env["CLUSTER_QUEUE"] in ("", "gb200")
     kubernetes_validate.validate({"apiVersion": "batch/v1", "kind": "CronJob", **cron}, "1.35", strict=True)
     (role,) = [r.inputs for r in plan.resources if r.type == ROLE and r.name.endswith("reclaim-drain-role")]

@@ -33,8 +33,8 @@ TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 TODAY = FIRST.date() - timedelta(days=7)
 
 # Moments and what each must show: (now, current block, desired size, scheduled action names left).
-FIRST_DOWN = FIRST + timedelta(days=DAYS, minutes=-90)
-SECOND_DOWN = SECOND + timedelta(days=DAYS, minutes=-90)
+FIRST_DOWN = FIRST + timedelta(days=DAYS, minutes=-65)
+SECOND_DOWN = SECOND + timedelta(days=DAYS, minutes=-65)
 B1 = ["20261201T1130Z-start", "20261201T1130Z-end"]
 B2 = ["20261215T1130Z-start", "20261215T1130Z-end"]
 MOMENTS = {
@@ -49,12 +49,13 @@ MOMENTS = {
 
 
 def renewal_settings(mode: str = "managed") -> Any:
-    """gb200-x72 with two UltraServers renewed over two back-to-back blocks."""
+    """gb200-x72 with two UltraServers renewed over two back-to-back blocks, switching (a deploy in each gap; standby
+    is the default with several blocks)."""
     config = copy.deepcopy(stack_config("gb200-x72"))
     group = config["ultraserver-eks:gpuNodeGroups"][0]
     group.pop("capacityReservationIds")
     group.pop("reservationWindow")
-    group["mode"] = mode
+    group["mode"], group["handover"] = mode, "switch"
     group["capacityBlocks"] = [
         {"capacityReservationIds": ids, "start": start.isoformat(), "end": (start + timedelta(days=DAYS)).isoformat()}
         for ids, start in zip(IDS, (FIRST, SECOND), strict=True)
@@ -96,9 +97,9 @@ def test_scheduled_actions_scale_up_at_each_start_and_down_before_each_end() -> 
     found = {s.inputs["scheduledActionName"]: s.inputs for s in plan.of_type(SCHEDULE) if "nvl72-1-capacity" in s.name}
     assert {name: (a["startTime"], a["desiredCapacity"]) for name, a in found.items()} == {
         "capacity-block-20261201T1130Z-start": ("2026-12-01T11:30:00Z", 18),
-        "capacity-block-20261201T1130Z-end": ("2026-12-15T10:00:00Z", 0),
+        "capacity-block-20261201T1130Z-end": ("2026-12-15T10:25:00Z", 0),
         "capacity-block-20261215T1130Z-start": ("2026-12-15T11:30:00Z", 18),
-        "capacity-block-20261215T1130Z-end": ("2026-12-29T10:00:00Z", 0),
+        "capacity-block-20261215T1130Z-end": ("2026-12-29T10:25:00Z", 0),
     }
     # Auto Scaling refuses two actions of a group at one time, and names longer than its limit.
     assert len({a["startTime"] for a in found.values()}) == len(found)
@@ -133,7 +134,7 @@ def test_switching_inside_the_next_block_with_nodes_up_is_refused() -> None:
         (
             FIRST + timedelta(days=1),
             "nvl72-1: block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between "
-            "2026-12-15 10:10Z and 2026-12-15 11:30Z",
+            "2026-12-15 10:35Z and 2026-12-15 11:30Z",
         ),
         (
             FIRST_DOWN + timedelta(minutes=10),

@@ -74,8 +74,8 @@ def reservation(plan: Plan, name: str) -> str:
     return str(spec["capacityReservationTarget"]["capacityReservationId"])
 
 
-FIRST_DOWN = FIRST + timedelta(days=DAYS, minutes=-90)
-SECOND_DOWN = SECOND + timedelta(days=DAYS, minutes=-90)
+FIRST_DOWN = FIRST + timedelta(days=DAYS, minutes=-65)
+SECOND_DOWN = SECOND + timedelta(days=DAYS, minutes=-65)
 # Moments of the walk and the full-size block at each (None: every group at 0).
 WALK = {
     "before the first": (FIRST - timedelta(minutes=1), None),
@@ -129,7 +129,7 @@ def test_the_plan_shows_each_blocks_timeline_and_no_switch() -> None:
     lines = block_lines(settings, DEPLOYED)
     assert lines[f"{settings.cluster.name}-{group_name(1, 1)}"] == (
         "cr-0dddddddddddddddd; create: any pulumi up before 2026-12-15 11:30Z (at 0 nodes); "
-        "scale up: 2026-12-15 11:30Z; scale down: 2026-12-29 10:00Z; end: 2026-12-29 11:30Z"
+        "scale up: 2026-12-15 11:30Z; scale down: 2026-12-29 10:25Z; end: 2026-12-29 11:30Z"
     )
     assert not any("switch" in line for line in lines.values())
     assert block_views(settings, DEPLOYED) == []

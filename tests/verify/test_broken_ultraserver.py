@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from helpers.fake_cluster import FakeCluster, healthy_cluster, nccl_output, sample
 from helpers.stacks import ROOT
 from ultraserver import cli
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
-from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY, ULTRASERVER_LABEL
+from ultraserver.facts.pins.gpu_operator import APP_LABEL, OPERAND_SELECTOR
 from ultraserver.verify.checks import run_checks
 from ultraserver.verify.clients import Pod
 from ultraserver.verify.expect import StackExpectation, expectation
@@ -147,3 +149,53 @@ def test_a_failed_nccl_launcher_fails_the_per_ultraserver_nccl_check() -> None:
     (verdict,) = failed(cluster, expected)
     assert (verdict.ultraserver, verdict.check) == ("nvl72", NCCL)
     assert [p.key for p in verdict.problems] == [f"launcher {expected.nccl_namespace}/{pod}"]
+
+
+NEAR_MISSES = {
+    "cordoned": (lambda n: dataclasses.replace(n, unschedulable=True), "cordoned"),
+    "untainted": (lambda n: dataclasses.replace(n, taints=()), f"taint {GPU_TAINT_KEY}"),
+    "memory-pressure": (lambda n: dataclasses.replace(n, pressure=("MemoryPressure",)), "MemoryPressure"),
+    "no-gpu-present": (
+        lambda n: dataclasses.replace(n, labels={k: v for k, v in n.labels.items() if k != GPU_PRESENT_LABEL}),
+        f"label {GPU_PRESENT_LABEL}",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_MISSES))
+def test_a_ready_gpu_node_that_takes_no_job_fails_its_ultraserver(case: str) -> None:
+    expected = expected_of("gb200-x72")
+    cluster = healthy_cluster(expected, nvlink_nodes=2)
+    assert failed(cluster, expected) == []
+    change, key = NEAR_MISSES[case]
+    node = cluster.node_list[3]
+    cluster.node_list[3] = change(node)
+    assert cluster.node_list[3].ready
+    (verdict,) = failed(cluster, expected)
+    assert (verdict.ultraserver, verdict.check) == ("nvl72", NODE_FACTS)
+    (problem,) = verdict.problems
+    assert problem.key == f"node {node.name} {key}"
+
+
+def test_a_gpu_operator_operand_gone_from_one_node_fails_its_ultraserver() -> None:
+    expected = expected_of("gb200-x72")
+    assert "nvidia-dcgm-exporter" in expected.gpu_operands
+    cluster = healthy_cluster(expected, nvlink_nodes=2)
+    node = cluster.node_list[7].name
+    key = (expected.gpu_operator_namespace, OPERAND_SELECTOR)
+    cluster.pod_map[key] = [
+        p for p in cluster.pod_map[key] if not (p.node_name == node and p.labels[APP_LABEL] == "nvidia-dcgm-exporter")
+    ]
+    (verdict,) = failed(cluster, expected)
+    (problem,) = verdict.problems
+    assert problem.key == f"node {node} GPU Operator operands"
+    assert problem.value == "no running and ready pod of nvidia-dcgm-exporter"
+
+
+def test_an_operand_the_stack_turns_off_is_not_expected() -> None:
+    settings = cli.stack_settings(ROOT, "gb200-x72")
+    values = {"dcgmExporter": {"enabled": False}}
+    gpu_operator = settings.kubernetes.gpu_operator.model_copy(update={"values": values})
+    kubernetes = settings.kubernetes.model_copy(update={"gpu_operator": gpu_operator})
+    expected = expectation(settings.model_copy(update={"kubernetes": kubernetes}))
+    assert "nvidia-dcgm-exporter" not in expected.gpu_operands and "gpu-feature-discovery" in expected.gpu_operands

@@ -33,7 +33,7 @@ def conditions(ready: str) -> list[SimpleNamespace]:
 class FakeCore:
     def list_node(self, **kwargs: Any) -> Any:
         node = SimpleNamespace(
-            metadata=SimpleNamespace(name="n1", labels={"a": "b"}),
+            metadata=SimpleNamespace(name="n1", labels={"a": "b"}, annotations=None),
             spec=SimpleNamespace(provider_id="aws:///us-east-1-dfw-2a/i-0123456789abcdef0"),
             status=SimpleNamespace(allocatable={"nvidia.com/gpu": "4"}, conditions=conditions("True")),
         )
@@ -118,3 +118,63 @@ def test_connect_accepts_a_kubeconfig_document() -> None:
         '"contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}'
     )
     assert isinstance(connect(document), KubernetesReader)
+
+
+HANGING_PLUGIN = """apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:9"}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: sleep
+      args: ["30"]
+"""
+
+
+@pytest.mark.parametrize("command", ["verify", "status"])
+def test_an_exec_plugin_that_never_answers_ends_the_command_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """`aws eks get-token` waiting for an SSO login hung verify and status with no output (the client waits without
+    a limit)."""
+    from datetime import timedelta
+
+    from helpers.capacity import clients, queue_current, reservation
+    from helpers.cli import run_main
+    from helpers.preflight import stubbed
+    from ultraserver.preflight import clients as preflight_clients
+    from ultraserver.verify import exec_plugin
+
+    start = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)  # the shipped gb200-x72 block
+    ec2, stub = stubbed("ec2")
+    queue_current(stub, reservation("cr-0123456789abcdef0", "active", start, start + timedelta(days=14), "cb-0"))
+    monkeypatch.setattr(preflight_clients, "make_clients", lambda *_: clients(ec2))
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(HANGING_PLUGIN)
+    monkeypatch.setattr(exec_plugin, "EXEC_PLUGIN_SECONDS", 1)
+    now = ["--now", "2026-12-03T12:00:00Z"] if command == "status" else []
+    run = run_main(command, "--stack", "gb200-x72", "--kubeconfig", str(kubeconfig), *now)
+    said = run.stdout + run.stderr
+    assert run.code in (2, 4), said
+    assert "the exec plugin of user 'u' (`sleep 30`) gave no credentials within 1 s" in said
+    assert "aws sso login" in said and "internal error" not in said
+
+
+def test_the_exec_plugin_of_a_merged_kubeconfig_list_is_the_current_contexts(tmp_path: Path) -> None:
+    import yaml
+    from ultraserver.verify.exec_plugin import check_exec_plugin, merged
+
+    first = {"current-context": "x", "contexts": [], "users": []}
+    second = yaml.safe_load(HANGING_PLUGIN)
+    second["users"][0]["user"]["exec"]["command"] = "true"
+    document = merged([first, second])
+    assert document["current-context"] == "x" and check_exec_plugin(document, "kubeconfig") is None
+    assert check_exec_plugin({"users": [{"name": "u", "user": {"token": "t"}}]}, "kubeconfig") is None

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ultraserver.arguments import checked
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, DNS_LABEL, DNS_SUBDOMAIN
 from ultraserver.problems import ConfigError, Problem
 
@@ -17,6 +18,7 @@ ALLOCATION_MODES = ("Single", "All")
 DEFAULT_CLAIM_NAME = "compute-domain-channel"
 
 
+@checked()
 @dataclass(frozen=True)
 class ComputeDomainArgs:
     """Inputs of one ComputeDomain."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from ultraserver.builders.imex_check import imex_check_args, target_job_names
@@ -11,7 +11,8 @@ from ultraserver.config.settings import Settings
 from ultraserver.config.views import device_mode, group_node_devices, node_group_names, ultraservers_per_node_group
 from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES, CapacityBlock
 from ultraserver.facts.hardware import efa
-from ultraserver.facts.hardware.devices import DRA, NodeDevices
+from ultraserver.facts.hardware.devices import DEFAULT_DEVICE_MODE, DeviceMode, NodeDevices, node_gpus
+from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,11 @@ class NodeGroupExpectation:
     windows: tuple[tuple[str, str], ...] = ()
     """When the group should be at full size, per Capacity Block: (start, scale-down) in UTC ISO 8601, the start
     plus the join grace (facts.capacity.capacity_blocks.NODE_JOIN_GRACE_MINUTES); empty for a group without a window."""
-    node_devices: NodeDevices | None = None
-    """DRA mode: the GPUs and EFA devices (per GPU's card group) each node publishes as ResourceSlices (no allocatable
-    nvidia.com/gpu or vpc.amazonaws.com/efa then); None in plugins mode."""
+    node_devices: NodeDevices = field(default_factory=lambda: node_gpus(GB200_INSTANCE_TYPE))
+    """The GPUs and EFA devices (per GPU's card group) of each node."""
+    mode: DeviceMode = DEFAULT_DEVICE_MODE
+    """The stack's device mode: in DRA mode each node publishes its devices as ResourceSlices (no allocatable
+    nvidia.com/gpu or vpc.amazonaws.com/efa then)."""
 
     @property
     def fleet(self) -> bool:
@@ -61,7 +64,7 @@ class NodeGroupExpectation:
             "gpus": self.gpus_per_node,
             "efa": self.efa_devices,
             # DRA mode: no device-plugin resources to compare (verify's ResourceSlice check covers the devices).
-            **({} if self.node_devices is None else {"allocatable": False}),
+            **({"allocatable": False} if self.mode.dra else {}),
             "windows": [list(w) for w in self.windows],
         }
 
@@ -84,7 +87,8 @@ def _iso(moment: datetime) -> str:
 
 def node_group_expectations(settings: Settings) -> list[NodeGroupExpectation]:
     """One expectation per GPU node group the stack creates."""
-    check = imex_check_args(settings, device_mode(settings))
+    mode = device_mode(settings)
+    check = imex_check_args(settings, mode)
     jobs_by_target = {t.name: tuple(target_job_names(t)) for t in check.targets} if check else {}
     groups = []
     for group in settings.gpu_node_groups:
@@ -102,7 +106,8 @@ def node_group_expectations(settings: Settings) -> list[NodeGroupExpectation]:
                     efa_bandwidth_gbps=summary.efa_bandwidth_gbps,
                     nvlink_jobs=jobs_by_target.get(name, ()),
                     windows=full_size_windows(group.blocks),
-                    node_devices=group_node_devices(group) if settings.kubernetes.devices == DRA else None,
+                    node_devices=group_node_devices(group),
+                    mode=mode,
                 )
             )
     return groups

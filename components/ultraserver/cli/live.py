@@ -39,7 +39,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     """Judge the deployed stack: node facts, DRA, NVLink per UltraServer; one verdict per UltraServer and check."""
     from ultraserver.verify.checks import exit_code, judge_cluster, unreachable
-    from ultraserver.verify.clients import KubeconfigError, connect
+    from ultraserver.verify.clients import KubeconfigError, ReadOnce, connect
     from ultraserver.verify.expect import expectation
     from ultraserver.verify.report import VERDICTS_JSON_KEYS, format_verdicts, not_checked, verdicts_json
     from ultraserver.verify.spares import spare_views
@@ -52,7 +52,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print("verify: the stack has no GPU node groups; there is nothing to verify", file=sys.stderr)
         return EXIT_USAGE
     try:
-        reader = connect(args.kubeconfig)
+        reader = ReadOnce(connect(args.kubeconfig))  # the checks, the acceptance and the spares read once
     except KubeconfigError as err:  # the file given is missing or malformed: bad input, as for any file argument
         print(f"verify: {err}", file=sys.stderr)
         return EXIT_USAGE

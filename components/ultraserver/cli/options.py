@@ -4,13 +4,18 @@ argument types, and the stack settings ``--stack`` names."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import urllib.parse
-from datetime import datetime
+from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ultraserver.cli.exits import exit_codes
+from ultraserver.config.fields import REGION_ALLOWED, REGION_FIX
 from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.kubernetes import eks_versions
+from ultraserver.facts.pins import ami
 
 
 def add_subcommand(sub: Any, name: str, summary: str) -> argparse.ArgumentParser:
@@ -25,10 +30,28 @@ def add_subcommand(sub: Any, name: str, summary: str) -> argparse.ArgumentParser
     return parser
 
 
+def command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A subcommand's function in ``ultraserver.cli.<module>``, imported when the command runs: building the parser
+    (and printing a --help) imports no command's module."""
+
+    def run(args: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(f"ultraserver.cli.{module}"), name)(args))
+
+    run.__qualname__ = run.__name__ = name
+    return run
+
+
+def force_option(parser: argparse.ArgumentParser, flags: str) -> None:
+    """--force: let the command's output options overwrite a file that is not an earlier output of theirs."""
+    parser.add_argument(
+        "--force", action="store_true", help=f"let {flags} overwrite a file that is not an earlier output of theirs"
+    )
+
+
 def region_arg(value: str) -> str:
     """--region: an AWS region name (argparse reports anything else as a usage error, exit 2)."""
     if not aws_ids.matches(aws_ids.REGION, value):
-        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: an AWS region such as us-east-1")
+        raise argparse.ArgumentTypeError(f"got {value!r}; allowed: {REGION_ALLOWED}; fix: {REGION_FIX}")
     return value
 
 
@@ -48,6 +71,13 @@ def moment_arg(value: str) -> datetime:
         moment = None
     if moment is None or moment.tzinfo is None:
         raise argparse.ArgumentTypeError(f"got {value!r}; allowed: ISO 8601 with a zone, e.g. 2026-03-02T12:00:00Z")
+    # A moment outside the EKS calendar the toolkit knows would be blamed on the stack's Kubernetes version.
+    span = eks_versions.offered_span(tuple(ami.RELEASE_VERSIONS))
+    if span is not None and not span[0] <= moment.astimezone(timezone.utc).date() <= span[1]:
+        raise argparse.ArgumentTypeError(
+            f"got {value!r}; allowed: a moment from {span[0]} to {span[1]}, the days this toolkit knows which "
+            "Kubernetes versions EKS offers; fix: pick one in that span, or update the toolkit"
+        )
     return moment
 
 
@@ -59,10 +89,11 @@ def stack_options(parser: argparse.ArgumentParser, stack_help: str = "stack name
     )
 
 
-def aws_options(parser: argparse.ArgumentParser) -> None:
-    """The AWS options of the commands that call AWS, as one group of the --help."""
-    group = parser.add_argument_group("AWS", "who the AWS calls run as, and where they go")
-    group.add_argument("--region", type=region_arg, help="AWS region (default: the stack's aws:region)")
+def aws_options(parser: argparse.ArgumentParser, region_default: str = "the stack's aws:region", of: str = "") -> None:
+    """The AWS options of the commands that call AWS, as one group of the --help: ``region_default`` says where the
+    region comes from without --region, ``of`` which of the command's calls they are for (all: empty)."""
+    group = parser.add_argument_group("AWS", f"who the AWS calls{of} run as, and where they go")
+    group.add_argument("--region", type=region_arg, help=f"AWS region (default: {region_default})")
     group.add_argument("--profile", help="AWS profile")
     group.add_argument("--endpoint-url", type=endpoint_url_arg, help="send every AWS call here (e.g. a local emulator)")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -38,9 +37,10 @@ def check_output(
     """UsageError unless an output file has a known extension and can be written (checked before the command works).
 
     ``earlier`` tells whether a file's bytes are an earlier output of this option: an existing file is overwritten
-    only when it is empty or such an output, and never when it is one of ``inputs`` (path: what the command reads it
-    as); ``force`` lifts both. None: the option appends, keeping what the file holds. A directory, a FIFO or any
-    other file that is not a regular one is refused, ``force`` or not: writing to a FIFO waits for a reader.
+    only when it is empty or such an output (``force`` lifts this), and never when it is one of ``inputs`` (path:
+    what the command reads it as), ``force`` or not: --force is for outputs. None: the option appends, keeping what
+    the file holds. A directory, a FIFO or any other file that is not a regular one is refused, ``force`` or not:
+    writing to a FIFO waits for a reader.
     """
     if not path:
         return
@@ -52,8 +52,12 @@ def check_output(
         )
     target = Path(path)
     _check_writable(target, path, flag)
+    for source, role in (inputs or {}).items():
+        if target.exists() and _same_file(source, target):
+            read_as = f"a file the command does not read (it reads this one as {role}; --force is for outputs)"
+            raise UsageError(Problem(flag, path, read_as, "pick another path"))
     if earlier is not None and not force and target.exists():
-        _check_overwrite(target, path, flag, earlier, inputs or {})
+        _check_overwrite(target, path, flag, earlier)
 
 
 def _check_writable(target: Path, path: str, flag: str) -> None:
@@ -90,15 +94,9 @@ def _check_writable_path(target: Path, path: str, flag: str) -> None:
         raise UsageError(Problem(flag, path, "a writable path", "pick a writable path"))
 
 
-def _check_overwrite(
-    target: Path, path: str, flag: str, earlier: Callable[[bytes], bool], inputs: Mapping[Path, str]
-) -> None:
-    """UsageError when an existing file is an input of the command or holds anything but an earlier output."""
+def _check_overwrite(target: Path, path: str, flag: str, earlier: Callable[[bytes], bool]) -> None:
+    """UsageError when an existing file holds anything but an earlier output."""
     fix = "pick another path, or pass --force to overwrite it"
-    for source, role in inputs.items():
-        if _same_file(source, target):
-            read_as = f"a file the command does not read (it reads this one as {role})"
-            raise UsageError(Problem(flag, path, read_as, fix))
     try:
         data = read_bytes(target, flag, MAX_STATE_BYTES)
     except ConfigError:  # unreadable or larger than any output
@@ -118,13 +116,6 @@ def json_output(*keys: str) -> Callable[[bytes], bool]:
         return isinstance(document, dict) and set(keys) <= document.keys()
 
     return earlier
-
-
-def force_option(parser: argparse.ArgumentParser, flags: str) -> None:
-    """--force: let the command's output options overwrite a file that is not an earlier output of theirs."""
-    parser.add_argument(
-        "--force", action="store_true", help=f"let {flags} overwrite a file that is not an earlier output of theirs"
-    )
 
 
 def _same_file(one: Path, other: Path) -> bool:

@@ -30,6 +30,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ultraserver.offline.groups import block_lines, clock_line, group_views, spare_lines, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
+    from ultraserver.offline.value_placement import placement_problems
     from ultraserver.policy.engine import RULES, disabled_count, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
@@ -51,17 +52,19 @@ def cmd_plan(args: argparse.Namespace) -> int:
         upgrade = upgrade_notes(args.upgrade, settings, now)
         warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
-        whole = whole_stack(args.project_dir, args.stack, plan, settings) if args.render else None
+        whole = whole_stack(args.project_dir, args.stack, plan, settings)
     violations = evaluate(plan.resources, policy_config)
     # What the provider would refuse at deploy time (a missing required argument), or Pulumi would silently drop.
     incomplete = completeness_problems(plan)
-    rendered, render_notes = render_check(args, whole or (plan, ""), settings)
+    rendered, render_notes = render_check(args, whole, settings)
+    # Where pods land, from the plan's values and node groups (with --render, from the rendered pods instead).
+    placed = placement_problems(whole[0], values=not args.render)
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",
         clock=clock_line(now, injected=args.now is not None),
         groups=group_views(plan, windows_by_group(settings), now, block_lines(settings, now), spare_lines(settings)),
-        warnings=[*warnings, *plan_warnings(plan), *incomplete, *rendered],
+        warnings=[*warnings, *plan_warnings(plan), *incomplete, *placed, *rendered],
         policies=format_violations(
             violations, len(RULES) - disabled_count(policy_config), disabled_count(policy_config)
         ),
@@ -71,6 +74,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         notes=[
             *([deployed_note] if deployed_note else []),
             *version_notes(settings, now.date()),
+            *control_plane_notes(settings),
             *upgrade,
             *render_notes,
             *zone_notes(settings),
@@ -78,10 +82,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     )
     print_plan(console_for(sys.stdout), text, sys.stdout)
     _write_outputs(args, plan, settings, now, text)
-    blocking = blocks(violations)
+    misplaced = blocking(placed)
     reasons = [f"the plan is incomplete ({len(incomplete)} input(s): see the warnings)"] if incomplete else []
     reasons += render_reasons(rendered)
-    if blocking:
+    reasons += [f"{len(misplaced)} placement check(s) failed: see the warnings"] if misplaced else []
+    if blocks(violations):
         rules = sorted({v.policy for v in violations if v.level == "mandatory"})
         reasons.append(
             f"{len(rules)} mandatory {'policy' if len(rules) == 1 else 'policies'} violated: " + ", ".join(rules)
@@ -242,6 +247,18 @@ def same_path(outputs: tuple[tuple[str | None, Any, str], ...]) -> None:
 def version_notes(settings: Any, on: date) -> list[str]:
     """The plan's line about the stack's version set (none without settings)."""
     return [plan_note(settings.cluster.kubernetes_version, on)] if settings is not None else []
+
+
+def control_plane_notes(settings: Settings | None) -> list[str]:
+    """The EKS control-plane tier when it is not standard: which, why, and what is known of its price."""
+    from ultraserver.facts.aws import control_plane
+
+    if settings is None or settings.control_plane_tier == control_plane.STANDARD:
+        return []
+    chosen = settings.cluster.control_plane_tier
+    nodes = sum(g.nodes_per_group * g.node_groups for g in settings.gpu_node_groups)
+    why = f"auto for {nodes} GPU nodes" if chosen == control_plane.AUTO else "cluster.controlPlaneTier"
+    return [f"Control plane tier: {settings.control_plane_tier} ({why}); {control_plane.PRICE_NOTE}."]
 
 
 def upgrade_notes(target: str | None, settings: Settings | None, now: datetime) -> list[str]:

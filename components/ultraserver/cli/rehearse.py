@@ -5,68 +5,17 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-from pathlib import Path
 from typing import Any
 
 from ultraserver.cli.exits import UsageError
-from ultraserver.cli.options import add_subcommand, moment_arg, stack_options, stack_settings
-from ultraserver.cli.outputs import check_output, force_option, json_output, write_output
+from ultraserver.cli.options import stack_settings
+from ultraserver.cli.outputs import check_output, json_output, write_output
 from ultraserver.problems import ConfigError, Described, Problem
 
 REHEARSE_EXTRA = "pip install 'ultraserver[rehearse]'"
 REHEARSE_MODULES = ("kmock", "cryptography")
 """The extra's modules: the emulator and the certificate authority of its HTTPS front (rehearse/tls.py); in the
 rehearse and test extras, not in the base install."""
-
-
-def add_parser(sub: Any) -> None:
-    """Register the subcommand on the top-level parser's subparsers."""
-    from ultraserver.rehearse.faults import CATALOGUE
-
-    parser = add_subcommand(
-        sub, "rehearse", "serve the stack's cluster on an emulated Kubernetes API and run the day-2 checks against it"
-    )
-    stack_options(parser, "stack name (a stacks/Pulumi.<stack>.yaml file)")
-    parser.add_argument(
-        "--break",
-        dest="faults",
-        action="append",
-        default=[],
-        metavar="FAULT",
-        help="inject a fault (repeatable): " + "; ".join(f"{f.name}: {f.summary}" for f in CATALOGUE),
-    )
-    parser.add_argument(
-        "--at",
-        type=moment_arg,
-        metavar="ISO",
-        help="the moment the cluster is served at (ISO 8601 with a zone; default: an hour into the first block's "
-        "full-size window, or now for a stack without windows)",
-    )
-    parser.add_argument(
-        "--api",
-        choices=("emulated", "real"),
-        default="emulated",
-        help="emulated: kmock, the fast path (default); real: etcd and kube-apiserver built from their Go modules "
-        "(on first use, into ~/.cache/ultraserver/bin) with TLS, RBAC, ServiceAccount tokens and the default "
-        "admission plugins, every object applied with fieldValidation=Strict",
-    )
-    parser.add_argument(
-        "--charts",
-        type=Path,
-        metavar="DIR",
-        help="with --api real: packaged charts at the stack's pins (.tgz); what the releases install is applied too",
-    )
-    parser.add_argument(
-        "--crds",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="with --api real: a YAML file of CRDs to install first (repeatable), e.g. the MPI Operator's MPIJob CRD",
-    )
-    parser.add_argument("--json", metavar="FILE", help="write the rehearsal as JSON (stages, the API's /version)")
-    force_option(parser, "--json")
-    parser.set_defaults(func=cmd_rehearse)
 
 
 def cmd_rehearse(args: argparse.Namespace) -> int:

@@ -81,17 +81,3 @@ def cmd_stacks(args: argparse.Namespace) -> int:
         write_output(args.github_output, lines, "--github-output", append=True)
     print(json.dumps(found, indent=2))
     return EXIT_OK
-
-
-def add_parser(sub: Any) -> None:
-    """The ``stacks`` subcommand."""
-    from ultraserver.cli.options import add_subcommand
-
-    parser = add_subcommand(sub, "stacks", "list the stacks CI previews and deploys, read as the plan reads them")
-    parser.add_argument(
-        "--project-dir", default=".", type=Path, help="Pulumi project directory (default: current directory)"
-    )
-    parser.add_argument(
-        "--github-output", metavar="FILE", help="append name=JSON lines to this file (GitHub Actions' $GITHUB_OUTPUT)"
-    )
-    parser.set_defaults(func=cmd_stacks)

@@ -7,49 +7,16 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from datetime import date
 from typing import Any
 
 from ultraserver import clock
 from ultraserver.cli.exits import EXIT_FAILED, EXIT_OK, UsageError
-from ultraserver.cli.options import add_subcommand, endpoint_url_arg, now_option, region_arg
-from ultraserver.cli.outputs import check_output, force_option, json_output, write_output
+from ultraserver.cli.outputs import check_output, json_output, write_output
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import version_set as vs
 from ultraserver.problems import ERROR, Described, Problem, format_problems, plain
-
-
-def add_parser(sub: Any) -> None:
-    """Register the subcommand on the top-level parser's subparsers."""
-    parser = add_subcommand(sub, "versions", "print the tested version set and each entry's support status")
-    now_option(parser, "judge support as of this moment (ISO 8601 with a zone)", "ISO")
-    parser.add_argument(
-        "--kubernetes-version",
-        default=eks_versions.DEFAULT_TEXT,
-        metavar="MINOR",
-        help="check the charts' kubeVersion against this minor (default: %(default)s)",
-    )
-    parser.add_argument("--json", metavar="FILE", help="write the set as JSON")
-    force_option(parser, "--json")
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="ask AWS (SSM, EKS) and the chart repositories for the newest releases; exit 1 on a known-bad pin or "
-        "support ending within --warning-days (needs internet and AWS credentials)",
-    )
-    parser.add_argument("--region", type=region_arg, help="AWS region for --check (default: AWS_REGION)")
-    parser.add_argument("--profile", help="AWS profile for --check")
-    parser.add_argument(
-        "--endpoint-url", type=endpoint_url_arg, help="send --check's AWS calls here (e.g. a local emulator)"
-    )
-    parser.add_argument(
-        "--warning-days",
-        type=int,
-        default=eks_versions.SUPPORT_WARNING_DAYS,
-        metavar="DAYS",
-        help="--check fails when standard support ends within this many days (default: %(default)s)",
-    )
-    parser.set_defaults(func=cmd_versions)
 
 
 def rows(on: date) -> list[dict[str, str]]:
@@ -84,20 +51,37 @@ def _newest(entry: vs.VersionEntry) -> dict[str, str]:
     }
 
 
+NOTE_WIDTH = 118
+"""Where the notes under a row wrap."""
+
+
+def upstream(row: dict[str, str]) -> str:
+    """What the row says of the newest upstream release: newer and not adopted (why), the pin, or not re-checked."""
+    if row.get("pinKeptBecause"):
+        return f"newer upstream: {row['newest']} (not adopted: {row['pinKeptBecause']})"
+    if "newest" in row:
+        return f"newest upstream: the pin ({row['newestChecked']})"
+    return "newest upstream: not re-checked here (`ultraserver versions --check` asks AWS and the registries)"
+
+
 def text(table: list[dict[str, str]], on: date, problems: list[Problem]) -> str:
     """The set as aligned text, grouped by kind, then what the kubeVersion check found."""
-    width = {k: max(len(r[k]) for r in table) for k in ("name", "minor", "version", "status")}
     lines = [f"Tested version set (checked {vs.CHECKED}); support status on {on}:"]
-    kind = ""
+    kind, width = "", {}
     for r in table:
         if r["kind"] != kind:
+            # Columns per kind: an image digest or an AMI's long name widens its own rows, not every row.
             kind = r["kind"]
+            group = [row for row in table if row["kind"] == kind]
+            width = {k: max(len(row[k]) for row in group) for k in ("name", "minor", "version", "status")}
             lines.append(f"\n{kind}")
-        cells = [r["name"].ljust(width["name"]), r["minor"].ljust(width["minor"]), r["version"].ljust(width["version"])]
-        why = f"; status: {r['statusSource']}" if r["statusSource"] and r["kind"] == "chart" else ""
-        if r.get("pinKeptBecause"):
-            why += f"; newer upstream: {r['newest']} (not adopted: {r['pinKeptBecause']})"
-        lines.append(f"  {'  '.join(cells)}  {r['status'].ljust(width['status'])}  {r['source']} ({r['checked']}){why}")
+        cells = [r[k].ljust(width[k]) for k in ("name", "minor", "version", "status") if width[k]]
+        lines.append(f"  {'  '.join(cells)}".rstrip())
+        # The source and the longer notes go below the row, wrapped, so a piped table keeps its columns.
+        notes = [f"source: {r['source']} (checked {r['checked']})"]
+        notes += [f"status: {r['statusSource']}"] if r["statusSource"] and r["kind"] == "chart" else []
+        notes.append(upstream(r))
+        lines += [textwrap.fill(n, NOTE_WIDTH, initial_indent="      ", subsequent_indent="        ") for n in notes]
     lines.append("")
     lines += [format_problems(problems, {ERROR: "FAIL"})] if problems else []
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import ConfigDict, Field, StrictStr
 
 from ultraserver.config.fields import Model, pattern
-from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.aws import aws_ids, limits
 from ultraserver.problems import WARNING, Described, Problem
 
 ASSUME_ROLES_KEY = "aws:assumeRoles"
@@ -34,8 +34,24 @@ class AssumeRoleSettings(Model):
     role_arn: Annotated[str, pattern(aws_ids.ROLE_ARN, "an IAM role ARN arn:aws:iam::<account>:role/<name>")] = Field(
         description="Role the AWS provider assumes."
     )
-    external_id: StrictStr = Field("", description="External id the AWS provider passes to AssumeRole.")
-    session_name: StrictStr = Field("", description="Session name of the assumed role.")
+    external_id: Annotated[
+        str,
+        pattern(
+            limits.EXTERNAL_ID_PATTERN,
+            "2 to 1224 of letters, digits and _+=,.@:/- (STS AssumeRole ExternalId)",
+            empty=True,
+            fix="use the external id the role's trust policy names (sts:ExternalId), or remove the key",
+        ),
+    ] = Field("", description="External id the AWS provider passes to AssumeRole.")
+    session_name: Annotated[
+        str,
+        pattern(
+            limits.ROLE_SESSION_NAME_PATTERN,
+            "2 to 64 of letters, digits and _+=,.@- (STS AssumeRole RoleSessionName)",
+            empty=True,
+            fix="shorten it and drop spaces and other characters, e.g. ultraserver-deploy",
+        ),
+    ] = Field("", description="Session name of the assumed role.")
 
 
 class AwsIdentitySettings(Model):

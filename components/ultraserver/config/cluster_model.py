@@ -25,7 +25,7 @@ from ultraserver.config.fields import (
     kubernetes_version_check,
     pattern,
 )
-from ultraserver.facts.aws import limits
+from ultraserver.facts.aws import control_plane, limits
 from ultraserver.facts.hardware import instances
 from ultraserver.facts.kubernetes import eks_versions
 
@@ -86,6 +86,11 @@ class ClusterSettings(Model):
         (),
         description="Security groups of the runner or bastion that runs `pulumi up`; each gets HTTPS (443) on the "
         "cluster security group.",
+    )
+    control_plane_tier: Literal[(control_plane.AUTO, *control_plane.TIERS)] = Field(  # type: ignore[valid-type]
+        control_plane.AUTO,
+        description="EKS Provisioned Control Plane tier; auto: standard below 1,000 GPU nodes, larger tiers above "
+        "(docs/health.md).",
     )
     deployer_runner_labels: tuple[Annotated[StrictStr, StringConstraints(pattern=RUNNER_LABEL)], ...] = Field(
         ("ubuntu-latest",),

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
-from ultraserver.config.fields import PATTERNS, Model
+from ultraserver.config.fields import PATTERN_FIXES, PATTERNS, Model
 from ultraserver.config.files import SECRET_PLACEHOLDER
 from ultraserver.config.model import Settings, known_keys
 from ultraserver.problems import Problem
@@ -166,7 +166,8 @@ def _shape_allowed(kind: str, ctx: dict[str, Any], where: _Where) -> Found:
     """Errors about a value's pattern, length or bounds."""
     name = where.name
     if kind == "string_pattern_mismatch":
-        return PATTERNS.get(str(ctx.get("pattern")), f"text matching {ctx.get('pattern')}"), f"correct {name}"
+        regex = str(ctx.get("pattern"))
+        return PATTERNS.get(regex, f"text matching {regex}"), PATTERN_FIXES.get(regex, f"correct {name}")
     unit = "characters" if "string" in kind else "items"
     if kind in ("string_too_long", "too_long"):
         return f"at most {ctx.get('max_length')} {unit}", f"shorten {name}"

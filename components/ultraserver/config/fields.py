@@ -31,7 +31,7 @@ from ultraserver import clock
 from ultraserver.config.files import SECRET_PLACEHOLDER
 from ultraserver.facts.aws import aws_ids
 from ultraserver.facts.capacity import capacity_blocks
-from ultraserver.facts.hardware import efa
+from ultraserver.facts.hardware import efa, instances
 from ultraserver.facts.hardware.ultraservers import MAX_NODES
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import ami
@@ -41,7 +41,11 @@ PATTERNS: dict[str, str] = {}
 """Regex -> what it allows, in words; error messages show the words, the JSON Schema the regex."""
 
 
-def pattern(regex: str, allowed: str, *, empty: bool = False, secret: bool = False) -> GetPydanticSchema:
+PATTERN_FIXES: dict[str, str] = {}
+"""The fix of a pattern whose error says more than "correct <key>" (keyed as PATTERNS)."""
+
+
+def pattern(regex: str, allowed: str, *, empty: bool = False, secret: bool = False, fix: str = "") -> GetPydanticSchema:
     """Strict string constraints matching ``regex`` (or empty when ``empty``), described as ``allowed`` in errors.
 
     Use as ``Annotated[str, pattern(...)]``. With ``secret`` (a value no rule reads further), a Pulumi secret passes
@@ -50,6 +54,8 @@ def pattern(regex: str, allowed: str, *, empty: bool = False, secret: bool = Fal
     """
     full = f"^(?:{regex})?$" if empty else f"^(?:{regex})$"
     PATTERNS[full] = allowed + (" (or empty)" if empty else "")
+    if fix:
+        PATTERN_FIXES[full] = fix
     constraints = StringConstraints(strict=True, pattern=full)
 
     def schema(source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
@@ -57,6 +63,14 @@ def pattern(regex: str, allowed: str, *, empty: bool = False, secret: bool = Fal
         return core_schema.no_info_wrap_validator_function(_unless_secret, checked) if secret else checked
 
     return GetPydanticSchema(schema)
+
+
+REGION_ALLOWED = "an AWS region name such as us-east-1"
+REGION_FIX = (
+    "use your Capacity Block's region: P6e-GB200 is offered in "
+    + ", ".join(z for zones in instances.OFFERED_ZONES.values() for z in zones)
+    + " (a Local Zone of us-east-1); `aws ec2 describe-regions` lists every region"
+)
 
 
 def _unless_secret(value: Any, checked: Callable[[Any], Any]) -> Any:
@@ -135,6 +149,15 @@ def kubernetes_version_check(version: str, info: ValidationInfo) -> str:
     standard = [v for v in usable if not eks_versions.past_standard_support(v, today)]
     fallback = (standard or usable or [eks_versions.FLOOR_TEXT])[0]
     suggestion = eks_versions.DEFAULT_TEXT if eks_versions.DEFAULT_TEXT in standard else fallback
+    span = eks_versions.offered_span(tuple(ami.RELEASE_VERSIONS))
+    if not usable and span is not None:
+        # No pinned minor at all on this day: the day is outside the calendar the toolkit knows, not the version.
+        raise problem_error(
+            f"a version EKS offers on {today}, the day the settings are judged at; the toolkit knows EKS's offer "
+            f"from {span[0]} to {span[1]} only",
+            f"judge the stack at a moment from {span[0]} to {span[1]} (--now, rehearse --at, the clock), or update "
+            "the toolkit",
+        )
     raise problem_error(
         f"{eks_versions.FLOOR_TEXT} or newer, one of {', '.join(usable) or 'none today (update the toolkit)'}{why}",
         f'set kubernetesVersion: "{suggestion}"',

@@ -27,11 +27,11 @@ from ultraserver.config.check_model import (
     NcclCheckSettings,
 )
 from ultraserver.config.cluster_model import AddonSettings, ClusterSettings, SystemNodeGroupSettings
-from ultraserver.config.fields import PROJECT, pattern
+from ultraserver.config.fields import PROJECT, REGION_ALLOWED, REGION_FIX, pattern
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.kubernetes_model import KubernetesSettings
 from ultraserver.config.network_model import NetworkSettings
-from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.aws import aws_ids, control_plane
 from ultraserver.facts.pins import ami
 
 SECTIONS = (
@@ -56,7 +56,7 @@ class Settings(AwsIdentitySettings):
 
     project: SkipJsonSchema[str] = Field(PROJECT, alias="__project", description="Pulumi project name.")
     stack: SkipJsonSchema[str] = Field("dev", alias="__stack", description="Pulumi stack name.")
-    region: Annotated[str, pattern(aws_ids.REGION, "an AWS region such as us-east-1")] = Field(
+    region: Annotated[str, pattern(aws_ids.REGION, REGION_ALLOWED, fix=REGION_FIX)] = Field(
         alias="aws:region", description="AWS region."
     )
     cluster: ClusterSettings = Field(description="The EKS control plane.")
@@ -85,6 +85,13 @@ class Settings(AwsIdentitySettings):
     def alerts_enabled(self) -> bool:
         """Whether the stack declares the Capacity Block alerts (on by default with GPU node groups)."""
         return bool(self.gpu_node_groups) if self.alerts.enabled is None else self.alerts.enabled
+
+    @property
+    def control_plane_tier(self) -> str:
+        """The EKS control-plane tier: the setting, or with auto the tier for the stack's GPU nodes."""
+        if self.cluster.control_plane_tier != control_plane.AUTO:
+            return str(self.cluster.control_plane_tier)
+        return control_plane.tier_for(sum(g.nodes_per_group * g.node_groups for g in self.gpu_node_groups))
 
     @property
     def alert_reservation_ids(self) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """Every physical AWS and Kubernetes name the program derives from the settings, checked against its limit.
 
 A cluster name that fits EKS's 100 characters can still overflow a derived 63- or 64-character name, so the
-checks compute each name as the components build it (components/platform.py, cluster.py, gpu_node_group.py,
+checks compute each name as the components build it (resources/platform.py, cluster.py, gpu_node_group.py,
 node_role.py, network.py, helm_release.py, imex_check.py) plus the suffix Pulumi's auto-naming or the
 provider's name_prefix adds.
 """
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 from ultraserver.problems import Problem
 
 HELM_RELEASES = (charts.GPU_OPERATOR, charts.DRA_DRIVER, charts.EFA_DEVICE_PLUGIN)
-"""Helm release names: components/helm_release.py names each release after its chart."""
+"""Helm release names: resources/helm_release.py names each release after its chart."""
 
 
 def derived_names(s: Settings) -> list[tuple[str, str, limits.Limit, int]]:

@@ -8,16 +8,13 @@ Each rule names the stack key as written, the bad value, what is allowed and the
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import date
-from typing import Any
-
-from pydantic.alias_generators import to_camel
 
 from ultraserver.config.aws_identity import kubeconfig_identity
+from ultraserver.config.chart_rules import chart_values, release_waits, unread_chart_values
 from ultraserver.config.device_rules import device_mode
 from ultraserver.config.gpu_rules import GPU_RULES
-from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.config.kueue_rules import kueue_settings
 from ultraserver.config.model import Settings, key
 from ultraserver.config.names import name_problems
@@ -32,10 +29,8 @@ from ultraserver.config.version_rules import (
 )
 from ultraserver.facts.aws import aws_ids, limits
 from ultraserver.facts.hardware import instances
-from ultraserver.facts.pins import chart_templates
-from ultraserver.facts.pins import charts as chart_facts
 from ultraserver.facts.pins.charts import version_at_least
-from ultraserver.problems import WARNING, Problem
+from ultraserver.problems import Problem
 
 Rule = Callable[[Settings, date], list[Problem]]
 
@@ -108,6 +103,11 @@ def stack_tags(s: Settings, today: date) -> list[Problem]:
     for name, value in s.cluster.tags.items():
         if name.lower().startswith(limits.RESERVED_TAG_PREFIX):
             found.append(Problem(f"{at}.{name}", name, "keys without the reserved aws: prefix", "rename the tag"))
+        if not name:
+            found.append(Problem(f"{at}.{name}", name, "keys of 1 character or more", "name the tag, or drop it"))
+        if value.lower().startswith(limits.RESERVED_TAG_PREFIX):
+            reserved = "values without the reserved aws: prefix (EC2 refuses it in values too)"
+            found.append(Problem(f"{at}.{name}", value, reserved, "change the value"))
         if limits.over(limits.TAG_KEY, len(name)):
             found.append(Problem(f"{at}.{name}", name, f"keys up to {limits.TAG_KEY.maximum} characters", "shorten"))
         if limits.over(limits.TAG_VALUE, len(value)):
@@ -178,7 +178,7 @@ def network_vpc(s: Settings, today: date) -> list[Problem]:
 
 
 def system_nodes(s: Settings, today: date) -> list[Problem]:
-    """Sizes in order, and an instance architecture matching the AMI type."""
+    """Sizes in order, a CPU instance type, and an instance architecture matching the AMI type."""
     g, found = s.system_node_group, []
     if not g.min_size <= g.desired_size <= g.max_size:
         found.append(
@@ -189,6 +189,19 @@ def system_nodes(s: Settings, today: date) -> list[Problem]:
                 "adjust the sizes",
             )
         )
+    if instances.accelerated(g.instance_type):
+        # A GPU (or other accelerator) system node idles its accelerators, and the GB200 AMI checks catch it only
+        # later, under a policy named for the AMI.
+        found.append(
+            Problem(
+                key(s, "systemNodeGroup.instanceType"),
+                g.instance_type,
+                "a CPU instance type: system nodes run the controllers, GPU jobs run on gpuNodeGroups",
+                f"set instanceType: {instances.SYSTEM_INSTANCE_TYPE} (the default), or another Graviton CPU type",
+                suggestion=instances.SYSTEM_INSTANCE_TYPE,
+            )
+        )
+        return found
     arch, wanted = instances.architecture(g.instance_type), instances.SYSTEM_AMI_TYPES[g.ami_type]
     if arch and arch != wanted:
         other = next(t for t, a in instances.SYSTEM_AMI_TYPES.items() if a == arch)
@@ -216,85 +229,6 @@ def addons(s: Settings, today: date) -> list[Problem]:
             )
         ]
     return []
-
-
-def chart_values(s: Settings, today: date) -> list[Problem]:
-    """Value overrides name keys the pinned charts have."""
-    found = []
-    pinned = set(chart_facts.catalog())
-    for field, chart in RELEASE_KEYS.items():
-        release = getattr(s.kubernetes, field)
-        for path in chart_facts.null_paths(release.values):
-            found.append(
-                Problem(
-                    key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
-                    None,
-                    "a value (Pulumi drops nulls, so the chart default would stay)",
-                    "set the value you want (a list replaces the chart's list, a map is merged into the chart's map)",
-                )
-            )
-        if chart not in pinned or release.version not in (None, chart_facts.pinned(chart).version):
-            continue  # another chart version has other keys; the release builder checks the pinned one only
-        unknown = chart_facts.unknown_value_paths(chart, release.values)
-        for path in unknown:
-            found.append(
-                Problem(
-                    key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
-                    path,
-                    f"a value key of the pinned {chart} chart",
-                    "fix the key or remove it (see the chart's values.yaml)",
-                )
-            )
-    return found
-
-
-def unread_chart_values(s: Settings, today: date) -> list[Problem]:
-    """A warning for each known value key no template of the pinned chart reads (static analysis of the templates,
-    facts/pins/chart_templates.py): setting it changes nothing. `ultraserver plan --render` judges this by rendering."""
-    found = []
-    for field, chart in RELEASE_KEYS.items():
-        release = getattr(s.kubernetes, field)
-        if release.version in (None, chart_facts.pinned(chart).version):
-            found += _unread_values(s, field, chart, release.values)
-    return found
-
-
-def _unread_values(s: Settings, field: str, chart: str, values: Mapping[str, Any]) -> list[Problem]:
-    if chart not in chart_templates.template_reads():
-        return []
-    unknown = chart_facts.unknown_value_paths(chart, values)
-    version = chart_facts.pinned(chart).version
-    return [
-        Problem(
-            key(s, f"kubernetes.{to_camel(field)}.values.{path}"),
-            path,
-            f"a value some template of {chart} {version} reads (this key is in its values.yaml, but no template "
-            "reads it, so it changes nothing)",
-            "remove it, or set the value the templates read instead (see the chart's templates)",
-            WARNING,
-        )
-        for path in chart_templates.unread_paths(chart, values)
-        if not any(path == u or path.startswith(u + ".") or u.startswith(path + ".") for u in unknown)
-    ]
-
-
-def release_waits(s: Settings, today: date) -> list[Problem]:
-    """A release whose DaemonSets run on GPU nodes skips Helm's wait, so it may not be atomic (Helm waits whenever a
-    release is atomic: facts/pins/charts.py)."""
-    found = []
-    for field, chart in RELEASE_KEYS.items():
-        release = getattr(s.kubernetes, field)
-        if chart in chart_facts.ON_GPU_NODES and "atomic" in release.model_fields_set and release.atomic:
-            found.append(
-                Problem(
-                    key(s, f"kubernetes.{to_camel(field)}.atomic"),
-                    True,
-                    "false: the release skips Helm's wait (its DaemonSets run on every GPU node), and Helm waits for "
-                    "every pod whenever a release is atomic (helm pkg/action/install.go:289)",
-                    "remove atomic (the toolkit makes this release non-atomic)",
-                )
-            )
-    return found
 
 
 def checks(s: Settings, today: date) -> list[Problem]:

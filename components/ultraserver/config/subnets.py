@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ultraserver.facts.aws import limits, network
-from ultraserver.problems import ConfigError, Problem
+from ultraserver.problems import ConfigError, Problem, call_problems, count, strings
 
 # AWS keeps five addresses of every subnet.
 AWS_RESERVED_IPS = 5
@@ -44,7 +44,15 @@ class SubnetPlan:
 
 
 def ips_needed(nodes: int, pods_per_node: int, ips_per_node: int) -> int:
-    """Addresses a zone's subnet needs: every node's interfaces and pods, with headroom."""
+    """Addresses a zone's subnet needs: every node's interfaces and pods, with headroom.
+
+    ConfigError naming the argument when one is not a whole number >= 0.
+    """
+    whole = "a whole number >= 0"
+    checks = {"nodes": nodes, "pods_per_node": pods_per_node, "ips_per_node": ips_per_node}
+    problems = call_problems("ips_needed", {name: (value, count, whole) for name, value in checks.items()})
+    if problems:
+        raise ConfigError(problems)
     return nodes * (pods_per_node + ips_per_node) * HEADROOM + AWS_RESERVED_IPS
 
 
@@ -133,6 +141,17 @@ def _too_small(vpc_cidr: str, wanted: Sequence[tuple[str, str, str, int]], block
     )
 
 
+def _ipv4_block(value: object) -> bool:
+    try:
+        return isinstance(value, str) and isinstance(ipaddress.ip_network(value), ipaddress.IPv4Network)
+    except ValueError:
+        return False
+
+
+def _needs(value: object) -> bool:
+    return isinstance(value, Mapping) and all(isinstance(k, str) and count(v) for k, v in value.items())
+
+
 def plan_subnets(
     vpc_cidr: str,
     regional_zones: Sequence[str],
@@ -149,6 +168,24 @@ def plan_subnets(
     the ``secondary_cidrs`` in order. Each of ``nat_zones`` (Local Zones with their own NAT gateway) gets a /28 public
     subnet ``public-<zone>`` of kind nat.
     """
+    problems = call_problems(
+        "plan_subnets",
+        {
+            "vpc_cidr": (vpc_cidr, _ipv4_block, "an IPv4 CIDR block such as '10.0.0.0/16'"),
+            "regional_zones": (regional_zones, strings, "a list of zone names"),
+            "gpu_ip_needs": (gpu_ip_needs, _needs, "a mapping of zone names to whole numbers >= 0"),
+            "system_nodes": (system_nodes, count, "a whole number >= 0"),
+            "pods_per_node": (pods_per_node, count, "a whole number >= 0"),
+            "secondary_cidrs": (
+                secondary_cidrs,
+                lambda v: strings(v) and all(map(_ipv4_block, v)),
+                "a list of IPv4 CIDR blocks",
+            ),
+            "nat_zones": (nat_zones, strings, "a list of zone names"),
+        },
+    )
+    if problems:
+        raise ConfigError(problems)
     blocks = [vpc_cidr, *secondary_cidrs]
     wanted = _wanted(
         ipaddress.ip_network(vpc_cidr), regional_zones, gpu_ip_needs, system_nodes, pods_per_node, nat_zones

@@ -4,11 +4,13 @@
 A CronJob (``builders.reclaim_drain``) runs it every minute with the blocks in BLOCKS. From a block's cut-off
 (``DRAIN_NOTICE_MINUTES`` before its scale-down, or when an EC2 expiration warning for it was seen, whichever comes
 first) it cordons and taints the block's nodes, holds the ClusterQueue while every GB200 node is ending, writes the
-reclaim time on pods and Workloads, asks opted-in pods (``CHECKPOINT_LABEL``) for a checkpoint and gives them
-``CHECKPOINT_GRACE_MINUTES``, evicts within the PodDisruptionBudgets, and at the deadline (the scale-down, when the
-instances are terminated) deletes what is left. A block's nodes are its UltraServer's GB200 nodes created before its
-scale-down; DaemonSet pods stay. Like every module of ``incluster`` it imports the standard library only (no image
-ships the package); ``status.drain`` drives the same ``run_once`` through the official Kubernetes client.
+reclaim time on pods and Workloads and each pod's own eviction time, asks every pod that did not opt out
+(``CHECKPOINT_LABEL: "false"``) for a checkpoint and gives it ``CHECKPOINT_GRACE_MINUTES``, evicts within the
+PodDisruptionBudgets, and at the deadline (the scale-down, when the instances are terminated) deletes what is left.
+When EC2's end moves later it releases the nodes it cut off. A block's nodes are its UltraServer's GB200 nodes
+created before its scale-down; DaemonSet pods stay. Like every module of ``incluster`` it imports the standard
+library only (no image ships the package); ``status.drain`` drives the same ``run_once`` through the official
+Kubernetes client.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ FORCE_MARGIN_MINUTES = 2
 RECLAIM_ANNOTATION = "ultraserver.io/reclaim-at"
 CHECKPOINT_LABEL = "ultraserver.io/checkpoint-on-reclaim"
 CHECKPOINT_ANNOTATION = "ultraserver.io/checkpoint-requested-at"
+EVICT_ANNOTATION = "ultraserver.io/evict-at"
 RECLAIM_TAINT = "ultraserver.io/reclaim"
 HELD_ANNOTATION = "ultraserver.io/held-for-reclaim"
 
@@ -145,14 +148,19 @@ def ending_nodes(nodes: list[dict[str, Any]], blocks: list[Block], now: datetime
 
 
 def _pod_actions(pod: dict[str, Any], times: Timeline, now: datetime, budgets: list[list[Any]]) -> list[dict]:
-    """Annotate, ask for a checkpoint, wait for it, evict within the budgets, or delete at the deadline."""
+    """Tell (``reclaim-at``, and ``evict-at``, the pod's real eviction time), ask for a checkpoint, wait the checkpoint
+    window, evict within the budgets, or delete at the deadline. Every pod is asked and waited for unless it opted
+    out (``CHECKPOINT_LABEL: "false"``): then it is evicted at the cut-off, which its ``evict-at`` says."""
     meta = _meta(pod)
     ref = {"namespace": meta.get("namespace"), "name": meta["name"]}
     notes = meta.get("annotations") or {}
-    wanted = {RECLAIM_ANNOTATION: _iso(times.reclaim)}
-    opted_in = (meta.get("labels") or {}).get(CHECKPOINT_LABEL) == "true"
-    if opted_in and CHECKPOINT_ANNOTATION not in notes:
-        wanted[CHECKPOINT_ANNOTATION] = _iso(now)
+    opted_out = (meta.get("labels") or {}).get(CHECKPOINT_LABEL) == "false"
+    asked = _utc(notes[CHECKPOINT_ANNOTATION]) if CHECKPOINT_ANNOTATION in notes else now
+    window = timedelta(minutes=0 if opted_out else CHECKPOINT_GRACE_MINUTES)
+    evict_at = min(max(times.cutoff, asked) + window, times.deadline)
+    wanted = {RECLAIM_ANNOTATION: _iso(times.reclaim), EVICT_ANNOTATION: _iso(evict_at)}
+    if not opted_out:
+        wanted[CHECKPOINT_ANNOTATION] = _iso(asked)
     actions = []
     missing = {k: v for k, v in wanted.items() if notes.get(k) != v}
     if missing:
@@ -161,10 +169,7 @@ def _pod_actions(pod: dict[str, Any], times: Timeline, now: datetime, budgets: l
         return actions
     if now >= times.deadline:
         return [*actions, {"kind": "delete-pod", **ref}]
-    asked = notes.get(CHECKPOINT_ANNOTATION) or missing.get(CHECKPOINT_ANNOTATION)
-    if opted_in and asked and now < _utc(asked) + timedelta(minutes=CHECKPOINT_GRACE_MINUTES):
-        return actions
-    if evictable(pod, budgets):
+    if now >= evict_at and evictable(pod, budgets):
         actions.append({"kind": "evict-pod", **ref})
     return actions
 

@@ -9,7 +9,7 @@ Rules of the graph, as the Pulumi engine applies them:
 - a resource waits for every URN in its dependencies;
 - waiting for a component waits for all of its children (Pulumi Python SDK, ``runtime/rpc.py``, and for
   remote components such as pulumi-eks's ``Cluster`` the engine waits for the whole construct call);
-- a component's own dependencies are not its children's (``components/child_options.py``).
+- a component's own dependencies are not its children's (``resources/child_options.py``).
 
 Pure: reads :class:`PlanResource` only, so the offline plan and tests can use it without Pulumi.
 """

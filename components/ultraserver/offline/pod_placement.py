@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.facts.kubernetes.scheduling import GPU_RESOURCE
+from ultraserver.offline.engine import Plan
 from ultraserver.offline.gpu_placement import NodeKind, selects, tolerates
+from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import WARNING, Described, Problem
 
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -193,3 +195,17 @@ def placement_problems(owner: str, pods: Iterable[PodSource], kinds: Sequence[No
                 )
             )
     return found
+
+
+def toolkit_objects(plan: Plan) -> list[Mapping[str, Any]]:
+    """The Kubernetes objects the toolkit declares itself (not through Helm), as the API server gets them."""
+    found: list[Mapping[str, Any]] = []
+    for resource in plan.resources:
+        if resource.type.startswith("kubernetes:") and resource.type != HELM_RELEASE:
+            kind = resource.type.rsplit(":", 1)[-1]
+            found.append({"kind": kind, "metadata": resource.inputs.get("metadata") or {}, **_spec(resource.inputs)})
+    return found
+
+
+def _spec(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {"spec": inputs["spec"]} if isinstance(inputs.get("spec"), Mapping) else {}

@@ -20,7 +20,15 @@ import yaml
 from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
 from ultraserver.facts.pins import charts
-from ultraserver.offline import gpu_placement, noop_keys, pod_placement, pruning, served_apis
+from ultraserver.offline import (
+    gpu_placement,
+    noop_keys,
+    pod_placement,
+    pruning,
+    references,
+    release_order,
+    served_apis,
+)
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.helm_binary import helm_binary
 from ultraserver.offline.helm_template import (
@@ -34,7 +42,6 @@ from ultraserver.offline.helm_template import (
 )
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.offline.pod_placement import object_name
-from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ERROR, INFO, WARNING, ConfigError, Described, Problem
 
 MANIFEST_HEAD = "---\n# Source: "
@@ -149,8 +156,11 @@ def render_stack(
         stack.problems += [_pruned_problem(release, body, path) for body, path in pruned]
         stack.problems += _placement(release, stored, nodes)
         stack.problems += _idle(release, templater, flag, user_values.get(release.chart))
+    judged = [(r.release.resource, [o.body for o in r.objects]) for r in stack.releases if not r.error]
+    stack.problems += release_order.order_problems(plan, judged)
+    stack.problems += references.reference_problems(judged, pod_placement.toolkit_objects(plan))
     if any(kind.gpu for kind in nodes):
-        toolkit = pod_placement.toolkit_pods(toolkit_objects(plan))
+        toolkit = pod_placement.toolkit_pods(pod_placement.toolkit_objects(plan))
         stack.problems += pod_placement.placement_problems(f"{plan.project}/{plan.stack}", toolkit, nodes)
     elif stack.releases:
         stack.problems.append(
@@ -226,20 +236,6 @@ def _schema_problems(
                 )
             )
     return found
-
-
-def toolkit_objects(plan: Plan) -> list[Mapping[str, Any]]:
-    """The Kubernetes objects the toolkit declares itself (not through Helm), as the API server gets them."""
-    found: list[Mapping[str, Any]] = []
-    for resource in plan.resources:
-        if resource.type.startswith("kubernetes:") and resource.type != HELM_RELEASE:
-            kind = resource.type.rsplit(":", 1)[-1]
-            found.append({"kind": kind, "metadata": resource.inputs.get("metadata") or {}, **_spec(resource.inputs)})
-    return found
-
-
-def _spec(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    return {"spec": inputs["spec"]} if isinstance(inputs.get("spec"), Mapping) else {}
 
 
 def _stored(

@@ -27,6 +27,7 @@ from ultraserver.config.settings import Settings
 from ultraserver.facts.hardware import ultraservers
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import ami
+from ultraserver.facts.pins.charts import version_tuple
 from ultraserver.problems import Problem
 
 CONTROL_PLANE_BUDGET = timedelta(hours=1)
@@ -139,22 +140,23 @@ def target_problem(settings: Settings, target: str, now: datetime) -> Problem | 
     """A target the stack cannot upgrade to: not one minor up, or no GB200 AMI pinned for it, or not offered."""
     current = settings.cluster.kubernetes_version
     allowed = [m for m in ami.RELEASE_VERSIONS if eks_versions.offered(m, now.date())]
-    step = (version_parts(current)[0], version_parts(current)[1] + 1)
-    if version_parts(target) != step or target not in allowed:
+    major, minor = _minor(current)
+    step = (major, minor + 1)
+    if _minor(target) != step or target not in allowed:
         return Problem(
             "--upgrade",
             target,
             f"the next minor after the stack's {current} that has a pinned GB200 AMI and that EKS offers "
-            f"({', '.join(m for m in allowed if version_parts(m) == step) or 'none'}; "
+            f"({', '.join(m for m in allowed if _minor(m) == step) or 'none'}; "
             "EKS upgrades one minor at a time)",
             "give the next minor, or update the toolkit for a newer pin",
         )
     return None
 
 
-def version_parts(minor: str) -> tuple[int, int]:
-    major, _, rest = minor.partition(".")
-    return (int(major), int(rest)) if major.isdigit() and rest.isdigit() else (0, 0)
+def _minor(version: str) -> tuple[int, ...]:
+    """A minor as (major, minor); () when it is not a dotted version."""
+    return (version_tuple(version) or ())[:2]
 
 
 def plan_upgrade(settings: Settings, target: str, now: datetime) -> UpgradePlan:

@@ -12,7 +12,7 @@ from ultraserver.facts.aws import limits
 from ultraserver.facts.aws.aws_ids import RESERVATION_ZONE as TAG_RESERVATION_ZONE
 from ultraserver.facts.aws.aws_ids import UPGRADE_SAFE as TAG_UPGRADE_SAFE
 from ultraserver.facts.aws.limits import managed_node_group_problem
-from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPE
+from ultraserver.facts.hardware.ultraservers import NODE_INSTANCE_TYPES
 from ultraserver.policy.model import (
     ADVISORY,
     AUTOSCALING_GROUP,
@@ -127,7 +127,7 @@ def check_capacity_block_template(resources: Sequence[PlanResource], opts: Mappi
                     template.urn,
                     props.get("instanceType"),
                     "an instanceType in the launch template (capacity blocks need it there)",
-                    f"set it, e.g. {NODE_INSTANCE_TYPE}",
+                    f"set it to the UltraServer type's node type ({' or '.join(NODE_INSTANCE_TYPES)})",
                 )
             )
     return out

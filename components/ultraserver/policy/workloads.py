@@ -141,7 +141,7 @@ def _missing_placement(
     queued = bool(labels.get(kueue.QUEUE_NAME_LABEL))
     if need_queue and not queued:
         missing.append(f"the label {kueue.QUEUE_NAME_LABEL} naming a LocalQueue of its namespace")
-    # The toolkit's ClusterQueue is not topology-only (builders.kueue.UNPLACED_FLAVOR_NAME): a GPU pod set without
+    # The toolkit's ClusterQueue is not topology-only (builders.kueue.unplaced_name): a GPU pod set without
     # a topology annotation gets no GPU quota and waits for good.
     topology = (kueue.PODSET_REQUIRED_TOPOLOGY, kueue.PODSET_PREFERRED_TOPOLOGY)
     if queued and not all(any(get_path(t, "metadata", "annotations", a) for a in topology) for _, t in gpu_sets):

@@ -6,13 +6,16 @@ An access problem (no or expired credentials, unknown profile, unreachable endpo
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
 import botocore.exceptions as bex
+import botocore.session
 from botocore.config import Config
+from botocore.credentials import ProcessProvider
 from botocore.parsers import ResponseParserError
 
 from ultraserver.config.aws_identity import account_problem
@@ -193,7 +196,9 @@ def make_clients(
     """Build the clients from a profile/region, all pointed at endpoint_url when one is given; with ``assume_roles``
     (the stack's aws:assumeRoles) as the role the AWS provider ends up as, each assumed in turn from the last."""
     try:
-        session = boto3.Session(profile_name=profile, region_name=region)
+        core = botocore.session.Session()
+        session = boto3.Session(botocore_session=core, profile_name=profile, region_name=region)
+        _credential_process_deadline(core)
         for index, role in enumerate(assume_roles):
             session = _assumed(session, role, f"aws:assumeRoles[{index}]", region, endpoint_url)
         return clients_from_session(session, region, endpoint_url)
@@ -201,6 +206,36 @@ def make_clients(
         raise PreflightAccessError(f"{one_line(str(exc))}; pick one from `aws configure list-profiles`") from None
     except bex.ConfigParseError as exc:
         raise unreadable_aws_file(exc) from None
+
+
+CREDENTIAL_PROCESS_SECONDS = 60
+"""How long a profile's credential_process may take to answer. botocore waits for it without a limit, and one that
+waits for a login (an SSO session to renew, a prompt no one sees in CI) would hang the command with no output."""
+
+
+def _credential_process_deadline(core: botocore.session.Session) -> None:
+    """botocore's credential_process provider, with a deadline (its ``popen`` argument is for this)."""
+    resolver = core.get_component("credential_provider")
+    profile = core.get_config_variable("profile") or "default"
+
+    class Deadline(subprocess.Popen):
+        def communicate(self, input: Any = None, timeout: float | None = None) -> Any:  # noqa: A002 - Popen's name
+            try:
+                return super().communicate(input, timeout or CREDENTIAL_PROCESS_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                super().communicate()
+                command = " ".join(map(str, self.args)) if isinstance(self.args, list) else str(self.args)
+                raise PreflightAccessError(
+                    f"the credential_process of AWS profile {profile!r} (`{command}`) gave no credentials within "
+                    f"{CREDENTIAL_PROCESS_SECONDS} s (one waiting for a login never does); fix: run it once by hand "
+                    "(or `aws sso login`) and rerun, or pass --profile with credentials that need no prompt"
+                ) from None
+
+    resolver.providers = [
+        ProcessProvider(profile, lambda: core.full_config, popen=Deadline) if p.METHOD == ProcessProvider.METHOD else p
+        for p in resolver.providers
+    ]
 
 
 def unreadable_aws_file(exc: bex.ConfigParseError) -> PreflightAccessError:

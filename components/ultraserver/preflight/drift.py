@@ -59,7 +59,7 @@ def _numbers(version: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"[0-9]+", version))
 
 
-def _verdict(pinned: str, newest: str, same: bool) -> str:
+def _verdict(newest: str, same: bool) -> str:
     return CURRENT if same or not newest else NEWER
 
 
@@ -100,7 +100,7 @@ def kubernetes_drift(eks: Client, minor: str, on: date, warning_days: int) -> Dr
             f"${eks_versions.STANDARD_PRICE_PER_HOUR:.2f} ({eks_versions.PRICE_SOURCE})"
         )
         return Drift("kubernetes", "Kubernetes", minor, newest, verdict, f"{detail}; {price}", True)
-    return Drift("kubernetes", "Kubernetes", minor, newest, _verdict(minor, newest, newest == minor), detail)
+    return Drift("kubernetes", "Kubernetes", minor, newest, _verdict(newest, newest == minor), detail)
 
 
 def addon_drift(eks: Client, minor: str) -> list[Drift]:
@@ -120,7 +120,7 @@ def addon_drift(eks: Client, minor: str) -> list[Drift]:
         if pinned not in offered:
             found.append(Drift("addon", addon, pinned, newest, NOT_OFFERED, f"EKS offers {newest or 'none'}", True))
             continue
-        found.append(Drift("addon", addon, pinned, newest, _verdict(pinned, newest, newest == pinned)))
+        found.append(Drift("addon", addon, pinned, newest, _verdict(newest, newest == pinned)))
     return found
 
 
@@ -134,7 +134,7 @@ def chart_drift(fetch: Fetch) -> list[Drift]:
             found.append(Drift("chart", name, entry.version, "", NO_ANSWER, f"{entry.repo}: {exc}"))
             continue
         same = newest.lstrip("v") == entry.version.lstrip("v")
-        found.append(Drift("chart", name, entry.version, newest, _verdict(entry.version, newest, same), entry.repo))
+        found.append(Drift("chart", name, entry.version, newest, _verdict(newest, same), entry.repo))
     return found
 
 

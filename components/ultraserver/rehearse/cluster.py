@@ -29,6 +29,7 @@ from ultraserver.facts.kubernetes.scheduling import (
     GPU_RESOURCE,
     INSTANCE_TYPE_LABEL,
 )
+from ultraserver.facts.pins import gpu_operator
 from ultraserver.facts.pins.charts import DRANET, EFA_DEVICE_PLUGIN, GPU_OPERATOR
 from ultraserver.incluster.drift import running
 from ultraserver.rehearse.registration import Registration
@@ -73,7 +74,7 @@ class GpuNode:
         }
         efa = self.group.efa_devices if self.efa_devices < 0 else self.efa_devices
         plugins = {GPU_RESOURCE: str(self.group.gpus_per_node), EFA_RESOURCE: str(efa)}
-        allocatable = plugins if self.group.node_devices is None else {}
+        allocatable = {} if self.group.mode.dra else plugins
         ready = {
             "type": "Ready",
             "status": "True" if self.ready else "Unknown",
@@ -99,10 +100,9 @@ class GpuNode:
 
     def slices(self) -> list[dict[str, Any]]:
         """The DRA drivers' ResourceSlices of the node (none in plugins mode)."""
-        devices = self.group.node_devices
-        if devices is None:
+        if not self.group.mode.dra:
             return []
-        found = node_slices(self.name, devices)
+        found = node_slices(self.name, self.group.node_devices)
         if self.efa_devices == 0:
             found[1]["spec"]["devices"] = [d for d in found[1]["spec"]["devices"] if "EFA" not in str(d)]
         return found
@@ -260,8 +260,15 @@ def plugin_pods(cluster: Cluster, releases: Sequence[Mapping[str, Any]]) -> list
             )
         )
         for release in releases:
-            if str(release.get("chart", "")).rsplit("/", 1)[-1] in NODE_PLUGIN_CHARTS:
-                name, namespace = release["name"], release.get("namespace") or "default"
+            chart = str(release.get("chart", "")).rsplit("/", 1)[-1]
+            name, namespace = release["name"], release.get("namespace") or "default"
+            if chart == GPU_OPERATOR:
+                # The operator's operands, one DaemonSet each, with the chart's operand labels.
+                managed, _, by = gpu_operator.OPERAND_SELECTOR.partition("=")
+                for app in cluster.expected.gpu_operands:
+                    labels = {managed: by, gpu_operator.APP_LABEL: app}
+                    found.append(pod(namespace, f"{app}-{short}", node.name, labels, node.ready, node.joined))
+            elif chart in NODE_PLUGIN_CHARTS:
                 labels = {INSTANCE_LABEL: name}
                 found.append(pod(namespace, f"{name}-{short}", node.name, labels, node.ready, node.joined))
     for plugin in found:

@@ -98,6 +98,13 @@ class ControlPlane:
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
             )
         )
+        # The verifying side reads public keys only.
+        files["sa.pub"] = self.folder / "service-account.pub"
+        files["sa.pub"].write_bytes(
+            signing.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+        )
         files["tokens"].write_text(f'{self.admin_token},{ADMIN},{ADMIN},"system:masters"\n')
         return files
 
@@ -133,10 +140,12 @@ class ControlPlane:
                 f"--tls-cert-file={files['cert']}",
                 f"--tls-private-key-file={files['key']}",
                 "--authorization-mode=RBAC",
+                # As EKS: privileged containers allowed (the device plugins' DaemonSets need them).
+                "--allow-privileged=true",
                 "--anonymous-auth=false",
                 f"--token-auth-file={files['tokens']}",
                 f"--service-account-issuer={ISSUER}",
-                f"--service-account-key-file={files['sa']}",
+                f"--service-account-key-file={files['sa.pub']}",
                 f"--service-account-signing-key-file={files['sa']}",
                 f"--service-cluster-ip-range={SERVICE_RANGE}",
                 # No Endpoints for the `kubernetes` Service: a loopback address is not a valid endpoint.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ultraserver.problems import Problem
 from ultraserver.rehearse import node_failure
+from ultraserver.rehearse.catalogue import FAULT_SUMMARIES
 from ultraserver.rehearse.cluster import Cluster, GpuNode
 from ultraserver.rehearse.jobs import RunFaults, place
 from ultraserver.rehearse.reclaim import JOB, drain_inputs, notice
@@ -45,7 +46,7 @@ def _notready(cluster: Cluster, runs: RunFaults) -> Injected:
 def _efa(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster)
     node.efa_devices = 0
-    found_by = "DRANET" if node.group.node_devices is not None else "its EFA device plugin"
+    found_by = "DRANET" if node.group.mode.dra else "its EFA device plugin"
     return Injected("efa", f"node {node.name} shows 0 EFA devices ({found_by} found none)", node.name, runs)
 
 
@@ -113,10 +114,15 @@ class Fault:
     """One entry of the catalogue."""
 
     name: str
-    summary: str
+    """Its name in ``catalogue.FAULT_SUMMARIES``."""
     inject: Callable[[Cluster, RunFaults], Injected]
     needs: Callable[[Cluster], str] = lambda cluster: ""
     """Why the stack cannot show the fault ('' when it can)."""
+
+    @property
+    def summary(self) -> str:
+        """The line ``--help`` shows for it."""
+        return FAULT_SUMMARIES[self.name]
 
 
 def _needs_imex(cluster: Cluster) -> str:
@@ -137,20 +143,16 @@ def _needs_efa(cluster: Cluster) -> str:
 
 
 CATALOGUE: tuple[Fault, ...] = (
-    Fault("notready", "a GPU node goes NotReady", _notready),
-    Fault("efa", "a GPU node shows an EFA device count of 0", _efa),
-    Fault("clique", "an UltraServer's nodes split across two NVLink domains", _clique),
-    Fault("imex", "an IMEX daemon never becomes ready", _imex, _needs_imex),
-    Fault("socket", "NCCL falls back to TCP sockets", _socket, _needs_efa),
-    Fault("missing-node", "a GPU node is missing at the block's start", _missing),
-    Fault("reclaim", "EC2's reclaim notice arrives while a job runs", _reclaim, _needs_drain),
-    Fault(
-        "node-fails",
-        "a node of a running job goes NotReady: a spare of its UltraServer takes over, or the loss is reported",
-        _node_fails,
-        lambda cluster: node_failure.needs(cluster.objects),
-    ),
+    Fault("notready", _notready),
+    Fault("efa", _efa),
+    Fault("clique", _clique),
+    Fault("imex", _imex, _needs_imex),
+    Fault("socket", _socket, _needs_efa),
+    Fault("missing-node", _missing),
+    Fault("reclaim", _reclaim, _needs_drain),
+    Fault("node-fails", _node_fails, lambda cluster: node_failure.needs(cluster.objects)),
 )
+assert [f.name for f in CATALOGUE] == list(FAULT_SUMMARIES)
 FAULTS = {fault.name: fault for fault in CATALOGUE}
 
 

@@ -218,6 +218,8 @@ class RealApi:
             self.control_plane.call("PUT", path, current)
 
     def _established(self, crds: list[Mapping[str, Any]]) -> None:
+        """Wait until each CRD is Established and its resources list (a new resource's watch cache answers 429,
+        "storage is (re)initializing", for a moment: a controller retries, the rehearsal waits)."""
         deadline = time.monotonic() + ESTABLISHED_WITHIN
         for crd in crds:
             path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
@@ -230,6 +232,21 @@ class RealApi:
                     break
                 time.sleep(0.2)
         self._discover()
+        lists = [
+            f"/apis/{crd['spec']['group']}/{version['name']}/{crd['spec']['names']['plural']}"
+            for crd in crds
+            for version in crd["spec"].get("versions") or []
+            if version.get("served")
+        ]
+        for collection in lists:
+            while time.monotonic() < deadline:
+                try:
+                    self.control_plane.call("GET", f"{collection}?limit=1")
+                    break
+                except ApiError as error:
+                    if error.code != 429:
+                        break
+                time.sleep(0.2)
 
     def serve(self, resources: Iterable[str]) -> None:
         """Nothing to do: a real API server serves what its CRDs define."""

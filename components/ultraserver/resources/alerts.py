@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.alerts import alert_patterns, key_policy, topic_policy
 from ultraserver.facts.aws import limits
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 
 # Lengths of the two parts of a rule's name_prefix, "<stem>-<suffix>-", which together fill EVENT_RULE_NAME_PREFIX.
@@ -44,6 +44,7 @@ class AlertsArgs:
     """AWS tags."""
 
 
+@checked_component
 class Alerts(pulumi.ComponentResource):
     """EventBridge rules about the stack's Capacity Blocks and reservations, sent to an SNS topic."""
 

@@ -11,16 +11,17 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
-from ultraserver.facts.aws import limits, network
+from ultraserver.facts.aws import control_plane, limits, network
 from ultraserver.facts.aws.aws_ids import PUBLIC_ENDPOINT_FROM_ANYWHERE
 from ultraserver.facts.aws.permissions import CNI_POLICY_ARN, VPC_CNI_NAMESPACE, VPC_CNI_SERVICE_ACCOUNT
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.facts.pins import addons
-from ultraserver.resources.arguments import checked
+from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.control_plane_logs import control_plane_log_group
 from ultraserver.resources.launch_template import secure_node_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
@@ -38,6 +39,7 @@ def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> 
     }
 
 
+@checked()
 @dataclass
 class ClusterCoreData:
     """What node groups need from a cluster, as pulumi-eks's ``CoreData``: pass a ``Cluster`` or build one by hand.
@@ -76,6 +78,9 @@ class ClusterArgs:
     """Regional public subnets (for internet-facing load balancers)."""
     kubernetes_version: str = eks_versions.DEFAULT_TEXT
     """Kubernetes minor version (the toolkit's default; 1.33 is the floor for DRA)."""
+    control_plane_tier: str = control_plane.STANDARD
+    """EKS Provisioned Control Plane tier (facts/aws/control_plane.py): standard, or one set on pulumi-eks's
+    aws:eks/cluster:Cluster child through a transform (pulumi-eks 4.4.0 does not expose it)."""
     public_access_cidrs: Sequence[str] = ()
     """CIDRs for a public API endpoint; empty keeps the endpoint private."""
     public_endpoint_from_anywhere: bool = False
@@ -116,6 +121,23 @@ class ClusterArgs:
     """The role the AWS provider assumes (aws:assumeRoles): the kubeconfig runs `aws eks get-token --role` with it."""
 
 
+def scaling_tier(tier: str) -> pulumi.ResourceTransform:
+    """A transform that sets the control-plane scaling tier on pulumi-eks's aws:eks/cluster:Cluster child (resource
+    transforms reach the children of packaged components; pulumi-aws 7.51.1 ``controlPlaneScalingConfig.tier``)."""
+    if tier not in control_plane.TIERS:
+        raise ConfigError(
+            Problem("control_plane_tier", tier, f"one of {', '.join(control_plane.TIERS)}", "pick a tier EKS offers")
+        )
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        if args.type_ != "aws:eks/cluster:Cluster":
+            return None
+        return pulumi.ResourceTransformResult({**args.props, "controlPlaneScalingConfig": {"tier": tier}}, args.opts)
+
+    return transform
+
+
+@checked_component
 class Cluster(pulumi.ComponentResource):
     """An EKS cluster with API access entries, encrypted secrets, OIDC, managed add-ons and a system node group."""
 
@@ -186,7 +208,13 @@ class Cluster(pulumi.ComponentResource):
                 enabled=True, version=version(addons.KUBE_PROXY, args.addons.kube_proxy) or None
             ),
             tags={**tags, PUBLIC_ENDPOINT_FROM_ANYWHERE: "true"} if args.public_endpoint_from_anywhere else tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[logs] if logs else []),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[logs] if logs else [],
+                transforms=[scaling_tier(args.control_plane_tier)]
+                if args.control_plane_tier != control_plane.STANDARD
+                else None,
+            ),
         )
         aws_cluster = self.eks.eks_cluster
         self.name = aws_cluster.name

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_manifest
 from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 
+@checked_component
 class ComputeDomain(pulumi.ComponentResource):
     """A ComputeDomain custom resource; depend on the DRA driver release when creating it in the same stack."""
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from ultraserver.arguments import checked
 from ultraserver.builders.device_mode_values import dranet_values
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts.pins import charts
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
 
 # The chart README installs it into kube-system, like the EFA device plugin; as a DaemonSet on every GPU node it skips

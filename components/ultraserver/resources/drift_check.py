@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pulumi
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.drift_check import DriftCheckArgs, drift_manifests
 from ultraserver.resources.script_cron_job import declare_cron_job
 
 
+@checked_component
 class DriftCheck(pulumi.ComponentResource):
     """Namespace, list-nodes RBAC, the script's ConfigMap and the CronJob."""
 

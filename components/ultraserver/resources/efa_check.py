@@ -7,6 +7,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.efa_check import EfaCheckArgs, efa_mpijob_manifest
 from ultraserver.builders.mpijob import namespace_manifest
 from ultraserver.resources.child_options import child_options
@@ -14,6 +15,7 @@ from ultraserver.resources.device_claims import claim_template_resource
 from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 
+@checked_component
 class EfaCheck(pulumi.ComponentResource):
     """Namespace + nccl-tests MPIJob (+ its device claim template in DRA mode); depend on the MPI operator and the
     release that publishes EFA devices (EFA device plugin, or DRANET)."""

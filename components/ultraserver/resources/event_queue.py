@@ -14,10 +14,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.event_queue import READER_ACTIONS, queue_policy, reader_policy
 from ultraserver.builders.iam import pod_identity_trust_policy
 from ultraserver.problems import Described, Problem
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 
 
@@ -76,6 +76,7 @@ class EventQueueArgs:
         return found
 
 
+@checked_component
 class EventQueue(pulumi.ComponentResource):
     """SQS queue (SSE-SQS), the EventBridge rules feeding it, a queue policy letting only those rules send, and the
     reader's role and Pod Identity association."""

@@ -36,6 +36,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ultraserver import clock
+from ultraserver.arguments import checked, checked_component, moved_into
 from ultraserver.builders.nodeconfig import ClusterDetails
 from ultraserver.config.expiry import program_blocks_ended
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
@@ -46,7 +47,6 @@ from ultraserver.facts.capacity.capacity_blocks import CapacityBlock
 from ultraserver.facts.hardware.efa import LayoutSummary
 from ultraserver.facts.pins import ami
 from ultraserver.problems import ERROR, ConfigError, Problem
-from ultraserver.resources.arguments import checked, moved_into
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.cluster import Cluster, ClusterCoreData
 from ultraserver.resources.launch_template import NodeImage, gpu_launch_template
@@ -155,6 +155,7 @@ class GpuNodeGroupArgs:
         return found
 
 
+@checked_component
 class GpuNodeGroup(pulumi.ComponentResource):
     """Capacity-block GPU nodes with an EFA launch template, in managed or self-managed mode."""
 

@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.device_mode_values import dra_driver_mode_values, gpu_operator_mode_values
 from ultraserver.builders.helm_values import (
     deep_merge,
@@ -20,10 +21,9 @@ from ultraserver.builders.helm_values import (
 from ultraserver.builders.node_termination import QUEUE_URL_KEY, handler_values
 from ultraserver.config.settings import ReleaseSettings
 from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_CRD, DRA_DRIVER_NAMESPACE, DeviceMode
-from ultraserver.facts.pins import charts, manifests
+from ultraserver.facts.pins import charts, gpu_operator, manifests
 from ultraserver.facts.pins.manifests import CRD_KIND
 from ultraserver.problems import ConfigError, Problem
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
@@ -33,7 +33,7 @@ class ChartTarget:
     """Where and under which name a chart is installed."""
 
     chart: str
-    """Catalog name of the chart (see ultraserver.charts)."""
+    """Catalog name of the chart (see ultraserver.facts.pins.charts)."""
     release_name: str
     """Helm release name (fixed, so object names match the upstream docs)."""
     namespace: str
@@ -90,6 +90,7 @@ def release_values(target: ChartTarget, base: Mapping[str, Any], settings: Relea
     return deep_merge(base, settings.values)
 
 
+@checked_component
 class ChartRelease(pulumi.ComponentResource):
     """A helm.v3.Release of a pinned chart; subclasses only choose the type token, chart and base values."""
 
@@ -173,7 +174,7 @@ MODE_MOVED = {
 """Where the device-mode string an earlier release took went."""
 
 GPU_OPERATOR_RELEASE = ChartTarget(
-    charts.GPU_OPERATOR, "gpu-operator", "gpu-operator", True, disable_openapi_validation=True
+    charts.GPU_OPERATOR, "gpu-operator", gpu_operator.NAMESPACE, True, disable_openapi_validation=True
 )
 # The DRA driver keeps its pre-0.4 release name (charts.LEGACY_DRA_DRIVER_NAME): a release named differently would be a
 # second installation, and pulumi-kubernetes replaces a Release only when `name` or `namespace` changes (a new chart,

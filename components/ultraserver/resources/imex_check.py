@@ -8,6 +8,7 @@ from typing import Any
 
 import pulumi
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.imex_check import ImexCheckArgs, job_args
 from ultraserver.builders.nvbandwidth_job import compute_domain_args, mpijob_manifest
 from ultraserver.resources.check_namespace import check_namespace
@@ -16,6 +17,7 @@ from ultraserver.resources.device_claims import claim_template_resource
 from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 
+@checked_component
 class ImexCheck(pulumi.ComponentResource):
     """ComputeDomain + nvbandwidth MPIJob per UltraServer; depend on the MPI operator and the DRA driver."""
 

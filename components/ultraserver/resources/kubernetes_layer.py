@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ultraserver import clock
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.kueue import KueueArgs
 from ultraserver.builders.layer_parts import LayerParts, layer_parts
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
@@ -21,7 +22,6 @@ from ultraserver.config.settings import KubernetesSettings, Settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.problems import ConfigError, Described, Problem, blocking
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.dranet import Dranet, DranetArgs
 from ultraserver.resources.drift_check import DriftCheck
 from ultraserver.resources.efa_check import EfaCheck
@@ -182,6 +182,7 @@ def unmanaged_namespaces(settings: KubernetesSettings, parts: LayerParts, kueue:
     return sorted({*kueue.unmanaged_namespaces, *own_namespaces(settings, parts)} - queued)
 
 
+@checked_component
 class KubernetesLayer(pulumi.ComponentResource):
     """Installs the node software GB200 UltraServers need, in dependency order, plus the optional IMEX check."""
 
@@ -264,9 +265,9 @@ class KubernetesLayer(pulumi.ComponentResource):
             # Kueue also picks up a job CRD installed after it starts, but only when it next polls for the API
             # (kubernetes-sigs/kueue#2574, since v0.8); until then its MPIJob webhook is not there to suspend a new
             # MPIJob. Installing it after the MPI operator's CRD closes that window for the checks' MPIJobs.
-            self.kueue = Kueue(
-                f"{name}-kueue", kueue_args, child(*base, *([self.mpi_operator] if self.mpi_operator else []))
-            )
+            # Its ServiceMonitor (values enablePrometheus) needs the Prometheus Operator's CRDs: after the stack too.
+            after = [*([self.mpi_operator] if self.mpi_operator else []), *monitored]
+            self.kueue = Kueue(f"{name}-kueue", kueue_args, child(*base, *after))
             # A queued job needs Kueue's webhooks (they suspend it until admission) and its ClusterQueue.
             queued = [self.kueue.release, self.kueue.cluster_queue]
         self.node_termination_handler = None

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.kueue import (
     CLUSTER_QUEUE_NAME,
     FLAVOR_NAME,
@@ -77,6 +78,7 @@ class KueueRelease(ChartRelease):
         )
 
 
+@checked_component
 class Kueue(pulumi.ComponentResource):
     """Kueue with the stack's GB200 topology and GPU quota; jobs wait for `release` and their LocalQueue."""
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.facts.pins import manifests
 from ultraserver.facts.pins.manifests import PinnedManifest
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.pinned_manifest import PinnedManifestArgs, PinnedManifestGroup
 
@@ -28,6 +28,7 @@ class MpiOperatorArgs:
     """Where the manifest is read instead of GitHub (PinnedManifestArgs.mirror); empty reads the pinned URL."""
 
 
+@checked_component
 class MpiOperator(pulumi.ComponentResource):
     """MPI Operator (MPIJob kubeflow.org/v2beta1), which runs the IMEX nvbandwidth check."""
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pulumi
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.nccl_check import NAMESPACE, NcclJobArgs, mpijob_manifest
 from ultraserver.resources.check_namespace import check_namespace
 from ultraserver.resources.compute_domain import ComputeDomain
@@ -14,6 +15,7 @@ from ultraserver.resources.device_claims import claim_template_resource
 from ultraserver.resources.replaced_resource import replaced_custom_resource
 
 
+@checked_component
 class NcclCheck(pulumi.ComponentResource):
     """Namespace (+ LocalQueue) and, per UltraServer, ComputeDomain, device claim template (DRA mode) and MPIJob."""
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.arguments import checked, checked_component, moved_into
 from ultraserver.builders.egress import EgressPlan, egress_plan
 from ultraserver.config.network_model import NetworkSettings
 from ultraserver.config.network_rules import network_problems
 from ultraserver.config.subnets import SubnetPlan
 from ultraserver.problems import ERROR, Problem
-from ultraserver.resources.arguments import checked, moved_into
 
 
 def subnet_tags(cluster_name: str, kind: str) -> dict[str, str]:
@@ -86,6 +86,7 @@ class NetworkArgs:
         return [p for p in network_problems(self.settings, "NetworkArgs.settings") if p.level == ERROR]
 
 
+@checked_component
 class Network(pulumi.ComponentResource):
     """A new or existing VPC with EKS-tagged subnets and the EFA security group."""
 

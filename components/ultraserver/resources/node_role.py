@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.facts.aws.permissions import NODE_POLICY_ARNS
-from ultraserver.resources.arguments import checked
 
 
 def assume_role_policy() -> dict:
@@ -37,6 +37,7 @@ class NodeRoleArgs:
     """Tags for the role."""
 
 
+@checked_component
 class NodeRole(pulumi.ComponentResource):
     """An EC2 node role with the minimal EKS worker and ECR policies attached."""
 

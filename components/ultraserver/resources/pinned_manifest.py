@@ -18,9 +18,9 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.manifests import digest_problem, documents, source
 from ultraserver.facts.pins.manifests import PinnedManifest
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.child_options import child_options
 
 Fetch = Callable[[str], "bytes | None"]
@@ -84,6 +84,7 @@ def retaining(kinds: tuple[str, ...]) -> pulumi.ResourceTransform:
     return transform
 
 
+@checked_component
 class PinnedManifestGroup(pulumi.ComponentResource):
     """The objects of one pinned upstream manifest, applied server-side once its digest is checked."""
 

@@ -8,6 +8,7 @@ from datetime import datetime
 import pulumi
 
 from ultraserver import clock
+from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.layer_parts import reclaim_drain_args
 from ultraserver.builders.node_termination import handler_unscoped_actions
 from ultraserver.builders.reclaim_drain import DRAIN_READS, drain_aws_statements
@@ -20,7 +21,6 @@ from ultraserver.config.views import gpu_ip_needs, needs_termination_handler, no
 from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.aws.aws_ids import STACK
 from ultraserver.resources.alerts import Alerts, AlertsArgs
-from ultraserver.resources.arguments import checked
 from ultraserver.resources.cluster import Cluster, ClusterArgs
 from ultraserver.resources.event_queue import EventQueue, EventQueueArgs
 from ultraserver.resources.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
@@ -39,6 +39,7 @@ class PlatformArgs:
     """Clock for the Capacity Block windows (which block is current, which scheduled actions lie ahead); UTC now."""
 
 
+@checked_component
 class Platform(pulumi.ComponentResource):
     """Everything one stack declares, wired in dependency order."""
 
@@ -83,6 +84,7 @@ class Platform(pulumi.ComponentResource):
                 private_subnet_ids=self.network.private_subnet_ids,
                 public_subnet_ids=self.network.public_subnet_ids,
                 kubernetes_version=s.cluster.kubernetes_version,
+                control_plane_tier=s.control_plane_tier,
                 public_access_cidrs=s.cluster.public_access_cidrs,
                 public_endpoint_from_anywhere=s.cluster.allow_public_endpoint_from_anywhere,
                 admin_principal_arns=s.cluster.admin_principal_arns,

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ultraserver.arguments import checked_component
 from ultraserver.builders.reclaim_drain import ReclaimDrainArgs, check_rbac_manifests, drain_manifests
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.script_cron_job import declare_cron_job
 
 
+@checked_component
 class ReclaimDrain(pulumi.ComponentResource):
     """Namespace, the drain's RBAC (nodes, pods, evictions, budgets, Kueue; MPIJobs in the check namespaces), the
     script's and the blocks' ConfigMaps and the CronJob. ``opts`` should depend on the checks (their namespaces)."""

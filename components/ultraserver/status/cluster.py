@@ -120,15 +120,13 @@ def read_cluster(
     once = ReadOnce(reader)  # a check job spanning groups (EFA) is listed once
     try:
         nodes = once.nodes()
-        published = published_counts(once.resource_slices()) if any(g.node_devices for g in groups) else {}
+        published = published_counts(once.resource_slices()) if any(g.mode.dra for g in groups) else {}
         runs = {g.name: newest_runs(once, checks.get(g.name, ())) for g in groups}
     except ClusterError as err:
         return None, str(err)
     sides = {
         g.name: replace(
-            cluster_side(
-                nodes, g.name, g.gpus_per_node, g.efa_devices, published if g.node_devices is not None else None
-            ),
+            cluster_side(nodes, g.name, g.gpus_per_node, g.efa_devices, published if g.mode.dra else None),
             check_runs=runs[g.name],
             spares=spare_view(nodes, g.name, g.gpus_per_node, now),
         )

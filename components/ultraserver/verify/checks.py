@@ -12,6 +12,7 @@ from typing import Any
 
 from ultraserver.facts.hardware.devices import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL
+from ultraserver.facts.pins import gpu_operator
 from ultraserver.verify.acceptance import stack_acceptance
 from ultraserver.verify.clients import ClusterError, ClusterReader, ReadOnce
 from ultraserver.verify.expect import StackExpectation
@@ -49,7 +50,7 @@ def planned_checks(expected: StackExpectation) -> list[tuple[str, str]]:
     pairs = [(CLUSTER, DEVICE_CLASSES)]
     for group in expected.groups:
         pairs.append((group.name, FLEET if group.fleet else NODE_FACTS))
-        if group.node_devices is not None:
+        if group.mode.dra:
             pairs.append((group.name, RESOURCE_SLICES))
         for index, _ in enumerate(group.nvlink_jobs, start=1):
             pairs.append((group.name if len(group.nvlink_jobs) == 1 else f"{group.name}#{index}", NVLINK))
@@ -69,12 +70,16 @@ def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_onl
         problem = api_problem("nodes", err)
         return [Verdict(u, c, NOT_JUDGED, (problem,)) for u, c in planned_checks(expected)]
     plugin_pods = _read(lambda: reader.pods(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR))
+    operands = expected.gpu_operands
+    operand_pods = (
+        _read(lambda: reader.pods(expected.gpu_operator_namespace, gpu_operator.OPERAND_SELECTOR)) if operands else None
+    )
     verdicts = [device_class_verdict(expected.device_classes, _read(reader.device_classes))]
-    dra_groups = [g for g in expected.groups if g.node_devices is not None]
+    dra_groups = [g for g in expected.groups if g.mode.dra]
     slices = _read(reader.resource_slices) if dra_groups else []
     for group in expected.groups:
-        verdicts.extend(node_fact_verdicts(group, nodes, plugin_pods))
-        if group.node_devices is not None:
+        verdicts.extend(node_fact_verdicts(group, nodes, plugin_pods, operand_pods, operands))
+        if group.mode.dra:
             verdicts.append(resource_slice_verdict(group, nodes, slices))
     if not node_facts_only:
         verdicts.extend(nvlink_verdicts(reader, expected, nodes))

@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from ultraserver.config.files import load_yaml
 from ultraserver.problems import ConfigError
+from ultraserver.verify.exec_plugin import ExecPluginSilent, check_exec_plugin, merged
 
 KUBERNETES_CLIENT_REQUIREMENT = "kubernetes>=31,<36"
 T = TypeVar("T")
@@ -45,6 +46,12 @@ class Node:
     """spec.providerID; on EC2 aws:///<zone>/<instance id>."""
     annotations: Mapping[str, str] = field(default_factory=dict)
     """metadata.annotations (the spares controller's notes: facts/kubernetes/spares.py)."""
+    unschedulable: bool = False
+    """spec.unschedulable: cordoned (kubectl cordon, a drain), so no new pod lands on it."""
+    taints: tuple[tuple[str, str, str], ...] = ()
+    """spec.taints as (key, value, effect)."""
+    pressure: tuple[str, ...] = ()
+    """The node conditions other than Ready that are True (MemoryPressure, DiskPressure, PIDPressure, ...)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,15 @@ class ReadOnce:
         return self._once(("resourceSlices",), self._reader.resource_slices)
 
 
+def _pressure(conditions: Any) -> tuple[str, ...]:
+    """The conditions other than Ready that hold (True): a node under them evicts pods and takes no new ones."""
+    return tuple(sorted(c.type for c in conditions or [] if c.type != "Ready" and c.status == "True"))
+
+
+def _taints(spec: Any) -> tuple[tuple[str, str, str], ...]:
+    return tuple((t.key, t.value or "", t.effect) for t in getattr(spec, "taints", None) or [])
+
+
 def _ready(conditions: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in conditions or [])
 
@@ -168,6 +184,9 @@ class KubernetesReader:
                 ready_changed=_ready_changed(n.status.conditions),
                 provider_id=getattr(getattr(n, "spec", None), "provider_id", None) or "",
                 annotations=dict(n.metadata.annotations or {}),
+                unschedulable=bool(getattr(getattr(n, "spec", None), "unschedulable", False)),
+                taints=_taints(getattr(n, "spec", None)),
+                pressure=_pressure(n.status.conditions),
             )
             for n in items
         ]
@@ -283,7 +302,9 @@ def connect(kubeconfig: str | None) -> KubernetesReader:
         ) from None
     try:
         if os.path.isfile(kubeconfig):
-            load_yaml(Path(kubeconfig), "--kubeconfig", pulumi=False)  # bounded and UTF-8 before the client reads it
+            # Bounded and UTF-8 before the client reads it.
+            document = load_yaml(Path(kubeconfig), "--kubeconfig", pulumi=False)
+            _answers(document, f"kubeconfig {kubeconfig}", Path(kubeconfig).parent)
             client = kubernetes.config.new_client_from_config(config_file=kubeconfig)
             describe = f"kubeconfig {kubeconfig}"
         else:
@@ -293,6 +314,7 @@ def connect(kubeconfig: str | None) -> KubernetesReader:
                     f"kubeconfig: {kubeconfig!r} is neither an existing file nor a kubeconfig document; write it "
                     "with `pulumi stack output kubeconfig --show-secrets > kubeconfig` and pass --kubeconfig kubeconfig"
                 )
+            _answers(document, "the given kubeconfig")
             client = kubernetes.config.new_client_from_config_dict(document)
             describe = "the given kubeconfig"
     except KubeconfigError:
@@ -303,6 +325,14 @@ def connect(kubeconfig: str | None) -> KubernetesReader:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise KubeconfigError(f"kubeconfig {kubeconfig!r} is not usable: {first}") from None
     return KubernetesReader(kubernetes.client.CoreV1Api(client), kubernetes.client.CustomObjectsApi(client), describe)
+
+
+def _answers(document: Any, where: str, directory: Path | None = None) -> None:
+    """KubeconfigError when the current context's exec plugin gives no credentials in time (verify/exec_plugin.py)."""
+    try:
+        check_exec_plugin(document, where, directory)
+    except ExecPluginSilent as silent:
+        raise KubeconfigError(str(silent)) from None
 
 
 def _connect_files(listed: str, chosen: str) -> KubernetesReader:
@@ -318,9 +348,12 @@ def _connect_files(listed: str, chosen: str) -> KubernetesReader:
     import kubernetes
 
     try:
-        for path in files:
-            load_yaml(Path(path), "$KUBECONFIG", pulumi=False)  # bounded and UTF-8 before the client reads it
+        # Bounded and UTF-8 before the client reads them.
+        documents = [load_yaml(Path(path), "$KUBECONFIG", pulumi=False) for path in files]
+        _answers(merged(documents), f"kubeconfig {chosen}")
         client = kubernetes.config.new_client_from_config(config_file=os.pathsep.join(files))
+    except KubeconfigError:
+        raise
     except ConfigError as err:
         raise KubeconfigError(str(err)) from None
     except Exception as err:  # noqa: BLE001 -- malformed kubeconfig: one line, no traceback

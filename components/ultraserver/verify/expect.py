@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ultraserver.builders.efa_check import efa_check_args
 from ultraserver.builders.expected_nodes import NodeGroupExpectation, node_group_expectations
+from ultraserver.builders.helm_values import deep_merge, gpu_operator_values
 from ultraserver.builders.imex_check import imex_check_args
 from ultraserver.builders.nccl_check import NAMESPACE as NCCL_NAMESPACE
 from ultraserver.builders.nccl_check import nccl_check_args
@@ -13,6 +16,8 @@ from ultraserver.config.settings import Settings
 from ultraserver.config.views import device_mode
 from ultraserver.facts.hardware import devices
 from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_DEVICE_CLASSES, DRA_DRIVER_NAMESPACE
+from ultraserver.facts.kubernetes.scheduling import system_node_labels
+from ultraserver.facts.pins import gpu_operator
 
 
 @dataclass(frozen=True)
@@ -36,11 +41,25 @@ class StackExpectation:
     """(UltraServer, MPIJob) of each NCCL check run; empty when ncclCheck is off."""
     nccl_namespace: str = NCCL_NAMESPACE
     nccl_min_bus_bandwidth_gbytes: float = 0.0
+    gpu_operator_namespace: str = gpu_operator.NAMESPACE
+    gpu_operands: tuple[str, ...] = tuple(gpu_operator.OPERAND_APPS.values())
+    """The `app` label of each GPU Operator operand the stack enables: one Running, Ready pod of each per GPU node."""
 
 
 def dra_device_classes(mode: str) -> tuple[str, ...]:
     """The DeviceClasses DRA mode adds: GPUs (the DRA driver) and EFA devices (DRANET)."""
     return (devices.GPU_DEVICE_CLASS, devices.EFA_DEVICE_CLASS) if mode == devices.DRA else ()
+
+
+def gpu_operands(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The operands the GPU Operator runs on every GPU node with these values over the toolkit's (the chart enables
+    each by default)."""
+    merged = deep_merge(gpu_operator_values(system_node_labels()), values)
+    return tuple(
+        app
+        for section, app in gpu_operator.OPERAND_APPS.items()
+        if (merged.get(section) or {}).get("enabled", section in gpu_operator.DEFAULT_ON) is not False
+    )
 
 
 def expectation(settings: Settings) -> StackExpectation:
@@ -63,4 +82,6 @@ def expectation(settings: Settings) -> StackExpectation:
         nccl_jobs=tuple((j.name.removeprefix("nccl-"), j.name) for j in nccl),
         nccl_min_bus_bandwidth_gbytes=nccl[0].min_bus_bandwidth_gbytes if nccl else 0.0,
         nvlink_threshold_gbps=check.threshold_gbps if check else 0.0,
+        gpu_operator_namespace=settings.kubernetes.gpu_operator.namespace or gpu_operator.NAMESPACE,
+        gpu_operands=gpu_operands(settings.kubernetes.gpu_operator.values),
     )

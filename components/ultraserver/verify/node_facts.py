@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from ultraserver.facts.hardware.devices import DRA_DRIVER_NAMESPACE, KUBELET_PLUGIN_SELECTOR
-from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
+from ultraserver.facts.kubernetes.scheduling import (
+    CLIQUE_LABEL,
+    EFA_RESOURCE,
+    GPU_PRESENT_LABEL,
+    GPU_RESOURCE,
+    GPU_TAINT_EFFECT,
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    ULTRASERVER_LABEL,
+)
+from ultraserver.facts.pins import gpu_operator
 from ultraserver.facts.pins.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME
 from ultraserver.problems import Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
@@ -54,13 +65,90 @@ def _allocatable_problems(node: Node, group: NodeGroupExpectation) -> list[Probl
     return found
 
 
-def node_problems(node: Node, group: NodeGroupExpectation, plugin_nodes: set[str] | None) -> list[Problem]:
-    """Everything wrong with one GPU node; `plugin_nodes` None when the plugin pods could not be read."""
+def _scheduling_problems(node: Node) -> list[Problem]:
+    """A Ready GPU node that still takes no GPU job, or takes any pod: cordoned, under pressure, without the GPU taint
+    or without GPU Feature Discovery's label (facts/kubernetes/scheduling.py)."""
     found: list[Problem] = []
     where = f"node {node.name}"
+    if node.unschedulable:
+        found.append(
+            Problem(
+                f"{where} cordoned",
+                "spec.unschedulable true",
+                "schedulable: a cordoned node takes no new pod, so a job sized for the UltraServer stays Pending",
+                f"kubectl uncordon {node.name} once whoever cordoned it is done (a drain, a repair)",
+            )
+        )
+    if not any(key == GPU_TAINT_KEY and effect == GPU_TAINT_EFFECT for key, _, effect in node.taints):
+        found.append(
+            Problem(
+                f"{where} taint {GPU_TAINT_KEY}",
+                None,
+                f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}, registered by the launch template's kubelet "
+                "flags: without it any pod lands on the GPU node",
+                f"kubectl taint nodes {node.name} {GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}; check the "
+                "node's launch template (--register-with-taints)",
+            )
+        )
+    for condition in node.pressure:
+        found.append(
+            Problem(
+                f"{where} {condition}",
+                "True",
+                "False: under pressure the kubelet evicts pods and the node takes no new ones",
+                f"kubectl describe node {node.name}; free the resource or replace the node",
+            )
+        )
+    if node.labels.get(GPU_PRESENT_LABEL) != "true":
+        found.append(
+            Problem(
+                f"{where} label {GPU_PRESENT_LABEL}",
+                node.labels.get(GPU_PRESENT_LABEL),
+                "true, set by GPU Feature Discovery: the GPU Operator's operands and GPU DaemonSets select it",
+                "check the GPU Operator's gpu-feature-discovery and node-feature-discovery pods on the node",
+            )
+        )
+    return found
+
+
+def _operand_problems(node: Node, operands: Mapping[str, set[str]] | None, expected: Sequence[str]) -> list[Problem]:
+    """The GPU Operator's operands that have no Running, Ready pod on the node."""
+    if operands is None:
+        return []
+    missing = [app for app in expected if app not in operands.get(node.name, set())]
+    if not missing:
+        return []
+    return [
+        Problem(
+            f"node {node.name} GPU Operator operands",
+            f"no running and ready pod of {', '.join(missing)}",
+            f"one ready pod of each operand on every GPU node ({', '.join(expected)})",
+            f"kubectl -n {gpu_operator.NAMESPACE} get pods -o wide --field-selector spec.nodeName={node.name}; "
+            "check the ClusterPolicy's state (kubectl get clusterpolicy)",
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class NodePods:
+    """The pods the node checks look for on each GPU node, as read from the cluster."""
+
+    plugin_nodes: set[str] | None = None
+    """The nodes with a Running, Ready DRA kubelet-plugin pod; None when the pods could not be read."""
+    operands: Mapping[str, set[str]] | None = None
+    """Node -> the `app` of each GPU Operator operand Running and Ready on it; None when not read."""
+    expected_operands: Sequence[str] = ()
+
+
+def node_problems(node: Node, group: NodeGroupExpectation, seen: NodePods) -> list[Problem]:
+    """Everything wrong with one GPU node."""
+    found: list[Problem] = []
+    where = f"node {node.name}"
+    plugin_nodes = seen.plugin_nodes
     if not node.ready:
         found.append(Problem(where, "NotReady", "Ready", f"kubectl describe node {node.name}"))
-    if group.node_devices is None:
+    found += _scheduling_problems(node) + _operand_problems(node, seen.operands, seen.expected_operands)
+    if not group.mode.dra:
         found.extend(_allocatable_problems(node, group))
     clique = node.labels.get(CLIQUE_LABEL, "")
     if not clique:
@@ -103,7 +191,7 @@ def _describe_nodes(nodes: list[Node], group: NodeGroupExpectation, cliques: Ite
 
 
 def _single_ultraserver(
-    group: NodeGroupExpectation, nodes: list[Node], plugin_nodes: set[str] | None, extra: list[Problem]
+    group: NodeGroupExpectation, nodes: list[Node], seen: NodePods, extra: list[Problem]
 ) -> Verdict:
     found = list(extra)
     cliques = [n.labels[CLIQUE_LABEL] for n in nodes if n.labels.get(CLIQUE_LABEL)]
@@ -126,13 +214,11 @@ def _single_ultraserver(
             )
         )
     for node in nodes:
-        found.extend(node_problems(node, group, plugin_nodes))
+        found.extend(node_problems(node, group, seen))
     return Verdict(group.name, NODE_FACTS, _describe_nodes(nodes, group, cliques), tuple(found))
 
 
-def _fleet(
-    group: NodeGroupExpectation, nodes: list[Node], plugin_nodes: set[str] | None, extra: list[Problem]
-) -> list[Verdict]:
+def _fleet(group: NodeGroupExpectation, nodes: list[Node], seen: NodePods, extra: list[Problem]) -> list[Verdict]:
     by_clique: dict[str, list[Node]] = defaultdict(list)
     for node in nodes:
         by_clique[node.labels.get(CLIQUE_LABEL, "")].append(node)
@@ -149,7 +235,7 @@ def _fleet(
                 )
             )
         for node in members:
-            found.extend(node_problems(node, group, plugin_nodes))
+            found.extend(node_problems(node, group, seen))
         name = f"{group.name}/{clique or 'no-clique'}"
         verdicts.append(
             Verdict(name, NODE_FACTS, _describe_nodes(members, group, [clique] if clique else []), tuple(found))
@@ -186,9 +272,14 @@ def _fleet_problems(group: NodeGroupExpectation, nodes: list[Node], cliques: lis
 
 
 def node_fact_verdicts(
-    group: NodeGroupExpectation, all_nodes: list[Node], plugin_pods: list[Pod] | ClusterError
+    group: NodeGroupExpectation,
+    all_nodes: list[Node],
+    plugin_pods: list[Pod] | ClusterError,
+    operand_pods: list[Pod] | ClusterError | None = None,
+    expected_operands: Sequence[str] = (),
 ) -> list[Verdict]:
-    """Node facts of one node group: per UltraServer (per clique in a grouped fleet)."""
+    """Node facts of one node group: per UltraServer (per clique in a grouped fleet). ``operand_pods``: the GPU
+    Operator's operand pods (None: not judged), each of ``expected_operands`` (their `app` label) due on every node."""
     nodes = sorted((n for n in all_nodes if n.labels.get(ULTRASERVER_LABEL) == group.name), key=lambda n: n.name)
     extra: list[Problem] = []
     plugin_nodes: set[str] | None = None
@@ -196,9 +287,18 @@ def node_fact_verdicts(
         extra.append(api_problem("DRA kubelet plugin pods", plugin_pods))
     else:
         plugin_nodes = {p.node_name for p in plugin_pods if p.phase == "Running" and p.ready}
+    operands: dict[str, set[str]] | None = None
+    if isinstance(operand_pods, ClusterError):
+        extra.append(api_problem("GPU Operator operand pods", operand_pods))
+    elif operand_pods is not None:
+        operands = {}
+        for pod in operand_pods:
+            if pod.phase == "Running" and pod.ready:
+                operands.setdefault(pod.node_name, set()).add(pod.labels.get(gpu_operator.APP_LABEL, ""))
+    seen = NodePods(plugin_nodes, operands, tuple(expected_operands))
     if group.fleet:
-        return _fleet(group, nodes, plugin_nodes, extra)
-    return [_single_ultraserver(group, nodes, plugin_nodes, extra)]
+        return _fleet(group, nodes, seen, extra)
+    return [_single_ultraserver(group, nodes, seen, extra)]
 
 
 def device_class_verdict(expected: Iterable[str], present: list[str] | ClusterError) -> Verdict:

@@ -115,7 +115,6 @@ def resource_slice_verdict(
 ) -> Verdict:
     """The group's GPU nodes each publish the GPUs and paired EFA devices its layout gives."""
     expected = group.node_devices
-    assert expected is not None, "only DRA-mode groups have a ResourceSlice check"
     if isinstance(slices, ClusterError):
         return Verdict(group.name, RESOURCE_SLICES, "ResourceSlices not readable", (api_problem("slices", slices),))
     members = sorted(n.name for n in nodes if n.labels.get(ULTRASERVER_LABEL) == group.name)

@@ -131,7 +131,16 @@ TAG_VALUE = Limit(
 )
 # Same page: "The aws: prefix is reserved for AWS use. You can't edit or delete a tag's key or value when the tag
 # has a tag key with the aws: prefix."
+# EC2 User Guide, "Tag restrictions" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-
+# restrictions, read 2026-11-28): "Tag keys and values can't start with aws:" (UNVERIFIED against the live page here;
+# the tag editor's page above says the same of keys).
 RESERVED_TAG_PREFIX = "aws:"
+ROLE_SESSION_NAME_PATTERN = r"[A-Za-z0-9_+=,.@-]{2,64}"
+r"""STS AssumeRole RoleSessionName: "Length Constraints: Minimum length of 2. Maximum length of 64. Pattern:
+[\w+=,.@-]*" (https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRole.html, read 2026-11-28)."""
+EXTERNAL_ID_PATTERN = r"[A-Za-z0-9_+=,.@:/-]{2,1224}"
+r"""STS AssumeRole ExternalId: "Length Constraints: Minimum length of 2. Maximum length of 1224. Pattern:
+[\w+=,.@:\/-]*" (same page)."""
 MANAGED_NODE_GROUPS_PER_CLUSTER = Limit(
     "EKS managed node groups per cluster",
     30,

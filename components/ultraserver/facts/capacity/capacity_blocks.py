@@ -1,9 +1,10 @@
 """Capacity Blocks for UltraServers: reservation targets, group sizes and the reservation window.
 
 EC2 reclaims an UltraServer block 60 minutes before its end (an instance block 30), so a group scales to 0 at least
-``MIN_DRAIN_MINUTES`` before that reclaim (90 minutes before the end by default): its pods drain while the nodes are
-still paid for and running. EKS's own scale-down of a managed group, 40 minutes before the end, comes 20 minutes after
-an UltraServer block's reclaim has begun and cannot be relied on.
+``MIN_DRAIN_MINUTES`` before that reclaim (65 minutes before the end by default), and the in-cluster drain empties its
+nodes in the 15 minutes before that: 20 paid minutes per block end go unused. EKS's own scale-down of a managed
+group, 40 minutes before the end, comes 20 minutes after an UltraServer block's reclaim has begun and cannot be
+relied on.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from ultraserver.arguments import checked
 from ultraserver.facts.hardware import ultraservers
 from ultraserver.problems import ConfigError, Described, KeyName, Problem, under
 
@@ -37,15 +39,30 @@ RECLAIM_LEAD_MINUTES = {INSTANCE: 30, ULTRASERVER: 60}
 # began, so the toolkit's own scale-down (and drain) must come first.
 EKS_MANAGED_SCALEDOWN_ACTION = "Amazon EKS Node Group Capacity Scaledown Before Reservation End"
 EKS_MANAGED_SCALEDOWN_LEAD = timedelta(minutes=40)
-MIN_DRAIN_MINUTES = 15
-"""Least time between a group's scale-down (when its drain starts) and the reclaim: pods are evicted, a trainer
-checkpoints and the Auto Scaling group terminates the instances (minutes each, EC2 user guide capacity-blocks-launch:
-"it takes several minutes to clean up your instance"). A judgement, not measured."""
-DEFAULT_DRAIN_MINUTES = 30
+# The end of a block, as late as is safe (an 11:30 UTC end shown; every margin counts back from EC2's reclaim):
+#   10:30  reclaim: EC2 begins terminating (60 minutes before the end, above).
+#   10:25  scale-down: the group's scheduled action sets it to 0 (``DEFAULT_DRAIN_MINUTES`` before the reclaim). EC2
+#          Auto Scaling user guide, "Scheduled scaling", Considerations: a scheduled action may run up to two minutes
+#          after its time; the instances then take "several minutes" to terminate (EC2 user guide,
+#          capacity-blocks-launch). Their pods are gone by then, so an instance still shutting down at 10:30 loses
+#          nothing; what EC2 does with one it finds terminating is not documented (UNVERIFIED).
+#   10:20  evict-at: eviction within the PodDisruptionBudgets starts, after the checkpoint window (10 minutes,
+#          ``incluster.drain.CHECKPOINT_GRACE_MINUTES``, a judgement: one checkpoint of a large model to fast storage).
+#   10:10  cut-off: cordon, taint, Kueue hold, reclaim-at and evict-at on every pod, checkpoint request
+#          (``DRAIN_NOTICE_MINUTES`` before the scale-down).
+# Paid time thrown away per block end: cut-off to reclaim, 20 minutes (checkpoint window included; the issue's
+# ceiling). EC2's expiration warning (10 minutes before the reclaim, or 40 minutes before the end by the monitoring
+# page: aws-gb200-facts.md) comes after the cut-off with a correct window and starts the drain when the window is
+# wrong.
+MIN_DRAIN_MINUTES = 5
+"""Least time between a group's scale-down and the reclaim: the scheduled action's lateness (up to 2 minutes) plus
+the start of the instances' termination; the drain itself runs before the scale-down (``DRAIN_NOTICE_MINUTES``)."""
+DEFAULT_DRAIN_MINUTES = 5
 DRAIN_NOTICE_MINUTES = 15
-"""How long before the scale-down the in-cluster drain cuts a block off (cordon, Kueue hold, reclaim time on pods
-and Workloads, checkpoint request) and evicts its pods, so they are gone when the Auto Scaling group terminates the
-instances (incluster/drain.py keeps a copy). A judgement, not measured."""
+"""How long before the scale-down the in-cluster drain cuts a block off (cordon, Kueue hold, reclaim and eviction
+times on pods and Workloads, checkpoint request): the checkpoint window (10 minutes) and 5 minutes of evictions
+within the budgets before what is left is deleted at the scale-down (``incluster/copied_facts.py`` holds a copy). A
+judgement, not measured."""
 DEFAULT_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + DEFAULT_DRAIN_MINUTES
 MIN_SCALE_DOWN_LEAD_MINUTES = RECLAIM_LEAD_MINUTES[ULTRASERVER] + MIN_DRAIN_MINUTES
 MAX_SCALE_DOWN_LEAD_MINUTES = 1440
@@ -93,6 +110,7 @@ def full_size(ultraserver_type: str, ultraserver_count: int, name: KeyName = _ST
     return instances_per_ultraserver(ultraserver_type, name("ultraserverType")) * ultraserver_count
 
 
+@checked()
 @dataclass(frozen=True)
 class ReservationWindow:
     """When a Capacity Block runs, and how long before its end to scale to 0."""
@@ -117,6 +135,7 @@ def reclaim_at(end: datetime, kind: str = ULTRASERVER) -> datetime:
     return end - timedelta(minutes=RECLAIM_LEAD_MINUTES[kind])
 
 
+@checked()
 @dataclass(frozen=True)
 class CapacityBlock:
     """One Capacity Block run of a group: its reservations (one per UltraServer) and when it runs."""

@@ -29,13 +29,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from ultraserver.arguments import checked
 from ultraserver.facts.hardware import efa
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE
 from ultraserver.facts.pins.charts import LEGACY_DRA_DRIVER_NAME, version_at_least
-from ultraserver.problems import ConfigError, Described, Problem
+from ultraserver.problems import Problem
 
 PLUGINS = "plugins"
 DRA = "dra"
@@ -76,32 +77,30 @@ DRA_EXTENDED_RESOURCES = {GPU_RESOURCE: GPU_DEVICE_CLASS}
 the cluster serves resource.k8s.io/v1; aws-dranet 1.0.0 ``templates/deviceclass.yaml`` sets none for EFA."""
 
 
+@checked()
 @dataclass(frozen=True)
 class DeviceMode:
     """The stack's device mode as one value: how its nodes hand GPUs and EFA devices to pods, on its cluster's minor.
     Derived once from the settings (``config.views.device_mode``) and handed whole to everything that depends on it:
     the charts' values, each check's workers and Kueue's quota and DeviceClass mappings."""
 
-    name: str = DEFAULT_MODE
+    name: Literal["plugins", "dra"] = "plugins"
     """PLUGINS or DRA (``kubernetes.devices``)."""
     kubernetes_version: str = eks_versions.DEFAULT_TEXT
     """The cluster's Kubernetes minor (``cluster.kubernetes_version``)."""
 
-    def __post_init__(self) -> None:
-        problems = []
-        if not isinstance(self.name, str) or self.name not in MODES:
-            problems.append(Problem("DeviceMode.name", Described(repr(self.name)), " or ".join(MODES), "pick one"))
-        if not isinstance(self.kubernetes_version, str) or not eks_versions.is_minor(self.kubernetes_version):
-            problems.append(
-                Problem(
-                    "DeviceMode.kubernetes_version",
-                    Described(repr(self.kubernetes_version)),
-                    "a Kubernetes minor such as 1.35",
-                    "give the cluster's minor as a string",
-                )
+    def problems(self) -> list[Problem]:
+        """A Kubernetes version that is no minor."""
+        if eks_versions.is_minor(self.kubernetes_version):
+            return []
+        return [
+            Problem(
+                "DeviceMode.kubernetes_version",
+                self.kubernetes_version,
+                "a Kubernetes minor such as 1.35",
+                "give the cluster's minor",
             )
-        if problems:
-            raise ConfigError(problems)
+        ]
 
     @property
     def dra(self) -> bool:
@@ -162,6 +161,7 @@ def gpus_per_node(instance_type: str) -> int:
     return gpus
 
 
+@checked()
 @dataclass(frozen=True)
 class NodeDevices:
     """What one node offers through DRA: its GPUs and, per GPU, the EFA devices of its card group."""

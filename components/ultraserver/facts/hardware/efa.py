@@ -30,7 +30,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ultraserver.problems import ConfigError, Described, Problem
+from ultraserver.arguments import checked
+from ultraserver.problems import ConfigError, Described, Problem, call_problems
 
 PRESETS = ("one-per-nci-group", "all-odd-cards", "maximum")
 INTERFACE_TYPES = ("interface", "efa", "efa-only")
@@ -40,6 +41,7 @@ ENA_TYPES = frozenset({"interface", "efa"})
 CUSTOM_KEYS = ("networkCardIndex", "deviceIndex", "interfaceType")
 
 
+@checked()
 @dataclass(frozen=True)
 class EfaInterface:
     """One launch-template network interface: a card, a device index on it and an interface type."""
@@ -283,6 +285,19 @@ def _primary_problems(interfaces: Sequence[EfaInterface], key: str) -> list[Prob
 
 def summarize_layout(instance_type: str, interfaces: Sequence[EfaInterface]) -> LayoutSummary:
     """EFA devices, ENA interfaces and bandwidth of a layout on one node."""
+    problems = call_problems(
+        "summarize_layout",
+        {
+            "instance_type": (instance_type, lambda v: isinstance(v, str), "an instance type name"),
+            "interfaces": (
+                interfaces,
+                lambda v: isinstance(v, (list, tuple)) and all(isinstance(i, EfaInterface) for i in v),
+                "a list of EfaInterface",
+            ),
+        },
+    )
+    if problems:
+        raise ConfigError(problems)
     facts = instance_facts(instance_type)
     bandwidth = {card["index"]: card["bandwidth_gbps"] for card in facts["cards"]}
     efa_cards = {i.network_card_index for i in interfaces if i.interface_type in EFA_TYPES}

@@ -62,6 +62,18 @@ def architecture(instance_type: str) -> str:
     return "arm64" if "g" in match["attributes"] else "x86_64"
 
 
+ACCELERATED_FAMILIES = ("p", "g", "gr", "trn", "inf", "dl", "f", "vt")
+"""Instance families of EC2's accelerated computing types: GPUs (P, G, Gr), Trainium, Inferentia, Gaudi (DL), FPGAs
+(F) and video transcoders (VT) (EC2 Instance Types guide, "Specifications for Amazon EC2 accelerated computing
+instances", https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html; checked 2026-11-28)."""
+
+
+def accelerated(instance_type: str) -> bool:
+    """Whether an instance type is of an accelerated computing family (a GPU type among them)."""
+    family = re.match(r"[a-z]+", instance_type)
+    return family is not None and family.group() in ACCELERATED_FAMILIES
+
+
 def instance_store_disks(instance_type: str) -> int | None:
     """Instance-store NVMe disks of a catalog type; None when the catalog does not know the type."""
     if instance_type not in efa.supported_instance_types():

@@ -47,7 +47,11 @@ class UltraServerType:
 TYPES: dict[str, UltraServerType] = {
     t.name: t for t in (UltraServerType("u-p6e-gb200x36", nodes=9), UltraServerType("u-p6e-gb200x72", nodes=18))
 }
-assert tuple(TYPES) == get_args(UltraServerTypeName)
+if tuple(TYPES) != get_args(UltraServerTypeName):
+    raise RuntimeError(
+        f"facts/hardware/ultraservers.py: TYPES names {', '.join(TYPES)} but UltraServerTypeName lists "
+        f"{', '.join(get_args(UltraServerTypeName))}: name each UltraServer type in both, in the same order"
+    )
 DEFAULT_TYPE: UltraServerTypeName = "u-p6e-gb200x72"
 NodeGroupMode = Literal["managed", "self-managed"]
 """How a group of UltraServer nodes is run: an EKS managed node group or a self-managed Auto Scaling group."""
@@ -63,6 +67,3 @@ NVLINK_THRESHOLD_GBPS = 700.0
 not measured here."""
 NODE_INSTANCE_TYPES: tuple[str, ...] = tuple(dict.fromkeys(t.instance_type for t in TYPES.values()))
 """The instance types UltraServer nodes run on: what the policy pack takes for a GPU node group."""
-(NODE_INSTANCE_TYPE,) = NODE_INSTANCE_TYPES
-"""The one instance type of every UltraServer type's nodes, which Kueue's flavor selects nodes by (a type of
-another instance type needs a flavor of its own)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from ultraserver.facts.pins.charts import version_tuple
 
@@ -145,3 +145,12 @@ def at_floor(version: str) -> bool:
 def supported(versions: tuple[str, ...], on: date) -> list[str]:
     """The versions of a list at or above the floor that EKS offers on a date."""
     return [v for v in versions if at_floor(v) and offered(v, on)]
+
+
+def offered_span(versions: tuple[str, ...]) -> tuple[date, date] | None:
+    """The first and last day EKS offers any version of a list at or above the floor (the calendar above)."""
+    rows = [r for v in versions if at_floor(v) and (r := eks_version(v)) is not None and r.released is not None]
+    ends = [r.end_of_extended_support for r in rows if r.end_of_extended_support is not None]
+    if not rows or not ends:
+        return None
+    return min(r.released for r in rows if r.released is not None), max(ends) - timedelta(days=1)

@@ -31,7 +31,7 @@ class NewestFound:
 
 MPI_OPERATOR = "mpi-operator"
 KUBERNETES = "Kubernetes"
-"""The set entry of the newest Kubernetes minor the toolkit allows (the default minor's entry is named apart)."""
+"""The set entries of the Kubernetes minors the toolkit allows (the default's is named "Kubernetes (default)")."""
 AMI_ENTRY = f"{ami.AMI_TYPE} (driver {ami.NVIDIA_DRIVER})"
 
 

@@ -153,12 +153,10 @@ def status(entry: VersionEntry, on: date) -> str:
 def _kubernetes_entries() -> list[VersionEntry]:
     home = "facts/kubernetes/eks_versions.py"
     found = []
-    newest = list(ami.RELEASE_VERSIONS)[-1]
     for minor in ami.RELEASE_VERSIONS:
         row = eks_versions.eks_version(minor)
         read = "EKS user guide kubernetes-versions" if row and row.verified else "third-party copies (unverified)"
         name = f"{KUBERNETES} (default)" if minor == eks_versions.DEFAULT_TEXT else KUBERNETES
-        # The newest minor allowed carries the re-check of newer minors EKS lists.
         found.append(
             VersionEntry(
                 "kubernetes",
@@ -167,7 +165,7 @@ def _kubernetes_entries() -> list[VersionEntry]:
                 read,
                 CHECKED,
                 home,
-                newest=NEWEST_FOUND[KUBERNETES] if minor == newest else None,
+                newest=NEWEST_FOUND[KUBERNETES],
             )
         )
     return found

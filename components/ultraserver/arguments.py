@@ -1,9 +1,11 @@
-"""Component arguments checked against their own annotations where a program hands them in.
+"""Public arguments checked against their own annotations where a program hands them in.
 
 A dataclass does not check the types of its fields, and Pulumi takes a string where a list is expected as a list of
-one-character strings: a program's wrong type would be declared, or fail deep inside with a traceback. A
-component's Args class is declared ``@checked(...)``: an unknown or missing argument, a wrong type and the class's
-own ``problems()`` raise one ``ConfigError`` naming the argument, before anything is declared.
+one-character strings: a program's wrong type would be declared, or fail deep inside with a traceback. Every public
+dataclass (a component's Args, and the facts a program hands in: EFA interfaces, blocks, devices) is declared
+``@checked(...)``: an unknown or missing argument, a wrong type and the class's own ``problems()`` raise one
+``ConfigError`` naming the argument, before anything is declared. Pulumi is read only when an annotation names it
+(``pulumi.Input``, ``pulumi.Output``), so the facts that use this do not load it.
 """
 
 from __future__ import annotations
@@ -11,12 +13,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import sys
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
-
-import pulumi
 
 from ultraserver.problems import ConfigError, Described, Problem
 
@@ -42,7 +43,7 @@ def _words(hint: Any) -> str:
         return f"a list of {_plural(args[0])}" if args else "a list"
     if origin in (dict, typing.get_origin(typing.Mapping[int, int])):
         return f"a mapping of {_plural(args[0])} to {_plural(args[1])}" if args else "a mapping"
-    if hint is pulumi.Output or origin is pulumi.Output:
+    if _is_output(hint) or _is_output(origin):
         return "an Output"
     return _WORDS.get(hint, getattr(hint, "__name__", str(hint)))
 
@@ -72,6 +73,11 @@ def _fits_plain(value: Any, hint: Any) -> bool:
     return isinstance(value, hint)
 
 
+def _is_output(hint: Any) -> bool:
+    """Whether a hint is Pulumi's Output (without importing Pulumi)."""
+    return getattr(hint, "__name__", None) == "Output" and getattr(hint, "__module__", "").startswith("pulumi")
+
+
 def fits(value: Any, hint: Any) -> bool:
     """Whether ``value`` is of the annotated type (items of lists and mappings included)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
@@ -81,8 +87,8 @@ def fits(value: Any, hint: Any) -> bool:
         return any(fits(value, a) for a in args)
     if origin is typing.Literal:
         return value in args
-    if hint is pulumi.Output or origin is pulumi.Output:
-        return isinstance(value, pulumi.Output)
+    if _is_output(hint) or _is_output(origin):
+        return isinstance(value, hint if origin is None else origin)
     if origin is Awaitable:
         return isinstance(value, Awaitable)
     items = _fits_items(value, origin, args)
@@ -92,10 +98,13 @@ def fits(value: Any, hint: Any) -> bool:
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    """The annotations of an Args class, resolved once (``pulumi.Input`` refers to ``Output`` and ``T`` by name)."""
+def _hints(cls: type, annotated: Any = None) -> dict[str, Any]:
+    """The annotations of an Args class (or of ``annotated``, a component's __init__), resolved once per class
+    (``pulumi.Input`` refers to ``Output`` and ``T`` by name)."""
     if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls, localns={"Output": pulumi.Output, "T": Any})
+        pulumi = sys.modules.get("pulumi")  # loaded by the module of any class whose annotations name it
+        output = {"Output": pulumi.Output} if pulumi is not None else {}
+        _HINTS[cls] = typing.get_type_hints(annotated or cls, localns={**output, "T": Any})
     return _HINTS[cls]
 
 
@@ -171,3 +180,39 @@ def checked(moved: Mapping[str, str] | None = None) -> Callable[[type[Args]], ty
         return cls
 
     return wrap
+
+
+def checked_component(cls: type[Args]) -> type[Args]:
+    """Check how a program calls a component (``Network("net", NetworkArgs(...), opts)``): a missing, extra or
+    misplaced argument, or one of another type (``opts`` as a dict), raises one ConfigError naming it, where Pulumi
+    would end the program with a TypeError."""
+    init = cls.__init__
+    signature = inspect.signature(init)
+    name = cls.__name__
+
+    @functools.wraps(init)
+    def __init__(*call: Any, **kwargs: Any) -> None:
+        hints = _hints(cls, init)
+        try:
+            bound = signature.bind(*call, **kwargs)
+        except TypeError as error:
+            known = ", ".join(p for p in signature.parameters if p != "self")
+            raise ConfigError(
+                Problem(name, Described(str(error)), f"the arguments {known}", f"call {name}({known})")
+            ) from None
+        problems = [
+            Problem(
+                f"{name}.{key}",
+                Described(f"{type(value).__name__} {value!r}"[:80]),
+                _words(hints[key]),
+                f"pass {key} as {_words(hints[key])} ({name}({', '.join(p for p in hints if p != 'return')}))",
+            )
+            for key, value in list(bound.arguments.items())[1:]
+            if key in hints and not fits(value, hints[key])
+        ]
+        if problems:
+            raise ConfigError(problems)
+        init(*call, **kwargs)
+
+    setattr(cls, "__init__", __init__)  # noqa: B010 - mypy refuses assigning a method
+    return cls
