@@ -13,4 +13,6 @@ FAULT_SUMMARIES = {
     "socket": "NCCL falls back to TCP sockets",
     "missing-node": "a GPU node is missing at the block's start",
     "reclaim": "EC2's reclaim notice arrives while a job runs",
+    "node-fails": "a node of a running job goes NotReady: a spare of its UltraServer takes over, or the loss is "
+    "reported",
 }

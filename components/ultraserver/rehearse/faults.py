@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ultraserver.problems import Problem
+from ultraserver.rehearse import node_failure
 from ultraserver.rehearse.catalogue import FAULT_SUMMARIES
 from ultraserver.rehearse.cluster import Cluster, GpuNode
 from ultraserver.rehearse.jobs import RunFaults, place
@@ -102,6 +103,12 @@ def _missing(cluster: Cluster, runs: RunFaults) -> Injected:
     return Injected("missing-node", what, node.name, runs, node.group.name)
 
 
+def _node_fails(cluster: Cluster, runs: RunFaults) -> Injected:
+    group = cluster.gpu_nodes[0].group.name
+    what = f"a node of job train on {group} goes NotReady while the job runs (replayed by the node failure stage)"
+    return Injected("node-fails", what, group, runs, group)
+
+
 @dataclass(frozen=True)
 class Fault:
     """One entry of the catalogue."""
@@ -143,6 +150,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("socket", _socket, _needs_efa),
     Fault("missing-node", _missing),
     Fault("reclaim", _reclaim, _needs_drain),
+    Fault("node-fails", _node_fails, lambda cluster: node_failure.needs(cluster.objects)),
 )
 assert [f.name for f in CATALOGUE] == list(FAULT_SUMMARIES)
 FAULTS = {fault.name: fault for fault in CATALOGUE}

@@ -71,6 +71,8 @@ class Job:
     """The node label of the required topology level (the NVLink clique)."""
     tolerations: list[dict[str, Any]]
     """The pod set's tolerations and the flavor's."""
+    selector: dict[str, str] = field(default_factory=dict)
+    """The pod set's nodeSelector (TAS leaves out nodes it does not match: scheduling_simulator_default.go 81-91)."""
     pods: dict[str, str] = field(default_factory=dict)
     """Pod name -> node, of the pods running now."""
     unhealthy: list[str] = field(default_factory=list)
@@ -101,12 +103,16 @@ class Cluster:
     def _domain(self, node: str, level: str) -> str:
         return ((self.nodes.get(node) or {}).get("metadata", {}).get("labels") or {}).get(level, "")
 
+    def _selects(self, job: Job, node: str) -> bool:
+        labels = (self.nodes[node].get("metadata") or {}).get("labels") or {}
+        return all(labels.get(k) == v for k, v in job.selector.items())
+
     def admit(self, job: Job, now: datetime) -> bool:
         """Place a job with no pods in the fitting domain with the fewest free nodes (TAS BestFit); False if none."""
         used = self._used()
         free: dict[str, list[str]] = {}
         for name, node in sorted(self.nodes.items()):
-            if name not in used and placeable(node, job.tolerations):
+            if name not in used and placeable(node, job.tolerations) and self._selects(job, name):
                 free.setdefault(self._domain(name, job.level), []).append(name)
         fits = sorted((len(v), k) for k, v in free.items() if k and len(v) >= job.count)
         if not fits:
@@ -168,6 +174,7 @@ class Cluster:
             for name, node in sorted(self.nodes.items())
             if name not in used
             and placeable(node, job.tolerations)
+            and self._selects(job, name)
             and (not domain or self._domain(name, job.level) == domain)
         ]
         if not candidates:

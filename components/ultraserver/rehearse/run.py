@@ -28,7 +28,7 @@ from ultraserver.offline.engine import Plan, run_plan
 from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
-from ultraserver.rehearse import jobs
+from ultraserver.rehearse import jobs, node_failure
 from ultraserver.rehearse.acceptance import acceptance_stage
 from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
@@ -69,7 +69,10 @@ class Rehearsal:
         return "\n".join(s.output for s in self.stages if s.code)
 
     def detected(self, injected: Injected) -> bool:
-        """Whether a failing stage names the fault's node, or its node group when the fault is the group's."""
+        """Whether a failing stage names the fault's node, or its node group when the fault is the group's; a
+        node-fails fault is the toolkit's response to judge: its stage reports on the group whatever the outcome."""
+        if injected.fault == "node-fails":
+            return any(s.name == "node failure" and injected.group in s.output for s in self.stages)
         failures = self.failures
         return injected.subject in failures or bool(injected.group and injected.group in failures)
 
@@ -236,6 +239,8 @@ def rehearse(
         if accepted is not None:
             result.stages.append(target.timed(accepted))
         result.stages += _drain(target, cluster, Path(directory) / "drain-account", moment)
+        if any(i.fault == "node-fails" for i in result.injected):
+            result.stages.append(node_failure.failure_stage(cluster, moment, stack))
         result.in_cluster = list(target.seen)
     return result
 
