@@ -1,5 +1,5 @@
-"""A GPU group's node image: an EKS AMI release of the cluster's minor or a custom AMI with its release, and the
-release against the known-bad list (``facts/pins/known_bad.py``).
+"""A GPU group's node image: an EKS AMI release of the cluster's version or a custom AMI with its release, and
+not on the known-bad list (``facts/pins/known_bad.py``).
 
 An AMI release that panics the kernel on the cluster's minor is refused. A release whose NVIDIA driver is on a
 branch that breaks GPUDirect RDMA over EFA is refused when the group's nodes have EFA interfaces (EFA then carries
@@ -86,3 +86,44 @@ def _driver_problems(key: str, value: str, release_date: str) -> list[Problem]:
             "toolkit's pin",
         )
     ]
+
+
+def amis(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> list[Problem]:
+    """An EKS AMI release of the cluster's version, or a custom AMI with its release; none in the future."""
+    found = []
+    if g.ami_release:
+        found += [p for p in [ami.release_problem(g.ami_release, today, f"{at}.amiRelease")] if p]
+    if g.ami_release and not g.ami_id:
+        pin = ami.default_release_version(version)
+        found.append(
+            Problem(
+                f"{at}.amiRelease",
+                g.ami_release,
+                "amiRelease only with amiId (a custom AMI)",
+                f"pin the EKS AMI with releaseVersion (e.g. {pin or ami.EXAMPLE_RELEASE}) and remove amiRelease",
+            )
+        )
+    if g.ami_id and not g.ami_release:
+        found.append(
+            Problem(
+                f"{at}.amiId",
+                g.ami_id,
+                "a pinned AMI together with amiRelease",
+                "set amiRelease to the AMI's release (v20251103 or later) so the NVIDIA driver can be checked",
+            )
+        )
+    custom = g.ami_id or g.ami_release
+    if custom and "release_version" in g.model_fields_set:
+        found.append(
+            Problem(
+                f"{at}.releaseVersion",
+                g.release_version,
+                "releaseVersion only with the EKS AMI (not with amiId/amiRelease)",
+                "remove releaseVersion, or remove amiId and amiRelease",
+            )
+        )
+    elif g.release_version:
+        found += [
+            p for p in [ami.release_version_problem(g.release_version, version, today, f"{at}.releaseVersion")] if p
+        ]
+    return found
