@@ -74,8 +74,10 @@ def test_drain_step_cordons_annotates_and_evicts_through_the_official_client(ser
     times = ds.timeline(first)
     assert drain_step(client, [first, second], times.cutoff - timedelta(minutes=1), "gb200") == []
     taken = drain_step(client, [first, second], times.cutoff, "gb200")
-    assert {a["kind"] for a in taken} == {"cordon", "hold-queue", "annotate-pod", "evict-pod"}
+    assert {a["kind"] for a in taken} == {"cordon", "hold-queue", "annotate-pod"}  # told; evicted after the window
     assert all(sim.nodes[n]["spec"]["unschedulable"] for n in nodes)
+    window_end = times.cutoff + timedelta(minutes=ds.CHECKPOINT_GRACE_MINUTES)
+    assert {a["kind"] for a in drain_step(client, [first, second], window_end, "gb200")} == {"evict-pod"}
     assert sim.running_on(nodes) == []
     # Every GB200 node is ending: Kueue admits nothing more.
     assert sim.queue["spec"]["stopPolicy"] == "Hold"
