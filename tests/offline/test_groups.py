@@ -77,7 +77,7 @@ def test_gb200_x72_rows(shipped_plan) -> None:  # type: ignore[no-untyped-def]
     assert view.row("min/desired/max at block start") == "0 / 18 / 18 (scheduled 2026-12-01T11:30:00Z)"
     assert view.row("AMI") == "EKS AL2023_ARM_64_NVIDIA, release 1.35.6-20260714"
     assert view.row("EFA").startswith("one-per-nci-group: 4 EFA devices, 1 ENA, 1600 Gbps EFA per node")
-    assert "2026-12-15T10:00:00Z desired 0 (capacity-block-end)" in view.row("schedule")
+    assert "2026-12-15T10:25:00Z desired 0 (capacity-block-end)" in view.row("schedule")
     assert view.row("window") == "future: 2026-12-01T11:30Z to 2026-12-15T11:30Z (starts in 8d 8h)"
     assert view.window_states == (FUTURE,)
     assert len(view.interfaces) == 5
@@ -130,8 +130,10 @@ def test_resource_group_and_no_window(shipped_plan) -> None:  # type: ignore[no-
     by_name = {v.name: v for v in views(shipped_plan("gb200-multi"), "gb200-multi", BEFORE)}
     assert by_name["gb200-multi-fleet"].row("reservation").startswith("resource group arn:aws:resource-groups:")
     assert by_name["gb200-multi-nvl72-3"].row("reservation") == "cr-0c00000000000000c"
-    assert by_name["gb200-multi-nvl72-3"].row("window") == "none given (no scheduled scaling)"
-    assert by_name["gb200-multi-nvl72-3"].row("min/desired/max now") == "0 / 18 / 18"
+    # Every shipped group has a window now; a group the stack gives none reads as such.
+    windowless = {v.name: v for v in group_views(shipped_plan("gb200-multi"), {}, BEFORE)}
+    assert windowless["gb200-multi-nvl72-3"].row("window") == "none given (no scheduled scaling)"
+    assert by_name["gb200-multi-nvl72-3"].row("min/desired/max now") == "0 / 0 / 18"  # before its block
 
 
 def test_several_blocks_each_get_a_row(shipped_plan) -> None:  # type: ignore[no-untyped-def]
@@ -184,13 +186,14 @@ def test_a_renewed_group_shows_every_window_its_current_block_and_the_next_switc
         {"capacityReservationIds": [rid], "start": start.isoformat(), "end": (start + timedelta(days=14)).isoformat()}
         for rid, start in (("cr-0aaaaaaaaaaaaaaaa", first), ("cr-0bbbbbbbbbbbbbbbb", first + timedelta(days=14)))
     ]
+    group["handover"] = "switch"  # one node group switched between blocks (standby is the default)
     settings = parse_settings(config, today=first.date())
     now = first + timedelta(days=2)
     plan = record(lambda: Platform("ultraserver", PlatformArgs(settings=settings, now=now)))
     (view,) = group_views(plan, windows_by_group(settings), now, block_lines(settings, now))
     assert view.row("reservation") == "cr-0aaaaaaaaaaaaaaaa"
     assert view.row("capacity block") == (
-        "block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between 2026-12-15 10:10Z and "
+        "block 1 of 2 (cr-0aaaaaaaaaaaaaaaa) active; next switch: run `pulumi up` between 2026-12-15 10:35Z and "
         "2026-12-15 11:30Z"
     )
     assert view.row("window 1").startswith("active: 2026-12-01T11:30Z") and view.row("window 2").startswith("future")

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ultraserver.cli.exits import exit_codes
-from ultraserver.config.fields import REGION_ALLOWED, REGION_FIX
 from ultraserver.facts.aws import aws_ids
+from ultraserver.facts.hardware.instances import REGION_ALLOWED, REGION_FIX
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import ami
 

@@ -31,7 +31,7 @@ from ultraserver import clock
 from ultraserver.config.files import SECRET_PLACEHOLDER
 from ultraserver.facts.aws import aws_ids
 from ultraserver.facts.capacity import capacity_blocks
-from ultraserver.facts.hardware import efa, instances
+from ultraserver.facts.hardware import efa
 from ultraserver.facts.hardware.ultraservers import MAX_NODES
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.pins import ami
@@ -63,14 +63,6 @@ def pattern(regex: str, allowed: str, *, empty: bool = False, secret: bool = Fal
         return core_schema.no_info_wrap_validator_function(_unless_secret, checked) if secret else checked
 
     return GetPydanticSchema(schema)
-
-
-REGION_ALLOWED = "an AWS region name such as us-east-1"
-REGION_FIX = (
-    "use your Capacity Block's region: P6e-GB200 is offered in "
-    + ", ".join(z for zones in instances.OFFERED_ZONES.values() for z in zones)
-    + " (a Local Zone of us-east-1); `aws ec2 describe-regions` lists every region"
-)
 
 
 def _unless_secret(value: Any, checked: Callable[[Any], Any]) -> Any:

@@ -27,11 +27,12 @@ from ultraserver.config.check_model import (
     NcclCheckSettings,
 )
 from ultraserver.config.cluster_model import AddonSettings, ClusterSettings, SystemNodeGroupSettings
-from ultraserver.config.fields import PROJECT, REGION_ALLOWED, REGION_FIX, pattern
+from ultraserver.config.fields import PROJECT, pattern
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.kubernetes_model import KubernetesSettings
 from ultraserver.config.network_model import NetworkSettings
 from ultraserver.facts.aws import aws_ids, control_plane
+from ultraserver.facts.hardware.instances import REGION_ALLOWED, REGION_FIX
 from ultraserver.facts.pins import ami
 
 SECTIONS = (

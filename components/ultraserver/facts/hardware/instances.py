@@ -28,6 +28,14 @@ Blocks", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-lau
 AWS adds zones over time: a group in another zone sets ``zoneNotInCatalog: true`` and preflight asks EC2
 (DescribeInstanceTypeOfferings, LocationType availability-zone) whether the zone offers the type."""
 
+REGION_ALLOWED = "an AWS region name such as us-east-1"
+"""What a stack's region (or AWS_REGION, --region) must be; REGION_FIX points at where the instances are offered."""
+REGION_FIX = (
+    "use your Capacity Block's region: P6e-GB200 is offered in "
+    + ", ".join(z for zones in OFFERED_ZONES.values() for z in zones)
+    + " (a Local Zone of us-east-1); `aws ec2 describe-regions` lists every region"
+)
+
 RAID10_MIN_DISKS = 4
 """nodeadm's setup-local-disks exits 1 for raid10 with fewer than 4 disks
 (awslabs/amazon-eks-ami templates/al2023/runtime/bin/setup-local-disks)."""
