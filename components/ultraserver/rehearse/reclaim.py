@@ -83,6 +83,7 @@ def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> l
                     "slices": [
                         {
                             "domainCount": len(nodes),
+                            "podCounts": {"universal": 1},  # one pod per node (required by Kueue 0.19.2's CRD)
                             "valuesPerLevel": [
                                 {"universal": nodes[0].group.name},
                                 {"universal": nodes[0].clique},
