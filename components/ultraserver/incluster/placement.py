@@ -54,7 +54,7 @@ def evictable(pod: dict[str, Any], budgets: list[list[Any]]) -> bool:
     return True
 
 
-def _last_level(assignment: dict[str, Any]) -> set[str]:
+def assignment_nodes(assignment: dict[str, Any]) -> set[str]:
     """The values of a topology assignment's last level (the node: the Topology ends at the hostname level), in
     Kueue's v1beta1 shape (``domains[].values``) or v1beta2's (``slices[].valuesPerLevel``, a ``universal`` value or
     ``individual`` prefix + roots + suffix); kueue 0.19.2 config/components/crd/bases/kueue.x-k8s.io_workloads.yaml."""
@@ -75,5 +75,5 @@ def workload_nodes(workload: dict[str, Any]) -> set[str]:
     admission = (workload.get("status") or {}).get("admission") or {}
     names: set[str] = set()
     for assignment in admission.get("podSetAssignments") or []:
-        names |= _last_level(assignment.get("topologyAssignment") or {})
+        names |= assignment_nodes(assignment.get("topologyAssignment") or {})
     return names

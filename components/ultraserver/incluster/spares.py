@@ -46,6 +46,7 @@ try:
         SYSTEMIC_FRACTION,
     )
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+    from ultraserver.incluster.placement import assignment_nodes
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from copied_facts import (  # type: ignore[no-redef]
         ACTIVE,
@@ -66,6 +67,7 @@ except ImportError:  # in the cluster: the mounted directory is on sys.path
         SYSTEMIC_FRACTION,
     )
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+    from placement import assignment_nodes  # type: ignore[no-redef]
 
 REPORT_HOURS = 1
 """A used spare is a finding for this long after its promotion: published once, then it leaves the drain's exit
@@ -158,27 +160,13 @@ def role(node: dict[str, Any]) -> str:
     return _labels(node).get(ROLE_LABEL, "")
 
 
-def _last_level(assignment: dict[str, Any]) -> set[str]:
-    """The node names of a Kueue topology assignment, v1beta1 (``domains``) or v1beta2 (``slices``) shape."""
-    names: set[str] = set()
-    for domain in assignment.get("domains") or []:
-        names.update((domain.get("values") or [])[-1:])
-    for piece in assignment.get("slices") or []:
-        level = (piece.get("valuesPerLevel") or [{}])[-1]
-        if level.get("universal"):
-            names.add(level["universal"])
-        each = level.get("individual") or {}
-        names.update(f"{each.get('prefix') or ''}{root}{each.get('suffix') or ''}" for root in each.get("roots") or [])
-    return names
-
-
 def workloads_on(workloads: list[dict[str, Any]], node: str) -> list[str]:
     """namespace/name of each Kueue Workload whose admission placed a pod on ``node``."""
     found = []
     for workload in workloads:
         admission = (workload.get("status") or {}).get("admission") or {}
         for assignment in admission.get("podSetAssignments") or []:
-            if node in _last_level(assignment.get("topologyAssignment") or {}):
+            if node in assignment_nodes(assignment.get("topologyAssignment") or {}):
                 found.append(f"{_meta(workload).get('namespace')}/{_meta(workload)['name']}")
                 break
     return found
