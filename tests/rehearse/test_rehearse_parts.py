@@ -83,11 +83,13 @@ def test_every_gpu_node_runs_the_plugins_of_the_plans_device_mode(stack: str, pl
     moment = default_moment(expectation(settings))
     cluster, _ = build(settings, stack_plan(ROOT, stack, settings, moment), moment, [])
     pods = plugin_pods(cluster, cluster.releases)
+    operands = set(expectation(settings).gpu_operands)  # what the stack's ClusterPolicy deploys on each GPU node
     for node in cluster.gpu_nodes:
-        on_node = [p for p in pods if p["spec"]["nodeName"] == node.name]
-        instances = {p["metadata"]["labels"].get(INSTANCE_LABEL) for p in on_node} - {None}
-        assert instances == plugins
-        assert len(on_node) == len(plugins) + 1  # and the DRA driver's kubelet plugin
+        on_node = [p["metadata"]["labels"] for p in pods if p["spec"]["nodeName"] == node.name]
+        owners = {labels.get(INSTANCE_LABEL) or labels.get("app.kubernetes.io/managed-by") for labels in on_node}
+        assert owners - {None} == plugins
+        assert {labels.get("app") for labels in on_node if labels.get("app.kubernetes.io/managed-by")} == operands
+        assert len(on_node) == len(plugins) - 1 + len(operands) + 1  # and the DRA driver's kubelet plugin
 
 
 def test_the_drift_check_runs_with_the_expected_groups_its_cronjob_carries() -> None:

@@ -403,6 +403,7 @@ def test_a_program_hands_the_layer_settings_and_wiring_only() -> None:
         "depends_on",
         "termination_queue_url",
         "warning_queue_url",
+        "alert_topic_arn",  # the platform's topic the drain pages (an output, not a setting)
         "mpi_operator",
         "now",
     ]
