@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from helpers.stacks import ROOT
+from ultraserver.facts.capacity.capacity_blocks import DEFAULT_SCALE_DOWN_LEAD_MINUTES
 
 PACKAGE = ROOT / "components" / "ultraserver"
 SITE = Path(sysconfig.get_paths()["purelib"])
@@ -227,7 +228,7 @@ def test_the_checks_catch_what_is_gone(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("example", "problem"),
     [
-        ("ReservationWindow(start, end, scale_down_lead_minutes=60)", "defaults to 90"),
+        ("ReservationWindow(start, end, scale_down_lead_minutes=60)", f"defaults to {DEFAULT_SCALE_DOWN_LEAD_MINUTES}"),
         ("GpuNodeGroupSettings(name='a', mode2='managed')", "takes no mode2"),
         ("GpuNodeGroupSettings(name='a', mode='managed')", ""),
     ],

@@ -1,5 +1,5 @@
 """What Kubernetes and Kueue v0.19.2 do to a running whole-UltraServer job when one of its nodes fails, as a rehearsal
-replays it minute by minute beside the toolkit's spares controller (``builders/spares_script.py``).
+replays it minute by minute beside the toolkit's spares controller (``incluster/spares.py``).
 
 Each step follows the upstream code it names (kubernetes-sigs/kueue at tag v0.19.2, commit 8eab6877; docs/health.md
 quotes the lines):
