@@ -127,8 +127,9 @@ def test_an_eviction_under_a_budget_at_zero_is_refused_and_retried(monkeypatch: 
     drain = stage(rehearsal, "drain")
     assert "evict pod" not in drain.output and "was evicted" not in drain.output, drain.output
     assert "cordoned node" in drain.output
-    # Nothing was taken off the nodes, so the reclaim fault is not named: the rehearsal fails on it.
-    assert rehearsal.code == 1 and "NOT DETECTED" in format_rehearsal(rehearsal)
+    # The refused evictions are left for the next run (not counted as done); the reclaim fault itself is named by
+    # the notice every pod gets (evict-at), which the budget does not block.
+    assert "Fault reclaim" in format_rehearsal(rehearsal)
 
 
 def test_a_pruned_toleration_field_in_the_gpu_operator_values_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
