@@ -7,7 +7,7 @@ import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from helpers.capacity import gpu_nodes
+from helpers.fake_cluster import healthy_cluster
 from helpers.stacks import stack_config
 from ultraserver.config.aws_identity import kubeconfig_identity
 from ultraserver.config.settings import parse_settings
@@ -15,7 +15,7 @@ from ultraserver.facts.capacity.capacity_blocks import MAX_BLOCK_DAYS, Reservati
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL
 from ultraserver.problems import WARNING
 from ultraserver.verify.expect import expectation
-from ultraserver.verify.node_facts import node_problems
+from ultraserver.verify.node_facts import NodePods, node_problems
 
 START = datetime(2026, 12, 1, 11, 30, tzinfo=timezone.utc)
 
@@ -29,11 +29,12 @@ def test_a_capacity_block_one_day_longer_than_aws_sells_is_refused() -> None:
 
 def test_an_all_zero_cluster_uuid_in_the_clique_label_is_a_node_problem() -> None:
     settings = parse_settings(stack_config("gb200-x72"), stack="gb200-x72")
-    [group] = expectation(settings).groups
-    node = gpu_nodes(settings, ready=1, ready_since=START).node_list[0]
-    assert node_problems(node, group, None) == []
+    expected = expectation(settings)
+    [group] = expected.groups
+    node = healthy_cluster(expected, nvlink_nodes=group.nodes).node_list[0]
+    assert node_problems(node, group, NodePods()) == []
     zero = dataclasses.replace(node, labels={**node.labels, CLIQUE_LABEL: "00000000-0000-0000-0000-000000000000.1"})
-    [problem] = node_problems(zero, group, None)
+    [problem] = node_problems(zero, group, NodePods())
     assert problem.key == f"node {node.name} label {CLIQUE_LABEL}" and "non-zero ClusterUUID" in problem.allowed
 
 
