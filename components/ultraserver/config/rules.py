@@ -27,7 +27,7 @@ from ultraserver.config.version_rules import (
     support_window,
     untested_versions,
 )
-from ultraserver.facts.aws import aws_ids, limits
+from ultraserver.facts.aws import aws_ids, limits, network
 from ultraserver.facts.hardware import instances
 from ultraserver.facts.pins.charts import version_at_least
 from ultraserver.problems import Problem
@@ -61,6 +61,19 @@ def public_endpoint(s: Settings, today: date) -> list[Problem]:
                 "merge ranges into larger CIDRs",
             )
         )
+    for index, cidr in enumerate(c.public_access_cidrs):
+        if hidden := network.not_on_the_internet(cidr):
+            found.append(
+                Problem(
+                    f"{at}[{index}]",
+                    cidr,
+                    f"public addresses: {cidr} lies in {hidden}, which the internet never carries, and a public "
+                    "endpoint sees the deployer's public (NAT) address, so this range admits nobody",
+                    "list the public address your office, VPN or runner egresses from (e.g. `curl "
+                    "https://checkip.amazonaws.com`); to reach the API from inside the VPC, set "
+                    "cluster.deployerAccess: in-vpc with deployerCidrs instead",
+                )
+            )
     if c.public_access_cidrs and _covers_internet(c.public_access_cidrs) and not c.allow_public_endpoint_from_anywhere:
         whole = [x for x in c.public_access_cidrs if ipaddress.ip_network(x).prefixlen == 0]
         found.append(
@@ -87,6 +100,17 @@ def admin_principals(s: Settings, today: date) -> list[Problem]:
         for index, arn in enumerate(arns):
             where = f"cluster.{field}[{index}]"
             identity = aws_ids.principal_parts(arn) or (arn,)
+            partition = aws_ids.partition_of(s.region)
+            if partition and identity[0] != partition:
+                found.append(
+                    Problem(
+                        key(s, where),
+                        arn,
+                        f"an ARN of the {partition} partition, the partition of {s.region} (EKS refuses an access "
+                        "entry for a principal of another partition)",
+                        f"write arn:{partition}:iam::... for a principal of this partition's account",
+                    )
+                )
             if identity in seen:
                 found.append(
                     Problem(

@@ -1,0 +1,78 @@
+"""Values the stack file accepted that STS, IAM, EC2 or EKS refuse, or that silently do nothing, refused at plan time
+with the key as written, the bad value, what is allowed and the fix (issue 47, section 1)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import date
+from typing import Any
+
+import pytest
+from helpers.stacks import stack_config
+from ultraserver.config.settings import parse_settings
+from ultraserver.problems import ConfigError
+
+TODAY = date(2026, 11, 23)
+
+
+def refused(change: Any, stack: str = "gb200-x72") -> str:
+    config = copy.deepcopy(stack_config(stack))
+    change(config)
+    with pytest.raises(ConfigError) as info:
+        parse_settings(config, today=TODAY)
+    return "\n".join(str(p) for p in info.value.items)
+
+
+def accepted(change: Any, stack: str = "gb200-x72") -> None:
+    config = copy.deepcopy(stack_config(stack))
+    change(config)
+    parse_settings(config, today=TODAY)
+
+
+def cluster(**values: Any) -> Any:
+    return lambda c: c["ultraserver-eks:cluster"].update(values)
+
+
+@pytest.mark.parametrize("arn", ["arn:aws-cn:iam::123456789012:role/Admin", "arn:aws-us-gov:iam::123456789012:user/a"])
+def test_an_admin_arn_of_another_partition_is_refused(arn: str) -> None:
+    text = refused(cluster(adminPrincipalArns=[arn]))
+    assert "ultraserver-eks:cluster.adminPrincipalArns[0]" in text
+    assert arn in text and "aws partition" in text and "arn:aws:iam::" in text
+
+
+def test_the_region_decides_the_partition() -> None:
+    accepted(cluster(previewPrincipalArns=["arn:aws:iam::123456789012:role/Preview"]))
+
+    def china(c: dict[str, Any]) -> None:
+        c["aws:region"] = "cn-north-1"
+        c["ultraserver-eks:cluster"]["previewPrincipalArns"] = ["arn:aws:iam::123456789012:role/Preview"]
+
+    text = refused(china)
+    assert "ultraserver-eks:cluster.previewPrincipalArns[0]" in text and "aws-cn partition" in text
+
+
+@pytest.mark.parametrize("cidr", ["10.0.0.0/8", "192.168.1.0/24", "100.64.0.0/16", "fd00::/8"])
+def test_a_private_range_in_the_public_endpoint_cidrs_is_refused(cidr: str) -> None:
+    text = refused(cluster(endpointPublicAccessCidrs=["198.18.0.0/24", cidr]))
+    assert "ultraserver-eks:cluster.endpointPublicAccessCidrs[1]" in text and cidr in text
+    assert "admits nobody" in text and "deployerAccess: in-vpc" in text
+
+
+def test_a_public_range_holding_a_private_one_is_not_called_private() -> None:
+    accepted(cluster(endpointPublicAccessCidrs=["8.0.0.0/7"]))
+
+
+def test_in_vpc_without_a_vpc_is_refused_even_with_public_cidrs() -> None:
+    text = refused(cluster(deployerAccess="in-vpc", endpointPublicAccessCidrs=["198.18.0.0/24"]))
+    assert "ultraserver-eks:cluster.deployerAccess" in text and "'in-vpc'" in text and "network.vpcId" in text
+
+
+def test_a_resource_group_of_another_region_is_refused() -> None:
+    def move(c: dict[str, Any]) -> None:
+        groups = c["ultraserver-eks:gpuNodeGroups"]
+        arn = groups[1]["capacityReservationResourceGroupArn"]
+        groups[1]["capacityReservationResourceGroupArn"] = arn.replace(":us-east-1:", ":us-west-2:")
+
+    text = refused(move, "gb200-multi")
+    assert "ultraserver-eks:gpuNodeGroups[1].capacityReservationResourceGroupArn" in text
+    assert "us-west-2" in text and "region us-east-1" in text
