@@ -4,12 +4,16 @@ with the key as written, the bad value, what is allowed and the fix (issue 47, s
 from __future__ import annotations
 
 import copy
+import dataclasses
+import hashlib
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.stacks import stack_config
 from ultraserver.config.settings import parse_settings
+from ultraserver.facts.pins import manifests
 from ultraserver.problems import ConfigError
 
 TODAY = date(2026, 11, 23)
@@ -76,3 +80,34 @@ def test_a_resource_group_of_another_region_is_refused() -> None:
     text = refused(move, "gb200-multi")
     assert "ultraserver-eks:gpuNodeGroups[1].capacityReservationResourceGroupArn" in text
     assert "us-west-2" in text and "region us-east-1" in text
+
+
+def kubernetes(**values: Any) -> Any:
+    return lambda c: c.setdefault("ultraserver-eks:kubernetes", {}).update(values)
+
+
+def test_a_local_manifest_mirror_without_the_pinned_files_is_refused(tmp_path: Path) -> None:
+    (tmp_path / manifests.MPI_OPERATOR.file_name).write_bytes(b"not the pinned file\n")
+    text = refused(kubernetes(manifestMirror=str(tmp_path)))
+    for name in manifests.by_file_name():
+        assert f"{tmp_path}/{name}" in text
+    assert text.count("ultraserver-eks:kubernetes.manifestMirror") == len(manifests.by_file_name())
+    assert "no such file" in text and "has sha256" in text and manifests.MPI_OPERATOR.url in text
+
+
+def test_a_local_manifest_mirror_holding_every_pinned_file_is_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = b"kind: List\n"
+    pin = dataclasses.replace(manifests.MPI_OPERATOR, sha256=hashlib.sha256(data).hexdigest())
+    monkeypatch.setattr(manifests, "by_file_name", lambda: {pin.file_name: pin})
+    (tmp_path / pin.file_name).write_bytes(data)
+    accepted(kubernetes(manifestMirror=str(tmp_path)))
+
+
+def test_the_project_namespace_typed_in_another_case_is_refused() -> None:
+    def shout(c: dict[str, Any]) -> None:
+        c["Ultraserver-EKS:imexCheck"] = {"nodes": 2, "thresholdGbps": 650}
+
+    text = refused(shout)
+    assert "Ultraserver-EKS:imexCheck" in text and "rename it to 'ultraserver-eks:imexCheck'" in text

@@ -7,9 +7,11 @@ Each rule names the stack key as written, the bad value, what is allowed and the
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 
 from ultraserver.config.aws_identity import kubeconfig_identity
 from ultraserver.config.chart_rules import chart_values, release_waits, unread_chart_values
@@ -29,6 +31,7 @@ from ultraserver.config.version_rules import (
 )
 from ultraserver.facts.aws import aws_ids, limits, network
 from ultraserver.facts.hardware import instances
+from ultraserver.facts.pins import manifests
 from ultraserver.facts.pins.charts import version_at_least
 from ultraserver.problems import Problem
 
@@ -305,6 +308,42 @@ def alert_topic(s: Settings, today: date) -> list[Problem]:
     ]
 
 
+def manifest_mirror(s: Settings, today: date) -> list[Problem]:
+    """A local manifestMirror directory holds every pinned manifest under its pinned name, with the pinned digest:
+    `pulumi preview` and `up` read them from there (resources/pinned_manifest.py) and stop at the first one missing.
+    An https:// mirror is not asked: the plan stays offline."""
+    mirror = s.kubernetes.manifest_mirror
+    if not mirror.startswith("/"):
+        return []
+    folder, found = Path(mirror), []
+    for name, pin in sorted(manifests.by_file_name().items()):
+        path = folder / name
+        try:
+            seen = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as err:
+            why = "no such file" if isinstance(err, FileNotFoundError) else err.strerror or type(err).__name__
+            found.append(
+                Problem(
+                    key(s, "kubernetes.manifestMirror"),
+                    mirror,
+                    f"a directory holding every pinned manifest under its pinned name; {path}: {why}",
+                    f"copy {pin.url} to {path} (its sha256 must be {pin.sha256}), or remove manifestMirror to read "
+                    "the pinned URLs",
+                )
+            )
+            continue
+        if seen != pin.sha256:
+            found.append(
+                Problem(
+                    key(s, "kubernetes.manifestMirror"),
+                    mirror,
+                    f"the pinned file: {path} has sha256 {seen}, the pin (facts/pins/manifests.py) is {pin.sha256}",
+                    f"copy the file again from {pin.url}",
+                )
+            )
+    return found
+
+
 def derived_names(s: Settings, today: date) -> list[Problem]:
     """Every physical name the program derives fits its AWS limit."""
     return name_problems(s)
@@ -333,6 +372,7 @@ RULES: tuple[Rule, ...] = (
     dra_driver_forward_only,
     dra_driver_prerequisites,
     alert_topic,
+    manifest_mirror,
     derived_names,
     kubeconfig_identity,
 )
