@@ -111,3 +111,37 @@ def test_the_project_namespace_typed_in_another_case_is_refused() -> None:
 
     text = refused(shout)
     assert "Ultraserver-EKS:imexCheck" in text and "rename it to 'ultraserver-eks:imexCheck'" in text
+
+
+@pytest.mark.parametrize(
+    ("label", "owner"),
+    [("ultraserver.io/ultraserver", "toolkit"), ("nvidia.com/gpu.clique", "GPU Feature Discovery")],
+)
+def test_a_label_the_toolkit_or_gpu_feature_discovery_owns_is_refused(label: str, owner: str) -> None:
+    text = refused(lambda c: c["ultraserver-eks:gpuNodeGroups"][0].update(labels={label: "mine"}))
+    assert f"ultraserver-eks:gpuNodeGroups[0].labels.{label}" in text and "'mine'" in text and owner in text
+
+
+def test_a_label_of_ones_own_is_accepted() -> None:
+    accepted(lambda c: c["ultraserver-eks:gpuNodeGroups"][0].update(labels={"example.com/team": "ml"}))
+
+
+@pytest.mark.parametrize(
+    ("section", "field", "value", "ceiling"),
+    [
+        ("imexCheck", "thresholdGbps", 5000.0, "at most 900 GB/s"),
+        ("ncclCheck", "minBusBandwidthGbytes", 1e6, "at most 900 GB/s"),
+        ("efaCheck", "minBusBandwidthGbps", 1e9, "at most 1600 Gbps"),
+    ],
+)
+def test_a_check_floor_no_run_can_reach_is_refused(section: str, field: str, value: float, ceiling: str) -> None:
+    text = refused(lambda c: c.setdefault(f"ultraserver-eks:{section}", {}).update({field: value}), "gb200-multi")
+    assert f"ultraserver-eks:{section}.{field}: got {value!r}" in text and ceiling in text
+
+
+@pytest.mark.parametrize(
+    ("section", "field", "value"),
+    [("imexCheck", "thresholdGbps", 900.0), ("ncclCheck", "minBusBandwidthGbytes", 850.0)],
+)
+def test_a_floor_at_the_ceiling_is_accepted(section: str, field: str, value: float) -> None:
+    accepted(lambda c: c.setdefault(f"ultraserver-eks:{section}", {}).update({field: value}), "gb200-multi")

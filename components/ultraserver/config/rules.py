@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ultraserver.config.aws_identity import kubeconfig_identity
 from ultraserver.config.chart_rules import chart_values, release_waits, unread_chart_values
+from ultraserver.config.check_model import NcclCheckSettings
 from ultraserver.config.device_rules import device_mode
 from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
@@ -30,7 +31,7 @@ from ultraserver.config.version_rules import (
     untested_versions,
 )
 from ultraserver.facts.aws import aws_ids, limits, network
-from ultraserver.facts.hardware import instances
+from ultraserver.facts.hardware import efa, instances, ultraservers
 from ultraserver.facts.pins import manifests
 from ultraserver.facts.pins.charts import version_at_least
 from ultraserver.problems import Problem
@@ -289,7 +290,33 @@ def checks(s: Settings, today: date) -> list[Problem]:
         found.append(
             Problem(key(s, "efaCheck.nodesPerUltraserver"), e.nodes_per_ultraserver, f"at most {smallest}", "lower it")
         )
-    return found
+    return found + _unreachable_floors(s)
+
+
+def _unreachable_floors(s: Settings) -> list[Problem]:
+    """Check floors no run can reach: above NVLink's per-GPU bandwidth each way (nvbandwidth and NCCL, GB/s), or
+    above a node's EFA bandwidth (the EFA check, Gbps, which the layout caps)."""
+    nvlink, per_gpu = ultraservers.NVLINK_GPU_GBYTES_PER_DIRECTION, "GB/s: NVLink 5's 1.8 TB/s per GPU is 900 each way"
+    nccl_default = NcclCheckSettings.model_fields["min_bus_bandwidth_gbytes"].default
+    floors = [
+        ("imexCheck.thresholdGbps", s.imex_check.threshold_gbps, nvlink, per_gpu, ultraservers.NVLINK_THRESHOLD_GBPS),
+        ("ncclCheck.minBusBandwidthGbytes", s.nccl_check.min_bus_bandwidth_gbytes, nvlink, per_gpu, nccl_default),
+    ]
+    layouts = [efa.summarize_layout(g.instance_type, list(g.efa_interfaces)) for g in s.gpu_node_groups]
+    efa_gbps = max((layout.efa_bandwidth_gbps for layout in layouts), default=0)
+    if s.efa_check.min_bus_bandwidth_gbps is not None and efa_gbps:
+        why = "Gbps: a node's EFA bandwidth in the stack's best layout"
+        floors.append(("efaCheck.minBusBandwidthGbps", s.efa_check.min_bus_bandwidth_gbps, efa_gbps, why, None))
+    return [
+        Problem(
+            key(s, where),
+            value,
+            f"at most {ceiling:g} {why}; a higher floor fails every run",
+            f"lower it (default {default:g})" if default else "lower it, or remove it to take half the EFA bandwidth",
+        )
+        for where, value, ceiling, why, default in floors
+        if value > ceiling
+    ]
 
 
 def alert_topic(s: Settings, today: date) -> list[Problem]:
