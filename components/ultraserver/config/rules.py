@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
+from ultraserver.config.argument_rules import tag_problems
 from ultraserver.config.aws_identity import kubeconfig_identity
 from ultraserver.config.chart_rules import chart_values, release_waits, unread_chart_values
 from ultraserver.config.check_model import NcclCheckSettings
@@ -126,22 +127,8 @@ def admin_principals(s: Settings, today: date) -> list[Problem]:
 
 
 def stack_tags(s: Settings, today: date) -> list[Problem]:
-    """Tags AWS accepts: no aws: prefix, key and value lengths, and the count with the toolkit's own tags."""
-    at, found = key(s, "cluster.tags"), []
-    for name, value in s.cluster.tags.items():
-        if name.lower().startswith(limits.RESERVED_TAG_PREFIX):
-            found.append(Problem(f"{at}.{name}", name, "keys without the reserved aws: prefix", "rename the tag"))
-        if not name:
-            found.append(Problem(f"{at}.{name}", name, "keys of 1 character or more", "name the tag, or drop it"))
-        if value.lower().startswith(limits.RESERVED_TAG_PREFIX):
-            reserved = "values without the reserved aws: prefix (EC2 refuses it in values too)"
-            found.append(Problem(f"{at}.{name}", value, reserved, "change the value"))
-        if limits.over(limits.TAG_KEY, len(name)):
-            found.append(Problem(f"{at}.{name}", name, f"keys up to {limits.TAG_KEY.maximum} characters", "shorten"))
-        if limits.over(limits.TAG_VALUE, len(value)):
-            found.append(
-                Problem(f"{at}.{name}", value, f"values up to {limits.TAG_VALUE.maximum} characters", "shorten")
-            )
+    """Tags AWS accepts (argument_rules.tag_problems), and the count with the toolkit's own tags."""
+    at, found = key(s, "cluster.tags"), tag_problems(s.cluster.tags, key(s, "cluster.tags"))
     room = limits.TAGS_PER_RESOURCE.maximum - len(aws_ids.TOOLKIT_TAG_KEYS)
     if len(s.cluster.tags) > room:
         found.append(
