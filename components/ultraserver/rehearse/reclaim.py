@@ -127,6 +127,15 @@ def _line(action: dict[str, Any]) -> str:
     return f"{kind.replace('-', ' ')} {where}"
 
 
+def _drain_starts(inputs: DrainInputs, at: datetime, cluster: Cluster) -> str:
+    """When each block's drain starts, or started: a cut-off before ``at`` is never named as a coming start."""
+    cutoffs = [(b.ultraserver, timeline(b, cluster.notices).cutoff) for b in inputs.blocks]
+    coming = ", ".join(f"{u} at {iso(t)}" for u, t in cutoffs if t > at)
+    past = ", ".join(f"{u} at {iso(t)}" for u, t in cutoffs if t <= at)
+    parts = [f"the drain starts: {coming}"] if coming else []
+    return "; ".join(parts + ([f"the drain started: {past}, and nothing is left on its nodes"] if past else []))
+
+
 def drain_stage(api: Api, inputs: DrainInputs, at: datetime, cluster: Cluster) -> Stage:
     """One run of the drain at ``at`` through ``api`` (the CronJob's own, ``drain_main.StdlibApi``); it fails when it
     had to take running work off the nodes (evicted or deleted pods), naming the pods, their nodes and the fix."""
@@ -135,8 +144,7 @@ def drain_stage(api: Api, inputs: DrainInputs, at: datetime, cluster: Cluster) -
     failures: list[dict[str, Any]] = []
     actions = run_once(api, list(inputs.blocks), at, inputs.cluster_queue, cluster.notices, failures=failures)
     if not actions and not failures:
-        starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, cluster.notices).cutoff)}" for b in inputs.blocks)
-        return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")
+        return Stage("drain", 0, f"nothing to drain at {iso(at)} ({_drain_starts(inputs, at, cluster)})")
     lines = [_line(a) for a in actions]
     taken = [a for a in actions if a["kind"] in ("evict-pod", "delete-pod")]
     # A pod told its eviction time (evict-at, after its checkpoint window) is taken off as surely as one evicted now.
