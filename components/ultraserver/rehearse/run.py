@@ -69,12 +69,12 @@ class Rehearsal:
         return "\n".join(s.output for s in self.stages if s.code)
 
     def detected(self, injected: Injected) -> bool:
-        """Whether a failing stage names the fault's node, or its node group when the fault is the group's; a
-        node-fails fault is the toolkit's response to judge: its stage reports on the group whatever the outcome."""
+        """Whether a failing stage names the fault's node (a group's name alone does not tell an operator which node
+        to look at); a node-fails fault is the toolkit's response to judge: its stage reports on the group whatever
+        the outcome."""
         if injected.fault == "node-fails":
             return any(s.name == "node failure" and injected.group in s.output for s in self.stages)
-        failures = self.failures
-        return injected.subject in failures or bool(injected.group and injected.group in failures)
+        return injected.subject in self.failures
 
     @property
     def code(self) -> int:
