@@ -25,12 +25,14 @@ from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.incluster import drain_main, drift
 from ultraserver.offline.engine import Plan, run_plan
+from ultraserver.offline.helm_template import release_inputs
 from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs, node_failure
 from ultraserver.rehearse.acceptance import acceptance_stage
 from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
+from ultraserver.rehearse.charted import from_rendered, from_values
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
@@ -116,10 +118,11 @@ def build(settings: Settings, plan: Plan, at: datetime, faults: Sequence[str]) -
     cluster.gpu_nodes = gpu_nodes(settings, expected, registrations(plan.of_type(LAUNCH_TEMPLATE)), at)
     system = settings.system_node_group
     cluster.system_nodes = system_nodes(system.desired_size if system else 0, system_node_labels(), at)
-    cluster.objects += [
-        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}}
-        for name in expected.device_classes
-    ]
+    # What the charts install, by their rules over the plan's values (rehearse/charted.py), never what verify
+    # expects.
+    charted = from_values(release_inputs(plan))
+    cluster.objects += charted.device_class_objects()
+    cluster.kubelet_plugin = charted.kubelet_plugin
     injected, problems = inject(cluster, list(faults))
     if problems:
         raise ConfigError(problems)
@@ -249,11 +252,11 @@ def _serve_all(target: Api, cluster: Cluster, runs: list[jobs.Run], extra: Seque
     """The ``extra`` objects (the charts' and CRDs), then the cluster."""
     if extra:
         target.served.put(extra)
-        # The charts' own DeviceClasses stand where the rehearsal put its stand-ins for them.
-        charted = {o["metadata"]["name"] for o in extra if o["kind"] == "DeviceClass"}
-        cluster.objects = [
-            o for o in cluster.objects if o["kind"] != "DeviceClass" or o["metadata"]["name"] not in charted
-        ]
+        # The rendered charts are the truth: their DeviceClasses replace those derived from the values, and their
+        # kubelet plugin DaemonSet's pod template gives its pods' namespace and labels.
+        rendered = from_rendered(extra)
+        cluster.objects = [o for o in cluster.objects if o["kind"] != "DeviceClass"]
+        cluster.kubelet_plugin = rendered.kubelet_plugin
     return serve(target.served, cluster, runs)
 
 
