@@ -52,7 +52,8 @@ def test_socket_fallback_fails_even_without_a_table() -> None:
 def test_socket_network_is_matched_case_insensitively(network: str) -> None:
     run = parse_nccl_output(nccl_output(busbw=190.0, network=network))
     assert run.uses_socket
-    assert judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings[0][1] == "TCP sockets (NET/Socket) on rank 0 (node w-0)"
+    finding = judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings[0]
+    assert finding[1] == "TCP sockets (NET/Socket) on rank 0 (node w-0)"
 
 
 def test_threshold_is_judged_on_the_largest_message_not_the_average() -> None:
