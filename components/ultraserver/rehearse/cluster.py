@@ -61,9 +61,9 @@ class GpuNode:
     efa_devices: int = -1
     """EFA devices the node shows; -1 for the group's layout."""
 
-    def to_api(self) -> dict[str, Any]:
-        """The Node object, as the kubelet and the device plugins leave it."""
-        labels = {
+    def labels(self) -> dict[str, str]:
+        """The node's labels: its launch template's, the kubelet's and the cloud provider's, and GFD's."""
+        return {
             **self.registration.labels,
             HOSTNAME_LABEL: self.name,
             INSTANCE_TYPE_LABEL: self.instance_type,
@@ -71,6 +71,10 @@ class GpuNode:
             GPU_PRESENT_LABEL: "true",
             CLIQUE_LABEL: self.clique,
         }
+
+    def to_api(self) -> dict[str, Any]:
+        """The Node object, as the kubelet and the device plugins leave it."""
+        labels = self.labels()
         efa = self.group.efa_devices if self.efa_devices < 0 else self.efa_devices
         plugins = {GPU_RESOURCE: str(self.group.gpus_per_node), EFA_RESOURCE: str(efa)}
         allocatable = {} if self.group.mode.dra else plugins

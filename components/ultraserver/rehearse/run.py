@@ -38,6 +38,7 @@ from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
 from ultraserver.rehearse.stage import Stage
+from ultraserver.rehearse.topology import levels_of, topology_stage
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.checks import exit_code, judge_cluster
 from ultraserver.verify.clients import connect
@@ -238,6 +239,8 @@ def rehearse(
         drift = _drift(target, cluster, Path(directory) / "drift-account", moment)
         result.stages += [drift] if drift else []
         result.stages.append(status_stage(kubeconfig, cluster.expected, moment))
+        topology = topology_stage(cluster)
+        result.stages += [topology] if topology else []
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
             result.stages.append(target.timed(accepted))
@@ -280,7 +283,7 @@ def _drain(target: Api, cluster: Cluster, account: Path, moment: datetime) -> li
     if inputs is None:
         return []
     before = len(target.refusals())
-    target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
+    target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment, levels_of(cluster.objects)))
     found = [refusal_stage(target.refusals()[before:])] if len(target.refusals()) > before else []
 
     def run() -> Stage:
