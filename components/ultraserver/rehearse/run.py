@@ -144,11 +144,12 @@ def serve(emulator: Any, cluster: Cluster, runs: list[jobs.Run]) -> list[str]:
     slices = [s for n in cluster.gpu_nodes for s in n.slices()]
     pods = plugin_pods(cluster, cluster.releases)
     launchers = [r.launcher for r in runs if r.launcher is not None]
+    stuck = [w for r in runs for w in r.stuck_workers]
     # Kueue's CRDs come with its chart: its Workloads are listed (empty: no workload is submitted) beside the
     # queues and flavors the plan declares.
     kueue = {o["apiVersion"] for o in cluster.objects if o["apiVersion"].startswith(f"{KUEUE_GROUP}/")}
     emulator.serve(f"{version}/workloads" for version in kueue)
-    emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers])
+    emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers, *stuck])
     for run in runs:
         if run.launcher is not None:
             emulator.set_log(run.namespace, run.launcher["metadata"]["name"], run.log)

@@ -78,7 +78,7 @@ class NcclRun:
     efa_ranks: tuple[str, ...] = ()
     """The ranks (or hosts) whose lines show EFA."""
     socket_hosts: tuple[str, ...] = ()
-    """The nodes named by NCCL's own line prefix on the lines that show the socket transport (the node to look at)."""
+    """The hosts NCCL's own line prefix names on the lines that show the socket transport (where to look)."""
 
 
 def _float(token: str) -> float | None:
@@ -182,8 +182,8 @@ def _network_findings(run: NcclRun) -> list[Finding]:
     if run.uses_socket:
         seen = f"TCP sockets (NET/Socket){_who(run.socket_ranks)}"
         if run.socket_hosts and run.socket_hosts != run.socket_ranks:
-            # The node is what an operator looks at; a rank prefix alone does not say which one.
-            seen += f" (node{'s' if len(run.socket_hosts) > 1 else ''} {', '.join(run.socket_hosts)})"
+            # A rank alone does not say where to look: the host NCCL printed does (the worker's host name).
+            seen += f" (host{'s' if len(run.socket_hosts) > 1 else ''} {', '.join(run.socket_hosts)})"
         if run.uses_efa:
             seen += f"; Libfabric (EFA){_who(run.efa_ranks)}"
         return [("NCCL network", seen, "Libfabric / NET/OFI with the efa provider on every rank", SOCKET_FALLBACK_FIX)]
