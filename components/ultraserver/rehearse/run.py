@@ -25,17 +25,20 @@ from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.incluster import drain_main, drift
 from ultraserver.offline.engine import Plan, run_plan
+from ultraserver.offline.helm_template import release_inputs
 from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs, node_failure
 from ultraserver.rehearse.acceptance import acceptance_stage
 from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
+from ultraserver.rehearse.charted import from_rendered, from_values
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
 from ultraserver.rehearse.stage import Stage
+from ultraserver.rehearse.topology import levels_of, topology_stage
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.checks import exit_code, judge_cluster
 from ultraserver.verify.clients import connect
@@ -69,12 +72,12 @@ class Rehearsal:
         return "\n".join(s.output for s in self.stages if s.code)
 
     def detected(self, injected: Injected) -> bool:
-        """Whether a failing stage names the fault's node, or its node group when the fault is the group's; a
-        node-fails fault is the toolkit's response to judge: its stage reports on the group whatever the outcome."""
+        """Whether a failing stage names the fault's node (a group's name alone does not tell an operator which node
+        to look at); a node-fails fault is the toolkit's response to judge: its stage reports on the group whatever
+        the outcome."""
         if injected.fault == "node-fails":
             return any(s.name == "node failure" and injected.group in s.output for s in self.stages)
-        failures = self.failures
-        return injected.subject in failures or bool(injected.group and injected.group in failures)
+        return injected.subject in self.failures
 
     @property
     def code(self) -> int:
@@ -116,10 +119,11 @@ def build(settings: Settings, plan: Plan, at: datetime, faults: Sequence[str]) -
     cluster.gpu_nodes = gpu_nodes(settings, expected, registrations(plan.of_type(LAUNCH_TEMPLATE)), at)
     system = settings.system_node_group
     cluster.system_nodes = system_nodes(system.desired_size if system else 0, system_node_labels(), at)
-    cluster.objects += [
-        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}}
-        for name in expected.device_classes
-    ]
+    # What the charts install, by their rules over the plan's values (rehearse/charted.py), never what verify
+    # expects.
+    charted = from_values(release_inputs(plan))
+    cluster.objects += charted.device_class_objects()
+    cluster.kubelet_plugin = charted.kubelet_plugin
     injected, problems = inject(cluster, list(faults))
     if problems:
         raise ConfigError(problems)
@@ -140,11 +144,12 @@ def serve(emulator: Any, cluster: Cluster, runs: list[jobs.Run]) -> list[str]:
     slices = [s for n in cluster.gpu_nodes for s in n.slices()]
     pods = plugin_pods(cluster, cluster.releases)
     launchers = [r.launcher for r in runs if r.launcher is not None]
+    stuck = [w for r in runs for w in r.stuck_workers]
     # Kueue's CRDs come with its chart: its Workloads are listed (empty: no workload is submitted) beside the
     # queues and flavors the plan declares.
     kueue = {o["apiVersion"] for o in cluster.objects if o["apiVersion"].startswith(f"{KUEUE_GROUP}/")}
     emulator.serve(f"{version}/workloads" for version in kueue)
-    emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers])
+    emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers, *stuck])
     for run in runs:
         if run.launcher is not None:
             emulator.set_log(run.namespace, run.launcher["metadata"]["name"], run.log)
@@ -235,6 +240,8 @@ def rehearse(
         drift = _drift(target, cluster, Path(directory) / "drift-account", moment)
         result.stages += [drift] if drift else []
         result.stages.append(status_stage(kubeconfig, cluster.expected, moment))
+        topology = topology_stage(cluster)
+        result.stages += [topology] if topology else []
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
             result.stages.append(target.timed(accepted))
@@ -249,11 +256,11 @@ def _serve_all(target: Api, cluster: Cluster, runs: list[jobs.Run], extra: Seque
     """The ``extra`` objects (the charts' and CRDs), then the cluster."""
     if extra:
         target.served.put(extra)
-        # The charts' own DeviceClasses stand where the rehearsal put its stand-ins for them.
-        charted = {o["metadata"]["name"] for o in extra if o["kind"] == "DeviceClass"}
-        cluster.objects = [
-            o for o in cluster.objects if o["kind"] != "DeviceClass" or o["metadata"]["name"] not in charted
-        ]
+        # The rendered charts are the truth: their DeviceClasses replace those derived from the values, and their
+        # kubelet plugin DaemonSet's pod template gives its pods' namespace and labels.
+        rendered = from_rendered(extra)
+        cluster.objects = [o for o in cluster.objects if o["kind"] != "DeviceClass"]
+        cluster.kubelet_plugin = rendered.kubelet_plugin
     return serve(target.served, cluster, runs)
 
 
@@ -277,7 +284,7 @@ def _drain(target: Api, cluster: Cluster, account: Path, moment: datetime) -> li
     if inputs is None:
         return []
     before = len(target.refusals())
-    target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
+    target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment, levels_of(cluster.objects)))
     found = [refusal_stage(target.refusals()[before:])] if len(target.refusals()) > before else []
 
     def run() -> Stage:
