@@ -198,7 +198,7 @@ def stack_plan(project_dir: Path, stack: str, settings: Settings, moment: dateti
         plan = run_plan(project_dir, stack, now=moment)
         if settings.kubernetes.layer == "separate-stack":
             # The Kubernetes objects are declared by the kubernetes-layer/ project of the same stack.
-            plan.resources += run_plan(project_dir / LAYER_PROJECT, stack, now=moment).resources
+            plan = plan.joined(run_plan(project_dir / LAYER_PROJECT, stack, now=moment))
     return plan
 
 
