@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +74,22 @@ def pinned_bytes(pin: PinnedManifest) -> bytes:
     )
 
 
-def manifest_crds(urls: Sequence[str]) -> list[dict[str, Any]]:
+def _served(crd: Mapping[str, Any]) -> set[str]:
+    spec = crd["spec"]
+    return {
+        f"{spec['group']}/{v['name']}/{spec['names']['kind']}" for v in spec.get("versions") or [] if v.get("served")
+    }
+
+
+def manifest_crds(urls: Sequence[str], present: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """The CustomResourceDefinitions of the pinned manifests at ``urls`` (a plan's ``manifests``: what the program
-    applies from its pins)."""
+    applies from its pins), but for a pin whose APIs the CRDs ``present`` already serve (the DRA driver's, which its
+    chart holds at the same git blobs: rehearse/charts.py)."""
     pins = by_file_name()
+    served = set().union(*(_served(c) for c in present if c.get("kind") == "CustomResourceDefinition"))
     found: list[dict[str, Any]] = []
     for url in urls:
         pin = pins.get(url.rsplit("/", 1)[-1])
-        if pin is not None:
+        if pin is not None and not set(pin.serves) <= served:
             found += [d for d in documents(pinned_bytes(pin)) if d.get("kind") == "CustomResourceDefinition"]
     return found

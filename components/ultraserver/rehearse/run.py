@@ -30,11 +30,12 @@ from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs, node_failure
 from ultraserver.rehearse.acceptance import acceptance_stage
-from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
+from ultraserver.rehearse.apis import EMULATED, REAL, Api, guarded, open_api, refusal_stage, script_account
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
+from ultraserver.rehearse.scheduling import admission_stage
 from ultraserver.rehearse.stage import Stage
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.checks import exit_code, judge_cluster
@@ -62,6 +63,8 @@ class Rehearsal:
     stages: list[Stage] = field(default_factory=list)
     api: Api | None = None
     """The API the cluster was served on (emulated or real, its /version)."""
+    placements: list[Any] = field(default_factory=list)
+    """With real scheduling and admission: each workload Kueue saw, its nodes and pods (rehearse/scheduling.py)."""
 
     @property
     def failures(self) -> str:
@@ -211,10 +214,12 @@ def rehearse(
     plan: Plan | None = None,
     api: str = EMULATED,
     extra: Sequence[dict[str, Any]] = (),
+    admission: bool = True,
 ) -> Rehearsal:
     """Plan (unless given the plan at that moment), serve on ``api`` (with the ``extra`` objects first: the
-    rendered charts' and CRDs, on a real API server), break, run. ConfigError for a fault the stack cannot show or
-    a control plane that cannot start."""
+    rendered charts' and CRDs, on a real API server), break, run; on a real API server then (unless ``admission``
+    is False) real scheduling and admission (rehearse/scheduling.py). ConfigError for a fault the stack cannot show
+    or a control plane that cannot start."""
     moment = at or default_moment(expectation(settings))
     plan = plan or stack_plan(project_dir, stack, settings, moment)
     cluster, injected = build(settings, plan, moment, faults)
@@ -242,6 +247,12 @@ def rehearse(
         if any(i.fault == "node-fails" for i in result.injected):
             result.stages.append(node_failure.failure_stage(cluster, moment, stack))
         result.in_cluster = list(target.seen)
+        if target.kind == REAL and admission:
+            plane = target.served.control_plane
+            stage, result.placements = admission_stage(
+                plane, target.served, settings, cluster.objects, cluster.releases
+            )
+            result.stages.append(stage)
     return result
 
 
