@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,7 +23,7 @@ from ultraserver import clock
 from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
-from ultraserver.incluster import drain_main, drift
+from ultraserver.incluster import drain, drain_main, drift
 from ultraserver.offline.engine import Plan, run_plan
 from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
@@ -249,8 +249,9 @@ def rehearse(
         result.in_cluster = list(target.seen)
         if target.kind == REAL and admission:
             plane = target.served.control_plane
+            hold = _holder(target, cluster, Path(directory) / "hold-account")
             stage, result.placements = admission_stage(
-                plane, target.served, settings, cluster.objects, cluster.releases
+                plane, target.served, settings, cluster.objects, cluster.releases, hold
             )
             result.stages.append(stage)
     return result
@@ -297,3 +298,18 @@ def _drain(target: Api, cluster: Cluster, account: Path, moment: datetime) -> li
         return drain_stage(drain_main.StdlibApi(str(account), env), inputs, moment, cluster)
 
     return [*found, guarded("drain", run)]
+
+
+def _holder(target: Api, cluster: Cluster, account: Path) -> Callable[[], None] | None:
+    """The drain's reclaim hold on the ClusterQueue, sent by the drain's own code as its ServiceAccount; None when
+    the stack deploys no drain or no queue to hold."""
+    inputs = drain_inputs(cluster.objects)
+    if inputs is None or not inputs.cluster_queue:
+        return None
+    queue = inputs.cluster_queue
+
+    def hold() -> None:
+        env = target.account(account, *script_account(cluster.objects, "BLOCKS"))
+        drain.apply(drain_main.StdlibApi(str(account), env), {"kind": "hold-queue", "name": queue})
+
+    return hold

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import urllib.error
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,8 +246,15 @@ class Admission:
 class Scheduling:
     """The stage against a running control plane with the cluster served (``served``: the RealApi)."""
 
-    def __init__(self, plane: ControlPlane, served: Any, settings: Settings, objects: Sequence[dict[str, Any]]):
-        self.plane, self.served, self.settings, self.objects = plane, served, settings, objects
+    def __init__(
+        self,
+        plane: ControlPlane,
+        served: Any,
+        settings: Settings,
+        objects: Sequence[dict[str, Any]],
+        hold: Callable[[], None] | None,
+    ) -> None:
+        self.plane, self.served, self.settings, self.objects, self.hold = plane, served, settings, objects, hold
         self.nodes = {n["metadata"]["name"]: n for n in plane.call("GET", "/api/v1/nodes")["items"]}
         self.found = Admission()
         self.namespace = settings.kubernetes.kueue.local_queue_namespaces[0]
@@ -257,7 +265,10 @@ class Scheduling:
         self.served.put(channel_templates(self.objects))
         self._check_jobs()
         self._sample()
-        self._hold()
+        if self.hold is None:
+            self.found.lines.append("the reclaim hold: not shown, the stack deploys no drain (no block window)")
+        else:
+            self._held(self.hold)
         return self.found
 
     def _queue_active(self) -> bool:
@@ -277,21 +288,31 @@ class Scheduling:
         )
 
     def _check_jobs(self) -> None:
-        """Each check MPIJob of the plan admitted with one worker per node in one UltraServer; then removed (its
-        quota back: no MPI Operator runs them to the end)."""
-        for job in [o for o in self.objects if o["kind"] == "MPIJob"]:
-            name, namespace = job["metadata"]["name"], job["metadata"].get("namespace") or "default"
-            wanted = int(job["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"])
+        """Each check MPIJob of the plan admitted with one worker per node in one UltraServer, in the order Kueue
+        admits them; each removed once seen (no MPI Operator runs it to the end), so its quota goes to the next."""
+        waiting = {
+            (o["metadata"].get("namespace") or "default", o["metadata"]["name"]): o
+            for o in self.objects
+            if o["kind"] == "MPIJob"
+        }
 
-            def admitted(name: str = name, namespace: str = namespace) -> dict[str, Any] | None:
-                owned = [w for w in _workloads(self.plane, namespace) if _owned_by(w, name)]
-                return next((w for w in owned if _condition(w, "Admitted").get("status") == "True"), None)
+        def next_admitted() -> tuple[tuple[str, str], dict[str, Any]] | None:
+            for (namespace, name), _ in waiting.items():
+                for workload in _workloads(self.plane, namespace):
+                    if _owned_by(workload, name) and _condition(workload, "Admitted").get("status") == "True":
+                        return (namespace, name), workload
+            return None
 
+        while waiting:
             try:
-                workload = _until(f"MPIJob {namespace}/{name} admitted", admitted)
+                (namespace, name), workload = _until(
+                    "an admission of " + ", ".join(n for _, n in waiting), next_admitted
+                )
             except TimeoutError as error:
-                self.found.check(False, "", str(error))
-                continue
+                self.found.check(False, "", f"MPIJob(s) not admitted by Kueue: {error}")
+                return
+            job = waiting.pop((namespace, name))
+            wanted = int(job["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"])
             nodes = _assigned_nodes(workload)
             placement = Placement(workload["metadata"]["name"], f"MPIJob {namespace}/{name}", True, nodes)
             self.found.placements.append(placement)
@@ -307,21 +328,26 @@ class Scheduling:
     def _sample(self) -> None:
         objects = sample_job(self.settings, SAMPLE_JOB, self.namespace)
         self.served.put(objects)
-        job = objects[-1]
-        wanted = int(job["spec"]["parallelism"])
+        wanted = int(objects[-1]["spec"]["parallelism"])
+        dra = device_mode(self.settings).dra
+        claims: dict[str, list[str]] = {}
 
-        def running() -> list[dict[str, Any]] | None:
-            pods = self._pods(SAMPLE_JOB)
-            done = len(pods) == wanted and all(p.get("status", {}).get("phase") == "Running" for p in pods)
-            return pods if done else None
+        def bound() -> list[dict[str, Any]] | None:
+            # A pod is bound only once the scheduler has allocated its claims; read them at once, before kwok runs
+            # the pod to completion and the claim controller frees them.
+            pods = [p for p in self._pods(SAMPLE_JOB) if p["spec"].get("nodeName")]
+            for pod in pods:
+                if dra and not claims.get(pod["metadata"]["name"]):
+                    claims[pod["metadata"]["name"]] = self._devices(pod)
+            return pods if len(pods) == wanted else None
 
         try:
-            pods = _until(f"Job {SAMPLE_JOB}: {wanted} pods bound and Running", running)
+            pods = _until(f"Job {SAMPLE_JOB}: {wanted} pods bound", bound)
         except TimeoutError as error:
             pods = self._pods(SAMPLE_JOB)
             gated = sum(1 for p in pods if p["spec"].get("schedulingGates"))
-            bound = sum(1 for p in pods if p["spec"].get("nodeName"))
-            self.found.check(False, "", f"{error} ({len(pods)} pod(s), {gated} gated, {bound} bound)")
+            placed = sum(1 for p in pods if p["spec"].get("nodeName"))
+            self.found.check(False, "", f"{error} ({len(pods)} pod(s), {gated} gated, {placed} bound)")
             return
         workload = next(w for w in _workloads(self.plane, self.namespace) if _owned_by(w, SAMPLE_JOB))
         placement = Placement(
@@ -330,6 +356,7 @@ class Scheduling:
             True,
             _assigned_nodes(workload),
             {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods},
+            claims,
         )
         self.found.placements.append(placement)
         nodes = list(placement.pods.values())
@@ -339,26 +366,32 @@ class Scheduling:
             "the pods are on the nodes of Kueue's topology assignment",
             f"pods on {sorted(nodes)}, Kueue assigned {placement.nodes}",
         )
-        if device_mode(self.settings).dra:
-            self._claims(placement, pods)
+        if dra:
+            self._judge_claims(placement)
 
-    def _claims(self, placement: Placement, pods: Sequence[dict[str, Any]]) -> None:
+    def _devices(self, pod: Mapping[str, Any]) -> list[str]:
+        """The devices allocated to the pod's claims, as ``node/device`` (the node of the ResourceSlice pool
+        that published each)."""
+        pools = {
+            (s["spec"]["driver"], s["spec"]["pool"]["name"]): s["spec"].get("nodeName", "")
+            for s in self.plane.call("GET", f"/apis/{RESOURCE_API_VERSION}/resourceslices")["items"]
+        }
+        found = []
+        for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
+            path = f"/apis/{RESOURCE_API_VERSION}/namespaces/{self.namespace}/resourceclaims"
+            claim = self.plane.call("GET", f"{path}/{status['resourceClaimName']}")
+            allocation = (claim.get("status") or {}).get("allocation") or {}
+            for result in (allocation.get("devices") or {}).get("results") or []:
+                found.append(f"{pools.get((result['driver'], result['pool']), '?')}/{result['device']}")
+        return found
+
+    def _judge_claims(self, placement: Placement) -> None:
         """In DRA mode: each pod's claim allocated by the scheduler from its own node's ResourceSlices, the whole
         node's devices (never two whole-node pods on one node)."""
         node = imex_targets(self.settings)[0].node_devices
         wanted = node.gpus + node.efa_devices
-        for pod in pods:
-            statuses = (pod.get("status") or {}).get("resourceClaimStatuses") or []
-            devices: list[str] = []
-            for status in statuses:
-                claim = self.plane.call(
-                    "GET",
-                    f"/apis/{RESOURCE_API_VERSION}/namespaces/{self.namespace}/resourceclaims/{status['resourceClaimName']}",
-                )
-                results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
-                devices += [f"{r['pool']}/{r['device']}" for r in results]
-            name, where = pod["metadata"]["name"], pod["spec"]["nodeName"]
-            placement.claims[name] = devices
+        for name, where in placement.pods.items():
+            devices = placement.claims.get(name) or []
             own = all(d.split("/", 1)[0] == where for d in devices)
             self.found.check(
                 len(devices) == wanted and own,
@@ -367,8 +400,9 @@ class Scheduling:
                 f"expected the node's {wanted}, all from its own ResourceSlices",
             )
 
-    def _hold(self) -> None:
-        """The drain's reclaim hold (its patch: ``stopPolicy: Hold``) keeps the next job out."""
+    def _held(self, hold: Callable[[], None]) -> None:
+        """The drain's reclaim hold (``hold``: the drain's own request, as its ServiceAccount) keeps the next job
+        out."""
         # Its quota back first, so that only the hold can keep the next job out.
         background = {"propagationPolicy": "Background", "gracePeriodSeconds": 0}
         self.plane.call("DELETE", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{SAMPLE_JOB}", background)
@@ -377,8 +411,11 @@ class Scheduling:
         except TimeoutError as error:
             self.found.check(False, "", f"{error}: the hold cannot be judged on a full queue")
             return
-        path = f"{WORKLOADS}/clusterqueues/{CLUSTER_QUEUE_NAME}"
-        self.plane.call("PATCH", path, {"spec": {"stopPolicy": "Hold"}}, "application/merge-patch+json")
+        try:
+            hold()
+        except urllib.error.HTTPError as error:
+            self.found.check(False, "", f"the drain's reclaim hold was refused: HTTP {error.code} ({error.url})")
+            return
         self.served.put(sample_job(self.settings, HELD_JOB, self.namespace)[-1:])
         time.sleep(HELD_FOR)
         held = self._sample_workloads(HELD_JOB)
@@ -400,11 +437,16 @@ class Scheduling:
 
 
 def admission_stage(
-    plane: ControlPlane, served: Any, settings: Settings, objects: Sequence[dict[str, Any]], releases: Sequence[Any]
+    plane: ControlPlane,
+    served: Any,
+    settings: Settings,
+    objects: Sequence[dict[str, Any]],
+    releases: Sequence[Any],
+    hold: Callable[[], None] | None,
 ) -> tuple[Stage, list[Placement]]:
     """The stage on the running control plane: the programs built on first use (progress on stderr), started, the
-    workloads submitted and judged. Not judged for a stack without Kueue, or when Kueue's CRDs are not served (the
-    charts were not rendered: ``--charts``)."""
+    workloads submitted and judged, ``hold`` (the drain's reclaim hold; None without a drain) tried last. Not judged
+    for a stack without Kueue, or when Kueue's CRDs are not served (the charts were not rendered: ``--charts``)."""
     from ultraserver.rehearse.binaries import ensure, scheduling_programs
 
     config = plan_configuration(releases)
@@ -417,7 +459,7 @@ def admission_stage(
     paths = ensure(scheduling_programs(settings.cluster.kubernetes_version), sys.stderr)
     start(plane, paths, plane.folder / "scheduling", config)
     try:
-        found = Scheduling(plane, served, settings, objects).run()
+        found = Scheduling(plane, served, settings, objects, hold).run()
     except TimeoutError as error:
         logs = plane.folder / "scheduling"
         return Stage(STAGE, 1, f"FAILED {error} (the programs' logs were in {logs})"), []
