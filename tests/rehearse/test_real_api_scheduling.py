@@ -41,7 +41,9 @@ def real(stack: str) -> Rehearsal:
     moment = default_moment(expectation(settings))
     plan = stack_plan(ROOT, stack, settings, moment)
     charted = chart_objects(plan, settings.cluster.kubernetes_version, helm_and_charts()[1])
-    return rehearse(ROOT, stack, settings, [], moment, plan, api="real", extra=manifest_crds(plan.manifests, charted) + charted)
+    return rehearse(
+        ROOT, stack, settings, [], moment, plan, api="real", extra=manifest_crds(plan.manifests, charted) + charted
+    )
 
 
 def admission(rehearsal: Rehearsal) -> Any:
