@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,7 +23,7 @@ from ultraserver import clock
 from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
-from ultraserver.incluster import drain_main, drift
+from ultraserver.incluster import drain, drain_main, drift
 from ultraserver.offline.engine import Plan, run_plan
 from ultraserver.offline.helm_template import release_inputs
 from ultraserver.offline.project import LAYER_PROJECT
@@ -31,12 +31,13 @@ from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs, node_failure
 from ultraserver.rehearse.acceptance import acceptance_stage
-from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
+from ultraserver.rehearse.apis import EMULATED, REAL, Api, guarded, open_api, refusal_stage, script_account
 from ultraserver.rehearse.charted import from_rendered, from_values
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
 from ultraserver.rehearse.registration import registrations
+from ultraserver.rehearse.scheduling import admission_stage
 from ultraserver.rehearse.stage import Stage
 from ultraserver.rehearse.topology import levels_of, topology_stage
 from ultraserver.status.cluster import read_cluster
@@ -65,6 +66,8 @@ class Rehearsal:
     stages: list[Stage] = field(default_factory=list)
     api: Api | None = None
     """The API the cluster was served on (emulated or real, its /version)."""
+    placements: list[Any] = field(default_factory=list)
+    """With real scheduling and admission: each workload Kueue saw, its nodes and pods (rehearse/scheduling.py)."""
 
     @property
     def failures(self) -> str:
@@ -203,7 +206,7 @@ def stack_plan(project_dir: Path, stack: str, settings: Settings, moment: dateti
         plan = run_plan(project_dir, stack, now=moment)
         if settings.kubernetes.layer == "separate-stack":
             # The Kubernetes objects are declared by the kubernetes-layer/ project of the same stack.
-            plan.resources += run_plan(project_dir / LAYER_PROJECT, stack, now=moment).resources
+            plan = plan.joined(run_plan(project_dir / LAYER_PROJECT, stack, now=moment))
     return plan
 
 
@@ -216,10 +219,12 @@ def rehearse(
     plan: Plan | None = None,
     api: str = EMULATED,
     extra: Sequence[dict[str, Any]] = (),
+    admission: bool = True,
 ) -> Rehearsal:
     """Plan (unless given the plan at that moment), serve on ``api`` (with the ``extra`` objects first: the
-    rendered charts' and CRDs, on a real API server), break, run. ConfigError for a fault the stack cannot show or
-    a control plane that cannot start."""
+    rendered charts' and CRDs, on a real API server), break, run; on a real API server then (unless ``admission``
+    is False) real scheduling and admission (rehearse/scheduling.py). ConfigError for a fault the stack cannot show
+    or a control plane that cannot start."""
     moment = at or default_moment(expectation(settings))
     plan = plan or stack_plan(project_dir, stack, settings, moment)
     cluster, injected = build(settings, plan, moment, faults)
@@ -249,6 +254,13 @@ def rehearse(
         if any(i.fault == "node-fails" for i in result.injected):
             result.stages.append(node_failure.failure_stage(cluster, moment, stack))
         result.in_cluster = list(target.seen)
+        if target.kind == REAL and admission:
+            plane = target.served.control_plane
+            hold = _holder(target, cluster, Path(directory) / "hold-account")
+            stage, result.placements = admission_stage(
+                plane, target.served, settings, cluster.objects, cluster.releases, hold
+            )
+            result.stages.append(stage)
     return result
 
 
@@ -293,3 +305,18 @@ def _drain(target: Api, cluster: Cluster, account: Path, moment: datetime) -> li
         return drain_stage(drain_main.StdlibApi(str(account), env), inputs, moment, cluster)
 
     return [*found, guarded("drain", run)]
+
+
+def _holder(target: Api, cluster: Cluster, account: Path) -> Callable[[], None] | None:
+    """The drain's reclaim hold on the ClusterQueue, sent by the drain's own code as its ServiceAccount; None when
+    the stack deploys no drain or no queue to hold."""
+    inputs = drain_inputs(cluster.objects)
+    if inputs is None or not inputs.cluster_queue:
+        return None
+    queue = inputs.cluster_queue
+
+    def hold() -> None:
+        env = target.account(account, *script_account(cluster.objects, "BLOCKS"))
+        drain.apply(drain_main.StdlibApi(str(account), env), {"kind": "hold-queue", "name": queue})
+
+    return hold
