@@ -89,4 +89,5 @@ def rehearsal_json(rehearsal: Rehearsal) -> dict[str, Any]:
             {"fault": i.fault, "subject": i.subject, "detected": rehearsal.detected(i)} for i in rehearsal.injected
         ],
         "exit": rehearsal.code,
+        **({"deploy": rehearsal.deployment.to_json()} if rehearsal.deployment is not None else {}),
     }

@@ -62,6 +62,8 @@ class Rehearsal:
     stages: list[Stage] = field(default_factory=list)
     api: Api | None = None
     """The API the cluster was served on (emulated or real, its /version)."""
+    deployment: Any = None
+    """With --deploy: what the real Pulumi engine did (rehearse/deploy.py Deployment)."""
 
     @property
     def failures(self) -> str:
