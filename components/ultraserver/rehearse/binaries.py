@@ -194,19 +194,24 @@ def _deploy_ldflags(program: GoProgram) -> list[str]:
     return [f"-X {variable}={program.version}"] if variable else []
 
 
-def _deploy_replaces(go: str, program: GoProgram, work: Path, env: dict[str, str]) -> list[str]:
-    """A Pulumi module's own replacements of one module by another (pkg/v3 swaps atotto/clipboard for a fork):
-    Go ignores a dependency's replace lines, so the build module repeats them. Those onto a local directory (the
+def module_replaces(go_mod: str) -> list[str]:
+    """A go.mod's replacements of one module by another, as replace-block lines; those onto a local directory (the
     repository's ``../sdk``) are left out: the required version stands in for them."""
+    found = []
+    for line in go_mod.splitlines():
+        parts = line.split("//", 1)[0].removeprefix("replace").split()
+        if "=>" in parts[:-1] and not parts[parts.index("=>") + 1].startswith("."):
+            found.append("\t" + " ".join(parts))
+    return found
+
+
+def _deploy_replaces(go: str, program: GoProgram, work: Path, env: dict[str, str]) -> list[str]:
+    """A Pulumi module's own replacements (pkg/v3 swaps atotto/clipboard for a fork): Go ignores a dependency's
+    replace lines, so the build module repeats them."""
     if program not in DEPLOY_PROGRAMS:
         return []
     info = json.loads(_run([go, "mod", "download", "-json", f"{program.module}@{program.version}"], work, env, "go"))
-    found = []
-    for line in Path(info["GoMod"]).read_text().splitlines():
-        parts = line.removeprefix("replace").split()
-        if "=>" in parts and not parts[parts.index("=>") + 1].startswith("."):
-            found.append("\t" + " ".join(parts))
-    return found
+    return module_replaces(Path(info["GoMod"]).read_text())
 
 
 def _deploy_main(go: str, program: GoProgram, work: Path, env: dict[str, str]) -> str:

@@ -21,6 +21,7 @@ garbage collector and namespace controller, without which no foreground deletion
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import subprocess
 import sys
@@ -131,10 +132,15 @@ def dra_step_version() -> str:
     return f"{major}.{minor}.{int(patch) + 1000}"
 
 
-def stack_settings_with(config: Mapping[str, Any], stack: str, kubernetes: Mapping[str, Any]) -> Settings:
-    """The stack's settings with ``kubernetes`` keys merged into its ``kubernetes`` block."""
+def stack_settings_with(
+    config: Mapping[str, Any], stack: str, kubernetes: Mapping[str, Any], untested: bool = False
+) -> Settings:
+    """The stack's settings with ``kubernetes`` keys merged into its ``kubernetes`` block; with ``untested``, a chart
+    version off the tested set accepted (``acceptUntestedVersions``, as a deployer who moves a version must)."""
     key = f"{PROJECT}:kubernetes"
     raw = dict(config)
+    if untested:
+        raw[f"{PROJECT}:acceptUntestedVersions"] = True
     block = raw.get(key) or {}
     block = yaml.safe_load(block) if isinstance(block, str) else dict(block)
     merged = {**block, **kubernetes}
@@ -147,17 +153,18 @@ def stack_settings_with(config: Mapping[str, Any], stack: str, kubernetes: Mappi
 
 def _pinned_files(chart_dir: Path, folder: Path, read_pin: Callable[[Any], bytes]) -> Path:
     """A ``kubernetes.manifestMirror`` folder: each pinned manifest under its file name, from a packaged chart's
-    crds/ where one holds it (the DRA driver's, at the same git blobs) or from ``read_pin``; the program checks
-    each one's digests all the same."""
+    crds/ where one holds the pinned bytes (the DRA driver's, at the same git blobs; the GPU Operator's older copies
+    of the same files are not them) or else from ``read_pin``; the program checks each one's digests again."""
     folder.mkdir(parents=True, exist_ok=True)
     wanted = by_file_name()
     for chart in sorted(chart_dir.glob("*.tgz")):
         with tarfile.open(chart) as packed:
             for member in packed.getmembers():
-                name = member.name.rsplit("/", 1)[-1]
-                data = packed.extractfile(member) if "/crds/" in member.name and name in wanted else None
-                if data is not None:
-                    (folder / name).write_bytes(data.read())
+                pin = wanted.get(member.name.rsplit("/", 1)[-1]) if "/crds/" in member.name else None
+                data = packed.extractfile(member) if pin is not None else None
+                content = data.read() if data is not None else b""
+                if pin is not None and hashlib.sha256(content).hexdigest() == pin.sha256:
+                    (folder / pin.file_name).write_bytes(content)
     for name, pin in wanted.items():
         if not (folder / name).is_file():
             (folder / name).write_bytes(read_pin(pin))
@@ -361,7 +368,7 @@ def deploy(
         running.enter_context(hook_jobs_finished(plane, report.hooks_finished))
         mirrors = {"chartMirror": repo, "manifestMirror": str(mirror)}
         settings = stack_settings_with(config, stack, mirrors)
-        changed = stack_settings_with(config, stack, {**mirrors, "draDriver": {"version": new_version}})
+        changed = stack_settings_with(config, stack, {**mirrors, "draDriver": {"version": new_version}}, True)
         standin = engine.stack(PROJECT, stack, standin_program(settings, kubeconfig))
         standin.up(on_output=out.write, color="never")
         layer = engine.stack(LAYER_PROJECT_NAME, stack, layer_program(settings, stack, moment, report, postrender))
