@@ -220,7 +220,7 @@ def _deploy_main(go: str, program: GoProgram, work: Path, env: dict[str, str]) -
     outside any repository, and generated there with the version it will report."""
     if program != KUBERNETES_PROVIDER:
         return program.package
-    info = json.loads(_run([go, "list", "-json", program.package], work, env, program.name))
+    info = json.loads(_run([go, "list", "-e", "-json", program.package], work, env, program.name))
     local = work / "cmd" / program.name
     shutil.rmtree(local, ignore_errors=True)
     shutil.copytree(info["Dir"], local)
