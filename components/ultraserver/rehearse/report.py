@@ -92,4 +92,5 @@ def rehearsal_json(rehearsal: Rehearsal) -> dict[str, Any]:
         ],
         "workloads": [p.to_json() for p in rehearsal.placements],
         "exit": rehearsal.code,
+        **({"deploy": rehearsal.deployment.to_json()} if rehearsal.deployment is not None else {}),
     }

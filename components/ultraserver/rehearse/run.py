@@ -68,6 +68,8 @@ class Rehearsal:
     """The API the cluster was served on (emulated or real, its /version)."""
     placements: list[Any] = field(default_factory=list)
     """With real scheduling and admission: each workload Kueue saw, its nodes and pods (rehearse/scheduling.py)."""
+    deployment: Any = None
+    """With --deploy: what the real Pulumi engine did (rehearse/deploy.py Deployment)."""
 
     @property
     def failures(self) -> str:
