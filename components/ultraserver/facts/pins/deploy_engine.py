@@ -38,4 +38,3 @@ LANGUAGE_HOST_MODULE = "github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-
 
 DEPLOY_PROGRAMS = (PULUMI_CLI, KUBERNETES_PROVIDER)
 """What ``--deploy`` builds, beside the control plane."""
-
