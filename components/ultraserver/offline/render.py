@@ -137,8 +137,15 @@ def render_stack(
         render.objects = [*([] if release.skip_crds else chart_crds.get(release.resource, [])), *objects]
     schemas = crd_schemas(everything)
     for render in stack.releases:
-        if not render.error:
-            stack.problems += _release_problems(render, templater, served, schemas, nodes, flag, user_values)
+        release = render.release
+        if render.error:
+            continue
+        stack.problems += _unserved(release, render.objects, served)
+        stack.problems += _schema_problems(release, render.objects, templater.kube_version, schemas)
+        stored, pruned = _stored(render.objects, schemas)
+        stack.problems += [_pruned_problem(release, body, path) for body, path in pruned]
+        stack.problems += _placement(release, stored, nodes)
+        stack.problems += _idle(release, templater, flag, user_values.get(release.chart))
     stack.problems += _stack_problems(plan, stack, nodes)
     return stack
 
@@ -160,26 +167,6 @@ def _first_pass(
     return chart_crds, everything
 
 
-def _release_problems(
-    render: ReleaseRender,
-    templater: Templater,
-    served: frozenset[served_apis.Api],
-    schemas: Mapping[served_apis.Api, Any],
-    nodes: Sequence[gpu_placement.NodeKind],
-    flag: Sequence[str],
-    user_values: UserValues,
-) -> list[Problem]:
-    """What the checks of one rendered release find: APIs, schemas, pruned fields, placement, idle values."""
-    release = render.release
-    problems = _unserved(release, render.objects, served)
-    problems += _schema_problems(release, render.objects, templater.kube_version, schemas)
-    stored, pruned = _stored(render.objects, schemas)
-    problems += [_pruned_problem(release, body, path) for body, path in pruned]
-    problems += _placement(release, stored, nodes)
-    problems += _idle(release, templater, flag, user_values.get(release.chart))
-    return problems
-
-
 def _stack_problems(plan: Plan, stack: StackRender, nodes: Sequence[gpu_placement.NodeKind]) -> list[Problem]:
     """What the checks across the rendered releases find: their order, references, and where the pods land."""
     judged = [(r.release.resource, [o.body for o in r.objects]) for r in stack.releases if not r.error]
@@ -189,18 +176,9 @@ def _stack_problems(plan: Plan, stack: StackRender, nodes: Sequence[gpu_placemen
         toolkit = pod_placement.toolkit_pods(pod_placement.toolkit_objects(plan))
         problems += pod_placement.placement_problems(f"{plan.project}/{plan.stack}", toolkit, nodes)
     elif stack.releases:
-        problems.append(
-            Problem(
-                "GPU nodes",
-                Described(
-                    f"none in the plan of {plan.project}/{plan.stack}: pod placement and release waits not judged "
-                    "(plan the platform project's stack, which joins its Kubernetes layer)"
-                ),
-                "",
-                "",
-                INFO,
-            )
-        )
+        where = f"none in the plan of {plan.project}/{plan.stack}: pod placement and release waits not judged "
+        why = "(plan the platform project's stack, which joins its Kubernetes layer)"
+        problems.append(Problem("GPU nodes", Described(where + why), "", "", INFO))
     return problems
 
 
