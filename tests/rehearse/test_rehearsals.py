@@ -15,6 +15,7 @@ import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.problems import ConfigError
+from ultraserver.rehearse import jobs
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import CATALOGUE
 from ultraserver.rehearse.report import format_rehearsal
@@ -240,3 +241,22 @@ def test_outside_a_window_verify_the_drift_check_and_status_agree_nothing_should
     drain = next(s for s in rehearsal.stages if s.name == "drain").output
     cutoff = "2026-12-15T10:10:00Z"
     assert (f"the drain starts: nvl72 at {cutoff}" in drain) == (moment < block.scale_down_at), drain
+
+
+def test_imex_leaves_the_workers_in_container_creating_and_verify_points_at_the_compute_domain() -> None:
+    settings, moment, plan = _stack("gb200-x72")
+    cluster, (injected,) = build(settings, plan, moment, ["imex"])
+    mpijobs = [o for o in cluster.objects if o["kind"] == "MPIJob"]
+    (hit,) = [r for r in jobs.runs(cluster, mpijobs, {}, injected.runs) if injected.subject in r.nodes]
+    # No launcher ever exists; every worker is bound and waits in ContainerCreating.
+    assert hit.launcher is None and len(hit.stuck_workers) == len(hit.nodes)
+    for worker in hit.stuck_workers:
+        assert worker["status"]["phase"] == "Pending"
+        assert worker["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+    rehearsal = run("gb200-x72", "imex")
+    assert rehearsal.code == 1 and rehearsal.detected(injected)
+    (nvlink,) = [v for v in rehearsal.stages[0].verdicts if v.check == NVLINK]
+    (problem,) = nvlink.problems
+    assert problem.key == "ComputeDomain imex-check/nvbandwidth-nvl72-compute-domain"
+    assert "ContainerCreating" in str(problem.value) and injected.subject in str(problem.value)
+    assert "IMEX daemon" in problem.fix and "pulumi up" not in str(problem)
