@@ -17,7 +17,6 @@ from typing import Any
 
 import yaml
 
-from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
 from ultraserver.facts.pins import charts
 from ultraserver.offline import (
@@ -42,6 +41,7 @@ from ultraserver.offline.helm_template import (
 )
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.offline.pod_placement import object_name
+from ultraserver.offline.value_placement import UserValues, user_values
 from ultraserver.problems import ERROR, INFO, WARNING, ConfigError, Described, Problem
 
 MANIFEST_HEAD = "---\n# Source: "
@@ -107,10 +107,6 @@ class StackRender:
             if created and not done:
                 shutil.rmtree(folder, ignore_errors=True)
         return written
-
-
-UserValues = Mapping[str, tuple[str, Mapping[str, Any]]]
-"""Chart name -> (settings key of its values, the values the stack sets)."""
 
 
 def render_stack(
@@ -361,17 +357,6 @@ def _idle(
                 WARNING,
             )
         )
-    return found
-
-
-def user_values(settings: Any) -> UserValues:
-    """Chart name -> (settings key of its values, the values the stack sets), from the stack's settings."""
-    if settings is None:
-        return {}
-    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for field_name, chart in RELEASE_KEYS.items():
-        release = getattr(settings.kubernetes, field_name)
-        found[chart] = (f"{release.settings_key}.values", dict(release.values))
     return found
 
 
