@@ -202,6 +202,21 @@ def test_a_failed_nccl_run_fails_the_acceptance_and_verify_shows_it_from_the_sta
     assert "nvl72: block start 2026-12-01 11:30 UTC; all 18 nodes Ready at +10.0 min; checks failed" in verify.output
 
 
+def test_inside_the_join_grace_the_acceptance_is_not_judged_yet() -> None:
+    """29 minutes after the block start the nodes may still be joining (the grace is 30; the rehearsal has none yet):
+    no acceptance verdict, so none can pass or fail a block that is still coming up."""
+    settings, moment, plan = _stack("gb200-x72")
+    early = rehearse(ROOT, "gb200-x72", settings, [], moment - timedelta(minutes=61), plan)
+    assert "acceptance (cluster side)" not in [s.name for s in early.stages]
+    assert "acceptance" not in failed(early)
+
+
+def test_a_node_that_joined_notready_fails_the_acceptance() -> None:
+    """Every reserved node joined, one of them NotReady: joined is not Ready, so the block is not accepted."""
+    [problem] = failed(run("gb200-x72", "notready"))["acceptance"]
+    assert problem.startswith("UltraServer nvl72") and "17/18 Ready" in problem
+
+
 def test_imex_leaves_the_workers_in_container_creating_and_verify_points_at_the_compute_domain() -> None:
     settings, moment, plan = _stack("gb200-x72")
     cluster, (injected,) = build(settings, plan, moment, ["imex"])

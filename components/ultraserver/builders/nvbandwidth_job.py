@@ -11,7 +11,7 @@ from ultraserver.builders.compute_domain import (
     ComputeDomainArgs,
     compute_domain_pod_pieces,
 )
-from ultraserver.builders.kueue import podset_topology_annotations, queue_labels
+from ultraserver.builders.kueue import check_queue_labels, podset_topology_annotations
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices, node_gpus
 from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
@@ -221,7 +221,7 @@ def _worker_resources(args: NvbandwidthJobArgs, channel_claim: dict[str, str]) -
 def job_metadata(args: NvbandwidthJobArgs) -> dict[str, dict[str, str]]:
     """Labels and annotations of the MPIJob: the Kueue queue, or why a fleet job bypasses it."""
     if args.queued:
-        return {"labels": queue_labels(args.queue_name)}
+        return {"labels": check_queue_labels(args.queue_name)}
     if args.queue_name:
         return {
             "annotations": {

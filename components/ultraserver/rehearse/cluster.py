@@ -31,6 +31,7 @@ from ultraserver.facts.kubernetes.scheduling import (
 from ultraserver.facts.pins import gpu_operator
 from ultraserver.facts.pins.charts import DRANET, EFA_DEVICE_PLUGIN, GPU_OPERATOR
 from ultraserver.incluster.drift import running
+from ultraserver.rehearse.cloud import Cloud
 from ultraserver.rehearse.registration import Registration
 from ultraserver.rehearse.slices import node_slices
 from ultraserver.verify.expect import StackExpectation
@@ -130,6 +131,11 @@ class Cluster:
     """Nodes a user's job runs on (one worker each); none unless a fault puts one there."""
     notices: list[dict[str, Any]] = field(default_factory=list)
     """EC2 expiration warnings the drain has seen (reservation, end, seen)."""
+    cloud: Cloud | None = None
+    """What AWS holds for the stack (reservations, Auto Scaling groups, the alert topic); None without a drain."""
+    forbidden: list[tuple[str, str]] = field(default_factory=list)
+    """Requests the API server refuses with 403 (method, '<group>/<version>/<plural>'), as RBAC refuses a verb the
+    plan's role lacks."""
 
     def node(self, name: str) -> GpuNode:
         """A GPU node by name."""
