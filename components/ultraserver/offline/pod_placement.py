@@ -203,7 +203,10 @@ def toolkit_objects(plan: Plan) -> list[Mapping[str, Any]]:
     for resource in plan.resources:
         if resource.type.startswith("kubernetes:") and resource.type != HELM_RELEASE:
             kind = resource.type.rsplit(":", 1)[-1]
-            found.append({"kind": kind, "metadata": resource.inputs.get("metadata") or {}, **_spec(resource.inputs)})
+            body = {"kind": kind, "metadata": resource.inputs.get("metadata") or {}, **_spec(resource.inputs)}
+            if "apiVersion" in resource.inputs:
+                body["apiVersion"] = resource.inputs["apiVersion"]
+            found.append(body)
     return found
 
 
