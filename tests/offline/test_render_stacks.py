@@ -380,6 +380,22 @@ def test_the_toolkits_own_pods_are_placed_too(rendered: Render, templater: Templ
     assert keys == {f"ultraserver-eks/gb200-x72: CronJob {namespace_of(base, n)}/{n}" for n in names}, shown(found)
 
 
+def test_the_pods_of_the_toolkits_mpijobs_are_placed(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
+    resources, names = [], []
+    for resource in base.resources:
+        if resource.type == "kubernetes:kubeflow.org/v2beta1:MPIJob":
+            inputs = json.loads(json.dumps(resource.inputs))
+            inputs["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {"ultraserver.io/x": "y"}
+            resource = replace(resource, inputs=inputs)
+            names.append(f"{inputs['metadata']['namespace']}/{inputs['metadata']['name']}")
+        resources.append(resource)
+    assert names
+    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    keys = {p.key for p in found if p.level == ERROR}
+    assert keys == {f"ultraserver-eks/gb200-x72: MPIJob {n} worker" for n in names}, shown(found)
+
+
 def test_the_toolkits_own_custom_resources_are_judged_for_pruned_fields(rendered: Render, templater: Templater) -> None:
     base = rendered("gb200-x72").plan
     resources = []
