@@ -99,7 +99,8 @@ def test_each_fault_ends_with_its_verdict_naming_the_node_and_the_fix(stack: str
         assert "has no spare left" in stage.output and "GPU-hours lost" in stage.output
         return
     problems = failed(rehearsal)
-    assert rehearsal.code == 1, format_rehearsal(rehearsal)
+    # A named fault exits 0 unless a failing stage names none of the faults (run.Rehearsal.code).
+    assert rehearsal.code == (1 if rehearsal.unexplained else 0), format_rehearsal(rehearsal)
     assert check in problems, format_rehearsal(rehearsal)
     assert rehearsal.detected(injected), format_rehearsal(rehearsal)
     assert all("fix:" in text for text in problems[check])
@@ -254,9 +255,21 @@ def test_imex_leaves_the_workers_in_container_creating_and_verify_points_at_the_
         assert worker["status"]["phase"] == "Pending"
         assert worker["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
     rehearsal = run("gb200-x72", "imex")
-    assert rehearsal.code == 1 and rehearsal.detected(injected)
+    # Named by the verdict and nothing else failing: the rehearsal passes (run.Rehearsal.code).
+    assert rehearsal.code == 0 and rehearsal.detected(injected), format_rehearsal(rehearsal)
     (nvlink,) = [v for v in rehearsal.stages[0].verdicts if v.check == NVLINK]
     (problem,) = nvlink.problems
     assert problem.key == "ComputeDomain imex-check/nvbandwidth-nvl72-compute-domain"
     assert "ContainerCreating" in str(problem.value) and injected.subject in str(problem.value)
     assert "IMEX daemon" in problem.fix and "pulumi up" not in str(problem)
+
+
+def test_imex_in_dra_mode_points_the_nccl_verdict_at_its_compute_domain_too() -> None:
+    rehearsal = run("gb200-x72-dra", "imex")
+    failed_verdicts = [v for v in rehearsal.stages[0].verdicts if not v.passed]
+    keys = {p.key for v in failed_verdicts for p in v.problems}
+    assert keys == {
+        "ComputeDomain imex-check/nvbandwidth-nvl72-compute-domain",
+        "ComputeDomain nccl-check/nccl-nvl72-compute-domain",
+    }, format_rehearsal(rehearsal)
+    assert "pulumi up" not in format_rehearsal(rehearsal)
