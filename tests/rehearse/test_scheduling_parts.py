@@ -17,8 +17,9 @@ from ultraserver.facts.pins.manifests import MPI_OPERATOR, PinnedManifest
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import pinned_files
+from ultraserver.rehearse.controllers import local_configuration, plan_configuration
 from ultraserver.rehearse.run import default_moment, stack_plan
-from ultraserver.rehearse.scheduling import channel_templates, local_configuration, plan_configuration, sample_job
+from ultraserver.rehearse.scheduling import channel_templates, sample_job
 from ultraserver.verify.expect import expectation
 
 RUNNING_OUTSIDE = {"leaderElection", "health", "metrics", "webhook", "internalCertManagement"}
