@@ -260,8 +260,7 @@ class Scheduling:
         claims: dict[str, list[str]] = {}
 
         def bound() -> list[dict[str, Any]] | None:
-            # A pod is bound only once the scheduler has allocated its claims; read them at once, before kwok runs
-            # the pod to completion and the claim controller frees them.
+            # A pod is bound only once the scheduler has allocated its claims.
             pods = [p for p in self._pods(SAMPLE_JOB) if p["spec"].get("nodeName")]
             for pod in pods:
                 if dra and not claims.get(pod["metadata"]["name"]):
@@ -388,8 +387,12 @@ def admission_stage(
     try:
         found = Scheduling(plane, served, settings, objects, hold).run()
     except TimeoutError as error:
-        logs = plane.folder / "scheduling"
-        return Stage(STAGE, 1, f"FAILED {error} (the programs' logs were in {logs})"), []
+        tails = [
+            f"{name}: " + " | ".join(log.read_text(errors="replace").strip().splitlines()[-4:])
+            for name in paths
+            if (log := plane.folder / f"{name}.log").is_file()
+        ]
+        return Stage(STAGE, 1, "\n".join([f"FAILED {error}; the last lines of each program's log:", *tails])), []
     versions = ", ".join(f"{p.name} {p.version}" for p in scheduling_programs(settings.cluster.kubernetes_version))
     found.lines.insert(0, f"ran {versions}")
     return found.stage(), found.placements
