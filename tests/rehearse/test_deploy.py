@@ -12,12 +12,14 @@ import json
 import os
 import ssl
 import tarfile
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from helpers.control_plane import require_control_plane
 from helpers.render import helm_and_charts, packaged_chart
 from helpers.stacks import stack_config
 from ultraserver.cli import main
@@ -27,8 +29,17 @@ from ultraserver.facts.pins.deploy_engine import KUBERNETES_PROVIDER, PULUMI_CLI
 from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, MPI_OPERATOR, by_file_name
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import deploy
-from ultraserver.rehearse.binaries import BUILD_COMMAND, deploy_programs, ldflags, missing, module_replaces
+from ultraserver.rehearse.binaries import (
+    BUILD_COMMAND,
+    cached,
+    deploy_programs,
+    ldflags,
+    missing,
+    module_replaces,
+    programs,
+)
 from ultraserver.rehearse.chart_repo import chart_repository, relabelled
+from ultraserver.rehearse.control_plane import ControlPlane
 from ultraserver.rehearse.postrender import kept
 from ultraserver.rehearse.tls import new_authority
 
@@ -180,3 +191,30 @@ def test_the_layer_deploys_again_with_no_changes_and_keeps_the_compute_domain_cr
     assert all(not s["failed"] for s in document["steps"])
     assert any("ComputeDomain" in line for line in steps["pulumi destroy"]["checked"])
     assert PROJECT
+
+
+def test_a_helm_hook_job_is_finished_as_the_api_server_accepts_and_other_jobs_are_left_alone(tmp_path: Path) -> None:
+    require_control_plane()
+    paths = {p.name: cached(p) for p in programs()[0]}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "cleanup", "namespace": "default", "annotations": {deploy.HOOK: "pre-delete"}},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+    }
+    other = {**job, "metadata": {"name": "other", "namespace": "default"}}
+    finished: list[str] = []
+    with ControlPlane(paths, tmp_path / "cp") as plane:  # type: ignore[arg-type]
+        for body in (job, other):
+            plane.call("POST", "/apis/batch/v1/namespaces/default/jobs", body)
+        with deploy.hook_jobs_finished(plane, finished):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not finished:
+                time.sleep(0.5)
+            time.sleep(1)
+        done = plane.call("GET", "/apis/batch/v1/namespaces/default/jobs/cleanup")["status"]
+        untouched = plane.call("GET", "/apis/batch/v1/namespaces/default/jobs/other").get("status") or {}
+    assert finished == ["default/cleanup (pre-delete)"]
+    assert {c["type"]: c["status"] for c in done["conditions"]} == {"SuccessCriteriaMet": "True", "Complete": "True"}
+    assert done["succeeded"] == 1
+    assert not untouched.get("conditions")
