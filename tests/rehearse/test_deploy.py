@@ -23,7 +23,7 @@ from helpers.control_plane import require_control_plane
 from helpers.render import helm_and_charts, packaged_chart
 from helpers.stacks import stack_config
 from ultraserver.cli import main
-from ultraserver.config.settings import PROJECT
+from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_CRD
 from ultraserver.facts.pins import charts
 from ultraserver.facts.pins.deploy_engine import KUBERNETES_PROVIDER, PULUMI_CLI
 from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, MPI_OPERATOR, by_file_name
@@ -189,8 +189,11 @@ def test_the_layer_deploys_again_with_no_changes_and_keeps_the_compute_domain_cr
     assert steps["second pulumi up"]["changed"] == 0
     assert document["kubernetesProvider"] == KUBERNETES_PROVIDER.version.lstrip("v")
     assert all(not s["failed"] for s in document["steps"])
-    assert any("ComputeDomain" in line for line in steps["pulumi destroy"]["checked"])
-    assert PROJECT
+    compute_domain_crd = f"CustomResourceDefinition {COMPUTE_DOMAIN_CRD} kept"
+    assert any(line.startswith(compute_domain_crd) for line in steps["pulumi destroy"]["checked"])
+    version_change = next(s for s in document["steps"] if s["step"].startswith("DRA driver chart"))
+    assert version_change["changes"].get("update", 0) >= 1
+    assert any(line.startswith("ComputeDomain ") for line in version_change["checked"])
 
 
 def test_a_helm_hook_job_is_finished_as_the_api_server_accepts_and_other_jobs_are_left_alone(tmp_path: Path) -> None:

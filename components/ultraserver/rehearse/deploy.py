@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -263,7 +263,7 @@ def hook_jobs_finished(plane: ControlPlane, finished: list[str]) -> Iterator[Non
 
 def _complete(plane: ControlPlane, job: Mapping[str, Any]) -> None:
     meta = job["metadata"]
-    now = datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     conditions = [
         {"type": kind, "status": "True", "lastProbeTime": now, "lastTransitionTime": now, "reason": reason}
         for kind, reason in (("SuccessCriteriaMet", "CompletionsReached"), ("Complete", "CompletionsReached"))
@@ -369,47 +369,63 @@ def deploy(
         mirrors = {"chartMirror": repo, "manifestMirror": str(mirror)}
         settings = stack_settings_with(config, stack, mirrors)
         changed = stack_settings_with(config, stack, {**mirrors, "draDriver": {"version": new_version}}, True)
+        shown = {"on_output": out.write, "color": "never"}
         standin = engine.stack(PROJECT, stack, standin_program(settings, kubeconfig))
-        standin.up(on_output=out.write, color="never")
+        standin.up(**shown)
         layer = engine.stack(LAYER_PROJECT_NAME, stack, layer_program(settings, stack, moment, report, postrender))
-        first = Step("pulumi up", _changes(layer.up(on_output=out.write, color="never").summary))
-        report.steps.append(first)
-        _engine_versions(layer, report)
-        second = Step("second pulumi up")
-        report.steps.append(second)
-        try:
-            second.changes = _changes(layer.up(on_output=out.write, color="never", expect_no_changes=True).summary)
-        except auto.CommandError as error:
-            second.failed.append(f"the engine found changes: {str(error)[-400:]}")
-        if second.changed:
-            second.failed.append(f"{second.changed} change(s) where none was expected")
-        elif not second.failed:
-            second.checked.append("no changes")
+        steps: list[tuple[str, Callable[[], Any], Callable[[Step], None]]] = [
+            ("pulumi up", lambda: layer.up(**shown), lambda step: _engine_versions(layer, report)),
+            ("second pulumi up", lambda: layer.up(expect_no_changes=True, **shown), _unchanged),
+        ]
+        for name, action, check in steps:
+            if not _step(report, name, action, check):
+                return report
         before = _uids(plane)
-        third = Step(f"DRA driver chart {charts.pinned(charts.DRA_DRIVER).version} -> {new_version}")
-        report.steps.append(third)
         program = layer_program(changed, stack, moment, report, postrender)
-        third.changes = _changes(layer.up(on_output=out.write, color="never", program=program).summary)
-        _kept(plane, before, third)
-        destroy = Step("pulumi destroy")
-        report.steps.append(destroy)
-        destroy.changes = _changes(layer.destroy(on_output=out.write, color="never").summary)
+        version_change = f"DRA driver chart {charts.pinned(charts.DRA_DRIVER).version} -> {new_version}"
+        if not _step(report, version_change, lambda: layer.up(program=program, **shown), _keeping(plane, before)):
+            return report
         crds = {k: v for k, v in before.items() if k.startswith("CustomResourceDefinition")}
-        _kept(plane, crds, destroy)
-        standin.destroy(on_output=out.write, color="never")
+        _step(report, "pulumi destroy", lambda: layer.destroy(**shown), _keeping(plane, crds))
+        standin.destroy(**shown)
     return report
 
 
-def _kept(plane: ControlPlane, before: Mapping[str, str], step: Step) -> None:
-    """Each object of ``before`` still there with the same uid (never deleted and made again)."""
-    after = _uids(plane)
-    if not before:
-        step.failed.append("no ComputeDomain CRD before the step: nothing to keep")
-    for what, uid in before.items():
-        if after.get(what) == uid:
-            step.checked.append(f"{what} kept (uid {uid[:8]})")
-        else:
-            step.failed.append(f"{what} " + ("deleted" if what not in after else "deleted and created again"))
+def _step(report: Deployment, name: str, action: Callable[[], Any], check: Callable[[Step], None]) -> bool:
+    """Run one engine step and its check; False (the failure recorded) when either failed."""
+    step = Step(name)
+    report.steps.append(step)
+    try:
+        step.changes = _changes(action().summary)
+    except auto.CommandError as error:
+        lines = [line for line in str(error).splitlines() if line.strip()]
+        step.failed.append("the engine failed: " + " | ".join(lines[-12:]))
+        return False
+    check(step)
+    return not step.failed
+
+
+def _unchanged(step: Step) -> None:
+    if step.changed:
+        step.failed.append(f"{step.changed} change(s) where none was expected")
+    else:
+        step.checked.append("no changes")
+
+
+def _keeping(plane: ControlPlane, before: Mapping[str, str]) -> Callable[[Step], None]:
+    """A check that each object of ``before`` is still there with the same uid (never deleted and made again)."""
+
+    def check(step: Step) -> None:
+        after = _uids(plane)
+        if not before:
+            step.failed.append("no ComputeDomain CRD before the step: nothing to keep")
+        for what, uid in before.items():
+            if after.get(what) == uid:
+                step.checked.append(f"{what} kept (uid {uid[:8]})")
+            else:
+                step.failed.append(f"{what} " + ("deleted" if what not in after else "deleted and created again"))
+
+    return check
 
 
 @contextmanager
