@@ -61,14 +61,16 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
 
 
 def real_extra(args: argparse.Namespace, settings: Any, plan: Any) -> list[dict[str, Any]]:
-    """With --api real: the CRDs of --crds, then what the plan's releases install (--charts), applied before the
-    cluster."""
+    """With --api real: the CRDs of --crds, what the plan's releases install (--charts), and before them the CRDs of
+    the pinned manifests the plan applies that those do not hold (the MPI Operator's MPIJob CRD, read from its pin:
+    rehearse/pinned_files.py); all applied before the cluster."""
     from ultraserver.rehearse.charts import chart_objects, crd_files
+    from ultraserver.rehearse.pinned_files import manifest_crds
 
-    found = crd_files(args.crds)
+    given = crd_files(args.crds)
     if args.charts:
-        found += chart_objects(plan, settings.cluster.kubernetes_version, args.charts)
-    return found
+        given += chart_objects(plan, settings.cluster.kubernetes_version, args.charts)
+    return manifest_crds(plan.manifests, given) + given
 
 
 def deployed(args: argparse.Namespace, settings: Any, moment: Any) -> Any:

@@ -8,7 +8,9 @@ release's own go.mod) with the matching ``v0.x.y``. Go's build cache (``go env G
 a second build of the same version compiles nothing. Builds run one at a time (a lock file in the cache), at a
 lower priority (``nice``), and print their progress and time on stderr.
 
-``python -m ultraserver.rehearse.binaries [--minor 1.35]`` builds what is missing and prints each path.
+``python -m ultraserver.rehearse.binaries [--minor 1.35]`` builds what is missing and prints each path: the control
+plane (etcd, kube-apiserver) and what schedules and admits beside it (kube-scheduler, kube-controller-manager,
+kwok, the Kueue controller).
 """
 
 from __future__ import annotations
@@ -27,13 +29,17 @@ from pathlib import Path
 from typing import TextIO
 
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
-from ultraserver.facts.pins.control_plane import ETCD, GoProgram, kube_apiserver, kubernetes_release
-from ultraserver.facts.pins.deploy_engine import (
-    DEPLOY_PROGRAMS,
-    KUBERNETES_PROVIDER,
-    PULUMI_CLI,
+from ultraserver.facts.pins.control_plane import (
+    ETCD,
+    KWOK,
+    GoProgram,
+    kube_apiserver,
     kube_controller_manager,
+    kube_scheduler,
+    kubernetes_release,
+    kueue_controller,
 )
+from ultraserver.facts.pins.deploy_engine import DEPLOY_PROGRAMS, KUBERNETES_PROVIDER, PULUMI_CLI
 from ultraserver.problems import ConfigError, Described, Problem
 
 BUILD_COMMAND = "python -m ultraserver.rehearse.binaries"
@@ -60,6 +66,19 @@ def programs(minor: str = DEFAULT_TEXT) -> tuple[list[GoProgram], str]:
     """The control plane for a Kubernetes minor, and a note when that minor is not served (the nearest runs)."""
     version, note = kubernetes_release(minor)
     return [ETCD, kube_apiserver(version)], note
+
+
+# --- Scheduling and admission (issue 43 stage 2) -------------------------------------------------------------------
+
+
+def scheduling_programs(minor: str = DEFAULT_TEXT) -> list[GoProgram]:
+    """What runs beside the control plane for real scheduling and admission (rehearse/scheduling.py): the
+    scheduler and the controller manager of the same Kubernetes release, kwok, and the pinned Kueue controller."""
+    version, _ = kubernetes_release(minor)
+    return [kube_scheduler(version), kube_controller_manager(version), KWOK, kueue_controller()]
+
+
+# --- end of the scheduling block ------------------------------------------------------------------------------------
 
 
 def missing(wanted: Sequence[GoProgram]) -> list[GoProgram]:
@@ -252,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--deploy", action="store_true", help="also the Pulumi CLI and Kubernetes provider")
     args = parser.parse_args(argv)
     wanted, note = deploy_programs(args.minor) if args.deploy else programs(args.minor)
+    wanted += [p for p in scheduling_programs(args.minor) if p not in wanted]
     if note:
         print(note, file=sys.stderr)
     started = time.monotonic()

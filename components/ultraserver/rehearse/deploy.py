@@ -46,8 +46,7 @@ from ultraserver.facts.pins import charts
 from ultraserver.facts.pins.deploy_engine import KUBERNETES_PROVIDER, LANGUAGE_HOST_MODULE, PULUMI_CLI
 from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, by_file_name
 from ultraserver.rehearse.chart_repo import chart_repository, relabelled
-from ultraserver.rehearse.control_plane import ApiError, ControlPlane
-from ultraserver.rehearse.control_plane import _free_port as free_port
+from ultraserver.rehearse.control_plane import ApiError, ControlPlane, free_port
 from ultraserver.rehearse.emulator import LOOPBACK
 from ultraserver.rehearse.stage import Stage
 from ultraserver.resources.program import layer_from_platform

@@ -38,11 +38,3 @@ LANGUAGE_HOST_MODULE = "github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-
 
 DEPLOY_PROGRAMS = (PULUMI_CLI, KUBERNETES_PROVIDER)
 """What ``--deploy`` builds, beside the control plane."""
-
-
-def kube_controller_manager(version: str) -> GoProgram:
-    """kube-controller-manager of k8s.io/kubernetes at ``version``: its garbage collector and namespace controller
-    finish the deletions ``pulumi destroy`` starts (the provider deletes in the foreground)."""
-    return GoProgram(
-        "kube-controller-manager", "k8s.io/kubernetes", "k8s.io/kubernetes/cmd/kube-controller-manager", version
-    )
