@@ -28,7 +28,7 @@ from ultraserver.facts.pins import charts
 from ultraserver.facts.pins.deploy_engine import KUBERNETES_PROVIDER, PULUMI_CLI
 from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, MPI_OPERATOR, by_file_name
 from ultraserver.problems import ConfigError
-from ultraserver.rehearse import deploy
+from ultraserver.rehearse import deploy, deploy_program
 from ultraserver.rehearse.binaries import (
     BUILD_COMMAND,
     cached,
@@ -115,20 +115,20 @@ def test_a_relabelled_chart_differs_from_the_packaged_one_in_its_version_alone(t
 
 def test_the_step_version_is_the_pinned_charts_with_a_patch_no_release_has() -> None:
     pinned = charts.pinned(charts.DRA_DRIVER).version.lstrip("v").split(".")
-    assert deploy.dra_step_version().split(".") == [pinned[0], pinned[1], str(int(pinned[2]) + 1000)]
+    assert deploy_program.dra_step_version().split(".") == [pinned[0], pinned[1], str(int(pinned[2]) + 1000)]
 
 
 def test_the_loopback_repository_serves_each_chart_and_version_over_https(tmp_path: Path) -> None:
     helm_and_charts()
     authority = new_authority()
     source = packaged_chart(DRA_CHART)
-    packaged = [source, relabelled(source, deploy.dra_step_version(), tmp_path)]
+    packaged = [source, relabelled(source, deploy_program.dra_step_version(), tmp_path)]
     with chart_repository(packaged, authority, tmp_path / "repo") as url:
         context = ssl.create_default_context(cadata=authority.ca.decode())
         with urllib.request.urlopen(f"{url}/index.yaml", context=context) as answer:  # noqa: S310 - loopback
             index = yaml.safe_load(answer.read())
         entries = index["entries"][charts.DRA_DRIVER]
-        assert sorted(e["version"] for e in entries) == sorted(["0.4.1", deploy.dra_step_version()])
+        assert sorted(e["version"] for e in entries) == sorted(["0.4.1", deploy_program.dra_step_version()])
         pinned = next(e for e in entries if e["version"] == "0.4.1")
         with urllib.request.urlopen(pinned["urls"][0], context=context) as answer:  # noqa: S310 - loopback
             assert hashlib.sha256(answer.read()).hexdigest() == pinned["digest"]
@@ -136,7 +136,7 @@ def test_the_loopback_repository_serves_each_chart_and_version_over_https(tmp_pa
 
 def test_the_settings_take_the_rehearsals_mirrors_and_the_step_version_on_every_release() -> None:
     config = stack_config("gb200-x72")
-    settings = deploy.stack_settings_with(
+    settings = deploy_program.stack_settings_with(
         config,
         "gb200-x72",
         {"chartMirror": "https://127.0.0.1:8443/charts", "draDriver": {"version": "0.4.1001"}},
@@ -148,7 +148,7 @@ def test_the_settings_take_the_rehearsals_mirrors_and_the_step_version_on_every_
     assert settings.kubernetes.kueue.chart_mirror == "https://127.0.0.1:8443/charts"
     assert settings.cluster.name == "gb200-x72"
     with pytest.raises(ConfigError, match="acceptUntestedVersions"):
-        deploy.stack_settings_with(config, "gb200-x72", {"draDriver": {"version": "0.4.1001"}})
+        deploy_program.stack_settings_with(config, "gb200-x72", {"draDriver": {"version": "0.4.1001"}})
 
 
 def test_the_manifest_mirror_takes_the_dra_crds_from_the_chart_and_asks_for_the_rest(tmp_path: Path) -> None:
@@ -159,7 +159,7 @@ def test_the_manifest_mirror_takes_the_dra_crds_from_the_chart_and_asks_for_the_
         asked.append(pin)
         return b"from the pin's own source"
 
-    folder = deploy._pinned_files(helm_and_charts()[1], tmp_path, read_pin)
+    folder = deploy_program.pinned_files(helm_and_charts()[1], tmp_path, read_pin)
     assert asked == [MPI_OPERATOR]
     for pin in DRA_DRIVER_CRDS.values():
         assert hashlib.sha256((folder / pin.file_name).read_bytes()).hexdigest() == pin.sha256
