@@ -17,12 +17,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 from helpers.control_plane import require_control_plane
 from helpers.render import helm_and_charts, packaged_chart
 from helpers.stacks import stack_config
 from ultraserver.cli import main
+from ultraserver.config.settings import PROJECT
 from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_CRD
 from ultraserver.facts.pins import charts
 from ultraserver.facts.pins.deploy_engine import KUBERNETES_PROVIDER, PULUMI_CLI
@@ -221,3 +223,36 @@ def test_a_helm_hook_job_is_finished_as_the_api_server_accepts_and_other_jobs_ar
     assert {c["type"]: c["status"] for c in done["conditions"]} == {"SuccessCriteriaMet": "True", "Complete": "True"}
     assert done["succeeded"] == 1
     assert not untouched.get("conditions")
+
+
+def test_the_built_cli_runs_the_standin_platform_and_a_stack_reading_it_with_no_change_the_second_time(
+    tmp_path: Path,
+) -> None:
+    """The engine alone (no provider): the file backend, the passphrase, the SDK serving an inline program, the
+    StackReference to the stand-in, a second `up` with --expect-no-changes, `destroy`."""
+    cli = cached(PULUMI_CLI)
+    if cli is None:
+        message = f"not built: {PULUMI_CLI.key}; build it: {BUILD_COMMAND} --deploy"
+        if REQUIRED:
+            pytest.fail(f"ULTRASERVER_REQUIRE_CONTROL_PLANE=1 but {message}")
+        pytest.skip(message)
+    settings = deploy_program.stack_settings_with(stack_config("gb200-x72"), "gb200-x72", {})
+    engine = deploy_program.Engine(
+        {PULUMI_CLI.name: cli, KUBERNETES_PROVIDER.name: tmp_path / "absent"}, tmp_path, new_authority().ca
+    )
+    shown: dict[str, Any] = {"on_output": lambda text: None, "color": "never"}
+    standin = engine.stack(PROJECT, "gb200-x72", deploy_program.standin_program(settings, "kind: Config\n"))
+    assert standin.up(**shown).summary.resource_changes == {"create": 1}
+
+    def reader() -> None:
+        platform = pulumi.StackReference(f"organization/{PROJECT}/gb200-x72")
+        pulumi.export("clusterName", platform.require_output("clusterName"))
+        pulumi.export("warnings", platform.require_output("reclaimWarningQueueUrl"))
+
+    layer = engine.stack(deploy.LAYER_PROJECT_NAME, "gb200-x72", reader)
+    first = layer.up(**shown)
+    assert first.outputs["clusterName"].value == "gb200-x72"
+    assert first.outputs["warnings"].value.startswith("https://sqs.us-east-1.amazonaws.com/111122223333/")
+    assert layer.up(expect_no_changes=True, **shown).summary.resource_changes == {"same": 2}
+    assert layer.workspace.pulumi_version == PULUMI_CLI.version.lstrip("v")
+    assert layer.destroy(**shown).summary.resource_changes == {"delete": 2}
