@@ -226,7 +226,8 @@ def deploy(
         changed = stack_settings_with(config, stack, {**mirrors, "draDriver": {"version": new_version}}, True)
         shown = {"on_output": out.write, "color": "never"}
         standin = engine.stack(PROJECT, stack, standin_program(settings, kubeconfig))
-        standin.up(**shown)
+        if not _step(report, "stand-in platform: pulumi up", lambda: standin.up(**shown), lambda step: None):
+            return report
         layer = engine.stack(
             LAYER_PROJECT_NAME, stack, layer_program(settings, stack, moment, report.waits_skipped, postrender)
         )
