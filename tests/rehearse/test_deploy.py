@@ -106,7 +106,7 @@ def _members(path: Path) -> dict[str, bytes]:
 
 def test_a_relabelled_chart_differs_from_the_packaged_one_in_its_version_alone(tmp_path: Path) -> None:
     source = packaged_chart(DRA_CHART)
-    copy = relabelled(source, "0.4.1001", tmp_path)
+    copy = relabelled(source, "0.4.1001", tmp_path / "relabelled")
     assert copy.name == f"{charts.DRA_DRIVER}-0.4.1001.tgz"
     before, after = _members(source), _members(copy)
     chart_yaml = f"{charts.DRA_DRIVER}/Chart.yaml"
