@@ -61,6 +61,10 @@ class Block:
     """Stem of the names of the block's Auto Scaling group (``drain_watch.block_group``); '' when not known."""
     scale_down_action: str = ""
     """Name of the group's scheduled scale-down for this block, which the drain puts again when EC2's end moves."""
+    deployed: bool = True
+    """Whether the last deploy pointed the group at this block. False for a later block of a ``handover: switch``
+    group deployed before the gap that leads to it: its launch template still names an earlier reservation, so
+    the block gets no node unless a ``pulumi up`` runs before its start (``drain_watch.switch_findings``)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Block:
@@ -74,6 +78,7 @@ class Block:
             int(data.get("nodes", 0)),
             str(data.get("group", "")),
             str(data.get("scaleDownAction", "")),
+            bool(data.get("deployed", True)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -87,6 +92,7 @@ class Block:
             "nodes": self.nodes,
             "group": self.group,
             "scaleDownAction": self.scale_down_action,
+            "deployed": self.deployed,
         }
 
 

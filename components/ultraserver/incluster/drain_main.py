@@ -219,7 +219,7 @@ def run(
     warnings = json.loads(env.get("WARNINGS") or "[]") + queued_warnings(now, cloud.creds, failures, env)
     checks = _checks(env.get("CHECKS_FILE", ""))
     taken: list[dict[str, Any]] = []
-    findings = watch.ec2_findings(stack_name, stack, held)
+    findings = watch.ec2_findings(stack_name, stack, held) + watch.switch_findings(stack_name, live, now)
     try:
         nodes = gpu_nodes(api)
     except Exception as error:  # without the nodes nothing can be drained: that is the alert
