@@ -20,11 +20,21 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 try:
-    from ultraserver.incluster.copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES
+    from ultraserver.incluster.copied_facts import (
+        DRAIN_NOTICE_MINUTES,
+        KUEUE_API_VERSION,
+        RECLAIM_LEAD_MINUTES,
+        WORKLOAD_ANNOTATION,
+    )
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
     from ultraserver.incluster.placement import budgets_of, daemon_pod, evictable, workload_nodes
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES  # type: ignore[no-redef]
+    from copied_facts import (  # type: ignore[no-redef]
+        DRAIN_NOTICE_MINUTES,
+        KUEUE_API_VERSION,
+        RECLAIM_LEAD_MINUTES,
+        WORKLOAD_ANNOTATION,
+    )
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
     from placement import budgets_of, daemon_pod, evictable, workload_nodes  # type: ignore[no-redef]
 
@@ -221,17 +231,46 @@ def _release_actions(nodes: list[dict[str, Any]], ending: dict) -> list[dict[str
     return actions
 
 
-def _workload_actions(workloads: list[dict[str, Any]], ending: dict) -> list[dict[str, Any]]:
+def _workload_times(workloads: list[dict[str, Any]], ending: dict) -> dict[tuple[Any, Any], Timeline]:
+    """(namespace, name) -> the timeline of the earliest reclaim among the ending nodes each Workload is placed on."""
+    found = {}
+    for workload in workloads:
+        placed = workload_nodes(workload) & set(ending)
+        if placed:
+            meta = _meta(workload)
+            found[(meta.get("namespace"), meta["name"])] = min((ending[n][1] for n in placed), key=lambda t: t.reclaim)
+    return found
+
+
+def _workload_actions(workloads: list[dict[str, Any]], times: dict[tuple[Any, Any], Timeline]) -> list[dict]:
     """The earliest reclaim time on each Workload placed on an ending node."""
     actions = []
     for workload in workloads:
-        placed = sorted(workload_nodes(workload) & set(ending))
         meta = _meta(workload)
-        reclaim = _iso(min(ending[n][1].reclaim for n in placed)) if placed else None
-        if reclaim and (meta.get("annotations") or {}).get(RECLAIM_ANNOTATION) != reclaim:
-            ref = {"namespace": meta.get("namespace"), "name": meta["name"]}
+        ref = {"namespace": meta.get("namespace"), "name": meta["name"]}
+        if (ref["namespace"], ref["name"]) not in times:
+            continue
+        reclaim = _iso(times[(ref["namespace"], ref["name"])].reclaim)
+        if (meta.get("annotations") or {}).get(RECLAIM_ANNOTATION) != reclaim:
             actions.append({"kind": "annotate-workload", **ref, "annotations": {RECLAIM_ANNOTATION: reclaim}})
     return actions
+
+
+def _pod_times(pod: dict[str, Any], ending: dict, spans: dict[tuple[Any, Any], Timeline]) -> Timeline | None:
+    """The timeline a pod is drained by: its node's, or its Workload's (WORKLOAD_ANNOTATION) when that one's
+    earliest reclaim comes first. A job over two UltraServers dies with the first one's eviction, so every one of its
+    pods (rank 0 wherever it runs) must be told that time and checkpoint before it."""
+    own = ending[host][1] if (host := (pod.get("spec") or {}).get("nodeName")) in ending else None
+    meta = _meta(pod)
+    shared = spans.get((meta.get("namespace"), (meta.get("annotations") or {}).get(WORKLOAD_ANNOTATION)))
+    if shared is None or (own is not None and own.reclaim <= shared.reclaim):
+        return own
+    # Told the job's times; what is left is deleted only at its own node's deadline (its instance's scale-down).
+    return (
+        shared
+        if own is None
+        else Timeline(min(own.cutoff, shared.cutoff), own.deadline, shared.reclaim, own.scale_down)
+    )
 
 
 def decide(
@@ -247,13 +286,20 @@ def decide(
     """Every action due at ``now`` (plain dicts, applied in order); none outside every block's drain."""
     ending = ending_nodes(nodes, blocks, now, warnings)
     actions = _node_actions(nodes, ending) + _release_actions(nodes, ending) + _queue_actions(queue, nodes, ending)
-    actions += _workload_actions(workloads, ending)
+    spans = _workload_times(workloads, ending)
+    actions += _workload_actions(workloads, spans)
     budgets = budgets_of(pdbs)
     for pod in sorted(pods, key=lambda p: (_meta(p).get("namespace") or "", _meta(p)["name"])):
-        host = (pod.get("spec") or {}).get("nodeName")
+        times = _pod_times(pod, ending, spans)
         done = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-        if host in ending and not daemon_pod(pod) and not done:
-            actions += _pod_actions(pod, ending[host][1], now, budgets)
+        if times is None or daemon_pod(pod) or done:
+            continue
+        # A pod of the job on a node that is not ending is told, never evicted (and takes no budget): its UltraServer
+        # keeps serving.
+        if (pod.get("spec") or {}).get("nodeName") in ending:
+            actions += _pod_actions(pod, times, now, budgets)
+        else:
+            actions += [a for a in _pod_actions(pod, times, now, []) if a["kind"] == "annotate-pod"]
     return actions
 
 
