@@ -24,6 +24,19 @@ def test_a_healthy_block_shows_its_time_to_ready_and_no_packet() -> None:
     assert "all 18 nodes Ready 12.0 min after the block start" in format_status("gb200-x72", report, DURING_A)
 
 
+def test_one_reserved_node_missing_is_never_all_ready() -> None:
+    """17 of 18 Ready: the block is not accepted, however long ago the 17 turned Ready (an off-by-one in the count
+    would report "all Ready" here); the 18th turning Ready gives the time of the last one."""
+    cluster = gpu_nodes(SETTINGS, ready=17, ready_since=A_START + timedelta(minutes=12))
+    report = status_at(DURING_A, a_active(AvailableInstanceCount=1), b_scheduled(), cluster)
+    data = status_json("gb200-x72", report, DURING_A)["ultraservers"][0]["acceptance"]
+    assert data["ready"] == "17/18" and data["allReadyAt"] is None and data["minutesToReady"] is None
+    assert "all 18 nodes Ready" not in format_status("gb200-x72", report, DURING_A)
+    cluster = gpu_nodes(SETTINGS, ready=18, ready_since=A_START + timedelta(minutes=12))
+    data = status_json("gb200-x72", status_at(DURING_A, a_active(), b_scheduled(), cluster), DURING_A)
+    assert data["ultraservers"][0]["acceptance"]["minutesToReady"] == 12.0
+
+
 def test_an_impaired_ultraserver_gets_the_support_case_packet() -> None:
     cluster = gpu_nodes(SETTINGS, ready=16, ready_since=A_START + timedelta(minutes=10))
     report = status_at(DURING_A, a_active(AvailableInstanceCount=2), b_scheduled(), cluster, interconnect="impaired")
