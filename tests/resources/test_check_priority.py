@@ -133,3 +133,12 @@ def test_the_checks_the_drain_makes_again_at_each_join_keep_their_priority(shipp
     checks = json.loads(blocks.inputs["data"]["checks.json"])
     queued = [c for c in checks if QUEUE_LABEL in c["metadata"].get("labels", {})]
     assert queued and all(c["metadata"]["labels"][CLASS_LABEL] in priority_classes(plan) for c in queued)
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x72-dra"])
+def test_a_deployed_check_gets_its_priority_class_by_being_made_again(shipped_plan: Any, stack: str) -> None:
+    """Kueue's job webhook refuses adding the priority-class label to a job that is not suspended (a check that has
+    run; ValidateUpdateForWorkloadPriorityClassName, pkg/controller/jobframework/validation.go at v0.19.2): a label
+    change deletes and recreates the check instead of updating it."""
+    for job in queued_checks(shipped_plan(stack)):
+        assert "metadata.labels" in job.replace_on_changes and "spec" in job.replace_on_changes, job.name
