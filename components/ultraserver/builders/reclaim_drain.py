@@ -29,6 +29,7 @@ SCRIPT_NAMES = (
     "drain_main.py",
     "drain.py",
     "placement.py",
+    "rest.py",
     "drain_watch.py",
     "recheck.py",
     "spares.py",

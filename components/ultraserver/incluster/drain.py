@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol
+from typing import Any
 
 try:
     from ultraserver.incluster.copied_facts import (
@@ -28,6 +28,7 @@ try:
     )
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
     from ultraserver.incluster.placement import budgets_of, daemon_pod, evictable, workload_nodes
+    from ultraserver.incluster.rest import Api, failure, gpu_nodes, items
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from copied_facts import (  # type: ignore[no-redef]
         DRAIN_NOTICE_MINUTES,
@@ -37,6 +38,7 @@ except ImportError:  # in the cluster: the mounted directory is on sys.path
     )
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
     from placement import budgets_of, daemon_pod, evictable, workload_nodes  # type: ignore[no-redef]
+    from rest import Api, failure, gpu_nodes, items  # type: ignore[no-redef]
 
 CHECKPOINT_GRACE_MINUTES = 10
 FORCE_MARGIN_MINUTES = 2
@@ -303,46 +305,6 @@ def decide(
     return actions
 
 
-class Api(Protocol):
-    """The drain's REST calls (``StdlibApi`` below, ``status.drain`` over the official client): ``patch`` is a JSON
-    merge patch, ``post`` False on a 429 (an eviction a budget blocks), ``delete`` takes a 404 as done."""
-
-    def get(self, path: str) -> dict[str, Any]: ...
-    def patch(self, path: str, body: dict[str, Any]) -> None: ...
-    def post(self, path: str, body: dict[str, Any]) -> bool: ...
-    def delete(self, path: str) -> None: ...
-
-
-class RestApi:
-    """``Api`` over one ``_call(method, path, body, content type)`` whose errors carry the HTTP status (urllib's
-    ``code``, the official client's ``status``): a refused eviction (429) is False, a gone pod's delete (404) done."""
-
-    def _call(self, method: str, path: str, body: Any = None, content: str = "application/json") -> Any:
-        raise NotImplementedError
-
-    def get(self, path: str) -> dict[str, Any]:
-        return self._call("GET", path)
-
-    def patch(self, path: str, body: dict[str, Any]) -> None:
-        self._call("PATCH", path, body, "application/merge-patch+json")
-
-    def post(self, path: str, body: dict[str, Any]) -> bool:
-        try:
-            self._call("POST", path, body)
-        except Exception as err:
-            if (getattr(err, "code", None) or getattr(err, "status", None)) == 429:
-                return False
-            raise
-        return True
-
-    def delete(self, path: str) -> None:
-        try:
-            self._call("DELETE", path)
-        except Exception as err:
-            if (getattr(err, "code", None) or getattr(err, "status", None)) != 404:
-                raise
-
-
 KUEUE_API = f"/apis/{KUEUE_API_VERSION}"
 
 
@@ -380,31 +342,11 @@ def apply(api: Api, action: dict[str, Any]) -> bool:
     return True
 
 
-def _items(api: Api, path: str) -> list[dict[str, Any]]:
-    return list(api.get(path).get("items") or [])
-
-
-def gpu_nodes(api: Api) -> list[dict[str, Any]]:
-    """The GB200 nodes (those carrying GROUP_LABEL), which the drain and the checks at each join both read."""
-    return _items(api, f"/api/v1/nodes?labelSelector={GROUP_LABEL}")
-
-
-def status_of(error: BaseException) -> int | None:
-    """The HTTP status an error carries (urllib's ``code``, the official client's ``status``), if any."""
-    value = getattr(error, "code", None) or getattr(error, "status", None)
-    return value if isinstance(value, int) else None
-
-
-def failure(step: str, target: str, error: BaseException) -> dict[str, Any]:
-    """One failed call, as the run reports it (and ``drain_watch`` alerts on it)."""
-    return {"step": step, "target": target, "status": status_of(error), "error": str(error)[:300]}
-
-
 def _read(api: Api, path: str, step: str, failures: list[dict[str, Any]], single: bool = False) -> Any:
     """A list (or with ``single`` one object) the drain reads; on a failed call the failure is recorded and the run
     goes on without it (None), so the steps that do not need it still run."""
     try:
-        return api.get(path) if single else _items(api, path)
+        return api.get(path) if single else items(api, path)
     except Exception as err:  # any one call may fail (403, 5xx, a timeout): report it, run the other steps
         failures.append(failure(step, path, err))
         return None

@@ -18,8 +18,9 @@ from typing import Any
 try:
     from ultraserver.incluster import aws_query as aws
     from ultraserver.incluster import drain_watch as watch
-    from ultraserver.incluster.drain import Block, RestApi, failure, gpu_nodes, run_once, status_of
+    from ultraserver.incluster.drain import Block, run_once
     from ultraserver.incluster.recheck import MPIJOB_API, run_checks_once
+    from ultraserver.incluster.rest import RestApi, failure, gpu_nodes, status_of
     from ultraserver.incluster.spares import findings as spare_findings
     from ultraserver.incluster.spares import groups_from
     from ultraserver.incluster.spares import run_once as keep_spares
@@ -27,8 +28,9 @@ try:
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     import aws_query as aws  # type: ignore[no-redef]
     import drain_watch as watch  # type: ignore[no-redef]
-    from drain import Block, RestApi, failure, gpu_nodes, run_once, status_of  # type: ignore[no-redef]
+    from drain import Block, run_once  # type: ignore[no-redef]
     from recheck import MPIJOB_API, run_checks_once  # type: ignore[no-redef]
+    from rest import RestApi, failure, gpu_nodes, status_of  # type: ignore[no-redef]
     from spares import findings as spare_findings  # type: ignore[no-redef]
     from spares import groups_from  # type: ignore[no-redef]
     from spares import run_once as keep_spares  # type: ignore[no-redef]
