@@ -28,9 +28,9 @@ from ultraserver.incluster.drain import (
     RECLAIM_ANNOTATION,
     RECLAIM_TAINT,
     Block,
-    RestApi,
     timeline,
 )
+from ultraserver.incluster.rest import RestApi
 from ultraserver.rehearse.apis import script_account
 from ultraserver.rehearse.cloud import Cloud
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
