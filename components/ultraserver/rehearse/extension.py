@@ -34,7 +34,11 @@ WALK_BEFORE_SCALE_DOWN = timedelta(minutes=30)
 """The walk starts this long before the plan's scale-down of the block: before any cut-off a drain makes to empty the
 nodes in time for it (a judgement; a drain cutting off earlier starts cut off, as a fresh pod each minute would)."""
 AFTER_CONFIRMED = timedelta(minutes=3)
-"""How long the walk goes on after EC2 confirms: the drain runs every minute, and its next run must act."""
+"""How long the walk goes on after EC2 confirms, running the drain every minute as its CronJob does: its next run
+must act."""
+STRIDE = timedelta(minutes=5)
+"""Up to EC2's confirmation the walk runs the drain every 5 minutes, not every minute: it keeps no state between
+runs, so a skipped minute changes when it acts, not what it does (and a rehearsal stays quick)."""
 EXTENSION = timedelta(hours=EXTENSION_DURATION_HOURS[0])
 CONFIRMED_BEFORE_END = timedelta(minutes=EXTENSION_CONFIRMED_LATEST_MINUTES_BEFORE_END)
 
@@ -141,9 +145,13 @@ def extension_response(served: Any, api: RestApi, env: dict[str, str], cluster: 
     template = next(n for n in cluster.gpu_nodes if n.group.name == block.ultraserver)
     nodes = [n.to_api() for n in cluster.gpu_nodes if n.group.name == block.ultraserver]
     walk = Walk(block, group, group.actions[block.scale_down_action][0], template, nodes)
-    now = walk.scale_down - WALK_BEFORE_SCALE_DOWN
-    walk.log.append(f"walked the drain's run each minute from {iso(now)} to {iso(walk.confirmed + AFTER_CONFIRMED)}")
+    strides = -(-(walk.confirmed - (walk.scale_down - WALK_BEFORE_SCALE_DOWN)) // STRIDE)
+    now = walk.confirmed - strides * STRIDE
+    walk.log.append(
+        f"walked the drain's run every {STRIDE.seconds // 60} minutes from {iso(now)}, then each minute from EC2's "
+        f"confirmation to {iso(walk.confirmed + AFTER_CONFIRMED)}"
+    )
     while now <= walk.confirmed + AFTER_CONFIRMED:
         _step(walk, served, api, env, cluster.cloud, now)
-        now += MINUTE
+        now += STRIDE if now < walk.confirmed else MINUTE
     return response("extend-late", _judge(walk, api, env, cluster), "\n".join(walk.log))

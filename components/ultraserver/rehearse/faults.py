@@ -105,23 +105,24 @@ def _reclaim(cluster: Cluster, runs: RunFaults) -> Injected:
     return Injected("reclaim", what, first.name, runs, first.group.name)
 
 
-QUEUE_RESOURCE = f"{KUEUE_API_VERSION}/clusterqueues"
-
-
 def _drain_forbidden(cluster: Cluster, runs: RunFaults) -> Injected:
-    """EC2 reclaims every block (so the drain must hold the queue), and the drain's role lacks the verb for it."""
+    """EC2 reclaims every block it can name, and the drain's role lacks a verb it needs then: the ClusterQueue's hold
+    when every GB200 node is ending (each active block has a reservation EC2 can warn about), else the notice on the
+    job's Workload."""
     first, _ = _job_on_a_block(cluster)
     inputs = drain_inputs(cluster.objects)
     assert inputs is not None
-    cluster.notices += [notice(b, cluster.at) for b in inputs.blocks if b.start <= cluster.at < b.end]
-    role = drain_role(cluster.objects)
+    active = [b for b in inputs.blocks if b.start <= cluster.at < b.end]
+    cluster.notices += [notice(b, cluster.at) for b in active if b.reservations]
+    resource = "clusterqueues" if all(b.reservations for b in active) else "workloads"
+    role = drain_role(cluster.objects, resource)
     for rule in role["rules"]:
-        if "clusterqueues" in rule["resources"]:
+        if resource in rule["resources"]:
             rule["verbs"] = [v for v in rule["verbs"] if v != "patch"]
-    cluster.forbidden.append(("PATCH", QUEUE_RESOURCE))
+    cluster.forbidden.append(("PATCH", f"{KUEUE_API_VERSION}/{resource}"))
     what = (
         f"EC2's notice of the reclaim of every block arrives while job {JOB} runs on {first.group.name}, and the "
-        f"drain's ClusterRole {role['metadata']['name']} lacks patch on clusterqueues: the API server answers 403"
+        f"drain's ClusterRole {role['metadata']['name']} lacks patch on {resource}: the API server answers 403"
     )
     return Injected("drain-forbidden", what, first.name, runs, first.group.name)
 

@@ -59,9 +59,9 @@ def drain_inputs(objects: Sequence[dict[str, Any]]) -> DrainInputs | None:
     return DrainInputs(tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"])), env.get("CLUSTER_QUEUE", ""))
 
 
-def drain_role(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    """The plan's ClusterRole bound to the drain's ServiceAccount that grants its hold of the ClusterQueue, replaced
-    in ``objects`` by a copy the caller may change (the plan's own stays as planned)."""
+def drain_role(objects: list[dict[str, Any]], resource: str) -> dict[str, Any]:
+    """The plan's ClusterRole bound to the drain's ServiceAccount that grants it ``resource``, replaced in
+    ``objects`` by a copy the caller may change (the plan's own stays as planned)."""
     namespace, account = script_account(objects, "BLOCKS")
     bound = {
         o["roleRef"]["name"]
@@ -72,10 +72,10 @@ def drain_role(objects: list[dict[str, Any]]) -> dict[str, Any]:
     for index, obj in enumerate(objects):
         rules = obj.get("rules") or []
         if obj["kind"] == "ClusterRole" and obj["metadata"]["name"] in bound:
-            if any("clusterqueues" in r.get("resources", []) for r in rules):
+            if any(resource in r.get("resources", []) for r in rules):
                 objects[index] = copy.deepcopy(obj)
                 return objects[index]
-    raise LookupError("the plan binds the drain to no ClusterRole over clusterqueues")
+    raise LookupError(f"the plan binds the drain to no ClusterRole over {resource}")
 
 
 NOTICE_AHEAD = timedelta(minutes=RECLAIM_LEAD_MINUTES[ULTRASERVER] + 15)
@@ -240,9 +240,11 @@ def _nodes_cut(api: RestApi, cluster: Cluster, reclaims: dict[str, datetime]) ->
     return problems
 
 
-def _pods_told(api: RestApi, cluster: Cluster, reclaims: dict[str, datetime], seen: datetime) -> list[str]:
+def _pods_told(
+    api: RestApi, cluster: Cluster, reclaims: dict[str, datetime], seen: datetime, workload: bool = True
+) -> list[str]:
     """Each of the job's pods still running is told EC2's reclaim and an eviction time after the notice and no later
-    than the reclaim; its Workload is told the earliest reclaim of its nodes."""
+    than the reclaim; its Workload (unless ``workload`` is False) is told the earliest reclaim of its nodes."""
     hosts = {n.name: n.group.name for n in cluster.running_job}
     wanted = min((reclaims[g] for g in hosts.values() if g in reclaims), default=None)
     if wanted is None:
@@ -255,8 +257,12 @@ def _pods_told(api: RestApi, cluster: Cluster, reclaims: dict[str, datetime], se
             problems.append(f"pod {name} was not told EC2's reclaim (reclaim-at: {notes.get(RECLAIM_ANNOTATION)})")
         if evict is None or not seen < _utc(evict) <= wanted:
             problems.append(f"pod {name}'s eviction time {evict} is not after the notice and before the reclaim")
-    path = f"/apis/{KUEUE_GROUP}/{WORKLOAD_VERSION}/namespaces/{NAMESPACE}/workloads/job-{JOB}"
-    told = (api.get(path)["metadata"].get("annotations") or {}).get(RECLAIM_ANNOTATION)
+    if not workload:
+        return problems
+    # Listed, as the drain's account may (it lists and patches Workloads; it may not get one).
+    path = f"/apis/{KUEUE_GROUP}/{WORKLOAD_VERSION}/namespaces/{NAMESPACE}/workloads"
+    mine = [w for w in api.get(path).get("items") or [] if w["metadata"]["name"] == f"job-{JOB}"]
+    told = (mine[0]["metadata"].get("annotations") or {}).get(RECLAIM_ANNOTATION) if mine else None
     if told != iso(wanted):
         problems.append(f"Workload job-{JOB} was told reclaim-at {told}, not EC2's reclaim {iso(wanted)}")
     return problems
@@ -324,13 +330,15 @@ def reclaim_response(served: Any, api: RestApi, env: dict[str, str], cluster: Cl
 
 def forbidden_response(served: Any, api: RestApi, env: dict[str, str], cluster: Cluster, injected: Any) -> Stage:
     """A refused call (403) is published to the alert topic naming what was refused and the fix, and the drain's
-    other steps are done: nodes cut off, pods and Workload told."""
+    other steps are done: nodes cut off, pods (and the Workload, unless its patch was the refused call) told."""
     reclaims, seen = _reclaims(cluster)
-    problems = _nodes_cut(api, cluster, reclaims) + _pods_told(api, cluster, reclaims, seen)
-    queue = env.get("CLUSTER_QUEUE", "")
-    if not published(cluster, env, "403", queue, env.get("CLUSTER_NAME", "")):
-        problems.append(f"no alert on the stack's topic names the refused call on ClusterQueue {queue} (403)")
-    story = f"{', '.join(sorted(reclaims))}: the drain's PATCH of ClusterQueue {queue} refused (403)"
+    queue = cluster.forbidden[0][1].endswith("/clusterqueues")
+    refused = f"ClusterQueue {env.get('CLUSTER_QUEUE', '')}" if queue else f"Workload {NAMESPACE}/job-{JOB}"
+    problems = _nodes_cut(api, cluster, reclaims) + _pods_told(api, cluster, reclaims, seen, workload=queue)
+    named = env.get("CLUSTER_QUEUE", "") if queue else f"{NAMESPACE}/job-{JOB}"
+    if not published(cluster, env, "403", named, env.get("CLUSTER_NAME", "")):
+        problems.append(f"no alert on the stack's topic names the refused patch of {refused} (403)")
+    story = f"{', '.join(sorted(reclaims))}: the drain's patch of {refused} refused (403)"
     return response("drain-forbidden", problems, story)
 
 
