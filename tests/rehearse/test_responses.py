@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from helpers.stacks import ROOT, STACKS, stack_config
-from ultraserver.cli import main
+from helpers.cli import run_main
+from helpers.stacks import ROOT, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.incluster import drain, drain_main, drain_watch, drift
 from ultraserver.rehearse.report import exit_reason, format_rehearsal
@@ -134,8 +134,19 @@ def test_drain_forbidden_on_a_stack_with_a_fleet_block_without_reservations_refu
     assert "patch of Workload default/job-train refused (403)" in response(rehearsal, "drain-forbidden").output
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_the_cli_exits_0_for_each_handled_event_on_every_shipped_stack(stack: str) -> None:
-    # The CI loop's command, one stack at a time (all four events): exit 0 means every response passed.
-    for fault in HANDLED:
-        assert main(["rehearse", "--project-dir", str(ROOT), "--stack", stack, "--break", fault]) == 0, fault
+def test_the_cli_exits_0_for_a_handled_event_and_1_when_the_drain_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The CI loop's command (.ci/run); every shipped stack and event is walked by test_rehearsals.py.
+    handled = run_main("rehearse", "--stack", STACK, "--project-dir", str(ROOT), "--break", "no-nodes")
+    assert handled.code == 0, handled.stdout + handled.stderr
+    assert "Fault no-nodes on nvl72: handled (its response passed)" in handled.stdout
+    monkeypatch.setattr(drain_watch, "empty_block_findings", lambda *a: [])
+    missed = run_main("rehearse", "--stack", STACK, "--project-dir", str(ROOT), "--break", "no-nodes")
+    assert missed.code == 1
+    assert "exit 1: fault no-nodes: NOT HANDLED (its response failed)" in missed.stderr
+
+
+def test_ci_rehearses_every_handled_event_on_every_shipped_stack() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    loop = script[script.index("for fault in ") :].splitlines()[0]
+    assert set(HANDLED) <= set(loop.removeprefix("for fault in ").removesuffix("; do").split())
+    assert script.index("for fault in ") > script.index('ultraserver rehearse --stack "$stack" >')
