@@ -299,13 +299,14 @@ def _reclaims(cluster: Cluster) -> tuple[dict[str, datetime], datetime]:
     return reclaims, min(_utc(n["seen"]) for n in cluster.notices)
 
 
-def published(cluster: Cluster, env: dict[str, str], *words: str) -> list[str]:
-    """The messages the run published to the plan's alert topic that hold every one of ``words`` and a fix."""
+def published(cluster: Cluster, env: dict[str, str], *words: str, since: int = 0) -> list[str]:
+    """The messages the run published to the plan's alert topic (from the ``since``-th on) that hold every one of
+    ``words`` and a fix."""
     assert cluster.cloud is not None
     topic = env.get("ALERT_TOPIC_ARN", "")
     return [
         m["Message"]
-        for m in cluster.cloud.published
+        for m in cluster.cloud.published[since:]
         if m["TopicArn"] == topic and "Fix" in m["Message"] and all(w in m["Message"] for w in words)
     ]
 
