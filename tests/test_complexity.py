@@ -31,17 +31,14 @@ def test_the_count_sees_a_complex_method() -> None:
 # get simpler (a ratchet, not a waiver); split them and drop their line. No other function may pass the limit.
 OVER_THE_LIMIT = {
     "cli/plan.py:cmd_plan": 16,
-    "facts/hardware/efa.py:summarize_layout": 18,
     "incluster/drain.py:run_once": 23,
     "incluster/drain_watch.py:check_findings": 30,
     "incluster/spares.py:decide": 29,
     "incluster/spares.py:findings": 17,
     "offline/gpu_placement.py:planned_nodes": 27,
-    "offline/pruning.py:_walk": 17,
     "offline/references.py:_pod_refs": 23,
     "offline/references.py:reference_problems": 24,
     "offline/references.py:_webhook_problems": 20,
-    "offline/render.py:render_stack": 18,
     "offline/value_placement.py:_value_problems": 20,
     "rehearse/node_failure.py:failure_stage": 31,
     "rehearse/real_api.py:RealApi.put": 16,

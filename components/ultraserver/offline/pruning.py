@@ -30,12 +30,19 @@ def _walk(value: Any, schema: Mapping[str, Any], path: tuple[str, ...], found: l
         return [_walk(item, items, (*path, str(index)), found) for index, item in enumerate(value)]
     if not isinstance(value, Mapping):
         return value
-    properties = schema.get("properties")
-    extra = schema.get("additionalProperties")
-    if properties is None and extra is None:
+    if schema.get("properties") is None and schema.get("additionalProperties") is None:
         # An object schema with neither lists no fields: everything under it is pruned, unless it is no object.
         if schema.get("type") != "object":
             return value
+    return _walk_fields(value, schema, path, found)
+
+
+def _walk_fields(
+    value: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[str, ...], found: list[tuple[str, ...]]
+) -> dict[str, Any]:
+    """An object's fields as stored: those its schema lists or lets in, the rest noted in ``found``."""
+    properties = schema.get("properties")
+    extra = schema.get("additionalProperties")
     kept: dict[str, Any] = {}
     for key, item in value.items():
         if not path and key in _KEPT:

@@ -121,17 +121,7 @@ def render_stack(
     finding about a user's key names it as written."""
     releases = release_inputs(plan)
     builtins = served_apis.builtin_apis(templater.kube_version)
-    first = served_apis.api_versions_flag(builtins)
-    # A chart's crds/ are plain files, the same whatever the values and APIs: read once, in the first pass.
-    chart_crds: dict[str, list[Rendered]] = {}
-    everything: list[Mapping[str, Any]] = []
-    for release in releases:
-        try:
-            objects = parse(templater.text(release, release.values, first, crds=True))
-        except TemplateError:
-            continue  # reported by the second pass
-        chart_crds[release.resource] = [o for o in objects if o.from_crds]
-        everything += [o.body for o in objects]
+    chart_crds, everything = _first_pass(releases, templater, served_apis.api_versions_flag(builtins))
     served = frozenset(builtins | served_apis.crd_apis(everything) | served_apis.manifest_apis(plan.manifests))
     flag = served_apis.api_versions_flag(served)
     stack = StackRender()
@@ -156,26 +146,40 @@ def render_stack(
         stack.problems += [_pruned_problem(release, body, path) for body, path in pruned]
         stack.problems += _placement(release, stored, nodes)
         stack.problems += _idle(release, templater, flag, user_values.get(release.chart))
+    stack.problems += _stack_problems(plan, stack, nodes)
+    return stack
+
+
+def _first_pass(
+    releases: Sequence[ReleaseInput], templater: Templater, first: Sequence[str]
+) -> tuple[dict[str, list[Rendered]], list[Mapping[str, Any]]]:
+    """Each release's crds/ (plain files, the same whatever the values and APIs: read once, in this pass) and every
+    object the releases render with the built-in APIs only, which tells which APIs their CRDs add."""
+    chart_crds: dict[str, list[Rendered]] = {}
+    everything: list[Mapping[str, Any]] = []
+    for release in releases:
+        try:
+            objects = parse(templater.text(release, release.values, first, crds=True))
+        except TemplateError:
+            continue  # reported by the second pass
+        chart_crds[release.resource] = [o for o in objects if o.from_crds]
+        everything += [o.body for o in objects]
+    return chart_crds, everything
+
+
+def _stack_problems(plan: Plan, stack: StackRender, nodes: Sequence[gpu_placement.NodeKind]) -> list[Problem]:
+    """What the checks across the rendered releases find: their order, references, and where the pods land."""
     judged = [(r.release.resource, [o.body for o in r.objects]) for r in stack.releases if not r.error]
-    stack.problems += release_order.order_problems(plan, judged)
-    stack.problems += references.reference_problems(judged, pod_placement.toolkit_objects(plan))
+    problems = release_order.order_problems(plan, judged)
+    problems += references.reference_problems(judged, pod_placement.toolkit_objects(plan))
     if any(kind.gpu for kind in nodes):
         toolkit = pod_placement.toolkit_pods(pod_placement.toolkit_objects(plan))
-        stack.problems += pod_placement.placement_problems(f"{plan.project}/{plan.stack}", toolkit, nodes)
+        problems += pod_placement.placement_problems(f"{plan.project}/{plan.stack}", toolkit, nodes)
     elif stack.releases:
-        stack.problems.append(
-            Problem(
-                "GPU nodes",
-                Described(
-                    f"none in the plan of {plan.project}/{plan.stack}: pod placement and release waits not judged "
-                    "(plan the platform project's stack, which joins its Kubernetes layer)"
-                ),
-                "",
-                "",
-                INFO,
-            )
-        )
-    return stack
+        where = f"none in the plan of {plan.project}/{plan.stack}: pod placement and release waits not judged "
+        why = "(plan the platform project's stack, which joins its Kubernetes layer)"
+        problems.append(Problem("GPU nodes", Described(where + why), "", "", INFO))
+    return problems
 
 
 def _template_problem(release: ReleaseInput, message: str) -> Problem:

@@ -29,11 +29,10 @@ class Injected:
     fault: str
     what: str
     subject: str
-    """The node the fault hits."""
+    """The node the fault hits (for a node that never joined, its UltraServer): a verdict must name it."""
     runs: RunFaults = RunFaults()
     group: str = ""
-    """The node group (UltraServer) or job a verdict may name instead of the node (a node that never joined has
-    no object to name; a split clique is a fact of the UltraServer; sockets are a fact of the EFA run)."""
+    """The node group (UltraServer) or job the fault is in; naming it alone does not count as naming the fault."""
 
 
 def _first(cluster: Cluster, wanted: Callable[[GpuNode], bool] = lambda n: True) -> GpuNode:
@@ -154,7 +153,10 @@ def _missing(cluster: Cluster, runs: RunFaults) -> Injected:
     node = cluster.gpu_nodes[-1]
     cluster.gpu_nodes.remove(node)
     what = f"node {node.name} of {node.group.name} never joined"
-    return Injected("missing-node", what, node.name, runs, node.group.name)
+    # A node that never registered has no name in the cluster: what a verdict can name is its UltraServer, the
+    # group's name, or in a fleet group the clique its peers carry (verify's fleet/<clique> row).
+    ultraserver = f"{node.group.name}/{node.clique}" if node.group.fleet else node.group.name
+    return Injected("missing-node", what, ultraserver, runs, node.group.name)
 
 
 def _node_fails(cluster: Cluster, runs: RunFaults) -> Injected:

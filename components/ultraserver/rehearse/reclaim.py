@@ -20,7 +20,6 @@ from typing import Any
 
 from ultraserver.facts.capacity.capacity_blocks import RECLAIM_LEAD_MINUTES, ULTRASERVER, reclaim_at
 from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
-from ultraserver.facts.kubernetes.kueue import TOPOLOGY_LEVELS
 from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 from ultraserver.incluster import drain_main
 from ultraserver.incluster.drain import (
@@ -36,6 +35,7 @@ from ultraserver.rehearse.apis import script_account
 from ultraserver.rehearse.cloud import Cloud
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
 from ultraserver.rehearse.stage import Stage
+from ultraserver.rehearse.topology import assignment
 
 JOB = "train"
 """The user's job a reclaim interrupts (a batch Job in the default namespace)."""
@@ -88,8 +88,11 @@ def notice(block: Block, seen: datetime) -> dict[str, Any]:
     return {"reservation": block.reservations[0], "end": iso(seen + NOTICE_AHEAD), "seen": iso(seen)}
 
 
-def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> list[dict[str, Any]]:
-    """The job's worker pods (Running, one per node) and its admitted Kueue Workload; none without nodes."""
+def job_objects(
+    nodes: Sequence[GpuNode], cluster_queue: str, at: datetime, levels: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The job's worker pods (Running, one per node) and its admitted Kueue Workload, placed on the ``levels`` of the
+    plan's Topology (rehearse/topology.py); none without nodes."""
     if not nodes:
         return []
     owner = [{"apiVersion": "batch/v1", "kind": "Job", "name": JOB, "uid": "rehearsal", "controller": True}]
@@ -103,20 +106,8 @@ def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> l
             {
                 "name": "worker",
                 "count": len(nodes),
-                "topologyAssignment": {
-                    "levels": list(TOPOLOGY_LEVELS),
-                    "slices": [
-                        {
-                            "domainCount": len(nodes),
-                            "podCounts": {"universal": 1},  # one pod per node (required by Kueue 0.19.2's CRD)
-                            "valuesPerLevel": [
-                                {"universal": nodes[0].group.name},
-                                {"universal": nodes[0].clique},
-                                {"individual": {"roots": [n.name for n in nodes]}},
-                            ],
-                        }
-                    ],
-                },
+                # One pod per node (podCounts is required by Kueue 0.19.2's CRD).
+                "topologyAssignment": assignment(levels, nodes),
             }
         ],
         "clusterQueue": cluster_queue,

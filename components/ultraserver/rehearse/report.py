@@ -82,7 +82,9 @@ REHEARSAL_JSON_KEYS = ("stack", "at", "api", "stages")
 
 def rehearsal_json(rehearsal: Rehearsal) -> dict[str, Any]:
     """The rehearsal as ``--json`` writes it: the API it ran on (a real API server's /version), what it refused,
-    each stage's exit code and output, each injected fault and whether the checks named it, the exit code."""
+    each stage's exit code and output, each injected fault and whether the checks named it, with real scheduling
+    each workload Kueue saw (admitted or not, its nodes, its pods and their nodes, in DRA mode their devices), the
+    exit code."""
     api = rehearsal.api
     return {
         "stack": rehearsal.stack,
@@ -99,5 +101,7 @@ def rehearsal_json(rehearsal: Rehearsal) -> dict[str, Any]:
         "faults": [
             {"fault": i.fault, "subject": i.subject, "detected": rehearsal.detected(i)} for i in rehearsal.injected
         ],
+        "workloads": [p.to_json() for p in rehearsal.placements],
         "exit": rehearsal.code,
+        **({"deploy": rehearsal.deployment.to_json()} if rehearsal.deployment is not None else {}),
     }

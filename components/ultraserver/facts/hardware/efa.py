@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -300,17 +300,21 @@ def summarize_layout(instance_type: str, interfaces: Sequence[EfaInterface]) -> 
         raise ConfigError(problems)
     facts = instance_facts(instance_type)
     bandwidth = {card["index"]: card["bandwidth_gbps"] for card in facts["cards"]}
-    efa_cards = {i.network_card_index for i in interfaces if i.interface_type in EFA_TYPES}
     ena_cards = {i.network_card_index for i in interfaces if i.interface_type in ENA_TYPES}
-    # A card's EFA bandwidth counts once however many interfaces it has; groups cap shared budgets.
-    efa_gbps = sum(
-        min(group["maximum_gbps"], sum(bandwidth[c] for c in group["cards"] if c in efa_cards))
-        for group in facts["efa_bandwidth_groups"]
-    )
     return LayoutSummary(
         efa_devices=sum(1 for i in interfaces if i.interface_type in EFA_TYPES),
         ena_interfaces=sum(1 for i in interfaces if i.interface_type in ENA_TYPES),
-        efa_bandwidth_gbps=efa_gbps,
+        efa_bandwidth_gbps=_efa_gbps(facts["efa_bandwidth_groups"], bandwidth, interfaces),
         ena_bandwidth_gbps=sum(bandwidth.get(c, 0) for c in ena_cards),
         network_cards_used=len({i.network_card_index for i in interfaces}),
+    )
+
+
+def _efa_gbps(
+    groups: Sequence[Mapping[str, Any]], bandwidth: Mapping[int, int], interfaces: Sequence[EfaInterface]
+) -> int:
+    """The EFA bandwidth of a layout: a card's counts once however many interfaces it has; groups cap shared budgets."""
+    efa_cards = {i.network_card_index for i in interfaces if i.interface_type in EFA_TYPES}
+    return sum(
+        min(group["maximum_gbps"], sum(bandwidth[c] for c in group["cards"] if c in efa_cards)) for group in groups
     )
