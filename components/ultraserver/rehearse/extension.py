@@ -39,6 +39,8 @@ must act."""
 STRIDE = timedelta(minutes=5)
 """Up to EC2's confirmation the walk runs the drain every 5 minutes, not every minute: it keeps no state between
 runs, so a skipped minute changes when it acts, not what it does (and a rehearsal stays quick)."""
+SHOWN = {"cordon", "release", "hold-queue", "release-queue", "scale-up", "put-scale-down"}
+"""The drain's actions the walk's log shows (its annotations and evictions are the reclaim fault's business)."""
 EXTENSION = timedelta(hours=EXTENSION_DURATION_HOURS[0])
 CONFIRMED_BEFORE_END = timedelta(minutes=EXTENSION_CONFIRMED_LATEST_MINUTES_BEFORE_END)
 
@@ -106,12 +108,9 @@ def _step(walk: Walk, served: Any, api: RestApi, env: dict[str, str], cloud: Clo
         walk.log.append(f"{iso(now)} EC2 confirmed the extension: the block now ends {iso(walk.block.end + EXTENSION)}")
     sent = len(cloud.published)
     taken, _ = drain_run(api, env, now, cloud)
-    cuts = [a for a in taken if a["kind"] == "cordon"]
-    if cuts and walk.first_cut is None:
+    if walk.first_cut is None and any(a["kind"] == "cordon" for a in taken):
         walk.first_cut = now
-    kinds = sorted({a["kind"] for a in taken if a["kind"] in ("cordon", "release", "scale-up", "put-scale-down")})
-    kinds += ["hold-queue" for a in taken if a["kind"] == "hold-queue"]
-    kinds += ["release-queue" for a in taken if a["kind"] == "release-queue"]
+    kinds = sorted({a["kind"] for a in taken} & SHOWN)
     if kinds:
         walk.log.append(f"{iso(now)} the drain did: {', '.join(kinds)} ({len(taken)} action(s))")
     walk.log += [f"{iso(now)} alert published: {m['Subject']}" for m in cloud.published[sent:]]

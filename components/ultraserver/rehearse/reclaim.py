@@ -155,26 +155,9 @@ def drain_run(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> 
     return drain_main.run(api, at, env, cloud.api)
 
 
-def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> Stage:
-    """The drain CronJob's whole run at ``at`` through ``api`` (the CronJob's own, ``drain_main.StdlibApi``) and the
-    rehearsal's AWS: it fails when it had to take running work off the nodes (evicted or deleted pods), naming the
-    pods, their nodes and the fix, or when it published an alert (each shown as sent)."""
-    inputs = DrainInputs(tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"])), env.get("CLUSTER_QUEUE", ""))
-    pods = api.get("/api/v1/pods").get("items") or []
-    hosts = {(p["metadata"].get("namespace"), p["metadata"]["name"]): p["spec"].get("nodeName") for p in pods}
-    sent = len(cloud.published)
-    actions, findings = drain_run(api, env, at, cloud)
-    published = cloud.published[sent:]
-    alerts = [f"ALERT to {m['TopicArn']}: {m['Subject']}: {m['Message']}" for m in published]
-    again = [f for f in findings if f["message"] not in {m["Message"] for m in published}]
-    alerts += [f"ALERT (sent before, not again): {f['subject']}" for f in again]
-    if not actions and not findings:
-        warned = json.loads(env.get("WARNINGS") or "[]")
-        starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, warned).cutoff)}" for b in inputs.blocks)
-        return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")
-    lines = [_line(a) for a in actions]
+def _taken(actions: list[dict[str, Any]], hosts: dict[tuple[Any, Any], Any]) -> list[str]:
+    """A FAILED line for each pod the run took off a node, or told its eviction time (taken off as surely)."""
     taken = [a for a in actions if a["kind"] in ("evict-pod", "delete-pod")]
-    # A pod told its eviction time (evict-at, after its checkpoint window) is taken off as surely as one evicted now.
     gone = {(a["namespace"], a["name"]) for a in taken}
     taken += [
         {**a, "kind": "evict-pod", "at": a["annotations"][EVICT_ANNOTATION]}
@@ -183,6 +166,7 @@ def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -
         and EVICT_ANNOTATION in a["annotations"]
         and (a["namespace"], a["name"]) not in gone
     ]
+    lines = []
     for action in taken:
         node = hosts.get((action["namespace"], action["name"]))
         when = f" at {action['at']}" if action.get("at") else ""
@@ -193,8 +177,33 @@ def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -
             f"a block with time left, and have the trainer read ultraserver.io/evict-at and checkpoint before it "
             f"(docs/submitting-jobs.md; pods labelled {CHECKPOINT_LABEL}=false get no checkpoint window)"
         )
+    return lines
+
+
+def _alerts(published: list[dict[str, str]], findings: list[dict[str, str]]) -> list[str]:
+    """Each alert the run published, and each finding it had sent before (published once while it lasts)."""
+    lines = [f"ALERT to {m['TopicArn']}: {m['Subject']}: {m['Message']}" for m in published]
+    sent = {m["Message"] for m in published}
+    return lines + [f"ALERT (sent before, not again): {f['subject']}" for f in findings if f["message"] not in sent]
+
+
+def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> Stage:
+    """The drain CronJob's whole run at ``at`` through ``api`` (the CronJob's own, ``drain_main.StdlibApi``) and the
+    rehearsal's AWS: it fails when it had to take running work off the nodes (evicted or deleted pods), naming the
+    pods, their nodes and the fix, or when it published an alert (each shown as sent)."""
+    pods = api.get("/api/v1/pods").get("items") or []
+    hosts = {(p["metadata"].get("namespace"), p["metadata"]["name"]): p["spec"].get("nodeName") for p in pods}
+    sent = len(cloud.published)
+    actions, findings = drain_run(api, env, at, cloud)
+    if not actions and not findings:
+        warned = json.loads(env.get("WARNINGS") or "[]")
+        blocks = [Block.from_json(b) for b in json.loads(env["BLOCKS"])]
+        starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, warned).cutoff)}" for b in blocks)
+        return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")
+    taken = _taken(actions, hosts)
     # What the run publishes to the alert topic (a refused call, an empty block, EC2's dates): a person is paged.
-    return Stage("drain", 1 if taken or findings else 0, "\n".join(lines + alerts))
+    lines = [_line(a) for a in actions] + taken + _alerts(cloud.published[sent:], findings)
+    return Stage("drain", 1 if taken or findings else 0, "\n".join(lines))
 
 
 # The responses a drain fault needs, judged from what the drain's run left in the API and in AWS, never from the
@@ -248,15 +257,17 @@ def _pods_told(
             problems.append(f"pod {name} was not told EC2's reclaim (reclaim-at: {notes.get(RECLAIM_ANNOTATION)})")
         if evict is None or not seen < _utc(evict) <= wanted:
             problems.append(f"pod {name}'s eviction time {evict} is not after the notice and before the reclaim")
-    if not workload:
-        return problems
+    return problems + (_workload_told(api, wanted) if workload else [])
+
+
+def _workload_told(api: RestApi, wanted: datetime) -> list[str]:
     # Listed, as the drain's account may (it lists and patches Workloads; it may not get one).
     path = f"/apis/{KUEUE_GROUP}/{WORKLOAD_VERSION}/namespaces/{NAMESPACE}/workloads"
     mine = [w for w in api.get(path).get("items") or [] if w["metadata"]["name"] == f"job-{JOB}"]
     told = (mine[0]["metadata"].get("annotations") or {}).get(RECLAIM_ANNOTATION) if mine else None
     if told != iso(wanted):
-        problems.append(f"Workload job-{JOB} was told reclaim-at {told}, not EC2's reclaim {iso(wanted)}")
-    return problems
+        return [f"Workload job-{JOB} was told reclaim-at {told}, not EC2's reclaim {iso(wanted)}"]
+    return []
 
 
 def _queue_held(api: RestApi, env: dict[str, str], reclaims: dict[str, datetime]) -> list[str]:
