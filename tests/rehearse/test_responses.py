@@ -13,6 +13,7 @@ from helpers.cli import run_main
 from helpers.stacks import ROOT, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.incluster import drain, drain_main, drain_watch, drift
+from ultraserver.rehearse import run as run_module
 from ultraserver.rehearse.report import exit_reason, format_rehearsal
 from ultraserver.rehearse.run import Rehearsal, default_moment, rehearse, stack_plan
 from ultraserver.verify.expect import expectation
@@ -150,3 +151,13 @@ def test_ci_rehearses_every_handled_event_on_every_shipped_stack() -> None:
     loop = script[script.index("for fault in ") :].splitlines()[0]
     assert set(HANDLED) <= set(loop.removeprefix("for fault in ").removesuffix("; do").split())
     assert script.index("for fault in ") > script.index('ultraserver rehearse --stack "$stack" >')
+
+
+def test_a_fault_the_checks_miss_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy of verify and the drift check that pass whatever they read: the NotReady node goes unnamed."""
+    monkeypatch.setattr(run_module, "exit_code", lambda verdicts: 0)
+    monkeypatch.setattr(drift, "check", lambda groups, at, list_nodes: 0)
+    rehearsal = run("notready")
+    (injected,) = rehearsal.injected
+    assert not rehearsal.detected(injected) and rehearsal.code == 1
+    assert f"Fault notready on {injected.subject}: NOT DETECTED by the day-2 checks" in format_rehearsal(rehearsal)
