@@ -32,7 +32,8 @@ class Injected:
     """The node the fault hits (for a node that never joined, its UltraServer): a verdict must name it."""
     runs: RunFaults = RunFaults()
     group: str = ""
-    """The node group (UltraServer) or job the fault is in; naming it alone does not count as naming the fault."""
+    """The node group (UltraServer) or job the fault is in; naming it alone does not count as naming the fault, but a
+    failing stage that names it (the UltraServer's acceptance short of a node) is explained by the fault."""
 
 
 def _first(cluster: Cluster, wanted: Callable[[GpuNode], bool] = lambda n: True) -> GpuNode:
@@ -42,14 +43,16 @@ def _first(cluster: Cluster, wanted: Callable[[GpuNode], bool] = lambda n: True)
 def _notready(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster)
     node.ready = False
-    return Injected("notready", f"node {node.name} stopped posting status (Ready Unknown)", node.name, runs)
+    what = f"node {node.name} stopped posting status (Ready Unknown)"
+    return Injected("notready", what, node.name, runs, node.group.name)
 
 
 def _efa(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster)
     node.efa_devices = 0
     found_by = "DRANET" if node.group.mode.dra else "its EFA device plugin"
-    return Injected("efa", f"node {node.name} shows 0 EFA devices ({found_by} found none)", node.name, runs)
+    what = f"node {node.name} shows 0 EFA devices ({found_by} found none)"
+    return Injected("efa", what, node.name, runs, node.group.name)
 
 
 def _clique(cluster: Cluster, runs: RunFaults) -> Injected:
@@ -67,7 +70,8 @@ def _clique(cluster: Cluster, runs: RunFaults) -> Injected:
 def _imex(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster, lambda n: bool(n.group.nvlink_jobs))
     what = f"the IMEX daemon of node {node.name} never becomes ready (its ComputeDomain stays not Ready)"
-    return Injected("imex", what, node.name, dataclasses.replace(runs, no_imex=runs.no_imex | {node.name}))
+    changed = dataclasses.replace(runs, no_imex=runs.no_imex | {node.name})
+    return Injected("imex", what, node.name, changed, node.group.name)
 
 
 def _socket(cluster: Cluster, runs: RunFaults) -> Injected:
