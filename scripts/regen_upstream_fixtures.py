@@ -147,6 +147,13 @@ MIRROR_CRDS: tuple[tuple[str, MirrorRef, str, str], ...] = (
         "manifests/base/kubeflow.org_mpijobs.yaml",
         "v2beta1",
     ),
+    # Kueue's WorkloadPriorityClass (the fabric checks' class) at the pinned tag: not among the saved CRDs.
+    (
+        "kueue-workloadpriorityclass-v1beta2",
+        MirrorRef("kubernetes-sigs/kueue", "v0.19.2"),
+        "config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml",
+        "v1beta2",
+    ),
 )
 
 # Kueue's Configuration API (the Go types behind managerConfig.controllerManagerConfigYaml), derived into a JSON Schema

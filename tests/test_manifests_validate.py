@@ -119,7 +119,18 @@ def test_every_kubernetes_object_a_shipped_stack_declares_validates(shipped_plan
     assert {"ComputeDomain", "MPIJob", "Namespace", "CronJob", "ClusterRoleBinding"} <= kinds
     assert {"Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue"} <= kinds
     for resource in declared:
-        fields = ("apiVersion", "kind", "metadata", "spec", "data", "rules", "roleRef", "subjects")
+        fields = (
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "data",
+            "rules",
+            "roleRef",
+            "subjects",
+            "value",
+            "description",
+        )
         manifest = {k: v for k, v in resource.inputs.items() if k in fields}
         if has_crd_fixture(manifest):
             validate_custom(manifest)

@@ -46,7 +46,7 @@ CORE = dict(
 GROUP = dict(name="nvl72", availability_zone="us-east-1-dfw-2a", capacity_reservation_ids=["cr-0123456789abcdef0"])
 SAMPLES: dict[str, dict[str, Any]] = {
     "CapacityBlock": dict(reservation_ids=("cr-0123456789abcdef0",), window=None),
-    "ClusterArgs": dict(name="gb200", vpc_id="vpc-0a", private_subnet_ids=["subnet-0a"]),
+    "ClusterArgs": dict(name="gb200", vpc_id="vpc-0a", private_subnet_ids=["subnet-0a", "subnet-0b"]),
     "ClusterCoreData": CORE,
     "ClusterSettings": dict(name="gb200"),
     "ComputeDomainArgs": dict(name="cd"),

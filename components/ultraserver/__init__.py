@@ -19,7 +19,7 @@ Layers, bottom up; each may import itself and the layers listed after its colon,
     preflight: problems facts config
     verify: problems facts config builders
     status: problems clock facts config incluster builders preflight verify
-    rehearse: problems clock facts config incluster builders offline verify status
+    rehearse: problems clock facts config incluster builders resources offline verify status
     cli: problems clock facts config builders offline policy preflight verify status rehearse
 
 ``resources`` holds the Pulumi components (the wiring); everything below it is plain Python. ``incluster`` holds the

@@ -169,3 +169,42 @@ def test_components_and_functions_called_wrongly_name_the_argument(
         "from ultraserver.facts.hardware.efa import summarize_layout\n"
     )
     refused_naming(plan_program(tmp_path, f"{prelude}{statement}\n"), key, says)
+
+
+CLUSTER = 'Cluster("c", ClusterArgs(vpc_id="vpc-0a", private_subnet_ids=["subnet-0a", "subnet-0b"], {}))'
+
+
+@pytest.mark.parametrize(
+    ("statement", "key", "says"),
+    [
+        # What the stack file refuses, the components refuse too, before anything is declared.
+        (CLUSTER.format('name="a" * 101'), "ClusterArgs.name", "at most 100 characters"),
+        (CLUSTER.format('name="gb 200"'), "ClusterArgs.name", "letters, digits, - and _"),
+        (
+            'Cluster("c", ClusterArgs(name="gb200", vpc_id="vpc-0a", private_subnet_ids=["subnet-0a"]))',
+            "ClusterArgs.private_subnet_ids",
+            "at least two subnets",
+        ),
+        (CLUSTER.format('name="gb200", tags={"aws:team": "ml"}'), "ClusterArgs.tags.aws:team", "reserved aws:"),
+        ('Network("net", NetworkArgs(cluster_name=""))', "NetworkArgs.cluster_name", "an EKS cluster name"),
+        (
+            'Network("net", NetworkArgs(cluster_name="g", tags={"team": "aws:ml"}))',
+            "NetworkArgs.tags.team",
+            "values without the reserved aws: prefix",
+        ),
+        (
+            'GpuNodeGroup("gpu", GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP), cluster=cluster, '
+            "subnet_ids=[]))",
+            "GpuNodeGroupArgs.subnet_ids",
+            "one subnet or more",
+        ),
+        (
+            'GpuNodeGroup("gpu", GpuNodeGroupArgs(settings=GpuNodeGroupSettings(**GROUP), tags={"": "x"}, **WIRING))',
+            "GpuNodeGroupArgs.tags.",
+            "keys of 1 character or more",
+        ),
+    ],
+)
+def test_the_components_refuse_what_the_stack_file_refuses(tmp_path: Path, statement: str, key: str, says: str) -> None:
+    prelude = f"{PROGRAM}\nfrom ultraserver import Cluster, ClusterArgs, Network, NetworkArgs\n"
+    refused_naming(plan_program(tmp_path, f"{prelude}{statement}\n"), key, says)

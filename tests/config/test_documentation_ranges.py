@@ -41,5 +41,12 @@ def test_neighbouring_ranges_are_real_addresses(cidr: str) -> None:
     assert not in_documentation_range(cidr)
 
 
-def test_a_range_that_contains_a_documentation_block_counts() -> None:
-    assert in_documentation_range("203.0.0.0/16")
+@pytest.mark.parametrize("cidr", ["203.0.0.0/16", "198.0.0.0/8", "0.0.0.0/0", "::/0", "2001::/16"])
+def test_a_range_that_merely_holds_a_documentation_block_is_real_addresses(cidr: str) -> None:
+    """Containment, not overlap: 0.0.0.0/0 holds 203.0.113.0/24 but is not the shipped example's value."""
+    assert not in_documentation_range(cidr)
+
+
+def test_the_whole_internet_asked_for_is_not_called_the_example_value() -> None:
+    found = warnings_with(endpointPublicAccessCidrs=["0.0.0.0/0", "::/0"], allowPublicEndpointFromAnywhere=True)
+    assert found == {}

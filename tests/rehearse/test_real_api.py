@@ -13,14 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.control_plane import crd_paths, require_control_plane
+from helpers.control_plane import require_control_plane, require_programs
 from helpers.render import helm_and_charts
 from helpers.stacks import ROOT, stack_config
 from ultraserver.builders import reclaim_drain
 from ultraserver.cli import main
 from ultraserver.config.settings import parse_settings
 from ultraserver.incluster import drain as drain_script
-from ultraserver.rehearse.charts import chart_objects, crd_files
+from ultraserver.rehearse.binaries import scheduling_programs
+from ultraserver.rehearse.charts import chart_objects
+from ultraserver.rehearse.pinned_files import manifest_crds
 from ultraserver.rehearse.report import format_rehearsal
 from ultraserver.rehearse.run import Rehearsal, default_moment, rehearse, stack_plan
 from ultraserver.verify.expect import expectation
@@ -42,9 +44,11 @@ def real(stack: str, *faults: str, extra: list[dict[str, Any]] | None = None) ->
     settings = parse_settings(stack_config(stack))
     moment = default_moment(expectation(settings))
     plan = stack_plan(ROOT, stack, settings, moment)
-    objects = crd_files(crd_paths()) + chart_objects(plan, settings.cluster.kubernetes_version, helm_and_charts()[1])
+    charted = chart_objects(plan, settings.cluster.kubernetes_version, helm_and_charts()[1])
+    objects = manifest_crds(plan.manifests, charted) + charted
     objects += extra or []
-    return rehearse(ROOT, stack, settings, list(faults), moment, plan, api="real", extra=objects)
+    # Real scheduling and admission have their own tests (test_real_api_scheduling.py).
+    return rehearse(ROOT, stack, settings, list(faults), moment, plan, api="real", extra=objects, admission=False)
 
 
 def stage(rehearsal: Rehearsal, name: str) -> Any:
@@ -52,11 +56,11 @@ def stage(rehearsal: Rehearsal, name: str) -> Any:
 
 
 def test_a_healthy_stack_passes_on_a_real_api_server_and_json_records_its_version(tmp_path: Path) -> None:
+    require_programs(scheduling_programs())  # the command runs real scheduling and admission too
     helm_and_charts()
     out = tmp_path / "rehearsal.json"
     charts = str(helm_and_charts()[1])
-    crds = [a for path in crd_paths() for a in ("--crds", str(path))]
-    code = main(["rehearse", "--stack", STACK, "--api", "real", "--charts", charts, *crds, "--json", str(out)])
+    code = main(["rehearse", "--stack", STACK, "--api", "real", "--charts", charts, "--json", str(out)])
     document = json.loads(out.read_text())
     assert code == 0, document
     assert document["api"]["kind"] == "real"

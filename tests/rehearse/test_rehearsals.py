@@ -15,6 +15,7 @@ import pytest
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.config.settings import parse_settings
 from ultraserver.problems import ConfigError
+from ultraserver.rehearse import jobs
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import CATALOGUE
 from ultraserver.rehearse.report import format_rehearsal
@@ -199,3 +200,37 @@ def test_a_failed_nccl_run_fails_the_acceptance_and_verify_shows_it_from_the_sta
     verify = next(s for s in rehearsal.stages if s.name == "verify")
     assert "block start from the stack's window" in verify.output
     assert "nvl72: block start 2026-12-01 11:30 UTC; all 18 nodes Ready at +10.0 min; checks failed" in verify.output
+
+
+def test_inside_the_join_grace_the_acceptance_is_not_judged_yet() -> None:
+    """29 minutes after the block start the nodes may still be joining (the grace is 30; the rehearsal has none yet):
+    no acceptance verdict, so none can pass or fail a block that is still coming up."""
+    settings, moment, plan = _stack("gb200-x72")
+    early = rehearse(ROOT, "gb200-x72", settings, [], moment - timedelta(minutes=61), plan)
+    assert "acceptance (cluster side)" not in [s.name for s in early.stages]
+    assert "acceptance" not in failed(early)
+
+
+def test_a_node_that_joined_notready_fails_the_acceptance() -> None:
+    """Every reserved node joined, one of them NotReady: joined is not Ready, so the block is not accepted."""
+    [problem] = failed(run("gb200-x72", "notready"))["acceptance"]
+    assert problem.startswith("UltraServer nvl72") and "17/18 Ready" in problem
+
+
+def test_imex_leaves_the_workers_in_container_creating_and_verify_points_at_the_compute_domain() -> None:
+    settings, moment, plan = _stack("gb200-x72")
+    cluster, (injected,) = build(settings, plan, moment, ["imex"])
+    mpijobs = [o for o in cluster.objects if o["kind"] == "MPIJob"]
+    (hit,) = [r for r in jobs.runs(cluster, mpijobs, {}, injected.runs) if injected.subject in r.nodes]
+    # No launcher ever exists; every worker is bound and waits in ContainerCreating.
+    assert hit.launcher is None and len(hit.stuck_workers) == len(hit.nodes)
+    for worker in hit.stuck_workers:
+        assert worker["status"]["phase"] == "Pending"
+        assert worker["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+    rehearsal = run("gb200-x72", "imex")
+    assert rehearsal.code == 1 and rehearsal.detected(injected)
+    (nvlink,) = [v for v in rehearsal.stages[0].verdicts if v.check == NVLINK]
+    (problem,) = nvlink.problems
+    assert problem.key == "ComputeDomain imex-check/nvbandwidth-nvl72-compute-domain"
+    assert "ContainerCreating" in str(problem.value) and injected.subject in str(problem.value)
+    assert "IMEX daemon" in problem.fix and "pulumi up" not in str(problem)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 from helpers.cli import run_main
 from helpers.stacks import ROOT, stack_config
@@ -10,8 +12,10 @@ from ultraserver.facts.kubernetes.scheduling import GPU_TAINT_EFFECT, GPU_TAINT_
 from ultraserver.offline.resource import LAUNCH_TEMPLATE
 from ultraserver.rehearse import logs
 from ultraserver.rehearse.cluster import INSTANCE_LABEL, plugin_pods
+from ultraserver.rehearse.faults import Injected
 from ultraserver.rehearse.registration import registration, registrations
-from ultraserver.rehearse.run import build, default_moment, drift_expected, stack_plan
+from ultraserver.rehearse.run import Rehearsal, build, default_moment, drift_expected, stack_plan
+from ultraserver.rehearse.stage import Stage
 from ultraserver.verify.expect import expectation
 from ultraserver.verify.nccl import parse_nccl_output
 from ultraserver.verify.nvbandwidth import parse_bandwidth_matrix
@@ -74,8 +78,8 @@ def test_rehearse_refuses_a_fault_outside_the_catalogue() -> None:
 @pytest.mark.parametrize(
     ("stack", "plugins"),
     [
-        ("gb200-x72", {"gpu-operator", "aws-efa-k8s-device-plugin"}),
-        ("gb200-x72-dra", {"gpu-operator", "aws-dranet"}),
+        ("gb200-x72", {"gpu-operator", "aws-efa-k8s-device-plugin", "nvidia-dra-driver-gpu"}),
+        ("gb200-x72-dra", {"gpu-operator", "aws-dranet", "nvidia-dra-driver-gpu"}),
     ],
 )
 def test_every_gpu_node_runs_the_plugins_of_the_plans_device_mode(stack: str, plugins: set[str]) -> None:
@@ -89,7 +93,8 @@ def test_every_gpu_node_runs_the_plugins_of_the_plans_device_mode(stack: str, pl
         owners = {labels.get(INSTANCE_LABEL) or labels.get("app.kubernetes.io/managed-by") for labels in on_node}
         assert owners - {None} == plugins
         assert {labels.get("app") for labels in on_node if labels.get("app.kubernetes.io/managed-by")} == operands
-        assert len(on_node) == len(plugins) - 1 + len(operands) + 1  # and the DRA driver's kubelet plugin
+        # The DRA driver's kubelet plugin carries its chart's instance label (rehearse/charted.py).
+        assert len(on_node) == len(plugins) - 1 + len(operands)
 
 
 def test_the_drift_check_runs_with_the_expected_groups_its_cronjob_carries() -> None:
@@ -111,3 +116,12 @@ def test_without_the_emulator_the_command_says_which_extra_to_install(
     refused = run_main("rehearse", "--stack", "gb200-x72", "--project-dir", str(ROOT))
     assert refused.code == 2
     assert f"{module} is not installed" in refused.stderr and "pip install 'ultraserver[rehearse]'" in refused.stderr
+
+
+def test_a_fault_counts_as_named_only_when_its_node_is_named_not_merely_its_group() -> None:
+    fault = Injected("clique", "split", "ip-10-100-0-13.ec2.internal", group="nvl72-1")
+    at = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    group_only = Rehearsal("s", at, injected=[fault], stages=[Stage("verify", 1, "nvl72-1 node-facts FAILED")])
+    assert not group_only.detected(fault) and group_only.code == 1
+    named = Rehearsal("s", at, injected=[fault], stages=[Stage("verify", 1, "ip-10-100-0-13.ec2.internal FAILED")])
+    assert named.detected(fault) and named.code == 1

@@ -436,7 +436,7 @@ def test_one_group_check_serves_the_stack_file_and_the_program() -> None:
     group = settings(ultraserver_type="u-p6e-gb200x36", desired_size=10, reservationWindow=window(START, END))
     (stack,) = group_problems(group, "ultraserver-eks:gpuNodeGroups[0]", "1.35", BEFORE.date())
     with pytest.raises(ConfigError) as error:
-        GpuNodeGroupArgs(settings=group, cluster=core(), subnet_ids=[], now=BEFORE)
+        GpuNodeGroupArgs(settings=group, cluster=core(), subnet_ids=["subnet-0a"], now=BEFORE)
     (program,) = error.value.items
     assert (
         program.key

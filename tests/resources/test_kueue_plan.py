@@ -51,7 +51,8 @@ def test_every_shipped_stack_plans_kueue_with_its_gpus_as_quota(shipped_plan: An
 def test_queued_imex_jobs_require_one_clique_and_wait_for_their_queue(shipped_plan: Any) -> None:
     plan = shipped_plan("gb200-x72")
     (job,) = plan.of_type(MPIJOB)
-    assert job.inputs["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "gb200"}
+    check = {"kueue.x-k8s.io/queue-name": "gb200", "kueue.x-k8s.io/priority-class": "ultraserver-fabric-check"}
+    assert job.inputs["metadata"]["labels"] == check
     worker = job.inputs["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]
     assert worker["annotations"] == {"kueue.x-k8s.io/podset-required-topology": "nvidia.com/gpu.clique"}
     (local,) = [q for q in by_kind(plan, "LocalQueue") if q.inputs["metadata"]["namespace"] == "imex-check"]
@@ -66,7 +67,7 @@ def test_fleet_and_efa_check_jobs_bypass_kueue_and_say_why() -> None:
     assert "kueue.x-k8s.io/queue-name" not in jobs["nccl-efa"].get("labels", {})
     assert "EFA" in jobs["nccl-efa"]["annotations"]["ultraserver.io/kueue-exempt"]
     assert "fleet" in jobs["nvbandwidth-fleet-1"]["annotations"]["ultraserver.io/kueue-exempt"]
-    assert jobs["nvbandwidth-nvl72-1"]["labels"] == {"kueue.x-k8s.io/queue-name": "gb200"}
+    assert jobs["nvbandwidth-nvl72-1"]["labels"]["kueue.x-k8s.io/queue-name"] == "gb200"
 
 
 def test_local_queue_namespaces_are_created_and_kueue_can_be_turned_off(plan_with: Any) -> None:

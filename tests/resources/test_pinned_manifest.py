@@ -111,11 +111,11 @@ def test_only_https_and_absolute_paths_are_read() -> None:
 
 def test_the_stack_mirror_reaches_the_dra_driver_crds_and_the_mpi_operator(plan_with: Callable[..., Plan]) -> None:
     kubernetes = dict(stack_config("gb200-x72-dra")["ultraserver-eks:kubernetes"])
-    kubernetes["manifestMirror"] = "/srv/mirror"
+    kubernetes["manifestMirror"] = "https://mirror.example.com/m"
     plan = plan_with("gb200-x72-dra", {"kubernetes": json.dumps(kubernetes)})
     pins = [*manifests.DRA_DRIVER_CRDS.values(), manifests.MPI_OPERATOR]
     # The offline plan notes where each manifest would be read, and still knows the APIs each adds (--render).
-    assert plan.manifests == sorted(f"/srv/mirror/{p.file_name}" for p in pins)
+    assert plan.manifests == sorted(f"https://mirror.example.com/m/{p.file_name}" for p in pins)
     assert served_apis.manifest_apis(plan.manifests) == served_apis.manifest_apis(p.url for p in pins)
 
 

@@ -106,3 +106,7 @@ def test_a_failed_check_run_fails_status_and_is_the_packets_evidence(tmp_path: P
     assert report.failed
     packet = status_json("gb200-x72", report, DURING_A)["ultraservers"][0]["remediation"]
     assert any(e.startswith("nvl72: fabric checks: got 'nccl-nvl72 failed (nccl-check/") for e in packet["evidence"])
+    # Every Ready node's time after the failed run finished is on a fabric known to be impaired: it is lost too.
+    since_failed = 18 * 4 * (DURING_A - _at(16)).total_seconds() / 3600
+    before_ready = 18 * 4 * 12 / 60
+    assert packet["paidGpuHoursLost"] == round(since_failed + before_ready, 2)

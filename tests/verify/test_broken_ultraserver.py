@@ -97,7 +97,7 @@ def test_an_efa_run_where_some_ranks_used_tcp_sockets_fails_naming_them_and_the_
     (verdict,) = failed(cluster, expected)
     assert (verdict.ultraserver, verdict.check) == ("across-ultraservers", EFA)
     (problem,) = verdict.problems
-    assert problem.value == "TCP sockets (NET/Socket) on rank 1; Libfabric (EFA) on rank 0"
+    assert problem.value == "TCP sockets (NET/Socket) on rank 1 (host w-1); Libfabric (EFA) on rank 0"
     assert "NVreg_GrdmaPciTopoCheckOverride" in problem.fix and "/proc/driver/nvidia/params" in problem.fix
     assert "NVIDIA/aicr#668" in problem.fix and "UNVERIFIED" in problem.fix
     assert "network EFA and sockets" in verdict.evidence
@@ -111,7 +111,7 @@ def test_the_published_socket_fallback_names_the_rank_it_saw() -> None:
     )
     (verdict,) = failed(cluster, expected)
     # Rank 1 wrote no transport line before the excerpt ends; only rank 0 is named.
-    assert verdict.problems[0].value == "TCP sockets (NET/Socket) on rank 0"
+    assert verdict.problems[0].value == "TCP sockets (NET/Socket) on rank 0 (host multi-node-nccl-test-worker-0)"
 
 
 def _fail_launchers(cluster: FakeCluster, namespace: str, job: str) -> str:

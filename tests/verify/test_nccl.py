@@ -52,7 +52,8 @@ def test_socket_fallback_fails_even_without_a_table() -> None:
 def test_socket_network_is_matched_case_insensitively(network: str) -> None:
     run = parse_nccl_output(nccl_output(busbw=190.0, network=network))
     assert run.uses_socket
-    assert judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings[0][1] == "TCP sockets (NET/Socket) on rank 0"
+    finding = judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings[0]
+    assert finding[1] == "TCP sockets (NET/Socket) on rank 0 (host w-0)"
 
 
 def test_threshold_is_judged_on_the_largest_message_not_the_average() -> None:
@@ -84,3 +85,15 @@ def test_without_rank_prefixes_the_socket_fallback_names_the_hosts() -> None:
     assert (run.socket_ranks, run.efa_ranks) == (("gpu-b",), ("gpu-a",))
     (finding, _) = judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings
     assert finding[1] == "TCP sockets (NET/Socket) on host gpu-b; Libfabric (EFA) on host gpu-a"
+
+
+def test_with_rank_prefixes_the_socket_fallback_names_the_hosts_too() -> None:
+    log = (
+        "[1,0]<stdout>:gpu-a:6831:6840 [0] NCCL INFO Using network Libfabric\n"
+        "[1,4]<stdout>:gpu-b:6310:6318 [0] NCCL INFO Using network Socket\n"
+        "[1,5]<stdout>:gpu-b:6311:6319 [1] NCCL INFO Using network Socket\n"
+    )
+    run = parse_nccl_output(log)
+    assert run.socket_ranks == ("4", "5") and run.socket_hosts == ("gpu-b",)
+    (finding, _) = judge_efa(run, P6E_THRESHOLD, LARGE_MESSAGE_BYTES).findings
+    assert finding[1] == "TCP sockets (NET/Socket) on ranks 4, 5 (host gpu-b); Libfabric (EFA) on rank 0"

@@ -246,7 +246,7 @@ def test_efa_socket_fallback_fails_the_cross_ultraserver_check_only() -> None:
     cluster.logs[(expected.efa_namespace, "nccl-efa-launcher-x")] = sample("nccl-debug-socket-fallback-eks.txt")
     failed = [v for v in run_checks(cluster, expected) if not v.passed]
     assert [(v.ultraserver, v.check) for v in failed] == [("across-ultraservers", "efa")]
-    assert failed[0].problems[0].value == "TCP sockets (NET/Socket) on rank 0"
+    assert failed[0].problems[0].value == "TCP sockets (NET/Socket) on rank 0 (host multi-node-nccl-test-worker-0)"
     assert any("via NET/Socket/0" in line for line in failed[0].log_tail)
 
 

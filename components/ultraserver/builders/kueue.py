@@ -43,6 +43,40 @@ LOCAL_QUEUE_NAME = "gb200"
 # for PLATFORMS linux/amd64,linux/arm64,linux/s390x,linux/ppc64le (read at a v0.10 commit). UNVERIFIED: the same at
 # v0.19.2, that the published chart defaults to this image, and the image index itself (the registry was not queried).
 IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
+CHECK_PRIORITY_CLASS = "ultraserver-fabric-check"
+"""WorkloadPriorityClass of the fabric checks made at each join (``kueue.x-k8s.io/priority-class`` on their MPIJobs)."""
+CHECK_PRIORITY = 1_000_000
+"""Its value: above any Workload without a class (priority 0) and any class a team is likely to define, so the checks
+of a new block are admitted before users' older Workloads waiting in the same ClusterQueue (a BestEffortFIFO queue
+orders by priority first: facts/kubernetes/kueue.py PRIORITY_CLASS_LABEL). They preempt nothing (the ClusterQueue
+keeps Kueue's withinClusterQueue: Never), so at a busy block start they take the first whole UltraServer that frees,
+and acceptance is not left at "not yet" while jobs run on an unchecked fabric."""
+WAIT_FOR_PODS_READY = {
+    "timeout": "15m",
+    "recoveryTimeout": "15m",
+    "blockAdmission": False,
+    "requeuingStrategy": {
+        "timestamp": "Eviction",
+        "backoffBaseSeconds": 60,
+        "backoffLimitCount": 3,
+    },
+}
+"""Kueue's all-or-nothing wait (Configuration waitForPodsReady; fields of apis/config/v1beta2/configuration_types.go at
+v0.19.2), set for whole-UltraServer jobs rather than left to Kueue's defaults (facts/kubernetes/kueue.py, the
+waitForPodsReady note), which changed in 0.19 (it was opt-in before):
+
+- ``timeout`` 15m (default 30m): an admitted job whose pods are not all Ready by then is evicted and requeued, so a
+  pod pinned to a node with a missing device (Pending for good) holds 18 nodes' quota for 15 minutes, not 30 (36
+  GPU-hours on an x72). 15 minutes leaves a large image's pull on 18 nodes and the ComputeDomain's IMEX daemons time
+  to start (a judgement: pull times were not measured, UNVERIFIED).
+- ``recoveryTimeout`` 15m: the same wait for a replacement pod after a running job lost one (a node that died; the
+  spares controller hands over a spare within minutes).
+- ``blockAdmission`` false: true would admit nothing in the ClusterQueue until the last admitted job is Ready, so
+  the checks of one UltraServer and jobs on the others would wait on each other; TAS already places each job on
+  nodes that exist, the deadlock blockAdmission guards against.
+- ``requeuingStrategy``: requeued behind the others (``Eviction``), after 60 s, 120 s, 240 s, and deactivated after
+  3 tries (``backoffLimitCount``; default: forever), so a job that can never start stops taking an UltraServer for
+  15 minutes an hour; a fabric check deactivated so is paged as never run (incluster/drain_watch.py CHECKS_DUE)."""
 CONTROLLER_REPLICAS = 2
 """Kueue controllers. Every replica serves the webhooks, only the leader reconciles (kubernetes-sigs/kueue#1509,
 "Webhooks are served in non-leading replicas", since v0.5.x), so one replica lost to a node drain does not leave
@@ -266,6 +300,7 @@ def kueue_configuration(
     gates = kueue.feature_gates(mode.kubernetes_version)
     if gates:
         config["featureGates"] = gates
+    config["waitForPodsReady"] = copy.deepcopy(WAIT_FOR_PODS_READY)
     return config
 
 
@@ -313,6 +348,22 @@ def kueue_values(
 def queue_labels(queue_name: str) -> dict[str, str]:
     """Labels of a job submitted to the LocalQueue `queue_name` of its namespace (none when empty)."""
     return {kueue.QUEUE_NAME_LABEL: queue_name} if queue_name else {}
+
+
+def check_queue_labels(queue_name: str) -> dict[str, str]:
+    """Labels of a fabric check's job: its LocalQueue and the checks' WorkloadPriorityClass (none when not queued)."""
+    return {**queue_labels(queue_name), kueue.PRIORITY_CLASS_LABEL: CHECK_PRIORITY_CLASS} if queue_name else {}
+
+
+def check_priority_class_manifest() -> dict[str, Any]:
+    """The WorkloadPriorityClass of the fabric checks (CHECK_PRIORITY)."""
+    return {
+        "apiVersion": kueue.API_VERSION,
+        "kind": "WorkloadPriorityClass",
+        "metadata": _meta(CHECK_PRIORITY_CLASS),
+        "value": CHECK_PRIORITY,
+        "description": "ultraserver's fabric checks at each block's join: admitted before older jobs, preempt none",
+    }
 
 
 def podset_topology_annotations(nodes: int, nodes_per_ultraserver: int) -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import Any
 from ultraserver.builders import device_claims, mpijob
 from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_pod_pieces
 from ultraserver.builders.efa_check import ALL_REDUCE_PERF, MAX_BYTES, MIN_BYTES, MPIRUN
-from ultraserver.builders.kueue import LOCAL_QUEUE_NAME, podset_topology_annotations, queue_labels
+from ultraserver.builders.kueue import LOCAL_QUEUE_NAME, check_queue_labels, podset_topology_annotations
 from ultraserver.builders.mpijob import WorkerDevices
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
@@ -132,7 +132,7 @@ def mpijob_manifest(args: NcclJobArgs) -> dict[str, Any]:
     launcher["spec"]["containers"][0]["args"] = [script]
     if args.launcher_node_selector:
         launcher["spec"]["nodeSelector"] = dict(args.launcher_node_selector)
-    metadata = {"labels": queue_labels(args.queue_name)} if args.queue_name else None
+    metadata = {"labels": check_queue_labels(args.queue_name)} if args.queue_name else None
     return mpijob.mpijob_manifest(
         args.name, args.namespace, args.gpus_per_node, launcher, worker_pod_template(args), args.nodes, metadata
     )

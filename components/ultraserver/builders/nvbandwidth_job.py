@@ -11,7 +11,7 @@ from ultraserver.builders.compute_domain import (
     ComputeDomainArgs,
     compute_domain_pod_pieces,
 )
-from ultraserver.builders.kueue import podset_topology_annotations, queue_labels
+from ultraserver.builders.kueue import check_queue_labels, podset_topology_annotations
 from ultraserver.builders.mpijob import WorkerDevices
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices, node_gpus
@@ -31,6 +31,8 @@ JOB_LABEL = "ultraserver.io/imex-check"
 """Label of every pod of one nvbandwidth job (value: the job name)."""
 FLEET_LABEL = "ultraserver.io/imex-fleet"
 """Label of the workers of the jobs that share one node group of several UltraServers (value: the group)."""
+MPI_ROLE_LABEL = "ultraserver.io/mpi-role"
+"""Label of a check job's pods: their MPI role (worker)."""
 
 
 @dataclass(frozen=True)
@@ -83,14 +85,24 @@ def check_job_args(args: NvbandwidthJobArgs) -> None:
         )
 
 
+def compute_domain_name(job: str) -> str:
+    """The ComputeDomain of an nvbandwidth MPIJob."""
+    return f"{job}-compute-domain"
+
+
 def compute_domain_args(args: NvbandwidthJobArgs) -> ComputeDomainArgs:
     """The ComputeDomain the job's workers join (elastic: numNodes 0)."""
-    return ComputeDomainArgs(name=f"{args.name}-compute-domain", namespace=args.namespace)
+    return ComputeDomainArgs(name=compute_domain_name(args.name), namespace=args.namespace)
+
+
+def worker_selector(job: str) -> str:
+    """The label selector of an nvbandwidth MPIJob's worker pods."""
+    return f"{JOB_LABEL}={job},{MPI_ROLE_LABEL}=worker"
 
 
 def worker_labels(args: NvbandwidthJobArgs) -> dict[str, str]:
     """Labels of the job's worker pods (also the clique affinity's selector)."""
-    labels = {JOB_LABEL: args.name, "ultraserver.io/mpi-role": "worker"}
+    labels = {JOB_LABEL: args.name, MPI_ROLE_LABEL: "worker"}
     if args.fleet:
         labels[FLEET_LABEL] = args.fleet
     return labels
@@ -200,7 +212,7 @@ def _worker_resources(args: NvbandwidthJobArgs, channel_claim: dict[str, str]) -
 def job_metadata(args: NvbandwidthJobArgs) -> dict[str, dict[str, str]]:
     """Labels and annotations of the MPIJob: the Kueue queue, or why a fleet job bypasses it."""
     if args.queued:
-        return {"labels": queue_labels(args.queue_name)}
+        return {"labels": check_queue_labels(args.queue_name)}
     if args.queue_name:
         return {
             "annotations": {

@@ -243,6 +243,13 @@ def _rehearse(sub: Any) -> None:
         metavar="FILE",
         help="with --api real: a YAML file of CRDs to install first (repeatable), e.g. the MPI Operator's MPIJob CRD",
     )
+    parser.add_argument(
+        "--deploy",
+        action="store_true",
+        help="with --api real and --charts: also deploy the stack's Kubernetes layer with a real Pulumi engine and "
+        "Kubernetes provider, built from their Go modules, on a control plane of its own (up, a second up with no "
+        "changes, a DRA driver version change, destroy; docs/rehearse.md)",
+    )
     parser.add_argument("--json", metavar="FILE", help="write the rehearsal as JSON (stages, the API's /version)")
     force_option(parser, "--json")
     parser.set_defaults(func=command("rehearse", "cmd_rehearse"))

@@ -37,6 +37,8 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         raise UsageError(fault_problem(unknown[0]))
     if args.api != "real" and (args.charts or args.crds):
         raise UsageError(Problem("--charts/--crds", "given", "with --api real only", "add --api real"))
+    if args.deploy and (args.api != "real" or not args.charts):
+        raise UsageError(Problem("--deploy", "given", "with --api real and --charts DIR", "add both"))
     check_output(args.json, None, "--json", json_output(*REHEARSAL_JSON_KEYS), force=args.force)
     settings = stack_settings(args.project_dir, args.stack)
     try:
@@ -46,6 +48,9 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         rehearsal = rehearse(
             args.project_dir, args.stack, settings, args.faults, moment, plan, api=args.api, extra=extra
         )
+        if args.deploy:
+            rehearsal.deployment = deployed(args, settings, moment)
+            rehearsal.stages.append(rehearsal.deployment.stage())
     except ConfigError as err:  # a fault the stack cannot show at that moment, a control plane that cannot start
         raise UsageError(err.items[0]) from None
     print(format_rehearsal(rehearsal))
@@ -56,11 +61,24 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
 
 
 def real_extra(args: argparse.Namespace, settings: Any, plan: Any) -> list[dict[str, Any]]:
-    """With --api real: the CRDs of --crds, then what the plan's releases install (--charts), applied before the
-    cluster."""
+    """With --api real: the CRDs of --crds, what the plan's releases install (--charts), and before them the CRDs of
+    the pinned manifests the plan applies that those do not hold (the MPI Operator's MPIJob CRD, read from its pin:
+    rehearse/pinned_files.py); all applied before the cluster."""
     from ultraserver.rehearse.charts import chart_objects, crd_files
+    from ultraserver.rehearse.pinned_files import manifest_crds
 
-    found = crd_files(args.crds)
+    given = crd_files(args.crds)
     if args.charts:
-        found += chart_objects(plan, settings.cluster.kubernetes_version, args.charts)
-    return found
+        given += chart_objects(plan, settings.cluster.kubernetes_version, args.charts)
+    return manifest_crds(plan.manifests, given) + given
+
+
+def deployed(args: argparse.Namespace, settings: Any, moment: Any) -> Any:
+    """With --deploy: the Kubernetes layer through a real Pulumi engine (rehearse/deploy.py)."""
+    from ultraserver.offline.project import load_project, stack_config
+    from ultraserver.rehearse.deploy import deploy_stage
+    from ultraserver.rehearse.pinned_files import pinned_bytes
+
+    config, _ = stack_config(load_project(args.project_dir.resolve()), args.stack)
+    minor = settings.cluster.kubernetes_version
+    return deploy_stage(config, args.stack, minor, moment, args.charts, pinned_bytes)

@@ -15,6 +15,7 @@ from pydantic import (
     field_validator,
 )
 
+from ultraserver.config.argument_rules import CLUSTER_NAME
 from ultraserver.config.fields import (
     AddonVersion,
     Cidr,
@@ -39,7 +40,7 @@ class ClusterSettings(Model):
 
     name: Annotated[
         str,
-        StringConstraints(strict=True, pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=limits.EKS_CLUSTER_NAME.maximum),
+        StringConstraints(strict=True, pattern=CLUSTER_NAME, max_length=limits.EKS_CLUSTER_NAME.maximum),
     ] = Field(description="EKS cluster name (letters, digits, - and _; starts with a letter).")
     kubernetes_version: Annotated[
         Annotated[str, pattern(r"[0-9]+\.[0-9]+", 'a Kubernetes minor version such as "1.33"')],

@@ -13,7 +13,7 @@ from ultraserver.config.label_rules import label_allowed
 from ultraserver.config.model import Settings
 from ultraserver.config.release_rules import amis, known_bad_releases
 from ultraserver.config.spare_rules import spares
-from ultraserver.facts.aws import limits
+from ultraserver.facts.aws import aws_ids, limits
 from ultraserver.facts.capacity import capacity_blocks, successive_blocks
 from ultraserver.facts.hardware import instances
 from ultraserver.problems import WARNING, ConfigError, Described, Problem, under
@@ -112,8 +112,29 @@ def zone_offers(g: GpuNodeGroupSettings, at: str, version: str, today: date) -> 
     ]
 
 
+def _resource_group_elsewhere(s: Settings, g: GpuNodeGroupSettings, at: str) -> list[Problem]:
+    """A capacity-reservation resource group of the stack's region and partition: a launch template's
+    CapacityReservationResourceGroupArn targets reservations of its own region only (EC2 API Reference,
+    CapacityReservationTarget), so one of another region never starts an instance."""
+    arn = g.capacity_reservation_resource_group_arn
+    partition = aws_ids.partition_of(s.region)
+    if not arn or (aws_ids.arn_part(arn, 3) == s.region and aws_ids.arn_part(arn, 1) in (partition, None)):
+        return []
+    return [
+        Problem(
+            f"{at}.capacityReservationResourceGroupArn",
+            arn,
+            f"a resource group of the stack's region {s.region} (arn:{partition}:resource-groups:{s.region}:...)",
+            f"create the resource group in {s.region} around the block's reservations, or move the stack to the "
+            "reservations' region (aws:region)",
+        )
+    ]
+
+
 def placement(s: Settings, g: GpuNodeGroupSettings, at: str) -> list[Problem]:
-    """The zone in the stack's region (and in gpuSubnetIds for an existing VPC)."""
+    """The zone in the stack's region (and in gpuSubnetIds for an existing VPC); the resource group's region."""
+    if elsewhere := _resource_group_elsewhere(s, g, at):
+        return elsewhere
     if not g.availability_zone.startswith(s.region) or g.availability_zone == s.region:
         return [
             Problem(

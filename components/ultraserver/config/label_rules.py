@@ -5,6 +5,12 @@ from __future__ import annotations
 import re
 
 from ultraserver.facts.aws import limits
+from ultraserver.facts.kubernetes.scheduling import (
+    CLIQUE_LABEL,
+    GPU_PRESENT_LABEL,
+    SYSTEM_ROLE_LABEL,
+    ULTRASERVER_LABEL,
+)
 
 # Kubernetes label syntax (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/).
 _LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
@@ -25,9 +31,20 @@ KUBELET_ALLOWED_LABELS = (
     "topology.kubernetes.io/zone",
 )
 
+OWNED_LABELS = {
+    ULTRASERVER_LABEL: "set by the toolkit to the node's UltraServer (its value would replace yours)",
+    SYSTEM_ROLE_LABEL: "set by the toolkit on system nodes (controllers would land on GPU nodes)",
+    CLIQUE_LABEL: "set by GPU Feature Discovery from the NVLink fabric (a registered value fakes an NVLink domain)",
+    GPU_PRESENT_LABEL: "set by GPU Feature Discovery from the hardware",
+}
+"""Node labels others own: a user's value is dropped or misleads every check and workload that selects by it."""
+
 
 def label_allowed(name: str, value: str) -> str | None:
-    """What a node label must be when it would be refused (syntax, kubelet prefix, comma in value), or None."""
+    """What a node label must be when it would be refused (syntax, kubelet prefix, comma in value, a label the
+    toolkit or GPU Feature Discovery owns), or None."""
+    if name in OWNED_LABELS:
+        return f"a label of your own: {name} is {OWNED_LABELS[name]}"
     prefix, _, short = name.rpartition("/")
     if not _LABEL_NAME.fullmatch(short) or limits.over(limits.KUBERNETES_LABEL_NAME, len(short)):
         return "a label name: up to 63 of letters, digits, -, _ and ., starting and ending alphanumeric"

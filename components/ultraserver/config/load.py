@@ -46,6 +46,16 @@ def _inputs(config: Mapping[str, Any], project: str) -> tuple[dict[str, Any], li
             data[full] = value if full == PROFILE_KEY else _decoded(value)
         elif namespace == project and name in SECTIONS:
             data[name] = _decoded(value)
+        elif namespace != project and namespace.lower() == project.lower():
+            # Pulumi config namespaces are case-sensitive: the program would never read this section.
+            problems.append(
+                Problem(
+                    str(full),
+                    Shown(_decoded(value)),
+                    f"the project's namespace as Pulumi reads it, case and all: {project}:",
+                    f"rename it to '{project}:{name}'",
+                )
+            )
         elif namespace == project:
             close = difflib.get_close_matches(name, SECTIONS, n=1)
             problems.append(

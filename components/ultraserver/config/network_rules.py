@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 from datetime import date
 
+from ultraserver.config.argument_rules import private_subnet_problems
 from ultraserver.config.model import Settings, key
 from ultraserver.config.network_model import NetworkSettings
 from ultraserver.facts.aws import aws_ids, limits, network
@@ -42,16 +43,7 @@ def _zone_entries(n: NetworkSettings, at: str) -> list[Problem]:
 
 
 def _private_subnets(n: NetworkSettings, at: str) -> list[Problem]:
-    if len(n.private_subnet_ids) >= 2:
-        return []
-    return [
-        Problem(
-            f"{at}.privateSubnetIds",
-            list(n.private_subnet_ids),
-            "at least two subnets in different zones (EKS requires two)",
-            "list two or more private subnets",
-        )
-    ]
+    return private_subnet_problems(n.private_subnet_ids, f"{at}.privateSubnetIds")
 
 
 def _subnets_without_vpc(n: NetworkSettings, at: str) -> list[Problem]:

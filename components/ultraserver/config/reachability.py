@@ -24,7 +24,7 @@ def deployer_reach(s: Settings, today: date) -> list[Problem]:
             )
         ]
     if c.public_access_cidrs:
-        return _hosted_runner_outside(s)
+        return _in_vpc_without_vpc(s) + _hosted_runner_outside(s)
     found = _private_endpoint_reach(s) if s.kubernetes.layer == "same-stack" else _layer_runner_reach(s)
     # GitHub-hosted runners run outside every customer VPC; only a self-hosted runner can sit inside one.
     if s.auto_deploy and SELF_HOSTED_LABEL not in c.deployer_runner_labels:
@@ -38,6 +38,22 @@ def deployer_reach(s: Settings, today: date) -> list[Problem]:
             )
         )
     return found
+
+
+def _in_vpc_without_vpc(s: Settings) -> list[Problem]:
+    """deployerAccess: in-vpc says `pulumi up` runs inside the VPC; a VPC the stack creates has no runner in it yet,
+    whatever public CIDRs are also listed."""
+    if s.cluster.deployer_access != "in-vpc" or s.network.existing:
+        return []
+    return [
+        Problem(
+            key(s, "cluster.deployerAccess"),
+            "in-vpc",
+            "in-vpc only in an existing VPC (network.vpcId): no runner is inside the VPC this stack creates",
+            "with endpointPublicAccessCidrs listing the deployer, set deployerAccess: public-endpoint (or remove "
+            "it); or set network.vpcId (and its subnets) to the VPC your runner is in",
+        )
+    ]
 
 
 def _hosted_runner_outside(s: Settings) -> list[Problem]:

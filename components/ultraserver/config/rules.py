@@ -7,12 +7,16 @@ Each rule names the stack key as written, the bad value, what is allowed and the
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 
+from ultraserver.config.argument_rules import tag_problems
 from ultraserver.config.aws_identity import kubeconfig_identity
 from ultraserver.config.chart_rules import chart_values, release_waits, unread_chart_values
+from ultraserver.config.check_model import NcclCheckSettings
 from ultraserver.config.device_rules import device_mode
 from ultraserver.config.gpu_rules import GPU_RULES
 from ultraserver.config.kueue_rules import kueue_settings
@@ -27,8 +31,9 @@ from ultraserver.config.version_rules import (
     support_window,
     untested_versions,
 )
-from ultraserver.facts.aws import aws_ids, limits
-from ultraserver.facts.hardware import instances
+from ultraserver.facts.aws import aws_ids, limits, network
+from ultraserver.facts.hardware import efa, instances, ultraservers
+from ultraserver.facts.pins import manifests
 from ultraserver.facts.pins.charts import version_at_least
 from ultraserver.problems import Problem
 
@@ -61,6 +66,19 @@ def public_endpoint(s: Settings, today: date) -> list[Problem]:
                 "merge ranges into larger CIDRs",
             )
         )
+    for index, cidr in enumerate(c.public_access_cidrs):
+        if hidden := network.not_on_the_internet(cidr):
+            found.append(
+                Problem(
+                    f"{at}[{index}]",
+                    cidr,
+                    f"public addresses: {cidr} lies in {hidden}, which the internet never carries, and a public "
+                    "endpoint sees the deployer's public (NAT) address, so this range admits nobody",
+                    "list the public address your office, VPN or runner egresses from (e.g. `curl "
+                    "https://checkip.amazonaws.com`); to reach the API from inside the VPC, set "
+                    "cluster.deployerAccess: in-vpc with deployerCidrs instead",
+                )
+            )
     if c.public_access_cidrs and _covers_internet(c.public_access_cidrs) and not c.allow_public_endpoint_from_anywhere:
         whole = [x for x in c.public_access_cidrs if ipaddress.ip_network(x).prefixlen == 0]
         found.append(
@@ -87,6 +105,17 @@ def admin_principals(s: Settings, today: date) -> list[Problem]:
         for index, arn in enumerate(arns):
             where = f"cluster.{field}[{index}]"
             identity = aws_ids.principal_parts(arn) or (arn,)
+            partition = aws_ids.partition_of(s.region)
+            if partition and identity[0] != partition:
+                found.append(
+                    Problem(
+                        key(s, where),
+                        arn,
+                        f"an ARN of the {partition} partition, the partition of {s.region} (EKS refuses an access "
+                        "entry for a principal of another partition)",
+                        f"write arn:{partition}:iam::... for a principal of this partition's account",
+                    )
+                )
             if identity in seen:
                 found.append(
                     Problem(
@@ -98,22 +127,8 @@ def admin_principals(s: Settings, today: date) -> list[Problem]:
 
 
 def stack_tags(s: Settings, today: date) -> list[Problem]:
-    """Tags AWS accepts: no aws: prefix, key and value lengths, and the count with the toolkit's own tags."""
-    at, found = key(s, "cluster.tags"), []
-    for name, value in s.cluster.tags.items():
-        if name.lower().startswith(limits.RESERVED_TAG_PREFIX):
-            found.append(Problem(f"{at}.{name}", name, "keys without the reserved aws: prefix", "rename the tag"))
-        if not name:
-            found.append(Problem(f"{at}.{name}", name, "keys of 1 character or more", "name the tag, or drop it"))
-        if value.lower().startswith(limits.RESERVED_TAG_PREFIX):
-            reserved = "values without the reserved aws: prefix (EC2 refuses it in values too)"
-            found.append(Problem(f"{at}.{name}", value, reserved, "change the value"))
-        if limits.over(limits.TAG_KEY, len(name)):
-            found.append(Problem(f"{at}.{name}", name, f"keys up to {limits.TAG_KEY.maximum} characters", "shorten"))
-        if limits.over(limits.TAG_VALUE, len(value)):
-            found.append(
-                Problem(f"{at}.{name}", value, f"values up to {limits.TAG_VALUE.maximum} characters", "shorten")
-            )
+    """Tags AWS accepts (argument_rules.tag_problems), and the count with the toolkit's own tags."""
+    at, found = key(s, "cluster.tags"), tag_problems(s.cluster.tags, key(s, "cluster.tags"))
     room = limits.TAGS_PER_RESOURCE.maximum - len(aws_ids.TOOLKIT_TAG_KEYS)
     if len(s.cluster.tags) > room:
         found.append(
@@ -262,7 +277,33 @@ def checks(s: Settings, today: date) -> list[Problem]:
         found.append(
             Problem(key(s, "efaCheck.nodesPerUltraserver"), e.nodes_per_ultraserver, f"at most {smallest}", "lower it")
         )
-    return found
+    return found + _unreachable_floors(s)
+
+
+def _unreachable_floors(s: Settings) -> list[Problem]:
+    """Check floors no run can reach: above NVLink's per-GPU bandwidth each way (nvbandwidth and NCCL, GB/s), or
+    above a node's EFA bandwidth (the EFA check, Gbps, which the layout caps)."""
+    nvlink, per_gpu = ultraservers.NVLINK_GPU_GBYTES_PER_DIRECTION, "GB/s: NVLink 5's 1.8 TB/s per GPU is 900 each way"
+    nccl_default = NcclCheckSettings.model_fields["min_bus_bandwidth_gbytes"].default
+    floors = [
+        ("imexCheck.thresholdGbps", s.imex_check.threshold_gbps, nvlink, per_gpu, ultraservers.NVLINK_THRESHOLD_GBPS),
+        ("ncclCheck.minBusBandwidthGbytes", s.nccl_check.min_bus_bandwidth_gbytes, nvlink, per_gpu, nccl_default),
+    ]
+    layouts = [efa.summarize_layout(g.instance_type, list(g.efa_interfaces)) for g in s.gpu_node_groups]
+    efa_gbps = max((layout.efa_bandwidth_gbps for layout in layouts), default=0)
+    if s.efa_check.min_bus_bandwidth_gbps is not None and efa_gbps:
+        why = "Gbps: a node's EFA bandwidth in the stack's best layout"
+        floors.append(("efaCheck.minBusBandwidthGbps", s.efa_check.min_bus_bandwidth_gbps, efa_gbps, why, None))
+    return [
+        Problem(
+            key(s, where),
+            value,
+            f"at most {ceiling:g} {why}; a higher floor fails every run",
+            f"lower it (default {default:g})" if default else "lower it, or remove it to take half the EFA bandwidth",
+        )
+        for where, value, ceiling, why, default in floors
+        if value > ceiling
+    ]
 
 
 def alert_topic(s: Settings, today: date) -> list[Problem]:
@@ -279,6 +320,42 @@ def alert_topic(s: Settings, today: date) -> list[Problem]:
             f"create the topic in {s.region}, or leave snsTopicArn empty to let the stack create one",
         )
     ]
+
+
+def manifest_mirror(s: Settings, today: date) -> list[Problem]:
+    """A local manifestMirror directory holds every pinned manifest under its pinned name, with the pinned digest:
+    `pulumi preview` and `up` read them from there (resources/pinned_manifest.py) and stop at the first one missing.
+    An https:// mirror is not asked: the plan stays offline."""
+    mirror = s.kubernetes.manifest_mirror
+    if not mirror.startswith("/"):
+        return []
+    folder, found = Path(mirror), []
+    for name, pin in sorted(manifests.by_file_name().items()):
+        path = folder / name
+        try:
+            seen = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as err:
+            why = "no such file" if isinstance(err, FileNotFoundError) else err.strerror or type(err).__name__
+            found.append(
+                Problem(
+                    key(s, "kubernetes.manifestMirror"),
+                    mirror,
+                    f"a directory holding every pinned manifest under its pinned name; {path}: {why}",
+                    f"copy {pin.url} to {path} (its sha256 must be {pin.sha256}), or remove manifestMirror to read "
+                    "the pinned URLs",
+                )
+            )
+            continue
+        if seen != pin.sha256:
+            found.append(
+                Problem(
+                    key(s, "kubernetes.manifestMirror"),
+                    mirror,
+                    f"the pinned file: {path} has sha256 {seen}, the pin (facts/pins/manifests.py) is {pin.sha256}",
+                    f"copy the file again from {pin.url}",
+                )
+            )
+    return found
 
 
 def derived_names(s: Settings, today: date) -> list[Problem]:
@@ -309,6 +386,7 @@ RULES: tuple[Rule, ...] = (
     dra_driver_forward_only,
     dra_driver_prerequisites,
     alert_topic,
+    manifest_mirror,
     derived_names,
     kubeconfig_identity,
 )

@@ -226,10 +226,15 @@ def run(
         findings.append(watch.run_finding(stack_name, error))
         nodes = None
     if nodes is not None:
-        taken += run_once(api, live, now, env.get("CLUSTER_QUEUE", ""), warnings, nodes, failures)
+        drained = run_once(api, live, now, env.get("CLUSTER_QUEUE", ""), warnings, nodes, failures)
+        taken += drained
         # Spares before the checks: a node held back as a spare is tainted before a check job can land on it.
         spares = groups_from(env.get("SPARES", ""))
         try:
+            if any(a["kind"] in ("cordon", "release") for a in drained):
+                # The spares patch a node's whole taint list: from the list read before the drain cut the node
+                # off, they would drop its reclaim taint (and a released node would get it back).
+                nodes = gpu_nodes(api)
             taken += keep_spares(api, spares, now, nodes)
         except Exception as err:
             failures.append(failure("keep-spares", "nodes", err))

@@ -65,9 +65,10 @@ class Api:
 
 
 @contextmanager
-def emulated() -> Iterator[Api]:
-    """kmock on loopback, behind the HTTPS front that the in-cluster scripts reach."""
-    with Emulator() as emulator, TlsFront(emulator.url) as front:
+def emulated(forbidden: Sequence[tuple[str, str]] = ()) -> Iterator[Api]:
+    """kmock on loopback, behind the HTTPS front that the in-cluster scripts reach; it answers the ``forbidden``
+    requests (method, resource) with 403, as RBAC answers a verb the plan's role lacks."""
+    with Emulator(forbidden) as emulator, TlsFront(emulator.url) as front:
         api = Api(
             EMULATED,
             emulator,
@@ -105,9 +106,12 @@ def real(minor: str, directory: Path) -> Iterator[Api]:
         yield api
 
 
-def open_api(kind: str, minor: str, directory: Path) -> AbstractContextManager[Api]:
-    """The API of that kind (``emulated`` or ``real``)."""
-    return real(minor, directory) if kind == REAL else emulated()
+def open_api(
+    kind: str, minor: str, directory: Path, forbidden: Sequence[tuple[str, str]] = ()
+) -> AbstractContextManager[Api]:
+    """The API of that kind (``emulated`` or ``real``); a real API server refuses what RBAC refuses by itself, the
+    emulator the ``forbidden`` requests."""
+    return real(minor, directory) if kind == REAL else emulated(forbidden)
 
 
 def script_account(objects: Sequence[Mapping[str, Any]], variable: str) -> tuple[str, str]:

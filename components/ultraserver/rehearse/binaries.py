@@ -8,7 +8,9 @@ release's own go.mod) with the matching ``v0.x.y``. Go's build cache (``go env G
 a second build of the same version compiles nothing. Builds run one at a time (a lock file in the cache), at a
 lower priority (``nice``), and print their progress and time on stderr.
 
-``python -m ultraserver.rehearse.binaries [--minor 1.35]`` builds what is missing and prints each path.
+``python -m ultraserver.rehearse.binaries [--minor 1.35]`` builds what is missing and prints each path: the control
+plane (etcd, kube-apiserver) and what schedules and admits beside it (kube-scheduler, kube-controller-manager,
+kwok, the Kueue controller).
 """
 
 from __future__ import annotations
@@ -27,7 +29,17 @@ from pathlib import Path
 from typing import TextIO
 
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
-from ultraserver.facts.pins.control_plane import ETCD, GoProgram, kube_apiserver, kubernetes_release
+from ultraserver.facts.pins.control_plane import (
+    ETCD,
+    KWOK,
+    GoProgram,
+    kube_apiserver,
+    kube_controller_manager,
+    kube_scheduler,
+    kubernetes_release,
+    kueue_controller,
+)
+from ultraserver.facts.pins.deploy_engine import DEPLOY_PROGRAMS, KUBERNETES_PROVIDER, PULUMI_CLI
 from ultraserver.problems import ConfigError, Described, Problem
 
 BUILD_COMMAND = "python -m ultraserver.rehearse.binaries"
@@ -54,6 +66,19 @@ def programs(minor: str = DEFAULT_TEXT) -> tuple[list[GoProgram], str]:
     """The control plane for a Kubernetes minor, and a note when that minor is not served (the nearest runs)."""
     version, note = kubernetes_release(minor)
     return [ETCD, kube_apiserver(version)], note
+
+
+# --- Scheduling and admission (issue 43 stage 2) -------------------------------------------------------------------
+
+
+def scheduling_programs(minor: str = DEFAULT_TEXT) -> list[GoProgram]:
+    """What runs beside the control plane for real scheduling and admission (rehearse/scheduling.py): the
+    scheduler and the controller manager of the same Kubernetes release, kwok, and the pinned Kueue controller."""
+    version, _ = kubernetes_release(minor)
+    return [kube_scheduler(version), kube_controller_manager(version), KWOK, kueue_controller()]
+
+
+# --- end of the scheduling block ------------------------------------------------------------------------------------
 
 
 def missing(wanted: Sequence[GoProgram]) -> list[GoProgram]:
@@ -112,6 +137,7 @@ def ldflags(program: GoProgram) -> str:
                 f"-X {package}.gitMinor={minor}",
                 f"-X {package}.gitTreeState=clean",
             ]
+    flags += _deploy_ldflags(program)
     return " ".join(flags)
 
 
@@ -140,17 +166,16 @@ def build(program: GoProgram, out: TextIO = sys.stderr) -> Path:
         env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod -buildvcs=false"}
         started = time.monotonic()
         print(f"building {program.name} {program.version} from {program.module} into {cache_dir()}", file=out)
-        replaces = _staging_replaces(go, program, work, env)
+        replaces = _staging_replaces(go, program, work, env) + _deploy_replaces(go, program, work, env)
         lines = ["module ultraserver.local/build", "", "go 1.25", "", f"require {program.module} {program.version}"]
         lines += ["", "replace (", *replaces, ")"] if replaces else []
         (work / "go.mod").write_text("\n".join(lines) + "\n")
         _run([go, "get", f"{program.package}@{program.version}"], work, env, program.name)
-        total = len(_run([go, "list", "-deps", program.package], work, env, program.name).split())
+        package = _deploy_main(go, program, work, env)
+        total = len(_run([go, "list", "-deps", package], work, env, program.name).split())
         target = cache_dir() / f".{program.key}.part"
         command = [*NICE, go, "build", "-v", "-trimpath", "-ldflags", ldflags(program), "-o", str(target)]
-        process = subprocess.Popen(
-            [*command, program.package], cwd=work, env=env, stderr=subprocess.PIPE, text=True, bufsize=1
-        )
+        process = subprocess.Popen([*command, package], cwd=work, env=env, stderr=subprocess.PIPE, text=True, bufsize=1)
         assert process.stderr is not None
         compiled, tail = 0, list[str]()
         for line in process.stderr:
@@ -173,6 +198,67 @@ def build(program: GoProgram, out: TextIO = sys.stderr) -> Path:
         return cache_dir() / program.key
 
 
+# --- The Pulumi engine for `rehearse --deploy` (issue 43 stage 3; facts/pins/deploy_engine.py) ---
+
+_VERSION_VARIABLE = {
+    PULUMI_CLI.name: "github.com/pulumi/pulumi/sdk/v3/go/common/version.Version",
+    KUBERNETES_PROVIDER.name: "github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version",
+}
+"""Where each program keeps the version it reports (its release build sets it; unset, the CLI says v0.0.0 and
+the provider 'dev'). The provider reports its pseudo-version, so that the rehearsal can say which one ran."""
+
+
+def _deploy_ldflags(program: GoProgram) -> list[str]:
+    variable = _VERSION_VARIABLE.get(program.name)
+    return [f"-X {variable}={program.version}"] if variable else []
+
+
+def module_replaces(go_mod: str) -> list[str]:
+    """A go.mod's replacements of one module by another, as replace-block lines; those onto a local directory (the
+    repository's ``../sdk``) are left out: the required version stands in for them."""
+    found = []
+    for line in go_mod.splitlines():
+        parts = line.split("//", 1)[0].removeprefix("replace").split()
+        if "=>" in parts[:-1] and not parts[parts.index("=>") + 1].startswith("."):
+            found.append("\t" + " ".join(parts))
+    return found
+
+
+def _deploy_replaces(go: str, program: GoProgram, work: Path, env: dict[str, str]) -> list[str]:
+    """A Pulumi module's own replacements (pkg/v3 swaps atotto/clipboard for a fork): Go ignores a dependency's
+    replace lines, so the build module repeats them."""
+    if program not in DEPLOY_PROGRAMS:
+        return []
+    info = json.loads(_run([go, "mod", "download", "-json", f"{program.module}@{program.version}"], work, env, "go"))
+    return module_replaces(Path(info["GoMod"]).read_text())
+
+
+def _deploy_main(go: str, program: GoProgram, work: Path, env: dict[str, str]) -> str:
+    """The package to build. The provider's ``main`` embeds ``schema-embed.json``, which its ``go generate`` writes
+    from the module's schema.json (the file is not in the module): that package is copied into the build module,
+    outside any repository, and generated there with the version it will report."""
+    if program != KUBERNETES_PROVIDER:
+        return program.package
+    info = json.loads(_run([go, "list", "-e", "-json", program.package], work, env, program.name))
+    local = work / "cmd" / program.name
+    shutil.rmtree(local, ignore_errors=True)
+    shutil.copytree(info["Dir"], local)
+    for path in local.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    _run([go, "run", "generate.go"], local, {**env, "VERSION": program.version.lstrip("v")}, program.name)
+    return f"./cmd/{program.name}"
+
+
+def deploy_programs(minor: str = DEFAULT_TEXT) -> tuple[list[GoProgram], str]:
+    """The control plane, its controller manager and the Pulumi engine for ``--deploy``."""
+    wanted, note = programs(minor)
+    version, _ = kubernetes_release(minor)
+    return [*wanted, kube_controller_manager(version), *DEPLOY_PROGRAMS], note
+
+
+# --- end of the Pulumi engine block ---
+
+
 def ensure(wanted: Sequence[GoProgram], out: TextIO = sys.stderr) -> dict[str, Path]:
     """Every program built (one at a time), by name."""
     return {program.name: build(program, out) for program in wanted}
@@ -182,8 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build the control plane for a Kubernetes minor; print each program's path."""
     parser = argparse.ArgumentParser(prog=BUILD_COMMAND, description=__doc__.splitlines()[0])
     parser.add_argument("--minor", default=DEFAULT_TEXT, help=f"Kubernetes minor (default {DEFAULT_TEXT})")
+    parser.add_argument("--deploy", action="store_true", help="also the Pulumi CLI and Kubernetes provider")
     args = parser.parse_args(argv)
-    wanted, note = programs(args.minor)
+    wanted, note = deploy_programs(args.minor) if args.deploy else programs(args.minor)
+    wanted += [p for p in scheduling_programs(args.minor) if p not in wanted]
     if note:
         print(note, file=sys.stderr)
     started = time.monotonic()

@@ -15,4 +15,9 @@ FAULT_SUMMARIES = {
     "reclaim": "EC2's reclaim notice arrives while a job runs",
     "node-fails": "a node of a running job goes NotReady: a spare of its UltraServer takes over, or the loss is "
     "reported",
+    "extend-late": "EC2 confirms an extension after the drain cut the block off (35 minutes before the old end, nobody "
+    "online): the nodes are released and the group scales back up",
+    "drain-forbidden": "the API server refuses (403) the drain's hold of the ClusterQueue during a reclaim: the "
+    "refusal is alerted and the other steps are done",
+    "no-nodes": "an active block's UltraServer has no node at all: an alert names it",
 }

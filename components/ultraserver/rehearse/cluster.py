@@ -21,7 +21,6 @@ from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
 from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES
-from ultraserver.facts.hardware.devices import KUBELET_PLUGIN_SELECTOR
 from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
     EFA_RESOURCE,
@@ -32,6 +31,7 @@ from ultraserver.facts.kubernetes.scheduling import (
 from ultraserver.facts.pins import gpu_operator
 from ultraserver.facts.pins.charts import DRANET, EFA_DEVICE_PLUGIN, GPU_OPERATOR
 from ultraserver.incluster.drift import running
+from ultraserver.rehearse.cloud import Cloud
 from ultraserver.rehearse.registration import Registration
 from ultraserver.rehearse.slices import node_slices
 from ultraserver.verify.expect import StackExpectation
@@ -62,9 +62,9 @@ class GpuNode:
     efa_devices: int = -1
     """EFA devices the node shows; -1 for the group's layout."""
 
-    def to_api(self) -> dict[str, Any]:
-        """The Node object, as the kubelet and the device plugins leave it."""
-        labels = {
+    def labels(self) -> dict[str, str]:
+        """The node's labels: its launch template's, the kubelet's and the cloud provider's, and GFD's."""
+        return {
             **self.registration.labels,
             HOSTNAME_LABEL: self.name,
             INSTANCE_TYPE_LABEL: self.instance_type,
@@ -72,6 +72,10 @@ class GpuNode:
             GPU_PRESENT_LABEL: "true",
             CLIQUE_LABEL: self.clique,
         }
+
+    def to_api(self) -> dict[str, Any]:
+        """The Node object, as the kubelet and the device plugins leave it."""
+        labels = self.labels()
         efa = self.group.efa_devices if self.efa_devices < 0 else self.efa_devices
         plugins = {GPU_RESOURCE: str(self.group.gpus_per_node), EFA_RESOURCE: str(efa)}
         allocatable = {} if self.group.mode.dra else plugins
@@ -118,12 +122,20 @@ class Cluster:
     system_nodes: list[dict[str, Any]] = field(default_factory=list)
     objects: list[dict[str, Any]] = field(default_factory=list)
     """The toolkit's own objects from the plan, and the DeviceClasses the charts create."""
+    kubelet_plugin: tuple[str, dict[str, str]] | None = None
+    """(namespace, labels) of the DRA driver's kubelet plugin pods as its chart makes them (rehearse/charted.py);
+    None when the chart runs none."""
     releases: list[Mapping[str, Any]] = field(default_factory=list)
     """The inputs of the plan's Helm releases (name, namespace, chart)."""
     running_job: list[GpuNode] = field(default_factory=list)
     """Nodes a user's job runs on (one worker each); none unless a fault puts one there."""
     notices: list[dict[str, Any]] = field(default_factory=list)
     """EC2 expiration warnings the drain has seen (reservation, end, seen)."""
+    cloud: Cloud | None = None
+    """What AWS holds for the stack (reservations, Auto Scaling groups, the alert topic); None without a drain."""
+    forbidden: list[tuple[str, str]] = field(default_factory=list)
+    """Requests the API server refuses with 403 (method, '<group>/<version>/<plural>'), as RBAC refuses a verb the
+    plan's role lacks."""
 
     def node(self, name: str) -> GpuNode:
         """A GPU node by name."""
@@ -243,22 +255,14 @@ on its daemonset's pods is UNVERIFIED, and no day-2 check reads it."""
 
 
 def plugin_pods(cluster: Cluster, releases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """On every GPU node: the DRA driver's kubelet plugin (the pod verify reads) and a pod of each node-level
-    device-plugin release of the plan; Ready on Ready nodes."""
-    key, _, value = KUBELET_PLUGIN_SELECTOR.partition("=")
+    """On every GPU node: the DRA driver's kubelet plugin (the pod verify reads), with the namespace and labels its
+    chart gives it, and a pod of each node-level device-plugin release of the plan; Ready on Ready nodes."""
     found = []
     for node in cluster.gpu_nodes:
         short = node.name.split(".")[0]
-        found.append(
-            pod(
-                cluster.expected.dra_namespace,
-                f"kubelet-plugin-{short}",
-                node.name,
-                {key: value},
-                node.ready,
-                node.joined,
-            )
-        )
+        if cluster.kubelet_plugin is not None:
+            namespace, labels = cluster.kubelet_plugin
+            found.append(pod(namespace, f"kubelet-plugin-{short}", node.name, labels, node.ready, node.joined))
         for release in releases:
             chart = str(release.get("chart", "")).rsplit("/", 1)[-1]
             name, namespace = release["name"], release.get("namespace") or "default"

@@ -52,7 +52,8 @@ class ApiError(Exception):
         self.message = message
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on the loopback address now."""
     with socket.socket() as probe:
         probe.bind((LOOPBACK, 0))
         return int(probe.getsockname()[1])
@@ -77,9 +78,16 @@ class ControlPlane:
         return f"https://{LOOPBACK}:{self.port}"
 
     def _start(self, name: str, args: list[str]) -> None:
+        self.run(name, self.binaries[name], args)
+
+    def run(self, name: str, program: Path, args: list[str], env: Mapping[str, str] | None = None) -> None:
+        """Start a program beside the control plane, its output in ``<name>.log``; stopped with the control plane
+        (the last started first)."""
         log = self._logs.enter_context((self.folder / f"{name}.log").open("wb"))
-        command = [str(self.binaries[name]), *args]
-        self._processes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT))
+        command = [str(program), *args]
+        self._processes.append(
+            subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=None if env is None else dict(env))
+        )
 
     def _files(self) -> dict[str, Path]:
         files = {
@@ -111,7 +119,7 @@ class ControlPlane:
     def __enter__(self) -> ControlPlane:
         self.folder.mkdir(parents=True, exist_ok=True)
         files = self._files()
-        client, peer = _free_port(), _free_port()
+        client, peer = free_port(), free_port()
         etcd = f"http://{LOOPBACK}:{client}"
         self._start(
             "etcd",
@@ -128,7 +136,7 @@ class ControlPlane:
                 "--log-level=warn",
             ],
         )
-        self.port = _free_port()
+        self.port = free_port()
         self._start(
             "kube-apiserver",
             [

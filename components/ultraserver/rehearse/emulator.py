@@ -4,8 +4,9 @@ kmock (https://github.com/nolar/kmock, 0.8, MIT) stores objects and serves creat
 and delete over HTTP, with API discovery. What the day-2 code needs beyond that is added here, as a real API server
 would answer it: lists filtered by ``labelSelector`` and ``fieldSelector`` (kmock returns every object of the
 resource), the ``pods/<name>/log`` subresource (text, ``tailLines``), the ``pods/<name>/eviction`` subresource
-(the pod is deleted; kmock answers 404), and an empty list, not 404, for a resource the cluster serves but holds
-nothing of (resource.k8s.io ResourceSlices in plugins mode).
+(the pod is deleted; kmock answers 404), an empty list, not 404, for a resource the cluster serves but holds
+nothing of (resource.k8s.io ResourceSlices in plugins mode), and 403 Forbidden for the requests a fault forbids (a
+verb the caller's role lacks).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ SERVED = (
     "resource.k8s.io/v1/resourceslices",
     "resource.k8s.io/v1/resourceclaims",
     "policy/v1/poddisruptionbudgets",
+    "batch/v1/jobs",
 )
 """Resources every EKS 1.35 cluster serves, listed (possibly empty) before anything is stored in them."""
 
@@ -54,8 +56,9 @@ def resource_of(obj: Mapping[str, Any]) -> str:
 class Emulator:
     """A Kubernetes API on the loopback address; changes go through :meth:`put` and :meth:`remove` (thread-safe)."""
 
-    def __init__(self) -> None:
+    def __init__(self, forbidden: Iterable[tuple[str, str]] = ()) -> None:
         self.url = ""
+        self._forbidden = tuple(forbidden)
         self._logs: dict[tuple[str, str], str] = {}
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="rehearse-api", daemon=True)
@@ -95,6 +98,8 @@ class Emulator:
         api[kmock.action.LIST] << self._list
         api[kmock.action.FETCH, kmock.resource("v1/pods"), kmock.subresource("log")] << self._log
         api[kmock.method.POST, kmock.resource("v1/pods"), kmock.subresource("eviction")] << self._evict
+        for method, resource in self._forbidden:
+            api[getattr(kmock.method, method), kmock.resource(resource)] << self._forbid
         async with api, kmock.Server(api, host=LOOPBACK) as server:
             self._api, self._loop, self._stop = api, asyncio.get_running_loop(), asyncio.Event()
             self.url = str(server.url).rstrip("/")
@@ -121,6 +126,20 @@ class Emulator:
                 continue
             items.append(raw)
         return {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}
+
+    @staticmethod
+    def _forbid(request: Any) -> None:
+        """RBAC's refusal, in the words a real API server uses (every time: kmock goes on to the next reaction only
+        after one that answers nothing)."""
+        import kmock
+
+        resource = request.resource
+        raise kmock.KubernetesError(
+            403,
+            "Forbidden",
+            f'{resource.plural}.{resource.group} "{request.name}" is forbidden: the caller cannot '
+            f'{request.method.value.lower()} resource "{resource.plural}" in API group "{resource.group}"',
+        )
 
     def _log(self, request: Any) -> str:
         import kmock

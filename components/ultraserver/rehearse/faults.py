@@ -11,12 +11,15 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ultraserver.facts.kubernetes.kueue import API_VERSION as KUEUE_API_VERSION
+from ultraserver.incluster.drain import Block
 from ultraserver.problems import Problem
 from ultraserver.rehearse import node_failure
 from ultraserver.rehearse.catalogue import FAULT_SUMMARIES
-from ultraserver.rehearse.cluster import Cluster, GpuNode
+from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso
+from ultraserver.rehearse.extension import extended_block
 from ultraserver.rehearse.jobs import RunFaults, place
-from ultraserver.rehearse.reclaim import JOB, drain_inputs, notice
+from ultraserver.rehearse.reclaim import JOB, drain_inputs, drain_role, notice
 
 
 @dataclass(frozen=True)
@@ -26,11 +29,10 @@ class Injected:
     fault: str
     what: str
     subject: str
-    """The node the fault hits."""
+    """The node the fault hits (for a node that never joined, its UltraServer): a verdict must name it."""
     runs: RunFaults = RunFaults()
     group: str = ""
-    """The node group (UltraServer) or job a verdict may name instead of the node (a node that never joined has
-    no object to name; a split clique is a fact of the UltraServer; sockets are a fact of the EFA run)."""
+    """The node group (UltraServer) or job the fault is in; naming it alone does not count as naming the fault."""
 
 
 def _first(cluster: Cluster, wanted: Callable[[GpuNode], bool] = lambda n: True) -> GpuNode:
@@ -81,13 +83,19 @@ JOB_NODES = 4
 """Nodes the interrupted job runs on (one worker each)."""
 
 
-def _reclaim(cluster: Cluster, runs: RunFaults) -> Injected:
+def _job_on_a_block(cluster: Cluster) -> tuple[GpuNode, Block]:
+    """Put the user's job on the first Ready node's UltraServer that has a block; that node and block."""
     inputs = drain_inputs(cluster.objects)
     assert inputs is not None, "needs: the plan's drain CronJob"
     ultraservers = {b.ultraserver for b in inputs.blocks}
     first = _first(cluster, lambda n: n.group.name in ultraservers and n.ready)
     block = next(b for b in inputs.blocks if b.ultraserver == first.group.name)
     cluster.running_job = [n for n in cluster.gpu_nodes if n.clique == first.clique][:JOB_NODES]
+    return first, block
+
+
+def _reclaim(cluster: Cluster, runs: RunFaults) -> Injected:
+    first, block = _job_on_a_block(cluster)
     cluster.notices.append(notice(block, cluster.at))
     what = (
         f"EC2's notice that {first.group.name}'s block ({block.reservations[0]}) is cut short arrives while job "
@@ -96,11 +104,58 @@ def _reclaim(cluster: Cluster, runs: RunFaults) -> Injected:
     return Injected("reclaim", what, first.name, runs, first.group.name)
 
 
+QUEUE_RESOURCE = f"{KUEUE_API_VERSION}/clusterqueues"
+
+
+def _drain_forbidden(cluster: Cluster, runs: RunFaults) -> Injected:
+    """EC2 reclaims every block (so the drain must hold the queue), and the drain's role lacks the verb for it."""
+    first, _ = _job_on_a_block(cluster)
+    inputs = drain_inputs(cluster.objects)
+    assert inputs is not None
+    cluster.notices += [notice(b, cluster.at) for b in inputs.blocks if b.start <= cluster.at < b.end]
+    role = drain_role(cluster.objects)
+    for rule in role["rules"]:
+        if "clusterqueues" in rule["resources"]:
+            rule["verbs"] = [v for v in rule["verbs"] if v != "patch"]
+    cluster.forbidden.append(("PATCH", QUEUE_RESOURCE))
+    what = (
+        f"EC2's notice of the reclaim of every block arrives while job {JOB} runs on {first.group.name}, and the "
+        f"drain's ClusterRole {role['metadata']['name']} lacks patch on clusterqueues: the API server answers 403"
+    )
+    return Injected("drain-forbidden", what, first.name, runs, first.group.name)
+
+
+def _no_nodes(cluster: Cluster, runs: RunFaults) -> Injected:
+    inputs = drain_inputs(cluster.objects)
+    assert inputs is not None
+    active = {b.ultraserver for b in inputs.blocks if b.start <= cluster.at < b.end}
+    group = _first(cluster, lambda n: n.group.name in active).group.name
+    gone = [n for n in cluster.gpu_nodes if n.group.name == group]
+    cluster.gpu_nodes = [n for n in cluster.gpu_nodes if n.group.name != group]
+    what = f"none of the {len(gone)} nodes of {group} joined in its paid block (its group launched nothing)"
+    return Injected("no-nodes", what, group, runs, group)
+
+
+def _extend_late(cluster: Cluster, runs: RunFaults) -> Injected:
+    found = extended_block(cluster)
+    assert found is not None
+    block, group = found
+    what = (
+        f"EC2 confirms a one-day extension of {block.ultraserver}'s block ({block.reservations[0]}, ending "
+        f"{iso(block.end)}) 35 minutes before its end, after the drain cut it off and Auto Scaling scaled "
+        f"{group.name} down; nobody runs extend or pulumi up (walked minute by minute)"
+    )
+    return Injected("extend-late", what, block.ultraserver, runs, block.ultraserver)
+
+
 def _missing(cluster: Cluster, runs: RunFaults) -> Injected:
     node = cluster.gpu_nodes[-1]
     cluster.gpu_nodes.remove(node)
     what = f"node {node.name} of {node.group.name} never joined"
-    return Injected("missing-node", what, node.name, runs, node.group.name)
+    # A node that never registered has no name in the cluster: what a verdict can name is its UltraServer, the
+    # group's name, or in a fleet group the clique its peers carry (verify's fleet/<clique> row).
+    ultraserver = f"{node.group.name}/{node.clique}" if node.group.fleet else node.group.name
+    return Injected("missing-node", what, ultraserver, runs, node.group.name)
 
 
 def _node_fails(cluster: Cluster, runs: RunFaults) -> Injected:
@@ -135,6 +190,36 @@ def _needs_drain(cluster: Cluster) -> str:
     return ""
 
 
+def _needs_alerts(cluster: Cluster) -> str:
+    env = cronjob_env(cluster.objects, "BLOCKS") or {}
+    return _needs_drain(cluster) or ("" if env.get("ALERT_TOPIC_ARN") else "the drain publishes to no alert topic")
+
+
+def _needs_active_block(cluster: Cluster) -> str:
+    inputs = drain_inputs(cluster.objects)
+    lacking = _needs_alerts(cluster)
+    if lacking or inputs is None:
+        return lacking
+    active = {b.ultraserver for b in inputs.blocks if b.start <= cluster.at < b.end}
+    return "" if any(n.group.name in active for n in cluster.gpu_nodes) else "no block is active at this moment"
+
+
+def _needs_forbidden(cluster: Cluster) -> str:
+    lacking = _needs_active_block(cluster)
+    if lacking:
+        return lacking
+    if not (cronjob_env(cluster.objects, "BLOCKS") or {}).get("CLUSTER_QUEUE"):
+        return "the drain holds no Kueue ClusterQueue (kueue.enabled)"
+    return ""
+
+
+def _needs_extension(cluster: Cluster) -> str:
+    lacking = _needs_alerts(cluster)
+    if lacking or extended_block(cluster) is not None:
+        return lacking
+    return "no block active at this moment has an Auto Scaling group of its own with the plan's scale-down"
+
+
 def _needs_efa(cluster: Cluster) -> str:
     # Within one UltraServer NCCL's traffic travels NVLink (MNNVL): a fallback to sockets shows where EFA carries it.
     if cluster.expected.efa_job:
@@ -151,6 +236,9 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("missing-node", _missing),
     Fault("reclaim", _reclaim, _needs_drain),
     Fault("node-fails", _node_fails, lambda cluster: node_failure.needs(cluster.objects)),
+    Fault("extend-late", _extend_late, _needs_extension),
+    Fault("drain-forbidden", _drain_forbidden, _needs_forbidden),
+    Fault("no-nodes", _no_nodes, _needs_active_block),
 )
 assert [f.name for f in CATALOGUE] == list(FAULT_SUMMARIES)
 FAULTS = {fault.name: fault for fault in CATALOGUE}

@@ -5,14 +5,17 @@ node selector and node affinity, one clique when its pod affinity's topology key
 spread over the cliques), on Ready GPU nodes only, and leaves a finished launcher pod (labelled
 ``job-name=<mpijob>-launcher``, as the Job controller labels the pods of mpi-operator v2's launcher Job) with a log
 generated for that run: the node report, then the tool's output for the job's ranks, sizes and nodes. A job whose
-workers find too few nodes gets no launcher (``launcherCreationPolicy: WaitForWorkersReady``).
+workers find too few nodes gets no launcher (``launcherCreationPolicy: WaitForWorkersReady``), nor does a job with a
+worker on a node whose IMEX daemon never became ready: the DRA driver (v0.4.1, as issue 44 describes it: UNVERIFIED,
+its kubelet plugin was not read) prepares no channel of a ComputeDomain that is not ready, so every worker waits in
+ContainerCreating.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -52,6 +55,8 @@ class Run:
     nodes: tuple[str, ...]
     launcher: dict[str, Any] | None
     log: str
+    stuck_workers: tuple[dict[str, Any], ...] = ()
+    """Worker pods that never started (their IMEX channel was never prepared); their job has no launcher."""
 
 
 def _worker(spec: Mapping[str, Any]) -> tuple[int, Mapping[str, Any]]:
@@ -119,14 +124,12 @@ def _sizes(command: str) -> list[int]:
     return logs.message_sizes(found.get("b", 1 << 30), found.get("e", 1 << 34), found.get("f", 2))
 
 
-def run_log(command: str, hosts: list[str], gpus: int, threshold: float, faults: RunFaults, imex_ok: bool) -> str:
+def run_log(command: str, hosts: list[str], gpus: int, threshold: float, faults: RunFaults) -> str:
     """The launcher log of one run: node report, then nvbandwidth's or all_reduce_perf's output."""
     ranks = int(_NP.findall(command)[-1]) if _NP.findall(command) else len(hosts) * gpus
     ranked_hosts = hosts[: max(ranks // gpus, 1)]
     report = logs.node_report(hosts)
     if "nvbandwidth" in command:
-        if not imex_ok:
-            return report + logs.nvbandwidth_without_imex(ranked_hosts, gpus)
         return report + logs.nvbandwidth_output(ranked_hosts, gpus)
     busbw = threshold * HEALTHY_MARGIN
     per_node = max(ranks // max(len(ranked_hosts), 1), 1)
@@ -134,21 +137,34 @@ def run_log(command: str, hosts: list[str], gpus: int, threshold: float, faults:
     return report + logs.nccl_output(rank_hosts, _sizes(command), busbw, socket_hosts=faults.socket_nodes)
 
 
-def finished_launcher(
-    meta: Mapping[str, Any], node: str, joined: datetime, at: datetime, passed: bool
-) -> dict[str, Any]:
-    """The run's launcher pod, finished: made when its last worker's node joined (the in-cluster recheck makes a
+def finished_launcher(meta: Mapping[str, Any], node: str, joined: datetime, at: datetime) -> dict[str, Any]:
+    """The run's launcher pod, Succeeded: made when its last worker's node joined (the in-cluster recheck makes a
     block's checks once its nodes are all Ready), ended ``RUN_TAKES`` later (or at ``at``, whichever is first)."""
     created = min(joined, at)
     launcher = pod(
         meta["namespace"], f"{meta['name']}-launcher-r3h4s", node, launcher_labels(meta["name"]), False, created
     )
-    finished = {"exitCode": 0 if passed else 1, "finishedAt": iso(min(created + RUN_TAKES, at))}
+    finished = {"exitCode": 0, "finishedAt": iso(min(created + RUN_TAKES, at))}
     status = {"name": "main", "image": "rehearsal", "imageID": "rehearsal", "ready": False, "restartCount": 0}
-    launcher["status"].update(
-        phase="Succeeded" if passed else "Failed", containerStatuses=[{**status, "state": {"terminated": finished}}]
-    )
+    launcher["status"].update(phase="Succeeded", containerStatuses=[{**status, "state": {"terminated": finished}}])
     return launcher
+
+
+def stuck_workers(job: Mapping[str, Any], nodes: Sequence[GpuNode]) -> tuple[dict[str, Any], ...]:
+    """The MPIJob's worker pods bound to ``nodes`` and waiting in ContainerCreating, with its worker template's
+    labels."""
+    meta = job["metadata"]
+    template = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+    labels = dict((template.get("metadata") or {}).get("labels") or {})
+    found = []
+    for index, node in enumerate(nodes):
+        worker = pod(meta["namespace"], f"{meta['name']}-worker-{index}", node.name, labels, False, node.joined)
+        waiting = {"name": "main", "image": "rehearsal", "imageID": "", "ready": False, "restartCount": 0}
+        worker["status"].update(
+            phase="Pending", containerStatuses=[{**waiting, "state": {"waiting": {"reason": "ContainerCreating"}}}]
+        )
+        found.append(worker)
+    return tuple(found)
 
 
 def runs(
@@ -167,9 +183,13 @@ def runs(
         if _same_clique(_worker(spec)[1]):
             taken |= {n.clique for n in nodes}
         hosts = [n.name for n in nodes]
-        imex_ok = not faults.no_imex.intersection(hosts)
+        if faults.no_imex.intersection(hosts):
+            # The DRA driver prepares no channel of a ComputeDomain whose IMEX daemon is not ready: every worker
+            # waits in ContainerCreating, and mpi-operator never starts the launcher (WaitForWorkersReady).
+            found.append(Run(meta["namespace"], meta["name"], tuple(hosts), None, "", stuck_workers(job, nodes)))
+            continue
         command = _command(spec)
-        log = run_log(command, hosts, nodes[0].group.gpus_per_node, thresholds.get(meta["name"], 0.0), faults, imex_ok)
-        launcher = finished_launcher(meta, system, max(n.joined for n in nodes), cluster.at, imex_ok)
+        log = run_log(command, hosts, nodes[0].group.gpus_per_node, thresholds.get(meta["name"], 0.0), faults)
+        launcher = finished_launcher(meta, system, max(n.joined for n in nodes), cluster.at)
         found.append(Run(meta["namespace"], meta["name"], tuple(hosts), launcher, log))
     return found

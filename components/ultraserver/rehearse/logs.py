@@ -57,15 +57,6 @@ def nvbandwidth_output(
     return "\n".join(lines)
 
 
-def nvbandwidth_without_imex(hosts: Sequence[str], gpus_per_node: int) -> str:
-    """The run when the ComputeDomain's IMEX daemons never became ready: cuMemCreate is not permitted."""
-    error = (
-        "[CUDA_ERROR_NOT_PERMITTED] operation not permitted in expression cuMemCreate(&handle, "
-        f"roundedUpAllocationSize, &prop, 0 ) on {hosts[0]}, rank = 0 in MultinodeMemoryAllocationUnicast"
-    )
-    return "\n".join([*_preamble(hosts, gpus_per_node), error, ""])
-
-
 def nccl_output(
     rank_hosts: Sequence[str],
     sizes: Sequence[int],

@@ -1,6 +1,7 @@
 """The block-end drain in a rehearsal: the drain CronJob's inputs from the plan, a user's job running on an
-UltraServer, EC2's notice of the reclaim, and the CronJob's own run (``drain.run_once`` through
-``drain_main.StdlibApi``, the pod's service account over HTTPS) at the rehearsal's moment.
+UltraServer, EC2's notice of the reclaim, and the CronJob's whole run (``drain_main.run`` through
+``drain_main.StdlibApi``, the pod's service account over HTTPS, and the rehearsal's AWS, ``rehearse/cloud.py``) at
+the rehearsal's moment.
 
 The job is what the drain acts on: pods of a batch Job on the UltraServer's nodes and the Kueue Workload that
 admitted it there (``status.admission.podSetAssignments[].topologyAssignment`` in Kueue v1beta2's shape, the last
@@ -10,26 +11,31 @@ the end EC2 holds, when it was seen): its cut-off starts the drain at once.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ultraserver.facts.capacity.capacity_blocks import RECLAIM_LEAD_MINUTES, ULTRASERVER, reclaim_at
 from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
-from ultraserver.facts.kubernetes.kueue import TOPOLOGY_LEVELS
+from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
+from ultraserver.incluster import drain_main
 from ultraserver.incluster.drain import (
     CHECKPOINT_LABEL,
     EVICT_ANNOTATION,
-    RECLAIM_LEAD_MINUTES,
+    RECLAIM_ANNOTATION,
     RECLAIM_TAINT,
-    Api,
     Block,
-    run_once,
+    RestApi,
     timeline,
 )
+from ultraserver.rehearse.apis import script_account
+from ultraserver.rehearse.cloud import Cloud
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
 from ultraserver.rehearse.stage import Stage
+from ultraserver.rehearse.topology import assignment
 
 JOB = "train"
 """The user's job a reclaim interrupts (a batch Job in the default namespace)."""
@@ -53,7 +59,26 @@ def drain_inputs(objects: Sequence[dict[str, Any]]) -> DrainInputs | None:
     return DrainInputs(tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"])), env.get("CLUSTER_QUEUE", ""))
 
 
-NOTICE_AHEAD = timedelta(minutes=RECLAIM_LEAD_MINUTES + 15)
+def drain_role(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The plan's ClusterRole bound to the drain's ServiceAccount that grants its hold of the ClusterQueue, replaced
+    in ``objects`` by a copy the caller may change (the plan's own stays as planned)."""
+    namespace, account = script_account(objects, "BLOCKS")
+    bound = {
+        o["roleRef"]["name"]
+        for o in objects
+        if o["kind"] == "ClusterRoleBinding"
+        and {"kind": "ServiceAccount", "name": account, "namespace": namespace} in o.get("subjects", [])
+    }
+    for index, obj in enumerate(objects):
+        rules = obj.get("rules") or []
+        if obj["kind"] == "ClusterRole" and obj["metadata"]["name"] in bound:
+            if any("clusterqueues" in r.get("resources", []) for r in rules):
+                objects[index] = copy.deepcopy(obj)
+                return objects[index]
+    raise LookupError("the plan binds the drain to no ClusterRole over clusterqueues")
+
+
+NOTICE_AHEAD = timedelta(minutes=RECLAIM_LEAD_MINUTES[ULTRASERVER] + 15)
 """How far ahead of the end EC2 holds its notice arrives in the reclaim fault: the reclaim comes 15 minutes later."""
 
 
@@ -63,8 +88,11 @@ def notice(block: Block, seen: datetime) -> dict[str, Any]:
     return {"reservation": block.reservations[0], "end": iso(seen + NOTICE_AHEAD), "seen": iso(seen)}
 
 
-def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> list[dict[str, Any]]:
-    """The job's worker pods (Running, one per node) and its admitted Kueue Workload; none without nodes."""
+def job_objects(
+    nodes: Sequence[GpuNode], cluster_queue: str, at: datetime, levels: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The job's worker pods (Running, one per node) and its admitted Kueue Workload, placed on the ``levels`` of the
+    plan's Topology (rehearse/topology.py); none without nodes."""
     if not nodes:
         return []
     owner = [{"apiVersion": "batch/v1", "kind": "Job", "name": JOB, "uid": "rehearsal", "controller": True}]
@@ -78,20 +106,8 @@ def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> l
             {
                 "name": "worker",
                 "count": len(nodes),
-                "topologyAssignment": {
-                    "levels": list(TOPOLOGY_LEVELS),
-                    "slices": [
-                        {
-                            "domainCount": len(nodes),
-                            "podCounts": {"universal": 1},  # one pod per node (required by Kueue 0.19.2's CRD)
-                            "valuesPerLevel": [
-                                {"universal": nodes[0].group.name},
-                                {"universal": nodes[0].clique},
-                                {"individual": {"roots": [n.name for n in nodes]}},
-                            ],
-                        }
-                    ],
-                },
+                # One pod per node (podCounts is required by Kueue 0.19.2's CRD).
+                "topologyAssignment": assignment(levels, nodes),
             }
         ],
         "clusterQueue": cluster_queue,
@@ -118,24 +134,43 @@ def job_objects(nodes: Sequence[GpuNode], cluster_queue: str, at: datetime) -> l
 
 def _line(action: dict[str, Any]) -> str:
     kind = action["kind"]
-    where = f"{action.get('namespace')}/{action['name']}" if action.get("namespace") else action["name"]
+    name = action.get("name") or action.get("group", "")
+    where = f"{action.get('namespace')}/{name}" if action.get("namespace") else name
     if kind == "cordon":
         taint = next(t["value"] for t in action["taints"] if t["key"] == RECLAIM_TAINT)
         return f"cordoned node {where} and tainted it {RECLAIM_TAINT}={taint}:NoSchedule"
     if kind in ("annotate-pod", "annotate-workload"):
         return f"{kind.split('-')[1]} {where}: {', '.join(f'{k}={v}' for k, v in action['annotations'].items())}"
+    if kind == "patch-node":  # the spares' roles (incluster/spares.py)
+        return f"labelled node {where}: {', '.join(f'{k}={v}' for k, v in sorted(action['labels'].items()))}"
+    if kind in ("scale-up", "put-scale-down"):
+        said = ", ".join(f"{k}={action[k]}" for k in ("name", "at", "size") if k in action)
+        return f"{kind.replace('-', ' ')} {where}: {said}"
     return f"{kind.replace('-', ' ')} {where}"
 
 
-def drain_stage(api: Api, inputs: DrainInputs, at: datetime, cluster: Cluster) -> Stage:
-    """One run of the drain at ``at`` through ``api`` (the CronJob's own, ``drain_main.StdlibApi``); it fails when it
-    had to take running work off the nodes (evicted or deleted pods), naming the pods, their nodes and the fix."""
+def drain_run(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> tuple[list[dict], list[dict]]:
+    """One minute's run of the drain CronJob (``drain_main.run``): its API calls through ``api``, AWS's through
+    ``cloud``; the actions taken and the findings it published."""
+    return drain_main.run(api, at, env, cloud.api)
+
+
+def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> Stage:
+    """The drain CronJob's whole run at ``at`` through ``api`` (the CronJob's own, ``drain_main.StdlibApi``) and the
+    rehearsal's AWS: it fails when it had to take running work off the nodes (evicted or deleted pods), naming the
+    pods, their nodes and the fix, or when it published an alert (each shown as sent)."""
+    inputs = DrainInputs(tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"])), env.get("CLUSTER_QUEUE", ""))
     pods = api.get("/api/v1/pods").get("items") or []
     hosts = {(p["metadata"].get("namespace"), p["metadata"]["name"]): p["spec"].get("nodeName") for p in pods}
-    failures: list[dict[str, Any]] = []
-    actions = run_once(api, list(inputs.blocks), at, inputs.cluster_queue, cluster.notices, failures=failures)
-    if not actions and not failures:
-        starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, cluster.notices).cutoff)}" for b in inputs.blocks)
+    sent = len(cloud.published)
+    actions, findings = drain_run(api, env, at, cloud)
+    published = cloud.published[sent:]
+    alerts = [f"ALERT to {m['TopicArn']}: {m['Subject']}: {m['Message']}" for m in published]
+    again = [f for f in findings if f["message"] not in {m["Message"] for m in published}]
+    alerts += [f"ALERT (sent before, not again): {f['subject']}" for f in again]
+    if not actions and not findings:
+        warned = json.loads(env.get("WARNINGS") or "[]")
+        starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, warned).cutoff)}" for b in inputs.blocks)
         return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")
     lines = [_line(a) for a in actions]
     taken = [a for a in actions if a["kind"] in ("evict-pod", "delete-pod")]
@@ -158,12 +193,145 @@ def drain_stage(api: Api, inputs: DrainInputs, at: datetime, cluster: Cluster) -
             f"a block with time left, and have the trainer read ultraserver.io/evict-at and checkpoint before it "
             f"(docs/submitting-jobs.md; pods labelled {CHECKPOINT_LABEL}=false get no checkpoint window)"
         )
-    # A call the API server refused (the run went on with the other steps, as in its pod): the CronJob's pod
-    # reports it and the stage fails on it.
-    for failed in failures:
-        fix = "grant the verb in the drain's ClusterRole" if failed["status"] == 403 else "see the API server's answer"
-        lines.append(
-            f"FAILED drain step {failed['step']} on {failed['target']}: HTTP {failed['status']} ({failed['error']}); "
-            f"fix: {fix}"
-        )
-    return Stage("drain", 1 if taken or failures else 0, "\n".join(lines))
+    # What the run publishes to the alert topic (a refused call, an empty block, EC2's dates): a person is paged.
+    return Stage("drain", 1 if taken or findings else 0, "\n".join(lines + alerts))
+
+
+# The responses a drain fault needs, judged from what the drain's run left in the API and in AWS, never from the
+# drain's own constants: EC2's reclaim comes from the facts (``capacity_blocks.reclaim_at``), the blocks, queue and
+# alert topic from the plan's CronJob.
+
+
+def _utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def cut_off(node: dict[str, Any], served: Cluster) -> bool:
+    """Whether a node is cordoned and carries a NoSchedule taint it did not join with."""
+    name = node["metadata"]["name"]
+    joined = {t["key"] for n in served.gpu_nodes if n.name == name for t in n.registration.taints}
+    spec = node.get("spec") or {}
+    added = [t for t in spec.get("taints") or [] if t.get("effect") == "NoSchedule" and t["key"] not in joined]
+    return bool(spec.get("unschedulable")) and bool(added)
+
+
+def _nodes_cut(api: RestApi, cluster: Cluster, reclaims: dict[str, datetime]) -> list[str]:
+    """The ending UltraServers' nodes cut off, every other one still schedulable."""
+    problems = []
+    for node in api.get(f"/api/v1/nodes?labelSelector={ULTRASERVER_LABEL}").get("items") or []:
+        name, ultraserver = node["metadata"]["name"], _labels(node)[ULTRASERVER_LABEL]
+        if ultraserver in reclaims and not cut_off(node, cluster):
+            problems.append(f"node {name} of {ultraserver} was not cordoned and tainted before EC2's reclaim")
+        if ultraserver not in reclaims and cut_off(node, cluster):
+            problems.append(f"node {name} of {ultraserver} was cut off, though its block is not ending")
+    return problems
+
+
+def _pods_told(api: RestApi, cluster: Cluster, reclaims: dict[str, datetime], seen: datetime) -> list[str]:
+    """Each of the job's pods still running is told EC2's reclaim and an eviction time after the notice and no later
+    than the reclaim; its Workload is told the earliest reclaim of its nodes."""
+    hosts = {n.name: n.group.name for n in cluster.running_job}
+    wanted = min((reclaims[g] for g in hosts.values() if g in reclaims), default=None)
+    if wanted is None:
+        return []
+    problems = []
+    for found in api.get(f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector=job-name={JOB}").get("items") or []:
+        notes, name = found["metadata"].get("annotations") or {}, found["metadata"]["name"]
+        evict = notes.get(EVICT_ANNOTATION)
+        if notes.get(RECLAIM_ANNOTATION) != iso(reclaims[hosts[found["spec"]["nodeName"]]]):
+            problems.append(f"pod {name} was not told EC2's reclaim (reclaim-at: {notes.get(RECLAIM_ANNOTATION)})")
+        if evict is None or not seen < _utc(evict) <= wanted:
+            problems.append(f"pod {name}'s eviction time {evict} is not after the notice and before the reclaim")
+    path = f"/apis/{KUEUE_GROUP}/{WORKLOAD_VERSION}/namespaces/{NAMESPACE}/workloads/job-{JOB}"
+    told = (api.get(path)["metadata"].get("annotations") or {}).get(RECLAIM_ANNOTATION)
+    if told != iso(wanted):
+        problems.append(f"Workload job-{JOB} was told reclaim-at {told}, not EC2's reclaim {iso(wanted)}")
+    return problems
+
+
+def _queue_held(api: RestApi, env: dict[str, str], reclaims: dict[str, datetime]) -> list[str]:
+    """Kueue's ClusterQueue held exactly when every GB200 node is ending."""
+    queue = env.get("CLUSTER_QUEUE", "")
+    if not queue:
+        return []
+    nodes = api.get(f"/api/v1/nodes?labelSelector={ULTRASERVER_LABEL}").get("items") or []
+    every = bool(nodes) and all(_labels(n)[ULTRASERVER_LABEL] in reclaims for n in nodes)
+    held = (api.get(f"/apis/{KUEUE_GROUP}/{WORKLOAD_VERSION}/clusterqueues/{queue}").get("spec") or {}).get(
+        "stopPolicy"
+    ) == "Hold"
+    if every and not held:
+        return [f"ClusterQueue {queue} was not held, though every GB200 node is ending"]
+    if held and not every:
+        return [f"ClusterQueue {queue} was held, though some GB200 nodes are not ending"]
+    return []
+
+
+def _reclaims(cluster: Cluster) -> tuple[dict[str, datetime], datetime]:
+    """EC2's reclaim of each UltraServer a notice names (the facts' lead before the end EC2 holds), and when the
+    first notice was seen."""
+    inputs = drain_inputs(cluster.objects)
+    assert inputs is not None and cluster.notices, "needs: the drain and EC2's notices"
+    ends = {n["reservation"]: _utc(n["end"]) for n in cluster.notices}
+    reclaims = {
+        b.ultraserver: reclaim_at(min(ends[r] for r in b.reservations if r in ends))
+        for b in inputs.blocks
+        if ends.keys() & set(b.reservations)
+    }
+    return reclaims, min(_utc(n["seen"]) for n in cluster.notices)
+
+
+def published(cluster: Cluster, env: dict[str, str], *words: str) -> list[str]:
+    """The messages the run published to the plan's alert topic that hold every one of ``words`` and a fix."""
+    assert cluster.cloud is not None
+    topic = env.get("ALERT_TOPIC_ARN", "")
+    return [
+        m["Message"]
+        for m in cluster.cloud.published
+        if m["TopicArn"] == topic and "Fix" in m["Message"] and all(w in m["Message"] for w in words)
+    ]
+
+
+def response(fault: str, problems: list[str], story: str) -> Stage:
+    """The response stage of a fault: what the toolkit did, then what it failed to do (the stage fails on it)."""
+    lines = [story, *(f"FAILED {p}" for p in problems)]
+    if problems:
+        lines.append("fix: the drain's run (incluster/drain_main.py) did not respond as it must: see the drain stage")
+    return Stage(f"response to {fault}", 1 if problems else 0, "\n".join(lines))
+
+
+def reclaim_response(served: Any, api: RestApi, env: dict[str, str], cluster: Cluster, injected: Any) -> Stage:
+    """EC2's notice is handled: the ending UltraServer's nodes cut off (no other), the job's pods and Workload told
+    the reclaim and an eviction time before it, the queue held exactly when every GB200 node is ending."""
+    reclaims, seen = _reclaims(cluster)
+    problems = _nodes_cut(api, cluster, reclaims) + _pods_told(api, cluster, reclaims, seen)
+    problems += _queue_held(api, env, reclaims)
+    story = f"{', '.join(sorted(reclaims))}: EC2's reclaim at {', '.join(sorted({iso(r) for r in reclaims.values()}))}"
+    return response("reclaim", problems, story)
+
+
+def forbidden_response(served: Any, api: RestApi, env: dict[str, str], cluster: Cluster, injected: Any) -> Stage:
+    """A refused call (403) is published to the alert topic naming what was refused and the fix, and the drain's
+    other steps are done: nodes cut off, pods and Workload told."""
+    reclaims, seen = _reclaims(cluster)
+    problems = _nodes_cut(api, cluster, reclaims) + _pods_told(api, cluster, reclaims, seen)
+    queue = env.get("CLUSTER_QUEUE", "")
+    if not published(cluster, env, "403", queue, env.get("CLUSTER_NAME", "")):
+        problems.append(f"no alert on the stack's topic names the refused call on ClusterQueue {queue} (403)")
+    story = f"{', '.join(sorted(reclaims))}: the drain's PATCH of ClusterQueue {queue} refused (403)"
+    return response("drain-forbidden", problems, story)
+
+
+def no_nodes_response(served: Any, api: RestApi, env: dict[str, str], cluster: Cluster, injected: Any) -> Stage:
+    """An active block with no node is published to the alert topic, naming the UltraServer, its reservation and
+    the fix."""
+    inputs = drain_inputs(cluster.objects)
+    assert inputs is not None
+    block = next(b for b in inputs.blocks if b.ultraserver == injected.group and b.start <= cluster.at < b.end)
+    problems = []
+    if not published(cluster, env, injected.group, *block.reservations):
+        problems.append(f"no alert on the stack's topic says {injected.group}'s active block has no node")
+    return response("no-nodes", problems, f"{injected.group}: no node in its block {', '.join(block.reservations)}")

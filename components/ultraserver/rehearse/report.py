@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ultraserver.rehearse.run import Rehearsal
+from ultraserver.rehearse.run import RESPONSES, Rehearsal
 
 
 def _passed(rehearsal: Rehearsal) -> list[str]:
@@ -51,16 +51,27 @@ def format_rehearsal(rehearsal: Rehearsal) -> str:
         lines += ["", f"== {stage.name} (exit {stage.code})", stage.output]
     lines += ["", *_summary(rehearsal)]
     for injected in rehearsal.injected:
-        found = "named by the checks above" if rehearsal.detected(injected) else "NOT DETECTED by the day-2 checks"
-        lines.append(f"Fault {injected.fault} on {injected.subject}: {found}")
+        lines.append(f"Fault {injected.fault} on {injected.subject}: {_verdict(rehearsal, injected)}")
+    lines += [f"FAILED {s.name} names no injected fault: something else went wrong" for s in rehearsal.unexplained]
     return "\n".join(lines)
+
+
+def _verdict(rehearsal: Rehearsal, injected: Any) -> str:
+    """Whether the toolkit responded to a fault as it must, in the words of its kind."""
+    handled = injected.fault in RESPONSES or injected.fault == "node-fails"
+    if rehearsal.detected(injected):
+        return "handled (its response passed)" if handled else "named by the checks above"
+    return "NOT HANDLED (its response failed)" if handled else "NOT DETECTED by the day-2 checks"
 
 
 def exit_reason(rehearsal: Rehearsal) -> str:
     """The last line's reason: the first failure, or the fault nobody named."""
-    missed = [i.fault for i in rehearsal.injected if not rehearsal.detected(i)]
+    missed = [i for i in rehearsal.injected if not rehearsal.detected(i)]
     if missed:
-        return f"fault {', '.join(missed)} not detected by the day-2 checks"
+        return f"fault {', '.join(i.fault for i in missed)}: {_verdict(rehearsal, missed[0])}"
+    if rehearsal.injected:
+        unexplained = rehearsal.unexplained
+        return f"{unexplained[0].name} failed, naming no injected fault" if unexplained else ""
     failed = [line for line in _summary(rehearsal) if line.startswith("FAILED ")]
     return failed[0].removeprefix("FAILED ") if failed else ""
 
@@ -71,7 +82,9 @@ REHEARSAL_JSON_KEYS = ("stack", "at", "api", "stages")
 
 def rehearsal_json(rehearsal: Rehearsal) -> dict[str, Any]:
     """The rehearsal as ``--json`` writes it: the API it ran on (a real API server's /version), what it refused,
-    each stage's exit code and output, each injected fault and whether the checks named it, the exit code."""
+    each stage's exit code and output, each injected fault and whether the checks named it, with real scheduling
+    each workload Kueue saw (admitted or not, its nodes, its pods and their nodes, in DRA mode their devices), the
+    exit code."""
     api = rehearsal.api
     return {
         "stack": rehearsal.stack,
@@ -88,5 +101,7 @@ def rehearsal_json(rehearsal: Rehearsal) -> dict[str, Any]:
         "faults": [
             {"fault": i.fault, "subject": i.subject, "detected": rehearsal.detected(i)} for i in rehearsal.injected
         ],
+        "workloads": [p.to_json() for p in rehearsal.placements],
         "exit": rehearsal.code,
+        **({"deploy": rehearsal.deployment.to_json()} if rehearsal.deployment is not None else {}),
     }

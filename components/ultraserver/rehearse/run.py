@@ -12,10 +12,12 @@ from __future__ import annotations
 import io
 import json
 import tempfile
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +25,45 @@ from ultraserver import clock
 from ultraserver.config.settings import Settings
 from ultraserver.facts.kubernetes.kueue import API_GROUP as KUEUE_GROUP
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
-from ultraserver.incluster import drain_main, drift
+from ultraserver.incluster import drain, drain_main, drift
 from ultraserver.offline.engine import Plan, run_plan
+from ultraserver.offline.helm_template import release_inputs
 from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.resource import HELM_RELEASE, LAUNCH_TEMPLATE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import jobs, node_failure
 from ultraserver.rehearse.acceptance import acceptance_stage
-from ultraserver.rehearse.apis import EMULATED, Api, guarded, open_api, refusal_stage, script_account
+from ultraserver.rehearse.apis import EMULATED, REAL, Api, guarded, open_api, refusal_stage, script_account
+from ultraserver.rehearse.charted import from_rendered, from_values
+from ultraserver.rehearse.cloud import cloud_of
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
+from ultraserver.rehearse.extension import extension_response
 from ultraserver.rehearse.faults import Injected, inject
-from ultraserver.rehearse.reclaim import drain_inputs, drain_stage, job_objects
+from ultraserver.rehearse.reclaim import (
+    drain_inputs,
+    drain_stage,
+    forbidden_response,
+    job_objects,
+    no_nodes_response,
+    reclaim_response,
+)
 from ultraserver.rehearse.registration import registrations
+from ultraserver.rehearse.scheduling import admission_stage
 from ultraserver.rehearse.stage import Stage
+from ultraserver.rehearse.topology import levels_of, topology_stage
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.checks import exit_code, judge_cluster
 from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import StackExpectation, expectation
 from ultraserver.verify.report import format_verdicts, not_checked
+
+RESPONSES = {
+    "reclaim": reclaim_response,
+    "extend-late": extension_response,
+    "drain-forbidden": forbidden_response,
+    "no-nodes": no_nodes_response,
+}
+"""The faults the toolkit must handle rather than name, each with the stage that judges its response."""
 
 AFTER_WINDOW_OPENS = timedelta(hours=1)
 """The default moment: an hour into the first block's full-size window, when every node has joined."""
@@ -62,6 +85,10 @@ class Rehearsal:
     stages: list[Stage] = field(default_factory=list)
     api: Api | None = None
     """The API the cluster was served on (emulated or real, its /version)."""
+    placements: list[Any] = field(default_factory=list)
+    """With real scheduling and admission: each workload Kueue saw, its nodes and pods (rehearse/scheduling.py)."""
+    deployment: Any = None
+    """With --deploy: what the real Pulumi engine did (rehearse/deploy.py Deployment)."""
 
     @property
     def failures(self) -> str:
@@ -69,18 +96,38 @@ class Rehearsal:
         return "\n".join(s.output for s in self.stages if s.code)
 
     def detected(self, injected: Injected) -> bool:
-        """Whether a failing stage names the fault's node, or its node group when the fault is the group's; a
-        node-fails fault is the toolkit's response to judge: its stage reports on the group whatever the outcome."""
+        """Whether the toolkit responded as it must: for a fault the checks must name, a failing stage names the
+        fault's node; for an event the toolkit must handle (the
+        drain's faults, node-fails), its response stage passed: judged from what the in-cluster programs left in the
+        API and in AWS."""
         if injected.fault == "node-fails":
             return any(s.name == "node failure" and injected.group in s.output for s in self.stages)
-        failures = self.failures
-        return injected.subject in failures or bool(injected.group and injected.group in failures)
+        if injected.fault in RESPONSES:
+            return any(s.name == f"response to {injected.fault}" and not s.code for s in self.stages)
+        # A node fault is named only by its node: a group's name alone does not tell an operator which node to see.
+        return injected.subject in self.failures
+
+    @staticmethod
+    def names(text: str, injected: Injected) -> bool:
+        """Whether ``text`` names the fault's node or node group."""
+        return injected.subject in text or bool(injected.group and injected.group in text)
+
+    @property
+    def unexplained(self) -> list[Stage]:
+        """Failing stages that name no injected fault: with faults injected, something else went wrong."""
+        return [s for s in self.stages if s.code and not any(self.names(s.output, i) for i in self.injected)]
 
     @property
     def code(self) -> int:
-        """The worst exit code of the day-2 code; 1 as well when an injected fault went undetected."""
+        """Without faults, the worst exit code of the day-2 code. With faults, 0 exactly when the toolkit responded
+        to each as it must (``detected``) and every failing stage is one of those responses (it names a fault's node
+        or group); 1 otherwise, and always when a fault went unnoticed."""
         worst = max((s.code for s in self.stages), default=0)
-        return max(worst, 1) if any(not self.detected(i) for i in self.injected) else worst
+        if not self.injected:
+            return worst
+        if any(not self.detected(i) for i in self.injected) or self.unexplained:
+            return max(worst, 1)
+        return 0
 
 
 def default_moment(expected: StackExpectation) -> datetime:
@@ -116,10 +163,15 @@ def build(settings: Settings, plan: Plan, at: datetime, faults: Sequence[str]) -
     cluster.gpu_nodes = gpu_nodes(settings, expected, registrations(plan.of_type(LAUNCH_TEMPLATE)), at)
     system = settings.system_node_group
     cluster.system_nodes = system_nodes(system.desired_size if system else 0, system_node_labels(), at)
-    cluster.objects += [
-        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name}}
-        for name in expected.device_classes
-    ]
+    # What the charts install, by their rules over the plan's values (rehearse/charted.py), never what verify
+    # expects.
+    charted = from_values(release_inputs(plan))
+    cluster.objects += charted.device_class_objects()
+    cluster.kubelet_plugin = charted.kubelet_plugin
+    inputs = drain_inputs(cluster.objects)
+    if inputs is not None:
+        serving = Counter(n.group.name for n in cluster.gpu_nodes)
+        cluster.cloud = cloud_of(plan, inputs.blocks, serving, at)
     injected, problems = inject(cluster, list(faults))
     if problems:
         raise ConfigError(problems)
@@ -140,11 +192,12 @@ def serve(emulator: Any, cluster: Cluster, runs: list[jobs.Run]) -> list[str]:
     slices = [s for n in cluster.gpu_nodes for s in n.slices()]
     pods = plugin_pods(cluster, cluster.releases)
     launchers = [r.launcher for r in runs if r.launcher is not None]
+    stuck = [w for r in runs for w in r.stuck_workers]
     # Kueue's CRDs come with its chart: its Workloads are listed (empty: no workload is submitted) beside the
     # queues and flavors the plan declares.
     kueue = {o["apiVersion"] for o in cluster.objects if o["apiVersion"].startswith(f"{KUEUE_GROUP}/")}
     emulator.serve(f"{version}/workloads" for version in kueue)
-    emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers])
+    emulator.put([*nodes, *cluster.system_nodes, *slices, *pods, *cluster.objects, *launchers, *stuck])
     for run in runs:
         if run.launcher is not None:
             emulator.set_log(run.namespace, run.launcher["metadata"]["name"], run.log)
@@ -198,7 +251,7 @@ def stack_plan(project_dir: Path, stack: str, settings: Settings, moment: dateti
         plan = run_plan(project_dir, stack, now=moment)
         if settings.kubernetes.layer == "separate-stack":
             # The Kubernetes objects are declared by the kubernetes-layer/ project of the same stack.
-            plan.resources += run_plan(project_dir / LAYER_PROJECT, stack, now=moment).resources
+            plan = plan.joined(run_plan(project_dir / LAYER_PROJECT, stack, now=moment))
     return plan
 
 
@@ -211,10 +264,12 @@ def rehearse(
     plan: Plan | None = None,
     api: str = EMULATED,
     extra: Sequence[dict[str, Any]] = (),
+    admission: bool = True,
 ) -> Rehearsal:
     """Plan (unless given the plan at that moment), serve on ``api`` (with the ``extra`` objects first: the
-    rendered charts' and CRDs, on a real API server), break, run. ConfigError for a fault the stack cannot show or
-    a control plane that cannot start."""
+    rendered charts' and CRDs, on a real API server), break, run; on a real API server then (unless ``admission``
+    is False) real scheduling and admission (rehearse/scheduling.py). ConfigError for a fault the stack cannot show
+    or a control plane that cannot start."""
     moment = at or default_moment(expectation(settings))
     plan = plan or stack_plan(project_dir, stack, settings, moment)
     cluster, injected = build(settings, plan, moment, faults)
@@ -224,7 +279,7 @@ def rehearse(
     result = Rehearsal(stack, moment, injected=injected)
     with (
         tempfile.TemporaryDirectory(prefix="ultraserver-rehearse-") as directory,
-        open_api(api, settings.cluster.kubernetes_version, Path(directory)) as target,
+        open_api(api, settings.cluster.kubernetes_version, Path(directory), cluster.forbidden) as target,
     ):
         result.url, result.in_cluster_url, result.api = target.served.url, target.in_cluster_url, target
         result.served = _serve_all(target, cluster, runs, extra)
@@ -235,13 +290,22 @@ def rehearse(
         drift = _drift(target, cluster, Path(directory) / "drift-account", moment)
         result.stages += [drift] if drift else []
         result.stages.append(status_stage(kubeconfig, cluster.expected, moment))
+        topology = topology_stage(cluster)
+        result.stages += [topology] if topology else []
         accepted = acceptance_stage(kubeconfig, cluster.expected, moment)
         if accepted is not None:
             result.stages.append(target.timed(accepted))
-        result.stages += _drain(target, cluster, Path(directory) / "drain-account", moment)
+        result.stages += _drain(target, cluster, Path(directory) / "drain-account", moment, injected)
         if any(i.fault == "node-fails" for i in result.injected):
             result.stages.append(node_failure.failure_stage(cluster, moment, stack))
         result.in_cluster = list(target.seen)
+        if target.kind == REAL and admission:
+            plane = target.served.control_plane
+            hold = _holder(target, cluster, Path(directory) / "hold-account")
+            stage, result.placements = admission_stage(
+                plane, target.served, settings, cluster.objects, cluster.releases, hold
+            )
+            result.stages.append(stage)
     return result
 
 
@@ -249,11 +313,11 @@ def _serve_all(target: Api, cluster: Cluster, runs: list[jobs.Run], extra: Seque
     """The ``extra`` objects (the charts' and CRDs), then the cluster."""
     if extra:
         target.served.put(extra)
-        # The charts' own DeviceClasses stand where the rehearsal put its stand-ins for them.
-        charted = {o["metadata"]["name"] for o in extra if o["kind"] == "DeviceClass"}
-        cluster.objects = [
-            o for o in cluster.objects if o["kind"] != "DeviceClass" or o["metadata"]["name"] not in charted
-        ]
+        # The rendered charts are the truth: their DeviceClasses replace those derived from the values, and their
+        # kubelet plugin DaemonSet's pod template gives its pods' namespace and labels.
+        rendered = from_rendered(extra)
+        cluster.objects = [o for o in cluster.objects if o["kind"] != "DeviceClass"]
+        cluster.kubelet_plugin = rendered.kubelet_plugin
     return serve(target.served, cluster, runs)
 
 
@@ -270,19 +334,38 @@ def _drift(target: Api, cluster: Cluster, account: Path, moment: datetime) -> St
     return guarded("drift check", run)
 
 
-def _drain(target: Api, cluster: Cluster, account: Path, moment: datetime) -> list[Stage]:
-    """The drain CronJob's run as its ServiceAccount, after the job a fault runs is put in (what the API refused
-    of it first); none when the stack deploys no drain."""
+def _drain(target: Api, cluster: Cluster, account: Path, moment: datetime, injected: list[Injected]) -> list[Stage]:
+    """The drain CronJob's whole run as its ServiceAccount (its environment from the plan's CronJob, EC2's notices
+    in WARNINGS), after the job a fault runs is put in (what the API refused of it first), then the response each
+    drain fault needs, judged from what the run left in the API and AWS; none when the stack deploys no drain."""
     inputs = drain_inputs(cluster.objects)
-    if inputs is None:
+    cloud = cluster.cloud
+    if inputs is None or cloud is None:
         return []
     before = len(target.refusals())
-    target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment))
+    target.served.put(job_objects(cluster.running_job, inputs.cluster_queue, moment, levels_of(cluster.objects)))
     found = [refusal_stage(target.refusals()[before:])] if len(target.refusals()) > before else []
+    env = {**(cronjob_env(cluster.objects, "BLOCKS") or {}), "WARNINGS": json.dumps(cluster.notices)}
+    env.update(target.account(account, *script_account(cluster.objects, "BLOCKS")))
+    api = drain_main.StdlibApi(str(account), env)
+    found.append(guarded("drain", lambda: drain_stage(api, env, moment, cloud)))
+    for fault in injected:
+        judge = RESPONSES.get(fault.fault)
+        if judge is not None:
+            found.append(guarded(f"response to {fault.fault}", partial(judge, target.served, api, env, cluster, fault)))
+    return found
 
-    def run() -> Stage:
-        assert inputs is not None
+
+def _holder(target: Api, cluster: Cluster, account: Path) -> Callable[[], None] | None:
+    """The drain's reclaim hold on the ClusterQueue, sent by the drain's own code as its ServiceAccount; None when
+    the stack deploys no drain or no queue to hold."""
+    inputs = drain_inputs(cluster.objects)
+    if inputs is None or not inputs.cluster_queue:
+        return None
+    queue = inputs.cluster_queue
+
+    def hold() -> None:
         env = target.account(account, *script_account(cluster.objects, "BLOCKS"))
-        return drain_stage(drain_main.StdlibApi(str(account), env), inputs, moment, cluster)
+        drain.apply(drain_main.StdlibApi(str(account), env), {"kind": "hold-queue", "name": queue})
 
-    return [*found, guarded("drain", run)]
+    return hold

@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import pod_identity_trust_policy
+from ultraserver.config.argument_rules import cluster_name_problems, private_subnet_problems, tag_problems
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
 from ultraserver.facts.aws import control_plane, limits, network
 from ultraserver.facts.aws.aws_ids import PUBLIC_ENDPOINT_FROM_ANYWHERE
@@ -23,20 +24,8 @@ from ultraserver.facts.kubernetes.scheduling import system_node_labels
 from ultraserver.facts.pins import addons
 from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.control_plane_logs import control_plane_log_group
-from ultraserver.resources.launch_template import secure_node_args
+from ultraserver.resources.launch_template import system_launch_template_args
 from ultraserver.resources.node_role import NodeRole, NodeRoleArgs
-
-
-def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> dict:
-    """Launch template settings for system nodes: IMDSv2 only, encrypted gp3 root volume.
-
-    No image id, so EKS still merges its own bootstrap into the user data.
-    """
-    return {
-        **secure_node_args(disk_size_gib),
-        "tag_specifications": [{"resource_type": kind, "tags": dict(tags)} for kind in ("instance", "volume")],
-        "tags": dict(tags),
-    }
 
 
 @checked()
@@ -119,6 +108,14 @@ class ClusterArgs:
     """The stack's aws:profile: the kubeconfig runs `aws eks get-token --profile` with it (empty: the environment's)."""
     assume_role_arn: str = ""
     """The role the AWS provider assumes (aws:assumeRoles): the kubeconfig runs `aws eks get-token --role` with it."""
+
+    def problems(self) -> list[Problem]:
+        """What EKS would refuse at deploy time: the name, fewer than two private subnets, a tag."""
+        return (
+            cluster_name_problems(self.name, "ClusterArgs.name")
+            + private_subnet_problems(self.private_subnet_ids, "ClusterArgs.private_subnet_ids")
+            + tag_problems(self.tags, "ClusterArgs.tags")
+        )
 
 
 def scaling_tier(tier: str) -> pulumi.ResourceTransform:

@@ -38,6 +38,7 @@ import pulumi_aws as aws
 from ultraserver import clock
 from ultraserver.arguments import checked, checked_component, moved_into
 from ultraserver.builders.nodeconfig import ClusterDetails
+from ultraserver.config.argument_rules import tag_problems
 from ultraserver.config.expiry import program_blocks_ended
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.gpu_rules import group_problems
@@ -133,7 +134,16 @@ class GpuNodeGroupArgs:
         except ConfigError as error:
             return error.items
         found = [p for p in group_problems(g, SETTINGS, version, now.date()) if p.level == ERROR]
-        found += program_blocks_ended(g, SETTINGS, now)
+        found += program_blocks_ended(g, SETTINGS, now) + tag_problems(self.tags, f"{ARGS}.tags")
+        if isinstance(self.subnet_ids, (list, tuple)) and not self.subnet_ids:
+            found.append(
+                Problem(
+                    f"{ARGS}.subnet_ids",
+                    [],
+                    "one subnet or more, in the capacity reservation's zone",
+                    f"pass the subnets of {g.availability_zone}, e.g. subnet_ids=network.gpu_subnet_ids[zone]",
+                )
+            )
         if not 0 <= self.position < g.node_groups:
             found.append(
                 Problem(

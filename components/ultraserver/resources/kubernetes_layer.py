@@ -268,8 +268,9 @@ class KubernetesLayer(pulumi.ComponentResource):
             # Its ServiceMonitor (values enablePrometheus) needs the Prometheus Operator's CRDs: after the stack too.
             after = [*([self.mpi_operator] if self.mpi_operator else []), *monitored]
             self.kueue = Kueue(f"{name}-kueue", kueue_args, child(*base, *after))
-            # A queued job needs Kueue's webhooks (they suspend it until admission) and its ClusterQueue.
-            queued = [self.kueue.release, self.kueue.cluster_queue]
+            # A queued job needs Kueue's webhooks (they suspend it until admission), its ClusterQueue and the checks'
+            # priority class.
+            queued = [self.kueue.release, self.kueue.cluster_queue, self.kueue.check_priority]
         self.node_termination_handler = None
         if args.termination_queue_url is None and needs_termination_handler(args.settings):
             pulumi.log.warn(

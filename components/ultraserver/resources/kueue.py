@@ -13,6 +13,7 @@ from ultraserver.builders.kueue import (
     CLUSTER_QUEUE_NAME,
     FLAVOR_NAME,
     KueueArgs,
+    check_priority_class_manifest,
     cluster_queue_manifest,
     flavor_names,
     kueue_values,
@@ -27,7 +28,7 @@ from ultraserver.facts.pins import charts
 from ultraserver.problems import ConfigError, Problem
 from ultraserver.resources.child_options import child_options
 from ultraserver.resources.helm_release import ChartRelease, ChartTarget
-from ultraserver.resources.replaced_resource import custom_resource
+from ultraserver.resources.replaced_resource import custom_resource, top_level_resource
 
 KUEUE_RELEASE = ChartTarget(charts.KUEUE, "kueue", kueue_facts.NAMESPACE, True)
 """The Kueue release: chart, release name and namespace (created by Helm)."""
@@ -84,6 +85,9 @@ class Kueue(pulumi.ComponentResource):
 
     release: KueueRelease
     cluster_queue: k8s.apiextensions.CustomResource
+    check_priority: pulumi.CustomResource
+    """The fabric checks' WorkloadPriorityClass. A job naming a class Kueue cannot get gets no Workload
+    (ExtractPriority, pkg/controller/jobframework/reconciler.go at v0.19.2), so the checks are created after it."""
     local_queues: dict[str, k8s.apiextensions.CustomResource]
 
     def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -94,6 +98,9 @@ class Kueue(pulumi.ComponentResource):
         # before it completes (pulumi-kubernetes provider/pkg/provider/helm_release.go: `client.Wait =
         # !newRelease.SkipAwait`; skip_await stays off for this release), so depending on it is enough.
         after_release = child_options(self, opts, pulumi.ResourceOptions(depends_on=[self.release]))
+        self.check_priority = top_level_resource(
+            f"{name}-check-priority", check_priority_class_manifest(), after_release
+        )
         # Topology levels are immutable (Kueue's Topology CRD): a new list needs a new object under the same name.
         topology = custom_resource(
             f"{name}-topology",

@@ -174,3 +174,15 @@ def gpu_launch_template(
     if instance_profile_arn is not None:
         args["iam_instance_profile"] = {"arn": instance_profile_arn}
     return aws.ec2.LaunchTemplate(name, **args, opts=opts)
+
+
+def system_launch_template_args(disk_size_gib: int, tags: Mapping[str, str]) -> dict:
+    """Launch template settings for system nodes: IMDSv2 only, encrypted gp3 root volume.
+
+    No image id, so EKS still merges its own bootstrap into the user data.
+    """
+    return {
+        **secure_node_args(disk_size_gib),
+        "tag_specifications": [{"resource_type": kind, "tags": dict(tags)} for kind in ("instance", "volume")],
+        "tags": dict(tags),
+    }

@@ -15,6 +15,7 @@ import pulumi_aws as aws
 
 from ultraserver.arguments import checked, checked_component, moved_into
 from ultraserver.builders.egress import EgressPlan, egress_plan
+from ultraserver.config.argument_rules import cluster_name_problems, tag_problems
 from ultraserver.config.network_model import NetworkSettings
 from ultraserver.config.network_rules import network_problems
 from ultraserver.config.subnets import SubnetPlan
@@ -83,7 +84,12 @@ class NetworkArgs:
         """The network's own rules, the stack file's, keyed under ``NetworkArgs.settings``; errors only, since a
         ConfigError stops the program and a warning must not. Rules that need the stack's region or GPU groups stay
         with the stack file's rules."""
-        return [p for p in network_problems(self.settings, "NetworkArgs.settings") if p.level == ERROR]
+        found = [p for p in network_problems(self.settings, "NetworkArgs.settings") if p.level == ERROR]
+        return (
+            found
+            + cluster_name_problems(self.cluster_name, "NetworkArgs.cluster_name")
+            + tag_problems(self.tags, "NetworkArgs.tags")
+        )
 
 
 @checked_component

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import pulumi
@@ -104,6 +105,17 @@ def run_kubernetes() -> KubernetesLayer:
             )
         )
     platform = pulumi.StackReference(platform_stack_name())
+    layer = layer_from_platform(settings, platform)
+    pulumi.export("clusterName", platform.require_output("clusterName"))
+    return layer
+
+
+def layer_from_platform(
+    settings: Settings, platform: pulumi.StackReference, now: datetime | None = None
+) -> KubernetesLayer:
+    """The Kubernetes layer on the cluster a platform stack exports (its kubeconfig, and the queues and topic the layer
+    wires when the settings call for them), as kubernetes-layer/ declares it; ``rehearse --deploy`` declares it the
+    same way against a stand-in platform stack."""
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(platform.require_output("kubeconfig")).apply(
         lambda value: _kubeconfig_text(value, settings.aws_profile, settings.deployer_role_arn)
     )
@@ -122,9 +134,9 @@ def run_kubernetes() -> KubernetesLayer:
                 termination_queue_url=queue_url,
                 warning_queue_url=warnings,
                 alert_topic_arn=topic,
+                now=now,
             ),
         )
     except ConfigError as err:
         raise StackConfigError(err.items) from None
-    pulumi.export("clusterName", platform.require_output("clusterName"))
     return layer

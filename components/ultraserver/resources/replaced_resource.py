@@ -6,6 +6,7 @@ name) and a fabric check's MPIJob (a finished MPIJob is not rerun in place; recr
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from typing import Any
 
 import pulumi
@@ -25,6 +26,21 @@ def custom_resource(
         metadata=manifest["metadata"],
         spec=manifest["spec"],
         opts=opts,
+    )
+
+
+def top_level_resource(
+    name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions | None = None
+) -> pulumi.CustomResource:
+    """The object of ``manifest`` whose fields sit beside its metadata, with no spec (Kueue's WorkloadPriorityClass:
+    ``value``, ``description``), which ``CustomResource`` cannot carry: the same type token
+    (``kubernetes:<apiVersion>:<kind>``) and provider version as ``CustomResource`` uses, every field as given."""
+    pinned = pulumi.ResourceOptions(version=version("pulumi_kubernetes"))
+    return pulumi.CustomResource(
+        f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}",
+        name,
+        dict(manifest),
+        pulumi.ResourceOptions.merge(opts, pinned),
     )
 
 

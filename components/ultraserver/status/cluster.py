@@ -141,29 +141,35 @@ def _cliques(nodes: Sequence[Node]) -> tuple[str, ...]:
 
 
 def idle_gpu_hours(
-    side: ClusterSide, reserved: int, start: datetime | None, end: datetime | None, now: datetime
+    side: ClusterSide,
+    reserved: int,
+    start: datetime | None,
+    end: datetime | None,
+    now: datetime,
+    impaired_since: datetime | None = None,
 ) -> float:
-    """GPU-hours paid for since the block started while no Ready node used them (an estimate).
+    """GPU-hours paid for since the block started while no Ready node used them (an estimate), and with
+    ``impaired_since`` also every Ready node's time on an impaired fabric from then on.
 
     The block bills every reserved instance from ``start``. Per reserved instance slot, with
-    ``until = min(now, end)`` and ``g`` the GPUs per node:
+    ``until = min(now, end, impaired_since)`` (the end of the usable time) and ``g`` the GPUs per node:
 
-    - a slot filled by a Ready node that last turned Ready at ``r``: idle = max(0, min(r, until) - start)
-      (a Ready node without a transition time counts as Ready since the start: idle = 0);
-    - a slot with no Ready node (missing or NotReady): idle = until - start;
+    - a slot filled by a Ready node that last turned Ready at ``r``: used = max(0, until - max(r, start))
+      (a Ready node without a transition time counts as Ready since the start);
+    - a slot with no Ready node (missing or NotReady): used = 0;
 
-    idle GPU-hours = g x sum(idle) in hours. Ready nodes beyond ``reserved`` are ignored. The API keeps only
-    the last Ready transition, so a node that flapped counts as idle from the start until it last turned
-    Ready (over-estimate), and a node NotReady now counts as idle for the whole block (over-estimate); time a
-    node spent Ready before a later replacement is not known. Zero before the block starts.
+    lost GPU-hours = g x sum(paid - used) in hours, paid = min(now, end) - start per slot. Ready nodes beyond
+    ``reserved`` are ignored. The API keeps only the last Ready transition, so a node that flapped counts as idle
+    from the start until it last turned Ready (over-estimate), and a node NotReady now counts as idle for the whole
+    block (over-estimate); time a node spent Ready before a later replacement is not known. Zero before the block
+    starts.
     """
     if start is None or now <= start:
         return 0.0
-    until = min(now, end) if end else now
-    whole = max((until - start).total_seconds(), 0.0)
-    filled = list(side.ready_since[:reserved])
-    seconds = whole * (reserved - len(filled))
-    for since in filled:
-        if since is not None:
-            seconds += min(max((min(since, until) - start).total_seconds(), 0.0), whole)
-    return side.gpus_per_node * seconds / 3600.0
+    paid_until = min(now, end) if end else now
+    until = min(paid_until, impaired_since) if impaired_since else paid_until
+    paid = max((paid_until - start).total_seconds(), 0.0)
+    used = 0.0
+    for since in side.ready_since[:reserved]:
+        used += max((until - max(since or start, start)).total_seconds(), 0.0)
+    return side.gpus_per_node * (paid * reserved - used) / 3600.0

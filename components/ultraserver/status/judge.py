@@ -78,7 +78,7 @@ class UltraServerStatus:
             "cluster": self.cluster.to_json() if self.cluster else None,
             "idleGpuHours": None if self.idle_gpu_hours is None else round(self.idle_gpu_hours, 2),
             "acceptance": self.acceptance,
-            "remediation": remediation_packet(self.reservation, self.cluster, self.problems, self.idle_gpu_hours, now),
+            "remediation": remediation_packet(self.reservation, self.cluster, self.problems, now),
             "problems": [
                 {"key": p.key, "value": p.value, "allowed": p.allowed, "fix": p.fix, "level": p.level}
                 for p in self.problems

@@ -67,10 +67,10 @@ def _ultraserver_lines(u: UltraServerStatus, now: datetime) -> list[str]:
         lines.append(f"  checks:  {checks_text(accepted)}")
     if c is not None and c.spares is not None:
         lines += ["  spares:", *(f"  {line}" for line in c.spares.lines())]
-    if remediation_packet(r, c, u.problems, u.idle_gpu_hours, now):
+    if remediation_packet(r, c, u.problems, now):
         lines.append(
-            "  remediation: the support-case packet is in --json (remediation); terminating every instance of the "
-            "block is your call (docs/capacity-blocks.md, Acceptance)"
+            "  remediation: the support-case packet is in --json (remediation); scaling the group to 0 first, then "
+            "terminating every instance of the block, is your call (docs/capacity-blocks.md, Acceptance)"
         )
     return [*lines, *_problem_lines(u.problems)]
 

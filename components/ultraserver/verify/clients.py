@@ -68,6 +68,8 @@ class Pod:
     labels: Mapping[str, str] = field(default_factory=dict)
     finished: str = ""
     """When its last container terminated, RFC 3339 ('' while any still runs or none reported)."""
+    waiting: str = ""
+    """The reason a container of it waits (ContainerCreating, ImagePullBackOff, ...); '' when none waits."""
 
 
 class ClusterReader(Protocol):
@@ -142,6 +144,12 @@ def _finished(statuses: Any) -> str:
     ends = [getattr(getattr(c.state, "terminated", None), "finished_at", None) for c in statuses or []]
     done = [e for e in ends if isinstance(e, datetime)]
     return max(done).isoformat() if done and len(done) == len(ends) else ""
+
+
+def _waiting(statuses: Any) -> str:
+    """The reason of the first container that waits."""
+    reasons = [getattr(getattr(c.state, "waiting", None), "reason", None) for c in statuses or []]
+    return next((str(r) for r in reasons if r), "")
 
 
 def _ready_changed(conditions: Any) -> datetime | None:
@@ -228,6 +236,7 @@ class KubernetesReader:
                 created=p.metadata.creation_timestamp.isoformat() if p.metadata.creation_timestamp else "",
                 labels=dict(p.metadata.labels or {}),
                 finished=_finished(p.status.container_statuses),
+                waiting=_waiting(p.status.container_statuses),
             )
             for p in items
         ]

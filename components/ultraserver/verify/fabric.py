@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
-from ultraserver.builders.nvbandwidth_job import TESTCASE
+from ultraserver.builders.nvbandwidth_job import TESTCASE, compute_domain_name, worker_selector
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.problems import Described, Problem
-from ultraserver.verify.clients import ClusterError, ClusterReader, Node
+from ultraserver.verify.clients import ClusterError, ClusterReader, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation, StackExpectation
 from ultraserver.verify.nccl import judge_efa, parse_nccl_output
 from ultraserver.verify.nvbandwidth import (
@@ -99,6 +99,41 @@ def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherRe
     return LauncherResult(log=log, phase=newest.phase, pod=newest.name)
 
 
+def _stuck_workers(reader: ClusterReader, namespace: str, job: str) -> tuple[Problem, ...]:
+    """Without a launcher: workers that wait in ContainerCreating wait for their IMEX channel. The DRA driver
+    (v0.4.1, as issue 44 describes it; its kubelet plugin's code was not read here: UNVERIFIED) prepares a
+    ComputeDomain channel claim only once the domain's IMEX daemons are ready, and mpi-operator starts the launcher
+    only once every worker is Ready (launcherCreationPolicy WaitForWorkersReady): so the cause is the ComputeDomain,
+    not a missing check. () when no worker waits (or they cannot be read: the launcher's problem stands)."""
+    try:
+        workers = reader.pods(namespace, worker_selector(job))
+    except ClusterError:
+        return ()
+    waiting = sorted((p for p in workers if p.phase == "Pending" and p.waiting == "ContainerCreating"), key=_name)
+    if not waiting:
+        return ()
+    domain = compute_domain_name(job)
+    nodes = ", ".join(sorted({p.node_name for p in waiting if p.node_name})) or "none yet"
+    return (
+        Problem(
+            f"ComputeDomain {namespace}/{domain}",
+            Described(
+                f"not ready: {len(waiting)} of {len(workers)} worker(s) of MPIJob {job} wait in ContainerCreating "
+                f"for its IMEX channel (nodes {nodes}), so no launcher was started"
+            ),
+            "the ComputeDomain's IMEX daemon Ready on every worker's node, then the workers start and the launcher "
+            "runs",
+            f"kubectl -n {namespace} describe computedomain {domain} (status.nodes: which IMEX daemon is not ready); "
+            f"kubectl -n {namespace} describe pod {waiting[0].name} (the channel claim's events); read the IMEX "
+            "daemon's log on those nodes and check the host nvidia-imex service is masked (docs/node-image.md)",
+        ),
+    )
+
+
+def _name(pod: Pod) -> str:
+    return pod.name
+
+
 def reported_nodes(log_text: str) -> list[str]:
     """Nodes the launcher's node report names (one line per worker, before the nvbandwidth run)."""
     return sorted(set(NODE_REPORT_LINE.findall(log_text)))
@@ -116,7 +151,8 @@ def nvlink_verdict(
     """One UltraServer's nvbandwidth run, judged from its launcher log (`node_cliques`: node name -> clique)."""
     launcher = read_launcher(reader, namespace, job)
     if launcher.problems:
-        return Verdict(ultraserver, NVLINK, f"MPIJob {job}: no finished run to judge", launcher.problems)
+        stuck = _stuck_workers(reader, namespace, job) if launcher.phase == "" else ()
+        return Verdict(ultraserver, NVLINK, f"MPIJob {job}: no finished run to judge", stuck or launcher.problems)
     verdict = judge_nvbandwidth(launcher, namespace, job, ultraserver, threshold_gbps, gpus_per_node)
     nodes = reported_nodes(launcher.log)
     cliques = tuple(sorted({(node_cliques or {}).get(n, "") for n in nodes} - {""}))

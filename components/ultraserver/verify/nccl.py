@@ -77,6 +77,8 @@ class NcclRun:
     """The ranks (or hosts, without a rank prefix) whose lines show the socket transport."""
     efa_ranks: tuple[str, ...] = ()
     """The ranks (or hosts) whose lines show EFA."""
+    socket_hosts: tuple[str, ...] = ()
+    """The hosts NCCL's own line prefix names on the lines that show the socket transport (where to look)."""
 
 
 def _float(token: str) -> float | None:
@@ -104,11 +106,14 @@ def parse_nccl_output(text: str) -> NcclRun:
     out_of_bounds = avg = None
     socket: set[str] = set()
     efa: set[str] = set()
+    hosts: set[str] = set()
     for raw in text.splitlines():
         line = _PREFIX.sub("", raw.rstrip()).strip()
         for pattern, seen in ((_SOCKET, socket), (_EFA, efa)):
             if pattern.search(line):
                 seen.add(_writer(raw.strip(), line))
+        if _SOCKET.search(line) and (host := _HOST.match(line)):
+            hosts.add(host.group(1))
         if match := _OUT_OF_BOUNDS.match(line):
             out_of_bounds = int(match.group(1))
         elif match := _AVG.match(line):
@@ -116,7 +121,14 @@ def parse_nccl_output(text: str) -> NcclRun:
         elif line and not line.startswith("#") and (row := _row(line.split())):
             rows.append(row)
     return NcclRun(
-        tuple(rows), out_of_bounds, avg, bool(efa), bool(socket), _in_order(socket - {""}), _in_order(efa - {""})
+        tuple(rows),
+        out_of_bounds,
+        avg,
+        bool(efa),
+        bool(socket),
+        _in_order(socket - {""}),
+        _in_order(efa - {""}),
+        tuple(sorted(hosts)),
     )
 
 
@@ -169,6 +181,9 @@ def _network_findings(run: NcclRun) -> list[Finding]:
     """NCCL ran over TCP sockets, or the log shows no EFA transport at all."""
     if run.uses_socket:
         seen = f"TCP sockets (NET/Socket){_who(run.socket_ranks)}"
+        if run.socket_hosts and run.socket_hosts != run.socket_ranks:
+            # A rank alone does not say where to look: the host NCCL printed does (the worker's host name).
+            seen += f" (host{'s' if len(run.socket_hosts) > 1 else ''} {', '.join(run.socket_hosts)})"
         if run.uses_efa:
             seen += f"; Libfabric (EFA){_who(run.efa_ranks)}"
         return [("NCCL network", seen, "Libfabric / NET/OFI with the efa provider on every rank", SOCKET_FALLBACK_FIX)]

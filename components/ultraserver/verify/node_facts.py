@@ -19,7 +19,7 @@ from ultraserver.facts.kubernetes.scheduling import (
 )
 from ultraserver.facts.pins import gpu_operator
 from ultraserver.facts.pins.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME
-from ultraserver.problems import Problem
+from ultraserver.problems import Described, Problem
 from ultraserver.verify.clients import ClusterError, Node, Pod
 from ultraserver.verify.expect import NodeGroupExpectation
 from ultraserver.verify.verdict import CLUSTER, DEVICE_CLASSES, FLEET, NO_MNNVL_UUID, NODE_FACTS, Verdict, api_problem
@@ -196,10 +196,12 @@ def _single_ultraserver(
     found = list(extra)
     cliques = [n.labels[CLIQUE_LABEL] for n in nodes if n.labels.get(CLIQUE_LABEL)]
     if len(set(cliques)) > 1:
+        # Each domain with its nodes: which nodes left the UltraServer's domain is what an operator acts on.
+        members = {c: sorted(n.name for n in nodes if n.labels.get(CLIQUE_LABEL) == c) for c in sorted(set(cliques))}
         found.append(
             Problem(
                 f"{group.name} cliques",
-                sorted(set(cliques)),
+                Described("; ".join(f"{c}: {len(m)} node(s) {', '.join(m)}" for c, m in members.items())),
                 "one clique: the nodes of one UltraServer share one NVLink domain",
                 "check the capacity reservation is a single UltraServer and the nodes' fabric state",
             )

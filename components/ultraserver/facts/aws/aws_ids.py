@@ -78,11 +78,37 @@ def principal_parts(arn: str) -> tuple[str, str, str, str] | None:
     return (found["partition"], found["account"], found["kind"], found["name"]) if found else None
 
 
+PARTITION_REGIONS = (
+    ("aws", r"(us|eu|ap|sa|ca|me|af|il|mx)-\w+-\d+"),
+    ("aws-cn", r"cn-\w+-\d+"),
+    ("aws-us-gov", r"us-gov-\w+-\d+"),
+    ("aws-iso", r"us-iso-\w+-\d+"),
+    ("aws-iso-b", r"us-isob-\w+-\d+"),
+    ("aws-iso-e", r"eu-isoe-\w+-\d+"),
+    ("aws-iso-f", r"us-isof-\w+-\d+"),
+    ("aws-eusc", r"eusc-de-\w+-\d+"),
+)
+"""Each partition and the regions it holds: the ``regionRegex`` of each partition in botocore 1.44's
+``data/endpoints.json`` (checked 2026-11-28). An ARN names its partition; IAM, EKS and EC2 refuse one of another
+partition than the region's."""
+
+
+def partition_of(region: str) -> str | None:
+    """The partition a region belongs to; None for a region no partition claims."""
+    return next((name for name, regions in PARTITION_REGIONS if re.fullmatch(regions, region)), None)
+
+
+def arn_part(arn: str, index: int) -> str | None:
+    """Part ``index`` of an ARN (arn:<partition>:<service>:<region>:<account>:<resource>: 1 the partition, 3 the
+    region), as written; None for text with fewer parts."""
+    parts = arn.split(":", 5)
+    return parts[index] if len(parts) == 6 else None
+
+
 def arn_account(arn: str) -> str | None:
     """The account part of an ARN (arn:<partition>:<service>:<region>:<account>:<resource>), as written (empty for
     a service's own resources, possibly a wildcard in a policy); None for text with fewer parts."""
-    parts = arn.split(":", 5)
-    return parts[4] if len(parts) == 6 else None
+    return arn_part(arn, 4)
 
 
 # The ``ultraserver.io/*`` tags components write and the policy rules and plan report read.

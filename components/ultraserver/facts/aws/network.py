@@ -40,10 +40,37 @@ endpoint limited to them admits nobody: the shipped stacks use them as placehold
 
 
 def in_documentation_range(cidr: str) -> bool:
-    """Whether ``cidr`` overlaps a block reserved for documentation (a placeholder left in a copied stack)."""
+    """Whether ``cidr`` lies inside a block reserved for documentation (a placeholder left in a copied stack); a
+    larger range that merely holds one, such as 0.0.0.0/0 or 198.0.0.0/8, is real addresses."""
+    return _inside(cidr, DOCUMENTATION_RANGES)
+
+
+NOT_ON_THE_INTERNET = (
+    *RFC1918,
+    SHARED_ADDRESS_SPACE,
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "::1/128",
+    "fc00::/7",
+    "fe80::/10",
+)
+"""Source addresses the public internet never carries (RFC 1918 private, RFC 6598 carrier-grade NAT, loopback and
+link-local, IPv6 unique-local RFC 4193): a request to a public endpoint arrives from the sender's public (NAT)
+address, so a public-endpoint allow-list of these admits nobody."""
+
+
+def not_on_the_internet(cidr: str) -> str | None:
+    """The range of NOT_ON_THE_INTERNET that holds ``cidr``, or None."""
+    net = ipaddress.ip_network(cidr, strict=False)
+    return next((r for r in NOT_ON_THE_INTERNET if _inside(cidr, (r,))), None) if net.prefixlen else None
+
+
+def _inside(cidr: str, ranges: tuple[str, ...]) -> bool:
     net = ipaddress.ip_network(cidr, strict=False)
     return any(
-        net.overlaps(doc) for doc in map(ipaddress.ip_network, DOCUMENTATION_RANGES) if doc.version == net.version
+        net.subnet_of(block)  # type: ignore[arg-type]
+        for block in map(ipaddress.ip_network, ranges)
+        if block.version == net.version
     )
 
 

@@ -106,6 +106,10 @@ EXTENSION_USABLE_STATES = USABLE
 EXTENSION_EARLIEST_DAYS_BEFORE_END = 56
 EXTENSION_LATEST_HOURS_BEFORE_END = 1
 """An extension can be requested from 56 days up to 1 hour before the block ends."""
+EXTENSION_CONFIRMED_LATEST_MINUTES_BEFORE_END = 35
+"""The latest an extension's payment succeeds, and EC2 moves the block's end: EC2 user guide, capacity-blocks-extend:
+"If your payment can't be processed within 12 hours, or up to 35 minutes before the Capacity Block is scheduled to
+end (whichever comes first), your extension is not successful" (quoted in ../shared/reference/aws-gb200-facts.md)."""
 
 
 def allowed_extension_hours_text() -> str:

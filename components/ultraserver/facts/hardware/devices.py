@@ -27,7 +27,7 @@ Checked 2026-11-25.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,7 +35,7 @@ from ultraserver.arguments import checked
 from ultraserver.facts.hardware import efa
 from ultraserver.facts.kubernetes import eks_versions
 from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE
-from ultraserver.facts.pins.charts import LEGACY_DRA_DRIVER_NAME, version_at_least
+from ultraserver.facts.pins.charts import DRA_DRIVER, LEGACY_DRA_DRIVER_NAME, version_at_least
 from ultraserver.problems import Problem
 
 PLUGINS = "plugins"
@@ -235,3 +235,52 @@ def channel_claim_spec() -> dict[str, Any]:
 
 KUBELET_PLUGIN_SELECTOR = f"{LEGACY_DRA_DRIVER_NAME}-component=kubelet-plugin"
 """Label selector of the kubelet plugin pods (one per GPU node)."""
+
+
+# What the pinned charts install, as a function of a release's values: the rehearsal serves these without running
+# Helm (tests/rehearse/test_charted.py renders the packaged charts with a real Helm and holds each rule to them).
+def _enabled(values: Mapping[str, Any], *path: str, default: bool = False) -> bool:
+    node: Any = values
+    for part in path:
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return default if node is None else bool(node)
+
+
+def dra_driver_device_classes(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """DeviceClasses the DRA driver chart 0.4.1 creates: its deviceclass-*.yaml templates, each under
+    `resources.computeDomains.enabled` (the two ComputeDomain classes) or `resources.gpus.enabled` (gpu, mig,
+    vfio.gpu); both default to true in its values.yaml."""
+    found: tuple[str, ...] = ()
+    if _enabled(values, "resources", "computeDomains", "enabled", default=True):
+        found += COMPUTE_DOMAIN_DEVICE_CLASSES
+    if _enabled(values, "resources", "gpus", "enabled", default=True):
+        found += (GPU_DEVICE_CLASS, "mig.nvidia.com", "vfio.gpu.nvidia.com")
+    return found
+
+
+def dranet_device_classes(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The DeviceClass the aws-dranet 1.0.0 chart creates: templates/deviceclass.yaml under `deviceClass.create`
+    (values.yaml: true), named `deviceClass.name` (values.yaml: EFA_DEVICE_CLASS)."""
+    if not _enabled(values, "deviceClass", "create", default=True):
+        return ()
+    return (str((values.get("deviceClass") or {}).get("name") or EFA_DEVICE_CLASS),)
+
+
+def kubelet_plugin_pods(
+    values: Mapping[str, Any], release: str, release_namespace: str
+) -> tuple[str, dict[str, str]] | None:
+    """(namespace, pod labels) of the DRA driver chart 0.4.1's kubelet plugin DaemonSet; None when the chart renders
+    none (templates/kubeletplugin.yaml: only with ComputeDomains or GPUs enabled). Its pods carry
+    `app.kubernetes.io/name` and `app.kubernetes.io/instance` (templateLabels) and `<name>-component: kubelet-plugin`,
+    or `selectorLabelsOverride` instead (_helpers.tpl selectorLabels); `<name>` is `nameOverride` or the chart name, the
+    namespace `namespaceOverride` or the release's."""
+    if not (
+        _enabled(values, "resources", "computeDomains", "enabled", default=True)
+        or _enabled(values, "resources", "gpus", "enabled", default=True)
+    ):
+        return None
+    name = str(values.get("nameOverride") or DRA_DRIVER)[:63].rstrip("-")
+    selector = values.get("selectorLabelsOverride") or {f"{name}-component": "kubelet-plugin"}
+    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/instance": release}
+    labels.update({str(k): str(v) for k, v in selector.items()})
+    return str(values.get("namespaceOverride") or release_namespace), labels

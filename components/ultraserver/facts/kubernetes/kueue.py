@@ -26,6 +26,18 @@ NAMESPACE = "kueue-system"
 QUEUE_NAME_LABEL = f"{API_GROUP}/queue-name"
 """On a job: the LocalQueue (in the job's namespace) it is submitted to. Without it Kueue leaves the job alone
 (manageJobsWithoutQueueName is false in the chart's default configuration)."""
+PRIORITY_CLASS_LABEL = f"{API_GROUP}/priority-class"
+"""On a job: the WorkloadPriorityClass whose ``value`` becomes its Workload's priority (WorkloadPriorityClassLabel,
+pkg/controller/constants/constants.go at v0.19.2). A BestEffortFIFO ClusterQueue orders its pending Workloads by
+priority, higher first, and only then by their queue-order timestamp (baseCompareFunc, pkg/cache/queue/
+cluster_queue.go at v0.19.2). A ClusterQueue's ``preemption.withinClusterQueue`` defaults to ``Never``
+(config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml at v0.19.2): a higher priority takes the next free
+place in the queue and stops no running job."""
+# waitForPodsReady, Kueue's own: at v0.19.2 it is on unless the DisableWaitForPodsReady gate is set
+# (pkg/util/waitforpodsready/waitforpodsready.go: enabled when the struct is non-nil; apis/config/v1beta2/defaults.go
+# fills an empty one), with timeout 30m (DefaultWaitForPodsReadyTimeout), recoveryTimeout = timeout, blockAdmission
+# false, requeued by Eviction time with a 60 s backoff base, 3600 s at most, and no limit on the retries. The toolkit
+# sets its own (builders/kueue.py WAIT_FOR_PODS_READY).
 PODSET_REQUIRED_TOPOLOGY = f"{API_GROUP}/podset-required-topology"
 """On a pod template: every pod of the pod set must land in one domain of this level, or the job waits."""
 PODSET_PREFERRED_TOPOLOGY = f"{API_GROUP}/podset-preferred-topology"

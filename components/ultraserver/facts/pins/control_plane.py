@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ultraserver.facts.pins.charts import KUEUE, catalog
+
 KUBERNETES_RELEASES = {"1.34": "v1.34.4", "1.35": "v1.35.4", "1.36": "v1.36.3"}
 """Kubernetes minor -> the k8s.io/kubernetes version built for it (its staging modules at the matching v0.x.y)."""
 
@@ -56,3 +58,33 @@ def kube_apiserver(version: str) -> GoProgram:
 
 ETCD = GoProgram("etcd", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/server/v3", ETCD_VERSION)
 """The etcd server: the module's root package is its ``main`` (server/main.go since etcd 3.5)."""
+
+
+# --- Scheduling and admission (issue 43 stage 2): kube-scheduler, kwok, the Kueue controller ---------------------
+
+
+def kube_scheduler(version: str) -> GoProgram:
+    """kube-scheduler of k8s.io/kubernetes at ``version`` (the same build module as kube-apiserver)."""
+    return GoProgram("kube-scheduler", "k8s.io/kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler", version)
+
+
+KWOK_VERSION = "v0.8.0"
+"""sigs.k8s.io/kwok: the newest version the module proxy listed on 2026-11-28 (v0.6.1, v0.7.0, v0.8.0). kwok plays
+the kubelets: it marks the plan's nodes Ready and moves bound pods to Running, with no container behind them."""
+
+KWOK = GoProgram("kwok", "sigs.k8s.io/kwok", "sigs.k8s.io/kwok/cmd/kwok", KWOK_VERSION)
+
+
+def kueue_controller() -> GoProgram:
+    """The Kueue controller manager at the version the toolkit installs: the pinned chart's app version (chart
+    0.19.2 = app v0.19.2, facts/pins/charts.py), so the controller that admits in the rehearsal is the one the
+    cluster runs."""
+    return GoProgram("kueue", "sigs.k8s.io/kueue", "sigs.k8s.io/kueue/cmd/kueue", "v" + catalog()[KUEUE].version)
+
+
+def kube_controller_manager(version: str) -> GoProgram:
+    """kube-controller-manager of k8s.io/kubernetes at ``version``: the Job controller makes a Job's pods, the
+    ResourceClaim controller a pod's claims from its templates (DRA), the garbage collector their cleanup."""
+    return GoProgram(
+        "kube-controller-manager", "k8s.io/kubernetes", "k8s.io/kubernetes/cmd/kube-controller-manager", version
+    )

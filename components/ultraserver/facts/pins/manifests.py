@@ -30,6 +30,14 @@ class PinnedManifest:
     reviewer can check the pin against the repository without downloading the file."""
     serves: tuple[str, ...] = ()
     """APIs its CRDs add to the cluster, as `group/version/Kind` (the served versions in the file at the pin)."""
+    go_module: str = ""
+    """``module@version`` of a Go module whose files hold the same file at the same tag (the rehearsal's second
+    source where only the Go module proxy is reachable; the digests are checked all the same)."""
+
+    @property
+    def repository_path(self) -> str:
+        """The file's path in its repository: what follows the commit in the URL."""
+        return self.url.split("/", 6)[6]
 
     @property
     def file_name(self) -> str:
@@ -86,6 +94,8 @@ MPI_OPERATOR = PinnedManifest(
     # Its CRD (manifests/base/kubeflow.org_mpijobs.yaml) serves v2beta1, the version the toolkit's MPIJobs use
     # (tests/fixtures/crds/mpijob-v2beta1.json is read from it at the tag); whether it serves others is UNVERIFIED.
     serves=(f"{MPIJOB_API_VERSION}/MPIJob",),
+    # The module github.com/kubeflow/mpi-operator at the same tag holds the same bytes (sha256 checked 2026-11-28).
+    go_module=f"github.com/kubeflow/mpi-operator@{MPI_OPERATOR_VERSION}",
 )
 
 

@@ -1,0 +1,468 @@
+"""Real scheduling and admission on a rehearsal's real API server (``--api real``, issue 43 stage 2).
+
+Beside etcd and kube-apiserver run, each built from its Go module (facts/pins/control_plane.py):
+- the Kueue controller at the toolkit's pinned version, with the Configuration the plan gives its chart
+  (``managerConfig.controllerManagerConfigYaml``), and the plan's Topology, flavors and queues (already applied);
+- kube-scheduler, which binds the pods and, in DRA mode, allocates their claims against the published ResourceSlices;
+- kube-controller-manager's Job, ResourceClaim and garbage-collector controllers (a Job's pods, a pod's claims from
+  its templates);
+- kwok, which plays the kubelets: nodes stay Ready and bound pods go Running, with no container behind them.
+
+The stage then shows what the other tiers replay from sources: the plan's check MPIJobs admitted by Kueue (their
+topology assignment: one worker per node, in one UltraServer; no MPI Operator runs, so no worker pod is made), a
+whole-UltraServer Job admitted and its pods bound one per node in one UltraServer (in DRA mode each with its whole
+node's devices allocated by the scheduler), and the drain's reclaim hold (``stopPolicy: Hold``) keeping the next job
+out. Two parts are played, as the controllers that own them would leave them: the ComputeDomain's channel
+ResourceClaimTemplate (the DRA driver's controller makes it), and the Service network in front of Kueue's webhooks,
+which are not registered (rehearse/charts.py): jobs are submitted suspended, as Kueue's webhook leaves them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import urllib.error
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ultraserver.builders import device_claims
+from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, LOCAL_QUEUE_NAME, podset_topology_annotations
+from ultraserver.config.settings import Settings
+from ultraserver.config.views import device_mode, imex_targets
+from ultraserver.facts.hardware.devices import CHANNEL_DEVICE_CLASS, RESOURCE_API_VERSION
+from ultraserver.facts.kubernetes import kueue
+from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
+from ultraserver.facts.pins.charts import KUEUE
+from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
+from ultraserver.incluster.placement import assignment_nodes
+from ultraserver.rehearse.control_plane import ApiError, ControlPlane, free_port
+from ultraserver.rehearse.emulator import LOOPBACK
+from ultraserver.rehearse.stage import Stage
+
+STAGE = "admission (Kueue, kube-scheduler)"
+SETTLE_WITHIN = 240.0
+"""Seconds for Kueue to come up and admit, and for the scheduler and kwok to run a job's pods (a loaded 2-core
+machine; about 10-30 s unloaded)."""
+HELD_FOR = 20.0
+"""Seconds a job is watched under the reclaim hold: Kueue admits a fitting job in about a second once it is active."""
+SAMPLE_JOB = "rehearse-whole-ultraserver"
+HELD_JOB = "rehearse-after-hold"
+DEVICES_TEMPLATE = "rehearse-whole-node"
+WORKLOADS = f"/apis/{kueue.API_VERSION}"
+
+
+@dataclass
+class Placement:
+    """One workload and where it went."""
+
+    workload: str
+    job: str
+    admitted: bool
+    nodes: list[str] = field(default_factory=list)
+    """The nodes of its topology assignment (Kueue's decision)."""
+    pods: dict[str, str] = field(default_factory=dict)
+    """Each pod and the node it was bound to (the scheduler's decision); empty where no pod is made."""
+    claims: dict[str, list[str]] = field(default_factory=dict)
+    """DRA mode: each pod's allocated devices (``pool/device``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "job": self.job,
+            "admitted": self.admitted,
+            "nodes": self.nodes,
+            "pods": self.pods,
+            "claims": self.claims,
+        }
+
+
+def plan_configuration(releases: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The Kueue Configuration the plan hands its chart; None when the stack installs no Kueue."""
+    for release in releases:
+        if str(release.get("chart", "")).rstrip("/").rsplit("/", 1)[-1] == KUEUE:
+            text = ((release.get("values") or {}).get("managerConfig") or {}).get("controllerManagerConfigYaml")
+            if text:
+                return dict(yaml.safe_load(text))
+    return None
+
+
+def local_configuration(config: Mapping[str, Any], certs: Path) -> dict[str, Any]:
+    """The plan's Configuration as one controller outside a cluster runs it: no leader election, its probes,
+    metrics and webhook server on free loopback ports, the webhook's certificate from ``certs`` (no internal
+    certificate rotation: there is no Secret mount); everything that decides admission is the plan's."""
+    local = dict(config)
+    local["leaderElection"] = {"leaderElect": False}
+    local["health"] = {"healthProbeBindAddress": f"{LOOPBACK}:{free_port()}"}
+    local["metrics"] = {"bindAddress": f"{LOOPBACK}:{free_port()}"}
+    local["webhook"] = {"host": LOOPBACK, "port": free_port(), "certDir": str(certs)}
+    local["internalCertManagement"] = {"enable": False}
+    return local
+
+
+def start(plane: ControlPlane, paths: Mapping[str, Path], folder: Path, config: Mapping[str, Any]) -> None:
+    """Start the controller manager, the scheduler, kwok and Kueue beside the control plane (stopped with it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    kubeconfig = str(plane.kubeconfig(folder))
+    common = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", f"--bind-address={LOOPBACK}"]
+    delegated = [f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}"]
+    plane.run(
+        "kube-controller-manager",
+        paths["kube-controller-manager"],
+        [
+            *common,
+            *delegated,
+            f"--secure-port={free_port()}",
+            "--controllers=job-controller,resourceclaim-controller,garbage-collector-controller",
+        ],
+    )
+    plane.run("kube-scheduler", paths["kube-scheduler"], [*common, *delegated, f"--secure-port={free_port()}"])
+    plane.run(
+        "kwok",
+        paths["kwok"],
+        [f"--kubeconfig={kubeconfig}", "--manage-all-nodes=true", f"--server-address={LOOPBACK}:{free_port()}"],
+    )
+    certs = folder / "kueue-certs"
+    certs.mkdir(exist_ok=True)
+    (certs / "tls.crt").write_bytes(plane.authority.certificate)
+    (certs / "tls.key").write_bytes(plane.authority.key)
+    config_file = folder / "kueue-config.yaml"
+    config_file.write_text(yaml.safe_dump(local_configuration(config, certs)))
+    plane.run("kueue", paths["kueue"], [f"--config={config_file}"], env={**os.environ, "KUBECONFIG": kubeconfig})
+
+
+def _until(what: str, probe: Callable[[], Any], within: float = SETTLE_WITHIN) -> Any:
+    """Poll ``probe`` until it returns something true; TimeoutError naming ``what``."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            found = probe()
+        except ApiError:
+            found = None
+        if found:
+            return found
+        time.sleep(1.0)
+    raise TimeoutError(f"{what}: not within {within:.0f} s")
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), {})
+
+
+def _workloads(plane: ControlPlane, namespace: str) -> list[dict[str, Any]]:
+    return list(plane.call("GET", f"{WORKLOADS}/namespaces/{namespace}/workloads").get("items") or [])
+
+
+def _owned_by(workload: Mapping[str, Any], name: str) -> bool:
+    return any(o.get("name") == name for o in workload["metadata"].get("ownerReferences") or [])
+
+
+def _assigned_nodes(workload: Mapping[str, Any]) -> list[str]:
+    found: set[str] = set()
+    for podset in ((workload.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []:
+        if podset.get("topologyAssignment"):
+            found |= assignment_nodes(podset["topologyAssignment"])
+    return sorted(found)
+
+
+def channel_templates(objects: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each ComputeDomain's channel ResourceClaimTemplate, as the DRA driver's controller makes it: one channel of
+    the domain's DeviceClass (the driver also scopes it to the domain with an opaque config, left out here: no
+    channel device is published in a rehearsal, so nothing allocates it)."""
+    found = []
+    for domain in objects:
+        if domain["kind"] != "ComputeDomain":
+            continue
+        name = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
+        request = {"name": "channel", "exactly": {"deviceClassName": CHANNEL_DEVICE_CLASS}}
+        found.append(
+            {
+                "apiVersion": RESOURCE_API_VERSION,
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": name, "namespace": domain["metadata"].get("namespace") or "default"},
+                "spec": {"spec": {"devices": {"requests": [request]}}},
+            }
+        )
+    return found
+
+
+def sample_job(settings: Settings, name: str, namespace: str) -> list[dict[str, Any]]:
+    """A whole-UltraServer training Job as a user submits it through the toolkit's queue: one whole-node pod per
+    node of the first UltraServer's available nodes, inside one NVLink clique (the job helpers' pod-set annotation),
+    its devices by the stack's device mode (plugin resources, or a whole-node ResourceClaimTemplate in DRA mode);
+    suspended, as Kueue's webhook leaves it. No node selector: Kueue picks the UltraServer."""
+    target = imex_targets(settings)[0]
+    nodes, node = target.available_nodes, target.node_devices
+    container: dict[str, Any] = {"name": "train", "image": NCCL_TESTS_IMAGE, "command": ["/bin/true"]}
+    pod: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
+    objects: list[dict[str, Any]] = []
+    if device_mode(settings).dra:
+        objects.append(device_claims.claim_template(DEVICES_TEMPLATE, namespace, node))
+        pod["resourceClaims"] = [device_claims.pod_claim(DEVICES_TEMPLATE)]
+        container["resources"] = device_claims.whole_node_resources(node)
+    else:
+        limits = {GPU_RESOURCE: str(node.gpus), **({EFA_RESOURCE: str(node.efa_devices)} if node.efa_devices else {})}
+        container["resources"] = {"limits": limits}
+    annotations = podset_topology_annotations(nodes, target.instance_count)
+    objects.append(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": namespace, "labels": {kueue.QUEUE_NAME_LABEL: LOCAL_QUEUE_NAME}},
+            "spec": {
+                "parallelism": nodes,
+                "completions": nodes,
+                "completionMode": "Indexed",
+                "suspend": True,
+                "backoffLimit": 0,
+                "template": {"metadata": {"annotations": annotations}, "spec": pod},
+            },
+        }
+    )
+    return objects
+
+
+@dataclass
+class Admission:
+    """The stage's findings: each workload's placement, and what failed."""
+
+    placements: list[Placement] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    def check(self, ok: bool, passed: str, failed: str) -> None:
+        self.lines.append(passed if ok else f"FAILED {failed}")
+        if not ok:
+            self.failed.append(failed)
+
+    def stage(self) -> Stage:
+        return Stage(STAGE, 1 if self.failed else 0, "\n".join(self.lines))
+
+
+class Scheduling:
+    """The stage against a running control plane with the cluster served (``served``: the RealApi)."""
+
+    def __init__(
+        self,
+        plane: ControlPlane,
+        served: Any,
+        settings: Settings,
+        objects: Sequence[dict[str, Any]],
+        hold: Callable[[], None] | None,
+    ) -> None:
+        self.plane, self.served, self.settings, self.objects, self.hold = plane, served, settings, objects, hold
+        self.nodes = {n["metadata"]["name"]: n for n in plane.call("GET", "/api/v1/nodes")["items"]}
+        self.found = Admission()
+        self.namespace = settings.kubernetes.kueue.local_queue_namespaces[0]
+
+    def run(self) -> Admission:
+        _until("the ClusterQueue Active (Kueue running with the plan's flavors and Topology)", self._queue_active)
+        self.found.lines.append(f"ClusterQueue {CLUSTER_QUEUE_NAME} Active under the real Kueue controller")
+        self.served.put(channel_templates(self.objects))
+        self._check_jobs()
+        self._sample()
+        if self.hold is None:
+            self.found.lines.append("the reclaim hold: not shown, the stack deploys no drain (no block window)")
+        else:
+            self._held(self.hold)
+        return self.found
+
+    def _queue_active(self) -> bool:
+        queue = self.plane.call("GET", f"{WORKLOADS}/clusterqueues/{CLUSTER_QUEUE_NAME}")
+        return _condition(queue, "Active").get("status") == "True"
+
+    def _ultraservers(self, nodes: Sequence[str]) -> set[str]:
+        return {str((self.nodes[n]["metadata"].get("labels") or {}).get(ULTRASERVER_LABEL)) for n in nodes}
+
+    def _whole(self, placement: Placement, nodes: Sequence[str], wanted: int, what: str) -> None:
+        ultraservers = self._ultraservers(nodes)
+        self.found.check(
+            len(nodes) == wanted and len(set(nodes)) == len(nodes) and len(ultraservers) == 1,
+            f"{what}: {len(nodes)} pod(s) on {len(set(nodes))} node(s), UltraServer {', '.join(sorted(ultraservers))}",
+            f"{what}: {len(nodes)} pod(s) on {len(set(nodes))} distinct node(s) of UltraServer(s) "
+            f"{', '.join(sorted(ultraservers)) or 'none'}; expected {wanted}, one per node, in one UltraServer",
+        )
+
+    def _check_jobs(self) -> None:
+        """Each check MPIJob of the plan admitted with one worker per node in one UltraServer, in the order Kueue
+        admits them; each removed once seen (no MPI Operator runs it to the end), so its quota goes to the next."""
+        waiting = {
+            (o["metadata"].get("namespace") or "default", o["metadata"]["name"]): o
+            for o in self.objects
+            if o["kind"] == "MPIJob"
+        }
+
+        def next_admitted() -> tuple[tuple[str, str], dict[str, Any]] | None:
+            for (namespace, name), _ in waiting.items():
+                for workload in _workloads(self.plane, namespace):
+                    if _owned_by(workload, name) and _condition(workload, "Admitted").get("status") == "True":
+                        return (namespace, name), workload
+            return None
+
+        while waiting:
+            try:
+                (namespace, name), workload = _until(
+                    "an admission of " + ", ".join(n for _, n in waiting), next_admitted
+                )
+            except TimeoutError as error:
+                self.found.check(False, "", f"MPIJob(s) not admitted by Kueue: {error}")
+                return
+            job = waiting.pop((namespace, name))
+            wanted = int(job["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"])
+            nodes = _assigned_nodes(workload)
+            placement = Placement(workload["metadata"]["name"], f"MPIJob {namespace}/{name}", True, nodes)
+            self.found.placements.append(placement)
+            self._whole(placement, nodes, wanted, f"MPIJob {namespace}/{name} admitted by Kueue, workers assigned")
+            self.served.remove(job)
+            for owned in [w for w in _workloads(self.plane, namespace) if _owned_by(w, name)]:
+                self.served.remove(owned)
+
+    def _pods(self, job: str) -> list[dict[str, Any]]:
+        path = f"/api/v1/namespaces/{self.namespace}/pods?labelSelector=job-name%3D{job}"
+        return list(self.plane.call("GET", path)["items"])
+
+    def _sample(self) -> None:
+        objects = sample_job(self.settings, SAMPLE_JOB, self.namespace)
+        self.served.put(objects)
+        wanted = int(objects[-1]["spec"]["parallelism"])
+        dra = device_mode(self.settings).dra
+        claims: dict[str, list[str]] = {}
+
+        def bound() -> list[dict[str, Any]] | None:
+            # A pod is bound only once the scheduler has allocated its claims; read them at once, before kwok runs
+            # the pod to completion and the claim controller frees them.
+            pods = [p for p in self._pods(SAMPLE_JOB) if p["spec"].get("nodeName")]
+            for pod in pods:
+                if dra and not claims.get(pod["metadata"]["name"]):
+                    claims[pod["metadata"]["name"]] = self._devices(pod)
+            return pods if len(pods) == wanted else None
+
+        try:
+            pods = _until(f"Job {SAMPLE_JOB}: {wanted} pods bound", bound)
+        except TimeoutError as error:
+            pods = self._pods(SAMPLE_JOB)
+            gated = sum(1 for p in pods if p["spec"].get("schedulingGates"))
+            placed = sum(1 for p in pods if p["spec"].get("nodeName"))
+            self.found.check(False, "", f"{error} ({len(pods)} pod(s), {gated} gated, {placed} bound)")
+            return
+        workload = next(w for w in _workloads(self.plane, self.namespace) if _owned_by(w, SAMPLE_JOB))
+        placement = Placement(
+            workload["metadata"]["name"],
+            f"Job {self.namespace}/{SAMPLE_JOB}",
+            True,
+            _assigned_nodes(workload),
+            {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods},
+            claims,
+        )
+        self.found.placements.append(placement)
+        nodes = list(placement.pods.values())
+        self._whole(placement, nodes, wanted, f"Job {SAMPLE_JOB} admitted, its pods bound by kube-scheduler")
+        self.found.check(
+            sorted(nodes) == placement.nodes,
+            "the pods are on the nodes of Kueue's topology assignment",
+            f"pods on {sorted(nodes)}, Kueue assigned {placement.nodes}",
+        )
+        if dra:
+            self._judge_claims(placement)
+
+    def _devices(self, pod: Mapping[str, Any]) -> list[str]:
+        """The devices allocated to the pod's claims, as ``node/device`` (the node of the ResourceSlice pool
+        that published each)."""
+        pools = {
+            (s["spec"]["driver"], s["spec"]["pool"]["name"]): s["spec"].get("nodeName", "")
+            for s in self.plane.call("GET", f"/apis/{RESOURCE_API_VERSION}/resourceslices")["items"]
+        }
+        found = []
+        for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
+            path = f"/apis/{RESOURCE_API_VERSION}/namespaces/{self.namespace}/resourceclaims"
+            claim = self.plane.call("GET", f"{path}/{status['resourceClaimName']}")
+            allocation = (claim.get("status") or {}).get("allocation") or {}
+            for result in (allocation.get("devices") or {}).get("results") or []:
+                found.append(f"{pools.get((result['driver'], result['pool']), '?')}/{result['device']}")
+        return found
+
+    def _judge_claims(self, placement: Placement) -> None:
+        """In DRA mode: each pod's claim allocated by the scheduler from its own node's ResourceSlices, the whole
+        node's devices (never two whole-node pods on one node)."""
+        node = imex_targets(self.settings)[0].node_devices
+        wanted = node.gpus + node.efa_devices
+        for name, where in placement.pods.items():
+            devices = placement.claims.get(name) or []
+            own = all(d.split("/", 1)[0] == where for d in devices)
+            self.found.check(
+                len(devices) == wanted and own,
+                f"pod {name}: {len(devices)} devices of {where} allocated by kube-scheduler",
+                f"pod {name} on {where}: {len(devices)} device(s) allocated ({', '.join(devices) or 'none'}); "
+                f"expected the node's {wanted}, all from its own ResourceSlices",
+            )
+
+    def _held(self, hold: Callable[[], None]) -> None:
+        """The drain's reclaim hold (``hold``: the drain's own request, as its ServiceAccount) keeps the next job
+        out."""
+        # Its quota back first, so that only the hold can keep the next job out.
+        background = {"propagationPolicy": "Background", "gracePeriodSeconds": 0}
+        self.plane.call("DELETE", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{SAMPLE_JOB}", background)
+        try:
+            _until(f"Job {SAMPLE_JOB}'s workload gone", lambda: not self._sample_workloads(SAMPLE_JOB), 60.0)
+        except TimeoutError as error:
+            self.found.check(False, "", f"{error}: the hold cannot be judged on a full queue")
+            return
+        try:
+            hold()
+        except urllib.error.HTTPError as error:
+            self.found.check(False, "", f"the drain's reclaim hold was refused: HTTP {error.code} ({error.url})")
+            return
+        self.served.put(sample_job(self.settings, HELD_JOB, self.namespace)[-1:])
+        time.sleep(HELD_FOR)
+        held = self._sample_workloads(HELD_JOB)
+        admitted = [w for w in held if _condition(w, "QuotaReserved").get("status") == "True"]
+        pods = [p for p in self._pods(HELD_JOB) if p["spec"].get("nodeName")]
+        self.found.check(
+            not admitted and not pods,
+            f"under the reclaim hold (stopPolicy Hold) Job {HELD_JOB} waits: {len(held)} workload(s), none "
+            f"admitted after {HELD_FOR:.0f} s, no pod bound",
+            f"under the reclaim hold Job {HELD_JOB} was admitted ({len(admitted)} workload(s), {len(pods)} pod(s) "
+            "bound)",
+        )
+        self.found.placements += [
+            Placement(w["metadata"]["name"], f"Job {self.namespace}/{HELD_JOB}", False) for w in held
+        ]
+
+    def _sample_workloads(self, job: str) -> list[dict[str, Any]]:
+        return [w for w in _workloads(self.plane, self.namespace) if _owned_by(w, job)]
+
+
+def admission_stage(
+    plane: ControlPlane,
+    served: Any,
+    settings: Settings,
+    objects: Sequence[dict[str, Any]],
+    releases: Sequence[Any],
+    hold: Callable[[], None] | None,
+) -> tuple[Stage, list[Placement]]:
+    """The stage on the running control plane: the programs built on first use (progress on stderr), started, the
+    workloads submitted and judged, ``hold`` (the drain's reclaim hold; None without a drain) tried last. Not judged
+    for a stack without Kueue, or when Kueue's CRDs are not served (the charts were not rendered: ``--charts``)."""
+    from ultraserver.rehearse.binaries import ensure, scheduling_programs
+
+    config = plan_configuration(releases)
+    if config is None:
+        return Stage(STAGE, 0, "not run: the stack installs no Kueue", judged=False), []
+    try:
+        plane.call("GET", f"{WORKLOADS}/clusterqueues")
+    except ApiError:
+        return Stage(STAGE, 0, "not run: Kueue's CRDs are not served (give --charts)", judged=False), []
+    paths = ensure(scheduling_programs(settings.cluster.kubernetes_version), sys.stderr)
+    start(plane, paths, plane.folder / "scheduling", config)
+    try:
+        found = Scheduling(plane, served, settings, objects, hold).run()
+    except TimeoutError as error:
+        logs = plane.folder / "scheduling"
+        return Stage(STAGE, 1, f"FAILED {error} (the programs' logs were in {logs})"), []
+    versions = ", ".join(f"{p.name} {p.version}" for p in scheduling_programs(settings.cluster.kubernetes_version))
+    found.lines.insert(0, f"ran {versions}")
+    return found.stage(), found.placements

@@ -1,0 +1,126 @@
+"""The parts of real scheduling and admission that need no binaries: the Kueue Configuration taken from the plan,
+the sample whole-UltraServer job, the channel templates played for the DRA driver, and the pinned manifests read
+and digest-checked for the real API (rehearse/pinned_files.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers.stacks import ROOT, stack_config
+from ultraserver.builders.manifests import git_blob_id
+from ultraserver.config.settings import parse_settings
+from ultraserver.config.views import imex_targets
+from ultraserver.facts.pins.manifests import MPI_OPERATOR, PinnedManifest
+from ultraserver.offline.resource import HELM_RELEASE
+from ultraserver.problems import ConfigError
+from ultraserver.rehearse import pinned_files
+from ultraserver.rehearse.run import default_moment, stack_plan
+from ultraserver.rehearse.scheduling import channel_templates, local_configuration, plan_configuration, sample_job
+from ultraserver.verify.expect import expectation
+
+RUNNING_OUTSIDE = {"leaderElection", "health", "metrics", "webhook", "internalCertManagement"}
+"""The only keys of the plan's Configuration a controller outside a cluster may change."""
+
+
+def plan_of(stack: str):  # noqa: ANN201 - a Plan
+    settings = parse_settings(stack_config(stack))
+    return settings, stack_plan(ROOT, stack, settings, default_moment(expectation(settings)))
+
+
+def test_kueue_runs_with_the_plans_configuration_but_what_a_cluster_gives_it(tmp_path: Path) -> None:
+    _, plan = plan_of("gb200-x72-dra")
+    releases = [r.inputs for r in plan.of_type(HELM_RELEASE)]
+    kueue = next(r for r in releases if str(r["chart"]).endswith("kueue"))
+    planned = yaml.safe_load(kueue["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    config = plan_configuration(releases)
+    assert config == planned
+    local = local_configuration(config, tmp_path)
+    assert {k: v for k, v in local.items() if k not in RUNNING_OUTSIDE} == {
+        k: v for k, v in planned.items() if k not in RUNNING_OUTSIDE
+    }
+    assert local["leaderElection"] == {"leaderElect": False}
+    assert local["webhook"]["certDir"] == str(tmp_path)
+    assert all(
+        a.startswith("127.0.0.1:") for a in (local["health"]["healthProbeBindAddress"], local["metrics"]["bindAddress"])
+    )
+
+
+def test_a_stack_without_kueue_has_no_configuration() -> None:
+    assert plan_configuration([{"chart": "gpu-operator", "values": {}}]) is None
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x72-dra"])
+def test_the_sample_job_fills_one_ultraserver_with_one_whole_node_pod_per_node(stack: str) -> None:
+    settings = parse_settings(stack_config(stack))
+    target = imex_targets(settings)[0]
+    objects = sample_job(settings, "sample", "default")
+    job = objects[-1]
+    assert job["spec"]["suspend"] is True
+    assert job["spec"]["parallelism"] == job["spec"]["completions"] == target.available_nodes
+    pod = job["spec"]["template"]["spec"]
+    assert "nodeSelector" not in pod  # Kueue picks the UltraServer
+    container = pod["containers"][0]
+    if stack.endswith("-dra"):
+        template = objects[0]
+        requests = {
+            r["exactly"]["deviceClassName"]: r["exactly"]["count"]
+            for r in template["spec"]["spec"]["devices"]["requests"]
+        }
+        assert sum(requests.values()) == target.node_devices.gpus + target.node_devices.efa_devices
+        assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == template["metadata"]["name"]
+        assert container["resources"]["requests"]["cpu"]
+    else:
+        assert len(objects) == 1
+        assert int(container["resources"]["limits"]["nvidia.com/gpu"]) == target.node_devices.gpus
+
+
+def test_each_compute_domain_gets_the_channel_template_its_pods_reference() -> None:
+    _, plan = plan_of("gb200-x72")
+    objects = [r.inputs for r in plan.resources if r.inputs.get("kind") in ("ComputeDomain", "MPIJob")]
+    templates = {(t["metadata"]["namespace"], t["metadata"]["name"]) for t in channel_templates(objects)}
+    referenced = {
+        (job["metadata"]["namespace"], claim["resourceClaimTemplateName"])
+        for job in objects
+        if job["kind"] == "MPIJob"
+        for claim in job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"].get("resourceClaims") or []
+        if "channel" in claim["resourceClaimTemplateName"]
+    }
+    assert referenced and referenced <= templates
+
+
+def _pin(data: bytes) -> PinnedManifest:
+    return PinnedManifest(
+        name="test manifest",
+        url="https://example.invalid/owner/repo/0123456789012345678901234567890123456789/deploy/file.yaml",
+        sha256=hashlib.sha256(data).hexdigest(),
+        git_blob=git_blob_id(data),
+    )
+
+
+def test_a_pinned_manifest_is_read_verified_and_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    data = b"kind: CustomResourceDefinition\n"
+    monkeypatch.setattr(pinned_files, "download", lambda url: data)
+    assert pinned_files.pinned_bytes(_pin(data)) == data
+    assert (tmp_path / "ultraserver" / "manifests" / "file.yaml").read_bytes() == data
+
+
+def test_a_tampered_copy_is_refused_and_every_source_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    pin = _pin(b"the pinned bytes\n")
+    cached = tmp_path / "ultraserver" / "manifests" / "file.yaml"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"tampered\n")
+    monkeypatch.setattr(pinned_files, "download", lambda url: b"also tampered\n")
+    with pytest.raises(ConfigError) as raised:
+        pinned_files.pinned_bytes(pin)
+    message = str(raised.value.items[0])
+    assert str(cached) in message and pin.url in message and pin.sha256 in message
+
+
+def test_the_mpi_operator_pin_names_the_go_module_of_its_tag_and_the_files_path() -> None:
+    assert MPI_OPERATOR.go_module.endswith("@" + "v0.8.0")
+    assert MPI_OPERATOR.repository_path == "deploy/v2beta1/mpi-operator.yaml"
