@@ -179,8 +179,12 @@ def declare_component(resource_: PlanResource, opts: pulumi.ResourceOptions) -> 
 
 
 def declare_kubernetes_custom_resource(resource_: PlanResource, opts: pulumi.ResourceOptions) -> pulumi.Resource:
-    """A Kubernetes custom resource (its CRD has no SDK class) as pulumi_kubernetes's CustomResource declares it."""
+    """A Kubernetes custom resource (its CRD has no SDK class) as pulumi_kubernetes's CustomResource declares it; one
+    whose fields sit beside its metadata with no spec (Kueue's WorkloadPriorityClass: value, description), which that
+    class cannot carry, as a plain CustomResource of the same type token with every field as recorded."""
     fields = {k: v for k, v in resource_.inputs.items() if k not in ("apiVersion", "kind")}
+    if not set(fields) <= {"metadata", "spec"}:
+        return pulumi.CustomResource(resource_.type, resource_.name, dict(resource_.inputs), opts)
     return pulumi_kubernetes.apiextensions.CustomResource(
         resource_.name, resource_.inputs["apiVersion"], resource_.inputs["kind"], opts=opts, **fields
     )
