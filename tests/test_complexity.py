@@ -39,7 +39,6 @@ OVER_THE_LIMIT = {
     "offline/references.py:_pod_refs": 23,
     "offline/references.py:reference_problems": 24,
     "offline/references.py:_webhook_problems": 20,
-    "offline/value_placement.py:_value_problems": 20,
     "rehearse/node_failure.py:failure_stage": 31,
     "rehearse/real_api.py:RealApi.put": 16,
     "rehearse/real_api.py:RealApi._established": 16,
