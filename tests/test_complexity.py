@@ -43,7 +43,6 @@ OVER_THE_LIMIT = {
     "rehearse/real_api.py:RealApi.put": 16,
     "rehearse/real_api.py:RealApi._established": 16,
     "rehearse/reclaim.py:drain_stage": 21,
-    "resources/platform.py:Platform.__init__": 19,
     "verify/spares.py:spare_view": 22,
 }
 
