@@ -37,7 +37,6 @@ OVER_THE_LIMIT = {
     "incluster/spares.py:findings": 17,
     "offline/gpu_placement.py:planned_nodes": 27,
     "offline/references.py:_pod_refs": 23,
-    "offline/references.py:_webhook_problems": 20,
     "rehearse/node_failure.py:failure_stage": 31,
     "rehearse/real_api.py:RealApi.put": 16,
     "rehearse/real_api.py:RealApi._established": 16,

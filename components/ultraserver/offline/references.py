@@ -156,25 +156,34 @@ def _webhook_problems(
     found = []
     for owner, bodies in everything:
         for body in bodies:
-            if body.get("kind") not in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
-                continue
-            for hook in body.get("webhooks") or []:
-                service = (hook.get("clientConfig") or {}).get("service") or {}
-                if hook.get("failurePolicy", "Fail") != "Fail" or not service:
-                    continue
-                selector = services.get((str(service.get("namespace") or ""), str(service.get("name") or "")), {})
-                for namespace, pod_owner, names in stuck:
-                    if namespace == service.get("namespace") and _selects(selector, pod_owner):
-                        found.append(
-                            Problem(
-                                f"{owner}: {object_name(body)}",
-                                Described(
-                                    f"webhook {hook.get('name')} (failurePolicy Fail) is served by "
-                                    f"{object_name(pod_owner)}, which cannot start ({names})"
-                                ),
-                                "a webhook that fails closed only when its backend can run: otherwise the API server "
-                                "rejects every request it intercepts",
-                                "create what its backend names, or fix the values that name it",
-                            )
-                        )
+            if body.get("kind") in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+                for hook in body.get("webhooks") or []:
+                    found += _hook_problems(f"{owner}: {object_name(body)}", hook, services, stuck)
     return found
+
+
+def _hook_problems(
+    key: str,
+    hook: Mapping[str, Any],
+    services: Mapping[tuple[str, str], Mapping[str, Any]],
+    stuck: Sequence[tuple[str, Mapping[str, Any], str]],
+) -> list[Problem]:
+    """One webhook's: if it fails closed, each pod its Service selects that cannot start."""
+    service = (hook.get("clientConfig") or {}).get("service") or {}
+    if hook.get("failurePolicy", "Fail") != "Fail" or not service:
+        return []
+    selector = services.get((str(service.get("namespace") or ""), str(service.get("name") or "")), {})
+    return [
+        Problem(
+            key,
+            Described(
+                f"webhook {hook.get('name')} (failurePolicy Fail) is served by {object_name(pod_owner)}, which cannot "
+                f"start ({names})"
+            ),
+            "a webhook that fails closed only when its backend can run: otherwise the API server rejects every "
+            "request it intercepts",
+            "create what its backend names, or fix the values that name it",
+        )
+        for namespace, pod_owner, names in stuck
+        if namespace == service.get("namespace") and _selects(selector, pod_owner)
+    ]
