@@ -14,6 +14,7 @@ from ultraserver.builders.compute_domain import (
     compute_domain_pod_pieces,
 )
 from ultraserver.builders.kueue import check_queue_labels, podset_topology_annotations
+from ultraserver.builders.mpijob import WorkerDevices
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices, node_gpus
 from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
@@ -35,7 +36,7 @@ FLEET_LABEL = "ultraserver.io/imex-fleet"
 
 
 @dataclass(frozen=True)
-class NvbandwidthJobArgs:
+class NvbandwidthJobArgs(WorkerDevices):
     """One nvbandwidth run across `nodes` nodes of one UltraServer."""
 
     name: str
@@ -63,16 +64,6 @@ class NvbandwidthJobArgs:
     mode: DeviceMode = field(default_factory=DeviceMode)
     """The stack's device mode: in DRA mode the workers claim their GPUs from `claim_template_name`, otherwise they
     request nvidia.com/gpu."""
-
-    @property
-    def gpus_per_node(self) -> int:
-        """GPUs per node, one MPI rank each."""
-        return self.node_devices.gpus
-
-    @property
-    def claim_template_name(self) -> str:
-        """The ResourceClaimTemplate of the workers' devices (DRA mode)."""
-        return f"{self.name}-devices"
 
     @property
     def queued(self) -> bool:

@@ -77,34 +77,53 @@ def _key(release: ReleaseInput, path: str, user: tuple[str, Mapping[str, Any]] |
 def _value_problems(
     release: ReleaseInput, kinds: Sequence[NodeKind], user: tuple[str, Mapping[str, Any]] | None
 ) -> list[Problem]:
-    chart, values = release.chart, release.values
     waits = charts.waits(release.atomic, release.skip_await)
-    found = []
-    for path, where in VALUE_PODS.get(chart, ()):
-        section = _section(values, path)
-        spec = {k: section[k] for k in ("tolerations", "nodeSelector") if k in section}
-        if not spec:
-            continue
-        targets = [k for k in kinds if k.gpu] if where == ON_GPU else list(kinds)
-        landing = lands_on(spec, targets)
-        missed = [k for k in targets if k not in landing]
-        if where == ON_GPU and not missed or where == ON_SYSTEM and any(not k.gpu for k in landing):
-            continue
-        key = _key(release, path, user)
-        reasons = "; ".join(f"{k.group}: {why_not(spec, k)}" for k in missed)
-        what = "every GPU node group" if where == ON_GPU else "the system node group"
-        # A controller that lands only on GPU nodes runs only while a block is up: a warning unless its release waits.
-        level = WARNING if landing and not waits else ERROR
-        found.append(
-            Problem(
-                key,
-                Described(f"its pods miss {what} ({reasons})"),
-                f"tolerations and a node selector that land the pods on {what}",
-                "fix the values' tolerations (a list replaces the chart's) and nodeSelector (merged key by key)",
-                level,
-            )
-        )
-    return found
+    found = [
+        _path_problem(release, path, where, kinds, waits, user) for path, where in VALUE_PODS.get(release.chart, ())
+    ]
+    return [problem for problem in found if problem is not None]
+
+
+def _path_problem(
+    release: ReleaseInput,
+    path: str,
+    where: str,
+    kinds: Sequence[NodeKind],
+    waits: bool,
+    user: tuple[str, Mapping[str, Any]] | None,
+) -> Problem | None:
+    """What the tolerations and node selector at ``path`` of the release's values do wrong, if anything: pods meant
+    ``where`` (ON_GPU or ON_SYSTEM) that miss some of those nodes."""
+    section = _section(release.values, path)
+    spec = {k: section[k] for k in ("tolerations", "nodeSelector") if k in section}
+    if not spec:
+        return None
+    targets = [k for k in kinds if k.gpu] if where == ON_GPU else list(kinds)
+    landing = lands_on(spec, targets)
+    missed = [k for k in targets if k not in landing]
+    if where == ON_GPU and not missed or where == ON_SYSTEM and any(not k.gpu for k in landing):
+        return None
+    return _miss_problem(_key(release, path, user), where, spec, landing, missed, waits)
+
+
+def _miss_problem(
+    key: str,
+    where: str,
+    spec: Mapping[str, Any],
+    landing: Sequence[NodeKind],
+    missed: Sequence[NodeKind],
+    waits: bool,
+) -> Problem:
+    reasons = "; ".join(f"{k.group}: {why_not(spec, k)}" for k in missed)
+    what = "every GPU node group" if where == ON_GPU else "the system node group"
+    # A controller that lands only on GPU nodes runs only while a block is up: a warning unless its release waits.
+    return Problem(
+        key,
+        Described(f"its pods miss {what} ({reasons})"),
+        f"tolerations and a node selector that land the pods on {what}",
+        "fix the values' tolerations (a list replaces the chart's) and nodeSelector (merged key by key)",
+        WARNING if landing and not waits else ERROR,
+    )
 
 
 def _topology_problems(plan: Plan, kinds: Sequence[NodeKind]) -> list[Problem]:
