@@ -197,14 +197,16 @@ def test_a_missing_node_fails_the_acceptance_naming_the_ultraserver_and_the_coun
     assert "FAILED nvl72 acceptance: UltraServer nvl72" in format_rehearsal(rehearsal)
 
 
-def test_a_failed_nccl_run_fails_the_acceptance_and_verify_shows_it_from_the_stacks_window() -> None:
-    # The IMEX fault starves every job with a worker on that node: nvbandwidth and the UltraServer's NCCL run.
+def test_runs_held_up_by_imex_keep_the_acceptance_waiting_and_verify_shows_it_from_the_stacks_window() -> None:
+    # The IMEX fault holds up every job with a worker on that node (nvbandwidth and the UltraServer's NCCL run): their
+    # workers never start and no launcher exists, so the block's checks have not run; nvlink and nccl name the cause.
     rehearsal = run("gb200-x72-dra", "imex")
-    [problem] = failed(rehearsal)["acceptance"]
-    assert "nccl-nvl72 failed (nccl-check/nccl-nvl72-launcher-" in problem
     verify = next(s for s in rehearsal.stages if s.name == "verify")
     assert "block start from the stack's window" in verify.output
-    assert "nvl72: block start 2026-12-01 11:30 UTC; all 18 nodes Ready at +10.0 min; checks failed" in verify.output
+    assert (
+        "nvl72: block start 2026-12-01 11:30 UTC; all 18 nodes Ready at +10.0 min; checks not yet (waiting for "
+        "nvbandwidth-nvl72, nccl-nvl72)"
+    ) in verify.output
 
 
 def test_inside_the_join_grace_the_acceptance_is_not_judged_yet() -> None:
