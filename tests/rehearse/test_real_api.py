@@ -83,8 +83,8 @@ def test_a_drain_cluster_role_missing_one_verb_is_forbidden(monkeypatch: pytest.
     rehearsal = real(STACK, "reclaim")
     drain = stage(rehearsal, "drain")
     assert rehearsal.code == 1
-    assert drain.code == 1 and "FAILED drain step hold-queue on gb200: HTTP 403" in drain.output, drain.output
-    assert "grant the verb" in drain.output
+    assert drain.code == 1 and "drain call hold-queue failed (403)" in drain.output, drain.output
+    assert "give the drain's account" in drain.output and "RBAC verb" in drain.output
 
 
 def test_a_drain_with_an_invalid_taint_effect_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,8 +101,8 @@ def test_a_drain_with_an_invalid_taint_effect_is_refused(monkeypatch: pytest.Mon
     monkeypatch.setattr(drain_script, "_node_actions", misspelled)
     rehearsal = real(STACK, "reclaim")
     drain = stage(rehearsal, "drain")
-    assert drain.code == 1 and "FAILED drain step cordon on ip-" in drain.output, drain.output
-    assert "HTTP 422" in drain.output
+    assert drain.code == 1 and "drain call cordon failed (422)" in drain.output, drain.output
+    assert "the reclaim drain's call 'cordon' failed (422) for ip-" in drain.output
 
 
 def budget_at_zero(pods: int) -> dict[str, Any]:
@@ -178,3 +178,11 @@ def test_each_fault_gives_its_documented_verdict_on_a_real_api_server(stack: str
     assert not rehearsal.api or not rehearsal.api.refusals(), text
     assert check in failed(rehearsal), text
     assert f"Fault {fault} on {injected.subject}: named by the checks above" in text
+
+
+def test_drain_forbidden_on_a_real_api_server_is_refused_by_rbac_alerted_and_the_other_steps_done() -> None:
+    # The fault takes patch on clusterqueues out of the drain's ClusterRole: kube-apiserver's RBAC answers 403.
+    rehearsal = real(STACK, "drain-forbidden")
+    assert rehearsal.code == 0, format_rehearsal(rehearsal)
+    assert "drain call hold-queue failed (403)" in stage(rehearsal, "drain").output
+    assert stage(rehearsal, "response to drain-forbidden").code == 0

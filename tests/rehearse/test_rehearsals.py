@@ -19,7 +19,7 @@ from ultraserver.rehearse import jobs
 from ultraserver.rehearse.emulator import Emulator
 from ultraserver.rehearse.faults import CATALOGUE
 from ultraserver.rehearse.report import format_rehearsal
-from ultraserver.rehearse.run import Rehearsal, build, default_moment, rehearse, stack_plan
+from ultraserver.rehearse.run import RESPONSES, Rehearsal, build, default_moment, rehearse, stack_plan
 from ultraserver.status.cluster import read_cluster
 from ultraserver.verify.clients import connect
 from ultraserver.verify.expect import expectation
@@ -66,9 +66,9 @@ def test_a_healthy_rehearsal_passes_every_check(stack: str) -> None:
 
 
 def expected_check(stack: str, fault: str) -> str | None:
-    """The verify check (or the stage) a fault fails on the stack; None when the stack cannot show the fault."""
+    """The verify check (or the stage) a fault fails on the stack, or the stage that judges the toolkit's response
+    to it; None when the stack cannot show the fault."""
     dra = stack == "gb200-x72-dra"
-    windowed = True  # every shipped stack has block windows (gb200-multi too), so each deploys the drain
     return {
         "notready": NODE_FACTS,
         "efa": RESOURCE_SLICES if dra else NODE_FACTS,
@@ -76,36 +76,41 @@ def expected_check(stack: str, fault: str) -> str | None:
         "imex": NVLINK,
         "socket": EFA if stack == "gb200-multi" else None,
         "missing-node": NODE_FACTS,
-        "reclaim": "drain" if windowed else None,
         "node-fails": "node failure",
+        # Every shipped stack has block windows (gb200-multi too), so each deploys the drain and its alert topic.
+        **{f: f"response to {f}" for f in RESPONSES},
     }[fault]
 
 
 @pytest.mark.parametrize("fault", [f.name for f in CATALOGUE])
 @pytest.mark.parametrize("stack", STACKS)
 def test_each_fault_ends_with_its_verdict_naming_the_node_and_the_fix(stack: str, fault: str) -> None:
+    """`rehearse --break F` exits 0 exactly when the toolkit responded as it must: the fault named by a failing
+    check, or the event handled (its response stage passed)."""
     check = expected_check(stack, fault)
     if check is None:
         with pytest.raises(ConfigError) as refused:
             run(stack, fault)
-        assert "the stack runs no EFA check" in str(refused.value) or "no reclaim drain" in str(refused.value)
+        assert "the stack runs no EFA check" in str(refused.value)
         return
     rehearsal = run(stack, fault)
     (injected,) = rehearsal.injected
+    text = format_rehearsal(rehearsal)
+    assert rehearsal.code == 0 and rehearsal.detected(injected) and not rehearsal.unexplained, text
     if fault == "node-fails":
-        # The toolkit's response is what is judged: without spares, the loss and the alert are reported (exit 0).
+        # Without spares, the loss and the alert are reported.
         stage = next(s for s in rehearsal.stages if s.name == check)
-        assert rehearsal.code == 0 and stage.code == 0, format_rehearsal(rehearsal)
-        assert "has no spare left" in stage.output and "GPU-hours lost" in stage.output
+        assert stage.code == 0 and "has no spare left" in stage.output and "GPU-hours lost" in stage.output
+        return
+    if fault in RESPONSES:
+        assert next(s for s in rehearsal.stages if s.name == check).code == 0, text
+        assert f"Fault {fault} on {injected.subject}: handled (its response passed)" in text
         return
     problems = failed(rehearsal)
-    assert rehearsal.code == 1, format_rehearsal(rehearsal)
-    assert check in problems, format_rehearsal(rehearsal)
-    assert rehearsal.detected(injected), format_rehearsal(rehearsal)
+    assert check in problems, text
     assert all("fix:" in text for text in problems[check])
-    if fault in ("notready", "efa", "reclaim"):
+    if fault in ("notready", "efa"):
         assert any(injected.subject in text for text in problems[check])
-    text = format_rehearsal(rehearsal)
     assert f"Fault {fault} on {injected.subject}: named by the checks above" in text
 
 
@@ -254,9 +259,21 @@ def test_imex_leaves_the_workers_in_container_creating_and_verify_points_at_the_
         assert worker["status"]["phase"] == "Pending"
         assert worker["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
     rehearsal = run("gb200-x72", "imex")
-    assert rehearsal.code == 1 and rehearsal.detected(injected)
+    # Named by the verdict and nothing else failing: the rehearsal passes (run.Rehearsal.code).
+    assert rehearsal.code == 0 and rehearsal.detected(injected), format_rehearsal(rehearsal)
     (nvlink,) = [v for v in rehearsal.stages[0].verdicts if v.check == NVLINK]
     (problem,) = nvlink.problems
     assert problem.key == "ComputeDomain imex-check/nvbandwidth-nvl72-compute-domain"
     assert "ContainerCreating" in str(problem.value) and injected.subject in str(problem.value)
     assert "IMEX daemon" in problem.fix and "pulumi up" not in str(problem)
+
+
+def test_imex_in_dra_mode_points_the_nccl_verdict_at_its_compute_domain_too() -> None:
+    rehearsal = run("gb200-x72-dra", "imex")
+    failed_verdicts = [v for v in rehearsal.stages[0].verdicts if not v.passed]
+    keys = {p.key for v in failed_verdicts for p in v.problems}
+    assert keys == {
+        "ComputeDomain imex-check/nvbandwidth-nvl72-compute-domain",
+        "ComputeDomain nccl-check/nccl-nvl72-compute-domain",
+    }, format_rehearsal(rehearsal)
+    assert "pulumi up" not in format_rehearsal(rehearsal)

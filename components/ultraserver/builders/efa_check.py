@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.builders import device_claims
-from ultraserver.builders.mpijob import mpijob_manifest
+from ultraserver.builders.mpijob import WorkerDevices, mpijob_manifest
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import group_node_devices, kueue_enabled, node_group_names, ultraservers_per_node_group
@@ -49,7 +49,7 @@ EXEMPT_REASON = "spans UltraServers over EFA on purpose; Kueue topology placemen
 
 
 @dataclass
-class EfaCheckArgs:
+class EfaCheckArgs(WorkerDevices):
     """Inputs of the EFA check."""
 
     node_groups: list[str]
@@ -82,16 +82,6 @@ class EfaCheckArgs:
     def efa_devices(self) -> int:
         """EFA devices each worker takes (all of its node's)."""
         return self.node_devices.efa_devices
-
-    @property
-    def gpus_per_node(self) -> int:
-        """GPUs per node, one MPI rank each."""
-        return self.node_devices.gpus
-
-    @property
-    def claim_template_name(self) -> str:
-        """The ResourceClaimTemplate of the workers' devices (DRA mode)."""
-        return f"{self.name}-devices"
 
     @property
     def workers(self) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ultraserver.facts.hardware.devices import NodeDevices
 from ultraserver.facts.pins.manifests import MPIJOB_API_VERSION
 
 LAUNCHER_BACKOFF_LIMIT = 2
@@ -48,3 +49,21 @@ def mpijob_manifest(
 def namespace_manifest(name: str) -> dict[str, Any]:
     """The namespace a check's jobs run in."""
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+class WorkerDevices:
+    """What the Args of an MPIJob check derive from their ``name`` and their node's devices (a base of their
+    dataclasses: its annotations are no fields of theirs)."""
+
+    name: str
+    node_devices: NodeDevices
+
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs per node, one MPI rank each."""
+        return self.node_devices.gpus
+
+    @property
+    def claim_template_name(self) -> str:
+        """The ResourceClaimTemplate of the workers' devices (DRA mode)."""
+        return f"{self.name}-devices"

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.builders import device_claims, mpijob
-from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_pod_pieces
+from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_name, compute_domain_pod_pieces
 from ultraserver.builders.efa_check import ALL_REDUCE_PERF, MAX_BYTES, MIN_BYTES, MPIRUN
 from ultraserver.builders.kueue import LOCAL_QUEUE_NAME, check_queue_labels, podset_topology_annotations
+from ultraserver.builders.mpijob import WorkerDevices
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import imex_targets, kueue_enabled
@@ -37,7 +38,7 @@ MNNVL_ENV = ("NCCL_MNNVL_ENABLE=1", "NCCL_NVLS_ENABLE=1")
 
 
 @dataclass(frozen=True)
-class NcclJobArgs:
+class NcclJobArgs(WorkerDevices):
     """One all_reduce_perf run over `nodes` nodes of one UltraServer."""
 
     name: str
@@ -65,19 +66,9 @@ class NcclJobArgs:
     otherwise it requests nvidia.com/gpu and vpc.amazonaws.com/efa."""
 
     @property
-    def gpus_per_node(self) -> int:
-        """GPUs per node, one MPI rank each."""
-        return self.node_devices.gpus
-
-    @property
-    def claim_template_name(self) -> str:
-        """The ResourceClaimTemplate of the workers' devices (DRA mode)."""
-        return f"{self.name}-devices"
-
-    @property
     def domain(self) -> ComputeDomainArgs:
         """The job's own ComputeDomain (elastic: it grows with the workers that join it)."""
-        return ComputeDomainArgs(name=f"{self.name}-compute-domain", namespace=self.namespace)
+        return ComputeDomainArgs(name=compute_domain_name(self.name), namespace=self.namespace)
 
 
 def launcher_command(args: NcclJobArgs) -> list[str]:

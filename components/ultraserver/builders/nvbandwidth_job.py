@@ -8,10 +8,13 @@ from typing import Any
 
 from ultraserver.builders import device_claims, mpijob
 from ultraserver.builders.compute_domain import (
+    MPI_ROLE_LABEL,
     ComputeDomainArgs,
+    compute_domain_name,
     compute_domain_pod_pieces,
 )
 from ultraserver.builders.kueue import check_queue_labels, podset_topology_annotations
+from ultraserver.builders.mpijob import WorkerDevices
 from ultraserver.builders.node_report import NODE_NAME_ENV, launcher_script, worker_entrypoint
 from ultraserver.facts.hardware.devices import DeviceMode, NodeDevices, node_gpus
 from ultraserver.facts.hardware.instances import GB200_INSTANCE_TYPE
@@ -30,12 +33,10 @@ JOB_LABEL = "ultraserver.io/imex-check"
 """Label of every pod of one nvbandwidth job (value: the job name)."""
 FLEET_LABEL = "ultraserver.io/imex-fleet"
 """Label of the workers of the jobs that share one node group of several UltraServers (value: the group)."""
-MPI_ROLE_LABEL = "ultraserver.io/mpi-role"
-"""Label of a check job's pods: their MPI role (worker)."""
 
 
 @dataclass(frozen=True)
-class NvbandwidthJobArgs:
+class NvbandwidthJobArgs(WorkerDevices):
     """One nvbandwidth run across `nodes` nodes of one UltraServer."""
 
     name: str
@@ -65,16 +66,6 @@ class NvbandwidthJobArgs:
     request nvidia.com/gpu."""
 
     @property
-    def gpus_per_node(self) -> int:
-        """GPUs per node, one MPI rank each."""
-        return self.node_devices.gpus
-
-    @property
-    def claim_template_name(self) -> str:
-        """The ResourceClaimTemplate of the workers' devices (DRA mode)."""
-        return f"{self.name}-devices"
-
-    @property
     def queued(self) -> bool:
         """Whether the job is submitted through Kueue."""
         return bool(self.queue_name) and not self.fleet
@@ -94,19 +85,9 @@ def check_job_args(args: NvbandwidthJobArgs) -> None:
         )
 
 
-def compute_domain_name(job: str) -> str:
-    """The ComputeDomain of an nvbandwidth MPIJob."""
-    return f"{job}-compute-domain"
-
-
 def compute_domain_args(args: NvbandwidthJobArgs) -> ComputeDomainArgs:
     """The ComputeDomain the job's workers join (elastic: numNodes 0)."""
     return ComputeDomainArgs(name=compute_domain_name(args.name), namespace=args.namespace)
-
-
-def worker_selector(job: str) -> str:
-    """The label selector of an nvbandwidth MPIJob's worker pods."""
-    return f"{JOB_LABEL}={job},{MPI_ROLE_LABEL}=worker"
 
 
 def worker_labels(args: NvbandwidthJobArgs) -> dict[str, str]:

@@ -92,10 +92,11 @@ COMMAND_EXITS: dict[str, dict[int, str]] = {
         EXIT_INTERNAL: "",
     },
     "rehearse": {
-        EXIT_OK: "",
-        EXIT_FAILED: "the day-2 checks failed on the emulated cluster (an injected fault, or a healthy rehearsal that "
-        "did not pass); with `--api real`, also an object the API server refused or a script's request it refused "
-        "(RBAC, validation)",
+        EXIT_OK: "with `--break`: the toolkit responded to every fault as it must (named by a failing check, or "
+        "handled: its response stage passed)",
+        EXIT_FAILED: "a healthy rehearsal whose day-2 checks did not pass; with `--break`, a fault the toolkit did not "
+        "respond to (not named, not handled) or a stage failing on something no fault explains; with `--api real`, "
+        "also an object the API server refused or a script's request it refused (RBAC, validation)",
         EXIT_USAGE: "a `--break` outside the catalogue or that the stack cannot show, the emulator not installed, "
         f"{_JSON}; with `--api real`, a control plane that cannot be built (no Go, a module that does not build) or "
         "started, a `--charts` folder lacking a chart, a `--crds` file without CRDs",

@@ -17,6 +17,7 @@ not judged.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.offline.pod_placement import object_name, pod_spec
@@ -75,19 +76,7 @@ def reference_problems(
     references of its pods and webhooks that nothing creates."""
     everything = [(owner, list(bodies)) for owner, bodies in releases]
     everything.append(("the toolkit", list(toolkit)))
-    created: set[Ref] = {("PriorityClass", "", name) for name in BUILTIN_PRIORITY_CLASSES}
-    namespaces: set[str] = set()
-    secret_makers: set[str] = set()
-    for _, bodies in everything:
-        for body in bodies:
-            namespace, name = _meta(body)
-            created.add((str(body.get("kind")), namespace, name))
-            if body.get("kind") == "Namespace":
-                namespaces.add(name)
-            namespaces.add(namespace)
-        if _creates_secrets(bodies):
-            secret_makers |= {_meta(b)[0] for b in bodies if _meta(b)[0]}
-    namespaces.discard("")
+    made = _Made.of(everything)
     found: list[Problem] = []
     stuck: list[tuple[str, Mapping[str, Any], str]] = []
     for owner, bodies in everything:
@@ -96,15 +85,7 @@ def reference_problems(
             if spec is None:
                 continue
             namespace = _meta(body)[0]
-            missing = [
-                ref
-                for ref, needed in _pod_refs(spec, namespace)
-                if needed
-                and ref not in created
-                and (ref[1] == "" or ref[1] in namespaces)
-                and not (ref[0] == "ServiceAccount" and ref[2] == "default")
-                and not (ref[0] == "Secret" and ref[1] in secret_makers)
-            ]
+            missing = [ref for ref, needed in _pod_refs(spec, namespace) if needed and made.lacks(ref)]
             if missing:
                 names = ", ".join(f"{kind} {ns + '/' if ns else ''}{name}" for kind, ns, name in missing)
                 stuck.append((namespace, body, names))
@@ -119,6 +100,42 @@ def reference_problems(
                 )
     found += _webhook_problems(everything, stuck)
     return found
+
+
+@dataclass
+class _Made:
+    """What the plan's objects create: the objects, the namespaces they live in or make, and the namespaces where a
+    release creates Secrets at run time."""
+
+    created: set[Ref]
+    namespaces: set[str]
+    secret_makers: set[str]
+
+    @classmethod
+    def of(cls, everything: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> _Made:
+        made = cls({("PriorityClass", "", name) for name in BUILTIN_PRIORITY_CLASSES}, set(), set())
+        for _, bodies in everything:
+            for body in bodies:
+                namespace, name = _meta(body)
+                made.created.add((str(body.get("kind")), namespace, name))
+                if body.get("kind") == "Namespace":
+                    made.namespaces.add(name)
+                made.namespaces.add(namespace)
+            if _creates_secrets(bodies):
+                made.secret_makers |= {_meta(b)[0] for b in bodies if _meta(b)[0]}
+        made.namespaces.discard("")
+        return made
+
+    def lacks(self, ref: Ref) -> bool:
+        """Whether a pod's reference names nothing the plan creates, where that can be known: a namespace nothing in
+        the plan makes is someone else's, the default ServiceAccount comes with each namespace, and a release that
+        creates Secrets at run time may make the ones its namespace names."""
+        return (
+            ref not in self.created
+            and (ref[1] == "" or ref[1] in self.namespaces)
+            and not (ref[0] == "ServiceAccount" and ref[2] == "default")
+            and not (ref[0] == "Secret" and ref[1] in self.secret_makers)
+        )
 
 
 def _selects(selector: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
@@ -139,25 +156,34 @@ def _webhook_problems(
     found = []
     for owner, bodies in everything:
         for body in bodies:
-            if body.get("kind") not in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
-                continue
-            for hook in body.get("webhooks") or []:
-                service = (hook.get("clientConfig") or {}).get("service") or {}
-                if hook.get("failurePolicy", "Fail") != "Fail" or not service:
-                    continue
-                selector = services.get((str(service.get("namespace") or ""), str(service.get("name") or "")), {})
-                for namespace, pod_owner, names in stuck:
-                    if namespace == service.get("namespace") and _selects(selector, pod_owner):
-                        found.append(
-                            Problem(
-                                f"{owner}: {object_name(body)}",
-                                Described(
-                                    f"webhook {hook.get('name')} (failurePolicy Fail) is served by "
-                                    f"{object_name(pod_owner)}, which cannot start ({names})"
-                                ),
-                                "a webhook that fails closed only when its backend can run: otherwise the API server "
-                                "rejects every request it intercepts",
-                                "create what its backend names, or fix the values that name it",
-                            )
-                        )
+            if body.get("kind") in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+                for hook in body.get("webhooks") or []:
+                    found += _hook_problems(f"{owner}: {object_name(body)}", hook, services, stuck)
     return found
+
+
+def _hook_problems(
+    key: str,
+    hook: Mapping[str, Any],
+    services: Mapping[tuple[str, str], Mapping[str, Any]],
+    stuck: Sequence[tuple[str, Mapping[str, Any], str]],
+) -> list[Problem]:
+    """One webhook's: if it fails closed, each pod its Service selects that cannot start."""
+    service = (hook.get("clientConfig") or {}).get("service") or {}
+    if hook.get("failurePolicy", "Fail") != "Fail" or not service:
+        return []
+    selector = services.get((str(service.get("namespace") or ""), str(service.get("name") or "")), {})
+    return [
+        Problem(
+            key,
+            Described(
+                f"webhook {hook.get('name')} (failurePolicy Fail) is served by {object_name(pod_owner)}, which cannot "
+                f"start ({names})"
+            ),
+            "a webhook that fails closed only when its backend can run: otherwise the API server rejects every "
+            "request it intercepts",
+            "create what its backend names, or fix the values that name it",
+        )
+        for namespace, pod_owner, names in stuck
+        if namespace == service.get("namespace") and _selects(selector, pod_owner)
+    ]

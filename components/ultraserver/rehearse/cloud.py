@@ -88,23 +88,29 @@ def cloud_of(plan: Plan, blocks: Sequence[Block], serving: Mapping[str, int], at
             cloud.reservations[rid] = {"start": block.start, "end": block.end, "state": state}
     managed = {r.name for r in plan.resources if r.type == MANAGED_NODE_GROUP}
     for stem in sorted({b.group for b in blocks if b.group}):
-        mine = [b for b in blocks if b.group == stem]
-        desired = sum(serving.get(b.ultraserver, 0) for b in mine)
-        group = AutoScalingGroup(
-            aws_name(stem, stem in managed), stem, desired, max(desired, sum(b.nodes for b in mine)), stem in managed
-        )
-        for resource in plan.resources:
-            inputs = resource.inputs
-            if resource.type == SCHEDULE and resource.name == f"{stem}-{inputs['scheduledActionName']}":
-                moment = datetime.fromisoformat(str(inputs["startTime"]).replace("Z", "+00:00"))
-                if moment > at:
-                    group.actions[inputs["scheduledActionName"]] = (moment, int(inputs["desiredCapacity"]))
-        if group.managed:
-            ends = [b.end - EKS_MANAGED_SCALEDOWN_LEAD for b in mine if b.end - EKS_MANAGED_SCALEDOWN_LEAD > at]
-            if ends:
-                group.actions[EKS_MANAGED_SCALEDOWN_ACTION] = (min(ends), 0)
+        group = _group(plan, stem, [b for b in blocks if b.group == stem], serving, at, stem in managed)
         cloud.groups[group.name] = group
     return cloud
+
+
+def _group(
+    plan: Plan, stem: str, blocks: Sequence[Block], serving: Mapping[str, int], at: datetime, managed: bool
+) -> AutoScalingGroup:
+    """The Auto Scaling group of the node group ``stem`` at ``at``, with the plan's scheduled actions still ahead."""
+    desired = sum(serving.get(b.ultraserver, 0) for b in blocks)
+    group = AutoScalingGroup(
+        aws_name(stem, managed), stem, desired, max(desired, sum(b.nodes for b in blocks)), managed
+    )
+    for resource in plan.resources:
+        inputs = resource.inputs
+        if resource.type == SCHEDULE and resource.name == f"{stem}-{inputs['scheduledActionName']}":
+            moment = datetime.fromisoformat(str(inputs["startTime"]).replace("Z", "+00:00"))
+            if moment > at:
+                group.actions[inputs["scheduledActionName"]] = (moment, int(inputs["desiredCapacity"]))
+    ends = [b.end - EKS_MANAGED_SCALEDOWN_LEAD for b in blocks if b.end - EKS_MANAGED_SCALEDOWN_LEAD > at]
+    if managed and ends:
+        group.actions[EKS_MANAGED_SCALEDOWN_ACTION] = (min(ends), 0)
+    return group
 
 
 def _add(parent: ET.Element, tag: str, text: object = None) -> ET.Element:

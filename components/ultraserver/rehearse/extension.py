@@ -23,7 +23,8 @@ from ultraserver.facts.capacity.capacity_states import (
 )
 from ultraserver.facts.kubernetes.kueue import API_VERSION as KUEUE_API_VERSION
 from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
-from ultraserver.incluster.drain import Block, RestApi
+from ultraserver.incluster.drain import Block
+from ultraserver.incluster.rest import RestApi
 from ultraserver.rehearse.cloud import AutoScalingGroup, Cloud
 from ultraserver.rehearse.cluster import Cluster, GpuNode, iso
 from ultraserver.rehearse.reclaim import cut_off, drain_inputs, drain_run, published, response
@@ -34,7 +35,13 @@ WALK_BEFORE_SCALE_DOWN = timedelta(minutes=30)
 """The walk starts this long before the plan's scale-down of the block: before any cut-off a drain makes to empty the
 nodes in time for it (a judgement; a drain cutting off earlier starts cut off, as a fresh pod each minute would)."""
 AFTER_CONFIRMED = timedelta(minutes=3)
-"""How long the walk goes on after EC2 confirms: the drain runs every minute, and its next run must act."""
+"""How long the walk goes on after EC2 confirms, running the drain every minute as its CronJob does: its next run
+must act."""
+STRIDE = timedelta(minutes=5)
+"""Up to EC2's confirmation the walk runs the drain every 5 minutes, not every minute: it keeps no state between
+runs, so a skipped minute changes when it acts, not what it does (and a rehearsal stays quick)."""
+SHOWN = {"cordon", "release", "hold-queue", "release-queue", "scale-up", "put-scale-down"}
+"""The drain's actions the walk's log shows (its annotations and evictions are the reclaim fault's business)."""
 EXTENSION = timedelta(hours=EXTENSION_DURATION_HOURS[0])
 CONFIRMED_BEFORE_END = timedelta(minutes=EXTENSION_CONFIRMED_LATEST_MINUTES_BEFORE_END)
 
@@ -67,13 +74,19 @@ class Walk:
     """The plan's scale-down of the block (its group's scheduled action)."""
     template: GpuNode
     nodes: list[dict[str, Any]]
+    confirmed: datetime
+    """When EC2 confirms the extension (its payment succeeds) and moves the block's end."""
     log: list[str] = dataclasses.field(default_factory=list)
     first_cut: datetime | None = None
     launched: int = 0
+    sent: int = 0
+    """Messages the topic held before the walk."""
 
     @property
-    def confirmed(self) -> datetime:
-        return self.block.end - CONFIRMED_BEFORE_END
+    def until(self) -> datetime:
+        """The walk's last minute: past EC2's confirmation and past the plan's old scale-down (which must have been
+        moved, or it empties the nodes)."""
+        return max(self.confirmed, self.scale_down) + AFTER_CONFIRMED
 
     def follow_group(self, served: Any, now: datetime) -> None:
         """The UltraServer's Node objects follow the group's desired size: terminated instances leave the API,
@@ -96,18 +109,16 @@ def _step(walk: Walk, served: Any, api: RestApi, env: dict[str, str], cloud: Clo
         walk.log.append(f"{iso(now)} EC2 confirmed the extension: the block now ends {iso(walk.block.end + EXTENSION)}")
     sent = len(cloud.published)
     taken, _ = drain_run(api, env, now, cloud)
-    cuts = [a for a in taken if a["kind"] == "cordon"]
-    if cuts and walk.first_cut is None:
+    if walk.first_cut is None and any(a["kind"] == "cordon" for a in taken):
         walk.first_cut = now
-    kinds = sorted({a["kind"] for a in taken if a["kind"] in ("cordon", "release", "scale-up", "put-scale-down")})
-    kinds += ["hold-queue" for a in taken if a["kind"] == "hold-queue"]
-    kinds += ["release-queue" for a in taken if a["kind"] == "release-queue"]
+    kinds = sorted({a["kind"] for a in taken} & SHOWN)
     if kinds:
         walk.log.append(f"{iso(now)} the drain did: {', '.join(kinds)} ({len(taken)} action(s))")
     walk.log += [f"{iso(now)} alert published: {m['Subject']}" for m in cloud.published[sent:]]
 
 
 def _judge(walk: Walk, api: RestApi, env: dict[str, str], cluster: Cluster) -> list[str]:
+    """What the drain failed to do for the extension, read from the API and AWS at the walk's end."""
     block, group = walk.block, walk.group
     new_end = block.end + EXTENSION
     problems = []
@@ -128,22 +139,63 @@ def _judge(walk: Walk, api: RestApi, env: dict[str, str], cluster: Cluster) -> l
         spec = api.get(f"/apis/{KUEUE_API_VERSION}/clusterqueues/{queue}").get("spec") or {}
         if spec.get("stopPolicy") == "Hold":
             problems.append(f"ClusterQueue {queue} is still held")
-    if not published(cluster, env, block.reservations[0], iso(new_end)):
+    if not published(cluster, env, block.reservations[0], iso(new_end), since=walk.sent):
         problems.append(f"no alert on the stack's topic says EC2's end of {block.reservations[0]} is {iso(new_end)}")
     return problems
 
 
+def _walk(walk: Walk, served: Any, api: RestApi, env: dict[str, str], cluster: Cluster) -> list[str]:
+    """Walk from before the plan's scale-down to ``walk.until``; what the drain failed to do."""
+    strides = -(-(walk.confirmed - (walk.scale_down - WALK_BEFORE_SCALE_DOWN)) // STRIDE)
+    now = walk.confirmed - strides * STRIDE
+    walk.log.append(
+        f"walk: EC2 confirms at {iso(walk.confirmed)}; the drain runs every {STRIDE.seconds // 60} minutes from "
+        f"{iso(now)}, each minute for {AFTER_CONFIRMED.seconds // 60} minutes from the confirmation, to "
+        f"{iso(walk.until)}"
+    )
+    assert cluster.cloud is not None
+    while now <= walk.until:
+        _step(walk, served, api, env, cluster.cloud, now)
+        near = walk.confirmed <= now < walk.confirmed + AFTER_CONFIRMED
+        now += MINUTE if near else STRIDE
+    return _judge(walk, api, env, cluster)
+
+
+def _reset(walk: Walk, served: Any, cluster: Cluster, env: dict[str, str], group: AutoScalingGroup) -> None:
+    """The world before a walk: the nodes as served, the plan's queue, no alert sent yet, AWS as planned."""
+    assert cluster.cloud is not None
+    for node in walk.nodes:
+        served.remove(node)
+    walk.nodes[:] = [n.to_api() for n in cluster.gpu_nodes if n.group.name == walk.block.ultraserver]
+    queues = [o for o in cluster.objects if o["kind"] == "ClusterQueue"]
+    served.put([*walk.nodes, *queues])
+    namespace, _, name = env.get("ALERT_STATE", "").partition("/")
+    if name:
+        served.put([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}])
+    for rid in walk.block.reservations:
+        cluster.cloud.reservations[rid]["end"] = walk.block.end
+    cluster.cloud.groups[group.name] = walk.group = dataclasses.replace(group, actions=dict(group.actions))
+    walk.sent = len(cluster.cloud.published)
+
+
 def extension_response(served: Any, api: RestApi, env: dict[str, str], cluster: Cluster, injected: Any) -> Stage:
-    """Walk the block's end with the late extension; the response passes when the block serves the extension."""
+    """Walk the block's end twice, with the extension confirmed after the drain cut the block off: once before the
+    plan's scale-down (the nodes must be released and the scale-down moved), once at the latest moment EC2 confirms,
+    35 minutes before the old end, after the scale-down ran (the group must scale back up). It passes when the block
+    serves the extension both times."""
     found = extended_block(cluster)
     assert found is not None and cluster.cloud is not None, "needs: a block the fault can extend"
     block, group = found
     template = next(n for n in cluster.gpu_nodes if n.group.name == block.ultraserver)
-    nodes = [n.to_api() for n in cluster.gpu_nodes if n.group.name == block.ultraserver]
-    walk = Walk(block, group, group.actions[block.scale_down_action][0], template, nodes)
-    now = walk.scale_down - WALK_BEFORE_SCALE_DOWN
-    walk.log.append(f"walked the drain's run each minute from {iso(now)} to {iso(walk.confirmed + AFTER_CONFIRMED)}")
-    while now <= walk.confirmed + AFTER_CONFIRMED:
-        _step(walk, served, api, env, cluster.cloud, now)
-        now += MINUTE
-    return response("extend-late", _judge(walk, api, env, cluster), "\n".join(walk.log))
+    scale_down = group.actions[block.scale_down_action][0]
+    planned = dataclasses.replace(group, actions=dict(group.actions))
+    lines: list[str] = []
+    problems: list[str] = []
+    left: list[dict[str, Any]] = []
+    for confirmed in (scale_down - STRIDE, block.end - CONFIRMED_BEFORE_END):
+        walk = Walk(block, group, scale_down, template, left, confirmed)
+        _reset(walk, served, cluster, env, planned)
+        problems += [f"(confirmed {iso(confirmed)}) {p}" for p in _walk(walk, served, api, env, cluster)]
+        lines += walk.log
+        left = walk.nodes
+    return response("extend-late", problems, "\n".join(lines))

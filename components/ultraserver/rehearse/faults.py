@@ -32,7 +32,8 @@ class Injected:
     """The node the fault hits (for a node that never joined, its UltraServer): a verdict must name it."""
     runs: RunFaults = RunFaults()
     group: str = ""
-    """The node group (UltraServer) or job the fault is in; naming it alone does not count as naming the fault."""
+    """The node group (UltraServer) or job the fault is in; naming it alone does not count as naming the fault, but a
+    failing stage that names it (the UltraServer's acceptance short of a node) is explained by the fault."""
 
 
 def _first(cluster: Cluster, wanted: Callable[[GpuNode], bool] = lambda n: True) -> GpuNode:
@@ -42,14 +43,16 @@ def _first(cluster: Cluster, wanted: Callable[[GpuNode], bool] = lambda n: True)
 def _notready(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster)
     node.ready = False
-    return Injected("notready", f"node {node.name} stopped posting status (Ready Unknown)", node.name, runs)
+    what = f"node {node.name} stopped posting status (Ready Unknown)"
+    return Injected("notready", what, node.name, runs, node.group.name)
 
 
 def _efa(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster)
     node.efa_devices = 0
     found_by = "DRANET" if node.group.mode.dra else "its EFA device plugin"
-    return Injected("efa", f"node {node.name} shows 0 EFA devices ({found_by} found none)", node.name, runs)
+    what = f"node {node.name} shows 0 EFA devices ({found_by} found none)"
+    return Injected("efa", what, node.name, runs, node.group.name)
 
 
 def _clique(cluster: Cluster, runs: RunFaults) -> Injected:
@@ -67,7 +70,8 @@ def _clique(cluster: Cluster, runs: RunFaults) -> Injected:
 def _imex(cluster: Cluster, runs: RunFaults) -> Injected:
     node = _first(cluster, lambda n: bool(n.group.nvlink_jobs))
     what = f"the IMEX daemon of node {node.name} never becomes ready (its ComputeDomain stays not Ready)"
-    return Injected("imex", what, node.name, dataclasses.replace(runs, no_imex=runs.no_imex | {node.name}))
+    changed = dataclasses.replace(runs, no_imex=runs.no_imex | {node.name})
+    return Injected("imex", what, node.name, changed, node.group.name)
 
 
 def _socket(cluster: Cluster, runs: RunFaults) -> Injected:
@@ -104,23 +108,24 @@ def _reclaim(cluster: Cluster, runs: RunFaults) -> Injected:
     return Injected("reclaim", what, first.name, runs, first.group.name)
 
 
-QUEUE_RESOURCE = f"{KUEUE_API_VERSION}/clusterqueues"
-
-
 def _drain_forbidden(cluster: Cluster, runs: RunFaults) -> Injected:
-    """EC2 reclaims every block (so the drain must hold the queue), and the drain's role lacks the verb for it."""
+    """EC2 reclaims every block it can name, and the drain's role lacks a verb it needs then: the ClusterQueue's hold
+    when every GB200 node is ending (each active block has a reservation EC2 can warn about), else the notice on the
+    job's Workload."""
     first, _ = _job_on_a_block(cluster)
     inputs = drain_inputs(cluster.objects)
     assert inputs is not None
-    cluster.notices += [notice(b, cluster.at) for b in inputs.blocks if b.start <= cluster.at < b.end]
-    role = drain_role(cluster.objects)
+    active = [b for b in inputs.blocks if b.start <= cluster.at < b.end]
+    cluster.notices += [notice(b, cluster.at) for b in active if b.reservations]
+    resource = "clusterqueues" if all(b.reservations for b in active) else "workloads"
+    role = drain_role(cluster.objects, resource)
     for rule in role["rules"]:
-        if "clusterqueues" in rule["resources"]:
+        if resource in rule["resources"]:
             rule["verbs"] = [v for v in rule["verbs"] if v != "patch"]
-    cluster.forbidden.append(("PATCH", QUEUE_RESOURCE))
+    cluster.forbidden.append(("PATCH", f"{KUEUE_API_VERSION}/{resource}"))
     what = (
         f"EC2's notice of the reclaim of every block arrives while job {JOB} runs on {first.group.name}, and the "
-        f"drain's ClusterRole {role['metadata']['name']} lacks patch on clusterqueues: the API server answers 403"
+        f"drain's ClusterRole {role['metadata']['name']} lacks patch on {resource}: the API server answers 403"
     )
     return Injected("drain-forbidden", what, first.name, runs, first.group.name)
 

@@ -28,9 +28,9 @@ from ultraserver.incluster.drain import (
     RECLAIM_ANNOTATION,
     RECLAIM_TAINT,
     Block,
-    RestApi,
     timeline,
 )
+from ultraserver.incluster.rest import RestApi
 from ultraserver.rehearse.apis import script_account
 from ultraserver.rehearse.cloud import Cloud
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
@@ -59,9 +59,9 @@ def drain_inputs(objects: Sequence[dict[str, Any]]) -> DrainInputs | None:
     return DrainInputs(tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"])), env.get("CLUSTER_QUEUE", ""))
 
 
-def drain_role(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    """The plan's ClusterRole bound to the drain's ServiceAccount that grants its hold of the ClusterQueue, replaced
-    in ``objects`` by a copy the caller may change (the plan's own stays as planned)."""
+def drain_role(objects: list[dict[str, Any]], resource: str) -> dict[str, Any]:
+    """The plan's ClusterRole bound to the drain's ServiceAccount that grants it ``resource``, replaced in
+    ``objects`` by a copy the caller may change (the plan's own stays as planned)."""
     namespace, account = script_account(objects, "BLOCKS")
     bound = {
         o["roleRef"]["name"]
@@ -72,10 +72,10 @@ def drain_role(objects: list[dict[str, Any]]) -> dict[str, Any]:
     for index, obj in enumerate(objects):
         rules = obj.get("rules") or []
         if obj["kind"] == "ClusterRole" and obj["metadata"]["name"] in bound:
-            if any("clusterqueues" in r.get("resources", []) for r in rules):
+            if any(resource in r.get("resources", []) for r in rules):
                 objects[index] = copy.deepcopy(obj)
                 return objects[index]
-    raise LookupError("the plan binds the drain to no ClusterRole over clusterqueues")
+    raise LookupError(f"the plan binds the drain to no ClusterRole over {resource}")
 
 
 NOTICE_AHEAD = timedelta(minutes=RECLAIM_LEAD_MINUTES[ULTRASERVER] + 15)
@@ -164,25 +164,9 @@ def drain_run(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> 
     return drain_main.run(api, at, env, cloud.api)
 
 
-def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> Stage:
-    """The drain CronJob's whole run at ``at`` through ``api`` (the CronJob's own, ``drain_main.StdlibApi``) and the
-    rehearsal's AWS: it fails when it had to take running work off the nodes (evicted or deleted pods), naming the
-    pods, their nodes and the fix, or when it published an alert (each shown as sent)."""
-    inputs = DrainInputs(tuple(Block.from_json(b) for b in json.loads(env["BLOCKS"])), env.get("CLUSTER_QUEUE", ""))
-    pods = api.get("/api/v1/pods").get("items") or []
-    hosts = {(p["metadata"].get("namespace"), p["metadata"]["name"]): p["spec"].get("nodeName") for p in pods}
-    sent = len(cloud.published)
-    actions, findings = drain_run(api, env, at, cloud)
-    published = cloud.published[sent:]
-    alerts = [f"ALERT to {m['TopicArn']}: {m['Subject']}: {m['Message']}" for m in published]
-    again = [f for f in findings if f["message"] not in {m["Message"] for m in published}]
-    alerts += [f"ALERT (sent before, not again): {f['subject']}" for f in again]
-    if not actions and not findings:
-        warned = json.loads(env.get("WARNINGS") or "[]")
-        return Stage("drain", 0, f"nothing to drain at {iso(at)} ({_drain_starts(inputs.blocks, at, warned)})")
-    lines = [_line(a) for a in actions]
+def _taken(actions: list[dict[str, Any]], hosts: dict[tuple[Any, Any], Any]) -> list[str]:
+    """A FAILED line for each pod the run took off a node, or told its eviction time (taken off as surely)."""
     taken = [a for a in actions if a["kind"] in ("evict-pod", "delete-pod")]
-    # A pod told its eviction time (evict-at, after its checkpoint window) is taken off as surely as one evicted now.
     gone = {(a["namespace"], a["name"]) for a in taken}
     taken += [
         {**a, "kind": "evict-pod", "at": a["annotations"][EVICT_ANNOTATION]}
@@ -191,6 +175,7 @@ def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -
         and EVICT_ANNOTATION in a["annotations"]
         and (a["namespace"], a["name"]) not in gone
     ]
+    lines = []
     for action in taken:
         node = hosts.get((action["namespace"], action["name"]))
         when = f" at {action['at']}" if action.get("at") else ""
@@ -201,8 +186,32 @@ def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -
             f"a block with time left, and have the trainer read ultraserver.io/evict-at and checkpoint before it "
             f"(docs/submitting-jobs.md; pods labelled {CHECKPOINT_LABEL}=false get no checkpoint window)"
         )
+    return lines
+
+
+def _alerts(published: list[dict[str, str]], findings: list[dict[str, str]]) -> list[str]:
+    """Each alert the run published, and each finding it had sent before (published once while it lasts)."""
+    lines = [f"ALERT to {m['TopicArn']}: {m['Subject']}: {m['Message']}" for m in published]
+    sent = {m["Message"] for m in published}
+    return lines + [f"ALERT (sent before, not again): {f['subject']}" for f in findings if f["message"] not in sent]
+
+
+def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> Stage:
+    """The drain CronJob's whole run at ``at`` through ``api`` (the CronJob's own, ``drain_main.StdlibApi``) and the
+    rehearsal's AWS: it fails when it had to take running work off the nodes (evicted or deleted pods), naming the
+    pods, their nodes and the fix, or when it published an alert (each shown as sent)."""
+    pods = api.get("/api/v1/pods").get("items") or []
+    hosts = {(p["metadata"].get("namespace"), p["metadata"]["name"]): p["spec"].get("nodeName") for p in pods}
+    sent = len(cloud.published)
+    actions, findings = drain_run(api, env, at, cloud)
+    if not actions and not findings:
+        warned = json.loads(env.get("WARNINGS") or "[]")
+        blocks = [Block.from_json(b) for b in json.loads(env["BLOCKS"])]
+        return Stage("drain", 0, f"nothing to drain at {iso(at)} ({_drain_starts(blocks, at, warned)})")
+    taken = _taken(actions, hosts)
     # What the run publishes to the alert topic (a refused call, an empty block, EC2's dates): a person is paged.
-    return Stage("drain", 1 if taken or findings else 0, "\n".join(lines + alerts))
+    lines = [_line(a) for a in actions] + taken + _alerts(cloud.published[sent:], findings)
+    return Stage("drain", 1 if taken or findings else 0, "\n".join(lines))
 
 
 # The responses a drain fault needs, judged from what the drain's run left in the API and in AWS, never from the
@@ -239,9 +248,11 @@ def _nodes_cut(api: RestApi, cluster: Cluster, reclaims: dict[str, datetime]) ->
     return problems
 
 
-def _pods_told(api: RestApi, cluster: Cluster, reclaims: dict[str, datetime], seen: datetime) -> list[str]:
+def _pods_told(
+    api: RestApi, cluster: Cluster, reclaims: dict[str, datetime], seen: datetime, workload: bool = True
+) -> list[str]:
     """Each of the job's pods still running is told EC2's reclaim and an eviction time after the notice and no later
-    than the reclaim; its Workload is told the earliest reclaim of its nodes."""
+    than the reclaim; its Workload (unless ``workload`` is False) is told the earliest reclaim of its nodes."""
     hosts = {n.name: n.group.name for n in cluster.running_job}
     wanted = min((reclaims[g] for g in hosts.values() if g in reclaims), default=None)
     if wanted is None:
@@ -254,11 +265,17 @@ def _pods_told(api: RestApi, cluster: Cluster, reclaims: dict[str, datetime], se
             problems.append(f"pod {name} was not told EC2's reclaim (reclaim-at: {notes.get(RECLAIM_ANNOTATION)})")
         if evict is None or not seen < _utc(evict) <= wanted:
             problems.append(f"pod {name}'s eviction time {evict} is not after the notice and before the reclaim")
-    path = f"/apis/{KUEUE_GROUP}/{WORKLOAD_VERSION}/namespaces/{NAMESPACE}/workloads/job-{JOB}"
-    told = (api.get(path)["metadata"].get("annotations") or {}).get(RECLAIM_ANNOTATION)
+    return problems + (_workload_told(api, wanted) if workload else [])
+
+
+def _workload_told(api: RestApi, wanted: datetime) -> list[str]:
+    # Listed, as the drain's account may (it lists and patches Workloads; it may not get one).
+    path = f"/apis/{KUEUE_GROUP}/{WORKLOAD_VERSION}/namespaces/{NAMESPACE}/workloads"
+    mine = [w for w in api.get(path).get("items") or [] if w["metadata"]["name"] == f"job-{JOB}"]
+    told = (mine[0]["metadata"].get("annotations") or {}).get(RECLAIM_ANNOTATION) if mine else None
     if told != iso(wanted):
-        problems.append(f"Workload job-{JOB} was told reclaim-at {told}, not EC2's reclaim {iso(wanted)}")
-    return problems
+        return [f"Workload job-{JOB} was told reclaim-at {told}, not EC2's reclaim {iso(wanted)}"]
+    return []
 
 
 def _queue_held(api: RestApi, env: dict[str, str], reclaims: dict[str, datetime]) -> list[str]:
@@ -292,13 +309,14 @@ def _reclaims(cluster: Cluster) -> tuple[dict[str, datetime], datetime]:
     return reclaims, min(_utc(n["seen"]) for n in cluster.notices)
 
 
-def published(cluster: Cluster, env: dict[str, str], *words: str) -> list[str]:
-    """The messages the run published to the plan's alert topic that hold every one of ``words`` and a fix."""
+def published(cluster: Cluster, env: dict[str, str], *words: str, since: int = 0) -> list[str]:
+    """The messages the run published to the plan's alert topic (from the ``since``-th on) that hold every one of
+    ``words`` and a fix."""
     assert cluster.cloud is not None
     topic = env.get("ALERT_TOPIC_ARN", "")
     return [
         m["Message"]
-        for m in cluster.cloud.published
+        for m in cluster.cloud.published[since:]
         if m["TopicArn"] == topic and "Fix" in m["Message"] and all(w in m["Message"] for w in words)
     ]
 
@@ -323,13 +341,15 @@ def reclaim_response(served: Any, api: RestApi, env: dict[str, str], cluster: Cl
 
 def forbidden_response(served: Any, api: RestApi, env: dict[str, str], cluster: Cluster, injected: Any) -> Stage:
     """A refused call (403) is published to the alert topic naming what was refused and the fix, and the drain's
-    other steps are done: nodes cut off, pods and Workload told."""
+    other steps are done: nodes cut off, pods (and the Workload, unless its patch was the refused call) told."""
     reclaims, seen = _reclaims(cluster)
-    problems = _nodes_cut(api, cluster, reclaims) + _pods_told(api, cluster, reclaims, seen)
-    queue = env.get("CLUSTER_QUEUE", "")
-    if not published(cluster, env, "403", queue, env.get("CLUSTER_NAME", "")):
-        problems.append(f"no alert on the stack's topic names the refused call on ClusterQueue {queue} (403)")
-    story = f"{', '.join(sorted(reclaims))}: the drain's PATCH of ClusterQueue {queue} refused (403)"
+    queue = cluster.forbidden[0][1].endswith("/clusterqueues")
+    refused = f"ClusterQueue {env.get('CLUSTER_QUEUE', '')}" if queue else f"Workload {NAMESPACE}/job-{JOB}"
+    problems = _nodes_cut(api, cluster, reclaims) + _pods_told(api, cluster, reclaims, seen, workload=queue)
+    named = env.get("CLUSTER_QUEUE", "") if queue else f"{NAMESPACE}/job-{JOB}"
+    if not published(cluster, env, "403", named, env.get("CLUSTER_NAME", "")):
+        problems.append(f"no alert on the stack's topic names the refused patch of {refused} (403)")
+    story = f"{', '.join(sorted(reclaims))}: the drain's patch of {refused} refused (403)"
     return response("drain-forbidden", problems, story)
 
 

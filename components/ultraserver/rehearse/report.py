@@ -71,7 +71,9 @@ def exit_reason(rehearsal: Rehearsal) -> str:
         return f"fault {', '.join(i.fault for i in missed)}: {_verdict(rehearsal, missed[0])}"
     if rehearsal.injected:
         unexplained = rehearsal.unexplained
-        return f"{unexplained[0].name} failed, naming no injected fault" if unexplained else ""
+        if unexplained:
+            return f"{unexplained[0].name} failed, naming no injected fault"
+        return "every injected fault named by the checks or handled by the toolkit"
     failed = [line for line in _summary(rehearsal) if line.startswith("FAILED ")]
     return failed[0].removeprefix("FAILED ") if failed else ""
 

@@ -165,23 +165,7 @@ class Platform(pulumi.ComponentResource):
                     tags=tags,
                 ),
             )
-        self.gpu_node_groups = {}
-        now = args.now or clock.now()
-        for group in s.gpu_node_groups:
-            if group_expired(group, now):
-                continue  # every block has ended: nothing can launch (config.expiry; the plan warns)
-            # Node group n runs the n-th reservation of every block (capacityBlocks) or of capacityReservationIds.
-            for position, group_name in enumerate(node_group_names(group)):
-                if group.handover == "standby" and group.capacity_blocks:
-                    # One group per block, each on its own reservation and schedule (config.blocks.standby_groups).
-                    for standby in standby_groups(group, position, group_name, now):
-                        self.gpu_node_groups[standby.name] = self._gpu_node_group(
-                            s, group, group_name, position, tags, cluster_rules, args.now, standby
-                        )
-                    continue
-                self.gpu_node_groups[group_name] = self._gpu_node_group(
-                    s, group, group_name, position, tags, cluster_rules, args.now
-                )
+        self.gpu_node_groups = self._gpu_node_groups(s, tags, cluster_rules, args.now)
         # Helm releases need the API server and somewhere to run controllers, not the GPU nodes:
         # GPU node groups and the releases proceed in parallel. With kubernetes.layer separate-stack this program
         # declares nothing in Kubernetes; the kubernetes-layer/ project installs the layer from inside the VPC.
@@ -201,6 +185,27 @@ class Platform(pulumi.ComponentResource):
                 opts=child,
             )
         self.register_outputs({"clusterName": self.cluster.name})
+
+    def _gpu_node_groups(
+        self, s: Settings, tags: dict[str, str], cluster_rules: list[pulumi.Resource], at: datetime | None
+    ) -> dict[str, GpuNodeGroup]:
+        """Every GPU node group of the settings that can still launch, by name (``at``: the program's clock)."""
+        groups: dict[str, GpuNodeGroup] = {}
+        now = at or clock.now()
+        for group in s.gpu_node_groups:
+            if group_expired(group, now):
+                continue  # every block has ended: nothing can launch (config.expiry; the plan warns)
+            # Node group n runs the n-th reservation of every block (capacityBlocks) or of capacityReservationIds.
+            for position, group_name in enumerate(node_group_names(group)):
+                if group.handover == "standby" and group.capacity_blocks:
+                    # One group per block, each on its own reservation and schedule (config.blocks.standby_groups).
+                    for standby in standby_groups(group, position, group_name, now):
+                        groups[standby.name] = self._gpu_node_group(
+                            s, group, group_name, position, tags, cluster_rules, at, standby
+                        )
+                    continue
+                groups[group_name] = self._gpu_node_group(s, group, group_name, position, tags, cluster_rules, at)
+        return groups
 
     def _event_queue(self, name: str, former_type: str, args: EventQueueArgs) -> EventQueue:
         """An EventQueue once the cluster exists. Each was its own component type before (``former_type``): the alias
