@@ -82,7 +82,7 @@ def refused(change: Any, stack: str = "gb200-x72") -> str:
         (lambda c: c["ultraserver-eks:gpuNodeGroups"][0].update(name="g" * 31), "IMEX check UltraServer"),
         (
             lambda c: c["ultraserver-eks:cluster"].update(
-                endpointPublicAccessCidrs=[f"10.0.{i}.0/24" for i in range(41)]
+                endpointPublicAccessCidrs=[f"198.18.{i}.0/24" for i in range(41)]
             ),
             "at most 40",
         ),

@@ -30,6 +30,7 @@ from ultraserver.preflight.checks import (
     check_kubernetes_version,
     check_node_group_quota,
     check_subnets,
+    check_vcpus,
     check_zone_opt_in,
     run_preflight,
 )
@@ -257,12 +258,13 @@ def test_run_preflight_all_pass(moto: None) -> None:
         resource_groups=rg,
         sts=sts,
     )
+    ec2_stub.add_response("describe_instance_types", vcpus_answer(144), {"InstanceTypes": [GB200]})
     t = target(existing_subnets={gpu_subnet: LOCAL_ZONE}, required_free_ips={gpu_subnet: 100})
     checks = run_preflight(t, clients, now=NOW)
     ec2_stub.assert_no_pending_responses()
     assert [c.key for c in checks if c.level != PASS] == []
-    # The creator, 9 reservation checks, zone, AMI parameter + release, subnet zone + free IPs, version, quota.
-    assert len(checks) == 1 + 9 + 1 + 2 + 2 + 1 + 1
+    # The creator, 9 reservation checks, zone, AMI parameter + release, subnet zone + free IPs, version, quota, vCPUs.
+    assert len(checks) == 1 + 9 + 1 + 2 + 2 + 1 + 1 + 1
     assert exit_code(checks) == 0
 
 
@@ -296,3 +298,27 @@ def test_run_preflight_accepts_a_session(moto: None) -> None:
     assert checks["AMI parameter"].level == PASS
     assert checks["AMI release"].level == PASS
     assert checks["managed node group quota"].level == WARN
+
+
+GB200 = "p6e-gb200.36xlarge"
+
+
+def vcpus_answer(vcpus: int) -> dict:
+    return {"InstanceTypes": [{"InstanceType": GB200, "VCpuInfo": {"DefaultVCpus": vcpus}}]}
+
+
+@pytest.mark.parametrize("vcpus", [72, 143, 288])
+def test_a_vcpu_count_other_than_the_share_rests_on_fails(vcpus: int) -> None:
+    ec2, stub = stubbed("ec2")
+    stub.add_response("describe_instance_types", vcpus_answer(vcpus), {"InstanceTypes": [GB200]})
+    [found] = check_vcpus(target(), ec2)
+    stub.assert_no_pending_responses()
+    assert found.level == FAIL and f"EC2 reports {vcpus}" in found.value and "rests on 144" in found.value
+    assert "facts/hardware/instances.py" in found.fix
+
+
+def test_the_vcpu_count_the_share_rests_on_passes() -> None:
+    ec2, stub = stubbed("ec2")
+    stub.add_response("describe_instance_types", vcpus_answer(144), {"InstanceTypes": [GB200]})
+    [found] = check_vcpus(target(), ec2)
+    assert found.level == PASS

@@ -18,7 +18,7 @@ from ultraserver.preflight.target import target_from_settings
 
 STACK = {
     "aws:region": REGION,
-    "ultraserver-eks:cluster": json.dumps({"name": "c", "endpointPublicAccessCidrs": ["10.1.0.0/16"]}),
+    "ultraserver-eks:cluster": json.dumps({"name": "c", "endpointPublicAccessCidrs": ["198.18.0.0/16"]}),
     "ultraserver-eks:network": json.dumps({"availabilityZones": ["us-east-1a", "us-east-1b"]}),
 }
 

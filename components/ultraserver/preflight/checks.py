@@ -10,6 +10,7 @@ import boto3
 
 from ultraserver.facts.aws import limits
 from ultraserver.facts.capacity.capacity_blocks import require_aware
+from ultraserver.facts.hardware import instances
 from ultraserver.facts.pins import ami
 from ultraserver.preflight.addons import check_addon_versions
 from ultraserver.preflight.capacity import check_reservations
@@ -138,6 +139,36 @@ def check_zone_offerings(target: PreflightTarget, ec2: Client) -> list[Problem]:
                     f"set {g.settings_key}.availabilityZone to the capacity reservation's zone",
                 )
             )
+    return checks
+
+
+def check_vcpus(target: PreflightTarget, ec2: Client) -> list[Problem]:
+    """Each GPU instance type's vCPUs as EC2 reports them (DescribeInstanceTypes, VCpuInfo.DefaultVCpus) against the
+    figure the whole-node CPU share rests on (facts/hardware/instances.VCPUS, read from a third-party copy): a
+    different count makes the share fit a node twice or never, and Kueue's placement with it."""
+    types = sorted({g.instance_type for g in target.groups if g.instance_type in instances.VCPUS})
+    if not types:
+        return []
+    answer = call_all(ec2, "describe_instance_types", InstanceTypes=types)
+    reported = {
+        t["InstanceType"]: (t.get("VCpuInfo") or {}).get("DefaultVCpus") for t in answer.get("InstanceTypes", [])
+    }
+    checks = []
+    for name in types:
+        label, assumed = f"{name}: vCPUs", instances.VCPUS[name]
+        if reported.get(name) == assumed:
+            checks.append(check(label, PASS, f"EC2 reports {assumed}, the figure the whole-node CPU share rests on"))
+            continue
+        checks.append(
+            check(
+                label,
+                FAIL,
+                f"EC2 reports {reported.get(name, 'no such type')} (DescribeInstanceTypes in {target.region}); the "
+                f"toolkit's whole-node CPU share rests on {assumed}",
+                "do not deploy GPU jobs with this release: report it, and set VCPUS in "
+                "ultraserver/facts/hardware/instances.py to EC2's figure (the share and Kueue's placement follow it)",
+            )
+        )
     return checks
 
 
@@ -360,6 +391,7 @@ def run_preflight(
     version_name = f"Kubernetes {target.kubernetes_version} offered"
     checks += _guarded(version_name, lambda: check_kubernetes_version(target, clients.eks))
     checks += _guarded("managed node group quota", lambda: check_node_group_quota(target, clients.service_quotas))
+    checks += _guarded("GPU instance vCPUs", lambda: check_vcpus(target, clients.ec2))
     if target.addon_versions:
         checks += _guarded("EKS add-on versions", lambda: check_addon_versions(target, clients.eks))
     return checks
