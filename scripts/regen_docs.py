@@ -121,7 +121,7 @@ def settings_reference(_: Any) -> str:
 
 
 def exits_table(table: tuple[tuple[int, str], ...]) -> str:
-    """The exit codes of every command (ultraserver.cli.exits.EXIT_TABLE, also the --help epilog)."""
+    """The exit codes of every command (ultraserver.cli.exits.EXIT_TABLE; each command's --help shows its rows)."""
     return "\n".join(["| Code | Meaning |", "|---|---|", *(f"| {code} | {_cell(text)} |" for code, text in table)])
 
 

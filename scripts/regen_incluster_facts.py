@@ -41,6 +41,7 @@ COPIES: tuple[tuple[str, object, str], ...] = (
     ),
     ("MPIJOB_API_VERSION", manifests.MPIJOB_API_VERSION, "ultraserver.facts.pins.manifests.MPIJOB_API_VERSION"),
     ("KUEUE_API_VERSION", kueue.API_VERSION, "ultraserver.facts.kubernetes.kueue.API_VERSION"),
+    ("WORKLOAD_ANNOTATION", kueue.WORKLOAD_ANNOTATION, "ultraserver.facts.kubernetes.kueue.WORKLOAD_ANNOTATION"),
     ("ROLE_LABEL", spares.ROLE_LABEL, "ultraserver.facts.kubernetes.spares.ROLE_LABEL"),
     ("ACTIVE", spares.ACTIVE, "ultraserver.facts.kubernetes.spares.ACTIVE"),
     ("SPARE", spares.SPARE, "ultraserver.facts.kubernetes.spares.SPARE"),

@@ -170,13 +170,31 @@ def test_a_workload_spanning_two_ending_ultraservers_is_told_the_earlier_reclaim
         "metadata": {"name": "wide", "namespace": "train"},
         "status": {"admission": {"clusterQueue": "gb200", "podSetAssignments": [assignment]}},
     }
+    # Its pods, one on each UltraServer, carry the Workload's name as Kueue's TAS writes it on every pod it places.
+    for index, node in enumerate((one, two)):
+        pod = sim.pod("train", f"wide-{index}", node)
+        pod["metadata"]["annotations"] = {"kueue.x-k8s.io/workload": "wide"}
+        sim.pods[("train", f"wide-{index}")] = pod
     earlier, later = ds.timeline(a), ds.timeline(b_soon)
     assert earlier.reclaim < later.reclaim
+    first_reclaim = _iso(a.end - timedelta(minutes=60))
     # Told at the first UltraServer's cut-off, and still the earlier reclaim once the second is ending as well.
     for now in (earlier.cutoff, later.cutoff + MINUTE):
         ds.run_once(sim, [a, b_soon], now, "gb200")
         notes = sim.workloads["wide"]["metadata"]["annotations"]
-        assert notes[ds.RECLAIM_ANNOTATION] == _iso(a.end - timedelta(minutes=60)), now
+        assert notes[ds.RECLAIM_ANNOTATION] == first_reclaim, now
+        if now == earlier.cutoff:
+            # Every pod of the job, rank 0 wherever it runs, is told the first eviction and asked to checkpoint.
+            evict_at = _iso(earlier.cutoff + timedelta(minutes=ds.CHECKPOINT_GRACE_MINUTES))
+            for index in (0, 1):
+                told = sim.pods[("train", f"wide-{index}")]["metadata"]["annotations"]
+                assert told[ds.RECLAIM_ANNOTATION] == first_reclaim and told[ds.EVICT_ANNOTATION] == evict_at
+                assert told[ds.CHECKPOINT_ANNOTATION] == _iso(earlier.cutoff)
+            # Past its eviction time the pod on the second UltraServer, not ending yet, is left running.
+            ds.run_once(sim, [a, b_soon], earlier.deadline - MINUTE, "gb200")
+            assert "wide-0" in sim.evicted and ("train", "wide-1") in sim.pods
+    # Once its own UltraServer is ending it goes at once (the job's eviction time is past), within the budgets.
+    assert "wide-1" in sim.evicted
 
 
 def test_a_refused_eviction_is_retried_every_run_and_never_counted_as_done() -> None:

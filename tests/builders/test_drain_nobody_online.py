@@ -213,3 +213,32 @@ def test_ec2_unreadable_is_reported_and_the_drain_runs_on_the_stack_s_dates() ->
     assert all(world.sim.nodes[n]["spec"]["unschedulable"] for n in world.members[_managed_name(first)])
     said = [m for m in world.aws.published if "describe-capacity-reservations" in m["Message"]]
     assert len(said) == 1 and "403" in said[0]["Message"]
+
+
+@pytest.mark.parametrize("deployed_in_gap", [False, True], ids=["missed", "deployed"])
+def test_a_missed_switch_deploy_pages_at_the_deadline_the_plan_names(deployed_in_gap: bool) -> None:
+    """handover: switch with two blocks: the plan's WARNING names the gap in which a `pulumi up` must run (from the
+    first block's settled scale-down to the second's start). The deploy's blocks.json says which block the group was
+    pointed at; a deploy during the first block leaves the second unpointed. At the second's start, the deadline,
+    the drain pages with the fix, half an hour before the no-Ready-node alert could."""
+    settings = two_blocks("managed", "switch")
+    first_block, second_block = settings.gpu_node_groups[0].blocks
+    gap = cb.switch_window(settings.gpu_node_groups[0].blocks, 0)
+    assert gap is not None and gap[1] == second_block.window.start  # the deadline is the second block's start
+    deploy = gap[0] + 5 * MINUTE if deployed_in_gap else first_block.window.start + timedelta(days=1)
+    first, second = drain_blocks(settings, deploy)
+    world = _switch_world([first, second])
+    world.aws.reservations[second.reservations[0]] = {"start": second.start, "end": second.end, "state": "active"}
+    env = _env([first, second])
+    world.walk(gap[1] - 3 * MINUTE, gap[1] + 2 * MINUTE, env)
+    said = [m for m in world.aws.published if "no `pulumi up` ran in the gap" in m["Message"]]
+    if deployed_in_gap:
+        assert said == []
+        return
+    assert len(said) == 1, world.aws.published
+    message = said[0]["Message"]
+    assert second.reservations[0] in message and "Fix: run `pulumi up`" in message and "handover: standby" in message
+    # Not before the deadline: nothing was published in the minutes before the second block's start.
+    early = World(world.sim, FakeAws(reservations=world.aws.reservations))
+    early.walk(gap[1] - 3 * MINUTE, gap[1], env)
+    assert not [m for m in early.aws.published if "no `pulumi up` ran in the gap" in m["Message"]]

@@ -119,7 +119,7 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
         members = [n for n in cluster.node_list if n.labels[ULTRASERVER_LABEL] == group.name]
         for index, job in enumerate(group.nvlink_jobs):
             launcher = Pod(
-                f"{job}-launcher-abcde", expected.imex_namespace, "sys-0", "Succeeded", False, "2026-11-23T00:00:00"
+                f"{job}-launcher-abcde", expected.imex_namespace, "sys-0", "Succeeded", False, "2026-11-23T00:00:00Z"
             )
             cluster.pod_map[(expected.imex_namespace, launcher_selector(job))] = [launcher]
             # Job i of a fleet ran on UltraServer i; the launcher names its workers' nodes before the run.
@@ -130,7 +130,14 @@ def healthy_cluster(expected: StackExpectation, nvlink_nodes: int) -> FakeCluste
     cluster.pod_map[(expected.dra_namespace, KUBELET_PLUGIN_SELECTOR)] = plugins
     cluster.pod_map[(expected.gpu_operator_namespace, gpu_operator.OPERAND_SELECTOR)] = operands
     if expected.efa_job:
-        launcher = Pod(f"{expected.efa_job}-launcher-x", expected.efa_namespace, "sys-0", "Succeeded", False, "1")
+        launcher = Pod(
+            f"{expected.efa_job}-launcher-x",
+            expected.efa_namespace,
+            "sys-0",
+            "Succeeded",
+            False,
+            "2026-11-23T00:00:01Z",
+        )
         cluster.pod_map[(expected.efa_namespace, launcher_selector(expected.efa_job))] = [launcher]
         # The EFA run's workers: the first node of the first `efa_ultraservers` cliques.
         first: dict[str, str] = {}

@@ -380,6 +380,42 @@ def test_the_toolkits_own_pods_are_placed_too(rendered: Render, templater: Templ
     assert keys == {f"ultraserver-eks/gb200-x72: CronJob {namespace_of(base, n)}/{n}" for n in names}, shown(found)
 
 
+def test_the_pods_of_the_toolkits_mpijobs_are_placed(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
+    resources, names = [], []
+    for resource in base.resources:
+        if resource.type == "kubernetes:kubeflow.org/v2beta1:MPIJob":
+            inputs = json.loads(json.dumps(resource.inputs))
+            inputs["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {"ultraserver.io/x": "y"}
+            resource = replace(resource, inputs=inputs)
+            names.append(f"{inputs['metadata']['namespace']}/{inputs['metadata']['name']}")
+        resources.append(resource)
+    assert names
+    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    keys = {p.key for p in found if p.level == ERROR}
+    assert keys == {f"ultraserver-eks/gb200-x72: MPIJob {n} worker" for n in names}, shown(found)
+
+
+def test_the_toolkits_own_custom_resources_are_judged_for_pruned_fields(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72").plan
+    resources = []
+    for resource in base.resources:
+        inputs = json.loads(json.dumps(resource.inputs))
+        if resource.type.endswith(":ResourceFlavor") and "topologyName" in (inputs.get("spec") or {}):
+            inputs["spec"]["tolerations"][0]["opertor"] = inputs["spec"]["tolerations"][0].pop("operator")
+            flavor = inputs["metadata"]["name"]
+        elif resource.type == "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain":
+            inputs["spec"]["numNode"] = 2
+            domain = f"{inputs['metadata']['namespace']}/{inputs['metadata']['name']}"
+        resources.append(replace(resource, inputs=inputs))
+    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    pruned = {p.key: p for p in found if "which the API server prunes" in str(p.value)}
+    toleration = pruned[f"ultraserver-eks/gb200-x72: ResourceFlavor {flavor}"]
+    assert str(toleration.value).startswith("spec.tolerations.0.opertor:") and toleration.level == ERROR
+    typo = pruned[f"ultraserver-eks/gb200-x72: ComputeDomain {domain}"]
+    assert str(typo.value).startswith("spec.numNode:") and typo.level == WARNING
+
+
 def namespace_of(plan: Plan, name: str) -> str:
     (found,) = [
         r.inputs["metadata"].get("namespace")

@@ -93,4 +93,5 @@ def test_plan_without_render_fails_on_a_misplaced_value(tmp_path: Any) -> None:
     run = run_main("plan", "--stack", "gb200-x72", "--project-dir", str(project))
     assert run.code == 1, run.stdout[-2000:] + run.stderr
     assert "placement check(s) failed" in run.stderr
-    assert "values.kubeletPlugin.tolerations/nodeSelector" in " ".join(run.stdout.split())
+    # The finding names the key as the stack file writes it.
+    assert "ultraserver-eks:kubernetes.draDriver.values.kubeletPlugin.tolerations " in " ".join(run.stdout.split())

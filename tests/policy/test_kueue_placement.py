@@ -105,6 +105,21 @@ def test_without_the_cpu_share_every_queued_whole_node_job_is_refused(
 
 
 @pytest.mark.parametrize("stack", DRA_STACKS)
+@pytest.mark.parametrize("requests", [{"memory": "500Gi"}, {"ephemeral-storage": "1Ti"}])
+def test_a_whole_node_pod_set_requesting_only_memory_or_storage_is_refused(
+    stack: str, requests: dict[str, str], shipped_plan: Callable[[str], Plan], training_dra: Plan
+) -> None:
+    """Memory or ephemeral storage alone: TAS still packs several such pods per node."""
+    resources = with_cpu(dra_resources(stack, shipped_plan, training_dra), None)
+    for r in resources:
+        for container in whole_node_containers([r]):
+            container.setdefault("resources", {}).setdefault("requests", {}).update(requests)
+    found = check_kueue_placement(resources, {})
+    (name,) = requests
+    assert len(found) >= 3 and all(f"requests only {name} and DRA claims" in str(p) for p in found)
+
+
+@pytest.mark.parametrize("stack", DRA_STACKS)
 @pytest.mark.parametrize(("share", "per_node"), [(0.5, 2), (0.25, 4), (1.01, 0)])
 def test_a_cpu_request_that_fits_a_node_twice_or_never_is_refused(
     stack: str, share: float, per_node: int, shipped_plan: Callable[[str], Plan], training_dra: Plan

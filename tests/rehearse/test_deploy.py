@@ -12,23 +12,36 @@ import json
 import os
 import ssl
 import tarfile
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
+from helpers.control_plane import require_control_plane
 from helpers.render import helm_and_charts, packaged_chart
 from helpers.stacks import stack_config
 from ultraserver.cli import main
 from ultraserver.config.settings import PROJECT
+from ultraserver.facts.hardware.devices import COMPUTE_DOMAIN_CRD
 from ultraserver.facts.pins import charts
 from ultraserver.facts.pins.deploy_engine import KUBERNETES_PROVIDER, PULUMI_CLI
 from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, MPI_OPERATOR, by_file_name
 from ultraserver.problems import ConfigError
-from ultraserver.rehearse import deploy
-from ultraserver.rehearse.binaries import BUILD_COMMAND, deploy_programs, ldflags, missing, module_replaces
+from ultraserver.rehearse import deploy, deploy_program
+from ultraserver.rehearse.binaries import (
+    BUILD_COMMAND,
+    cached,
+    deploy_programs,
+    ldflags,
+    missing,
+    module_replaces,
+    programs,
+)
 from ultraserver.rehearse.chart_repo import chart_repository, relabelled
+from ultraserver.rehearse.control_plane import ControlPlane
 from ultraserver.rehearse.postrender import kept
 from ultraserver.rehearse.tls import new_authority
 
@@ -93,7 +106,7 @@ def _members(path: Path) -> dict[str, bytes]:
 
 def test_a_relabelled_chart_differs_from_the_packaged_one_in_its_version_alone(tmp_path: Path) -> None:
     source = packaged_chart(DRA_CHART)
-    copy = relabelled(source, "0.4.1001", tmp_path)
+    copy = relabelled(source, "0.4.1001", tmp_path / "relabelled")
     assert copy.name == f"{charts.DRA_DRIVER}-0.4.1001.tgz"
     before, after = _members(source), _members(copy)
     chart_yaml = f"{charts.DRA_DRIVER}/Chart.yaml"
@@ -104,20 +117,20 @@ def test_a_relabelled_chart_differs_from_the_packaged_one_in_its_version_alone(t
 
 def test_the_step_version_is_the_pinned_charts_with_a_patch_no_release_has() -> None:
     pinned = charts.pinned(charts.DRA_DRIVER).version.lstrip("v").split(".")
-    assert deploy.dra_step_version().split(".") == [pinned[0], pinned[1], str(int(pinned[2]) + 1000)]
+    assert deploy_program.dra_step_version().split(".") == [pinned[0], pinned[1], str(int(pinned[2]) + 1000)]
 
 
 def test_the_loopback_repository_serves_each_chart_and_version_over_https(tmp_path: Path) -> None:
     helm_and_charts()
     authority = new_authority()
     source = packaged_chart(DRA_CHART)
-    packaged = [source, relabelled(source, deploy.dra_step_version(), tmp_path)]
+    packaged = [source, relabelled(source, deploy_program.dra_step_version(), tmp_path)]
     with chart_repository(packaged, authority, tmp_path / "repo") as url:
         context = ssl.create_default_context(cadata=authority.ca.decode())
         with urllib.request.urlopen(f"{url}/index.yaml", context=context) as answer:  # noqa: S310 - loopback
             index = yaml.safe_load(answer.read())
         entries = index["entries"][charts.DRA_DRIVER]
-        assert sorted(e["version"] for e in entries) == sorted(["0.4.1", deploy.dra_step_version()])
+        assert sorted(e["version"] for e in entries) == sorted(["0.4.1", deploy_program.dra_step_version()])
         pinned = next(e for e in entries if e["version"] == "0.4.1")
         with urllib.request.urlopen(pinned["urls"][0], context=context) as answer:  # noqa: S310 - loopback
             assert hashlib.sha256(answer.read()).hexdigest() == pinned["digest"]
@@ -125,7 +138,7 @@ def test_the_loopback_repository_serves_each_chart_and_version_over_https(tmp_pa
 
 def test_the_settings_take_the_rehearsals_mirrors_and_the_step_version_on_every_release() -> None:
     config = stack_config("gb200-x72")
-    settings = deploy.stack_settings_with(
+    settings = deploy_program.stack_settings_with(
         config,
         "gb200-x72",
         {"chartMirror": "https://127.0.0.1:8443/charts", "draDriver": {"version": "0.4.1001"}},
@@ -137,7 +150,7 @@ def test_the_settings_take_the_rehearsals_mirrors_and_the_step_version_on_every_
     assert settings.kubernetes.kueue.chart_mirror == "https://127.0.0.1:8443/charts"
     assert settings.cluster.name == "gb200-x72"
     with pytest.raises(ConfigError, match="acceptUntestedVersions"):
-        deploy.stack_settings_with(config, "gb200-x72", {"draDriver": {"version": "0.4.1001"}})
+        deploy_program.stack_settings_with(config, "gb200-x72", {"draDriver": {"version": "0.4.1001"}})
 
 
 def test_the_manifest_mirror_takes_the_dra_crds_from_the_chart_and_asks_for_the_rest(tmp_path: Path) -> None:
@@ -148,7 +161,7 @@ def test_the_manifest_mirror_takes_the_dra_crds_from_the_chart_and_asks_for_the_
         asked.append(pin)
         return b"from the pin's own source"
 
-    folder = deploy._pinned_files(helm_and_charts()[1], tmp_path, read_pin)
+    folder = deploy_program.pinned_files(helm_and_charts()[1], tmp_path, read_pin)
     assert asked == [MPI_OPERATOR]
     for pin in DRA_DRIVER_CRDS.values():
         assert hashlib.sha256((folder / pin.file_name).read_bytes()).hexdigest() == pin.sha256
@@ -178,5 +191,69 @@ def test_the_layer_deploys_again_with_no_changes_and_keeps_the_compute_domain_cr
     assert steps["second pulumi up"]["changed"] == 0
     assert document["kubernetesProvider"] == KUBERNETES_PROVIDER.version.lstrip("v")
     assert all(not s["failed"] for s in document["steps"])
-    assert any("ComputeDomain" in line for line in steps["pulumi destroy"]["checked"])
-    assert PROJECT
+    compute_domain_crd = f"CustomResourceDefinition {COMPUTE_DOMAIN_CRD} kept"
+    assert any(line.startswith(compute_domain_crd) for line in steps["pulumi destroy"]["checked"])
+    version_change = next(s for s in document["steps"] if s["step"].startswith("DRA driver chart"))
+    assert version_change["changes"].get("update", 0) >= 1
+    assert any(line.startswith("ComputeDomain ") for line in version_change["checked"])
+
+
+def test_a_helm_hook_job_is_finished_as_the_api_server_accepts_and_other_jobs_are_left_alone(tmp_path: Path) -> None:
+    require_control_plane()
+    paths = {p.name: cached(p) for p in programs()[0]}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "cleanup", "namespace": "default", "annotations": {deploy.HOOK: "pre-delete"}},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+    }
+    other = {**job, "metadata": {"name": "other", "namespace": "default"}}
+    finished: list[str] = []
+    with ControlPlane(paths, tmp_path / "cp") as plane:  # type: ignore[arg-type]
+        for body in (job, other):
+            plane.call("POST", "/apis/batch/v1/namespaces/default/jobs", body)
+        with deploy.hook_jobs_finished(plane, finished):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not finished:
+                time.sleep(0.5)
+            time.sleep(1)
+        done = plane.call("GET", "/apis/batch/v1/namespaces/default/jobs/cleanup")["status"]
+        untouched = plane.call("GET", "/apis/batch/v1/namespaces/default/jobs/other").get("status") or {}
+    assert finished == ["default/cleanup (pre-delete)"]
+    assert {c["type"]: c["status"] for c in done["conditions"]} == {"SuccessCriteriaMet": "True", "Complete": "True"}
+    assert done["succeeded"] == 1
+    assert not untouched.get("conditions")
+
+
+def test_the_built_cli_runs_the_standin_platform_and_a_stack_reading_it_with_no_change_the_second_time(
+    tmp_path: Path,
+) -> None:
+    """The engine alone (no provider): the file backend, the passphrase, the SDK serving an inline program, the
+    StackReference to the stand-in, a second `up` with --expect-no-changes, `destroy`."""
+    cli = cached(PULUMI_CLI)
+    if cli is None:
+        message = f"not built: {PULUMI_CLI.key}; build it: {BUILD_COMMAND} --deploy"
+        if REQUIRED:
+            pytest.fail(f"ULTRASERVER_REQUIRE_CONTROL_PLANE=1 but {message}")
+        pytest.skip(message)
+    settings = deploy_program.stack_settings_with(stack_config("gb200-x72"), "gb200-x72", {})
+    engine = deploy_program.Engine(
+        {PULUMI_CLI.name: cli, KUBERNETES_PROVIDER.name: tmp_path / "absent"}, tmp_path, new_authority().ca
+    )
+    shown: dict[str, Any] = {"on_output": lambda text: None, "color": "never"}
+    standin = engine.stack(PROJECT, "gb200-x72", deploy_program.standin_program(settings, "kind: Config\n"))
+    assert standin.up(**shown).summary.resource_changes == {"create": 1}
+
+    def reader() -> None:
+        platform = pulumi.StackReference(f"organization/{PROJECT}/gb200-x72")
+        pulumi.export("clusterName", platform.require_output("clusterName"))
+        pulumi.export("warnings", platform.require_output("reclaimWarningQueueUrl"))
+
+    layer = engine.stack(deploy.LAYER_PROJECT_NAME, "gb200-x72", reader)
+    first = layer.up(**shown)
+    assert first.outputs["clusterName"].value == "gb200-x72"
+    assert first.outputs["warnings"].value.startswith("https://sqs.us-east-1.amazonaws.com/111122223333/")
+    # The stack itself, unchanged; the StackReference is a read, which the engine does not count.
+    assert layer.up(expect_no_changes=True, **shown).summary.resource_changes == {"same": 1}
+    assert layer.workspace.pulumi_version == PULUMI_CLI.version.lstrip("v")
+    assert layer.destroy(**shown).summary.resource_changes.get("delete", 0) >= 1

@@ -4,7 +4,9 @@ and digest-checked for the real API (rehearse/pinned_files.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,15 +15,17 @@ from helpers.stacks import ROOT, stack_config
 from ultraserver.builders.manifests import git_blob_id
 from ultraserver.config.settings import parse_settings
 from ultraserver.config.views import imex_targets
+from ultraserver.facts.pins.control_plane import KWOK
 from ultraserver.facts.pins.manifests import MPI_OPERATOR, PinnedManifest
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ConfigError
-from ultraserver.rehearse import pinned_files
+from ultraserver.rehearse import binaries, pinned_files
+from ultraserver.rehearse.controllers import local_configuration, plan_configuration
 from ultraserver.rehearse.run import default_moment, stack_plan
-from ultraserver.rehearse.scheduling import channel_templates, local_configuration, plan_configuration, sample_job
+from ultraserver.rehearse.scheduling import channel_templates, sample_job
 from ultraserver.verify.expect import expectation
 
-RUNNING_OUTSIDE = {"leaderElection", "health", "metrics", "webhook", "internalCertManagement"}
+RUNNING_OUTSIDE = {"leaderElection", "health", "metrics", "webhook", "internalCertManagement", "featureGates"}
 """The only keys of the plan's Configuration a controller outside a cluster may change."""
 
 
@@ -41,11 +45,12 @@ def test_kueue_runs_with_the_plans_configuration_but_what_a_cluster_gives_it(tmp
     assert {k: v for k, v in local.items() if k not in RUNNING_OUTSIDE} == {
         k: v for k, v in planned.items() if k not in RUNNING_OUTSIDE
     }
+    assert {k: v for k, v in local["featureGates"].items() if k != "VisibilityOnDemand"} == planned.get(
+        "featureGates", {}
+    )
     assert local["leaderElection"] == {"leaderElect": False}
     assert local["webhook"]["certDir"] == str(tmp_path)
-    assert all(
-        a.startswith("127.0.0.1:") for a in (local["health"]["healthProbeBindAddress"], local["metrics"]["bindAddress"])
-    )
+    assert local["health"]["healthProbeBindAddress"].startswith("127.0.0.1:")
 
 
 def test_a_stack_without_kueue_has_no_configuration() -> None:
@@ -124,3 +129,23 @@ def test_a_tampered_copy_is_refused_and_every_source_named(tmp_path: Path, monke
 def test_the_mpi_operator_pin_names_the_go_module_of_its_tag_and_the_files_path() -> None:
     assert MPI_OPERATOR.go_module.endswith("@" + "v0.8.0")
     assert MPI_OPERATOR.repository_path == "deploy/v2beta1/mpi-operator.yaml"
+
+
+def test_a_built_program_is_used_while_another_build_holds_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A rehearsal must not wait behind another program's build (the Kueue build holds the lock for many minutes).
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    program = KWOK
+    built = binaries.cache_dir() / program.key
+    built.parent.mkdir(parents=True)
+    built.write_text("#!/bin/sh\n")
+    built.chmod(0o755)
+    with (binaries.cache_dir() / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found: list[Path] = []
+        worker = threading.Thread(target=lambda: found.append(binaries.build(program)), daemon=True)
+        worker.start()
+        worker.join(timeout=10)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    assert found == [built]

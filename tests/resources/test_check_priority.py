@@ -12,6 +12,7 @@ pkg/constants/constants.go DefaultPriority), then the earlier queue-order timest
 
 from __future__ import annotations
 
+import json
 import tarfile
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -22,6 +23,8 @@ import yaml
 from helpers.render import packaged_chart
 from helpers.stacks import STACKS
 from ultraserver.offline import Plan
+
+from tests.resources.test_kueue_plan import layer_plan
 
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
 MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"
@@ -81,8 +84,6 @@ def test_the_checks_of_a_new_block_are_admitted_before_older_user_workloads(ship
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_queued_check_names_a_class_the_stack_creates_first(shipped_plan: Any, stack: str) -> None:
-    from tests.resources.test_kueue_plan import layer_plan
-
     plan = layer_plan(shipped_plan, stack)
     classes = {r.inputs["metadata"]["name"]: r for r in plan.of_type(KUEUE + "WorkloadPriorityClass")}
     for job in queued_checks(plan):
@@ -121,3 +122,23 @@ def test_kueue_waits_for_a_whole_ultraserver_job_s_pods_with_settings_of_its_own
     assert wait["blockAdmission"] is False
     assert wait["requeuingStrategy"]["backoffLimitCount"] >= 1
     assert wait["requeuingStrategy"]["timestamp"] == "Eviction"
+
+
+def test_the_checks_the_drain_makes_again_at_each_join_keep_their_priority(shipped_plan: Any) -> None:
+    """The in-cluster recheck creates the checks again from checks.json in the drain's ConfigMap: the same class."""
+    plan = shipped_plan("gb200-x72")
+    (blocks,) = [
+        c for c in plan.of_type("kubernetes:core/v1:ConfigMap") if "checks.json" in (c.inputs.get("data") or {})
+    ]
+    checks = json.loads(blocks.inputs["data"]["checks.json"])
+    queued = [c for c in checks if QUEUE_LABEL in c["metadata"].get("labels", {})]
+    assert queued and all(c["metadata"]["labels"][CLASS_LABEL] in priority_classes(plan) for c in queued)
+
+
+@pytest.mark.parametrize("stack", ["gb200-x72", "gb200-x72-dra"])
+def test_a_deployed_check_gets_its_priority_class_by_being_made_again(shipped_plan: Any, stack: str) -> None:
+    """Kueue's job webhook refuses adding the priority-class label to a job that is not suspended (a check that has
+    run; ValidateUpdateForWorkloadPriorityClassName, pkg/controller/jobframework/validation.go at v0.19.2): a label
+    change deletes and recreates the check instead of updating it."""
+    for job in queued_checks(shipped_plan(stack)):
+        assert "metadata.labels" in job.replace_on_changes and "spec" in job.replace_on_changes, job.name

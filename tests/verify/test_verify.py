@@ -11,6 +11,7 @@ import pytest
 from helpers.fake_cluster import FakeCluster, healthy_cluster, nvbandwidth_output, sample
 from helpers.stacks import ROOT
 from ultraserver import cli
+from ultraserver.rehearse.run import default_moment
 from ultraserver.verify import clients
 from ultraserver.verify.checks import run_checks
 from ultraserver.verify.expect import StackExpectation, expectation
@@ -26,8 +27,11 @@ def by_key(verdicts: list) -> dict[tuple[str, str], object]:
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, cluster: FakeCluster, stack: str, *extra: str) -> int:
+    """verify of the fake cluster, an hour into the stack's first full-size window (outside every window no GPU
+    check is judged: nothing should run then)."""
     monkeypatch.setattr(clients, "connect", lambda kubeconfig: cluster)
-    return cli.main(["verify", "--stack", stack, "--project-dir", str(ROOT), "--kubeconfig", "k", *extra])
+    now = default_moment(expected_of(stack)).isoformat()
+    return cli.main(["verify", "--stack", stack, "--project-dir", str(ROOT), "--kubeconfig", "k", "--now", now, *extra])
 
 
 def test_all_healthy_passes_with_the_published_gb200_output(

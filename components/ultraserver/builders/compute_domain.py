@@ -16,6 +16,13 @@ API_VERSION = "resource.nvidia.com/v1beta1"
 KIND = "ComputeDomain"
 ALLOCATION_MODES = ("Single", "All")
 DEFAULT_CLAIM_NAME = "compute-domain-channel"
+MPI_ROLE_LABEL = "ultraserver.io/mpi-role"
+"""Label of a check job's pods: their MPI role (launcher or worker)."""
+
+
+def compute_domain_name(job: str) -> str:
+    """The ComputeDomain of a check MPIJob (its workers join it)."""
+    return f"{job}-compute-domain"
 
 
 @checked()

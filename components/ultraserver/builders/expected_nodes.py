@@ -54,6 +54,12 @@ class NodeGroupExpectation:
         """Whether the group runs every instance of its UltraServers."""
         return self.nodes == self.ultraservers * self.instances
 
+    def running(self, at: datetime) -> bool:
+        """Whether the group should be at full size at ``at``: no windows (a fixed size), or inside one of them.
+        verify, status and the rehearsal judge by it; the drift check's in-cluster copy (incluster/drift.running)
+        reads the same windows from ``to_json``, and a test holds the two to one answer."""
+        return not self.windows or any(_moment(start) <= at < _moment(until) for start, until in self.windows)
+
     def to_json(self) -> dict[str, object]:
         """The node facts as plain data (the drift check's input)."""
         return {
@@ -79,6 +85,10 @@ def full_size_windows(blocks: Sequence[CapacityBlock]) -> tuple[tuple[str, str],
         (_iso(b.window.start + grace), _iso(b.usable_end))  # type: ignore[union-attr,arg-type]
         for b in blocks
     )
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _iso(moment: datetime) -> str:

@@ -49,13 +49,14 @@ def job_image(settings: Settings) -> str:
 
 
 def reclaim_drain_args(
-    settings: Settings, warning_queue_url: Any = None, alert_topic_arn: Any = None
+    settings: Settings, warning_queue_url: Any = None, alert_topic_arn: Any = None, now: datetime | None = None
 ) -> ReclaimDrainArgs | None:
     """The reclaim drain of every block with a window, and the spares controller of every group with spares (it runs
     in the same CronJob); none without either (nothing to time a drain by, no spare to keep). With
     ``warning_queue_url`` it also reads EC2's expiration warnings from that queue (and EC2's dates, through the same
-    role); with ``alert_topic_arn`` it publishes what needs a person there."""
-    blocks = drain_blocks(settings)
+    role); with ``alert_topic_arn`` it publishes what needs a person there. ``now``: the deploy's clock, which tells
+    the drain which block each ``handover: switch`` group was pointed at (``drain_blocks``)."""
+    blocks = drain_blocks(settings, now)
     if not blocks and not spare_groups(settings):
         return None
     # Every GPU group is watched: one without spares still has its failed nodes marked and reported.
@@ -96,5 +97,5 @@ def layer_parts(
         )
         if drift
         else None,
-        reclaim_drain=reclaim_drain_args(settings, warning_queue_url, alert_topic_arn),
+        reclaim_drain=reclaim_drain_args(settings, warning_queue_url, alert_topic_arn, now),
     )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ultraserver.builders import device_claims, mpijob
-from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_pod_pieces
+from ultraserver.builders.compute_domain import ComputeDomainArgs, compute_domain_name, compute_domain_pod_pieces
 from ultraserver.builders.efa_check import ALL_REDUCE_PERF, MAX_BYTES, MIN_BYTES, MPIRUN
 from ultraserver.builders.kueue import LOCAL_QUEUE_NAME, check_queue_labels, podset_topology_annotations
 from ultraserver.builders.mpijob import WorkerDevices
@@ -68,7 +68,7 @@ class NcclJobArgs(WorkerDevices):
     @property
     def domain(self) -> ComputeDomainArgs:
         """The job's own ComputeDomain (elastic: it grows with the workers that join it)."""
-        return ComputeDomainArgs(name=f"{self.name}-compute-domain", namespace=self.namespace)
+        return ComputeDomainArgs(name=compute_domain_name(self.name), namespace=self.namespace)
 
 
 def launcher_command(args: NcclJobArgs) -> list[str]:

@@ -8,7 +8,9 @@ from typing import Any
 
 from ultraserver.builders import device_claims, mpijob
 from ultraserver.builders.compute_domain import (
+    MPI_ROLE_LABEL,
     ComputeDomainArgs,
+    compute_domain_name,
     compute_domain_pod_pieces,
 )
 from ultraserver.builders.kueue import check_queue_labels, podset_topology_annotations
@@ -31,8 +33,6 @@ JOB_LABEL = "ultraserver.io/imex-check"
 """Label of every pod of one nvbandwidth job (value: the job name)."""
 FLEET_LABEL = "ultraserver.io/imex-fleet"
 """Label of the workers of the jobs that share one node group of several UltraServers (value: the group)."""
-MPI_ROLE_LABEL = "ultraserver.io/mpi-role"
-"""Label of a check job's pods: their MPI role (worker)."""
 
 
 @dataclass(frozen=True)
@@ -85,19 +85,9 @@ def check_job_args(args: NvbandwidthJobArgs) -> None:
         )
 
 
-def compute_domain_name(job: str) -> str:
-    """The ComputeDomain of an nvbandwidth MPIJob."""
-    return f"{job}-compute-domain"
-
-
 def compute_domain_args(args: NvbandwidthJobArgs) -> ComputeDomainArgs:
     """The ComputeDomain the job's workers join (elastic: numNodes 0)."""
     return ComputeDomainArgs(name=compute_domain_name(args.name), namespace=args.namespace)
-
-
-def worker_selector(job: str) -> str:
-    """The label selector of an nvbandwidth MPIJob's worker pods."""
-    return f"{JOB_LABEL}={job},{MPI_ROLE_LABEL}=worker"
 
 
 def worker_labels(args: NvbandwidthJobArgs) -> dict[str, str]:

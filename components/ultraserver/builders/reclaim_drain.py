@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from ultraserver.builders.script_cron_job import ScriptCronJob, script_cron_job_manifests
 from ultraserver.config.settings import Settings
-from ultraserver.facts.capacity.capacity_blocks import ACTION_PREFIX, action_stem
+from ultraserver.facts.capacity.capacity_blocks import ACTION_PREFIX, action_stem, current_block
 from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
 from ultraserver.incluster.drain import Block
@@ -29,6 +29,7 @@ SCRIPT_NAMES = (
     "drain_main.py",
     "drain.py",
     "placement.py",
+    "rest.py",
     "drain_watch.py",
     "recheck.py",
     "spares.py",
@@ -80,17 +81,20 @@ class ReclaimDrainArgs:
     (``incluster.spares``)."""
 
 
-def drain_blocks(settings: Settings) -> list[Block]:
+def drain_blocks(settings: Settings, now: datetime | None = None) -> list[Block]:
     """The blocks with a window of every GPU node group, keyed by the UltraServer label its nodes carry, each with
     the resource name of its node group (``platform._gpu_node_group``: ``<cluster>-<group>``, under ``handover:
     standby`` ``<cluster>-<block group>``) and its scale-down action's name (``config.node_group_spec``: dated for
-    successive blocks on one group), so the drain can find the group and put the scale-down again."""
+    successive blocks on one group), so the drain can find the group and put the scale-down again. With ``now`` (the
+    deploy's clock), a block of a ``handover: switch`` group is ``deployed`` only when it is the group's current block
+    then (``current_block``: the one its launch template names)."""
     found = []
     for group in settings.gpu_node_groups:
         standby = group.handover == "standby" and bool(group.capacity_blocks)
         successive = bool(group.capacity_blocks) and not standby
+        current = current_block(group.blocks, now) if successive and now is not None else None
         for position, ultraserver in enumerate(group.node_group_names):
-            for block in group.position_blocks(position):
+            for index, block in enumerate(group.position_blocks(position)):
                 w = block.window
                 if w is None:
                     continue
@@ -99,7 +103,17 @@ def drain_blocks(settings: Settings) -> list[Block]:
                 lead, nodes = w.scale_down_lead_minutes, group.nodes_per_group
                 group_stem = f"{settings.cluster.name}-{name}"
                 found.append(
-                    Block(ultraserver, block.reservation_ids, w.start, w.end, lead, nodes, group_stem, f"{stem}-end")
+                    Block(
+                        ultraserver,
+                        block.reservation_ids,
+                        w.start,
+                        w.end,
+                        lead,
+                        nodes,
+                        group_stem,
+                        f"{stem}-end",
+                        current is None or index == current,
+                    )
                 )
     return found
 

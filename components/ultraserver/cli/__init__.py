@@ -1,6 +1,6 @@
 """The ``ultraserver`` command: ``plan`` and ``versions`` (offline), and subcommands that talk to AWS or the cluster.
 
-Exit codes: cli.exits.EXIT_TABLE, rendered as the --help epilog and as the table in docs/plan.md.
+Exit codes: cli.exits.EXIT_TABLE, rendered as the table in docs/plan.md and, per command, in its --help.
 """
 
 from __future__ import annotations

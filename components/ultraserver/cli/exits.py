@@ -124,7 +124,8 @@ def exit_meaning(code: int, commands: tuple[str, ...]) -> str:
 SUBCOMMAND_EXITS: dict[str, tuple[int, ...]] = {name: tuple(sorted(codes)) for name, codes in COMMAND_EXITS.items()}
 """The exit codes each subcommand can return (its --help lists them)."""
 EXIT_TABLE: tuple[tuple[int, str], ...] = tuple((code, exit_meaning(code, tuple(COMMAND_EXITS))) for code in EXIT_HEADS)
-"""Every exit code of every command: the top-level --help epilog and the table in docs/plan.md are rendered from it."""
+"""Every exit code of every command: the table in docs/plan.md is rendered from it, each command's --help from its
+own rows."""
 EXIT_SUMMARY = {
     EXIT_FAILED: "checks failed (the failures are listed above)",
     EXIT_USAGE: "bad input or usage",
@@ -134,9 +135,9 @@ EXIT_SUMMARY = {
 """One line per non-zero exit code: the last line of a failing run when the command gives no more specific reason."""
 
 
-def exit_codes(command: str | None = None) -> str:
-    """The exit codes of one subcommand, with its own meanings (or every command's table) as --help epilog text."""
-    table = EXIT_TABLE if command is None else [(c, exit_meaning(c, (command,))) for c in SUBCOMMAND_EXITS[command]]
+def exit_codes(command: str) -> str:
+    """The exit codes of one subcommand, with its own meanings, as --help epilog text."""
+    table = [(c, exit_meaning(c, (command,))) for c in SUBCOMMAND_EXITS[command]]
     return "exit codes:\n" + "\n".join(
         textwrap.fill(
             meaning.replace("`", ""),
@@ -149,7 +150,13 @@ def exit_codes(command: str | None = None) -> str:
     )
 
 
-EXIT_CODES = exit_codes()
+EXIT_CODES = (
+    "exit codes: "
+    + ", ".join(f"{code} {head}" for code, head in EXIT_HEADS.items())
+    + ".\nWhat each means for a command: ultraserver <command> --help; every command's table: docs/plan.md (exit "
+    "codes)."
+)
+"""The top-level --help epilog: the codes in one line and where their meanings are (the whole table is 37 lines)."""
 
 
 class UsageError(Exception):

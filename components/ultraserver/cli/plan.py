@@ -30,7 +30,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ultraserver.offline.groups import block_lines, clock_line, group_views, spare_lines, windows_by_group
     from ultraserver.offline.report import plan_warnings, summary, tree
     from ultraserver.offline.terminal import PlanText, console_for, print_plan
-    from ultraserver.offline.value_placement import placement_problems
+    from ultraserver.offline.value_placement import placement_problems, user_values
     from ultraserver.policy.engine import RULES, disabled_count, evaluate
     from ultraserver.policy.report import blocks, format_violations
 
@@ -58,7 +58,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     incomplete = completeness_problems(plan)
     rendered, render_notes = render_check(args, whole, settings)
     # Where pods land, from the plan's values and node groups (with --render, from the rendered pods instead).
-    placed = placement_problems(whole[0], values=not args.render)
+    placed = placement_problems(whole[0], values=not args.render, users=user_values(settings))
     plan.policies = [{"policy": v.policy, "level": v.level, "urn": v.urn, "message": v.message} for v in violations]
     text = PlanText(
         title=f"{PLAN_TITLE} {plan.project}/{plan.stack} (no AWS or cluster was contacted)",

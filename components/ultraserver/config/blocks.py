@@ -169,8 +169,8 @@ def switch_problems(g: GpuNodeGroupSettings, at: str) -> list[Problem]:
             g.handover,
             "a handover that needs nobody online between blocks",
             f"set handover: standby (or remove it: standby is the default with several blocks); with switch a "
-            f"`pulumi up` must run in each gap ({deadlines}) or the next block gets no node, and the in-cluster "
-            "drain alerts once a paid block has none",
+            f"`pulumi up` must run in each gap ({deadlines}) or the next block gets no node; the in-cluster "
+            "drain alerts at each deadline a deploy missed",
             WARNING,
         )
     ]

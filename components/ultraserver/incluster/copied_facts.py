@@ -34,6 +34,9 @@ MPIJOB_API_VERSION = "kubeflow.org/v2beta1"
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 """ultraserver.facts.kubernetes.kueue.API_VERSION"""
 
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
+"""ultraserver.facts.kubernetes.kueue.WORKLOAD_ANNOTATION"""
+
 ROLE_LABEL = "ultraserver.io/node-role"
 """ultraserver.facts.kubernetes.spares.ROLE_LABEL"""
 

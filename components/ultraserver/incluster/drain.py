@@ -17,16 +17,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol
+from typing import Any
 
 try:
-    from ultraserver.incluster.copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES
+    from ultraserver.incluster.copied_facts import (
+        DRAIN_NOTICE_MINUTES,
+        KUEUE_API_VERSION,
+        RECLAIM_LEAD_MINUTES,
+        WORKLOAD_ANNOTATION,
+    )
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
     from ultraserver.incluster.placement import budgets_of, daemon_pod, evictable, workload_nodes
+    from ultraserver.incluster.rest import Api, failure, gpu_nodes, items
 except ImportError:  # in the cluster: the mounted directory is on sys.path
-    from copied_facts import DRAIN_NOTICE_MINUTES, KUEUE_API_VERSION, RECLAIM_LEAD_MINUTES  # type: ignore[no-redef]
+    from copied_facts import (  # type: ignore[no-redef]
+        DRAIN_NOTICE_MINUTES,
+        KUEUE_API_VERSION,
+        RECLAIM_LEAD_MINUTES,
+        WORKLOAD_ANNOTATION,
+    )
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
     from placement import budgets_of, daemon_pod, evictable, workload_nodes  # type: ignore[no-redef]
+    from rest import Api, failure, gpu_nodes, items  # type: ignore[no-redef]
 
 CHECKPOINT_GRACE_MINUTES = 10
 FORCE_MARGIN_MINUTES = 2
@@ -61,6 +73,10 @@ class Block:
     """Stem of the names of the block's Auto Scaling group (``drain_watch.block_group``); '' when not known."""
     scale_down_action: str = ""
     """Name of the group's scheduled scale-down for this block, which the drain puts again when EC2's end moves."""
+    deployed: bool = True
+    """Whether the last deploy pointed the group at this block. False for a later block of a ``handover: switch``
+    group deployed before the gap that leads to it: its launch template still names an earlier reservation, so
+    the block gets no node unless a ``pulumi up`` runs before its start (``drain_watch.switch_findings``)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Block:
@@ -74,6 +90,7 @@ class Block:
             int(data.get("nodes", 0)),
             str(data.get("group", "")),
             str(data.get("scaleDownAction", "")),
+            bool(data.get("deployed", True)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -87,6 +104,7 @@ class Block:
             "nodes": self.nodes,
             "group": self.group,
             "scaleDownAction": self.scale_down_action,
+            "deployed": self.deployed,
         }
 
 
@@ -215,17 +233,46 @@ def _release_actions(nodes: list[dict[str, Any]], ending: dict) -> list[dict[str
     return actions
 
 
-def _workload_actions(workloads: list[dict[str, Any]], ending: dict) -> list[dict[str, Any]]:
+def _workload_times(workloads: list[dict[str, Any]], ending: dict) -> dict[tuple[Any, Any], Timeline]:
+    """(namespace, name) -> the timeline of the earliest reclaim among the ending nodes each Workload is placed on."""
+    found = {}
+    for workload in workloads:
+        placed = workload_nodes(workload) & set(ending)
+        if placed:
+            meta = _meta(workload)
+            found[(meta.get("namespace"), meta["name"])] = min((ending[n][1] for n in placed), key=lambda t: t.reclaim)
+    return found
+
+
+def _workload_actions(workloads: list[dict[str, Any]], times: dict[tuple[Any, Any], Timeline]) -> list[dict]:
     """The earliest reclaim time on each Workload placed on an ending node."""
     actions = []
     for workload in workloads:
-        placed = sorted(workload_nodes(workload) & set(ending))
         meta = _meta(workload)
-        reclaim = _iso(min(ending[n][1].reclaim for n in placed)) if placed else None
-        if reclaim and (meta.get("annotations") or {}).get(RECLAIM_ANNOTATION) != reclaim:
-            ref = {"namespace": meta.get("namespace"), "name": meta["name"]}
+        ref = {"namespace": meta.get("namespace"), "name": meta["name"]}
+        if (ref["namespace"], ref["name"]) not in times:
+            continue
+        reclaim = _iso(times[(ref["namespace"], ref["name"])].reclaim)
+        if (meta.get("annotations") or {}).get(RECLAIM_ANNOTATION) != reclaim:
             actions.append({"kind": "annotate-workload", **ref, "annotations": {RECLAIM_ANNOTATION: reclaim}})
     return actions
+
+
+def _pod_times(pod: dict[str, Any], ending: dict, spans: dict[tuple[Any, Any], Timeline]) -> Timeline | None:
+    """The timeline a pod is drained by: its node's, or its Workload's (WORKLOAD_ANNOTATION) when that one's
+    earliest reclaim comes first. A job over two UltraServers dies with the first one's eviction, so every one of its
+    pods (rank 0 wherever it runs) must be told that time and checkpoint before it."""
+    own = ending[host][1] if (host := (pod.get("spec") or {}).get("nodeName")) in ending else None
+    meta = _meta(pod)
+    shared = spans.get((meta.get("namespace"), (meta.get("annotations") or {}).get(WORKLOAD_ANNOTATION)))
+    if shared is None or (own is not None and own.reclaim <= shared.reclaim):
+        return own
+    # Told the job's times; what is left is deleted only at its own node's deadline (its instance's scale-down).
+    return (
+        shared
+        if own is None
+        else Timeline(min(own.cutoff, shared.cutoff), own.deadline, shared.reclaim, own.scale_down)
+    )
 
 
 def decide(
@@ -241,54 +288,21 @@ def decide(
     """Every action due at ``now`` (plain dicts, applied in order); none outside every block's drain."""
     ending = ending_nodes(nodes, blocks, now, warnings)
     actions = _node_actions(nodes, ending) + _release_actions(nodes, ending) + _queue_actions(queue, nodes, ending)
-    actions += _workload_actions(workloads, ending)
+    spans = _workload_times(workloads, ending)
+    actions += _workload_actions(workloads, spans)
     budgets = budgets_of(pdbs)
     for pod in sorted(pods, key=lambda p: (_meta(p).get("namespace") or "", _meta(p)["name"])):
-        host = (pod.get("spec") or {}).get("nodeName")
+        times = _pod_times(pod, ending, spans)
         done = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-        if host in ending and not daemon_pod(pod) and not done:
-            actions += _pod_actions(pod, ending[host][1], now, budgets)
+        if times is None or daemon_pod(pod) or done:
+            continue
+        # A pod of the job on a node that is not ending is told, never evicted (and takes no budget): its UltraServer
+        # keeps serving.
+        if (pod.get("spec") or {}).get("nodeName") in ending:
+            actions += _pod_actions(pod, times, now, budgets)
+        else:
+            actions += [a for a in _pod_actions(pod, times, now, []) if a["kind"] == "annotate-pod"]
     return actions
-
-
-class Api(Protocol):
-    """The drain's REST calls (``StdlibApi`` below, ``status.drain`` over the official client): ``patch`` is a JSON
-    merge patch, ``post`` False on a 429 (an eviction a budget blocks), ``delete`` takes a 404 as done."""
-
-    def get(self, path: str) -> dict[str, Any]: ...
-    def patch(self, path: str, body: dict[str, Any]) -> None: ...
-    def post(self, path: str, body: dict[str, Any]) -> bool: ...
-    def delete(self, path: str) -> None: ...
-
-
-class RestApi:
-    """``Api`` over one ``_call(method, path, body, content type)`` whose errors carry the HTTP status (urllib's
-    ``code``, the official client's ``status``): a refused eviction (429) is False, a gone pod's delete (404) done."""
-
-    def _call(self, method: str, path: str, body: Any = None, content: str = "application/json") -> Any:
-        raise NotImplementedError
-
-    def get(self, path: str) -> dict[str, Any]:
-        return self._call("GET", path)
-
-    def patch(self, path: str, body: dict[str, Any]) -> None:
-        self._call("PATCH", path, body, "application/merge-patch+json")
-
-    def post(self, path: str, body: dict[str, Any]) -> bool:
-        try:
-            self._call("POST", path, body)
-        except Exception as err:
-            if (getattr(err, "code", None) or getattr(err, "status", None)) == 429:
-                return False
-            raise
-        return True
-
-    def delete(self, path: str) -> None:
-        try:
-            self._call("DELETE", path)
-        except Exception as err:
-            if (getattr(err, "code", None) or getattr(err, "status", None)) != 404:
-                raise
 
 
 KUEUE_API = f"/apis/{KUEUE_API_VERSION}"
@@ -328,31 +342,11 @@ def apply(api: Api, action: dict[str, Any]) -> bool:
     return True
 
 
-def _items(api: Api, path: str) -> list[dict[str, Any]]:
-    return list(api.get(path).get("items") or [])
-
-
-def gpu_nodes(api: Api) -> list[dict[str, Any]]:
-    """The GB200 nodes (those carrying GROUP_LABEL), which the drain and the checks at each join both read."""
-    return _items(api, f"/api/v1/nodes?labelSelector={GROUP_LABEL}")
-
-
-def status_of(error: BaseException) -> int | None:
-    """The HTTP status an error carries (urllib's ``code``, the official client's ``status``), if any."""
-    value = getattr(error, "code", None) or getattr(error, "status", None)
-    return value if isinstance(value, int) else None
-
-
-def failure(step: str, target: str, error: BaseException) -> dict[str, Any]:
-    """One failed call, as the run reports it (and ``drain_watch`` alerts on it)."""
-    return {"step": step, "target": target, "status": status_of(error), "error": str(error)[:300]}
-
-
 def _read(api: Api, path: str, step: str, failures: list[dict[str, Any]], single: bool = False) -> Any:
     """A list (or with ``single`` one object) the drain reads; on a failed call the failure is recorded and the run
     goes on without it (None), so the steps that do not need it still run."""
     try:
-        return api.get(path) if single else _items(api, path)
+        return api.get(path) if single else items(api, path)
     except Exception as err:  # any one call may fail (403, 5xx, a timeout): report it, run the other steps
         failures.append(failure(step, path, err))
         return None

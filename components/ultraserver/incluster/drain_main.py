@@ -18,8 +18,9 @@ from typing import Any
 try:
     from ultraserver.incluster import aws_query as aws
     from ultraserver.incluster import drain_watch as watch
-    from ultraserver.incluster.drain import Block, RestApi, failure, gpu_nodes, run_once, status_of
+    from ultraserver.incluster.drain import Block, run_once
     from ultraserver.incluster.recheck import MPIJOB_API, run_checks_once
+    from ultraserver.incluster.rest import RestApi, failure, gpu_nodes, status_of
     from ultraserver.incluster.spares import findings as spare_findings
     from ultraserver.incluster.spares import groups_from
     from ultraserver.incluster.spares import run_once as keep_spares
@@ -27,8 +28,9 @@ try:
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     import aws_query as aws  # type: ignore[no-redef]
     import drain_watch as watch  # type: ignore[no-redef]
-    from drain import Block, RestApi, failure, gpu_nodes, run_once, status_of  # type: ignore[no-redef]
+    from drain import Block, run_once  # type: ignore[no-redef]
     from recheck import MPIJOB_API, run_checks_once  # type: ignore[no-redef]
+    from rest import RestApi, failure, gpu_nodes, status_of  # type: ignore[no-redef]
     from spares import findings as spare_findings  # type: ignore[no-redef]
     from spares import groups_from  # type: ignore[no-redef]
     from spares import run_once as keep_spares  # type: ignore[no-redef]
@@ -219,7 +221,7 @@ def run(
     warnings = json.loads(env.get("WARNINGS") or "[]") + queued_warnings(now, cloud.creds, failures, env)
     checks = _checks(env.get("CHECKS_FILE", ""))
     taken: list[dict[str, Any]] = []
-    findings = watch.ec2_findings(stack_name, stack, held)
+    findings = watch.ec2_findings(stack_name, stack, held) + watch.switch_findings(stack_name, live, now)
     try:
         nodes = gpu_nodes(api)
     except Exception as error:  # without the nodes nothing can be drained: that is the alert

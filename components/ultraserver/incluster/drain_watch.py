@@ -173,6 +173,26 @@ def empty_block_findings(stack: str, blocks: list[Block], nodes: list[dict[str, 
     return found
 
 
+def switch_findings(stack: str, blocks: list[Block], now: datetime) -> list[dict[str, str]]:
+    """A block of a ``handover: switch`` group that has started with no deploy since the gap before it opened: its
+    launch template still names the previous reservation, so none of its nodes can launch. Sent at its start, the
+    deadline the plan's warning names, not once the join grace has passed with no node."""
+    found = []
+    for block in blocks:
+        if block.deployed or not block.start <= now < timeline(block).scale_down:
+            continue
+        message = (
+            f"Stack {stack}: {_block_name(block)} started at {_iso(block.start)} and no `pulumi up` ran in the gap "
+            f"before it (handover: switch): the group's launch template still names the previous block's reservation, "
+            f"so no node of this paid block can launch ({block.nodes} expected). Fix: run `pulumi up` for the stack "
+            f"now; if the group has already scaled up against the old reservation, scale it to 0 outside Pulumi first "
+            f"(docs/running-on-capacity-blocks.md). To need nobody between blocks, set handover: standby."
+        )
+        key = f"switch-missed:{block.ultraserver}:{block_key(block)}"
+        found.append(finding(key, f"{stack}: {block.ultraserver}'s block started with no deploy", message))
+    return found
+
+
 def _condition(obj: dict[str, Any], kind: str) -> bool:
     conditions = (obj.get("status") or {}).get("conditions") or []
     return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)

@@ -189,6 +189,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
                 ignore_changes=list(request.ignoreChanges),
+                replace_on_changes=list(request.replaceOnChanges),
                 aliases=aliases,
             )
         )

@@ -3,9 +3,9 @@
 Nodes are read from the plan: every node group and Auto Scaling group with its launch template, the labels and taints
 the launch template's kubelet flags register and the labels and taints the EKS node group API sets, plus the labels
 every node gets (kubernetes.io/os, kubernetes.io/arch, node.kubernetes.io/instance-type, set by the kubelet) and, on a
-GPU node (one that registers the GPU taint), the one GPU Feature Discovery adds (nvidia.com/gpu.present,
-facts/kubernetes/scheduling.py), which selectors of GPU DaemonSets use. Each group has the desired size the plan gives
-it at the clock: a GPU group is at 0 outside its blocks.
+GPU node (one that registers the GPU taint), the ones GPU Feature Discovery adds (nvidia.com/gpu.present, and on GB200
+nvidia.com/gpu.clique: facts/kubernetes/scheduling.py), which selectors of GPU DaemonSets and check jobs use. Each
+group has the desired size the plan gives it at the clock: a GPU group is at 0 outside its blocks.
 A DaemonSet runs on a node when it tolerates each NoSchedule/NoExecute taint and its nodeSelector and required node
 affinity match the labels (https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/,
 https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/).
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ultraserver.facts.hardware.instances import architecture
-from ultraserver.facts.kubernetes.scheduling import GPU_PRESENT_LABEL, GPU_TAINT_KEY, INSTANCE_TYPE_LABEL
+from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, GPU_PRESENT_LABEL, GPU_TAINT_KEY, INSTANCE_TYPE_LABEL
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.resource import AUTOSCALING_GROUP, LAUNCH_TEMPLATE, NODE_GROUP, PlanResource
 
@@ -100,7 +100,8 @@ def planned_nodes(plan: Plan) -> list[NodeKind]:
         gpu = any(key == GPU_TAINT_KEY for key, _, _ in taints)
         types = [*(t for m in members for t in m.inputs.get("instanceTypes") or []), inputs.get("instanceType")]
         instance_type = str(next((t for t in types if t), ""))
-        labels = {"kubernetes.io/os": "linux"} | ({GPU_PRESENT_LABEL: "true"} if gpu else {})
+        # GFD's clique value is known only once the node runs (one per UltraServer): any value stands for it.
+        labels = {"kubernetes.io/os": "linux"} | ({GPU_PRESENT_LABEL: "true", CLIQUE_LABEL: "(GFD)"} if gpu else {})
         if instance_type:
             # The kubelet labels Go's GOARCH: amd64 where EC2 says x86_64.
             arch = {"x86_64": "amd64"}.get(architecture(instance_type), architecture(instance_type))

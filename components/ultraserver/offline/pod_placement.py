@@ -89,6 +89,7 @@ def toolkit_pods(bodies: Iterable[Mapping[str, Any]]) -> list[PodSource]:
     provider: the await logic was not read at a tag)."""
     found = []
     for body in bodies:
+        found += mpijob_pods(body)
         spec = pod_spec(body)
         if spec is None:
             continue
@@ -96,6 +97,20 @@ def toolkit_pods(bodies: Iterable[Mapping[str, Any]]) -> list[PodSource]:
         waits = body.get("kind") not in ("CronJob", "DaemonSet") and not skip
         found.append(PodSource(object_name(body), str(body.get("kind")), spec, waits))
     return found
+
+
+def mpijob_pods(body: Mapping[str, Any]) -> list[PodSource]:
+    """The launcher's and the workers' pods of an MPIJob, from its replica specs' templates (mpi-operator creates
+    them; pulumi-kubernetes does not wait for a custom resource's pods)."""
+    if body.get("kind") != "MPIJob":
+        return []
+    replicas = (body.get("spec") or {}).get("mpiReplicaSpecs") or {}
+    return [
+        PodSource(
+            f"{object_name(body)} {role.lower()}", "MPIJob", ((r or {}).get("template") or {}).get("spec") or {}, False
+        )
+        for role, r in replicas.items()
+    ]
 
 
 def operand_pods(bodies: Iterable[Mapping[str, Any]]) -> list[PodSource]:
@@ -203,7 +218,10 @@ def toolkit_objects(plan: Plan) -> list[Mapping[str, Any]]:
     for resource in plan.resources:
         if resource.type.startswith("kubernetes:") and resource.type != HELM_RELEASE:
             kind = resource.type.rsplit(":", 1)[-1]
-            found.append({"kind": kind, "metadata": resource.inputs.get("metadata") or {}, **_spec(resource.inputs)})
+            body = {"kind": kind, "metadata": resource.inputs.get("metadata") or {}, **_spec(resource.inputs)}
+            if "apiVersion" in resource.inputs:
+                body["apiVersion"] = resource.inputs["apiVersion"]
+            found.append(body)
     return found
 
 

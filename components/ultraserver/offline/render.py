@@ -17,7 +17,6 @@ from typing import Any
 
 import yaml
 
-from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
 from ultraserver.facts.pins import charts
 from ultraserver.offline import (
@@ -42,6 +41,7 @@ from ultraserver.offline.helm_template import (
 )
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.offline.pod_placement import object_name
+from ultraserver.offline.value_placement import UserValues, user_values
 from ultraserver.problems import ERROR, INFO, WARNING, ConfigError, Described, Problem
 
 MANIFEST_HEAD = "---\n# Source: "
@@ -109,10 +109,6 @@ class StackRender:
         return written
 
 
-UserValues = Mapping[str, tuple[str, Mapping[str, Any]]]
-"""Chart name -> (settings key of its values, the values the stack sets)."""
-
-
 def render_stack(
     plan: Plan, templater: Templater, nodes: Sequence[gpu_placement.NodeKind], user_values: UserValues
 ) -> StackRender:
@@ -143,10 +139,10 @@ def render_stack(
         stack.problems += _unserved(release, render.objects, served)
         stack.problems += _schema_problems(release, render.objects, templater.kube_version, schemas)
         stored, pruned = _stored(render.objects, schemas)
-        stack.problems += [_pruned_problem(release, body, path) for body, path in pruned]
+        stack.problems += [_pruned_problem(release.resource, body, path) for body, path in pruned]
         stack.problems += _placement(release, stored, nodes)
         stack.problems += _idle(release, templater, flag, user_values.get(release.chart))
-    stack.problems += _stack_problems(plan, stack, nodes)
+    stack.problems += _stack_problems(plan, stack, nodes, schemas)
     return stack
 
 
@@ -167,14 +163,27 @@ def _first_pass(
     return chart_crds, everything
 
 
-def _stack_problems(plan: Plan, stack: StackRender, nodes: Sequence[gpu_placement.NodeKind]) -> list[Problem]:
-    """What the checks across the rendered releases find: their order, references, and where the pods land."""
+def _stack_problems(
+    plan: Plan,
+    stack: StackRender,
+    nodes: Sequence[gpu_placement.NodeKind],
+    schemas: Mapping[served_apis.Api, Any],
+) -> list[Problem]:
+    """What the checks across the rendered releases find: their order, references, the fields the API server prunes
+    from the toolkit's own custom resources, and where the pods land."""
     judged = [(r.release.resource, [o.body for o in r.objects]) for r in stack.releases if not r.error]
     problems = release_order.order_problems(plan, judged)
-    problems += references.reference_problems(judged, pod_placement.toolkit_objects(plan))
+    objects = pod_placement.toolkit_objects(plan)
+    problems += references.reference_problems(judged, objects)
+    # Kueue's queues and flavors, ComputeDomains, ... against the CRDs the charts install (a CRD only a pinned
+    # manifest brings, the MPI Operator's, is not read offline).
+    owner = f"{plan.project}/{plan.stack}"
+    for body in objects:
+        schema = schemas.get(served_apis.api_of(body))
+        problems += [_pruned_problem(owner, body, path) for path in pruning.pruned(body, schema)[1]] if schema else []
     if any(kind.gpu for kind in nodes):
-        toolkit = pod_placement.toolkit_pods(pod_placement.toolkit_objects(plan))
-        problems += pod_placement.placement_problems(f"{plan.project}/{plan.stack}", toolkit, nodes)
+        toolkit = pod_placement.toolkit_pods(objects)
+        problems += pod_placement.placement_problems(owner, toolkit, nodes)
     elif stack.releases:
         where = f"none in the plan of {plan.project}/{plan.stack}: pod placement and release waits not judged "
         why = "(plan the platform project's stack, which joins its Kubernetes layer)"
@@ -259,10 +268,11 @@ def _stored(
     return stored, found
 
 
-def _pruned_problem(release: ReleaseInput, body: Mapping[str, Any], path: str) -> Problem:
+def _pruned_problem(owner: str, body: Mapping[str, Any], path: str) -> Problem:
+    """A field the API server prunes from ``owner``'s object (a release's resource, or the stack's own)."""
     placement = pruning.placement_field(path)
     return Problem(
-        f"{release.resource}: {object_name(body)}",
+        f"{owner}: {object_name(body)}",
         Described(f"{path}: a field its CRD's schema does not declare, which the API server prunes"),
         "fields of the custom resource's schema"
         + (
@@ -365,17 +375,6 @@ def _idle(
                 WARNING,
             )
         )
-    return found
-
-
-def user_values(settings: Any) -> UserValues:
-    """Chart name -> (settings key of its values, the values the stack sets), from the stack's settings."""
-    if settings is None:
-        return {}
-    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for field_name, chart in RELEASE_KEYS.items():
-        release = getattr(settings.kubernetes, field_name)
-        found[chart] = (f"{release.settings_key}.values", dict(release.values))
     return found
 
 

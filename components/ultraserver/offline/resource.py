@@ -53,6 +53,8 @@ class PlanResource:
     protect: bool = False
     retain_on_delete: bool = False
     ignore_changes: list[str] = field(default_factory=list)
+    # Inputs whose change deletes and recreates the resource (replaceOnChanges). Not in the plan JSON: tests check it.
+    replace_on_changes: list[str] = field(default_factory=list)
     # URNs of an earlier deployment this resource takes over (its aliases, and those it inherits from its parent's).
     aliases: list[str] = field(default_factory=list)
 

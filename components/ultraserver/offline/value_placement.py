@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ultraserver.config.kubernetes_model import RELEASE_KEYS
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL
 from ultraserver.facts.pins import charts
 from ultraserver.offline.engine import Plan
@@ -48,14 +49,47 @@ def _section(values: Mapping[str, Any], path: str) -> Mapping[str, Any]:
     return node if isinstance(node, Mapping) else {}
 
 
-def _value_problems(release: ReleaseInput, kinds: Sequence[NodeKind]) -> list[Problem]:
+UserValues = Mapping[str, tuple[str, Mapping[str, Any]]]
+"""Chart name -> (settings key of its values, the values the stack sets)."""
+
+
+def user_values(settings: Any) -> UserValues:
+    """Chart name -> (settings key of its values, the values the stack sets), from the stack's settings."""
+    if settings is None:
+        return {}
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for field_name, chart in RELEASE_KEYS.items():
+        release = getattr(settings.kubernetes, field_name)
+        found[chart] = (f"{release.settings_key}.values", dict(release.values))
+    return found
+
+
+def _key(release: ReleaseInput, path: str, user: tuple[str, Mapping[str, Any]] | None) -> str:
+    """The key a finding names: the stack's own key when the user set the section's tolerations or nodeSelector
+    (as written in the stack file), else the release's values in the plan."""
+    dotted = path + "." if path else ""
+    written = [k for k in ("tolerations", "nodeSelector") if k in _section(user[1], path)] if user else []
+    if user and written:
+        return f"{user[0]}.{dotted}{'/'.join(written)}"
+    return f"{release.resource} values.{dotted}tolerations/nodeSelector"
+
+
+def _value_problems(
+    release: ReleaseInput, kinds: Sequence[NodeKind], user: tuple[str, Mapping[str, Any]] | None
+) -> list[Problem]:
     waits = charts.waits(release.atomic, release.skip_await)
-    found = [_path_problem(release, path, where, kinds, waits) for path, where in VALUE_PODS.get(release.chart, ())]
+    paths = VALUE_PODS.get(release.chart, ())
+    found = [_path_problem(release, path, where, kinds, waits, user) for path, where in paths]
     return [problem for problem in found if problem is not None]
 
 
 def _path_problem(
-    release: ReleaseInput, path: str, where: str, kinds: Sequence[NodeKind], waits: bool
+    release: ReleaseInput,
+    path: str,
+    where: str,
+    kinds: Sequence[NodeKind],
+    waits: bool,
+    user: tuple[str, Mapping[str, Any]] | None,
 ) -> Problem | None:
     """What the tolerations and node selector at ``path`` of the release's values do wrong, if anything: pods meant
     ``where`` (ON_GPU or ON_SYSTEM) that miss some of those nodes."""
@@ -68,19 +102,17 @@ def _path_problem(
     missed = [k for k in targets if k not in landing]
     if where == ON_GPU and not missed or where == ON_SYSTEM and any(not k.gpu for k in landing):
         return None
-    return _miss_problem(release, path, where, spec, landing, missed, waits)
+    return _miss_problem(_key(release, path, user), where, spec, landing, missed, waits)
 
 
 def _miss_problem(
-    release: ReleaseInput,
-    path: str,
+    key: str,
     where: str,
     spec: Mapping[str, Any],
     landing: Sequence[NodeKind],
     missed: Sequence[NodeKind],
     waits: bool,
 ) -> Problem:
-    key = f"{release.resource} values.{path + '.' if path else ''}tolerations/nodeSelector"
     reasons = "; ".join(f"{k.group}: {why_not(spec, k)}" for k in missed)
     what = "every GPU node group" if where == ON_GPU else "the system node group"
     # A controller that lands only on GPU nodes runs only while a block is up: a warning unless its release waits.
@@ -113,14 +145,14 @@ def _topology_problems(plan: Plan, kinds: Sequence[NodeKind]) -> list[Problem]:
     return found
 
 
-def placement_problems(plan: Plan, values: bool = True) -> list[Problem]:
+def placement_problems(plan: Plan, values: bool = True, users: UserValues | None = None) -> list[Problem]:
     """The releases' placement values (unless ``values`` is False: `--render` judges the rendered pods instead) and
     the Kueue Topology, judged against the plan's node groups (none without a GPU group: a kubernetes-layer/ plan on
-    its own)."""
+    its own). A finding about values the stack sets (``users``) names its key as written."""
     kinds = planned_nodes(plan)
     if not any(k.gpu for k in kinds):
         return []
     found = []
     for release in release_inputs(plan):
-        found += _value_problems(release, kinds) if values else []
+        found += _value_problems(release, kinds, (users or {}).get(release.chart)) if values else []
     return found + _topology_problems(plan, kinds)

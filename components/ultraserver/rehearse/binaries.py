@@ -156,6 +156,10 @@ def _locked() -> Iterator[None]:
 def build(program: GoProgram, out: TextIO = sys.stderr) -> Path:
     """Build one program into the cache (unless there already) and return its path; ConfigError when Go fails,
     with Go's own message."""
+    # A built program is used without the lock, so that a rehearsal never waits behind another program's build.
+    found = cached(program)
+    if found is not None:
+        return found
     with _locked():
         found = cached(program)
         if found is not None:

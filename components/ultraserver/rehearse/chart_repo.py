@@ -66,6 +66,7 @@ def relabelled(chart: Path, version: str, folder: Path) -> Path:
                 member.size = len(raw)
                 data = io.BytesIO(raw)
             target.addfile(member, data)
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}-{version}.tgz"
     path.write_bytes(out.getvalue())
     return path

@@ -21,6 +21,7 @@ from ultraserver.builders.expected_nodes import NodeGroupExpectation
 from ultraserver.config.settings import Settings
 from ultraserver.config.views import node_group_names
 from ultraserver.facts.capacity.capacity_blocks import NODE_JOIN_GRACE_MINUTES
+from ultraserver.facts.hardware.allocatable import allocatable_cpu_millicores
 from ultraserver.facts.kubernetes.scheduling import (
     CLIQUE_LABEL,
     EFA_RESOURCE,
@@ -39,6 +40,9 @@ from ultraserver.verify.expect import StackExpectation
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 JOINED_AFTER = timedelta(minutes=10)
+KUBELET_MAX_PODS = 110
+"""The kubelet's default ``maxPods`` (KubeletConfiguration). UNVERIFIED for a P6e node: nodeadm may set another
+limit from the instance's network interfaces; a rehearsal needs only room for its few pods per node."""
 """When a node turns Ready after its block starts in a rehearsal (within the toolkit's join grace)."""
 
 
@@ -78,7 +82,11 @@ class GpuNode:
         labels = self.labels()
         efa = self.group.efa_devices if self.efa_devices < 0 else self.efa_devices
         plugins = {GPU_RESOURCE: str(self.group.gpus_per_node), EFA_RESOURCE: str(efa)}
-        allocatable = {} if self.group.mode.dra else plugins
+        # The kubelet's own resources, which a scheduler and Kueue's topology placement count: CPU as nodeadm leaves
+        # it (facts/hardware/allocatable.py) and the pod limit.
+        cpu = allocatable_cpu_millicores(self.instance_type)
+        kubelet = {**({"cpu": f"{cpu}m"} if cpu is not None else {}), "pods": str(KUBELET_MAX_PODS)}
+        allocatable = kubelet | ({} if self.group.mode.dra else plugins)
         ready = {
             "type": "Ready",
             "status": "True" if self.ready else "Unknown",

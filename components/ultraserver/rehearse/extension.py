@@ -23,7 +23,8 @@ from ultraserver.facts.capacity.capacity_states import (
 )
 from ultraserver.facts.kubernetes.kueue import API_VERSION as KUEUE_API_VERSION
 from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
-from ultraserver.incluster.drain import Block, RestApi
+from ultraserver.incluster.drain import Block
+from ultraserver.incluster.rest import RestApi
 from ultraserver.rehearse.cloud import AutoScalingGroup, Cloud
 from ultraserver.rehearse.cluster import Cluster, GpuNode, iso
 from ultraserver.rehearse.reclaim import cut_off, drain_inputs, drain_run, published, response

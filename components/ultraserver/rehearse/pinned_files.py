@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,18 @@ from typing import Any
 from ultraserver.builders.manifests import digest_problem, documents
 from ultraserver.facts.pins.manifests import PinnedManifest, by_file_name
 from ultraserver.problems import ConfigError, Described, Problem
-from ultraserver.resources.pinned_manifest import download
 
 
 def cache_dir() -> Path:
     """Where verified copies are kept, outside any repository."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ultraserver" / "manifests"
+
+
+def download(url: str) -> bytes:
+    """The bytes at the pinned (https) URL."""
+    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - a pin's https URL
+        return bytes(response.read())
 
 
 def _from_go_module(pin: PinnedManifest) -> bytes:

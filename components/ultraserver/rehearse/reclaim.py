@@ -28,9 +28,9 @@ from ultraserver.incluster.drain import (
     RECLAIM_ANNOTATION,
     RECLAIM_TAINT,
     Block,
-    RestApi,
     timeline,
 )
+from ultraserver.incluster.rest import RestApi
 from ultraserver.rehearse.apis import script_account
 from ultraserver.rehearse.cloud import Cloud
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso, pod
@@ -149,6 +149,15 @@ def _line(action: dict[str, Any]) -> str:
     return f"{kind.replace('-', ' ')} {where}"
 
 
+def _drain_starts(blocks: Sequence[Block], at: datetime, warned: list[dict[str, Any]]) -> str:
+    """When each block's drain starts, or started: a cut-off before ``at`` is never named as a coming start."""
+    cutoffs = [(b.ultraserver, timeline(b, warned).cutoff) for b in blocks]
+    coming = ", ".join(f"{u} at {iso(t)}" for u, t in cutoffs if t > at)
+    past = ", ".join(f"{u} at {iso(t)}" for u, t in cutoffs if t <= at)
+    parts = [f"the drain starts: {coming}"] if coming else []
+    return "; ".join(parts + ([f"the drain started: {past}, and nothing is left on its nodes"] if past else []))
+
+
 def drain_run(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -> tuple[list[dict], list[dict]]:
     """One minute's run of the drain CronJob (``drain_main.run``): its API calls through ``api``, AWS's through
     ``cloud``; the actions taken and the findings it published."""
@@ -170,8 +179,7 @@ def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -
     alerts += [f"ALERT (sent before, not again): {f['subject']}" for f in again]
     if not actions and not findings:
         warned = json.loads(env.get("WARNINGS") or "[]")
-        starts = ", ".join(f"{b.ultraserver} at {iso(timeline(b, warned).cutoff)}" for b in inputs.blocks)
-        return Stage("drain", 0, f"nothing to drain at {iso(at)} (the drain starts: {starts})")
+        return Stage("drain", 0, f"nothing to drain at {iso(at)} ({_drain_starts(inputs.blocks, at, warned)})")
     lines = [_line(a) for a in actions]
     taken = [a for a in actions if a["kind"] in ("evict-pod", "delete-pod")]
     # A pod told its eviction time (evict-at, after its checkpoint window) is taken off as surely as one evicted now.

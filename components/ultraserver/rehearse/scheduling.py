@@ -1,34 +1,23 @@
-"""Real scheduling and admission on a rehearsal's real API server (``--api real``, issue 43 stage 2).
+"""Real scheduling and admission on a rehearsal's real API server (``--api real``, issue 43 stage 2), with the
+Kueue controller, kube-scheduler, kube-controller-manager and kwok running beside it (rehearse/controllers.py).
 
-Beside etcd and kube-apiserver run, each built from its Go module (facts/pins/control_plane.py):
-- the Kueue controller at the toolkit's pinned version, with the Configuration the plan gives its chart
-  (``managerConfig.controllerManagerConfigYaml``), and the plan's Topology, flavors and queues (already applied);
-- kube-scheduler, which binds the pods and, in DRA mode, allocates their claims against the published ResourceSlices;
-- kube-controller-manager's Job, ResourceClaim and garbage-collector controllers (a Job's pods, a pod's claims from
-  its templates);
-- kwok, which plays the kubelets: nodes stay Ready and bound pods go Running, with no container behind them.
-
-The stage then shows what the other tiers replay from sources: the plan's check MPIJobs admitted by Kueue (their
-topology assignment: one worker per node, in one UltraServer; no MPI Operator runs, so no worker pod is made), a
+It shows what the other tiers replay from sources: the plan's check MPIJobs admitted by Kueue (their topology
+assignment: one worker per node, in one UltraServer; no MPI Operator runs, so no worker pod is made), a
 whole-UltraServer Job admitted and its pods bound one per node in one UltraServer (in DRA mode each with its whole
-node's devices allocated by the scheduler), and the drain's reclaim hold (``stopPolicy: Hold``) keeping the next job
-out. Two parts are played, as the controllers that own them would leave them: the ComputeDomain's channel
-ResourceClaimTemplate (the DRA driver's controller makes it), and the Service network in front of Kueue's webhooks,
-which are not registered (rehearse/charts.py): jobs are submitted suspended, as Kueue's webhook leaves them.
+node's devices allocated by the scheduler), and the drain's reclaim hold keeping the next job out. Played, as their
+owners would leave them: the ComputeDomain's channel ResourceClaimTemplate (the DRA driver's controller makes it),
+and Kueue's webhooks, which are not registered (rehearse/charts.py): jobs are submitted suspended, as they leave them.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import sys
 import time
 import urllib.error
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from ultraserver.builders import device_claims
 from ultraserver.builders.kueue import CLUSTER_QUEUE_NAME, LOCAL_QUEUE_NAME, podset_topology_annotations
@@ -37,11 +26,10 @@ from ultraserver.config.views import device_mode, imex_targets
 from ultraserver.facts.hardware.devices import CHANNEL_DEVICE_CLASS, RESOURCE_API_VERSION
 from ultraserver.facts.kubernetes import kueue
 from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
-from ultraserver.facts.pins.charts import KUEUE
 from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
 from ultraserver.incluster.placement import assignment_nodes
-from ultraserver.rehearse.control_plane import ApiError, ControlPlane, free_port
-from ultraserver.rehearse.emulator import LOOPBACK
+from ultraserver.rehearse.control_plane import ApiError, ControlPlane
+from ultraserver.rehearse.controllers import plan_configuration, start
 from ultraserver.rehearse.stage import Stage
 
 STAGE = "admission (Kueue, kube-scheduler)"
@@ -68,71 +56,10 @@ class Placement:
     pods: dict[str, str] = field(default_factory=dict)
     """Each pod and the node it was bound to (the scheduler's decision); empty where no pod is made."""
     claims: dict[str, list[str]] = field(default_factory=dict)
-    """DRA mode: each pod's allocated devices (``pool/device``)."""
+    """DRA mode: each pod's allocated devices (``node/device``: the node whose ResourceSlice published it)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "workload": self.workload,
-            "job": self.job,
-            "admitted": self.admitted,
-            "nodes": self.nodes,
-            "pods": self.pods,
-            "claims": self.claims,
-        }
-
-
-def plan_configuration(releases: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The Kueue Configuration the plan hands its chart; None when the stack installs no Kueue."""
-    for release in releases:
-        if str(release.get("chart", "")).rstrip("/").rsplit("/", 1)[-1] == KUEUE:
-            text = ((release.get("values") or {}).get("managerConfig") or {}).get("controllerManagerConfigYaml")
-            if text:
-                return dict(yaml.safe_load(text))
-    return None
-
-
-def local_configuration(config: Mapping[str, Any], certs: Path) -> dict[str, Any]:
-    """The plan's Configuration as one controller outside a cluster runs it: no leader election, its probes,
-    metrics and webhook server on free loopback ports, the webhook's certificate from ``certs`` (no internal
-    certificate rotation: there is no Secret mount); everything that decides admission is the plan's."""
-    local = dict(config)
-    local["leaderElection"] = {"leaderElect": False}
-    local["health"] = {"healthProbeBindAddress": f"{LOOPBACK}:{free_port()}"}
-    local["metrics"] = {"bindAddress": f"{LOOPBACK}:{free_port()}"}
-    local["webhook"] = {"host": LOOPBACK, "port": free_port(), "certDir": str(certs)}
-    local["internalCertManagement"] = {"enable": False}
-    return local
-
-
-def start(plane: ControlPlane, paths: Mapping[str, Path], folder: Path, config: Mapping[str, Any]) -> None:
-    """Start the controller manager, the scheduler, kwok and Kueue beside the control plane (stopped with it)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    kubeconfig = str(plane.kubeconfig(folder))
-    common = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", f"--bind-address={LOOPBACK}"]
-    delegated = [f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}"]
-    plane.run(
-        "kube-controller-manager",
-        paths["kube-controller-manager"],
-        [
-            *common,
-            *delegated,
-            f"--secure-port={free_port()}",
-            "--controllers=job-controller,resourceclaim-controller,garbage-collector-controller",
-        ],
-    )
-    plane.run("kube-scheduler", paths["kube-scheduler"], [*common, *delegated, f"--secure-port={free_port()}"])
-    plane.run(
-        "kwok",
-        paths["kwok"],
-        [f"--kubeconfig={kubeconfig}", "--manage-all-nodes=true", f"--server-address={LOOPBACK}:{free_port()}"],
-    )
-    certs = folder / "kueue-certs"
-    certs.mkdir(exist_ok=True)
-    (certs / "tls.crt").write_bytes(plane.authority.certificate)
-    (certs / "tls.key").write_bytes(plane.authority.key)
-    config_file = folder / "kueue-config.yaml"
-    config_file.write_text(yaml.safe_dump(local_configuration(config, certs)))
-    plane.run("kueue", paths["kueue"], [f"--config={config_file}"], env={**os.environ, "KUBECONFIG": kubeconfig})
+        return dataclasses.asdict(self)
 
 
 def _until(what: str, probe: Callable[[], Any], within: float = SETTLE_WITHIN) -> Any:
@@ -333,8 +260,7 @@ class Scheduling:
         claims: dict[str, list[str]] = {}
 
         def bound() -> list[dict[str, Any]] | None:
-            # A pod is bound only once the scheduler has allocated its claims; read them at once, before kwok runs
-            # the pod to completion and the claim controller frees them.
+            # A pod is bound only once the scheduler has allocated its claims.
             pods = [p for p in self._pods(SAMPLE_JOB) if p["spec"].get("nodeName")]
             for pod in pods:
                 if dra and not claims.get(pod["metadata"]["name"]):
@@ -461,8 +387,12 @@ def admission_stage(
     try:
         found = Scheduling(plane, served, settings, objects, hold).run()
     except TimeoutError as error:
-        logs = plane.folder / "scheduling"
-        return Stage(STAGE, 1, f"FAILED {error} (the programs' logs were in {logs})"), []
+        tails = [
+            f"{name}: " + " | ".join(log.read_text(errors="replace").strip().splitlines()[-4:])
+            for name in paths
+            if (log := plane.folder / f"{name}.log").is_file()
+        ]
+        return Stage(STAGE, 1, "\n".join([f"FAILED {error}; the last lines of each program's log:", *tails])), []
     versions = ", ".join(f"{p.name} {p.version}" for p in scheduling_programs(settings.cluster.kubernetes_version))
     found.lines.insert(0, f"ran {versions}")
     return found.stage(), found.placements

@@ -51,38 +51,36 @@ def topology_stage(cluster: Cluster) -> Stage | None:
     if not flavors or not cluster.gpu_nodes:
         return None
     known = topologies(cluster.objects)
-    lines, failed = [], False
-    for flavor in flavors:
-        spec = flavor["spec"]
-        name, topology = flavor["metadata"]["name"], str(spec["topologyName"])
-        selected = {str(k): str(v) for k, v in (spec.get("nodeLabels") or {}).items()}
-        nodes = [n for n in cluster.gpu_nodes if all(n.labels().get(k) == v for k, v in selected.items())]
-        if topology not in known:
-            failed = True
-            lines.append(
-                f"FAILED ResourceFlavor {name}: Topology {topology} is not in the plan; Kueue admits no "
-                "topology-aware job to it; fix: create the Topology or name one the plan has"
-            )
-            continue
-        dropped = {}
-        for level in known[topology]:
-            lacking = [n.name for n in nodes if level not in n.labels()]
-            if lacking:
-                dropped[level] = lacking
-        for level, lacking in dropped.items():
-            failed = True
+    lines = [line for flavor in flavors for line in _flavor_lines(flavor, known, cluster.gpu_nodes)]
+    return Stage("kueue topology", 1 if any(line.startswith("FAILED") for line in lines) else 0, "\n".join(lines))
+
+
+def _flavor_lines(
+    flavor: Mapping[str, Any], known: Mapping[str, tuple[str, ...]], gpu_nodes: Sequence[GpuNode]
+) -> list[str]:
+    """One flavor judged: a FAILED line per problem, else what it holds."""
+    spec = flavor["spec"]
+    name, topology = flavor["metadata"]["name"], str(spec["topologyName"])
+    if topology not in known:
+        return [
+            f"FAILED ResourceFlavor {name}: Topology {topology} is not in the plan; Kueue admits no topology-aware "
+            "job to it; fix: create the Topology or name one the plan has"
+        ]
+    selected = {str(k): str(v) for k, v in (spec.get("nodeLabels") or {}).items()}
+    nodes = [n for n in gpu_nodes if all(n.labels().get(k) == v for k, v in selected.items())]
+    lines = []
+    for level in known[topology]:
+        lacking = [n.name for n in nodes if level not in n.labels()]
+        if lacking:
             lines.append(
                 f"FAILED Topology {topology} level {level}: {len(lacking)} of {len(nodes)} node(s) of flavor {name} "
                 f"lack the label (first: {lacking[0]}); Kueue leaves them out of the flavor (kueue v0.19.2 "
                 "pkg/util/tas/node.go:27-31), so no topology-aware job lands there; fix: label the GPU nodes with "
                 "it (the launch template's --node-labels) or drop the level"
             )
-        if not dropped:
-            lines.append(
-                f"flavor {name}: {len(nodes)} node(s) carry every level of Topology {topology} "
-                f"({', '.join(known[topology])})"
-            )
-    return Stage("kueue topology", 1 if failed else 0, "\n".join(lines))
+    return lines or [
+        f"flavor {name}: {len(nodes)} node(s) carry every level of Topology {topology} ({', '.join(known[topology])})"
+    ]
 
 
 def assignment(levels: Sequence[str], nodes: Sequence[GpuNode]) -> dict[str, Any]:

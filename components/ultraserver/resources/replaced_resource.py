@@ -51,13 +51,14 @@ def replaced_custom_resource(
     opts: pulumi.ResourceOptions | None,
     after: list[pulumi.Resource] | None = None,
 ) -> k8s.apiextensions.CustomResource:
-    """The object of `manifest`, a child of `parent` waiting for `after`, deleted and recreated on a spec change."""
-    return custom_resource(
-        name,
-        manifest,
-        child_options(
-            parent,
-            opts,
-            pulumi.ResourceOptions(depends_on=after, replace_on_changes=["spec"], delete_before_replace=True),
-        ),
+    """The object of `manifest`, a child of `parent` waiting for `after`, deleted and recreated on a change of its spec
+    or its labels. Labels too: Kueue's job webhook refuses adding a ``kueue.x-k8s.io/priority-class`` label to a job
+    that is not suspended ("WorkloadPriorityClass cannot be added to a non-suspended workload",
+    ValidateUpdateForWorkloadPriorityClassName, pkg/controller/jobframework/validation.go at v0.19.2), which a check
+    MPIJob that has run is, so an update in place of a deployed check would fail the deploy. A nested path is a
+    property path replaceOnChanges takes (Pulumi docs, resource option replaceOnChanges: ``["spec.input"]`` on a
+    Kubernetes CustomResource)."""
+    replaced = pulumi.ResourceOptions(
+        depends_on=after, replace_on_changes=["spec", "metadata.labels"], delete_before_replace=True
     )
+    return custom_resource(name, manifest, child_options(parent, opts, replaced))

@@ -9,7 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from ultraserver.facts.capacity.capacity_blocks import require_aware
-from ultraserver.incluster.drain import Block, RestApi, run_once
+from ultraserver.incluster.drain import Block, run_once
+from ultraserver.incluster.rest import RestApi
 from ultraserver.verify.clients import KubernetesReader
 
 

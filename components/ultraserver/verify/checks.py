@@ -7,6 +7,7 @@ could not read what it needs fails too, with the API error as evidence: nothing 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +37,7 @@ from ultraserver.verify.verdict import (
 )
 
 NOT_JUDGED = "not judged: the Kubernetes API did not answer"
+OUTSIDE_WINDOWS = "not judged: no full-size window (block start + join grace to the scale-down)"
 
 
 def _read(call: Callable[[], Any]) -> Any:
@@ -62,8 +64,41 @@ def planned_checks(expected: StackExpectation) -> list[tuple[str, str]]:
     return pairs
 
 
-def run_checks(reader: ClusterReader, expected: StackExpectation, node_facts_only: bool = False) -> list[Verdict]:
-    """Every check of the stack. When the API cannot even list nodes, each planned check fails with that error."""
+def outside_windows(expected: StackExpectation, at: datetime) -> tuple[StackExpectation, list[Verdict]]:
+    """What should run at ``at``, and a passing verdict for each check of the groups no block window holds then:
+    they are at 0 nodes on purpose (before the block, in its join grace, after its scale-down), as the drift check
+    and status say at the same moment. The EFA check is left out when any group it spans is."""
+    idle = {g.name for g in expected.groups if not g.running(at)}
+    if not idle:
+        return expected, []
+    efa_idle = bool(idle & set(expected.efa_node_groups))
+
+    def part(wanted: bool) -> StackExpectation:
+        return replace(
+            expected,
+            groups=tuple(g for g in expected.groups if (g.name in idle) == wanted),
+            nccl_jobs=tuple(j for j in expected.nccl_jobs if (j[0] in idle) == wanted),
+            efa_job=expected.efa_job if efa_idle == wanted else "",
+        )
+
+    evidence = (
+        f"{OUTSIDE_WINDOWS} of the stack holds {at:%Y-%m-%dT%H:%MZ}: the group need not run now (the drift check "
+        "skips it too; `ultraserver status` shows its blocks)"
+    )
+    return part(False), [Verdict(u, c, evidence) for u, c in planned_checks(part(True)) if u != CLUSTER]
+
+
+def run_checks(
+    reader: ClusterReader, expected: StackExpectation, node_facts_only: bool = False, at: datetime | None = None
+) -> list[Verdict]:
+    """Every check of the stack (at ``at``: of the groups a block window holds then, the others not judged). When
+    the API cannot even list nodes, each planned check fails with that error."""
+    expected, idle = outside_windows(expected, at) if at is not None else (expected, [])
+    return run_checks_now(reader, expected, node_facts_only) + idle
+
+
+def run_checks_now(reader: ClusterReader, expected: StackExpectation, node_facts_only: bool) -> list[Verdict]:
+    """Every check of ``expected``'s groups."""
     try:
         nodes = reader.nodes()
     except ClusterError as err:
@@ -97,12 +132,12 @@ def judge_cluster(
 ) -> tuple[list[Verdict], dict[str, Any]]:
     """Every check of the stack and its block-start acceptance at ``at``, judged on one reading of the cluster."""
     once = ReadOnce(reader)
-    return run_checks(once, expected, node_facts_only), stack_acceptance(once, expected, at)
+    return run_checks(once, expected, node_facts_only, at), stack_acceptance(once, expected, at)
 
 
 def unreachable(verdicts: Iterable[Verdict]) -> bool:
     """Whether nothing was judged because the API did not answer (the command's 'API unreachable' exit)."""
-    evidence = [v.evidence for v in verdicts]
+    evidence = [v.evidence for v in verdicts if not v.evidence.startswith(OUTSIDE_WINDOWS)]
     return bool(evidence) and all(e == NOT_JUDGED for e in evidence)
 
 

@@ -6,9 +6,10 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ultraserver.builders.compute_domain import MPI_ROLE_LABEL, compute_domain_name
 from ultraserver.builders.efa_check import LARGE_MESSAGE_BYTES
 from ultraserver.builders.node_report import NODE_REPORT_PREFIX
-from ultraserver.builders.nvbandwidth_job import TESTCASE, compute_domain_name, worker_selector
+from ultraserver.builders.nvbandwidth_job import TESTCASE
 from ultraserver.facts.kubernetes.scheduling import CLIQUE_LABEL, ULTRASERVER_LABEL
 from ultraserver.problems import Described, Problem
 from ultraserver.verify.clients import ClusterError, ClusterReader, Node, Pod
@@ -61,13 +62,17 @@ def launcher_selector(job: str) -> str:
     return ",".join(f"{k}={v}" for k, v in launcher_labels(job).items())
 
 
-def read_launcher(reader: ClusterReader, namespace: str, job: str) -> LauncherResult:
-    """Log of the MPIJob's newest launcher pod once it has finished."""
+def read_launcher(reader: ClusterReader, namespace: str, job: str, domain: bool = False) -> LauncherResult:
+    """Log of the MPIJob's newest launcher pod once it has finished; ``domain``: its workers join the job's
+    ComputeDomain, which a launcher that never came may be waiting for."""
     selector = launcher_selector(job)
     try:
         pods = reader.pods(namespace, selector)
     except ClusterError as err:
         return LauncherResult(problems=(api_problem(f"launcher pods of {job}", err),))
+    stuck = _stuck_workers(reader, namespace, job) if domain and not pods else ()
+    if stuck:
+        return LauncherResult(problems=stuck)
     if not pods:
         return LauncherResult(
             problems=(
@@ -106,7 +111,8 @@ def _stuck_workers(reader: ClusterReader, namespace: str, job: str) -> tuple[Pro
     only once every worker is Ready (launcherCreationPolicy WaitForWorkersReady): so the cause is the ComputeDomain,
     not a missing check. () when no worker waits (or they cannot be read: the launcher's problem stands)."""
     try:
-        workers = reader.pods(namespace, worker_selector(job))
+        # mpi-operator v2 names a job's workers <job>-worker-<index> (UNVERIFIED at the pinned tag: not read here).
+        workers = [p for p in reader.pods(namespace, f"{MPI_ROLE_LABEL}=worker") if p.name.startswith(f"{job}-worker-")]
     except ClusterError:
         return ()
     waiting = sorted((p for p in workers if p.phase == "Pending" and p.waiting == "ContainerCreating"), key=_name)
@@ -149,10 +155,9 @@ def nvlink_verdict(
     node_cliques: Mapping[str, str] | None = None,
 ) -> Verdict:
     """One UltraServer's nvbandwidth run, judged from its launcher log (`node_cliques`: node name -> clique)."""
-    launcher = read_launcher(reader, namespace, job)
+    launcher = read_launcher(reader, namespace, job, domain=True)
     if launcher.problems:
-        stuck = _stuck_workers(reader, namespace, job) if launcher.phase == "" else ()
-        return Verdict(ultraserver, NVLINK, f"MPIJob {job}: no finished run to judge", stuck or launcher.problems)
+        return Verdict(ultraserver, NVLINK, f"MPIJob {job}: no finished run to judge", launcher.problems)
     verdict = judge_nvbandwidth(launcher, namespace, job, ultraserver, threshold_gbps, gpus_per_node)
     nodes = reported_nodes(launcher.log)
     cliques = tuple(sorted({(node_cliques or {}).get(n, "") for n in nodes} - {""}))

@@ -50,7 +50,7 @@ def judge_all_reduce(run: NcclRun, job: str, min_gbytes: float) -> tuple[list[Pr
 
 def nccl_verdict(reader: ClusterReader, group: str, job: str, namespace: str, min_gbytes: float) -> Verdict:
     """The verdict of one UltraServer's NCCL run, read from its finished launcher."""
-    launcher = read_launcher(reader, namespace, job)
+    launcher = read_launcher(reader, namespace, job, domain=True)
     if launcher.problems:
         return Verdict(group, NCCL, f"MPIJob {job}: no finished run to judge", launcher.problems)
     found, evidence = judge_all_reduce(parse_nccl_output(launcher.log), job, min_gbytes)

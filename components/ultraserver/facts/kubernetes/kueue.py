@@ -38,6 +38,10 @@ place in the queue and stops no running job."""
 # fills an empty one), with timeout 30m (DefaultWaitForPodsReadyTimeout), recoveryTimeout = timeout, blockAdmission
 # false, requeued by Eviction time with a 60 s backoff base, 3600 s at most, and no limit on the retries. The toolkit
 # sets its own (builders/kueue.py WAIT_FOR_PODS_READY).
+WORKLOAD_ANNOTATION = f"{API_GROUP}/workload"
+"""On a pod placed by topology-aware scheduling: the name of its Workload (WorkloadAnnotation,
+apis/kueue/v1beta2/topology_types.go; set on every pod set's template while TAS is on, getPodSetsInfoFromStatus in
+pkg/controller/jobframework/reconciler.go, both at v0.19.2). The reclaim drain finds a job's other pods by it."""
 PODSET_REQUIRED_TOPOLOGY = f"{API_GROUP}/podset-required-topology"
 """On a pod template: every pod of the pod set must land in one domain of this level, or the job waits."""
 PODSET_PREFERRED_TOPOLOGY = f"{API_GROUP}/podset-preferred-topology"

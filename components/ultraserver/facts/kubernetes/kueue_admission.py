@@ -185,13 +185,17 @@ def placement_problems(
     for pod_set in workload.pod_sets:
         if not (pod_set.topology and pod_set.claim_templates):
             continue
-        if not any(_counted(value) for value in pod_set.requests.values()):
+        counted = sorted(name for name, value in pod_set.requests.items() if _counted(value))
+        if set(counted) <= _NOT_PER_NODE:
+            # Memory or ephemeral storage alone do not keep TAS to one pod per node either: a node holds several
+            # such requests. CPU (the toolkit's whole-node share) or a device-plugin GPU count does.
+            asked = f"only {', '.join(counted)} and DRA claims" if counted else "only DRA claims"
             out.append(
                 _refused(
                     workload,
-                    f"pod set {pod_set.name}: requests only DRA claims",
-                    "topology-aware pod sets by their pods' requests alone; claims are not counted, so several of "
-                    "these pods may be placed on one node",
+                    f"pod set {pod_set.name}: requests {asked}",
+                    "topology-aware pod sets by their pods' requests alone; claims are not counted, and without a CPU "
+                    "request above half the node's several of these pods may be placed on one node",
                     "request CPU above half the node's allocatable (builders/device_claims.whole_node_resources)",
                 )
             )
@@ -208,6 +212,10 @@ def placement_problems(
                 )
             )
     return out
+
+
+_NOT_PER_NODE = {"memory", "ephemeral-storage"}
+"""Requests that never bound a whole-node pod to one per node: every node's memory and disk hold several."""
 
 
 def _counted(value: Any) -> bool:
