@@ -78,9 +78,8 @@ def _value_problems(
     release: ReleaseInput, kinds: Sequence[NodeKind], user: tuple[str, Mapping[str, Any]] | None
 ) -> list[Problem]:
     waits = charts.waits(release.atomic, release.skip_await)
-    found = [
-        _path_problem(release, path, where, kinds, waits, user) for path, where in VALUE_PODS.get(release.chart, ())
-    ]
+    paths = VALUE_PODS.get(release.chart, ())
+    found = [_path_problem(release, path, where, kinds, waits, user) for path, where in paths]
     return [problem for problem in found if problem is not None]
 
 
