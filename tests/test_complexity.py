@@ -40,7 +40,6 @@ OVER_THE_LIMIT = {
     "rehearse/node_failure.py:failure_stage": 31,
     "rehearse/real_api.py:RealApi.put": 16,
     "rehearse/real_api.py:RealApi._established": 16,
-    "rehearse/reclaim.py:drain_stage": 21,
     "verify/spares.py:spare_view": 22,
 }
 

@@ -25,6 +25,7 @@ ALLOWED: dict[str, str] = {
     "EXTENSION_STATUSES": "EC2's whole enum (sourced); tests hold it against the botocore model",
     "SCHEDULED_ACTION_NAME": "an AWS limit the tests hold the generated action names against",
     "SNS_TOPIC_NAME": "an AWS limit the tests hold the generated topic name prefix against",
+    "EXIT_TABLE": "read by scripts/regen_docs.py through its marker in docs/plan.md (every command's exit codes)",
 }
 """Public names no shipped code reads, and why they stay."""
 

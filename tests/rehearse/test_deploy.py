@@ -2,7 +2,8 @@
 Kubernetes provider built from their Go modules.
 
 The parts that need no engine are tested here always; the deploys themselves skip without the binaries (the skip
-names the command that builds them) and fail instead under ULTRASERVER_REQUIRE_DEPLOY_ENGINE=1 (tier 3 is not in .ci/run yet).
+names the command that builds them) and fail instead under ULTRASERVER_REQUIRE_DEPLOY_ENGINE=1 (tier 3 is not in
+.ci/run yet).
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ def test_the_manifest_mirror_takes_the_dra_crds_from_the_chart_and_asks_for_the_
 
 
 def require_engine() -> None:
-    """Skip unless the control plane and the Pulumi engine are built (fail under ULTRASERVER_REQUIRE_DEPLOY_ENGINE=1)."""
+    """Skip unless the control plane and the Pulumi engine are built (fail under ULTRASERVER_REQUIRE_DEPLOY_ENGINE)."""
     absent = [p.key for p in missing(deploy_programs()[0])]
     if absent:
         message = f"not built: {', '.join(absent)}; build them: {BUILD_COMMAND} --deploy"

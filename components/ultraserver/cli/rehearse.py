@@ -18,27 +18,35 @@ REHEARSE_MODULES = ("kmock", "cryptography")
 rehearse and test extras, not in the base install."""
 
 
-def cmd_rehearse(args: argparse.Namespace) -> int:
-    """Plan, serve, break, run; exit with the day-2 code's worst exit code (1 also when a fault went undetected)."""
+def _usage_problem(args: argparse.Namespace) -> Problem | None:
+    """What is wrong with the command line before anything runs: the extra not installed, an unknown fault, an
+    option that needs another."""
     missing = [name for name in REHEARSE_MODULES if importlib.util.find_spec(name) is None]
     if missing:
-        raise UsageError(
-            Problem(
-                "rehearse", Described(f"{missing[0]} is not installed"), missing[0], f"install it: {REHEARSE_EXTRA}"
-            )
+        return Problem(
+            "rehearse", Described(f"{missing[0]} is not installed"), missing[0], f"install it: {REHEARSE_EXTRA}"
         )
     from ultraserver.rehearse.faults import FAULTS, fault_problem
+
+    unknown = [name for name in args.faults if name not in FAULTS]
+    if unknown:
+        return fault_problem(unknown[0])
+    if args.api != "real" and (args.charts or args.crds):
+        return Problem("--charts/--crds", "given", "with --api real only", "add --api real")
+    if args.deploy and (args.api != "real" or not args.charts):
+        return Problem("--deploy", "given", "with --api real and --charts DIR", "add both")
+    return None
+
+
+def cmd_rehearse(args: argparse.Namespace) -> int:
+    """Plan, serve, break, run; exit with the day-2 code's worst exit code (1 also when a fault went undetected)."""
+    refused = _usage_problem(args)
+    if refused is not None:
+        raise UsageError(refused)
     from ultraserver.rehearse.report import REHEARSAL_JSON_KEYS, exit_reason, format_rehearsal, rehearsal_json
     from ultraserver.rehearse.run import default_moment, rehearse, stack_plan
     from ultraserver.verify.expect import expectation
 
-    unknown = [name for name in args.faults if name not in FAULTS]
-    if unknown:
-        raise UsageError(fault_problem(unknown[0]))
-    if args.api != "real" and (args.charts or args.crds):
-        raise UsageError(Problem("--charts/--crds", "given", "with --api real only", "add --api real"))
-    if args.deploy and (args.api != "real" or not args.charts):
-        raise UsageError(Problem("--deploy", "given", "with --api real and --charts DIR", "add both"))
     check_output(args.json, None, "--json", json_output(*REHEARSAL_JSON_KEYS), force=args.force)
     settings = stack_settings(args.project_dir, args.stack)
     try:

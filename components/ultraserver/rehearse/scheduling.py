@@ -1,12 +1,10 @@
 """Real scheduling and admission on a rehearsal's real API server (``--api real``, issue 43 stage 2), with the
 Kueue controller, kube-scheduler, kube-controller-manager and kwok running beside it (rehearse/controllers.py).
 
-It shows what the other tiers replay from sources: the plan's check MPIJobs admitted by Kueue (their topology
-assignment: one worker per node, in one UltraServer; no MPI Operator runs, so no worker pod is made), a
-whole-UltraServer Job admitted and its pods bound one per node in one UltraServer (in DRA mode each with its whole
-node's devices allocated by the scheduler), and the drain's reclaim hold keeping the next job out. Played, as their
-owners would leave them: the ComputeDomain's channel ResourceClaimTemplate (the DRA driver's controller makes it),
-and Kueue's webhooks, which are not registered (rehearse/charts.py): jobs are submitted suspended, as they leave them.
+It shows for real what the other tiers replay: the plan's queued check MPIJobs admitted by Kueue (one worker per node,
+in one UltraServer), a whole-UltraServer Job bound one pod per node in one UltraServer (in DRA mode with its node's
+devices allocated by the scheduler), and the drain's reclaim hold keeping the next job out. Played: the ComputeDomain's
+channel ResourceClaimTemplate, and Kueue's webhooks (not registered: jobs are submitted suspended, as they leave them).
 """
 
 from __future__ import annotations
@@ -215,13 +213,17 @@ class Scheduling:
         )
 
     def _check_jobs(self) -> None:
-        """Each check MPIJob of the plan admitted with one worker per node in one UltraServer, in the order Kueue
-        admits them; each removed once seen (no MPI Operator runs it to the end), so its quota goes to the next."""
-        waiting = {
-            (o["metadata"].get("namespace") or "default", o["metadata"]["name"]): o
-            for o in self.objects
-            if o["kind"] == "MPIJob"
-        }
+        """Each check MPIJob of the plan that names a queue (the others are not Kueue's: the plan exempts the
+        cross-UltraServer and fleet checks on purpose) admitted with one worker per node in one UltraServer, in the
+        order Kueue admits them; each removed once seen (no MPI Operator runs it), so its quota goes to the next."""
+        waiting: dict[tuple[str, str], dict[str, Any]] = {}
+        for job in (o for o in self.objects if o["kind"] == "MPIJob"):
+            meta = job["metadata"]
+            if kueue.QUEUE_NAME_LABEL in (meta.get("labels") or {}):
+                waiting[(meta.get("namespace") or "default", meta["name"])] = job
+            else:
+                why = (meta.get("annotations") or {}).get(kueue.EXEMPT_ANNOTATION, "no exemption given")
+                self.found.lines.append(f"MPIJob {meta.get('namespace')}/{meta['name']}: no queue, not Kueue's ({why})")
 
         def next_admitted() -> tuple[tuple[str, str], dict[str, Any]] | None:
             for (namespace, name), _ in waiting.items():
