@@ -329,8 +329,7 @@ class Scheduling:
             )
 
     def _held(self, hold: Callable[[], None]) -> None:
-        """The drain's reclaim hold (``hold``: the drain's own request, as its ServiceAccount) keeps the next job
-        out."""
+        """The drain's reclaim hold (``hold``: the drain's own request, as its ServiceAccount) keeps jobs out."""
         # Its quota back first, so that only the hold can keep the next job out.
         background = {"propagationPolicy": "Background", "gracePeriodSeconds": 0}
         self.plane.call("DELETE", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{SAMPLE_JOB}", background)
