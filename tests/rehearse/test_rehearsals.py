@@ -124,7 +124,12 @@ def test_at_the_drains_cutoff_the_block_is_cordoned_and_no_daemonset_pod_is_evic
     assert "evict" not in drain.output and "hold queue gb200" in drain.output
     # The drift check and the drain connected as in their pods: HTTPS, the CA and token of a service account.
     assert ("GET", "/api/v1/nodes", True) in rehearsal.in_cluster
-    assert sum(1 for method, path, _ in rehearsal.in_cluster if method == "PATCH" and "/nodes/" in path) == 18
+    # Each node patched once to cut it off, and once by the spares controller for its role label (this cluster's
+    # first run of the drain).
+    labelled = drain.output.count("labelled node ")
+    assert (
+        sum(1 for method, path, _ in rehearsal.in_cluster if method == "PATCH" and "/nodes/" in path) == 18 + labelled
+    )
     assert all(authorized for *_, authorized in rehearsal.in_cluster)
     assert rehearsal.in_cluster_url.startswith("https://127.0.0.1:")
     assert f"{len(rehearsal.in_cluster)} request(s) to {rehearsal.in_cluster_url}" in format_rehearsal(rehearsal)
@@ -132,8 +137,11 @@ def test_at_the_drains_cutoff_the_block_is_cordoned_and_no_daemonset_pod_is_evic
 
 def test_a_healthy_rehearsal_has_nothing_to_drain_and_says_when_it_starts() -> None:
     drain = next(s for s in run("gb200-x72").stages if s.name == "drain")
+    idle, *kept = drain.output.splitlines()
     assert drain.code == 0
-    assert drain.output == "nothing to drain at 2026-12-01T13:00:00Z (the drain starts: nvl72 at 2026-12-15T10:10:00Z)"
+    assert idle == "nothing to drain at 2026-12-01T13:00:00Z (the drain starts: nvl72 at 2026-12-15T10:10:00Z)"
+    # The run's only other act: the spares controller's role label on each of the 18 nodes (none held back here).
+    assert len(kept) == 18 and all(line.startswith("labelled node ") for line in kept), drain.output
 
 
 def test_the_drift_script_sees_a_notready_node_through_the_api() -> None:

@@ -204,10 +204,12 @@ def drain_stage(api: RestApi, env: dict[str, str], at: datetime, cloud: Cloud) -
     hosts = {(p["metadata"].get("namespace"), p["metadata"]["name"]): p["spec"].get("nodeName") for p in pods}
     sent = len(cloud.published)
     actions, findings = drain_run(api, env, at, cloud)
-    if not actions and not findings:
+    # The spares' node roles (patch-node) are kept every run, block ending or not: housekeeping, not a drain.
+    if all(a["kind"] == "patch-node" for a in actions) and not findings:
         warned = json.loads(env.get("WARNINGS") or "[]")
         blocks = [Block.from_json(b) for b in json.loads(env["BLOCKS"])]
-        return Stage("drain", 0, f"nothing to drain at {iso(at)} ({_drain_starts(blocks, at, warned)})")
+        idle = f"nothing to drain at {iso(at)} ({_drain_starts(blocks, at, warned)})"
+        return Stage("drain", 0, "\n".join([idle, *(_line(a) for a in actions)]))
     taken = _taken(actions, hosts)
     # What the run publishes to the alert topic (a refused call, an empty block, EC2's dates): a person is paged.
     lines = [_line(a) for a in actions] + taken + _alerts(cloud.published[sent:], findings)
