@@ -3,7 +3,7 @@
 Skipped when the cache does not hold them (a fresh clone: building them takes minutes), with the one command that
 builds them; .ci/run builds them and sets ULTRASERVER_REQUIRE_CONTROL_PLANE=1, which turns that skip into a failure.
 The MPIJob CRD is the one of the MPI Operator manifest the toolkit pins, read and digest-checked as a rehearsal reads
-it (rehearse/pinned_files.py), never from ../shared.
+it (rehearse/pinned_files.py), never from the source material beside the repository.
 """
 
 from __future__ import annotations

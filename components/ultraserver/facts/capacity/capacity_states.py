@@ -109,7 +109,7 @@ EXTENSION_LATEST_HOURS_BEFORE_END = 1
 EXTENSION_CONFIRMED_LATEST_MINUTES_BEFORE_END = 35
 """The latest an extension's payment succeeds, and EC2 moves the block's end: EC2 user guide, capacity-blocks-extend:
 "If your payment can't be processed within 12 hours, or up to 35 minutes before the Capacity Block is scheduled to
-end (whichever comes first), your extension is not successful" (quoted in ../shared/reference/aws-gb200-facts.md)."""
+end (whichever comes first), your extension is not successful" (the project's checked AWS facts quote it)."""
 
 
 def allowed_extension_hours_text() -> str:

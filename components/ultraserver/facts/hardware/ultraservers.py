@@ -66,7 +66,7 @@ NVLINK_THRESHOLD_GBPS = 700.0
 (multinode_device_to_device_memcpy_read_ce). A judgement below the ~821 GB/s per pair docs/deploy.md quotes from AWS,
 not measured here."""
 NVLINK_GPU_GBYTES_PER_DIRECTION = 900.0
-"""NVLink 5 moves 1.8 TB/s per GB200 GPU, both directions together (../shared/reference/real-deploy-facts.md,
+"""NVLink 5 moves 1.8 TB/s per GB200 GPU, both directions together (the project's checked deploy facts,
 "Measured figures"; NVIDIA's GB200 NVL72 page: 130 TB/s over 72 GPUs): 900 GB/s each way, the most any one GPU's
 copy or all-reduce bus bandwidth can show. A check floor above it fails every run."""
 NODE_INSTANCE_TYPES: tuple[str, ...] = tuple(dict.fromkeys(t.instance_type for t in TYPES.values()))
