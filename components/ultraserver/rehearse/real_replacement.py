@@ -190,8 +190,7 @@ class RealFailure:
                 "",
                 f"{error}: Workload unhealthyNodes {[u.get('name') for u in status.get('unhealthyNodes') or []]}, "
                 f"assigned {_assigned_nodes(workload)}, Evicted {_condition(workload, 'Evicted').get('message', '-')}, "
-                f"pods Running {self._pods()}; Kueue: "
-                f"{' | '.join(self._kueue_log(failed)) or 'no line names the node'}",
+                f"pods Running {self._pods()}; " + " | ".join(self._evidence()),
             )
             return
         nodes = self._nodes()
@@ -211,7 +210,7 @@ class RealFailure:
             f"Kueue evicted the Workload: {evicted.get('message')}",
         )
         self.lines.append(f"pods placed outside {ultraserver}: {len(outside)}")
-        self.lines += [f"kueue: {line}" for line in self._kueue_log(failed)]
+        self.lines += self._evidence()
 
     def _lost(self, failed: str, ultraserver: str, findings: list[dict[str, str]], now: datetime) -> None:
         """Without spares: the loss and the alert, and what Kueue did with the job meanwhile."""
@@ -230,11 +229,19 @@ class RealFailure:
             f"{[u.get('name') for u in (workload.get('status') or {}).get('unhealthyNodes') or []]} (no spare: the "
             "job waits for a human or the node)"
         )
+        self.lines += self._evidence()
 
-    def _kueue_log(self, node: str) -> list[str]:
-        log = self.plane.folder / "kueue.log"
+    def _evidence(self) -> list[str]:
+        """What the real programs said: the taint-eviction controller's deletions of the Job's pods (its log) and
+        the events on the Job's Workload (Kueue's)."""
+        log = self.plane.folder / "kube-controller-manager.log"
         text = log.read_text(errors="replace").splitlines() if log.is_file() else []
-        return [line[:300] for line in text if node in line][-4:]
+        found = [f"kube-controller-manager: {line[:240]}" for line in text if "Deleting pod" in line and JOB in line]
+        name = self._workload().get("metadata", {}).get("name", "")
+        query = f"fieldSelector=involvedObject.name%3D{name}"
+        events = self.plane.call("GET", f"/api/v1/namespaces/{self.namespace}/events?{query}")["items"] if name else []
+        found += [f"event on Workload {name}: {e.get('reason')}: {str(e.get('message'))[:200]}" for e in events]
+        return found
 
 
 def _label(node: Mapping[str, Any], key: str) -> str:
