@@ -124,21 +124,45 @@ class RealFailure:
 
     def run(self) -> Stage:
         self._queue_free()
+        before, ultraserver, standby = self._admitted()
+        failed = sorted(before.values())[0]
+        now, findings = self._fail(failed)
+        if standby:
+            self._replaced(before, failed, standby, ultraserver)
+            self.check(
+                any(f["key"].startswith("spare-used:") for f in findings),
+                "the spare-used alert was raised",
+                "no spare-used alert",
+            )
+        else:
+            self._lost(ultraserver, findings, now)
+        return Stage(STAGE, 1 if self.failed else 0, "\n".join(self.lines))
+
+    def _admitted(self) -> tuple[dict[str, str], str, list[str]]:
+        """The Job admitted and Running: its pods' nodes, its UltraServer, the spares held back there."""
         objects = sample_job(self.settings, JOB, self.namespace)
         objects[-1]["spec"]["backoffLimit"] = RESTARTS
         wanted = int(objects[-1]["spec"]["parallelism"])
         self.served.put(objects)
         before = _until(f"Job {JOB}: {wanted} pods Running", lambda: (p := self._pods()) and len(p) == wanted and p)
         nodes = self._nodes()
-        home = {(_label(nodes[n], ULTRASERVER_LABEL), _label(nodes[n], CLIQUE_LABEL)) for n in before.values()}
-        ultraserver = sorted(home)[0][0]
-        standby = sorted(n for n, raw in nodes.items() if spares.role(raw) == spares.SPARE)
+        home = {_label(nodes[n], ULTRASERVER_LABEL) for n in before.values()}
+        ultraserver = sorted(home)[0]
+        standby = sorted(
+            n
+            for n, raw in nodes.items()
+            if spares.role(raw) == spares.SPARE and _label(raw, ULTRASERVER_LABEL) == ultraserver
+        )
         self.lines.append(
             f"Kueue admitted Job {JOB} ({wanted} whole-node pods); kube-scheduler bound them on {len(home)} "
-            f"UltraServer(s) ({ultraserver}); spares held back (tainted by the controller): "
+            f"UltraServer(s) ({ultraserver}); spares held back there (tainted by the controller): "
             f"{', '.join(standby) or 'none'}"
         )
-        failed = sorted(before.values())[0]
+        return before, ultraserver, standby
+
+    def _fail(self, failed: str) -> tuple[datetime, list[dict[str, str]]]:
+        """kwok's stage makes the node NotReady; the controller runs once at the end of its grace: its moment and
+        what it reported."""
         self.plane.call(
             "PATCH",
             f"/api/v1/nodes/{failed}",
@@ -153,31 +177,23 @@ class RealFailure:
         now = since + timedelta(minutes=FAILURE_GRACE_MINUTES, seconds=1)
         findings = self.controller(now)
         nodes = self._nodes()
-        freed = [
-            n
-            for n, raw in nodes.items()
-            if (raw["metadata"].get("annotations") or {}).get(spares.REPLACES_ANNOTATION) == failed
-        ]
+        notes = {n: raw["metadata"].get("annotations") or {} for n, raw in nodes.items()}
+        freed = [n for n, note in notes.items() if note.get(spares.REPLACES_ANNOTATION) == failed]
+        taints = [f"{t['key']}:{t['effect']}" for t in nodes[failed]["spec"].get("taints") or []]
         self.lines.append(
             f"the spares controller (its ServiceAccount) at failure + {FAILURE_GRACE_MINUTES} min: node {failed} "
-            f"role {_label(nodes[failed], spares.ROLE_LABEL) or 'none'}, taints "
-            f"{', '.join(t['key'] + ':' + t['effect'] for t in nodes[failed]['spec'].get('taints') or []) or 'none'}; "
+            f"role {_label(nodes[failed], spares.ROLE_LABEL) or 'none'}, taints {', '.join(taints) or 'none'}; "
             f"spare freed: {', '.join(freed) or 'none'}"
         )
         self.lines += [f"alert to the stack's topic: {f['subject']}" for f in findings]
-        if standby:
-            self._replaced(before, failed, standby, ultraserver, wanted)
-            self.check(any(f["key"].startswith("spare-used:") for f in findings), "", "no spare-used alert")
-        else:
-            self._lost(failed, ultraserver, findings, now)
-        return Stage(STAGE, 1 if self.failed else 0, "\n".join(self.lines))
+        return now, findings
 
-    def _replaced(self, before: dict[str, str], failed: str, standby: list[str], ultraserver: str, wanted: int) -> None:
+    def _replaced(self, before: dict[str, str], failed: str, standby: list[str], ultraserver: str) -> None:
         """With spares: the real Kueue must move the failed node's pod onto a spare of the same UltraServer."""
 
         def moved() -> dict[str, str] | None:
             pods, assigned = self._pods(), _assigned_nodes(self._workload())
-            done = len(pods) == wanted and failed not in pods.values() and failed not in assigned
+            done = len(pods) == len(before) and failed not in pods.values() and failed not in assigned
             return pods if done and sorted(pods.values()) == assigned else None
 
         try:
@@ -212,7 +228,7 @@ class RealFailure:
         self.lines.append(f"pods placed outside {ultraserver}: {len(outside)}")
         self.lines += self._evidence()
 
-    def _lost(self, failed: str, ultraserver: str, findings: list[dict[str, str]], now: datetime) -> None:
+    def _lost(self, ultraserver: str, findings: list[dict[str, str]], now: datetime) -> None:
         """Without spares: the loss and the alert, and what Kueue did with the job meanwhile."""
         nodes = [as_node(n) for n in self._nodes().values() if ULTRASERVER_LABEL in n["metadata"].get("labels", {})]
         view = spare_view(nodes, ultraserver, imex_targets(self.settings)[0].node_devices.gpus, now)

@@ -303,15 +303,21 @@ def rehearse(
             result.stages.append(node_failure.failure_stage(cluster, moment, stack))
         result.in_cluster = list(target.seen)
         if target.kind == REAL and admission:
-            plane = target.served.control_plane
-            hold = _holder(target, cluster, Path(directory) / "hold-account")
-            stage, result.placements = admission_stage(
-                plane, target.served, settings, cluster.objects, cluster.releases, hold
-            )
-            result.stages.append(stage)
-            if any(i.fault == "node-fails" for i in result.injected) and not stage.code and stage.judged:
-                result.stages.append(real_failure_stage(target, cluster.objects, settings, stack, Path(directory)))
+            result.stages += _real(target, cluster, settings, stack, Path(directory), result)
     return result
+
+
+def _real(
+    target: Api, cluster: Cluster, settings: Settings, stack: str, folder: Path, result: Rehearsal
+) -> list[Stage]:
+    """Real scheduling and admission on the running control plane (its placements into ``result``), then, for
+    node-fails, the failure on the same real programs."""
+    hold = _holder(target, cluster, folder / "hold-account")
+    plane = target.served.control_plane
+    stage, result.placements = admission_stage(plane, target.served, settings, cluster.objects, cluster.releases, hold)
+    if not any(i.fault == "node-fails" for i in result.injected) or stage.code or not stage.judged:
+        return [stage]
+    return [stage, real_failure_stage(target, cluster.objects, settings, stack, folder)]
 
 
 def _serve_all(target: Api, cluster: Cluster, runs: list[jobs.Run], extra: Sequence[dict[str, Any]]) -> list[str]:
