@@ -12,8 +12,8 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from ultraserver.arguments import checked, checked_component
-from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import pod_identity_trust_policy
+from ultraserver.config.access_entries import access_entry_specs
 from ultraserver.config.argument_rules import cluster_name_problems, private_subnet_problems, tag_problems
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
 from ultraserver.facts.aws import control_plane, limits, network
