@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
     stack_options(pre)
     aws_options(pre)
+    pre.add_argument(
+        "--deployed",
+        metavar="FILE",
+        help="deployed state (`pulumi stack export --file FILE`): entries it holds are the stack's, and an admin list "
+        "changed in the update that moves entries named by position is refused",
+    )
     pre.set_defaults(func=command("live", "cmd_preflight"))
     ver = add_subcommand(sub, "verify", "judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
     stack_options(ver)

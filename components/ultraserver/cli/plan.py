@@ -293,6 +293,19 @@ def with_deployed_state(
     file of another stack is refused: its groups match none of this stack's, so the rule would pass on nothing.
     """
     from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
+
+    resources = deployed_file(path, stack)
+    state = deployed_state(resources)
+    config = dict(policy_config or {})
+    entry = config.get(UPGRADE_RULE)
+    base = dict(entry) if isinstance(entry, dict) else ({"enforcementLevel": entry} if entry else {})
+    config[UPGRADE_RULE] = {**base, "deployed": state}
+    return config, f"Deployed state: {len(state)} capacity-block group(s) read from {path}."
+
+
+def deployed_file(path: Path, stack: str | None = None) -> list[Any]:
+    """The resources of a ``--deployed`` file (a ``pulumi stack export`` or a previous ``ultraserver plan --json``);
+    with ``stack``, a file of another stack is refused: its resources match none of this stack's."""
     from ultraserver.policy.rolling import deployed_resources
 
     fix = "pass the file `pulumi stack export --file FILE` or `ultraserver plan --json FILE` wrote"
@@ -310,12 +323,18 @@ def with_deployed_state(
                 "--json FILE` of the deployed commit",
             )
         )
-    state = deployed_state(resources)
-    config = dict(policy_config or {})
-    entry = config.get(UPGRADE_RULE)
-    base = dict(entry) if isinstance(entry, dict) else ({"enforcementLevel": entry} if entry else {})
-    config[UPGRADE_RULE] = {**base, "deployed": state}
-    return config, f"Deployed state: {len(state)} capacity-block group(s) read from {path}."
+    return resources
+
+
+def deployed_access_entries(path: Path, stack: str | None = None) -> tuple[Any, ...]:
+    """The access entries of a ``--deployed`` file, for preflight's ownership and migration checks."""
+    from ultraserver.config.access_entries import ENTRY_TYPE, DeployedEntry
+
+    return tuple(
+        DeployedEntry(r.urn, str(r.inputs.get("principalArn", "")))
+        for r in deployed_file(path, stack)
+        if r.type == ENTRY_TYPE
+    )
 
 
 def policy_config_file(path: str | None) -> dict[str, Any] | None:
