@@ -1,4 +1,5 @@
-"""A kubeconfig whose `aws eks get-token` runs as the stack's AWS identity (its aws:profile, its assumed role).
+"""A kubeconfig whose `aws eks get-token` runs as the stack's AWS identity (its aws:profile, its assumed role, and
+the settings the AWS CLI reads from its environment: shared files, a web identity role).
 
 EKS answers only principals with an access entry; a token minted by whatever credentials the environment holds
 gets 401. pulumi-eks writes the identity as ``--role <arn>`` and ``--profile <name>`` arguments of the exec user
@@ -38,9 +39,12 @@ def _get_token_exec(user: Any) -> dict[str, Any] | None:
     return exec_config if "get-token" in (exec_config.get("args") or []) else None
 
 
-def scoped_kubeconfig(kubeconfig: Mapping[str, Any], profile: str, role_arn: str) -> dict[str, Any]:
+def scoped_kubeconfig(
+    kubeconfig: Mapping[str, Any], profile: str, role_arn: str, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """A copy of ``kubeconfig`` whose `aws eks get-token` users assume ``role_arn`` and use ``profile`` (each when
-    given, replacing the one there); other users (tokens, certificates, other commands) are left alone."""
+    given, replacing the one there) with ``env`` in their environment (config.aws_identity.kubeconfig_env: each
+    variable replacing one of the same name); other users (tokens, certificates, other commands) are left alone."""
     scoped = copy.deepcopy(dict(kubeconfig))
     for user in scoped.get("users") or []:
         exec_config = _get_token_exec(user)
@@ -52,4 +56,7 @@ def scoped_kubeconfig(kubeconfig: Mapping[str, Any], profile: str, role_arn: str
         if profile:
             args = [*_without(args, (PROFILE_FLAG,)), PROFILE_FLAG, profile]
         exec_config["args"] = args
+        if env:
+            kept = [e for e in exec_config.get("env") or [] if not (isinstance(e, dict) and e.get("name") in env)]
+            exec_config["env"] = kept + [{"name": name, "value": value} for name, value in env.items()]
     return scoped
