@@ -56,3 +56,19 @@ def test_a_file_that_is_no_state_is_refused(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("[1, 2]")
     run = run_main("preflight", "--stack", "gb200-x72", "--deployed", str(tmp_path / "x.json"))
     assert run.code == 2 and "deployment.resources" in run.stderr
+
+
+def test_plan_deployed_refuses_an_admin_list_changed_in_the_migrating_update(tmp_path: Path) -> None:
+    # gb200-x72 lists arn:aws:iam::111122223333:role/PlatformAdmin first; the state's admin-0 is another principal.
+    state = export(tmp_path / "s.json", "gb200-x72")
+    state.write_text(state.read_text().replace(A, "arn:aws:iam::111122223333:role/Oncall"))
+    run = run_main("plan", "--stack", "gb200-x72", "--deployed", str(state))
+    assert run.code == 2, run.stderr
+    assert "cluster.adminPrincipalArns" in run.stderr
+    assert "first run `pulumi up` with the list as deployed (arn:aws:iam::111122223333:role/Oncall)" in run.stderr
+
+
+def test_plan_deployed_passes_the_list_as_deployed(tmp_path: Path) -> None:
+    run = run_main("plan", "--stack", "gb200-x72", "--deployed", str(export(tmp_path / "s.json", "gb200-x72")))
+    assert run.code == 0, run.stderr
+    assert "with the list as deployed" not in run.stderr + run.stdout

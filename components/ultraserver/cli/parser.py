@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--deployed",
         metavar="FILE",
         help="deployed state (`pulumi stack export` or a previous `ultraserver plan --json`): refuse changes that "
-        "would roll a capacity-block group not at desired size 0",
+        "would roll a capacity-block group not at desired size 0, and an admin list changed in the update that moves "
+        "access entries named by position",
     )
     now_option(
         plan,
