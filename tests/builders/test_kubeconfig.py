@@ -45,3 +45,15 @@ def test_other_users_are_left_alone() -> None:
     other = {"name": "o", "user": {"exec": {"command": "aws-iam-authenticator", "args": ["token", "-i", "c"]}}}
     given = config(token, other)
     assert scoped_kubeconfig(given, "p", ROLE) == given
+
+
+def test_env_replaces_variables_of_the_same_name_and_keeps_the_others() -> None:
+    user = aws_user()
+    user["user"]["exec"]["env"] = [{"name": "AWS_CONFIG_FILE", "value": "/old"}, {"name": "KEEP", "value": "1"}]
+    scoped = scoped_kubeconfig(config(user), "", "", {"AWS_CONFIG_FILE": "/new", "AWS_ROLE_ARN": ROLE})
+    assert scoped["users"][0]["user"]["exec"]["env"] == [
+        {"name": "KEEP", "value": "1"},
+        {"name": "AWS_CONFIG_FILE", "value": "/new"},
+        {"name": "AWS_ROLE_ARN", "value": ROLE},
+    ]
+    assert scoped_kubeconfig(config(user), "", "", {}) == config(user)
