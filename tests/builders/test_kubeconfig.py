@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ultraserver.builders.kubeconfig import scoped_kubeconfig
+import json
+
+from ultraserver.builders.kubeconfig import scoped_kubeconfig, scoped_kubeconfig_text
 
 ROLE = "arn:aws:iam::123456789012:role/Deployer"
 
@@ -57,3 +59,9 @@ def test_env_replaces_variables_of_the_same_name_and_keeps_the_others() -> None:
         {"name": "AWS_ROLE_ARN", "value": ROLE},
     ]
     assert scoped_kubeconfig(config(user), "", "", {}) == config(user)
+
+
+def test_text_in_json_is_scoped_and_other_text_is_kept() -> None:
+    scoped = json.loads(scoped_kubeconfig_text(json.dumps(config(aws_user())), "p", ""))
+    assert scoped["users"][0]["user"]["exec"]["args"][-2:] == ["--profile", "p"]
+    assert scoped_kubeconfig_text("apiVersion: v1\n", "p", ROLE) == "apiVersion: v1\n"

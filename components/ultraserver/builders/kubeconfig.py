@@ -10,6 +10,7 @@ another stack's output.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -60,3 +61,14 @@ def scoped_kubeconfig(
             kept = [e for e in exec_config.get("env") or [] if not (isinstance(e, dict) and e.get("name") in env)]
             exec_config["env"] = kept + [{"name": name, "value": value} for name, value in env.items()]
     return scoped
+
+
+def scoped_kubeconfig_text(value: Any, profile: str, role_arn: str, env: Mapping[str, str] | None = None) -> str:
+    """``scoped_kubeconfig`` of a kubeconfig given as JSON text or as a mapping (a stack output may be either), as
+    JSON text; text that is not JSON (a YAML kubeconfig someone exported by hand) is returned as it is."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(scoped_kubeconfig(value, profile, role_arn, env))

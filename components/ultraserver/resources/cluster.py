@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from ultraserver.arguments import checked, checked_component
 from ultraserver.builders.iam import pod_identity_trust_policy
-from ultraserver.builders.kubeconfig import scoped_kubeconfig
+from ultraserver.builders.kubeconfig import scoped_kubeconfig_text
 from ultraserver.config.access_entries import access_entry_specs
 from ultraserver.config.argument_rules import cluster_name_problems, private_subnet_problems, tag_problems
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
@@ -229,7 +229,7 @@ class Cluster(pulumi.ComponentResource):
         # whoever the environment names and get 401 from every release. getKubeconfig (:2324-2335) takes both.
         made = self.eks.get_kubeconfig(profile_name=args.aws_profile or None, role_arn=args.assume_role_arn or None)
         env = dict(args.kubeconfig_env)
-        scoped = made.apply(lambda text: json.dumps(scoped_kubeconfig(json.loads(text), "", "", env)))
+        scoped = made.apply(lambda text: scoped_kubeconfig_text(text, "", "", env))
         self.kubeconfig = pulumi.Output.secret(scoped if env else made)
         deployer_rules = self._deployer_https(name, args, tags)
         entries = self._access_entries(name, args, tags)

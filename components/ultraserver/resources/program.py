@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.builders.kubeconfig import scoped_kubeconfig
+from ultraserver.builders.kubeconfig import scoped_kubeconfig_text
 from ultraserver.builders.reclaim_drain import drain_blocks
 from ultraserver.config.aws_identity import kubeconfig_env
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
@@ -80,13 +79,8 @@ def platform_stack_name() -> str:
 
 def _kubeconfig_text(value: Any, settings: Settings) -> str:
     """The platform stack's kubeconfig output, running `aws eks get-token` as this stack's AWS identity."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return value  # not JSON (a YAML kubeconfig someone exported by hand): used as it is
     env = kubeconfig_env(settings)
-    return json.dumps(scoped_kubeconfig(value, settings.aws_profile, settings.deployer_role_arn, env))
+    return scoped_kubeconfig_text(value, settings.aws_profile, settings.deployer_role_arn, env)
 
 
 def run_kubernetes() -> KubernetesLayer:
