@@ -49,8 +49,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with clock.pinned(args.now):
         now = clock.now()
         settings = stack_settings(args.project_dir, args.stack, platform_only=True)
-        if args.deployed and settings is not None:
-            refuse_pending_migration(settings, Path(args.deployed), args.stack)
+        refuse_pending_migration(settings, args.deployed, args.stack)
         upgrade = upgrade_notes(args.upgrade, settings, now)
         warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
@@ -339,11 +338,14 @@ def deployed_access_entries(path: Path, stack: str | None = None) -> tuple[Any, 
     )
 
 
-def refuse_pending_migration(settings: Settings, path: Path, stack: str | None) -> None:
-    """ConfigError when the admin list changes at a position the deployed positional entries still hold."""
+def refuse_pending_migration(settings: Settings | None, path: str | None, stack: str | None) -> None:
+    """ConfigError when the admin list changes at a position the ``--deployed`` positional entries still hold
+    (nothing to judge without the file, or for a project without the platform's settings)."""
     from ultraserver.config.access_entries import migration_problems
 
-    entries = deployed_access_entries(path, stack)
+    if not path or settings is None:
+        return
+    entries = deployed_access_entries(Path(path), stack)
     problems = migration_problems(settings.cluster.name, settings.cluster.admin_principal_arns, entries)
     if problems:
         raise ConfigError(problems)
