@@ -143,5 +143,6 @@ def test_inserting_or_dropping_the_first_admin_is_refused_and_dropping_the_last_
 def test_entries_already_named_after_their_principal_need_no_migration() -> None:
     moved = DeployedEntry(f"{PREFIX}$aws:eks/accessEntry:AccessEntry::c-admin-123456789012-role-PlatformAdmin", A)
     assert migration_problems("c", [B, A], [moved]) == []
-    # Another cluster's positional names are not this cluster's.
+    # Another cluster's positional names are not this cluster's; a URN of another shape is no entry of ours.
     assert migration_problems("other", [B], [positional(0, A)]) == []
+    assert migration_problems("c", [B], [DeployedEntry("c-admin-0", A)]) == []

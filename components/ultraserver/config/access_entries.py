@@ -92,7 +92,8 @@ def positional_entries(cluster_name: str, deployed: Sequence[DeployedEntry]) -> 
     positional = re.compile(re.escape(cluster_name) + r"-admin-(\d+)")
     found = {}
     for entry in deployed:
-        qualified_type, name = entry.urn.split("::")[2], entry.urn.rsplit("::", 1)[-1]
+        parts = entry.urn.split("::")  # urn:pulumi:<stack>::<project>::<qualified type>::<name>
+        qualified_type, name = (parts[2], parts[-1]) if len(parts) >= 4 else ("", "")
         if qualified_type.endswith(f"eks:index:Cluster${ENTRY_TYPE}") and (match := positional.fullmatch(name)):
             found[int(match[1])] = entry
     return found
