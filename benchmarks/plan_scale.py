@@ -25,7 +25,21 @@ moves less than the wall time. Two more CPU figures say where the rest goes: the
 registration stubbed out (a measurement only: register_resource and read_resource in pulumi/runtime/resource.py call
 ``_get_stack_trace`` for every resource, with no setting to skip it at pulumi 3.272.0), and importing the four
 SDK packages alone (their provider modules load a whole module at its first attribute: ``aws.ec2.Vpc`` imports every
-module of ``pulumi_aws.ec2``). The subprocesses may write bytecode, as an installed package has it.
+module of ``pulumi_aws.ec2``). The last line is the SDK alone declaring the plan's resource graph again (the replay
+above) in a process that has planned it once, so no import and no first use of an SDK class is in it: the
+registration work of those resources, which the import floor, importing only, leaves out. The subprocesses may write
+bytecode, as an installed package has it.
+
+Where the like-for-like gap went, measured 2026-11-28 on the shared 2 cores at load 8 to 10 (least CPU seconds of 3 to 5
+runs; the floor 2.1 to 2.3 s, the plan 2.9 to 3.5 s): the SDK registering the plan's 123 resources (the last line) 0.31
+to 0.49 s, 0.15 to 0.21 of the floor by itself; imports beyond the floor's, timed after it: the toolkit's 182 modules
+0.24 to 0.38 s (about a third of it pydantic building the 21 settings models, a quarter the 89 dataclasses' generated
+methods, the rest the import machinery and module bodies), pydantic itself 0.09 to 0.15 s, rich 0.03 to 0.06 s; the
+toolkit's own work in a warm process (plan minus replay) 0.05 to 0.2 s, of which the SDK's stack trace per registration
+over the toolkit's deeper call stack (37 frames on average) is a part; the collector's extra young collections 0.01 to
+0.04 s; the SDK's first use of each class it registers, the rest. So 1.2x would leave the toolkit's imports and work
+almost nothing: it is not reachable by cutting the toolkit's own cost, only by dropping work the plan must do or
+changing what the floor counts.
 """
 
 from __future__ import annotations
@@ -237,6 +251,32 @@ NO_STACK_TRACE = (
     "pulumi.runtime.resource._get_stack_trace = source_pb2.StackTrace\n"
 )
 SDK_PACKAGES = "import pulumi, pulumi_aws, pulumi_eks, pulumi_kubernetes\n"
+SDK_REGISTRATION = SCRIPT_COLLECTOR + (
+    "import sys, time\nsys.path.insert(0, 'benchmarks')\nfrom plan_scale import replay_program\n"
+    "from ultraserver.offline import record, run_plan\n"
+    f"plan = run_plan('.', {PLAN_ARGS[2]!r})\nprogram = replay_program(plan)\n"
+    "start = time.process_time()\nrecord(program, plan.project, plan.stack)\n"
+    "print(len(plan.resources), time.process_time() - start)\n"
+)
+"""Prints the plan's resource count and the CPU seconds the SDK alone takes to declare its graph again (the replay),
+in a process that planned it once already: no import and no first use of an SDK class left in the figure."""
+
+
+def sdk_registration(repeats: int = 3) -> tuple[int, float]:
+    """The gb200-x72 plan's resource count, and the least of ``repeats`` CPU figures of SDK_REGISTRATION."""
+    figures = []
+    for _ in range(repeats):
+        done = subprocess.run(
+            [sys.executable, "-c", SDK_REGISTRATION],
+            cwd=ROOT,
+            env=SUBPROCESS_ENV,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        count, seconds = done.stdout.split()[-2:]
+        figures.append(float(seconds))
+    return int(count), min(figures)
 
 
 def import_floor() -> str:
@@ -256,6 +296,8 @@ def import_floor() -> str:
     by_main = best_seconds([sys.executable, "-c", PLAN_BY_MAIN])
     _, no_trace_cpu = best_times([sys.executable, "-c", NO_STACK_TRACE + PLAN_BY_SCRIPT])
     _, packages_cpu = best_times([sys.executable, "-c", SCRIPT_COLLECTOR + SDK_PACKAGES + "gc.freeze()\n"])
+    resources, registration_cpu = sdk_registration()
+    share = registration_cpu / alike_cpu
     return (
         f"python -m ultraserver plan --stack gb200-x72: {plan:.2f}s\n"
         f"  importing its {len(modules)} Pulumi SDK modules, default collector: {floor:.2f}s; "
@@ -267,7 +309,10 @@ def import_floor() -> str:
         f"(ratio {plan_cpu / floor_cpu:.2f}), like for like {alike_cpu:.2f} (ratio {plan_cpu / alike_cpu:.2f})\n"
         f"  where the rest goes, CPU seconds: the plan with the SDK's stack trace per registration stubbed out "
         f"{no_trace_cpu:.2f} (ratio {no_trace_cpu / alike_cpu:.2f} like for like); importing pulumi, pulumi_aws, "
-        f"pulumi_eks and pulumi_kubernetes alone {packages_cpu:.2f} of the floor's {alike_cpu:.2f}"
+        f"pulumi_eks and pulumi_kubernetes alone {packages_cpu:.2f} of the floor's {alike_cpu:.2f}\n"
+        f"  the SDK alone declaring the plan's {resources} resources again (the replay, in a process that planned "
+        f"once: no import, no first use) {registration_cpu:.2f} CPU s, {share:.2f} of the like-for-like floor, which "
+        f"leaves it out: at 1.2x the toolkit's imports and work would have {0.2 - share:.2f} of the floor left"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Callable
 from datetime import date
@@ -62,6 +63,15 @@ def test_the_replay_declares_the_plan_graph_again(shipped_plan: Callable[[str], 
     # Every kind of declaration is exercised: SDK classes, custom resources without one, local and remote components.
     assert "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" in {r.type for r in declared}
     assert {(r.custom, r.remote) for r in declared} >= {(True, False), (False, False), (False, True)}
+
+
+def test_the_registration_figure_replays_the_whole_plan(shipped_plan: Callable[[str], Plan]) -> None:
+    # The figure the floor comparison ends with: the SDK declaring the gb200-x72 plan's graph again, after a plan.
+    command = [sys.executable, "-c", plan_scale.SDK_REGISTRATION]
+    done = subprocess.run(command, cwd=ROOT, env=plan_scale.SUBPROCESS_ENV, check=True, capture_output=True, text=True)
+    count, seconds = done.stdout.split()[-2:]
+    assert int(count) == len(shipped_plan("gb200-x72").resources)
+    assert 0 < float(seconds) < 60
 
 
 @pytest.mark.parametrize("size", ["0", "-3"])
