@@ -24,7 +24,7 @@ from ultraserver.config.load import parse_settings
 from ultraserver.config.rules import unread_chart_values
 from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
 from ultraserver.facts.pins import charts
-from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, MPI_OPERATOR
+from ultraserver.facts.pins.manifests import MPI_OPERATOR
 from ultraserver.offline import Plan, release_order, run_plan
 from ultraserver.offline.gpu_placement import NodeKind, on_gpu_nodes, planned_nodes
 from ultraserver.offline.helm_template import Templater
@@ -90,10 +90,7 @@ def rendered(templater: Templater, shipped_plan: Callable[[str], Plan]) -> Rende
             plan = plan_of(ROOT / "kubernetes-layer", stack, overrides) if layered else platform
             if only:
                 kept = [r for r in plan.resources if r.type != HELM_RELEASE or r.name.endswith(only)]
-                # The DRA driver's CRD pins go with its release (which holds the same files in its crds/).
-                dra = {pin.file_name for pin in DRA_DRIVER_CRDS.values()} if only != "dra-driver" else set()
-                pinned = [url for url in plan.manifests if url.rsplit("/", 1)[-1] not in dra]
-                plan = replace(plan, resources=kept, manifests=pinned)
+                plan = replace(plan, resources=kept)
             nodes = planned_nodes(platform)
             stack_render = render_stack(plan, templater, nodes, user_values(settings), pinned_reader())
             _RENDERS[key] = Rendered(plan, nodes, stack_render)

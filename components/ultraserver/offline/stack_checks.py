@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ultraserver.builders.manifests import documents
-from ultraserver.facts.pins.manifests import PinnedManifest, by_file_name
+from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, PinnedManifest, by_file_name
 from ultraserver.offline import pod_placement, pruning, references, release_order
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.gpu_placement import NodeKind
@@ -49,11 +49,14 @@ def applied_pins(urls: Iterable[str], present: Iterable[Mapping[str, Any]]) -> l
 def pinned_objects(
     urls: Iterable[str], present: Iterable[Mapping[str, Any]], read: ReadPin
 ) -> tuple[list[tuple[str, list[dict[str, Any]]]], list[Problem]]:
-    """(pin name, its objects) of each pin the plan applies (applied_pins), and a warning for each one ``read`` cannot
-    give."""
+    """(pin name, its objects) of each pin the plan applies (applied_pins) but the DRA driver's, which its chart holds
+    (judged with the release, and not read again where the release fails to render), and a warning for each one
+    ``read`` cannot give."""
     found: list[tuple[str, list[dict[str, Any]]]] = []
     unread: list[Problem] = []
     for pin in applied_pins(urls, present):
+        if pin in DRA_DRIVER_CRDS.values():
+            continue
         try:
             found.append((pin.name, documents(read(pin))))
         except ConfigError as error:
