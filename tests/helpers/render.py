@@ -58,9 +58,9 @@ def pinned_reader() -> ReadPin:
     """How `plan --render` reads the pinned manifests (rehearse/pinned_files.py pinned_bytes), but a pin it cannot
     read skips the test (fails it under ULTRASERVER_REQUIRE_HELM=1), naming the command that caches it."""
 
-    def read(pin: PinnedManifest) -> bytes:
+    def read(pin: PinnedManifest, where: str) -> bytes:
         try:
-            return pinned_bytes(pin)
+            return pinned_bytes(pin, where)
         except ConfigError as error:
             message = f"{pin.name} cannot be read ({error}); cache it: {FETCH_COMMAND}"
             if REQUIRED:

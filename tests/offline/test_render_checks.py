@@ -406,10 +406,12 @@ def test_a_pinned_manifests_crd_prunes_the_toolkits_mpijobs_and_its_deployment_i
             "spec": {"mpiReplicaSpecs": {"Worker": {"template": {"spec": worker}}}},
         },
     )
-    plan = Plan("p", "s", [job], manifests=[MPI_OPERATOR.url])
-    asked: list[str] = []
-    pinned, unread = pinned_objects(plan.manifests, [], lambda pin: asked.append(pin.name) or manifest)
-    assert asked == [MPI_OPERATOR.name] and unread == []
+    # Read where the plan reads it: here the copy in the stack's manifest mirror.
+    mirrored = f"/srv/mirror/{MPI_OPERATOR.file_name}"
+    plan = Plan("p", "s", [job], manifests=[mirrored])
+    asked: list[tuple[str, str]] = []
+    pinned, unread = pinned_objects(plan.manifests, [], lambda pin, where: asked.append((pin.name, where)) or manifest)
+    assert asked == [(MPI_OPERATOR.name, mirrored)] and unread == []
     schemas = crd_schemas([body for _, bodies in pinned for body in bodies])
     found = {p.key: str(p.value) for p in stack_problems(plan, [], pinned, [SYSTEM, GPU], schemas)}
     assert found["p/s: MPIJob n/check"].startswith("spec.mpiReplicaSpecs.Worker.template.spec.tolerations.0.opertor:")
@@ -421,7 +423,7 @@ def test_a_pinned_manifests_crd_prunes_the_toolkits_mpijobs_and_its_deployment_i
     )
 
     # Without the pin read, nothing of it is judged, and a warning says so.
-    def unreadable(pin: Any) -> bytes:
+    def unreadable(pin: Any, where: str) -> bytes:
         raise ConfigError(Problem(pin.name, "gone", "", ""))
 
     pinned, unread = pinned_objects(plan.manifests, [], unreadable)

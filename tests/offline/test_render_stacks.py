@@ -474,9 +474,9 @@ def test_the_mpi_operators_own_deployment_is_placed_from_its_pinned_manifest(
     base = rendered("gb200-x72", only="efa-device-plugin").plan
     asked: list[str] = []
 
-    def read(pin: Any) -> bytes:
+    def read(pin: Any, where: str) -> bytes:
         asked.append(pin.name)
-        return pinned_reader()(pin)
+        return pinned_reader()(pin, where)
 
     assert again(base, base.resources, templater, read) == []
     assert asked == [MPI_OPERATOR.name]
@@ -514,7 +514,7 @@ spec:
 
 def test_a_pinned_manifests_pods_are_judged_as_its_file_places_them(rendered: Render, templater: Templater) -> None:
     base = rendered("gb200-x72", only="efa-device-plugin").plan
-    errors = _errors(again(base, base.resources, templater, lambda pin: _PINNED_DEPLOYMENTS.encode()))
+    errors = _errors(again(base, base.resources, templater, lambda pin, where: _PINNED_DEPLOYMENTS.encode()))
     assert "gb200-x72-system: nodeSelector ultraserver.io/role=mpi not on its nodes" in errors[MPI_DEPLOYMENT]
     # pulumi-kubernetes waits for a Deployment it applies: one that only GPU nodes take waits for a block.
     gpu_only = errors[f"{MPI_OPERATOR.name}: Deployment mpi-operator/on-gpu"]
@@ -527,7 +527,7 @@ def test_a_pinned_manifest_that_cannot_be_read_is_a_warning_naming_what_was_not_
     base = rendered("gb200-x72", only="efa-device-plugin").plan
     resources, _ = _typo_in_mpijobs(base)
 
-    def unreachable(pin: Any) -> bytes:
+    def unreachable(pin: Any, where: str) -> bytes:
         raise ConfigError(Problem(pin.name, "no cache, no network", "the pinned file", "reach it"))
 
     found = again(base, resources, templater, unreachable)

@@ -174,3 +174,25 @@ def test_the_module_caches_each_pin_no_chart_holds_and_fails_naming_one_it_canno
     assert pinned_files.main() == 1
     error = capsys.readouterr().err
     assert "test manifest" in error and "no network" in error and pin.url in error
+
+
+def test_the_copy_in_the_stacks_manifest_mirror_is_read_where_the_pinned_url_is_not_reached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    data = b"kind: Deployment\n"
+    pin = _pin(data)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / pin.file_name).write_bytes(data)
+
+    def offline(url: str) -> bytes:
+        raise OSError("no route to GitHub")
+
+    monkeypatch.setattr(pinned_files, "download", offline)
+    assert pinned_files.pinned_bytes(pin, str(mirror / pin.file_name)) == data
+    (mirror / pin.file_name).write_bytes(b"changed\n")
+    (tmp_path / "cache" / "ultraserver" / "manifests" / pin.file_name).unlink()
+    with pytest.raises(ConfigError) as raised:
+        pinned_files.pinned_bytes(pin, str(mirror / pin.file_name))
+    assert f"{mirror / pin.file_name} has sha256" in str(raised.value)

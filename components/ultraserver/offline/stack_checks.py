@@ -5,10 +5,10 @@ A pinned manifest's objects are scheduled like a release's (the MPI Operator's c
 pulumi-kubernetes waits for), their references resolved, and their CRDs prune the toolkit's custom resources (the
 MPIJob CRD: the check jobs' MPIJobs). The program downloads a pin on preview and up (resources/pinned_manifest.py)
 and the offline plan downloads nothing, so the render reads each pin through the reader the command line hands it
-(rehearse/pinned_files.py `pinned_bytes`: the verified cached copy, the pinned URL, the Go module at the tag; the
-digests decide). A pin it cannot read is a warning saying what was not judged and the command that caches it, never a
-silent pass. The DRA driver's pins are its chart's crds/ files at the same git blobs
-(tests/resources/test_pinned_manifest.py), judged with the chart.
+(rehearse/pinned_files.py `pinned_bytes`: the verified cached copy, the copy in the stack's manifest mirror the plan
+reads, the pinned URL, the Go module at the tag; the digests decide). A pin it cannot read is a warning saying what
+was not judged and the command that caches it, never a silent pass. The DRA driver's pins are its chart's crds/
+files at the same git blobs (tests/resources/test_pinned_manifest.py), judged with the chart.
 """
 
 from __future__ import annotations
@@ -25,24 +25,26 @@ from ultraserver.offline.pod_placement import object_name
 from ultraserver.offline.served_apis import Api, api_of, crd_apis, manifest_apis
 from ultraserver.problems import ERROR, INFO, WARNING, ConfigError, Described, Problem
 
-ReadPin = Callable[[PinnedManifest], bytes]
-"""The bytes of a pinned manifest, digest-checked; ConfigError naming each source tried when none has them."""
+ReadPin = Callable[[PinnedManifest, str], bytes]
+"""The bytes of a pinned manifest (and where the plan reads it: its URL or a mirror's copy), digest-checked;
+ConfigError naming each source tried when none has them."""
 FETCH_COMMAND = "python -m ultraserver.rehearse.pinned_files"
 """Reads every pinned manifest and keeps a verified copy where the render reads it."""
 Judged = Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
 """(owner, its objects as applied): each rendered release, each pinned manifest."""
 
 
-def applied_pins(urls: Iterable[str], present: Iterable[Mapping[str, Any]]) -> list[PinnedManifest]:
-    """The pins a plan applies (its ``manifests``: pinned URLs or mirror paths, a pin's file name last) but those whose
-    APIs the CRDs among ``present`` (what the charts render) already serve."""
+def applied_pins(urls: Iterable[str], present: Iterable[Mapping[str, Any]]) -> dict[PinnedManifest, str]:
+    """The pins a plan applies (its ``manifests``: pinned URLs or paths in ``kubernetes.manifestMirror``, a pin's file
+    name last), each with where the plan reads it, but those whose APIs the CRDs among ``present`` (what the charts
+    render) already serve."""
     pins = by_file_name()
     served = crd_apis(present)
-    found: list[PinnedManifest] = []
-    for url in dict.fromkeys(urls):
+    found: dict[PinnedManifest, str] = {}
+    for url in urls:
         pin = pins.get(url.rsplit("/", 1)[-1])
         if pin is not None and pin not in found and not manifest_apis([pin.url]) <= served:
-            found.append(pin)
+            found[pin] = url
     return found
 
 
@@ -54,11 +56,11 @@ def pinned_objects(
     ``read`` cannot give."""
     found: list[tuple[str, list[dict[str, Any]]]] = []
     unread: list[Problem] = []
-    for pin in applied_pins(urls, present):
+    for pin, where in applied_pins(urls, present).items():
         if pin in DRA_DRIVER_CRDS.values():
             continue
         try:
-            found.append((pin.name, documents(read(pin))))
+            found.append((pin.name, documents(read(pin, where))))
         except ConfigError as error:
             unread.append(_unread(pin, "; ".join(str(p.value) for p in error.items)))
     return found, unread

@@ -51,12 +51,16 @@ def _from_go_module(pin: PinnedManifest) -> bytes:
     return (Path(info["Dir"]) / pin.repository_path).read_bytes()
 
 
-def pinned_bytes(pin: PinnedManifest) -> bytes:
-    """The manifest's bytes, digest-checked: the cached copy, else the pinned URL, else the pin's Go module;
-    ConfigError naming each source tried when none gives the pinned bytes."""
+def pinned_bytes(pin: PinnedManifest, where: str = "") -> bytes:
+    """The manifest's bytes, digest-checked: the cached copy, else ``where`` (a copy in the stack's
+    ``kubernetes.manifestMirror``: a local path or an https:// URL, as the program reads it), else the pinned URL,
+    else the pin's Go module; ConfigError naming each source tried when none gives the pinned bytes."""
     cached = cache_dir() / pin.file_name
     tried: list[str] = []
-    sources = [(str(cached), lambda: cached.read_bytes()), (pin.url, lambda: download(pin.url))]
+    sources = [(str(cached), lambda: cached.read_bytes())]
+    if where and where != pin.url:
+        sources.append((where, lambda: Path(where).read_bytes() if where.startswith("/") else download(where)))
+    sources.append((pin.url, lambda: download(pin.url)))
     if pin.go_module:
         sources.append((f"Go module {pin.go_module}", lambda: _from_go_module(pin)))
     for where, read in sources:
@@ -89,8 +93,8 @@ def manifest_crds(urls: Sequence[str], present: Sequence[Mapping[str, Any]] = ()
     chart holds at the same git blobs: rehearse/charts.py)."""
     return [
         d
-        for pin in applied_pins(urls, present)
-        for d in documents(pinned_bytes(pin))
+        for pin, where in applied_pins(urls, present).items()
+        for d in documents(pinned_bytes(pin, where))
         if d.get("kind") == "CustomResourceDefinition"
     ]
 
