@@ -2,8 +2,8 @@
 Kubernetes provider built from their Go modules.
 
 The parts that need no engine are tested here always; the deploys themselves skip without the binaries (the skip
-names the command that builds them) and fail instead under ULTRASERVER_REQUIRE_DEPLOY_ENGINE=1 (tier 3 is not in
-.ci/run yet).
+names the command that builds them) and fail instead under ULTRASERVER_REQUIRE_DEPLOY_ENGINE=1, which .ci/run sets
+where the engine is built in the machine's cache.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from ultraserver.rehearse.postrender import kept
 from ultraserver.rehearse.tls import new_authority
 
 REQUIRED = os.environ.get("ULTRASERVER_REQUIRE_DEPLOY_ENGINE") == "1"
-"""Tier 3 is not in .ci/run yet (see there): its deploys fail instead of skipping only where this is set."""
+"""Set by .ci/run where the engine is built in the cache (see there): the deploys then fail instead of skipping."""
 DRA_CHART = f"{charts.DRA_DRIVER}-{charts.pinned(charts.DRA_DRIVER).version}.tgz"
 
 
@@ -86,6 +86,18 @@ def test_the_cli_and_the_provider_report_the_versions_they_are_built_at() -> Non
     assert f"-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version={PULUMI_CLI.version}" in ldflags(PULUMI_CLI)
     provider = "github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version"
     assert f"-X {provider}={KUBERNETES_PROVIDER.version}" in ldflags(KUBERNETES_PROVIDER)
+
+
+def test_the_provider_version_is_the_one_the_engine_says_it_loaded() -> None:
+    """Pulumi 3.274.1 records no plugin list for a provider found on the PATH; its warning names the version loaded
+    (the line as the engine printed it in a --deploy run of gb200-x72)."""
+    line = (
+        "warning: resource plugin kubernetes is expected to have version >=4.34.2, but has "
+        "4.0.0-20260115033456-f47bc2d6f199; the wrong version may be on your path, or this may be a bug in the plugin"
+    )
+    found = deploy.LOADED_PROVIDER.search("noise\n" + line)
+    assert found is not None and found.group(1) == KUBERNETES_PROVIDER.version.lstrip("v")
+    assert deploy.LOADED_PROVIDER.search(line.replace("kubernetes", "aws")) is None
 
 
 def test_the_post_renderer_drops_webhooks_and_aggregated_apis_and_keeps_the_rest() -> None:

@@ -9,7 +9,7 @@ import pytest
 from helpers.cli import run_main
 from ultraserver.facts.pins.control_plane import KUBERNETES_RELEASES, kube_apiserver, kubernetes_release
 from ultraserver.rehearse.apis import script_account
-from ultraserver.rehearse.binaries import BUILD_COMMAND, cache_dir, ldflags, programs
+from ultraserver.rehearse.binaries import BUILD_COMMAND, cache_dir, ldflags, main, programs
 
 
 def test_the_stacks_minor_runs_when_it_is_built_else_the_nearest_and_it_says_so() -> None:
@@ -32,6 +32,24 @@ def test_the_cache_is_outside_the_repository_and_follows_xdg(monkeypatch: pytest
     assert cache_dir() == tmp_path / "ultraserver" / "bin"
     assert [p.key for p in programs("1.35")[0]] == ["etcd-v3.6.16", "kube-apiserver-v1.35.4"]
     assert BUILD_COMMAND == "python -m ultraserver.rehearse.binaries"
+
+
+def test_cached_builds_nothing_and_names_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`.ci/run` asks with --cached whether the deploy engine is built before it runs tier 3 (no Go build starts)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", "")  # a build would need `go`: finding none would fail differently
+    assert main(["--deploy", "--cached"]) == 1
+    absent = capsys.readouterr().err
+    assert "not built: pulumi-resource-kubernetes-" in absent and "not built: etcd-v3.6.16" in absent
+    for program in programs("1.35")[0]:
+        built = cache_dir() / program.key
+        built.parent.mkdir(parents=True, exist_ok=True)
+        built.write_text("")
+        built.chmod(0o755)
+    assert main(["--cached"]) == 1  # the scheduling programs are still missing
+    assert "etcd" not in capsys.readouterr().err
 
 
 def test_each_script_runs_as_the_service_account_its_cronjob_names() -> None:

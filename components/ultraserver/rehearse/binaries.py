@@ -273,9 +273,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=BUILD_COMMAND, description=__doc__.splitlines()[0])
     parser.add_argument("--minor", default=DEFAULT_TEXT, help=f"Kubernetes minor (default {DEFAULT_TEXT})")
     parser.add_argument("--deploy", action="store_true", help="also the Pulumi CLI and Kubernetes provider")
+    parser.add_argument("--cached", action="store_true", help="build nothing: exit 1 naming what is not built yet")
     args = parser.parse_args(argv)
     wanted, note = deploy_programs(args.minor) if args.deploy else programs(args.minor)
     wanted += [p for p in scheduling_programs(args.minor) if p not in wanted]
+    if args.cached:
+        absent = missing(wanted)
+        for program in absent:
+            print(f"not built: {program.key}", file=sys.stderr)
+        return 1 if absent else 0
     if note:
         print(note, file=sys.stderr)
     started = time.monotonic()

@@ -21,6 +21,7 @@ garbage collector and namespace controller, without which no foreground deletion
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 import threading
@@ -55,6 +56,8 @@ LAYER_PROJECT_NAME = f"{PROJECT}-kubernetes"
 """kubernetes-layer/'s project name (its Pulumi.yaml)."""
 HOOK = "helm.sh/hook"
 COMPUTE_DOMAINS = "/apis/resource.nvidia.com/v1beta1/computedomains"
+LOADED_PROVIDER = re.compile(r"resource plugin kubernetes is expected to have version \S+, but has ([^;\s]+);")
+"""The engine's warning when the provider it loaded is not the version the SDK asked for (4.34.2)."""
 
 
 @dataclass
@@ -87,7 +90,7 @@ class Deployment:
 
     cli: str = PULUMI_CLI.version
     provider: str = KUBERNETES_PROVIDER.version
-    """The provider version the engine loaded (its plugin list), the pin until the engine says."""
+    """The provider version the engine loaded (``_engine_versions``), the pin until the engine says."""
     steps: list[Step] = field(default_factory=list)
     waits_skipped: list[str] = field(default_factory=list)
     hooks_finished: list[str] = field(default_factory=list)
@@ -186,14 +189,19 @@ def _changes(summary: Any) -> dict[str, int]:
     return {str(k): int(v) for k, v in (summary.resource_changes or {}).items()}
 
 
-def _engine_versions(stack: auto.Stack, report: Deployment) -> None:
-    """The CLI's and the provider's versions as the engine recorded them (its checkpoint's plugin list)."""
+def _engine_versions(stack: auto.Stack, report: Deployment, output: list[str]) -> None:
+    """The CLI's version, and the provider's as the engine loaded it: its checkpoint's plugin list when it records
+    one, else the engine's own warning that the plugin's version is not the one the SDK asked for (3.274.1 records
+    none for a plugin found on the PATH; the provider's version comes from its GetPluginInfo)."""
     report.cli = stack.workspace.pulumi_version or report.cli
     deployment = stack.export_stack().deployment or {}
     plugins = deployment.get("manifest", {}).get("plugins") or []
-    for plugin in plugins:
-        if plugin.get("name") == "kubernetes" and plugin.get("type") == "resource":
-            report.provider = str(plugin.get("version") or report.provider)
+    recorded = [p for p in plugins if p.get("name") == "kubernetes" and p.get("type") == "resource"]
+    loaded = LOADED_PROVIDER.search("".join(output))
+    if recorded and recorded[0].get("version"):
+        report.provider = str(recorded[0]["version"])
+    elif loaded:
+        report.provider = loaded.group(1)
 
 
 def deploy(
@@ -224,7 +232,13 @@ def deploy(
         mirrors = {"chartMirror": repo, "manifestMirror": str(mirror)}
         settings = stack_settings_with(config, stack, mirrors)
         changed = stack_settings_with(config, stack, {**mirrors, "draDriver": {"version": new_version}}, True)
-        shown = {"on_output": out.write, "color": "never"}
+        output: list[str] = []
+
+        def seen(text: str) -> None:
+            output.append(text)
+            out.write(text)
+
+        shown: dict[str, Any] = {"on_output": seen, "color": "never"}
         standin = engine.stack(PROJECT, stack, standin_program(settings, kubeconfig))
         if not _step(report, "stand-in platform: pulumi up", lambda: standin.up(**shown), lambda step: None):
             return report
@@ -232,7 +246,7 @@ def deploy(
             LAYER_PROJECT_NAME, stack, layer_program(settings, stack, moment, report.waits_skipped, postrender)
         )
         steps: list[tuple[str, Callable[[], Any], Callable[[Step], None]]] = [
-            ("pulumi up", lambda: layer.up(**shown), lambda step: _engine_versions(layer, report)),
+            ("pulumi up", lambda: layer.up(**shown), lambda step: _engine_versions(layer, report, output)),
             ("second pulumi up", lambda: layer.up(expect_no_changes=True, **shown), _unchanged),
         ]
         for name, action, check in steps:
