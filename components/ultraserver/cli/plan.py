@@ -161,8 +161,10 @@ def render_check(
         raise UsageError(
             Problem("--render", Described(f"no {err.name}"), "the render extra", "pip install 'ultraserver[render]'")
         ) from None
+    from ultraserver.rehearse.pinned_files import pinned_bytes
+
     check_render_folder(args, plan)
-    stack, written = render_plan(plan, settings, args.render, args.charts)
+    stack, written = render_plan(plan, settings, args.render, args.charts, pinned_bytes)
     return stack.problems, [f"Rendered manifests: {len(written)} release(s) written to {args.render}{note}."]
 
 
