@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ultraserver.builders.kubeconfig import scoped_kubeconfig
+import json
+
+from ultraserver.builders.kubeconfig import scoped_kubeconfig, scoped_kubeconfig_text
 
 ROLE = "arn:aws:iam::123456789012:role/Deployer"
 
@@ -45,3 +47,21 @@ def test_other_users_are_left_alone() -> None:
     other = {"name": "o", "user": {"exec": {"command": "aws-iam-authenticator", "args": ["token", "-i", "c"]}}}
     given = config(token, other)
     assert scoped_kubeconfig(given, "p", ROLE) == given
+
+
+def test_env_replaces_variables_of_the_same_name_and_keeps_the_others() -> None:
+    user = aws_user()
+    user["user"]["exec"]["env"] = [{"name": "AWS_CONFIG_FILE", "value": "/old"}, {"name": "KEEP", "value": "1"}]
+    scoped = scoped_kubeconfig(config(user), "", "", {"AWS_CONFIG_FILE": "/new", "AWS_ROLE_ARN": ROLE})
+    assert scoped["users"][0]["user"]["exec"]["env"] == [
+        {"name": "KEEP", "value": "1"},
+        {"name": "AWS_CONFIG_FILE", "value": "/new"},
+        {"name": "AWS_ROLE_ARN", "value": ROLE},
+    ]
+    assert scoped_kubeconfig(config(user), "", "", {}) == config(user)
+
+
+def test_text_in_json_is_scoped_and_other_text_is_kept() -> None:
+    scoped = json.loads(scoped_kubeconfig_text(json.dumps(config(aws_user())), "p", ""))
+    assert scoped["users"][0]["user"]["exec"]["args"][-2:] == ["--profile", "p"]
+    assert scoped_kubeconfig_text("apiVersion: v1\n", "p", ROLE) == "apiVersion: v1\n"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from helpers.stacks import ROOT, stack_config
-from ultraserver.builders.access_entries import access_entry_specs, principal_key
+from ultraserver.config.access_entries import access_entry_specs, principal_key
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts.aws.permissions import CLUSTER_ADMIN_POLICY, VIEW_POLICY
 from ultraserver.offline import engine, run_plan

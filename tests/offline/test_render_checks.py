@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
 from ultraserver.facts.pins.manifests import MPI_OPERATOR
 from ultraserver.offline import Plan
@@ -26,6 +27,7 @@ from ultraserver.offline.noop_keys import changed, idle_keys, leaves, with_chang
 from ultraserver.offline.pod_placement import lands_on, operand_pods, placement_problems, release_pods
 from ultraserver.offline.pruning import placement_field, pruned
 from ultraserver.offline.references import reference_problems
+from ultraserver.offline.resource import PlanResource
 from ultraserver.offline.served_apis import (
     api_versions_flag,
     builtin_apis,
@@ -34,7 +36,8 @@ from ultraserver.offline.served_apis import (
     manifest_apis,
     unserved,
 )
-from ultraserver.problems import ConfigError
+from ultraserver.offline.stack_checks import pinned_objects, stack_problems
+from ultraserver.problems import ConfigError, Problem
 
 GPU = NodeKind(
     "nvl72",
@@ -358,3 +361,70 @@ def test_a_pod_naming_what_nothing_creates_is_reported_and_so_is_a_webhook_it_se
     hook["failurePolicy"] = "Ignore"
     (only,) = reference_problems([("r", [namespace, backend, service, webhook])], created)
     assert only.key == "r: Deployment n/web"
+
+
+def _mpijob_crd() -> dict[str, Any]:
+    """A small MPIJob CRD of our own: a worker pod template with tolerations and a node selector, nothing else."""
+    toleration = {"type": "object", "properties": {k: {"type": "string"} for k in ("key", "operator", "effect")}}
+    pod = {
+        "type": "object",
+        "properties": {
+            "tolerations": {"type": "array", "items": toleration},
+            "nodeSelector": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+    replica = {"type": "object", "properties": {"template": {"type": "object", "properties": {"spec": pod}}}}
+    spec = {"type": "object", "properties": {"mpiReplicaSpecs": {"type": "object", "additionalProperties": replica}}}
+    schema = {"type": "object", "properties": {"spec": spec}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "mpijobs.kubeflow.org"},
+        "spec": {
+            "group": "kubeflow.org",
+            "names": {"kind": "MPIJob"},
+            "versions": [{"name": "v2beta1", "served": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+
+
+def test_a_pinned_manifests_crd_prunes_the_toolkits_mpijobs_and_its_deployment_is_placed() -> None:
+    operator = deployment({"nodeSelector": {"ultraserver.io/role": "mpi"}}, "mpi-operator")
+    operator["apiVersion"] = "apps/v1"
+    manifest = yaml.safe_dump_all([_mpijob_crd(), operator]).encode()
+    worker = {
+        "tolerations": [{"key": "nvidia.com/gpu", "opertor": "Exists", "effect": "NoSchedule"}],
+        "nodeSelector": {"ultraserver.io/ultraserver": "nvl72"},
+    }
+    job = PlanResource(
+        "urn:job",
+        "kubernetes:kubeflow.org/v2beta1:MPIJob",
+        "job",
+        inputs={
+            "apiVersion": "kubeflow.org/v2beta1",
+            "metadata": {"name": "check", "namespace": "n"},
+            "spec": {"mpiReplicaSpecs": {"Worker": {"template": {"spec": worker}}}},
+        },
+    )
+    # Read where the plan reads it: here the copy in the stack's manifest mirror.
+    mirrored = f"/srv/mirror/{MPI_OPERATOR.file_name}"
+    plan = Plan("p", "s", [job], manifests=[mirrored])
+    asked: list[tuple[str, str]] = []
+    pinned, unread = pinned_objects(plan.manifests, [], lambda pin, where: asked.append((pin.name, where)) or manifest)
+    assert asked == [(MPI_OPERATOR.name, mirrored)] and unread == []
+    schemas = crd_schemas([body for _, bodies in pinned for body in bodies])
+    found = {p.key: str(p.value) for p in stack_problems(plan, [], pinned, [SYSTEM, GPU], schemas)}
+    assert found["p/s: MPIJob n/check"].startswith("spec.mpiReplicaSpecs.Worker.template.spec.tolerations.0.opertor:")
+    # As stored, the toleration (operator Equal, value "") no longer tolerates the GPU taint: the workers land nowhere.
+    assert "nvl72: taint nvidia.com/gpu=true:NoSchedule not tolerated" in found["p/s: MPIJob n/check worker"]
+    assert (
+        "system: nodeSelector ultraserver.io/role=mpi not on its nodes"
+        in found[f"{MPI_OPERATOR.name}: Deployment n/mpi-operator"]
+    )
+
+    # Without the pin read, nothing of it is judged, and a warning says so.
+    def unreadable(pin: Any, where: str) -> bytes:
+        raise ConfigError(Problem(pin.name, "gone", "", ""))
+
+    pinned, unread = pinned_objects(plan.manifests, [], unreadable)
+    assert pinned == [] and [p.key for p in unread] == [MPI_OPERATOR.name] and unread[0].level == "warning"

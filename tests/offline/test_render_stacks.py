@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from helpers.cli import copy_project, run_main
-from helpers.render import CHARTS, helm_and_charts
+from helpers.render import CHARTS, helm_and_charts, pinned_reader
 from helpers.stacks import ROOT, STACKS, stack_config
 from ultraserver.builders.helm_values import deep_merge
 from ultraserver.cli.plan import stack_warnings
@@ -24,6 +24,7 @@ from ultraserver.config.load import parse_settings
 from ultraserver.config.rules import unread_chart_values
 from ultraserver.facts.kubernetes.scheduling import GPU_TOLERATION
 from ultraserver.facts.pins import charts
+from ultraserver.facts.pins.manifests import MPI_OPERATOR
 from ultraserver.offline import Plan, release_order, run_plan
 from ultraserver.offline.gpu_placement import NodeKind, on_gpu_nodes, planned_nodes
 from ultraserver.offline.helm_template import Templater
@@ -31,7 +32,9 @@ from ultraserver.offline.project import LAYER_PROJECT
 from ultraserver.offline.render import ReleaseRender, StackRender, render_stack, user_values
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.offline.served_apis import binary_defaults, builtin_apis
+from ultraserver.offline.stack_checks import ReadPin
 from ultraserver.problems import ERROR, WARNING, ConfigError, Problem
+from ultraserver.rehearse import pinned_files
 
 KUBE_VERSION = "1.35"
 """Every shipped stack's Kubernetes version (checked in ``render``)."""
@@ -89,10 +92,18 @@ def rendered(templater: Templater, shipped_plan: Callable[[str], Plan]) -> Rende
                 kept = [r for r in plan.resources if r.type != HELM_RELEASE or r.name.endswith(only)]
                 plan = replace(plan, resources=kept)
             nodes = planned_nodes(platform)
-            _RENDERS[key] = Rendered(plan, nodes, render_stack(plan, templater, nodes, user_values(settings)))
+            stack_render = render_stack(plan, templater, nodes, user_values(settings), pinned_reader())
+            _RENDERS[key] = Rendered(plan, nodes, stack_render)
         return _RENDERS[key]
 
     return get
+
+
+def again(base: Plan, resources: list[Any], templater: Templater, read: ReadPin | None = None) -> list[Problem]:
+    """What the render of ``base`` with ``resources`` instead of its own finds, on the node groups of ``base``."""
+    return render_stack(
+        replace(base, resources=resources), templater, planned_nodes(base), {}, read or pinned_reader()
+    ).problems
 
 
 def shown(problems: list[Problem]) -> str:
@@ -141,7 +152,7 @@ def test_a_release_with_pods_on_gpu_nodes_that_waits_is_reported(rendered: Rende
     for resource in base.resources:
         inputs = {**resource.inputs, "atomic": True} if resource.type == HELM_RELEASE else resource.inputs
         waiting.append(replace(resource, inputs=inputs))
-    found = render_stack(replace(base, resources=waiting), templater, planned_nodes(base), {}).problems
+    found = again(base, waiting, templater)
     (problem,) = found
     assert problem.key == "gb200-x72-k8s-efa-device-plugin" and "atomic True" in str(problem.value)
     assert "DaemonSet aws-efa-k8s-device-plugin runs on every GPU node" in problem.allowed
@@ -195,7 +206,7 @@ def test_a_toolkit_key_that_changes_nothing_is_named_by_its_release(rendered: Re
             values = {**resource.inputs["values"], "notAValueOfTheChart": {"a": 1, "b": True}}
             resource = replace(resource, inputs={**resource.inputs, "values": values})
         resources.append(resource)
-    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    found = again(base, resources, templater)
     # Both keys below the map change nothing: the map is named once.
     assert [(p.key, p.level) for p in found] == [
         ("gb200-x72-k8s-efa-device-plugin values.notAValueOfTheChart", WARNING)
@@ -248,7 +259,7 @@ def test_values_helm_refuses_are_an_error_with_helms_message(rendered: Render, t
         if resource.type == HELM_RELEASE:  # the chart refuses the default namespace (templates/validation.yaml)
             resource = replace(resource, inputs={**resource.inputs, "namespace": "default"})
         resources.append(resource)
-    (problem,) = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    (problem,) = again(base, resources, templater)
     assert problem.key == "gb200-x72-k8s-dra-driver" and problem.level == ERROR
     assert "`helm template` failed" in problem.value and "default' namespace" in problem.value
 
@@ -343,7 +354,7 @@ def test_an_atomic_release_whose_pods_land_only_on_gpu_nodes_fails_the_plan(
             resource = replace(resource, inputs={**resource.inputs, "values": values})
             assert resource.inputs["atomic"]
         resources.append(resource)
-    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    found = again(base, resources, templater)
     errors = _errors(found)
     manager = errors["gb200-x72-k8s-kueue: Deployment kueue-system/kueue-controller-manager"]
     assert manager == "lands only on the GPU nodes of gb200-x72-nvl72, and its creator waits for it", shown(found)
@@ -375,7 +386,7 @@ def test_the_toolkits_own_pods_are_placed_too(rendered: Render, templater: Templ
             names.append(resource.inputs["metadata"]["name"])
         resources.append(resource)
     assert names
-    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    found = again(base, resources, templater)
     keys = {p.key for p in found if p.level == ERROR}
     assert keys == {f"ultraserver-eks/gb200-x72: CronJob {namespace_of(base, n)}/{n}" for n in names}, shown(found)
 
@@ -391,7 +402,7 @@ def test_the_pods_of_the_toolkits_mpijobs_are_placed(rendered: Render, templater
             names.append(f"{inputs['metadata']['namespace']}/{inputs['metadata']['name']}")
         resources.append(resource)
     assert names
-    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    found = again(base, resources, templater)
     keys = {p.key for p in found if p.level == ERROR}
     assert keys == {f"ultraserver-eks/gb200-x72: MPIJob {n} worker" for n in names}, shown(found)
 
@@ -408,12 +419,143 @@ def test_the_toolkits_own_custom_resources_are_judged_for_pruned_fields(rendered
             inputs["spec"]["numNode"] = 2
             domain = f"{inputs['metadata']['namespace']}/{inputs['metadata']['name']}"
         resources.append(replace(resource, inputs=inputs))
-    found = render_stack(replace(base, resources=resources), templater, planned_nodes(base), {}).problems
+    found = again(base, resources, templater)
     pruned = {p.key: p for p in found if "which the API server prunes" in str(p.value)}
     toleration = pruned[f"ultraserver-eks/gb200-x72: ResourceFlavor {flavor}"]
     assert str(toleration.value).startswith("spec.tolerations.0.opertor:") and toleration.level == ERROR
     typo = pruned[f"ultraserver-eks/gb200-x72: ComputeDomain {domain}"]
     assert str(typo.value).startswith("spec.numNode:") and typo.level == WARNING
+
+
+MPIJOB = "kubernetes:kubeflow.org/v2beta1:MPIJob"
+MPI_DEPLOYMENT = f"{MPI_OPERATOR.name}: Deployment mpi-operator/mpi-operator"
+
+
+def _typo_in_mpijobs(base: Plan) -> tuple[list[Any], list[str]]:
+    """The plan's resources with a misspelled toleration operator and env source in each MPIJob's workers, and the
+    MPIJobs' names."""
+    resources, names = [], []
+    for resource in base.resources:
+        if resource.type == MPIJOB:
+            inputs = json.loads(json.dumps(resource.inputs))
+            worker = inputs["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+            worker["tolerations"][0]["opertor"] = worker["tolerations"][0].pop("operator")
+            env = worker["containers"][0]["env"][0]
+            env["valuFrom"] = env.pop("valueFrom")
+            resource = replace(resource, inputs=inputs)
+            names.append(f"{inputs['metadata']['namespace']}/{inputs['metadata']['name']}")
+        resources.append(resource)
+    return resources, names
+
+
+def test_fields_the_pinned_mpijob_crd_prunes_from_the_toolkits_mpijobs_fail_the_render(
+    rendered: Render, templater: Templater
+) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
+    resources, names = _typo_in_mpijobs(base)
+    assert names
+    found = again(base, resources, templater)
+    errors: dict[str, list[str]] = {}
+    for problem in found:
+        if problem.level == ERROR:
+            errors.setdefault(problem.key, []).append(str(problem.value))
+    worker = "spec.mpiReplicaSpecs.Worker.template.spec"
+    for name in names:
+        pruned = [v.split(":")[0] for v in errors[f"ultraserver-eks/gb200-x72: MPIJob {name}"]]
+        assert sorted(pruned) == [f"{worker}.containers.0.env.0.valuFrom", f"{worker}.tolerations.0.opertor"]
+        # As stored, the toleration (key and effect: operator Equal, value "") no longer tolerates the GPU taint.
+        (placed,) = errors[f"ultraserver-eks/gb200-x72: MPIJob {name} worker"]
+        assert "lands on no planned node group" in placed and "nvidia.com/gpu=true:NoSchedule not tolerated" in placed
+
+
+def test_the_mpi_operators_own_deployment_is_placed_from_its_pinned_manifest(
+    rendered: Render, templater: Templater
+) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
+    asked: list[str] = []
+
+    def read(pin: Any, where: str) -> bytes:
+        asked.append(pin.name)
+        return pinned_reader()(pin, where)
+
+    assert again(base, base.resources, templater, read) == []
+    assert asked == [MPI_OPERATOR.name]
+    # The system group tainted: the operator's Deployment (no tolerations upstream) lands nowhere.
+    nodes = [
+        k if k.gpu else replace(k, taints=(*k.taints, ("dedicated", "ops", "NoSchedule"))) for k in planned_nodes(base)
+    ]
+    found = render_stack(base, templater, nodes, {}, pinned_reader()).problems
+    operator = _errors(found)[MPI_DEPLOYMENT]
+    assert "lands on no planned node group" in operator
+    assert "gb200-x72-system: taint dedicated=ops:NoSchedule not tolerated" in operator
+
+
+_PINNED_DEPLOYMENTS = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: mpi-operator, namespace: mpi-operator}
+spec:
+  template:
+    spec:
+      nodeSelector: {ultraserver.io/role: mpi}
+      containers: [{name: c, image: i}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: on-gpu, namespace: mpi-operator}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.present: "true"}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers: [{name: c, image: i}]
+"""
+
+
+def test_a_pinned_manifests_pods_are_judged_as_its_file_places_them(rendered: Render, templater: Templater) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
+    errors = _errors(again(base, base.resources, templater, lambda pin, where: _PINNED_DEPLOYMENTS.encode()))
+    assert "gb200-x72-system: nodeSelector ultraserver.io/role=mpi not on its nodes" in errors[MPI_DEPLOYMENT]
+    # pulumi-kubernetes waits for a Deployment it applies: one that only GPU nodes take waits for a block.
+    gpu_only = errors[f"{MPI_OPERATOR.name}: Deployment mpi-operator/on-gpu"]
+    assert gpu_only == "lands only on the GPU nodes of gb200-x72-nvl72, and its creator waits for it"
+
+
+def test_a_pinned_manifest_that_cannot_be_read_is_a_warning_naming_what_was_not_judged(
+    rendered: Render, templater: Templater
+) -> None:
+    base = rendered("gb200-x72", only="efa-device-plugin").plan
+    resources, _ = _typo_in_mpijobs(base)
+
+    def unreachable(pin: Any, where: str) -> bytes:
+        raise ConfigError(Problem(pin.name, "no cache, no network", "the pinned file", "reach it"))
+
+    found = again(base, resources, templater, unreachable)
+    (unread,) = [p for p in found if p.key == MPI_OPERATOR.name]
+    assert unread.level == WARNING and "no cache, no network" in str(unread.value)
+    assert "NOT judged" in str(unread.value) and "python -m ultraserver.rehearse.pinned_files" in unread.fix
+    # Unjudged, not passed: the misspelled fields go unreported only because the warning says so.
+    assert not [p for p in found if "which the API server prunes" in str(p.value)]
+
+
+@pytest.mark.usefixtures("templater")  # Helm and the charts, or skip
+def test_plan_render_without_the_pinned_manifest_warns_and_names_the_command_that_fetches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not XDG_CACHE_HOME: the Helm binary is cached there too.
+    monkeypatch.setattr(pinned_files, "cache_dir", lambda: tmp_path / "empty-cache")
+
+    def offline(*_: Any) -> bytes:
+        raise OSError("no network")
+
+    monkeypatch.setattr(pinned_files, "download", offline)
+    monkeypatch.setattr(pinned_files, "_from_go_module", offline)
+    out = tmp_path / "out"
+    run = run_main("plan", "--stack", "gb200-x72", "--render", str(out), "--charts", str(CHARTS))
+    assert run.code == 0, run.stdout[-3000:] + run.stderr
+    text = " ".join(run.stdout.split())
+    assert f"{MPI_OPERATOR.name} not read (" in text and "are NOT judged" in text
+    assert "python -m ultraserver.rehearse.pinned_files" in text
 
 
 def namespace_of(plan: Plan, name: str) -> str:

@@ -10,6 +10,7 @@ import pytest
 from helpers.preflight import NOW, REGION, quota_answer, stubbed, target
 from ultraserver.config.aws_identity import AssumeRoleSettings
 from ultraserver.config.settings import parse_settings
+from ultraserver.facts.aws.aws_ids import STACK as STACK_TAG
 from ultraserver.preflight.checks import run_preflight
 from ultraserver.preflight.clients import PreflightClients, make_clients
 from ultraserver.preflight.identity import NAME, check_creator, principal_arn
@@ -46,6 +47,15 @@ def day_two(
     else:
         eks_stub.add_response("describe_cluster", {"cluster": {"name": "c", "status": "ACTIVE"}}, {"name": "c"})
         eks_stub.add_response("list_access_entries", {"accessEntries": entries}, {"clusterName": "c"})
+        for admin in admins:  # each listed principal's entry: this stack's own (tagged with its name) or none
+            request = {"clusterName": "c", "principalArn": admin}
+            if admin in entries:
+                answer = {"accessEntry": {"principalArn": admin, "tags": {STACK_TAG: "dev"}}}
+                eks_stub.add_response("describe_access_entry", answer, request)
+            else:
+                eks_stub.add_client_error(
+                    "describe_access_entry", "ResourceNotFoundException", http_status_code=404, expected_params=request
+                )
     eks_stub.add_client_error("describe_cluster_versions", service_error_code="AccessDeniedException")
     clients = PreflightClients(
         ec2=stubbed("ec2")[0],
@@ -57,7 +67,12 @@ def day_two(
         caller_arn=SESSION if confirmed else "",
     )
     t = target(
-        groups=[], ami_ssm_parameter=None, ami_release="v20251103", admin_principal_arns=admins, cluster_name="c"
+        groups=[],
+        ami_ssm_parameter=None,
+        ami_release="v20251103",
+        admin_principal_arns=admins,
+        cluster_name="c",
+        stack="dev",
     )
     checks = run_preflight(t, clients, now=NOW)
     eks_stub.assert_no_pending_responses()

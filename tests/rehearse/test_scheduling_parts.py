@@ -16,7 +16,7 @@ from ultraserver.builders.manifests import git_blob_id
 from ultraserver.config.settings import parse_settings
 from ultraserver.config.views import imex_targets
 from ultraserver.facts.pins.control_plane import KWOK
-from ultraserver.facts.pins.manifests import MPI_OPERATOR, PinnedManifest
+from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, MPI_OPERATOR, PinnedManifest
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ConfigError
 from ultraserver.rehearse import binaries, pinned_files
@@ -149,3 +149,50 @@ def test_a_built_program_is_used_while_another_build_holds_the_lock(
         worker.join(timeout=10)
         fcntl.flock(lock, fcntl.LOCK_UN)
     assert found == [built]
+
+
+def test_the_module_caches_each_pin_no_chart_holds_and_fails_naming_one_it_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    data = b"kind: Deployment\n"
+    pin = _pin(data)
+    # The DRA driver's pins are its chart's crds/: the render and the rehearsal read them from the chart.
+    dra = next(iter(DRA_DRIVER_CRDS.values()))
+    monkeypatch.setattr(pinned_files, "by_file_name", lambda: {pin.file_name: pin, dra.file_name: dra})
+    read: list[str] = []
+    monkeypatch.setattr(pinned_files, "download", lambda url: read.append(url) or data)
+    assert pinned_files.main() == 0
+    assert read == [pin.url]
+    assert capsys.readouterr().out.split() == [str(tmp_path / "ultraserver" / "manifests" / "file.yaml")]
+
+    def offline(url: str) -> bytes:
+        raise OSError("no network")
+
+    (tmp_path / "ultraserver" / "manifests" / "file.yaml").unlink()
+    monkeypatch.setattr(pinned_files, "download", offline)
+    assert pinned_files.main() == 1
+    error = capsys.readouterr().err
+    assert "test manifest" in error and "no network" in error and pin.url in error
+
+
+def test_the_copy_in_the_stacks_manifest_mirror_is_read_where_the_pinned_url_is_not_reached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    data = b"kind: Deployment\n"
+    pin = _pin(data)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / pin.file_name).write_bytes(data)
+
+    def offline(url: str) -> bytes:
+        raise OSError("no route to GitHub")
+
+    monkeypatch.setattr(pinned_files, "download", offline)
+    assert pinned_files.pinned_bytes(pin, str(mirror / pin.file_name)) == data
+    (mirror / pin.file_name).write_bytes(b"changed\n")
+    (tmp_path / "cache" / "ultraserver" / "manifests" / pin.file_name).unlink()
+    with pytest.raises(ConfigError) as raised:
+        pinned_files.pinned_bytes(pin, str(mirror / pin.file_name))
+    assert f"{mirror / pin.file_name} has sha256" in str(raised.value)

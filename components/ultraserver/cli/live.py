@@ -17,6 +17,7 @@ from ultraserver.problems import Problem
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """Check the stack against the real AWS account: reservations, zones, AMI, subnets, versions, quotas."""
+    from ultraserver.cli.plan import deployed_access_entries
     from ultraserver.preflight.checks import run_preflight
     from ultraserver.preflight.clients import PreflightAccessError
     from ultraserver.preflight.report import exit_code, format_checks
@@ -27,6 +28,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     target = target_from_settings(settings)
     if args.region:
         target.region = args.region
+    if args.deployed:
+        target.deployed_entries = deployed_access_entries(Path(args.deployed), args.stack)
     try:
         checks = [check_aws_cli(aws_cli_version()), *run_preflight(target, _stack_clients(args, settings))]
     except PreflightAccessError as err:

@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--deployed",
         metavar="FILE",
         help="deployed state (`pulumi stack export` or a previous `ultraserver plan --json`): refuse changes that "
-        "would roll a capacity-block group not at desired size 0",
+        "would roll a capacity-block group not at desired size 0, and an admin list changed in the update that moves "
+        "access entries named by position",
     )
     now_option(
         plan,
@@ -106,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     pre = add_subcommand(sub, "preflight", "check a stack against the real AWS account before pulumi up")
     stack_options(pre)
     aws_options(pre)
+    pre.add_argument(
+        "--deployed",
+        metavar="FILE",
+        help="deployed state (`pulumi stack export --file FILE`): entries it holds are the stack's, and an admin list "
+        "changed in the update that moves entries named by position is refused",
+    )
     pre.set_defaults(func=command("live", "cmd_preflight"))
     ver = add_subcommand(sub, "verify", "judge a deployed stack: node facts, DRA, NVLink and EFA per UltraServer")
     stack_options(ver)

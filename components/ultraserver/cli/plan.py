@@ -49,6 +49,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with clock.pinned(args.now):
         now = clock.now()
         settings = stack_settings(args.project_dir, args.stack, platform_only=True)
+        refuse_pending_migration(settings, args.deployed, args.stack)
         upgrade = upgrade_notes(args.upgrade, settings, now)
         warnings = stack_warnings(settings, rendered=bool(args.render)) if settings is not None else []
         plan = run_plan(args.project_dir, args.stack)
@@ -160,8 +161,10 @@ def render_check(
         raise UsageError(
             Problem("--render", Described(f"no {err.name}"), "the render extra", "pip install 'ultraserver[render]'")
         ) from None
+    from ultraserver.rehearse.pinned_files import pinned_bytes
+
     check_render_folder(args, plan)
-    stack, written = render_plan(plan, settings, args.render, args.charts)
+    stack, written = render_plan(plan, settings, args.render, args.charts, pinned_bytes)
     return stack.problems, [f"Rendered manifests: {len(written)} release(s) written to {args.render}{note}."]
 
 
@@ -293,6 +296,19 @@ def with_deployed_state(
     file of another stack is refused: its groups match none of this stack's, so the rule would pass on nothing.
     """
     from ultraserver.policy.node_groups import UPGRADE_RULE, deployed_state
+
+    resources = deployed_file(path, stack)
+    state = deployed_state(resources)
+    config = dict(policy_config or {})
+    entry = config.get(UPGRADE_RULE)
+    base = dict(entry) if isinstance(entry, dict) else ({"enforcementLevel": entry} if entry else {})
+    config[UPGRADE_RULE] = {**base, "deployed": state}
+    return config, f"Deployed state: {len(state)} capacity-block group(s) read from {path}."
+
+
+def deployed_file(path: Path, stack: str | None = None) -> list[Any]:
+    """The resources of a ``--deployed`` file (a ``pulumi stack export`` or a previous ``ultraserver plan --json``);
+    with ``stack``, a file of another stack is refused: its resources match none of this stack's."""
     from ultraserver.policy.rolling import deployed_resources
 
     fix = "pass the file `pulumi stack export --file FILE` or `ultraserver plan --json FILE` wrote"
@@ -310,12 +326,31 @@ def with_deployed_state(
                 "--json FILE` of the deployed commit",
             )
         )
-    state = deployed_state(resources)
-    config = dict(policy_config or {})
-    entry = config.get(UPGRADE_RULE)
-    base = dict(entry) if isinstance(entry, dict) else ({"enforcementLevel": entry} if entry else {})
-    config[UPGRADE_RULE] = {**base, "deployed": state}
-    return config, f"Deployed state: {len(state)} capacity-block group(s) read from {path}."
+    return resources
+
+
+def deployed_access_entries(path: Path, stack: str | None = None) -> tuple[Any, ...]:
+    """The access entries of a ``--deployed`` file, for preflight's ownership and migration checks."""
+    from ultraserver.config.access_entries import ENTRY_TYPE, DeployedEntry
+
+    return tuple(
+        DeployedEntry(r.urn, str(r.inputs.get("principalArn", "")))
+        for r in deployed_file(path, stack)
+        if r.type == ENTRY_TYPE
+    )
+
+
+def refuse_pending_migration(settings: Settings | None, path: str | None, stack: str | None) -> None:
+    """ConfigError when the admin list changes at a position the ``--deployed`` positional entries still hold
+    (nothing to judge without the file, or for a project without the platform's settings)."""
+    from ultraserver.config.access_entries import migration_problems
+
+    if not path or settings is None:
+        return
+    entries = deployed_access_entries(Path(path), stack)
+    problems = migration_problems(settings.cluster.name, settings.cluster.admin_principal_arns, entries)
+    if problems:
+        raise ConfigError(problems)
 
 
 def policy_config_file(path: str | None) -> dict[str, Any] | None:

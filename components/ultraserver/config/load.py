@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ultraserver import clock
-from ultraserver.config.aws_identity import ALLOWED_ACCOUNTS_KEY, ASSUME_ROLES_KEY, PROFILE_KEY
+from ultraserver.config.aws_identity import IDENTITY_KEYS, PROFILE_KEY
 from ultraserver.config.errors import Shown, problems_from
 from ultraserver.config.fields import PROJECT
 from ultraserver.config.model import SECTIONS, Settings
@@ -42,7 +42,7 @@ def _inputs(config: Mapping[str, Any], project: str) -> tuple[dict[str, Any], li
         namespace, _, name = str(full).partition(":")
         if full == "aws:region":
             data[full] = value
-        elif full in (PROFILE_KEY, ASSUME_ROLES_KEY, ALLOWED_ACCOUNTS_KEY):
+        elif full in IDENTITY_KEYS:
             data[full] = value if full == PROFILE_KEY else _decoded(value)
         elif namespace == project and name in SECTIONS:
             data[name] = _decoded(value)

@@ -3,7 +3,8 @@
 Two passes: the first, with the built-in APIs only, collects the CRDs the charts install; the second renders with
 every API the cluster will serve (offline/served_apis.py). The checks report Problems like the rest of the plan:
 objects of a kind nobody serves, schema errors, DaemonSets that must run on GPU nodes but do not, releases with
-pods on GPU nodes that wait or are atomic, and value keys that change nothing.
+pods on GPU nodes that wait or are atomic, and value keys that change nothing; what the toolkit applies itself, its
+own objects and the upstream manifests it pins, is judged beside them (offline/stack_checks.py).
 """
 
 from __future__ import annotations
@@ -19,15 +20,7 @@ import yaml
 
 from ultraserver.facts.kubernetes.eks_versions import DEFAULT_TEXT
 from ultraserver.facts.pins import charts
-from ultraserver.offline import (
-    gpu_placement,
-    noop_keys,
-    pod_placement,
-    pruning,
-    references,
-    release_order,
-    served_apis,
-)
+from ultraserver.offline import gpu_placement, noop_keys, pod_placement, served_apis
 from ultraserver.offline.engine import Plan
 from ultraserver.offline.helm_binary import helm_binary
 from ultraserver.offline.helm_template import (
@@ -41,8 +34,9 @@ from ultraserver.offline.helm_template import (
 )
 from ultraserver.offline.manifest_schemas import crd_schemas, schema_error
 from ultraserver.offline.pod_placement import object_name
+from ultraserver.offline.stack_checks import ReadPin, pinned_objects, pruned_problem, stack_problems, stored
 from ultraserver.offline.value_placement import UserValues, user_values
-from ultraserver.problems import ERROR, INFO, WARNING, ConfigError, Described, Problem
+from ultraserver.problems import WARNING, ConfigError, Described, Problem
 
 MANIFEST_HEAD = "---\n# Source: "
 """How every manifest file --render writes starts (its first object under its `# Source:` line)."""
@@ -110,10 +104,15 @@ class StackRender:
 
 
 def render_stack(
-    plan: Plan, templater: Templater, nodes: Sequence[gpu_placement.NodeKind], user_values: UserValues
+    plan: Plan,
+    templater: Templater,
+    nodes: Sequence[gpu_placement.NodeKind],
+    user_values: UserValues,
+    read_pin: ReadPin,
 ) -> StackRender:
     """Render and check every release of ``plan`` against its planned ``nodes`` (every node group's kind: the system
-    group and the GPU groups). ``user_values`` maps a chart name to (settings key, the values the user set), so a
+    group and the GPU groups), with the upstream manifests the plan applies, read by ``read_pin``
+    (offline/stack_checks.py). ``user_values`` maps a chart name to (settings key, the values the user set), so a
     finding about a user's key names it as written."""
     releases = release_inputs(plan)
     builtins = served_apis.builtin_apis(templater.kube_version)
@@ -131,18 +130,21 @@ def render_stack(
             stack.problems.append(_template_problem(release, render.error))
             continue
         render.objects = [*([] if release.skip_crds else chart_crds.get(release.resource, [])), *objects]
-    schemas = crd_schemas(everything)
+    pinned, unread = pinned_objects(plan.manifests, everything, read_pin)
+    stack.problems += unread
+    schemas = crd_schemas([*everything, *(body for _, bodies in pinned for body in bodies)])
     for render in stack.releases:
         release = render.release
         if render.error:
             continue
         stack.problems += _unserved(release, render.objects, served)
         stack.problems += _schema_problems(release, render.objects, templater.kube_version, schemas)
-        stored, pruned = _stored(render.objects, schemas)
-        stack.problems += [_pruned_problem(release.resource, body, path) for body, path in pruned]
-        stack.problems += _placement(release, stored, nodes)
+        kept, pruned = stored([o.body for o in render.objects], schemas)
+        stack.problems += [pruned_problem(release.resource, body, path) for body, path in pruned]
+        stack.problems += _placement(release, kept, nodes)
         stack.problems += _idle(release, templater, flag, user_values.get(release.chart))
-    stack.problems += _stack_problems(plan, stack, nodes, schemas)
+    judged = [(r.release.resource, [o.body for o in r.objects]) for r in stack.releases if not r.error]
+    stack.problems += stack_problems(plan, judged, pinned, nodes, schemas)
     return stack
 
 
@@ -161,34 +163,6 @@ def _first_pass(
         chart_crds[release.resource] = [o for o in objects if o.from_crds]
         everything += [o.body for o in objects]
     return chart_crds, everything
-
-
-def _stack_problems(
-    plan: Plan,
-    stack: StackRender,
-    nodes: Sequence[gpu_placement.NodeKind],
-    schemas: Mapping[served_apis.Api, Any],
-) -> list[Problem]:
-    """What the checks across the rendered releases find: their order, references, the fields the API server prunes
-    from the toolkit's own custom resources, and where the pods land."""
-    judged = [(r.release.resource, [o.body for o in r.objects]) for r in stack.releases if not r.error]
-    problems = release_order.order_problems(plan, judged)
-    objects = pod_placement.toolkit_objects(plan)
-    problems += references.reference_problems(judged, objects)
-    # Kueue's queues and flavors, ComputeDomains, ... against the CRDs the charts install (a CRD only a pinned
-    # manifest brings, the MPI Operator's, is not read offline).
-    owner = f"{plan.project}/{plan.stack}"
-    for body in objects:
-        schema = schemas.get(served_apis.api_of(body))
-        problems += [_pruned_problem(owner, body, path) for path in pruning.pruned(body, schema)[1]] if schema else []
-    if any(kind.gpu for kind in nodes):
-        toolkit = pod_placement.toolkit_pods(objects)
-        problems += pod_placement.placement_problems(owner, toolkit, nodes)
-    elif stack.releases:
-        where = f"none in the plan of {plan.project}/{plan.stack}: pod placement and release waits not judged "
-        why = "(plan the platform project's stack, which joins its Kubernetes layer)"
-        problems.append(Problem("GPU nodes", Described(where + why), "", "", INFO))
-    return problems
 
 
 def _template_problem(release: ReleaseInput, message: str) -> Problem:
@@ -249,40 +223,6 @@ def _schema_problems(
                 )
             )
     return found
-
-
-def _stored(
-    objects: Sequence[Rendered], schemas: Mapping[served_apis.Api, Any]
-) -> tuple[list[Mapping[str, Any]], list[tuple[Mapping[str, Any], str]]]:
-    """The objects as the API server stores them (custom resources pruned to their CRD's schema), and (object, dotted
-    path) of each field it prunes (offline/pruning.py)."""
-    stored, found = [], []
-    for rendered in objects:
-        schema = schemas.get(served_apis.api_of(rendered.body))
-        if schema is None:
-            stored.append(rendered.body)
-            continue
-        body, paths = pruning.pruned(rendered.body, schema)
-        stored.append(body)
-        found += [(rendered.body, path) for path in paths]
-    return stored, found
-
-
-def _pruned_problem(owner: str, body: Mapping[str, Any], path: str) -> Problem:
-    """A field the API server prunes from ``owner``'s object (a release's resource, or the stack's own)."""
-    placement = pruning.placement_field(path)
-    return Problem(
-        f"{owner}: {object_name(body)}",
-        Described(f"{path}: a field its CRD's schema does not declare, which the API server prunes"),
-        "fields of the custom resource's schema"
-        + (
-            ": under tolerations, nodeSelector, affinity, resources or env a dropped field changes what runs"
-            if placement
-            else ""
-        ),
-        "fix the spelling of the value that renders it, or remove it",
-        ERROR if placement else WARNING,
-    )
 
 
 def _placement(
@@ -378,10 +318,12 @@ def _idle(
     return found
 
 
-def render_plan(plan: Plan, settings: Any, out: Path, charts_dir: Path | None) -> tuple[StackRender, list[Path]]:
+def render_plan(
+    plan: Plan, settings: Any, out: Path, charts_dir: Path | None, read_pin: ReadPin
+) -> tuple[StackRender, list[Path]]:
     """Render the plan's releases with a real Helm (on the PATH, else fetched: offline/helm_binary.py), check them
-    and write one manifest per release into ``out``. Charts come from ``charts_dir`` (packaged `.tgz`), else each is
-    pulled at its pin into a folder removed afterwards."""
+    with the pinned manifests ``read_pin`` reads, and write one manifest per release into ``out``. Charts come from
+    ``charts_dir`` (packaged `.tgz`), else each is pulled at its pin into a folder removed afterwards."""
     helm_path = helm_binary()
     kube_version = settings.cluster.kubernetes_version if settings is not None else DEFAULT_TEXT
     with tempfile.TemporaryDirectory(prefix="ultraserver-charts-") as pulled:
@@ -389,5 +331,6 @@ def render_plan(plan: Plan, settings: Any, out: Path, charts_dir: Path | None) -
             charts_dir = Path(pulled)
             pull_charts(helm_path, release_inputs(plan), charts_dir)
         templater = Templater(helm_path, charts_dir, kube_version)
-        stack = render_stack(plan, templater, gpu_placement.planned_nodes(plan), user_values(settings))
+        nodes = gpu_placement.planned_nodes(plan)
+        stack = render_stack(plan, templater, nodes, user_values(settings), read_pin)
     return stack, stack.write(out)

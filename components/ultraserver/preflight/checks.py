@@ -12,6 +12,7 @@ from ultraserver.facts.aws import limits
 from ultraserver.facts.capacity.capacity_blocks import require_aware
 from ultraserver.facts.hardware import instances
 from ultraserver.facts.pins import ami
+from ultraserver.preflight.access_entries import identity_checks
 from ultraserver.preflight.addons import check_addon_versions
 from ultraserver.preflight.capacity import check_reservations
 from ultraserver.preflight.clients import (
@@ -23,8 +24,6 @@ from ultraserver.preflight.clients import (
     call_all,
     clients_from_session,
 )
-from ultraserver.preflight.identity import NAME as IDENTITY
-from ultraserver.preflight.identity import check_creator, cluster_access
 from ultraserver.preflight.report import FAIL, PASS, WARN, check
 from ultraserver.preflight.target import PreflightTarget
 from ultraserver.problems import Problem
@@ -353,18 +352,6 @@ def _guarded(name: str, run: Callable[[], list[Problem]]) -> list[Problem]:
         ]
 
 
-def _creator(target: PreflightTarget, eks: Client, caller: str) -> Problem:
-    """The caller against adminPrincipalArns, judged by the cluster's access entries when it exists already."""
-    admins = "cluster.adminPrincipalArns"
-    if not target.cluster_name:
-        return check_creator(caller, target.admin_principal_arns, admins)
-    try:
-        access = cluster_access(eks, target.cluster_name)
-    except ApiFailure as exc:
-        return check(IDENTITY, FAIL, f"cannot tell whether cluster {target.cluster_name} exists: {exc}", exc.fix)
-    return check_creator(caller, target.admin_principal_arns, admins, access)
-
-
 def run_preflight(
     target: PreflightTarget, clients: PreflightClients | boto3.Session, now: datetime | None = None
 ) -> list[Problem]:
@@ -377,7 +364,7 @@ def run_preflight(
         caller = clients.caller_arn or call(clients.sts, "get_caller_identity")["Arn"]
     except ApiFailure as exc:
         raise PreflightAccessError(f"cannot confirm AWS identity: {exc}") from None
-    checks = [_creator(target, clients.eks, caller)]
+    checks = identity_checks(target, clients.eks, caller)
     for group in target.groups:
         checks += _guarded(
             f"{group.name}: reservations",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ultraserver.config.access_entries import DeployedEntry
 from ultraserver.config.settings import Settings
 from ultraserver.config.subnets import ips_needed
 from ultraserver.config.views import gpu_ip_needs
@@ -47,6 +48,9 @@ class PreflightTarget:
     admin_principal_arns: tuple[str, ...] = ()  # cluster.adminPrincipalArns
     cluster_name: str = ""  # cluster.name: an existing cluster's access entries decide the creator check
     control_plane_zones: tuple[str, ...] = ()  # network.availabilityZones of a new VPC (the plan cannot check them)
+    preview_principal_arns: tuple[str, ...] = ()  # cluster.previewPrincipalArns
+    stack: str = ""  # the stack's name, which its access entries carry in their ultraserver.io/stack tag
+    deployed_entries: tuple[DeployedEntry, ...] | None = None  # the access entries of --deployed; None: not given
 
 
 def target_from_settings(settings: Settings) -> PreflightTarget:
@@ -65,6 +69,8 @@ def target_from_settings(settings: Settings) -> PreflightTarget:
     target.addon_versions = pinned_addons(settings)
     target.admin_principal_arns = settings.cluster.admin_principal_arns
     target.cluster_name = settings.cluster.name
+    target.preview_principal_arns = settings.cluster.preview_principal_arns
+    target.stack = settings.stack
     if not settings.network.existing:
         target.control_plane_zones = tuple(settings.network.availability_zones)
     return target

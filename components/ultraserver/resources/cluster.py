@@ -12,8 +12,9 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from ultraserver.arguments import checked, checked_component
-from ultraserver.builders.access_entries import access_entry_specs
 from ultraserver.builders.iam import pod_identity_trust_policy
+from ultraserver.builders.kubeconfig import scoped_kubeconfig_text
+from ultraserver.config.access_entries import access_entry_specs
 from ultraserver.config.argument_rules import cluster_name_problems, private_subnet_problems, tag_problems
 from ultraserver.config.settings import AddonSettings, SystemNodeGroupSettings
 from ultraserver.facts.aws import control_plane, limits, network
@@ -108,6 +109,8 @@ class ClusterArgs:
     """The stack's aws:profile: the kubeconfig runs `aws eks get-token --profile` with it (empty: the environment's)."""
     assume_role_arn: str = ""
     """The role the AWS provider assumes (aws:assumeRoles): the kubeconfig runs `aws eks get-token --role` with it."""
+    kubeconfig_env: Mapping[str, str] = field(default_factory=dict)
+    """Environment of the kubeconfig's `aws eks get-token` (config.aws_identity.kubeconfig_env)."""
 
     def problems(self) -> list[Problem]:
         """What EKS would refuse at deploy time: the name, fewer than two private subnets, a tag."""
@@ -224,9 +227,10 @@ class Cluster(pulumi.ComponentResource):
         # nodejs/eks/cluster/cluster.ts:908-912 and 1275: the exported kubeconfig is the one without the profile;
         # :2166 kubeconfigJson; pulumi/pulumi-eks#1426, #669), so the providers would run `aws eks get-token` as
         # whoever the environment names and get 401 from every release. getKubeconfig (:2324-2335) takes both.
-        self.kubeconfig = pulumi.Output.secret(
-            self.eks.get_kubeconfig(profile_name=args.aws_profile or None, role_arn=args.assume_role_arn or None)
-        )
+        made = self.eks.get_kubeconfig(profile_name=args.aws_profile or None, role_arn=args.assume_role_arn or None)
+        env = dict(args.kubeconfig_env)
+        scoped = made.apply(lambda text: scoped_kubeconfig_text(text, "", "", env))
+        self.kubeconfig = pulumi.Output.secret(scoped if env else made)
         deployer_rules = self._deployer_https(name, args, tags)
         entries = self._access_entries(name, args, tags)
         agent = self._addon(

@@ -13,6 +13,7 @@ from ultraserver.builders.layer_parts import reclaim_drain_args
 from ultraserver.builders.node_termination import handler_unscoped_actions
 from ultraserver.builders.reclaim_drain import DRAIN_READS, drain_aws_statements
 from ultraserver.builders.reclaim_warnings import warning_event_pattern
+from ultraserver.config.aws_identity import kubeconfig_env
 from ultraserver.config.blocks import StandbyGroup, standby_groups
 from ultraserver.config.expiry import group_expired
 from ultraserver.config.settings import GpuNodeGroupSettings, Settings
@@ -103,6 +104,7 @@ class Platform(pulumi.ComponentResource):
                 kubernetes_provider=s.kubernetes.layer == "same-stack",
                 aws_profile=s.aws_profile,
                 assume_role_arn=s.deployer_role_arn,
+                kubeconfig_env=kubeconfig_env(s),
             ),
             opts=child,
         )

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ultraserver.builders.kubeconfig import scoped_kubeconfig
+from ultraserver.builders.kubeconfig import scoped_kubeconfig_text
 from ultraserver.builders.reclaim_drain import drain_blocks
+from ultraserver.config.aws_identity import kubeconfig_env
 from ultraserver.config.settings import PROJECT, Settings, parse_settings
 from ultraserver.config.views import needs_termination_handler
 from ultraserver.facts.kubernetes.scheduling import system_node_labels
@@ -77,14 +77,10 @@ def platform_stack_name() -> str:
     return f"{pulumi.get_organization()}/{PROJECT}/{pulumi.get_stack()}"
 
 
-def _kubeconfig_text(value: Any, profile: str, role_arn: str) -> str:
+def _kubeconfig_text(value: Any, settings: Settings) -> str:
     """The platform stack's kubeconfig output, running `aws eks get-token` as this stack's AWS identity."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return value  # not JSON (a YAML kubeconfig someone exported by hand): used as it is
-    return json.dumps(scoped_kubeconfig(value, profile, role_arn))
+    env = kubeconfig_env(settings)
+    return scoped_kubeconfig_text(value, settings.aws_profile, settings.deployer_role_arn, env)
 
 
 def run_kubernetes() -> KubernetesLayer:
@@ -117,7 +113,7 @@ def layer_from_platform(
     wires when the settings call for them), as kubernetes-layer/ declares it; ``rehearse --deploy`` declares it the
     same way against a stand-in platform stack."""
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(platform.require_output("kubeconfig")).apply(
-        lambda value: _kubeconfig_text(value, settings.aws_profile, settings.deployer_role_arn)
+        lambda value: _kubeconfig_text(value, settings)
     )
     provider = k8s.Provider("cluster", kubeconfig=kubeconfig)
     queue_url = platform.require_output("nodeTerminationQueueUrl") if needs_termination_handler(settings) else None
