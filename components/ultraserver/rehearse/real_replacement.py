@@ -32,12 +32,12 @@ from ultraserver.rehearse.node_failure import as_node
 from ultraserver.rehearse.reclaim import drain_inputs
 from ultraserver.rehearse.scheduling import (
     HELD_JOB,
-    _assigned_nodes,
-    _condition,
-    _owned_by,
-    _until,
-    _workloads,
+    assigned_nodes,
+    condition,
+    owned_by,
     sample_job,
+    until,
+    workloads,
 )
 from ultraserver.rehearse.stage import Stage
 from ultraserver.verify.spares import spare_view
@@ -104,7 +104,7 @@ class RealFailure:
         }
 
     def _workload(self) -> dict[str, Any]:
-        return next((w for w in _workloads(self.plane, self.namespace) if _owned_by(w, JOB)), {})
+        return next((w for w in workloads(self.plane, self.namespace) if owned_by(w, JOB)), {})
 
     def _queue_free(self) -> None:
         """The admission stage's held job gone and the drain's reclaim hold released by the drain's own request (as
@@ -115,9 +115,9 @@ class RealFailure:
         except ApiError as error:
             if error.code != 404:  # none held: the admission stage had no hold to show
                 raise
-        _until(
+        until(
             f"Job {HELD_JOB}'s workload gone",
-            lambda: not any(_owned_by(w, HELD_JOB) for w in _workloads(self.plane, self.namespace)),
+            lambda: not any(owned_by(w, HELD_JOB) for w in workloads(self.plane, self.namespace)),
         )
         self.release()
 
@@ -143,7 +143,7 @@ class RealFailure:
         objects[-1]["spec"]["backoffLimit"] = RESTARTS
         wanted = int(objects[-1]["spec"]["parallelism"])
         self.served.put(objects)
-        before = _until(f"Job {JOB}: {wanted} pods Running", lambda: (p := self._pods()) and len(p) == wanted and p)
+        before = until(f"Job {JOB}: {wanted} pods Running", lambda: (p := self._pods()) and len(p) == wanted and p)
         nodes = self._nodes()
         home = {_label(nodes[n], ULTRASERVER_LABEL) for n in before.values()}
         ultraserver = sorted(home)[0]
@@ -168,7 +168,7 @@ class RealFailure:
             {"metadata": {"labels": {NOT_READY_LABEL: "true"}}},
             "application/merge-patch+json",
         )
-        since = _time(_until(f"node {failed} NotReady (kwok's stage)", lambda: _not_ready_since(self._nodes()[failed])))
+        since = _time(until(f"node {failed} NotReady (kwok's stage)", lambda: _not_ready_since(self._nodes()[failed])))
         self.lines.append(
             f"kwok marked node {failed} (pod of Job {JOB}) Ready=Unknown at {since:%H:%M:%S} and keeps it"
         )
@@ -191,12 +191,12 @@ class RealFailure:
         """With spares: the real Kueue must move the failed node's pod onto a spare of the same UltraServer."""
 
         def moved() -> dict[str, str] | None:
-            pods, assigned = self._pods(), _assigned_nodes(self._workload())
+            pods, assigned = self._pods(), assigned_nodes(self._workload())
             done = len(pods) == len(before) and failed not in pods.values() and failed not in assigned
             return pods if done and sorted(pods.values()) == assigned else None
 
         try:
-            after = _until(f"Kueue's replacement of node {failed} in Job {JOB}'s assignment", moved)
+            after = until(f"Kueue's replacement of node {failed} in Job {JOB}'s assignment", moved)
         except TimeoutError as error:
             workload = self._workload()
             status = workload.get("status") or {}
@@ -204,7 +204,7 @@ class RealFailure:
                 False,
                 "",
                 f"{error}: Workload unhealthyNodes {[u.get('name') for u in status.get('unhealthyNodes') or []]}, "
-                f"assigned {_assigned_nodes(workload)}, Evicted {_condition(workload, 'Evicted').get('message', '-')}, "
+                f"assigned {assigned_nodes(workload)}, Evicted {condition(workload, 'Evicted').get('message', '-')}, "
                 f"pods Running {self._pods()}; " + " | ".join(self._evidence()),
             )
             return
@@ -212,7 +212,7 @@ class RealFailure:
         new = sorted(set(after.values()) - set(before.values()))
         outside = [n for n in after.values() if _label(nodes[n], ULTRASERVER_LABEL) != ultraserver]
         cliques = {_label(nodes[n], CLIQUE_LABEL) for n in after.values()}
-        evicted = _condition(self._workload(), "Evicted")
+        evicted = condition(self._workload(), "Evicted")
         self.check(
             len(new) == 1 and new[0] in standby and not outside and len(cliques) == 1,
             f"real Kueue replaced {failed} with spare {', '.join(new)} of {ultraserver} in the Workload's topology "
@@ -240,7 +240,7 @@ class RealFailure:
         time.sleep(WATCHED_FOR)
         workload = self._workload()
         self.lines.append(
-            f"Kueue meanwhile: Workload admitted {_condition(workload, 'Admitted').get('status')}, unhealthyNodes "
+            f"Kueue meanwhile: Workload admitted {condition(workload, 'Admitted').get('status')}, unhealthyNodes "
             f"{[u.get('name') for u in (workload.get('status') or {}).get('unhealthyNodes') or []]} (no spare: the "
             "job waits for a human or the node)"
         )

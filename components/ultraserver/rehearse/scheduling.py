@@ -60,7 +60,7 @@ class Placement:
         return dataclasses.asdict(self)
 
 
-def _until(what: str, probe: Callable[[], Any], within: float = SETTLE_WITHIN) -> Any:
+def until(what: str, probe: Callable[[], Any], within: float = SETTLE_WITHIN) -> Any:
     """Poll ``probe`` until it returns something true; TimeoutError naming ``what``."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
@@ -74,19 +74,19 @@ def _until(what: str, probe: Callable[[], Any], within: float = SETTLE_WITHIN) -
     raise TimeoutError(f"{what}: not within {within:.0f} s")
 
 
-def _condition(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
+def condition(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), {})
 
 
-def _workloads(plane: ControlPlane, namespace: str) -> list[dict[str, Any]]:
+def workloads(plane: ControlPlane, namespace: str) -> list[dict[str, Any]]:
     return list(plane.call("GET", f"{WORKLOADS}/namespaces/{namespace}/workloads").get("items") or [])
 
 
-def _owned_by(workload: Mapping[str, Any], name: str) -> bool:
+def owned_by(workload: Mapping[str, Any], name: str) -> bool:
     return any(o.get("name") == name for o in workload["metadata"].get("ownerReferences") or [])
 
 
-def _assigned_nodes(workload: Mapping[str, Any]) -> list[str]:
+def assigned_nodes(workload: Mapping[str, Any]) -> list[str]:
     found: set[str] = set()
     for podset in ((workload.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []:
         if podset.get("topologyAssignment"):
@@ -185,7 +185,7 @@ class Scheduling:
         self.namespace = settings.kubernetes.kueue.local_queue_namespaces[0]
 
     def run(self) -> Admission:
-        _until("the ClusterQueue Active (Kueue running with the plan's flavors and Topology)", self._queue_active)
+        until("the ClusterQueue Active (Kueue running with the plan's flavors and Topology)", self._queue_active)
         self.found.lines.append(f"ClusterQueue {CLUSTER_QUEUE_NAME} Active under the real Kueue controller")
         self.served.put(channel_templates(self.objects))
         self._check_jobs()
@@ -198,7 +198,7 @@ class Scheduling:
 
     def _queue_active(self) -> bool:
         queue = self.plane.call("GET", f"{WORKLOADS}/clusterqueues/{CLUSTER_QUEUE_NAME}")
-        return _condition(queue, "Active").get("status") == "True"
+        return condition(queue, "Active").get("status") == "True"
 
     def _ultraservers(self, nodes: Sequence[str]) -> set[str]:
         return {str((self.nodes[n]["metadata"].get("labels") or {}).get(ULTRASERVER_LABEL)) for n in nodes}
@@ -227,14 +227,14 @@ class Scheduling:
 
         def next_admitted() -> tuple[tuple[str, str], dict[str, Any]] | None:
             for (namespace, name), _ in waiting.items():
-                for workload in _workloads(self.plane, namespace):
-                    if _owned_by(workload, name) and _condition(workload, "Admitted").get("status") == "True":
+                for workload in workloads(self.plane, namespace):
+                    if owned_by(workload, name) and condition(workload, "Admitted").get("status") == "True":
                         return (namespace, name), workload
             return None
 
         while waiting:
             try:
-                (namespace, name), workload = _until(
+                (namespace, name), workload = until(
                     "an admission of " + ", ".join(n for _, n in waiting), next_admitted
                 )
             except TimeoutError as error:
@@ -242,12 +242,12 @@ class Scheduling:
                 return
             job = waiting.pop((namespace, name))
             wanted = int(job["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"])
-            nodes = _assigned_nodes(workload)
+            nodes = assigned_nodes(workload)
             placement = Placement(workload["metadata"]["name"], f"MPIJob {namespace}/{name}", True, nodes)
             self.found.placements.append(placement)
             self._whole(placement, nodes, wanted, f"MPIJob {namespace}/{name} admitted by Kueue, workers assigned")
             self.served.remove(job)
-            for owned in [w for w in _workloads(self.plane, namespace) if _owned_by(w, name)]:
+            for owned in [w for w in workloads(self.plane, namespace) if owned_by(w, name)]:
                 self.served.remove(owned)
 
     def _pods(self, job: str) -> list[dict[str, Any]]:
@@ -270,19 +270,19 @@ class Scheduling:
             return pods if len(pods) == wanted else None
 
         try:
-            pods = _until(f"Job {SAMPLE_JOB}: {wanted} pods bound", bound)
+            pods = until(f"Job {SAMPLE_JOB}: {wanted} pods bound", bound)
         except TimeoutError as error:
             pods = self._pods(SAMPLE_JOB)
             gated = sum(1 for p in pods if p["spec"].get("schedulingGates"))
             placed = sum(1 for p in pods if p["spec"].get("nodeName"))
             self.found.check(False, "", f"{error} ({len(pods)} pod(s), {gated} gated, {placed} bound)")
             return
-        workload = next(w for w in _workloads(self.plane, self.namespace) if _owned_by(w, SAMPLE_JOB))
+        workload = next(w for w in workloads(self.plane, self.namespace) if owned_by(w, SAMPLE_JOB))
         placement = Placement(
             workload["metadata"]["name"],
             f"Job {self.namespace}/{SAMPLE_JOB}",
             True,
-            _assigned_nodes(workload),
+            assigned_nodes(workload),
             {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods},
             claims,
         )
@@ -335,7 +335,7 @@ class Scheduling:
         self.plane.call("DELETE", f"/apis/batch/v1/namespaces/{self.namespace}/jobs/{SAMPLE_JOB}", background)
         try:
             # The garbage collector's pace: as slow as an admission on a loaded machine (CI's gb200-multi: over 60 s).
-            _until(f"Job {SAMPLE_JOB}'s workload gone", lambda: not self._sample_workloads(SAMPLE_JOB))
+            until(f"Job {SAMPLE_JOB}'s workload gone", lambda: not self._sample_workloads(SAMPLE_JOB))
         except TimeoutError as error:
             self.found.check(False, "", f"{error}: the hold cannot be judged on a full queue")
             return
@@ -347,7 +347,7 @@ class Scheduling:
         self.served.put(sample_job(self.settings, HELD_JOB, self.namespace)[-1:])
         time.sleep(HELD_FOR)
         held = self._sample_workloads(HELD_JOB)
-        admitted = [w for w in held if _condition(w, "QuotaReserved").get("status") == "True"]
+        admitted = [w for w in held if condition(w, "QuotaReserved").get("status") == "True"]
         pods = [p for p in self._pods(HELD_JOB) if p["spec"].get("nodeName")]
         self.found.check(
             not admitted and not pods,
@@ -361,7 +361,7 @@ class Scheduling:
         ]
 
     def _sample_workloads(self, job: str) -> list[dict[str, Any]]:
-        return [w for w in _workloads(self.plane, self.namespace) if _owned_by(w, job)]
+        return [w for w in workloads(self.plane, self.namespace) if owned_by(w, job)]
 
 
 def admission_stage(
