@@ -76,3 +76,31 @@ def test_the_help_check_sees_a_heavy_import() -> None:
         "yaml",
         "ultraserver.config.settings",
     }
+
+
+NOT_PLANNED = (
+    "ultraserver.preflight",
+    "ultraserver.verify",
+    "ultraserver.status",
+    "ultraserver.offline.graph",
+    "ultraserver.offline.html_report",
+    "ultraserver.offline.render",
+)
+"""What a plan without --graph, --html or --render never uses: the other subcommands and the other outputs."""
+
+
+def test_the_piped_plan_loads_only_what_it_uses() -> None:
+    """The plan its benchmark times (stdout a pipe, no output option) loads no other subcommand or output; of the
+    rehearsal only the fault names --help lists."""
+    probe = (
+        "import sys\nfrom ultraserver.cli import main\n"
+        "code = main(['plan', '--stack', 'gb200-x72', '--now', '2026-11-23T02:50:00Z'])\n"
+        f"names = {NOT_PLANNED!r} + ('ultraserver.rehearse',)\n"
+        "loaded = [m for m in sys.modules if any(m == n or m.startswith(n + '.') for n in names)]\n"
+        "print('\\n' + str(code) + ' ' + ' '.join(sorted(loaded)))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "components")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    code, *loaded = done.stdout.splitlines()[-1].split()
+    assert code == "0"
+    assert set(loaded) == {"ultraserver.rehearse", "ultraserver.rehearse.catalogue"}
