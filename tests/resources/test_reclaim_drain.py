@@ -9,7 +9,7 @@ import json
 import kubernetes_validate
 from helpers.plan_lookup import offline_arn, one
 from helpers.stacks import ROOT, stack_config
-from ultraserver.builders.reclaim_drain import DRAIN_READS, DRAIN_SCALES
+from ultraserver.builders.reclaim_drain import DRAIN_READS, DRAIN_REBOOTS, DRAIN_SCALES
 from ultraserver.incluster import drain as ds
 from ultraserver.offline import run_plan
 
@@ -122,6 +122,7 @@ def test_expiration_warnings_reach_the_drain_through_a_queue_only_the_rule_sends
         {"autoscaling:ResourceTag/kubernetes.io/cluster/gb200-x72": "owned"},
         {"autoscaling:ResourceTag/eks:cluster-name": "gb200-x72"},
     ]
+    assert not [s for s in scoped if s["Action"] == DRAIN_REBOOTS]  # a managed group's nodes are EKS's to repair
     topic = one(plan, "aws:sns/topic:Topic", "alerts")
     (publish,) = [s for s in scoped if s["Action"] == "sns:Publish"]
     assert publish["Resource"] == offline_arn(topic)
@@ -156,3 +157,22 @@ def test_a_separate_stack_layer_reads_the_warning_queue_url_from_the_platform_st
         for e in cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]
     }
     assert env["WARNING_QUEUE_URL"].startswith("https://sqs.") and env["AWS_REGION"]
+
+
+def test_a_self_managed_group_lets_the_drain_reboot_the_instances_that_group_launches_only() -> None:
+    plan = run_plan(ROOT, "gb200-multi")
+    policy = one(plan, "aws:iam/rolePolicy:RolePolicy", "reclaim-warnings")
+    (reboot,) = [s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Action"] == DRAIN_REBOOTS]
+    condition = reboot["Condition"]["StringEquals"]
+    # Exactly the tags the self-managed group's Auto Scaling group puts on every instance it launches; the managed
+    # node groups' and the system nodes' instances do not carry them all.
+    group = one(plan, "aws:autoscaling/group:Group", "fleet")
+    launched = {t["key"]: t["value"] for t in group.inputs["tags"] if t["propagateAtLaunch"]}
+    assert {k.removeprefix("aws:ResourceTag/"): v for k, v in condition.items()} == launched
+    assert launched["kubernetes.io/cluster/gb200-multi"] == "owned"
+    # The drain reboots the nodes of the self-managed group only (the layer is a separate stack here).
+    layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi")
+    (cron,) = [r.inputs for r in layer.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
+    container = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert [g["group"] for g in json.loads(env["SPARES"]) if g["reboot"]] == ["fleet"]
