@@ -79,7 +79,7 @@ def queued_warnings(
         return list(read_warnings(WarningQueue(url, env["AWS_REGION"], creds), now))
     except (OSError, KeyError, ValueError) as error:  # urllib's errors are OSErrors
         # The drain by the computed cut-off must run whatever the queue does; the next minute reads it again.
-        failures.append(failure("read-warning-queue", url, error))
+        failures.append(failure("read-warning-queue", url, error, aws=True))
         return []
 
 
@@ -92,7 +92,9 @@ class Aws:
             try:
                 self.creds = pod_credentials()
             except (OSError, KeyError, ValueError) as error:
-                failures.append(failure("pod-identity-credentials", "AWS_CONTAINER_CREDENTIALS_FULL_URI", error))
+                failures.append(
+                    failure("pod-identity-credentials", "AWS_CONTAINER_CREDENTIALS_FULL_URI", error, aws=True)
+                )
 
     def api(self, service: str) -> Any:
         """The service's client: ``query(service)`` when given (another transport), else the Query API signed with
@@ -106,7 +108,7 @@ class Aws:
         try:
             return call(*args)
         except (OSError, aws.QueryError, ValueError, KeyError) as error:
-            self.failures.append(failure(step, target, error))
+            self.failures.append(failure(step, target, error, aws=True))
             return None
 
 
@@ -154,7 +156,8 @@ def reboot_nodes(api: RestApi, cloud: Aws, nodes: list[dict[str, Any]], groups: 
         path, notes = f"/api/v1/nodes/{action['name']}", repair.marks(action, now)
         ec2 = ec2 or cloud.api("ec2")
         if ec2 is None:
-            cloud.failures.append(failure("reboot-instances", action["instance"], OSError("no AWS credentials")))
+            no_client = OSError("no AWS credentials or region in the drain's pod")
+            cloud.failures.append(failure("reboot-instances", action["instance"], no_client, aws=True))
             continue
         try:
             api.patch(path, {"metadata": {"annotations": notes}})
