@@ -202,6 +202,8 @@ class Api:
         target["annotations"] = {k: v for k, v in merged.items() if v is not None}
         if "labels" in body["metadata"]:
             target["labels"] = {**target["labels"], **body["metadata"]["labels"]}
+        if "spec" in body:
+            self.nodes[path.rsplit("/", 1)[1]]["spec"].update(body["spec"])
 
     def post(self, path: str, body: dict[str, Any]) -> bool:
         self.config_maps[f"{path}/{body['metadata']['name']}"] = copy.deepcopy(body)
@@ -260,6 +262,40 @@ def test_the_drain_run_leaves_a_managed_groups_node_to_eks() -> None:
         drain_main.run(api, T0 + timedelta(minutes=minute), env(MANAGED), cloud.api)
     assert cloud.rebooted == [] and ("ec2", "RebootInstances") not in cloud.calls
     assert not any("ultraserver.io/rebooted-at" in b["metadata"].get("annotations", {}) for _, b in api.patches)
+
+
+def set_ready(target: dict[str, Any], status: str, at: datetime) -> None:
+    for condition in target["status"]["conditions"]:
+        if condition["type"] == "Ready":
+            condition.update(status=status, lastTransitionTime=iso(at))
+
+
+def test_with_a_spare_the_spare_takes_over_then_the_rebooted_node_becomes_the_spare() -> None:
+    """The spares controller and the reboot together, minute by minute: the spare is promoted after 2 minutes, the
+    failed node rebooted after 10, and once it is back and healthy it is the UltraServer's spare."""
+    nodes = fleet()
+    api, cloud = Api(nodes), Cloud()
+    group = SpareGroup("fleet", 1, reboot=True)
+    drain_main.run(api, T0 - timedelta(minutes=1), env(group), cloud.api)  # nodes labelled: fleet-17 is the spare
+    assert nodes["fleet-17"]["metadata"]["labels"]["ultraserver.io/node-role"] == "spare"
+    target = nodes["fleet-03"]
+    set_gpu(target, "False", REBOOTED, T0)
+    back = None
+    for minute in range(40):
+        now = T0 + timedelta(minutes=minute)
+        if cloud.rebooted and back is None:  # the instance restarts: NotReady, then Ready with a healthy GPU
+            set_ready(target, "False", now)
+            back = minute + 4
+        if minute == back:
+            set_ready(target, "True", now)
+            set_gpu(target, "True", "", now)
+        drain_main.run(api, now, env(group), cloud.api)
+        roles = {n: nodes[n]["metadata"]["labels"].get("ultraserver.io/node-role") for n in ("fleet-03", "fleet-17")}
+        if minute == 2:
+            assert roles == {"fleet-03": "failed", "fleet-17": "active"}
+    assert cloud.rebooted == [instance(3)]
+    assert roles == {"fleet-03": "spare", "fleet-17": "active"}
+    assert [t["key"] for t in target["spec"]["taints"]] == ["ultraserver.io/spare"]
 
 
 class Refusing:
