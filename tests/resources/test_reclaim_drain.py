@@ -9,7 +9,9 @@ import json
 import kubernetes_validate
 from helpers.plan_lookup import offline_arn, one
 from helpers.stacks import ROOT, stack_config
+from ultraserver.builders.layer_parts import reclaim_drain_args
 from ultraserver.builders.reclaim_drain import DRAIN_READS, DRAIN_REBOOTS, DRAIN_SCALES
+from ultraserver.config.settings import parse_settings
 from ultraserver.incluster import drain as ds
 from ultraserver.offline import run_plan
 
@@ -176,3 +178,17 @@ def test_a_self_managed_group_lets_the_drain_reboot_the_instances_that_group_lau
     container = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert [g["group"] for g in json.loads(env["SPARES"]) if g["reboot"]] == ["fleet"]
+
+
+def test_a_self_managed_group_without_a_window_or_spares_still_gets_the_cronjob_that_reboots_its_nodes() -> None:
+    config = copy.deepcopy(stack_config("gb200-multi"))
+    (fleet,) = [g for g in config["ultraserver-eks:gpuNodeGroups"] if g["name"] == "fleet"]
+    del fleet["reservationWindow"]
+    config["ultraserver-eks:gpuNodeGroups"] = [fleet]
+    drain = reclaim_drain_args(parse_settings(config))
+    assert drain is not None and list(drain.blocks) == []
+    assert [(g.group, g.reboot) for g in drain.spares] == [("fleet", True)]
+    fleet["mode"] = "managed"  # the same group managed (EKS repairs it when asked): no CronJob for it
+    del fleet["capacityReservationResourceGroupArn"], fleet["ultraserverCount"]
+    fleet["capacityReservationIds"] = ["cr-0a00000000000000a"]
+    assert reclaim_drain_args(parse_settings(config)) is None
