@@ -19,7 +19,7 @@ from ultraserver.facts.pins.control_plane import KWOK
 from ultraserver.facts.pins.manifests import DRA_DRIVER_CRDS, MPI_OPERATOR, PinnedManifest
 from ultraserver.offline.resource import HELM_RELEASE
 from ultraserver.problems import ConfigError
-from ultraserver.rehearse import binaries, pinned_files
+from ultraserver.rehearse import binaries, pinned_files, scheduling
 from ultraserver.rehearse.controllers import local_configuration, plan_configuration
 from ultraserver.rehearse.run import default_moment, stack_plan
 from ultraserver.rehearse.scheduling import channel_templates, sample_job
@@ -94,6 +94,41 @@ def test_each_compute_domain_gets_the_channel_template_its_pods_reference() -> N
         if "channel" in claim["resourceClaimTemplateName"]
     }
     assert referenced and referenced <= templates
+
+
+class _Stopped(Exception):
+    """Raised by the stand-in ``start``: the test ends where Kueue would start."""
+
+
+def test_the_channel_templates_exist_before_kueue_starts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Kueue marks a workload whose claim template is missing inadmissible and retries it with a doubling backoff,
+    watching no templates (kueue v0.19.2 workload_controller.go): a template made after Kueue starts left a check
+    MPIJob unadmitted for minutes on a loaded machine (CI). So they are served before Kueue runs."""
+    settings, plan = plan_of("gb200-x72-dra")
+    objects = [r.inputs for r in plan.resources if r.inputs.get("kind") in ("ComputeDomain", "MPIJob")]
+    releases = [r.inputs for r in plan.of_type(HELM_RELEASE)]
+    put: list[dict] = []
+    served_when_started: list[dict] = []
+
+    class Served:
+        def put(self, more: list[dict]) -> None:
+            put.extend(more)
+
+    class Plane:
+        folder = tmp_path
+
+        def call(self, method: str, path: str, *_: object) -> dict:
+            return {"items": []}
+
+    def start(*_: object) -> None:
+        served_when_started.extend(put)
+        raise _Stopped
+
+    monkeypatch.setattr(scheduling, "start", start)
+    monkeypatch.setattr(binaries, "ensure", lambda wanted, out: {})
+    with pytest.raises(_Stopped):
+        scheduling.admission_stage(Plane(), Served(), settings, objects, releases, None)  # type: ignore[arg-type]
+    assert served_when_started == channel_templates(objects) != []
 
 
 def _pin(data: bytes) -> PinnedManifest:

@@ -25,21 +25,17 @@ from ultraserver.facts.hardware.devices import CHANNEL_DEVICE_CLASS, RESOURCE_AP
 from ultraserver.facts.kubernetes import kueue
 from ultraserver.facts.kubernetes.scheduling import EFA_RESOURCE, GPU_RESOURCE, ULTRASERVER_LABEL
 from ultraserver.facts.pins.manifests import NCCL_TESTS_IMAGE
-from ultraserver.incluster.placement import assignment_nodes
 from ultraserver.rehearse.control_plane import ApiError, ControlPlane
 from ultraserver.rehearse.controllers import plan_configuration, start
+from ultraserver.rehearse.kueue_reads import WORKLOADS, assigned_nodes, condition, owned_by, until, workloads
 from ultraserver.rehearse.stage import Stage
 
 STAGE = "admission (Kueue, kube-scheduler)"
-SETTLE_WITHIN = 240.0
-"""Seconds for Kueue to come up and admit, and for the scheduler and kwok to run a job's pods (a loaded 2-core
-machine; about 10-30 s unloaded)."""
 HELD_FOR = 20.0
 """Seconds a job is watched under the reclaim hold: Kueue admits a fitting job in about a second once it is active."""
 SAMPLE_JOB = "rehearse-whole-ultraserver"
 HELD_JOB = "rehearse-after-hold"
 DEVICES_TEMPLATE = "rehearse-whole-node"
-WORKLOADS = f"/apis/{kueue.API_VERSION}"
 
 
 @dataclass
@@ -58,40 +54,6 @@ class Placement:
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def until(what: str, probe: Callable[[], Any], within: float = SETTLE_WITHIN) -> Any:
-    """Poll ``probe`` until it returns something true; TimeoutError naming ``what``."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            found = probe()
-        except ApiError:
-            found = None
-        if found:
-            return found
-        time.sleep(1.0)
-    raise TimeoutError(f"{what}: not within {within:.0f} s")
-
-
-def condition(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
-    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), {})
-
-
-def workloads(plane: ControlPlane, namespace: str) -> list[dict[str, Any]]:
-    return list(plane.call("GET", f"{WORKLOADS}/namespaces/{namespace}/workloads").get("items") or [])
-
-
-def owned_by(workload: Mapping[str, Any], name: str) -> bool:
-    return any(o.get("name") == name for o in workload["metadata"].get("ownerReferences") or [])
-
-
-def assigned_nodes(workload: Mapping[str, Any]) -> list[str]:
-    found: set[str] = set()
-    for podset in ((workload.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []:
-        if podset.get("topologyAssignment"):
-            found |= assignment_nodes(podset["topologyAssignment"])
-    return sorted(found)
 
 
 def channel_templates(objects: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -187,7 +149,6 @@ class Scheduling:
     def run(self) -> Admission:
         until("the ClusterQueue Active (Kueue running with the plan's flavors and Topology)", self._queue_active)
         self.found.lines.append(f"ClusterQueue {CLUSTER_QUEUE_NAME} Active under the real Kueue controller")
-        self.served.put(channel_templates(self.objects))
         self._check_jobs()
         self._sample()
         if self.hold is None:
@@ -385,6 +346,9 @@ def admission_stage(
     except ApiError:
         return Stage(STAGE, 0, "not run: Kueue's CRDs are not served (give --charts)", judged=False), []
     paths = ensure(scheduling_programs(settings.cluster.kubernetes_version), sys.stderr)
+    # Before Kueue starts: it retries a workload whose claim template is missing with a backoff that doubles per try
+    # and does not watch the templates, so one made minutes late on a loaded machine (CI) was seen minutes later still.
+    served.put(channel_templates(objects))
     start(plane, paths, plane.folder / "scheduling", config)
     try:
         found = Scheduling(plane, served, settings, objects, hold).run()
