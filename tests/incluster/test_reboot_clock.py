@@ -15,6 +15,8 @@ from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
 from ultraserver.incluster import aws_query, drain_main, repair
 from ultraserver.incluster.spares import SpareGroup
 from ultraserver.rehearse.cloud import Cloud
+from ultraserver.verify.clients import Node
+from ultraserver.verify.spares import spare_view
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 NODES = 18
@@ -296,6 +298,17 @@ def test_with_a_spare_the_spare_takes_over_then_the_rebooted_node_becomes_the_sp
     assert cloud.rebooted == [instance(3)]
     assert roles == {"fleet-03": "spare", "fleet-17": "active"}
     assert [t["key"] for t in target["spec"]["taints"]] == ["ultraserver.io/spare"]
+    # status and verify show the reboot beside the replacement.
+    seen = [
+        Node(n["metadata"]["name"], n["metadata"]["labels"], annotations=n["metadata"]["annotations"])
+        for n in nodes.values()
+    ]
+    view = spare_view(seen, "fleet", 4, T0 + timedelta(minutes=40))
+    assert view is not None and view.rebooted == ((("fleet-03", REBOOTED, T0 + timedelta(minutes=WAIT))),)
+    assert f"rebooted: fleet-03 ({REBOOTED}, {(T0 + timedelta(minutes=WAIT)).isoformat()})" in "\n".join(view.lines())
+    assert view.to_json()["rebooted"] == [
+        {"node": "fleet-03", "reason": REBOOTED, "at": (T0 + timedelta(minutes=WAIT)).isoformat()}
+    ]
 
 
 class Refusing:

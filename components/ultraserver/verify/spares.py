@@ -41,6 +41,8 @@ class SpareView:
     gpu_hours_lost: float
     """Per failed node: the UltraServer's active GPUs (the job that used them stops) from the failure to the spare's
     promotion, or to now without one: an upper bound, as if one job used every active node."""
+    rebooted: tuple[tuple[str, str, datetime | None], ...] = ()
+    """The nodes the controller rebooted (self-managed groups, ``incluster.repair``): name, reason, when."""
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON data."""
@@ -58,12 +60,19 @@ class SpareView:
                 for r in self.replaced
             ],
             "gpuHoursLost": round(self.gpu_hours_lost, 2),
+            "rebooted": [
+                {"node": name, "reason": reason, "at": at.isoformat() if at else None}
+                for name, reason, at in self.rebooted
+            ],
         }
 
     def lines(self) -> list[str]:
         """The view as report lines."""
         moved = "; ".join(
             f"{r.failed} -> {r.spare}" + (f" ({r.workloads})" if r.workloads else "") for r in self.replaced
+        )
+        rebooted = "; ".join(
+            f"{name} ({reason}, {at.isoformat() if at else 'time unknown'})" for name, reason, at in self.rebooted
         )
         return [
             f"  {self.node_group}: {len(self.active)} active, {len(self.spare)} spare"
@@ -72,6 +81,7 @@ class SpareView:
             + (f" ({', '.join(self.unhealthy)})" if self.unhealthy else "")
             + f", {len(self.replaced)} replaced; {self.gpu_hours_lost:.1f} GPU-hours lost to failures",
             *([f"    moved: {moved}"] if moved else []),
+            *([f"    rebooted: {rebooted}"] if rebooted else []),
         ]
 
 
@@ -112,6 +122,15 @@ def spare_view(nodes: Sequence[Node], node_group: str, gpus_per_node: int, now: 
         ),
         replaced,
         lost,
+        tuple(
+            (
+                n.name,
+                n.annotations.get(spares.REBOOT_REASON_ANNOTATION, ""),
+                _when(n.annotations[spares.REBOOTED_ANNOTATION]),
+            )
+            for n in members
+            if n.annotations.get(spares.REBOOTED_ANNOTATION)
+        ),
     )
 
 
