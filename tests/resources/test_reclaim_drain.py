@@ -172,6 +172,10 @@ def test_a_self_managed_group_lets_the_drain_reboot_the_instances_that_group_lau
     launched = {t["key"]: t["value"] for t in group.inputs["tags"] if t["propagateAtLaunch"]}
     assert {k.removeprefix("aws:ResourceTag/"): v for k, v in condition.items()} == launched
     assert launched["kubernetes.io/cluster/gb200-multi"] == "owned"
+    # No launch template (the managed groups', the system nodes') tags its instances with the condition's keys.
+    templates = [r for r in plan.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate"]
+    tagged = {k for r in templates for spec in r.inputs.get("tagSpecifications") or [] for k in spec["tags"]}
+    assert len(templates) == 6 and not tagged & set(launched)
     # The drain reboots the nodes of the self-managed group only (the layer is a separate stack here).
     layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi")
     (cron,) = [r.inputs for r in layer.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
