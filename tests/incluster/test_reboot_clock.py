@@ -343,3 +343,13 @@ def test_a_refused_reboot_is_paged_and_tried_again_the_next_minute() -> None:
     aws.refuse = False
     drain_main.run(api, T0 + timedelta(minutes=WAIT + 1), env(SELF_MANAGED), aws.api)
     assert cloud.rebooted == [instance(7)]
+
+
+def test_a_mark_a_person_overwrote_is_read_as_no_reboot_and_written_afresh() -> None:
+    nodes = fleet()
+    nodes["fleet-03"]["metadata"]["annotations"]["ultraserver.io/rebooted-at"] = "yesterday"
+    set_gpu(nodes["fleet-03"], "False", REBOOTED, T0)
+    assert walk(nodes, SELF_MANAGED, T0, 2 * WAIT) == [(WAIT, "fleet-03", REBOOTED)]
+    assert nodes["fleet-03"]["metadata"]["annotations"]["ultraserver.io/rebooted-at"] == iso(
+        T0 + timedelta(minutes=WAIT)
+    )

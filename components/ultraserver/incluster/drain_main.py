@@ -282,7 +282,11 @@ def run(
             taken += keep_spares(api, spares, now, nodes)
         except Exception as err:
             failures.append(failure("keep-spares", "nodes", err))
-        rebooted = reboot_nodes(api, cloud, nodes, spares, now)
+        try:
+            rebooted = reboot_nodes(api, cloud, nodes, spares, now)
+        except Exception as err:  # a node the controller cannot read must not stop the run's other steps
+            failures.append(failure("reboot-nodes", "nodes", err))
+            rebooted = []
         if rebooted:
             taken += rebooted
             nodes = _reread(api, nodes, failures)  # the findings name the reboots from the marks on the nodes

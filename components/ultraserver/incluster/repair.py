@@ -56,9 +56,13 @@ def _meta(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rebooted(node: dict[str, Any]) -> datetime | None:
-    """When the controller last rebooted the node; None when it never did (or a person took the mark off)."""
+    """When the controller last rebooted the node; None when it never did, or a person took the mark off or wrote
+    something else there (a reboot writes it afresh)."""
     value = (_meta(node).get("annotations") or {}).get(REBOOTED_ANNOTATION)
-    return _utc(value) if value else None
+    try:
+        return _utc(value) if value else None
+    except ValueError:
+        return None
 
 
 def instance_of(node: dict[str, Any]) -> str | None:
