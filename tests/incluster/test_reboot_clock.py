@@ -353,3 +353,11 @@ def test_a_mark_a_person_overwrote_is_read_as_no_reboot_and_written_afresh() -> 
     assert nodes["fleet-03"]["metadata"]["annotations"]["ultraserver.io/rebooted-at"] == iso(
         T0 + timedelta(minutes=WAIT)
     )
+
+
+def test_status_shows_a_mark_a_person_overwrote_without_a_time() -> None:
+    notes = {"ultraserver.io/rebooted-at": "yesterday", "ultraserver.io/reboot-reason": REBOOTED}
+    seen = [Node("fleet-03", {ULTRASERVER_LABEL: "fleet", "ultraserver.io/node-role": "active"}, annotations=notes)]
+    view = spare_view(seen, "fleet", 4, T0)
+    assert view is not None and view.rebooted == (("fleet-03", REBOOTED, None),)
+    assert f"rebooted: fleet-03 ({REBOOTED}, time unknown)" in "\n".join(view.lines())

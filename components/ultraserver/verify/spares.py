@@ -122,16 +122,24 @@ def spare_view(nodes: Sequence[Node], node_group: str, gpus_per_node: int, now: 
         ),
         replaced,
         lost,
-        tuple(
-            (
-                n.name,
-                n.annotations.get(spares.REBOOT_REASON_ANNOTATION, ""),
-                _when(n.annotations[spares.REBOOTED_ANNOTATION]),
-            )
-            for n in members
-            if n.annotations.get(spares.REBOOTED_ANNOTATION)
-        ),
+        _rebooted(members),
     )
+
+
+def _rebooted(members: Sequence[Node]) -> tuple[tuple[str, str, datetime | None], ...]:
+    """Each node the controller rebooted: name, reason, when (``incluster.repair``'s marks; no time for a mark a
+    person overwrote)."""
+    found = []
+    for node in members:
+        mark = node.annotations.get(spares.REBOOTED_ANNOTATION)
+        if not mark:
+            continue
+        try:
+            at = _when(mark)
+        except ValueError:
+            at = None
+        found.append((node.name, node.annotations.get(spares.REBOOT_REASON_ANNOTATION, ""), at))
+    return tuple(found)
 
 
 def spare_views(reader: ClusterReader, groups: Sequence[NodeGroupExpectation], now: datetime) -> list[str]:
