@@ -312,22 +312,23 @@ def test_with_a_spare_the_spare_takes_over_then_the_rebooted_node_becomes_the_sp
 
 
 class Refusing:
-    """The rehearsal's EC2 with RebootInstances refused (a role without the permission)."""
+    """The rehearsal's AWS with RebootInstances refused while ``refuse`` holds (a role without the permission)."""
 
     def __init__(self, cloud: Cloud) -> None:
         self.cloud, self.refuse = cloud, True
 
-    def api(self, service: str) -> Any:
-        inner = self.cloud.api(service)
-        outer = self
+    def api(self, service: str) -> RefusingService:
+        return RefusingService(self, service)
 
-        class Service:
-            def call(self, action: str, params: dict[str, str], now: datetime) -> Any:
-                if action == "RebootInstances" and outer.refuse:
-                    raise aws_query.QueryError(403, "UnauthorizedOperation", "not authorized")
-                return inner.call(action, params, now)
 
-        return Service()
+class RefusingService:
+    def __init__(self, aws: Refusing, service: str) -> None:
+        self.aws, self.service = aws, service
+
+    def call(self, action: str, params: dict[str, str], now: datetime) -> Any:
+        if action == "RebootInstances" and self.aws.refuse:
+            raise aws_query.QueryError(403, "UnauthorizedOperation", "not authorized")
+        return self.aws.cloud.api(self.service).call(action, params, now)
 
 
 def test_a_refused_reboot_is_paged_and_tried_again_the_next_minute() -> None:
