@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import yaml
 from ultraserver.offline.project import load_project
 from ultraserver.offline.project import stack_config as read
 
@@ -31,3 +33,25 @@ def stack_config(stack: str) -> dict[str, Any]:
     """A shipped stack's config as the program receives it (objects as JSON strings)."""
     config, _ = read(load_project(ROOT), stack)
     return {k: json.loads(v) if v[:1] in "{[" else v for k, v in config.items()}
+
+
+SPARES_STACK = "x72-spares"
+
+
+def spares_project(tmp_path: Path) -> Path:
+    """A copy of the project whose stack x72-spares is gb200-x72 with two spares per UltraServer (and gb200-x72
+    itself, without spares)."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "stacks").mkdir()
+    shutil.copy(ROOT / "stacks" / "Pulumi.gb200-x72.yaml", tmp_path / "stacks")
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.gb200-x72.yaml").read_text())
+    document["config"]["ultraserver-eks:gpuNodeGroups"][0]["sparesPerUltraServer"] = 2
+    (tmp_path / "stacks" / f"Pulumi.{SPARES_STACK}.yaml").write_text(yaml.safe_dump(document))
+    return tmp_path
+
+
+def project_config(project: Path, stack: str) -> dict[str, Any]:
+    """A stack's config in a project copy, as the program receives it."""
+    config, _ = read(load_project(project), stack)
+    return {k: yaml.safe_load(v) if v[:1] in "{[" else v for k, v in config.items()}

@@ -128,3 +128,16 @@ def test_a_fault_counts_as_named_only_when_its_node_is_named_not_merely_its_grou
     named = Rehearsal("s", at, injected=[fault], stages=[Stage("verify", 1, "ip-10-100-0-13.ec2.internal FAILED")])
     # Named by its node: the toolkit responded as it must (issue 42 section 6), so the rehearsal exits 0.
     assert named.detected(fault) and named.code == 0
+
+
+def test_node_fails_is_handled_only_when_every_node_failure_stage_passes() -> None:
+    fault = Injected("node-fails", "a node fails", "nvl72", group="nvl72")
+    at = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    replayed = Stage("node failure", 0, "Kueue replaced a node of nvl72")
+    # A failing stage that names the UltraServer (as every node-failure stage does) is no response.
+    failed_real = Stage("node failure (real Kueue)", 1, "FAILED the pod did not move within nvl72")
+    assert Rehearsal("s", at, injected=[fault], stages=[replayed]).code == 0
+    both = Rehearsal("s", at, injected=[fault], stages=[replayed, failed_real])
+    assert not both.detected(fault) and both.code == 1
+    failed_replay = Rehearsal("s", at, injected=[fault], stages=[Stage("node failure", 1, "FAILED nvl72")])
+    assert not failed_replay.detected(fault) and failed_replay.code == 1

@@ -1,7 +1,8 @@
 """The programs that schedule and admit beside a rehearsal's real control plane (``--api real``, issue 43 stage 2):
-the Kueue controller with the plan's Configuration, kube-scheduler, kube-controller-manager's Job, ResourceClaim
-and garbage-collector controllers, and kwok for the kubelets (its stages: kwok_stages); each started with the
-administrator's kubeconfig and stopped with the control plane. What they are shown doing: rehearse/scheduling.py."""
+the Kueue controller with the plan's Configuration, kube-scheduler, kube-controller-manager's Job, ResourceClaim,
+garbage-collector, node lifecycle and taint-eviction controllers, and kwok for the kubelets (its stages:
+kwok_stages); each started with the administrator's kubeconfig and stopped with the control plane. What they are
+shown doing: rehearse/scheduling.py and rehearse/real_replacement.py."""
 
 from __future__ import annotations
 
@@ -47,13 +48,22 @@ def local_configuration(config: Mapping[str, Any], certs: Path) -> dict[str, Any
 
 
 KWOK_API = "kwok.x-k8s.io/v1alpha1"
+NOT_READY_LABEL = "ultraserver.io/rehearsal-not-ready"
+"""A node the rehearsal breaks (``--break node-fails``): kwok's stage turns it Ready=Unknown once and nothing turns it
+back (kwok runs no heartbeat stage here; the node lifecycle controller, which sees kwok renew the node's Lease, only
+ever marks a node Unknown)."""
 
 
 def kwok_stages() -> list[dict[str, Any]]:
     """The kubelet's part kwok plays here (kwok v0.8.0's Stage API, pkg/apis/v1alpha1/stage_types.go; kwok runs
     none unless given): a bound pod goes Running and Ready and stays so (a training job does not end during a
     rehearsal, and its claims stay allocated), a deleted pod is removed. Nodes keep the status the rehearsal wrote
-    (Ready): no node lifecycle controller runs to age it."""
+    (Ready): no heartbeat stage is given, and kwok renews their Leases, so the node lifecycle controller leaves them
+    so. A node labelled ``NOT_READY_LABEL`` goes Ready=Unknown, as the node lifecycle controller marks a silent
+    kubelet's node, and stays so (a stage patches a Node's status with a strategic merge patch, conditions merged by
+    type: pkg/utils/lifecycle/next.go:152-159 at v0.8.0; the selector's jq keys as kwok's own chaos stage
+    kustomize/stage/node/chaos/node-not-ready.yaml:11 and heartbeat stage kustomize/stage/node/heartbeat/
+    node-heartbeat.yaml:15 write them)."""
 
     def stage(name: str, expressions: list[dict[str, Any]], after: dict[str, Any], kind: str = "Pod") -> dict[str, Any]:
         return {
@@ -70,12 +80,29 @@ def kwok_stages() -> list[dict[str, Any]]:
     live = {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}
     running = yaml.safe_dump({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})
     kubelet = yaml.safe_dump({"nodeInfo": {"kubeletVersion": "kwok"}})
+    silent = (
+        "conditions:\n- type: Ready\n  status: Unknown\n  reason: NodeStatusUnknown\n"
+        "  message: Kubelet stopped posting node status.\n  lastTransitionTime: {{ Now | Quote }}\n"
+    )
     return [
         # kwok plays the pods of the nodes it has taken on: it takes each node on once, marking it as its own.
         stage(
             "rehearsal-node-taken-on",
             [live, {"key": ".status.nodeInfo.kubeletVersion", "operator": "DoesNotExist"}],
             {"statusTemplate": kubelet},
+            "Node",
+        ),
+        stage(
+            "rehearsal-node-not-ready",
+            [
+                {"key": f'.metadata.labels["{NOT_READY_LABEL}"]', "operator": "In", "values": ["true"]},
+                {
+                    "key": '.status.conditions.[] | select( .type == "Ready" ) | .status',
+                    "operator": "In",
+                    "values": ["True"],
+                },
+            ],
+            {"statusTemplate": silent},
             "Node",
         ),
         stage(
@@ -95,8 +122,12 @@ def kwok_stages() -> list[dict[str, Any]]:
     ]
 
 
-def start(plane: ControlPlane, paths: Mapping[str, Path], folder: Path, config: Mapping[str, Any]) -> None:
-    """Start the controller manager, the scheduler, kwok and Kueue beside the control plane (stopped with it)."""
+def start(
+    plane: ControlPlane, paths: Mapping[str, Path], folder: Path, config: Mapping[str, Any], nodes_fail: bool = False
+) -> None:
+    """Start the controller manager, the scheduler, kwok and Kueue beside the control plane (stopped with it).
+    ``nodes_fail`` (``--break node-fails`` only): the node lifecycle and taint-eviction controllers too, and kwok
+    renewing each node's Lease; left out otherwise, as a machine's load then ages nothing else."""
     folder.mkdir(parents=True, exist_ok=True)
     kubeconfig = str(plane.kubeconfig(folder))
     common = [f"--kubeconfig={kubeconfig}", "--leader-elect=false", f"--bind-address={LOOPBACK}"]
@@ -108,7 +139,11 @@ def start(plane: ControlPlane, paths: Mapping[str, Path], folder: Path, config: 
             *common,
             *delegated,
             f"--secure-port={free_port()}",
-            "--controllers=job-controller,resourceclaim-controller,garbage-collector-controller",
+            # The taint-eviction controller deletes a pod on a node tainted NoExecute it does not tolerate; it finds
+            # a node's pods through the index the node lifecycle controller adds to the shared pod informer (without
+            # it: "Index with name spec.nodeName does not exist"), which judges the nodes by kwok's leases.
+            "--controllers=job-controller,resourceclaim-controller,garbage-collector-controller"
+            + (",node-lifecycle-controller,taint-eviction-controller" if nodes_fail else ""),
         ],
     )
     plane.run("kube-scheduler", paths["kube-scheduler"], [*common, *delegated, f"--secure-port={free_port()}"])
@@ -121,6 +156,8 @@ def start(plane: ControlPlane, paths: Mapping[str, Path], folder: Path, config: 
             f"--kubeconfig={kubeconfig}",
             f"--config={stages}",
             "--manage-all-nodes=true",
+            # Each node's Lease renewed, as a kubelet's: the node lifecycle controller's heartbeat.
+            *(["--node-lease-duration-seconds=40"] if nodes_fail else []),
             f"--server-address={LOOPBACK}:{free_port()}",
         ],
     )

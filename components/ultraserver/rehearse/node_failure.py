@@ -69,7 +69,7 @@ def _flavor_tolerations(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any
     return [dict(t) for f in flavors for t in f["spec"].get("tolerations") or []]
 
 
-def _as_node(raw: dict[str, Any]) -> Node:
+def as_node(raw: dict[str, Any]) -> Node:
     ready = next(c for c in raw["status"]["conditions"] if c["type"] == "Ready")
     return Node(
         raw["metadata"]["name"],
@@ -138,7 +138,7 @@ def failure_stage(cluster: Cluster, at: datetime, stack: str) -> Stage:
         )
     lines += [f"Kueue evicted job train: {why}" for why in job.evictions]
     lines.append(f"pods placed outside {home.group}: {len(outside)}")
-    view = spare_view([_as_node(n) for n in raw.values()], home.group, cluster.expected.groups[0].gpus_per_node, now)
+    view = spare_view([as_node(n) for n in raw.values()], home.group, cluster.expected.groups[0].gpus_per_node, now)
     lines += view.lines() if view is not None else []
     lines += [f"alert to the stack's topic: {f['subject']}" for f in findings]
     if home.spares:

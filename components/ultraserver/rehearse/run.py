@@ -39,6 +39,7 @@ from ultraserver.rehearse.cloud import cloud_of
 from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin_pods, system_nodes
 from ultraserver.rehearse.extension import extension_response
 from ultraserver.rehearse.faults import Injected, inject
+from ultraserver.rehearse.real_replacement import real_failure_stage
 from ultraserver.rehearse.reclaim import (
     drain_inputs,
     drain_stage,
@@ -101,7 +102,9 @@ class Rehearsal:
         drain's faults, node-fails), its response stage passed: judged from what the in-cluster programs left in the
         API and in AWS."""
         if injected.fault == "node-fails":
-            return any(s.name == "node failure" and injected.group in s.output for s in self.stages)
+            # The replay's stage and, on the real programs, the real Kueue's: each must pass.
+            found = [s for s in self.stages if s.name.startswith("node failure")]
+            return bool(found) and not any(s.code for s in found) and any(injected.group in s.output for s in found)
         if injected.fault in RESPONSES:
             return any(s.name == f"response to {injected.fault}" and not s.code for s in self.stages)
         # A node fault is named only by its node: a group's name alone does not tell an operator which node to see.
@@ -300,13 +303,24 @@ def rehearse(
             result.stages.append(node_failure.failure_stage(cluster, moment, stack))
         result.in_cluster = list(target.seen)
         if target.kind == REAL and admission:
-            plane = target.served.control_plane
-            hold = _holder(target, cluster, Path(directory) / "hold-account")
-            stage, result.placements = admission_stage(
-                plane, target.served, settings, cluster.objects, cluster.releases, hold
-            )
-            result.stages.append(stage)
+            result.stages += _real(target, cluster, settings, stack, Path(directory), result)
     return result
+
+
+def _real(
+    target: Api, cluster: Cluster, settings: Settings, stack: str, folder: Path, result: Rehearsal
+) -> list[Stage]:
+    """Real scheduling and admission on the running control plane (its placements into ``result``), then, for
+    node-fails, the failure on the same real programs."""
+    hold = _holder(target, cluster, folder / "hold-account")
+    plane = target.served.control_plane
+    fails = any(i.fault == "node-fails" for i in result.injected)
+    stage, result.placements = admission_stage(
+        plane, target.served, settings, cluster.objects, cluster.releases, hold, fails
+    )
+    if not fails or stage.code or not stage.judged:
+        return [stage]
+    return [stage, real_failure_stage(target, cluster.objects, settings, stack, folder)]
 
 
 def _serve_all(target: Api, cluster: Cluster, runs: list[jobs.Run], extra: Sequence[dict[str, Any]]) -> list[str]:

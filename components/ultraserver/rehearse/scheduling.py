@@ -332,10 +332,12 @@ def admission_stage(
     objects: Sequence[dict[str, Any]],
     releases: Sequence[Any],
     hold: Callable[[], None] | None,
+    nodes_fail: bool = False,
 ) -> tuple[Stage, list[Placement]]:
     """The stage on the running control plane: the programs built on first use (progress on stderr), started, the
-    workloads submitted and judged, ``hold`` (the drain's reclaim hold; None without a drain) tried last. Not judged
-    for a stack without Kueue, or when Kueue's CRDs are not served (the charts were not rendered: ``--charts``)."""
+    workloads submitted and judged, ``hold`` (the drain's reclaim hold; None without a drain) tried last;
+    ``nodes_fail``: the programs a node failure needs started too (controllers.start). Not judged for a stack without
+    Kueue, or when Kueue's CRDs are not served (the charts were not rendered: ``--charts``)."""
     from ultraserver.rehearse.binaries import ensure, scheduling_programs
 
     config = plan_configuration(releases)
@@ -349,7 +351,7 @@ def admission_stage(
     # Before Kueue starts: it retries a workload whose claim template is missing with a backoff that doubles per try
     # and does not watch the templates, so one made minutes late on a loaded machine (CI) was seen minutes later still.
     served.put(channel_templates(objects))
-    start(plane, paths, plane.folder / "scheduling", config)
+    start(plane, paths, plane.folder / "scheduling", config, nodes_fail)
     try:
         found = Scheduling(plane, served, settings, objects, hold).run()
     except TimeoutError as error:
