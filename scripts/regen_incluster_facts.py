@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from ultraserver.facts.aws import node_repair
 from ultraserver.facts.capacity import capacity_blocks, capacity_events
 from ultraserver.facts.kubernetes import kueue, scheduling, spares
 from ultraserver.facts.pins import manifests
@@ -53,6 +54,16 @@ COPIES: tuple[tuple[str, object, str], ...] = (
     ("FAILED_ANNOTATION", spares.FAILED_ANNOTATION, "ultraserver.facts.kubernetes.spares.FAILED_ANNOTATION"),
     ("REASON_ANNOTATION", spares.REASON_ANNOTATION, "ultraserver.facts.kubernetes.spares.REASON_ANNOTATION"),
     ("MOVED_ANNOTATION", spares.MOVED_ANNOTATION, "ultraserver.facts.kubernetes.spares.MOVED_ANNOTATION"),
+    ("REBOOTED_ANNOTATION", spares.REBOOTED_ANNOTATION, "ultraserver.facts.kubernetes.spares.REBOOTED_ANNOTATION"),
+    (
+        "REBOOT_REASON_ANNOTATION",
+        spares.REBOOT_REASON_ANNOTATION,
+        "ultraserver.facts.kubernetes.spares.REBOOT_REASON_ANNOTATION",
+    ),
+    ("REPAIR_CONDITION", node_repair.CONDITION, "ultraserver.facts.aws.node_repair.CONDITION"),
+    ("REBOOT_REASONS", node_repair.REBOOT_REASONS, "ultraserver.facts.aws.node_repair.REBOOT_REASONS"),
+    ("REPAIR_WAIT_MINUTES", node_repair.WAIT_MINUTES, "ultraserver.facts.aws.node_repair.WAIT_MINUTES"),
+    ("REBOOT_AGAIN_HOURS", node_repair.REBOOT_AGAIN_HOURS, "ultraserver.facts.aws.node_repair.REBOOT_AGAIN_HOURS"),
     ("HEALTH_CONDITIONS", spares.HEALTH_CONDITIONS, "ultraserver.facts.kubernetes.spares.HEALTH_CONDITIONS"),
     (
         "FAILURE_GRACE_MINUTES",
@@ -91,11 +102,24 @@ def literal(value: object) -> str:
     raise TypeError(f"no literal for {value!r}")
 
 
+LINE_LENGTH = 120
+"""pyproject.toml's ruff line-length: a longer tuple is written one item a line, as ``ruff format`` splits it."""
+
+
+def assignment(name: str, value: object) -> str:
+    """``name = value`` as ruff formats it."""
+    line = f"{name} = {literal(value)}"
+    if len(line) <= LINE_LENGTH or not isinstance(value, tuple):
+        return line
+    items = "".join(f"    {literal(v)},\n" for v in value)
+    return f"{name} = (\n{items})"
+
+
 def render() -> str:
     """The module's text."""
     parts = [HEADER]
     for name, value, source in COPIES:
-        parts.append(f'{name} = {literal(value)}\n"""{source}"""\n')
+        parts.append(f'{assignment(name, value)}\n"""{source}"""\n')
     return "\n".join(parts)
 
 

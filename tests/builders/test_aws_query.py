@@ -17,6 +17,7 @@ from botocore.session import get_session
 from helpers.fake_aws import FakeAws, Group
 from moto.server import ThreadedMotoServer
 from ultraserver.incluster import aws_query as aws
+from ultraserver.rehearse.cloud import Cloud
 
 NOW = datetime(2026, 12, 15, 9, 0, tzinfo=timezone.utc)
 REGION = "us-east-1"
@@ -26,7 +27,7 @@ CREDS = {"AccessKeyId": "AKIDEXAMPLE", "SecretAccessKey": "secret", "Token": "se
 class Recorder:
     """A QueryApi that keeps what it was asked and answers from a FakeAws."""
 
-    def __init__(self, world: FakeAws, service: str) -> None:
+    def __init__(self, world: FakeAws | Cloud, service: str) -> None:
         self.service, self.sent, self._inner = service, [], world.api(service)
 
     def call(self, action: str, params: dict[str, str], now: datetime) -> Any:
@@ -91,6 +92,14 @@ def test_each_call_sends_what_botocore_sends_for_it() -> None:
         "Message": "body",
     }
     assert sns.sent == [_botocore("sns", "Publish", wanted)]
+
+
+def test_a_reboot_sends_what_botocore_sends_and_the_rehearsals_ec2_records_it() -> None:
+    cloud = Cloud()
+    ec2 = Recorder(cloud, "ec2")
+    aws.reboot_instance(ec2, "i-0123456789abcdef0", NOW)
+    assert ec2.sent == [_botocore("ec2", "RebootInstances", {"InstanceIds": ["i-0123456789abcdef0"]})]
+    assert cloud.rebooted == ["i-0123456789abcdef0"]
 
 
 @pytest.mark.parametrize(
@@ -164,3 +173,14 @@ def test_auto_scaling_and_sns_on_moto(moto_url: str) -> None:
     with pytest.raises(aws.QueryError) as refused:
         aws.publish(aws.QueryApi("sns", REGION, CREDS, moto_url), f"{topic}-gone", "s", "m", NOW)
     assert refused.value.status == 404 and refused.value.code == "NotFound"
+
+
+def test_a_reboot_on_moto(moto_url: str) -> None:
+    ec2 = _client("ec2", moto_url)
+    image = ec2.describe_images()["Images"][0]["ImageId"]
+    (launched,) = ec2.run_instances(ImageId=image, InstanceType="t3.micro", MinCount=1, MaxCount=1)["Instances"]
+    query = aws.QueryApi("ec2", REGION, CREDS, moto_url)
+    aws.reboot_instance(query, launched["InstanceId"], NOW)
+    with pytest.raises(aws.QueryError) as refused:
+        aws.reboot_instance(query, "i-0000000000000dead", NOW)
+    assert refused.value.code == "InvalidInstanceID.NotFound"

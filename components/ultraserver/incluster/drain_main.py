@@ -18,6 +18,7 @@ from typing import Any
 try:
     from ultraserver.incluster import aws_query as aws
     from ultraserver.incluster import drain_watch as watch
+    from ultraserver.incluster import repair
     from ultraserver.incluster.drain import Block, run_once
     from ultraserver.incluster.recheck import MPIJOB_API, run_checks_once
     from ultraserver.incluster.rest import RestApi, failure, gpu_nodes, status_of
@@ -28,6 +29,7 @@ try:
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     import aws_query as aws  # type: ignore[no-redef]
     import drain_watch as watch  # type: ignore[no-redef]
+    import repair  # type: ignore[no-redef]
     from drain import Block, run_once  # type: ignore[no-redef]
     from recheck import MPIJOB_API, run_checks_once  # type: ignore[no-redef]
     from rest import RestApi, failure, gpu_nodes, status_of  # type: ignore[no-redef]
@@ -77,7 +79,7 @@ def queued_warnings(
         return list(read_warnings(WarningQueue(url, env["AWS_REGION"], creds), now))
     except (OSError, KeyError, ValueError) as error:  # urllib's errors are OSErrors
         # The drain by the computed cut-off must run whatever the queue does; the next minute reads it again.
-        failures.append(failure("read-warning-queue", url, error))
+        failures.append(failure("read-warning-queue", url, error, aws=True))
         return []
 
 
@@ -90,7 +92,9 @@ class Aws:
             try:
                 self.creds = pod_credentials()
             except (OSError, KeyError, ValueError) as error:
-                failures.append(failure("pod-identity-credentials", "AWS_CONTAINER_CREDENTIALS_FULL_URI", error))
+                failures.append(
+                    failure("pod-identity-credentials", "AWS_CONTAINER_CREDENTIALS_FULL_URI", error, aws=True)
+                )
 
     def api(self, service: str) -> Any:
         """The service's client: ``query(service)`` when given (another transport), else the Query API signed with
@@ -104,7 +108,7 @@ class Aws:
         try:
             return call(*args)
         except (OSError, aws.QueryError, ValueError, KeyError) as error:
-            self.failures.append(failure(step, target, error))
+            self.failures.append(failure(step, target, error, aws=True))
             return None
 
 
@@ -140,6 +144,35 @@ def regrow_groups(cloud: Aws, stack: list[Block], live: list[Block], now: dateti
         cloud.attempt(move["kind"], move["group"], *call)
         if len(cloud.failures) == before:
             done.append(move)
+    return done
+
+
+def reboot_nodes(api: RestApi, cloud: Aws, nodes: list[dict[str, Any]], groups: list[Any], now: datetime) -> list[dict]:
+    """Reboot each node ``repair.wanted`` names through EC2 RebootInstances; the reboots asked for. The node is marked
+    first, so no later run reboots it again for this failure whatever happens to this one; a refused call takes the
+    mark off again (the next minute tries again) and is reported, like a mark that cannot be written."""
+    done, ec2 = [], None
+    for action in repair.wanted(nodes, groups, now):
+        path, notes = f"/api/v1/nodes/{action['name']}", repair.marks(action, now)
+        ec2 = ec2 or cloud.api("ec2")
+        if ec2 is None:
+            no_client = OSError("no AWS credentials or region in the drain's pod")
+            cloud.failures.append(failure("reboot-instances", action["instance"], no_client, aws=True))
+            continue
+        try:
+            api.patch(path, {"metadata": {"annotations": notes}})
+        except Exception as err:
+            cloud.failures.append(failure("mark-reboot", action["name"], err))
+            continue
+        before = len(cloud.failures)
+        cloud.attempt("reboot-instances", action["instance"], aws.reboot_instance, ec2, action["instance"], now)
+        if len(cloud.failures) == before:
+            done.append(action)
+            continue
+        try:
+            api.patch(path, {"metadata": {"annotations": dict.fromkeys(notes)}})
+        except Exception as err:  # the mark stays: no reboot for this failure, and the refused call is paged
+            cloud.failures.append(failure("unmark-reboot", action["name"], err))
     return done
 
 
@@ -206,11 +239,20 @@ def _live_checks(api: RestApi, manifests: list[dict[str, Any]], failures: list[d
     return live
 
 
+def _reread(api: RestApi, nodes: list[dict[str, Any]], failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    try:
+        return gpu_nodes(api)
+    except Exception as err:
+        failures.append(failure("list-nodes", "nodes", err))
+        return nodes
+
+
 def run(
     api: RestApi, now: datetime, env: Mapping[str, str] = os.environ, query: Any = None
 ) -> tuple[list[dict], list[dict]]:
-    """One run: EC2's dates, the drain, the spares, the checks at each join, the regrowth of extended blocks, then the
-    alerts; the actions taken and the findings (each published once to the alert topic). ``query``: see ``Aws.api``."""
+    """One run: EC2's dates, the drain, the spares, the reboots of self-managed nodes, the checks at each join, the
+    regrowth of extended blocks, then the alerts; the actions taken and the findings (each published once to the
+    alert topic). ``query``: see ``Aws.api``."""
     stack_name = env.get("CLUSTER_NAME", "") or "(unnamed stack)"
     role = env.get("DRAIN_ACCOUNT", "the drain's service account")
     stack = [Block.from_json(b) for b in json.loads(env["BLOCKS"])]
@@ -240,7 +282,15 @@ def run(
             taken += keep_spares(api, spares, now, nodes)
         except Exception as err:
             failures.append(failure("keep-spares", "nodes", err))
-        findings += spare_findings(stack_name, nodes, spares, now)
+        try:
+            rebooted = reboot_nodes(api, cloud, nodes, spares, now)
+        except Exception as err:  # a node the controller cannot read must not stop the run's other steps
+            failures.append(failure("reboot-nodes", "nodes", err))
+            rebooted = []
+        if rebooted:
+            taken += rebooted
+            nodes = _reread(api, nodes, failures)  # the findings name the reboots from the marks on the nodes
+        findings += spare_findings(stack_name, nodes, spares, now) + repair.findings(stack_name, nodes, spares, now)
         try:
             taken += run_checks_once(api, checks, live, now, nodes)
         except Exception as err:

@@ -69,7 +69,17 @@ def _block_name(block: Block) -> str:
     return f"{block.ultraserver} ({', '.join(block.reservations) or 'no reservation id'})"
 
 
-def _call_fix(step: str, status: int | None, role: str) -> str:
+def _call_fix(step: str, status: int | None, role: str, aws: bool) -> str:
+    if aws:  # an AWS call through the IAM role EKS Pod Identity gives the drain's account
+        if status in (401, 403):
+            return (
+                f"give the IAM role of {role} (EKS Pod Identity) the AWS action of {step}: the stack grants it, so "
+                "run `pulumi up`, or restore the role's policy if it was edited"
+            )
+        return (
+            "check that the drain's pod gets its Pod Identity credentials and reaches AWS (NAT or VPC endpoints); "
+            "the drain tries again every minute"
+        )
     if status in (401, 403):
         return (
             f"give the drain's account ({role}) the RBAC verb for {step} (its ClusterRole is deployed by the stack: "
@@ -90,7 +100,8 @@ def call_findings(stack: str, failures: list[dict[str, Any]], role: str) -> list
         targets = ", ".join(sorted({f["target"] for f in fails}))
         message = (
             f"Stack {stack}: the reclaim drain's call '{step}' failed ({status or 'no answer'}) for {targets}: "
-            f"{fails[0]['error']}. The drain's other steps ran. Fix: {_call_fix(step, status, role)}."
+            f"{fails[0]['error']}. The drain's other steps ran. "
+            f"Fix: {_call_fix(step, status, role, bool(fails[0].get('aws')))}."
         )
         found.append(finding(f"call:{step}:{status}", f"{stack}: drain call {step} failed ({status})", message))
     return found

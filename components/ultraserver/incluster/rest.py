@@ -62,11 +62,14 @@ def gpu_nodes(api: Api) -> list[dict[str, Any]]:
 
 
 def status_of(error: BaseException) -> int | None:
-    """The HTTP status an error carries (urllib's ``code``, the official client's ``status``), if any."""
-    value = getattr(error, "code", None) or getattr(error, "status", None)
-    return value if isinstance(value, int) else None
+    """The HTTP status an error carries (urllib's ``code``, the official client's and ``aws_query.QueryError``'s
+    ``status``; a QueryError's ``code`` is AWS's error code, text), if any."""
+    found = [v for v in (getattr(error, "code", None), getattr(error, "status", None)) if isinstance(v, int)]
+    return found[0] if found else None
 
 
-def failure(step: str, target: str, error: BaseException) -> dict[str, Any]:
-    """One failed call, as the run reports it (and ``drain_watch`` alerts on it)."""
-    return {"step": step, "target": target, "status": status_of(error), "error": str(error)[:300]}
+def failure(step: str, target: str, error: BaseException, aws: bool = False) -> dict[str, Any]:
+    """One failed call, as the run reports it (and ``drain_watch`` alerts on it); ``aws``: a call to AWS, whose fix is
+    the drain's IAM role, not its RBAC."""
+    found = {"step": step, "target": target, "status": status_of(error), "error": str(error)[:300]}
+    return {**found, "aws": True} if aws else found

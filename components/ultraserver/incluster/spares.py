@@ -91,15 +91,20 @@ class SpareGroup:
     spares: int
     grouped: bool = False
     """A grouped fleet (several UltraServers behind one label): UltraServers are told apart by their clique."""
+    reboot: bool = False
+    """A self-managed group, which EKS does not repair: the controller reboots its nodes where a reboot helps
+    (``incluster.repair``)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SpareGroup:
         """A group as ``to_json`` writes it."""
-        return cls(data["group"], int(data["spares"]), bool(data.get("grouped", False)))
+        return cls(
+            data["group"], int(data["spares"]), bool(data.get("grouped", False)), bool(data.get("reboot", False))
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for the SPARES environment variable."""
-        return {"group": self.group, "spares": self.spares, "grouped": self.grouped}
+        return {"group": self.group, "spares": self.spares, "grouped": self.grouped, "reboot": self.reboot}
 
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:

@@ -6,8 +6,9 @@ each block's Auto Scaling group named as AWS names it (Pulumi's ``<name>-<7 hex>
 ``eks-<node group>-<uuid>`` for a managed one, whose node group Pulumi names ``<name>-<7 hex>``) with the plan's
 scheduled actions (``aws:autoscaling/schedule:Schedule``) and, for a managed group, EKS's own scale-down 40 minutes
 before the end (facts). Auto Scaling runs each due one-time action on the rehearsal's clock (``tick``); what the drain
-publishes to the alert topic is kept (``published``). The answers are the services' Query-protocol XML in the shapes
-of botocore's ec2, autoscaling and sns models, which ``incluster.aws_query`` parses.
+publishes to the alert topic is kept (``published``), and each instance it reboots (``rebooted``). The answers are
+the services' Query-protocol XML in the shapes of botocore's ec2, autoscaling and sns models, which
+``incluster.aws_query`` parses.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Cloud:
     groups: dict[str, AutoScalingGroup] = field(default_factory=dict)
     published: list[dict[str, str]] = field(default_factory=list)
     calls: list[tuple[str, str]] = field(default_factory=list)
+    rebooted: list[str] = field(default_factory=list)
+    """Each instance the drain rebooted (self-managed nodes, ``incluster.repair``), in order."""
 
     def group_of(self, stem: str) -> AutoScalingGroup:
         """The group of a node group's resource name (``Block.group``)."""
@@ -148,6 +151,10 @@ class Service:
                 _add(item, "startDate", held["start"].strftime(AWS_TIME))
                 _add(item, "endDate", held["end"].strftime(AWS_TIME))
                 _add(item, "state", held["state"])
+
+    def _RebootInstances(self, root: ET.Element, params: dict[str, str]) -> None:  # noqa: N802
+        self.cloud.rebooted += [v for k, v in sorted(params.items()) if k.startswith("InstanceId.")]
+        _add(root, "return", "true")
 
     def _DescribeAutoScalingGroups(self, root: ET.Element, params: dict[str, str]) -> None:  # noqa: N802
         managed = params.get("Filters.member.1.Name") == "tag:eks:cluster-name"

@@ -161,6 +161,7 @@ class Platform(pulumi.ComponentResource):
                         s.cluster.name,
                         self.alerts.topic_arn if self.alerts else None,
                         self.alerts.key.arn if self.alerts and self.alerts.key else None,
+                        reboot=any(g.reboot for g in drain.spares),
                     ),
                     # Its one rule and target were named after the component.
                     former_names={f"{name}-warn": name},

@@ -41,6 +41,8 @@ class SpareView:
     gpu_hours_lost: float
     """Per failed node: the UltraServer's active GPUs (the job that used them stops) from the failure to the spare's
     promotion, or to now without one: an upper bound, as if one job used every active node."""
+    rebooted: tuple[tuple[str, str, datetime | None], ...] = ()
+    """The nodes the controller rebooted (self-managed groups, ``incluster.repair``): name, reason, when."""
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON data."""
@@ -58,12 +60,19 @@ class SpareView:
                 for r in self.replaced
             ],
             "gpuHoursLost": round(self.gpu_hours_lost, 2),
+            "rebooted": [
+                {"node": name, "reason": reason, "at": at.isoformat() if at else None}
+                for name, reason, at in self.rebooted
+            ],
         }
 
     def lines(self) -> list[str]:
         """The view as report lines."""
         moved = "; ".join(
             f"{r.failed} -> {r.spare}" + (f" ({r.workloads})" if r.workloads else "") for r in self.replaced
+        )
+        rebooted = "; ".join(
+            f"{name} ({reason}, {at.isoformat() if at else 'time unknown'})" for name, reason, at in self.rebooted
         )
         return [
             f"  {self.node_group}: {len(self.active)} active, {len(self.spare)} spare"
@@ -72,6 +81,7 @@ class SpareView:
             + (f" ({', '.join(self.unhealthy)})" if self.unhealthy else "")
             + f", {len(self.replaced)} replaced; {self.gpu_hours_lost:.1f} GPU-hours lost to failures",
             *([f"    moved: {moved}"] if moved else []),
+            *([f"    rebooted: {rebooted}"] if rebooted else []),
         ]
 
 
@@ -112,7 +122,24 @@ def spare_view(nodes: Sequence[Node], node_group: str, gpus_per_node: int, now: 
         ),
         replaced,
         lost,
+        _rebooted(members),
     )
+
+
+def _rebooted(members: Sequence[Node]) -> tuple[tuple[str, str, datetime | None], ...]:
+    """Each node the controller rebooted: name, reason, when (``incluster.repair``'s marks; no time for a mark a
+    person overwrote)."""
+    found = []
+    for node in members:
+        mark = node.annotations.get(spares.REBOOTED_ANNOTATION)
+        if not mark:
+            continue
+        try:
+            at = _when(mark)
+        except ValueError:
+            at = None
+        found.append((node.name, node.annotations.get(spares.REBOOT_REASON_ANNOTATION, ""), at))
+    return tuple(found)
 
 
 def spare_views(reader: ClusterReader, groups: Sequence[NodeGroupExpectation], now: datetime) -> list[str]:

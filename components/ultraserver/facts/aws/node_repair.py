@@ -16,6 +16,10 @@ for the rest of the block (with it the NVL72 domain's 18th member). So:
   NoAction: the node stays, its condition stays False for the health checks and alerts to page someone, and the
   operator decides (docs/health.md).
 
+Self-managed groups get no EKS repair (the settings refuse ``autoRepair`` there): the toolkit's own controller
+(``incluster/repair.py``, in the reclaim drain's CronJob) reboots their nodes for the same ``REBOOT`` reasons after the
+same wait, once per failure, through EC2 RebootInstances; a ``NO_ACTION`` reason gets nothing but the spare.
+
 The action enum is botocore's ``NodeRepairConfigOverrides.repairAction`` (Replace | Reboot | NoAction); pulumi-aws
 7.51.1 takes the list as ``NodeGroupNodeRepairConfigArgs.node_repair_config_overrides``.
 """
@@ -60,3 +64,11 @@ OVERRIDES: tuple[RepairOverride, ...] = (
     RepairOverride("NvidiaDoubleBitError", NO_ACTION, "Replace", _REPLACE_ONLY),
 )
 """The overrides of every GB200-relevant AcceleratedHardwareReady reason the node monitoring agent page lists."""
+
+REBOOT_REASONS: tuple[str, ...] = tuple(o.reason for o in OVERRIDES if o.action == REBOOT)
+"""The reasons a reboot can clear: what the toolkit's controller reboots a self-managed node for."""
+REBOOT_AGAIN_HOURS = 24
+"""The controller reboots a self-managed node again only for a failure that starts at least this long after its last
+reboot: a GPU that fails again sooner is not one a reboot clears, and rebooting it in a loop would only restart its
+jobs over and over. The toolkit's choice (no source gives a number); the node is paged instead, and
+``kubectl annotate node NODE ultraserver.io/rebooted-at-`` allows one more reboot."""

@@ -43,6 +43,11 @@ REASON_ANNOTATION = "ultraserver.io/failed-reason"
 """On a failed node: the condition that failed it."""
 MOVED_ANNOTATION = "ultraserver.io/moved-workloads"
 """On a promoted spare: the Kueue Workloads (namespace/name) that had pods on the failed node."""
+REBOOTED_ANNOTATION = "ultraserver.io/rebooted-at"
+"""On a node of a self-managed group the controller rebooted: when (UTC, ISO 8601), written before the reboot so no
+later run reboots it again for the same failure (facts/aws/node_repair.py ``REBOOT_AGAIN_HOURS``)."""
+REBOOT_REASON_ANNOTATION = "ultraserver.io/reboot-reason"
+"""On a rebooted node: the AcceleratedHardwareReady reason it was rebooted for."""
 HEALTH_CONDITIONS = ("AcceleratedHardwareReady",)
 """Node conditions of the EKS node monitoring agent that fail a node when False (EKS user guide, node health:
 https://docs.aws.amazon.com/eks/latest/userguide/node-health.html), beside Ready."""
