@@ -32,3 +32,8 @@ def require_programs(wanted: Sequence[GoProgram]) -> None:
 def require_control_plane(minor: str = DEFAULT_TEXT) -> None:
     """Skip unless etcd and kube-apiserver are built (fail under ULTRASERVER_REQUIRE_CONTROL_PLANE=1)."""
     require_programs(programs(minor)[0])
+
+
+FAILING_SETTLE = 150.0
+"""Seconds a stage that must fail waits for what never comes: the waits before it (Kueue up, the checks admitted)
+take seconds once the channel templates precede Kueue; the stage's own 240 s is for a loaded machine's first start."""

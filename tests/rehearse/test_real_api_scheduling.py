@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.control_plane import require_control_plane, require_programs
+from helpers.control_plane import FAILING_SETTLE, require_control_plane, require_programs
 from helpers.render import helm_and_charts
 from helpers.stacks import ROOT, stack_config
 from ultraserver.builders import device_claims
 from ultraserver.cli import main
 from ultraserver.config.settings import parse_settings
 from ultraserver.facts.kubernetes.scheduling import ULTRASERVER_LABEL
+from ultraserver.rehearse import kueue_reads
 from ultraserver.rehearse.binaries import scheduling_programs
 from ultraserver.rehearse.charts import chart_objects
 from ultraserver.rehearse.pinned_files import manifest_crds
@@ -97,6 +98,9 @@ def test_a_whole_node_dra_job_without_its_cpu_share_is_stacked_and_fails(monkeyp
     # off one node (builders/device_claims.py). Without it Kueue assigns several pods per node, and the scheduler,
     # which sees the devices, cannot bind the second: the rehearsal fails.
     monkeypatch.setattr(device_claims, "whole_node_requests", lambda node: {})
+    monkeypatch.setattr(kueue_reads, "SETTLE_WITHIN", FAILING_SETTLE)
     stage = admission(real("gb200-x72-dra"))
     assert stage.code == 1
-    assert SAMPLE_JOB in stage.output
+    assert f"Job {SAMPLE_JOB}: 18 pods bound: not within {FAILING_SETTLE:.0f} s" in stage.output
+    # Its stacked pods hold the quota: the hold is not judged on a full queue (it would wait out the GC for nothing).
+    assert f"the reclaim hold: not judged, Job {SAMPLE_JOB}'s pods were not all bound" in stage.output

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.control_plane import require_control_plane, require_programs
+from helpers.control_plane import FAILING_SETTLE, require_control_plane, require_programs
 from helpers.render import helm_and_charts
 from helpers.stacks import SPARES_STACK, project_config, spares_project
 from ultraserver.config.settings import parse_settings
 from ultraserver.incluster import spares
+from ultraserver.rehearse import kueue_reads
 from ultraserver.rehearse.binaries import scheduling_programs
 from ultraserver.rehearse.charts import chart_objects
 from ultraserver.rehearse.pinned_files import manifest_crds
@@ -65,6 +66,7 @@ def test_a_controller_that_never_frees_a_spare_fails_the_real_stage(
 ) -> None:
     replace = spares._replace
     monkeypatch.setattr(spares, "_replace", lambda failed, why, standby, moved: replace(failed, why, [], moved))
+    monkeypatch.setattr(kueue_reads, "SETTLE_WITHIN", FAILING_SETTLE)
     rehearsal = real_node_fails(spares_project(tmp_path), SPARES_STACK)
     stage = real_stage(rehearsal)
     assert stage.code == 1 and rehearsal.code == 1, stage.output

@@ -17,8 +17,10 @@ machine; about 10-30 s unloaded)."""
 WORKLOADS = f"/apis/{kueue.API_VERSION}"
 
 
-def until(what: str, probe: Callable[[], Any], within: float = SETTLE_WITHIN) -> Any:
-    """Poll ``probe`` until it returns something true; TimeoutError naming ``what``."""
+def until(what: str, probe: Callable[[], Any], within: float | None = None) -> Any:
+    """Poll ``probe`` until it returns something true, for ``within`` seconds (SETTLE_WITHIN, read at the call);
+    TimeoutError naming ``what``."""
+    within = SETTLE_WITHIN if within is None else within
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:

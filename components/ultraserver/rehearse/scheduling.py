@@ -150,8 +150,10 @@ class Scheduling:
         until("the ClusterQueue Active (Kueue running with the plan's flavors and Topology)", self._queue_active)
         self.found.lines.append(f"ClusterQueue {CLUSTER_QUEUE_NAME} Active under the real Kueue controller")
         self._check_jobs()
-        self._sample()
-        if self.hold is None:
+        if not self._sample():
+            # Its pods still hold the quota the hold is judged on: the hold would be judged on a full queue.
+            self.found.lines.append(f"the reclaim hold: not judged, Job {SAMPLE_JOB}'s pods were not all bound")
+        elif self.hold is None:
             self.found.lines.append("the reclaim hold: not shown, the stack deploys no drain (no block window)")
         else:
             self._held(self.hold)
@@ -215,7 +217,8 @@ class Scheduling:
         path = f"/api/v1/namespaces/{self.namespace}/pods?labelSelector=job-name%3D{job}"
         return list(self.plane.call("GET", path)["items"])
 
-    def _sample(self) -> None:
+    def _sample(self) -> bool:
+        """The whole-UltraServer Job admitted and bound; False when its pods were not all bound in time."""
         objects = sample_job(self.settings, SAMPLE_JOB, self.namespace)
         self.served.put(objects)
         wanted = int(objects[-1]["spec"]["parallelism"])
@@ -237,7 +240,7 @@ class Scheduling:
             gated = sum(1 for p in pods if p["spec"].get("schedulingGates"))
             placed = sum(1 for p in pods if p["spec"].get("nodeName"))
             self.found.check(False, "", f"{error} ({len(pods)} pod(s), {gated} gated, {placed} bound)")
-            return
+            return False
         workload = next(w for w in workloads(self.plane, self.namespace) if owned_by(w, SAMPLE_JOB))
         placement = Placement(
             workload["metadata"]["name"],
@@ -257,6 +260,7 @@ class Scheduling:
         )
         if dra:
             self._judge_claims(placement)
+        return True
 
     def _devices(self, pod: Mapping[str, Any]) -> list[str]:
         """The devices allocated to the pod's claims, as ``node/device`` (the node of the ResourceSlice pool
@@ -348,8 +352,9 @@ def admission_stage(
     except ApiError:
         return Stage(STAGE, 0, "not run: Kueue's CRDs are not served (give --charts)", judged=False), []
     paths = ensure(scheduling_programs(settings.cluster.kubernetes_version), sys.stderr)
-    # Before Kueue starts: it retries a workload whose claim template is missing with a backoff that doubles per try
-    # and does not watch the templates, so one made minutes late on a loaded machine (CI) was seen minutes later still.
+    # Before Kueue starts: it marks a workload whose claim template is missing inadmissible, retries it with a backoff
+    # that doubles per try and watches no templates (kueue v0.19.2 pkg/controller/core/workload_controller.go 474-490,
+    # 1624-1646), so a template made late on a loaded machine was seen minutes later still (CI, session 13).
     served.put(channel_templates(objects))
     start(plane, paths, plane.folder / "scheduling", config, nodes_fail)
     try:
