@@ -26,6 +26,7 @@ try:
         REPAIR_WAIT_MINUTES,
         SYSTEMIC_FRACTION,
     )
+    from ultraserver.incluster.drain_watch import finding
     from ultraserver.incluster.spares import REPORT_HOURS, SpareGroup, failure, ultraserver_of
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from copied_facts import (  # type: ignore[no-redef]
@@ -37,6 +38,7 @@ except ImportError:  # in the cluster: the mounted directory is on sys.path
         REPAIR_WAIT_MINUTES,
         SYSTEMIC_FRACTION,
     )
+    from drain_watch import finding  # type: ignore[no-redef]
     from spares import REPORT_HOURS, SpareGroup, failure, ultraserver_of  # type: ignore[no-redef]
 
 WAIT = timedelta(minutes=REPAIR_WAIT_MINUTES)
@@ -150,11 +152,7 @@ def findings(stack: str, nodes: list[dict[str, Any]], groups: list[SpareGroup], 
                     f"rejoins as a spare; if it is not, you hear again. {status}."
                 )
                 found.append(
-                    {
-                        "key": f"rebooted:{name}:{_iso(last)}",
-                        "subject": f"{stack}: rebooted node {name} ({reason})"[:100],
-                        "message": message,
-                    }
+                    finding(f"rebooted:{name}:{_iso(last)}", f"{stack}: rebooted node {name} ({reason})", message)
                 )
             failed = hardware_failure(node)
             if failed is None:
@@ -169,10 +167,10 @@ def findings(stack: str, nodes: list[dict[str, Any]], groups: list[SpareGroup], 
                     f"{REBOOTED_ANNOTATION}-` to allow one more reboot); {status}."
                 )
                 found.append(
-                    {
-                        "key": f"reboot-failed:{name}:{_iso(last)}",
-                        "subject": f"{stack}: node {name} still failed after its reboot"[:100],
-                        "message": message,
-                    }
+                    finding(
+                        f"reboot-failed:{name}:{_iso(last)}",
+                        f"{stack}: node {name} still failed after its reboot",
+                        message,
+                    )
                 )
     return found

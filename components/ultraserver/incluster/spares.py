@@ -46,6 +46,7 @@ try:
         SYSTEMIC_FRACTION,
     )
     from ultraserver.incluster.copied_facts import ULTRASERVER_LABEL as GROUP_LABEL
+    from ultraserver.incluster.drain_watch import finding
     from ultraserver.incluster.placement import assignment_nodes
 except ImportError:  # in the cluster: the mounted directory is on sys.path
     from copied_facts import (  # type: ignore[no-redef]
@@ -67,6 +68,7 @@ except ImportError:  # in the cluster: the mounted directory is on sys.path
         SYSTEMIC_FRACTION,
     )
     from copied_facts import ULTRASERVER_LABEL as GROUP_LABEL  # type: ignore[no-redef]
+    from drain_watch import finding  # type: ignore[no-redef]
     from placement import assignment_nodes  # type: ignore[no-redef]
 
 REPORT_HOURS = 1
@@ -319,11 +321,11 @@ def findings(stack: str, nodes: list[dict[str, Any]], groups: list[SpareGroup], 
                     f"healthy); `ultraserver status --stack {stack}` shows the UltraServer."
                 )
                 found.append(
-                    {
-                        "key": f"spare-used:{ultraserver}:{name}:{promoted}",
-                        "subject": f"{stack}: spare {name} replaces failed node {failed}"[:100],
-                        "message": message,
-                    }
+                    finding(
+                        f"spare-used:{ultraserver}:{name}:{promoted}",
+                        f"{stack}: spare {name} replaces failed node {failed}",
+                        message,
+                    )
                 )
         broken = sorted(_meta(n)["name"] for n in ours if role(n) == FAILED)
         if broken and left == 0:
@@ -333,11 +335,7 @@ def findings(stack: str, nodes: list[dict[str, Any]], groups: list[SpareGroup], 
                 f"Fix: reboot or replace the failed instance(s); `ultraserver status --stack {stack}`."
             )
             found.append(
-                {
-                    "key": f"no-spare:{ultraserver}",
-                    "subject": f"{stack}: UltraServer {ultraserver} has no spare left"[:100],
-                    "message": message,
-                }
+                finding(f"no-spare:{ultraserver}", f"{stack}: UltraServer {ultraserver} has no spare left", message)
             )
     return found
 
