@@ -79,6 +79,8 @@ def expected_check(stack: str, fault: str) -> str | None:
         "node-fails": "node failure",
         # Every shipped stack has block windows (gb200-multi too), so each deploys the drain and its alert topic.
         **{f: f"response to {f}" for f in RESPONSES},
+        # Only a self-managed group is the drain's to reboot (gb200-x36 and gb200-multi's fleet have one).
+        "gpu-fails": "response to gpu-fails" if stack in ("gb200-x36", "gb200-multi") else None,
     }[fault]
 
 
@@ -91,7 +93,8 @@ def test_each_fault_ends_with_its_verdict_naming_the_node_and_the_fix(stack: str
     if check is None:
         with pytest.raises(ConfigError) as refused:
             run(stack, fault)
-        assert "the stack runs no EFA check" in str(refused.value)
+        lacking = {"socket": "the stack runs no EFA check", "gpu-fails": "no self-managed GB200 group"}[fault]
+        assert lacking in str(refused.value)
         return
     rehearsal = run(stack, fault)
     (injected,) = rehearsal.injected

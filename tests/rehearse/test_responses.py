@@ -12,7 +12,7 @@ import pytest
 from helpers.cli import run_main
 from helpers.stacks import ROOT, stack_config
 from ultraserver.config.settings import parse_settings
-from ultraserver.incluster import drain, drain_main, drain_watch, drift
+from ultraserver.incluster import drain, drain_main, drain_watch, drift, repair
 from ultraserver.rehearse import run as run_module
 from ultraserver.rehearse.report import exit_reason, format_rehearsal
 from ultraserver.rehearse.run import Rehearsal, default_moment, rehearse, stack_plan
@@ -110,6 +110,27 @@ def test_a_broken_copy_of_the_toolkit_leaves_the_fault_unnoticed_and_the_rehears
     assert rehearsal.code == 1 and stage.code == 1, format_rehearsal(rehearsal)
     assert "FAILED " in stage.output
     assert f"Fault {fault} on " in format_rehearsal(rehearsal) and "NOT HANDLED" in format_rehearsal(rehearsal)
+
+
+@pytest.mark.parametrize(
+    ("broken", "said"),
+    [
+        (lambda mp: mp.setattr(repair, "wanted", lambda *a: []), "rebooted 0 time(s), not once"),
+        # Each failure taken for a new one: a reboot every wait, a loop on a node a reboot does not help.
+        (lambda mp: mp.setattr(repair, "_rebooted", lambda node: None), "time(s), not once"),
+        (lambda mp: mp.setattr(repair, "findings", lambda *a: []), "no alert on the stack's topic names the reboot"),
+    ],
+    ids=["no-reboot", "reboot-loop", "not-said"],
+)
+def test_a_drain_that_does_not_reboot_a_failed_node_once_leaves_gpu_fails_unhandled(
+    broken: Callable[[pytest.MonkeyPatch], None], said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handled = run("gpu-fails", "gb200-x36")
+    assert handled.code == 0 and response(handled, "gpu-fails").code == 0, format_rehearsal(handled)
+    broken(monkeypatch)
+    rehearsal = run("gpu-fails", "gb200-x36")
+    stage = response(rehearsal, "gpu-fails")
+    assert rehearsal.code == 1 and stage.code == 1 and said in stage.output, stage.output
 
 
 def test_a_failure_that_names_no_injected_fault_fails_the_rehearsal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,4 +20,6 @@ FAULT_SUMMARIES = {
     "drain-forbidden": "the API server refuses (403) the drain's hold of the ClusterQueue during a reclaim: the "
     "refusal is alerted and the other steps are done",
     "no-nodes": "an active block's UltraServer has no node at all: an alert names it",
+    "gpu-fails": "a node of a self-managed group reports its GPUs failed with a reason a reboot clears: the drain "
+    "reboots it once and says so",
 }

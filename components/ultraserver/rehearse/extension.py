@@ -139,12 +139,19 @@ def _judge(walk: Walk, api: RestApi, env: dict[str, str], cluster: Cluster) -> l
         spec = api.get(f"/apis/{KUEUE_API_VERSION}/clusterqueues/{queue}").get("spec") or {}
         if spec.get("stopPolicy") == "Hold":
             problems.append(f"ClusterQueue {queue} is still held")
+    return problems + _alerts(walk, env, cluster)
+
+
+def _alerts(walk: Walk, env: dict[str, str], cluster: Cluster) -> list[str]:
+    """What the walk's alerts got wrong: EC2's new end not said, or a page for the nodes the drain is bringing back."""
     assert cluster.cloud is not None
+    block, problems = walk.block, []
     empty = f"{block.ultraserver} has no nodes in its paid block"
     if any(empty in m["Subject"] for m in cluster.cloud.published[walk.sent :]):
         problems.append(f"the drain paged that {empty} while its group was scaling back up for the extension")
-    if not published(cluster, env, block.reservations[0], iso(new_end), since=walk.sent):
-        problems.append(f"no alert on the stack's topic says EC2's end of {block.reservations[0]} is {iso(new_end)}")
+    new_end = iso(block.end + EXTENSION)
+    if not published(cluster, env, block.reservations[0], new_end, since=walk.sent):
+        problems.append(f"no alert on the stack's topic says EC2's end of {block.reservations[0]} is {new_end}")
     return problems
 
 

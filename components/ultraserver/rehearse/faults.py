@@ -19,6 +19,7 @@ from ultraserver.rehearse.catalogue import FAULT_SUMMARIES
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso
 from ultraserver.rehearse.extension import extended_block
 from ultraserver.rehearse.jobs import RunFaults, place
+from ultraserver.rehearse.reboot import rebooted_group
 from ultraserver.rehearse.reclaim import JOB, drain_inputs, drain_role, notice
 
 
@@ -169,6 +170,13 @@ def _node_fails(cluster: Cluster, runs: RunFaults) -> Injected:
     return Injected("node-fails", what, group, runs, group)
 
 
+def _gpu_fails(cluster: Cluster, runs: RunFaults) -> Injected:
+    node = rebooted_group(cluster)
+    assert node is not None
+    what = f"node {node.name} of {node.group.name} reports its GPUs failed (replayed by the drain's repair walk)"
+    return Injected("gpu-fails", what, node.name, runs, node.group.name)
+
+
 @dataclass(frozen=True)
 class Fault:
     """One entry of the catalogue."""
@@ -218,6 +226,13 @@ def _needs_forbidden(cluster: Cluster) -> str:
     return ""
 
 
+def _needs_reboot(cluster: Cluster) -> str:
+    lacking = _needs_alerts(cluster)
+    if lacking:
+        return lacking
+    return "" if rebooted_group(cluster) else "no self-managed GB200 group: EKS repairs a managed group's nodes"
+
+
 def _needs_extension(cluster: Cluster) -> str:
     lacking = _needs_alerts(cluster)
     if lacking or extended_block(cluster) is not None:
@@ -244,6 +259,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("extend-late", _extend_late, _needs_extension),
     Fault("drain-forbidden", _drain_forbidden, _needs_forbidden),
     Fault("no-nodes", _no_nodes, _needs_active_block),
+    Fault("gpu-fails", _gpu_fails, _needs_reboot),
 )
 assert [f.name for f in CATALOGUE] == list(FAULT_SUMMARIES)
 FAULTS = {fault.name: fault for fault in CATALOGUE}

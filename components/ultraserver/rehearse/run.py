@@ -40,6 +40,7 @@ from ultraserver.rehearse.cluster import Cluster, cronjob_env, gpu_nodes, plugin
 from ultraserver.rehearse.extension import extension_response
 from ultraserver.rehearse.faults import Injected, inject
 from ultraserver.rehearse.real_replacement import real_failure_stage
+from ultraserver.rehearse.reboot import reboot_response
 from ultraserver.rehearse.reclaim import (
     drain_inputs,
     drain_stage,
@@ -63,6 +64,7 @@ RESPONSES = {
     "extend-late": extension_response,
     "drain-forbidden": forbidden_response,
     "no-nodes": no_nodes_response,
+    "gpu-fails": reboot_response,
 }
 """The faults the toolkit must handle rather than name, each with the stage that judges its response."""
 
