@@ -62,6 +62,16 @@ installed distributions (7 ms; the CLI keeps a user's plugins). The SDK's stack 
 frames over the 123 registrations, about 22 of each 32 below the program (CLI, engine, asyncio, runpy). At 1.402,
 1.2x needs 1.3 billion more instructions cut, 14 percent of the plan, most of it in the SDK's registration, pydantic,
 the dataclasses and the import of modules the plan runs.
+
+What the SDK alone needs for the same graph, measured 2026-11-29 with ``--instructions`` (callgrind, one run each):
+the plan 9.130 G against its floor of 883 SDK modules 6.424 G, 1.421; the cheapest program declaring the plan's
+graph from a cold start (``sdk_replay.py``: the SDK classes with the recorded inputs, mocks that echo, nothing of
+the toolkit) 6.679 G against its own floor of 787 modules 5.616 G, 1.189; with the 96 more SDK modules the plan loads
+(whole provider packages where it imports each class's file) about 1.165 of the plan's floor. So 1.2x leaves 0.035 of
+the floor, 0.22 billion instructions, for everything the toolkit does; importing pydantic alone takes 0.42 billion
+(0.065 of the floor) and rich 0.18 billion (0.028), measured the same way. The toolkit's share is now 0.256 of the
+floor: the target would need it cut by seven eighths, which no toolkit that validates its settings can reach in this
+SDK.
 """
 
 from __future__ import annotations
@@ -69,7 +79,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -78,9 +90,10 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pulumi
-import pulumi_kubernetes
+import sdk_replay
 import yaml
 from ultraserver.cli import SHORT_RUN_GC_THRESHOLDS
 from ultraserver.config.subnets import free_blocks, ips_needed
@@ -146,16 +159,13 @@ def bare_seconds_per_resource(count: int = 2000) -> float:
     return (time.perf_counter() - start) / count
 
 
-Declare = Callable[[PlanResource, pulumi.ResourceOptions], pulumi.Resource]
-
-
-def replay_program(plan: Plan) -> Callable[[], None]:
-    """A program declaring ``plan``'s resource graph again through the SDK alone, as a hand-written flat program
-    would: every provider resource by calling its SDK class with the inputs the plan recorded (Kubernetes custom
-    resources through pulumi_kubernetes's CustomResource), every component as a plain ComponentResource that registers
-    empty outputs (remote ones as remote), each under its recorded parent and name and after the resources it waited
-    for. What it leaves out is the toolkit: settings, builders, Output chains, the components' own logic. Providers
-    are left to the SDK's defaults."""
+def graph_document(plan: Plan) -> list[dict[str, Any]]:
+    """``plan``'s resource graph as ``sdk_replay.program`` declares it again, as a hand-written flat program would:
+    every provider resource by its SDK class with the inputs the plan recorded (Kubernetes custom resources through
+    pulumi_kubernetes's CustomResource), every component as a plain ComponentResource that registers empty outputs
+    (remote ones as remote), each under its recorded parent and name and after the resources it waited for. What it
+    leaves out is the toolkit: settings, builders, Output chains, the components' own logic. Providers are left to the
+    SDK's defaults. JSON, so that a process of its own can declare it with nothing of the toolkit loaded."""
     by_urn = {r.urn: r for r in plan.resources if r.type != STACK_TYPE and not r.provider}
     order: list[PlanResource] = []
     placed: set[str] = set()
@@ -172,62 +182,45 @@ def replay_program(plan: Plan) -> Callable[[], None]:
 
     for urn in by_urn:
         place(urn)
-    steps = [(resource_, declaration(resource_)) for resource_ in order]
-
-    def program() -> None:
-        declared: dict[str, pulumi.Resource] = {}
-        for resource_, declare in steps:
-            opts = pulumi.ResourceOptions(
-                parent=declared.get(resource_.parent),
-                depends_on=[declared[u] for u in resource_.dependencies if u in declared],
-                protect=resource_.protect,
-                retain_on_delete=resource_.retain_on_delete,
-                ignore_changes=resource_.ignore_changes or None,
-            )
-            declared[resource_.urn] = declare(resource_, opts)
-
-    return program
+    return [step(resource_) for resource_ in order]
 
 
-def declaration(resource_: PlanResource) -> Declare:
-    """How ``replay_program`` declares ``resource_``: its SDK constructor with an instance of its Args class holding
-    the recorded inputs under their Python names, pulumi_kubernetes's CustomResource, or a component."""
+def step(resource_: PlanResource) -> dict[str, Any]:
+    """One resource of ``graph_document``: where it sits, and how ``sdk_replay`` declares it."""
+    placed = {
+        "urn": resource_.urn,
+        "type": resource_.type,
+        "name": resource_.name,
+        "parent": resource_.parent,
+        "dependencies": resource_.dependencies,
+        "protect": resource_.protect,
+        "retain_on_delete": resource_.retain_on_delete,
+        "ignore_changes": resource_.ignore_changes or None,
+        "remote": resource_.remote,
+        "inputs": resource_.inputs,
+    }
     if not resource_.custom:
-        return declare_component
+        return placed | {"declare": "component"}
     cls = resource_class(resource_.type)
     args = args_class(resource_.type) if cls else None
     if cls is None or args is None:
-        return declare_kubernetes_custom_resource
+        fields = set(resource_.inputs) - {"apiVersion", "kind"}
+        return placed | {"declare": "kubernetes" if fields <= {"metadata", "spec"} else "plain"}
     names = {name: py for py, name in pulumi._types.input_type_py_to_pulumi_names(args).items()}
     inputs = dict.fromkeys(names.values()) | {names[k]: v for k, v in resource_.inputs.items() if k in names}
-
-    def declare(resource_: PlanResource, opts: pulumi.ResourceOptions) -> pulumi.Resource:
-        props = args.__new__(args)
-        vars(props).update(inputs)
-        return cls(resource_.name, props, opts)
-
-    return declare
-
-
-def declare_component(resource_: PlanResource, opts: pulumi.ResourceOptions) -> pulumi.Resource:
-    """A component under its recorded type and name; a local one registers empty outputs, as components end."""
-    inputs = resource_.inputs if resource_.remote else None
-    component = pulumi.ComponentResource(resource_.type, resource_.name, inputs, opts, remote=resource_.remote)
-    if not resource_.remote:
-        component.register_outputs({})
-    return component
+    return placed | {
+        "declare": "sdk",
+        "module": cls.__module__,
+        "class": cls.__name__,
+        "args_module": args.__module__,
+        "args": args.__name__,
+        "inputs": inputs,
+    }
 
 
-def declare_kubernetes_custom_resource(resource_: PlanResource, opts: pulumi.ResourceOptions) -> pulumi.Resource:
-    """A Kubernetes custom resource (its CRD has no SDK class) as pulumi_kubernetes's CustomResource declares it; one
-    whose fields sit beside its metadata with no spec (Kueue's WorkloadPriorityClass: value, description), which that
-    class cannot carry, as a plain CustomResource of the same type token with every field as recorded."""
-    fields = {k: v for k, v in resource_.inputs.items() if k not in ("apiVersion", "kind")}
-    if not set(fields) <= {"metadata", "spec"}:
-        return pulumi.CustomResource(resource_.type, resource_.name, dict(resource_.inputs), opts)
-    return pulumi_kubernetes.apiextensions.CustomResource(
-        resource_.name, resource_.inputs["apiVersion"], resource_.inputs["kind"], opts=opts, **fields
-    )
+def replay_program(plan: Plan) -> Callable[[], None]:
+    """A program declaring ``plan``'s resource graph again through the SDK alone (``graph_document``)."""
+    return sdk_replay.program(graph_document(plan))
 
 
 def replay_seconds(plan: Plan) -> float:
@@ -301,25 +294,51 @@ def sdk_registration(repeats: int = 3) -> tuple[int, float]:
     return int(count), min(figures)
 
 
+def sdk_modules(command: list[str]) -> list[str]:
+    """The Pulumi SDK modules ``command`` loads: it prints them space-separated on its last line of stdout."""
+    done = subprocess.run(command, cwd=ROOT, env=SUBPROCESS_ENV, check=True, capture_output=True, text=True)
+    return done.stdout.splitlines()[-1].split()
+
+
+def floor_command(modules: list[str], collector: str = SCRIPT_COLLECTOR) -> list[str]:
+    """A fresh interpreter importing ``modules`` (the import floor), under ``collector``, frozen before exit as the
+    script is."""
+    imports = "".join(f"import {m}\n" for m in modules)
+    return [sys.executable, "-c", collector + imports + ("gc.freeze()\n" if collector else "")]
+
+
+def sdk_alone_command(directory: Path) -> list[str]:
+    """``sdk_replay.py`` declaring the gb200-x72 plan's graph from a cold start, under the script's collector; the
+    graph is written into ``directory`` first."""
+    plan = run_plan(ROOT, PLAN_ARGS[2])
+    graph = directory / "graph.json"
+    graph.write_text(json.dumps({"project": plan.project, "stack": plan.stack, "steps": graph_document(plan)}))
+    run = f"import runpy\nrunpy.run_path({str(ROOT / 'benchmarks' / 'sdk_replay.py')!r}, run_name='__main__')\n"
+    return [sys.executable, "-c", SCRIPT_COLLECTOR + run, str(graph)]
+
+
+PLAN_MODULES = PLAN_CODE + (
+    "print('\\n' + ' '.join(sorted(m for m in sys.modules if m.split('.')[0].startswith('pulumi'))))"
+)
+"""The plan, then the SDK modules it loaded on the last line of stdout (after its report)."""
+
+
 def import_floor() -> str:
     """The gb200-x72 plan against importing the Pulumi SDK modules it uses, as lines."""
-    # After the plan's report, the module list is the last line of stdout.
-    probe = PLAN_CODE + (
-        "print('\\n' + ' '.join(sorted(m for m in sys.modules if m.split('.')[0].startswith('pulumi'))))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, env=SUBPROCESS_ENV, check=True, capture_output=True, text=True
-    )
-    modules = done.stdout.splitlines()[-1].split()
-    imports = "".join(f"import {m}\n" for m in modules)
-    floor, floor_cpu = best_times([sys.executable, "-c", imports])
-    floor_alike, alike_cpu = best_times([sys.executable, "-c", SCRIPT_COLLECTOR + imports + "gc.freeze()\n"])
+    modules = sdk_modules([sys.executable, "-c", PLAN_MODULES])
+    floor, floor_cpu = best_times(floor_command(modules, collector=""))
+    floor_alike, alike_cpu = best_times(floor_command(modules))
     plan, plan_cpu = best_times([sys.executable, "-m", "ultraserver", *PLAN_ARGS])
     by_main = best_seconds([sys.executable, "-c", PLAN_BY_MAIN])
     _, no_trace_cpu = best_times([sys.executable, "-c", NO_STACK_TRACE + PLAN_BY_SCRIPT])
     _, packages_cpu = best_times([sys.executable, "-c", SCRIPT_COLLECTOR + SDK_PACKAGES + "gc.freeze()\n"])
     resources, registration_cpu = sdk_registration()
     share = registration_cpu / alike_cpu
+    with tempfile.TemporaryDirectory() as tmp:
+        alone = sdk_alone_command(Path(tmp))
+        alone_modules = sdk_modules([*alone, "--modules"])
+        _, alone_cpu = best_times(alone)
+        _, alone_floor_cpu = best_times(floor_command(alone_modules))
     return (
         f"python -m ultraserver plan --stack gb200-x72: {plan:.2f}s\n"
         f"  importing its {len(modules)} Pulumi SDK modules, default collector: {floor:.2f}s; "
@@ -334,7 +353,46 @@ def import_floor() -> str:
         f"pulumi_eks and pulumi_kubernetes alone {packages_cpu:.2f} of the floor's {alike_cpu:.2f}\n"
         f"  the SDK alone declaring the plan's {resources} resources again (the replay, in a process that planned "
         f"once: no import, no first use) {registration_cpu:.2f} CPU s, {share:.2f} of the like-for-like floor, which "
-        f"leaves it out: at 1.2x the toolkit's imports and work would have {0.2 - share:.2f} of the floor left"
+        f"leaves it out: at 1.2x the toolkit's imports and work would have {0.2 - share:.2f} of the floor left\n"
+        f"  the cheapest program declaring the same graph from a cold start (benchmarks/sdk_replay.py: the SDK "
+        f"alone, mocks that echo) {alone_cpu:.2f} CPU s, importing its {len(alone_modules)} SDK modules "
+        f"{alone_floor_cpu:.2f}: ratio {alone_cpu / alone_floor_cpu:.2f} like for like, the least any program "
+        f"producing this graph through the SDK reaches; the plan costs {plan_cpu / alone_cpu:.2f}x that program"
+    )
+
+
+def instructions(command: list[str]) -> int:
+    """Instructions ``command`` executes, counted by valgrind's callgrind: unlike seconds, no other process moves it."""
+    counted = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command]
+    done = subprocess.run(counted, cwd=ROOT, env=SUBPROCESS_ENV, check=True, capture_output=True, text=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind printed no count for {command[:2]}: {done.stderr[-300:]}")
+    return int(found.group(1))
+
+
+def instruction_ratios() -> str:
+    """The like-for-like ratios of the plan and of the cheapest program declaring its graph, in instructions."""
+    modules = sdk_modules([sys.executable, "-c", PLAN_MODULES])
+    plan = instructions([sys.executable, "-m", "ultraserver", *PLAN_ARGS])
+    floor = instructions(floor_command(modules))
+    with tempfile.TemporaryDirectory() as tmp:
+        alone = sdk_alone_command(Path(tmp))
+        alone_modules = sdk_modules([*alone, "--modules"])
+        alone_count = instructions(alone)
+    alone_floor = instructions(floor_command(alone_modules))
+    # The plan loads whole provider modules (aws.sqs.Queue runs pulumi_aws/sqs/__init__.py) where the cheapest program
+    # imports each class's own file: that program with the plan's imports added, an estimate (costs taken as adding).
+    bound = alone_count + floor - alone_floor
+    giga = 1e9
+    return (
+        "instructions (valgrind callgrind, one run each, the script's collector settings):\n"
+        f"  the plan {plan / giga:.3f} G, importing its {len(modules)} SDK modules {floor / giga:.3f} G: "
+        f"ratio {plan / floor:.3f} like for like\n"
+        f"  the cheapest program declaring its graph {alone_count / giga:.3f} G, importing its "
+        f"{len(alone_modules)} SDK modules {alone_floor / giga:.3f} G: ratio {alone_count / alone_floor:.3f}\n"
+        f"  that program with the plan's imports (estimated) {bound / giga:.3f} G: ratio {bound / floor:.3f} to the "
+        f"plan's floor, before any toolkit work; the toolkit's own share {(plan - bound) / floor:.3f} of the floor"
     )
 
 
@@ -402,9 +460,16 @@ def main(argv: list[str] | None = None) -> None:
         help="UltraServers per planned stack (default: 1 4 16 32 100 1000)",
     )
     parser.add_argument("--no-floor", action="store_true", help="skip the comparison with the SDK import floor")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the floor comparison's instructions with valgrind's callgrind (needs valgrind; minutes a run)",
+    )
     # One table line in this process (what main runs for each stack): size, per-us or grouped, bare seconds.
     parser.add_argument("--row", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions needs valgrind on PATH (Debian: apt-get install valgrind)")
     if args.row:
         size, mode, bare = args.row
         print(row(int(size), mode == "grouped", float(bare)))
@@ -423,6 +488,8 @@ def main(argv: list[str] | None = None) -> None:
             print(done.stdout, end="")
     if not args.no_floor:
         print(import_floor())
+    if args.instructions:
+        print(instruction_ratios())
 
 
 if __name__ == "__main__":

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 
 import pytest
 from helpers.modules import load_file
@@ -14,8 +16,13 @@ from ultraserver.config.settings import parse_settings
 from ultraserver.config.subnets import plan_subnets
 from ultraserver.config.views import gpu_ip_needs
 from ultraserver.offline import Plan, record
+from ultraserver.offline.resource import STACK_TYPE
 
-plan_scale = load_file(ROOT / "benchmarks" / "plan_scale.py", "plan_scale")
+sys.path.insert(0, str(ROOT / "benchmarks"))  # plan_scale imports sdk_replay as its sibling, as when run
+try:
+    plan_scale = load_file(ROOT / "benchmarks" / "plan_scale.py", "plan_scale")
+finally:
+    sys.path.remove(str(ROOT / "benchmarks"))
 
 
 @pytest.mark.parametrize("grouped", [False, True])
@@ -63,6 +70,26 @@ def test_the_replay_declares_the_plan_graph_again(shipped_plan: Callable[[str], 
     # Every kind of declaration is exercised: SDK classes, custom resources without one, local and remote components.
     assert "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" in {r.type for r in declared}
     assert {(r.custom, r.remote) for r in declared} >= {(True, False), (False, False), (False, True)}
+
+
+def test_the_cheapest_program_declares_the_graph_with_nothing_of_the_toolkit_loaded(
+    shipped_plan: Callable[[str], Plan], tmp_path: Path
+) -> None:
+    # Its ratio is the least any program producing the plan's graph reaches: only fair if none of our modules loads and
+    # every SDK class the plan registers is imported and used there.
+    python, flag, code, graph = plan_scale.sdk_alone_command(tmp_path)
+    ours = "import sys\nprint('ours', *sorted(m for m in sys.modules if m.startswith('ultraserver')))\n"
+    done = subprocess.run(
+        [python, flag, code + ours, graph, "--modules"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    *_, modules, loaded_of_ours = done.stdout.splitlines()
+    assert loaded_of_ours == "ours"
+    steps = json.loads(Path(graph).read_text())["steps"]
+    assert len(steps) == len(
+        [r for r in shipped_plan("gb200-x72").resources if r.type != STACK_TYPE and not r.provider]
+    )
+    assert {s["module"] for s in steps if s["declare"] == "sdk"} <= set(modules.split())
+    assert {s["declare"] for s in steps} == {"sdk", "component", "kubernetes", "plain"}
 
 
 def test_the_registration_figure_replays_the_whole_plan(shipped_plan: Callable[[str], Plan]) -> None:

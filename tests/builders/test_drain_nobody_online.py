@@ -16,6 +16,7 @@ from ultraserver.builders.reclaim_drain import blocks_json, drain_blocks
 from ultraserver.facts.capacity import capacity_blocks as cb
 from ultraserver.incluster import drain as ds
 from ultraserver.incluster import drain_main
+from ultraserver.incluster import drain_watch as watch
 
 MINUTE = timedelta(minutes=1)
 TOPIC = "arn:aws:sns:us-east-1:111122223333:demo-alerts-x"
@@ -243,3 +244,33 @@ def test_a_missed_switch_deploy_pages_at_the_deadline_the_plan_names(deployed_in
     early = World(world.sim, FakeAws(reservations=world.aws.reservations))
     early.walk(gap[1] - 3 * MINUTE, gap[1], env)
     assert not [m for m in early.aws.published if "no `pulumi up` ran in the gap" in m["Message"]]
+
+
+@pytest.mark.parametrize("joined_after", [timedelta(minutes=12), None], ids=["slow-launch", "never"])
+def test_nodes_launching_after_a_late_extension_are_not_paged_until_a_join_grace_from_the_scale_up(
+    joined_after: timedelta | None,
+) -> None:
+    """After the scale-down ran, an extension confirmed 35 minutes before the old end scales the group back up; GB200
+    nodes take minutes to launch and join. No page in that time (the runs in between remember the scale-up in the
+    alert ConfigMap); a page once a join grace from the scale-up has passed with no Ready node."""
+    blocks = drain_blocks(two_blocks("managed", "switch"))[:1]
+    first = blocks[0]
+    world = _switch_world(blocks)
+    name = _managed_name(first)
+    bought = first.end - timedelta(minutes=35)
+
+    def extend() -> None:
+        world.aws.reservations[first.reservations[0]]["end"] = first.end + timedelta(days=1)
+        world.dead.add(name)  # launching: no node joins yet
+
+    changes = {bought: extend}
+    if joined_after is not None:
+        changes[bought + joined_after] = lambda: world.dead.discard(name)
+    until = bought + watch.JOIN_GRACE + 3 * MINUTE
+    env = _env(blocks)
+    world.walk(first.end - timedelta(hours=1), until, env, changes)
+    empty = [m for m in world.aws.published if "has no nodes in its paid block" in m["Subject"]]
+    if joined_after is not None:
+        assert empty == [] and len(world.members[name]) == 18, env
+    else:
+        assert len(empty) == 1 and first.ultraserver in empty[0]["Subject"]

@@ -3,6 +3,7 @@ of a block found by its name, and each finding sent once while it lasts."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 
 from helpers.sim_cluster import two_blocks
@@ -81,3 +82,25 @@ def test_a_finding_is_sent_once_while_it_lasts_and_again_when_it_comes_back() ->
     # Nothing remembered (the ConfigMap unreadable): every half hour, not every minute.
     assert watch.to_send(found, None, now) == []
     assert watch.to_send(found, None, now.replace(minute=30)) == found
+
+
+def test_a_block_whose_group_the_drain_regrew_gets_the_join_grace_again() -> None:
+    # An extension confirmed after the old scale-down: the drain scales the group back up and the nodes take minutes to
+    # launch and join. Paging "no nodes in its paid block" then sends a person to a loss that is already mending.
+    block, _ = drain_blocks(two_blocks("managed", "standby"))
+    now = block.start + timedelta(hours=2)
+    (found,) = watch.empty_block_findings("demo", [block], [], now, {})
+    assert f"{block.ultraserver} has no nodes in its paid block" in found["subject"]
+    assert watch.empty_block_findings("demo", [block], [], now, {block.ultraserver: now - timedelta(minutes=5)}) == []
+    # Past the grace from the regrowth, no node is a loss again.
+    late = {block.ultraserver: now - watch.JOIN_GRACE}
+    assert len(watch.empty_block_findings("demo", [block], [], now, late)) == 1
+
+
+def test_the_regrowth_times_are_read_back_within_the_join_grace_only() -> None:
+    now = datetime(2026, 12, 2, 10, 7, tzinfo=timezone.utc)
+    kept = {"nvl72-1": _iso(now - timedelta(minutes=5)), "nvl72-2": _iso(now - timedelta(hours=2))}
+    state = {"data": {watch.REGROWN_KEY: json.dumps(kept)}}
+    assert watch.regrown_state(state, now) == {"nvl72-1": now - timedelta(minutes=5)}
+    assert watch.regrown_state({"data": {watch.REGROWN_KEY: "not json"}}, now) == {}
+    assert watch.regrown_state(None, now) == {}

@@ -83,8 +83,15 @@ def stop_at_the_first_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(drain, "apply", first_error_ends_the_run)
 
 
+def page_while_regrowing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The drain as it was: a block's join grace counted from its start only, not again from its group's regrowth."""
+    findings = drain_watch.empty_block_findings
+    monkeypatch.setattr(drain_watch, "empty_block_findings", lambda *a: findings(*a[:4], {}))
+
+
 BROKEN: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     "extend-late: no regrowth": lambda mp: mp.setattr(drain_watch, "regrow", lambda *a: []),
+    "extend-late: a page while the group regrows": page_while_regrowing,
     "extend-late: no release": lambda mp: mp.setattr(drain, "_release_actions", lambda *a: []),
     "drain-forbidden: nothing reported": lambda mp: mp.setattr(drain_watch, "call_findings", lambda *a: []),
     "drain-forbidden: the run stops at the 403": stop_at_the_first_refusal,

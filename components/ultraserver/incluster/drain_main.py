@@ -176,25 +176,38 @@ def reboot_nodes(api: RestApi, cloud: Aws, nodes: list[dict[str, Any]], groups: 
     return done
 
 
-def _alerted(api: RestApi, path: str) -> dict[str, Any] | None:
+def _state_path(env: Mapping[str, str]) -> str:
+    namespace, _, name = env.get("ALERT_STATE", "").partition("/")
+    return f"/api/v1/namespaces/{namespace}/configmaps/{name}"
+
+
+def read_state(api: RestApi, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The drain's alert ConfigMap (what it has sent, when it regrew a group); None when unset or unreadable, an
+    empty one when it does not exist yet."""
+    if not env.get("ALERT_STATE"):
+        return None
     try:
-        return api.get(path)
+        return api.get(_state_path(env))
     except Exception as err:
         return {"data": {}} if status_of(err) == 404 else None
 
 
 def send_alerts(
-    api: RestApi, cloud: Aws, findings: list[dict[str, str]], now: datetime, env: Mapping[str, str]
+    api: RestApi,
+    cloud: Aws,
+    findings: list[dict[str, str]],
+    now: datetime,
+    env: Mapping[str, str],
+    state: dict[str, Any] | None,
+    regrown: dict[str, datetime],
 ) -> list[str]:
-    """Publish the findings not yet sent to ALERT_TOPIC_ARN and remember them in the alert ConfigMap; the keys sent."""
-    topic, state = env.get("ALERT_TOPIC_ARN", ""), env.get("ALERT_STATE", "")
+    """Publish the findings not yet sent to ALERT_TOPIC_ARN and remember them, and the groups regrown, in the alert
+    ConfigMap (``state``, as read at the run's start); the keys sent."""
+    topic = env.get("ALERT_TOPIC_ARN", "")
     sns = cloud.api("sns")
     if not topic or sns is None:
         return []
-    namespace, _, name = state.partition("/")
-    path = f"/api/v1/namespaces/{namespace}/configmaps/{name}"
-    config_map = _alerted(api, path) if state else None
-    sent = watch.alert_state(config_map)
+    sent = watch.alert_state(state)
     published = []
     for item in watch.to_send(findings, sent, now):
         try:
@@ -202,15 +215,21 @@ def send_alerts(
             published.append(item["key"])
         except (OSError, aws.QueryError) as error:  # stderr only: the topic is the one way to page anyone
             print(json.dumps({"alertError": str(error), "key": item["key"]}), file=sys.stderr)
-    if sent is not None:
+    if sent is not None and state is not None:
+        namespace, _, name = env["ALERT_STATE"].partition("/")
         keep = sorted({f["key"] for f in findings} & (sent | set(published)))
-        body = {"metadata": {"name": name, "namespace": namespace}, "data": {watch.ALERTED_KEY: json.dumps(keep)}}
+        data = {
+            watch.ALERTED_KEY: json.dumps(keep),
+            watch.REGROWN_KEY: json.dumps({k: watch.iso(at) for k, at in sorted(regrown.items())}),
+        }
         try:
-            if config_map is not None and config_map.get("metadata"):
-                api.patch(path, {"data": body["data"]})
+            if state.get("metadata"):
+                api.patch(_state_path(env), {"data": data})
             else:
+                metadata = {"name": name, "namespace": namespace}
                 api.post(
-                    f"/api/v1/namespaces/{namespace}/configmaps", {"apiVersion": "v1", "kind": "ConfigMap", **body}
+                    f"/api/v1/namespaces/{namespace}/configmaps",
+                    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data},
                 )
         except Exception as error:  # the next run sends again on the half hour at worst
             print(json.dumps({"alertStateError": str(error)}), file=sys.stderr)
@@ -258,6 +277,8 @@ def run(
     stack = [Block.from_json(b) for b in json.loads(env["BLOCKS"])]
     failures: list[dict[str, Any]] = []
     cloud = Aws(env, failures, query)
+    state = read_state(api, env)
+    regrown = watch.regrown_state(state, now)
     held = ec2_dates(cloud, stack, now)
     live = watch.as_ec2_holds(stack, held)
     warnings = json.loads(env.get("WARNINGS") or "[]") + queued_warnings(now, cloud.creds, failures, env)
@@ -295,12 +316,15 @@ def run(
             taken += run_checks_once(api, checks, live, now, nodes)
         except Exception as err:
             failures.append(failure("recreate-check", "mpijobs", err))
-        findings += watch.empty_block_findings(stack_name, live, nodes, now)
         findings += watch.check_findings(stack_name, checks, _live_checks(api, checks, failures), live, now)
         findings += watch.drift_findings(stack_name, _drift_jobs(api, failures, env))
-    taken += regrow_groups(cloud, stack, live, now, env.get("CLUSTER_NAME", ""))
+    grown = regrow_groups(cloud, stack, live, now, env.get("CLUSTER_NAME", ""))
+    taken += grown
+    regrown |= {m["ultraserver"]: now for m in grown if m["kind"] == "scale-up"}
+    if nodes is not None:
+        findings += watch.empty_block_findings(stack_name, live, nodes, now, regrown)
     findings += watch.call_findings(stack_name, failures, role)
-    send_alerts(api, cloud, findings, now, env)
+    send_alerts(api, cloud, findings, now, env, state, regrown)
     return taken, findings
 
 

@@ -29,6 +29,8 @@ CHECKS_DUE = timedelta(hours=2)
 (30 minutes), the checks' own run (minutes; the EFA and NCCL runs take longest) and Kueue admitting them (a
 judgement, not measured)."""
 ALERTED_KEY = "alerted.json"
+REGROWN_KEY = "regrown.json"
+"""In the alert ConfigMap: UltraServer -> when the drain last scaled its group back up after an extension."""
 """Key of the ConfigMap that holds the findings already sent."""
 RESEND_WITHOUT_STATE_MINUTES = 30
 """With the ConfigMap unreadable, a finding is sent at most once every this many minutes (on the minutes divisible by
@@ -37,7 +39,7 @@ it), not every minute."""
 _FIX_STATUS = "run `ultraserver status --stack {stack}` for the whole picture"
 
 
-def _iso(moment: datetime) -> str:
+def iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -130,12 +132,12 @@ def ec2_findings(stack: str, blocks: list[Block], held: dict[str, dict[str, str]
             if state in ("cancelled", "failed", "payment-failed", "unsupported", "cancelling"):
                 message = (
                     f"Stack {stack}: EC2 says reservation {rid} of {block.ultraserver} is {state}; the stack runs a "
-                    f"block on it from {_iso(block.start)} to {_iso(block.end)}. Fix: buy a replacement Capacity Block "
+                    f"block on it from {iso(block.start)} to {iso(block.end)}. Fix: buy a replacement Capacity Block "
                     f"and put its reservation id in the stack file, then `pulumi up`."
                 )
                 found.append(finding(f"state:{rid}:{state}", f"{stack}: reservation {rid} is {state}", message))
             moved = [
-                (what, ec2[what], _iso(getattr(block, what)))
+                (what, ec2[what], iso(getattr(block, what)))
                 for what in ("start", "end")
                 if ec2.get(what) and _utc(ec2[what]) != getattr(block, what)
             ]
@@ -160,11 +162,16 @@ def _ready(node: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def empty_block_findings(stack: str, blocks: list[Block], nodes: list[dict[str, Any]], now: datetime) -> list[dict]:
-    """An active block (past its join grace, before its scale-down) on whose UltraServer no GB200 node is Ready."""
+def empty_block_findings(
+    stack: str, blocks: list[Block], nodes: list[dict[str, Any]], now: datetime, regrown: dict[str, datetime]
+) -> list[dict]:
+    """An active block (past its join grace, before its scale-down) on whose UltraServer no GB200 node is Ready. A
+    block whose group the drain scaled back up (``regrown``: UltraServer -> when) gets the join grace again from then:
+    its nodes were released at the old end and are launching, which is no loss to page anyone about."""
     found = []
     for block in blocks:
-        if not block.start + JOIN_GRACE <= now < timeline(block).scale_down:
+        since = max(block.start, regrown.get(block.ultraserver, block.start))
+        if not since + JOIN_GRACE <= now < timeline(block).scale_down:
             continue
         mine = [
             n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(GROUP_LABEL) == block.ultraserver
@@ -173,7 +180,7 @@ def empty_block_findings(stack: str, blocks: list[Block], nodes: list[dict[str, 
             continue
         lost = block.nodes * (now - block.start).total_seconds() / 3600
         message = (
-            f"Stack {stack}: {_block_name(block)} is active since {_iso(block.start)} and has no Ready GB200 node "
+            f"Stack {stack}: {_block_name(block)} is active since {iso(block.start)} and has no Ready GB200 node "
             f"({len(mine)} joined, {block.nodes} expected); about {lost:.0f} paid node-hours so far. Fix: check the "
             f"group's desired size and scheduled actions (`aws autoscaling describe-scheduled-actions`), a missed "
             f"`pulumi up` between blocks (handover: switch), and the node group's health; "
@@ -193,7 +200,7 @@ def switch_findings(stack: str, blocks: list[Block], now: datetime) -> list[dict
         if block.deployed or not block.start <= now < timeline(block).scale_down:
             continue
         message = (
-            f"Stack {stack}: {_block_name(block)} started at {_iso(block.start)} and no `pulumi up` ran in the gap "
+            f"Stack {stack}: {_block_name(block)} started at {iso(block.start)} and no `pulumi up` ran in the gap "
             f"before it (handover: switch): the group's launch template still names the previous block's reservation, "
             f"so no node of this paid block can launch ({block.nodes} expected). Fix: run `pulumi up` for the stack "
             f"now; if the group has already scaled up against the old reservation, scale it to 0 outside Pulumi first "
@@ -241,7 +248,7 @@ def check_findings(
         elif not this_block and now >= max(b.start for b in current) + CHECKS_DUE:
             message = (
                 f"Stack {stack}: the fabric check {ref} has not run for the block that started "
-                f"{_iso(max(b.start for b in current))} ({', '.join(_block_name(b) for b in current)}): jobs run on an "
+                f"{iso(max(b.start for b in current))} ({', '.join(_block_name(b) for b in current)}): jobs run on an "
                 f"unchecked fabric. Fix: see why the drain's recheck did not make it (its nodes not all Ready, Kueue "
                 f"not admitting it), or run `ultraserver verify --stack {stack}`."
             )
@@ -264,6 +271,17 @@ def drift_findings(stack: str, jobs: list[dict[str, Any]]) -> list[dict[str, str
         f"job/{meta.get('name')}` names the node; `ultraserver verify --stack {stack} --node-facts-only` gives the fix."
     )
     return [finding("drift", f"{stack}: node drift found", message)]
+
+
+def regrown_state(config_map: dict[str, Any] | None, now: datetime) -> dict[str, datetime]:
+    """When the drain last scaled each UltraServer's group back up, from the ConfigMap, within the join grace (an
+    older one no longer changes a finding)."""
+    raw = ((config_map or {}).get("data") or {}).get(REGROWN_KEY) or "{}"
+    try:
+        found = {str(k): _utc(str(v)) for k, v in json.loads(raw).items()}
+    except (ValueError, AttributeError):
+        return {}
+    return {k: at for k, at in found.items() if now - JOIN_GRACE < at <= now}
 
 
 def alert_state(config_map: dict[str, Any] | None) -> set[str] | None:
@@ -312,9 +330,9 @@ def regrow(
         if group is None:
             continue
         name, size = stack.scale_down_action, stack.nodes or group["max"]
-        if name and actions.get(group["name"], {}).get(name) != _iso(new_down):
-            at = _iso(new_down)
+        if name and actions.get(group["name"], {}).get(name) != iso(new_down):
+            at = iso(new_down)
             moves.append({"kind": "put-scale-down", "group": group["name"], "name": name, "at": at, "size": size})
         if now >= timeline(stack).scale_down - timedelta(minutes=1) and group["desired"] < size:
-            moves.append({"kind": "scale-up", "group": group["name"], "size": size})
+            moves.append({"kind": "scale-up", "group": group["name"], "size": size, "ultraserver": stack.ultraserver})
     return moves

@@ -139,6 +139,10 @@ def _judge(walk: Walk, api: RestApi, env: dict[str, str], cluster: Cluster) -> l
         spec = api.get(f"/apis/{KUEUE_API_VERSION}/clusterqueues/{queue}").get("spec") or {}
         if spec.get("stopPolicy") == "Hold":
             problems.append(f"ClusterQueue {queue} is still held")
+    assert cluster.cloud is not None
+    empty = f"{block.ultraserver} has no nodes in its paid block"
+    if any(empty in m["Subject"] for m in cluster.cloud.published[walk.sent :]):
+        problems.append(f"the drain paged that {empty} while its group was scaling back up for the extension")
     if not published(cluster, env, block.reservations[0], iso(new_end), since=walk.sent):
         problems.append(f"no alert on the stack's topic says EC2's end of {block.reservations[0]} is {iso(new_end)}")
     return problems
