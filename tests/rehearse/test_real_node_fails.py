@@ -72,6 +72,8 @@ def test_a_controller_that_never_frees_a_spare_fails_the_real_stage(
     assert stage.code == 1 and rehearsal.code == 1, stage.output
     assert "spare freed: none" in stage.output
     assert "FAILED Kueue's replacement of node " in stage.output
+    # Failed once the controller has run and no node is free for Kueue, not after the settle time (the backstop).
+    assert "assignment: never: no node is free for it" in stage.output and "not within" not in stage.output
 
 
 def test_without_spares_the_real_stage_reports_the_loss_and_the_alert(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from ultraserver.rehearse.apis import Api, guarded, script_account
 from ultraserver.rehearse.cluster import cronjob_env
 from ultraserver.rehearse.control_plane import ApiError, ControlPlane
 from ultraserver.rehearse.controllers import NOT_READY_LABEL
-from ultraserver.rehearse.kueue_reads import assigned_nodes, condition, owned_by, until, workloads
+from ultraserver.rehearse.kueue_reads import assigned_nodes, condition, free_nodes, owned_by, until, workloads
 from ultraserver.rehearse.node_failure import as_node
 from ultraserver.rehearse.reclaim import drain_inputs
 from ultraserver.rehearse.scheduling import HELD_JOB, sample_job
@@ -85,12 +85,15 @@ class RealFailure:
     def _nodes(self) -> dict[str, dict[str, Any]]:
         return {n["metadata"]["name"]: n for n in self.plane.call("GET", "/api/v1/nodes")["items"]}
 
+    def _listed(self) -> list[dict[str, Any]]:
+        path = f"/api/v1/namespaces/{self.namespace}/pods?labelSelector=job-name%3D{JOB}"
+        return list(self.plane.call("GET", path)["items"])
+
     def _pods(self) -> dict[str, str]:
         """Each live pod of the Job bound to a node, Running (kwok's pod stage), and its node."""
-        path = f"/api/v1/namespaces/{self.namespace}/pods?labelSelector=job-name%3D{JOB}"
         return {
             p["metadata"]["name"]: p["spec"]["nodeName"]
-            for p in self.plane.call("GET", path)["items"]
+            for p in self._listed()
             if p["spec"].get("nodeName")
             and not p["metadata"].get("deletionTimestamp")
             and (p.get("status") or {}).get("phase") == "Running"
@@ -188,6 +191,19 @@ class RealFailure:
             done = len(pods) == len(before) and failed not in pods.values() and failed not in assigned
             return pods if done and sorted(pods.values()) == assigned else None
 
+        # The controller has run its one time, and nothing else frees a node: with none free now, none ever is. The
+        # Job's pods share one template, with the tolerations Kueue's flavor and the admission plugins gave it.
+        listed = self._listed()
+        tolerations = (listed[0]["spec"].get("tolerations") or []) if listed else []
+        if listed and not free_nodes(self._nodes().values(), set(before.values()), tolerations):
+            self.check(
+                False,
+                "",
+                f"Kueue's replacement of node {failed} in Job {JOB}'s assignment: never: no node is free for it (each "
+                "GPU node holds a pod of the Job, is tainted NoSchedule or NoExecute, or is not Ready), so Kueue "
+                "cannot place the pod; the spares controller must free a spare of the failed node's UltraServer",
+            )
+            return
         try:
             after = until(f"Kueue's replacement of node {failed} in Job {JOB}'s assignment", moved)
         except TimeoutError as error:
