@@ -107,3 +107,13 @@ def test_a_subnet_listed_twice_is_refused_by_its_key(change: dict[str, Any], key
     found = [p for p in info.value.items if p.key == f"ultraserver-eks:network.{key}"]
     assert found and found[0].allowed == "each subnet once across privateSubnetIds, publicSubnetIds and gpuSubnetIds"
     assert "node group" not in found[0].fix
+
+
+def test_a_gpu_zone_listed_with_no_subnet_is_refused_by_its_key() -> None:
+    # Found by tests/config/test_mutations.py: the empty list passed the settings and was refused only by the node
+    # group's argument check, under an internal name (GpuNodeGroupArgs.subnet_ids) instead of the stack key.
+    with pytest.raises(ConfigError) as info:
+        settings_with({"gpuSubnetIds": {"us-east-1-dfw-2a": []}}, stack="gb200-x36")
+    (problem,) = info.value.items
+    assert problem.key == "ultraserver-eks:network.gpuSubnetIds.us-east-1-dfw-2a"
+    assert "one subnet or more" in problem.allowed and "subnet-" in problem.fix

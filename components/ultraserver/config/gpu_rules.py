@@ -10,7 +10,7 @@ from ultraserver.config.blocks import created_node_groups, standby_problems, swi
 from ultraserver.config.expiry import expiry_problems
 from ultraserver.config.gpu_model import GpuNodeGroupSettings
 from ultraserver.config.label_rules import label_allowed
-from ultraserver.config.model import Settings
+from ultraserver.config.model import Settings, key
 from ultraserver.config.release_rules import amis, known_bad_releases
 from ultraserver.config.spare_rules import spares
 from ultraserver.facts.aws import aws_ids, limits
@@ -142,6 +142,16 @@ def placement(s: Settings, g: GpuNodeGroupSettings, at: str) -> list[Problem]:
                 g.availability_zone,
                 f"a zone of the stack's region {s.region}",
                 "use the zone of the capacity reservation",
+            )
+        ]
+    if s.network.existing and s.network.gpu_subnet_ids.get(g.availability_zone) == ():
+        # Listed with no subnet: the group would have nowhere to launch (its Args refuse it at deploy).
+        return [
+            Problem(
+                key(s, f"network.gpuSubnetIds.{g.availability_zone}"),
+                [],
+                "one subnet or more, in the capacity reservation's zone",
+                f"list the GPU subnets of {g.availability_zone}: gpuSubnetIds: {{{g.availability_zone}: [subnet-...]}}",
             )
         ]
     if s.network.existing and g.availability_zone not in s.network.gpu_subnet_ids:

@@ -55,9 +55,9 @@ def resource_of(obj: Mapping[str, Any]) -> str:
 
 def _forgetful() -> Any:
     """kmock's emulator, forgetting each request once answered. kmock keeps every request for a test's assertions, and
-    to know whether a reaction sees a new request it filters all the kept ones (kmock 0.8 _internal/apps.py 342-344,
-    dsl.py 146 and 402-405): a rehearsal's thousands of requests made each answer slower than the last. Nothing here
-    reads them back."""
+    to know whether a reaction sees a new request it filters all the kept ones (kmock 0.8 kmock/_internal/apps.py
+    342-344, kmock/_internal/dsl.py 146 and 402-405): a rehearsal's thousands of requests made each answer slower than
+    the last. Nothing here reads them back."""
     import kmock
 
     class Forgetful(kmock.KubernetesEmulator):

@@ -183,6 +183,23 @@ class RealFailure:
         self.lines += [f"alert to the stack's topic: {f['subject']}" for f in findings]
         return now, findings
 
+    def _none_free(self, before: dict[str, str], failed: str) -> bool:
+        """Whether no node is free for the failed node's pod, said as the stage's failure. The controller has run its
+        one time, and nothing else frees a node: with none free now, none ever is. The Job's pods share one template,
+        with the tolerations Kueue's flavor and the admission plugins gave it."""
+        listed = self._listed()
+        tolerations = (listed[0]["spec"].get("tolerations") or []) if listed else []
+        if not listed or free_nodes(self._nodes().values(), set(before.values()), tolerations):
+            return False
+        self.check(
+            False,
+            "",
+            f"Kueue's replacement of node {failed} in Job {JOB}'s assignment: never: no node is free for it (each "
+            "GPU node holds a pod of the Job, is tainted NoSchedule or NoExecute, or is not Ready), so Kueue "
+            "cannot place the pod; the spares controller must free a spare of the failed node's UltraServer",
+        )
+        return True
+
     def _replaced(self, before: dict[str, str], failed: str, standby: list[str], ultraserver: str) -> None:
         """With spares: the real Kueue must move the failed node's pod onto a spare of the same UltraServer."""
 
@@ -191,18 +208,7 @@ class RealFailure:
             done = len(pods) == len(before) and failed not in pods.values() and failed not in assigned
             return pods if done and sorted(pods.values()) == assigned else None
 
-        # The controller has run its one time, and nothing else frees a node: with none free now, none ever is. The
-        # Job's pods share one template, with the tolerations Kueue's flavor and the admission plugins gave it.
-        listed = self._listed()
-        tolerations = (listed[0]["spec"].get("tolerations") or []) if listed else []
-        if listed and not free_nodes(self._nodes().values(), set(before.values()), tolerations):
-            self.check(
-                False,
-                "",
-                f"Kueue's replacement of node {failed} in Job {JOB}'s assignment: never: no node is free for it (each "
-                "GPU node holds a pod of the Job, is tainted NoSchedule or NoExecute, or is not Ready), so Kueue "
-                "cannot place the pod; the spares controller must free a spare of the failed node's UltraServer",
-            )
+        if self._none_free(before, failed):
             return
         try:
             after = until(f"Kueue's replacement of node {failed} in Job {JOB}'s assignment", moved)

@@ -69,17 +69,17 @@ def reboot_response(served: Any, api: RestApi, env: dict[str, str], cluster: Clu
     lines = _walk(served, api, env, cluster, name, instance)
     reboots = cloud.rebooted[before:]
     marked = (api.get(f"/api/v1/nodes/{name}")["metadata"].get("annotations") or {}).get(REBOOTED_ANNOTATION)
-    problems = _reboot_problems(instance, reboots)
+    problems = _wrong_reboots(instance, reboots)
     if marked is None or marked < iso(cluster.at + FAILS_AFTER + WAIT):
         problems.append(f"node {name} carries no reboot mark from after EKS's wait of {REPAIR_WAIT_MINUTES} minutes")
     told = [m for m in cloud.published[sent:] if m["TopicArn"] == env.get("ALERT_TOPIC_ARN")]
-    problems += _alert_problems(told, name, instance)
+    problems += _wrong_alerts(told, name, instance)
     group = node["metadata"]["labels"].get(ULTRASERVER_LABEL, "")
     lines.append(f"reboots asked of EC2 in the walk: {len(reboots)}; UltraServer {group}")
     return response("gpu-fails", problems, "\n".join(lines))
 
 
-def _reboot_problems(instance: str, reboots: list[str]) -> list[str]:
+def _wrong_reboots(instance: str, reboots: list[str]) -> list[str]:
     """Unless EC2 was asked to reboot ``instance`` once and nothing else."""
     problems = []
     if reboots.count(instance) != 1:
@@ -90,7 +90,7 @@ def _reboot_problems(instance: str, reboots: list[str]) -> list[str]:
     return problems
 
 
-def _alert_problems(told: list[dict[str, str]], name: str, instance: str) -> list[str]:
+def _wrong_alerts(told: list[dict[str, str]], name: str, instance: str) -> list[str]:
     """Unless the topic was told of the reboot, and not paged that the recovered node is still failed."""
     problems = []
     # The reboot is news, not a task: its message names the node and instance and has no fix to follow.
