@@ -29,9 +29,9 @@ CHECKS_DUE = timedelta(hours=2)
 (30 minutes), the checks' own run (minutes; the EFA and NCCL runs take longest) and Kueue admitting them (a
 judgement, not measured)."""
 ALERTED_KEY = "alerted.json"
+"""Key of the ConfigMap that holds the findings already sent."""
 REGROWN_KEY = "regrown.json"
 """In the alert ConfigMap: UltraServer -> when the drain last scaled its group back up after an extension."""
-"""Key of the ConfigMap that holds the findings already sent."""
 RESEND_WITHOUT_STATE_MINUTES = 30
 """With the ConfigMap unreadable, a finding is sent at most once every this many minutes (on the minutes divisible by
 it), not every minute."""
