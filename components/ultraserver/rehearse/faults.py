@@ -19,7 +19,7 @@ from ultraserver.rehearse.catalogue import FAULT_SUMMARIES
 from ultraserver.rehearse.cluster import Cluster, GpuNode, cronjob_env, iso
 from ultraserver.rehearse.extension import extended_block
 from ultraserver.rehearse.jobs import RunFaults, place
-from ultraserver.rehearse.reboot import rebooted_group
+from ultraserver.rehearse.reboot import first_rebootable_node
 from ultraserver.rehearse.reclaim import JOB, drain_inputs, drain_role, notice
 
 
@@ -171,7 +171,7 @@ def _node_fails(cluster: Cluster, runs: RunFaults) -> Injected:
 
 
 def _gpu_fails(cluster: Cluster, runs: RunFaults) -> Injected:
-    node = rebooted_group(cluster)
+    node = first_rebootable_node(cluster)
     assert node is not None
     what = f"node {node.name} of {node.group.name} reports its GPUs failed (replayed by the drain's repair walk)"
     return Injected("gpu-fails", what, node.name, runs, node.group.name)
@@ -230,7 +230,7 @@ def _needs_reboot(cluster: Cluster) -> str:
     lacking = _needs_alerts(cluster)
     if lacking:
         return lacking
-    return "" if rebooted_group(cluster) else "no self-managed GB200 group: EKS repairs a managed group's nodes"
+    return "" if first_rebootable_node(cluster) else "no self-managed GB200 group: EKS repairs a managed group's nodes"
 
 
 def _needs_extension(cluster: Cluster) -> str:

@@ -38,7 +38,7 @@ FAILS_AFTER = timedelta(minutes=1)
 _SERVER_FIELDS = ("resourceVersion", "uid", "managedFields", "creationTimestamp", "generation")
 
 
-def rebooted_group(cluster: Cluster) -> GpuNode | None:
+def first_rebootable_node(cluster: Cluster) -> GpuNode | None:
     """The first node of a group the drain's repair reboots (a self-managed GB200 group), or None."""
     env = cronjob_env(cluster.objects, "SPARES") or {}
     groups = {g.group for g in spares.groups_from(env.get("SPARES", "")) if g.reboot}
